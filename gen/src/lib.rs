@@ -1,0 +1,128 @@
+//! Generates cudrv's committed bindings from a CUDA header set.
+//!
+//! Input: `cuda.h` and `cudaTypedefs.h` (through cudrv's `wrapper.h`). Output:
+//! - `sys.rs`: bindgen's types, enums, constants and `PFN_*` typedefs (no function
+//!   declarations: cudrv never links the driver).
+//! - `table.rs`: one `VariantSpec` per `PFN_<name>_v<version>[_ptds|_ptsz]` typedef and
+//!   one `NameSpec` per distinct name, with the variants its unversioned form may bind.
+//! - `p.rs` / `pw.rs`: a silent and a reporting wrapper for every variant and every name.
+//! - the stand-in driver's `stubs.rs`: one stub with the exact C signature per variant.
+//!
+//! Everything is derived from the headers; nothing here names a CUDA function.
+
+mod emit;
+mod model;
+
+use std::fs;
+use std::path::Path;
+
+pub use model::{Model, Name, Variant};
+
+/// Where the generated files go.
+pub struct Outputs<'a> {
+    /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs` (cudrv's `src/generated`).
+    pub cudrv: &'a Path,
+    /// Folder for the stand-in's `stubs.rs`, if wanted.
+    pub standin: Option<&'a Path>,
+}
+
+/// Runs bindgen on `wrapper` with `include` on the include path and returns its output.
+/// With `internal`, `__CUDA_API_VERSION_INTERNAL` is defined: cudaTypedefs.h then also
+/// declares the older versioned typedefs (`PFN_cuMemAlloc_v2000`, ...).
+pub fn run_bindgen(wrapper: &Path, include: &Path, internal: bool) -> Result<String, String> {
+    let mut builder = bindgen::Builder::default()
+        .header(wrapper.to_string_lossy())
+        .clang_arg(format!("-I{}", include.display()));
+    if internal {
+        builder = builder.clang_arg("-D__CUDA_API_VERSION_INTERNAL");
+    }
+    let bindings = builder
+        .allowlist_file(r".*[/\\]cuda\.h")
+        .allowlist_file(r".*[/\\]cudaTypedefs\.h")
+        .default_enum_style(bindgen::EnumVariation::NewType {
+            is_bitfield: false,
+            is_global: false,
+        })
+        .derive_default(true)
+        .derive_eq(true)
+        .layout_tests(false)
+        .generate_comments(false)
+        .formatter(bindgen::Formatter::None)
+        .generate()
+        .map_err(|e| format!("bindgen failed on {}: {e}", wrapper.display()))?;
+    Ok(bindings.to_string())
+}
+
+/// Generates every output file from the headers in `include`.
+pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Model, String> {
+    let parse = |internal| -> Result<syn::File, String> {
+        let raw = run_bindgen(wrapper, include, internal)?;
+        syn::parse_file(&raw).map_err(|e| format!("cannot parse bindgen output: {e}"))
+    };
+    let mut file = parse(false)?;
+    merge_older_typedefs(&mut file, parse(true)?);
+    let model = Model::build(&file)?;
+    let files = emit::emit(&file, &model)?;
+    fs::create_dir_all(out.cudrv).map_err(|e| format!("{}: {e}", out.cudrv.display()))?;
+    for (name, text) in [
+        ("sys.rs", &files.sys),
+        ("table.rs", &files.table),
+        ("p.rs", &files.p),
+        ("pw.rs", &files.pw),
+    ] {
+        write(&out.cudrv.join(name), text)?;
+    }
+    if let Some(dir) = out.standin {
+        fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        write(&dir.join("stubs.rs"), &files.stubs)?;
+    }
+    Ok(model)
+}
+
+/// Adds what only the internal pass declares (the older `PFN_*` typedefs and the `_v1`
+/// types they use) to the public pass, keeping the public pass's definitions of the rest.
+fn merge_older_typedefs(public: &mut syn::File, internal: syn::File) {
+    use std::collections::HashSet;
+    use syn::Item;
+    fn ident(item: &Item) -> Option<String> {
+        match item {
+            Item::Type(t) => Some(t.ident.to_string()),
+            Item::Struct(s) => Some(s.ident.to_string()),
+            Item::Union(u) => Some(u.ident.to_string()),
+            Item::Const(c) => Some(c.ident.to_string()),
+            _ => None,
+        }
+    }
+    fn impl_target(item: &Item) -> Option<String> {
+        match item {
+            Item::Impl(i) => match &*i.self_ty {
+                syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+    let known: HashSet<String> = public.items.iter().filter_map(ident).collect();
+    let mut added = HashSet::new();
+    for item in &internal.items {
+        if let Some(id) = ident(item) {
+            if !known.contains(&id) {
+                added.insert(id);
+                public.items.push(item.clone());
+            }
+        }
+    }
+    for item in internal.items {
+        if impl_target(&item).is_some_and(|t| added.contains(&t)) {
+            public.items.push(item);
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) -> Result<(), String> {
+    // Leave an unchanged file alone so that cargo does not rebuild for nothing.
+    if fs::read_to_string(path).ok().as_deref() == Some(text) {
+        return Ok(());
+    }
+    fs::write(path, text).map_err(|e| format!("{}: {e}", path.display()))
+}

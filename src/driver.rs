@@ -1,0 +1,321 @@
+//! The loaded driver: its entry-point slots, its version, the availability of every entry,
+//! and the process-wide instance the free `p`/`pw` functions use.
+
+use std::ffi::c_void;
+use std::mem::ManuallyDrop;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use libloading::Library;
+
+use crate::availability::{Availability, EntryInfo, EntryKind};
+use crate::error::CudaError;
+use crate::loader::{GetProcAddress, LoadError, LoadOptions};
+use crate::report::{self, Arg, Report};
+use crate::sys::CUresult;
+use crate::table::{self, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
+use crate::version::{self, RequireError};
+use crate::{P, Pw};
+
+/// A fixed array of entry-point pointers; null where nothing was resolved.
+pub(crate) struct Slots<const N: usize>(pub(crate) [*mut c_void; N]);
+
+impl<const N: usize> Slots<N> {
+    pub(crate) const fn null() -> Slots<N> {
+        Slots([std::ptr::null_mut(); N])
+    }
+}
+
+// SAFETY: the pointers are addresses of driver functions, written once during loading
+// and only read afterwards; the driver's functions are callable from any thread.
+unsafe impl<const N: usize> Send for Slots<N> {}
+// SAFETY: as above.
+unsafe impl<const N: usize> Sync for Slots<N> {}
+
+/// Where a driver came from.
+pub(crate) enum Source {
+    /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
+    Library { path: PathBuf, _library: ManuallyDrop<Library> },
+    /// A `cuGetProcAddress` handed in by the program.
+    InProcess,
+    /// No driver: the placeholder behind the free functions when loading failed.
+    None,
+}
+
+impl Source {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Source::Library { path, .. } => path.display().to_string(),
+            Source::InProcess => "in-process driver".to_string(),
+            Source::None => "no driver".to_string(),
+        }
+    }
+}
+
+/// A loaded CUDA driver and its resolved entry-point table.
+///
+/// Every entry is callable through [`Driver::p`] (returns the `CUresult`) and
+/// [`Driver::pw`] (also reports a failure). An entry that is not resolved returns
+/// `CUDA_ERROR_NOT_FOUND` without calling anything; [`Driver::entry`] says why.
+pub struct Driver {
+    source: Source,
+    gpa: Option<GetProcAddress>,
+    driver_version: u32,
+    version: u32,
+    options: LoadOptions,
+    slots: Slots<VARIANT_COUNT>,
+    name_slots: Slots<NAME_COUNT>,
+    states: Vec<Availability>,
+    bound: Vec<Option<usize>>,
+    resolve_time: Duration,
+}
+
+impl Driver {
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn assemble(
+        source: Source,
+        gpa: GetProcAddress,
+        driver_version: u32,
+        version: u32,
+        options: LoadOptions,
+        slots: Slots<VARIANT_COUNT>,
+        name_slots: Slots<NAME_COUNT>,
+        states: Vec<Availability>,
+        bound: Vec<Option<usize>>,
+        resolve_time: Duration,
+    ) -> Driver {
+        Driver {
+            source,
+            gpa: Some(gpa),
+            driver_version,
+            version,
+            options,
+            slots,
+            name_slots,
+            states,
+            bound,
+            resolve_time,
+        }
+    }
+
+    const fn none() -> Driver {
+        Driver {
+            source: Source::None,
+            gpa: None,
+            driver_version: 0,
+            version: 0,
+            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
+            slots: Slots::null(),
+            name_slots: Slots::null(),
+            states: Vec::new(),
+            bound: Vec::new(),
+            resolve_time: Duration::ZERO,
+        }
+    }
+
+    /// The silent wrappers: every entry, returning its `CUresult`.
+    #[inline(always)]
+    pub fn p(&self) -> P<'_> {
+        P(self)
+    }
+
+    /// The reporting wrappers: as [`Driver::p`], and a failure other than
+    /// `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report`].
+    #[inline(always)]
+    pub fn pw(&self) -> Pw<'_> {
+        Pw(self)
+    }
+
+    #[inline(always)]
+    pub(crate) fn variant_slot(&self, index: usize) -> *mut c_void {
+        match self.slots.0.get(index) {
+            Some(p) => *p,
+            None => std::ptr::null_mut(),
+        }
+    }
+
+    #[inline(always)]
+    pub(crate) fn name_slot(&self, index: usize) -> *mut c_void {
+        match self.name_slots.0.get(index) {
+            Some(p) => *p,
+            None => std::ptr::null_mut(),
+        }
+    }
+
+    /// The version cudrv behaves as: the driver's, or the cap if that is lower.
+    pub fn version(&self) -> semver::Version {
+        version::to_semver(self.version)
+    }
+
+    /// [`Driver::version`] in the driver's integer form (`13000`).
+    pub fn version_code(&self) -> u32 {
+        self.version
+    }
+
+    /// What `cuDriverGetVersion` returned, before any cap.
+    pub fn driver_version_code(&self) -> u32 {
+        self.driver_version
+    }
+
+    /// Checks [`Driver::version`] against a semver requirement such as `">=12.4"`.
+    pub fn require(&self, requirement: &str) -> Result<(), RequireError> {
+        version::require(self.version, requirement)
+    }
+
+    /// The library's path, or `None` for an in-process driver.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.source {
+            Source::Library { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// A description of where the driver came from (its path, or "in-process driver").
+    pub fn source(&self) -> String {
+        self.source.describe()
+    }
+
+    /// The options it was loaded with.
+    pub fn options(&self) -> &LoadOptions {
+        &self.options
+    }
+
+    /// Whether it was bootstrapped through `cuGetProcAddress_v2` (else the 11.x form).
+    pub fn uses_get_proc_address_v2(&self) -> bool {
+        matches!(self.gpa, Some(GetProcAddress::V2(_)))
+    }
+
+    /// How long resolving the table took.
+    pub fn resolve_time(&self) -> Duration {
+        self.resolve_time
+    }
+
+    /// The state of one entry, by wrapper name: a variant (`cuLaunchHostFunc_v13010`) or
+    /// an unversioned name (`cuLaunchHostFunc`). `None` if the header has no such entry.
+    pub fn entry(&self, name: &str) -> Option<EntryInfo> {
+        if let Some(i) = table::variant_index(name) {
+            return self.info(Entry::Variant(i));
+        }
+        table::name_index(name).and_then(|i| self.info(Entry::Name(i)))
+    }
+
+    /// Every variant, then every unversioned name, with its state.
+    pub fn entries(&self) -> impl Iterator<Item = EntryInfo> + '_ {
+        let variants = (0..VARIANTS.len()).map(Entry::Variant);
+        let names = (0..NAMES.len()).map(Entry::Name);
+        variants.chain(names).filter_map(|e| self.info(e))
+    }
+
+    /// The state of a table entry.
+    pub fn info(&self, entry: Entry) -> Option<EntryInfo> {
+        match entry {
+            Entry::Variant(i) => {
+                let v = VARIANTS.get(i)?;
+                Some(EntryInfo {
+                    name: v.ident,
+                    kind: EntryKind::Variant { symbol: v.symbol_str(), version: v.version, per_thread: v.per_thread },
+                    availability: self.variant_state(i),
+                })
+            }
+            Entry::Name(i) => {
+                let n = NAMES.get(i)?;
+                let bound = self.bound.get(i).copied().flatten();
+                let availability = match bound {
+                    Some(b) => self.variant_state(b),
+                    None => self.unbound_reason(n),
+                };
+                Some(EntryInfo {
+                    name: n.name,
+                    kind: EntryKind::Name { bound: bound.and_then(|b| VARIANTS.get(b)).map(|v| v.ident) },
+                    availability,
+                })
+            }
+        }
+    }
+
+    fn variant_state(&self, i: usize) -> Availability {
+        self.states.get(i).copied().unwrap_or(Availability::NoDriver)
+    }
+
+    /// Why a name bound nothing: the oldest candidate that needs a newer driver, else the
+    /// state of its newest candidate.
+    fn unbound_reason(&self, n: &table::NameSpec) -> Availability {
+        let candidates = if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
+            n.per_thread_candidates
+        } else {
+            n.candidates
+        };
+        let states = candidates.iter().map(|&c| self.variant_state(c));
+        let needs = states.clone().filter_map(|s| match s {
+            Availability::NeedsDriver { version } => Some(version),
+            _ => None,
+        });
+        match needs.min() {
+            Some(version) => Availability::NeedsDriver { version },
+            None => states.clone().next().unwrap_or(Availability::NoDriver),
+        }
+    }
+
+    /// Reports the failure of a `pw` call. `CUDA_ERROR_DEINITIALIZED` is not reported.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn report_failure(&self, call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
+        if status == CUresult::CUDA_ERROR_DEINITIALIZED {
+            return;
+        }
+        let mut report = Report::new(CudaError::new(self, call, status), arg);
+        if status == CUresult::CUDA_ERROR_NOT_FOUND {
+            if let Some(info) = self.info(entry).filter(|i| !i.availability.is_resolved()) {
+                report = report.with_detail(format!("{}: {}", info.name, info.availability));
+            }
+        }
+        report::report(report);
+    }
+}
+
+static GLOBAL: OnceLock<Result<Driver, LoadError>> = OnceLock::new();
+static NO_DRIVER: Driver = Driver::none();
+
+/// The process-wide driver, loaded on first use with [`LoadOptions::from_env`].
+///
+/// Safe to call from many threads at once: one loads, the others wait for it. A failure is
+/// remembered and returned to every later caller.
+pub fn driver() -> Result<&'static Driver, LoadError> {
+    match GLOBAL.get_or_init(load_global) {
+        Ok(d) => Ok(d),
+        Err(e) => Err(e.clone()),
+    }
+}
+
+/// Makes `driver` the process-wide driver, if none has been loaded or set yet. Otherwise
+/// returns it back unchanged.
+pub fn set_driver(driver: Driver) -> Result<&'static Driver, Driver> {
+    let mut offered = Some(driver);
+    let got = GLOBAL.get_or_init(|| offered.take().map_or_else(|| Err(placeholder_error()), Ok));
+    match (offered, got) {
+        (Some(d), _) => Err(d),
+        (None, Ok(d)) => Ok(d),
+        // Cannot happen: the closure that took the driver returned it as Ok.
+        (None, Err(_)) => Ok(&NO_DRIVER),
+    }
+}
+
+fn placeholder_error() -> LoadError {
+    LoadError::NotFound { looked: "nothing".into(), reason: "no driver was offered".into() }
+}
+
+#[cold]
+fn load_global() -> Result<Driver, LoadError> {
+    LoadOptions::from_env().and_then(Driver::load)
+}
+
+/// The process-wide driver, or the empty placeholder (every entry unresolved) if it could
+/// not be loaded. This is the fast path of every free `p`/`pw` function.
+#[inline(always)]
+pub(crate) fn global() -> &'static Driver {
+    match GLOBAL.get_or_init(load_global) {
+        Ok(d) => d,
+        Err(_) => &NO_DRIVER,
+    }
+}

@@ -1,0 +1,53 @@
+//! cudrv: the NVIDIA CUDA driver API, loaded at run time and version-gated.
+//!
+//! - The driver (`libcuda.so.1`) is opened at run time, never linked; building needs no
+//!   CUDA toolkit.
+//! - Every entry point of the pinned `cudaTypedefs.h` (CUDA 13.5) is resolved through
+//!   `cuGetProcAddress` at exactly its own ABI version, never above the driver's. What
+//!   the driver lacks is a visible state ([`Availability`]), never a crash.
+//! - Every entry is callable through [`p`] (silent, returns the `CUresult`) and [`pw`]
+//!   (also reports a failure through [`report`]).
+//!
+//! ```no_run
+//! let driver = cudrv::driver()?;
+//! println!("CUDA driver {}", driver.version());
+//! let mut count = 0;
+//! // SAFETY: `count` is a valid out-pointer.
+//! let status = unsafe { cudrv::pw::cuDeviceGetCount(&mut count) };
+//! # Ok::<(), cudrv::LoadError>(())
+//! ```
+
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::unreachable,
+    clippy::todo,
+    clippy::unimplemented,
+    clippy::indexing_slicing,
+    clippy::exit
+)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+
+pub mod availability;
+mod driver;
+pub mod error;
+mod loader;
+pub mod p;
+pub mod pw;
+pub mod report;
+pub mod sys;
+pub mod table;
+pub mod version;
+
+pub use availability::{Availability, EntryInfo, EntryKind, Missing};
+pub use driver::{driver, set_driver, Driver};
+pub use error::CudaError;
+pub use loader::{
+    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ENV_LIBCUDA, ENV_MAX_VERSION,
+    ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
+};
+pub use p::P;
+pub use pw::Pw;
+pub use report::{report, reset_reporter, set_reporter, Arg, Report};
+pub use sys::CUresult;

@@ -1,0 +1,285 @@
+//! Finding and opening the driver, bootstrapping `cuGetProcAddress`, and resolving the table.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::mem::ManuallyDrop;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use libloading::Library;
+
+use crate::availability::{Availability, Missing};
+use crate::driver::{Driver, Slots, Source};
+use crate::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use crate::table::{NAMES, VARIANTS};
+use crate::version;
+
+/// Environment variable naming the driver library to load (a path).
+pub const ENV_LIBCUDA: &str = "CUDRV_LIBCUDA";
+/// Environment variable capping the driver version cudrv uses (e.g. `12.4`).
+pub const ENV_MAX_VERSION: &str = "CUDRV_MAX_DRIVER_VERSION";
+/// Environment variable that, set to `1`, binds the per-thread default stream variants.
+pub const ENV_PER_THREAD: &str = "CUDRV_PER_THREAD_DEFAULT_STREAM";
+/// The name the system loader is asked for when no path is given.
+pub const SYSTEM_LIBCUDA: &str = "libcuda.so.1";
+/// The oldest driver with `cuGetProcAddress`, and so the oldest cudrv loads.
+pub const MIN_DRIVER_VERSION: u32 = 11030;
+
+/// `cuGetProcAddress_v2` (drivers 12.0 and later).
+pub type GetProcAddressV2 = unsafe extern "C" fn(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    cuda_version: c_int,
+    flags: cuuint64_t,
+    symbol_status: *mut CUdriverProcAddressQueryResult,
+) -> CUresult;
+/// The 4-argument `cuGetProcAddress` of drivers 11.3 to 11.8.
+pub type GetProcAddressV1 =
+    unsafe extern "C" fn(symbol: *const c_char, pfn: *mut *mut c_void, cuda_version: c_int, flags: cuuint64_t) -> CUresult;
+
+/// The bootstrap entry point a [`Driver`] resolves everything else through.
+#[derive(Clone, Copy, Debug)]
+pub enum GetProcAddress {
+    /// `cuGetProcAddress_v2`, which also reports why a symbol was not found.
+    V2(GetProcAddressV2),
+    /// The 4-argument `cuGetProcAddress`.
+    V1(GetProcAddressV1),
+}
+
+/// `cuGetProcAddress` flags.
+const FLAG_DEFAULT: u64 = 0;
+const FLAG_PER_THREAD: u64 = 2;
+
+/// How to load the driver. `LoadOptions::default()` reads no environment variable;
+/// [`LoadOptions::from_env`] does.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoadOptions {
+    /// The library to open; `None` asks the system loader for `libcuda.so.1`.
+    pub path: Option<PathBuf>,
+    /// Behave as a driver of at most this version (driver form, `12040` for 12.4).
+    pub max_version: Option<u32>,
+    /// Bind the `_ptds`/`_ptsz` variants (requested with flag 2) and make the unversioned
+    /// names use them.
+    pub per_thread_default_stream: bool,
+}
+
+impl LoadOptions {
+    /// Options from `CUDRV_LIBCUDA`, `CUDRV_MAX_DRIVER_VERSION` and
+    /// `CUDRV_PER_THREAD_DEFAULT_STREAM`. An unparsable value is an error, not ignored.
+    pub fn from_env() -> Result<LoadOptions, LoadError> {
+        let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
+        let mut o = LoadOptions { path: var(ENV_LIBCUDA).map(PathBuf::from), ..LoadOptions::default() };
+        if let Some(v) = var(ENV_MAX_VERSION) {
+            let text = v.to_string_lossy().into_owned();
+            o = o.with_max_version(&text).map_err(|_| LoadError::InvalidSetting {
+                name: ENV_MAX_VERSION,
+                value: text,
+                expected: "a version such as 12.4",
+            })?;
+        }
+        if let Some(v) = var(ENV_PER_THREAD) {
+            o.per_thread_default_stream = match v.to_string_lossy().as_ref() {
+                "1" | "true" | "yes" | "on" => true,
+                "0" | "false" | "no" | "off" => false,
+                other => {
+                    return Err(LoadError::InvalidSetting {
+                        name: ENV_PER_THREAD,
+                        value: other.to_string(),
+                        expected: "1 or 0",
+                    })
+                }
+            };
+        }
+        Ok(o)
+    }
+
+    /// Sets the library path.
+    pub fn with_path(mut self, path: impl Into<PathBuf>) -> LoadOptions {
+        self.path = Some(path.into());
+        self
+    }
+
+    /// Sets the version cap from text such as `"12.4"`.
+    pub fn with_max_version(mut self, version: &str) -> Result<LoadOptions, LoadError> {
+        self.max_version = Some(version::parse(version).ok_or_else(|| LoadError::InvalidSetting {
+            name: "max_version",
+            value: version.to_string(),
+            expected: "a version such as 12.4",
+        })?);
+        Ok(self)
+    }
+
+    /// Sets the per-thread default stream option.
+    pub fn with_per_thread_default_stream(mut self, on: bool) -> LoadOptions {
+        self.per_thread_default_stream = on;
+        self
+    }
+}
+
+/// Why no driver could be loaded.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LoadError {
+    /// The library could not be opened.
+    #[error("no CUDA driver found: looked for {looked}: {reason}")]
+    NotFound { looked: String, reason: String },
+    /// The library opened but exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`.
+    #[error("{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress")]
+    NotADriver { path: String },
+    /// `cuDriverGetVersion` could not be resolved or failed.
+    #[error("{path}: cuDriverGetVersion failed ({detail})")]
+    VersionQueryFailed { path: String, detail: String },
+    /// The driver is older than 11.3, the first with `cuGetProcAddress`.
+    #[error("{path} is CUDA driver {found}; cudrv needs 11.3 or newer")]
+    TooOld { path: String, found: String },
+    /// A load setting (option or environment variable) has a value that cannot be used.
+    #[error("{name}={value:?} is not valid: expected {expected}")]
+    InvalidSetting { name: &'static str, value: String, expected: &'static str },
+}
+
+impl Driver {
+    /// Opens the driver `options` names (or the system's `libcuda.so.1`), bootstraps
+    /// `cuGetProcAddress` and resolves the whole table.
+    ///
+    /// On error nothing stays loaded that cudrv will use; the library, if it was opened,
+    /// is left mapped (a driver is never unloaded).
+    pub fn load(options: LoadOptions) -> Result<Driver, LoadError> {
+        let (looked, library) = match &options.path {
+            Some(p) => (p.display().to_string(), open(p.as_os_str())),
+            None => (
+                format!("{SYSTEM_LIBCUDA} through the system loader (LD_LIBRARY_PATH, ld.so.cache)"),
+                open(std::ffi::OsStr::new(SYSTEM_LIBCUDA)),
+            ),
+        };
+        let library = library.map_err(|reason| LoadError::NotFound { looked: looked.clone(), reason })?;
+        let path = options.path.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_LIBCUDA));
+        let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver { path: path.display().to_string() })?;
+        // A driver is never unloaded: its threads and atexit handlers may outlive us.
+        let library = ManuallyDrop::new(library);
+        resolve(gpa, options, Source::Library { path, _library: library })
+    }
+
+    /// [`Driver::load`] with only a path.
+    pub fn load_from(path: impl Into<PathBuf>) -> Result<Driver, LoadError> {
+        Driver::load(LoadOptions::default().with_path(path))
+    }
+
+    /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
+    /// `options.path` is ignored.
+    pub fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
+        resolve(gpa, options, Source::InProcess)
+    }
+}
+
+fn open(name: &std::ffi::OsStr) -> Result<Library, String> {
+    // SAFETY: opening a shared library runs its initialisers; that is inherent in loading
+    // a driver, and is what the user asked for by naming it.
+    unsafe { Library::new(name) }.map_err(|e| e.to_string())
+}
+
+fn bootstrap(library: &Library) -> Option<GetProcAddress> {
+    // SAFETY: both symbols, where present, have these C signatures (cuda.h).
+    unsafe {
+        if let Ok(f) = library.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0") {
+            return Some(GetProcAddress::V2(*f));
+        }
+        library.get::<GetProcAddressV1>(b"cuGetProcAddress\0").ok().map(|f| GetProcAddress::V1(*f))
+    }
+}
+
+impl GetProcAddress {
+    /// Requests `symbol` at exactly `version`. Checks the status, the query result and
+    /// the pointer: a pointer is returned only if all three say it is valid.
+    pub(crate) fn request(&self, symbol: &CStr, version: u32, flags: u64) -> Result<*mut c_void, Missing> {
+        let mut pfn: *mut c_void = std::ptr::null_mut();
+        let cuda_version = c_int::try_from(version).map_err(|_| Missing::Status(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let status = match self {
+            GetProcAddress::V2(f) => {
+                let mut query = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+                // SAFETY: symbol is NUL-terminated; pfn and query are valid out-pointers.
+                let status = unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags, &mut query) };
+                if status == CUresult::CUDA_SUCCESS {
+                    if query == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND {
+                        return Err(Missing::SymbolNotFound);
+                    }
+                    if query == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT {
+                        return Err(Missing::VersionNotSufficient);
+                    }
+                    if query != CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS {
+                        return Err(Missing::Status(status));
+                    }
+                }
+                status
+            }
+            // SAFETY: as above.
+            GetProcAddress::V1(f) => unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags) },
+        };
+        if status == CUresult::CUDA_ERROR_NOT_FOUND {
+            return Err(Missing::SymbolNotFound);
+        }
+        if status != CUresult::CUDA_SUCCESS {
+            return Err(Missing::Status(status));
+        }
+        if pfn.is_null() {
+            return Err(Missing::NullPointer);
+        }
+        Ok(pfn)
+    }
+}
+
+/// Reads the driver version, then resolves every variant and binds every name.
+fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<Driver, LoadError> {
+    let started = Instant::now();
+    let path = source.describe();
+    let get_version = gpa
+        .request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT)
+        .map_err(|m| LoadError::VersionQueryFailed { path: path.clone(), detail: format!("not resolvable: {m:?}") })?;
+    // SAFETY: the driver returned this pointer for cuDriverGetVersion at ABI 2020,
+    // whose signature is PFN_cuDriverGetVersion_v2020.
+    let get_version = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(get_version) };
+    let mut raw: c_int = 0;
+    // SAFETY: `raw` is a valid out-pointer.
+    let status = unsafe { get_version(&mut raw) };
+    if status != CUresult::CUDA_SUCCESS {
+        return Err(LoadError::VersionQueryFailed { path, detail: format!("returned {}", status.0) });
+    }
+    let driver_version = u32::try_from(raw).unwrap_or(0);
+    if driver_version < MIN_DRIVER_VERSION {
+        return Err(LoadError::TooOld { path, found: version::display(driver_version) });
+    }
+    let version = options.max_version.map_or(driver_version, |cap| cap.min(driver_version));
+
+    let mut slots = Slots::null();
+    let mut states = Vec::with_capacity(VARIANTS.len());
+    for (slot, v) in slots.0.iter_mut().zip(VARIANTS.iter()) {
+        let state = if v.per_thread && !options.per_thread_default_stream {
+            Availability::NotRequested
+        } else if v.version > version {
+            Availability::NeedsDriver { version: v.version }
+        } else {
+            let flags = if v.per_thread { FLAG_PER_THREAD } else { FLAG_DEFAULT };
+            match gpa.request(v.symbol, v.version, flags) {
+                Ok(p) => {
+                    *slot = p;
+                    Availability::Resolved { version: v.version }
+                }
+                Err(m) => Availability::NotInDriver(m),
+            }
+        };
+        states.push(state);
+    }
+
+    let mut name_slots = Slots::null();
+    let mut bound = Vec::with_capacity(NAMES.len());
+    for (slot, n) in name_slots.0.iter_mut().zip(NAMES.iter()) {
+        let candidates = if options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
+            n.per_thread_candidates
+        } else {
+            n.candidates
+        };
+        let pick = candidates.iter().copied().find(|&i| slots.0.get(i).is_some_and(|p| !p.is_null()));
+        if let Some(p) = pick.and_then(|i| slots.0.get(i)) {
+            *slot = *p;
+        }
+        bound.push(pick);
+    }
+    Ok(Driver::assemble(source, gpa, driver_version, version, options, slots, name_slots, states, bound, started.elapsed()))
+}

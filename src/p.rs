@@ -1,0 +1,27 @@
+//! Silent wrappers: every entry point, with its exact C signature, returning the `CUresult`.
+//!
+//! `cudrv::p::cuXxx(..)` calls through the process-wide driver ([`crate::driver()`]);
+//! `driver.p().cuXxx(..)` through a given one. An entry that is not resolved returns
+//! `CUDA_ERROR_NOT_FOUND` without calling anything. Nothing is reported, allocated, locked
+//! or remembered: on success the cost is the raw pointer call's.
+//!
+//! Unversioned names (`cuMemAlloc`) have cuda.h's prototype and bind the newest variant
+//! with that signature the driver provides; versioned names (`cuMemAlloc_v3020`,
+//! `cuLaunchHostFunc_v13010`) call exactly that variant.
+//!
+//! # Safety
+//! Every function is `unsafe`: its arguments must meet the driver's contract for the C
+//! function of the same name (valid pointers, live handles, and so on).
+
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments, clippy::useless_transmute)]
+
+use crate::Driver;
+
+/// The silent wrappers of one [`Driver`]; see the [module documentation](self).
+#[derive(Clone, Copy)]
+pub struct P<'d>(pub(crate) &'d Driver);
+
+#[cfg(not(cudrv_regenerated))]
+include!("generated/p.rs");
+#[cfg(cudrv_regenerated)]
+include!(concat!(env!("OUT_DIR"), "/p.rs"));

@@ -1,0 +1,24 @@
+//! Reporting wrappers: as [`crate::p`], and a failure other than
+//! `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report`], naming the call and
+//! its first argument (usually the handle):
+//! `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`.
+//!
+//! Each failure gives its own report; nothing is kept between calls. The reporter runs on
+//! the calling thread, so never call a `pw` function while holding a lock the reporter
+//! might take: call [`crate::p`], keep the status, and report after unlocking.
+//!
+//! # Safety
+//! As for [`crate::p`].
+
+#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+
+use crate::Driver;
+
+/// The reporting wrappers of one [`Driver`]; see the [module documentation](self).
+#[derive(Clone, Copy)]
+pub struct Pw<'d>(pub(crate) &'d Driver);
+
+#[cfg(not(cudrv_regenerated))]
+include!("generated/pw.rs");
+#[cfg(cudrv_regenerated)]
+include!(concat!(env!("OUT_DIR"), "/pw.rs"));

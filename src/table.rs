@@ -1,0 +1,65 @@
+//! The entry-point table: every `PFN_<name>_v<version>[_ptds|_ptsz]` typedef of the pinned
+//! `cudaTypedefs.h`, and every distinct name with the variants its unversioned form may
+//! bind. Generated from the header (see `DESIGN.md`); nothing here is kept by hand.
+
+use std::ffi::CStr;
+
+/// One variant of an entry point, as `cudaTypedefs.h` declares it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VariantSpec {
+    /// The typedef's name without `PFN_`: `cuMemAlloc_v3020`, `cuMemcpyAsync_v7000_ptsz`.
+    /// It is also the name of the variant's wrapper in [`crate::p`] and [`crate::pw`].
+    pub ident: &'static str,
+    /// The symbol requested from `cuGetProcAddress`.
+    pub symbol: &'static CStr,
+    /// The ABI version it is requested at (`cudaVersion` argument), e.g. 3020 for CUDA 3.2.
+    pub version: u32,
+    /// Whether it is the per-thread default stream variant (`_ptds`/`_ptsz`, flag 2).
+    pub per_thread: bool,
+}
+
+/// One distinct function name. Its unversioned wrapper (`p::cuMemAlloc`) binds the first of
+/// `candidates` (newest first) that the driver provides; with the per-thread default
+/// stream option and a non-empty `per_thread_candidates`, the first of those instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NameSpec {
+    /// The function name, `cuMemAlloc`.
+    pub name: &'static str,
+    /// Indices into [`VARIANTS`] with cuda.h's prototype for the name, newest first.
+    pub candidates: &'static [usize],
+    /// Indices into [`VARIANTS`] of the per-thread variants with that prototype, newest first.
+    pub per_thread_candidates: &'static [usize],
+    /// Whether cuda.h declares the prototype (else the newest variant's is used).
+    pub declared: bool,
+}
+
+/// Which table entry a wrapper calls: a variant or an unversioned name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Entry {
+    /// Index into [`VARIANTS`].
+    Variant(usize),
+    /// Index into [`NAMES`].
+    Name(usize),
+}
+
+impl VariantSpec {
+    /// The symbol as text.
+    pub fn symbol_str(&self) -> &'static str {
+        self.symbol.to_str().unwrap_or("")
+    }
+}
+
+#[cfg(not(cudrv_regenerated))]
+include!("generated/table.rs");
+#[cfg(cudrv_regenerated)]
+include!(concat!(env!("OUT_DIR"), "/table.rs"));
+
+/// The index of the variant called `ident` (`cuLaunchHostFunc_v13010`).
+pub fn variant_index(ident: &str) -> Option<usize> {
+    VARIANTS.iter().position(|v| v.ident == ident)
+}
+
+/// The index of the name `name` (`cuLaunchHostFunc`).
+pub fn name_index(name: &str) -> Option<usize> {
+    NAMES.binary_search_by(|n| n.name.cmp(name)).ok()
+}
