@@ -44,7 +44,9 @@ impl fmt::Display for Availability {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Availability::Resolved { version: v } => write!(f, "resolved (ABI {v})"),
-            Availability::NeedsDriver { version: v } => write!(f, "needs driver {}", version::display(*v)),
+            Availability::NeedsDriver { version: v } => {
+                write!(f, "needs driver {}", version::display(*v))
+            }
             Availability::NotInDriver(Missing::SymbolNotFound) => f.write_str("not in this driver"),
             Availability::NotInDriver(Missing::VersionNotSufficient) => {
                 f.write_str("not in this driver at this ABI version")
@@ -52,10 +54,12 @@ impl fmt::Display for Availability {
             Availability::NotInDriver(Missing::Status(s)) => {
                 write!(f, "not in this driver (cuGetProcAddress returned {})", s.0)
             }
-            Availability::NotInDriver(Missing::NullPointer) => f.write_str("not in this driver (null pointer)"),
-            Availability::NotRequested => {
-                f.write_str("not requested (per-thread default stream variants need the per-thread option)")
+            Availability::NotInDriver(Missing::NullPointer) => {
+                f.write_str("not in this driver (null pointer)")
             }
+            Availability::NotRequested => f.write_str(
+                "not requested (per-thread default stream variants need the per-thread option)",
+            ),
             Availability::NoDriver => f.write_str("no driver loaded"),
         }
     }
@@ -65,7 +69,11 @@ impl fmt::Display for Availability {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     /// A `PFN_<name>_v<version>` variant, requested at exactly that version.
-    Variant { symbol: &'static str, version: u32, per_thread: bool },
+    Variant {
+        symbol: &'static str,
+        version: u32,
+        per_thread: bool,
+    },
     /// An unversioned name, bound to the newest suitable resolved variant.
     Name { bound: Option<&'static str> },
 }

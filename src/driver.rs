@@ -16,7 +16,7 @@ use crate::report::{self, Arg, Report};
 use crate::sys::CUresult;
 use crate::table::{self, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version::{self, RequireError};
-use crate::{P, Pw};
+use crate::{Pw, P};
 
 /// A fixed array of entry-point pointers; null where nothing was resolved.
 pub(crate) struct Slots<const N: usize>(pub(crate) [*mut c_void; N]);
@@ -36,7 +36,10 @@ unsafe impl<const N: usize> Sync for Slots<N> {}
 /// Where a driver came from.
 pub(crate) enum Source {
     /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
-    Library { path: PathBuf, _library: ManuallyDrop<Library> },
+    Library {
+        path: PathBuf,
+        _library: ManuallyDrop<Library>,
+    },
     /// A `cuGetProcAddress` handed in by the program.
     InProcess,
     /// No driver: the placeholder behind the free functions when loading failed.
@@ -105,7 +108,11 @@ impl Driver {
             gpa: None,
             driver_version: 0,
             version: 0,
-            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
+            options: LoadOptions {
+                path: None,
+                max_version: None,
+                per_thread_default_stream: false,
+            },
             slots: Slots::null(),
             name_slots: Slots::null(),
             states: Vec::new(),
@@ -214,7 +221,11 @@ impl Driver {
                 let v = VARIANTS.get(i)?;
                 Some(EntryInfo {
                     name: v.ident,
-                    kind: EntryKind::Variant { symbol: v.symbol_str(), version: v.version, per_thread: v.per_thread },
+                    kind: EntryKind::Variant {
+                        symbol: v.symbol_str(),
+                        version: v.version,
+                        per_thread: v.per_thread,
+                    },
                     availability: self.variant_state(i),
                 })
             }
@@ -227,7 +238,9 @@ impl Driver {
                 };
                 Some(EntryInfo {
                     name: n.name,
-                    kind: EntryKind::Name { bound: bound.and_then(|b| VARIANTS.get(b)).map(|v| v.ident) },
+                    kind: EntryKind::Name {
+                        bound: bound.and_then(|b| VARIANTS.get(b)).map(|v| v.ident),
+                    },
                     availability,
                 })
             }
@@ -235,17 +248,21 @@ impl Driver {
     }
 
     fn variant_state(&self, i: usize) -> Availability {
-        self.states.get(i).copied().unwrap_or(Availability::NoDriver)
+        self.states
+            .get(i)
+            .copied()
+            .unwrap_or(Availability::NoDriver)
     }
 
     /// Why a name bound nothing: the oldest candidate that needs a newer driver, else the
     /// state of its newest candidate.
     fn unbound_reason(&self, n: &table::NameSpec) -> Availability {
-        let candidates = if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
-            n.per_thread_candidates
-        } else {
-            n.candidates
-        };
+        let candidates =
+            if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
+                n.per_thread_candidates
+            } else {
+                n.candidates
+            };
         let states = candidates.iter().map(|&c| self.variant_state(c));
         let needs = states.clone().filter_map(|s| match s {
             Availability::NeedsDriver { version } => Some(version),
@@ -260,7 +277,13 @@ impl Driver {
     /// Reports the failure of a `pw` call. `CUDA_ERROR_DEINITIALIZED` is not reported.
     #[cold]
     #[inline(never)]
-    pub(crate) fn report_failure(&self, call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
+    pub(crate) fn report_failure(
+        &self,
+        call: &'static str,
+        entry: Entry,
+        arg: Arg,
+        status: CUresult,
+    ) {
         if status == CUresult::CUDA_ERROR_DEINITIALIZED {
             return;
         }
@@ -302,7 +325,10 @@ pub fn set_driver(driver: Driver) -> Result<&'static Driver, Driver> {
 }
 
 fn placeholder_error() -> LoadError {
-    LoadError::NotFound { looked: "nothing".into(), reason: "no driver was offered".into() }
+    LoadError::NotFound {
+        looked: "nothing".into(),
+        reason: "no driver was offered".into(),
+    }
 }
 
 #[cold]

@@ -38,7 +38,13 @@ impl CudaError {
         })
         .map(Cow::Owned)
         .unwrap_or(Cow::Borrowed("the driver has no description for this code"));
-        CudaError { code, name, description, call: call.into(), notes: Vec::new() }
+        CudaError {
+            code,
+            name,
+            description,
+            call: call.into(),
+            notes: Vec::new(),
+        }
     }
 
     /// The raw `CUresult`.
@@ -96,7 +102,10 @@ impl fmt::Display for CudaError {
 impl std::error::Error for CudaError {}
 
 /// Calls a `cuGetError*` function and copies the string it returns, if any.
-fn driver_string(code: CUresult, get: impl Fn(CUresult, *mut *const c_char) -> CUresult) -> Option<String> {
+fn driver_string(
+    code: CUresult,
+    get: impl Fn(CUresult, *mut *const c_char) -> CUresult,
+) -> Option<String> {
     let mut s: *const c_char = std::ptr::null();
     if get(code, &mut s) != CUresult::CUDA_SUCCESS || s.is_null() {
         return None;

@@ -27,7 +27,15 @@
     clippy::indexing_slicing,
     clippy::exit
 )]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 pub mod availability;
 mod driver;
@@ -44,8 +52,8 @@ pub use availability::{Availability, EntryInfo, EntryKind, Missing};
 pub use driver::{driver, set_driver, Driver};
 pub use error::CudaError;
 pub use loader::{
-    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ENV_LIBCUDA, ENV_MAX_VERSION,
-    ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
+    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ENV_LIBCUDA,
+    ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
 };
 pub use p::P;
 pub use pw::Pw;

@@ -52,7 +52,11 @@ pub struct Report {
 impl Report {
     /// A report of `error`, whose call's first argument was `arg`.
     pub fn new(error: CudaError, arg: Arg) -> Report {
-        Report { error, arg, detail: None }
+        Report {
+            error,
+            arg,
+            detail: None,
+        }
     }
 
     /// Adds an explanation shown after the status (e.g. why an entry is not resolved).
@@ -90,7 +94,13 @@ impl Report {
 impl fmt::Display for Report {
     /// `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}({}) failed: {}", self.call(), self.arg, self.error.status_text())?;
+        write!(
+            f,
+            "{}({}) failed: {}",
+            self.call(),
+            self.arg,
+            self.error.status_text()
+        )?;
         if let Some(d) = &self.detail {
             write!(f, " [{d}]")?;
         }
@@ -128,7 +138,10 @@ pub fn report(report: Report) {
     match reporter {
         Some(f) => {
             if catch_unwind(AssertUnwindSafe(|| f(&report))).is_err() {
-                default_sink(&report, Some("the reporter panicked; report written to stderr"));
+                default_sink(
+                    &report,
+                    Some("the reporter panicked; report written to stderr"),
+                );
             }
         }
         None => default_sink(&report, None),

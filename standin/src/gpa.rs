@@ -1,0 +1,197 @@
+//! `cuGetProcAddress` and `cuGetProcAddress_v2` as `shared/driver-facts.md` describes
+//! them, for an emulated driver version. The set of symbols a version has is taken from
+//! cudrv's generated table: every variant at or below that version.
+//!
+//! Each emulated version lives in a slot; the bootstrap functions are instantiated per slot
+//! (`gpa_v2::<S>`), so several versions can be emulated in one process at once.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
+
+use cudrv::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use cudrv::table::{VARIANTS, VARIANT_COUNT};
+
+use crate::{api, faults, stubs};
+
+/// Number of versions one process can emulate at once (slot 0 is the environment's).
+pub(crate) const SLOTS: usize = 24;
+
+static SLOT_VERSIONS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+static SLOT_LOCK: Mutex<()> = Mutex::new(());
+
+pub(crate) fn slot_version(slot: usize) -> u32 {
+    SLOT_VERSIONS
+        .get(slot)
+        .map_or(0, |v| v.load(Ordering::Acquire))
+}
+
+pub(crate) fn set_slot_version(slot: usize, version: u32) {
+    if let Some(v) = SLOT_VERSIONS.get(slot) {
+        v.store(version, Ordering::Release);
+    }
+}
+
+/// The slot emulating `version` (1..SLOTS), taking a free one if needed.
+pub(crate) fn slot_for(version: u32) -> Option<usize> {
+    let _guard = SLOT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(s) = (1..SLOTS).find(|&s| slot_version(s) == version) {
+        return Some(s);
+    }
+    let s = (1..SLOTS).find(|&s| slot_version(s) == 0)?;
+    set_slot_version(s, version);
+    Some(s)
+}
+
+/// The request's outcome, before it is written back in the API's own way.
+enum Answer {
+    Found(*mut c_void),
+    SymbolNotFound,
+    VersionNotSufficient,
+    Invalid,
+}
+
+fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_t) -> Answer {
+    let emulated = slot_version(slot);
+    // A version above the driver's (or any negative one but -1) is refused outright.
+    let requested = match requested {
+        -1 => emulated,
+        r if r < 0 => return Answer::Invalid,
+        r => r.unsigned_abs(),
+    };
+    if requested > emulated || flags > 3 {
+        return Answer::Invalid;
+    }
+    // SAFETY: the caller passes a NUL-terminated symbol name (checked non-null above us).
+    let name = unsafe { CStr::from_ptr(symbol) };
+    let name = name.to_str().unwrap_or("");
+    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION
+        || stubs::STUB_COUNT != VARIANT_COUNT
+    {
+        return Answer::SymbolNotFound;
+    }
+    let in_driver = |per_thread: bool| {
+        VARIANTS.iter().enumerate().filter(move |(_, v)| {
+            v.symbol_str() == name && v.per_thread == per_thread && v.version <= emulated
+        })
+    };
+    if in_driver(false).next().is_none() && in_driver(true).next().is_none() {
+        return Answer::SymbolNotFound;
+    }
+    let newest = |per_thread: bool| {
+        in_driver(per_thread)
+            .filter(|(_, v)| v.version <= requested)
+            .max_by_key(|(_, v)| v.version)
+    };
+    let chosen = if flags & 2 != 0 {
+        newest(true).or_else(|| newest(false))
+    } else {
+        newest(false)
+    };
+    let Some((index, v)) = chosen else {
+        return Answer::VersionNotSufficient;
+    };
+    let pointer = match api::special(slot, name, v.version) {
+        Some(p) => p,
+        None => api::implemented(v.ident).unwrap_or_else(|| stubs::stub(index)),
+    };
+    Answer::Found(pointer)
+}
+
+/// `cuGetProcAddress_v2` of slot `S`.
+pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+    query: *mut CUdriverProcAddressQueryResult,
+) -> CUresult {
+    if let Some(s) = faults::take("cuGetProcAddress") {
+        return s;
+    }
+    if symbol.is_null() || pfn.is_null() {
+        // A real driver crashes here (driver-facts.md); the stand-in refuses instead.
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    if slot_version(S) < 12000 {
+        // Drivers before 12.0 have no cuGetProcAddress_v2.
+        return CUresult::CUDA_ERROR_NOT_SUPPORTED;
+    }
+    let (p, q) = match answer(S, symbol, version, flags) {
+        Answer::Invalid => return CUresult::CUDA_ERROR_INVALID_VALUE,
+        Answer::Found(p) => (
+            p,
+            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS,
+        ),
+        Answer::SymbolNotFound => (
+            std::ptr::null_mut(),
+            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+        ),
+        Answer::VersionNotSufficient => (
+            std::ptr::null_mut(),
+            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+        ),
+    };
+    // SAFETY: pfn is non-null (checked); query may be null, as the real driver allows.
+    unsafe {
+        *pfn = p;
+        if !query.is_null() {
+            *query = q;
+        }
+    }
+    CUresult::CUDA_SUCCESS
+}
+
+/// The 4-argument `cuGetProcAddress` of slot `S`.
+pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+) -> CUresult {
+    if let Some(s) = faults::take("cuGetProcAddress") {
+        return s;
+    }
+    if symbol.is_null() || pfn.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    match answer(S, symbol, version, flags) {
+        Answer::Invalid => CUresult::CUDA_ERROR_INVALID_VALUE,
+        Answer::Found(p) => {
+            // SAFETY: pfn is non-null (checked).
+            unsafe { *pfn = p };
+            CUresult::CUDA_SUCCESS
+        }
+        Answer::SymbolNotFound | Answer::VersionNotSufficient => CUresult::CUDA_ERROR_NOT_FOUND,
+    }
+}
+
+/// `cuDriverGetVersion` of slot `S`.
+pub(crate) unsafe extern "C" fn driver_get_version<const S: usize>(
+    version: *mut c_int,
+) -> CUresult {
+    if let Some(s) = faults::take("cuDriverGetVersion") {
+        return s;
+    }
+    if version.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: non-null out-pointer from the caller.
+    unsafe { *version = c_int::try_from(slot_version(S)).unwrap_or(0) };
+    CUresult::CUDA_SUCCESS
+}
+
+macro_rules! per_slot {
+    ($($s:literal)*) => {
+        pub(crate) fn gpa_v2_of(slot: usize) -> Option<cudrv::GetProcAddressV2> {
+            match slot { $($s => Some(gpa_v2::<$s>),)* _ => None }
+        }
+        pub(crate) fn gpa_v1_of(slot: usize) -> Option<cudrv::GetProcAddressV1> {
+            match slot { $($s => Some(gpa_v1::<$s>),)* _ => None }
+        }
+        pub(crate) fn driver_get_version_of(slot: usize) -> *mut c_void {
+            match slot { $($s => driver_get_version::<$s> as *mut c_void,)* _ => std::ptr::null_mut() }
+        }
+    };
+}
+per_slot!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23);

@@ -1,0 +1,3 @@
+//! One stub per variant, generated with the exact C signature (see `generated/stubs.rs`).
+
+include!("generated/stubs.rs");
