@@ -313,6 +313,8 @@ pub fn driver() -> Result<&'static Driver, LoadError> {
 
 /// Makes `driver` the process-wide driver, if none has been loaded or set yet. Otherwise
 /// returns it back unchanged.
+// The driver is returned by value on purpose: the caller keeps ownership when refused.
+#[allow(clippy::result_large_err)]
 pub fn set_driver(driver: Driver) -> Result<&'static Driver, Driver> {
     let mut offered = Some(driver);
     let got = GLOBAL.get_or_init(|| offered.take().map_or_else(|| Err(placeholder_error()), Ok));

@@ -13,12 +13,7 @@
 //! Every function is `unsafe`: its arguments must meet the driver's contract for the C
 //! function of the same name (valid pointers, live handles, and so on).
 
-#![allow(
-    non_snake_case,
-    clippy::missing_safety_doc,
-    clippy::too_many_arguments,
-    clippy::useless_transmute
-)]
+#![allow(non_snake_case, clippy::all)]
 
 use crate::Driver;
 

@@ -10,7 +10,7 @@
 //! # Safety
 //! As for [`crate::p`].
 
-#![allow(non_snake_case, clippy::missing_safety_doc, clippy::too_many_arguments)]
+#![allow(non_snake_case, clippy::all)]
 
 use crate::Driver;
 

@@ -1,0 +1,251 @@
+//! Loading the stand-in's cdylib as `libcuda.so.1`: by path, through the system loader,
+//! from many threads, with the environment's settings; and refusing bad libraries.
+//!
+//! Scenarios that need their own environment run in a child process (this test binary,
+//! re-run with `CUDRV_TEST_CHILD` set), so that the process-wide driver and the
+//! environment are fresh for each.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{counts, expected, standin_libcuda};
+use cudrv::sys::CUresult;
+use cudrv::{Driver, EntryKind, LoadError, LoadOptions};
+
+fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args([
+        "--exact",
+        "child",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    for var in [
+        "CUDRV_LIBCUDA",
+        "CUDRV_MAX_DRIVER_VERSION",
+        "CUDRV_PER_THREAD_DEFAULT_STREAM",
+        "CUDRV_STANDIN_VERSION",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.env("CUDRV_TEST_CHILD", scenario)
+        .envs(envs.iter().copied());
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "scenario {scenario}:\n{stdout}\n{stderr}"
+    );
+    assert!(
+        stdout.contains("SCENARIO-PASSED"),
+        "scenario {scenario} did not run:\n{stdout}"
+    );
+    stdout
+}
+
+fn dir_of(p: &Path) -> &str {
+    p.parent().unwrap().to_str().unwrap()
+}
+
+#[test]
+fn loads_every_emulated_version_by_path() {
+    let lib = standin_libcuda("versions");
+    for v in ["11.3", "11.8", "12.0", "12.4", "12.9", "13.0", "13.5"] {
+        run_child(
+            "versions",
+            &[
+                ("CUDRV_LIBCUDA", lib.to_str().unwrap()),
+                ("CUDRV_STANDIN_VERSION", v),
+            ],
+        );
+    }
+}
+
+#[test]
+fn loads_through_the_system_loader() {
+    let lib = standin_libcuda("system");
+    run_child("system", &[("LD_LIBRARY_PATH", dir_of(&lib))]);
+}
+
+#[test]
+fn eight_threads_load_at_once() {
+    let lib = standin_libcuda("threads");
+    run_child("threads", &[("CUDRV_LIBCUDA", lib.to_str().unwrap())]);
+}
+
+#[test]
+fn environment_settings_apply() {
+    let lib = standin_libcuda("env");
+    let lib = lib.to_str().unwrap();
+    run_child(
+        "cap",
+        &[("CUDRV_LIBCUDA", lib), ("CUDRV_MAX_DRIVER_VERSION", "12.4")],
+    );
+    run_child(
+        "ptds",
+        &[
+            ("CUDRV_LIBCUDA", lib),
+            ("CUDRV_PER_THREAD_DEFAULT_STREAM", "1"),
+        ],
+    );
+    run_child(
+        "bad-env",
+        &[
+            ("CUDRV_LIBCUDA", lib),
+            ("CUDRV_MAX_DRIVER_VERSION", "twelve"),
+        ],
+    );
+    run_child(
+        "too-old",
+        &[("CUDRV_LIBCUDA", lib), ("CUDRV_STANDIN_VERSION", "11.2")],
+    );
+}
+
+#[test]
+fn no_driver_is_a_visible_state() {
+    let empty = std::env::temp_dir().join(format!("cudrv-test-{}-empty", std::process::id()));
+    std::fs::create_dir_all(&empty).unwrap();
+    run_child("none", &[("LD_LIBRARY_PATH", empty.to_str().unwrap())]);
+}
+
+#[test]
+fn a_missing_file_is_not_found() {
+    let err = Driver::load_from("/nonexistent/libcuda.so.1")
+        .err()
+        .unwrap();
+    let LoadError::NotFound { looked, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(looked, "/nonexistent/libcuda.so.1");
+    assert!(
+        err.to_string()
+            .starts_with("no CUDA driver found: looked for /nonexistent/libcuda.so.1: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_library_that_is_not_a_driver_is_refused() {
+    let libm = [
+        "/lib/x86_64-linux-gnu/libm.so.6",
+        "/usr/lib/x86_64-linux-gnu/libm.so.6",
+        "/lib64/libm.so.6",
+    ]
+    .into_iter()
+    .find(|p| Path::new(p).exists())
+    .expect("libm");
+    let err = Driver::load_from(libm).err().unwrap();
+    assert_eq!(
+        err,
+        LoadError::NotADriver {
+            path: libm.to_string()
+        }
+    );
+}
+
+/// The scenarios, run in a child process by the tests above.
+#[test]
+#[ignore = "run by the other tests in a child process"]
+fn child() {
+    let scenario = std::env::var("CUDRV_TEST_CHILD").unwrap();
+    match scenario.as_str() {
+        "versions" => {
+            let want =
+                cudrv::version::parse(&std::env::var("CUDRV_STANDIN_VERSION").unwrap()).unwrap();
+            let d = Driver::load(LoadOptions::from_env().unwrap()).unwrap();
+            assert_eq!(d.version_code(), want);
+            assert_eq!(
+                d.path().unwrap(),
+                Path::new(&std::env::var("CUDRV_LIBCUDA").unwrap())
+            );
+            assert_eq!(counts(&d), expected(want, false));
+            assert_eq!(d.uses_get_proc_address_v2(), want >= 12000);
+        }
+        "system" => {
+            let d = cudrv::driver().unwrap();
+            assert_eq!(d.path().unwrap(), Path::new("libcuda.so.1"));
+            assert_eq!(counts(d), expected(cudrv::table::HEADER_VERSION, false));
+        }
+        "threads" => {
+            let handles: Vec<_> = (0..8)
+                .map(|_| {
+                    std::thread::spawn(|| {
+                        let d = cudrv::driver().unwrap();
+                        let mut v = 0;
+                        // SAFETY: valid out-pointer.
+                        assert_eq!(
+                            unsafe { cudrv::p::cuDriverGetVersion(&mut v) },
+                            CUresult::CUDA_SUCCESS
+                        );
+                        (d as *const Driver as usize, v)
+                    })
+                })
+                .collect();
+            let results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+            assert!(results.iter().all(|r| *r == results[0]), "{results:?}");
+            assert_eq!(results[0].1, cudrv::table::HEADER_VERSION as i32);
+        }
+        "cap" => {
+            let d = cudrv::driver().unwrap();
+            assert_eq!(d.version(), semver::Version::new(12, 4, 0));
+            assert_eq!(counts(d), expected(12040, false));
+            assert!(d.require(">=12.5").is_err());
+        }
+        "ptds" => {
+            let d = cudrv::driver().unwrap();
+            assert!(d.options().per_thread_default_stream);
+            assert_eq!(
+                d.entry("cuMemcpyAsync").unwrap().kind,
+                EntryKind::Name {
+                    bound: Some("cuMemcpyAsync_v7000_ptsz")
+                }
+            );
+        }
+        "bad-env" => {
+            let err = cudrv::driver().err().unwrap();
+            assert_eq!(
+                err.to_string(),
+                "CUDRV_MAX_DRIVER_VERSION=\"twelve\" is not valid: expected a version such as 12.4"
+            );
+        }
+        "too-old" => {
+            let err = cudrv::driver().err().unwrap();
+            assert!(
+                matches!(&err, LoadError::TooOld { found, .. } if found == "11.2"),
+                "{err:?}"
+            );
+        }
+        "none" => {
+            let Err(err) = cudrv::driver() else {
+                // A machine with a real driver installed: nothing to check here.
+                println!("SCENARIO-PASSED (a system driver is installed)");
+                return;
+            };
+            assert!(matches!(err, LoadError::NotFound { .. }), "{err:?}");
+            assert!(
+                err.to_string()
+                    .contains("libcuda.so.1 through the system loader"),
+                "{err}"
+            );
+            // Every entry answers NOT_FOUND without calling anything, and says why.
+            common::capture_reports();
+            // SAFETY: nothing is called.
+            assert_eq!(
+                unsafe { cudrv::p::cuInit(0) },
+                CUresult::CUDA_ERROR_NOT_FOUND
+            );
+            // SAFETY: as above.
+            assert_eq!(
+                unsafe { cudrv::pw::cuInit(0) },
+                CUresult::CUDA_ERROR_NOT_FOUND
+            );
+            assert_eq!(common::my_reports(), ["cuInit(0) failed: CUDA_ERROR_NOT_FOUND (the driver has no description for this code) [cuInit: no driver loaded]"]);
+        }
+        other => panic!("unknown scenario {other}"),
+    }
+    println!("SCENARIO-PASSED");
+}
