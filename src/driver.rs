@@ -4,6 +4,7 @@
 use std::ffi::c_void;
 use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
@@ -338,12 +339,31 @@ fn load_global() -> Result<Driver, LoadError> {
     LoadOptions::from_env().and_then(Driver::load)
 }
 
+/// The address of the process-wide driver (or of the placeholder) once it is known: the
+/// free functions' fast path is one load of it.
+static GLOBAL_FAST: AtomicPtr<Driver> = AtomicPtr::new(std::ptr::null_mut());
+
 /// The process-wide driver, or the empty placeholder (every entry unresolved) if it could
-/// not be loaded. This is the fast path of every free `p`/`pw` function.
+/// not be loaded. This is the fast path of every free `p`/`pw` function: one atomic load
+/// (a plain load on x86-64), no read-modify-write.
 #[inline(always)]
 pub(crate) fn global() -> &'static Driver {
-    match GLOBAL.get_or_init(load_global) {
+    let fast = GLOBAL_FAST.load(Ordering::Acquire);
+    if fast.is_null() {
+        return global_slow();
+    }
+    // SAFETY: GLOBAL_FAST only ever holds the address of a `'static` Driver: the one in
+    // GLOBAL (set once, never moved or dropped) or NO_DRIVER.
+    unsafe { &*fast }
+}
+
+#[cold]
+#[inline(never)]
+fn global_slow() -> &'static Driver {
+    let d = match GLOBAL.get_or_init(load_global) {
         Ok(d) => d,
         Err(_) => &NO_DRIVER,
-    }
+    };
+    GLOBAL_FAST.store(std::ptr::from_ref(d).cast_mut(), Ordering::Release);
+    d
 }
