@@ -21,7 +21,11 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args { system: false, calls: 10_000_000, rounds: 11 };
+    let mut a = Args {
+        system: false,
+        calls: 10_000_000,
+        rounds: 11,
+    };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
@@ -73,8 +77,10 @@ macro_rules! compare {
 
 /// The real driver's `cuGetProcAddress_v2`, straight from the library.
 fn bootstrap_v2(d: &Driver) -> GetProcAddress {
-    let lib = unsafe { libloading::Library::new(d.path().expect("a library")) }.expect("reopen the driver");
-    let f = unsafe { lib.get::<cudrv::GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.expect("cuGetProcAddress_v2");
+    let lib = unsafe { libloading::Library::new(d.path().expect("a library")) }
+        .expect("reopen the driver");
+    let f = unsafe { lib.get::<cudrv::GetProcAddressV2>(b"cuGetProcAddress_v2\0") }
+        .expect("cuGetProcAddress_v2");
     let f = *f;
     std::mem::forget(lib);
     GetProcAddress::V2(f)
@@ -87,7 +93,7 @@ fn plain_request(gpa: GetProcAddress, i: usize, version: u32) -> *mut c_void {
     if v.per_thread || v.version > version {
         return p;
     }
-    let mut q = cudrv::sys::CUdriverProcAddressQueryResult(0);
+    let mut q = cudrv::ProcAddressQuery(0);
     unsafe {
         match gpa {
             GetProcAddress::V2(f) => f(v.symbol.as_ptr(), &mut p, v.version as c_int, 0, &mut q),
@@ -102,7 +108,10 @@ fn main() {
     let standin = (!a.system).then(|| cudrv_standin::StandIn::new(13000).expect("stand-in 13.0"));
     let load = |opts: LoadOptions| match standin {
         Some(s) => s.load(opts),
-        None => Driver::load(LoadOptions { path: LoadOptions::from_env().ok().and_then(|o| o.path), ..opts }),
+        None => Driver::load(LoadOptions {
+            path: LoadOptions::from_env().ok().and_then(|o| o.path),
+            ..opts
+        }),
     };
     let driver = load(LoadOptions::default()).expect("driver loads");
     let driver: &'static Driver = match cudrv::set_driver(driver) {
@@ -115,7 +124,10 @@ fn main() {
         let mut dev = 0;
         let mut ctx: CUcontext = std::ptr::null_mut();
         assert_eq!(driver.p().cuDeviceGet(&mut dev, 0), CUresult::CUDA_SUCCESS);
-        assert_eq!(driver.p().cuDevicePrimaryCtxRetain(&mut ctx, dev), CUresult::CUDA_SUCCESS);
+        assert_eq!(
+            driver.p().cuDevicePrimaryCtxRetain(&mut ctx, dev),
+            CUresult::CUDA_SUCCESS
+        );
         assert_eq!(driver.p().cuCtxSetCurrent(ctx), CUresult::CUDA_SUCCESS);
     }
 
@@ -137,19 +149,43 @@ fn main() {
         "cuDriverGetVersion",
         a.rounds,
         a.calls,
-            ("raw pointer", || unsafe { let mut x = Default::default(); black_box(raw_version(black_box(&mut x))); }),
-            ("driver.p()", || unsafe { let mut x = Default::default(); black_box(d.p().cuDriverGetVersion(black_box(&mut x))); }),
-            ("cudrv::p (process-wide)", || unsafe { let mut x = Default::default(); black_box(cudrv::p::cuDriverGetVersion(black_box(&mut x))); }),
-            ("cudrv::pw (process-wide)", || unsafe { let mut x = Default::default(); black_box(cudrv::pw::cuDriverGetVersion(black_box(&mut x))); }),
+        ("raw pointer", || unsafe {
+            let mut x = Default::default();
+            black_box(raw_version(black_box(&mut x)));
+        }),
+        ("driver.p()", || unsafe {
+            let mut x = Default::default();
+            black_box(d.p().cuDriverGetVersion(black_box(&mut x)));
+        }),
+        ("cudrv::p (process-wide)", || unsafe {
+            let mut x = Default::default();
+            black_box(cudrv::p::cuDriverGetVersion(black_box(&mut x)));
+        }),
+        ("cudrv::pw (process-wide)", || unsafe {
+            let mut x = Default::default();
+            black_box(cudrv::pw::cuDriverGetVersion(black_box(&mut x)));
+        }),
     );
     compare!(
         "cuCtxGetCurrent",
         a.rounds,
         a.calls,
-            ("raw pointer", || unsafe { let mut x = Default::default(); black_box(raw_current(black_box(&mut x))); }),
-            ("driver.p()", || unsafe { let mut x = Default::default(); black_box(d.p().cuCtxGetCurrent(black_box(&mut x))); }),
-            ("cudrv::p (process-wide)", || unsafe { let mut x = Default::default(); black_box(cudrv::p::cuCtxGetCurrent(black_box(&mut x))); }),
-            ("cudrv::pw (process-wide)", || unsafe { let mut x = Default::default(); black_box(cudrv::pw::cuCtxGetCurrent(black_box(&mut x))); }),
+        ("raw pointer", || unsafe {
+            let mut x = Default::default();
+            black_box(raw_current(black_box(&mut x)));
+        }),
+        ("driver.p()", || unsafe {
+            let mut x = Default::default();
+            black_box(d.p().cuCtxGetCurrent(black_box(&mut x)));
+        }),
+        ("cudrv::p (process-wide)", || unsafe {
+            let mut x = Default::default();
+            black_box(cudrv::p::cuCtxGetCurrent(black_box(&mut x)));
+        }),
+        ("cudrv::pw (process-wide)", || unsafe {
+            let mut x = Default::default();
+            black_box(cudrv::pw::cuCtxGetCurrent(black_box(&mut x)));
+        }),
     );
 
     // Whole-table resolution: Driver load (version query, every variant, name binding)
@@ -174,6 +210,13 @@ fn main() {
     };
     let (p, f) = (med(&mut plain), med(&mut full));
     println!("whole-table resolution ({} variants)", VARIANTS.len());
-    println!("  plain cuGetProcAddress loop   {:8.1} us", p.as_secs_f64() * 1e6);
-    println!("  cudrv resolution              {:8.1} us  ({:.2}x the plain loop)", f.as_secs_f64() * 1e6, f.as_secs_f64() / p.as_secs_f64());
+    println!(
+        "  plain cuGetProcAddress loop   {:8.1} us",
+        p.as_secs_f64() * 1e6
+    );
+    println!(
+        "  cudrv resolution              {:8.1} us  ({:.2}x the plain loop)",
+        f.as_secs_f64() * 1e6,
+        f.as_secs_f64() / p.as_secs_f64()
+    );
 }

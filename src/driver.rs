@@ -39,6 +39,7 @@ pub(crate) enum Source {
     /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
     Library {
         path: PathBuf,
+        file: Option<PathBuf>,
         _library: ManuallyDrop<Library>,
     },
     /// A `cuGetProcAddress` handed in by the program.
@@ -175,6 +176,16 @@ impl Driver {
     pub fn path(&self) -> Option<&Path> {
         match &self.source {
             Source::Library { path, .. } => Some(path),
+            _ => None,
+        }
+    }
+
+    /// The file the driver was mapped from, as the system loader resolved it (for
+    /// `libcuda.so.1` found by name, e.g. `/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04`).
+    /// `None` for an in-process driver, or if the loader cannot say.
+    pub fn file(&self) -> Option<&Path> {
+        match &self.source {
+            Source::Library { file, .. } => file.as_deref(),
             _ => None,
         }
     }

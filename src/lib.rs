@@ -52,8 +52,8 @@ pub use availability::{Availability, EntryInfo, EntryKind, Missing};
 pub use driver::{driver, set_driver, Driver};
 pub use error::CudaError;
 pub use loader::{
-    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ENV_LIBCUDA,
-    ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
+    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ProcAddressQuery,
+    ENV_LIBCUDA, ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
 };
 pub use p::P;
 pub use pw::Pw;

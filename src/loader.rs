@@ -9,7 +9,7 @@ use libloading::Library;
 
 use crate::availability::{Availability, Missing};
 use crate::driver::{Driver, Slots, Source};
-use crate::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use crate::sys::{cuuint64_t, CUresult};
 use crate::table::{NAMES, VARIANTS};
 use crate::version;
 
@@ -24,13 +24,28 @@ pub const SYSTEM_LIBCUDA: &str = "libcuda.so.1";
 /// The oldest driver with `cuGetProcAddress`, and so the oldest cudrv loads.
 pub const MIN_DRIVER_VERSION: u32 = 11030;
 
+/// `CUdriverProcAddressQueryResult`, the last argument of `cuGetProcAddress_v2`. Defined
+/// here rather than taken from cuda.h so that cudrv also builds against 11.x headers.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ProcAddressQuery(pub std::ffi::c_uint);
+
+impl ProcAddressQuery {
+    /// `CU_GET_PROC_ADDRESS_SUCCESS`
+    pub const SUCCESS: ProcAddressQuery = ProcAddressQuery(0);
+    /// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`
+    pub const SYMBOL_NOT_FOUND: ProcAddressQuery = ProcAddressQuery(1);
+    /// `CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT`
+    pub const VERSION_NOT_SUFFICIENT: ProcAddressQuery = ProcAddressQuery(2);
+}
+
 /// `cuGetProcAddress_v2` (drivers 12.0 and later).
 pub type GetProcAddressV2 = unsafe extern "C" fn(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     cuda_version: c_int,
     flags: cuuint64_t,
-    symbol_status: *mut CUdriverProcAddressQueryResult,
+    symbol_status: *mut ProcAddressQuery,
 ) -> CUresult;
 /// The 4-argument `cuGetProcAddress` of drivers 11.3 to 11.8.
 pub type GetProcAddressV1 = unsafe extern "C" fn(
@@ -142,7 +157,7 @@ pub enum LoadError {
     #[error("{path}: cuDriverGetVersion failed ({detail})")]
     VersionQueryFailed { path: String, detail: String },
     /// The driver is older than 11.3, the first with `cuGetProcAddress`.
-    #[error("{path} is CUDA driver {found}; cudrv needs 11.3 or newer")]
+    #[error("{path}: CUDA driver {found} is older than 11.3, the oldest cudrv supports")]
     TooOld { path: String, found: String },
     /// A load setting (option or environment variable) has a value that cannot be used.
     #[error("{name}={value:?} is not valid: expected {expected}")]
@@ -180,6 +195,7 @@ impl Driver {
         let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver {
             path: path.display().to_string(),
         })?;
+        let file = file_of(gpa);
         // A driver is never unloaded: its threads and atexit handlers may outlive us.
         let library = ManuallyDrop::new(library);
         resolve(
@@ -187,6 +203,7 @@ impl Driver {
             options,
             Source::Library {
                 path,
+                file,
                 _library: library,
             },
         )
@@ -207,10 +224,51 @@ impl Driver {
     }
 }
 
+/// The file the system loader mapped the bootstrap function from (`dladdr`), so that a
+/// driver found by name can say where it lives.
+fn file_of(gpa: GetProcAddress) -> Option<PathBuf> {
+    #[repr(C)]
+    struct DlInfo {
+        fname: *const c_char,
+        fbase: *mut c_void,
+        sname: *const c_char,
+        saddr: *mut c_void,
+    }
+    extern "C" {
+        fn dladdr(addr: *const c_void, info: *mut DlInfo) -> c_int;
+    }
+    let addr = match gpa {
+        GetProcAddress::V2(f) => f as *const c_void,
+        GetProcAddress::V1(f) => f as *const c_void,
+    };
+    let mut info = DlInfo {
+        fname: std::ptr::null(),
+        fbase: std::ptr::null_mut(),
+        sname: std::ptr::null(),
+        saddr: std::ptr::null_mut(),
+    };
+    // SAFETY: `addr` is a function in a loaded object; `info` is a valid out-pointer.
+    if unsafe { dladdr(addr, &mut info) } == 0 || info.fname.is_null() {
+        return None;
+    }
+    // SAFETY: dladdr sets fname to a NUL-terminated string owned by the loader.
+    let name = unsafe { CStr::from_ptr(info.fname) };
+    let path = PathBuf::from(
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()),
+    );
+    Some(std::fs::canonicalize(&path).unwrap_or(path))
+}
+
 fn open(name: &std::ffi::OsStr) -> Result<Library, String> {
     // SAFETY: opening a shared library runs its initialisers; that is inherent in loading
     // a driver, and is what the user asked for by naming it.
-    unsafe { Library::new(name) }.map_err(|e| e.to_string())
+    unsafe { Library::new(name) }.map_err(|e| {
+        // dlerror's text starts with the name we already show: keep only the reason.
+        let text = e.to_string();
+        let prefix = format!("{}: ", name.to_string_lossy());
+        text.strip_prefix(&prefix)
+            .map_or_else(|| text.clone(), str::to_string)
+    })
 }
 
 /// Picks the bootstrap: the 4-argument `cuGetProcAddress` (every driver since 11.3
@@ -258,19 +316,18 @@ impl GetProcAddress {
             .map_err(|_| Missing::Status(CUresult::CUDA_ERROR_INVALID_VALUE))?;
         let status = match self {
             GetProcAddress::V2(f) => {
-                let mut query = CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS;
+                let mut query = ProcAddressQuery::SUCCESS;
                 // SAFETY: symbol is NUL-terminated; pfn and query are valid out-pointers.
                 let status =
                     unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags, &mut query) };
                 if status == CUresult::CUDA_SUCCESS {
-                    if query == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND
-                    {
+                    if query == ProcAddressQuery::SYMBOL_NOT_FOUND {
                         return Err(Missing::SymbolNotFound);
                     }
-                    if query == CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT {
+                    if query == ProcAddressQuery::VERSION_NOT_SUFFICIENT {
                         return Err(Missing::VersionNotSufficient);
                     }
-                    if query != CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS {
+                    if query != ProcAddressQuery::SUCCESS {
                         return Err(Missing::Status(status));
                     }
                 }

@@ -168,6 +168,10 @@ fn child() {
         "system" => {
             let d = cudrv::driver().unwrap();
             assert_eq!(d.path().unwrap(), Path::new("libcuda.so.1"));
+            // The loader says which file it found by that name.
+            let dir = std::env::var("LD_LIBRARY_PATH").unwrap();
+            let found = std::fs::canonicalize(Path::new(&dir).join("libcuda.so.1")).unwrap();
+            assert_eq!(d.file().unwrap(), found);
             assert_eq!(counts(d), expected(cudrv::table::HEADER_VERSION, false));
         }
         "threads" => {

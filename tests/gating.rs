@@ -241,6 +241,6 @@ fn too_old_drivers_are_refused() {
     );
     assert_eq!(
         err.to_string(),
-        "in-process driver is CUDA driver 11.2; cudrv needs 11.3 or newer"
+        "in-process driver: CUDA driver 11.2 is older than 11.3, the oldest cudrv supports"
     );
 }

@@ -2,8 +2,8 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use cudrv::sys::{CUdriverProcAddressQueryResult as Q, CUresult};
-use cudrv::{GetProcAddress, LoadOptions};
+use cudrv::sys::CUresult;
+use cudrv::{GetProcAddress, LoadOptions, ProcAddressQuery as Q};
 use cudrv_standin::StandIn;
 
 const SENTINEL: *mut c_void = 0x5151 as *mut c_void;
@@ -24,7 +24,7 @@ fn gpa_v2(s: StandIn, symbol: &CStr, version: i32, flags: u64) -> (CUresult, Q, 
 fn get_proc_address_v2_table() {
     // driver-facts.md, "cuGetProcAddress_v2(symbol, &pfn, cudaVersion, flags, &query)" on 13.0.
     let s = StandIn::new(13000).unwrap();
-    let ok = Q::CU_GET_PROC_ADDRESS_SUCCESS;
+    let ok = Q::SUCCESS;
     let (st, q, p) = gpa_v2(s, c"cuMemAlloc", 3020, 0);
     assert_eq!((st, q), (CUresult::CUDA_SUCCESS, ok));
     assert!(!p.is_null() && p != SENTINEL);
@@ -34,7 +34,7 @@ fn get_proc_address_v2_table() {
             gpa_v2(s, c"cuLaunchHostFunc", v, 0),
             (
                 CUresult::CUDA_SUCCESS,
-                Q::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+                Q::VERSION_NOT_SUFFICIENT,
                 std::ptr::null_mut()
             )
         );
@@ -45,7 +45,7 @@ fn get_proc_address_v2_table() {
             gpa_v2(s, sym, 13000, 0),
             (
                 CUresult::CUDA_SUCCESS,
-                Q::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+                Q::SYMBOL_NOT_FOUND,
                 std::ptr::null_mut()
             )
         );

@@ -52,6 +52,9 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(o, "driver: {}", driver_label(r));
     if r.origin.is_stand_in() {
         let _ = writeln!(o, "source: {}", r.source);
+        if let Some(file) = r.file.as_deref().filter(|f| *f != r.source) {
+            let _ = writeln!(o, "file: {file}");
+        }
     }
     let _ = writeln!(o, "version: {}", version_text(r));
     let bootstrap = if r.get_proc_address_v2 {
@@ -200,6 +203,7 @@ fn driver_json(r: &Report) -> Json {
     Json::Object(vec![
         ("label", Json::str(driver_label(r))),
         ("source", Json::str(r.source.as_str())),
+        ("file", r.file.as_deref().map_or(Json::Null, Json::str)),
         ("version", Json::str(display(r.version))),
         ("version_code", Json::int(r.version)),
         ("driver_version", Json::str(display(r.driver_version))),

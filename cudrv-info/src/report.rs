@@ -33,6 +33,8 @@ pub struct Report {
     pub origin: Origin,
     /// `driver.source()`: its path, or "in-process driver".
     pub source: String,
+    /// `driver.file()`: the file the loader mapped, when it can say.
+    pub file: Option<String>,
     /// The version cudrv behaves as (driver form, `13000`).
     pub version: u32,
     /// What the driver itself reports (driver form), before any cap.
@@ -157,6 +159,7 @@ pub fn gather(driver: &Driver, origin: Origin, all: bool) -> Report {
     Report {
         origin,
         source: driver.source(),
+        file: driver.file().map(|f| f.display().to_string()),
         version: driver.version_code(),
         driver_version: driver.driver_version_code(),
         max_version: driver.options().max_version,

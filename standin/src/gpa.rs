@@ -9,8 +9,9 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use cudrv::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use cudrv::sys::{cuuint64_t, CUresult};
 use cudrv::table::{VARIANTS, VARIANT_COUNT};
+use cudrv::ProcAddressQuery;
 
 use crate::{api, faults, stubs};
 
@@ -104,7 +105,7 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     pfn: *mut *mut c_void,
     version: c_int,
     flags: cuuint64_t,
-    query: *mut CUdriverProcAddressQueryResult,
+    query: *mut ProcAddressQuery,
 ) -> CUresult {
     if let Some(s) = faults::take("cuGetProcAddress") {
         return s;
@@ -119,17 +120,14 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     }
     let (p, q) = match answer(S, symbol, version, flags) {
         Answer::Invalid => return CUresult::CUDA_ERROR_INVALID_VALUE,
-        Answer::Found(p) => (
-            p,
-            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SUCCESS,
-        ),
+        Answer::Found(p) => (p, cudrv::ProcAddressQuery::SUCCESS),
         Answer::SymbolNotFound => (
             std::ptr::null_mut(),
-            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND,
+            cudrv::ProcAddressQuery::SYMBOL_NOT_FOUND,
         ),
         Answer::VersionNotSufficient => (
             std::ptr::null_mut(),
-            CUdriverProcAddressQueryResult::CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT,
+            cudrv::ProcAddressQuery::VERSION_NOT_SUFFICIENT,
         ),
     };
     // SAFETY: pfn is non-null (checked); query may be null, as the real driver allows.

@@ -33,7 +33,8 @@ mod stubs;
 use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::LazyLock;
 
-use cudrv::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use cudrv::sys::{cuuint64_t, CUresult};
+use cudrv::ProcAddressQuery;
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
 pub use api::{device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM};
@@ -116,7 +117,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     pfn: *mut *mut c_void,
     version: c_int,
     flags: cuuint64_t,
-    query: *mut CUdriverProcAddressQueryResult,
+    query: *mut ProcAddressQuery,
 ) -> CUresult {
     LazyLock::force(&ENV_INSTANCE);
     // SAFETY: forwarded as received.
