@@ -8,6 +8,7 @@
 
 use std::ffi::{c_int, c_void};
 use std::hint::black_box;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::time::{Duration, Instant};
 
 use cudrv::sys::{CUcontext, CUresult};
@@ -143,6 +144,22 @@ fn main() {
         unsafe { std::mem::transmute(plain_request(gpa, idx("cuCtxGetCurrent_v4000"), 13000)) };
     let raw_version = black_box(raw_version);
     let raw_current = black_box(raw_current);
+    // The same pointers kept in memory and loaded at each call, as a C program linked to
+    // libcuda calls through its GOT entry.
+    static GOT_VERSION: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    static GOT_CURRENT: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+    GOT_VERSION.store(raw_version as *mut c_void, Ordering::Relaxed);
+    GOT_CURRENT.store(raw_current as *mut c_void, Ordering::Relaxed);
+    let got_version = || unsafe {
+        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(
+            GOT_VERSION.load(Ordering::Relaxed),
+        )
+    };
+    let got_current = || unsafe {
+        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut CUcontext) -> CUresult>(
+            GOT_CURRENT.load(Ordering::Relaxed),
+        )
+    };
 
     let d = black_box(driver);
     compare!(
@@ -152,6 +169,10 @@ fn main() {
         ("raw pointer", || unsafe {
             let mut x = Default::default();
             black_box(raw_version(black_box(&mut x)));
+        }),
+        ("pointer loaded per call", || unsafe {
+            let mut x = Default::default();
+            black_box(got_version()(black_box(&mut x)));
         }),
         ("driver.p()", || unsafe {
             let mut x = Default::default();
@@ -173,6 +194,10 @@ fn main() {
         ("raw pointer", || unsafe {
             let mut x = Default::default();
             black_box(raw_current(black_box(&mut x)));
+        }),
+        ("pointer loaded per call", || unsafe {
+            let mut x = Default::default();
+            black_box(got_current()(black_box(&mut x)));
         }),
         ("driver.p()", || unsafe {
             let mut x = Default::default();

@@ -52,9 +52,9 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(o, "driver: {}", driver_label(r));
     if r.origin.is_stand_in() {
         let _ = writeln!(o, "source: {}", r.source);
-        if let Some(file) = r.file.as_deref().filter(|f| *f != r.source) {
-            let _ = writeln!(o, "file: {file}");
-        }
+    }
+    if let Some(file) = r.file.as_deref().filter(|f| *f != r.source) {
+        let _ = writeln!(o, "file: {file}");
     }
     let _ = writeln!(o, "version: {}", version_text(r));
     let bootstrap = if r.get_proc_address_v2 {
