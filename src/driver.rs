@@ -64,46 +64,19 @@ impl Source {
 /// [`Driver::pw`] (also reports a failure). An entry that is not resolved returns
 /// `CUDA_ERROR_NOT_FOUND` without calling anything; [`Driver::entry`] says why.
 pub struct Driver {
-    source: Source,
-    gpa: Option<GetProcAddress>,
-    driver_version: u32,
-    version: u32,
-    options: LoadOptions,
-    slots: Slots<VARIANT_COUNT>,
-    name_slots: Slots<NAME_COUNT>,
-    states: Vec<Availability>,
-    bound: Vec<Option<usize>>,
-    resolve_time: Duration,
+    pub(crate) source: Source,
+    pub(crate) gpa: Option<GetProcAddress>,
+    pub(crate) driver_version: u32,
+    pub(crate) version: u32,
+    pub(crate) options: LoadOptions,
+    pub(crate) slots: Slots<VARIANT_COUNT>,
+    pub(crate) name_slots: Slots<NAME_COUNT>,
+    pub(crate) states: Vec<Availability>,
+    pub(crate) bound: Vec<Option<usize>>,
+    pub(crate) resolve_time: Duration,
 }
 
 impl Driver {
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn assemble(
-        source: Source,
-        gpa: GetProcAddress,
-        driver_version: u32,
-        version: u32,
-        options: LoadOptions,
-        slots: Slots<VARIANT_COUNT>,
-        name_slots: Slots<NAME_COUNT>,
-        states: Vec<Availability>,
-        bound: Vec<Option<usize>>,
-        resolve_time: Duration,
-    ) -> Driver {
-        Driver {
-            source,
-            gpa: Some(gpa),
-            driver_version,
-            version,
-            options,
-            slots,
-            name_slots,
-            states,
-            bound,
-            resolve_time,
-        }
-    }
-
     const fn none() -> Driver {
         Driver {
             source: Source::None,

@@ -413,12 +413,7 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
     let mut name_slots = Slots::null();
     let mut bound = Vec::with_capacity(NAMES.len());
     for (slot, n) in name_slots.0.iter_mut().zip(NAMES.iter()) {
-        let candidates = if options.per_thread_default_stream && !n.per_thread_candidates.is_empty()
-        {
-            n.per_thread_candidates
-        } else {
-            n.candidates
-        };
+        let candidates = n.candidates_for(options.per_thread_default_stream);
         let pick = candidates
             .iter()
             .copied()
@@ -428,9 +423,9 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         }
         bound.push(pick);
     }
-    Ok(Driver::assemble(
+    Ok(Driver {
         source,
-        gpa,
+        gpa: Some(gpa),
         driver_version,
         version,
         options,
@@ -438,6 +433,6 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         name_slots,
         states,
         bound,
-        started.elapsed(),
-    ))
+        resolve_time: started.elapsed(),
+    })
 }

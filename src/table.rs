@@ -42,6 +42,18 @@ pub enum Entry {
     Name(usize),
 }
 
+impl NameSpec {
+    /// The candidates the name binds from: the per-thread ones when `per_thread` is on and
+    /// the name has any, else the legacy-stream ones.
+    pub fn candidates_for(&self, per_thread: bool) -> &'static [usize] {
+        if per_thread && !self.per_thread_candidates.is_empty() {
+            self.per_thread_candidates
+        } else {
+            self.candidates
+        }
+    }
+}
+
 impl VariantSpec {
     /// The symbol as text.
     pub fn symbol_str(&self) -> &'static str {
