@@ -54,12 +54,10 @@ impl fmt::Display for Availability {
             Availability::NotInDriver(Missing::Status(s)) => {
                 write!(f, "not in this driver (cuGetProcAddress returned {})", s.0)
             }
-            Availability::NotInDriver(Missing::NullPointer) => {
-                f.write_str("not in this driver (null pointer)")
+            Availability::NotInDriver(Missing::NullPointer) => f.write_str("not in this driver (null pointer)"),
+            Availability::NotRequested => {
+                f.write_str("not requested (per-thread default stream variants need the per-thread option)")
             }
-            Availability::NotRequested => f.write_str(
-                "not requested (per-thread default stream variants need the per-thread option)",
-            ),
             Availability::NoDriver => f.write_str("no driver loaded"),
         }
     }
@@ -69,11 +67,7 @@ impl fmt::Display for Availability {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     /// A `PFN_<name>_v<version>` variant, requested at exactly that version.
-    Variant {
-        symbol: &'static str,
-        version: u32,
-        per_thread: bool,
-    },
+    Variant { symbol: &'static str, version: u32, per_thread: bool },
     /// An unversioned name, bound to the newest suitable resolved variant.
     Name { bound: Option<&'static str> },
 }

@@ -11,9 +11,8 @@ use std::time::Duration;
 use libloading::Library;
 
 use crate::availability::{Availability, EntryInfo, EntryKind};
-use crate::error::CudaError;
 use crate::loader::{GetProcAddress, LoadError, LoadOptions};
-use crate::report::{self, Arg, Report};
+use crate::report::{self, Arg};
 use crate::sys::CUresult;
 use crate::table::{self, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version::{self, RequireError};
@@ -37,11 +36,7 @@ unsafe impl<const N: usize> Sync for Slots<N> {}
 /// Where a driver came from.
 pub(crate) enum Source {
     /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
-    Library {
-        path: PathBuf,
-        file: Option<PathBuf>,
-        _library: ManuallyDrop<Library>,
-    },
+    Library { path: PathBuf, file: Option<PathBuf>, _library: ManuallyDrop<Library> },
     /// A `cuGetProcAddress` handed in by the program.
     InProcess,
     /// No driver: the placeholder behind the free functions when loading failed.
@@ -83,11 +78,7 @@ impl Driver {
             gpa: None,
             driver_version: 0,
             version: 0,
-            options: LoadOptions {
-                path: None,
-                max_version: None,
-                per_thread_default_stream: false,
-            },
+            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
             slots: Slots::null(),
             name_slots: Slots::null(),
             states: Vec::new(),
@@ -206,11 +197,7 @@ impl Driver {
                 let v = VARIANTS.get(i)?;
                 Some(EntryInfo {
                     name: v.ident,
-                    kind: EntryKind::Variant {
-                        symbol: v.symbol_str(),
-                        version: v.version,
-                        per_thread: v.per_thread,
-                    },
+                    kind: EntryKind::Variant { symbol: v.symbol_str(), version: v.version, per_thread: v.per_thread },
                     availability: self.variant_state(i),
                 })
             }
@@ -223,9 +210,7 @@ impl Driver {
                 };
                 Some(EntryInfo {
                     name: n.name,
-                    kind: EntryKind::Name {
-                        bound: bound.and_then(|b| VARIANTS.get(b)).map(|v| v.ident),
-                    },
+                    kind: EntryKind::Name { bound: bound.and_then(|b| VARIANTS.get(b)).map(|v| v.ident) },
                     availability,
                 })
             }
@@ -233,21 +218,17 @@ impl Driver {
     }
 
     fn variant_state(&self, i: usize) -> Availability {
-        self.states
-            .get(i)
-            .copied()
-            .unwrap_or(Availability::NoDriver)
+        self.states.get(i).copied().unwrap_or(Availability::NoDriver)
     }
 
     /// Why a name bound nothing: the oldest candidate that needs a newer driver, else the
     /// state of its newest candidate.
     fn unbound_reason(&self, n: &table::NameSpec) -> Availability {
-        let candidates =
-            if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
-                n.per_thread_candidates
-            } else {
-                n.candidates
-            };
+        let candidates = if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
+            n.per_thread_candidates
+        } else {
+            n.candidates
+        };
         let states = candidates.iter().map(|&c| self.variant_state(c));
         let needs = states.clone().filter_map(|s| match s {
             Availability::NeedsDriver { version } => Some(version),
@@ -262,23 +243,13 @@ impl Driver {
     /// Reports the failure of a `pw` call. `CUDA_ERROR_DEINITIALIZED` is not reported.
     #[cold]
     #[inline(never)]
-    pub(crate) fn report_failure(
-        &self,
-        call: &'static str,
-        entry: Entry,
-        arg: Arg,
-        status: CUresult,
-    ) {
-        if status == CUresult::CUDA_ERROR_DEINITIALIZED {
-            return;
-        }
-        let mut report = Report::new(CudaError::new(self, call, status), arg);
-        if status == CUresult::CUDA_ERROR_NOT_FOUND {
-            if let Some(info) = self.info(entry).filter(|i| !i.availability.is_resolved()) {
-                report = report.with_detail(format!("{}: {}", info.name, info.availability));
-            }
-        }
-        report::report(report);
+    pub(crate) fn report_failure(&self, call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
+        let detail = (status == CUresult::CUDA_ERROR_NOT_FOUND)
+            .then(|| self.info(entry))
+            .flatten()
+            .filter(|i| !i.availability.is_resolved())
+            .map(|info| format!("{}: {}", info.name, info.availability));
+        report::call_failed(self, call, arg, status, detail);
     }
 }
 
@@ -312,10 +283,7 @@ pub fn set_driver(driver: Driver) -> Result<&'static Driver, Driver> {
 }
 
 fn placeholder_error() -> LoadError {
-    LoadError::NotFound {
-        looked: "nothing".into(),
-        reason: "no driver was offered".into(),
-    }
+    LoadError::NotFound { looked: "nothing".into(), reason: "no driver was offered".into() }
 }
 
 #[cold]

@@ -20,7 +20,25 @@ pub struct CudaError {
     description: Cow<'static, str>,
     call: Cow<'static, str>,
     notes: Vec<String>,
+    source: Option<Box<CudaError>>,
 }
+
+/// Codes after which the driver documents that "any further CUDA work will return the
+/// same error" and the process must be relaunched to use CUDA again (cuda.h).
+const STICKY: [u32; 12] = [
+    226, // CUDA_ERROR_CONTAINED
+    700, // CUDA_ERROR_ILLEGAL_ADDRESS
+    702, // CUDA_ERROR_LAUNCH_TIMEOUT
+    714, // CUDA_ERROR_HARDWARE_STACK_ERROR
+    715, // CUDA_ERROR_ILLEGAL_INSTRUCTION
+    716, // CUDA_ERROR_MISALIGNED_ADDRESS
+    717, // CUDA_ERROR_INVALID_ADDRESS_SPACE
+    718, // CUDA_ERROR_INVALID_PC
+    719, // CUDA_ERROR_LAUNCH_FAILED
+    721, // CUDA_ERROR_TENSOR_MEMORY_LEAK
+    810, // CUDA_ERROR_MPS_CLIENT_TERMINATED
+    911, // CUDA_ERROR_EXTERNAL_DEVICE (asynchronous form)
+];
 
 impl CudaError {
     /// The error for `call` returning `code`, named through `driver`.
@@ -38,12 +56,15 @@ impl CudaError {
         })
         .map(Cow::Owned)
         .unwrap_or(Cow::Borrowed("the driver has no description for this code"));
-        CudaError {
-            code,
-            name,
-            description,
-            call: call.into(),
-            notes: Vec::new(),
+        CudaError { code, name, description, call: call.into(), notes: Vec::new(), source: None }
+    }
+
+    /// `Ok(())` for `CUDA_SUCCESS`, else the error for `call` returning `status`.
+    pub fn check(driver: &Driver, call: &'static str, status: CUresult) -> Result<(), CudaError> {
+        if status == CUresult::CUDA_SUCCESS {
+            Ok(())
+        } else {
+            Err(CudaError::new(driver, call, status))
         }
     }
 
@@ -83,6 +104,22 @@ impl CudaError {
         self.notes.push(note.into());
     }
 
+    /// Records the error that caused this one (returned by [`std::error::Error::source`]).
+    pub fn with_source(mut self, cause: CudaError) -> CudaError {
+        self.source = Some(Box::new(cause));
+        self
+    }
+
+    /// Whether the code leaves the process's CUDA state unusable: illegal address, launch
+    /// failure, hardware stack error, illegal instruction, misaligned address, invalid
+    /// address space, invalid PC, launch timeout, contained error, tensor memory leak,
+    /// MPS client terminated, external device error. After one, every later CUDA call
+    /// returns the same error; release what you can (cudrv's handles report, never
+    /// panic) and restart the process to use CUDA again.
+    pub fn is_sticky(&self) -> bool {
+        STICKY.contains(&self.code.0)
+    }
+
     /// `CUDA_ERROR_INVALID_VALUE (invalid argument)`: the code's name and description.
     pub fn status_text(&self) -> String {
         format!("{} ({})", self.name, self.description)
@@ -99,13 +136,14 @@ impl fmt::Display for CudaError {
     }
 }
 
-impl std::error::Error for CudaError {}
+impl std::error::Error for CudaError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// Calls a `cuGetError*` function and copies the string it returns, if any.
-fn driver_string(
-    code: CUresult,
-    get: impl Fn(CUresult, *mut *const c_char) -> CUresult,
-) -> Option<String> {
+fn driver_string(code: CUresult, get: impl Fn(CUresult, *mut *const c_char) -> CUresult) -> Option<String> {
     let mut s: *const c_char = std::ptr::null();
     if get(code, &mut s) != CUresult::CUDA_SUCCESS || s.is_null() {
         return None;

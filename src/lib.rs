@@ -27,15 +27,8 @@
     clippy::indexing_slicing,
     clippy::exit
 )]
-#![cfg_attr(
-    test,
-    allow(
-        clippy::unwrap_used,
-        clippy::expect_used,
-        clippy::panic,
-        clippy::indexing_slicing
-    )
-)]
+#![warn(clippy::undocumented_unsafe_blocks)]
+#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 pub mod availability;
 mod driver;
@@ -44,6 +37,8 @@ mod loader;
 pub mod p;
 pub mod pw;
 pub mod report;
+pub mod resources;
+mod scope;
 pub mod sys;
 pub mod table;
 pub mod version;
@@ -52,10 +47,23 @@ pub use availability::{Availability, EntryInfo, EntryKind, Missing};
 pub use driver::{driver, set_driver, Driver};
 pub use error::CudaError;
 pub use loader::{
-    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ProcAddressQuery,
-    ENV_LIBCUDA, ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
+    GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ProcAddressQuery, ENV_LIBCUDA,
+    ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
 };
 pub use p::P;
 pub use pw::Pw;
-pub use report::{report, reset_reporter, set_reporter, Arg, Report};
+pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
+pub use resources::context::Context;
+pub use resources::event::Event;
+pub use resources::graph::{Graph, GraphExec};
+pub use resources::ipc::{ImportedBuffer, IpcExport};
+pub use resources::library::{Kernel, Library};
+pub use resources::linker::Linker;
+pub use resources::memory::DeviceBuffer;
+pub use resources::module::{Function, LaunchConfig, Module};
+pub use resources::pinned::PinnedBuffer;
+pub use resources::pool::MemoryPool;
+pub use resources::stream::Stream;
+pub use resources::user_object::UserObject;
+pub use scope::{set_current, with_context};
 pub use sys::CUresult;

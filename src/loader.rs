@@ -86,19 +86,14 @@ impl LoadOptions {
     /// `CUDRV_PER_THREAD_DEFAULT_STREAM`. An unparsable value is an error, not ignored.
     pub fn from_env() -> Result<LoadOptions, LoadError> {
         let var = |name: &str| std::env::var_os(name).filter(|v| !v.is_empty());
-        let mut o = LoadOptions {
-            path: var(ENV_LIBCUDA).map(PathBuf::from),
-            ..LoadOptions::default()
-        };
+        let mut o = LoadOptions { path: var(ENV_LIBCUDA).map(PathBuf::from), ..LoadOptions::default() };
         if let Some(v) = var(ENV_MAX_VERSION) {
             let text = v.to_string_lossy().into_owned();
-            o = o
-                .with_max_version(&text)
-                .map_err(|_| LoadError::InvalidSetting {
-                    name: ENV_MAX_VERSION,
-                    value: text,
-                    expected: "a version such as 12.4",
-                })?;
+            o = o.with_max_version(&text).map_err(|_| LoadError::InvalidSetting {
+                name: ENV_MAX_VERSION,
+                value: text,
+                expected: "a version such as 12.4",
+            })?;
         }
         if let Some(v) = var(ENV_PER_THREAD) {
             o.per_thread_default_stream = match v.to_string_lossy().as_ref() {
@@ -124,14 +119,11 @@ impl LoadOptions {
 
     /// Sets the version cap from text such as `"12.4"`.
     pub fn with_max_version(mut self, version: &str) -> Result<LoadOptions, LoadError> {
-        self.max_version =
-            Some(
-                version::parse(version).ok_or_else(|| LoadError::InvalidSetting {
-                    name: "max_version",
-                    value: version.to_string(),
-                    expected: "a version such as 12.4",
-                })?,
-            );
+        self.max_version = Some(version::parse(version).ok_or_else(|| LoadError::InvalidSetting {
+            name: "max_version",
+            value: version.to_string(),
+            expected: "a version such as 12.4",
+        })?);
         Ok(self)
     }
 
@@ -149,9 +141,7 @@ pub enum LoadError {
     #[error("no CUDA driver found: looked for {looked}: {reason}")]
     NotFound { looked: String, reason: String },
     /// The library opened but exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`.
-    #[error(
-        "{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress"
-    )]
+    #[error("{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress")]
     NotADriver { path: String },
     /// `cuDriverGetVersion` could not be resolved or failed.
     #[error("{path}: cuDriverGetVersion failed ({detail})")]
@@ -161,11 +151,7 @@ pub enum LoadError {
     TooOld { path: String, found: String },
     /// A load setting (option or environment variable) has a value that cannot be used.
     #[error("{name}={value:?} is not valid: expected {expected}")]
-    InvalidSetting {
-        name: &'static str,
-        value: String,
-        expected: &'static str,
-    },
+    InvalidSetting { name: &'static str, value: String, expected: &'static str },
 }
 
 impl Driver {
@@ -178,35 +164,17 @@ impl Driver {
         let (looked, library) = match &options.path {
             Some(p) => (p.display().to_string(), open(p.as_os_str())),
             None => (
-                format!(
-                    "{SYSTEM_LIBCUDA} through the system loader (LD_LIBRARY_PATH, ld.so.cache)"
-                ),
+                format!("{SYSTEM_LIBCUDA} through the system loader (LD_LIBRARY_PATH, ld.so.cache)"),
                 open(std::ffi::OsStr::new(SYSTEM_LIBCUDA)),
             ),
         };
-        let library = library.map_err(|reason| LoadError::NotFound {
-            looked: looked.clone(),
-            reason,
-        })?;
-        let path = options
-            .path
-            .clone()
-            .unwrap_or_else(|| PathBuf::from(SYSTEM_LIBCUDA));
-        let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver {
-            path: path.display().to_string(),
-        })?;
+        let library = library.map_err(|reason| LoadError::NotFound { looked: looked.clone(), reason })?;
+        let path = options.path.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_LIBCUDA));
+        let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver { path: path.display().to_string() })?;
         let file = file_of(gpa);
         // A driver is never unloaded: its threads and atexit handlers may outlive us.
         let library = ManuallyDrop::new(library);
-        resolve(
-            gpa,
-            options,
-            Source::Library {
-                path,
-                file,
-                _library: library,
-            },
-        )
+        resolve(gpa, options, Source::Library { path, file, _library: library })
     }
 
     /// [`Driver::load`] with only a path.
@@ -216,10 +184,7 @@ impl Driver {
 
     /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
     /// `options.path` is ignored.
-    pub fn from_get_proc_address(
-        gpa: GetProcAddress,
-        options: LoadOptions,
-    ) -> Result<Driver, LoadError> {
+    pub fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
         resolve(gpa, options, Source::InProcess)
     }
 }
@@ -253,9 +218,7 @@ fn file_of(gpa: GetProcAddress) -> Option<PathBuf> {
     }
     // SAFETY: dladdr sets fname to a NUL-terminated string owned by the loader.
     let name = unsafe { CStr::from_ptr(info.fname) };
-    let path = PathBuf::from(
-        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()),
-    );
+    let path = PathBuf::from(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(name.to_bytes()));
     Some(std::fs::canonicalize(&path).unwrap_or(path))
 }
 
@@ -266,8 +229,7 @@ fn open(name: &std::ffi::OsStr) -> Result<Library, String> {
         // dlerror's text starts with the name we already show: keep only the reason.
         let text = e.to_string();
         let prefix = format!("{}: ", name.to_string_lossy());
-        text.strip_prefix(&prefix)
-            .map_or_else(|| text.clone(), str::to_string)
+        text.strip_prefix(&prefix).map_or_else(|| text.clone(), str::to_string)
     })
 }
 
@@ -278,14 +240,8 @@ fn bootstrap(library: &Library) -> Option<GetProcAddress> {
     // SAFETY: both symbols, where present, have these C signatures (cuda.h).
     let (v2, v1) = unsafe {
         (
-            library
-                .get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0")
-                .ok()
-                .map(|f| *f),
-            library
-                .get::<GetProcAddressV1>(b"cuGetProcAddress\0")
-                .ok()
-                .map(|f| *f),
+            library.get::<GetProcAddressV2>(b"cuGetProcAddress_v2\0").ok().map(|f| *f),
+            library.get::<GetProcAddressV1>(b"cuGetProcAddress\0").ok().map(|f| *f),
         )
     };
     match (v1, v2) {
@@ -305,21 +261,14 @@ fn bootstrap(library: &Library) -> Option<GetProcAddress> {
 impl GetProcAddress {
     /// Requests `symbol` at exactly `version`. Checks the status, the query result and
     /// the pointer: a pointer is returned only if all three say it is valid.
-    pub(crate) fn request(
-        &self,
-        symbol: &CStr,
-        version: u32,
-        flags: u64,
-    ) -> Result<*mut c_void, Missing> {
+    pub(crate) fn request(&self, symbol: &CStr, version: u32, flags: u64) -> Result<*mut c_void, Missing> {
         let mut pfn: *mut c_void = std::ptr::null_mut();
-        let cuda_version = c_int::try_from(version)
-            .map_err(|_| Missing::Status(CUresult::CUDA_ERROR_INVALID_VALUE))?;
+        let cuda_version = c_int::try_from(version).map_err(|_| Missing::Status(CUresult::CUDA_ERROR_INVALID_VALUE))?;
         let status = match self {
             GetProcAddress::V2(f) => {
                 let mut query = ProcAddressQuery::SUCCESS;
                 // SAFETY: symbol is NUL-terminated; pfn and query are valid out-pointers.
-                let status =
-                    unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags, &mut query) };
+                let status = unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags, &mut query) };
                 if status == CUresult::CUDA_SUCCESS {
                     if query == ProcAddressQuery::SYMBOL_NOT_FOUND {
                         return Err(Missing::SymbolNotFound);
@@ -351,14 +300,10 @@ impl GetProcAddress {
 
 /// Resolves `cuDriverGetVersion` at ABI 2020 and calls it.
 fn read_version(gpa: GetProcAddress) -> Result<u32, String> {
-    let f = gpa
-        .request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT)
-        .map_err(|m| format!("not resolvable: {m:?}"))?;
+    let f = gpa.request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT).map_err(|m| format!("not resolvable: {m:?}"))?;
     // SAFETY: the driver returned this pointer for cuDriverGetVersion at ABI 2020, whose
     // signature is PFN_cuDriverGetVersion_v2020.
-    let f = unsafe {
-        std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(f)
-    };
+    let f = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(f) };
     let mut raw: c_int = 0;
     // SAFETY: `raw` is a valid out-pointer.
     let status = unsafe { f(&mut raw) };
@@ -372,19 +317,12 @@ fn read_version(gpa: GetProcAddress) -> Result<u32, String> {
 fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<Driver, LoadError> {
     let started = Instant::now();
     let path = source.describe();
-    let driver_version = read_version(gpa).map_err(|detail| LoadError::VersionQueryFailed {
-        path: path.clone(),
-        detail,
-    })?;
+    let driver_version =
+        read_version(gpa).map_err(|detail| LoadError::VersionQueryFailed { path: path.clone(), detail })?;
     if driver_version < MIN_DRIVER_VERSION {
-        return Err(LoadError::TooOld {
-            path,
-            found: version::display(driver_version),
-        });
+        return Err(LoadError::TooOld { path, found: version::display(driver_version) });
     }
-    let version = options
-        .max_version
-        .map_or(driver_version, |cap| cap.min(driver_version));
+    let version = options.max_version.map_or(driver_version, |cap| cap.min(driver_version));
 
     let mut slots = Slots::null();
     let mut states = Vec::with_capacity(VARIANTS.len());
@@ -394,11 +332,7 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         } else if v.version > version {
             Availability::NeedsDriver { version: v.version }
         } else {
-            let flags = if v.per_thread {
-                FLAG_PER_THREAD
-            } else {
-                FLAG_DEFAULT
-            };
+            let flags = if v.per_thread { FLAG_PER_THREAD } else { FLAG_DEFAULT };
             match gpa.request(v.symbol, v.version, flags) {
                 Ok(p) => {
                     *slot = p;
@@ -414,10 +348,7 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
     let mut bound = Vec::with_capacity(NAMES.len());
     for (slot, n) in name_slots.0.iter_mut().zip(NAMES.iter()) {
         let candidates = n.candidates_for(options.per_thread_default_stream);
-        let pick = candidates
-            .iter()
-            .copied()
-            .find(|&i| slots.0.get(i).is_some_and(|p| !p.is_null()));
+        let pick = candidates.iter().copied().find(|&i| slots.0.get(i).is_some_and(|p| !p.is_null()));
         if let Some(p) = pick.and_then(|i| slots.0.get(i)) {
             *slot = *p;
         }

@@ -13,7 +13,7 @@
 //! Every function is `unsafe`: its arguments must meet the driver's contract for the C
 //! function of the same name (valid pointers, live handles, and so on).
 
-#![allow(non_snake_case, clippy::all)]
+#![allow(non_snake_case, clippy::all, clippy::undocumented_unsafe_blocks)]
 
 use crate::Driver;
 

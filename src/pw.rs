@@ -10,7 +10,7 @@
 //! # Safety
 //! As for [`crate::p`].
 
-#![allow(non_snake_case, clippy::all)]
+#![allow(non_snake_case, clippy::all, clippy::undocumented_unsafe_blocks)]
 
 use crate::Driver;
 

@@ -6,6 +6,7 @@
 //! released before the call. A reporter that panics is contained: the panic is caught and
 //! the report goes to stderr instead; nothing unwinds into the caller or the driver.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -41,25 +42,38 @@ impl fmt::Display for Arg {
     }
 }
 
+/// What went wrong in a reported call.
+#[derive(Clone, Debug)]
+pub enum Problem {
+    /// The driver returned a failure status.
+    Status(CudaError),
+    /// User code run by cudrv (a host function, a user object's destructor) panicked; the
+    /// panic was caught and did not unwind into the driver.
+    Panic(String),
+}
+
 /// One failure that could not be returned to the caller.
 #[derive(Clone, Debug)]
 pub struct Report {
-    error: CudaError,
+    call: Cow<'static, str>,
     arg: Arg,
+    problem: Problem,
     detail: Option<String>,
 }
 
 impl Report {
     /// A report of `error`, whose call's first argument was `arg`.
     pub fn new(error: CudaError, arg: Arg) -> Report {
-        Report {
-            error,
-            arg,
-            detail: None,
-        }
+        Report { call: Cow::Owned(error.call().to_string()), arg, problem: Problem::Status(error), detail: None }
     }
 
-    /// Adds an explanation shown after the status (e.g. why an entry is not resolved).
+    /// A report of a caught panic in user code that `call` ran.
+    pub fn panic(call: impl Into<Cow<'static, str>>, arg: Arg, message: impl Into<String>) -> Report {
+        Report { call: call.into(), arg, problem: Problem::Panic(message.into()), detail: None }
+    }
+
+    /// Adds an explanation shown after the status (e.g. why an entry is not resolved, or
+    /// that a resource was leaked).
     pub fn with_detail(mut self, detail: impl Into<String>) -> Report {
         self.detail = Some(detail.into());
         self
@@ -67,22 +81,30 @@ impl Report {
 
     /// The failed call's name.
     pub fn call(&self) -> &str {
-        self.error.call()
+        &self.call
     }
 
-    /// The call's first argument.
+    /// The call's first argument (usually the handle it was about).
     pub fn arg(&self) -> Arg {
         self.arg
     }
 
-    /// The status the call returned.
-    pub fn code(&self) -> CUresult {
-        self.error.code()
+    /// What went wrong.
+    pub fn problem(&self) -> &Problem {
+        &self.problem
     }
 
-    /// The full error, with its notes.
-    pub fn error(&self) -> &CudaError {
-        &self.error
+    /// The status the call returned, if it was a driver failure.
+    pub fn code(&self) -> Option<CUresult> {
+        self.error().map(CudaError::code)
+    }
+
+    /// The driver error, with its notes, if it was a driver failure.
+    pub fn error(&self) -> Option<&CudaError> {
+        match &self.problem {
+            Problem::Status(e) => Some(e),
+            Problem::Panic(_) => None,
+        }
     }
 
     /// The explanation, if any.
@@ -94,20 +116,55 @@ impl Report {
 impl fmt::Display for Report {
     /// `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{}({}) failed: {}",
-            self.call(),
-            self.arg,
-            self.error.status_text()
-        )?;
+        match &self.problem {
+            Problem::Status(e) => write!(f, "{}({}) failed: {}", self.call, self.arg, e.status_text())?,
+            Problem::Panic(m) => write!(f, "{}({}) panicked: {m}", self.call, self.arg)?,
+        }
         if let Some(d) = &self.detail {
             write!(f, " [{d}]")?;
         }
-        for note in self.error.notes() {
+        for note in self.error().map(CudaError::notes).unwrap_or_default() {
             write!(f, "; note: {note}")?;
         }
         Ok(())
+    }
+}
+
+/// Reports that `call(arg)` returned `status`, unless the status is
+/// `CUDA_ERROR_DEINITIALIZED` (the driver is shutting down: nothing is wrong with the
+/// program). Never call it while holding a lock the reporter might need.
+pub(crate) fn call_failed(
+    driver: &crate::Driver,
+    call: impl Into<Cow<'static, str>>,
+    arg: Arg,
+    status: CUresult,
+    detail: Option<String>,
+) {
+    if status == CUresult::CUDA_ERROR_DEINITIALIZED {
+        return;
+    }
+    error(CudaError::new(driver, call, status), arg, detail);
+}
+
+/// Reports `error` (about `arg`), unless it is `CUDA_ERROR_DEINITIALIZED`. Never call it
+/// while holding a lock the reporter might need.
+pub(crate) fn error(error: CudaError, arg: Arg, detail: Option<String>) {
+    if error.code() == CUresult::CUDA_ERROR_DEINITIALIZED {
+        return;
+    }
+    let mut r = Report::new(error, arg);
+    r.detail = detail;
+    report(r);
+}
+
+/// The text of a caught panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
     }
 }
 
@@ -138,10 +195,7 @@ pub fn report(report: Report) {
     match reporter {
         Some(f) => {
             if catch_unwind(AssertUnwindSafe(|| f(&report))).is_err() {
-                default_sink(
-                    &report,
-                    Some("the reporter panicked; report written to stderr"),
-                );
+                default_sink(&report, Some("the reporter panicked; report written to stderr"));
             }
         }
         None => default_sink(&report, None),

@@ -14,7 +14,8 @@
     missing_docs,
     clippy::all,
     clippy::pedantic,
-    clippy::indexing_slicing
+    clippy::indexing_slicing,
+    clippy::undocumented_unsafe_blocks
 )]
 
 #[cfg(not(cudrv_regenerated))]

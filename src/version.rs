@@ -4,11 +4,7 @@ use semver::{Version, VersionReq};
 
 /// `13000` -> `13.0.0`, `12040` -> `12.4.0`, `11080` -> `11.8.0`.
 pub fn to_semver(v: u32) -> Version {
-    Version::new(
-        u64::from(v / 1000),
-        u64::from((v % 1000) / 10),
-        u64::from(v % 10),
-    )
+    Version::new(u64::from(v / 1000), u64::from((v % 1000) / 10), u64::from(v % 10))
 }
 
 /// `13010` -> `"13.1"`: how versions are named in messages.
@@ -51,17 +47,12 @@ pub enum RequireError {
 
 /// Checks `version` (the driver's integer form) against a semver requirement.
 pub fn require(version: u32, requirement: &str) -> Result<(), RequireError> {
-    let req = VersionReq::parse(requirement).map_err(|e| RequireError::Invalid {
-        text: requirement.to_string(),
-        reason: e.to_string(),
-    })?;
+    let req = VersionReq::parse(requirement)
+        .map_err(|e| RequireError::Invalid { text: requirement.to_string(), reason: e.to_string() })?;
     if req.matches(&to_semver(version)) {
         Ok(())
     } else {
-        Err(RequireError::Unsatisfied {
-            required: requirement.to_string(),
-            found: display(version),
-        })
+        Err(RequireError::Unsatisfied { required: requirement.to_string(), found: display(version) })
     }
 }
 
@@ -87,13 +78,7 @@ mod tests {
     fn require_checks_and_explains() {
         assert!(require(13000, ">=12.4").is_ok());
         let e = require(12000, ">=12.4").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "this program needs CUDA driver >=12.4; the driver is 12.0"
-        );
-        assert!(matches!(
-            require(13000, "banana"),
-            Err(RequireError::Invalid { .. })
-        ));
+        assert_eq!(e.to_string(), "this program needs CUDA driver >=12.4; the driver is 12.0");
+        assert!(matches!(require(13000, "banana"), Err(RequireError::Invalid { .. })));
     }
 }

@@ -1,0 +1,33 @@
+//! RAII handles, one module per resource family.
+//!
+//! Every handle is a cheap clone of an `Arc` and keeps alive what it depends on (a stream
+//! its context, a kernel its library, an allocation its pool and its deallocation
+//! stream). Each has `as_raw`, an owning `from_raw` and a non-owning `borrowed` form, so
+//! that higher-level crates can adopt handles they did not create.
+//!
+//! Dropping the last clone destroys the resource with the driver's `p` call in the
+//! context that owns it ([`crate::scope`]'s cleanup helper): restored context first, then
+//! a failure is reported through [`crate::report`], naming the call and the handle.
+//! Drop never panics. A resource whose context cannot be made current is leaked, and the
+//! leak reported, rather than destroyed from the wrong context.
+
+pub mod context;
+pub mod event;
+pub mod graph;
+pub mod host_fn;
+pub mod ipc;
+pub mod library;
+pub mod linker;
+pub mod memory;
+pub mod module;
+pub mod pinned;
+pub mod pool;
+pub mod stream;
+pub mod user_object;
+
+use crate::report::Arg;
+
+/// The report argument for a raw handle.
+pub(crate) fn handle_arg<T>(raw: *mut T) -> Arg {
+    Arg::Pointer(raw as usize)
+}
