@@ -21,18 +21,9 @@ fn regenerate() {
         .or_else(|| env("CUDA_PATH").map(|p| p.join("include")))
         .unwrap_or_else(|| PathBuf::from("/usr/local/cuda/include"));
     let out = env("OUT_DIR").unwrap_or_default();
-    println!(
-        "cargo:rerun-if-changed={}",
-        include.join("cuda.h").display()
-    );
-    println!(
-        "cargo:rerun-if-changed={}",
-        include.join("cudaTypedefs.h").display()
-    );
-    let outputs = cudrv_gen::Outputs {
-        cudrv: &out,
-        standin: None,
-    };
+    println!("cargo:rerun-if-changed={}", include.join("cuda.h").display());
+    println!("cargo:rerun-if-changed={}", include.join("cudaTypedefs.h").display());
+    let outputs = cudrv_gen::Outputs { cudrv: &out, standin: None };
     match cudrv_gen::generate(std::path::Path::new("wrapper.h"), &include, &outputs) {
         Ok(m) => {
             println!("cargo:rustc-cfg=cudrv_regenerated");
@@ -44,10 +35,7 @@ fn regenerate() {
             );
         }
         Err(e) => {
-            println!(
-                "cargo:warning=cudrv: cannot regenerate bindings from {}: {e}",
-                include.display()
-            );
+            println!("cargo:warning=cudrv: cannot regenerate bindings from {}: {e}", include.display());
             std::process::exit(1);
         }
     }

@@ -22,11 +22,7 @@ struct Args {
 }
 
 fn args() -> Args {
-    let mut a = Args {
-        system: false,
-        calls: 10_000_000,
-        rounds: 11,
-    };
+    let mut a = Args { system: false, calls: 10_000_000, rounds: 11 };
     let mut it = std::env::args().skip(1);
     while let Some(x) = it.next() {
         match x.as_str() {
@@ -78,10 +74,8 @@ macro_rules! compare {
 
 /// The real driver's `cuGetProcAddress_v2`, straight from the library.
 fn bootstrap_v2(d: &Driver) -> GetProcAddress {
-    let lib = unsafe { libloading::Library::new(d.path().expect("a library")) }
-        .expect("reopen the driver");
-    let f = unsafe { lib.get::<cudrv::GetProcAddressV2>(b"cuGetProcAddress_v2\0") }
-        .expect("cuGetProcAddress_v2");
+    let lib = unsafe { libloading::Library::new(d.path().expect("a library")) }.expect("reopen the driver");
+    let f = unsafe { lib.get::<cudrv::GetProcAddressV2>(b"cuGetProcAddress_v2\0") }.expect("cuGetProcAddress_v2");
     let f = *f;
     std::mem::forget(lib);
     GetProcAddress::V2(f)
@@ -109,10 +103,7 @@ fn main() {
     let standin = (!a.system).then(|| cudrv_standin::StandIn::new(13000).expect("stand-in 13.0"));
     let load = |opts: LoadOptions| match standin {
         Some(s) => s.load(opts),
-        None => Driver::load(LoadOptions {
-            path: LoadOptions::from_env().ok().and_then(|o| o.path),
-            ..opts
-        }),
+        None => Driver::load(LoadOptions { path: LoadOptions::from_env().ok().and_then(|o| o.path), ..opts }),
     };
     let driver = load(LoadOptions::default()).expect("driver loads");
     let driver: &'static Driver = match cudrv::set_driver(driver) {
@@ -125,10 +116,7 @@ fn main() {
         let mut dev = 0;
         let mut ctx: CUcontext = std::ptr::null_mut();
         assert_eq!(driver.p().cuDeviceGet(&mut dev, 0), CUresult::CUDA_SUCCESS);
-        assert_eq!(
-            driver.p().cuDevicePrimaryCtxRetain(&mut ctx, dev),
-            CUresult::CUDA_SUCCESS
-        );
+        assert_eq!(driver.p().cuDevicePrimaryCtxRetain(&mut ctx, dev), CUresult::CUDA_SUCCESS);
         assert_eq!(driver.p().cuCtxSetCurrent(ctx), CUresult::CUDA_SUCCESS);
     }
 
@@ -235,10 +223,7 @@ fn main() {
     };
     let (p, f) = (med(&mut plain), med(&mut full));
     println!("whole-table resolution ({} variants)", VARIANTS.len());
-    println!(
-        "  plain cuGetProcAddress loop   {:8.1} us",
-        p.as_secs_f64() * 1e6
-    );
+    println!("  plain cuGetProcAddress loop   {:8.1} us", p.as_secs_f64() * 1e6);
     println!(
         "  cudrv resolution              {:8.1} us  ({:.2}x the plain loop)",
         f.as_secs_f64() * 1e6,

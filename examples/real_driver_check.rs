@@ -30,10 +30,7 @@ impl Checks {
 
 fn state_counts(d: &Driver) -> (usize, usize, usize, usize) {
     let (mut r, mut g, mut n, mut q) = (0, 0, 0, 0);
-    for e in d
-        .entries()
-        .filter(|e| matches!(e.kind, EntryKind::Variant { .. }))
-    {
+    for e in d.entries().filter(|e| matches!(e.kind, EntryKind::Variant { .. })) {
         match e.availability {
             Availability::Resolved { .. } => r += 1,
             Availability::NeedsDriver { .. } => g += 1,
@@ -45,10 +42,7 @@ fn state_counts(d: &Driver) -> (usize, usize, usize, usize) {
 }
 
 fn main() {
-    let mut c = Checks {
-        passed: 0,
-        failed: 0,
-    };
+    let mut c = Checks { passed: 0, failed: 0 };
     let reports: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = reports.clone();
     cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
@@ -70,10 +64,7 @@ fn main() {
         d.resolve_time()
     );
     let (r, g, n, q) = state_counts(d);
-    println!(
-        "variants: {r} resolved, {g} gated, {n} not in driver, {q} not requested (of {})",
-        VARIANTS.len()
-    );
+    println!("variants: {r} resolved, {g} gated, {n} not in driver, {q} not requested (of {})", VARIANTS.len());
 
     // Every variant at or below the driver's version is resolved; every newer one is gated.
     let mut missing = Vec::new();
@@ -89,35 +80,19 @@ fn main() {
             _ => {}
         }
     }
-    c.check(
-        missing.is_empty(),
-        format!(
-            "every variant up to {} resolves (missing: {missing:?})",
-            d.version()
-        ),
-    );
-    c.check(
-        wrongly_gated.is_empty(),
-        format!("exactly the newer variants are gated (wrong: {wrongly_gated:?})"),
-    );
-    let newer: Vec<_> = VARIANTS
-        .iter()
-        .filter(|s| s.version > v && !s.per_thread)
-        .collect();
+    c.check(missing.is_empty(), format!("every variant up to {} resolves (missing: {missing:?})", d.version()));
+    c.check(wrongly_gated.is_empty(), format!("exactly the newer variants are gated (wrong: {wrongly_gated:?})"));
+    let newer: Vec<_> = VARIANTS.iter().filter(|s| s.version > v && !s.per_thread).collect();
     for s in &newer {
         let a = d.entry(s.ident).unwrap().availability;
         println!("  {:<44} {a}", s.ident);
     }
     c.check(
         !newer.is_empty()
-            && newer.iter().all(|s| {
-                d.entry(s.ident).unwrap().availability
-                    == Availability::NeedsDriver { version: s.version }
-            }),
-        format!(
-            "{} variants newer than the driver show which version they need",
-            newer.len()
-        ),
+            && newer
+                .iter()
+                .all(|s| d.entry(s.ident).unwrap().availability == Availability::NeedsDriver { version: s.version }),
+        format!("{} variants newer than the driver show which version they need", newer.len()),
     );
 
     // Unversioned names bind wherever a candidate exists at or below the driver's version.
@@ -131,25 +106,13 @@ fn main() {
     }
     c.check(
         unbound.is_empty(),
-        format!(
-            "every name with a variant up to {} is bound (unbound: {unbound:?})",
-            d.version()
-        ),
+        format!("every name with a variant up to {} is bound (unbound: {unbound:?})", d.version()),
     );
-    for name in [
-        "cuLaunchHostFunc",
-        "cuGraphAddNode",
-        "cuMemAlloc",
-        "cuCtxCreate",
-        "cuMemcpyAsync",
-    ] {
+    for name in ["cuLaunchHostFunc", "cuGraphAddNode", "cuMemAlloc", "cuCtxCreate", "cuMemcpyAsync"] {
         println!("  {name:<20} -> {:?}", d.entry(name).unwrap().kind);
     }
     c.check(
-        d.entry("cuLaunchHostFunc").unwrap().kind
-            == EntryKind::Name {
-                bound: Some("cuLaunchHostFunc_v10000"),
-            },
+        d.entry("cuLaunchHostFunc").unwrap().kind == EntryKind::Name { bound: Some("cuLaunchHostFunc_v10000") },
         "cuLaunchHostFunc binds its 3-argument variant",
     );
 
@@ -159,8 +122,7 @@ fn main() {
         c.check(p.cuInit(0) == CUresult::CUDA_SUCCESS, "p::cuInit(0)");
         let mut ver = 0;
         c.check(
-            p.cuDriverGetVersion(&mut ver) == CUresult::CUDA_SUCCESS
-                && ver as u32 == d.driver_version_code(),
+            p.cuDriverGetVersion(&mut ver) == CUresult::CUDA_SUCCESS && ver as u32 == d.driver_version_code(),
             format!("p::cuDriverGetVersion = {ver}"),
         );
         let mut count = 0;
@@ -181,47 +143,31 @@ fn main() {
             ),
         );
         let mut ctx: CUcontext = std::ptr::null_mut();
-        c.check(
-            p.cuDevicePrimaryCtxRetain(&mut ctx, 0) == CUresult::CUDA_SUCCESS,
-            "p::cuDevicePrimaryCtxRetain",
-        );
-        c.check(
-            p.cuCtxSetCurrent(ctx) == CUresult::CUDA_SUCCESS,
-            "p::cuCtxSetCurrent(primary)",
-        );
+        c.check(p.cuDevicePrimaryCtxRetain(&mut ctx, 0) == CUresult::CUDA_SUCCESS, "p::cuDevicePrimaryCtxRetain");
+        c.check(p.cuCtxSetCurrent(ctx) == CUresult::CUDA_SUCCESS, "p::cuCtxSetCurrent(primary)");
         let mut cur: CUcontext = std::ptr::null_mut();
-        c.check(
-            p.cuCtxGetCurrent(&mut cur) == CUresult::CUDA_SUCCESS && cur == ctx,
-            "p::cuCtxGetCurrent returns it",
-        );
+        c.check(p.cuCtxGetCurrent(&mut cur) == CUresult::CUDA_SUCCESS && cur == ctx, "p::cuCtxGetCurrent returns it");
         let mut dptr: CUdeviceptr = 0;
         c.check(
             p.cuMemAlloc(&mut dptr, 1 << 20) == CUresult::CUDA_SUCCESS && dptr != 0,
             format!("p::cuMemAlloc(1 MiB) = {dptr:#x}"),
         );
         let mut stream: CUstream = std::ptr::null_mut();
-        c.check(
-            p.cuStreamCreate(&mut stream, 0) == CUresult::CUDA_SUCCESS,
-            "p::cuStreamCreate",
-        );
+        c.check(p.cuStreamCreate(&mut stream, 0) == CUresult::CUDA_SUCCESS, "p::cuStreamCreate");
         c.check(
             p.cuMemsetD8Async(dptr, 7, 1 << 20, stream) == CUresult::CUDA_SUCCESS,
             "p::cuMemsetD8Async (unversioned, legacy stream variant)",
         );
         let mut host = vec![0u8; 16];
         c.check(
-            p.cuMemcpyDtoHAsync(host.as_mut_ptr().cast(), dptr, 16, stream)
-                == CUresult::CUDA_SUCCESS,
+            p.cuMemcpyDtoHAsync(host.as_mut_ptr().cast(), dptr, 16, stream) == CUresult::CUDA_SUCCESS,
             "p::cuMemcpyDtoHAsync",
         );
         c.check(
             p.cuStreamSynchronize(stream) == CUresult::CUDA_SUCCESS && host.iter().all(|&b| b == 7),
             "memset then copy back gives 7s",
         );
-        c.check(
-            p.cuStreamDestroy(stream) == CUresult::CUDA_SUCCESS,
-            "p::cuStreamDestroy",
-        );
+        c.check(p.cuStreamDestroy(stream) == CUresult::CUDA_SUCCESS, "p::cuStreamDestroy");
         c.check(p.cuMemFree(dptr) == CUresult::CUDA_SUCCESS, "p::cuMemFree");
         c.check(take().is_empty(), "p reported nothing");
 
@@ -229,14 +175,9 @@ fn main() {
         let pw = d.pw();
         let st = pw.cuMemFree(0x7f3a00000000);
         let got = take();
-        println!(
-            "  pw::cuMemFree(0x7f3a00000000) -> {} report(s): {got:?}",
-            got.len()
-        );
+        println!("  pw::cuMemFree(0x7f3a00000000) -> {} report(s): {got:?}", got.len());
         c.check(
-            st != CUresult::CUDA_SUCCESS
-                && got.len() == 1
-                && got[0].starts_with("cuMemFree(0x7f3a00000000) failed: "),
+            st != CUresult::CUDA_SUCCESS && got.len() == 1 && got[0].starts_with("cuMemFree(0x7f3a00000000) failed: "),
             "pw::cuMemFree of a bad pointer: one report naming the pointer",
         );
         let mut dev = 0;
@@ -249,28 +190,17 @@ fn main() {
         let mut z: CUdeviceptr = 0;
         let st = pw.cuMemAlloc(&mut z, 0);
         let got = take();
-        c.check(
-            st == CUresult::CUDA_ERROR_INVALID_VALUE && got.len() == 1,
-            format!("pw::cuMemAlloc(_, 0): {got:?}"),
-        );
+        c.check(st == CUresult::CUDA_ERROR_INVALID_VALUE && got.len() == 1, format!("pw::cuMemAlloc(_, 0): {got:?}"));
         let st = pw.cuLaunchHostFunc_v13010(std::ptr::null_mut(), None, std::ptr::null_mut(), 0);
         let got = take();
         c.check(
-            st == CUresult::CUDA_ERROR_NOT_FOUND
-                && got.len() == 1
-                && got[0].contains("needs driver 13.1"),
+            st == CUresult::CUDA_ERROR_NOT_FOUND && got.len() == 1 && got[0].contains("needs driver 13.1"),
             format!("pw::cuLaunchHostFunc_v13010 on a 13.0 driver: {got:?}"),
         );
         let e = cudrv::CudaError::new(d, "cuExample", CUresult(12345));
-        c.check(
-            e.name() == "unknown CUresult 12345",
-            format!("unknown code: {e}"),
-        );
+        c.check(e.name() == "unknown CUresult 12345", format!("unknown code: {e}"));
         let e = cudrv::CudaError::new(d, "cuExample", CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
-        c.check(
-            e.description() != "the driver has no description for this code",
-            format!("driver text: {e}"),
-        );
+        c.check(e.description() != "the driver has no description for this code", format!("driver text: {e}"));
         c.check(
             p.cuCtxSetCurrent(std::ptr::null_mut()) == CUresult::CUDA_SUCCESS
                 && p.cuDevicePrimaryCtxRelease(0) == CUresult::CUDA_SUCCESS,
@@ -281,22 +211,13 @@ fn main() {
     // The cap and the per-thread default stream option on the real driver.
     let capped = Driver::load(LoadOptions::default().with_max_version("12.4").unwrap()).unwrap();
     let (cr, cg, _, _) = state_counts(&capped);
-    let expect = VARIANTS
-        .iter()
-        .filter(|s| !s.per_thread && s.version <= 12040)
-        .count();
-    c.check(
-        cr == expect,
-        format!("capped at 12.4: {cr} resolved (header says {expect}), {cg} gated"),
-    );
+    let expect = VARIANTS.iter().filter(|s| !s.per_thread && s.version <= 12040).count();
+    c.check(cr == expect, format!("capped at 12.4: {cr} resolved (header says {expect}), {cg} gated"));
     let ptds = Driver::load(LoadOptions::default().with_per_thread_default_stream(true)).unwrap();
     let (pr, pg, pn, pq) = state_counts(&ptds);
     println!("per-thread: {pr} resolved, {pg} gated, {pn} missing, {pq} not requested");
     c.check(
-        ptds.entry("cuMemcpyAsync").unwrap().kind
-            == EntryKind::Name {
-                bound: Some("cuMemcpyAsync_v7000_ptsz"),
-            }
+        ptds.entry("cuMemcpyAsync").unwrap().kind == EntryKind::Name { bound: Some("cuMemcpyAsync_v7000_ptsz") }
             && pn == 0,
         "per-thread option binds cuMemcpyAsync_v7000_ptsz",
     );

@@ -16,34 +16,17 @@ use cudrv::{Driver, EntryKind, LoadError, LoadOptions};
 
 fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args([
-        "--exact",
-        "child",
-        "--ignored",
-        "--nocapture",
-        "--test-threads=1",
-    ]);
-    for var in [
-        "CUDRV_LIBCUDA",
-        "CUDRV_MAX_DRIVER_VERSION",
-        "CUDRV_PER_THREAD_DEFAULT_STREAM",
-        "CUDRV_STANDIN_VERSION",
-    ] {
+    cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"]
+    {
         cmd.env_remove(var);
     }
-    cmd.env("CUDRV_TEST_CHILD", scenario)
-        .envs(envs.iter().copied());
+    cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
     let out = cmd.output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "scenario {scenario}:\n{stdout}\n{stderr}"
-    );
-    assert!(
-        stdout.contains("SCENARIO-PASSED"),
-        "scenario {scenario} did not run:\n{stdout}"
-    );
+    assert!(out.status.success(), "scenario {scenario}:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
     stdout
 }
 
@@ -55,13 +38,7 @@ fn dir_of(p: &Path) -> &str {
 fn loads_every_emulated_version_by_path() {
     let lib = standin_libcuda("versions");
     for v in ["11.3", "11.8", "12.0", "12.4", "12.9", "13.0", "13.5"] {
-        run_child(
-            "versions",
-            &[
-                ("CUDRV_LIBCUDA", lib.to_str().unwrap()),
-                ("CUDRV_STANDIN_VERSION", v),
-            ],
-        );
+        run_child("versions", &[("CUDRV_LIBCUDA", lib.to_str().unwrap()), ("CUDRV_STANDIN_VERSION", v)]);
     }
 }
 
@@ -81,28 +58,10 @@ fn eight_threads_load_at_once() {
 fn environment_settings_apply() {
     let lib = standin_libcuda("env");
     let lib = lib.to_str().unwrap();
-    run_child(
-        "cap",
-        &[("CUDRV_LIBCUDA", lib), ("CUDRV_MAX_DRIVER_VERSION", "12.4")],
-    );
-    run_child(
-        "ptds",
-        &[
-            ("CUDRV_LIBCUDA", lib),
-            ("CUDRV_PER_THREAD_DEFAULT_STREAM", "1"),
-        ],
-    );
-    run_child(
-        "bad-env",
-        &[
-            ("CUDRV_LIBCUDA", lib),
-            ("CUDRV_MAX_DRIVER_VERSION", "twelve"),
-        ],
-    );
-    run_child(
-        "too-old",
-        &[("CUDRV_LIBCUDA", lib), ("CUDRV_STANDIN_VERSION", "11.2")],
-    );
+    run_child("cap", &[("CUDRV_LIBCUDA", lib), ("CUDRV_MAX_DRIVER_VERSION", "12.4")]);
+    run_child("ptds", &[("CUDRV_LIBCUDA", lib), ("CUDRV_PER_THREAD_DEFAULT_STREAM", "1")]);
+    run_child("bad-env", &[("CUDRV_LIBCUDA", lib), ("CUDRV_MAX_DRIVER_VERSION", "twelve")]);
+    run_child("too-old", &[("CUDRV_LIBCUDA", lib), ("CUDRV_STANDIN_VERSION", "11.2")]);
 }
 
 #[test]
@@ -114,37 +73,20 @@ fn no_driver_is_a_visible_state() {
 
 #[test]
 fn a_missing_file_is_not_found() {
-    let err = Driver::load_from("/nonexistent/libcuda.so.1")
-        .err()
-        .unwrap();
-    let LoadError::NotFound { looked, .. } = &err else {
-        panic!("{err:?}")
-    };
+    let err = Driver::load_from("/nonexistent/libcuda.so.1").err().unwrap();
+    let LoadError::NotFound { looked, .. } = &err else { panic!("{err:?}") };
     assert_eq!(looked, "/nonexistent/libcuda.so.1");
-    assert!(
-        err.to_string()
-            .starts_with("no CUDA driver found: looked for /nonexistent/libcuda.so.1: "),
-        "{err}"
-    );
+    assert!(err.to_string().starts_with("no CUDA driver found: looked for /nonexistent/libcuda.so.1: "), "{err}");
 }
 
 #[test]
 fn a_library_that_is_not_a_driver_is_refused() {
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-    ]
-    .into_iter()
-    .find(|p| Path::new(p).exists())
-    .expect("libm");
+    let libm = ["/lib/x86_64-linux-gnu/libm.so.6", "/usr/lib/x86_64-linux-gnu/libm.so.6", "/lib64/libm.so.6"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("libm");
     let err = Driver::load_from(libm).err().unwrap();
-    assert_eq!(
-        err,
-        LoadError::NotADriver {
-            path: libm.to_string()
-        }
-    );
+    assert_eq!(err, LoadError::NotADriver { path: libm.to_string() });
 }
 
 /// The scenarios, run in a child process by the tests above.
@@ -154,14 +96,10 @@ fn child() {
     let scenario = std::env::var("CUDRV_TEST_CHILD").unwrap();
     match scenario.as_str() {
         "versions" => {
-            let want =
-                cudrv::version::parse(&std::env::var("CUDRV_STANDIN_VERSION").unwrap()).unwrap();
+            let want = cudrv::version::parse(&std::env::var("CUDRV_STANDIN_VERSION").unwrap()).unwrap();
             let d = Driver::load(LoadOptions::from_env().unwrap()).unwrap();
             assert_eq!(d.version_code(), want);
-            assert_eq!(
-                d.path().unwrap(),
-                Path::new(&std::env::var("CUDRV_LIBCUDA").unwrap())
-            );
+            assert_eq!(d.path().unwrap(), Path::new(&std::env::var("CUDRV_LIBCUDA").unwrap()));
             assert_eq!(counts(&d), expected(want, false));
             assert_eq!(d.uses_get_proc_address_v2(), want >= 12000);
         }
@@ -181,10 +119,7 @@ fn child() {
                         let d = cudrv::driver().unwrap();
                         let mut v = 0;
                         // SAFETY: valid out-pointer.
-                        assert_eq!(
-                            unsafe { cudrv::p::cuDriverGetVersion(&mut v) },
-                            CUresult::CUDA_SUCCESS
-                        );
+                        assert_eq!(unsafe { cudrv::p::cuDriverGetVersion(&mut v) }, CUresult::CUDA_SUCCESS);
                         (d as *const Driver as usize, v)
                     })
                 })
@@ -204,9 +139,7 @@ fn child() {
             assert!(d.options().per_thread_default_stream);
             assert_eq!(
                 d.entry("cuMemcpyAsync").unwrap().kind,
-                EntryKind::Name {
-                    bound: Some("cuMemcpyAsync_v7000_ptsz")
-                }
+                EntryKind::Name { bound: Some("cuMemcpyAsync_v7000_ptsz") }
             );
         }
         "bad-env" => {
@@ -218,10 +151,7 @@ fn child() {
         }
         "too-old" => {
             let err = cudrv::driver().err().unwrap();
-            assert!(
-                matches!(&err, LoadError::TooOld { found, .. } if found == "11.2"),
-                "{err:?}"
-            );
+            assert!(matches!(&err, LoadError::TooOld { found, .. } if found == "11.2"), "{err:?}");
         }
         "none" => {
             let Err(err) = cudrv::driver() else {
@@ -230,23 +160,13 @@ fn child() {
                 return;
             };
             assert!(matches!(err, LoadError::NotFound { .. }), "{err:?}");
-            assert!(
-                err.to_string()
-                    .contains("libcuda.so.1 through the system loader"),
-                "{err}"
-            );
+            assert!(err.to_string().contains("libcuda.so.1 through the system loader"), "{err}");
             // Every entry answers NOT_FOUND without calling anything, and says why.
             common::capture_reports();
             // SAFETY: nothing is called.
-            assert_eq!(
-                unsafe { cudrv::p::cuInit(0) },
-                CUresult::CUDA_ERROR_NOT_FOUND
-            );
+            assert_eq!(unsafe { cudrv::p::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
             // SAFETY: as above.
-            assert_eq!(
-                unsafe { cudrv::pw::cuInit(0) },
-                CUresult::CUDA_ERROR_NOT_FOUND
-            );
+            assert_eq!(unsafe { cudrv::pw::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
             assert_eq!(common::my_reports(), ["cuInit(0) failed: CUDA_ERROR_NOT_FOUND (the driver has no description for this code) [cuInit: no driver loaded]"]);
         }
         other => panic!("unknown scenario {other}"),

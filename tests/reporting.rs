@@ -10,10 +10,7 @@ use cudrv::LoadOptions;
 use cudrv_standin::{faults, StandIn, Times};
 
 fn driver() -> cudrv::Driver {
-    let d = StandIn::new(13000)
-        .unwrap()
-        .load(LoadOptions::default())
-        .unwrap();
+    let d = StandIn::new(13000).unwrap().load(LoadOptions::default()).unwrap();
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
     d
@@ -23,22 +20,12 @@ fn driver() -> cudrv::Driver {
 fn p_returns_the_injected_status_and_reports_nothing() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(
-        "cuDeviceGetCount",
-        CUresult::CUDA_ERROR_OUT_OF_MEMORY,
-        Times::Once,
-    );
+    faults::inject_on_this_thread("cuDeviceGetCount", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     let mut n = 0;
     // SAFETY: valid out-pointer.
-    assert_eq!(
-        unsafe { d.p().cuDeviceGetCount(&mut n) },
-        CUresult::CUDA_ERROR_OUT_OF_MEMORY
-    );
+    assert_eq!(unsafe { d.p().cuDeviceGetCount(&mut n) }, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
     // SAFETY: as above. The fault fired once and is gone.
-    assert_eq!(
-        unsafe { d.p().cuDeviceGetCount(&mut n) },
-        CUresult::CUDA_SUCCESS
-    );
+    assert_eq!(unsafe { d.p().cuDeviceGetCount(&mut n) }, CUresult::CUDA_SUCCESS);
     assert_eq!(n, 1);
     assert!(my_reports().is_empty());
 }
@@ -51,17 +38,11 @@ fn pw_reports_once_naming_the_call_and_the_handle() {
     // SAFETY: the stand-in never dereferences a device pointer.
     let status = unsafe { d.pw().cuMemFree(0x7f3a00000000) };
     assert_eq!(status, CUresult::CUDA_ERROR_INVALID_VALUE);
-    assert_eq!(
-        my_reports(),
-        ["cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)"]
-    );
+    assert_eq!(my_reports(), ["cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)"]);
     // Nothing is left behind: the next successful call reports nothing.
     let mut n = 0;
     // SAFETY: valid out-pointer.
-    assert_eq!(
-        unsafe { d.pw().cuDeviceGetCount(&mut n) },
-        CUresult::CUDA_SUCCESS
-    );
+    assert_eq!(unsafe { d.pw().cuDeviceGetCount(&mut n) }, CUresult::CUDA_SUCCESS);
     assert!(my_reports().is_empty());
 }
 
@@ -69,11 +50,7 @@ fn pw_reports_once_naming_the_call_and_the_handle() {
 fn two_failures_of_one_call_site_give_two_reports() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(
-        "cuCtxSetCurrent",
-        CUresult::CUDA_ERROR_INVALID_CONTEXT,
-        Times::N(2),
-    );
+    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::N(2));
     for handle in [0x1000usize, 0x2000] {
         // SAFETY: the fault answers before the handle is looked at.
         let status = unsafe { d.pw().cuCtxSetCurrent(handle as cudrv::sys::CUcontext) };
@@ -89,11 +66,7 @@ fn two_failures_of_one_call_site_give_two_reports() {
 fn deinitialized_is_not_reported() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(
-        "cuCtxSetCurrent",
-        CUresult::CUDA_ERROR_DEINITIALIZED,
-        Times::Once,
-    );
+    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_DEINITIALIZED, Times::Once);
     // SAFETY: null is a valid argument.
     let status = unsafe { d.pw().cuCtxSetCurrent(std::ptr::null_mut()) };
     assert_eq!(status, CUresult::CUDA_ERROR_DEINITIALIZED);
@@ -128,18 +101,11 @@ fn an_unknown_code_keeps_its_value_and_gets_a_fallback_name() {
     let e = cudrv::CudaError::new(&d, "cuFoo", CUresult(12345));
     assert_eq!(e.code(), CUresult(12345));
     assert_eq!(e.name(), "unknown CUresult 12345");
-    assert_eq!(
-        e.to_string(),
-        "cuFoo failed: unknown CUresult 12345 (the driver has no description for this code)"
-    );
+    assert_eq!(e.to_string(), "cuFoo failed: unknown CUresult 12345 (the driver has no description for this code)");
     let e = cudrv::CudaError::new(&d, "cuBar", CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
         .with_note("restoring the context failed");
     assert_eq!(e.name(), "CUDA_ERROR_ILLEGAL_ADDRESS");
-    assert!(
-        e.to_string()
-            .ends_with("; note: restoring the context failed"),
-        "{e}"
-    );
+    assert!(e.to_string().ends_with("; note: restoring the context failed"), "{e}");
 }
 
 /// Runs in its own process (see `panicking_reporter_is_contained`): it replaces the
@@ -156,10 +122,7 @@ fn child_panicking_reporter() {
     faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
     for _ in 0..2 {
         // SAFETY: the stand-in never dereferences a device pointer.
-        assert_eq!(
-            unsafe { d.pw().cuMemFree(0xdead0000) },
-            CUresult::CUDA_ERROR_INVALID_VALUE
-        );
+        assert_eq!(unsafe { d.pw().cuMemFree(0xdead0000) }, CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     assert_eq!(CALLS.load(Ordering::SeqCst), 2);
     println!("CHILD-DONE");
@@ -168,13 +131,7 @@ fn child_panicking_reporter() {
 #[test]
 fn panicking_reporter_is_contained() {
     let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_panicking_reporter",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", "child_panicking_reporter", "--ignored", "--nocapture", "--test-threads=1"])
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);

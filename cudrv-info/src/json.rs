@@ -155,10 +155,7 @@ mod tests {
             ("b", Json::Array(vec![Json::Null, Json::Bool(true)])),
             ("c", Json::Array(vec![])),
             ("d", Json::Object(vec![("x", Json::float(1.5, 2))])),
-            (
-                "e",
-                Json::Array(vec![Json::Object(vec![("y", Json::str("z"))])]),
-            ),
+            ("e", Json::Array(vec![Json::Object(vec![("y", Json::str("z"))])])),
         ]);
         assert_eq!(
             v.to_text(),

@@ -84,15 +84,12 @@ impl Failure {
     /// The failure of loading a driver, with the exit code its kind calls for.
     fn load(e: &LoadError) -> Failure {
         let code = match e {
-            LoadError::NotFound { .. }
-            | LoadError::NotADriver { .. }
-            | LoadError::InvalidSetting { .. } => EXIT_BAD_INPUT,
+            LoadError::NotFound { .. } | LoadError::NotADriver { .. } | LoadError::InvalidSetting { .. } => {
+                EXIT_BAD_INPUT
+            }
             LoadError::VersionQueryFailed { .. } | LoadError::TooOld { .. } => EXIT_LOAD_FAILED,
         };
-        Failure {
-            code,
-            message: e.to_string(),
-        }
+        Failure { code, message: e.to_string() }
     }
 }
 
@@ -110,9 +107,9 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
         opts = opts.with_max_version(v).map_err(|e| Failure {
             code: EXIT_BAD_INPUT,
             message: match e {
-                LoadError::InvalidSetting {
-                    value, expected, ..
-                } => format!("--max-version {value:?} is not valid: expected {expected}"),
+                LoadError::InvalidSetting { value, expected, .. } => {
+                    format!("--max-version {value:?} is not valid: expected {expected}")
+                }
                 other => other.to_string(),
             },
         })?;
@@ -125,9 +122,7 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
 
 /// The bundled stand-in driver (`CUDRV_STANDIN_VERSION`, default 13.5), loaded in-process.
 fn stand_in(opts: LoadOptions) -> Result<Driver, Failure> {
-    cudrv_standin::StandIn::from_env()
-        .load(opts)
-        .map_err(|e| Failure::load(&e))
+    cudrv_standin::StandIn::from_env().load(opts).map_err(|e| Failure::load(&e))
 }
 
 /// Loads the driver the arguments ask for; returns it, where it came from, and the exit
@@ -136,10 +131,9 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
     let opts = options(args)?;
     match &args.driver {
         Some(d) if d == "stand-in" => Ok((stand_in(opts)?, Origin::StandInRequested, EXIT_OK)),
-        Some(d) if d.is_empty() => Err(Failure {
-            code: EXIT_BAD_INPUT,
-            message: "--driver needs a path, or stand-in".to_string(),
-        }),
+        Some(d) if d.is_empty() => {
+            Err(Failure { code: EXIT_BAD_INPUT, message: "--driver needs a path, or stand-in".to_string() })
+        }
         Some(path) => match Driver::load(opts.with_path(path)) {
             Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
             Err(e) => Err(Failure::load(&e)),
@@ -151,11 +145,7 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
                 Err(e @ LoadError::NotFound { .. }) if !explicit => {
                     say(&format!("{e}; showing the bundled stand-in driver instead"));
-                    Ok((
-                        stand_in(opts)?,
-                        Origin::StandInFallback,
-                        EXIT_STAND_IN_FALLBACK,
-                    ))
+                    Ok((stand_in(opts)?, Origin::StandInFallback, EXIT_STAND_IN_FALLBACK))
                 }
                 Err(e) => Err(Failure::load(&e)),
             }
@@ -175,16 +165,10 @@ fn main() -> ExitCode {
     match load(&args) {
         Ok((driver, origin, code)) => {
             let r = report::gather(&driver, origin, args.all);
-            let out = if args.json {
-                render::json(&r)
-            } else {
-                render::text(&r)
-            };
+            let out = if args.json { render::json(&r) } else { render::text(&r) };
             // A closed stdout (`cudrv-info --all | head`) is not an error worth a message.
             let mut stdout = std::io::stdout().lock();
-            let _ = stdout
-                .write_all(out.as_bytes())
-                .and_then(|()| stdout.flush());
+            let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
             ExitCode::from(code)
         }
         Err(f) => {

@@ -26,11 +26,9 @@ pub fn driver_label(r: &Report) -> String {
 fn version_text(r: &Report) -> String {
     let shown = display(r.version);
     match r.max_version {
-        Some(cap) if r.capped() => format!(
-            "{shown} (capped at {}; the driver reports {})",
-            display(cap),
-            display(r.driver_version)
-        ),
+        Some(cap) if r.capped() => {
+            format!("{shown} (capped at {}; the driver reports {})", display(cap), display(r.driver_version))
+        }
         Some(cap) => format!("{shown} (the cap {} does not lower it)", display(cap)),
         None => shown,
     }
@@ -38,11 +36,7 @@ fn version_text(r: &Report) -> String {
 
 /// `needs 13.1: 12, needs 13.2: 9`.
 fn gated_text(s: &Summary) -> String {
-    s.gated
-        .iter()
-        .map(|(v, n)| format!("needs {}: {n}", display(*v)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    s.gated.iter().map(|(v, n)| format!("needs {}: {n}", display(*v))).collect::<Vec<_>>().join(", ")
 }
 
 /// The report as text, ending in a newline.
@@ -57,23 +51,11 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(o, "file: {file}");
     }
     let _ = writeln!(o, "version: {}", version_text(r));
-    let bootstrap = if r.get_proc_address_v2 {
-        "cuGetProcAddress_v2"
-    } else {
-        "cuGetProcAddress (11.x form)"
-    };
+    let bootstrap = if r.get_proc_address_v2 { "cuGetProcAddress_v2" } else { "cuGetProcAddress (11.x form)" };
     let _ = writeln!(o, "bootstrap: {bootstrap}");
-    let ptds = if r.per_thread_default_stream {
-        "on"
-    } else {
-        "off"
-    };
+    let ptds = if r.per_thread_default_stream { "on" } else { "off" };
     let _ = writeln!(o, "per-thread default stream: {ptds}");
-    let _ = writeln!(
-        o,
-        "resolved in: {:.2} ms",
-        r.resolve_time.as_secs_f64() * 1000.0
-    );
+    let _ = writeln!(o, "resolved in: {:.2} ms", r.resolve_time.as_secs_f64() * 1000.0);
     devices_text(&mut o, &r.devices);
     summary_text(&mut o, &r.summary);
     if !r.entries.is_empty() {
@@ -116,32 +98,19 @@ fn summary_text(o: &mut String, s: &Summary) {
     if gated == 0 {
         let _ = writeln!(o, "  gated by the driver version: 0");
     } else {
-        let _ = writeln!(
-            o,
-            "  gated by the driver version: {gated} ({})",
-            gated_text(s)
-        );
+        let _ = writeln!(o, "  gated by the driver version: {gated} ({})", gated_text(s));
     }
     let _ = writeln!(o, "  not in this driver: {}", s.not_in_driver);
-    let _ = writeln!(
-        o,
-        "  not requested (per-thread, needs --per-thread-default-stream): {}",
-        s.not_requested
-    );
+    let _ = writeln!(o, "  not requested (per-thread, needs --per-thread-default-stream): {}", s.not_requested);
     if s.other > 0 {
         let _ = writeln!(o, "  no driver loaded: {}", s.other);
     }
-    let _ = writeln!(
-        o,
-        "unversioned names: {} bound, {} not bound",
-        s.names_bound, s.names_unbound
-    );
+    let _ = writeln!(o, "unversioned names: {} bound, {} not bound", s.names_bound, s.names_unbound);
 }
 
 fn entries_text(o: &mut String, entries: &[EntryInfo]) {
-    let (variants, names): (Vec<&EntryInfo>, Vec<&EntryInfo>) = entries
-        .iter()
-        .partition(|e| matches!(e.kind, EntryKind::Variant { .. }));
+    let (variants, names): (Vec<&EntryInfo>, Vec<&EntryInfo>) =
+        entries.iter().partition(|e| matches!(e.kind, EntryKind::Variant { .. }));
     let width = |list: &[&EntryInfo]| list.iter().map(|e| e.name.len()).max().unwrap_or(0);
     let w = width(&variants);
     let _ = writeln!(o, "variants:");
@@ -178,10 +147,7 @@ pub fn json(r: &Report) -> String {
     ];
     match &r.devices {
         Ok(list) => {
-            fields.push((
-                "devices",
-                Json::Array(list.iter().map(device_json).collect()),
-            ));
+            fields.push(("devices", Json::Array(list.iter().map(device_json).collect())));
             fields.push(("devices_error", Json::Null));
         }
         Err(e) => {
@@ -210,18 +176,9 @@ fn driver_json(r: &Report) -> Json {
         ("driver_version_code", Json::int(r.driver_version)),
         ("max_version", Json::opt_str(r.max_version.map(display))),
         ("capped", Json::Bool(r.capped())),
-        (
-            "get_proc_address",
-            Json::str(if r.get_proc_address_v2 { "v2" } else { "v1" }),
-        ),
-        (
-            "per_thread_default_stream",
-            Json::Bool(r.per_thread_default_stream),
-        ),
-        (
-            "resolve_time_ms",
-            Json::float(r.resolve_time.as_secs_f64() * 1000.0, 3),
-        ),
+        ("get_proc_address", Json::str(if r.get_proc_address_v2 { "v2" } else { "v1" })),
+        ("per_thread_default_stream", Json::Bool(r.per_thread_default_stream)),
+        ("resolve_time_ms", Json::float(r.resolve_time.as_secs_f64() * 1000.0, 3)),
     ])
 }
 
@@ -244,12 +201,7 @@ fn summary_json(s: &Summary) -> Json {
     let by_version = s
         .gated
         .iter()
-        .map(|(v, n)| {
-            Json::Object(vec![
-                ("needs", Json::str(display(*v))),
-                ("count", Json::count(*n)),
-            ])
-        })
+        .map(|(v, n)| Json::Object(vec![("needs", Json::str(display(*v))), ("count", Json::count(*n))]))
         .collect();
     Json::Object(vec![
         ("variants", Json::count(s.variants)),
@@ -267,11 +219,7 @@ fn summary_json(s: &Summary) -> Json {
 fn entry_json(e: &EntryInfo) -> Json {
     let mut fields = vec![("name", Json::str(e.name))];
     match e.kind {
-        EntryKind::Variant {
-            symbol,
-            version,
-            per_thread,
-        } => {
+        EntryKind::Variant { symbol, version, per_thread } => {
             fields.push(("kind", Json::str("variant")));
             fields.push(("symbol", Json::str(symbol)));
             fields.push(("abi_version", Json::int(version)));

@@ -168,11 +168,7 @@ pub fn gather(driver: &Driver, origin: Origin, all: bool) -> Report {
         resolve_time: driver.resolve_time(),
         devices: devices(driver),
         summary: Summary::of(driver.entries()),
-        entries: if all {
-            driver.entries().collect()
-        } else {
-            Vec::new()
-        },
+        entries: if all { driver.entries().collect() } else { Vec::new() },
     }
 }
 
@@ -192,15 +188,8 @@ fn devices(driver: &Driver) -> Result<Vec<Device>, String> {
     check(driver, "cuInit", unsafe { p.cuInit(0) })?;
     let mut count: c_int = 0;
     // SAFETY: `count` is a valid out-pointer.
-    check(driver, "cuDeviceGetCount", unsafe {
-        p.cuDeviceGetCount(&mut count)
-    })?;
-    Ok((0..count)
-        .map(|ordinal| Device {
-            ordinal,
-            info: device(driver, ordinal),
-        })
-        .collect())
+    check(driver, "cuDeviceGetCount", unsafe { p.cuDeviceGetCount(&mut count) })?;
+    Ok((0..count).map(|ordinal| Device { ordinal, info: device(driver, ordinal) }).collect())
 }
 
 /// Reads the name, compute capability and memory of device `ordinal`.
@@ -208,31 +197,23 @@ fn device(driver: &Driver, ordinal: c_int) -> Result<DeviceInfo, String> {
     let p = driver.p();
     let mut dev: CUdevice = 0;
     // SAFETY: `dev` is a valid out-pointer.
-    check(driver, "cuDeviceGet", unsafe {
-        p.cuDeviceGet(&mut dev, ordinal)
-    })?;
+    check(driver, "cuDeviceGet", unsafe { p.cuDeviceGet(&mut dev, ordinal) })?;
 
     let mut buf: [c_char; 256] = [0; 256];
     let len = c_int::try_from(buf.len()).unwrap_or(c_int::MAX);
     // SAFETY: `buf` has room for `len` bytes.
-    check(driver, "cuDeviceGetName", unsafe {
-        p.cuDeviceGetName(buf.as_mut_ptr(), len, dev)
-    })?;
+    check(driver, "cuDeviceGetName", unsafe { p.cuDeviceGetName(buf.as_mut_ptr(), len, dev) })?;
     // Never read past the buffer, even if the driver wrote no NUL.
     if let Some(last) = buf.last_mut() {
         *last = 0;
     }
     // SAFETY: `buf` is NUL-terminated (its last byte is 0).
-    let name = unsafe { CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned();
+    let name = unsafe { CStr::from_ptr(buf.as_ptr()) }.to_string_lossy().into_owned();
 
     let attribute = |attrib: CUdevice_attribute| -> Result<c_int, String> {
         let mut v: c_int = 0;
         // SAFETY: `v` is a valid out-pointer.
-        check(driver, "cuDeviceGetAttribute", unsafe {
-            p.cuDeviceGetAttribute(&mut v, attrib, dev)
-        })?;
+        check(driver, "cuDeviceGetAttribute", unsafe { p.cuDeviceGetAttribute(&mut v, attrib, dev) })?;
         Ok(v)
     };
     let major = attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
@@ -240,15 +221,9 @@ fn device(driver: &Driver, ordinal: c_int) -> Result<DeviceInfo, String> {
 
     let mut total_mem: usize = 0;
     // SAFETY: `total_mem` is a valid out-pointer.
-    check(driver, "cuDeviceTotalMem", unsafe {
-        p.cuDeviceTotalMem(&mut total_mem, dev)
-    })?;
+    check(driver, "cuDeviceTotalMem", unsafe { p.cuDeviceTotalMem(&mut total_mem, dev) })?;
 
-    Ok(DeviceInfo {
-        name,
-        compute_capability: (major, minor),
-        total_mem,
-    })
+    Ok(DeviceInfo { name, compute_capability: (major, minor), total_mem })
 }
 
 #[cfg(test)]
@@ -265,34 +240,22 @@ mod tests {
 
     #[test]
     fn counts_add_up() {
-        let d = stand_in(
-            13050,
-            LoadOptions::default().with_max_version("12.4").unwrap(),
-        );
+        let d = stand_in(13050, LoadOptions::default().with_max_version("12.4").unwrap());
         let r = gather(&d, Origin::StandInRequested, true);
         let s = &r.summary;
         assert!(r.capped());
         assert_eq!(r.version, 12040);
         assert_eq!(r.driver_version, 13050);
         assert!(s.resolved > 0 && s.gated_total() > 0 && s.not_requested > 0);
-        assert_eq!(
-            s.resolved + s.gated_total() + s.not_in_driver + s.not_requested + s.other,
-            s.variants
-        );
-        assert_eq!(
-            r.entries.len(),
-            s.variants + s.names_bound + s.names_unbound
-        );
+        assert_eq!(s.resolved + s.gated_total() + s.not_in_driver + s.not_requested + s.other, s.variants);
+        assert_eq!(r.entries.len(), s.variants + s.names_bound + s.names_unbound);
         assert!(s.gated.windows(2).all(|w| w[0].0 < w[1].0));
         assert!(s.gated.iter().all(|(v, _)| *v > 12040));
     }
 
     #[test]
     fn per_thread_option_requests_the_per_thread_variants() {
-        let d = stand_in(
-            13050,
-            LoadOptions::default().with_per_thread_default_stream(true),
-        );
+        let d = stand_in(13050, LoadOptions::default().with_per_thread_default_stream(true));
         let r = gather(&d, Origin::StandInRequested, false);
         assert_eq!(r.summary.not_requested, 0);
         assert!(r.per_thread_default_stream);
@@ -312,20 +275,13 @@ mod tests {
     #[test]
     fn a_failing_device_call_is_shown_not_fatal() {
         let d = stand_in(13050, LoadOptions::default());
-        faults::inject_on_this_thread(
-            "cuDeviceGetName",
-            CUresult::CUDA_ERROR_INVALID_DEVICE,
-            Times::Once,
-        );
+        faults::inject_on_this_thread("cuDeviceGetName", CUresult::CUDA_ERROR_INVALID_DEVICE, Times::Once);
         let devices = devices(&d).unwrap();
         let err = devices[0].info.as_ref().unwrap_err();
         assert!(err.starts_with("cuDeviceGetName failed: CUDA_ERROR_INVALID_DEVICE"));
 
         faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
         let err = super::devices(&d).unwrap_err();
-        assert!(
-            err.starts_with("cuInit failed: CUDA_ERROR_NO_DEVICE"),
-            "{err}"
-        );
+        assert!(err.starts_with("cuInit failed: CUDA_ERROR_NO_DEVICE"), "{err}");
     }
 }

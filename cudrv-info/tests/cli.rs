@@ -36,13 +36,7 @@ fn stderr(o: &Output) -> String {
 
 /// Asserts the exit code, showing the output when it differs.
 fn assert_code(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "stdout:\n{}\nstderr:\n{}",
-        stdout(o),
-        stderr(o)
-    );
+    assert_eq!(o.status.code(), Some(code), "stdout:\n{}\nstderr:\n{}", stdout(o), stderr(o));
 }
 
 /// Asserts a bad-input failure: exit 2, nothing on stdout, one `cudrv-info: ` line on
@@ -59,10 +53,7 @@ fn assert_bad_input(o: &Output, needle: &str) {
 
 /// The number after `key` (e.g. `"resolved: "`) in `text`.
 fn number_after(text: &str, key: &str) -> usize {
-    let rest = &text[text
-        .find(key)
-        .unwrap_or_else(|| panic!("no {key:?} in:\n{text}"))
-        + key.len()..];
+    let rest = &text[text.find(key).unwrap_or_else(|| panic!("no {key:?} in:\n{text}")) + key.len()..];
     let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
     digits.parse().unwrap()
 }
@@ -82,15 +73,10 @@ fn stand_in_shows_its_device_and_resolved_entries() {
     assert_code(&o, 0);
     assert_eq!(stderr(&o), "");
     let out = stdout(&o);
-    assert!(out.starts_with(
-        "driver: cudrv stand-in (emulated CUDA 13.5; requested with --driver stand-in)\n"
-    ));
+    assert!(out.starts_with("driver: cudrv stand-in (emulated CUDA 13.5; requested with --driver stand-in)\n"));
     assert!(out.contains("\nversion: 13.5\n"), "{out}");
     assert!(out.contains("bootstrap: cuGetProcAddress_v2"), "{out}");
-    assert!(
-        out.contains("  0: cudrv stand-in device, compute capability 9.0, 80.0 GiB"),
-        "{out}"
-    );
+    assert!(out.contains("  0: cudrv stand-in device, compute capability 9.0, 80.0 GiB"), "{out}");
     let resolved = number_after(&out, "  resolved: ");
     let variants = number_after(&out, "entry table: ");
     assert!(resolved > 0 && resolved < variants, "{out}");
@@ -126,10 +112,7 @@ fn capped_text_lists_gated_versions() {
     let o = run(&["--driver", "stand-in", "--max-version", "13.0"]);
     assert_code(&o, 0);
     let out = stdout(&o);
-    assert!(
-        out.contains("version: 13.0 (capped at 13.0; the driver reports 13.5)"),
-        "{out}"
-    );
+    assert!(out.contains("version: 13.0 (capped at 13.0; the driver reports 13.5)"), "{out}");
     assert!(out.contains("(needs 13.1: "), "{out}");
     assert!(!out.contains("needs 13.0"), "{out}");
 }
@@ -152,10 +135,7 @@ fn all_as_text_shows_states_and_bindings() {
     let o = run(&["--driver", "stand-in", "--all", "--max-version", "12.0"]);
     assert_code(&o, 0);
     let out = stdout(&o);
-    assert!(
-        out.contains("\nvariants:\n") && out.contains("\nnames:\n"),
-        "{out}"
-    );
+    assert!(out.contains("\nvariants:\n") && out.contains("\nnames:\n"), "{out}");
     assert!(out.contains("needs driver 12.8, bound to nothing"), "{out}");
     assert!(out.contains("bound to cuInit_v2000"), "{out}");
     assert!(out.contains("not requested (per-thread"), "{out}");
@@ -185,10 +165,7 @@ fn stand_in_version_and_devices_come_from_the_environment() {
 
 #[test]
 fn a_too_old_driver_fails_to_load() {
-    let o = cmd(&["--driver", "stand-in"])
-        .env("CUDRV_STANDIN_VERSION", "11.0")
-        .output()
-        .unwrap();
+    let o = cmd(&["--driver", "stand-in"]).env("CUDRV_STANDIN_VERSION", "11.0").output().unwrap();
     assert_code(&o, 1);
     assert_eq!(stdout(&o), "");
     let err = stderr(&o);
@@ -208,9 +185,7 @@ fn no_driver_falls_back_to_the_stand_in() {
     assert!(err.starts_with("cudrv-info: no CUDA driver found: looked for libcuda.so.1"));
     let out = stdout(&o);
     assert!(
-        out.starts_with(
-            "driver: cudrv stand-in (emulated CUDA 13.5; no NVIDIA driver on this machine)\n"
-        ),
+        out.starts_with("driver: cudrv stand-in (emulated CUDA 13.5; no NVIDIA driver on this machine)\n"),
         "{out}"
     );
     assert!(out.contains("cudrv stand-in device"), "{out}");
@@ -227,19 +202,14 @@ fn no_driver_falls_back_to_the_stand_in_as_json() {
     let out = stdout(&o);
     json::check(&out);
     assert!(out.contains("\"stand_in\": true"), "{out}");
-    assert!(
-        out.contains("\"origin\": \"stand_in_no_driver_found\""),
-        "{out}"
-    );
+    assert!(out.contains("\"origin\": \"stand_in_no_driver_found\""), "{out}");
 }
 
 /// The stand-in built as a `libcuda.so.1`-like library, if cargo built the cdylib.
 fn stand_in_library() -> Option<std::path::PathBuf> {
     let dir = Path::new(env!("CARGO_BIN_EXE_cudrv-info")).parent()?;
-    let found = [dir.join("deps"), dir.to_path_buf()]
-        .into_iter()
-        .map(|d| d.join("libcudrv_standin.so"))
-        .find(|p| p.exists());
+    let found =
+        [dir.join("deps"), dir.to_path_buf()].into_iter().map(|d| d.join("libcudrv_standin.so")).find(|p| p.exists());
     if found.is_none() {
         eprintln!("libcudrv_standin.so was not built; loading a driver library is not tested");
     }
@@ -259,20 +229,12 @@ fn a_driver_library_is_reported_as_a_real_driver() {
     assert!(out.starts_with(&format!("driver: {lib}\n")), "{out}");
     assert!(out.contains("cudrv stand-in device"), "{out}");
 
-    let o = cmd(&["--json"])
-        .env("CUDRV_LIBCUDA", lib)
-        .env("CUDRV_STANDIN_VERSION", "11.8")
-        .output()
-        .unwrap();
+    let o = cmd(&["--json"]).env("CUDRV_LIBCUDA", lib).env("CUDRV_STANDIN_VERSION", "11.8").output().unwrap();
     assert_code(&o, 0);
     let out = stdout(&o);
     json::check(&out);
-    for s in [
-        "\"stand_in\": false",
-        "\"origin\": \"library\"",
-        "\"version\": \"11.8\"",
-        "\"get_proc_address\": \"v1\"",
-    ] {
+    for s in ["\"stand_in\": false", "\"origin\": \"library\"", "\"version\": \"11.8\"", "\"get_proc_address\": \"v1\""]
+    {
         assert!(out.contains(s), "no {s} in:\n{out}");
     }
 }
@@ -285,10 +247,7 @@ fn a_missing_driver_path_is_bad_input() {
 
 #[test]
 fn a_missing_driver_path_from_the_environment_is_bad_input() {
-    let o = cmd(&[])
-        .env("CUDRV_LIBCUDA", "/nonexistent/libcuda.so.1")
-        .output()
-        .unwrap();
+    let o = cmd(&[]).env("CUDRV_LIBCUDA", "/nonexistent/libcuda.so.1").output().unwrap();
     assert_bad_input(&o, "/nonexistent/libcuda.so.1");
 }
 
@@ -311,10 +270,7 @@ fn a_library_that_is_not_a_driver_is_bad_input() {
 #[test]
 fn an_unparsable_version_is_bad_input() {
     assert_bad_input(&run(&["--max-version", "banana"]), "\"banana\"");
-    let o = cmd(&["--driver", "stand-in"])
-        .env("CUDRV_MAX_DRIVER_VERSION", "banana")
-        .output()
-        .unwrap();
+    let o = cmd(&["--driver", "stand-in"]).env("CUDRV_MAX_DRIVER_VERSION", "banana").output().unwrap();
     assert_bad_input(&o, "CUDRV_MAX_DRIVER_VERSION");
 }
 
@@ -340,10 +296,7 @@ fn help_documents_the_exit_codes() {
 mod json {
     /// Panics unless `text` is exactly one JSON value (surrounding whitespace allowed).
     pub fn check(text: &str) {
-        let mut p = Parser {
-            s: text.as_bytes(),
-            i: 0,
-        };
+        let mut p = Parser { s: text.as_bytes(), i: 0 };
         p.ws();
         p.value();
         p.ws();
@@ -361,13 +314,7 @@ mod json {
         }
 
         fn eat(&mut self, b: u8) {
-            assert_eq!(
-                self.peek(),
-                b,
-                "expected {:?} at byte {}",
-                b as char,
-                self.i
-            );
+            assert_eq!(self.peek(), b, "expected {:?} at byte {}", b as char, self.i);
             self.i += 1;
         }
 

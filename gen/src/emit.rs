@@ -24,13 +24,7 @@ fn banner(model: &Model, what: &str) -> String {
 }
 
 pub fn emit(file: &syn::File, model: &Model) -> Result<Files, String> {
-    Ok(Files {
-        sys: sys(file, model),
-        table: table(file, model)?,
-        p: p(model)?,
-        pw: pw(model)?,
-        stubs: stubs(model)?,
-    })
+    Ok(Files { sys: sys(file, model), table: table(file, model)?, p: p(model)?, pw: pw(model)?, stubs: stubs(model)? })
 }
 
 /// bindgen's output without the function declarations.
@@ -38,12 +32,7 @@ fn sys(file: &syn::File, model: &Model) -> String {
     let kept = syn::File {
         shebang: None,
         attrs: Vec::new(),
-        items: file
-            .items
-            .iter()
-            .filter(|i| !matches!(i, Item::ForeignMod(_)))
-            .cloned()
-            .collect(),
+        items: file.items.iter().filter(|i| !matches!(i, Item::ForeignMod(_))).cloned().collect(),
     };
     banner(model, "types, enums, constants and PFN typedefs") + &prettyplease::unparse(&kept)
 }
@@ -58,19 +47,11 @@ fn ty(t: &Type) -> String {
 }
 
 fn param_list(params: &[(String, Type)]) -> String {
-    params
-        .iter()
-        .map(|(n, t)| format!("{n}: {}", ty(t)))
-        .collect::<Vec<_>>()
-        .join(", ")
+    params.iter().map(|(n, t)| format!("{n}: {}", ty(t))).collect::<Vec<_>>().join(", ")
 }
 
 fn arg_names(params: &[(String, Type)]) -> String {
-    params
-        .iter()
-        .map(|(n, _)| n.as_str())
-        .collect::<Vec<_>>()
-        .join(", ")
+    params.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>().join(", ")
 }
 
 fn version_text(v: u32) -> String {
@@ -92,11 +73,7 @@ fn error_codes(file: &syn::File) -> Vec<(String, u64)> {
             let syn::Expr::Call(call) = &c.expr else {
                 continue;
             };
-            if let Some(syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(v),
-                ..
-            })) = call.args.first()
-            {
+            if let Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(v), .. })) = call.args.first() {
                 if let Ok(v) = v.base10_parse::<u64>() {
                     out.push((c.ident.to_string(), v));
                 }
@@ -110,27 +87,13 @@ fn error_codes(file: &syn::File) -> Vec<(String, u64)> {
 
 fn table(file: &syn::File, model: &Model) -> Result<String, String> {
     let mut s = banner(model, "the entry-point table");
-    let _ = writeln!(
-        s,
-        "/// `CUDA_VERSION` of the header the table was generated from."
-    );
-    let _ = writeln!(
-        s,
-        "pub const HEADER_VERSION: u32 = {};",
-        model.header_version
-    );
+    let _ = writeln!(s, "/// `CUDA_VERSION` of the header the table was generated from.");
+    let _ = writeln!(s, "pub const HEADER_VERSION: u32 = {};", model.header_version);
     let _ = writeln!(s, "/// Number of `PFN_*` variants in the header.");
-    let _ = writeln!(
-        s,
-        "pub const VARIANT_COUNT: usize = {};",
-        model.variants.len()
-    );
+    let _ = writeln!(s, "pub const VARIANT_COUNT: usize = {};", model.variants.len());
     let _ = writeln!(s, "/// Number of distinct function names in the header.");
     let _ = writeln!(s, "pub const NAME_COUNT: usize = {};\n", model.names.len());
-    let _ = writeln!(
-        s,
-        "/// Every variant, sorted by symbol, version and per-thread flag."
-    );
+    let _ = writeln!(s, "/// Every variant, sorted by symbol, version and per-thread flag.");
     let _ = writeln!(s, "pub static VARIANTS: [VariantSpec; VARIANT_COUNT] = [");
     for v in &model.variants {
         let _ = writeln!(
@@ -140,18 +103,10 @@ fn table(file: &syn::File, model: &Model) -> Result<String, String> {
         );
     }
     let _ = writeln!(s, "];\n");
-    let _ = writeln!(
-        s,
-        "/// Every distinct name and the variants its unversioned form may bind, newest first."
-    );
+    let _ = writeln!(s, "/// Every distinct name and the variants its unversioned form may bind, newest first.");
     let _ = writeln!(s, "pub static NAMES: [NameSpec; NAME_COUNT] = [");
     for n in &model.names {
-        let list = |v: &[usize]| {
-            v.iter()
-                .map(|i| i.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let list = |v: &[usize]| v.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
         let _ = writeln!(
             s,
             "    NameSpec {{ name: \"{}\", candidates: &[{}], per_thread_candidates: &[{}], declared: {} }},",
@@ -162,14 +117,8 @@ fn table(file: &syn::File, model: &Model) -> Result<String, String> {
         );
     }
     let _ = writeln!(s, "];\n");
-    let _ = writeln!(
-        s,
-        "/// The header's name for a `CUresult` code, if it has one."
-    );
-    let _ = writeln!(
-        s,
-        "pub fn header_error_name(code: u32) -> Option<&'static str> {{\n    Some(match code {{"
-    );
+    let _ = writeln!(s, "/// The header's name for a `CUresult` code, if it has one.");
+    let _ = writeln!(s, "pub fn header_error_name(code: u32) -> Option<&'static str> {{\n    Some(match code {{");
     for (name, v) in error_codes(file) {
         let _ = writeln!(s, "        {v} => \"{name}\",");
     }
@@ -188,20 +137,9 @@ fn p(model: &Model) -> Result<String, String> {
             v.symbol,
             v.version,
             version_text(v.version),
-            if v.per_thread {
-                ", per-thread default stream"
-            } else {
-                ""
-            }
+            if v.per_thread { ", per-thread default stream" } else { "" }
         );
-        method_p(
-            &mut m,
-            &doc,
-            &v.ident,
-            &v.params,
-            &format!("self.0.variant_slot({i})"),
-            &format!("PFN_{}", v.ident),
-        );
+        method_p(&mut m, &doc, &v.ident, &v.params, &format!("self.0.variant_slot({i})"), &format!("PFN_{}", v.ident));
         free_fn(&mut free, &doc, &v.ident, &v.params, "p");
     }
     for (i, n) in model.names.iter().enumerate() {
@@ -216,14 +154,7 @@ fn p(model: &Model) -> Result<String, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        method_p(
-            &mut m,
-            &doc,
-            &n.name,
-            &n.params,
-            &format!("self.0.name_slot({i})"),
-            &format!("PFN_{}", typed.ident),
-        );
+        method_p(&mut m, &doc, &n.name, &n.params, &format!("self.0.name_slot({i})"), &format!("PFN_{}", typed.ident));
         free_fn(&mut free, &doc, &n.name, &n.params, "p");
     }
     Ok(format!(
@@ -232,35 +163,14 @@ fn p(model: &Model) -> Result<String, String> {
     ))
 }
 
-fn method_p(
-    s: &mut String,
-    doc: &str,
-    name: &str,
-    params: &[(String, Type)],
-    slot: &str,
-    pfn: &str,
-) {
+fn method_p(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], slot: &str, pfn: &str) {
     let _ = writeln!(s, "    #[doc = \"{doc}\"]");
     let _ = writeln!(s, "    #[inline(always)]");
-    let _ = writeln!(
-        s,
-        "    pub unsafe fn {name}(&self, {}) -> CUresult {{",
-        param_list(params)
-    );
-    let _ = writeln!(
-        s,
-        "        // SAFETY: the slot is null or a pointer the driver returned for a variant whose"
-    );
+    let _ = writeln!(s, "    pub unsafe fn {name}(&self, {}) -> CUresult {{", param_list(params));
+    let _ = writeln!(s, "        // SAFETY: the slot is null or a pointer the driver returned for a variant whose");
     let _ = writeln!(s, "        // signature is {pfn}'s; null becomes None.");
-    let _ = writeln!(
-        s,
-        "        match core::mem::transmute::<*mut c_void, {pfn}>({slot}) {{"
-    );
-    let _ = writeln!(
-        s,
-        "            Some(entry_point) => entry_point({}),",
-        arg_names(params)
-    );
+    let _ = writeln!(s, "        match core::mem::transmute::<*mut c_void, {pfn}>({slot}) {{");
+    let _ = writeln!(s, "            Some(entry_point) => entry_point({}),", arg_names(params));
     let _ = writeln!(s, "            None => {NOT_FOUND},");
     let _ = writeln!(s, "        }}\n    }}");
 }
@@ -268,16 +178,8 @@ fn method_p(
 fn free_fn(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], via: &str) {
     let _ = writeln!(s, "#[doc = \"{doc} Through the process-wide driver.\"]");
     let _ = writeln!(s, "#[inline(always)]");
-    let _ = writeln!(
-        s,
-        "pub unsafe fn {name}({}) -> CUresult {{",
-        param_list(params)
-    );
-    let _ = writeln!(
-        s,
-        "    crate::driver::global().{via}().{name}({})",
-        arg_names(params)
-    );
+    let _ = writeln!(s, "pub unsafe fn {name}({}) -> CUresult {{", param_list(params));
+    let _ = writeln!(s, "    crate::driver::global().{via}().{name}({})", arg_names(params));
     let _ = writeln!(s, "}}");
 }
 
@@ -297,48 +199,25 @@ fn arg_expr(kind: ArgKind, params: &[(String, Type)]) -> String {
 fn pw(model: &Model) -> Result<String, String> {
     let mut m = String::new();
     let mut free = String::new();
-    let mut one =
-        |name: &str, params: &[(String, Type)], kind: ArgKind, entry: String, doc: &str| {
-            let args = arg_names(params);
-            let _ = writeln!(m, "    #[doc = \"{doc}\"]");
-            let _ = writeln!(m, "    #[inline(always)]");
-            let _ = writeln!(
-                m,
-                "    pub unsafe fn {name}(&self, {}) -> CUresult {{",
-                param_list(params)
-            );
-            let _ = writeln!(m, "        let status = self.0.p().{name}({args});");
-            let _ = writeln!(m, "        if status != CUresult::CUDA_SUCCESS {{");
-            let _ = writeln!(
-                m,
-                "            self.0.report_failure(\"{name}\", {entry}, {}, status);",
-                arg_expr(kind, params)
-            );
-            let _ = writeln!(m, "        }}\n        status\n    }}");
-            free_fn(&mut free, doc, name, params, "pw");
-        };
+    let mut one = |name: &str, params: &[(String, Type)], kind: ArgKind, entry: String, doc: &str| {
+        let args = arg_names(params);
+        let _ = writeln!(m, "    #[doc = \"{doc}\"]");
+        let _ = writeln!(m, "    #[inline(always)]");
+        let _ = writeln!(m, "    pub unsafe fn {name}(&self, {}) -> CUresult {{", param_list(params));
+        let _ = writeln!(m, "        let status = self.0.p().{name}({args});");
+        let _ = writeln!(m, "        if status != CUresult::CUDA_SUCCESS {{");
+        let _ =
+            writeln!(m, "            self.0.report_failure(\"{name}\", {entry}, {}, status);", arg_expr(kind, params));
+        let _ = writeln!(m, "        }}\n        status\n    }}");
+        free_fn(&mut free, doc, name, params, "pw");
+    };
     for (i, v) in model.variants.iter().enumerate() {
-        let doc = format!(
-            "`{}`, reporting a failure through `cudrv::report`.",
-            v.ident
-        );
-        one(
-            &v.ident,
-            &v.params,
-            v.first_arg,
-            format!("Entry::Variant({i})"),
-            &doc,
-        );
+        let doc = format!("`{}`, reporting a failure through `cudrv::report`.", v.ident);
+        one(&v.ident, &v.params, v.first_arg, format!("Entry::Variant({i})"), &doc);
     }
     for (i, n) in model.names.iter().enumerate() {
         let doc = format!("`{}`, reporting a failure through `cudrv::report`.", n.name);
-        one(
-            &n.name,
-            &n.params,
-            n.first_arg,
-            format!("Entry::Name({i})"),
-            &doc,
-        );
+        one(&n.name, &n.params, n.first_arg, format!("Entry::Name({i})"), &doc);
     }
     Ok(format!(
         "{}use crate::report::Arg;\nuse crate::sys::*;\nuse crate::table::Entry;\n\nimpl Pw<'_> {{\n{m}}}\n\n{free}",
@@ -349,37 +228,18 @@ fn pw(model: &Model) -> Result<String, String> {
 fn stubs(model: &Model) -> Result<String, String> {
     let mut s = banner(model, "the stand-in driver's stubs, one per variant");
     let _ = writeln!(s, "use cudrv::sys::*;\nuse core::ffi::c_void;\n");
-    let _ = writeln!(
-        s,
-        "/// The header these stubs were generated from; must equal cudrv's table."
-    );
-    let _ = writeln!(
-        s,
-        "pub(crate) const STUB_HEADER_VERSION: u32 = {};",
-        model.header_version
-    );
-    let _ = writeln!(
-        s,
-        "pub(crate) const STUB_COUNT: usize = {};\n",
-        model.variants.len()
-    );
+    let _ = writeln!(s, "/// The header these stubs were generated from; must equal cudrv's table.");
+    let _ = writeln!(s, "pub(crate) const STUB_HEADER_VERSION: u32 = {};", model.header_version);
+    let _ = writeln!(s, "pub(crate) const STUB_COUNT: usize = {};\n", model.variants.len());
     for (i, v) in model.variants.iter().enumerate() {
-        let params = v
-            .params
-            .iter()
-            .map(|(_, t)| format!("_: {}", ty(t)))
-            .collect::<Vec<_>>()
-            .join(", ");
-        let _ = writeln!(s, "unsafe extern \"C\" fn stub_{i}({params}) -> CUresult {{\n    crate::faults::stub_call({i})\n}}");
+        let params = v.params.iter().map(|(_, t)| format!("_: {}", ty(t))).collect::<Vec<_>>().join(", ");
+        let _ = writeln!(
+            s,
+            "unsafe extern \"C\" fn stub_{i}({params}) -> CUresult {{\n    crate::faults::stub_call({i})\n}}"
+        );
     }
-    let _ = writeln!(
-        s,
-        "\n/// The stub for variant `index` of `cudrv::table::VARIANTS`, null if there is none."
-    );
-    let _ = writeln!(
-        s,
-        "pub(crate) fn stub(index: usize) -> *mut c_void {{\n    match index {{"
-    );
+    let _ = writeln!(s, "\n/// The stub for variant `index` of `cudrv::table::VARIANTS`, null if there is none.");
+    let _ = writeln!(s, "pub(crate) fn stub(index: usize) -> *mut c_void {{\n    match index {{");
     for i in 0..model.variants.len() {
         let _ = writeln!(s, "        {i} => stub_{i} as *mut c_void,");
     }

@@ -30,19 +30,15 @@ pub struct Outputs<'a> {
 /// With `internal`, `__CUDA_API_VERSION_INTERNAL` is defined: cudaTypedefs.h then also
 /// declares the older versioned typedefs (`PFN_cuMemAlloc_v2000`, ...).
 pub fn run_bindgen(wrapper: &Path, include: &Path, internal: bool) -> Result<String, String> {
-    let mut builder = bindgen::Builder::default()
-        .header(wrapper.to_string_lossy())
-        .clang_arg(format!("-I{}", include.display()));
+    let mut builder =
+        bindgen::Builder::default().header(wrapper.to_string_lossy()).clang_arg(format!("-I{}", include.display()));
     if internal {
         builder = builder.clang_arg("-D__CUDA_API_VERSION_INTERNAL");
     }
     let bindings = builder
         .allowlist_file(r".*[/\\]cuda\.h")
         .allowlist_file(r".*[/\\]cudaTypedefs\.h")
-        .default_enum_style(bindgen::EnumVariation::NewType {
-            is_bitfield: false,
-            is_global: false,
-        })
+        .default_enum_style(bindgen::EnumVariation::NewType { is_bitfield: false, is_global: false })
         .derive_default(true)
         .derive_eq(true)
         .layout_tests(false)
@@ -64,12 +60,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     let model = Model::build(&file)?;
     let files = emit::emit(&file, &model)?;
     fs::create_dir_all(out.cudrv).map_err(|e| format!("{}: {e}", out.cudrv.display()))?;
-    for (name, text) in [
-        ("sys.rs", &files.sys),
-        ("table.rs", &files.table),
-        ("p.rs", &files.p),
-        ("pw.rs", &files.pw),
-    ] {
+    for (name, text) in [("sys.rs", &files.sys), ("table.rs", &files.table), ("p.rs", &files.p), ("pw.rs", &files.pw)] {
         write(&out.cudrv.join(name), text)?;
     }
     if let Some(dir) = out.standin {

@@ -27,24 +27,14 @@ fn main() -> ExitCode {
         }
     }
     let Some(include) = include else {
-        eprintln!(
-            "cudrv-gen: --include DIR (a folder holding cuda.h and cudaTypedefs.h) is required"
-        );
+        eprintln!("cudrv-gen: --include DIR (a folder holding cuda.h and cudaTypedefs.h) is required");
         return ExitCode::from(2);
     };
-    let outputs = cudrv_gen::Outputs {
-        cudrv: &out,
-        standin: standin.as_deref(),
-    };
+    let outputs = cudrv_gen::Outputs { cudrv: &out, standin: standin.as_deref() };
     match cudrv_gen::generate(&wrapper, &include, &outputs) {
         Ok(m) => {
             let per_thread = m.variants.iter().filter(|v| v.per_thread).count();
-            let undeclared: Vec<&str> = m
-                .names
-                .iter()
-                .filter(|n| !n.declared)
-                .map(|n| n.name.as_str())
-                .collect();
+            let undeclared: Vec<&str> = m.names.iter().filter(|n| !n.declared).map(|n| n.name.as_str()).collect();
             println!(
                 "cudrv-gen: CUDA_VERSION {}: {} variants ({} per-thread), {} names; {} without a matching cuda.h prototype{}",
                 m.header_version,

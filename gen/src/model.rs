@@ -65,10 +65,7 @@ struct Types {
 
 impl Model {
     pub fn build(file: &syn::File) -> Result<Model, String> {
-        let mut types = Types {
-            aliases: HashMap::new(),
-            enums: HashSet::new(),
-        };
+        let mut types = Types { aliases: HashMap::new(), enums: HashSet::new() };
         let mut header_version = None;
         let mut declared: HashMap<String, Vec<(String, Type)>> = HashMap::new();
         for item in &file.items {
@@ -85,8 +82,7 @@ impl Model {
                 Item::ForeignMod(m) => {
                     for fi in &m.items {
                         if let ForeignItem::Fn(f) = fi {
-                            declared
-                                .insert(f.sig.ident.to_string(), params_of(f.sig.inputs.iter())?);
+                            declared.insert(f.sig.ident.to_string(), params_of(f.sig.inputs.iter())?);
                         }
                     }
                 }
@@ -102,25 +98,15 @@ impl Model {
             let Some(rest) = ident.strip_prefix("PFN_") else {
                 continue;
             };
-            let (symbol, version, per_thread) = split_pfn(rest)
-                .ok_or_else(|| format!("PFN typedef with an unexpected name: {ident}"))?;
-            let params = pfn_params(&t.ty)
-                .ok_or_else(|| format!("{ident}: not a function typedef returning CUresult"))?;
+            let (symbol, version, per_thread) =
+                split_pfn(rest).ok_or_else(|| format!("PFN typedef with an unexpected name: {ident}"))?;
+            let params =
+                pfn_params(&t.ty).ok_or_else(|| format!("{ident}: not a function typedef returning CUresult"))?;
             let canon = types.signature(&params);
             let first_arg = types.arg_kind(params.first().map(|p| &p.1));
-            variants.push(Variant {
-                ident: rest.to_string(),
-                symbol,
-                version,
-                per_thread,
-                params,
-                canon,
-                first_arg,
-            });
+            variants.push(Variant { ident: rest.to_string(), symbol, version, per_thread, params, canon, first_arg });
         }
-        variants.sort_by(|a, b| {
-            (&a.symbol, a.version, a.per_thread).cmp(&(&b.symbol, b.version, b.per_thread))
-        });
+        variants.sort_by(|a, b| (&a.symbol, a.version, a.per_thread).cmp(&(&b.symbol, b.version, b.per_thread)));
 
         let mut by_symbol: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
         for (i, v) in variants.iter().enumerate() {
@@ -134,11 +120,7 @@ impl Model {
         if let Some(v) = variants.iter().find(|v| all.contains(v.ident.as_str())) {
             return Err(format!("variant {} collides with a function name", v.ident));
         }
-        Ok(Model {
-            header_version,
-            variants,
-            names,
-        })
+        Ok(Model { header_version, variants, names })
     }
 }
 
@@ -153,20 +135,14 @@ fn build_name(
         let mut v: Vec<usize> = idx
             .iter()
             .copied()
-            .filter(|&i| {
-                variants
-                    .get(i)
-                    .is_some_and(|v| v.per_thread == per_thread && v.canon == canon)
-            })
+            .filter(|&i| variants.get(i).is_some_and(|v| v.per_thread == per_thread && v.canon == canon))
             .collect();
         v.sort_by_key(|&i| std::cmp::Reverse(variants.get(i).map_or(0, |v| v.version)));
         v
     };
     let prototype = declared_prototype(symbol, declared);
     let (params, canon, declared_ok) = match prototype {
-        Some(p) if !newest_first(false, &types.signature(p)).is_empty() => {
-            (p.clone(), types.signature(p), true)
-        }
+        Some(p) if !newest_first(false, &types.signature(p)).is_empty() => (p.clone(), types.signature(p), true),
         _ => {
             // No usable prototype: the newest non-per-thread variant is the default.
             let newest = idx
@@ -174,11 +150,7 @@ fn build_name(
                 .filter_map(|&i| variants.get(i))
                 .filter(|v| !v.per_thread)
                 .max_by_key(|v| v.version)
-                .or_else(|| {
-                    idx.iter()
-                        .filter_map(|&i| variants.get(i))
-                        .max_by_key(|v| v.version)
-                })
+                .or_else(|| idx.iter().filter_map(|&i| variants.get(i)).max_by_key(|v| v.version))
                 .ok_or_else(|| format!("{symbol}: no variants"))?;
             (newest.params.clone(), newest.canon.clone(), false)
         }
@@ -188,9 +160,7 @@ fn build_name(
     if candidates.is_empty() {
         candidates = per_thread_candidates.clone();
     }
-    let typed_as = *candidates
-        .first()
-        .ok_or_else(|| format!("{symbol}: no candidate"))?;
+    let typed_as = *candidates.first().ok_or_else(|| format!("{symbol}: no candidate"))?;
     let first_arg = types.arg_kind(params.first().map(|p| &p.1));
     Ok(Name {
         name: symbol.to_string(),
@@ -212,17 +182,12 @@ fn declared_prototype<'a>(
     if let Some(p) = declared.get(symbol) {
         return Some(p);
     }
-    (2..10)
-        .rev()
-        .find_map(|k| declared.get(&format!("{symbol}_v{k}")))
+    (2..10).rev().find_map(|k| declared.get(&format!("{symbol}_v{k}")))
 }
 
 /// `cuMemcpyAsync_v7000_ptsz` -> (`cuMemcpyAsync`, 7000, true).
 fn split_pfn(rest: &str) -> Option<(String, u32, bool)> {
-    let (body, per_thread) = match rest
-        .strip_suffix("_ptds")
-        .or_else(|| rest.strip_suffix("_ptsz"))
-    {
+    let (body, per_thread) = match rest.strip_suffix("_ptds").or_else(|| rest.strip_suffix("_ptsz")) {
         Some(b) => (b, true),
         None => (rest, false),
     };
@@ -233,18 +198,14 @@ fn split_pfn(rest: &str) -> Option<(String, u32, bool)> {
 }
 
 fn is_newtype(s: &syn::ItemStruct) -> bool {
-    let transparent = s.attrs.iter().any(|a| {
-        a.path().is_ident("repr") && a.to_token_stream().to_string().contains("transparent")
-    });
+    let transparent =
+        s.attrs.iter().any(|a| a.path().is_ident("repr") && a.to_token_stream().to_string().contains("transparent"));
     transparent && matches!(&s.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1)
 }
 
 fn lit_u32(e: &syn::Expr) -> Result<u32, String> {
     match e {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Int(i),
-            ..
-        }) => i.base10_parse().map_err(|e| e.to_string()),
+        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(i), .. }) => i.base10_parse().map_err(|e| e.to_string()),
         _ => Err("CUDA_VERSION is not an integer".into()),
     }
 }
@@ -268,10 +229,7 @@ fn pfn_params(ty: &Type) -> Option<Vec<(String, Type)>> {
     }
     let mut out = Vec::new();
     for (i, a) in f.inputs.iter().enumerate() {
-        let name = a
-            .name
-            .as_ref()
-            .map_or_else(|| format!("arg{}", i + 1), |(n, _)| n.to_string());
+        let name = a.name.as_ref().map_or_else(|| format!("arg{}", i + 1), |(n, _)| n.to_string());
         out.push((name, a.ty.clone()));
     }
     Some(out)
@@ -294,11 +252,7 @@ fn params_of<'a>(inputs: impl Iterator<Item = &'a FnArg>) -> Result<Vec<(String,
 
 impl Types {
     fn signature(&self, params: &[(String, Type)]) -> String {
-        params
-            .iter()
-            .map(|(_, t)| self.canon(t, 0))
-            .collect::<Vec<_>>()
-            .join(", ")
+        params.iter().map(|(_, t)| self.canon(t, 0)).collect::<Vec<_>>().join(", ")
     }
 
     /// The type with every alias resolved and C integer names made primitive.
@@ -308,11 +262,7 @@ impl Types {
         }
         match ty {
             Type::Ptr(p) => {
-                let m = if p.mutability.is_some() {
-                    "*mut "
-                } else {
-                    "*const "
-                };
+                let m = if p.mutability.is_some() { "*mut " } else { "*const " };
                 format!("{m}{}", self.canon(&p.elem, depth + 1))
             }
             Type::Path(p) if p.qself.is_none() => {
@@ -341,10 +291,7 @@ impl Types {
             ArgKind::Pointer
         } else if matches!(c.as_str(), "u64" | "usize") {
             ArgKind::Hex
-        } else if matches!(
-            c.as_str(),
-            "i8" | "u8" | "i16" | "u16" | "i32" | "u32" | "i64" | "isize"
-        ) {
+        } else if matches!(c.as_str(), "i8" | "u8" | "i16" | "u16" | "i32" | "u32" | "i64" | "isize") {
             ArgKind::Int
         } else if self.enums.contains(&c) {
             ArgKind::Enum

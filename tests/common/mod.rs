@@ -19,10 +19,7 @@ pub struct Counts {
 
 pub fn counts(d: &Driver) -> Counts {
     let mut c = Counts::default();
-    for e in d
-        .entries()
-        .filter(|e| matches!(e.kind, EntryKind::Variant { .. }))
-    {
+    for e in d.entries().filter(|e| matches!(e.kind, EntryKind::Variant { .. })) {
         match e.availability {
             Availability::Resolved { .. } => c.resolved += 1,
             Availability::NeedsDriver { .. } => c.gated += 1,
@@ -59,11 +56,8 @@ pub fn standin_libcuda(tag: &str) -> PathBuf {
         Some(deps.join("libcudrv_standin.so")),
         deps.parent().map(|p| p.join("libcudrv_standin.so")),
     ];
-    let built = candidates
-        .into_iter()
-        .flatten()
-        .find(|p| p.exists())
-        .expect("the stand-in cdylib is built with the tests");
+    let built =
+        candidates.into_iter().flatten().find(|p| p.exists()).expect("the stand-in cdylib is built with the tests");
     let dir = std::env::temp_dir().join(format!("cudrv-test-{}-{tag}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let target = dir.join("libcuda.so.1");
@@ -76,14 +70,8 @@ pub fn standin_libcuda(tag: &str) -> PathBuf {
 pub fn capture_reports() -> &'static Mutex<Vec<(ThreadId, String)>> {
     static REPORTS: OnceLock<&'static Mutex<Vec<(ThreadId, String)>>> = OnceLock::new();
     REPORTS.get_or_init(|| {
-        let store: &'static Mutex<Vec<(ThreadId, String)>> =
-            Box::leak(Box::new(Mutex::new(Vec::new())));
-        cudrv::set_reporter(move |r| {
-            store
-                .lock()
-                .unwrap()
-                .push((std::thread::current().id(), r.to_string()))
-        });
+        let store: &'static Mutex<Vec<(ThreadId, String)>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+        cudrv::set_reporter(move |r| store.lock().unwrap().push((std::thread::current().id(), r.to_string())));
         store
     })
 }
