@@ -8,27 +8,11 @@
 mod common;
 
 use std::path::Path;
-use std::process::Command;
 
-use common::{counts, expected, standin_libcuda};
+use common::{counts, expected, run_child, standin_libcuda};
 use cudrv::sys::CUresult;
 use cudrv::{Driver, EntryKind, LoadError, LoadOptions};
 
-fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
-    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"]
-    {
-        cmd.env_remove(var);
-    }
-    cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
-    let out = cmd.output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "scenario {scenario}:\n{stdout}\n{stderr}");
-    assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
-    stdout
-}
 
 fn dir_of(p: &Path) -> &str {
     p.parent().unwrap().to_str().unwrap()

@@ -8,6 +8,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use crate::error::CudaError;
 use crate::report::{self, Arg, Report};
 use crate::resources::stream::Stream;
+use crate::sys::CUresult;
 
 /// Runs `f`; a panic is caught and reported as `call(arg) panicked: ...`. The panic
 /// payload is leaked rather than dropped, since dropping it could panic again.
@@ -34,17 +35,21 @@ unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
 
 /// Enqueues `f` on `stream` with `cuLaunchHostFunc`. It runs on a driver thread once the
 /// work before it is done; it must not call CUDA (a driver rule), and a panic in it is
-/// caught and reported. On error `f` is dropped without running.
+/// caught and reported. If the driver did not accept it, `f` is dropped without running.
 pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
     let driver = stream.context().driver();
     let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
     let raw = stream.as_raw();
+    let mut accepted = false;
     let result = stream.context().run(|| {
         // SAFETY: the stream is live (we hold it); the trampoline matches CUhostFn.
         let status = unsafe { driver.p().cuLaunchHostFunc(raw, Some(host_fn_trampoline), data) };
+        accepted = status == CUresult::CUDA_SUCCESS;
         CudaError::check(driver, "cuLaunchHostFunc", status)
     });
-    if result.is_err() {
+    // Once the driver accepted `data` it owns it (the trampoline frees it), even if
+    // restoring the caller's context failed afterwards.
+    if !accepted {
         // SAFETY: the driver did not take `data`; it is still ours, from Box::into_raw above.
         drop(unsafe { Box::from_raw(data.cast::<HostFn>()) });
     }

@@ -47,25 +47,16 @@ static STRINGS: LazyLock<Strings> = LazyLock::new(|| {
         if let Ok(n) = std::ffi::CString::new(name) {
             names.push((code, n));
         }
-        let words = name
-            .trim_start_matches("CUDA_ERROR_")
-            .trim_start_matches("CUDA_")
-            .replace('_', " ")
-            .to_lowercase();
+        let words = name.trim_start_matches("CUDA_ERROR_").trim_start_matches("CUDA_").replace('_', " ").to_lowercase();
         if let Ok(d) = std::ffi::CString::new(words) {
             descriptions.push((code, d));
         }
     }
-    Strings {
-        names,
-        descriptions,
-    }
+    Strings { names, descriptions }
 });
 
 fn lookup(list: &'static [(u32, std::ffi::CString)], code: u32) -> Option<*const c_char> {
-    list.iter()
-        .find(|(c, _)| *c == code)
-        .map(|(_, s)| s.as_ptr())
+    list.iter().find(|(c, _)| *c == code).map(|(_, s)| s.as_ptr())
 }
 
 fn write(out: *mut *const c_char, s: Option<*const c_char>) -> CUresult {
@@ -80,25 +71,17 @@ fn write(out: *mut *const c_char, s: Option<*const c_char>) -> CUresult {
     }
 }
 
-pub(crate) unsafe extern "C" fn cu_get_error_name(
-    error: CUresult,
-    out: *mut *const c_char,
-) -> CUresult {
+pub(crate) unsafe extern "C" fn cu_get_error_name(error: CUresult, out: *mut *const c_char) -> CUresult {
     if let Some(s) = faults::take("cuGetErrorName") {
         return s;
     }
     write(out, lookup(&STRINGS.names, error.0))
 }
 
-pub(crate) unsafe extern "C" fn cu_get_error_string(
-    error: CUresult,
-    out: *mut *const c_char,
-) -> CUresult {
+pub(crate) unsafe extern "C" fn cu_get_error_string(error: CUresult, out: *mut *const c_char) -> CUresult {
     if let Some(s) = faults::take("cuGetErrorString") {
         return s;
     }
-    let s = known_description(error.0)
-        .map(CStr::as_ptr)
-        .or_else(|| lookup(&STRINGS.descriptions, error.0));
+    let s = known_description(error.0).map(CStr::as_ptr).or_else(|| lookup(&STRINGS.descriptions, error.0));
     write(out, s)
 }

@@ -3,7 +3,11 @@
 //! A fault names a symbol (`cuMemFree`) and applies to all its variants. It is either
 //! process-wide or limited to the thread that injected it, so parallel tests do not see
 //! each other's faults.
+//!
+//! [`fail_next_context_restore`] makes a context *restoration* fail, as a scope that
+//! switches to a context and back would see it: see there.
 
+use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::thread::{self, ThreadId};
@@ -51,17 +55,14 @@ fn push(symbol: &str, status: CUresult, times: Times, thread: Option<ThreadId>) 
         Times::Always => None,
     };
     let mut f = faults();
-    f.push(Fault {
-        symbol: symbol.to_string(),
-        status,
-        remaining,
-        thread,
-    });
+    f.push(Fault { symbol: symbol.to_string(), status, remaining, thread });
     ACTIVE.store(f.len(), Ordering::SeqCst);
 }
 
-/// Removes every fault injected from this thread, and every process-wide one.
+/// Removes every fault injected from this thread, and every process-wide one, and disarms
+/// [`fail_next_context_restore`] on this thread.
 pub fn clear() {
+    disarm_context_restore();
     let me = thread::current().id();
     let mut f = faults();
     f.retain(|x| x.thread.is_some_and(|t| t != me));
@@ -75,9 +76,7 @@ pub fn take(symbol: &str) -> Option<CUresult> {
     }
     let me = thread::current().id();
     let mut f = faults();
-    let pos = f
-        .iter()
-        .position(|x| x.symbol == symbol && x.thread.is_none_or(|t| t == me))?;
+    let pos = f.iter().position(|x| x.symbol == symbol && x.thread.is_none_or(|t| t == me))?;
     let fault = f.get_mut(pos)?;
     let status = fault.status;
     if let Some(n) = fault.remaining.as_mut() {
@@ -90,9 +89,68 @@ pub fn take(symbol: &str) -> Option<CUresult> {
     Some(status)
 }
 
-/// Body of every generated stub: an injected fault, else CUDA_ERROR_NOT_SUPPORTED (the
-/// stand-in does not emulate this call).
+/// Body of every generated stub: an injected fault, else CUDA_ERROR_DEINITIALIZED after
+/// [`crate::shutdown`], else CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this
+/// call).
 pub(crate) fn stub_call(index: usize) -> CUresult {
     let symbol = VARIANTS.get(index).map_or("", |v| v.symbol_str());
-    take(symbol).unwrap_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)
+    if let Some(s) = take(symbol) {
+        return s;
+    }
+    if crate::entry::shut_down() {
+        return CUresult::CUDA_ERROR_DEINITIALIZED;
+    }
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// The state of [`fail_next_context_restore`] on one thread.
+#[derive(Clone, Copy)]
+enum Restore {
+    Off,
+    /// Armed: the next successful `cuCtxSetCurrent` records the context it replaces.
+    Armed(CUresult),
+    /// The first `cuCtxSetCurrent` back to this context (0: none) fails.
+    Watching(CUresult, u64),
+}
+
+thread_local! {
+    static RESTORE: Cell<Restore> = const { Cell::new(Restore::Off) };
+}
+
+/// Makes the next context restoration on the calling thread fail with `status`.
+///
+/// Arms a one-shot hook on this thread: the next successful `cuCtxSetCurrent` records the
+/// context that was current before it (possibly none); the first later `cuCtxSetCurrent`
+/// on this thread back to that context (NULL for none) returns `status` and changes
+/// nothing, so the context switched to stays current, as a real driver leaves it when the
+/// switch back fails (`shared/background/cuda-core-error-policy-review.txt`). Then the
+/// hook is off again. [`disarm_context_restore`] and [`clear`] disarm it.
+pub fn fail_next_context_restore(status: CUresult) {
+    RESTORE.with(|r| r.set(Restore::Armed(status)));
+}
+
+/// Disarms [`fail_next_context_restore`] on the calling thread.
+pub fn disarm_context_restore() {
+    RESTORE.with(|r| r.set(Restore::Off));
+}
+
+/// The status a `cuCtxSetCurrent(target)` on this thread must fail with, if the restore
+/// hook is watching for `target` (consuming it).
+pub(crate) fn restore_fault(target: u64) -> Option<CUresult> {
+    RESTORE.with(|r| match r.get() {
+        Restore::Watching(status, ctx) if ctx == target => {
+            r.set(Restore::Off);
+            Some(status)
+        }
+        _ => None,
+    })
+}
+
+/// Tells the restore hook that `cuCtxSetCurrent` succeeded, replacing `before` (0: none).
+pub(crate) fn note_context_switch(before: u64) {
+    RESTORE.with(|r| {
+        if let Restore::Armed(status) = r.get() {
+            r.set(Restore::Watching(status, before));
+        }
+    });
 }

@@ -22,9 +22,7 @@ static SLOT_VERSIONS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
 static SLOT_LOCK: Mutex<()> = Mutex::new(());
 
 pub(crate) fn slot_version(slot: usize) -> u32 {
-    SLOT_VERSIONS
-        .get(slot)
-        .map_or(0, |v| v.load(Ordering::Acquire))
+    SLOT_VERSIONS.get(slot).map_or(0, |v| v.load(Ordering::Acquire))
 }
 
 pub(crate) fn set_slot_version(slot: usize, version: u32) {
@@ -66,29 +64,21 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     // SAFETY: the caller passes a NUL-terminated symbol name (checked non-null above us).
     let name = unsafe { CStr::from_ptr(symbol) };
     let name = name.to_str().unwrap_or("");
-    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION
-        || stubs::STUB_COUNT != VARIANT_COUNT
-    {
+    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION || stubs::STUB_COUNT != VARIANT_COUNT {
         return Answer::SymbolNotFound;
     }
     let in_driver = |per_thread: bool| {
-        VARIANTS.iter().enumerate().filter(move |(_, v)| {
-            v.symbol_str() == name && v.per_thread == per_thread && v.version <= emulated
-        })
+        VARIANTS
+            .iter()
+            .enumerate()
+            .filter(move |(_, v)| v.symbol_str() == name && v.per_thread == per_thread && v.version <= emulated)
     };
     if in_driver(false).next().is_none() && in_driver(true).next().is_none() {
         return Answer::SymbolNotFound;
     }
-    let newest = |per_thread: bool| {
-        in_driver(per_thread)
-            .filter(|(_, v)| v.version <= requested)
-            .max_by_key(|(_, v)| v.version)
-    };
-    let chosen = if flags & 2 != 0 {
-        newest(true).or_else(|| newest(false))
-    } else {
-        newest(false)
-    };
+    let newest =
+        |per_thread: bool| in_driver(per_thread).filter(|(_, v)| v.version <= requested).max_by_key(|(_, v)| v.version);
+    let chosen = if flags & 2 != 0 { newest(true).or_else(|| newest(false)) } else { newest(false) };
     let Some((index, v)) = chosen else {
         return Answer::VersionNotSufficient;
     };
@@ -121,14 +111,8 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     let (p, q) = match answer(S, symbol, version, flags) {
         Answer::Invalid => return CUresult::CUDA_ERROR_INVALID_VALUE,
         Answer::Found(p) => (p, cudrv::ProcAddressQuery::SUCCESS),
-        Answer::SymbolNotFound => (
-            std::ptr::null_mut(),
-            cudrv::ProcAddressQuery::SYMBOL_NOT_FOUND,
-        ),
-        Answer::VersionNotSufficient => (
-            std::ptr::null_mut(),
-            cudrv::ProcAddressQuery::VERSION_NOT_SUFFICIENT,
-        ),
+        Answer::SymbolNotFound => (std::ptr::null_mut(), cudrv::ProcAddressQuery::SYMBOL_NOT_FOUND),
+        Answer::VersionNotSufficient => (std::ptr::null_mut(), cudrv::ProcAddressQuery::VERSION_NOT_SUFFICIENT),
     };
     // SAFETY: pfn is non-null (checked); query may be null, as the real driver allows.
     unsafe {
@@ -165,9 +149,7 @@ pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
 }
 
 /// `cuDriverGetVersion` of slot `S`.
-pub(crate) unsafe extern "C" fn driver_get_version<const S: usize>(
-    version: *mut c_int,
-) -> CUresult {
+pub(crate) unsafe extern "C" fn driver_get_version<const S: usize>(version: *mut c_int) -> CUresult {
     if let Some(s) = faults::take("cuDriverGetVersion") {
         return s;
     }

@@ -84,3 +84,59 @@ pub fn my_reports() -> Vec<String> {
     *all = rest;
     mine.into_iter().map(|(_, m)| m).collect()
 }
+
+/// A process-lifetime stand-in driver of the newest version, with cuInit done.
+pub fn standin_driver() -> &'static cudrv::Driver {
+    static DRIVER: OnceLock<&'static cudrv::Driver> = OnceLock::new();
+    DRIVER.get_or_init(|| {
+        let d = cudrv_standin::StandIn::new(cudrv::table::HEADER_VERSION).unwrap().load(Default::default()).unwrap();
+        let d: &'static cudrv::Driver = Box::leak(Box::new(d));
+        // SAFETY: plain call.
+        assert_eq!(unsafe { d.p().cuInit(0) }, cudrv::CUresult::CUDA_SUCCESS);
+        d
+    })
+}
+
+/// The calling thread's current context, asked of the driver itself (not of cudrv).
+pub fn current_context(d: &cudrv::Driver) -> cudrv::sys::CUcontext {
+    let mut c: cudrv::sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    assert_eq!(unsafe { d.p().cuCtxGetCurrent(&mut c) }, cudrv::CUresult::CUDA_SUCCESS);
+    c
+}
+
+/// Makes no context current on this thread, through the driver.
+pub fn clear_current(d: &cudrv::Driver) {
+    // SAFETY: null is always accepted.
+    assert_eq!(unsafe { d.p().cuCtxSetCurrent(std::ptr::null_mut()) }, cudrv::CUresult::CUDA_SUCCESS);
+}
+
+/// A NUL-terminated fake image with these kernels, as the stand-in accepts.
+pub fn fake_image(kernels: &[&str]) -> Vec<u8> {
+    let mut s = String::from("cudrv-fake-image\n");
+    for k in kernels {
+        s.push_str(&format!("kernel {k}\n"));
+    }
+    let mut v = s.into_bytes();
+    v.push(0);
+    v
+}
+
+/// Runs the ignored test `child` of this test binary in a fresh process with
+/// `CUDRV_TEST_CHILD=scenario` and `envs`, and checks that it passed. Used for scenarios
+/// that change process-wide state (the reporter, the driver, the environment, the
+/// stand-in's ledger or shutdown).
+pub fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "scenario {scenario}:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
+    stdout + &stderr
+}

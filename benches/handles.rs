@@ -1,0 +1,106 @@
+//! Creating and dropping a stream, an event and a 1 MiB allocation through cudrv's
+//! handles, against the same raw `p` calls. A benchmark, not a test.
+//!
+//! `cargo bench --bench handles -- [--driver stand-in|system] [--iters N] [--rounds R]`
+//!
+//! Both sides run with the context already current (the common case), so the handle side
+//! pays for what it adds: asking the driver for the current context, the `Arc`, and the
+//! error checks.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use cudrv::sys::{CUdeviceptr, CUevent, CUresult, CUstream};
+use cudrv::{Context, DeviceBuffer, Driver, Event, LoadOptions, Stream};
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+fn per_iter<F: FnMut()>(iters: u32, f: &mut F) -> f64 {
+    let t = Instant::now();
+    for _ in 0..iters {
+        f();
+    }
+    t.elapsed().as_nanos() as f64 / f64::from(iters)
+}
+
+fn compare(title: &str, rounds: usize, iters: u32, mut raw: impl FnMut(), mut handle: impl FnMut()) {
+    let (mut r, mut h) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        r.push(per_iter(iters, &mut raw));
+        h.push(per_iter(iters, &mut handle));
+    }
+    let (r, h) = (median(r), median(h));
+    println!("{title:<34} raw p {r:9.1} ns   handle {h:9.1} ns   ({:+.1}%)", (h / r - 1.0) * 100.0);
+}
+
+fn main() {
+    let mut system = false;
+    let (mut iters, mut rounds) = (20_000u32, 11usize);
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--driver" => system = args.next().as_deref() == Some("system"),
+            "--iters" => iters = args.next().and_then(|v| v.parse().ok()).unwrap_or(iters),
+            "--rounds" => rounds = args.next().and_then(|v| v.parse().ok()).unwrap_or(rounds),
+            _ => {}
+        }
+    }
+    let driver = if system {
+        Driver::load(LoadOptions::from_env().expect("settings")).expect("the system driver")
+    } else {
+        cudrv_standin::StandIn::new(13000).unwrap().load(LoadOptions::default()).unwrap()
+    };
+    let d: &'static Driver = Box::leak(Box::new(driver));
+    println!("driver: {} (CUDA {})", d.source(), d.version());
+    // SAFETY: plain call.
+    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
+    let ctx = Context::primary(d, 0).unwrap();
+    ctx.set_current().unwrap();
+    let p = d.p();
+
+    compare(
+        "stream create + drop",
+        rounds,
+        iters,
+        || {
+            let mut s: CUstream = std::ptr::null_mut();
+            // SAFETY: valid out-pointer; the stream is destroyed right after.
+            unsafe {
+                assert_eq!(p.cuStreamCreate(&mut s, 0), CUresult::CUDA_SUCCESS);
+                assert_eq!(p.cuStreamDestroy(black_box(s)), CUresult::CUDA_SUCCESS);
+            }
+        },
+        || drop(black_box(Stream::new(&ctx, 0).unwrap())),
+    );
+    compare(
+        "event create + drop",
+        rounds,
+        iters,
+        || {
+            let mut e: CUevent = std::ptr::null_mut();
+            // SAFETY: as above.
+            unsafe {
+                assert_eq!(p.cuEventCreate(&mut e, 0), CUresult::CUDA_SUCCESS);
+                assert_eq!(p.cuEventDestroy(black_box(e)), CUresult::CUDA_SUCCESS);
+            }
+        },
+        || drop(black_box(Event::new(&ctx, 0).unwrap())),
+    );
+    compare(
+        "1 MiB cuMemAlloc + drop",
+        rounds,
+        iters,
+        || {
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: as above.
+            unsafe {
+                assert_eq!(p.cuMemAlloc(&mut ptr, 1 << 20), CUresult::CUDA_SUCCESS);
+                assert_eq!(p.cuMemFree(black_box(ptr)), CUresult::CUDA_SUCCESS);
+            }
+        },
+        || drop(black_box(DeviceBuffer::alloc(&ctx, 1 << 20).unwrap())),
+    );
+}

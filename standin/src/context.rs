@@ -1,0 +1,223 @@
+//! Contexts: the primary context of each device, contexts made by `cuCtxCreate`, and each
+//! thread's context stack (its current context is the top).
+//!
+//! A context can be sticky-failed (a `fault` kernel was launched in it): every call that
+//! uses it then returns CUDA_ERROR_ILLEGAL_ADDRESS, until it is destroyed (a primary
+//! context: until it is reset or released for the last time).
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::c_int;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, Weak};
+
+use cudrv::sys::CUresult;
+
+use crate::device::device_count;
+use crate::entry::lock;
+use crate::handles;
+use crate::ledger;
+use crate::queue::Queue;
+
+/// One context.
+pub(crate) struct Context {
+    /// Its handle (`CUcontext`).
+    pub(crate) handle: u64,
+    /// Its device.
+    pub(crate) device: c_int,
+    primary: bool,
+    sticky: AtomicBool,
+    destroyed: AtomicBool,
+    /// Retain count of a primary context.
+    pub(crate) retained: AtomicU32,
+    /// Its default stream (the NULL stream, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`).
+    pub(crate) default_queue: Arc<Queue>,
+    /// The queues of its streams, for `cuCtxSynchronize` (a destroyed stream's pending
+    /// work still counts).
+    queues: Mutex<Vec<Weak<Queue>>>,
+}
+
+impl Context {
+    fn new(device: c_int, primary: bool) -> Context {
+        Context {
+            handle: handles::fresh(),
+            device,
+            primary,
+            sticky: AtomicBool::new(false),
+            destroyed: AtomicBool::new(false),
+            retained: AtomicU32::new(0),
+            default_queue: Queue::new(),
+            queues: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed,
+    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed.
+    pub(crate) fn usable(&self) -> Result<(), CUresult> {
+        self.alive()?;
+        if self.sticky.load(Ordering::Acquire) {
+            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        }
+        Ok(())
+    }
+
+    /// CUDA_ERROR_INVALID_CONTEXT once destroyed.
+    pub(crate) fn alive(&self) -> Result<(), CUresult> {
+        if self.destroyed.load(Ordering::Acquire) {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        Ok(())
+    }
+
+    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed (a destroyed context is not).
+    pub(crate) fn not_sticky(&self) -> Result<(), CUresult> {
+        if self.sticky.load(Ordering::Acquire) && !self.destroyed.load(Ordering::Acquire) {
+            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        }
+        Ok(())
+    }
+
+    /// Makes it sticky-failed (a kernel faulted).
+    pub(crate) fn make_sticky(&self) {
+        self.sticky.store(true, Ordering::Release);
+    }
+
+    /// Clears the sticky failure (primary context reset or last release).
+    pub(crate) fn clear_sticky(&self) {
+        self.sticky.store(false, Ordering::Release);
+    }
+
+    /// Adds a stream's queue.
+    pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
+        let mut queues = lock(&self.queues);
+        queues.retain(|w| w.strong_count() > 0);
+        queues.push(Arc::downgrade(q));
+    }
+
+    /// Waits for the work pushed so far on all its streams.
+    pub(crate) fn wait_all(&self) -> Result<(), CUresult> {
+        let queues: Vec<Arc<Queue>> = lock(&self.queues).iter().filter_map(Weak::upgrade).collect();
+        self.default_queue.drain()?;
+        queues.iter().try_for_each(|q| q.drain())
+    }
+
+    /// `cuCtxSynchronize`: waits for all its work, then reports a sticky failure.
+    pub(crate) fn synchronize(&self) -> Result<(), CUresult> {
+        self.alive()?;
+        self.wait_all()?;
+        self.usable()
+    }
+}
+
+/// The primary context of each device; never freed, so their handles stay valid.
+static PRIMARY: LazyLock<Vec<Arc<Context>>> =
+    LazyLock::new(|| (0..device_count()).map(|d| Arc::new(Context::new(d, true))).collect());
+
+/// Contexts made by `cuCtxCreate`, live and destroyed (for double destroy detection).
+static CREATED: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
+
+thread_local! {
+    static STACK: RefCell<Vec<Arc<Context>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The primary context of `device`.
+pub(crate) fn primary(device: c_int) -> Option<&'static Arc<Context>> {
+    PRIMARY.get(usize::try_from(device).ok()?)
+}
+
+/// The context `handle` names, destroyed or not.
+fn find(handle: u64) -> Option<Arc<Context>> {
+    if let Some(p) = PRIMARY.iter().find(|c| c.handle == handle) {
+        return Some(Arc::clone(p));
+    }
+    lock(&CREATED).get(&handle).cloned()
+}
+
+/// The live context `handle` names; CUDA_ERROR_INVALID_CONTEXT otherwise.
+pub(crate) fn lookup(handle: u64) -> Result<Arc<Context>, CUresult> {
+    let c = find(handle).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+    c.alive()?;
+    Ok(c)
+}
+
+/// The calling thread's current context, whatever its state.
+pub(crate) fn top() -> Option<Arc<Context>> {
+    STACK.with(|s| s.borrow().last().cloned())
+}
+
+/// The handle of the calling thread's current context (no reference count taken).
+pub(crate) fn top_handle() -> Option<u64> {
+    STACK.with(|s| s.borrow().last().map(|c| c.handle))
+}
+
+/// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none (or a destroyed
+/// one), CUDA_ERROR_ILLEGAL_ADDRESS while it is sticky-failed.
+pub(crate) fn current() -> Result<Arc<Context>, CUresult> {
+    let c = top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+    c.usable()?;
+    Ok(c)
+}
+
+/// Pushes `c` on this thread's stack.
+pub(crate) fn push(c: Arc<Context>) {
+    STACK.with(|s| s.borrow_mut().push(c));
+}
+
+/// Pops this thread's stack.
+pub(crate) fn pop() -> Option<Arc<Context>> {
+    STACK.with(|s| s.borrow_mut().pop())
+}
+
+/// Replaces the top of this thread's stack (pushes on an empty one).
+pub(crate) fn replace_top(c: Arc<Context>) {
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        s.pop();
+        s.push(c);
+    });
+}
+
+/// Makes a context on `device` (not current yet).
+pub(crate) fn create(device: c_int) -> Arc<Context> {
+    let c = Arc::new(Context::new(device, false));
+    lock(&CREATED).insert(c.handle, Arc::clone(&c));
+    c
+}
+
+/// Destroys a created context: waits for its work, marks it destroyed, and pops it if it
+/// is this thread's current context. A primary context cannot be destroyed
+/// (CUDA_ERROR_INVALID_CONTEXT); a destroyed one is recorded as a double destroy.
+pub(crate) fn destroy(handle: u64) -> Result<(), CUresult> {
+    let c = find(handle).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+    if c.primary {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    if c.destroyed.load(Ordering::Acquire) {
+        ledger::double_destroy("context", handle);
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    // The work already queued finishes first (outside any lock).
+    c.wait_all()?;
+    if c.destroyed.swap(true, Ordering::AcqRel) {
+        ledger::double_destroy("context", handle);
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    STACK.with(|s| {
+        let mut s = s.borrow_mut();
+        if s.last().is_some_and(|t| t.handle == handle) {
+            s.pop();
+        }
+    });
+    Ok(())
+}
+
+/// Appends the live created contexts.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    out.extend(lock(&CREATED).values().filter(|c| !c.destroyed.load(Ordering::Acquire)).map(|c| ("context", c.handle)));
+}
+
+/// Forgets destroyed contexts (their handles stay invalid, but a destroy is no longer
+/// recognised as a double one).
+pub(crate) fn forget_destroyed() {
+    lock(&CREATED).retain(|_, c| !c.destroyed.load(Ordering::Acquire));
+}

@@ -1,0 +1,198 @@
+//! The `cuCtx*` entry points over the per-thread context stack (see `context.rs`).
+//!
+//! Behaviour follows `shared/driver-facts.md` ("facts"), and for `cuCtxSetCurrent(NULL)`
+//! the CUDA documentation: it pops the top of the stack (no-op on an empty one).
+
+use std::ffi::{c_int, c_uint};
+
+use cudrv::sys::*;
+
+use crate::context::{self, Context};
+use crate::device::valid_device;
+use crate::entry::{enter, from_ptr, non_null, put, register, status, to_ptr, write};
+use crate::faults;
+
+fn handle_of(c: &Context) -> CUcontext {
+    to_ptr(c.handle)
+}
+
+fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUresult> {
+    non_null(pctx)?;
+    if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    if !valid_device(dev) {
+        return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+    }
+    let c = context::create(dev);
+    write(pctx, handle_of(&c))?;
+    context::push(c);
+    Ok(())
+}
+
+/// `cuCtxCreate` (v2000/v3020): makes a context on `dev`, pushes it and returns it.
+unsafe extern "C" fn cu_ctx_create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
+    enter!("cuCtxCreate");
+    status(create(pctx, flags, dev))
+}
+
+/// `cuCtxCreate_v11040`: the execution affinity parameters are accepted and ignored.
+unsafe extern "C" fn cu_ctx_create_v11040(
+    pctx: *mut CUcontext,
+    _params: *mut CUexecAffinityParam,
+    _num_params: c_int,
+    flags: c_uint,
+    dev: CUdevice,
+) -> CUresult {
+    enter!("cuCtxCreate");
+    status(create(pctx, flags, dev))
+}
+
+/// `cuCtxCreate_v12050` (cuda.h's `cuCtxCreate` since 13.0): the creation parameters are
+/// accepted and ignored.
+unsafe extern "C" fn cu_ctx_create_v12050(
+    pctx: *mut CUcontext,
+    _params: *mut CUctxCreateParams,
+    flags: c_uint,
+    dev: CUdevice,
+) -> CUresult {
+    enter!("cuCtxCreate");
+    status(create(pctx, flags, dev))
+}
+
+/// `cuCtxDestroy`: waits for the context's work, destroys it and pops it if it is current
+/// on this thread. Destroying it again: CUDA_ERROR_INVALID_CONTEXT, and a double destroy
+/// in the ledger. The resources made in it stay as they are (see the crate docs).
+unsafe extern "C" fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
+    enter!("cuCtxDestroy");
+    if ctx.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    status(context::destroy(from_ptr(ctx)))
+}
+
+unsafe extern "C" fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
+    enter!("cuCtxPushCurrent");
+    match context::lookup(from_ptr(ctx)) {
+        Ok(c) => {
+            context::push(c);
+            CUresult::CUDA_SUCCESS
+        }
+        Err(s) => s,
+    }
+}
+
+unsafe extern "C" fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
+    enter!("cuCtxPopCurrent");
+    // facts: with an empty stack, CUDA_ERROR_INVALID_CONTEXT.
+    match context::pop() {
+        None => CUresult::CUDA_ERROR_INVALID_CONTEXT,
+        Some(c) => {
+            if !pctx.is_null() {
+                // SAFETY: a non-null out-pointer from the caller.
+                unsafe { pctx.write(handle_of(&c)) };
+            }
+            CUresult::CUDA_SUCCESS
+        }
+    }
+}
+
+/// `cuCtxSetCurrent`: replaces the top of the stack (pushes on an empty one); NULL pops it
+/// (facts: SUCCESS with an empty stack). Honours [`faults::fail_next_context_restore`].
+unsafe extern "C" fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
+    enter!("cuCtxSetCurrent");
+    let target = from_ptr(ctx);
+    if let Some(s) = faults::restore_fault(target) {
+        // As a real driver does when the switch fails: nothing changes.
+        return s;
+    }
+    let before = context::top_handle().unwrap_or(0);
+    if ctx.is_null() {
+        context::pop();
+    } else {
+        match context::lookup(target) {
+            Ok(c) => context::replace_top(c),
+            Err(s) => return s,
+        }
+    }
+    faults::note_context_switch(before);
+    CUresult::CUDA_SUCCESS
+}
+
+unsafe extern "C" fn cu_ctx_get_current(pctx: *mut CUcontext) -> CUresult {
+    enter!("cuCtxGetCurrent");
+    if pctx.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // facts: with no current context, SUCCESS and `*pctx` is NOT written.
+    match context::top_handle() {
+        None => CUresult::CUDA_SUCCESS,
+        Some(h) => put(pctx, to_ptr(h)),
+    }
+}
+
+/// The device of `ctx`, or of the current context for NULL.
+fn device_of(ctx: CUcontext) -> Result<CUdevice, CUresult> {
+    let c = if ctx.is_null() {
+        context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?
+    } else {
+        context::lookup(from_ptr(ctx))?
+    };
+    c.alive()?;
+    Ok(c.device)
+}
+
+unsafe extern "C" fn cu_ctx_get_device(device: *mut CUdevice) -> CUresult {
+    enter!("cuCtxGetDevice");
+    match device_of(std::ptr::null_mut()) {
+        Ok(d) => put(device, d),
+        Err(s) => s,
+    }
+}
+
+unsafe extern "C" fn cu_ctx_get_device_v13000(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
+    enter!("cuCtxGetDevice");
+    match device_of(ctx) {
+        Ok(d) => put(device, d),
+        Err(s) => s,
+    }
+}
+
+/// Waits for `ctx`'s work (the current context's for NULL); a sticky failure shows here.
+fn synchronize(ctx: CUcontext) -> Result<(), CUresult> {
+    let c = if ctx.is_null() {
+        context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?
+    } else {
+        context::lookup(from_ptr(ctx))?
+    };
+    c.synchronize()
+}
+
+unsafe extern "C" fn cu_ctx_synchronize() -> CUresult {
+    enter!("cuCtxSynchronize");
+    status(synchronize(std::ptr::null_mut()))
+}
+
+unsafe extern "C" fn cu_ctx_synchronize_v13000(ctx: CUcontext) -> CUresult {
+    enter!("cuCtxSynchronize");
+    status(synchronize(ctx))
+}
+
+register! {
+    cuCtxCreate_v2000: PFN_cuCtxCreate_v2000 => cu_ctx_create,
+    cuCtxCreate_v3020: PFN_cuCtxCreate_v3020 => cu_ctx_create,
+    cuCtxCreate_v11040: PFN_cuCtxCreate_v11040 => cu_ctx_create_v11040,
+    cuCtxCreate_v12050: PFN_cuCtxCreate_v12050 => cu_ctx_create_v12050,
+    cuCtxDestroy_v2000: PFN_cuCtxDestroy_v2000 => cu_ctx_destroy,
+    cuCtxDestroy_v4000: PFN_cuCtxDestroy_v4000 => cu_ctx_destroy,
+    cuCtxPushCurrent_v2000: PFN_cuCtxPushCurrent_v2000 => cu_ctx_push_current,
+    cuCtxPushCurrent_v4000: PFN_cuCtxPushCurrent_v4000 => cu_ctx_push_current,
+    cuCtxPopCurrent_v2000: PFN_cuCtxPopCurrent_v2000 => cu_ctx_pop_current,
+    cuCtxPopCurrent_v4000: PFN_cuCtxPopCurrent_v4000 => cu_ctx_pop_current,
+    cuCtxSetCurrent_v4000: PFN_cuCtxSetCurrent_v4000 => cu_ctx_set_current,
+    cuCtxGetCurrent_v4000: PFN_cuCtxGetCurrent_v4000 => cu_ctx_get_current,
+    cuCtxGetDevice_v2000: PFN_cuCtxGetDevice_v2000 => cu_ctx_get_device,
+    cuCtxGetDevice_v13000: PFN_cuCtxGetDevice_v13000 => cu_ctx_get_device_v13000,
+    cuCtxSynchronize_v2000: PFN_cuCtxSynchronize_v2000 => cu_ctx_synchronize,
+    cuCtxSynchronize_v13000: PFN_cuCtxSynchronize_v13000 => cu_ctx_synchronize_v13000,
+}

@@ -1,0 +1,114 @@
+//! Devices: count, name, memory, attributes and UUID of the virtual devices.
+
+use std::ffi::{c_char, c_int};
+use std::sync::LazyLock;
+
+use cudrv::sys::*;
+
+use crate::entry::{enter, put, register};
+
+/// Name, memory and compute capability of every virtual device.
+pub const DEVICE_NAME: &str = "cudrv stand-in device";
+pub const DEVICE_TOTAL_MEM: usize = 80 << 30;
+pub const DEVICE_CC: (c_int, c_int) = (9, 0);
+pub const DEVICE_SM_COUNT: c_int = 132;
+
+/// Number of virtual devices: `CUDRV_STANDIN_DEVICES` (0 to 8), default 1.
+pub fn device_count() -> c_int {
+    static COUNT: LazyLock<c_int> = LazyLock::new(|| {
+        std::env::var("CUDRV_STANDIN_DEVICES")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .filter(|n| (0..=8).contains(n))
+            .unwrap_or(1)
+    });
+    *COUNT
+}
+
+pub(crate) fn valid_device(dev: CUdevice) -> bool {
+    (0..device_count()).contains(&dev)
+}
+
+unsafe extern "C" fn cu_device_get_count(count: *mut c_int) -> CUresult {
+    enter!("cuDeviceGetCount");
+    put(count, device_count())
+}
+
+unsafe extern "C" fn cu_device_get(device: *mut CUdevice, ordinal: c_int) -> CUresult {
+    enter!("cuDeviceGet");
+    // facts: cuDeviceGet(&d, 5) on a one-GPU machine -> CUDA_ERROR_INVALID_DEVICE.
+    if !valid_device(ordinal) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    put(device, ordinal)
+}
+
+unsafe extern "C" fn cu_device_get_name(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceGetName");
+    if name.is_null() || len <= 0 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    if !valid_device(dev) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    let bytes = DEVICE_NAME.as_bytes();
+    let n = bytes.len().min(usize::try_from(len - 1).unwrap_or(0));
+    // SAFETY: `name` has room for `len` bytes; we write n + 1 <= len of them.
+    unsafe {
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), name.cast::<u8>(), n);
+        *name.add(n) = 0;
+    }
+    CUresult::CUDA_SUCCESS
+}
+
+unsafe extern "C" fn cu_device_total_mem(bytes: *mut usize, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceTotalMem");
+    if !valid_device(dev) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    put(bytes, DEVICE_TOTAL_MEM)
+}
+
+unsafe extern "C" fn cu_device_get_attribute(value: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceGetAttribute");
+    if !valid_device(dev) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    type A = CUdevice_attribute;
+    let v = match attrib {
+        a if a.0 == 0 || a.0 >= A::CU_DEVICE_ATTRIBUTE_MAX.0 => return CUresult::CUDA_ERROR_INVALID_VALUE,
+        A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR => DEVICE_CC.0,
+        A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR => DEVICE_CC.1,
+        A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT => DEVICE_SM_COUNT,
+        A::CU_DEVICE_ATTRIBUTE_WARP_SIZE => 32,
+        A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK => 1024,
+        A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID => dev,
+        _ => 0,
+    };
+    put(value, v)
+}
+
+unsafe extern "C" fn cu_device_get_uuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceGetUuid");
+    if !valid_device(dev) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    let mut bytes = [0 as c_char; 16];
+    for (b, s) in bytes.iter_mut().zip(b"cudrv-standin-0".iter().chain(std::iter::once(&0u8))) {
+        *b = *s as c_char;
+    }
+    if let Some(last) = bytes.get_mut(15) {
+        *last = c_char::try_from(dev).unwrap_or(0);
+    }
+    put(uuid, CUuuid { bytes })
+}
+
+register! {
+    cuDeviceGetCount_v2000: PFN_cuDeviceGetCount_v2000 => cu_device_get_count,
+    cuDeviceGet_v2000: PFN_cuDeviceGet_v2000 => cu_device_get,
+    cuDeviceGetName_v2000: PFN_cuDeviceGetName_v2000 => cu_device_get_name,
+    cuDeviceTotalMem_v3020: PFN_cuDeviceTotalMem_v3020 => cu_device_total_mem,
+    cuDeviceGetAttribute_v2000: PFN_cuDeviceGetAttribute_v2000 => cu_device_get_attribute,
+    cuDeviceGetUuid_v9020: PFN_cuDeviceGetUuid_v9020 => cu_device_get_uuid,
+    cuDeviceGetUuid_v11040: PFN_cuDeviceGetUuid_v11040 => cu_device_get_uuid,
+}

@@ -1,0 +1,218 @@
+//! Events: a recorded event completes when its stream's work pushed before the record
+//! has run (at once on a stream with no pending host function), and is stamped with the
+//! time it completed, for `cuEventElapsedTime`.
+
+use std::ffi::c_uint;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use cudrv::sys::*;
+
+use crate::context::{self, Context};
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::handles::Registry;
+use crate::queue::{Pushed, Queue};
+use crate::stream;
+
+/// A point in a queue's work.
+type Position = (Arc<Queue>, u64);
+
+/// Where an event stands.
+#[derive(Default)]
+struct Mark {
+    /// Bumped by every record, so a stale stamp task does nothing.
+    generation: u64,
+    /// The queue and position of the last record.
+    at: Option<Position>,
+    /// When the last record completed.
+    time: Option<Instant>,
+}
+
+#[derive(Clone)]
+struct Event {
+    ctx: Arc<Context>,
+    flags: c_uint,
+    mark: Arc<Mutex<Mark>>,
+}
+
+static EVENTS: Mutex<Registry<Event>> = Mutex::new(Registry::new("event", CUresult::CUDA_ERROR_INVALID_HANDLE));
+
+/// The live event `e`.
+fn find(e: CUevent) -> Result<Event, CUresult> {
+    lock(&EVENTS).get(from_ptr(e)).cloned()
+}
+
+const VALID_FLAGS: c_uint = CUevent_flags::CU_EVENT_BLOCKING_SYNC.0
+    | CUevent_flags::CU_EVENT_DISABLE_TIMING.0
+    | CUevent_flags::CU_EVENT_INTERPROCESS.0;
+
+fn create(ph: *mut CUevent, flags: c_uint) -> Result<(), CUresult> {
+    non_null(ph)?;
+    let interprocess = flags & CUevent_flags::CU_EVENT_INTERPROCESS.0 != 0;
+    let timing = flags & CUevent_flags::CU_EVENT_DISABLE_TIMING.0 == 0;
+    if flags & !VALID_FLAGS != 0 || (interprocess && timing) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let ctx = context::current()?;
+    let h = lock(&EVENTS).insert(Event { ctx, flags, mark: Arc::default() });
+    write(ph, to_ptr(h))
+}
+
+unsafe extern "C" fn cu_event_create(ph: *mut CUevent, flags: c_uint) -> CUresult {
+    enter!("cuEventCreate");
+    status(create(ph, flags))
+}
+
+/// `cuEventDestroy`: NULL or unknown: CUDA_ERROR_INVALID_HANDLE (facts); destroyed
+/// before: the same, and a double destroy in the ledger.
+unsafe extern "C" fn cu_event_destroy(e: CUevent) -> CUresult {
+    enter!("cuEventDestroy");
+    let h = from_ptr(e);
+    let mut events = lock(&EVENTS);
+    if let Ok(ev) = events.get(h) {
+        if let Err(s) = ev.ctx.not_sticky() {
+            return s;
+        }
+    }
+    status(events.remove(h).map(drop))
+}
+
+fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
+    let Event { ctx, mark, .. } = find(e)?;
+    ctx.usable()?;
+    let t = stream::resolve(s)?;
+    let mut m = lock(&mark);
+    m.generation += 1;
+    let generation = m.generation;
+    let stamp = Arc::clone(&mark);
+    let task = Box::new(move || {
+        let mut m = lock(&stamp);
+        if m.generation == generation {
+            m.time = Some(Instant::now());
+        }
+    });
+    match t.queue.push_if_busy(task)? {
+        Pushed::Idle(position) => {
+            m.at = Some((t.queue, position));
+            m.time = Some(Instant::now());
+        }
+        Pushed::At(position) => {
+            m.at = Some((t.queue, position));
+            m.time = None;
+        }
+    }
+    Ok(())
+}
+
+unsafe extern "C" fn cu_event_record(e: CUevent, s: CUstream) -> CUresult {
+    enter!("cuEventRecord");
+    status(record(e, s))
+}
+
+/// The context of `e` and where it was last recorded, if it was.
+fn recorded(e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
+    let ev = find(e)?;
+    let at = lock(&ev.mark).at.clone();
+    Ok((ev.ctx, at))
+}
+
+/// `cuEventQuery`: SUCCESS for an event never recorded or complete, else
+/// CUDA_ERROR_NOT_READY.
+unsafe extern "C" fn cu_event_query(e: CUevent) -> CUresult {
+    enter!("cuEventQuery");
+    let r = recorded(e).and_then(|(ctx, at)| {
+        ctx.usable()?;
+        match at {
+            Some((q, p)) if !q.reached(p) => Err(CUresult::CUDA_ERROR_NOT_READY),
+            _ => Ok(()),
+        }
+    });
+    status(r)
+}
+
+/// Waits for the work before the last record; a sticky failure shows here.
+unsafe extern "C" fn cu_event_synchronize(e: CUevent) -> CUresult {
+    enter!("cuEventSynchronize");
+    let r = recorded(e).and_then(|(ctx, at)| {
+        ctx.usable()?;
+        if let Some((q, p)) = at {
+            q.wait(p)?;
+        }
+        ctx.usable()
+    });
+    status(r)
+}
+
+/// The completion time of `e`: CUDA_ERROR_INVALID_HANDLE if it has no timing or was never
+/// recorded, CUDA_ERROR_NOT_READY if not complete.
+fn stamp(e: CUevent) -> Result<Instant, CUresult> {
+    let ev = find(e)?;
+    ev.ctx.usable()?;
+    if ev.flags & CUevent_flags::CU_EVENT_DISABLE_TIMING.0 != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
+    }
+    let m = lock(&ev.mark);
+    let (q, p) = m.at.as_ref().ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+    if !q.reached(*p) {
+        return Err(CUresult::CUDA_ERROR_NOT_READY);
+    }
+    m.time.ok_or(CUresult::CUDA_ERROR_NOT_READY)
+}
+
+/// `cuEventElapsedTime`: milliseconds between the two completions (never negative).
+unsafe extern "C" fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
+    enter!("cuEventElapsedTime");
+    let r = non_null(ms).and_then(|()| {
+        let (a, b) = (stamp(start)?, stamp(end)?);
+        write(ms, b.saturating_duration_since(a).as_secs_f32() * 1000.0)
+    });
+    status(r)
+}
+
+/// `cuStreamWaitEvent`: later host functions on `s` wait for the work before the event's
+/// last record (on another stream).
+unsafe extern "C" fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
+    enter!("cuStreamWaitEvent");
+    if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    let r = recorded(e).and_then(|(ctx, at)| {
+        ctx.usable()?;
+        let t = stream::resolve(s)?;
+        match at {
+            Some((q, p)) if !Arc::ptr_eq(&q, &t.queue) && !q.reached(p) => {
+                let wait = Box::new(move || {
+                    // A wait from another queue's worker cannot fail.
+                    let _ = q.wait(p);
+                });
+                t.queue.push(wait).map(drop)
+            }
+            _ => Ok(()),
+        }
+    });
+    status(r)
+}
+
+/// Appends the live events.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    lock(&EVENTS).live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&EVENTS).forget_destroyed();
+}
+
+register! {
+    cuEventCreate_v2000: PFN_cuEventCreate_v2000 => cu_event_create,
+    cuEventDestroy_v2000: PFN_cuEventDestroy_v2000 => cu_event_destroy,
+    cuEventDestroy_v4000: PFN_cuEventDestroy_v4000 => cu_event_destroy,
+    cuEventRecord_v2000: PFN_cuEventRecord_v2000 => cu_event_record,
+    cuEventRecord_v7000_ptsz: PFN_cuEventRecord_v7000_ptsz => cu_event_record,
+    cuEventQuery_v2000: PFN_cuEventQuery_v2000 => cu_event_query,
+    cuEventSynchronize_v2000: PFN_cuEventSynchronize_v2000 => cu_event_synchronize,
+    cuEventElapsedTime_v2000: PFN_cuEventElapsedTime_v2000 => cu_event_elapsed_time,
+    cuEventElapsedTime_v12080: PFN_cuEventElapsedTime_v12080 => cu_event_elapsed_time,
+    cuStreamWaitEvent_v3020: PFN_cuStreamWaitEvent_v3020 => cu_stream_wait_event,
+    cuStreamWaitEvent_v7000_ptsz: PFN_cuStreamWaitEvent_v7000_ptsz => cu_stream_wait_event,
+}

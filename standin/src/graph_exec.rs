@@ -1,0 +1,167 @@
+//! Graph execs: instantiation takes the graph's host functions in order and its own
+//! references to the graph's user objects; a launch runs the host functions on the
+//! stream's driver thread, in order, after the work pushed before it. Destroying an exec
+//! releases its user object references once its launches have completed.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_uint, c_ulonglong};
+use std::sync::{Arc, Mutex};
+
+use cudrv::sys::*;
+
+use crate::context;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::graph;
+use crate::handles::Registry;
+use crate::queue::{driver_thread, HostCall, Queue};
+use crate::stream;
+use crate::user_object;
+
+struct Exec {
+    calls: Vec<HostCall>,
+    user_objects: BTreeMap<u64, c_uint>,
+    /// The last launch on each queue.
+    launches: Vec<(Arc<Queue>, u64)>,
+}
+
+static EXECS: Mutex<Registry<Exec>> = Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_HANDLE));
+
+/// Every `CUgraphInstantiate_flags` of the header.
+const VALID_FLAGS: c_ulonglong = 0x1 | 0x2 | 0x4 | 0x8;
+
+fn instantiate(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(), CUresult> {
+    non_null(ph)?;
+    if flags & !VALID_FLAGS != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    context::current()?;
+    let (calls, user_objects) = graph::snapshot(from_ptr(g))?;
+    // The graph holds these references, so the objects are live; should a retain fail
+    // anyway, the ones taken are given back.
+    let mut taken = Vec::new();
+    for (&o, &n) in &user_objects {
+        if let Err(s) = user_object::retain(o, n) {
+            user_object::release_all(taken);
+            return Err(s);
+        }
+        taken.push((o, n));
+    }
+    let h = lock(&EXECS).insert(Exec { calls, user_objects, launches: Vec::new() });
+    write(ph, to_ptr(h))
+}
+
+/// `cuGraphInstantiate` (v10000/v11000): no error node, an empty log.
+unsafe extern "C" fn cu_graph_instantiate(
+    ph: *mut CUgraphExec,
+    g: CUgraph,
+    error_node: *mut CUgraphNode,
+    log: *mut c_char,
+    log_size: usize,
+) -> CUresult {
+    enter!("cuGraphInstantiate");
+    if !error_node.is_null() {
+        // SAFETY: a non-null out-pointer from the caller.
+        unsafe { error_node.write(std::ptr::null_mut()) };
+    }
+    if !log.is_null() && log_size > 0 {
+        // SAFETY: the caller's buffer has `log_size` > 0 bytes.
+        unsafe { log.write(0) };
+    }
+    status(instantiate(ph, g, 0))
+}
+
+unsafe extern "C" fn cu_graph_instantiate_with_flags(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> CUresult {
+    enter!("cuGraphInstantiateWithFlags");
+    status(instantiate(ph, g, flags))
+}
+
+/// `cuGraphInstantiateWithParams`: reports success in the parameters (the upload stream
+/// is not used: nothing needs uploading).
+unsafe extern "C" fn cu_graph_instantiate_with_params(
+    ph: *mut CUgraphExec,
+    g: CUgraph,
+    params: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
+) -> CUresult {
+    enter!("cuGraphInstantiateWithParams");
+    let r = non_null(params).and_then(|()| {
+        // SAFETY: a non-null pointer to the caller's parameters.
+        let p = unsafe { &mut *params };
+        p.hErrNode_out = std::ptr::null_mut();
+        let r = instantiate(ph, g, p.flags);
+        p.result_out = match r {
+            Ok(()) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
+            Err(_) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_ERROR,
+        };
+        r
+    });
+    status(r)
+}
+
+/// `cuGraphExecDestroy`: twice: CUDA_ERROR_INVALID_HANDLE and a double destroy in the
+/// ledger.
+unsafe extern "C" fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
+    enter!("cuGraphExecDestroy");
+    let exec = match lock(&EXECS).remove(from_ptr(e)) {
+        Ok(exec) => exec,
+        Err(s) => return s,
+    };
+    let pending: Vec<_> = exec.launches.into_iter().filter(|(q, p)| !q.reached(*p)).collect();
+    let refs = exec.user_objects;
+    if pending.is_empty() {
+        user_object::release_all(refs);
+        return CUresult::CUDA_SUCCESS;
+    }
+    // After the launches, on the driver thread (never a stream's worker).
+    let release = Box::new(move || {
+        for (q, p) in pending {
+            let _ = q.wait(p);
+        }
+        user_object::release_all(refs);
+    });
+    // If no thread can be started the references are leaked.
+    let _ = driver_thread().push(release);
+    CUresult::CUDA_SUCCESS
+}
+
+fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
+    let h = from_ptr(e);
+    let calls = lock(&EXECS).get(h)?.calls.clone();
+    let t = stream::resolve(s)?;
+    if calls.is_empty() {
+        return Ok(());
+    }
+    let position = t.queue.push(Box::new(move || calls.into_iter().for_each(HostCall::run)))?;
+    let mut execs = lock(&EXECS);
+    if let Ok(exec) = execs.get_mut(h) {
+        exec.launches.retain(|(q, _)| !Arc::ptr_eq(q, &t.queue));
+        exec.launches.push((t.queue, position));
+    }
+    Ok(())
+}
+
+/// `cuGraphLaunch`: the host nodes run in order on the stream's driver thread.
+unsafe extern "C" fn cu_graph_launch(e: CUgraphExec, s: CUstream) -> CUresult {
+    enter!("cuGraphLaunch");
+    status(launch(e, s))
+}
+
+/// Appends the live graph execs.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    lock(&EXECS).live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&EXECS).forget_destroyed();
+}
+
+register! {
+    cuGraphInstantiate_v10000: PFN_cuGraphInstantiate_v10000 => cu_graph_instantiate,
+    cuGraphInstantiate_v11000: PFN_cuGraphInstantiate_v11000 => cu_graph_instantiate,
+    cuGraphInstantiateWithFlags_v11040: PFN_cuGraphInstantiateWithFlags_v11040 => cu_graph_instantiate_with_flags,
+    cuGraphInstantiateWithParams_v12000: PFN_cuGraphInstantiateWithParams_v12000 => cu_graph_instantiate_with_params,
+    cuGraphInstantiateWithParams_v12000_ptsz: PFN_cuGraphInstantiateWithParams_v12000_ptsz => cu_graph_instantiate_with_params,
+    cuGraphExecDestroy_v10000: PFN_cuGraphExecDestroy_v10000 => cu_graph_exec_destroy,
+    cuGraphLaunch_v10000: PFN_cuGraphLaunch_v10000 => cu_graph_launch,
+    cuGraphLaunch_v10000_ptsz: PFN_cuGraphLaunch_v10000_ptsz => cu_graph_launch,
+}

@@ -1,0 +1,46 @@
+//! Pinned host memory: `cuMemAllocHost`, `cuMemHostAlloc`, `cuMemFreeHost`. The buffers are
+//! ordinary host memory, listed in the ledger as [`crate::AllocationKind::Pinned`].
+
+use std::ffi::{c_uint, c_void};
+
+use cudrv::sys::*;
+
+use crate::entry::{enter, from_ptr, non_null, register, status, write};
+use crate::{context, memory};
+
+const VALID_FLAGS: c_uint = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
+
+fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresult> {
+    non_null(pp)?;
+    if flags & !VALID_FLAGS != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    context::current()?;
+    write(pp, memory::alloc_pinned(size)?.cast())
+}
+
+unsafe extern "C" fn cu_mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CUresult {
+    enter!("cuMemAllocHost");
+    status(alloc(pp, size, 0))
+}
+
+unsafe extern "C" fn cu_mem_host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
+    enter!("cuMemHostAlloc");
+    status(alloc(pp, size, flags))
+}
+
+/// `cuMemFreeHost`: a freed buffer is CUDA_ERROR_INVALID_VALUE and a double free in the
+/// ledger.
+unsafe extern "C" fn cu_mem_free_host(p: *mut c_void) -> CUresult {
+    enter!("cuMemFreeHost");
+    if p.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    status(memory::free_pinned(from_ptr(p)))
+}
+
+register! {
+    cuMemAllocHost_v3020: PFN_cuMemAllocHost_v3020 => cu_mem_alloc_host,
+    cuMemHostAlloc_v2020: PFN_cuMemHostAlloc_v2020 => cu_mem_host_alloc,
+    cuMemFreeHost_v2000: PFN_cuMemFreeHost_v2000 => cu_mem_free_host,
+}

@@ -1,0 +1,160 @@
+//! Memory pool IPC: exporting a pool as a file descriptor and importing it, exporting an
+//! allocation and importing it at a new address. Export and import happen in one process
+//! here; the "file descriptor" is a unique number, not a real descriptor.
+//!
+//! Duplicate imports and the unmapping of all of them by the free of one follow a real
+//! driver (nvbug 5570902): see `memory.rs`.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_ulonglong, c_void};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::memory;
+use crate::pool::{self, Pool};
+
+/// The first "file descriptor" handed out.
+const FIRST_FD: c_int = 1000;
+/// Marks export data made by the stand-in.
+const MAGIC: [u8; 8] = *b"cudrvIPC";
+
+struct Fds {
+    next: c_int,
+    /// Pool exported under each descriptor.
+    pools: BTreeMap<c_int, u64>,
+}
+
+static FDS: Mutex<Fds> = Mutex::new(Fds { next: FIRST_FD, pools: BTreeMap::new() });
+
+fn posix_fd(t: CUmemAllocationHandleType) -> Result<(), CUresult> {
+    if t == CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR {
+        Ok(())
+    } else {
+        Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+    }
+}
+
+fn export_pool(
+    out: *mut c_void,
+    pool: CUmemoryPool,
+    t: CUmemAllocationHandleType,
+    flags: c_ulonglong,
+) -> Result<(), CUresult> {
+    non_null(out)?;
+    posix_fd(t)?;
+    let h = from_ptr(pool);
+    if flags != 0 || !pool::find(h)?.exportable {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let fd = {
+        let mut f = lock(&FDS);
+        let fd = f.next;
+        f.next = fd.saturating_add(1);
+        f.pools.insert(fd, h);
+        fd
+    };
+    write(out.cast::<c_int>(), fd)
+}
+
+/// `cuMemPoolExportToShareableHandle`: writes an `int` "file descriptor" for a pool made
+/// with POSIX_FILE_DESCRIPTOR handles; other handle types: CUDA_ERROR_INVALID_VALUE.
+unsafe extern "C" fn cu_mem_pool_export_to_shareable_handle(
+    out: *mut c_void,
+    pool: CUmemoryPool,
+    t: CUmemAllocationHandleType,
+    flags: c_ulonglong,
+) -> CUresult {
+    enter!("cuMemPoolExportToShareableHandle");
+    status(export_pool(out, pool, t, flags))
+}
+
+fn import_pool(out: *mut CUmemoryPool, handle: *mut c_void, t: CUmemAllocationHandleType) -> Result<(), CUresult> {
+    non_null(out)?;
+    posix_fd(t)?;
+    // A file descriptor is passed as the handle's value.
+    let fd = c_int::try_from(handle as usize).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let source = *lock(&FDS).pools.get(&fd).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let exported = pool::find(source)?;
+    let h = pool::add(Pool::imported(source, exported.device));
+    write(out, to_ptr(h))
+}
+
+/// `cuMemPoolImportFromShareableHandle`: a new pool handle for the importing side.
+unsafe extern "C" fn cu_mem_pool_import_from_shareable_handle(
+    out: *mut CUmemoryPool,
+    handle: *mut c_void,
+    t: CUmemAllocationHandleType,
+    _flags: c_ulonglong,
+) -> CUresult {
+    enter!("cuMemPoolImportFromShareableHandle");
+    status(import_pool(out, handle, t))
+}
+
+fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<(), CUresult> {
+    non_null(out)?;
+    let (pool, size) = memory::exportable(ptr)?;
+    let pool = pool.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if !pool::find(pool)?.exportable {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut data = CUmemPoolPtrExportData { reserved: [0; 64] };
+    let fields = [ptr, pool, u64::try_from(size).unwrap_or(u64::MAX)];
+    for (chunk, bytes) in
+        data.reserved.chunks_exact_mut(8).zip(std::iter::once(MAGIC).chain(fields.iter().map(|f| f.to_le_bytes())))
+    {
+        chunk.copy_from_slice(&bytes);
+    }
+    write(out, data)
+}
+
+/// `cuMemPoolExportPointer`: export data naming the allocation (a live allocation at its
+/// start, from an exportable pool).
+unsafe extern "C" fn cu_mem_pool_export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
+    enter!("cuMemPoolExportPointer");
+    status(export_pointer(out, ptr))
+}
+
+/// The `(address, pool)` export data names, if the stand-in made it.
+fn parse(data: &CUmemPoolPtrExportData) -> Option<(u64, u64)> {
+    let mut words = data.reserved.chunks_exact(8).map(|c| <[u8; 8]>::try_from(c).ok());
+    (words.next()?? == MAGIC).then_some(())?;
+    let address = u64::from_le_bytes(words.next()??);
+    let pool = u64::from_le_bytes(words.next()??);
+    Some((address, pool))
+}
+
+fn import_pointer(
+    out: *mut CUdeviceptr,
+    pool: CUmemoryPool,
+    data: *mut CUmemPoolPtrExportData,
+) -> Result<(), CUresult> {
+    non_null(out)?;
+    non_null(data)?;
+    // SAFETY: a non-null pointer to the caller's export data.
+    let (address, exporter) = parse(unsafe { &*data }).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if pool::find(from_ptr(pool))?.imported_from != Some(exporter) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    write(out, memory::import(address)?)
+}
+
+/// `cuMemPoolImportPointer`: a new address mapping the exported allocation, through a pool
+/// imported from the exporting pool. Importing the same data again while an earlier import
+/// is mapped gives another address (a duplicate import in the ledger).
+unsafe extern "C" fn cu_mem_pool_import_pointer(
+    out: *mut CUdeviceptr,
+    pool: CUmemoryPool,
+    data: *mut CUmemPoolPtrExportData,
+) -> CUresult {
+    enter!("cuMemPoolImportPointer");
+    status(import_pointer(out, pool, data))
+}
+
+register! {
+    cuMemPoolExportToShareableHandle_v11020: PFN_cuMemPoolExportToShareableHandle_v11020 => cu_mem_pool_export_to_shareable_handle,
+    cuMemPoolImportFromShareableHandle_v11020: PFN_cuMemPoolImportFromShareableHandle_v11020 => cu_mem_pool_import_from_shareable_handle,
+    cuMemPoolExportPointer_v11020: PFN_cuMemPoolExportPointer_v11020 => cu_mem_pool_export_pointer,
+    cuMemPoolImportPointer_v11020: PFN_cuMemPoolImportPointer_v11020 => cu_mem_pool_import_pointer,
+}

@@ -1,0 +1,106 @@
+//! The linker: `cuLinkCreate`, `cuLinkAddData`, `cuLinkComplete`, `cuLinkDestroy` over fake
+//! images (`image.rs`). The linked image holds every kernel added; it is owned by the link
+//! state and stays valid until `cuLinkDestroy`.
+
+use std::ffi::{c_char, c_uint, c_void};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::context;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::handles::Registry;
+use crate::image::Image;
+
+struct Link {
+    image: Image,
+    /// Every image `cuLinkComplete` returned (each stays valid until destroy).
+    outputs: Vec<Box<[u8]>>,
+}
+
+static LINKS: Mutex<Registry<Link>> = Mutex::new(Registry::new("link state", CUresult::CUDA_ERROR_INVALID_HANDLE));
+
+/// `cuLinkCreate`: the options are ignored.
+unsafe extern "C" fn cu_link_create(
+    _num_options: c_uint,
+    _options: *mut CUjit_option,
+    _values: *mut *mut c_void,
+    state: *mut CUlinkState,
+) -> CUresult {
+    enter!("cuLinkCreate");
+    let r = non_null(state).and_then(|()| {
+        context::current()?;
+        let h = lock(&LINKS).insert(Link { image: Image::default(), outputs: Vec::new() });
+        write(state, to_ptr(h))
+    });
+    status(r)
+}
+
+/// `cuLinkAddData`: any `CU_JIT_INPUT_*` type; the data must be a fake image
+/// (CUDA_ERROR_INVALID_IMAGE otherwise).
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn cu_link_add_data(
+    state: CUlinkState,
+    input_type: CUjitInputType,
+    data: *mut c_void,
+    size: usize,
+    _name: *const c_char,
+    _num_options: c_uint,
+    _options: *mut CUjit_option,
+    _values: *mut *mut c_void,
+) -> CUresult {
+    enter!("cuLinkAddData");
+    let r = non_null(data).and_then(|()| {
+        if input_type.0 >= CUjitInputType::CU_JIT_NUM_INPUT_TYPES.0 || size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: the program passes `size` readable bytes at `data`.
+        let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) };
+        let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+        let image = Image::parse(bytes)?;
+        lock(&LINKS).get_mut(from_ptr(state))?.image.merge(image);
+        Ok(())
+    });
+    status(r)
+}
+
+/// `cuLinkComplete`: a fake image of everything added, and its size (with its NUL).
+unsafe extern "C" fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void, size: *mut usize) -> CUresult {
+    enter!("cuLinkComplete");
+    let r = non_null(out).and_then(|()| {
+        non_null(size)?;
+        let mut links = lock(&LINKS);
+        let link = links.get_mut(from_ptr(state))?;
+        let bytes = link.image.to_bytes().into_boxed_slice();
+        let (p, n) = (bytes.as_ptr(), bytes.len());
+        link.outputs.push(bytes);
+        write(out, p.cast_mut().cast())?;
+        write(size, n)
+    });
+    status(r)
+}
+
+/// `cuLinkDestroy`: twice: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
+unsafe extern "C" fn cu_link_destroy(state: CUlinkState) -> CUresult {
+    enter!("cuLinkDestroy");
+    status(lock(&LINKS).remove(from_ptr(state)).map(drop))
+}
+
+/// Appends the live link states.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    lock(&LINKS).live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&LINKS).forget_destroyed();
+}
+
+register! {
+    cuLinkCreate_v5050: PFN_cuLinkCreate_v5050 => cu_link_create,
+    cuLinkCreate_v6050: PFN_cuLinkCreate_v6050 => cu_link_create,
+    cuLinkAddData_v5050: PFN_cuLinkAddData_v5050 => cu_link_add_data,
+    cuLinkAddData_v6050: PFN_cuLinkAddData_v6050 => cu_link_add_data,
+    cuLinkComplete_v5050: PFN_cuLinkComplete_v5050 => cu_link_complete,
+    cuLinkDestroy_v5050: PFN_cuLinkDestroy_v5050 => cu_link_destroy,
+}

@@ -1,0 +1,289 @@
+//! Device memory and the allocation side of the ledger.
+//!
+//! Device addresses come from an increasing range (from 2^45) that is never reused; each
+//! live allocation is backed by zeroed host memory, so copies really copy. A freed
+//! allocation keeps its address range in the table (its memory is released): touching it
+//! is CUDA_ERROR_ILLEGAL_ADDRESS and a use after free, freeing it again is
+//! CUDA_ERROR_INVALID_VALUE and a double free. An address in no allocation is
+//! CUDA_ERROR_INVALID_VALUE.
+//!
+//! IPC imports (`cuMemPoolImportPointer`) are further address ranges over the same host
+//! memory. As a real driver does (nvbug 5570902), importing export data again while an
+//! earlier import of it is mapped gives another address for the same mapping, and freeing
+//! any of those addresses unmaps them all. Freeing the exporter's own allocation does not
+//! unmap the imports in this emulation (their memory stays alive until they are freed).
+//!
+//! Every access runs under one lock, which is never held while calling the program.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use cudrv::sys::CUresult;
+
+use crate::backing::Backing;
+use crate::device::DEVICE_TOTAL_MEM;
+use crate::entry::lock;
+use crate::ledger::{self, Allocation, AllocationKind};
+
+/// The first device address.
+const FIRST_ADDRESS: u64 = 1 << 45;
+/// Allocations start on this boundary, with at least this much unused space between two.
+const GRANULE: u64 = 1 << 16;
+
+/// One device address range.
+struct Mapping {
+    size: usize,
+    kind: AllocationKind,
+    /// The memory; `None` once freed.
+    backing: Option<Arc<Backing>>,
+    /// The pool it came from (a pool allocation or a stream-ordered one).
+    pool: Option<u64>,
+    /// For an import: the exported allocation's address.
+    import_of: Option<u64>,
+}
+
+/// One pinned host buffer. Its memory is kept after it is freed, so the address is not
+/// handed out again while the ledger remembers it.
+struct Pinned {
+    size: usize,
+    /// The memory, owned here and used by the program directly (never read here).
+    _backing: Backing,
+    freed: bool,
+}
+
+struct State {
+    next: u64,
+    device: BTreeMap<u64, Mapping>,
+    pinned: BTreeMap<u64, Pinned>,
+    /// Bytes of live allocations (not counting imports): what `cuMemGetInfo` takes from
+    /// the total.
+    used: usize,
+    /// Live imports of each exported allocation (by its address).
+    imports: BTreeMap<u64, Vec<u64>>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    next: FIRST_ADDRESS,
+    device: BTreeMap::new(),
+    pinned: BTreeMap::new(),
+    used: 0,
+    imports: BTreeMap::new(),
+});
+
+impl State {
+    /// A fresh address range of `size` bytes.
+    fn reserve(&mut self, size: usize) -> Result<u64, CUresult> {
+        let address = self.next;
+        let end = u64::try_from(size)
+            .ok()
+            .and_then(|s| address.checked_add(s)?.checked_add(2 * GRANULE - 1))
+            .ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        self.next = end & !(GRANULE - 1);
+        Ok(address)
+    }
+
+    /// The mapping containing `address`, with its start.
+    fn containing(&mut self, address: u64) -> Option<(u64, &mut Mapping)> {
+        let (&start, m) = self.device.range_mut(..=address).next_back()?;
+        let end = start.saturating_add(u64::try_from(m.size).ok()?);
+        (address < end).then_some((start, m))
+    }
+
+    /// The host pointer for `len` bytes at `address`: CUDA_ERROR_INVALID_VALUE outside
+    /// every allocation (or past its end), CUDA_ERROR_ILLEGAL_ADDRESS and a use after free
+    /// in freed memory.
+    fn at(&mut self, address: u64, len: usize) -> Result<*mut u8, CUresult> {
+        let (start, m) = self.containing(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let Some(backing) = &m.backing else {
+            ledger::use_after_free(address);
+            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        };
+        let offset = usize::try_from(address - start).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if offset.checked_add(len).is_none_or(|end| end > m.size) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: offset < size: inside the backing allocation.
+        Ok(unsafe { backing.as_ptr().add(offset) })
+    }
+
+    /// Whether `[p, p + len)` overlaps a device address range (a device address passed as
+    /// a host pointer).
+    fn is_device(&mut self, p: usize, len: usize) -> bool {
+        let p = p as u64;
+        let last = p.saturating_add(u64::try_from(len.max(1) - 1).unwrap_or(u64::MAX));
+        self.containing(p).is_some() || self.containing(last).is_some() || self.device.range(p..=last).next().is_some()
+    }
+}
+
+/// Allocates `size` bytes of `kind` (from `pool`): CUDA_ERROR_INVALID_VALUE for size 0,
+/// CUDA_ERROR_OUT_OF_MEMORY beyond the device's free memory (facts: `1 << 62`) or when
+/// the host has no memory to back it.
+pub(crate) fn alloc(size: usize, kind: AllocationKind, pool: Option<u64>) -> Result<u64, CUresult> {
+    if size == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut s = lock(&STATE);
+    if size > DEVICE_TOTAL_MEM.saturating_sub(s.used) {
+        return Err(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+    }
+    let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+    let address = s.reserve(size)?;
+    s.used += size;
+    s.device.insert(address, Mapping { size, kind, backing: Some(Arc::new(backing)), pool, import_of: None });
+    Ok(address)
+}
+
+/// Frees the allocation starting at `address`. Freeing an import unmaps every import of
+/// the same export. A freed allocation: CUDA_ERROR_INVALID_VALUE and a double free; an
+/// address that starts no allocation: CUDA_ERROR_INVALID_VALUE.
+pub(crate) fn free(address: u64) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    let m = s.device.get_mut(&address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if m.backing.take().is_none() {
+        ledger::double_free(address);
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let (size, import_of) = (m.size, m.import_of);
+    match import_of {
+        None => s.used = s.used.saturating_sub(size),
+        Some(source) => {
+            for other in s.imports.remove(&source).unwrap_or_default() {
+                if let Some(m) = s.device.get_mut(&other) {
+                    m.backing = None;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Copies `len` bytes from host memory to `dst`.
+pub(crate) fn copy_to_device(dst: u64, src: *const u8, len: usize) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    host_range(&mut s, src as usize, len)?;
+    let d = s.at(dst, len)?;
+    // SAFETY: `src` is the program's host buffer of `len` bytes (not device memory,
+    // checked), `d` has `len` bytes (checked); distinct allocations.
+    unsafe { std::ptr::copy_nonoverlapping(src, d, len) };
+    Ok(())
+}
+
+/// Copies `len` bytes from `src` to host memory.
+pub(crate) fn copy_to_host(dst: *mut u8, src: u64, len: usize) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    host_range(&mut s, dst as usize, len)?;
+    let p = s.at(src, len)?;
+    // SAFETY: as in copy_to_device, the other way.
+    unsafe { std::ptr::copy_nonoverlapping(p, dst, len) };
+    Ok(())
+}
+
+/// Copies `len` bytes between device ranges (which may overlap).
+pub(crate) fn copy_device(dst: u64, src: u64, len: usize) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    let from = s.at(src, len)?;
+    let to = s.at(dst, len)?;
+    // SAFETY: both ranges have `len` bytes (checked); `copy` allows overlap.
+    unsafe { std::ptr::copy(from, to, len) };
+    Ok(())
+}
+
+/// Sets `len` bytes at `dst` to `value`.
+pub(crate) fn set(dst: u64, value: u8, len: usize) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    let to = s.at(dst, len)?;
+    // SAFETY: the range has `len` bytes (checked).
+    unsafe { std::ptr::write_bytes(to, value, len) };
+    Ok(())
+}
+
+/// CUDA_ERROR_INVALID_VALUE for a null host pointer or one into device address ranges.
+fn host_range(s: &mut State, p: usize, len: usize) -> Result<(), CUresult> {
+    if p == 0 || s.is_device(p, len) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// `(free, total)` device memory.
+pub(crate) fn info() -> (usize, usize) {
+    let used = lock(&STATE).used;
+    (DEVICE_TOTAL_MEM.saturating_sub(used), DEVICE_TOTAL_MEM)
+}
+
+/// The pool and size of the live allocation starting at `address`, for export.
+pub(crate) fn exportable(address: u64) -> Result<(Option<u64>, usize), CUresult> {
+    let s = lock(&STATE);
+    match s.device.get(&address) {
+        Some(m) if m.backing.is_some() && m.import_of.is_none() => Ok((m.pool, m.size)),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Maps the live allocation at `source` at a new address (an IPC import); one of its
+/// imports still mapped makes it a duplicate import in the ledger.
+pub(crate) fn import(source: u64) -> Result<u64, CUresult> {
+    let mut s = lock(&STATE);
+    let (size, backing) = match s.device.get(&source) {
+        Some(Mapping { size, backing: Some(b), import_of: None, .. }) => (*size, Arc::clone(b)),
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    let address = s.reserve(size)?;
+    s.device.insert(
+        address,
+        Mapping { size, kind: AllocationKind::Import, backing: Some(backing), pool: None, import_of: Some(source) },
+    );
+    let imports = s.imports.entry(source).or_default();
+    if !imports.is_empty() {
+        ledger::duplicate_import(address);
+    }
+    imports.push(address);
+    Ok(address)
+}
+
+/// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]).
+pub(crate) fn alloc_pinned(size: usize) -> Result<*mut u8, CUresult> {
+    if size == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+    let p = backing.as_ptr();
+    lock(&STATE).pinned.insert(p as u64, Pinned { size, _backing: backing, freed: false });
+    Ok(p)
+}
+
+/// Frees pinned memory: a freed buffer is CUDA_ERROR_INVALID_VALUE and a double free, an
+/// unknown pointer CUDA_ERROR_INVALID_VALUE.
+pub(crate) fn free_pinned(p: u64) -> Result<(), CUresult> {
+    let mut s = lock(&STATE);
+    let b = s.pinned.get_mut(&p).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if std::mem::replace(&mut b.freed, true) {
+        ledger::double_free(p);
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Appends the live allocations.
+pub(crate) fn live(out: &mut Vec<Allocation>) {
+    let s = lock(&STATE);
+    out.extend(
+        s.device
+            .iter()
+            .filter_map(|(&address, m)| m.backing.as_ref().map(|_| Allocation { address, size: m.size, kind: m.kind })),
+    );
+    out.extend(s.pinned.iter().filter(|(_, b)| !b.freed).map(|(&address, b)| Allocation {
+        address,
+        size: b.size,
+        kind: AllocationKind::Pinned,
+    }));
+}
+
+/// Forgets the freed allocations (see [`crate::ledger_reset`]): their address ranges
+/// become unknown and the memory kept for freed pinned buffers is released. Live
+/// allocations stay as they are.
+pub(crate) fn forget_freed() {
+    let mut s = lock(&STATE);
+    s.device.retain(|_, m| m.backing.is_some());
+    s.pinned.retain(|_, b| !b.freed);
+}

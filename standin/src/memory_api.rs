@@ -1,0 +1,78 @@
+//! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo` and the
+//! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`).
+//!
+//! Behaviour follows `shared/driver-facts.md` ("facts").
+
+use cudrv::sys::*;
+
+use crate::context;
+use crate::entry::{enter, non_null, register, status, write};
+use crate::ledger::AllocationKind;
+use crate::{memory, pool, stream};
+
+/// `cuMemAlloc`: facts: size 0 is CUDA_ERROR_INVALID_VALUE, `1 << 62` is
+/// CUDA_ERROR_OUT_OF_MEMORY.
+unsafe extern "C" fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
+    enter!("cuMemAlloc");
+    let r = non_null(dptr).and_then(|()| {
+        context::current()?;
+        write(dptr, memory::alloc(size, AllocationKind::Device, None)?)
+    });
+    status(r)
+}
+
+/// `cuMemFree`: facts: 0 is SUCCESS (even with no current context). A freed address:
+/// CUDA_ERROR_INVALID_VALUE and a double free in the ledger.
+unsafe extern "C" fn cu_mem_free(dptr: CUdeviceptr) -> CUresult {
+    enter!("cuMemFree");
+    if dptr == 0 {
+        return CUresult::CUDA_SUCCESS;
+    }
+    status(context::current().and_then(|_| memory::free(dptr)))
+}
+
+unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUresult {
+    enter!("cuMemGetInfo");
+    let r = non_null(free).and_then(|()| {
+        non_null(total)?;
+        context::current()?;
+        let (f, t) = memory::info();
+        write(free, f)?;
+        write(total, t)
+    });
+    status(r)
+}
+
+/// `cuMemAllocAsync`: from the default pool of the stream's device, at once.
+unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
+    enter!("cuMemAllocAsync");
+    let r = non_null(dptr).and_then(|()| {
+        let t = stream::resolve(s)?;
+        let pool = pool::default_pool(t.ctx.device)?;
+        write(dptr, memory::alloc(size, AllocationKind::Async, Some(pool))?)
+    });
+    status(r)
+}
+
+/// `cuMemFreeAsync`: at once; as `cuMemFree`, except that 0 is CUDA_ERROR_INVALID_VALUE
+/// (not observed on a real driver).
+unsafe extern "C" fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
+    enter!("cuMemFreeAsync");
+    let r = stream::resolve(s).and_then(|_| {
+        if dptr == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        memory::free(dptr)
+    });
+    status(r)
+}
+
+register! {
+    cuMemAlloc_v3020: PFN_cuMemAlloc_v3020 => cu_mem_alloc,
+    cuMemFree_v3020: PFN_cuMemFree_v3020 => cu_mem_free,
+    cuMemGetInfo_v3020: PFN_cuMemGetInfo_v3020 => cu_mem_get_info,
+    cuMemAllocAsync_v11020: PFN_cuMemAllocAsync_v11020 => cu_mem_alloc_async,
+    cuMemAllocAsync_v11020_ptsz: PFN_cuMemAllocAsync_v11020_ptsz => cu_mem_alloc_async,
+    cuMemFreeAsync_v11020: PFN_cuMemFreeAsync_v11020 => cu_mem_free_async,
+    cuMemFreeAsync_v11020_ptsz: PFN_cuMemFreeAsync_v11020_ptsz => cu_mem_free_async,
+}

@@ -1,0 +1,239 @@
+//! Libraries, modules, kernels and functions over fake images (`image.rs`).
+//!
+//! A library has one module (made by the first `cuLibraryGetModule` or
+//! `cuKernelGetFunction`, unloaded with the library). A kernel (`CUkernel`) and a function
+//! (`CUfunction`) handle is the same for every request of the same name. Unloading a
+//! library or module invalidates its kernels and functions.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::context;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::handles::{self, Registry};
+use crate::image::Image;
+
+struct Module {
+    image: Image,
+    /// Function handle of each kernel asked for.
+    functions: BTreeMap<String, u64>,
+    /// The library it belongs to (it is unloaded with it).
+    library: Option<u64>,
+}
+
+struct Library {
+    image: Image,
+    /// Kernel handle of each kernel asked for.
+    kernels: BTreeMap<String, u64>,
+    module: Option<u64>,
+}
+
+struct State {
+    modules: Registry<Module>,
+    libraries: Registry<Library>,
+    /// Every live function: its module and kernel name.
+    functions: BTreeMap<u64, (u64, String)>,
+    /// Every live kernel: its library and name.
+    kernels: BTreeMap<u64, (u64, String)>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    modules: Registry::new("module", CUresult::CUDA_ERROR_INVALID_HANDLE),
+    libraries: Registry::new("library", CUresult::CUDA_ERROR_INVALID_HANDLE),
+    functions: BTreeMap::new(),
+    kernels: BTreeMap::new(),
+});
+
+/// The kernel name of a function or kernel handle (`cuLaunchKernel` accepts a `CUkernel`
+/// cast to `CUfunction`, as a real driver does): CUDA_ERROR_INVALID_HANDLE otherwise.
+pub(crate) fn kernel_name(f: u64) -> Result<String, CUresult> {
+    let s = lock(&STATE);
+    s.functions
+        .get(&f)
+        .or_else(|| s.kernels.get(&f))
+        .map(|(_, name)| name.clone())
+        .ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+}
+
+/// The name at `name`: CUDA_ERROR_INVALID_VALUE for null or non-UTF-8.
+fn name_arg(name: *const c_char) -> Result<String, CUresult> {
+    non_null(name)?;
+    // SAFETY: a non-null, NUL-terminated string from the caller.
+    let name = unsafe { CStr::from_ptr(name) };
+    name.to_str().map(str::to_string).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)
+}
+
+impl State {
+    /// The function handle of `name` in `module`: CUDA_ERROR_NOT_FOUND if it has none.
+    fn function(&mut self, module: u64, name: &str) -> Result<u64, CUresult> {
+        let m = self.modules.get_mut(module)?;
+        if !m.image.kernels.iter().any(|k| k == name) {
+            return Err(CUresult::CUDA_ERROR_NOT_FOUND);
+        }
+        let f = *m.functions.entry(name.to_string()).or_insert_with(handles::fresh);
+        self.functions.insert(f, (module, name.to_string()));
+        Ok(f)
+    }
+
+    /// The module of `library`, made on first use.
+    fn library_module(&mut self, library: u64) -> Result<u64, CUresult> {
+        let lib = self.libraries.get(library)?;
+        if let Some(m) = lib.module {
+            return Ok(m);
+        }
+        let image = lib.image.clone();
+        let m = self.modules.insert(Module { image, functions: BTreeMap::new(), library: Some(library) });
+        self.libraries.get_mut(library)?.module = Some(m);
+        Ok(m)
+    }
+
+    /// Unloads `module` and its functions.
+    fn unload_module(&mut self, module: u64) -> Result<(), CUresult> {
+        self.modules.remove(module)?;
+        self.functions.retain(|_, (m, _)| *m != module);
+        Ok(())
+    }
+}
+
+unsafe extern "C" fn cu_module_load_data(module: *mut CUmodule, image: *const c_void) -> CUresult {
+    enter!("cuModuleLoadData");
+    let r = non_null(module).and_then(|()| {
+        context::current()?;
+        // SAFETY: the program's image, NUL-terminated if it is a fake one.
+        let image = unsafe { Image::read(image) }?;
+        let h = lock(&STATE).modules.insert(Module { image, functions: BTreeMap::new(), library: None });
+        write(module, to_ptr(h))
+    });
+    status(r)
+}
+
+/// `cuModuleUnload`: a library's module is unloaded with its library
+/// (CUDA_ERROR_INVALID_HANDLE here); unloading twice: CUDA_ERROR_INVALID_HANDLE and a
+/// double destroy in the ledger.
+unsafe extern "C" fn cu_module_unload(module: CUmodule) -> CUresult {
+    enter!("cuModuleUnload");
+    let h = from_ptr(module);
+    let mut s = lock(&STATE);
+    if s.modules.get(h).is_ok_and(|m| m.library.is_some()) {
+        return CUresult::CUDA_ERROR_INVALID_HANDLE;
+    }
+    status(s.unload_module(h))
+}
+
+/// `cuModuleGetFunction`: CUDA_ERROR_NOT_FOUND for a name the image does not have.
+unsafe extern "C" fn cu_module_get_function(f: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult {
+    enter!("cuModuleGetFunction");
+    let r = non_null(f).and_then(|()| {
+        let name = name_arg(name)?;
+        let h = lock(&STATE).function(from_ptr(module), &name)?;
+        write(f, to_ptr(h))
+    });
+    status(r)
+}
+
+/// `cuLibraryLoadData`: the option arrays are ignored. Needs no current context.
+unsafe extern "C" fn cu_library_load_data(
+    library: *mut CUlibrary,
+    code: *const c_void,
+    _jit_options: *mut CUjit_option,
+    _jit_values: *mut *mut c_void,
+    _num_jit: c_uint,
+    _lib_options: *mut CUlibraryOption,
+    _lib_values: *mut *mut c_void,
+    _num_lib: c_uint,
+) -> CUresult {
+    enter!("cuLibraryLoadData");
+    let r = non_null(library).and_then(|()| {
+        // SAFETY: the program's image, NUL-terminated if it is a fake one.
+        let image = unsafe { Image::read(code) }?;
+        let h = lock(&STATE).libraries.insert(Library { image, kernels: BTreeMap::new(), module: None });
+        write(library, to_ptr(h))
+    });
+    status(r)
+}
+
+/// `cuLibraryUnload`: with its module, kernels and functions. Twice:
+/// CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
+unsafe extern "C" fn cu_library_unload(library: CUlibrary) -> CUresult {
+    enter!("cuLibraryUnload");
+    let h = from_ptr(library);
+    let mut s = lock(&STATE);
+    let r = s.libraries.remove(h).and_then(|lib| {
+        s.kernels.retain(|_, (l, _)| *l != h);
+        match lib.module {
+            Some(m) => s.unload_module(m),
+            None => Ok(()),
+        }
+    });
+    status(r)
+}
+
+/// `cuLibraryGetKernel`: CUDA_ERROR_NOT_FOUND for a name the image does not have.
+unsafe extern "C" fn cu_library_get_kernel(kernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult {
+    enter!("cuLibraryGetKernel");
+    let r = non_null(kernel).and_then(|()| {
+        let name = name_arg(name)?;
+        let h = from_ptr(library);
+        let mut s = lock(&STATE);
+        let lib = s.libraries.get_mut(h)?;
+        if !lib.image.kernels.contains(&name) {
+            return Err(CUresult::CUDA_ERROR_NOT_FOUND);
+        }
+        let k = *lib.kernels.entry(name.clone()).or_insert_with(handles::fresh);
+        s.kernels.insert(k, (h, name));
+        write(kernel, to_ptr(k))
+    });
+    status(r)
+}
+
+unsafe extern "C" fn cu_library_get_module(module: *mut CUmodule, library: CUlibrary) -> CUresult {
+    enter!("cuLibraryGetModule");
+    let r = non_null(module).and_then(|()| {
+        context::current()?;
+        let m = lock(&STATE).library_module(from_ptr(library))?;
+        write(module, to_ptr(m))
+    });
+    status(r)
+}
+
+/// `cuKernelGetFunction`: the function of the kernel in its library's module.
+unsafe extern "C" fn cu_kernel_get_function(f: *mut CUfunction, kernel: CUkernel) -> CUresult {
+    enter!("cuKernelGetFunction");
+    let r = non_null(f).and_then(|()| {
+        context::current()?;
+        let mut s = lock(&STATE);
+        let (library, name) = s.kernels.get(&from_ptr(kernel)).cloned().ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+        let m = s.library_module(library)?;
+        let h = s.function(m, &name)?;
+        write(f, to_ptr(h))
+    });
+    status(r)
+}
+
+/// Appends the live modules and libraries.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    let s = lock(&STATE);
+    s.modules.live_handles(out);
+    s.libraries.live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    let mut s = lock(&STATE);
+    s.modules.forget_destroyed();
+    s.libraries.forget_destroyed();
+}
+
+register! {
+    cuModuleLoadData_v2000: PFN_cuModuleLoadData_v2000 => cu_module_load_data,
+    cuModuleUnload_v2000: PFN_cuModuleUnload_v2000 => cu_module_unload,
+    cuModuleGetFunction_v2000: PFN_cuModuleGetFunction_v2000 => cu_module_get_function,
+    cuLibraryLoadData_v12000: PFN_cuLibraryLoadData_v12000 => cu_library_load_data,
+    cuLibraryUnload_v12000: PFN_cuLibraryUnload_v12000 => cu_library_unload,
+    cuLibraryGetKernel_v12000: PFN_cuLibraryGetKernel_v12000 => cu_library_get_kernel,
+    cuLibraryGetModule_v12000: PFN_cuLibraryGetModule_v12000 => cu_library_get_module,
+    cuKernelGetFunction_v12000: PFN_cuKernelGetFunction_v12000 => cu_kernel_get_function,
+}

@@ -1,0 +1,173 @@
+//! Memory pools: `cuMemPoolCreate`/`Destroy`, the per-device default pool,
+//! `cuMemAllocFromPoolAsync` and `cuMemPoolTrimTo`. IPC export and import are in `ipc.rs`.
+//!
+//! Destroying a pool that still has allocations succeeds and leaves them live in the
+//! ledger (the leak stays visible); they can still be used and freed.
+
+use std::collections::BTreeMap;
+use std::ffi::c_int;
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::device::valid_device;
+use crate::entry::{enter, from_ptr, lock, non_null, put, register, status, to_ptr, write};
+use crate::handles::Registry;
+use crate::ledger::AllocationKind;
+use crate::{memory, stream};
+
+/// One pool.
+#[derive(Clone, Copy)]
+pub(crate) struct Pool {
+    pub(crate) device: c_int,
+    /// Made with `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`: can be exported.
+    pub(crate) exportable: bool,
+    /// For a pool imported from a shareable handle: the exported pool.
+    pub(crate) imported_from: Option<u64>,
+    /// A device's default pool: never destroyed.
+    default: bool,
+}
+
+impl Pool {
+    /// A pool imported from the exported pool `source` on `device`.
+    pub(crate) fn imported(source: u64, device: c_int) -> Pool {
+        Pool { device, exportable: false, imported_from: Some(source), default: false }
+    }
+}
+
+struct State {
+    pools: Registry<Pool>,
+    defaults: BTreeMap<c_int, u64>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State {
+    pools: Registry::new("memory pool", CUresult::CUDA_ERROR_INVALID_VALUE),
+    defaults: BTreeMap::new(),
+});
+
+/// The live pool `handle` names (CUDA_ERROR_INVALID_VALUE otherwise).
+pub(crate) fn find(handle: u64) -> Result<Pool, CUresult> {
+    lock(&STATE).pools.get(handle).copied()
+}
+
+/// Adds a pool, returning its handle.
+pub(crate) fn add(pool: Pool) -> u64 {
+    lock(&STATE).pools.insert(pool)
+}
+
+/// The default pool of `device`, made on first use.
+pub(crate) fn default_pool(device: c_int) -> Result<u64, CUresult> {
+    if !valid_device(device) {
+        return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+    }
+    let mut s = lock(&STATE);
+    if let Some(&h) = s.defaults.get(&device) {
+        return Ok(h);
+    }
+    let h = s.pools.insert(Pool { device, exportable: false, imported_from: None, default: true });
+    s.defaults.insert(device, h);
+    Ok(h)
+}
+
+fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(), CUresult> {
+    non_null(pool_out)?;
+    non_null(props)?;
+    // SAFETY: a non-null pointer to the caller's properties.
+    let props = unsafe { &*props };
+    type H = CUmemAllocationHandleType;
+    let exportable = match props.handleTypes {
+        H::CU_MEM_HANDLE_TYPE_NONE => false,
+        H::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR => true,
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    // SAFETY: every member of the location union is plain integers.
+    let id = unsafe { props.location.__bindgen_anon_1.id };
+    let device = match props.location.type_ {
+        CUmemLocationType::CU_MEM_LOCATION_TYPE_INVALID => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(id) => {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+        }
+        CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE => id,
+        _ => 0,
+    };
+    if props.allocType == CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_INVALID {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let h = add(Pool { device, exportable, imported_from: None, default: false });
+    write(pool_out, to_ptr(h))
+}
+
+/// `cuMemPoolCreate`: any location type with a valid device id for a device location;
+/// handle types NONE or POSIX_FILE_DESCRIPTOR.
+unsafe extern "C" fn cu_mem_pool_create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
+    enter!("cuMemPoolCreate");
+    status(create(pool_out, props))
+}
+
+/// `cuMemPoolDestroy`: a default pool cannot be destroyed (CUDA_ERROR_INVALID_VALUE); a
+/// destroyed one: CUDA_ERROR_INVALID_VALUE and a double destroy in the ledger.
+unsafe extern "C" fn cu_mem_pool_destroy(pool: CUmemoryPool) -> CUresult {
+    enter!("cuMemPoolDestroy");
+    let h = from_ptr(pool);
+    let mut s = lock(&STATE);
+    if s.pools.get(h).is_ok_and(|p| p.default) {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    status(s.pools.remove(h).map(drop))
+}
+
+unsafe extern "C" fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceGetDefaultMemPool");
+    if pool_out.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    match default_pool(dev) {
+        Ok(h) => put(pool_out, to_ptr(h)),
+        Err(s) => s,
+    }
+}
+
+/// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool.
+unsafe extern "C" fn cu_mem_alloc_from_pool_async(
+    dptr: *mut CUdeviceptr,
+    size: usize,
+    pool: CUmemoryPool,
+    s: CUstream,
+) -> CUresult {
+    enter!("cuMemAllocFromPoolAsync");
+    let r = non_null(dptr).and_then(|()| {
+        let h = from_ptr(pool);
+        if find(h)?.imported_from.is_some() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        stream::resolve(s)?;
+        write(dptr, memory::alloc(size, AllocationKind::Pool, Some(h))?)
+    });
+    status(r)
+}
+
+/// `cuMemPoolTrimTo`: nothing to trim (freed memory is released at once).
+unsafe extern "C" fn cu_mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CUresult {
+    enter!("cuMemPoolTrimTo");
+    status(find(from_ptr(pool)).map(drop))
+}
+
+/// Appends the live pools (not the default ones).
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    let s = lock(&STATE);
+    out.extend(s.pools.iter().filter(|(_, p)| !p.default).map(|(&h, _)| ("memory pool", h)));
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&STATE).pools.forget_destroyed();
+}
+
+register! {
+    cuMemPoolCreate_v11020: PFN_cuMemPoolCreate_v11020 => cu_mem_pool_create,
+    cuMemPoolDestroy_v11020: PFN_cuMemPoolDestroy_v11020 => cu_mem_pool_destroy,
+    cuDeviceGetDefaultMemPool_v11020: PFN_cuDeviceGetDefaultMemPool_v11020 => cu_device_get_default_mem_pool,
+    cuMemAllocFromPoolAsync_v11020: PFN_cuMemAllocFromPoolAsync_v11020 => cu_mem_alloc_from_pool_async,
+    cuMemAllocFromPoolAsync_v11020_ptsz: PFN_cuMemAllocFromPoolAsync_v11020_ptsz => cu_mem_alloc_from_pool_async,
+    cuMemPoolTrimTo_v11020: PFN_cuMemPoolTrimTo_v11020 => cu_mem_pool_trim_to,
+}

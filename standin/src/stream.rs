@@ -1,0 +1,212 @@
+//! Streams and host functions.
+//!
+//! All work is done synchronously when it is called, except host functions
+//! (`cuLaunchHostFunc`, graph launches), which run in stream order on the stream's driver
+//! thread (`queue.rs`); synchronising a stream waits for them. The NULL stream,
+//! `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are all the current context's default
+//! stream (one per context: the emulation does not separate per-thread default streams).
+
+use std::ffi::{c_int, c_uint, c_void};
+use std::sync::{Arc, Mutex};
+
+use cudrv::sys::*;
+
+use crate::context::{self, Context};
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::handles::Registry;
+use crate::queue::{HostCall, Queue};
+
+/// `CU_STREAM_LEGACY` (a cuda.h macro).
+pub const STREAM_LEGACY: u64 = 0x1;
+/// `CU_STREAM_PER_THREAD` (a cuda.h macro).
+pub const STREAM_PER_THREAD: u64 = 0x2;
+
+/// One stream made by `cuStreamCreate`.
+struct Stream {
+    ctx: Arc<Context>,
+    queue: Arc<Queue>,
+}
+
+static STREAMS: Mutex<Registry<Stream>> = Mutex::new(Registry::new("stream", CUresult::CUDA_ERROR_INVALID_HANDLE));
+
+/// What a stream argument stands for: its context and its queue.
+pub(crate) struct Target {
+    pub(crate) ctx: Arc<Context>,
+    pub(crate) queue: Arc<Queue>,
+}
+
+/// Whether `s` is one of the default stream's names.
+fn is_default(s: u64) -> bool {
+    matches!(s, 0 | STREAM_LEGACY | STREAM_PER_THREAD)
+}
+
+/// The stream `s` names, whatever its context's state: a default stream needs a current
+/// context (CUDA_ERROR_INVALID_CONTEXT), another an existing stream
+/// (CUDA_ERROR_INVALID_HANDLE).
+fn find(s: CUstream) -> Result<Target, CUresult> {
+    let h = from_ptr(s);
+    if is_default(h) {
+        let ctx = context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        let queue = Arc::clone(&ctx.default_queue);
+        return Ok(Target { ctx, queue });
+    }
+    let streams = lock(&STREAMS);
+    let st = streams.get(h)?;
+    Ok(Target { ctx: Arc::clone(&st.ctx), queue: Arc::clone(&st.queue) })
+}
+
+/// The stream `s` names, in a usable context (see [`Context::usable`]).
+pub(crate) fn resolve(s: CUstream) -> Result<Target, CUresult> {
+    let t = find(s)?;
+    t.ctx.usable()?;
+    Ok(t)
+}
+
+fn create(ph: *mut CUstream, flags: c_uint) -> Result<(), CUresult> {
+    non_null(ph)?;
+    if flags & !CUstream_flags::CU_STREAM_NON_BLOCKING.0 != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let ctx = context::current()?;
+    let queue = Queue::new();
+    ctx.add_queue(&queue);
+    let h = lock(&STREAMS).insert(Stream { ctx, queue });
+    write(ph, to_ptr(h))
+}
+
+unsafe extern "C" fn cu_stream_create(ph: *mut CUstream, flags: c_uint) -> CUresult {
+    enter!("cuStreamCreate");
+    status(create(ph, flags))
+}
+
+/// `cuStreamCreateWithPriority`: any priority is accepted (and has no effect).
+unsafe extern "C" fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, _priority: c_int) -> CUresult {
+    enter!("cuStreamCreateWithPriority");
+    status(create(ph, flags))
+}
+
+/// `cuStreamDestroy`: pending host functions still run. A default stream (facts:
+/// `cuStreamDestroy(NULL)`) or an unknown stream: CUDA_ERROR_INVALID_HANDLE. A destroyed
+/// one: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger (facts: a real driver
+/// crashes).
+unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
+    enter!("cuStreamDestroy");
+    let h = from_ptr(h);
+    if is_default(h) {
+        return CUresult::CUDA_ERROR_INVALID_HANDLE;
+    }
+    let mut streams = lock(&STREAMS);
+    if let Ok(s) = streams.get(h) {
+        if let Err(e) = s.ctx.not_sticky() {
+            return e;
+        }
+    }
+    status(streams.remove(h).map(drop))
+}
+
+/// Waits for the host functions pushed on `s` so far; a sticky failure shows here.
+unsafe extern "C" fn cu_stream_synchronize(s: CUstream) -> CUresult {
+    enter!("cuStreamSynchronize");
+    status(resolve(s).and_then(|t| {
+        t.queue.drain()?;
+        t.ctx.usable()
+    }))
+}
+
+/// CUDA_ERROR_NOT_READY while host functions are pending.
+unsafe extern "C" fn cu_stream_query(s: CUstream) -> CUresult {
+    enter!("cuStreamQuery");
+    match resolve(s) {
+        Ok(t) if t.queue.busy() => CUresult::CUDA_ERROR_NOT_READY,
+        Ok(_) => CUresult::CUDA_SUCCESS,
+        Err(e) => e,
+    }
+}
+
+fn context_of(s: CUstream) -> Result<CUcontext, CUresult> {
+    let t = find(s)?;
+    t.ctx.alive()?;
+    Ok(to_ptr(t.ctx.handle))
+}
+
+unsafe extern "C" fn cu_stream_get_ctx(s: CUstream, pctx: *mut CUcontext) -> CUresult {
+    enter!("cuStreamGetCtx");
+    status(non_null(pctx).and_then(|()| write(pctx, context_of(s)?)))
+}
+
+/// `cuStreamGetCtx_v12050`: never a green context (NULL).
+unsafe extern "C" fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext, pgreen: *mut CUgreenCtx) -> CUresult {
+    enter!("cuStreamGetCtx");
+    if pctx.is_null() && pgreen.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    let ctx = match context_of(s) {
+        Ok(c) => c,
+        Err(e) => return e,
+    };
+    if !pctx.is_null() {
+        // SAFETY: a non-null out-pointer from the caller.
+        unsafe { pctx.write(ctx) };
+    }
+    if !pgreen.is_null() {
+        // SAFETY: as above.
+        unsafe { pgreen.write(std::ptr::null_mut()) };
+    }
+    CUresult::CUDA_SUCCESS
+}
+
+fn launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), CUresult> {
+    let call = HostCall::new(f, data).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let t = resolve(s)?;
+    t.queue.push(call.task()).map(drop)
+}
+
+/// `cuLaunchHostFunc`: `f(data)` runs on the stream's driver thread, after the work pushed
+/// before it.
+unsafe extern "C" fn cu_launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+    enter!("cuLaunchHostFunc");
+    status(launch_host_func(s, f, data))
+}
+
+/// `cuLaunchHostFunc_v13010`: the sync mode is checked (0 or 1) and otherwise ignored.
+unsafe extern "C" fn cu_launch_host_func_v13010(
+    s: CUstream,
+    f: CUhostFn,
+    data: *mut c_void,
+    sync_mode: c_uint,
+) -> CUresult {
+    enter!("cuLaunchHostFunc");
+    if sync_mode > 1 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    status(launch_host_func(s, f, data))
+}
+
+/// Appends the live streams.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    lock(&STREAMS).live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&STREAMS).forget_destroyed();
+}
+
+register! {
+    cuStreamCreate_v2000: PFN_cuStreamCreate_v2000 => cu_stream_create,
+    cuStreamCreateWithPriority_v5050: PFN_cuStreamCreateWithPriority_v5050 => cu_stream_create_with_priority,
+    cuStreamDestroy_v2000: PFN_cuStreamDestroy_v2000 => cu_stream_destroy,
+    cuStreamDestroy_v4000: PFN_cuStreamDestroy_v4000 => cu_stream_destroy,
+    cuStreamSynchronize_v2000: PFN_cuStreamSynchronize_v2000 => cu_stream_synchronize,
+    cuStreamSynchronize_v7000_ptsz: PFN_cuStreamSynchronize_v7000_ptsz => cu_stream_synchronize,
+    cuStreamQuery_v2000: PFN_cuStreamQuery_v2000 => cu_stream_query,
+    cuStreamQuery_v7000_ptsz: PFN_cuStreamQuery_v7000_ptsz => cu_stream_query,
+    cuStreamGetCtx_v9020: PFN_cuStreamGetCtx_v9020 => cu_stream_get_ctx,
+    cuStreamGetCtx_v9020_ptsz: PFN_cuStreamGetCtx_v9020_ptsz => cu_stream_get_ctx,
+    cuStreamGetCtx_v12050: PFN_cuStreamGetCtx_v12050 => cu_stream_get_ctx_v12050,
+    cuStreamGetCtx_v12050_ptsz: PFN_cuStreamGetCtx_v12050_ptsz => cu_stream_get_ctx_v12050,
+    cuLaunchHostFunc_v10000: PFN_cuLaunchHostFunc_v10000 => cu_launch_host_func,
+    cuLaunchHostFunc_v10000_ptsz: PFN_cuLaunchHostFunc_v10000_ptsz => cu_launch_host_func,
+    cuLaunchHostFunc_v13010: PFN_cuLaunchHostFunc_v13010 => cu_launch_host_func_v13010,
+    cuLaunchHostFunc_v13010_ptsz: PFN_cuLaunchHostFunc_v13010_ptsz => cu_launch_host_func_v13010,
+}

@@ -1,0 +1,118 @@
+//! User objects: a program's pointer and destructor with a reference count. When the count
+//! reaches zero the destructor runs on the driver's thread, later, never under a stand-in
+//! lock. Graphs and graph execs hold references (`graph.rs`, `graph_exec.rs`).
+
+use std::ffi::{c_uint, c_void};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::handles::Registry;
+use crate::queue::{driver_thread, HostCall};
+
+struct UserObject {
+    destroy: HostCall,
+    refs: c_uint,
+}
+
+static OBJECTS: Mutex<Registry<UserObject>> =
+    Mutex::new(Registry::new("user object", CUresult::CUDA_ERROR_INVALID_HANDLE));
+
+/// Adds `n` references to `h`.
+pub(crate) fn retain(h: u64, n: c_uint) -> Result<(), CUresult> {
+    if n == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let mut objects = lock(&OBJECTS);
+    let o = objects.get_mut(h)?;
+    o.refs = o.refs.checked_add(n).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    Ok(())
+}
+
+/// CUDA_ERROR_INVALID_VALUE unless `h` is live with at least `n` references.
+pub(crate) fn has(h: u64, n: c_uint) -> Result<(), CUresult> {
+    if n == 0 || lock(&OBJECTS).get(h)?.refs < n {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(())
+}
+
+/// Drops `n` references to `h`; at zero the object is destroyed and its destructor
+/// queued on the driver thread. An object destroyed before: CUDA_ERROR_INVALID_HANDLE and
+/// a double destroy in the ledger.
+pub(crate) fn release(h: u64, n: c_uint) -> Result<(), CUresult> {
+    if n == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let destroy = {
+        let mut objects = lock(&OBJECTS);
+        let o = match objects.get_mut(h) {
+            Ok(o) => o,
+            // Records a double destroy if it was destroyed.
+            Err(_) => return objects.remove(h).map(drop),
+        };
+        o.refs = o.refs.checked_sub(n).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if o.refs > 0 {
+            return Ok(());
+        }
+        objects.remove(h)?.destroy
+    };
+    // With no lock held. If no thread can be started the destructor is leaked.
+    let _ = driver_thread().push(destroy.task());
+    Ok(())
+}
+
+/// Releases each `(object, count)`.
+pub(crate) fn release_all(refs: impl IntoIterator<Item = (u64, c_uint)>) {
+    for (h, n) in refs {
+        // They were retained: releasing cannot fail.
+        let _ = release(h, n);
+    }
+}
+
+/// `cuUserObjectCreate`: flags must be CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.
+unsafe extern "C" fn cu_user_object_create(
+    out: *mut CUuserObject,
+    ptr: *mut c_void,
+    destroy: CUhostFn,
+    initial: c_uint,
+    flags: c_uint,
+) -> CUresult {
+    enter!("cuUserObjectCreate");
+    let r = non_null(out).and_then(|()| {
+        let destroy = HostCall::new(destroy, ptr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if initial == 0 || flags != CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let h = lock(&OBJECTS).insert(UserObject { destroy, refs: initial });
+        write(out, to_ptr(h))
+    });
+    status(r)
+}
+
+unsafe extern "C" fn cu_user_object_retain(object: CUuserObject, count: c_uint) -> CUresult {
+    enter!("cuUserObjectRetain");
+    status(retain(from_ptr(object), count))
+}
+
+unsafe extern "C" fn cu_user_object_release(object: CUuserObject, count: c_uint) -> CUresult {
+    enter!("cuUserObjectRelease");
+    status(release(from_ptr(object), count))
+}
+
+/// Appends the live user objects.
+pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
+    lock(&OBJECTS).live_handles(out);
+}
+
+/// See [`Registry::forget_destroyed`].
+pub(crate) fn forget_destroyed() {
+    lock(&OBJECTS).forget_destroyed();
+}
+
+register! {
+    cuUserObjectCreate_v11030: PFN_cuUserObjectCreate_v11030 => cu_user_object_create,
+    cuUserObjectRetain_v11030: PFN_cuUserObjectRetain_v11030 => cu_user_object_retain,
+    cuUserObjectRelease_v11030: PFN_cuUserObjectRelease_v11030 => cu_user_object_release,
+}

@@ -1,0 +1,134 @@
+//! Helpers shared by the stand-in's tests.
+#![allow(dead_code)]
+
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex};
+use std::thread::ThreadId;
+use std::time::{Duration, Instant};
+
+use cudrv::sys::{CUcontext, CUresult};
+use cudrv::{Driver, LoadOptions};
+use cudrv_standin::StandIn;
+
+/// A 13.5 stand-in driver, initialised.
+pub fn driver() -> Driver {
+    driver_with(LoadOptions::default())
+}
+
+/// The same with the per-thread default stream variants bound (`_ptds`/`_ptsz`).
+pub fn driver_ptds() -> Driver {
+    driver_with(LoadOptions { per_thread_default_stream: true, ..LoadOptions::default() })
+}
+
+fn driver_with(options: LoadOptions) -> Driver {
+    let d = StandIn::new(13050).unwrap().load(options).unwrap();
+    // SAFETY: plain call.
+    ok(unsafe { d.p().cuInit(0) });
+    d
+}
+
+/// Asserts CUDA_SUCCESS.
+#[track_caller]
+pub fn ok(status: CUresult) {
+    assert_eq!(status, CUresult::CUDA_SUCCESS);
+}
+
+/// Makes a context on device 0 (pushed: current on this thread).
+pub fn new_context(d: &Driver) -> CUcontext {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; no creation parameters.
+    ok(unsafe { d.p().cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0) });
+    assert!(!ctx.is_null());
+    ctx
+}
+
+/// The current context, or null.
+pub fn current(d: &Driver) -> CUcontext {
+    let mut ctx = std::ptr::null_mut();
+    // SAFETY: valid out-pointer.
+    ok(unsafe { d.p().cuCtxGetCurrent(&mut ctx) });
+    ctx
+}
+
+/// Polls `f` until it holds or 10 seconds pass.
+pub fn eventually(f: impl Fn() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(10) {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    f()
+}
+
+/// Something host functions report to: how many ran, on which threads, in which order,
+/// and a gate they can wait at.
+#[derive(Default)]
+pub struct Probe {
+    pub count: AtomicUsize,
+    pub log: Mutex<Vec<(usize, ThreadId)>>,
+    open: Mutex<bool>,
+    opened: Condvar,
+}
+
+impl Probe {
+    /// Lets waiting host functions go on.
+    pub fn open(&self) {
+        *self.open.lock().unwrap() = true;
+        self.opened.notify_all();
+    }
+
+    /// The tags logged, in order.
+    pub fn tags(&self) -> Vec<usize> {
+        self.log.lock().unwrap().iter().map(|(t, _)| *t).collect()
+    }
+
+    /// The threads the host functions ran on.
+    pub fn threads(&self) -> Vec<ThreadId> {
+        self.log.lock().unwrap().iter().map(|(_, t)| *t).collect()
+    }
+
+    fn wait_open(&self) {
+        let mut open = self.open.lock().unwrap();
+        while !*open {
+            open = self.opened.wait(open).unwrap();
+        }
+    }
+}
+
+/// A host function argument: a probe and a tag.
+pub struct Call<'a> {
+    pub probe: &'a Probe,
+    pub tag: usize,
+}
+
+impl Call<'_> {
+    pub fn arg(&self) -> *mut c_void {
+        self as *const Self as *mut c_void
+    }
+}
+
+/// Logs its tag and counts.
+pub unsafe extern "C" fn record(data: *mut c_void) {
+    // SAFETY: `data` is a `Call` that outlives the stream's work (the tests synchronise).
+    let call = unsafe { &*(data as *const Call) };
+    call.probe.log.lock().unwrap().push((call.tag, std::thread::current().id()));
+    call.probe.count.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Waits at the probe's gate, then logs like `record`.
+pub unsafe extern "C" fn gated(data: *mut c_void) {
+    // SAFETY: as in `record`.
+    let call = unsafe { &*(data as *const Call) };
+    call.probe.wait_open();
+    // SAFETY: as above.
+    unsafe { record(data) };
+}
+
+/// Counts the calls on a bare `AtomicUsize`.
+pub unsafe extern "C" fn count(data: *mut c_void) {
+    // SAFETY: `data` is an `AtomicUsize` that outlives the call (static or waited for).
+    unsafe { &*(data as *const AtomicUsize) }.fetch_add(1, Ordering::SeqCst);
+}

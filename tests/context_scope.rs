@@ -1,0 +1,162 @@
+//! Context-scoped operations under a failing restoration of the caller's context
+//! (injected by the stand-in's `fail_next_context_restore`). After each, the thread's
+//! current context is read from the driver itself, not from cudrv's bookkeeping.
+
+mod common;
+
+use common::{clear_current, current_context, fake_image, my_reports, standin_driver};
+use cudrv::sys::{CUjitInputType, CUresult};
+use cudrv::{
+    Context, CudaError, DeviceBuffer, Event, Graph, Library, Linker, MemoryPool, Module, PinnedBuffer, Stream,
+};
+use cudrv_standin::{faults, Times};
+
+const RESTORE_FAILS: CUresult = CUresult::CUDA_ERROR_INVALID_CONTEXT;
+
+fn setup() -> Context {
+    common::capture_reports();
+    let ctx = Context::primary(standin_driver(), 0).unwrap();
+    clear_current(standin_driver());
+    ctx
+}
+
+/// Checks an error from an operation whose restoration failed, and puts the thread back.
+fn check_restore_error(ctx: &Context, e: &CudaError, primary: CUresult) {
+    let d = standin_driver();
+    assert_eq!(e.code(), primary, "{e}");
+    let note = e.notes().iter().find(|n| n.contains("could not be restored")).unwrap_or_else(|| panic!("no note: {e}"));
+    assert!(note.contains(&format!("context {:#x} is now current", ctx.as_raw() as usize)), "{note}");
+    // The driver agrees: the target context is still current.
+    assert_eq!(current_context(d), ctx.as_raw());
+    faults::clear();
+    clear_current(d);
+}
+
+#[test]
+fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails() {
+    let ctx = setup();
+    let d = standin_driver();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let ops: Vec<(&str, Box<dyn Fn() -> Result<(), CudaError>>)> = vec![
+        ("cuStreamDestroy", Box::new(|| Stream::new(&ctx, 0).map(drop))),
+        ("cuEventDestroy", Box::new(|| Event::new(&ctx, 0).map(drop))),
+        ("cuMemFree", Box::new(|| DeviceBuffer::alloc(&ctx, 64).map(drop))),
+        ("cuMemFreeAsync", Box::new(|| DeviceBuffer::alloc_async(&stream, 64).map(drop))),
+        ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, false).map(drop))),
+        ("cuMemFreeHost", Box::new(|| PinnedBuffer::alloc(&ctx, 64).map(drop))),
+        ("cuModuleUnload", Box::new(|| Module::load_data(&ctx, &fake_image(&["k"])).map(drop))),
+        ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
+        ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
+    ];
+    for (undo, op) in ops {
+        let live_before = cudrv_standin::ledger().live.len();
+        faults::fail_next_context_restore(RESTORE_FAILS);
+        let e = op().err().unwrap_or_else(|| panic!("{undo}: no error"));
+        assert!(e.notes().iter().any(|n| n.contains(&format!("destroyed again ({undo}("))), "{undo}: {e}");
+        check_restore_error(&ctx, &e, RESTORE_FAILS);
+        assert_eq!(cudrv_standin::ledger().live.len(), live_before, "{undo}: nothing is left allocated");
+    }
+    assert!(my_reports().is_empty(), "errors are returned, not reported");
+}
+
+#[test]
+fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
+    let ctx = setup();
+    faults::inject_on_this_thread("cuStreamCreate", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
+    faults::fail_next_context_restore(RESTORE_FAILS);
+    let e = Stream::new(&ctx, 0).err().unwrap();
+    assert_eq!(e.call(), "cuStreamCreate");
+    check_restore_error(&ctx, &e, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+    assert!(e.notes()[0].starts_with("then cuCtxSetCurrent failed: CUDA_ERROR_INVALID_CONTEXT"), "{e}");
+}
+
+#[test]
+fn non_creating_operations_return_the_restoration_error() {
+    let ctx = setup();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let event = Event::new(&ctx, 0).unwrap();
+    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
+    let mut linker = Linker::new(&ctx).unwrap();
+    let image = fake_image(&["k"]);
+    let ops: Vec<(&str, Box<dyn FnMut() -> Result<(), CudaError>>)> = vec![
+        ("synchronize", Box::new(|| stream.synchronize())),
+        ("is_idle", Box::new(|| stream.is_idle().map(drop))),
+        ("record", Box::new(|| event.record(&stream))),
+        ("fill", Box::new(|| buffer.fill(0))),
+        ("copy_from_host", Box::new(|| buffer.copy_from_host(&[1, 2, 3]))),
+        ("launch", Box::new(|| exec.launch(&stream))),
+        ("host fn", Box::new(|| stream.launch_host_fn(|| {}))),
+        ("context", Box::new(|| ctx.synchronize())),
+        ("add_data", Box::new(|| linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k"))),
+    ];
+    for (name, mut op) in ops {
+        faults::fail_next_context_restore(RESTORE_FAILS);
+        let e = op().err().unwrap_or_else(|| panic!("{name}: no error"));
+        assert_eq!(e.call(), "cuCtxSetCurrent", "{name}: {e}");
+        assert!(e.notes().iter().any(|n| n == "the operation itself succeeded"), "{name}: {e}");
+        check_restore_error(&ctx, &e, RESTORE_FAILS);
+    }
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn nothing_switches_when_the_context_is_already_current() {
+    let ctx = setup();
+    let d = standin_driver();
+    ctx.set_current().unwrap();
+    // Armed, but no switch happens, so no restoration either.
+    faults::fail_next_context_restore(RESTORE_FAILS);
+    Stream::new(&ctx, 0).unwrap().synchronize().unwrap();
+    assert_eq!(current_context(d), ctx.as_raw());
+    faults::clear();
+    clear_current(d);
+}
+
+#[test]
+fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
+    let ctx = setup();
+    let d = standin_driver();
+    let other = Context::create(d, 0, 0).unwrap();
+    ctx.set_current().unwrap();
+    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    assert!(other.set_current().is_err());
+    assert_eq!(current_context(d), ctx.as_raw());
+    clear_current(d);
+}
+
+#[test]
+fn drop_restores_first_then_reports_the_restoration_failure() {
+    let ctx = setup();
+    let d = standin_driver();
+    let streams = [Stream::new(&ctx, 0).unwrap(), Stream::new(&ctx, 0).unwrap()];
+    for s in streams {
+        let raw = s.as_raw() as usize;
+        faults::fail_next_context_restore(RESTORE_FAILS);
+        drop(s);
+        // The stream was destroyed in its context; the restoration failed and said so.
+        let reports = my_reports();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert!(reports[0].starts_with("cuCtxSetCurrent(0x0) failed: CUDA_ERROR_INVALID_CONTEXT"), "{}", reports[0]);
+        assert!(reports[0].contains(&format!("[after cuStreamDestroy({raw:#x})]")), "{}", reports[0]);
+        assert_eq!(current_context(d), ctx.as_raw());
+        faults::clear();
+        clear_current(d);
+    }
+}
+
+#[test]
+fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
+    let ctx = setup();
+    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let address = buffer.as_raw();
+    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    drop(buffer);
+    let reports = my_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].contains(&format!("cuMemFree({address:#x}) was not called")), "{}", reports[0]);
+    assert!(reports[0].contains("leaked"), "{}", reports[0]);
+    // Leaked, not freed from the wrong context.
+    assert!(cudrv_standin::ledger().live.iter().any(|a| a.address == address));
+    let _ = Library::load_data(standin_driver(), &fake_image(&["x"])).unwrap();
+}

@@ -1,0 +1,259 @@
+//! Every handle kind against the stand-in: create, use, drop; and a destroy that fails
+//! under an injected fault gives exactly one report naming the handle.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::{fake_image, my_reports, standin_driver};
+use cudrv::sys::{CUjitInputType, CUresult};
+use cudrv::{
+    Context, DeviceBuffer, Event, Graph, Kernel, LaunchConfig, Library, Linker, MemoryPool, Module, PinnedBuffer,
+    Stream, UserObject,
+};
+use cudrv_standin::{faults, Times};
+
+fn context() -> Context {
+    common::capture_reports();
+    Context::primary(standin_driver(), 0).unwrap()
+}
+
+fn wait_until(what: &str, f: impl Fn() -> bool) {
+    let start = Instant::now();
+    while !f() {
+        assert!(start.elapsed() < Duration::from_secs(10), "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn contexts_primary_and_created() {
+    let d = standin_driver();
+    let primary = context();
+    assert!(primary.is_primary());
+    let created = Context::create(d, 0, 0).unwrap();
+    assert!(!created.is_primary());
+    assert_ne!(created.as_raw(), primary.as_raw());
+    // Creating did not change the calling thread's context (cuCtxCreate pushes; cudrv pops).
+    common::clear_current(d);
+    let again = Context::create(d, 0, 0).unwrap();
+    assert!(common::current_context(d).is_null());
+    created.set_current().unwrap();
+    assert_eq!(common::current_context(d), created.as_raw());
+    // run() switches to the context and back.
+    let seen = primary.run(|| Ok(common::current_context(d))).unwrap();
+    assert_eq!(seen, primary.as_raw());
+    assert_eq!(common::current_context(d), created.as_raw());
+    common::clear_current(d);
+    drop((created, again, primary));
+    assert!(my_reports().is_empty());
+    assert!(Context::primary(d, 7).is_err(), "no device 7");
+}
+
+#[test]
+fn streams_events_and_host_functions() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let (start, end) = (Event::new(&ctx, 0).unwrap(), Event::new(&ctx, 0).unwrap());
+    start.record(&stream).unwrap();
+    let ran = Arc::new(AtomicUsize::new(0));
+    let r = ran.clone();
+    let caller = std::thread::current().id();
+    let on = Arc::new(std::sync::Mutex::new(None));
+    let o = on.clone();
+    stream
+        .launch_host_fn(move || {
+            *o.lock().unwrap() = Some(std::thread::current().id());
+            r.fetch_add(1, Ordering::SeqCst);
+        })
+        .unwrap();
+    end.record(&stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(ran.load(Ordering::SeqCst), 1);
+    assert_ne!(on.lock().unwrap().unwrap(), caller, "host functions run on a driver thread");
+    assert!(end.is_complete().unwrap());
+    assert!(stream.is_idle().unwrap());
+    assert!(start.elapsed_ms(&end).unwrap() >= 0.0);
+    let other = Stream::new(&ctx, 0).unwrap();
+    other.wait_event(&end).unwrap();
+    // A clone keeps the stream alive after the original is dropped.
+    let clone = stream.clone();
+    drop(stream);
+    clone.synchronize().unwrap();
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn device_memory_sync_async_and_pools() {
+    let ctx = context();
+    let buf = DeviceBuffer::alloc(&ctx, 4096).unwrap();
+    let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
+    buf.copy_from_host(&data).unwrap();
+    let mut back = vec![0u8; 4096];
+    buf.copy_to_host(&mut back).unwrap();
+    assert_eq!(back, data);
+    buf.fill(7).unwrap();
+    buf.copy_to_host(&mut back).unwrap();
+    assert!(back.iter().all(|&b| b == 7));
+    assert!(buf.copy_from_host(&[0u8; 5000]).is_err(), "too long for the buffer");
+
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let a = DeviceBuffer::alloc_async(&stream, 1 << 20).unwrap();
+    assert_eq!(a.deallocation_stream().unwrap().as_raw(), stream.as_raw());
+    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let p = pool.alloc_async(&stream, 1 << 20).unwrap();
+    drop(pool); // the allocation keeps its pool alive
+    drop(stream); // and its deallocation stream
+    p.fill(1).unwrap();
+    let addresses = [a.as_raw(), p.as_raw(), buf.as_raw()];
+    let live = |addr: u64| cudrv_standin::ledger().live.iter().any(|x| x.address == addr);
+    assert!(addresses.iter().all(|&x| live(x)));
+    drop((a, p, buf));
+    assert!(addresses.iter().all(|&x| !live(x)), "all three were freed");
+    let pinned = PinnedBuffer::alloc(&ctx, 64).unwrap();
+    // SAFETY: nothing else uses the memory.
+    unsafe { pinned.as_mut_slice().fill(9) };
+    // SAFETY: as above.
+    assert!(unsafe { pinned.as_slice() }.iter().all(|&b| b == 9));
+    drop(pinned);
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn libraries_modules_linker_graphs_user_objects() {
+    let ctx = context();
+    let d = standin_driver();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let config = LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
+
+    let library = Library::load_data(d, &fake_image(&["scale"])).unwrap();
+    let kernel: Kernel = library.kernel("scale").unwrap();
+    assert!(library.kernel("missing").is_err());
+    drop(library); // the kernel keeps it alive
+    // SAFETY: the fake kernel takes no parameters.
+    unsafe { kernel.launch(&stream, &config, &mut []) }.unwrap();
+
+    let module = Module::load_data(&ctx, &fake_image(&["add"])).unwrap();
+    let function = module.function("add").unwrap();
+    drop(module);
+    // SAFETY: as above.
+    unsafe { function.launch(&stream, &config, &mut []) }.unwrap();
+    assert!(Module::load_data(&ctx, b"not an image\0").is_err());
+
+    let mut linker = Linker::new(&ctx).unwrap();
+    linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &fake_image(&["linked"]), "a").unwrap();
+    let image = linker.complete().unwrap();
+    drop(linker);
+    let linked = Module::load_data(&ctx, &image).unwrap();
+    linked.function("linked").unwrap();
+
+    let dropped = Arc::new(AtomicUsize::new(0));
+    struct Flag(Arc<AtomicUsize>);
+    impl Drop for Flag {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+    let object = UserObject::new(d, Flag(dropped.clone())).unwrap();
+    let graph = Graph::new(&ctx).unwrap();
+    graph.retain_user_object(&object).unwrap();
+    drop(object); // the graph still holds a reference
+    let runs = Arc::new(AtomicUsize::new(0));
+    let r = runs.clone();
+    let first = graph.add_empty_node(&[]).unwrap();
+    graph.add_host_node(&[first], move || _ = r.fetch_add(1, Ordering::SeqCst)).unwrap();
+    let exec = graph.instantiate().unwrap();
+    exec.launch(&stream).unwrap();
+    exec.launch(&stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(runs.load(Ordering::SeqCst), 2);
+    assert_eq!(dropped.load(Ordering::SeqCst), 0);
+    drop((exec, graph));
+    wait_until("the user object's destructor", || dropped.load(Ordering::SeqCst) == 1);
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
+    let ctx = context();
+    let d = standin_driver();
+    let cases: Vec<(&str, Box<dyn FnOnce() -> String>)> = vec![
+        ("cuStreamDestroy", {
+            let s = Stream::new(&ctx, 0).unwrap();
+            Box::new(move || format!("cuStreamDestroy({:#x})", s.as_raw() as usize))
+        }),
+        ("cuEventDestroy", {
+            let e = Event::new(&ctx, 0).unwrap();
+            Box::new(move || format!("cuEventDestroy({:#x})", e.as_raw() as usize))
+        }),
+        ("cuMemFree", {
+            let b = DeviceBuffer::alloc(&ctx, 256).unwrap();
+            Box::new(move || format!("cuMemFree({:#x})", b.as_raw()))
+        }),
+        ("cuMemPoolDestroy", {
+            let p = MemoryPool::new(&ctx, false).unwrap();
+            Box::new(move || format!("cuMemPoolDestroy({:#x})", p.as_raw() as usize))
+        }),
+        ("cuModuleUnload", {
+            let m = Module::load_data(&ctx, &fake_image(&["k"])).unwrap();
+            Box::new(move || format!("cuModuleUnload({:#x})", m.as_raw() as usize))
+        }),
+        ("cuLibraryUnload", {
+            let l = Library::load_data(d, &fake_image(&["k"])).unwrap();
+            Box::new(move || format!("cuLibraryUnload({:#x})", l.as_raw() as usize))
+        }),
+        ("cuGraphDestroy", {
+            let g = Graph::new(&ctx).unwrap();
+            Box::new(move || format!("cuGraphDestroy({:#x})", g.as_raw() as usize))
+        }),
+        ("cuMemFreeHost", {
+            let p = PinnedBuffer::alloc(&ctx, 64).unwrap();
+            Box::new(move || format!("cuMemFreeHost({:#x})", p.as_raw() as usize))
+        }),
+        ("cuLinkDestroy", {
+            let l = Linker::new(&ctx).unwrap();
+            Box::new(move || format!("cuLinkDestroy({:#x})", l.as_raw() as usize))
+        }),
+        ("cuUserObjectRelease", {
+            let u = UserObject::new(d, 5u32).unwrap();
+            Box::new(move || format!("cuUserObjectRelease({:#x})", u.as_raw() as usize))
+        }),
+    ];
+    for (symbol, drop_it) in cases {
+        faults::inject_on_this_thread(symbol, CUresult::CUDA_ERROR_INVALID_HANDLE, Times::Once);
+        // The closure owns the handle; calling it drops the handle after naming it.
+        let named = drop_it();
+        let reports = my_reports();
+        assert_eq!(reports.len(), 1, "{symbol}: {reports:?}");
+        assert_eq!(reports[0], format!("{named} failed: CUDA_ERROR_INVALID_HANDLE (invalid resource handle)"));
+    }
+    // And the program carries on.
+    let s = Stream::new(&ctx, 0).unwrap();
+    s.synchronize().unwrap();
+    drop(s);
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn adopting_raw_handles() {
+    let ctx = context();
+    let d = standin_driver();
+    let mut raw = std::ptr::null_mut();
+    // SAFETY: valid out-pointer; the primary context is current for the call.
+    ctx.run(|| cudrv::CudaError::check(d, "cuStreamCreate", unsafe { d.p().cuStreamCreate(&mut raw, 0) })).unwrap();
+    {
+        // SAFETY: `raw` is live and nothing else destroys it while borrowed.
+        let borrowed = unsafe { Stream::borrowed(&ctx, raw) };
+        borrowed.synchronize().unwrap();
+    }
+    // Still alive after the borrowed handle is gone; now adopt it.
+    // SAFETY: `raw` is live and owned by nobody else from here on.
+    let owned = unsafe { Stream::from_raw(&ctx, raw) };
+    owned.synchronize().unwrap();
+    let before = cudrv_standin::ledger().double_destroys.len();
+    drop(owned);
+    assert_eq!(cudrv_standin::ledger().double_destroys.len(), before);
+    assert!(my_reports().is_empty());
+}
