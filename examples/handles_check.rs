@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use cudrv::sys::{CUcontext, CUjitInputType, CUresult};
 use cudrv::{
-    Context, DeviceBuffer, Driver, Event, Graph, ImportedBuffer, IpcExport, LaunchConfig, Library, Linker,
-    MemoryPool, Module, PinnedBuffer, Stream, UserObject,
+    Context, DeviceBuffer, Driver, Event, Graph, ImportedBuffer, IpcExport, LaunchConfig, Library, Linker, MemoryPool,
+    Module, PinnedBuffer, Stream, UserObject,
 };
 
 const PTX: &str = r#"
@@ -153,7 +153,10 @@ fn parent() {
     c.check(current(d).is_null(), "creating it left the thread with no current context");
     primary.set_current().unwrap();
     let in_created = created.run(|| Ok(current(d))).unwrap();
-    c.check(in_created == created.as_raw() && current(d) == primary.as_raw(), "run() switches to the created context and back");
+    c.check(
+        in_created == created.as_raw() && current(d) == primary.as_raw(),
+        "run() switches to the created context and back",
+    );
     let s2 = Stream::new(&created, 0).unwrap();
     let b2 = DeviceBuffer::alloc(&created, 1 << 20).unwrap();
     c.ok(b2.fill(3).and_then(|_| s2.synchronize()), "work in the created context from a thread in the primary one");
@@ -191,7 +194,10 @@ fn parent() {
     let mut params = [(&mut out as *mut u64).cast(), (&mut v as *mut u32).cast(), (&mut count as *mut u32).cast()];
     let config = LaunchConfig { grid: (n.div_ceil(256), 1, 1), block: (256, 1, 1), shared_mem_bytes: 0 };
     // SAFETY: parameters match fill(u64, u32, u32).
-    c.ok(unsafe { kernel.launch(&stream, &config, &mut params) }.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
+    c.ok(
+        unsafe { kernel.launch(&stream, &config, &mut params) }.and_then(|_| stream.synchronize()),
+        "library kernel launch (library dropped, kernel keeps it)",
+    );
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
     c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &ptx(), "fill.ptx"), "cuLinkAddData");
@@ -233,7 +239,10 @@ fn parent() {
     stream.launch_host_fn(|| panic!("host function boom")).unwrap();
     stream.synchronize().unwrap();
     let got = reports.lock().unwrap().clone();
-    c.check(got.len() == 1 && got[0].ends_with("panicked: host function boom"), format!("a panicking host function is reported, not fatal: {got:?}"));
+    c.check(
+        got.len() == 1 && got[0].ends_with("panicked: host function boom"),
+        format!("a panicking host function is reported, not fatal: {got:?}"),
+    );
     reports.lock().unwrap().clear();
 
     // IPC between two processes.
@@ -243,11 +252,17 @@ fn parent() {
     let out = Command::new(std::env::current_exe().unwrap()).arg("--sticky-child").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     println!("{}", text.lines().map(|l| format!("  sticky child: {l}")).collect::<Vec<_>>().join("\n"));
-    c.check(out.status.success() && text.contains("STICKY-CHILD-OK"), "out-of-bounds kernel: sticky error reported, process not killed");
+    c.check(
+        out.status.success() && text.contains("STICKY-CHILD-OK"),
+        "out-of-bounds kernel: sticky error reported, process not killed",
+    );
 
     drop((pinned, pb, pool, a, buf, start, end, f, kernel, module, b2, s2, created));
     drop(stream);
-    c.check(reports.lock().unwrap().is_empty(), format!("no reports from dropping everything: {:?}", reports.lock().unwrap()));
+    c.check(
+        reports.lock().unwrap().is_empty(),
+        format!("no reports from dropping everything: {:?}", reports.lock().unwrap()),
+    );
     c.finish();
 }
 
@@ -272,7 +287,10 @@ fn ipc_parent(c: &mut Checks, ctx: &Context, stream: &Stream) {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     println!("{}", text.lines().map(|l| format!("  ipc child: {l}")).collect::<Vec<_>>().join("\n"));
-    c.check(out.status.success() && text.contains("IPC-CHILD-OK"), "another process imported the allocation and read it");
+    c.check(
+        out.status.success() && text.contains("IPC-CHILD-OK"),
+        "another process imported the allocation and read it",
+    );
 }
 
 fn ipc_child(args: &[String]) {

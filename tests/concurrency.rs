@@ -107,7 +107,12 @@ fn child() {
                 ledger.live.iter().map(|a| a.address).filter(|a| !text.contains(&format!("({a:#x})"))).collect();
             assert!(unreported.is_empty(), "leaked without a report: {unreported:x?}\nreports:\n{text}");
             let failures: HashSet<&str> = reports.iter().filter_map(|r| r.split('(').next()).collect();
-            println!("{} reports from {:?}; {} allocations leaked (all reported)", reports.len(), failures, ledger.live.len());
+            println!(
+                "{} reports from {:?}; {} allocations leaked (all reported)",
+                reports.len(),
+                failures,
+                ledger.live.len()
+            );
         }
         "ipc-race" => {
             let stream = Stream::new(&ctx, 0).unwrap();

@@ -11,13 +11,20 @@ use cudrv::{
 };
 use cudrv_standin::{faults, Times};
 
+/// A named operation under test.
+type Op<'a> = (&'a str, Box<dyn FnMut() -> Result<(), CudaError> + 'a>);
+
 const RESTORE_FAILS: CUresult = CUresult::CUDA_ERROR_INVALID_CONTEXT;
 
-fn setup() -> Context {
+/// Serialises the tests of this file: they read the stand-in's process-wide ledger.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn setup() -> (Context, std::sync::MutexGuard<'static, ()>) {
+    let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     common::capture_reports();
     let ctx = Context::primary(standin_driver(), 0).unwrap();
     clear_current(standin_driver());
-    ctx
+    (ctx, guard)
 }
 
 /// Checks an error from an operation whose restoration failed, and puts the thread back.
@@ -34,10 +41,9 @@ fn check_restore_error(ctx: &Context, e: &CudaError, primary: CUresult) {
 
 #[test]
 fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails() {
-    let ctx = setup();
-    let d = standin_driver();
+    let (ctx, _serial) = setup();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let ops: Vec<(&str, Box<dyn Fn() -> Result<(), CudaError>>)> = vec![
+    let ops: Vec<Op> = vec![
         ("cuStreamDestroy", Box::new(|| Stream::new(&ctx, 0).map(drop))),
         ("cuEventDestroy", Box::new(|| Event::new(&ctx, 0).map(drop))),
         ("cuMemFree", Box::new(|| DeviceBuffer::alloc(&ctx, 64).map(drop))),
@@ -48,7 +54,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
     ];
-    for (undo, op) in ops {
+    for (undo, mut op) in ops {
         let live_before = cudrv_standin::ledger().live.len();
         faults::fail_next_context_restore(RESTORE_FAILS);
         let e = op().err().unwrap_or_else(|| panic!("{undo}: no error"));
@@ -61,7 +67,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
 
 #[test]
 fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     faults::inject_on_this_thread("cuStreamCreate", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     faults::fail_next_context_restore(RESTORE_FAILS);
     let e = Stream::new(&ctx, 0).err().unwrap();
@@ -72,14 +78,14 @@ fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
 
 #[test]
 fn non_creating_operations_return_the_restoration_error() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     let stream = Stream::new(&ctx, 0).unwrap();
     let event = Event::new(&ctx, 0).unwrap();
     let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
     let exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
     let mut linker = Linker::new(&ctx).unwrap();
     let image = fake_image(&["k"]);
-    let ops: Vec<(&str, Box<dyn FnMut() -> Result<(), CudaError>>)> = vec![
+    let ops: Vec<Op> = vec![
         ("synchronize", Box::new(|| stream.synchronize())),
         ("is_idle", Box::new(|| stream.is_idle().map(drop))),
         ("record", Box::new(|| event.record(&stream))),
@@ -102,7 +108,7 @@ fn non_creating_operations_return_the_restoration_error() {
 
 #[test]
 fn nothing_switches_when_the_context_is_already_current() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     let d = standin_driver();
     ctx.set_current().unwrap();
     // Armed, but no switch happens, so no restoration either.
@@ -115,7 +121,7 @@ fn nothing_switches_when_the_context_is_already_current() {
 
 #[test]
 fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     let d = standin_driver();
     let other = Context::create(d, 0, 0).unwrap();
     ctx.set_current().unwrap();
@@ -127,7 +133,7 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
 
 #[test]
 fn drop_restores_first_then_reports_the_restoration_failure() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     let d = standin_driver();
     let streams = [Stream::new(&ctx, 0).unwrap(), Stream::new(&ctx, 0).unwrap()];
     for s in streams {
@@ -147,7 +153,7 @@ fn drop_restores_first_then_reports_the_restoration_failure() {
 
 #[test]
 fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
-    let ctx = setup();
+    let (ctx, _serial) = setup();
     let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
     let address = buffer.as_raw();
     faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);

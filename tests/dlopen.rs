@@ -13,7 +13,6 @@ use common::{counts, expected, run_child, standin_libcuda};
 use cudrv::sys::CUresult;
 use cudrv::{Driver, EntryKind, LoadError, LoadOptions};
 
-
 fn dir_of(p: &Path) -> &str {
     p.parent().unwrap().to_str().unwrap()
 }

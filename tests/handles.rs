@@ -132,7 +132,7 @@ fn libraries_modules_linker_graphs_user_objects() {
     let kernel: Kernel = library.kernel("scale").unwrap();
     assert!(library.kernel("missing").is_err());
     drop(library); // the kernel keeps it alive
-    // SAFETY: the fake kernel takes no parameters.
+                   // SAFETY: the fake kernel takes no parameters.
     unsafe { kernel.launch(&stream, &config, &mut []) }.unwrap();
 
     let module = Module::load_data(&ctx, &fake_image(&["add"])).unwrap();
@@ -179,7 +179,9 @@ fn libraries_modules_linker_graphs_user_objects() {
 fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
     let ctx = context();
     let d = standin_driver();
-    let cases: Vec<(&str, Box<dyn FnOnce() -> String>)> = vec![
+    // Each case owns a handle; calling it names the handle and drops it.
+    type Case = (&'static str, Box<dyn FnOnce() -> String>);
+    let cases: Vec<Case> = vec![
         ("cuStreamDestroy", {
             let s = Stream::new(&ctx, 0).unwrap();
             Box::new(move || format!("cuStreamDestroy({:#x})", s.as_raw() as usize))

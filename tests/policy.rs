@@ -68,9 +68,21 @@ fn child() {
             }
             let got = reports.lock().unwrap().clone();
             assert_eq!(got.len(), 3, "{got:?}");
-            assert!(got.iter().any(|r| r.starts_with("cuLaunchHostFunc callback(0x") && r.ends_with("panicked: host function boom")), "{got:?}");
-            assert!(got.iter().any(|r| r.starts_with("graph host node(0x") && r.ends_with("panicked: host node boom")), "{got:?}");
-            assert!(got.iter().any(|r| r.starts_with("user object destructor(0x") && r.ends_with("panicked: destructor boom")), "{got:?}");
+            assert!(
+                got.iter()
+                    .any(|r| r.starts_with("cuLaunchHostFunc callback(0x")
+                        && r.ends_with("panicked: host function boom")),
+                "{got:?}"
+            );
+            assert!(
+                got.iter().any(|r| r.starts_with("graph host node(0x") && r.ends_with("panicked: host node boom")),
+                "{got:?}"
+            );
+            assert!(
+                got.iter()
+                    .any(|r| r.starts_with("user object destructor(0x") && r.ends_with("panicked: destructor boom")),
+                "{got:?}"
+            );
             // The process carries on, and so does the stream.
             let ran = Arc::new(AtomicUsize::new(0));
             let r = ran.clone();

@@ -129,7 +129,8 @@ pub fn fake_image(kernels: &[&str]) -> Vec<u8> {
 pub fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
     let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
-    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"] {
+    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"]
+    {
         cmd.env_remove(var);
     }
     cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
