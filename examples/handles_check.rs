@@ -139,7 +139,24 @@ fn main() {
     }
 }
 
+/// If the check hangs, says where every thread is blocked and exits.
+fn watchdog(seconds: u64) {
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_secs(seconds));
+        eprintln!("watchdog: still running after {seconds} s; threads:");
+        if let Ok(dir) = std::fs::read_dir("/proc/self/task") {
+            for t in dir.flatten() {
+                let p = t.path();
+                let read = |f: &str| std::fs::read_to_string(p.join(f)).unwrap_or_default().trim().to_string();
+                eprintln!("  {:?} {} wchan={} syscall={}", t.file_name(), read("comm"), read("wchan"), read("syscall"));
+            }
+        }
+        std::process::exit(3);
+    });
+}
+
 fn parent() {
+    watchdog(35);
     let mut c = Checks { passed: 0, failed: 0 };
     let reports = collect_reports();
     let d = cudrv::driver().expect("a CUDA driver");
@@ -257,12 +274,15 @@ fn parent() {
         "out-of-bounds kernel: sticky error reported, process not killed",
     );
 
-    drop((pinned, pb, pool, a, buf, start, end, f, kernel, module, b2, s2, created));
-    drop(stream);
-    c.check(
-        reports.lock().unwrap().is_empty(),
-        format!("no reports from dropping everything: {:?}", reports.lock().unwrap()),
-    );
+    macro_rules! drop_each {
+        ($($h:ident),*) => {$(
+            println!("  dropping {}", stringify!($h));
+            drop($h);
+        )*};
+    }
+    drop_each!(pinned, pb, pool, a, buf, start, end, f, kernel, module, b2, s2, created, stream);
+    let left = reports.lock().unwrap().clone();
+    c.check(left.is_empty(), format!("no reports from dropping everything: {left:?}"));
     c.finish();
 }
 

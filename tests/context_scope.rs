@@ -135,16 +135,16 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
 fn drop_restores_first_then_reports_the_restoration_failure() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
-    let streams = [Stream::new(&ctx, 0).unwrap(), Stream::new(&ctx, 0).unwrap()];
-    for s in streams {
-        let raw = s.as_raw() as usize;
+    let buffers = [DeviceBuffer::alloc(&ctx, 64).unwrap(), DeviceBuffer::alloc(&ctx, 64).unwrap()];
+    for s in buffers {
+        let raw = s.as_raw();
         faults::fail_next_context_restore(RESTORE_FAILS);
         drop(s);
-        // The stream was destroyed in its context; the restoration failed and said so.
+        // The buffer was freed in its context; the restoration failed and said so.
         let reports = my_reports();
         assert_eq!(reports.len(), 1, "{reports:?}");
         assert!(reports[0].starts_with("cuCtxSetCurrent(0x0) failed: CUDA_ERROR_INVALID_CONTEXT"), "{}", reports[0]);
-        assert!(reports[0].contains(&format!("[after cuStreamDestroy({raw:#x})]")), "{}", reports[0]);
+        assert!(reports[0].contains(&format!("[after cuMemFree({raw:#x})]")), "{}", reports[0]);
         assert_eq!(current_context(d), ctx.as_raw());
         faults::clear();
         clear_current(d);

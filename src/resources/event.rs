@@ -121,6 +121,7 @@ impl Drop for EventInner {
         let (d, raw) = (self.context.driver(), self.raw);
         // SAFETY: we own the event and this is its last handle.
         let destroy = || unsafe { d.p().cuEventDestroy(raw) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuEventDestroy", handle_arg(raw), destroy, || {});
+        // cuEventDestroy needs no current context: the event names its own.
+        cleanup_in_context(d, None, "cuEventDestroy", handle_arg(raw), destroy, || {});
     }
 }

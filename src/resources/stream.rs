@@ -123,6 +123,7 @@ impl Drop for StreamInner {
         let (d, raw) = (self.context.driver(), self.raw);
         // SAFETY: we own the stream and this is its last handle.
         let destroy = || unsafe { d.p().cuStreamDestroy(raw) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuStreamDestroy", handle_arg(raw), destroy, || {});
+        // cuStreamDestroy needs no current context: the stream names its own.
+        cleanup_in_context(d, None, "cuStreamDestroy", handle_arg(raw), destroy, || {});
     }
 }
