@@ -57,6 +57,7 @@ pub use resources::context::Context;
 pub use resources::event::Event;
 pub use resources::graph::{Graph, GraphExec};
 pub use resources::ipc::{ImportedBuffer, IpcExport};
+#[cfg(cudrv_library_api)]
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
 pub use resources::memory::DeviceBuffer;

@@ -16,6 +16,7 @@ pub mod event;
 pub mod graph;
 pub mod host_fn;
 pub mod ipc;
+#[cfg(cudrv_library_api)]
 pub mod library;
 pub mod linker;
 pub mod memory;
