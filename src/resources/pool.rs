@@ -66,10 +66,20 @@ impl MemoryPool {
             CudaError::check(d, "cuMemPoolCreate", unsafe { d.p().cuMemPoolCreate(&mut raw, &props) })?;
             Ok(raw)
         };
+        MemoryPool::create(context, create)
+    }
+
+    /// Runs `create` in `context`, destroying the pool again if only restoring the caller's
+    /// context fails, and wraps it as owned.
+    fn create(
+        context: &Context,
+        create: impl FnOnce() -> Result<CUmemoryPool, CudaError>,
+    ) -> Result<MemoryPool, CudaError> {
+        let d = context.driver();
         let undo = Undo {
             call: "cuMemPoolDestroy",
             arg: |p: &CUmemoryPool| handle_arg(*p),
-            // SAFETY: the pool was just created and is used by nothing else.
+            // SAFETY: the pool was just made and is used by nothing else.
             run: |p: &CUmemoryPool| unsafe { d.p().cuMemPoolDestroy(*p) },
         };
         let raw = create_in_context(d, context.as_raw(), create, undo)?;
@@ -99,14 +109,7 @@ impl MemoryPool {
             CudaError::check(d, "cuMemPoolImportFromShareableHandle", status)?;
             Ok(raw)
         };
-        let undo = Undo {
-            call: "cuMemPoolDestroy",
-            arg: |p: &CUmemoryPool| handle_arg(*p),
-            // SAFETY: the pool was just imported and is used by nothing else.
-            run: |p: &CUmemoryPool| unsafe { d.p().cuMemPoolDestroy(*p) },
-        };
-        let raw = create_in_context(d, context.as_raw(), create, undo)?;
-        Ok(MemoryPool::wrap(context, raw, true))
+        MemoryPool::create(context, create)
     }
 
     /// Adopts a pool: the last clone destroys it.
