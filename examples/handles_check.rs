@@ -57,8 +57,8 @@ DONE:
 }
 "#;
 
-fn ptx() -> Vec<u8> {
-    CString::new(PTX).unwrap().into_bytes_with_nul()
+fn ptx() -> CString {
+    CString::new(PTX).unwrap()
 }
 
 struct Checks {
@@ -199,11 +199,11 @@ fn parent() {
     println!("  elapsed: {:?} ms", start.elapsed_ms(&end));
 
     // Modules, libraries, the linker, real kernels.
-    let module = c.ok(Module::load_data(&primary, &ptx()), "cuModuleLoadData (PTX)").unwrap();
+    let module = c.ok(Module::load_ptx(&primary, &ptx()), "cuModuleLoadData (PTX)").unwrap();
     let f = module.function("fill").unwrap();
     c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| stream.synchronize()), "module kernel launch");
     c.check(words(&a).iter().all(|&w| w == 0xabcd), "the kernel wrote every word");
-    let library = c.ok(Library::load_data(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
+    let library = c.ok(Library::load_ptx(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
     let kernel = library.kernel("fill").unwrap();
     drop(library);
     let n = (pb.len() / 4) as u32;
@@ -217,10 +217,12 @@ fn parent() {
     );
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
-    c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &ptx(), "fill.ptx"), "cuLinkAddData");
+    c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, ptx().as_bytes_with_nul(), "fill.ptx"), "cuLinkAddData");
     let cubin = c.ok(linker.complete(), "cuLinkComplete").unwrap_or_default();
     drop(linker);
-    let linked = c.ok(Module::load_data(&primary, &cubin), &format!("load the linked cubin ({} bytes)", cubin.len()));
+    // SAFETY: `cubin` is the complete image cuLinkComplete returned.
+    let linked =
+        c.ok(unsafe { Module::load_data(&primary, &cubin) }, &format!("load the linked cubin ({} bytes)", cubin.len()));
     if let Some(m) = linked {
         let g = m.function("fill").unwrap();
         c.ok(fill(&g, &stream, &buf, 9).and_then(|_| stream.synchronize()), "linked kernel launch");
@@ -326,14 +328,15 @@ fn ipc_child(args: &[String]) {
     let ctx = Context::primary(d, 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let pool = MemoryPool::import_fd(&ctx, fd).unwrap();
-    let a = ImportedBuffer::import(&pool, &IpcExport(data), &stream, len).unwrap();
-    let b = ImportedBuffer::import(&pool, &IpcExport(data), &stream, len).unwrap();
+    let a = ImportedBuffer::import(&pool, &IpcExport(data), &stream).unwrap();
+    let b = ImportedBuffer::import(&pool, &IpcExport(data), &stream).unwrap();
     assert_eq!(a.as_raw(), b.as_raw(), "the second import is the cached one");
+    assert!(a.len() >= len, "the driver's size of the mapping: {}", a.len());
     let mut bytes = vec![0u8; len];
-    a.buffer().unwrap().copy_to_host(&mut bytes).unwrap();
+    a.copy_to_host(&mut bytes).unwrap();
     assert!(bytes.iter().all(|&x| x == 0x5a), "read what the parent wrote");
     drop(a);
-    b.buffer().unwrap().copy_to_host(&mut bytes).unwrap();
+    b.copy_to_host(&mut bytes).unwrap();
     drop(b);
     stream.synchronize().unwrap();
     println!("imported {len} bytes at one address, read 0x5a back twice");
@@ -348,7 +351,7 @@ fn sticky_child() {
     let ctx = Context::primary(d, 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let buf = DeviceBuffer::alloc(&ctx, 4096).unwrap();
-    let module = Module::load_data(&ctx, &ptx()).unwrap();
+    let module = Module::load_ptx(&ctx, &ptx()).unwrap();
     let oob = module.function("oob").unwrap();
     let mut out = buf.as_raw();
     let mut params = [(&mut out as *mut u64).cast::<c_void>()];

@@ -184,7 +184,12 @@ impl Driver {
 
     /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
     /// `options.path` is ignored.
-    pub fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
+    ///
+    /// # Safety
+    /// `gpa` must behave as the driver's does: every pointer it returns for a symbol and
+    /// version must be a function with that variant's `PFN_*` signature, valid for the
+    /// rest of the process. cudrv's safe handles call through them.
+    pub unsafe fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
         resolve(gpa, options, Source::InProcess)
     }
 }

@@ -175,17 +175,27 @@ static REPORTER: RwLock<Option<Arc<Reporter>>> = RwLock::new(None);
 /// Sends every later report to `reporter` instead of stderr.
 ///
 /// The reporter may run on any thread, including a driver thread, and may call cudrv
-/// (even drop cudrv handles): it is never called while cudrv holds a lock. If it panics,
-/// the panic is caught and the report is written to stderr.
+/// (even drop cudrv handles): it is never called while cudrv holds a lock. But when it
+/// runs on a driver thread (a report from a host function or a user object's destructor)
+/// the driver forbids CUDA calls there, so it must not make any then. If it panics, the
+/// panic is caught and the report is written to stderr.
 pub fn set_reporter(reporter: impl Fn(&Report) + Send + Sync + 'static) {
-    let mut slot = REPORTER.write().unwrap_or_else(|e| e.into_inner());
-    *slot = Some(Arc::new(reporter));
+    replace_reporter(Some(Arc::new(reporter)));
 }
 
 /// Restores the default reporter (stderr, or `log` with the `log` feature).
 pub fn reset_reporter() {
-    let mut slot = REPORTER.write().unwrap_or_else(|e| e.into_inner());
-    *slot = None;
+    replace_reporter(None);
+}
+
+/// Swaps the reporter; the old one is dropped after the lock is released (its captures may
+/// be cudrv handles whose drop reports).
+fn replace_reporter(new: Option<Arc<Reporter>>) {
+    let old = {
+        let mut slot = REPORTER.write().unwrap_or_else(|e| e.into_inner());
+        std::mem::replace(&mut *slot, new)
+    };
+    drop(old);
 }
 
 /// Sends `report` through the channel. Never panics, never holds a lock during the call.
@@ -194,7 +204,9 @@ pub fn report(report: Report) {
     let reporter = REPORTER.read().unwrap_or_else(|e| e.into_inner()).clone();
     match reporter {
         Some(f) => {
-            if catch_unwind(AssertUnwindSafe(|| f(&report))).is_err() {
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(&report))) {
+                // Dropping the payload could panic again: leak it.
+                std::mem::forget(payload);
                 default_sink(&report, Some("the reporter panicked; report written to stderr"));
             }
         }

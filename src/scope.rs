@@ -117,6 +117,28 @@ fn leave(driver: &Driver, entered: &Entered) -> Result<(), CudaError> {
     })
 }
 
+/// Runs `op` (user code, for `Context::run`) after `enter`; if it unwinds, switches back
+/// before the panic goes on, so the thread is not left in the wrong context. (The switch's
+/// own failure cannot be returned then, and is ignored.)
+fn run_entered<T>(driver: &Driver, entered: &Entered, op: impl FnOnce() -> T) -> T {
+    struct RestoreOnUnwind<'a> {
+        driver: &'a Driver,
+        entered: &'a Entered,
+        armed: bool,
+    }
+    impl Drop for RestoreOnUnwind<'_> {
+        fn drop(&mut self) {
+            if self.armed && self.entered.switched {
+                let _ = switch_to(self.driver, self.entered.previous);
+            }
+        }
+    }
+    let mut guard = RestoreOnUnwind { driver, entered, armed: true };
+    let result = op();
+    guard.armed = false;
+    result
+}
+
 fn describe(ctx: Option<CUcontext>) -> String {
     match ctx {
         Some(c) if c.is_null() => "none".to_string(),
@@ -129,7 +151,8 @@ fn restoration_note(restore: &CudaError) -> String {
     format!("then {restore}")
 }
 
-/// Runs `op` with `ctx` current on the calling thread, switching to it and back if needed.
+/// Runs `op` with `ctx` current on the calling thread, switching to it and back if needed
+/// (also if `op` panics).
 ///
 /// On error: if `op` failed, its error is returned (with the restoration failure as a
 /// note if switching back failed too). If only switching back failed, that error is
@@ -143,7 +166,7 @@ pub unsafe fn with_context<T>(
     op: impl FnOnce() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     let entered = enter(driver, ctx)?;
-    let result = op();
+    let result = run_entered(driver, &entered, op);
     match (result, leave(driver, &entered)) {
         (result, Ok(())) => result,
         (Err(e), Err(restore)) => Err(e.with_note(restoration_note(&restore))),
@@ -184,7 +207,7 @@ where
     R: FnOnce(&T) -> CUresult,
 {
     let entered = enter(driver, ctx)?;
-    let created = create();
+    let created = run_entered(driver, &entered, create);
     let (value, mut error) = match (created, leave(driver, &entered)) {
         (created, Ok(())) => return created,
         (Err(e), Err(restore)) => return Err(e.with_note(restoration_note(&restore))),
@@ -227,6 +250,23 @@ pub(crate) fn cleanup_in_context(
     cleanup: impl FnOnce() -> CUresult,
     after: impl FnOnce(),
 ) {
+    let one_step = || match cleanup() {
+        CUresult::CUDA_SUCCESS => Ok(()),
+        status => Err((call, status)),
+    };
+    cleanup_steps_in_context(driver, ctx, call, arg, one_step, after);
+}
+
+/// [`cleanup_in_context`] for a cleanup of several driver calls: `cleanup` returns the
+/// first one that failed, with its status, and that is the call the report names.
+pub(crate) fn cleanup_steps_in_context(
+    driver: &Driver,
+    ctx: Option<CUcontext>,
+    call: &'static str,
+    arg: Arg,
+    cleanup: impl FnOnce() -> Result<(), (&'static str, CUresult)>,
+    after: impl FnOnce(),
+) {
     let entered = match ctx.map(|c| enter(driver, c)).transpose() {
         Ok(entered) => entered,
         Err(e) => {
@@ -236,11 +276,11 @@ pub(crate) fn cleanup_in_context(
             return;
         }
     };
-    let status = cleanup();
+    let outcome = cleanup();
     let restored = entered.as_ref().map_or(Ok(()), |e| leave(driver, e));
     after();
-    if status != CUresult::CUDA_SUCCESS {
-        report::call_failed(driver, call, arg, status, None);
+    if let Err((failed, status)) = outcome {
+        report::call_failed(driver, failed, arg, status, None);
     }
     if let Err(e) = restored {
         report::error(e, context_arg(entered.map(|e| e.previous)), Some(format!("after {call}({arg})")));

@@ -129,12 +129,13 @@ fn child() {
                         barrier.wait();
                         for i in 0..400 {
                             let e = &exports[(i + t) % exports.len()];
-                            let a = ImportedBuffer::import(imported, e, stream, 512).unwrap();
-                            let b = ImportedBuffer::import(imported, e, stream, 512).unwrap();
+                            let a = ImportedBuffer::import(imported, e, stream).unwrap();
+                            let b = ImportedBuffer::import(imported, e, stream).unwrap();
                             assert_eq!(a.as_raw(), b.as_raw(), "one mapping per export");
+                            assert_eq!(a.len(), 512, "the size comes from the driver");
                             drop(a);
                             let mut byte = [0u8; 1];
-                            b.buffer().unwrap().copy_to_host(&mut byte).unwrap();
+                            b.copy_to_host(&mut byte).unwrap();
                             drop(b);
                         }
                     });

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{clear_current, current_context, fake_image, my_reports, standin_driver};
+use common::{clear_current, current_context, fake_image, fake_ptx, my_reports, standin_driver};
 use cudrv::sys::{CUjitInputType, CUresult};
 use cudrv::{
     Context, CudaError, DeviceBuffer, Event, Graph, Library, Linker, MemoryPool, Module, PinnedBuffer, Stream,
@@ -50,7 +50,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
         ("cuMemFreeAsync", Box::new(|| DeviceBuffer::alloc_async(&stream, 64).map(drop))),
         ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, false).map(drop))),
         ("cuMemFreeHost", Box::new(|| PinnedBuffer::alloc(&ctx, 64).map(drop))),
-        ("cuModuleUnload", Box::new(|| Module::load_data(&ctx, &fake_image(&["k"])).map(drop))),
+        ("cuModuleUnload", Box::new(|| Module::load_ptx(&ctx, &fake_ptx(&["k"])).map(drop))),
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
     ];
@@ -164,5 +164,19 @@ fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
     assert!(reports[0].contains("leaked"), "{}", reports[0]);
     // Leaked, not freed from the wrong context.
     assert!(cudrv_standin::ledger().live.iter().any(|a| a.address == address));
-    let _ = Library::load_data(standin_driver(), &fake_image(&["x"])).unwrap();
+    let _ = Library::load_ptx(standin_driver(), &fake_ptx(&["x"])).unwrap();
+}
+
+#[test]
+fn a_panic_inside_run_switches_back_before_unwinding_further() {
+    let (ctx, _serial) = setup();
+    let d = standin_driver();
+    let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ctx.run(|| -> Result<(), CudaError> {
+            assert_eq!(current_context(d), ctx.as_raw());
+            panic!("user code panics inside run");
+        })
+    }));
+    assert!(caught.is_err());
+    assert!(current_context(d).is_null(), "the thread's previous (no) context is current again");
 }

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use common::{fake_image, my_reports, standin_driver};
+use common::{fake_image, fake_ptx, my_reports, standin_driver};
 use cudrv::sys::{CUjitInputType, CUresult};
 use cudrv::{
     Context, DeviceBuffer, Event, Graph, Kernel, LaunchConfig, Library, Linker, MemoryPool, Module, PinnedBuffer,
@@ -128,25 +128,26 @@ fn libraries_modules_linker_graphs_user_objects() {
     let stream = Stream::new(&ctx, 0).unwrap();
     let config = LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
 
-    let library = Library::load_data(d, &fake_image(&["scale"])).unwrap();
+    let library = Library::load_ptx(d, &fake_ptx(&["scale"])).unwrap();
     let kernel: Kernel = library.kernel("scale").unwrap();
     assert!(library.kernel("missing").is_err());
     drop(library); // the kernel keeps it alive
                    // SAFETY: the fake kernel takes no parameters.
     unsafe { kernel.launch(&stream, &config, &mut []) }.unwrap();
 
-    let module = Module::load_data(&ctx, &fake_image(&["add"])).unwrap();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["add"])).unwrap();
     let function = module.function("add").unwrap();
     drop(module);
     // SAFETY: as above.
     unsafe { function.launch(&stream, &config, &mut []) }.unwrap();
-    assert!(Module::load_data(&ctx, b"not an image\0").is_err());
+    assert!(Module::load_ptx(&ctx, c"not an image").is_err());
 
     let mut linker = Linker::new(&ctx).unwrap();
     linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &fake_image(&["linked"]), "a").unwrap();
     let image = linker.complete().unwrap();
     drop(linker);
-    let linked = Module::load_data(&ctx, &image).unwrap();
+    // SAFETY: the linker's output is a complete, NUL-terminated fake image.
+    let linked = unsafe { Module::load_data(&ctx, &image) }.unwrap();
     linked.function("linked").unwrap();
 
     let dropped = Arc::new(AtomicUsize::new(0));
@@ -199,11 +200,11 @@ fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
             Box::new(move || format!("cuMemPoolDestroy({:#x})", p.as_raw() as usize))
         }),
         ("cuModuleUnload", {
-            let m = Module::load_data(&ctx, &fake_image(&["k"])).unwrap();
+            let m = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
             Box::new(move || format!("cuModuleUnload({:#x})", m.as_raw() as usize))
         }),
         ("cuLibraryUnload", {
-            let l = Library::load_data(d, &fake_image(&["k"])).unwrap();
+            let l = Library::load_ptx(d, &fake_ptx(&["k"])).unwrap();
             Box::new(move || format!("cuLibraryUnload({:#x})", l.as_raw() as usize))
         }),
         ("cuGraphDestroy", {

@@ -7,7 +7,7 @@ mod common;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use common::{fake_image, run_child, standin_driver};
+use common::{fake_ptx, run_child, standin_driver};
 use cudrv::sys::CUresult;
 use cudrv::{Context, DeviceBuffer, Graph, ImportedBuffer, MemoryPool, Stream, UserObject};
 use cudrv_standin::{faults, Times};
@@ -112,8 +112,8 @@ fn child() {
             let imported_pool = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
             let a = pool.alloc_async(&stream, 256).unwrap();
             let b = pool.alloc_async(&stream, 256).unwrap();
-            let ia = ImportedBuffer::import(&imported_pool, &a.export_ipc().unwrap(), &stream, 256).unwrap();
-            let ib = ImportedBuffer::import(&imported_pool, &b.export_ipc().unwrap(), &stream, 256).unwrap();
+            let ia = ImportedBuffer::import(&imported_pool, &a.export_ipc().unwrap(), &stream).unwrap();
+            let ib = ImportedBuffer::import(&imported_pool, &b.export_ipc().unwrap(), &stream).unwrap();
             let slot: &'static Mutex<Option<ImportedBuffer>> = Box::leak(Box::new(Mutex::new(Some(ib))));
             let reports = Arc::new(Mutex::new(Vec::new()));
             let sink = reports.clone();
@@ -138,7 +138,7 @@ fn child() {
         "shutdown" => {
             let reports = collect();
             let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
-            let module = cudrv::Module::load_data(&ctx, &fake_image(&["k"])).unwrap();
+            let module = cudrv::Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
             let created = Context::create(d, 0, 0).unwrap();
             let other = Stream::new(&created, 0).unwrap();
             cudrv_standin::shutdown();

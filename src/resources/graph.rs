@@ -93,7 +93,9 @@ impl Graph {
 
     /// Adds a host node after `dependencies` that runs `f` on a driver thread at each
     /// launch. A panic in `f` is caught and reported. `f` is kept until the graph is
-    /// dropped, and then leaked rather than freed (a launch still in flight may call it).
+    /// dropped, and then leaked rather than freed (a launch still in flight may call it):
+    /// a deliberate leak, not reported. `f` must not call CUDA (a driver rule), which
+    /// includes dropping the last clone of a cudrv handle.
     pub fn add_host_node(
         &self,
         dependencies: &[CUgraphNode],
@@ -109,7 +111,12 @@ impl Graph {
         let status = unsafe {
             d.p().cuGraphAddHostNode(&mut node, self.0.raw, dependencies.as_ptr(), dependencies.len(), &params)
         };
-        CudaError::check(d, "cuGraphAddHostNode", status)?;
+        if let Err(e) = CudaError::check(d, "cuGraphAddHostNode", status) {
+            // The closure is user code: drop it only after the lock is released.
+            drop(nodes);
+            drop(boxed);
+            return Err(e);
+        }
         nodes.push(boxed);
         Ok(node)
     }

@@ -34,8 +34,10 @@ unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
 }
 
 /// Enqueues `f` on `stream` with `cuLaunchHostFunc`. It runs on a driver thread once the
-/// work before it is done; it must not call CUDA (a driver rule), and a panic in it is
-/// caught and reported. If the driver did not accept it, `f` is dropped without running.
+/// work before it is done; it must not call CUDA (a driver rule, which includes dropping
+/// the last clone of a cudrv handle), and a panic in it is caught and reported. If the
+/// driver did not accept it, `f` is dropped without running; if it did and only restoring
+/// the caller's context failed, the error says so in a note and `f` will run.
 pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
     let driver = stream.context().driver();
     let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
@@ -52,6 +54,7 @@ pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Resu
     if !accepted {
         // SAFETY: the driver did not take `data`; it is still ours, from Box::into_raw above.
         drop(unsafe { Box::from_raw(data.cast::<HostFn>()) });
+        return result;
     }
-    result
+    result.map_err(|e| e.with_note("the host function was queued and will run"))
 }

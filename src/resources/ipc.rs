@@ -6,31 +6,34 @@
 //! address for the same mapping, and the first free unmaps both (see
 //! `shared/background/cuda-core-error-policy-review.txt`). So cudrv imports each export
 //! at most once per pool: later imports of it return a clone of the live import. Every
-//! decision about the last clone is made under the cache lock: the import that frees a
-//! mapping unregisters it and frees it while holding the lock, so a concurrent importer
-//! can never import an entry that is being freed. Reports are made after the lock is
-//! released.
+//! decision about the last clone is made under the cache lock: the drop that frees a
+//! mapping unregisters it, frees it and waits for the free to complete (the free is
+//! stream-ordered) while holding the lock, so a concurrent importer can never import an
+//! entry that is being freed. Reports are made after the lock is released.
 
 use std::collections::HashMap;
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard};
+use std::mem::ManuallyDrop;
+use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
 use crate::error::CudaError;
 use crate::report::Arg;
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
-use crate::scope::{cleanup_in_context, create_in_context, Undo};
-use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData};
+use crate::scope::{cleanup_steps_in_context, create_in_context, Undo};
+use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData, CUresult};
+use crate::Driver;
 
 /// What identifies a pool allocation to another process (`CUmemPoolPtrExportData`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IpcExport(pub [u8; 64]);
 
 type Key = (usize, [u8; 64]);
+type Cache = HashMap<Key, Weak<ImportInner>>;
 
-static CACHE: LazyLock<Mutex<HashMap<Key, std::sync::Weak<ImportInner>>>> = LazyLock::new(Mutex::default);
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
 
-fn cache() -> MutexGuard<'static, HashMap<Key, std::sync::Weak<ImportInner>>> {
+fn cache() -> MutexGuard<'static, Cache> {
     CACHE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
@@ -49,11 +52,12 @@ impl DeviceBuffer {
 }
 
 /// A pool allocation imported from another process. Clones share one mapping; the last
-/// one frees it (`cuMemFreeAsync` on the stream given at import).
-pub struct ImportedBuffer(Option<Arc<ImportInner>>);
+/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for).
+pub struct ImportedBuffer(ManuallyDrop<Arc<ImportInner>>);
 
 struct ImportInner {
     key: Key,
+    /// A view of the mapping, never handed out (a clone could outlive the mapping).
     buffer: DeviceBuffer,
     stream: Stream,
     _pool: MemoryPool,
@@ -61,66 +65,104 @@ struct ImportInner {
 
 impl Clone for ImportedBuffer {
     fn clone(&self) -> ImportedBuffer {
-        ImportedBuffer(self.0.clone())
+        ImportedBuffer(ManuallyDrop::new(Arc::clone(&self.0)))
     }
+}
+
+/// Imports `export` from `pool` and returns the address and the size of the mapping. If
+/// the size cannot be read, the mapping is freed again.
+fn import_pointer(
+    d: &Driver,
+    pool: &MemoryPool,
+    export: &IpcExport,
+    stream: &Stream,
+) -> Result<(CUdeviceptr, usize), CudaError> {
+    let mut ptr: CUdeviceptr = 0;
+    let mut data = CUmemPoolPtrExportData { reserved: export.0 };
+    // SAFETY: valid out-pointer and export data; the pool is live. `p` only: nothing here
+    // runs user code while the cache lock is held.
+    let status = unsafe { d.p().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) };
+    CudaError::check(d, "cuMemPoolImportPointer", status)?;
+    let mut len = 0usize;
+    // SAFETY: valid out-pointer; the base may be null.
+    let status = unsafe { d.p().cuMemGetAddressRange(std::ptr::null_mut(), &mut len, ptr) };
+    if let Err(e) = CudaError::check(d, "cuMemGetAddressRange", status) {
+        // SAFETY: the mapping was just made and nothing else uses it.
+        let undo = unsafe { d.p().cuMemFreeAsync(ptr, stream.as_raw()) };
+        let note = match undo {
+            CUresult::CUDA_SUCCESS => format!("the import at {ptr:#x} was freed again"),
+            s => format!("freeing the import at {ptr:#x} failed too ({}); it is leaked", s.0),
+        };
+        return Err(e.with_note(note));
+    }
+    Ok((ptr, len))
 }
 
 impl ImportedBuffer {
     /// Imports the allocation `export` names from `pool` (imported with
-    /// [`MemoryPool::import_fd`]), `len` bytes long; it will be freed on `stream`. If this
-    /// process already holds an import of it from `pool`, that one is returned. On error
-    /// nothing is imported.
-    pub fn import(
-        pool: &MemoryPool,
-        export: &IpcExport,
-        stream: &Stream,
-        len: usize,
-    ) -> Result<ImportedBuffer, CudaError> {
+    /// [`MemoryPool::import_fd`]); it will be freed on `stream`. If this process already
+    /// holds an import of it from `pool`, that one is returned. On error nothing is
+    /// imported.
+    pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, CudaError> {
         let key = (pool.as_raw() as usize, export.0);
         let mut cache = cache();
-        if let Some(live) = cache.get(&key).and_then(std::sync::Weak::upgrade) {
-            return Ok(ImportedBuffer(Some(live)));
+        if let Some(live) = cache.get(&key).and_then(Weak::upgrade) {
+            return Ok(ImportedBuffer(ManuallyDrop::new(live)));
         }
         let context = stream.context();
-        let (d, s, raw_pool) = (context.driver(), stream.as_raw(), pool.as_raw());
-        let create = || {
-            let mut ptr: CUdeviceptr = 0;
-            let mut data = CUmemPoolPtrExportData { reserved: export.0 };
-            // SAFETY: valid out-pointer and export data; the pool is live. `p` only:
-            // nothing here runs user code while the cache lock is held.
-            let status = unsafe { d.p().cuMemPoolImportPointer(&mut ptr, raw_pool, &mut data) };
-            CudaError::check(d, "cuMemPoolImportPointer", status)?;
-            Ok(ptr)
-        };
+        let (d, s) = (context.driver(), stream.as_raw());
+        let create = || import_pointer(d, pool, export, stream);
         let undo = Undo {
             call: "cuMemFreeAsync",
-            arg: |p: &CUdeviceptr| Arg::Hex(*p),
+            arg: |m: &(CUdeviceptr, usize)| Arg::Hex(m.0),
             // SAFETY: the mapping was just made and nothing else uses it.
-            run: |p: &CUdeviceptr| unsafe { d.p().cuMemFreeAsync(*p, s) },
+            run: |m: &(CUdeviceptr, usize)| unsafe { d.p().cuMemFreeAsync(m.0, s) },
         };
-        let ptr = create_in_context(d, context.as_raw(), create, undo)?;
-        // SAFETY: the mapping is freed by ImportedBuffer's drop, never through this view.
+        let (ptr, len) = create_in_context(d, context.as_raw(), create, undo)?;
+        // SAFETY: the mapping is freed by ImportedBuffer's drop, never through this view,
+        // which is never handed out.
         let buffer = unsafe { DeviceBuffer::borrowed(context, ptr, len) };
         let inner = Arc::new(ImportInner { key, buffer, stream: stream.clone(), _pool: pool.clone() });
         cache.insert(key, Arc::downgrade(&inner));
-        Ok(ImportedBuffer(Some(inner)))
-    }
-
-    /// The imported memory (a view: dropping it frees nothing).
-    pub fn buffer(&self) -> Option<&DeviceBuffer> {
-        self.0.as_ref().map(|i| &i.buffer)
+        Ok(ImportedBuffer(ManuallyDrop::new(inner)))
     }
 
     /// The device address in this process.
     pub fn as_raw(&self) -> CUdeviceptr {
-        self.0.as_ref().map_or(0, |i| i.buffer.as_raw())
+        self.0.buffer.as_raw()
+    }
+
+    /// The size of the mapping in bytes, as the driver reports it.
+    pub fn len(&self) -> usize {
+        self.0.buffer.len()
+    }
+
+    /// Whether the mapping is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Copies the start of the mapping into `dst` (see [`DeviceBuffer::copy_to_host`]).
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), CudaError> {
+        self.0.buffer.copy_to_host(dst)
+    }
+
+    /// Copies `src` to the start of the mapping (see [`DeviceBuffer::copy_from_host`]).
+    pub fn copy_from_host(&self, src: &[u8]) -> Result<(), CudaError> {
+        self.0.buffer.copy_from_host(src)
+    }
+
+    /// Sets every byte of the mapping to `value`.
+    pub fn fill(&self, value: u8) -> Result<(), CudaError> {
+        self.0.buffer.fill(value)
     }
 }
 
 impl Drop for ImportedBuffer {
     fn drop(&mut self) {
-        let Some(inner) = self.0.take() else { return };
         let mut guard = Some(cache());
+        // SAFETY: drop runs once, and the field is not used after this.
+        let inner = unsafe { ManuallyDrop::take(&mut self.0) };
         // Under the lock: either another clone remains (then only the count drops, still
         // under the lock), or this is the last one and we unregister and free it.
         let inner = match Arc::try_unwrap(inner) {
@@ -134,10 +176,22 @@ impl Drop for ImportedBuffer {
             cache.remove(&inner.key);
         }
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
-        // SAFETY: the mapping is ours and this is its last handle.
-        let free = || unsafe { d.p().cuMemFreeAsync(ptr, s) };
+        let free = || {
+            // SAFETY: the mapping is ours and this is its last handle.
+            match unsafe { d.p().cuMemFreeAsync(ptr, s) } {
+                CUresult::CUDA_SUCCESS => {}
+                status => return Err(("cuMemFreeAsync", status)),
+            }
+            // The free is stream-ordered: wait for it, so that no import of the same
+            // allocation can be made before the mapping is really gone.
+            // SAFETY: the stream is live (we hold it).
+            match unsafe { d.p().cuStreamSynchronize(s) } {
+                CUresult::CUDA_SUCCESS => Ok(()),
+                status => Err(("cuStreamSynchronize", status)),
+            }
+        };
         let ctx = Some(inner.stream.context().as_raw());
         let unlock = || drop(guard.take());
-        cleanup_in_context(d, ctx, "cuMemFreeAsync", Arg::Hex(ptr), free, unlock);
+        cleanup_steps_in_context(d, ctx, "cuMemFreeAsync", Arg::Hex(ptr), free, unlock);
     }
 }

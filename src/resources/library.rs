@@ -1,6 +1,6 @@
 //! Context-independent libraries (`cuLibraryLoadData`, CUDA 12.0+) and their kernels.
 
-use std::ffi::c_void;
+use std::ffi::{c_void, CStr};
 use std::sync::Arc;
 
 use crate::error::CudaError;
@@ -40,9 +40,20 @@ unsafe impl Send for Kernel {}
 unsafe impl Sync for Kernel {}
 
 impl Library {
+    /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current
+    /// context. On error nothing is loaded.
+    pub fn load_ptx(driver: &'static Driver, ptx: &CStr) -> Result<Library, CudaError> {
+        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
+        unsafe { Library::load_data(driver, ptx.to_bytes_with_nul()) }
+    }
+
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX). Needs no current context.
     /// On error nothing is loaded.
-    pub fn load_data(driver: &'static Driver, image: &[u8]) -> Result<Library, CudaError> {
+    ///
+    /// # Safety
+    /// The driver reads the image by its own headers, not by the slice's length: `image`
+    /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
+    pub unsafe fn load_data(driver: &'static Driver, image: &[u8]) -> Result<Library, CudaError> {
         let mut raw: CUlibrary = std::ptr::null_mut();
         // SAFETY: valid out-pointer and image; no options.
         let status = unsafe {

@@ -2,8 +2,8 @@
 //!
 //! Every handle is a cheap clone of an `Arc` and keeps alive what it depends on (a stream
 //! its context, a kernel its library, an allocation its pool and its deallocation
-//! stream). Each has `as_raw`, an owning `from_raw` and a non-owning `borrowed` form, so
-//! that higher-level crates can adopt handles they did not create.
+//! stream). Each has `as_raw`; those a higher-level crate may need to adopt also have an
+//! owning `from_raw` and a non-owning `borrowed` form.
 //!
 //! Dropping the last clone destroys the resource with the driver's `p` call in the
 //! context that owns it ([`crate::scope`]'s cleanup helper): restored context first, then

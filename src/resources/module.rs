@@ -1,6 +1,6 @@
 //! Modules (`cuModuleLoadData`), their functions, and kernel launches.
 
-use std::ffi::{c_void, CString};
+use std::ffi::{c_void, CStr, CString};
 use std::sync::Arc;
 
 use crate::error::CudaError;
@@ -91,9 +91,20 @@ pub(crate) unsafe fn launch(
 }
 
 impl Module {
+    /// Loads NUL-terminated PTX (or other text the driver accepts) into `context`. On error
+    /// nothing is loaded.
+    pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, CudaError> {
+        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
+        unsafe { Module::load_data(context, ptx.to_bytes_with_nul()) }
+    }
+
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context`. On error
     /// nothing is loaded.
-    pub fn load_data(context: &Context, image: &[u8]) -> Result<Module, CudaError> {
+    ///
+    /// # Safety
+    /// The driver reads the image by its own headers, not by the slice's length: `image`
+    /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
+    pub unsafe fn load_data(context: &Context, image: &[u8]) -> Result<Module, CudaError> {
         let d = context.driver();
         let create = || {
             let mut raw: CUmodule = std::ptr::null_mut();

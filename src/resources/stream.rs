@@ -108,8 +108,10 @@ impl Stream {
     }
 
     /// Runs `f` on a driver thread once the work queued before it is done
-    /// (`cuLaunchHostFunc`). `f` must not call CUDA; a panic in it is caught and reported.
-    /// On error `f` is dropped without running.
+    /// (`cuLaunchHostFunc`). `f` must not call CUDA (nor drop the last clone of a cudrv
+    /// handle); a panic in it is caught and reported. On error `f` is dropped without
+    /// running, unless the error's note says it was queued (only restoring the caller's
+    /// context failed).
     pub fn launch_host_fn(&self, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
         host_fn::launch(self, f)
     }

@@ -164,7 +164,10 @@ impl StandIn {
 
     /// A cudrv [`Driver`] over this stand-in.
     pub fn load(&self, options: LoadOptions) -> Result<Driver, LoadError> {
-        Driver::from_get_proc_address(self.get_proc_address(), options)
+        // SAFETY: the stand-in's cuGetProcAddress returns only its own functions, each with
+        // the exact signature of the variant asked for (generated or type-checked), and
+        // they live as long as the process.
+        unsafe { Driver::from_get_proc_address(self.get_proc_address(), options) }
     }
 }
 

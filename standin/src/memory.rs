@@ -205,6 +205,16 @@ fn host_range(s: &mut State, p: usize, len: usize) -> Result<(), CUresult> {
     Ok(())
 }
 
+/// The start and size of the live allocation containing `address`
+/// (`cuMemGetAddressRange`); CUDA_ERROR_INVALID_VALUE outside every live allocation.
+pub(crate) fn range(address: u64) -> Result<(u64, usize), CUresult> {
+    let mut s = lock(&STATE);
+    match s.containing(address) {
+        Some((start, m)) if m.backing.is_some() => Ok((start, m.size)),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
 /// `(free, total)` device memory.
 pub(crate) fn info() -> (usize, usize) {
     let used = lock(&STATE).used;

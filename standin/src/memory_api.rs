@@ -1,4 +1,5 @@
-//! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo` and the
+//! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo`,
+//! `cuMemGetAddressRange` and the
 //! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`).
 //!
 //! Behaviour follows `shared/driver-facts.md` ("facts").
@@ -43,6 +44,22 @@ unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUr
     status(r)
 }
 
+/// `cuMemGetAddressRange`: either out-pointer may be null.
+unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
+    enter!("cuMemGetAddressRange");
+    let r = context::current().and_then(|_| {
+        let (start, len) = memory::range(dptr)?;
+        if !base.is_null() {
+            write(base, start)?;
+        }
+        if !size.is_null() {
+            write(size, len)?;
+        }
+        Ok(())
+    });
+    status(r)
+}
+
 /// `cuMemAllocAsync`: from the default pool of the stream's device, at once.
 unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     enter!("cuMemAllocAsync");
@@ -71,6 +88,7 @@ register! {
     cuMemAlloc_v3020: PFN_cuMemAlloc_v3020 => cu_mem_alloc,
     cuMemFree_v3020: PFN_cuMemFree_v3020 => cu_mem_free,
     cuMemGetInfo_v3020: PFN_cuMemGetInfo_v3020 => cu_mem_get_info,
+    cuMemGetAddressRange_v3020: PFN_cuMemGetAddressRange_v3020 => cu_mem_get_address_range,
     cuMemAllocAsync_v11020: PFN_cuMemAllocAsync_v11020 => cu_mem_alloc_async,
     cuMemAllocAsync_v11020_ptsz: PFN_cuMemAllocAsync_v11020_ptsz => cu_mem_alloc_async,
     cuMemFreeAsync_v11020: PFN_cuMemFreeAsync_v11020 => cu_mem_free_async,

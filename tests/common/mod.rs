@@ -122,6 +122,11 @@ pub fn fake_image(kernels: &[&str]) -> Vec<u8> {
     v
 }
 
+/// The same image as a C string, for the safe `load_ptx` constructors.
+pub fn fake_ptx(kernels: &[&str]) -> std::ffi::CString {
+    std::ffi::CString::from_vec_with_nul(fake_image(kernels)).unwrap()
+}
+
 /// Runs the ignored test `child` of this test binary in a fresh process with
 /// `CUDRV_TEST_CHILD=scenario` and `envs`, and checks that it passed. Used for scenarios
 /// that change process-wide state (the reporter, the driver, the environment, the
