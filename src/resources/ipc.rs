@@ -5,7 +5,7 @@
 //! A real driver that is asked to import the same allocation twice returns a second
 //! address for the same mapping, and the first free unmaps both (see
 //! `shared/background/cuda-core-error-policy-review.txt`). So cudrv imports each export
-//! at most once per pool: later imports of it return a clone of the live import. Every
+//! at most once: later imports of it return a clone of the live import. Every
 //! decision about the last clone is made under the cache lock: the drop that frees a
 //! mapping unregisters it, frees it and waits for the free to complete (the free is
 //! stream-ordered) while holding the lock, so a concurrent importer can never import an
@@ -28,7 +28,9 @@ use crate::Driver;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct IpcExport(pub [u8; 64]);
 
-type Key = (usize, [u8; 64]);
+/// The export data alone: importing it through another handle of the same pool must
+/// not map it again.
+type Key = [u8; 64];
 type Cache = HashMap<Key, Weak<ImportInner>>;
 
 static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
@@ -101,10 +103,10 @@ fn import_pointer(
 impl ImportedBuffer {
     /// Imports the allocation `export` names from `pool` (imported with
     /// [`MemoryPool::import_fd`]); it will be freed on `stream`. If this process already
-    /// holds an import of it from `pool`, that one is returned. On error nothing is
-    /// imported.
+    /// holds an import of it (through any pool handle), that one is returned. On error
+    /// nothing is imported.
     pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, CudaError> {
-        let key = (pool.as_raw() as usize, export.0);
+        let key = export.0;
         let mut cache = cache();
         if let Some(live) = cache.get(&key).and_then(Weak::upgrade) {
             return Ok(ImportedBuffer(ManuallyDrop::new(live)));
