@@ -260,3 +260,25 @@ fn adopting_raw_handles() {
     assert_eq!(cudrv_standin::ledger().double_destroys.len(), before);
     assert!(my_reports().is_empty());
 }
+
+#[test]
+fn an_import_whose_free_fails_stays_registered_and_is_reused() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let pool = MemoryPool::new(&ctx, true).unwrap();
+    let imported = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
+    let buffer = pool.alloc_async(&stream, 256).unwrap();
+    let export = buffer.export_ipc().unwrap();
+    let first = cudrv::ImportedBuffer::import(&imported, &export, &stream).unwrap();
+    let address = first.as_raw();
+    assert_eq!(first.len(), 256);
+    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    drop(first);
+    let reports = my_reports();
+    assert_eq!(reports, [format!("cuMemFreeAsync({address:#x}) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)")]);
+    // Still mapped (the free failed), so importing again must reuse it, not map it twice.
+    let again = cudrv::ImportedBuffer::import(&imported, &export, &stream).unwrap();
+    assert_eq!(again.as_raw(), address);
+    assert!(cudrv_standin::ledger().duplicate_imports.is_empty(), "no second mapping was made");
+    again.fill(3).unwrap();
+}

@@ -7,11 +7,14 @@
 //! `shared/background/cuda-core-error-policy-review.txt`). So cudrv imports each export
 //! at most once: later imports of it return a clone of the live import. Every
 //! decision about the last clone is made under the cache lock: the drop that frees a
-//! mapping unregisters it, frees it and waits for the free to complete (the free is
-//! stream-ordered) while holding the lock, so a concurrent importer can never import an
-//! entry that is being freed. Reports are made after the lock is released.
+//! mapping frees it, waits for the free to complete (the free is stream-ordered) and
+//! unregisters it while holding the lock, so a concurrent importer can never import an
+//! entry that is being freed. If the free fails, the mapping stays registered and is
+//! leaked, so that it is reused rather than mapped twice. Reports are made after the
+//! lock is released.
 
 use std::collections::HashMap;
+use std::cell::Cell;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 
@@ -162,11 +165,11 @@ impl ImportedBuffer {
 
 impl Drop for ImportedBuffer {
     fn drop(&mut self) {
-        let mut guard = Some(cache());
+        let mut cache = cache();
         // SAFETY: drop runs once, and the field is not used after this.
         let inner = unsafe { ManuallyDrop::take(&mut self.0) };
         // Under the lock: either another clone remains (then only the count drops, still
-        // under the lock), or this is the last one and we unregister and free it.
+        // under the lock), or this is the last one and we free it.
         let inner = match Arc::try_unwrap(inner) {
             Ok(inner) => inner,
             Err(shared) => {
@@ -174,14 +177,13 @@ impl Drop for ImportedBuffer {
                 return;
             }
         };
-        if let Some(cache) = guard.as_mut() {
-            cache.remove(&inner.key);
-        }
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
+        let ctx = Some(inner.stream.context().as_raw());
+        let unmapped = Cell::new(false);
         let free = || {
             // SAFETY: the mapping is ours and this is its last handle.
             match unsafe { d.p().cuMemFreeAsync(ptr, s) } {
-                CUresult::CUDA_SUCCESS => {}
+                CUresult::CUDA_SUCCESS => unmapped.set(true),
                 status => return Err(("cuMemFreeAsync", status)),
             }
             // The free is stream-ordered: wait for it, so that no import of the same
@@ -192,8 +194,19 @@ impl Drop for ImportedBuffer {
                 status => Err(("cuStreamSynchronize", status)),
             }
         };
-        let ctx = Some(inner.stream.context().as_raw());
-        let unlock = || drop(guard.take());
-        cleanup_steps_in_context(d, ctx, "cuMemFreeAsync", Arg::Hex(ptr), free, unlock);
+        // Still under the lock, once the free is done (or was not possible): unregister
+        // the mapping, or, if it is still mapped, keep it registered and leak it, so that
+        // a later import reuses it instead of mapping it a second time. Then unlock.
+        let settle = || {
+            if unmapped.get() {
+                cache.remove(&inner.key);
+            } else {
+                let leaked = Arc::new(inner);
+                cache.insert(leaked.key, Arc::downgrade(&leaked));
+                std::mem::forget(leaked);
+            }
+            drop(cache);
+        };
+        cleanup_steps_in_context(d, ctx, "cuMemFreeAsync", Arg::Hex(ptr), free, settle);
     }
 }
