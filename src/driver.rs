@@ -94,7 +94,7 @@ impl Driver {
     }
 
     /// The reporting wrappers: as [`Driver::p`], and a failure other than
-    /// `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report`].
+    /// `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report()`].
     #[inline(always)]
     pub fn pw(&self) -> Pw<'_> {
         Pw(self)

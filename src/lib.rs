@@ -6,7 +6,7 @@
 //!   `cuGetProcAddress` at exactly its own ABI version, never above the driver's. What
 //!   the driver lacks is a visible state ([`Availability`]), never a crash.
 //! - Every entry is callable through [`p`] (silent, returns the `CUresult`) and [`pw`]
-//!   (also reports a failure through [`report`]).
+//!   (also reports a failure through [`report()`]).
 //!
 //! ```no_run
 //! let driver = cudrv::driver()?;

@@ -1,5 +1,5 @@
 //! Reporting wrappers: as [`crate::p`], and a failure other than
-//! `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report`], naming the call and
+//! `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report()`], naming the call and
 //! its first argument (usually the handle):
 //! `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`.
 //!

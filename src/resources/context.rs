@@ -10,7 +10,9 @@ use crate::sys::{CUcontext, CUdevice, CUresult};
 use crate::Driver;
 
 /// A CUDA context. Clones share it; the last one releases it (a primary context) or
-/// destroys it (a created one).
+/// destroys it (a created one). Handles made in it hold clones, so it outlives them; a
+/// thread that made it current with [`Context::set_current`] holds no clone, so keep one
+/// alive while any thread may still use it as its current context.
 #[derive(Clone)]
 pub struct Context(Arc<ContextInner>);
 

@@ -13,8 +13,8 @@
 //! leaked, so that it is reused rather than mapped twice. Reports are made after the
 //! lock is released.
 
-use std::collections::HashMap;
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::mem::ManuallyDrop;
 use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
 

@@ -6,8 +6,8 @@
 //! owning `from_raw` and a non-owning `borrowed` form.
 //!
 //! Dropping the last clone destroys the resource with the driver's `p` call in the
-//! context that owns it ([`crate::scope`]'s cleanup helper): restored context first, then
-//! a failure is reported through [`crate::report`], naming the call and the handle.
+//! context that owns it (cudrv's context-scope cleanup helper): restored context first, then
+//! a failure is reported through [`crate::report()`], naming the call and the handle.
 //! Drop never panics. A resource whose context cannot be made current is leaked, and the
 //! leak reported, rather than destroyed from the wrong context.
 
