@@ -57,7 +57,15 @@ fn random_work(ctx: &Context, seed: u64) {
             let symbol = SYMBOLS[(rng.next() % SYMBOLS.len() as u64) as usize];
             faults::inject_on_this_thread(symbol, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
         }
-        match rng.next() % 6 {
+        match rng.next() % 7 {
+            6 => {
+                // A fault that hits the drop itself: its context cannot be entered, so the
+                // buffer is leaked and the leak reported.
+                if let Ok(b) = DeviceBuffer::alloc(ctx, 64) {
+                    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+                    drop(b);
+                }
+            }
             0 => drop(Stream::new(ctx, 0)),
             1 => drop(Event::new(ctx, 0)),
             2 => {
@@ -82,12 +90,13 @@ fn random_work(ctx: &Context, seed: u64) {
 #[test]
 #[ignore = "run by the other tests in a child process"]
 fn child() {
+    let Some(scenario) = common::child_scenario() else { return };
     let d = standin_driver();
     let ctx = Context::primary(d, 0).unwrap();
     let reports: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = reports.clone();
     cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
-    match std::env::var("CUDRV_TEST_CHILD").unwrap().as_str() {
+    match scenario.as_str() {
         "random-faults" => {
             cudrv_standin::ledger_reset();
             std::thread::scope(|s| {
@@ -106,6 +115,18 @@ fn child() {
             let unreported: Vec<u64> =
                 ledger.live.iter().map(|a| a.address).filter(|a| !text.contains(&format!("({a:#x})"))).collect();
             assert!(unreported.is_empty(), "leaked without a report: {unreported:x?}\nreports:\n{text}");
+            // So was every stream and event still alive (the threads' own streams are gone).
+            let unreported: Vec<_> = ledger
+                .live_handles
+                .iter()
+                .filter(|(kind, _)| *kind == "stream" || *kind == "event")
+                .filter(|(_, h)| !text.contains(&format!("({h:#x})")))
+                .collect();
+            assert!(unreported.is_empty(), "handles leaked without a report: {unreported:x?}");
+            assert!(
+                text.contains("was not called: its context could not be made current; leaked"),
+                "the leak path ran"
+            );
             let failures: HashSet<&str> = reports.iter().filter_map(|r| r.split('(').next()).collect();
             println!(
                 "{} reports from {:?}; {} allocations leaked (all reported)",

@@ -6,9 +6,7 @@ mod common;
 
 use common::{clear_current, current_context, fake_image, fake_ptx, my_reports, standin_driver};
 use cudrv::sys::{CUjitInputType, CUresult};
-use cudrv::{
-    Context, CudaError, DeviceBuffer, Event, Graph, Library, Linker, MemoryPool, Module, PinnedBuffer, Stream,
-};
+use cudrv::{Context, CudaError, DeviceBuffer, Event, Graph, Linker, MemoryPool, Module, PinnedBuffer, Stream};
 use cudrv_standin::{faults, Times};
 
 /// A named operation under test.
@@ -54,13 +52,17 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
     ];
+    let live = || {
+        let l = cudrv_standin::ledger();
+        (l.live.len(), l.live_handles.len())
+    };
     for (undo, mut op) in ops {
-        let live_before = cudrv_standin::ledger().live.len();
+        let live_before = live();
         faults::fail_next_context_restore(RESTORE_FAILS);
         let e = op().err().unwrap_or_else(|| panic!("{undo}: no error"));
         assert!(e.notes().iter().any(|n| n.contains(&format!("destroyed again ({undo}("))), "{undo}: {e}");
         check_restore_error(&ctx, &e, RESTORE_FAILS);
-        assert_eq!(cudrv_standin::ledger().live.len(), live_before, "{undo}: nothing is left allocated");
+        assert_eq!(live(), live_before, "{undo}: nothing is left allocated or created");
     }
     assert!(my_reports().is_empty(), "errors are returned, not reported");
 }
@@ -85,6 +87,8 @@ fn non_creating_operations_return_the_restoration_error() {
     let exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
     let mut linker = Linker::new(&ctx).unwrap();
     let image = fake_image(&["k"]);
+    let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = ran.clone();
     let ops: Vec<Op> = vec![
         ("synchronize", Box::new(|| stream.synchronize())),
         ("is_idle", Box::new(|| stream.is_idle().map(drop))),
@@ -92,7 +96,20 @@ fn non_creating_operations_return_the_restoration_error() {
         ("fill", Box::new(|| buffer.fill(0))),
         ("copy_from_host", Box::new(|| buffer.copy_from_host(&[1, 2, 3]))),
         ("launch", Box::new(|| exec.launch(&stream))),
-        ("host fn", Box::new(|| stream.launch_host_fn(|| {}))),
+        (
+            "host fn",
+            Box::new({
+                let stream = &stream;
+                move || {
+                    let counter = counter.clone();
+                    let r =
+                        stream.launch_host_fn(move || _ = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
+                    let e = r.expect_err("the restoration fails");
+                    assert!(e.notes().iter().any(|n| n == "the host function was queued and will run"), "{e}");
+                    Err(e)
+                }
+            }),
+        ),
         ("context", Box::new(|| ctx.synchronize())),
         ("add_data", Box::new(|| linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k"))),
     ];
@@ -103,6 +120,10 @@ fn non_creating_operations_return_the_restoration_error() {
         assert!(e.notes().iter().any(|n| n == "the operation itself succeeded"), "{name}: {e}");
         check_restore_error(&ctx, &e, RESTORE_FAILS);
     }
+    drop(exec);
+    Stream::new(&ctx, 0).unwrap().synchronize().unwrap();
+    event.synchronize().unwrap();
+    assert_eq!(ran.load(std::sync::atomic::Ordering::SeqCst), 1, "the queued host function ran once");
     assert!(my_reports().is_empty());
 }
 
@@ -126,7 +147,8 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
     let other = Context::create(d, 0, 0).unwrap();
     ctx.set_current().unwrap();
     faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
-    assert!(other.set_current().is_err());
+    let e = other.set_current().unwrap_err();
+    assert_eq!((e.call(), e.code()), ("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert_eq!(current_context(d), ctx.as_raw());
     clear_current(d);
 }
@@ -164,19 +186,49 @@ fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
     assert!(reports[0].contains("leaked"), "{}", reports[0]);
     // Leaked, not freed from the wrong context.
     assert!(cudrv_standin::ledger().live.iter().any(|a| a.address == address));
-    let _ = Library::load_ptx(standin_driver(), &fake_ptx(&["x"])).unwrap();
 }
 
 #[test]
 fn a_panic_inside_run_switches_back_before_unwinding_further() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
+    let seen = std::cell::Cell::new(std::ptr::null_mut());
     let caught = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         ctx.run(|| -> Result<(), CudaError> {
-            assert_eq!(current_context(d), ctx.as_raw());
+            seen.set(current_context(d));
             panic!("user code panics inside run");
         })
     }));
-    assert!(caught.is_err());
+    let payload = caught.err().unwrap();
+    assert_eq!(payload.downcast_ref::<&str>(), Some(&"user code panics inside run"));
+    assert_eq!(seen.get(), ctx.as_raw(), "run switched to the context");
     assert!(current_context(d).is_null(), "the thread's previous (no) context is current again");
+}
+
+#[test]
+fn drop_reports_after_the_callers_context_is_back() {
+    let (ctx, _serial) = setup();
+    let d = standin_driver();
+    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    drop(buffer);
+    // The capture reporter recorded the driver's current context when it was called.
+    let seen = common::my_reports_with_context();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert!(seen[0].0.starts_with("cuMemFree("), "{seen:?}");
+    assert_eq!(seen[0].1, 0, "the report ran after the thread's (no) context was restored");
+    assert!(current_context(d).is_null());
+}
+
+#[test]
+fn creating_a_context_whose_pop_fails_destroys_it_again() {
+    let (_ctx, _serial) = setup();
+    let d = standin_driver();
+    let handles_before = cudrv_standin::ledger().live_handles.len();
+    faults::inject_on_this_thread("cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    let e = Context::create(d, 0, 0).err().unwrap();
+    assert_eq!((e.call(), e.code()), ("cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT));
+    assert!(e.notes().iter().any(|n| n.contains("was destroyed again")), "{e}");
+    assert_eq!(cudrv_standin::ledger().live_handles.len(), handles_before, "no context left behind");
+    assert!(current_context(d).is_null(), "destroying the pushed context popped it");
 }

@@ -246,18 +246,19 @@ fn adopting_raw_handles() {
     let mut raw = std::ptr::null_mut();
     // SAFETY: valid out-pointer; the primary context is current for the call.
     ctx.run(|| cudrv::CudaError::check(d, "cuStreamCreate", unsafe { d.p().cuStreamCreate(&mut raw, 0) })).unwrap();
+    let live = || cudrv_standin::ledger().handle_is_live("stream", raw as u64);
     {
         // SAFETY: `raw` is live and nothing else destroys it while borrowed.
         let borrowed = unsafe { Stream::borrowed(&ctx, raw) };
         borrowed.synchronize().unwrap();
     }
-    // Still alive after the borrowed handle is gone; now adopt it.
+    assert!(live(), "dropping a borrowed handle destroys nothing");
     // SAFETY: `raw` is live and owned by nobody else from here on.
     let owned = unsafe { Stream::from_raw(&ctx, raw) };
     owned.synchronize().unwrap();
-    let before = cudrv_standin::ledger().double_destroys.len();
     drop(owned);
-    assert_eq!(cudrv_standin::ledger().double_destroys.len(), before);
+    assert!(!live(), "dropping the adopted handle destroyed the stream");
+    assert!(!cudrv_standin::ledger().double_destroys.iter().any(|&(_, h)| h == raw as u64));
     assert!(my_reports().is_empty());
 }
 
@@ -279,6 +280,40 @@ fn an_import_whose_free_fails_stays_registered_and_is_reused() {
     // Still mapped (the free failed), so importing again must reuse it, not map it twice.
     let again = cudrv::ImportedBuffer::import(&imported, &export, &stream).unwrap();
     assert_eq!(again.as_raw(), address);
-    assert!(cudrv_standin::ledger().duplicate_imports.is_empty(), "no second mapping was made");
+    assert!(
+        !cudrv_standin::ledger().duplicate_imports.iter().any(|&a| a != address),
+        "no second mapping of this export was made"
+    );
     again.fill(3).unwrap();
+}
+
+#[test]
+fn a_sticky_error_is_returned_and_dropping_afterwards_reports_without_panicking() {
+    let d = standin_driver();
+    common::capture_reports();
+    // A created context of its own: the fault makes only this context unusable.
+    let ctx = Context::create(d, 0, 0).unwrap();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&[cudrv_standin::FAULT_KERNEL])).unwrap();
+    let function = module.function(cudrv_standin::FAULT_KERNEL).unwrap();
+    let config = LaunchConfig { grid: (1, 1, 1), block: (1, 1, 1), shared_mem_bytes: 0 };
+    // SAFETY: the fake kernel takes no parameters.
+    unsafe { function.launch(&stream, &config, &mut []) }.unwrap();
+    let e = stream.synchronize().unwrap_err();
+    assert_eq!(e.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert!(e.is_sticky());
+    assert!(DeviceBuffer::alloc(&ctx, 64).unwrap_err().is_sticky(), "later work fails the same way");
+    let (b, s) = (buffer.as_raw(), stream.as_raw() as usize);
+    drop((function, module, buffer, stream));
+    let reports = my_reports();
+    // (The real H200 also refuses cuModuleUnload then; the stand-in does not emulate that.)
+    for named in [format!("cuMemFree({b:#x})"), format!("cuStreamDestroy({s:#x})")] {
+        assert_eq!(
+            reports.iter().filter(|r| r.starts_with(&format!("{named} failed: CUDA_ERROR_ILLEGAL_ADDRESS"))).count(),
+            1,
+            "{named}: {reports:?}"
+        );
+    }
+    drop(ctx);
 }

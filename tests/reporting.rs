@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use common::my_reports;
 use cudrv::sys::CUresult;
 use cudrv::LoadOptions;
@@ -106,39 +104,4 @@ fn an_unknown_code_keeps_its_value_and_gets_a_fallback_name() {
         .with_note("restoring the context failed");
     assert_eq!(e.name(), "CUDA_ERROR_ILLEGAL_ADDRESS");
     assert!(e.to_string().ends_with("; note: restoring the context failed"), "{e}");
-}
-
-/// Runs in its own process (see `panicking_reporter_is_contained`): it replaces the
-/// process-wide reporter.
-#[test]
-#[ignore = "run by panicking_reporter_is_contained in a child process"]
-fn child_panicking_reporter() {
-    static CALLS: AtomicUsize = AtomicUsize::new(0);
-    cudrv::set_reporter(|_| {
-        CALLS.fetch_add(1, Ordering::SeqCst);
-        panic!("reporter panics");
-    });
-    let d = driver();
-    faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
-    for _ in 0..2 {
-        // SAFETY: the stand-in never dereferences a device pointer.
-        assert_eq!(unsafe { d.pw().cuMemFree(0xdead0000) }, CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    assert_eq!(CALLS.load(Ordering::SeqCst), 2);
-    println!("CHILD-DONE");
-}
-
-#[test]
-fn panicking_reporter_is_contained() {
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_panicking_reporter", "--ignored", "--nocapture", "--test-threads=1"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
-    assert!(stdout.contains("CHILD-DONE"), "{stdout}");
-    // Each report still reached stderr, once, marked as such.
-    let fallback = "cudrv: cuMemFree(0xdead0000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument) (the reporter panicked; report written to stderr)";
-    assert_eq!(stderr.matches(fallback).count(), 2, "{stderr}");
 }

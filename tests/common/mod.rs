@@ -65,30 +65,48 @@ pub fn standin_libcuda(tag: &str) -> PathBuf {
     target
 }
 
+/// One captured report: the thread it came from, its text, and the calling thread's
+/// current context (as the stand-in driver saw it) when the reporter ran.
+type Captured = (ThreadId, String, usize);
+
 /// A reporter that keeps every report, with the thread it came from, so that parallel
 /// tests each read only their own.
-pub fn capture_reports() -> &'static Mutex<Vec<(ThreadId, String)>> {
-    static REPORTS: OnceLock<&'static Mutex<Vec<(ThreadId, String)>>> = OnceLock::new();
+pub fn capture_reports() -> &'static Mutex<Vec<Captured>> {
+    static REPORTS: OnceLock<&'static Mutex<Vec<Captured>>> = OnceLock::new();
     REPORTS.get_or_init(|| {
-        let store: &'static Mutex<Vec<(ThreadId, String)>> = Box::leak(Box::new(Mutex::new(Vec::new())));
-        cudrv::set_reporter(move |r| store.lock().unwrap().push((std::thread::current().id(), r.to_string())));
+        let store: &'static Mutex<Vec<Captured>> = Box::leak(Box::new(Mutex::new(Vec::new())));
+        cudrv::set_reporter(move |r| {
+            let mut c: cudrv::sys::CUcontext = std::ptr::null_mut();
+            if let Some(d) = STANDIN.get() {
+                // SAFETY: valid out-pointer.
+                unsafe { d.p().cuCtxGetCurrent(&mut c) };
+            }
+            store.lock().unwrap().push((std::thread::current().id(), r.to_string(), c as usize))
+        });
         store
     })
 }
 
-/// Reports made on this thread so far, taken out of the store.
-pub fn my_reports() -> Vec<String> {
+/// Reports made on this thread so far, with the current context at each, taken out of
+/// the store.
+pub fn my_reports_with_context() -> Vec<(String, usize)> {
     let me = std::thread::current().id();
     let mut all = capture_reports().lock().unwrap();
-    let (mine, rest): (Vec<_>, Vec<_>) = all.drain(..).partition(|(t, _)| *t == me);
+    let (mine, rest): (Vec<_>, Vec<_>) = all.drain(..).partition(|(t, _, _)| *t == me);
     *all = rest;
-    mine.into_iter().map(|(_, m)| m).collect()
+    mine.into_iter().map(|(_, m, c)| (m, c)).collect()
+}
+
+/// Reports made on this thread so far, taken out of the store.
+pub fn my_reports() -> Vec<String> {
+    my_reports_with_context().into_iter().map(|(m, _)| m).collect()
 }
 
 /// A process-lifetime stand-in driver of the newest version, with cuInit done.
+static STANDIN: OnceLock<&'static cudrv::Driver> = OnceLock::new();
+
 pub fn standin_driver() -> &'static cudrv::Driver {
-    static DRIVER: OnceLock<&'static cudrv::Driver> = OnceLock::new();
-    DRIVER.get_or_init(|| {
+    STANDIN.get_or_init(|| {
         let d = cudrv_standin::StandIn::new(cudrv::table::HEADER_VERSION).unwrap().load(Default::default()).unwrap();
         let d: &'static cudrv::Driver = Box::leak(Box::new(d));
         // SAFETY: plain call.
@@ -145,4 +163,14 @@ pub fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
     assert!(out.status.success(), "scenario {scenario}:\n{stdout}\n{stderr}");
     assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
     stdout + &stderr
+}
+
+/// The scenario a `child` test was started for, or `None` when it was run directly (for
+/// example with `--include-ignored`): then it does nothing.
+pub fn child_scenario() -> Option<String> {
+    let s = std::env::var("CUDRV_TEST_CHILD").ok();
+    if s.is_none() {
+        println!("not started by run_child: nothing to do");
+    }
+    s
 }
