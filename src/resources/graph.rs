@@ -150,7 +150,7 @@ impl Graph {
             run: |e: &CUgraphExec| unsafe { d.p().cuGraphExecDestroy(*e) },
         };
         let raw = create_in_context(d, context.as_raw(), create, undo)?;
-        Ok(GraphExec(Arc::new(GraphExecInner { graph: self.clone(), raw })))
+        Ok(GraphExec::wrap(context, Some(self.clone()), raw, true))
     }
 }
 
@@ -169,13 +169,17 @@ impl Drop for GraphInner {
     }
 }
 
-/// An executable graph; keeps its graph alive. The last clone destroys it.
+/// An executable graph; keeps its graph (when cudrv made it) and its context alive. The
+/// last clone destroys it (if owned).
 #[derive(Clone)]
 pub struct GraphExec(Arc<GraphExecInner>);
 
 struct GraphExecInner {
-    graph: Graph,
+    context: Context,
+    /// The graph it was instantiated from (its host-node closures), if cudrv made it.
+    graph: Option<Graph>,
     raw: CUgraphExec,
+    owned: bool,
 }
 
 // SAFETY: a CUgraphExec is a driver handle usable from any thread; never dereferenced.
@@ -184,14 +188,35 @@ unsafe impl Send for GraphExecInner {}
 unsafe impl Sync for GraphExecInner {}
 
 impl GraphExec {
+    fn wrap(context: &Context, graph: Option<Graph>, raw: CUgraphExec, owned: bool) -> GraphExec {
+        GraphExec(Arc::new(GraphExecInner { context: context.clone(), graph, raw, owned }))
+    }
+
+    /// Adopts an executable graph of `context`: the last clone destroys it.
+    ///
+    /// # Safety
+    /// `raw` must be a live executable graph that nothing else destroys, whose host
+    /// nodes' data outlives it.
+    pub unsafe fn from_raw(context: &Context, raw: CUgraphExec) -> GraphExec {
+        GraphExec::wrap(context, None, raw, true)
+    }
+
+    /// Uses an executable graph someone else owns; cudrv never destroys it.
+    ///
+    /// # Safety
+    /// `raw` must stay live while this handle is used.
+    pub unsafe fn borrowed(context: &Context, raw: CUgraphExec) -> GraphExec {
+        GraphExec::wrap(context, None, raw, false)
+    }
+
     /// The raw handle.
     pub fn as_raw(&self) -> CUgraphExec {
         self.0.raw
     }
 
-    /// The graph it was made from.
-    pub fn graph(&self) -> &Graph {
-        &self.0.graph
+    /// The graph it was made from, if cudrv made it.
+    pub fn graph(&self) -> Option<&Graph> {
+        self.0.graph.as_ref()
     }
 
     /// Launches it on `stream` (`cuGraphLaunch`).
@@ -204,10 +229,12 @@ impl GraphExec {
 
 impl Drop for GraphExecInner {
     fn drop(&mut self) {
-        let context = &self.graph.0.context;
-        let (d, raw) = (context.driver(), self.raw);
+        if !self.owned {
+            return;
+        }
+        let (d, raw) = (self.context.driver(), self.raw);
         // SAFETY: we own the executable and this is its last handle.
         let destroy = || unsafe { d.p().cuGraphExecDestroy(raw) };
-        cleanup_in_context(d, Some(context.as_raw()), "cuGraphExecDestroy", handle_arg(raw), destroy, || {});
+        cleanup_in_context(d, Some(self.context.as_raw()), "cuGraphExecDestroy", handle_arg(raw), destroy, || {});
     }
 }

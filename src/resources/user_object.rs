@@ -21,6 +21,7 @@ pub struct UserObject(Arc<UserObjectInner>);
 struct UserObjectInner {
     driver: &'static Driver,
     raw: CUuserObject,
+    owned: bool,
 }
 
 // SAFETY: a CUuserObject is a driver handle usable from any thread; never dereferenced.
@@ -50,7 +51,24 @@ impl UserObject {
             drop(unsafe { Box::from_raw(data.cast::<T>()) });
             return Err(e);
         }
-        Ok(UserObject(Arc::new(UserObjectInner { driver, raw })))
+        Ok(UserObject(Arc::new(UserObjectInner { driver, raw, owned: true })))
+    }
+
+    /// Adopts one reference to a user object: the last clone releases it.
+    ///
+    /// # Safety
+    /// `raw` must be a live user object, and the caller must hand over one reference it
+    /// holds.
+    pub unsafe fn from_raw(driver: &'static Driver, raw: CUuserObject) -> UserObject {
+        UserObject(Arc::new(UserObjectInner { driver, raw, owned: true }))
+    }
+
+    /// Uses a user object without taking a reference; cudrv never releases it.
+    ///
+    /// # Safety
+    /// `raw` must stay live while this handle is used.
+    pub unsafe fn borrowed(driver: &'static Driver, raw: CUuserObject) -> UserObject {
+        UserObject(Arc::new(UserObjectInner { driver, raw, owned: false }))
     }
 
     /// The raw handle.
@@ -66,6 +84,9 @@ impl UserObject {
 
 impl Drop for UserObjectInner {
     fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
         let (d, raw) = (self.driver, self.raw);
         // SAFETY: this handle owns one reference, released once here.
         let release = || unsafe { d.p().cuUserObjectRelease(raw, 1) };
