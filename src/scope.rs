@@ -69,8 +69,15 @@ pub(crate) fn create_context(driver: &Driver, device: CUdevice, flags: u32) -> R
         return Ok(ctx);
     }
     let mut error = if status == CUresult::CUDA_SUCCESS {
-        CudaError::new(driver, "cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT)
-            .with_note(format!("popped {} instead of the new context", describe(Some(popped))))
+        let mut e = CudaError::new(driver, "cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT)
+            .with_note(format!("popped {} instead of the new context", describe(Some(popped))));
+        // Put back what was popped, so the caller's stack is as it was.
+        // SAFETY: `popped` was on this thread's stack a moment ago.
+        let pushed = unsafe { driver.p().cuCtxPushCurrent(popped) };
+        if pushed != CUresult::CUDA_SUCCESS {
+            e.add_note(format!("pushing {} back failed too", describe(Some(popped))));
+        }
+        e
     } else {
         CudaError::new(driver, "cuCtxPopCurrent", status)
     };

@@ -121,7 +121,21 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
 }
 
 /// The bundled stand-in driver (`CUDRV_STANDIN_VERSION`, default 13.5), loaded in-process.
+/// An unparsable or out-of-range `CUDRV_STANDIN_VERSION` is bad input, not ignored.
 fn stand_in(opts: LoadOptions) -> Result<Driver, Failure> {
+    if let Some(text) = std::env::var_os(cudrv_standin::ENV_VERSION).filter(|v| !v.is_empty()) {
+        let text = text.to_string_lossy().into_owned();
+        let valid = cudrv::version::parse(&text)
+            .is_some_and(|v| (cudrv_standin::MIN_VERSION..=cudrv_standin::DEFAULT_VERSION).contains(&v));
+        if !valid {
+            let message = format!(
+                "{}={text:?} is not valid: expected a version up to {}",
+                cudrv_standin::ENV_VERSION,
+                cudrv::version::display(cudrv_standin::DEFAULT_VERSION)
+            );
+            return Err(Failure { code: EXIT_BAD_INPUT, message });
+        }
+    }
     cudrv_standin::StandIn::from_env().load(opts).map_err(|e| Failure::load(&e))
 }
 

@@ -425,3 +425,12 @@ mod json {
         }
     }
 }
+
+#[test]
+fn a_bad_stand_in_version_is_bad_input() {
+    let o = cmd(&["--driver", "stand-in"]).env("CUDRV_STANDIN_VERSION", "banana").output().unwrap();
+    assert_code(&o, 2);
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("CUDRV_STANDIN_VERSION=\"banana\" is not valid"), "{err}");
+}
