@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::HashSet;
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::Barrier;
 
 use common::{run_child, standin_driver};
 use cudrv::sys::CUresult;
@@ -93,9 +93,7 @@ fn child() {
     let Some(scenario) = common::child_scenario() else { return };
     let d = standin_driver();
     let ctx = Context::primary(d, 0).unwrap();
-    let reports: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = reports.clone();
-    cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
+    let reports = common::collect_all_reports();
     match scenario.as_str() {
         "random-faults" => {
             cudrv_standin::ledger_reset();

@@ -34,14 +34,6 @@ fn handles_dropped_at_shutdown_report_nothing() {
     run_child("shutdown", &[]);
 }
 
-/// Every report, from any thread.
-fn collect() -> Arc<Mutex<Vec<String>>> {
-    let all: Arc<Mutex<Vec<String>>> = Arc::default();
-    let sink = all.clone();
-    cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
-    all
-}
-
 #[test]
 #[ignore = "run by the other tests in a child process"]
 fn child() {
@@ -51,7 +43,7 @@ fn child() {
     let stream = Stream::new(&ctx, 0).unwrap();
     match scenario.as_str() {
         "host-panic" => {
-            let reports = collect();
+            let reports = common::collect_all_reports();
             stream.launch_host_fn(|| panic!("host function boom")).unwrap();
             let graph = Graph::new(&ctx).unwrap();
             graph.add_host_node(&[], || panic!("host node boom")).unwrap();
@@ -138,7 +130,7 @@ fn child() {
             faults::clear();
         }
         "shutdown" => {
-            let reports = collect();
+            let reports = common::collect_all_reports();
             let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
             let module = cudrv::Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
             let created = Context::create(d, 0, 0).unwrap();

@@ -174,3 +174,12 @@ pub fn child_scenario() -> Option<String> {
     }
     s
 }
+
+/// Replaces the reporter with one that keeps every report, from any thread (for child
+/// processes, where nothing else reports).
+pub fn collect_all_reports() -> std::sync::Arc<Mutex<Vec<String>>> {
+    let all: std::sync::Arc<Mutex<Vec<String>>> = std::sync::Arc::default();
+    let sink = all.clone();
+    cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
+    all
+}
