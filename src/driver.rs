@@ -14,9 +14,10 @@ use crate::availability::{Availability, EntryInfo, EntryKind};
 use crate::loader::{GetProcAddress, LoadError, LoadOptions};
 use crate::report::{self, Arg};
 use crate::sys::CUresult;
-use crate::table::{self, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
+use crate::error::CudaError;
+use crate::table::{self, Call, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version::{self, RequireError};
-use crate::{Pw, P};
+use crate::{Pc, Pw, P};
 
 /// A fixed array of entry-point pointers; null where nothing was resolved.
 pub(crate) struct Slots<const N: usize>(pub(crate) [*mut c_void; N]);
@@ -69,6 +70,8 @@ pub struct Driver {
     pub(crate) states: Vec<Availability>,
     pub(crate) bound: Vec<Option<usize>>,
     pub(crate) resolve_time: Duration,
+    /// `cuInit(0)`'s result, once.
+    pub(crate) init: OnceLock<Result<(), CudaError>>,
 }
 
 impl Driver {
@@ -84,6 +87,7 @@ impl Driver {
             states: Vec::new(),
             bound: Vec::new(),
             resolve_time: Duration::ZERO,
+            init: OnceLock::new(),
         }
     }
 
@@ -98,6 +102,49 @@ impl Driver {
     #[inline(always)]
     pub fn pw(&self) -> Pw<'_> {
         Pw(self)
+    }
+
+    /// The checked wrappers: as [`Driver::p`], returning `Err(CudaError)` naming the call
+    /// on a failure. Only for a `&'static Driver`, which the error keeps to name its code.
+    #[inline(always)]
+    pub fn pc(&'static self) -> Pc {
+        Pc(self)
+    }
+
+    /// The error for `call` returning `status` (never `CUDA_SUCCESS`). No driver call, no
+    /// allocation: the code is named when the error is shown.
+    #[cold]
+    #[inline(never)]
+    pub fn error(&'static self, call: Call, status: CUresult) -> CudaError {
+        let error = CudaError::with_driver(self, call, status);
+        // An entry this driver does not resolve: say why (e.g. "needs driver 13.1").
+        match self.unresolved(call.entry(), status) {
+            Some(why) => error.with_note(why),
+            None => error,
+        }
+    }
+
+    /// For `CUDA_ERROR_NOT_FOUND` from an entry that is not resolved: `name: why`.
+    fn unresolved(&self, entry: Entry, status: CUresult) -> Option<String> {
+        if status != CUresult::CUDA_ERROR_NOT_FOUND {
+            return None;
+        }
+        let info = self.info(entry).filter(|i| !i.availability.is_resolved())?;
+        Some(format!("{}: {}", info.name, info.availability))
+    }
+
+    /// `NAME (description)` of `code`, named by this driver.
+    pub fn status_text(&self, code: CUresult) -> String {
+        crate::error::status_text(Some(self), code)
+    }
+
+    /// What a `p` call to an entry that is not resolved returns: `CUDA_ERROR_NOT_FOUND`,
+    /// without calling anything (and recorded for `CUDRV_GATED_LOG`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn unresolved_call(&self, entry: Entry) -> CUresult {
+        crate::gated_log::record(self, entry);
+        CUresult::CUDA_ERROR_NOT_FOUND
     }
 
     #[inline(always)]
@@ -243,13 +290,20 @@ impl Driver {
     /// Reports the failure of a `pw` call. `CUDA_ERROR_DEINITIALIZED` is not reported.
     #[cold]
     #[inline(never)]
-    pub(crate) fn report_failure(&self, call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
-        let detail = (status == CUresult::CUDA_ERROR_NOT_FOUND)
-            .then(|| self.info(entry))
-            .flatten()
-            .filter(|i| !i.availability.is_resolved())
-            .map(|info| format!("{}: {}", info.name, info.availability));
-        report::call_failed(self, call, arg, status, detail);
+    pub(crate) fn report_failure(&self, _call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
+        let detail = self.unresolved(entry, status);
+        report::call_failed(self, Call::of(entry), arg, status, detail);
+    }
+}
+
+impl std::fmt::Debug for Driver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Driver")
+            .field("source", &self.source.describe())
+            .field("version", &version::display(self.version))
+            .field("driver_version", &version::display(self.driver_version))
+            .field("options", &self.options)
+            .finish_non_exhaustive()
     }
 }
 

@@ -1,26 +1,36 @@
-//! `CudaError`: a failed driver call, with the driver's name and description for its code.
+//! Errors: [`CudaError`] (a driver call failed), [`InvalidArgument`] (cudrv refused an
+//! argument before calling the driver) and [`Error`], the one error a program or wrapper on
+//! cudrv needs.
 
 use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::fmt;
 
+use crate::loader::LoadError;
 use crate::sys::CUresult;
+use crate::table::Call;
+use crate::version::RequireError;
 use crate::Driver;
 
 /// A driver call that returned something other than `CUDA_SUCCESS`.
 ///
-/// The raw code is always kept, even when neither the driver nor the header knows it. The
-/// name and description come from the driver's `cuGetErrorName`/`cuGetErrorString`, else
-/// from the pinned header's enum, else a fallback that says the code is unknown. `notes`
-/// hold secondary failures that happened while this error was being returned.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// Small (24 bytes) and cheap: building one makes no driver call and, without notes, no
+/// allocation. The raw code is always kept; its name and description are looked up when
+/// they are shown, from the driver that returned it (`cuGetErrorName`/`cuGetErrorString`)
+/// where the error knows it, else from the pinned header's names. `notes` hold secondary
+/// failures that happened while this error was being returned.
+#[derive(Clone)]
 pub struct CudaError {
     code: CUresult,
-    name: Cow<'static, str>,
-    description: Cow<'static, str>,
-    call: Cow<'static, str>,
+    call: Call,
+    driver: Option<&'static Driver>,
+    extra: Option<Box<Extra>>,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Extra {
     notes: Vec<String>,
-    source: Option<Box<CudaError>>,
+    source: Option<CudaError>,
 }
 
 /// Codes after which the driver documents that "any further CUDA work will return the
@@ -41,31 +51,15 @@ const STICKY: [u32; 12] = [
 ];
 
 impl CudaError {
-    /// The error for `call` returning `code`, named through `driver`.
-    pub fn new(driver: &Driver, call: impl Into<Cow<'static, str>>, code: CUresult) -> CudaError {
-        let name = driver_string(code, |c, s| {
-            // SAFETY: `s` is a valid out-pointer; the driver writes a static string or nothing.
-            unsafe { driver.p().cuGetErrorName(c, s) }
-        })
-        .map(Cow::Owned)
-        .or_else(|| crate::table::header_error_name(code.0).map(Cow::Borrowed))
-        .unwrap_or_else(|| Cow::Owned(format!("unknown CUresult {}", code.0)));
-        let description = driver_string(code, |c, s| {
-            // SAFETY: as above.
-            unsafe { driver.p().cuGetErrorString(c, s) }
-        })
-        .map(Cow::Owned)
-        .unwrap_or(Cow::Borrowed("the driver has no description for this code"));
-        CudaError { code, name, description, call: call.into(), notes: Vec::new(), source: None }
+    /// The error for `call` returning `code`, named from the pinned header when shown. The
+    /// checked wrappers ([`crate::pc`]) build it with their driver, which names it instead.
+    pub fn new(call: Call, code: CUresult) -> CudaError {
+        CudaError { code, call, driver: None, extra: None }
     }
 
-    /// `Ok(())` for `CUDA_SUCCESS`, else the error for `call` returning `status`.
-    pub fn check(driver: &Driver, call: &'static str, status: CUresult) -> Result<(), CudaError> {
-        if status == CUresult::CUDA_SUCCESS {
-            Ok(())
-        } else {
-            Err(CudaError::new(driver, call, status))
-        }
+    /// The error for `call` returning `code`, named through `driver` when shown.
+    pub fn with_driver(driver: &'static Driver, call: Call, code: CUresult) -> CudaError {
+        CudaError { code, call, driver: Some(driver), extra: None }
     }
 
     /// The raw `CUresult`.
@@ -73,40 +67,42 @@ impl CudaError {
         self.code
     }
 
-    /// `CUDA_ERROR_INVALID_VALUE`, or `unknown CUresult N`.
-    pub fn name(&self) -> &str {
-        &self.name
+    /// The call that failed.
+    pub fn call(&self) -> Call {
+        self.call
     }
 
-    /// The driver's description, e.g. `invalid argument`.
-    pub fn description(&self) -> &str {
-        &self.description
+    /// `CUDA_ERROR_INVALID_VALUE`, or `unknown CUresult N`: the driver's name for the code,
+    /// else the header's.
+    pub fn name(&self) -> Cow<'static, str> {
+        code_name(self.driver, self.code)
     }
 
-    /// The call that failed, e.g. `cuMemFree`.
-    pub fn call(&self) -> &str {
-        &self.call
+    /// The driver's description, e.g. `invalid argument`, or a fallback that says there is
+    /// none (no driver known to the error, or a code the driver does not describe).
+    pub fn description(&self) -> &'static str {
+        code_description(self.driver, self.code)
     }
 
     /// Secondary failures attached while this error was being returned.
     pub fn notes(&self) -> &[String] {
-        &self.notes
+        self.extra.as_deref().map_or(&[], |e| &e.notes)
     }
 
     /// Attaches a secondary failure; this error stays the primary one.
     pub fn with_note(mut self, note: impl Into<String>) -> CudaError {
-        self.notes.push(note.into());
+        self.add_note(note);
         self
     }
 
     /// Attaches a secondary failure in place.
     pub fn add_note(&mut self, note: impl Into<String>) {
-        self.notes.push(note.into());
+        self.extra.get_or_insert_with(Box::default).notes.push(note.into());
     }
 
     /// Records the error that caused this one (returned by [`std::error::Error::source`]).
     pub fn with_source(mut self, cause: CudaError) -> CudaError {
-        self.source = Some(Box::new(cause));
+        self.extra.get_or_insert_with(Box::default).source = Some(cause);
         self
     }
 
@@ -122,14 +118,34 @@ impl CudaError {
 
     /// `CUDA_ERROR_INVALID_VALUE (invalid argument)`: the code's name and description.
     pub fn status_text(&self) -> String {
-        format!("{} ({})", self.name, self.description)
+        status_text(self.driver, self.code)
+    }
+}
+
+impl PartialEq for CudaError {
+    /// Same code, call, notes and source (the driver that names it is not compared).
+    fn eq(&self, other: &CudaError) -> bool {
+        (self.code, self.call) == (other.code, other.call) && self.extra == other.extra
+    }
+}
+
+impl Eq for CudaError {}
+
+impl fmt::Debug for CudaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut s = f.debug_struct("CudaError");
+        s.field("call", &self.call).field("code", &self.code.0).field("name", &self.name());
+        if let Some(extra) = &self.extra {
+            s.field("notes", &extra.notes).field("source", &extra.source);
+        }
+        s.finish()
     }
 }
 
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {}", self.call, self.status_text())?;
-        for note in &self.notes {
+        write!(f, "{} failed: {} ({})", self.call, self.name(), self.description())?;
+        for note in self.notes() {
             write!(f, "; note: {note}")?;
         }
         Ok(())
@@ -138,17 +154,185 @@ impl fmt::Display for CudaError {
 
 impl std::error::Error for CudaError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source.as_deref().map(|e| e as &(dyn std::error::Error + 'static))
+        self.extra.as_ref()?.source.as_ref().map(|e| e as &(dyn std::error::Error + 'static))
     }
 }
 
-/// Calls a `cuGetError*` function and copies the string it returns, if any.
-fn driver_string(code: CUresult, get: impl Fn(CUresult, *mut *const c_char) -> CUresult) -> Option<String> {
+/// The name of `code`: the driver's, else the header's, else `unknown CUresult N`.
+pub(crate) fn code_name(driver: Option<&Driver>, code: CUresult) -> Cow<'static, str> {
+    driver
+        .and_then(|d| {
+            driver_string(|s| {
+                // SAFETY: `s` is a valid out-pointer; the driver writes a static string or nothing.
+                unsafe { d.p().cuGetErrorName(code, s) }
+            })
+        })
+        .or_else(|| crate::table::header_error_name(code.0))
+        .map_or_else(|| Cow::Owned(format!("unknown CUresult {}", code.0)), Cow::Borrowed)
+}
+
+/// The driver's description of `code`, else a fallback that says there is none.
+pub(crate) fn code_description(driver: Option<&Driver>, code: CUresult) -> &'static str {
+    driver
+        .and_then(|d| {
+            driver_string(|s| {
+                // SAFETY: `s` is a valid out-pointer; the driver writes a static string or nothing.
+                unsafe { d.p().cuGetErrorString(code, s) }
+            })
+        })
+        .unwrap_or("the driver has no description for this code")
+}
+
+/// `NAME (description)`.
+pub(crate) fn status_text(driver: Option<&Driver>, code: CUresult) -> String {
+    format!("{} ({})", code_name(driver, code), code_description(driver, code))
+}
+
+/// Calls a `cuGetError*` function and returns the string it gives, if any.
+fn driver_string(get: impl FnOnce(*mut *const c_char) -> CUresult) -> Option<&'static str> {
     let mut s: *const c_char = std::ptr::null();
-    if get(code, &mut s) != CUresult::CUDA_SUCCESS || s.is_null() {
+    if get(&mut s) != CUresult::CUDA_SUCCESS || s.is_null() {
         return None;
     }
     // SAFETY: on success the driver sets `s` to a NUL-terminated string it owns for the
-    // life of the process.
-    Some(unsafe { CStr::from_ptr(s) }.to_string_lossy().into_owned())
+    // life of the process (the driver library is never unloaded).
+    unsafe { CStr::from_ptr(s) }.to_str().ok()
+}
+
+impl fmt::Display for CUresult {
+    /// The header's name for the code (`CUDA_ERROR_INVALID_VALUE`), or `CUresult(N)`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match crate::table::header_error_name(self.0) {
+            Some(name) => f.write_str(name),
+            None => write!(f, "CUresult({})", self.0),
+        }
+    }
+}
+
+/// An argument cudrv refused before calling the driver (a length that does not fit, a
+/// name with a NUL byte, a launch with the wrong number of arguments): no driver call was
+/// made and nothing changed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct InvalidArgument {
+    what: &'static str,
+    why: String,
+}
+
+impl InvalidArgument {
+    /// `what` (the operation) refused because of `why`.
+    pub fn new(what: &'static str, why: impl Into<String>) -> InvalidArgument {
+        InvalidArgument { what, why: why.into() }
+    }
+
+    /// The operation that refused it, e.g. `DeviceBuffer::copy_from`.
+    pub fn what(&self) -> &'static str {
+        self.what
+    }
+
+    /// Why.
+    pub fn why(&self) -> &str {
+        &self.why
+    }
+}
+
+impl fmt::Display for InvalidArgument {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: invalid argument: {} (no driver call was made)", self.what, self.why)
+    }
+}
+
+impl std::error::Error for InvalidArgument {}
+
+/// Everything that can go wrong in cudrv, in one type: `?` turns each part into it, so a
+/// program or a wrapper needs no error enum of its own.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// No driver could be loaded.
+    #[error(transparent)]
+    Load(Box<LoadError>),
+    /// The driver is older than the program requires.
+    #[error(transparent)]
+    Require(Box<RequireError>),
+    /// A driver call failed.
+    #[error(transparent)]
+    Driver(CudaError),
+    /// cudrv refused an argument before calling the driver.
+    #[error(transparent)]
+    InvalidArgument(Box<InvalidArgument>),
+}
+
+impl Error {
+    /// The driver error, if a driver call failed.
+    pub fn as_driver(&self) -> Option<&CudaError> {
+        match self {
+            Error::Driver(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// The failed call's status, if a driver call failed.
+    pub fn code(&self) -> Option<CUresult> {
+        self.as_driver().map(CudaError::code)
+    }
+}
+
+impl From<LoadError> for Error {
+    fn from(e: LoadError) -> Error {
+        Error::Load(Box::new(e))
+    }
+}
+
+impl From<RequireError> for Error {
+    fn from(e: RequireError) -> Error {
+        Error::Require(Box::new(e))
+    }
+}
+
+impl From<CudaError> for Error {
+    fn from(e: CudaError) -> Error {
+        Error::Driver(e)
+    }
+}
+
+impl From<InvalidArgument> for Error {
+    fn from(e: InvalidArgument) -> Error {
+        Error::InvalidArgument(Box::new(e))
+    }
+}
+
+/// `Result` with cudrv's [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_small() {
+        assert!(std::mem::size_of::<CudaError>() <= 24, "{}", std::mem::size_of::<CudaError>());
+        assert!(std::mem::size_of::<Error>() <= 32, "{}", std::mem::size_of::<Error>());
+    }
+
+    #[test]
+    fn header_names_without_a_driver() {
+        let e = CudaError::new(crate::call::cuMemAlloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        assert_eq!(e.name(), "CUDA_ERROR_OUT_OF_MEMORY");
+        assert_eq!(e.to_string(), "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (the driver has no description for this code)");
+        assert_eq!(CudaError::new(crate::call::cuMemAlloc, CUresult(12345)).name(), "unknown CUresult 12345");
+        assert_eq!(CUresult::CUDA_ERROR_INVALID_VALUE.to_string(), "CUDA_ERROR_INVALID_VALUE");
+        assert_eq!(CUresult(12345).to_string(), "CUresult(12345)");
+    }
+
+    #[test]
+    fn notes_and_source() {
+        let cause = CudaError::new(crate::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        let e = CudaError::new(crate::call::cuMemFree, CUresult::CUDA_ERROR_INVALID_VALUE)
+            .with_note("one")
+            .with_source(cause.clone());
+        assert_eq!(e.notes(), ["one".to_string()]);
+        assert!(e.to_string().ends_with("; note: one"), "{e}");
+        let source = std::error::Error::source(&e).map(|s| s.to_string());
+        assert_eq!(source, Some(cause.to_string()));
+    }
 }

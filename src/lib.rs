@@ -31,10 +31,14 @@
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 pub mod availability;
+pub mod call;
+mod device;
 mod driver;
+mod gated_log;
 pub mod error;
 mod loader;
 pub mod p;
+pub mod pc;
 pub mod pw;
 pub mod report;
 pub mod resources;
@@ -45,26 +49,31 @@ pub mod version;
 
 pub use availability::{Availability, EntryInfo, EntryKind, Missing};
 pub use driver::{driver, set_driver, Driver};
-pub use error::CudaError;
+pub use gated_log::ENV_GATED_LOG;
+pub use error::{CudaError, Error, InvalidArgument, Result};
 pub use loader::{
     GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ProcAddressQuery, ENV_LIBCUDA,
     ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
 };
 pub use p::P;
+pub use pc::Pc;
 pub use pw::Pw;
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
+pub use device::{init, Device, Uuid};
 pub use resources::context::Context;
 pub use resources::event::Event;
-pub use resources::graph::{Graph, GraphExec};
+pub use resources::graph::{Graph, GraphExec, GraphNode};
+pub use resources::host_fn::HostFn;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
-#[cfg(cudrv_library_api)]
+pub use resources::launch::{KernelArg, Launch, LaunchConfig};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
-pub use resources::memory::DeviceBuffer;
-pub use resources::module::{Function, LaunchConfig, Module};
+pub use resources::memory::{DeviceBuffer, DeviceRepr};
+pub use resources::module::{Function, Module};
 pub use resources::pinned::PinnedBuffer;
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
 pub use resources::user_object::UserObject;
 pub use scope::{set_current, with_context};
 pub use sys::CUresult;
+pub use table::Call;

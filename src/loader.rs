@@ -370,5 +370,6 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         states,
         bound,
         resolve_time: started.elapsed(),
+        init: std::sync::OnceLock::new(),
     })
 }

@@ -18,10 +18,7 @@
 use crate::Driver;
 
 /// The silent wrappers of one [`Driver`]; see the [module documentation](self).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct P<'d>(pub(crate) &'d Driver);
 
-#[cfg(not(cudrv_regenerated))]
 include!("generated/p.rs");
-#[cfg(cudrv_regenerated)]
-include!(concat!(env!("OUT_DIR"), "/p.rs"));

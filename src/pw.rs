@@ -15,10 +15,7 @@
 use crate::Driver;
 
 /// The reporting wrappers of one [`Driver`]; see the [module documentation](self).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug)]
 pub struct Pw<'d>(pub(crate) &'d Driver);
 
-#[cfg(not(cudrv_regenerated))]
 include!("generated/pw.rs");
-#[cfg(cudrv_regenerated)]
-include!(concat!(env!("OUT_DIR"), "/pw.rs"));

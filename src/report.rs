@@ -14,9 +14,11 @@ use std::sync::{Arc, RwLock};
 
 use crate::error::CudaError;
 use crate::sys::CUresult;
+use crate::table::Call;
 
 /// A call's first argument, as a report shows it (usually the handle the call was about).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Arg {
     /// The call takes no arguments.
     None,
@@ -44,6 +46,7 @@ impl fmt::Display for Arg {
 
 /// What went wrong in a reported call.
 #[derive(Clone, Debug)]
+#[non_exhaustive]
 pub enum Problem {
     /// The driver returned a failure status.
     Status(CudaError),
@@ -58,18 +61,21 @@ pub struct Report {
     call: Cow<'static, str>,
     arg: Arg,
     problem: Problem,
+    /// `NAME (description)` of a driver failure, looked up when the report was made.
+    status: String,
     detail: Option<String>,
 }
 
 impl Report {
     /// A report of `error`, whose call's first argument was `arg`.
     pub fn new(error: CudaError, arg: Arg) -> Report {
-        Report { call: Cow::Owned(error.call().to_string()), arg, problem: Problem::Status(error), detail: None }
+        let status = error.status_text();
+        Report { call: Cow::Borrowed(error.call().name()), arg, problem: Problem::Status(error), status, detail: None }
     }
 
     /// A report of a caught panic in user code that `call` ran.
     pub fn panic(call: impl Into<Cow<'static, str>>, arg: Arg, message: impl Into<String>) -> Report {
-        Report { call: call.into(), arg, problem: Problem::Panic(message.into()), detail: None }
+        Report { call: call.into(), arg, problem: Problem::Panic(message.into()), status: String::new(), detail: None }
     }
 
     /// Adds an explanation shown after the status (e.g. why an entry is not resolved, or
@@ -117,7 +123,7 @@ impl fmt::Display for Report {
     /// `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.problem {
-            Problem::Status(e) => write!(f, "{}({}) failed: {}", self.call, self.arg, e.status_text())?,
+            Problem::Status(_) => write!(f, "{}({}) failed: {}", self.call, self.arg, self.status)?,
             Problem::Panic(m) => write!(f, "{}({}) panicked: {m}", self.call, self.arg)?,
         }
         if let Some(d) = &self.detail {
@@ -133,17 +139,16 @@ impl fmt::Display for Report {
 /// Reports that `call(arg)` returned `status`, unless the status is
 /// `CUDA_ERROR_DEINITIALIZED` (the driver is shutting down: nothing is wrong with the
 /// program). Never call it while holding a lock the reporter might need.
-pub(crate) fn call_failed(
-    driver: &crate::Driver,
-    call: impl Into<Cow<'static, str>>,
-    arg: Arg,
-    status: CUresult,
-    detail: Option<String>,
-) {
+pub(crate) fn call_failed(driver: &crate::Driver, call: Call, arg: Arg, status: CUresult, detail: Option<String>) {
     if status == CUresult::CUDA_ERROR_DEINITIALIZED {
         return;
     }
-    error(CudaError::new(driver, call, status), arg, detail);
+    // The driver may not be 'static (a `pw` call on a loaded, not leaked, driver): name the
+    // code through it now.
+    let mut r = Report::new(CudaError::new(call, status), arg);
+    r.status = driver.status_text(status);
+    r.detail = detail;
+    report(r);
 }
 
 /// Reports `error` (about `arg`), unless it is `CUDA_ERROR_DEINITIALIZED`. Never call it

@@ -18,19 +18,18 @@ use std::ffi::c_void;
 
 use crate::error::CudaError;
 use crate::report::{self, Arg};
+use crate::call;
 use crate::sys::{CUcontext, CUdevice, CUresult};
+use crate::table::Call;
 use crate::Driver;
 
 /// The calling thread's current context, or null if none is current.
-pub(crate) fn current(driver: &Driver) -> Result<CUcontext, CudaError> {
-    // driver-facts.md: with no current context cuCtxGetCurrent succeeds and does not
+pub(crate) fn current(driver: &'static Driver) -> Result<CUcontext, CudaError> {
+    // docs/driver-facts.md: with no current context cuCtxGetCurrent succeeds and does not
     // write its argument, so it must start out null.
     let mut ctx: CUcontext = std::ptr::null_mut();
     // SAFETY: `ctx` is a valid out-pointer.
-    let status = unsafe { driver.p().cuCtxGetCurrent(&mut ctx) };
-    if status != CUresult::CUDA_SUCCESS {
-        return Err(CudaError::new(driver, "cuCtxGetCurrent", status));
-    }
+    unsafe { driver.pc().cuCtxGetCurrent(&mut ctx) }?;
     Ok(ctx)
 }
 
@@ -40,28 +39,23 @@ pub(crate) fn current(driver: &Driver) -> Result<CUcontext, CudaError> {
 /// # Safety
 /// `ctx` must be null or a live context of `driver` ([`crate::Context::set_current`] is
 /// the safe form).
-pub unsafe fn set_current(driver: &Driver, ctx: CUcontext) -> Result<(), CudaError> {
+pub unsafe fn set_current(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError> {
     switch_to(driver, ctx)
 }
 
 /// [`set_current`] for cudrv's own handles, whose contexts are live.
-pub(crate) fn switch_to(driver: &Driver, ctx: CUcontext) -> Result<(), CudaError> {
+pub(crate) fn switch_to(driver: &'static Driver, ctx: CUcontext) -> Result<(), CudaError> {
     // SAFETY: cuCtxSetCurrent accepts any context handle or null; a stale one is refused.
-    let status = unsafe { driver.p().cuCtxSetCurrent(ctx) };
-    if status != CUresult::CUDA_SUCCESS {
-        return Err(CudaError::new(driver, "cuCtxSetCurrent", status));
-    }
-    Ok(())
+    unsafe { driver.pc().cuCtxSetCurrent(ctx) }
 }
 
 /// Creates a context with `cuCtxCreate` (which makes it current by pushing it on the
 /// calling thread's stack) and pops it again, so that the caller's context is unchanged.
 /// On error nothing is created.
-pub(crate) fn create_context(driver: &Driver, device: CUdevice, flags: u32) -> Result<CUcontext, CudaError> {
+pub(crate) fn create_context(driver: &'static Driver, device: CUdevice, flags: u32) -> Result<CUcontext, CudaError> {
     let mut ctx: CUcontext = std::ptr::null_mut();
     // SAFETY: `ctx` is a valid out-pointer. The 3.2 ABI exists on every supported driver.
-    let status = unsafe { driver.p().cuCtxCreate_v3020(&mut ctx, flags, device) };
-    CudaError::check(driver, "cuCtxCreate", status)?;
+    unsafe { driver.pc().cuCtxCreate_v3020(&mut ctx, flags, device) }?;
     let mut popped: CUcontext = std::ptr::null_mut();
     // SAFETY: `popped` is a valid out-pointer.
     let status = unsafe { driver.p().cuCtxPopCurrent(&mut popped) };
@@ -69,7 +63,8 @@ pub(crate) fn create_context(driver: &Driver, device: CUdevice, flags: u32) -> R
         return Ok(ctx);
     }
     let mut error = if status == CUresult::CUDA_SUCCESS {
-        let mut e = CudaError::new(driver, "cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT)
+        let mut e = driver
+            .error(call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT)
             .with_note(format!("popped {} instead of the new context", describe(Some(popped))));
         // Put back what was popped, so the caller's stack is as it was.
         // SAFETY: `popped` was on this thread's stack a moment ago.
@@ -79,7 +74,7 @@ pub(crate) fn create_context(driver: &Driver, device: CUdevice, flags: u32) -> R
         }
         e
     } else {
-        CudaError::new(driver, "cuCtxPopCurrent", status)
+        driver.error(call::cuCtxPopCurrent, status)
     };
     // SAFETY: the context was created above and nothing else uses it.
     let undo = unsafe { driver.p().cuCtxDestroy(ctx) };
@@ -99,7 +94,7 @@ struct Entered {
     switched: bool,
 }
 
-fn enter(driver: &Driver, ctx: CUcontext) -> Result<Entered, CudaError> {
+fn enter(driver: &'static Driver, ctx: CUcontext) -> Result<Entered, CudaError> {
     let previous = current(driver)?;
     if previous == ctx {
         return Ok(Entered { previous, switched: false });
@@ -109,7 +104,7 @@ fn enter(driver: &Driver, ctx: CUcontext) -> Result<Entered, CudaError> {
 }
 
 /// Switches back. On failure, the error's note names the context now current.
-fn leave(driver: &Driver, entered: &Entered) -> Result<(), CudaError> {
+fn leave(driver: &'static Driver, entered: &Entered) -> Result<(), CudaError> {
     if !entered.switched {
         return Ok(());
     }
@@ -127,9 +122,9 @@ fn leave(driver: &Driver, entered: &Entered) -> Result<(), CudaError> {
 /// Runs `op` (user code, for `Context::run`) after `enter`; if it unwinds, switches back
 /// before the panic goes on, so the thread is not left in the wrong context. (The switch's
 /// own failure cannot be returned then, and is ignored.)
-fn run_entered<T>(driver: &Driver, entered: &Entered, op: impl FnOnce() -> T) -> T {
+fn run_entered<T>(driver: &'static Driver, entered: &Entered, op: impl FnOnce() -> T) -> T {
     struct RestoreOnUnwind<'a> {
-        driver: &'a Driver,
+        driver: &'static Driver,
         entered: &'a Entered,
         armed: bool,
     }
@@ -168,7 +163,7 @@ fn restoration_note(restore: &CudaError) -> String {
 /// # Safety
 /// `ctx` must be a live context of `driver` ([`crate::Context::run`] is the safe form).
 pub unsafe fn with_context<T>(
-    driver: &Driver,
+    driver: &'static Driver,
     ctx: CUcontext,
     op: impl FnOnce() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
@@ -181,17 +176,17 @@ pub unsafe fn with_context<T>(
     }
 }
 
-/// How to undo a creation: the call's name, its handle argument, and the call itself
-/// (which must use `p`, never `pw`).
+/// How to undo a creation: the call, its handle argument, and the call itself (which must
+/// use `pc` or `p`, never `pw`).
 pub(crate) struct Undo<A, R> {
-    pub call: &'static str,
+    pub call: Call,
     pub arg: A,
     pub run: R,
 }
 
 /// [`with_context`] for cudrv's own handles, whose contexts are live.
 pub(crate) fn run_in<T>(
-    driver: &Driver,
+    driver: &'static Driver,
     ctx: CUcontext,
     op: impl FnOnce() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
@@ -204,14 +199,14 @@ pub(crate) fn run_in<T>(
 /// undo needs `ctx` and `ctx` is no longer current, what was created is leaked and the
 /// note says that instead.
 pub(crate) fn create_in_context<T, A, R>(
-    driver: &Driver,
+    driver: &'static Driver,
     ctx: CUcontext,
     create: impl FnOnce() -> Result<T, CudaError>,
     undo: Undo<A, R>,
 ) -> Result<T, CudaError>
 where
     A: FnOnce(&T) -> Arg,
-    R: FnOnce(&T) -> CUresult,
+    R: FnOnce(&T) -> Result<(), CudaError>,
 {
     let entered = enter(driver, ctx)?;
     let created = run_entered(driver, &entered, create);
@@ -222,15 +217,13 @@ where
     };
     let (call, arg) = (undo.call, (undo.arg)(&value));
     if current(driver).ok() == Some(ctx) {
-        let status = (undo.run)(&value);
-        if status == CUresult::CUDA_SUCCESS {
-            error.add_note(format!("what was created was destroyed again ({call}({arg}))"));
-        } else {
-            let failed = CudaError::new(driver, call, status);
+        if let Err(failed) = (undo.run)(&value) {
             error.add_note(format!(
                 "undoing the creation failed ({call}({arg}): {}); it is leaked",
                 failed.status_text()
             ));
+        } else {
+            error.add_note(format!("what was created was destroyed again ({call}({arg}))"));
         }
     } else {
         error.add_note(format!(
@@ -242,36 +235,35 @@ where
 }
 
 /// Releases a resource from `Drop`: switches to `ctx` if needed (`None`: no context is
-/// needed), runs `cleanup` (which must call `p`, never `pw`), switches back, then calls
-/// `after` (release any lock here: the reports that follow run user code), then reports
-/// a failed cleanup or restoration through the reporting channel.
+/// needed), runs `cleanup` (which must use `pc` or `p`, never `pw`), switches back, then
+/// calls `after` (release any lock here: the reports that follow run user code), then
+/// reports a failed cleanup or restoration through the reporting channel, naming the
+/// failed call and its handle `arg`.
 ///
 /// If `ctx` cannot be made current, `cleanup` is not run: the resource is leaked rather
 /// than destroyed from the wrong context, and the leak is reported.
 /// `CUDA_ERROR_DEINITIALIZED` (process shutdown) is never reported.
 pub(crate) fn cleanup_in_context(
-    driver: &Driver,
+    driver: &'static Driver,
     ctx: Option<CUcontext>,
-    call: &'static str,
+    call: Call,
     arg: Arg,
-    cleanup: impl FnOnce() -> CUresult,
+    cleanup: impl FnOnce() -> Result<(), CudaError>,
     after: impl FnOnce(),
 ) {
-    let one_step = || match cleanup() {
-        CUresult::CUDA_SUCCESS => Ok(()),
-        status => Err((call, status)),
-    };
+    let one_step = || cleanup().map_err(|e| (e, arg));
     cleanup_steps_in_context(driver, ctx, call, arg, one_step, after);
 }
 
 /// [`cleanup_in_context`] for a cleanup of several driver calls: `cleanup` returns the
-/// first one that failed, with its status, and that is the call the report names.
+/// first that failed with the handle it was given, and the report names that call and
+/// handle. `call(arg)` names the release in the leak report.
 pub(crate) fn cleanup_steps_in_context(
-    driver: &Driver,
+    driver: &'static Driver,
     ctx: Option<CUcontext>,
-    call: &'static str,
+    call: Call,
     arg: Arg,
-    cleanup: impl FnOnce() -> Result<(), (&'static str, CUresult)>,
+    cleanup: impl FnOnce() -> Result<(), (CudaError, Arg)>,
     after: impl FnOnce(),
 ) {
     let entered = match ctx.map(|c| enter(driver, c)).transpose() {
@@ -286,8 +278,8 @@ pub(crate) fn cleanup_steps_in_context(
     let outcome = cleanup();
     let restored = entered.as_ref().map_or(Ok(()), |e| leave(driver, e));
     after();
-    if let Err((failed, status)) = outcome {
-        report::call_failed(driver, failed, arg, status, None);
+    if let Err((e, failed_arg)) = outcome {
+        report::error(e, failed_arg, None);
     }
     if let Err(e) = restored {
         report::error(e, context_arg(entered.map(|e| e.previous)), Some(format!("after {call}({arg})")));

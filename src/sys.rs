@@ -18,7 +18,4 @@
     clippy::undocumented_unsafe_blocks
 )]
 
-#[cfg(not(cudrv_regenerated))]
 include!("generated/sys.rs");
-#[cfg(cudrv_regenerated)]
-include!(concat!(env!("OUT_DIR"), "/sys.rs"));

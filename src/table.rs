@@ -3,6 +3,7 @@
 //! bind. Generated from the header (see `DESIGN.md`); nothing here is kept by hand.
 
 use std::ffi::CStr;
+use std::num::NonZeroU32;
 
 /// One variant of an entry point, as `cudaTypedefs.h` declares it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,6 +43,58 @@ pub enum Entry {
     Name(usize),
 }
 
+/// A table entry as errors and reports name it: four bytes, turned into the entry's name
+/// only when shown. Every entry has a constant in [`crate::call`].
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Call(NonZeroU32);
+
+const NAME_BIT: u32 = 1 << 31;
+
+impl Call {
+    /// The call of `entry`.
+    pub const fn of(entry: Entry) -> Call {
+        let bits = match entry {
+            Entry::Variant(i) => (i as u32).wrapping_add(1) & !NAME_BIT,
+            Entry::Name(i) => (i as u32).wrapping_add(1) | NAME_BIT,
+        };
+        match NonZeroU32::new(bits) {
+            Some(n) => Call(n),
+            None => Call(NonZeroU32::MIN),
+        }
+    }
+
+    /// The entry it names.
+    pub const fn entry(self) -> Entry {
+        let bits = self.0.get();
+        let index = ((bits & !NAME_BIT) - 1) as usize;
+        if bits & NAME_BIT == 0 {
+            Entry::Variant(index)
+        } else {
+            Entry::Name(index)
+        }
+    }
+
+    /// The wrapper name: `cuMemAlloc` or `cuLaunchHostFunc_v13010`.
+    pub fn name(self) -> &'static str {
+        match self.entry() {
+            Entry::Variant(i) => VARIANTS.get(i).map_or("?", |v| v.ident),
+            Entry::Name(i) => NAMES.get(i).map_or("?", |n| n.name),
+        }
+    }
+}
+
+impl std::fmt::Debug for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::fmt::Display for Call {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl NameSpec {
     /// The candidates the name binds from: the per-thread ones when `per_thread` is on and
     /// the name has any, else the legacy-stream ones.
@@ -61,10 +114,7 @@ impl VariantSpec {
     }
 }
 
-#[cfg(not(cudrv_regenerated))]
 include!("generated/table.rs");
-#[cfg(cudrv_regenerated)]
-include!(concat!(env!("OUT_DIR"), "/table.rs"));
 
 /// The index of the variant called `ident` (`cuLaunchHostFunc_v13010`).
 pub fn variant_index(ident: &str) -> Option<usize> {

@@ -12,6 +12,8 @@ pub struct Files {
     pub table: String,
     pub p: String,
     pub pw: String,
+    pub pc: String,
+    pub calls: String,
     pub stubs: String,
 }
 
@@ -24,7 +26,15 @@ fn banner(model: &Model, what: &str) -> String {
 }
 
 pub fn emit(file: &syn::File, model: &Model) -> Result<Files, String> {
-    Ok(Files { sys: sys(file, model), table: table(file, model)?, p: p(model)?, pw: pw(model)?, stubs: stubs(model)? })
+    Ok(Files {
+        sys: sys(file, model),
+        table: table(file, model)?,
+        p: p(model)?,
+        pw: pw(model)?,
+        pc: pc(model),
+        calls: calls(model),
+        stubs: stubs(model)?,
+    })
 }
 
 /// bindgen's output without the function declarations.
@@ -126,8 +136,6 @@ fn table(file: &syn::File, model: &Model) -> Result<String, String> {
     Ok(s)
 }
 
-const NOT_FOUND: &str = "CUresult::CUDA_ERROR_NOT_FOUND";
-
 fn p(model: &Model) -> Result<String, String> {
     let mut m = String::new();
     let mut free = String::new();
@@ -139,7 +147,8 @@ fn p(model: &Model) -> Result<String, String> {
             version_text(v.version),
             if v.per_thread { ", per-thread default stream" } else { "" }
         );
-        method_p(&mut m, &doc, &v.ident, &v.params, &format!("self.0.variant_slot({i})"), &format!("PFN_{}", v.ident));
+        let (slot, pfn) = (format!("self.0.variant_slot({i})"), format!("PFN_{}", v.ident));
+        method_p(&mut m, &doc, &v.ident, &v.params, &slot, &pfn, &format!("Entry::Variant({i})"));
         free_fn(&mut free, &doc, &v.ident, &v.params, "p");
     }
     for (i, n) in model.names.iter().enumerate() {
@@ -154,16 +163,17 @@ fn p(model: &Model) -> Result<String, String> {
                 .collect::<Vec<_>>()
                 .join(", ")
         );
-        method_p(&mut m, &doc, &n.name, &n.params, &format!("self.0.name_slot({i})"), &format!("PFN_{}", typed.ident));
+        let (slot, pfn) = (format!("self.0.name_slot({i})"), format!("PFN_{}", typed.ident));
+        method_p(&mut m, &doc, &n.name, &n.params, &slot, &pfn, &format!("Entry::Name({i})"));
         free_fn(&mut free, &doc, &n.name, &n.params, "p");
     }
     Ok(format!(
-        "{}use crate::sys::*;\nuse core::ffi::c_void;\n\nimpl P<'_> {{\n{m}}}\n\n{free}",
+        "{}use crate::sys::*;\nuse crate::table::Entry;\nuse core::ffi::c_void;\n\nimpl P<'_> {{\n{m}}}\n\n{free}",
         banner(model, "silent wrappers")
     ))
 }
 
-fn method_p(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], slot: &str, pfn: &str) {
+fn method_p(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], slot: &str, pfn: &str, entry: &str) {
     let _ = writeln!(s, "    #[doc = \"{doc}\"]");
     let _ = writeln!(s, "    #[inline(always)]");
     let _ = writeln!(s, "    pub unsafe fn {name}(&self, {}) -> CUresult {{", param_list(params));
@@ -171,7 +181,7 @@ fn method_p(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], sl
     let _ = writeln!(s, "        // signature is {pfn}'s; null becomes None.");
     let _ = writeln!(s, "        match core::mem::transmute::<*mut c_void, {pfn}>({slot}) {{");
     let _ = writeln!(s, "            Some(entry_point) => entry_point({}),", arg_names(params));
-    let _ = writeln!(s, "            None => {NOT_FOUND},");
+    let _ = writeln!(s, "            None => self.0.unresolved_call({entry}),");
     let _ = writeln!(s, "        }}\n    }}");
 }
 
@@ -223,6 +233,56 @@ fn pw(model: &Model) -> Result<String, String> {
         "{}use crate::report::Arg;\nuse crate::sys::*;\nuse crate::table::Entry;\n\nimpl Pw<'_> {{\n{m}}}\n\n{free}",
         banner(model, "reporting wrappers")
     ))
+}
+
+/// The `Call` expression that names a table entry in errors and reports.
+fn call_expr(entry: &str) -> String {
+    format!("crate::table::Call::of({entry})")
+}
+
+fn pc(model: &Model) -> String {
+    let mut m = String::new();
+    let mut free = String::new();
+    let mut one = |name: &str, params: &[(String, Type)], entry: String| {
+        let args = arg_names(params);
+        let doc = format!("`{name}`, returning `Err(CudaError)` naming the call on a failure.");
+        let _ = writeln!(m, "    #[doc = \"{doc}\"]");
+        let _ = writeln!(m, "    #[inline(always)]");
+        let _ = writeln!(m, "    pub unsafe fn {name}(&self, {}) -> Result<(), CudaError> {{", param_list(params));
+        let _ = writeln!(m, "        match self.0.p().{name}({args}) {{");
+        let _ = writeln!(m, "            CUresult::CUDA_SUCCESS => Ok(()),");
+        let _ = writeln!(m, "            status => Err(self.0.error({}, status)),", call_expr(&entry));
+        let _ = writeln!(m, "        }}\n    }}");
+        let _ = writeln!(free, "#[doc = \"{doc} Through the process-wide driver.\"]");
+        let _ = writeln!(free, "#[inline(always)]");
+        let _ = writeln!(free, "pub unsafe fn {name}({}) -> Result<(), CudaError> {{", param_list(params));
+        let _ = writeln!(free, "    crate::driver::global().pc().{name}({args})");
+        let _ = writeln!(free, "}}");
+    };
+    for (i, v) in model.variants.iter().enumerate() {
+        one(&v.ident, &v.params, format!("Entry::Variant({i})"));
+    }
+    for (i, n) in model.names.iter().enumerate() {
+        one(&n.name, &n.params, format!("Entry::Name({i})"));
+    }
+    format!(
+        "{}use crate::error::CudaError;\nuse crate::sys::*;\nuse crate::table::Entry;\n\nimpl Pc {{\n{m}}}\n\n{free}",
+        banner(model, "checked wrappers")
+    )
+}
+
+/// One `Call` constant per variant and per name, so hand-written code names a call by an
+/// identifier the compiler checks, never by a string.
+fn calls(model: &Model) -> String {
+    let mut s = banner(model, "one constant per entry, naming it in errors and reports");
+    let _ = writeln!(s, "use crate::table::{{Call, Entry}};\n");
+    for (i, v) in model.variants.iter().enumerate() {
+        let _ = writeln!(s, "/// `{}`.\npub const {}: Call = Call::of(Entry::Variant({i}));", v.ident, v.ident);
+    }
+    for (i, n) in model.names.iter().enumerate() {
+        let _ = writeln!(s, "/// `{}`.\npub const {}: Call = Call::of(Entry::Name({i}));", n.name, n.name);
+    }
+    s
 }
 
 fn stubs(model: &Model) -> Result<String, String> {

@@ -5,7 +5,9 @@
 //!   declarations: cudrv never links the driver).
 //! - `table.rs`: one `VariantSpec` per `PFN_<name>_v<version>[_ptds|_ptsz]` typedef and
 //!   one `NameSpec` per distinct name, with the variants its unversioned form may bind.
-//! - `p.rs` / `pw.rs`: a silent and a reporting wrapper for every variant and every name.
+//! - `p.rs` / `pw.rs` / `pc.rs`: a silent, a reporting and a checked wrapper for every
+//!   variant and every name.
+//! - `calls.rs`: one `Call` constant per variant and name, for errors and reports.
 //! - the stand-in driver's `stubs.rs`: one stub with the exact C signature per variant.
 //!
 //! Everything is derived from the headers; nothing here names a CUDA function.
@@ -20,7 +22,7 @@ pub use model::{Model, Name, Variant};
 
 /// Where the generated files go.
 pub struct Outputs<'a> {
-    /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs` (cudrv's `src/generated`).
+    /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs`, `pc.rs`, `calls.rs` (cudrv's `src/generated`).
     pub cudrv: &'a Path,
     /// Folder for the stand-in's `stubs.rs`, if wanted.
     pub standin: Option<&'a Path>,
@@ -60,7 +62,15 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     let model = Model::build(&file)?;
     let files = emit::emit(&file, &model)?;
     fs::create_dir_all(out.cudrv).map_err(|e| format!("{}: {e}", out.cudrv.display()))?;
-    for (name, text) in [("sys.rs", &files.sys), ("table.rs", &files.table), ("p.rs", &files.p), ("pw.rs", &files.pw)] {
+    let all = [
+        ("sys.rs", &files.sys),
+        ("table.rs", &files.table),
+        ("p.rs", &files.p),
+        ("pw.rs", &files.pw),
+        ("pc.rs", &files.pc),
+        ("calls.rs", &files.calls),
+    ];
+    for (name, text) in all {
         write(&out.cudrv.join(name), text)?;
     }
     if let Some(dir) = out.standin {

@@ -2,6 +2,7 @@
 // Do not edit by hand: run scripts/regenerate.sh.
 
 use crate::sys::*;
+use crate::table::Entry;
 use core::ffi::c_void;
 
 impl P<'_> {
@@ -12,7 +13,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DCreate_v2000>(self.0.variant_slot(0)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(0)),
         }
     }
     #[doc = "`cuArray3DCreate` at ABI version 3020 (CUDA 3.2)."]
@@ -22,7 +23,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DCreate_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DCreate_v3020>(self.0.variant_slot(1)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(1)),
         }
     }
     #[doc = "`cuArray3DGetDescriptor` at ABI version 2000 (CUDA 2.0)."]
@@ -32,7 +33,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DGetDescriptor_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DGetDescriptor_v2000>(self.0.variant_slot(2)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(2)),
         }
     }
     #[doc = "`cuArray3DGetDescriptor` at ABI version 3020 (CUDA 3.2)."]
@@ -42,7 +43,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DGetDescriptor_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DGetDescriptor_v3020>(self.0.variant_slot(3)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(3)),
         }
     }
     #[doc = "`cuArrayCreate` at ABI version 2000 (CUDA 2.0)."]
@@ -52,7 +53,7 @@ impl P<'_> {
         // signature is PFN_cuArrayCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayCreate_v2000>(self.0.variant_slot(4)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(4)),
         }
     }
     #[doc = "`cuArrayCreate` at ABI version 3020 (CUDA 3.2)."]
@@ -62,7 +63,7 @@ impl P<'_> {
         // signature is PFN_cuArrayCreate_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayCreate_v3020>(self.0.variant_slot(5)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(5)),
         }
     }
     #[doc = "`cuArrayDestroy` at ABI version 2000 (CUDA 2.0)."]
@@ -72,7 +73,7 @@ impl P<'_> {
         // signature is PFN_cuArrayDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayDestroy_v2000>(self.0.variant_slot(6)) {
             Some(entry_point) => entry_point(hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(6)),
         }
     }
     #[doc = "`cuArrayGetDescriptor` at ABI version 2000 (CUDA 2.0)."]
@@ -82,7 +83,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetDescriptor_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetDescriptor_v2000>(self.0.variant_slot(7)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(7)),
         }
     }
     #[doc = "`cuArrayGetDescriptor` at ABI version 3020 (CUDA 3.2)."]
@@ -92,7 +93,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetDescriptor_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetDescriptor_v3020>(self.0.variant_slot(8)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(8)),
         }
     }
     #[doc = "`cuArrayGetMemoryRequirements` at ABI version 11060 (CUDA 11.6)."]
@@ -102,7 +103,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetMemoryRequirements_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetMemoryRequirements_v11060>(self.0.variant_slot(9)) {
             Some(entry_point) => entry_point(memoryRequirements, array, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(9)),
         }
     }
     #[doc = "`cuArrayGetPlane` at ABI version 11020 (CUDA 11.2)."]
@@ -112,7 +113,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetPlane_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetPlane_v11020>(self.0.variant_slot(10)) {
             Some(entry_point) => entry_point(pPlaneArray, hArray, planeIdx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(10)),
         }
     }
     #[doc = "`cuArrayGetSparseProperties` at ABI version 11010 (CUDA 11.1)."]
@@ -122,7 +123,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetSparseProperties_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetSparseProperties_v11010>(self.0.variant_slot(11)) {
             Some(entry_point) => entry_point(sparseProperties, array),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(11)),
         }
     }
     #[doc = "`cuCheckpointOperationComplete` at ABI version 13040 (CUDA 13.4)."]
@@ -132,7 +133,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointOperationComplete_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointOperationComplete_v13040>(self.0.variant_slot(12)) {
             Some(entry_point) => entry_point(handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(12)),
         }
     }
     #[doc = "`cuCheckpointProcessCheckpoint` at ABI version 12080 (CUDA 12.8)."]
@@ -142,7 +143,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessCheckpoint_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessCheckpoint_v12080>(self.0.variant_slot(13)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(13)),
         }
     }
     #[doc = "`cuCheckpointProcessGetRestoreThreadId` at ABI version 12080 (CUDA 12.8)."]
@@ -152,7 +153,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessGetRestoreThreadId_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessGetRestoreThreadId_v12080>(self.0.variant_slot(14)) {
             Some(entry_point) => entry_point(pid, tid),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(14)),
         }
     }
     #[doc = "`cuCheckpointProcessGetState` at ABI version 12080 (CUDA 12.8)."]
@@ -162,7 +163,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessGetState_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessGetState_v12080>(self.0.variant_slot(15)) {
             Some(entry_point) => entry_point(pid, state),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(15)),
         }
     }
     #[doc = "`cuCheckpointProcessLock` at ABI version 12080 (CUDA 12.8)."]
@@ -172,7 +173,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessLock_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessLock_v12080>(self.0.variant_slot(16)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(16)),
         }
     }
     #[doc = "`cuCheckpointProcessRestore` at ABI version 12080 (CUDA 12.8)."]
@@ -182,7 +183,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessRestore_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessRestore_v12080>(self.0.variant_slot(17)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(17)),
         }
     }
     #[doc = "`cuCheckpointProcessUnlock` at ABI version 12080 (CUDA 12.8)."]
@@ -192,7 +193,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessUnlock_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessUnlock_v12080>(self.0.variant_slot(18)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(18)),
         }
     }
     #[doc = "`cuCoredumpDeregisterCompleteCallback` at ABI version 13020 (CUDA 13.2)."]
@@ -202,7 +203,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpDeregisterCompleteCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpDeregisterCompleteCallback_v13020>(self.0.variant_slot(19)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(19)),
         }
     }
     #[doc = "`cuCoredumpDeregisterStartCallback` at ABI version 13020 (CUDA 13.2)."]
@@ -212,7 +213,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpDeregisterStartCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpDeregisterStartCallback_v13020>(self.0.variant_slot(20)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(20)),
         }
     }
     #[doc = "`cuCoredumpGetAttribute` at ABI version 12010 (CUDA 12.1)."]
@@ -222,7 +223,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpGetAttribute_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpGetAttribute_v12010>(self.0.variant_slot(21)) {
             Some(entry_point) => entry_point(get, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(21)),
         }
     }
     #[doc = "`cuCoredumpGetAttributeGlobal` at ABI version 12010 (CUDA 12.1)."]
@@ -232,7 +233,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpGetAttributeGlobal_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpGetAttributeGlobal_v12010>(self.0.variant_slot(22)) {
             Some(entry_point) => entry_point(get, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(22)),
         }
     }
     #[doc = "`cuCoredumpRegisterCompleteCallback` at ABI version 13020 (CUDA 13.2)."]
@@ -242,7 +243,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpRegisterCompleteCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpRegisterCompleteCallback_v13020>(self.0.variant_slot(23)) {
             Some(entry_point) => entry_point(callback, userData, callbackOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(23)),
         }
     }
     #[doc = "`cuCoredumpRegisterStartCallback` at ABI version 13020 (CUDA 13.2)."]
@@ -252,7 +253,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpRegisterStartCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpRegisterStartCallback_v13020>(self.0.variant_slot(24)) {
             Some(entry_point) => entry_point(callback, userData, callbackOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(24)),
         }
     }
     #[doc = "`cuCoredumpSetAttribute` at ABI version 12010 (CUDA 12.1)."]
@@ -262,7 +263,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpSetAttribute_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpSetAttribute_v12010>(self.0.variant_slot(25)) {
             Some(entry_point) => entry_point(set, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(25)),
         }
     }
     #[doc = "`cuCoredumpSetAttributeGlobal` at ABI version 12010 (CUDA 12.1)."]
@@ -272,7 +273,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpSetAttributeGlobal_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpSetAttributeGlobal_v12010>(self.0.variant_slot(26)) {
             Some(entry_point) => entry_point(set, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(26)),
         }
     }
     #[doc = "`cuCtxAttach` at ABI version 2000 (CUDA 2.0)."]
@@ -282,7 +283,7 @@ impl P<'_> {
         // signature is PFN_cuCtxAttach_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxAttach_v2000>(self.0.variant_slot(27)) {
             Some(entry_point) => entry_point(pctx, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(27)),
         }
     }
     #[doc = "`cuCtxCreate` at ABI version 2000 (CUDA 2.0)."]
@@ -292,7 +293,7 @@ impl P<'_> {
         // signature is PFN_cuCtxCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxCreate_v2000>(self.0.variant_slot(28)) {
             Some(entry_point) => entry_point(pctx, flags, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(28)),
         }
     }
     #[doc = "`cuCtxCreate` at ABI version 3020 (CUDA 3.2)."]
@@ -302,7 +303,7 @@ impl P<'_> {
         // signature is PFN_cuCtxCreate_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxCreate_v3020>(self.0.variant_slot(29)) {
             Some(entry_point) => entry_point(pctx, flags, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(29)),
         }
     }
     #[doc = "`cuCtxCreate` at ABI version 11040 (CUDA 11.4)."]
@@ -312,7 +313,7 @@ impl P<'_> {
         // signature is PFN_cuCtxCreate_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxCreate_v11040>(self.0.variant_slot(30)) {
             Some(entry_point) => entry_point(pctx, paramsArray, numParams, flags, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(30)),
         }
     }
     #[doc = "`cuCtxCreate` at ABI version 12050 (CUDA 12.5)."]
@@ -322,7 +323,7 @@ impl P<'_> {
         // signature is PFN_cuCtxCreate_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxCreate_v12050>(self.0.variant_slot(31)) {
             Some(entry_point) => entry_point(pctx, ctxCreateParams, flags, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(31)),
         }
     }
     #[doc = "`cuCtxDestroy` at ABI version 2000 (CUDA 2.0)."]
@@ -332,7 +333,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDestroy_v2000>(self.0.variant_slot(32)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(32)),
         }
     }
     #[doc = "`cuCtxDestroy` at ABI version 4000 (CUDA 4.0)."]
@@ -342,7 +343,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDestroy_v4000>(self.0.variant_slot(33)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(33)),
         }
     }
     #[doc = "`cuCtxDetach` at ABI version 2000 (CUDA 2.0)."]
@@ -352,7 +353,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDetach_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDetach_v2000>(self.0.variant_slot(34)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(34)),
         }
     }
     #[doc = "`cuCtxDisablePeerAccess` at ABI version 4000 (CUDA 4.0)."]
@@ -362,7 +363,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDisablePeerAccess_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDisablePeerAccess_v4000>(self.0.variant_slot(35)) {
             Some(entry_point) => entry_point(peerContext),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(35)),
         }
     }
     #[doc = "`cuCtxEnablePeerAccess` at ABI version 4000 (CUDA 4.0)."]
@@ -372,7 +373,7 @@ impl P<'_> {
         // signature is PFN_cuCtxEnablePeerAccess_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxEnablePeerAccess_v4000>(self.0.variant_slot(36)) {
             Some(entry_point) => entry_point(peerContext, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(36)),
         }
     }
     #[doc = "`cuCtxFromGreenCtx` at ABI version 12040 (CUDA 12.4)."]
@@ -382,7 +383,7 @@ impl P<'_> {
         // signature is PFN_cuCtxFromGreenCtx_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxFromGreenCtx_v12040>(self.0.variant_slot(37)) {
             Some(entry_point) => entry_point(pContext, hCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(37)),
         }
     }
     #[doc = "`cuCtxGetApiVersion` at ABI version 3020 (CUDA 3.2)."]
@@ -392,7 +393,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetApiVersion_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetApiVersion_v3020>(self.0.variant_slot(38)) {
             Some(entry_point) => entry_point(ctx, version),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(38)),
         }
     }
     #[doc = "`cuCtxGetCacheConfig` at ABI version 3020 (CUDA 3.2)."]
@@ -402,7 +403,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetCacheConfig_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetCacheConfig_v3020>(self.0.variant_slot(39)) {
             Some(entry_point) => entry_point(pconfig),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(39)),
         }
     }
     #[doc = "`cuCtxGetCurrent` at ABI version 4000 (CUDA 4.0)."]
@@ -412,7 +413,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetCurrent_v4000>(self.0.variant_slot(40)) {
             Some(entry_point) => entry_point(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(40)),
         }
     }
     #[doc = "`cuCtxGetDevResource` at ABI version 12040 (CUDA 12.4)."]
@@ -422,7 +423,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetDevResource_v12040>(self.0.variant_slot(41)) {
             Some(entry_point) => entry_point(hCtx, result, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(41)),
         }
     }
     #[doc = "`cuCtxGetDevice` at ABI version 2000 (CUDA 2.0)."]
@@ -432,7 +433,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetDevice_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetDevice_v2000>(self.0.variant_slot(42)) {
             Some(entry_point) => entry_point(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(42)),
         }
     }
     #[doc = "`cuCtxGetDevice` at ABI version 13000 (CUDA 13.0)."]
@@ -442,7 +443,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetDevice_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetDevice_v13000>(self.0.variant_slot(43)) {
             Some(entry_point) => entry_point(device, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(43)),
         }
     }
     #[doc = "`cuCtxGetExecAffinity` at ABI version 11040 (CUDA 11.4)."]
@@ -452,7 +453,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetExecAffinity_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetExecAffinity_v11040>(self.0.variant_slot(44)) {
             Some(entry_point) => entry_point(pExecAffinity, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(44)),
         }
     }
     #[doc = "`cuCtxGetFlags` at ABI version 7000 (CUDA 7.0)."]
@@ -462,7 +463,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetFlags_v7000>(self.0.variant_slot(45)) {
             Some(entry_point) => entry_point(flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(45)),
         }
     }
     #[doc = "`cuCtxGetId` at ABI version 12000 (CUDA 12.0)."]
@@ -472,7 +473,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetId_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetId_v12000>(self.0.variant_slot(46)) {
             Some(entry_point) => entry_point(ctx, ctxId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(46)),
         }
     }
     #[doc = "`cuCtxGetLimit` at ABI version 3010 (CUDA 3.1)."]
@@ -482,7 +483,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetLimit_v3010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetLimit_v3010>(self.0.variant_slot(47)) {
             Some(entry_point) => entry_point(pvalue, limit),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(47)),
         }
     }
     #[doc = "`cuCtxGetSharedMemConfig` at ABI version 4020 (CUDA 4.2)."]
@@ -492,7 +493,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetSharedMemConfig_v4020>(self.0.variant_slot(48)) {
             Some(entry_point) => entry_point(pConfig),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(48)),
         }
     }
     #[doc = "`cuCtxGetStreamPriorityRange` at ABI version 5050 (CUDA 5.5)."]
@@ -502,7 +503,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetStreamPriorityRange_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetStreamPriorityRange_v5050>(self.0.variant_slot(49)) {
             Some(entry_point) => entry_point(leastPriority, greatestPriority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(49)),
         }
     }
     #[doc = "`cuCtxPopCurrent` at ABI version 2000 (CUDA 2.0)."]
@@ -512,7 +513,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPopCurrent_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPopCurrent_v2000>(self.0.variant_slot(50)) {
             Some(entry_point) => entry_point(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(50)),
         }
     }
     #[doc = "`cuCtxPopCurrent` at ABI version 4000 (CUDA 4.0)."]
@@ -522,7 +523,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPopCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPopCurrent_v4000>(self.0.variant_slot(51)) {
             Some(entry_point) => entry_point(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(51)),
         }
     }
     #[doc = "`cuCtxPushCurrent` at ABI version 2000 (CUDA 2.0)."]
@@ -532,7 +533,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPushCurrent_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPushCurrent_v2000>(self.0.variant_slot(52)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(52)),
         }
     }
     #[doc = "`cuCtxPushCurrent` at ABI version 4000 (CUDA 4.0)."]
@@ -542,7 +543,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPushCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPushCurrent_v4000>(self.0.variant_slot(53)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(53)),
         }
     }
     #[doc = "`cuCtxRecordEvent` at ABI version 12050 (CUDA 12.5)."]
@@ -552,7 +553,7 @@ impl P<'_> {
         // signature is PFN_cuCtxRecordEvent_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxRecordEvent_v12050>(self.0.variant_slot(54)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(54)),
         }
     }
     #[doc = "`cuCtxResetPersistingL2Cache` at ABI version 11000 (CUDA 11.0)."]
@@ -562,7 +563,7 @@ impl P<'_> {
         // signature is PFN_cuCtxResetPersistingL2Cache_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxResetPersistingL2Cache_v11000>(self.0.variant_slot(55)) {
             Some(entry_point) => entry_point(),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(55)),
         }
     }
     #[doc = "`cuCtxSetCacheConfig` at ABI version 3020 (CUDA 3.2)."]
@@ -572,7 +573,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetCacheConfig_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetCacheConfig_v3020>(self.0.variant_slot(56)) {
             Some(entry_point) => entry_point(config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(56)),
         }
     }
     #[doc = "`cuCtxSetCurrent` at ABI version 4000 (CUDA 4.0)."]
@@ -582,7 +583,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetCurrent_v4000>(self.0.variant_slot(57)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(57)),
         }
     }
     #[doc = "`cuCtxSetFlags` at ABI version 12010 (CUDA 12.1)."]
@@ -592,7 +593,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetFlags_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetFlags_v12010>(self.0.variant_slot(58)) {
             Some(entry_point) => entry_point(flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(58)),
         }
     }
     #[doc = "`cuCtxSetLimit` at ABI version 3010 (CUDA 3.1)."]
@@ -602,7 +603,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetLimit_v3010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetLimit_v3010>(self.0.variant_slot(59)) {
             Some(entry_point) => entry_point(limit, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(59)),
         }
     }
     #[doc = "`cuCtxSetSharedMemConfig` at ABI version 4020 (CUDA 4.2)."]
@@ -612,7 +613,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetSharedMemConfig_v4020>(self.0.variant_slot(60)) {
             Some(entry_point) => entry_point(config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(60)),
         }
     }
     #[doc = "`cuCtxSynchronize` at ABI version 2000 (CUDA 2.0)."]
@@ -622,7 +623,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSynchronize_v2000>(self.0.variant_slot(61)) {
             Some(entry_point) => entry_point(),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(61)),
         }
     }
     #[doc = "`cuCtxSynchronize` at ABI version 13000 (CUDA 13.0)."]
@@ -632,7 +633,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSynchronize_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSynchronize_v13000>(self.0.variant_slot(62)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(62)),
         }
     }
     #[doc = "`cuCtxWaitEvent` at ABI version 12050 (CUDA 12.5)."]
@@ -642,7 +643,7 @@ impl P<'_> {
         // signature is PFN_cuCtxWaitEvent_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxWaitEvent_v12050>(self.0.variant_slot(63)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(63)),
         }
     }
     #[doc = "`cuDestroyExternalMemory` at ABI version 10000 (CUDA 10.0)."]
@@ -652,7 +653,7 @@ impl P<'_> {
         // signature is PFN_cuDestroyExternalMemory_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDestroyExternalMemory_v10000>(self.0.variant_slot(64)) {
             Some(entry_point) => entry_point(extMem),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(64)),
         }
     }
     #[doc = "`cuDestroyExternalSemaphore` at ABI version 10000 (CUDA 10.0)."]
@@ -662,7 +663,7 @@ impl P<'_> {
         // signature is PFN_cuDestroyExternalSemaphore_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDestroyExternalSemaphore_v10000>(self.0.variant_slot(65)) {
             Some(entry_point) => entry_point(extSem),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(65)),
         }
     }
     #[doc = "`cuDevResourceGenerateDesc` at ABI version 12040 (CUDA 12.4)."]
@@ -672,7 +673,7 @@ impl P<'_> {
         // signature is PFN_cuDevResourceGenerateDesc_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevResourceGenerateDesc_v12040>(self.0.variant_slot(66)) {
             Some(entry_point) => entry_point(phDesc, resources, nbResources),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(66)),
         }
     }
     #[doc = "`cuDevSmResourceSplit` at ABI version 13010 (CUDA 13.1)."]
@@ -682,7 +683,7 @@ impl P<'_> {
         // signature is PFN_cuDevSmResourceSplit_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevSmResourceSplit_v13010>(self.0.variant_slot(67)) {
             Some(entry_point) => entry_point(result, nbGroups, input, remainder, flags, groupParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(67)),
         }
     }
     #[doc = "`cuDevSmResourceSplitByCount` at ABI version 12040 (CUDA 12.4)."]
@@ -692,7 +693,7 @@ impl P<'_> {
         // signature is PFN_cuDevSmResourceSplitByCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevSmResourceSplitByCount_v12040>(self.0.variant_slot(68)) {
             Some(entry_point) => entry_point(result, nbGroups, input, remaining, useFlags, minCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(68)),
         }
     }
     #[doc = "`cuDeviceCanAccessPeer` at ABI version 4000 (CUDA 4.0)."]
@@ -702,7 +703,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceCanAccessPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceCanAccessPeer_v4000>(self.0.variant_slot(69)) {
             Some(entry_point) => entry_point(canAccessPeer, dev, peerDev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(69)),
         }
     }
     #[doc = "`cuDeviceComputeCapability` at ABI version 2000 (CUDA 2.0)."]
@@ -712,7 +713,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceComputeCapability_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceComputeCapability_v2000>(self.0.variant_slot(70)) {
             Some(entry_point) => entry_point(major, minor, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(70)),
         }
     }
     #[doc = "`cuDeviceGet` at ABI version 2000 (CUDA 2.0)."]
@@ -722,7 +723,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGet_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGet_v2000>(self.0.variant_slot(71)) {
             Some(entry_point) => entry_point(device, ordinal),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(71)),
         }
     }
     #[doc = "`cuDeviceGetAttribute` at ABI version 2000 (CUDA 2.0)."]
@@ -732,7 +733,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetAttribute_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetAttribute_v2000>(self.0.variant_slot(72)) {
             Some(entry_point) => entry_point(pi, attrib, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(72)),
         }
     }
     #[doc = "`cuDeviceGetByPCIBusId` at ABI version 4010 (CUDA 4.1)."]
@@ -742,7 +743,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetByPCIBusId_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetByPCIBusId_v4010>(self.0.variant_slot(73)) {
             Some(entry_point) => entry_point(dev, pciBusId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(73)),
         }
     }
     #[doc = "`cuDeviceGetCliqueCount` at ABI version 13040 (CUDA 13.4)."]
@@ -752,7 +753,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCliqueCount_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCliqueCount_v13040>(self.0.variant_slot(74)) {
             Some(entry_point) => entry_point(count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(74)),
         }
     }
     #[doc = "`cuDeviceGetCliqueInfo` at ABI version 13040 (CUDA 13.4)."]
@@ -762,7 +763,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCliqueInfo_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCliqueInfo_v13040>(self.0.variant_slot(75)) {
             Some(entry_point) => entry_point(cliqueInfo, count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(75)),
         }
     }
     #[doc = "`cuDeviceGetCount` at ABI version 2000 (CUDA 2.0)."]
@@ -772,7 +773,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCount_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCount_v2000>(self.0.variant_slot(76)) {
             Some(entry_point) => entry_point(count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(76)),
         }
     }
     #[doc = "`cuDeviceGetDefaultMemPool` at ABI version 11020 (CUDA 11.2)."]
@@ -782,7 +783,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetDefaultMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetDefaultMemPool_v11020>(self.0.variant_slot(77)) {
             Some(entry_point) => entry_point(pool_out, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(77)),
         }
     }
     #[doc = "`cuDeviceGetDevResource` at ABI version 12040 (CUDA 12.4)."]
@@ -792,7 +793,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetDevResource_v12040>(self.0.variant_slot(78)) {
             Some(entry_point) => entry_point(dev, result, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(78)),
         }
     }
     #[doc = "`cuDeviceGetExecAffinitySupport` at ABI version 11040 (CUDA 11.4)."]
@@ -802,7 +803,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetExecAffinitySupport_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetExecAffinitySupport_v11040>(self.0.variant_slot(79)) {
             Some(entry_point) => entry_point(pi, type_, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(79)),
         }
     }
     #[doc = "`cuDeviceGetFabricClusterUuid` at ABI version 13040 (CUDA 13.4)."]
@@ -812,7 +813,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetFabricClusterUuid_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetFabricClusterUuid_v13040>(self.0.variant_slot(80)) {
             Some(entry_point) => entry_point(uuid, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(80)),
         }
     }
     #[doc = "`cuDeviceGetGraphMemAttribute` at ABI version 11040 (CUDA 11.4)."]
@@ -822,7 +823,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetGraphMemAttribute_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetGraphMemAttribute_v11040>(self.0.variant_slot(81)) {
             Some(entry_point) => entry_point(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(81)),
         }
     }
     #[doc = "`cuDeviceGetHostAtomicCapabilities` at ABI version 13000 (CUDA 13.0)."]
@@ -832,7 +833,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetHostAtomicCapabilities_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetHostAtomicCapabilities_v13000>(self.0.variant_slot(82)) {
             Some(entry_point) => entry_point(capabilities, operations, count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(82)),
         }
     }
     #[doc = "`cuDeviceGetLuid` at ABI version 10000 (CUDA 10.0)."]
@@ -842,7 +843,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetLuid_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetLuid_v10000>(self.0.variant_slot(83)) {
             Some(entry_point) => entry_point(luid, deviceNodeMask, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(83)),
         }
     }
     #[doc = "`cuDeviceGetMemPool` at ABI version 11020 (CUDA 11.2)."]
@@ -852,7 +853,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetMemPool_v11020>(self.0.variant_slot(84)) {
             Some(entry_point) => entry_point(pool, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(84)),
         }
     }
     #[doc = "`cuDeviceGetName` at ABI version 2000 (CUDA 2.0)."]
@@ -862,7 +863,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetName_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetName_v2000>(self.0.variant_slot(85)) {
             Some(entry_point) => entry_point(name, len, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(85)),
         }
     }
     #[doc = "`cuDeviceGetNvSciSyncAttributes` at ABI version 10020 (CUDA 10.2)."]
@@ -872,7 +873,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetNvSciSyncAttributes_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetNvSciSyncAttributes_v10020>(self.0.variant_slot(86)) {
             Some(entry_point) => entry_point(nvSciSyncAttrList, dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(86)),
         }
     }
     #[doc = "`cuDeviceGetP2PAtomicCapabilities` at ABI version 13000 (CUDA 13.0)."]
@@ -882,7 +883,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetP2PAtomicCapabilities_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetP2PAtomicCapabilities_v13000>(self.0.variant_slot(87)) {
             Some(entry_point) => entry_point(capabilities, operations, count, srcDevice, dstDevice),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(87)),
         }
     }
     #[doc = "`cuDeviceGetP2PAttribute` at ABI version 8000 (CUDA 8.0)."]
@@ -892,7 +893,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetP2PAttribute_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetP2PAttribute_v8000>(self.0.variant_slot(88)) {
             Some(entry_point) => entry_point(value, attrib, srcDevice, dstDevice),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(88)),
         }
     }
     #[doc = "`cuDeviceGetPCIBusId` at ABI version 4010 (CUDA 4.1)."]
@@ -902,7 +903,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetPCIBusId_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetPCIBusId_v4010>(self.0.variant_slot(89)) {
             Some(entry_point) => entry_point(pciBusId, len, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(89)),
         }
     }
     #[doc = "`cuDeviceGetProperties` at ABI version 2000 (CUDA 2.0)."]
@@ -912,7 +913,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetProperties_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetProperties_v2000>(self.0.variant_slot(90)) {
             Some(entry_point) => entry_point(prop, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(90)),
         }
     }
     #[doc = "`cuDeviceGetTexture1DLinearMaxWidth` at ABI version 11010 (CUDA 11.1)."]
@@ -922,7 +923,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010>(self.0.variant_slot(91)) {
             Some(entry_point) => entry_point(maxWidthInElements, format, numChannels, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(91)),
         }
     }
     #[doc = "`cuDeviceGetUuid` at ABI version 9020 (CUDA 9.2)."]
@@ -932,7 +933,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetUuid_v9020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetUuid_v9020>(self.0.variant_slot(92)) {
             Some(entry_point) => entry_point(uuid, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(92)),
         }
     }
     #[doc = "`cuDeviceGetUuid` at ABI version 11040 (CUDA 11.4)."]
@@ -942,7 +943,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetUuid_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetUuid_v11040>(self.0.variant_slot(93)) {
             Some(entry_point) => entry_point(uuid, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(93)),
         }
     }
     #[doc = "`cuDeviceGraphMemTrim` at ABI version 11040 (CUDA 11.4)."]
@@ -952,7 +953,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGraphMemTrim_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGraphMemTrim_v11040>(self.0.variant_slot(94)) {
             Some(entry_point) => entry_point(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(94)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxGetState` at ABI version 7000 (CUDA 7.0)."]
@@ -962,7 +963,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxGetState_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxGetState_v7000>(self.0.variant_slot(95)) {
             Some(entry_point) => entry_point(dev, flags, active),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(95)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxRelease` at ABI version 7000 (CUDA 7.0)."]
@@ -972,7 +973,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxRelease_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxRelease_v7000>(self.0.variant_slot(96)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(96)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxRelease` at ABI version 11000 (CUDA 11.0)."]
@@ -982,7 +983,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxRelease_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxRelease_v11000>(self.0.variant_slot(97)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(97)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxReset` at ABI version 7000 (CUDA 7.0)."]
@@ -992,7 +993,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxReset_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxReset_v7000>(self.0.variant_slot(98)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(98)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxReset` at ABI version 11000 (CUDA 11.0)."]
@@ -1002,7 +1003,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxReset_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxReset_v11000>(self.0.variant_slot(99)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(99)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxRetain` at ABI version 7000 (CUDA 7.0)."]
@@ -1012,7 +1013,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxRetain_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxRetain_v7000>(self.0.variant_slot(100)) {
             Some(entry_point) => entry_point(pctx, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(100)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags` at ABI version 7000 (CUDA 7.0)."]
@@ -1022,7 +1023,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxSetFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxSetFlags_v7000>(self.0.variant_slot(101)) {
             Some(entry_point) => entry_point(dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(101)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags` at ABI version 11000 (CUDA 11.0)."]
@@ -1032,7 +1033,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxSetFlags_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxSetFlags_v11000>(self.0.variant_slot(102)) {
             Some(entry_point) => entry_point(dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(102)),
         }
     }
     #[doc = "`cuDeviceRegisterAsyncNotification` at ABI version 12040 (CUDA 12.4)."]
@@ -1042,7 +1043,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceRegisterAsyncNotification_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceRegisterAsyncNotification_v12040>(self.0.variant_slot(103)) {
             Some(entry_point) => entry_point(device, callbackFunc, userData, callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(103)),
         }
     }
     #[doc = "`cuDeviceSetGraphMemAttribute` at ABI version 11040 (CUDA 11.4)."]
@@ -1052,7 +1053,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceSetGraphMemAttribute_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceSetGraphMemAttribute_v11040>(self.0.variant_slot(104)) {
             Some(entry_point) => entry_point(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(104)),
         }
     }
     #[doc = "`cuDeviceSetMemPool` at ABI version 11020 (CUDA 11.2)."]
@@ -1062,7 +1063,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceSetMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceSetMemPool_v11020>(self.0.variant_slot(105)) {
             Some(entry_point) => entry_point(dev, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(105)),
         }
     }
     #[doc = "`cuDeviceTotalMem` at ABI version 2000 (CUDA 2.0)."]
@@ -1072,7 +1073,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceTotalMem_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceTotalMem_v2000>(self.0.variant_slot(106)) {
             Some(entry_point) => entry_point(bytes, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(106)),
         }
     }
     #[doc = "`cuDeviceTotalMem` at ABI version 3020 (CUDA 3.2)."]
@@ -1082,7 +1083,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceTotalMem_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceTotalMem_v3020>(self.0.variant_slot(107)) {
             Some(entry_point) => entry_point(bytes, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(107)),
         }
     }
     #[doc = "`cuDeviceUnregisterAsyncNotification` at ABI version 12040 (CUDA 12.4)."]
@@ -1092,7 +1093,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceUnregisterAsyncNotification_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceUnregisterAsyncNotification_v12040>(self.0.variant_slot(108)) {
             Some(entry_point) => entry_point(device, callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(108)),
         }
     }
     #[doc = "`cuDriverGetVersion` at ABI version 2020 (CUDA 2.2)."]
@@ -1102,7 +1103,7 @@ impl P<'_> {
         // signature is PFN_cuDriverGetVersion_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDriverGetVersion_v2020>(self.0.variant_slot(109)) {
             Some(entry_point) => entry_point(driverVersion),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(109)),
         }
     }
     #[doc = "`cuEventCreate` at ABI version 2000 (CUDA 2.0)."]
@@ -1112,7 +1113,7 @@ impl P<'_> {
         // signature is PFN_cuEventCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventCreate_v2000>(self.0.variant_slot(110)) {
             Some(entry_point) => entry_point(phEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(110)),
         }
     }
     #[doc = "`cuEventDestroy` at ABI version 2000 (CUDA 2.0)."]
@@ -1122,7 +1123,7 @@ impl P<'_> {
         // signature is PFN_cuEventDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventDestroy_v2000>(self.0.variant_slot(111)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(111)),
         }
     }
     #[doc = "`cuEventDestroy` at ABI version 4000 (CUDA 4.0)."]
@@ -1132,7 +1133,7 @@ impl P<'_> {
         // signature is PFN_cuEventDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventDestroy_v4000>(self.0.variant_slot(112)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(112)),
         }
     }
     #[doc = "`cuEventElapsedTime` at ABI version 2000 (CUDA 2.0)."]
@@ -1142,7 +1143,7 @@ impl P<'_> {
         // signature is PFN_cuEventElapsedTime_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventElapsedTime_v2000>(self.0.variant_slot(113)) {
             Some(entry_point) => entry_point(pMilliseconds, hStart, hEnd),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(113)),
         }
     }
     #[doc = "`cuEventElapsedTime` at ABI version 12080 (CUDA 12.8)."]
@@ -1152,7 +1153,7 @@ impl P<'_> {
         // signature is PFN_cuEventElapsedTime_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventElapsedTime_v12080>(self.0.variant_slot(114)) {
             Some(entry_point) => entry_point(pMilliseconds, hStart, hEnd),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(114)),
         }
     }
     #[doc = "`cuEventQuery` at ABI version 2000 (CUDA 2.0)."]
@@ -1162,7 +1163,7 @@ impl P<'_> {
         // signature is PFN_cuEventQuery_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventQuery_v2000>(self.0.variant_slot(115)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(115)),
         }
     }
     #[doc = "`cuEventRecord` at ABI version 2000 (CUDA 2.0)."]
@@ -1172,7 +1173,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecord_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecord_v2000>(self.0.variant_slot(116)) {
             Some(entry_point) => entry_point(hEvent, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(116)),
         }
     }
     #[doc = "`cuEventRecord` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -1182,7 +1183,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecord_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecord_v7000_ptsz>(self.0.variant_slot(117)) {
             Some(entry_point) => entry_point(hEvent, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(117)),
         }
     }
     #[doc = "`cuEventRecordWithFlags` at ABI version 11010 (CUDA 11.1)."]
@@ -1192,7 +1193,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecordWithFlags_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecordWithFlags_v11010>(self.0.variant_slot(118)) {
             Some(entry_point) => entry_point(hEvent, hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(118)),
         }
     }
     #[doc = "`cuEventRecordWithFlags` at ABI version 11010 (CUDA 11.1), per-thread default stream."]
@@ -1202,7 +1203,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecordWithFlags_v11010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecordWithFlags_v11010_ptsz>(self.0.variant_slot(119)) {
             Some(entry_point) => entry_point(hEvent, hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(119)),
         }
     }
     #[doc = "`cuEventSynchronize` at ABI version 2000 (CUDA 2.0)."]
@@ -1212,7 +1213,7 @@ impl P<'_> {
         // signature is PFN_cuEventSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventSynchronize_v2000>(self.0.variant_slot(120)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(120)),
         }
     }
     #[doc = "`cuExternalMemoryGetMappedBuffer` at ABI version 10000 (CUDA 10.0)."]
@@ -1222,7 +1223,7 @@ impl P<'_> {
         // signature is PFN_cuExternalMemoryGetMappedBuffer_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuExternalMemoryGetMappedBuffer_v10000>(self.0.variant_slot(121)) {
             Some(entry_point) => entry_point(devPtr, extMem, bufferDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(121)),
         }
     }
     #[doc = "`cuExternalMemoryGetMappedMipmappedArray` at ABI version 10000 (CUDA 10.0)."]
@@ -1232,7 +1233,7 @@ impl P<'_> {
         // signature is PFN_cuExternalMemoryGetMappedMipmappedArray_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuExternalMemoryGetMappedMipmappedArray_v10000>(self.0.variant_slot(122)) {
             Some(entry_point) => entry_point(mipmap, extMem, mipmapDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(122)),
         }
     }
     #[doc = "`cuFabricCpyBatchAsync` at ABI version 13050 (CUDA 13.5)."]
@@ -1242,7 +1243,7 @@ impl P<'_> {
         // signature is PFN_cuFabricCpyBatchAsync_v13050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFabricCpyBatchAsync_v13050>(self.0.variant_slot(123)) {
             Some(entry_point) => entry_point(numOps, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(123)),
         }
     }
     #[doc = "`cuFabricCpyBatchAsync` at ABI version 13050 (CUDA 13.5), per-thread default stream."]
@@ -1252,7 +1253,7 @@ impl P<'_> {
         // signature is PFN_cuFabricCpyBatchAsync_v13050_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFabricCpyBatchAsync_v13050_ptsz>(self.0.variant_slot(124)) {
             Some(entry_point) => entry_point(numOps, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(124)),
         }
     }
     #[doc = "`cuFlushGPUDirectRDMAWrites` at ABI version 11030 (CUDA 11.3)."]
@@ -1262,7 +1263,7 @@ impl P<'_> {
         // signature is PFN_cuFlushGPUDirectRDMAWrites_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFlushGPUDirectRDMAWrites_v11030>(self.0.variant_slot(125)) {
             Some(entry_point) => entry_point(target, scope),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(125)),
         }
     }
     #[doc = "`cuFuncGetAttribute` at ABI version 2020 (CUDA 2.2)."]
@@ -1272,7 +1273,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetAttribute_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetAttribute_v2020>(self.0.variant_slot(126)) {
             Some(entry_point) => entry_point(pi, attrib, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(126)),
         }
     }
     #[doc = "`cuFuncGetModule` at ABI version 11000 (CUDA 11.0)."]
@@ -1282,7 +1283,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetModule_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetModule_v11000>(self.0.variant_slot(127)) {
             Some(entry_point) => entry_point(hmod, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(127)),
         }
     }
     #[doc = "`cuFuncGetName` at ABI version 12030 (CUDA 12.3)."]
@@ -1292,7 +1293,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetName_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetName_v12030>(self.0.variant_slot(128)) {
             Some(entry_point) => entry_point(name, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(128)),
         }
     }
     #[doc = "`cuFuncGetParamCount` at ABI version 13020 (CUDA 13.2)."]
@@ -1302,7 +1303,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetParamCount_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetParamCount_v13020>(self.0.variant_slot(129)) {
             Some(entry_point) => entry_point(func, paramCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(129)),
         }
     }
     #[doc = "`cuFuncGetParamInfo` at ABI version 12040 (CUDA 12.4)."]
@@ -1312,7 +1313,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetParamInfo_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetParamInfo_v12040>(self.0.variant_slot(130)) {
             Some(entry_point) => entry_point(func, paramIndex, paramOffset, paramSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(130)),
         }
     }
     #[doc = "`cuFuncIsLoaded` at ABI version 12040 (CUDA 12.4)."]
@@ -1322,7 +1323,7 @@ impl P<'_> {
         // signature is PFN_cuFuncIsLoaded_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncIsLoaded_v12040>(self.0.variant_slot(131)) {
             Some(entry_point) => entry_point(state, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(131)),
         }
     }
     #[doc = "`cuFuncLoad` at ABI version 12040 (CUDA 12.4)."]
@@ -1332,7 +1333,7 @@ impl P<'_> {
         // signature is PFN_cuFuncLoad_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncLoad_v12040>(self.0.variant_slot(132)) {
             Some(entry_point) => entry_point(hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(132)),
         }
     }
     #[doc = "`cuFuncSetAttribute` at ABI version 9000 (CUDA 9.0)."]
@@ -1342,7 +1343,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetAttribute_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetAttribute_v9000>(self.0.variant_slot(133)) {
             Some(entry_point) => entry_point(hfunc, attrib, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(133)),
         }
     }
     #[doc = "`cuFuncSetBlockShape` at ABI version 2000 (CUDA 2.0)."]
@@ -1352,7 +1353,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetBlockShape_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetBlockShape_v2000>(self.0.variant_slot(134)) {
             Some(entry_point) => entry_point(hfunc, x, y, z),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(134)),
         }
     }
     #[doc = "`cuFuncSetCacheConfig` at ABI version 3000 (CUDA 3.0)."]
@@ -1362,7 +1363,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetCacheConfig_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetCacheConfig_v3000>(self.0.variant_slot(135)) {
             Some(entry_point) => entry_point(hfunc, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(135)),
         }
     }
     #[doc = "`cuFuncSetSharedMemConfig` at ABI version 4020 (CUDA 4.2)."]
@@ -1372,7 +1373,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetSharedMemConfig_v4020>(self.0.variant_slot(136)) {
             Some(entry_point) => entry_point(hfunc, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(136)),
         }
     }
     #[doc = "`cuFuncSetSharedSize` at ABI version 2000 (CUDA 2.0)."]
@@ -1382,7 +1383,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetSharedSize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetSharedSize_v2000>(self.0.variant_slot(137)) {
             Some(entry_point) => entry_point(hfunc, bytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(137)),
         }
     }
     #[doc = "`cuGetErrorName` at ABI version 6000 (CUDA 6.0)."]
@@ -1392,7 +1393,7 @@ impl P<'_> {
         // signature is PFN_cuGetErrorName_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetErrorName_v6000>(self.0.variant_slot(138)) {
             Some(entry_point) => entry_point(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(138)),
         }
     }
     #[doc = "`cuGetErrorString` at ABI version 6000 (CUDA 6.0)."]
@@ -1402,7 +1403,7 @@ impl P<'_> {
         // signature is PFN_cuGetErrorString_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetErrorString_v6000>(self.0.variant_slot(139)) {
             Some(entry_point) => entry_point(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(139)),
         }
     }
     #[doc = "`cuGetExportTable` at ABI version 3000 (CUDA 3.0)."]
@@ -1412,7 +1413,7 @@ impl P<'_> {
         // signature is PFN_cuGetExportTable_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetExportTable_v3000>(self.0.variant_slot(140)) {
             Some(entry_point) => entry_point(ppExportTable, pExportTableId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(140)),
         }
     }
     #[doc = "`cuGetProcAddress` at ABI version 11030 (CUDA 11.3)."]
@@ -1422,7 +1423,7 @@ impl P<'_> {
         // signature is PFN_cuGetProcAddress_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetProcAddress_v11030>(self.0.variant_slot(141)) {
             Some(entry_point) => entry_point(symbol, pfn, driverVersion, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(141)),
         }
     }
     #[doc = "`cuGetProcAddress` at ABI version 12000 (CUDA 12.0)."]
@@ -1432,7 +1433,7 @@ impl P<'_> {
         // signature is PFN_cuGetProcAddress_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetProcAddress_v12000>(self.0.variant_slot(142)) {
             Some(entry_point) => entry_point(symbol, pfn, driverVersion, flags, symbolFound),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(142)),
         }
     }
     #[doc = "`cuGraphAddBatchMemOpNode` at ABI version 11070 (CUDA 11.7)."]
@@ -1442,7 +1443,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddBatchMemOpNode_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddBatchMemOpNode_v11070>(self.0.variant_slot(143)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(143)),
         }
     }
     #[doc = "`cuGraphAddChildGraphNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1452,7 +1453,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddChildGraphNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddChildGraphNode_v10000>(self.0.variant_slot(144)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, childGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(144)),
         }
     }
     #[doc = "`cuGraphAddDependencies` at ABI version 10000 (CUDA 10.0)."]
@@ -1462,7 +1463,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddDependencies_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddDependencies_v10000>(self.0.variant_slot(145)) {
             Some(entry_point) => entry_point(hGraph, from, to, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(145)),
         }
     }
     #[doc = "`cuGraphAddDependencies` at ABI version 12030 (CUDA 12.3)."]
@@ -1472,7 +1473,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddDependencies_v12030>(self.0.variant_slot(146)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(146)),
         }
     }
     #[doc = "`cuGraphAddEmptyNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1482,7 +1483,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEmptyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEmptyNode_v10000>(self.0.variant_slot(147)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(147)),
         }
     }
     #[doc = "`cuGraphAddEventRecordNode` at ABI version 11010 (CUDA 11.1)."]
@@ -1492,7 +1493,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEventRecordNode_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEventRecordNode_v11010>(self.0.variant_slot(148)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(148)),
         }
     }
     #[doc = "`cuGraphAddEventWaitNode` at ABI version 11010 (CUDA 11.1)."]
@@ -1502,7 +1503,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEventWaitNode_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEventWaitNode_v11010>(self.0.variant_slot(149)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(149)),
         }
     }
     #[doc = "`cuGraphAddExternalSemaphoresSignalNode` at ABI version 11020 (CUDA 11.2)."]
@@ -1512,7 +1513,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddExternalSemaphoresSignalNode_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddExternalSemaphoresSignalNode_v11020>(self.0.variant_slot(150)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(150)),
         }
     }
     #[doc = "`cuGraphAddExternalSemaphoresWaitNode` at ABI version 11020 (CUDA 11.2)."]
@@ -1522,7 +1523,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddExternalSemaphoresWaitNode_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddExternalSemaphoresWaitNode_v11020>(self.0.variant_slot(151)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(151)),
         }
     }
     #[doc = "`cuGraphAddHostNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1532,7 +1533,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddHostNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddHostNode_v10000>(self.0.variant_slot(152)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(152)),
         }
     }
     #[doc = "`cuGraphAddKernelNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1542,7 +1543,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddKernelNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddKernelNode_v10000>(self.0.variant_slot(153)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(153)),
         }
     }
     #[doc = "`cuGraphAddKernelNode` at ABI version 12000 (CUDA 12.0)."]
@@ -1552,7 +1553,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddKernelNode_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddKernelNode_v12000>(self.0.variant_slot(154)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(154)),
         }
     }
     #[doc = "`cuGraphAddMemAllocNode` at ABI version 11040 (CUDA 11.4)."]
@@ -1562,7 +1563,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemAllocNode_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemAllocNode_v11040>(self.0.variant_slot(155)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(155)),
         }
     }
     #[doc = "`cuGraphAddMemFreeNode` at ABI version 11040 (CUDA 11.4)."]
@@ -1572,7 +1573,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemFreeNode_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemFreeNode_v11040>(self.0.variant_slot(156)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(156)),
         }
     }
     #[doc = "`cuGraphAddMemcpyNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1582,7 +1583,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemcpyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemcpyNode_v10000>(self.0.variant_slot(157)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(157)),
         }
     }
     #[doc = "`cuGraphAddMemsetNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1592,7 +1593,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemsetNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemsetNode_v10000>(self.0.variant_slot(158)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(158)),
         }
     }
     #[doc = "`cuGraphAddNode` at ABI version 12020 (CUDA 12.2)."]
@@ -1602,7 +1603,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddNode_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v12020>(self.0.variant_slot(159)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(159)),
         }
     }
     #[doc = "`cuGraphAddNode` at ABI version 12030 (CUDA 12.3)."]
@@ -1612,7 +1613,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddNode_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v12030>(self.0.variant_slot(160)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(160)),
         }
     }
     #[doc = "`cuGraphAddNode` at ABI version 13040 (CUDA 13.4)."]
@@ -1622,7 +1623,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddNode_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v13040>(self.0.variant_slot(161)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(161)),
         }
     }
     #[doc = "`cuGraphBatchMemOpNodeGetParams` at ABI version 11070 (CUDA 11.7)."]
@@ -1632,7 +1633,7 @@ impl P<'_> {
         // signature is PFN_cuGraphBatchMemOpNodeGetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphBatchMemOpNodeGetParams_v11070>(self.0.variant_slot(162)) {
             Some(entry_point) => entry_point(hNode, nodeParams_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(162)),
         }
     }
     #[doc = "`cuGraphBatchMemOpNodeSetParams` at ABI version 11070 (CUDA 11.7)."]
@@ -1642,7 +1643,7 @@ impl P<'_> {
         // signature is PFN_cuGraphBatchMemOpNodeSetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphBatchMemOpNodeSetParams_v11070>(self.0.variant_slot(163)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(163)),
         }
     }
     #[doc = "`cuGraphChildGraphNodeGetGraph` at ABI version 10000 (CUDA 10.0)."]
@@ -1652,7 +1653,7 @@ impl P<'_> {
         // signature is PFN_cuGraphChildGraphNodeGetGraph_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphChildGraphNodeGetGraph_v10000>(self.0.variant_slot(164)) {
             Some(entry_point) => entry_point(hNode, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(164)),
         }
     }
     #[doc = "`cuGraphClone` at ABI version 10000 (CUDA 10.0)."]
@@ -1662,7 +1663,7 @@ impl P<'_> {
         // signature is PFN_cuGraphClone_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphClone_v10000>(self.0.variant_slot(165)) {
             Some(entry_point) => entry_point(phGraphClone, originalGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(165)),
         }
     }
     #[doc = "`cuGraphConditionalHandleCreate` at ABI version 12030 (CUDA 12.3)."]
@@ -1672,7 +1673,7 @@ impl P<'_> {
         // signature is PFN_cuGraphConditionalHandleCreate_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphConditionalHandleCreate_v12030>(self.0.variant_slot(166)) {
             Some(entry_point) => entry_point(pHandle_out, hGraph, ctx, defaultLaunchValue, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(166)),
         }
     }
     #[doc = "`cuGraphCreate` at ABI version 10000 (CUDA 10.0)."]
@@ -1682,7 +1683,7 @@ impl P<'_> {
         // signature is PFN_cuGraphCreate_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphCreate_v10000>(self.0.variant_slot(167)) {
             Some(entry_point) => entry_point(phGraph, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(167)),
         }
     }
     #[doc = "`cuGraphDebugDotPrint` at ABI version 11030 (CUDA 11.3)."]
@@ -1692,7 +1693,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDebugDotPrint_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDebugDotPrint_v11030>(self.0.variant_slot(168)) {
             Some(entry_point) => entry_point(hGraph, path, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(168)),
         }
     }
     #[doc = "`cuGraphDestroy` at ABI version 10000 (CUDA 10.0)."]
@@ -1702,7 +1703,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDestroy_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDestroy_v10000>(self.0.variant_slot(169)) {
             Some(entry_point) => entry_point(hGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(169)),
         }
     }
     #[doc = "`cuGraphDestroyNode` at ABI version 10000 (CUDA 10.0)."]
@@ -1712,7 +1713,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDestroyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDestroyNode_v10000>(self.0.variant_slot(170)) {
             Some(entry_point) => entry_point(hNode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(170)),
         }
     }
     #[doc = "`cuGraphEventRecordNodeGetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1722,7 +1723,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventRecordNodeGetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventRecordNodeGetEvent_v11010>(self.0.variant_slot(171)) {
             Some(entry_point) => entry_point(hNode, event_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(171)),
         }
     }
     #[doc = "`cuGraphEventRecordNodeSetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1732,7 +1733,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventRecordNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventRecordNodeSetEvent_v11010>(self.0.variant_slot(172)) {
             Some(entry_point) => entry_point(hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(172)),
         }
     }
     #[doc = "`cuGraphEventWaitNodeGetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1742,7 +1743,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventWaitNodeGetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventWaitNodeGetEvent_v11010>(self.0.variant_slot(173)) {
             Some(entry_point) => entry_point(hNode, event_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(173)),
         }
     }
     #[doc = "`cuGraphEventWaitNodeSetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1752,7 +1753,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventWaitNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventWaitNodeSetEvent_v11010>(self.0.variant_slot(174)) {
             Some(entry_point) => entry_point(hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(174)),
         }
     }
     #[doc = "`cuGraphExecBatchMemOpNodeSetParams` at ABI version 11070 (CUDA 11.7)."]
@@ -1762,7 +1763,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecBatchMemOpNodeSetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecBatchMemOpNodeSetParams_v11070>(self.0.variant_slot(175)) {
             Some(entry_point) => entry_point(graphExec, node, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(175)),
         }
     }
     #[doc = "`cuGraphExecChildGraphNodeSetParams` at ABI version 11010 (CUDA 11.1)."]
@@ -1772,7 +1773,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecChildGraphNodeSetParams_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecChildGraphNodeSetParams_v11010>(self.0.variant_slot(176)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, childGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(176)),
         }
     }
     #[doc = "`cuGraphExecDestroy` at ABI version 10000 (CUDA 10.0)."]
@@ -1782,7 +1783,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecDestroy_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecDestroy_v10000>(self.0.variant_slot(177)) {
             Some(entry_point) => entry_point(hGraphExec),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(177)),
         }
     }
     #[doc = "`cuGraphExecEventRecordNodeSetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1792,7 +1793,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecEventRecordNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecEventRecordNodeSetEvent_v11010>(self.0.variant_slot(178)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(178)),
         }
     }
     #[doc = "`cuGraphExecEventWaitNodeSetEvent` at ABI version 11010 (CUDA 11.1)."]
@@ -1802,7 +1803,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecEventWaitNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecEventWaitNodeSetEvent_v11010>(self.0.variant_slot(179)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(179)),
         }
     }
     #[doc = "`cuGraphExecExternalSemaphoresSignalNodeSetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1812,7 +1813,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020>(self.0.variant_slot(180)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(180)),
         }
     }
     #[doc = "`cuGraphExecExternalSemaphoresWaitNodeSetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1822,7 +1823,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020>(self.0.variant_slot(181)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(181)),
         }
     }
     #[doc = "`cuGraphExecGetFlags` at ABI version 12000 (CUDA 12.0)."]
@@ -1832,7 +1833,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecGetFlags_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecGetFlags_v12000>(self.0.variant_slot(182)) {
             Some(entry_point) => entry_point(hGraphExec, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(182)),
         }
     }
     #[doc = "`cuGraphExecGetId` at ABI version 13010 (CUDA 13.1)."]
@@ -1842,7 +1843,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecGetId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecGetId_v13010>(self.0.variant_slot(183)) {
             Some(entry_point) => entry_point(hGraphExec, graphId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(183)),
         }
     }
     #[doc = "`cuGraphExecHostNodeSetParams` at ABI version 10020 (CUDA 10.2)."]
@@ -1852,7 +1853,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecHostNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecHostNodeSetParams_v10020>(self.0.variant_slot(184)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(184)),
         }
     }
     #[doc = "`cuGraphExecKernelNodeSetParams` at ABI version 10010 (CUDA 10.1)."]
@@ -1862,7 +1863,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecKernelNodeSetParams_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecKernelNodeSetParams_v10010>(self.0.variant_slot(185)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(185)),
         }
     }
     #[doc = "`cuGraphExecKernelNodeSetParams` at ABI version 12000 (CUDA 12.0)."]
@@ -1872,7 +1873,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecKernelNodeSetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecKernelNodeSetParams_v12000>(self.0.variant_slot(186)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(186)),
         }
     }
     #[doc = "`cuGraphExecMemcpyNodeSetParams` at ABI version 10020 (CUDA 10.2)."]
@@ -1882,7 +1883,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecMemcpyNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecMemcpyNodeSetParams_v10020>(self.0.variant_slot(187)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, copyParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(187)),
         }
     }
     #[doc = "`cuGraphExecMemsetNodeSetParams` at ABI version 10020 (CUDA 10.2)."]
@@ -1892,7 +1893,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecMemsetNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecMemsetNodeSetParams_v10020>(self.0.variant_slot(188)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, memsetParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(188)),
         }
     }
     #[doc = "`cuGraphExecNodeSetParams` at ABI version 12020 (CUDA 12.2)."]
@@ -1902,7 +1903,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecNodeSetParams_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecNodeSetParams_v12020>(self.0.variant_slot(189)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(189)),
         }
     }
     #[doc = "`cuGraphExecUpdate` at ABI version 10020 (CUDA 10.2)."]
@@ -1912,7 +1913,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecUpdate_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecUpdate_v10020>(self.0.variant_slot(190)) {
             Some(entry_point) => entry_point(hGraphExec, hGraph, hErrorNode_out, updateResult_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(190)),
         }
     }
     #[doc = "`cuGraphExecUpdate` at ABI version 12000 (CUDA 12.0)."]
@@ -1922,7 +1923,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecUpdate_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecUpdate_v12000>(self.0.variant_slot(191)) {
             Some(entry_point) => entry_point(hGraphExec, hGraph, resultInfo),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(191)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresSignalNodeGetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1932,7 +1933,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020>(self.0.variant_slot(192)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(192)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresSignalNodeSetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1942,7 +1943,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020>(self.0.variant_slot(193)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(193)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresWaitNodeGetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1952,7 +1953,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020>(self.0.variant_slot(194)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(194)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresWaitNodeSetParams` at ABI version 11020 (CUDA 11.2)."]
@@ -1962,7 +1963,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020>(self.0.variant_slot(195)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(195)),
         }
     }
     #[doc = "`cuGraphGetEdges` at ABI version 10000 (CUDA 10.0)."]
@@ -1972,7 +1973,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetEdges_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetEdges_v10000>(self.0.variant_slot(196)) {
             Some(entry_point) => entry_point(hGraph, from, to, numEdges),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(196)),
         }
     }
     #[doc = "`cuGraphGetEdges` at ABI version 12030 (CUDA 12.3)."]
@@ -1982,7 +1983,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetEdges_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetEdges_v12030>(self.0.variant_slot(197)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numEdges),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(197)),
         }
     }
     #[doc = "`cuGraphGetId` at ABI version 13010 (CUDA 13.1)."]
@@ -1992,7 +1993,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetId_v13010>(self.0.variant_slot(198)) {
             Some(entry_point) => entry_point(hGraph, graphId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(198)),
         }
     }
     #[doc = "`cuGraphGetNodes` at ABI version 10000 (CUDA 10.0)."]
@@ -2002,7 +2003,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetNodes_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetNodes_v10000>(self.0.variant_slot(199)) {
             Some(entry_point) => entry_point(hGraph, nodes, numNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(199)),
         }
     }
     #[doc = "`cuGraphGetRootNodes` at ABI version 10000 (CUDA 10.0)."]
@@ -2012,7 +2013,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetRootNodes_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetRootNodes_v10000>(self.0.variant_slot(200)) {
             Some(entry_point) => entry_point(hGraph, rootNodes, numRootNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(200)),
         }
     }
     #[doc = "`cuGraphHostNodeGetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2022,7 +2023,7 @@ impl P<'_> {
         // signature is PFN_cuGraphHostNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphHostNodeGetParams_v10000>(self.0.variant_slot(201)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(201)),
         }
     }
     #[doc = "`cuGraphHostNodeSetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2032,7 +2033,7 @@ impl P<'_> {
         // signature is PFN_cuGraphHostNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphHostNodeSetParams_v10000>(self.0.variant_slot(202)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(202)),
         }
     }
     #[doc = "`cuGraphInstantiate` at ABI version 10000 (CUDA 10.0)."]
@@ -2042,7 +2043,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiate_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiate_v10000>(self.0.variant_slot(203)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(203)),
         }
     }
     #[doc = "`cuGraphInstantiate` at ABI version 11000 (CUDA 11.0)."]
@@ -2052,7 +2053,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiate_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiate_v11000>(self.0.variant_slot(204)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(204)),
         }
     }
     #[doc = "`cuGraphInstantiateWithFlags` at ABI version 11040 (CUDA 11.4)."]
@@ -2062,7 +2063,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiateWithFlags_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithFlags_v11040>(self.0.variant_slot(205)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(205)),
         }
     }
     #[doc = "`cuGraphInstantiateWithParams` at ABI version 12000 (CUDA 12.0)."]
@@ -2072,7 +2073,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiateWithParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithParams_v12000>(self.0.variant_slot(206)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, instantiateParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(206)),
         }
     }
     #[doc = "`cuGraphInstantiateWithParams` at ABI version 12000 (CUDA 12.0), per-thread default stream."]
@@ -2082,7 +2083,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiateWithParams_v12000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithParams_v12000_ptsz>(self.0.variant_slot(207)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, instantiateParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(207)),
         }
     }
     #[doc = "`cuGraphKernelNodeCopyAttributes` at ABI version 11000 (CUDA 11.0)."]
@@ -2092,7 +2093,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeCopyAttributes_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeCopyAttributes_v11000>(self.0.variant_slot(208)) {
             Some(entry_point) => entry_point(dst, src),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(208)),
         }
     }
     #[doc = "`cuGraphKernelNodeGetAttribute` at ABI version 11000 (CUDA 11.0)."]
@@ -2102,7 +2103,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeGetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeGetAttribute_v11000>(self.0.variant_slot(209)) {
             Some(entry_point) => entry_point(hNode, attr, value_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(209)),
         }
     }
     #[doc = "`cuGraphKernelNodeGetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2112,7 +2113,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeGetParams_v10000>(self.0.variant_slot(210)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(210)),
         }
     }
     #[doc = "`cuGraphKernelNodeGetParams` at ABI version 12000 (CUDA 12.0)."]
@@ -2122,7 +2123,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeGetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeGetParams_v12000>(self.0.variant_slot(211)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(211)),
         }
     }
     #[doc = "`cuGraphKernelNodeSetAttribute` at ABI version 11000 (CUDA 11.0)."]
@@ -2132,7 +2133,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeSetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeSetAttribute_v11000>(self.0.variant_slot(212)) {
             Some(entry_point) => entry_point(hNode, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(212)),
         }
     }
     #[doc = "`cuGraphKernelNodeSetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2142,7 +2143,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeSetParams_v10000>(self.0.variant_slot(213)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(213)),
         }
     }
     #[doc = "`cuGraphKernelNodeSetParams` at ABI version 12000 (CUDA 12.0)."]
@@ -2152,7 +2153,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeSetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeSetParams_v12000>(self.0.variant_slot(214)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(214)),
         }
     }
     #[doc = "`cuGraphLaunch` at ABI version 10000 (CUDA 10.0)."]
@@ -2162,7 +2163,7 @@ impl P<'_> {
         // signature is PFN_cuGraphLaunch_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphLaunch_v10000>(self.0.variant_slot(215)) {
             Some(entry_point) => entry_point(hGraph, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(215)),
         }
     }
     #[doc = "`cuGraphLaunch` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -2172,7 +2173,7 @@ impl P<'_> {
         // signature is PFN_cuGraphLaunch_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphLaunch_v10000_ptsz>(self.0.variant_slot(216)) {
             Some(entry_point) => entry_point(hGraphExec, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(216)),
         }
     }
     #[doc = "`cuGraphMemAllocNodeGetParams` at ABI version 11040 (CUDA 11.4)."]
@@ -2182,7 +2183,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemAllocNodeGetParams_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemAllocNodeGetParams_v11040>(self.0.variant_slot(217)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(217)),
         }
     }
     #[doc = "`cuGraphMemFreeNodeGetParams` at ABI version 11040 (CUDA 11.4)."]
@@ -2192,7 +2193,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemFreeNodeGetParams_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemFreeNodeGetParams_v11040>(self.0.variant_slot(218)) {
             Some(entry_point) => entry_point(hNode, dptr_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(218)),
         }
     }
     #[doc = "`cuGraphMemcpyNodeGetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2202,7 +2203,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemcpyNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemcpyNodeGetParams_v10000>(self.0.variant_slot(219)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(219)),
         }
     }
     #[doc = "`cuGraphMemcpyNodeSetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2212,7 +2213,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemcpyNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemcpyNodeSetParams_v10000>(self.0.variant_slot(220)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(220)),
         }
     }
     #[doc = "`cuGraphMemsetNodeGetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2222,7 +2223,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemsetNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemsetNodeGetParams_v10000>(self.0.variant_slot(221)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(221)),
         }
     }
     #[doc = "`cuGraphMemsetNodeSetParams` at ABI version 10000 (CUDA 10.0)."]
@@ -2232,7 +2233,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemsetNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemsetNodeSetParams_v10000>(self.0.variant_slot(222)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(222)),
         }
     }
     #[doc = "`cuGraphNodeFindInClone` at ABI version 10000 (CUDA 10.0)."]
@@ -2242,7 +2243,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeFindInClone_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeFindInClone_v10000>(self.0.variant_slot(223)) {
             Some(entry_point) => entry_point(phNode, hOriginalNode, hClonedGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(223)),
         }
     }
     #[doc = "`cuGraphNodeGetContainingGraph` at ABI version 13010 (CUDA 13.1)."]
@@ -2252,7 +2253,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetContainingGraph_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetContainingGraph_v13010>(self.0.variant_slot(224)) {
             Some(entry_point) => entry_point(hNode, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(224)),
         }
     }
     #[doc = "`cuGraphNodeGetDependencies` at ABI version 10000 (CUDA 10.0)."]
@@ -2262,7 +2263,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependencies_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependencies_v10000>(self.0.variant_slot(225)) {
             Some(entry_point) => entry_point(hNode, dependencies, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(225)),
         }
     }
     #[doc = "`cuGraphNodeGetDependencies` at ABI version 12030 (CUDA 12.3)."]
@@ -2272,7 +2273,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependencies_v12030>(self.0.variant_slot(226)) {
             Some(entry_point) => entry_point(hNode, dependencies, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(226)),
         }
     }
     #[doc = "`cuGraphNodeGetDependentNodes` at ABI version 10000 (CUDA 10.0)."]
@@ -2282,7 +2283,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependentNodes_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependentNodes_v10000>(self.0.variant_slot(227)) {
             Some(entry_point) => entry_point(hNode, dependentNodes, numDependentNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(227)),
         }
     }
     #[doc = "`cuGraphNodeGetDependentNodes` at ABI version 12030 (CUDA 12.3)."]
@@ -2292,7 +2293,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependentNodes_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependentNodes_v12030>(self.0.variant_slot(228)) {
             Some(entry_point) => entry_point(hNode, dependentNodes, edgeData, numDependentNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(228)),
         }
     }
     #[doc = "`cuGraphNodeGetEnabled` at ABI version 11060 (CUDA 11.6)."]
@@ -2302,7 +2303,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetEnabled_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetEnabled_v11060>(self.0.variant_slot(229)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, isEnabled),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(229)),
         }
     }
     #[doc = "`cuGraphNodeGetLocalId` at ABI version 13010 (CUDA 13.1)."]
@@ -2312,7 +2313,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetLocalId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetLocalId_v13010>(self.0.variant_slot(230)) {
             Some(entry_point) => entry_point(hNode, nodeId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(230)),
         }
     }
     #[doc = "`cuGraphNodeGetParams` at ABI version 13020 (CUDA 13.2)."]
@@ -2322,7 +2323,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetParams_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetParams_v13020>(self.0.variant_slot(231)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(231)),
         }
     }
     #[doc = "`cuGraphNodeGetToolsId` at ABI version 13010 (CUDA 13.1)."]
@@ -2332,7 +2333,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetToolsId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetToolsId_v13010>(self.0.variant_slot(232)) {
             Some(entry_point) => entry_point(hNode, nodeId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(232)),
         }
     }
     #[doc = "`cuGraphNodeGetType` at ABI version 10000 (CUDA 10.0)."]
@@ -2342,7 +2343,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetType_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetType_v10000>(self.0.variant_slot(233)) {
             Some(entry_point) => entry_point(hNode, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(233)),
         }
     }
     #[doc = "`cuGraphNodeSetEnabled` at ABI version 11060 (CUDA 11.6)."]
@@ -2352,7 +2353,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeSetEnabled_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetEnabled_v11060>(self.0.variant_slot(234)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, isEnabled),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(234)),
         }
     }
     #[doc = "`cuGraphNodeSetParams` at ABI version 12020 (CUDA 12.2)."]
@@ -2362,7 +2363,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeSetParams_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetParams_v12020>(self.0.variant_slot(235)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(235)),
         }
     }
     #[doc = "`cuGraphNodeSetParams` at ABI version 13040 (CUDA 13.4)."]
@@ -2372,7 +2373,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeSetParams_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetParams_v13040>(self.0.variant_slot(236)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(236)),
         }
     }
     #[doc = "`cuGraphReleaseUserObject` at ABI version 11030 (CUDA 11.3)."]
@@ -2382,7 +2383,7 @@ impl P<'_> {
         // signature is PFN_cuGraphReleaseUserObject_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphReleaseUserObject_v11030>(self.0.variant_slot(237)) {
             Some(entry_point) => entry_point(graph, object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(237)),
         }
     }
     #[doc = "`cuGraphRemoveDependencies` at ABI version 10000 (CUDA 10.0)."]
@@ -2392,7 +2393,7 @@ impl P<'_> {
         // signature is PFN_cuGraphRemoveDependencies_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphRemoveDependencies_v10000>(self.0.variant_slot(238)) {
             Some(entry_point) => entry_point(hGraph, from, to, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(238)),
         }
     }
     #[doc = "`cuGraphRemoveDependencies` at ABI version 12030 (CUDA 12.3)."]
@@ -2402,7 +2403,7 @@ impl P<'_> {
         // signature is PFN_cuGraphRemoveDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphRemoveDependencies_v12030>(self.0.variant_slot(239)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(239)),
         }
     }
     #[doc = "`cuGraphRetainUserObject` at ABI version 11030 (CUDA 11.3)."]
@@ -2412,7 +2413,7 @@ impl P<'_> {
         // signature is PFN_cuGraphRetainUserObject_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphRetainUserObject_v11030>(self.0.variant_slot(240)) {
             Some(entry_point) => entry_point(graph, object, count, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(240)),
         }
     }
     #[doc = "`cuGraphUpload` at ABI version 11010 (CUDA 11.1)."]
@@ -2422,7 +2423,7 @@ impl P<'_> {
         // signature is PFN_cuGraphUpload_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphUpload_v11010>(self.0.variant_slot(241)) {
             Some(entry_point) => entry_point(hGraph, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(241)),
         }
     }
     #[doc = "`cuGraphUpload` at ABI version 11010 (CUDA 11.1), per-thread default stream."]
@@ -2432,7 +2433,7 @@ impl P<'_> {
         // signature is PFN_cuGraphUpload_v11010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphUpload_v11010_ptsz>(self.0.variant_slot(242)) {
             Some(entry_point) => entry_point(hGraphExec, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(242)),
         }
     }
     #[doc = "`cuGraphicsMapResources` at ABI version 3000 (CUDA 3.0)."]
@@ -2442,7 +2443,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsMapResources_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsMapResources_v3000>(self.0.variant_slot(243)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(243)),
         }
     }
     #[doc = "`cuGraphicsMapResources` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -2452,7 +2453,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsMapResources_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsMapResources_v7000_ptsz>(self.0.variant_slot(244)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(244)),
         }
     }
     #[doc = "`cuGraphicsResourceGetMappedMipmappedArray` at ABI version 5000 (CUDA 5.0)."]
@@ -2462,7 +2463,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000>(self.0.variant_slot(245)) {
             Some(entry_point) => entry_point(pMipmappedArray, resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(245)),
         }
     }
     #[doc = "`cuGraphicsResourceGetMappedPointer` at ABI version 3000 (CUDA 3.0)."]
@@ -2472,7 +2473,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceGetMappedPointer_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceGetMappedPointer_v3000>(self.0.variant_slot(246)) {
             Some(entry_point) => entry_point(pDevPtr, pSize, resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(246)),
         }
     }
     #[doc = "`cuGraphicsResourceGetMappedPointer` at ABI version 3020 (CUDA 3.2)."]
@@ -2482,7 +2483,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceGetMappedPointer_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceGetMappedPointer_v3020>(self.0.variant_slot(247)) {
             Some(entry_point) => entry_point(pDevPtr, pSize, resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(247)),
         }
     }
     #[doc = "`cuGraphicsResourceSetMapFlags` at ABI version 3000 (CUDA 3.0)."]
@@ -2492,7 +2493,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceSetMapFlags_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceSetMapFlags_v3000>(self.0.variant_slot(248)) {
             Some(entry_point) => entry_point(resource, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(248)),
         }
     }
     #[doc = "`cuGraphicsResourceSetMapFlags` at ABI version 6050 (CUDA 6.5)."]
@@ -2502,7 +2503,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceSetMapFlags_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceSetMapFlags_v6050>(self.0.variant_slot(249)) {
             Some(entry_point) => entry_point(resource, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(249)),
         }
     }
     #[doc = "`cuGraphicsSubResourceGetMappedArray` at ABI version 3000 (CUDA 3.0)."]
@@ -2512,7 +2513,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsSubResourceGetMappedArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsSubResourceGetMappedArray_v3000>(self.0.variant_slot(250)) {
             Some(entry_point) => entry_point(pArray, resource, arrayIndex, mipLevel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(250)),
         }
     }
     #[doc = "`cuGraphicsUnmapResources` at ABI version 3000 (CUDA 3.0)."]
@@ -2522,7 +2523,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsUnmapResources_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsUnmapResources_v3000>(self.0.variant_slot(251)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(251)),
         }
     }
     #[doc = "`cuGraphicsUnmapResources` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -2532,7 +2533,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsUnmapResources_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsUnmapResources_v7000_ptsz>(self.0.variant_slot(252)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(252)),
         }
     }
     #[doc = "`cuGraphicsUnregisterResource` at ABI version 3000 (CUDA 3.0)."]
@@ -2542,7 +2543,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsUnregisterResource_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsUnregisterResource_v3000>(self.0.variant_slot(253)) {
             Some(entry_point) => entry_point(resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(253)),
         }
     }
     #[doc = "`cuGreenCtxCreate` at ABI version 12040 (CUDA 12.4)."]
@@ -2552,7 +2553,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxCreate_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxCreate_v12040>(self.0.variant_slot(254)) {
             Some(entry_point) => entry_point(phCtx, desc, dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(254)),
         }
     }
     #[doc = "`cuGreenCtxDestroy` at ABI version 12040 (CUDA 12.4)."]
@@ -2562,7 +2563,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxDestroy_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxDestroy_v12040>(self.0.variant_slot(255)) {
             Some(entry_point) => entry_point(hCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(255)),
         }
     }
     #[doc = "`cuGreenCtxGetDevResource` at ABI version 12040 (CUDA 12.4)."]
@@ -2572,7 +2573,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxGetDevResource_v12040>(self.0.variant_slot(256)) {
             Some(entry_point) => entry_point(hCtx, result, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(256)),
         }
     }
     #[doc = "`cuGreenCtxGetId` at ABI version 12090 (CUDA 12.9)."]
@@ -2582,7 +2583,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxGetId_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxGetId_v12090>(self.0.variant_slot(257)) {
             Some(entry_point) => entry_point(greenCtx, greenCtxId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(257)),
         }
     }
     #[doc = "`cuGreenCtxRecordEvent` at ABI version 12040 (CUDA 12.4)."]
@@ -2592,7 +2593,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxRecordEvent_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxRecordEvent_v12040>(self.0.variant_slot(258)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(258)),
         }
     }
     #[doc = "`cuGreenCtxStreamCreate` at ABI version 12050 (CUDA 12.5)."]
@@ -2602,7 +2603,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxStreamCreate_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxStreamCreate_v12050>(self.0.variant_slot(259)) {
             Some(entry_point) => entry_point(phStream, greenCtx, flags, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(259)),
         }
     }
     #[doc = "`cuGreenCtxWaitEvent` at ABI version 12040 (CUDA 12.4)."]
@@ -2612,7 +2613,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxWaitEvent_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxWaitEvent_v12040>(self.0.variant_slot(260)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(260)),
         }
     }
     #[doc = "`cuImportExternalMemory` at ABI version 10000 (CUDA 10.0)."]
@@ -2622,7 +2623,7 @@ impl P<'_> {
         // signature is PFN_cuImportExternalMemory_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuImportExternalMemory_v10000>(self.0.variant_slot(261)) {
             Some(entry_point) => entry_point(extMem_out, memHandleDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(261)),
         }
     }
     #[doc = "`cuImportExternalSemaphore` at ABI version 10000 (CUDA 10.0)."]
@@ -2632,7 +2633,7 @@ impl P<'_> {
         // signature is PFN_cuImportExternalSemaphore_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuImportExternalSemaphore_v10000>(self.0.variant_slot(262)) {
             Some(entry_point) => entry_point(extSem_out, semHandleDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(262)),
         }
     }
     #[doc = "`cuInit` at ABI version 2000 (CUDA 2.0)."]
@@ -2642,7 +2643,7 @@ impl P<'_> {
         // signature is PFN_cuInit_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuInit_v2000>(self.0.variant_slot(263)) {
             Some(entry_point) => entry_point(Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(263)),
         }
     }
     #[doc = "`cuIpcCloseMemHandle` at ABI version 4010 (CUDA 4.1)."]
@@ -2652,7 +2653,7 @@ impl P<'_> {
         // signature is PFN_cuIpcCloseMemHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcCloseMemHandle_v4010>(self.0.variant_slot(264)) {
             Some(entry_point) => entry_point(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(264)),
         }
     }
     #[doc = "`cuIpcGetEventHandle` at ABI version 4010 (CUDA 4.1)."]
@@ -2662,7 +2663,7 @@ impl P<'_> {
         // signature is PFN_cuIpcGetEventHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcGetEventHandle_v4010>(self.0.variant_slot(265)) {
             Some(entry_point) => entry_point(pHandle, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(265)),
         }
     }
     #[doc = "`cuIpcGetMemHandle` at ABI version 4010 (CUDA 4.1)."]
@@ -2672,7 +2673,7 @@ impl P<'_> {
         // signature is PFN_cuIpcGetMemHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcGetMemHandle_v4010>(self.0.variant_slot(266)) {
             Some(entry_point) => entry_point(pHandle, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(266)),
         }
     }
     #[doc = "`cuIpcOpenEventHandle` at ABI version 4010 (CUDA 4.1)."]
@@ -2682,7 +2683,7 @@ impl P<'_> {
         // signature is PFN_cuIpcOpenEventHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcOpenEventHandle_v4010>(self.0.variant_slot(267)) {
             Some(entry_point) => entry_point(phEvent, handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(267)),
         }
     }
     #[doc = "`cuIpcOpenMemHandle` at ABI version 4010 (CUDA 4.1)."]
@@ -2692,7 +2693,7 @@ impl P<'_> {
         // signature is PFN_cuIpcOpenMemHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcOpenMemHandle_v4010>(self.0.variant_slot(268)) {
             Some(entry_point) => entry_point(pdptr, handle, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(268)),
         }
     }
     #[doc = "`cuIpcOpenMemHandle` at ABI version 11000 (CUDA 11.0)."]
@@ -2702,7 +2703,7 @@ impl P<'_> {
         // signature is PFN_cuIpcOpenMemHandle_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcOpenMemHandle_v11000>(self.0.variant_slot(269)) {
             Some(entry_point) => entry_point(pdptr, handle, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(269)),
         }
     }
     #[doc = "`cuKernelGetAttribute` at ABI version 12000 (CUDA 12.0)."]
@@ -2712,7 +2713,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetAttribute_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetAttribute_v12000>(self.0.variant_slot(270)) {
             Some(entry_point) => entry_point(pi, attrib, kernel, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(270)),
         }
     }
     #[doc = "`cuKernelGetFunction` at ABI version 12000 (CUDA 12.0)."]
@@ -2722,7 +2723,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetFunction_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetFunction_v12000>(self.0.variant_slot(271)) {
             Some(entry_point) => entry_point(pFunc, kernel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(271)),
         }
     }
     #[doc = "`cuKernelGetLibrary` at ABI version 12050 (CUDA 12.5)."]
@@ -2732,7 +2733,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetLibrary_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetLibrary_v12050>(self.0.variant_slot(272)) {
             Some(entry_point) => entry_point(pLib, kernel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(272)),
         }
     }
     #[doc = "`cuKernelGetName` at ABI version 12030 (CUDA 12.3)."]
@@ -2742,7 +2743,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetName_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetName_v12030>(self.0.variant_slot(273)) {
             Some(entry_point) => entry_point(name, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(273)),
         }
     }
     #[doc = "`cuKernelGetParamCount` at ABI version 13020 (CUDA 13.2)."]
@@ -2752,7 +2753,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetParamCount_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetParamCount_v13020>(self.0.variant_slot(274)) {
             Some(entry_point) => entry_point(kernel, paramCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(274)),
         }
     }
     #[doc = "`cuKernelGetParamInfo` at ABI version 12040 (CUDA 12.4)."]
@@ -2762,7 +2763,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetParamInfo_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetParamInfo_v12040>(self.0.variant_slot(275)) {
             Some(entry_point) => entry_point(kernel, paramIndex, paramOffset, paramSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(275)),
         }
     }
     #[doc = "`cuKernelSetAttribute` at ABI version 12000 (CUDA 12.0)."]
@@ -2772,7 +2773,7 @@ impl P<'_> {
         // signature is PFN_cuKernelSetAttribute_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelSetAttribute_v12000>(self.0.variant_slot(276)) {
             Some(entry_point) => entry_point(attrib, val, kernel, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(276)),
         }
     }
     #[doc = "`cuKernelSetCacheConfig` at ABI version 12000 (CUDA 12.0)."]
@@ -2782,7 +2783,7 @@ impl P<'_> {
         // signature is PFN_cuKernelSetCacheConfig_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelSetCacheConfig_v12000>(self.0.variant_slot(277)) {
             Some(entry_point) => entry_point(kernel, config, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(277)),
         }
     }
     #[doc = "`cuLaunch` at ABI version 2000 (CUDA 2.0)."]
@@ -2792,7 +2793,7 @@ impl P<'_> {
         // signature is PFN_cuLaunch_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunch_v2000>(self.0.variant_slot(278)) {
             Some(entry_point) => entry_point(f),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(278)),
         }
     }
     #[doc = "`cuLaunchCooperativeKernel` at ABI version 9000 (CUDA 9.0)."]
@@ -2802,7 +2803,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchCooperativeKernel_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchCooperativeKernel_v9000>(self.0.variant_slot(279)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(279)),
         }
     }
     #[doc = "`cuLaunchCooperativeKernel` at ABI version 9000 (CUDA 9.0), per-thread default stream."]
@@ -2812,7 +2813,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchCooperativeKernel_v9000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchCooperativeKernel_v9000_ptsz>(self.0.variant_slot(280)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(280)),
         }
     }
     #[doc = "`cuLaunchCooperativeKernelMultiDevice` at ABI version 9000 (CUDA 9.0)."]
@@ -2822,7 +2823,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchCooperativeKernelMultiDevice_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchCooperativeKernelMultiDevice_v9000>(self.0.variant_slot(281)) {
             Some(entry_point) => entry_point(launchParamsList, numDevices, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(281)),
         }
     }
     #[doc = "`cuLaunchGrid` at ABI version 2000 (CUDA 2.0)."]
@@ -2832,7 +2833,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchGrid_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchGrid_v2000>(self.0.variant_slot(282)) {
             Some(entry_point) => entry_point(f, grid_width, grid_height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(282)),
         }
     }
     #[doc = "`cuLaunchGridAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -2842,7 +2843,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchGridAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchGridAsync_v2000>(self.0.variant_slot(283)) {
             Some(entry_point) => entry_point(f, grid_width, grid_height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(283)),
         }
     }
     #[doc = "`cuLaunchHostFunc` at ABI version 10000 (CUDA 10.0)."]
@@ -2852,7 +2853,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchHostFunc_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchHostFunc_v10000>(self.0.variant_slot(284)) {
             Some(entry_point) => entry_point(hStream, fn_, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(284)),
         }
     }
     #[doc = "`cuLaunchHostFunc` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -2862,7 +2863,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchHostFunc_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchHostFunc_v10000_ptsz>(self.0.variant_slot(285)) {
             Some(entry_point) => entry_point(hStream, fn_, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(285)),
         }
     }
     #[doc = "`cuLaunchHostFunc` at ABI version 13010 (CUDA 13.1)."]
@@ -2872,7 +2873,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchHostFunc_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchHostFunc_v13010>(self.0.variant_slot(286)) {
             Some(entry_point) => entry_point(hStream, fn_, userData, syncMode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(286)),
         }
     }
     #[doc = "`cuLaunchHostFunc` at ABI version 13010 (CUDA 13.1), per-thread default stream."]
@@ -2882,7 +2883,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchHostFunc_v13010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchHostFunc_v13010_ptsz>(self.0.variant_slot(287)) {
             Some(entry_point) => entry_point(hStream, fn_, userData, syncMode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(287)),
         }
     }
     #[doc = "`cuLaunchKernel` at ABI version 4000 (CUDA 4.0)."]
@@ -2892,7 +2893,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernel_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernel_v4000>(self.0.variant_slot(288)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(288)),
         }
     }
     #[doc = "`cuLaunchKernel` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -2902,7 +2903,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernel_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernel_v7000_ptsz>(self.0.variant_slot(289)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(289)),
         }
     }
     #[doc = "`cuLaunchKernelEx` at ABI version 11060 (CUDA 11.6)."]
@@ -2912,7 +2913,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernelEx_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernelEx_v11060>(self.0.variant_slot(290)) {
             Some(entry_point) => entry_point(config, f, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(290)),
         }
     }
     #[doc = "`cuLaunchKernelEx` at ABI version 11060 (CUDA 11.6), per-thread default stream."]
@@ -2922,7 +2923,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernelEx_v11060_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernelEx_v11060_ptsz>(self.0.variant_slot(291)) {
             Some(entry_point) => entry_point(config, f, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(291)),
         }
     }
     #[doc = "`cuLibraryEnumerateKernels` at ABI version 12040 (CUDA 12.4)."]
@@ -2932,7 +2933,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryEnumerateKernels_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryEnumerateKernels_v12040>(self.0.variant_slot(292)) {
             Some(entry_point) => entry_point(kernels, numKernels, lib),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(292)),
         }
     }
     #[doc = "`cuLibraryGetGlobal` at ABI version 12000 (CUDA 12.0)."]
@@ -2942,7 +2943,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetGlobal_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetGlobal_v12000>(self.0.variant_slot(293)) {
             Some(entry_point) => entry_point(dptr, bytes, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(293)),
         }
     }
     #[doc = "`cuLibraryGetKernel` at ABI version 12000 (CUDA 12.0)."]
@@ -2952,7 +2953,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetKernel_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetKernel_v12000>(self.0.variant_slot(294)) {
             Some(entry_point) => entry_point(pKernel, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(294)),
         }
     }
     #[doc = "`cuLibraryGetKernelCount` at ABI version 12040 (CUDA 12.4)."]
@@ -2962,7 +2963,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetKernelCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetKernelCount_v12040>(self.0.variant_slot(295)) {
             Some(entry_point) => entry_point(count, lib),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(295)),
         }
     }
     #[doc = "`cuLibraryGetManaged` at ABI version 12000 (CUDA 12.0)."]
@@ -2972,7 +2973,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetManaged_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetManaged_v12000>(self.0.variant_slot(296)) {
             Some(entry_point) => entry_point(dptr, bytes, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(296)),
         }
     }
     #[doc = "`cuLibraryGetModule` at ABI version 12000 (CUDA 12.0)."]
@@ -2982,7 +2983,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetModule_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetModule_v12000>(self.0.variant_slot(297)) {
             Some(entry_point) => entry_point(pMod, library),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(297)),
         }
     }
     #[doc = "`cuLibraryGetUnifiedFunction` at ABI version 12000 (CUDA 12.0)."]
@@ -2992,7 +2993,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetUnifiedFunction_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetUnifiedFunction_v12000>(self.0.variant_slot(298)) {
             Some(entry_point) => entry_point(fptr, library, symbol),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(298)),
         }
     }
     #[doc = "`cuLibraryLoadData` at ABI version 12000 (CUDA 12.0)."]
@@ -3002,7 +3003,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryLoadData_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryLoadData_v12000>(self.0.variant_slot(299)) {
             Some(entry_point) => entry_point(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(299)),
         }
     }
     #[doc = "`cuLibraryLoadFromFile` at ABI version 12000 (CUDA 12.0)."]
@@ -3012,7 +3013,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryLoadFromFile_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryLoadFromFile_v12000>(self.0.variant_slot(300)) {
             Some(entry_point) => entry_point(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(300)),
         }
     }
     #[doc = "`cuLibraryUnload` at ABI version 12000 (CUDA 12.0)."]
@@ -3022,7 +3023,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryUnload_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryUnload_v12000>(self.0.variant_slot(301)) {
             Some(entry_point) => entry_point(library),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(301)),
         }
     }
     #[doc = "`cuLinkAddData` at ABI version 5050 (CUDA 5.5)."]
@@ -3032,7 +3033,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddData_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddData_v5050>(self.0.variant_slot(302)) {
             Some(entry_point) => entry_point(state, type_, data, size, name, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(302)),
         }
     }
     #[doc = "`cuLinkAddData` at ABI version 6050 (CUDA 6.5)."]
@@ -3042,7 +3043,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddData_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddData_v6050>(self.0.variant_slot(303)) {
             Some(entry_point) => entry_point(state, type_, data, size, name, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(303)),
         }
     }
     #[doc = "`cuLinkAddFile` at ABI version 5050 (CUDA 5.5)."]
@@ -3052,7 +3053,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddFile_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddFile_v5050>(self.0.variant_slot(304)) {
             Some(entry_point) => entry_point(state, type_, path, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(304)),
         }
     }
     #[doc = "`cuLinkAddFile` at ABI version 6050 (CUDA 6.5)."]
@@ -3062,7 +3063,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddFile_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddFile_v6050>(self.0.variant_slot(305)) {
             Some(entry_point) => entry_point(state, type_, path, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(305)),
         }
     }
     #[doc = "`cuLinkComplete` at ABI version 5050 (CUDA 5.5)."]
@@ -3072,7 +3073,7 @@ impl P<'_> {
         // signature is PFN_cuLinkComplete_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkComplete_v5050>(self.0.variant_slot(306)) {
             Some(entry_point) => entry_point(state, cubinOut, sizeOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(306)),
         }
     }
     #[doc = "`cuLinkCreate` at ABI version 5050 (CUDA 5.5)."]
@@ -3082,7 +3083,7 @@ impl P<'_> {
         // signature is PFN_cuLinkCreate_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkCreate_v5050>(self.0.variant_slot(307)) {
             Some(entry_point) => entry_point(numOptions, options, optionValues, stateOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(307)),
         }
     }
     #[doc = "`cuLinkCreate` at ABI version 6050 (CUDA 6.5)."]
@@ -3092,7 +3093,7 @@ impl P<'_> {
         // signature is PFN_cuLinkCreate_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkCreate_v6050>(self.0.variant_slot(308)) {
             Some(entry_point) => entry_point(numOptions, options, optionValues, stateOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(308)),
         }
     }
     #[doc = "`cuLinkDestroy` at ABI version 5050 (CUDA 5.5)."]
@@ -3102,7 +3103,7 @@ impl P<'_> {
         // signature is PFN_cuLinkDestroy_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkDestroy_v5050>(self.0.variant_slot(309)) {
             Some(entry_point) => entry_point(state),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(309)),
         }
     }
     #[doc = "`cuLogicalEndpointAddDevice` at ABI version 13030 (CUDA 13.3)."]
@@ -3112,7 +3113,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointAddDevice_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointAddDevice_v13030>(self.0.variant_slot(310)) {
             Some(entry_point) => entry_point(leId, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(310)),
         }
     }
     #[doc = "`cuLogicalEndpointBindAddr` at ABI version 13030 (CUDA 13.3)."]
@@ -3122,7 +3123,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointBindAddr_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointBindAddr_v13030>(self.0.variant_slot(311)) {
             Some(entry_point) => entry_point(leId, dev, offset, ptr, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(311)),
         }
     }
     #[doc = "`cuLogicalEndpointBindMem` at ABI version 13030 (CUDA 13.3)."]
@@ -3132,7 +3133,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointBindMem_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointBindMem_v13030>(self.0.variant_slot(312)) {
             Some(entry_point) => entry_point(leId, dev, offset, memHandle, memOffset, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(312)),
         }
     }
     #[doc = "`cuLogicalEndpointCreate` at ABI version 13030 (CUDA 13.3)."]
@@ -3142,7 +3143,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointCreate_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointCreate_v13030>(self.0.variant_slot(313)) {
             Some(entry_point) => entry_point(leId, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(313)),
         }
     }
     #[doc = "`cuLogicalEndpointDestroy` at ABI version 13030 (CUDA 13.3)."]
@@ -3152,7 +3153,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointDestroy_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointDestroy_v13030>(self.0.variant_slot(314)) {
             Some(entry_point) => entry_point(leId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(314)),
         }
     }
     #[doc = "`cuLogicalEndpointExport` at ABI version 13030 (CUDA 13.3)."]
@@ -3162,7 +3163,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointExport_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointExport_v13030>(self.0.variant_slot(315)) {
             Some(entry_point) => entry_point(handle, leId, handleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(315)),
         }
     }
     #[doc = "`cuLogicalEndpointGetLimits` at ABI version 13030 (CUDA 13.3)."]
@@ -3172,7 +3173,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointGetLimits_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointGetLimits_v13030>(self.0.variant_slot(316)) {
             Some(entry_point) => entry_point(bindAlignment, maxSize, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(316)),
         }
     }
     #[doc = "`cuLogicalEndpointIdRelease` at ABI version 13030 (CUDA 13.3)."]
@@ -3182,7 +3183,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointIdRelease_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointIdRelease_v13030>(self.0.variant_slot(317)) {
             Some(entry_point) => entry_point(leId, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(317)),
         }
     }
     #[doc = "`cuLogicalEndpointIdReserve` at ABI version 13030 (CUDA 13.3)."]
@@ -3192,7 +3193,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointIdReserve_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointIdReserve_v13030>(self.0.variant_slot(318)) {
             Some(entry_point) => entry_point(leId, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(318)),
         }
     }
     #[doc = "`cuLogicalEndpointImport` at ABI version 13030 (CUDA 13.3)."]
@@ -3202,7 +3203,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointImport_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointImport_v13030>(self.0.variant_slot(319)) {
             Some(entry_point) => entry_point(leId, handle, handleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(319)),
         }
     }
     #[doc = "`cuLogicalEndpointQuery` at ABI version 13030 (CUDA 13.3)."]
@@ -3212,7 +3213,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointQuery_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointQuery_v13030>(self.0.variant_slot(320)) {
             Some(entry_point) => entry_point(leId, count, queryStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(320)),
         }
     }
     #[doc = "`cuLogicalEndpointUnbind` at ABI version 13030 (CUDA 13.3)."]
@@ -3222,7 +3223,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointUnbind_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointUnbind_v13030>(self.0.variant_slot(321)) {
             Some(entry_point) => entry_point(leId, dev, offset, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(321)),
         }
     }
     #[doc = "`cuLogsCurrent` at ABI version 12090 (CUDA 12.9)."]
@@ -3232,7 +3233,7 @@ impl P<'_> {
         // signature is PFN_cuLogsCurrent_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsCurrent_v12090>(self.0.variant_slot(322)) {
             Some(entry_point) => entry_point(iterator, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(322)),
         }
     }
     #[doc = "`cuLogsDumpToFile` at ABI version 12090 (CUDA 12.9)."]
@@ -3242,7 +3243,7 @@ impl P<'_> {
         // signature is PFN_cuLogsDumpToFile_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsDumpToFile_v12090>(self.0.variant_slot(323)) {
             Some(entry_point) => entry_point(iterator, pathToFile, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(323)),
         }
     }
     #[doc = "`cuLogsDumpToMemory` at ABI version 12090 (CUDA 12.9)."]
@@ -3252,7 +3253,7 @@ impl P<'_> {
         // signature is PFN_cuLogsDumpToMemory_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsDumpToMemory_v12090>(self.0.variant_slot(324)) {
             Some(entry_point) => entry_point(iterator, buffer, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(324)),
         }
     }
     #[doc = "`cuLogsRegisterCallback` at ABI version 12090 (CUDA 12.9)."]
@@ -3262,7 +3263,7 @@ impl P<'_> {
         // signature is PFN_cuLogsRegisterCallback_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsRegisterCallback_v12090>(self.0.variant_slot(325)) {
             Some(entry_point) => entry_point(callbackFunc, userData, callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(325)),
         }
     }
     #[doc = "`cuLogsUnregisterCallback` at ABI version 12090 (CUDA 12.9)."]
@@ -3272,7 +3273,7 @@ impl P<'_> {
         // signature is PFN_cuLogsUnregisterCallback_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsUnregisterCallback_v12090>(self.0.variant_slot(326)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(326)),
         }
     }
     #[doc = "`cuMemAddressFree` at ABI version 10020 (CUDA 10.2)."]
@@ -3282,7 +3283,7 @@ impl P<'_> {
         // signature is PFN_cuMemAddressFree_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAddressFree_v10020>(self.0.variant_slot(327)) {
             Some(entry_point) => entry_point(ptr, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(327)),
         }
     }
     #[doc = "`cuMemAddressReserve` at ABI version 10020 (CUDA 10.2)."]
@@ -3292,7 +3293,7 @@ impl P<'_> {
         // signature is PFN_cuMemAddressReserve_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAddressReserve_v10020>(self.0.variant_slot(328)) {
             Some(entry_point) => entry_point(ptr, size, alignment, addr, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(328)),
         }
     }
     #[doc = "`cuMemAdvise` at ABI version 8000 (CUDA 8.0)."]
@@ -3302,7 +3303,7 @@ impl P<'_> {
         // signature is PFN_cuMemAdvise_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAdvise_v8000>(self.0.variant_slot(329)) {
             Some(entry_point) => entry_point(devPtr, count, advice, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(329)),
         }
     }
     #[doc = "`cuMemAdvise` at ABI version 12020 (CUDA 12.2)."]
@@ -3312,7 +3313,7 @@ impl P<'_> {
         // signature is PFN_cuMemAdvise_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAdvise_v12020>(self.0.variant_slot(330)) {
             Some(entry_point) => entry_point(devPtr, count, advice, location),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(330)),
         }
     }
     #[doc = "`cuMemAlloc` at ABI version 2000 (CUDA 2.0)."]
@@ -3322,7 +3323,7 @@ impl P<'_> {
         // signature is PFN_cuMemAlloc_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAlloc_v2000>(self.0.variant_slot(331)) {
             Some(entry_point) => entry_point(dptr, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(331)),
         }
     }
     #[doc = "`cuMemAlloc` at ABI version 3020 (CUDA 3.2)."]
@@ -3332,7 +3333,7 @@ impl P<'_> {
         // signature is PFN_cuMemAlloc_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAlloc_v3020>(self.0.variant_slot(332)) {
             Some(entry_point) => entry_point(dptr, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(332)),
         }
     }
     #[doc = "`cuMemAllocAsync` at ABI version 11020 (CUDA 11.2)."]
@@ -3342,7 +3343,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocAsync_v11020>(self.0.variant_slot(333)) {
             Some(entry_point) => entry_point(dptr, bytesize, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(333)),
         }
     }
     #[doc = "`cuMemAllocAsync` at ABI version 11020 (CUDA 11.2), per-thread default stream."]
@@ -3352,7 +3353,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocAsync_v11020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocAsync_v11020_ptsz>(self.0.variant_slot(334)) {
             Some(entry_point) => entry_point(dptr, bytesize, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(334)),
         }
     }
     #[doc = "`cuMemAllocFromPoolAsync` at ABI version 11020 (CUDA 11.2)."]
@@ -3362,7 +3363,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocFromPoolAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocFromPoolAsync_v11020>(self.0.variant_slot(335)) {
             Some(entry_point) => entry_point(dptr, bytesize, pool, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(335)),
         }
     }
     #[doc = "`cuMemAllocFromPoolAsync` at ABI version 11020 (CUDA 11.2), per-thread default stream."]
@@ -3372,7 +3373,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocFromPoolAsync_v11020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocFromPoolAsync_v11020_ptsz>(self.0.variant_slot(336)) {
             Some(entry_point) => entry_point(dptr, bytesize, pool, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(336)),
         }
     }
     #[doc = "`cuMemAllocHost` at ABI version 2000 (CUDA 2.0)."]
@@ -3382,7 +3383,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocHost_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocHost_v2000>(self.0.variant_slot(337)) {
             Some(entry_point) => entry_point(pp, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(337)),
         }
     }
     #[doc = "`cuMemAllocHost` at ABI version 3020 (CUDA 3.2)."]
@@ -3392,7 +3393,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocHost_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocHost_v3020>(self.0.variant_slot(338)) {
             Some(entry_point) => entry_point(pp, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(338)),
         }
     }
     #[doc = "`cuMemAllocManaged` at ABI version 6000 (CUDA 6.0)."]
@@ -3402,7 +3403,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocManaged_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocManaged_v6000>(self.0.variant_slot(339)) {
             Some(entry_point) => entry_point(dptr, bytesize, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(339)),
         }
     }
     #[doc = "`cuMemAllocPitch` at ABI version 2000 (CUDA 2.0)."]
@@ -3412,7 +3413,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocPitch_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocPitch_v2000>(self.0.variant_slot(340)) {
             Some(entry_point) => entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(340)),
         }
     }
     #[doc = "`cuMemAllocPitch` at ABI version 3020 (CUDA 3.2)."]
@@ -3422,7 +3423,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocPitch_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocPitch_v3020>(self.0.variant_slot(341)) {
             Some(entry_point) => entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(341)),
         }
     }
     #[doc = "`cuMemBatchDecompressAsync` at ABI version 12060 (CUDA 12.6)."]
@@ -3432,7 +3433,7 @@ impl P<'_> {
         // signature is PFN_cuMemBatchDecompressAsync_v12060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemBatchDecompressAsync_v12060>(self.0.variant_slot(342)) {
             Some(entry_point) => entry_point(paramsArray, count, flags, errorIndex, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(342)),
         }
     }
     #[doc = "`cuMemBatchDecompressAsync` at ABI version 12060 (CUDA 12.6), per-thread default stream."]
@@ -3442,7 +3443,7 @@ impl P<'_> {
         // signature is PFN_cuMemBatchDecompressAsync_v12060_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemBatchDecompressAsync_v12060_ptsz>(self.0.variant_slot(343)) {
             Some(entry_point) => entry_point(paramsArray, count, flags, errorIndex, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(343)),
         }
     }
     #[doc = "`cuMemCreate` at ABI version 10020 (CUDA 10.2)."]
@@ -3452,7 +3453,7 @@ impl P<'_> {
         // signature is PFN_cuMemCreate_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemCreate_v10020>(self.0.variant_slot(344)) {
             Some(entry_point) => entry_point(handle, size, prop, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(344)),
         }
     }
     #[doc = "`cuMemDiscardAndPrefetchBatchAsync` at ABI version 13000 (CUDA 13.0)."]
@@ -3462,7 +3463,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardAndPrefetchBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardAndPrefetchBatchAsync_v13000>(self.0.variant_slot(345)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(345)),
         }
     }
     #[doc = "`cuMemDiscardAndPrefetchBatchAsync` at ABI version 13000 (CUDA 13.0), per-thread default stream."]
@@ -3472,7 +3473,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz>(self.0.variant_slot(346)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(346)),
         }
     }
     #[doc = "`cuMemDiscardBatchAsync` at ABI version 13000 (CUDA 13.0)."]
@@ -3482,7 +3483,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardBatchAsync_v13000>(self.0.variant_slot(347)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(347)),
         }
     }
     #[doc = "`cuMemDiscardBatchAsync` at ABI version 13000 (CUDA 13.0), per-thread default stream."]
@@ -3492,7 +3493,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardBatchAsync_v13000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardBatchAsync_v13000_ptsz>(self.0.variant_slot(348)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(348)),
         }
     }
     #[doc = "`cuMemExportToShareableHandle` at ABI version 10020 (CUDA 10.2)."]
@@ -3502,7 +3503,7 @@ impl P<'_> {
         // signature is PFN_cuMemExportToShareableHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemExportToShareableHandle_v10020>(self.0.variant_slot(349)) {
             Some(entry_point) => entry_point(shareableHandle, handle, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(349)),
         }
     }
     #[doc = "`cuMemFree` at ABI version 2000 (CUDA 2.0)."]
@@ -3512,7 +3513,7 @@ impl P<'_> {
         // signature is PFN_cuMemFree_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFree_v2000>(self.0.variant_slot(350)) {
             Some(entry_point) => entry_point(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(350)),
         }
     }
     #[doc = "`cuMemFree` at ABI version 3020 (CUDA 3.2)."]
@@ -3522,7 +3523,7 @@ impl P<'_> {
         // signature is PFN_cuMemFree_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFree_v3020>(self.0.variant_slot(351)) {
             Some(entry_point) => entry_point(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(351)),
         }
     }
     #[doc = "`cuMemFreeAsync` at ABI version 11020 (CUDA 11.2)."]
@@ -3532,7 +3533,7 @@ impl P<'_> {
         // signature is PFN_cuMemFreeAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFreeAsync_v11020>(self.0.variant_slot(352)) {
             Some(entry_point) => entry_point(dptr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(352)),
         }
     }
     #[doc = "`cuMemFreeAsync` at ABI version 11020 (CUDA 11.2), per-thread default stream."]
@@ -3542,7 +3543,7 @@ impl P<'_> {
         // signature is PFN_cuMemFreeAsync_v11020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFreeAsync_v11020_ptsz>(self.0.variant_slot(353)) {
             Some(entry_point) => entry_point(dptr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(353)),
         }
     }
     #[doc = "`cuMemFreeHost` at ABI version 2000 (CUDA 2.0)."]
@@ -3552,7 +3553,7 @@ impl P<'_> {
         // signature is PFN_cuMemFreeHost_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFreeHost_v2000>(self.0.variant_slot(354)) {
             Some(entry_point) => entry_point(p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(354)),
         }
     }
     #[doc = "`cuMemGetAccess` at ABI version 10020 (CUDA 10.2)."]
@@ -3562,7 +3563,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAccess_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAccess_v10020>(self.0.variant_slot(355)) {
             Some(entry_point) => entry_point(flags, location, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(355)),
         }
     }
     #[doc = "`cuMemGetAddressRange` at ABI version 2000 (CUDA 2.0)."]
@@ -3572,7 +3573,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAddressRange_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAddressRange_v2000>(self.0.variant_slot(356)) {
             Some(entry_point) => entry_point(pbase, psize, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(356)),
         }
     }
     #[doc = "`cuMemGetAddressRange` at ABI version 3020 (CUDA 3.2)."]
@@ -3582,7 +3583,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAddressRange_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAddressRange_v3020>(self.0.variant_slot(357)) {
             Some(entry_point) => entry_point(pbase, psize, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(357)),
         }
     }
     #[doc = "`cuMemGetAllocationGranularity` at ABI version 10020 (CUDA 10.2)."]
@@ -3592,7 +3593,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAllocationGranularity_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAllocationGranularity_v10020>(self.0.variant_slot(358)) {
             Some(entry_point) => entry_point(granularity, prop, option),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(358)),
         }
     }
     #[doc = "`cuMemGetAllocationPropertiesFromHandle` at ABI version 10020 (CUDA 10.2)."]
@@ -3602,7 +3603,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAllocationPropertiesFromHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAllocationPropertiesFromHandle_v10020>(self.0.variant_slot(359)) {
             Some(entry_point) => entry_point(prop, handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(359)),
         }
     }
     #[doc = "`cuMemGetDefaultMemPool` at ABI version 13000 (CUDA 13.0)."]
@@ -3612,7 +3613,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetDefaultMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetDefaultMemPool_v13000>(self.0.variant_slot(360)) {
             Some(entry_point) => entry_point(pool_out, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(360)),
         }
     }
     #[doc = "`cuMemGetHandleForAddressRange` at ABI version 11070 (CUDA 11.7)."]
@@ -3622,7 +3623,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetHandleForAddressRange_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetHandleForAddressRange_v11070>(self.0.variant_slot(361)) {
             Some(entry_point) => entry_point(handle, dptr, size, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(361)),
         }
     }
     #[doc = "`cuMemGetInfo` at ABI version 2000 (CUDA 2.0)."]
@@ -3632,7 +3633,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetInfo_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetInfo_v2000>(self.0.variant_slot(362)) {
             Some(entry_point) => entry_point(free, total),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(362)),
         }
     }
     #[doc = "`cuMemGetInfo` at ABI version 3020 (CUDA 3.2)."]
@@ -3642,7 +3643,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetInfo_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetInfo_v3020>(self.0.variant_slot(363)) {
             Some(entry_point) => entry_point(free, total),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(363)),
         }
     }
     #[doc = "`cuMemGetLocationInfo` at ABI version 13040 (CUDA 13.4)."]
@@ -3652,7 +3653,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetLocationInfo_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetLocationInfo_v13040>(self.0.variant_slot(364)) {
             Some(entry_point) => entry_point(ptr, size, summaryGranularity, samplingGranularity, location_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(364)),
         }
     }
     #[doc = "`cuMemGetMemPool` at ABI version 13000 (CUDA 13.0)."]
@@ -3662,7 +3663,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetMemPool_v13000>(self.0.variant_slot(365)) {
             Some(entry_point) => entry_point(pool_out, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(365)),
         }
     }
     #[doc = "`cuMemHostAlloc` at ABI version 2020 (CUDA 2.2)."]
@@ -3672,7 +3673,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostAlloc_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostAlloc_v2020>(self.0.variant_slot(366)) {
             Some(entry_point) => entry_point(pp, bytesize, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(366)),
         }
     }
     #[doc = "`cuMemHostGetDevicePointer` at ABI version 2020 (CUDA 2.2)."]
@@ -3682,7 +3683,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostGetDevicePointer_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostGetDevicePointer_v2020>(self.0.variant_slot(367)) {
             Some(entry_point) => entry_point(pdptr, p, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(367)),
         }
     }
     #[doc = "`cuMemHostGetDevicePointer` at ABI version 3020 (CUDA 3.2)."]
@@ -3692,7 +3693,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostGetDevicePointer_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostGetDevicePointer_v3020>(self.0.variant_slot(368)) {
             Some(entry_point) => entry_point(pdptr, p, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(368)),
         }
     }
     #[doc = "`cuMemHostGetFlags` at ABI version 2030 (CUDA 2.3)."]
@@ -3702,7 +3703,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostGetFlags_v2030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostGetFlags_v2030>(self.0.variant_slot(369)) {
             Some(entry_point) => entry_point(pFlags, p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(369)),
         }
     }
     #[doc = "`cuMemHostRegister` at ABI version 4000 (CUDA 4.0)."]
@@ -3712,7 +3713,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostRegister_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostRegister_v4000>(self.0.variant_slot(370)) {
             Some(entry_point) => entry_point(p, bytesize, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(370)),
         }
     }
     #[doc = "`cuMemHostRegister` at ABI version 6050 (CUDA 6.5)."]
@@ -3722,7 +3723,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostRegister_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostRegister_v6050>(self.0.variant_slot(371)) {
             Some(entry_point) => entry_point(p, bytesize, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(371)),
         }
     }
     #[doc = "`cuMemHostUnregister` at ABI version 4000 (CUDA 4.0)."]
@@ -3732,7 +3733,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostUnregister_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostUnregister_v4000>(self.0.variant_slot(372)) {
             Some(entry_point) => entry_point(p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(372)),
         }
     }
     #[doc = "`cuMemImportFromShareableHandle` at ABI version 10020 (CUDA 10.2)."]
@@ -3742,7 +3743,7 @@ impl P<'_> {
         // signature is PFN_cuMemImportFromShareableHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemImportFromShareableHandle_v10020>(self.0.variant_slot(373)) {
             Some(entry_point) => entry_point(handle, osHandle, shHandleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(373)),
         }
     }
     #[doc = "`cuMemMap` at ABI version 10020 (CUDA 10.2)."]
@@ -3752,7 +3753,7 @@ impl P<'_> {
         // signature is PFN_cuMemMap_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemMap_v10020>(self.0.variant_slot(374)) {
             Some(entry_point) => entry_point(ptr, size, offset, handle, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(374)),
         }
     }
     #[doc = "`cuMemMapArrayAsync` at ABI version 11010 (CUDA 11.1)."]
@@ -3762,7 +3763,7 @@ impl P<'_> {
         // signature is PFN_cuMemMapArrayAsync_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemMapArrayAsync_v11010>(self.0.variant_slot(375)) {
             Some(entry_point) => entry_point(mapInfoList, count, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(375)),
         }
     }
     #[doc = "`cuMemMapArrayAsync` at ABI version 11010 (CUDA 11.1), per-thread default stream."]
@@ -3772,7 +3773,7 @@ impl P<'_> {
         // signature is PFN_cuMemMapArrayAsync_v11010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemMapArrayAsync_v11010_ptsz>(self.0.variant_slot(376)) {
             Some(entry_point) => entry_point(mapInfoList, count, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(376)),
         }
     }
     #[doc = "`cuMemPoolCreate` at ABI version 11020 (CUDA 11.2)."]
@@ -3782,7 +3783,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolCreate_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolCreate_v11020>(self.0.variant_slot(377)) {
             Some(entry_point) => entry_point(pool, poolProps),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(377)),
         }
     }
     #[doc = "`cuMemPoolDestroy` at ABI version 11020 (CUDA 11.2)."]
@@ -3792,7 +3793,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolDestroy_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolDestroy_v11020>(self.0.variant_slot(378)) {
             Some(entry_point) => entry_point(pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(378)),
         }
     }
     #[doc = "`cuMemPoolExportPointer` at ABI version 11020 (CUDA 11.2)."]
@@ -3802,7 +3803,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolExportPointer_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolExportPointer_v11020>(self.0.variant_slot(379)) {
             Some(entry_point) => entry_point(shareData_out, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(379)),
         }
     }
     #[doc = "`cuMemPoolExportToShareableHandle` at ABI version 11020 (CUDA 11.2)."]
@@ -3812,7 +3813,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolExportToShareableHandle_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolExportToShareableHandle_v11020>(self.0.variant_slot(380)) {
             Some(entry_point) => entry_point(handle_out, pool, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(380)),
         }
     }
     #[doc = "`cuMemPoolGetAccess` at ABI version 11020 (CUDA 11.2)."]
@@ -3822,7 +3823,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolGetAccess_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolGetAccess_v11020>(self.0.variant_slot(381)) {
             Some(entry_point) => entry_point(flags, memPool, location),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(381)),
         }
     }
     #[doc = "`cuMemPoolGetAttribute` at ABI version 11020 (CUDA 11.2)."]
@@ -3832,7 +3833,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolGetAttribute_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolGetAttribute_v11020>(self.0.variant_slot(382)) {
             Some(entry_point) => entry_point(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(382)),
         }
     }
     #[doc = "`cuMemPoolImportFromShareableHandle` at ABI version 11020 (CUDA 11.2)."]
@@ -3842,7 +3843,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolImportFromShareableHandle_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolImportFromShareableHandle_v11020>(self.0.variant_slot(383)) {
             Some(entry_point) => entry_point(pool_out, handle, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(383)),
         }
     }
     #[doc = "`cuMemPoolImportPointer` at ABI version 11020 (CUDA 11.2)."]
@@ -3852,7 +3853,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolImportPointer_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolImportPointer_v11020>(self.0.variant_slot(384)) {
             Some(entry_point) => entry_point(ptr_out, pool, shareData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(384)),
         }
     }
     #[doc = "`cuMemPoolSetAccess` at ABI version 11020 (CUDA 11.2)."]
@@ -3862,7 +3863,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolSetAccess_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolSetAccess_v11020>(self.0.variant_slot(385)) {
             Some(entry_point) => entry_point(pool, map, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(385)),
         }
     }
     #[doc = "`cuMemPoolSetAttribute` at ABI version 11020 (CUDA 11.2)."]
@@ -3872,7 +3873,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolSetAttribute_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolSetAttribute_v11020>(self.0.variant_slot(386)) {
             Some(entry_point) => entry_point(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(386)),
         }
     }
     #[doc = "`cuMemPoolTrimTo` at ABI version 11020 (CUDA 11.2)."]
@@ -3882,7 +3883,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolTrimTo_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolTrimTo_v11020>(self.0.variant_slot(387)) {
             Some(entry_point) => entry_point(pool, minBytesToKeep),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(387)),
         }
     }
     #[doc = "`cuMemPrefetchAsync` at ABI version 8000 (CUDA 8.0)."]
@@ -3892,7 +3893,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchAsync_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchAsync_v8000>(self.0.variant_slot(388)) {
             Some(entry_point) => entry_point(devPtr, count, dstDevice, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(388)),
         }
     }
     #[doc = "`cuMemPrefetchAsync` at ABI version 8000 (CUDA 8.0), per-thread default stream."]
@@ -3902,7 +3903,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchAsync_v8000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchAsync_v8000_ptsz>(self.0.variant_slot(389)) {
             Some(entry_point) => entry_point(devPtr, count, dstDevice, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(389)),
         }
     }
     #[doc = "`cuMemPrefetchAsync` at ABI version 12020 (CUDA 12.2)."]
@@ -3912,7 +3913,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchAsync_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchAsync_v12020>(self.0.variant_slot(390)) {
             Some(entry_point) => entry_point(devPtr, count, location, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(390)),
         }
     }
     #[doc = "`cuMemPrefetchAsync` at ABI version 12020 (CUDA 12.2), per-thread default stream."]
@@ -3922,7 +3923,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchAsync_v12020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchAsync_v12020_ptsz>(self.0.variant_slot(391)) {
             Some(entry_point) => entry_point(devPtr, count, location, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(391)),
         }
     }
     #[doc = "`cuMemPrefetchBatchAsync` at ABI version 13000 (CUDA 13.0)."]
@@ -3932,7 +3933,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchBatchAsync_v13000>(self.0.variant_slot(392)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(392)),
         }
     }
     #[doc = "`cuMemPrefetchBatchAsync` at ABI version 13000 (CUDA 13.0), per-thread default stream."]
@@ -3942,7 +3943,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchBatchAsync_v13000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchBatchAsync_v13000_ptsz>(self.0.variant_slot(393)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(393)),
         }
     }
     #[doc = "`cuMemRangeGetAttribute` at ABI version 8000 (CUDA 8.0)."]
@@ -3952,7 +3953,7 @@ impl P<'_> {
         // signature is PFN_cuMemRangeGetAttribute_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRangeGetAttribute_v8000>(self.0.variant_slot(394)) {
             Some(entry_point) => entry_point(data, dataSize, attribute, devPtr, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(394)),
         }
     }
     #[doc = "`cuMemRangeGetAttributes` at ABI version 8000 (CUDA 8.0)."]
@@ -3962,7 +3963,7 @@ impl P<'_> {
         // signature is PFN_cuMemRangeGetAttributes_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRangeGetAttributes_v8000>(self.0.variant_slot(395)) {
             Some(entry_point) => entry_point(data, dataSizes, attributes, numAttributes, devPtr, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(395)),
         }
     }
     #[doc = "`cuMemRelease` at ABI version 10020 (CUDA 10.2)."]
@@ -3972,7 +3973,7 @@ impl P<'_> {
         // signature is PFN_cuMemRelease_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRelease_v10020>(self.0.variant_slot(396)) {
             Some(entry_point) => entry_point(handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(396)),
         }
     }
     #[doc = "`cuMemRetainAllocationHandle` at ABI version 11000 (CUDA 11.0)."]
@@ -3982,7 +3983,7 @@ impl P<'_> {
         // signature is PFN_cuMemRetainAllocationHandle_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRetainAllocationHandle_v11000>(self.0.variant_slot(397)) {
             Some(entry_point) => entry_point(handle, addr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(397)),
         }
     }
     #[doc = "`cuMemSetAccess` at ABI version 10020 (CUDA 10.2)."]
@@ -3992,7 +3993,7 @@ impl P<'_> {
         // signature is PFN_cuMemSetAccess_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemSetAccess_v10020>(self.0.variant_slot(398)) {
             Some(entry_point) => entry_point(ptr, size, desc, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(398)),
         }
     }
     #[doc = "`cuMemSetMemPool` at ABI version 13000 (CUDA 13.0)."]
@@ -4002,7 +4003,7 @@ impl P<'_> {
         // signature is PFN_cuMemSetMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemSetMemPool_v13000>(self.0.variant_slot(399)) {
             Some(entry_point) => entry_point(location, type_, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(399)),
         }
     }
     #[doc = "`cuMemUnmap` at ABI version 10020 (CUDA 10.2)."]
@@ -4012,7 +4013,7 @@ impl P<'_> {
         // signature is PFN_cuMemUnmap_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemUnmap_v10020>(self.0.variant_slot(400)) {
             Some(entry_point) => entry_point(ptr, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(400)),
         }
     }
     #[doc = "`cuMemcpy` at ABI version 4000 (CUDA 4.0)."]
@@ -4022,7 +4023,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy_v4000>(self.0.variant_slot(401)) {
             Some(entry_point) => entry_point(dst, src, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(401)),
         }
     }
     #[doc = "`cuMemcpy` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4032,7 +4033,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy_v7000_ptds>(self.0.variant_slot(402)) {
             Some(entry_point) => entry_point(dst, src, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(402)),
         }
     }
     #[doc = "`cuMemcpy2D` at ABI version 2000 (CUDA 2.0)."]
@@ -4042,7 +4043,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2D_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2D_v2000>(self.0.variant_slot(403)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(403)),
         }
     }
     #[doc = "`cuMemcpy2D` at ABI version 3020 (CUDA 3.2)."]
@@ -4052,7 +4053,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2D_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2D_v3020>(self.0.variant_slot(404)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(404)),
         }
     }
     #[doc = "`cuMemcpy2D` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4062,7 +4063,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2D_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2D_v7000_ptds>(self.0.variant_slot(405)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(405)),
         }
     }
     #[doc = "`cuMemcpy2DAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4072,7 +4073,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DAsync_v2000>(self.0.variant_slot(406)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(406)),
         }
     }
     #[doc = "`cuMemcpy2DAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4082,7 +4083,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DAsync_v3020>(self.0.variant_slot(407)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(407)),
         }
     }
     #[doc = "`cuMemcpy2DAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4092,7 +4093,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DAsync_v7000_ptsz>(self.0.variant_slot(408)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(408)),
         }
     }
     #[doc = "`cuMemcpy2DUnaligned` at ABI version 2000 (CUDA 2.0)."]
@@ -4102,7 +4103,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DUnaligned_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DUnaligned_v2000>(self.0.variant_slot(409)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(409)),
         }
     }
     #[doc = "`cuMemcpy2DUnaligned` at ABI version 3020 (CUDA 3.2)."]
@@ -4112,7 +4113,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DUnaligned_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DUnaligned_v3020>(self.0.variant_slot(410)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(410)),
         }
     }
     #[doc = "`cuMemcpy2DUnaligned` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4122,7 +4123,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DUnaligned_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DUnaligned_v7000_ptds>(self.0.variant_slot(411)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(411)),
         }
     }
     #[doc = "`cuMemcpy3D` at ABI version 2000 (CUDA 2.0)."]
@@ -4132,7 +4133,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3D_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3D_v2000>(self.0.variant_slot(412)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(412)),
         }
     }
     #[doc = "`cuMemcpy3D` at ABI version 3020 (CUDA 3.2)."]
@@ -4142,7 +4143,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3D_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3D_v3020>(self.0.variant_slot(413)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(413)),
         }
     }
     #[doc = "`cuMemcpy3D` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4152,7 +4153,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3D_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3D_v7000_ptds>(self.0.variant_slot(414)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(414)),
         }
     }
     #[doc = "`cuMemcpy3DAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4162,7 +4163,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DAsync_v2000>(self.0.variant_slot(415)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(415)),
         }
     }
     #[doc = "`cuMemcpy3DAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4172,7 +4173,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DAsync_v3020>(self.0.variant_slot(416)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(416)),
         }
     }
     #[doc = "`cuMemcpy3DAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4182,7 +4183,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DAsync_v7000_ptsz>(self.0.variant_slot(417)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(417)),
         }
     }
     #[doc = "`cuMemcpy3DBatchAsync` at ABI version 12080 (CUDA 12.8)."]
@@ -4192,7 +4193,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DBatchAsync_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DBatchAsync_v12080>(self.0.variant_slot(418)) {
             Some(entry_point) => entry_point(numParams, opList, failIdx, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(418)),
         }
     }
     #[doc = "`cuMemcpy3DBatchAsync` at ABI version 12080 (CUDA 12.8), per-thread default stream."]
@@ -4202,7 +4203,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DBatchAsync_v12080_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DBatchAsync_v12080_ptsz>(self.0.variant_slot(419)) {
             Some(entry_point) => entry_point(numParams, opList, failIdx, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(419)),
         }
     }
     #[doc = "`cuMemcpy3DBatchAsync` at ABI version 13000 (CUDA 13.0)."]
@@ -4212,7 +4213,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DBatchAsync_v13000>(self.0.variant_slot(420)) {
             Some(entry_point) => entry_point(numParams, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(420)),
         }
     }
     #[doc = "`cuMemcpy3DBatchAsync` at ABI version 13000 (CUDA 13.0), per-thread default stream."]
@@ -4222,7 +4223,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DBatchAsync_v13000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DBatchAsync_v13000_ptsz>(self.0.variant_slot(421)) {
             Some(entry_point) => entry_point(numParams, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(421)),
         }
     }
     #[doc = "`cuMemcpy3DPeer` at ABI version 4000 (CUDA 4.0)."]
@@ -4232,7 +4233,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeer_v4000>(self.0.variant_slot(422)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(422)),
         }
     }
     #[doc = "`cuMemcpy3DPeer` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4242,7 +4243,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeer_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeer_v7000_ptds>(self.0.variant_slot(423)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(423)),
         }
     }
     #[doc = "`cuMemcpy3DPeerAsync` at ABI version 4000 (CUDA 4.0)."]
@@ -4252,7 +4253,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeerAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeerAsync_v4000>(self.0.variant_slot(424)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(424)),
         }
     }
     #[doc = "`cuMemcpy3DPeerAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4262,7 +4263,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeerAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeerAsync_v7000_ptsz>(self.0.variant_slot(425)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(425)),
         }
     }
     #[doc = "`cuMemcpy3DWithAttributesAsync` at ABI version 13020 (CUDA 13.2)."]
@@ -4272,7 +4273,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DWithAttributesAsync_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DWithAttributesAsync_v13020>(self.0.variant_slot(426)) {
             Some(entry_point) => entry_point(op, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(426)),
         }
     }
     #[doc = "`cuMemcpy3DWithAttributesAsync` at ABI version 13020 (CUDA 13.2), per-thread default stream."]
@@ -4282,7 +4283,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DWithAttributesAsync_v13020_ptsz>(self.0.variant_slot(427)) {
             Some(entry_point) => entry_point(op, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(427)),
         }
     }
     #[doc = "`cuMemcpyAsync` at ABI version 4000 (CUDA 4.0)."]
@@ -4292,7 +4293,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAsync_v4000>(self.0.variant_slot(428)) {
             Some(entry_point) => entry_point(dst, src, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(428)),
         }
     }
     #[doc = "`cuMemcpyAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4302,7 +4303,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAsync_v7000_ptsz>(self.0.variant_slot(429)) {
             Some(entry_point) => entry_point(dst, src, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(429)),
         }
     }
     #[doc = "`cuMemcpyAtoA` at ABI version 2000 (CUDA 2.0)."]
@@ -4312,7 +4313,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoA_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoA_v2000>(self.0.variant_slot(430)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(430)),
         }
     }
     #[doc = "`cuMemcpyAtoA` at ABI version 3020 (CUDA 3.2)."]
@@ -4322,7 +4323,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoA_v3020>(self.0.variant_slot(431)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(431)),
         }
     }
     #[doc = "`cuMemcpyAtoA` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4332,7 +4333,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoA_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoA_v7000_ptds>(self.0.variant_slot(432)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(432)),
         }
     }
     #[doc = "`cuMemcpyAtoD` at ABI version 2000 (CUDA 2.0)."]
@@ -4342,7 +4343,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoD_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoD_v2000>(self.0.variant_slot(433)) {
             Some(entry_point) => entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(433)),
         }
     }
     #[doc = "`cuMemcpyAtoD` at ABI version 3020 (CUDA 3.2)."]
@@ -4352,7 +4353,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoD_v3020>(self.0.variant_slot(434)) {
             Some(entry_point) => entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(434)),
         }
     }
     #[doc = "`cuMemcpyAtoD` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4362,7 +4363,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoD_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoD_v7000_ptds>(self.0.variant_slot(435)) {
             Some(entry_point) => entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(435)),
         }
     }
     #[doc = "`cuMemcpyAtoH` at ABI version 2000 (CUDA 2.0)."]
@@ -4372,7 +4373,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoH_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoH_v2000>(self.0.variant_slot(436)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(436)),
         }
     }
     #[doc = "`cuMemcpyAtoH` at ABI version 3020 (CUDA 3.2)."]
@@ -4382,7 +4383,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoH_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoH_v3020>(self.0.variant_slot(437)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(437)),
         }
     }
     #[doc = "`cuMemcpyAtoH` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4392,7 +4393,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoH_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoH_v7000_ptds>(self.0.variant_slot(438)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(438)),
         }
     }
     #[doc = "`cuMemcpyAtoHAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4402,7 +4403,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoHAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoHAsync_v2000>(self.0.variant_slot(439)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(439)),
         }
     }
     #[doc = "`cuMemcpyAtoHAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4412,7 +4413,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoHAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoHAsync_v3020>(self.0.variant_slot(440)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(440)),
         }
     }
     #[doc = "`cuMemcpyAtoHAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4422,7 +4423,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoHAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoHAsync_v7000_ptsz>(self.0.variant_slot(441)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(441)),
         }
     }
     #[doc = "`cuMemcpyBatchAsync` at ABI version 12080 (CUDA 12.8)."]
@@ -4432,7 +4433,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyBatchAsync_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyBatchAsync_v12080>(self.0.variant_slot(442)) {
             Some(entry_point) => entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(442)),
         }
     }
     #[doc = "`cuMemcpyBatchAsync` at ABI version 12080 (CUDA 12.8), per-thread default stream."]
@@ -4442,7 +4443,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyBatchAsync_v12080_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyBatchAsync_v12080_ptsz>(self.0.variant_slot(443)) {
             Some(entry_point) => entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(443)),
         }
     }
     #[doc = "`cuMemcpyBatchAsync` at ABI version 13000 (CUDA 13.0)."]
@@ -4452,7 +4453,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyBatchAsync_v13000>(self.0.variant_slot(444)) {
             Some(entry_point) => entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(444)),
         }
     }
     #[doc = "`cuMemcpyBatchAsync` at ABI version 13000 (CUDA 13.0), per-thread default stream."]
@@ -4462,7 +4463,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyBatchAsync_v13000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyBatchAsync_v13000_ptsz>(self.0.variant_slot(445)) {
             Some(entry_point) => entry_point(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(445)),
         }
     }
     #[doc = "`cuMemcpyDtoA` at ABI version 2000 (CUDA 2.0)."]
@@ -4472,7 +4473,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoA_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoA_v2000>(self.0.variant_slot(446)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(446)),
         }
     }
     #[doc = "`cuMemcpyDtoA` at ABI version 3020 (CUDA 3.2)."]
@@ -4482,7 +4483,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoA_v3020>(self.0.variant_slot(447)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(447)),
         }
     }
     #[doc = "`cuMemcpyDtoA` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4492,7 +4493,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoA_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoA_v7000_ptds>(self.0.variant_slot(448)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(448)),
         }
     }
     #[doc = "`cuMemcpyDtoD` at ABI version 2000 (CUDA 2.0)."]
@@ -4502,7 +4503,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoD_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoD_v2000>(self.0.variant_slot(449)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(449)),
         }
     }
     #[doc = "`cuMemcpyDtoD` at ABI version 3020 (CUDA 3.2)."]
@@ -4512,7 +4513,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoD_v3020>(self.0.variant_slot(450)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(450)),
         }
     }
     #[doc = "`cuMemcpyDtoD` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4522,7 +4523,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoD_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoD_v7000_ptds>(self.0.variant_slot(451)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(451)),
         }
     }
     #[doc = "`cuMemcpyDtoDAsync` at ABI version 3000 (CUDA 3.0)."]
@@ -4532,7 +4533,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoDAsync_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoDAsync_v3000>(self.0.variant_slot(452)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(452)),
         }
     }
     #[doc = "`cuMemcpyDtoDAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4542,7 +4543,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoDAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoDAsync_v3020>(self.0.variant_slot(453)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(453)),
         }
     }
     #[doc = "`cuMemcpyDtoDAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4552,7 +4553,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoDAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoDAsync_v7000_ptsz>(self.0.variant_slot(454)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(454)),
         }
     }
     #[doc = "`cuMemcpyDtoH` at ABI version 2000 (CUDA 2.0)."]
@@ -4562,7 +4563,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoH_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoH_v2000>(self.0.variant_slot(455)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(455)),
         }
     }
     #[doc = "`cuMemcpyDtoH` at ABI version 3020 (CUDA 3.2)."]
@@ -4572,7 +4573,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoH_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoH_v3020>(self.0.variant_slot(456)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(456)),
         }
     }
     #[doc = "`cuMemcpyDtoH` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4582,7 +4583,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoH_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoH_v7000_ptds>(self.0.variant_slot(457)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(457)),
         }
     }
     #[doc = "`cuMemcpyDtoHAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4592,7 +4593,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoHAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoHAsync_v2000>(self.0.variant_slot(458)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(458)),
         }
     }
     #[doc = "`cuMemcpyDtoHAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4602,7 +4603,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoHAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoHAsync_v3020>(self.0.variant_slot(459)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(459)),
         }
     }
     #[doc = "`cuMemcpyDtoHAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4612,7 +4613,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoHAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoHAsync_v7000_ptsz>(self.0.variant_slot(460)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(460)),
         }
     }
     #[doc = "`cuMemcpyHtoA` at ABI version 2000 (CUDA 2.0)."]
@@ -4622,7 +4623,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoA_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoA_v2000>(self.0.variant_slot(461)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(461)),
         }
     }
     #[doc = "`cuMemcpyHtoA` at ABI version 3020 (CUDA 3.2)."]
@@ -4632,7 +4633,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoA_v3020>(self.0.variant_slot(462)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(462)),
         }
     }
     #[doc = "`cuMemcpyHtoA` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4642,7 +4643,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoA_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoA_v7000_ptds>(self.0.variant_slot(463)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(463)),
         }
     }
     #[doc = "`cuMemcpyHtoAAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4652,7 +4653,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoAAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoAAsync_v2000>(self.0.variant_slot(464)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(464)),
         }
     }
     #[doc = "`cuMemcpyHtoAAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4662,7 +4663,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoAAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoAAsync_v3020>(self.0.variant_slot(465)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(465)),
         }
     }
     #[doc = "`cuMemcpyHtoAAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4672,7 +4673,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoAAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoAAsync_v7000_ptsz>(self.0.variant_slot(466)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(466)),
         }
     }
     #[doc = "`cuMemcpyHtoD` at ABI version 2000 (CUDA 2.0)."]
@@ -4682,7 +4683,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoD_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoD_v2000>(self.0.variant_slot(467)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(467)),
         }
     }
     #[doc = "`cuMemcpyHtoD` at ABI version 3020 (CUDA 3.2)."]
@@ -4692,7 +4693,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoD_v3020>(self.0.variant_slot(468)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(468)),
         }
     }
     #[doc = "`cuMemcpyHtoD` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4702,7 +4703,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoD_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoD_v7000_ptds>(self.0.variant_slot(469)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(469)),
         }
     }
     #[doc = "`cuMemcpyHtoDAsync` at ABI version 2000 (CUDA 2.0)."]
@@ -4712,7 +4713,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoDAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoDAsync_v2000>(self.0.variant_slot(470)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(470)),
         }
     }
     #[doc = "`cuMemcpyHtoDAsync` at ABI version 3020 (CUDA 3.2)."]
@@ -4722,7 +4723,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoDAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoDAsync_v3020>(self.0.variant_slot(471)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(471)),
         }
     }
     #[doc = "`cuMemcpyHtoDAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4732,7 +4733,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoDAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoDAsync_v7000_ptsz>(self.0.variant_slot(472)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(472)),
         }
     }
     #[doc = "`cuMemcpyPeer` at ABI version 4000 (CUDA 4.0)."]
@@ -4742,7 +4743,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeer_v4000>(self.0.variant_slot(473)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(473)),
         }
     }
     #[doc = "`cuMemcpyPeer` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4752,7 +4753,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeer_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeer_v7000_ptds>(self.0.variant_slot(474)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(474)),
         }
     }
     #[doc = "`cuMemcpyPeerAsync` at ABI version 4000 (CUDA 4.0)."]
@@ -4762,7 +4763,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeerAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeerAsync_v4000>(self.0.variant_slot(475)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(475)),
         }
     }
     #[doc = "`cuMemcpyPeerAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4772,7 +4773,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeerAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeerAsync_v7000_ptsz>(self.0.variant_slot(476)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(476)),
         }
     }
     #[doc = "`cuMemcpyWithAttributesAsync` at ABI version 13020 (CUDA 13.2)."]
@@ -4782,7 +4783,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyWithAttributesAsync_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyWithAttributesAsync_v13020>(self.0.variant_slot(477)) {
             Some(entry_point) => entry_point(dst, src, size, attr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(477)),
         }
     }
     #[doc = "`cuMemcpyWithAttributesAsync` at ABI version 13020 (CUDA 13.2), per-thread default stream."]
@@ -4792,7 +4793,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyWithAttributesAsync_v13020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyWithAttributesAsync_v13020_ptsz>(self.0.variant_slot(478)) {
             Some(entry_point) => entry_point(dst, src, size, attr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(478)),
         }
     }
     #[doc = "`cuMemsetD16` at ABI version 2000 (CUDA 2.0)."]
@@ -4802,7 +4803,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16_v2000>(self.0.variant_slot(479)) {
             Some(entry_point) => entry_point(dstDevice, us, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(479)),
         }
     }
     #[doc = "`cuMemsetD16` at ABI version 3020 (CUDA 3.2)."]
@@ -4812,7 +4813,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16_v3020>(self.0.variant_slot(480)) {
             Some(entry_point) => entry_point(dstDevice, us, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(480)),
         }
     }
     #[doc = "`cuMemsetD16` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4822,7 +4823,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16_v7000_ptds>(self.0.variant_slot(481)) {
             Some(entry_point) => entry_point(dstDevice, us, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(481)),
         }
     }
     #[doc = "`cuMemsetD16Async` at ABI version 3020 (CUDA 3.2)."]
@@ -4832,7 +4833,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16Async_v3020>(self.0.variant_slot(482)) {
             Some(entry_point) => entry_point(dstDevice, us, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(482)),
         }
     }
     #[doc = "`cuMemsetD16Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4842,7 +4843,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16Async_v7000_ptsz>(self.0.variant_slot(483)) {
             Some(entry_point) => entry_point(dstDevice, us, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(483)),
         }
     }
     #[doc = "`cuMemsetD2D16` at ABI version 2000 (CUDA 2.0)."]
@@ -4852,7 +4853,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16_v2000>(self.0.variant_slot(484)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(484)),
         }
     }
     #[doc = "`cuMemsetD2D16` at ABI version 3020 (CUDA 3.2)."]
@@ -4862,7 +4863,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16_v3020>(self.0.variant_slot(485)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(485)),
         }
     }
     #[doc = "`cuMemsetD2D16` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4872,7 +4873,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16_v7000_ptds>(self.0.variant_slot(486)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(486)),
         }
     }
     #[doc = "`cuMemsetD2D16Async` at ABI version 3020 (CUDA 3.2)."]
@@ -4882,7 +4883,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16Async_v3020>(self.0.variant_slot(487)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(487)),
         }
     }
     #[doc = "`cuMemsetD2D16Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4892,7 +4893,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16Async_v7000_ptsz>(self.0.variant_slot(488)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(488)),
         }
     }
     #[doc = "`cuMemsetD2D32` at ABI version 2000 (CUDA 2.0)."]
@@ -4902,7 +4903,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32_v2000>(self.0.variant_slot(489)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(489)),
         }
     }
     #[doc = "`cuMemsetD2D32` at ABI version 3020 (CUDA 3.2)."]
@@ -4912,7 +4913,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32_v3020>(self.0.variant_slot(490)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(490)),
         }
     }
     #[doc = "`cuMemsetD2D32` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4922,7 +4923,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32_v7000_ptds>(self.0.variant_slot(491)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(491)),
         }
     }
     #[doc = "`cuMemsetD2D32Async` at ABI version 3020 (CUDA 3.2)."]
@@ -4932,7 +4933,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32Async_v3020>(self.0.variant_slot(492)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(492)),
         }
     }
     #[doc = "`cuMemsetD2D32Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4942,7 +4943,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32Async_v7000_ptsz>(self.0.variant_slot(493)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(493)),
         }
     }
     #[doc = "`cuMemsetD2D8` at ABI version 2000 (CUDA 2.0)."]
@@ -4952,7 +4953,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8_v2000>(self.0.variant_slot(494)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(494)),
         }
     }
     #[doc = "`cuMemsetD2D8` at ABI version 3020 (CUDA 3.2)."]
@@ -4962,7 +4963,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8_v3020>(self.0.variant_slot(495)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(495)),
         }
     }
     #[doc = "`cuMemsetD2D8` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4972,7 +4973,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8_v7000_ptds>(self.0.variant_slot(496)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(496)),
         }
     }
     #[doc = "`cuMemsetD2D8Async` at ABI version 3020 (CUDA 3.2)."]
@@ -4982,7 +4983,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8Async_v3020>(self.0.variant_slot(497)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(497)),
         }
     }
     #[doc = "`cuMemsetD2D8Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -4992,7 +4993,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8Async_v7000_ptsz>(self.0.variant_slot(498)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(498)),
         }
     }
     #[doc = "`cuMemsetD32` at ABI version 2000 (CUDA 2.0)."]
@@ -5002,7 +5003,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32_v2000>(self.0.variant_slot(499)) {
             Some(entry_point) => entry_point(dstDevice, ui, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(499)),
         }
     }
     #[doc = "`cuMemsetD32` at ABI version 3020 (CUDA 3.2)."]
@@ -5012,7 +5013,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32_v3020>(self.0.variant_slot(500)) {
             Some(entry_point) => entry_point(dstDevice, ui, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(500)),
         }
     }
     #[doc = "`cuMemsetD32` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5022,7 +5023,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32_v7000_ptds>(self.0.variant_slot(501)) {
             Some(entry_point) => entry_point(dstDevice, ui, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(501)),
         }
     }
     #[doc = "`cuMemsetD32Async` at ABI version 3020 (CUDA 3.2)."]
@@ -5032,7 +5033,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32Async_v3020>(self.0.variant_slot(502)) {
             Some(entry_point) => entry_point(dstDevice, ui, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(502)),
         }
     }
     #[doc = "`cuMemsetD32Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5042,7 +5043,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32Async_v7000_ptsz>(self.0.variant_slot(503)) {
             Some(entry_point) => entry_point(dstDevice, ui, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(503)),
         }
     }
     #[doc = "`cuMemsetD8` at ABI version 2000 (CUDA 2.0)."]
@@ -5052,7 +5053,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8_v2000>(self.0.variant_slot(504)) {
             Some(entry_point) => entry_point(dstDevice, uc, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(504)),
         }
     }
     #[doc = "`cuMemsetD8` at ABI version 3020 (CUDA 3.2)."]
@@ -5062,7 +5063,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8_v3020>(self.0.variant_slot(505)) {
             Some(entry_point) => entry_point(dstDevice, uc, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(505)),
         }
     }
     #[doc = "`cuMemsetD8` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5072,7 +5073,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8_v7000_ptds's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8_v7000_ptds>(self.0.variant_slot(506)) {
             Some(entry_point) => entry_point(dstDevice, uc, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(506)),
         }
     }
     #[doc = "`cuMemsetD8Async` at ABI version 3020 (CUDA 3.2)."]
@@ -5082,7 +5083,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8Async_v3020>(self.0.variant_slot(507)) {
             Some(entry_point) => entry_point(dstDevice, uc, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(507)),
         }
     }
     #[doc = "`cuMemsetD8Async` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5092,7 +5093,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8Async_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8Async_v7000_ptsz>(self.0.variant_slot(508)) {
             Some(entry_point) => entry_point(dstDevice, uc, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(508)),
         }
     }
     #[doc = "`cuMipmappedArrayCreate` at ABI version 5000 (CUDA 5.0)."]
@@ -5102,7 +5103,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayCreate_v5000>(self.0.variant_slot(509)) {
             Some(entry_point) => entry_point(pHandle, pMipmappedArrayDesc, numMipmapLevels),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(509)),
         }
     }
     #[doc = "`cuMipmappedArrayDestroy` at ABI version 5000 (CUDA 5.0)."]
@@ -5112,7 +5113,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayDestroy_v5000>(self.0.variant_slot(510)) {
             Some(entry_point) => entry_point(hMipmappedArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(510)),
         }
     }
     #[doc = "`cuMipmappedArrayGetLevel` at ABI version 5000 (CUDA 5.0)."]
@@ -5122,7 +5123,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetLevel_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetLevel_v5000>(self.0.variant_slot(511)) {
             Some(entry_point) => entry_point(pLevelArray, hMipmappedArray, level),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(511)),
         }
     }
     #[doc = "`cuMipmappedArrayGetMemoryRequirements` at ABI version 11060 (CUDA 11.6)."]
@@ -5132,7 +5133,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetMemoryRequirements_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetMemoryRequirements_v11060>(self.0.variant_slot(512)) {
             Some(entry_point) => entry_point(memoryRequirements, mipmap, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(512)),
         }
     }
     #[doc = "`cuMipmappedArrayGetSparseProperties` at ABI version 11010 (CUDA 11.1)."]
@@ -5142,7 +5143,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetSparseProperties_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetSparseProperties_v11010>(self.0.variant_slot(513)) {
             Some(entry_point) => entry_point(sparseProperties, mipmap),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(513)),
         }
     }
     #[doc = "`cuModuleEnumerateFunctions` at ABI version 12040 (CUDA 12.4)."]
@@ -5152,7 +5153,7 @@ impl P<'_> {
         // signature is PFN_cuModuleEnumerateFunctions_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleEnumerateFunctions_v12040>(self.0.variant_slot(514)) {
             Some(entry_point) => entry_point(functions, numFunctions, mod_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(514)),
         }
     }
     #[doc = "`cuModuleGetFunction` at ABI version 2000 (CUDA 2.0)."]
@@ -5162,7 +5163,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetFunction_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetFunction_v2000>(self.0.variant_slot(515)) {
             Some(entry_point) => entry_point(hfunc, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(515)),
         }
     }
     #[doc = "`cuModuleGetFunctionCount` at ABI version 12040 (CUDA 12.4)."]
@@ -5172,7 +5173,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetFunctionCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetFunctionCount_v12040>(self.0.variant_slot(516)) {
             Some(entry_point) => entry_point(count, hmod),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(516)),
         }
     }
     #[doc = "`cuModuleGetGlobal` at ABI version 2000 (CUDA 2.0)."]
@@ -5182,7 +5183,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetGlobal_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetGlobal_v2000>(self.0.variant_slot(517)) {
             Some(entry_point) => entry_point(dptr, bytes, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(517)),
         }
     }
     #[doc = "`cuModuleGetGlobal` at ABI version 3020 (CUDA 3.2)."]
@@ -5192,7 +5193,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetGlobal_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetGlobal_v3020>(self.0.variant_slot(518)) {
             Some(entry_point) => entry_point(dptr, bytes, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(518)),
         }
     }
     #[doc = "`cuModuleGetLoadingMode` at ABI version 11070 (CUDA 11.7)."]
@@ -5202,7 +5203,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetLoadingMode_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetLoadingMode_v11070>(self.0.variant_slot(519)) {
             Some(entry_point) => entry_point(mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(519)),
         }
     }
     #[doc = "`cuModuleGetSurfRef` at ABI version 3000 (CUDA 3.0)."]
@@ -5212,7 +5213,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetSurfRef_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetSurfRef_v3000>(self.0.variant_slot(520)) {
             Some(entry_point) => entry_point(pSurfRef, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(520)),
         }
     }
     #[doc = "`cuModuleGetTexRef` at ABI version 2000 (CUDA 2.0)."]
@@ -5222,7 +5223,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetTexRef_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetTexRef_v2000>(self.0.variant_slot(521)) {
             Some(entry_point) => entry_point(pTexRef, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(521)),
         }
     }
     #[doc = "`cuModuleLoad` at ABI version 2000 (CUDA 2.0)."]
@@ -5232,7 +5233,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoad_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoad_v2000>(self.0.variant_slot(522)) {
             Some(entry_point) => entry_point(module, fname),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(522)),
         }
     }
     #[doc = "`cuModuleLoadData` at ABI version 2000 (CUDA 2.0)."]
@@ -5242,7 +5243,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadData_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadData_v2000>(self.0.variant_slot(523)) {
             Some(entry_point) => entry_point(module, image),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(523)),
         }
     }
     #[doc = "`cuModuleLoadDataEx` at ABI version 2010 (CUDA 2.1)."]
@@ -5252,7 +5253,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadDataEx_v2010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadDataEx_v2010>(self.0.variant_slot(524)) {
             Some(entry_point) => entry_point(module, image, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(524)),
         }
     }
     #[doc = "`cuModuleLoadFatBinary` at ABI version 2000 (CUDA 2.0)."]
@@ -5262,7 +5263,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadFatBinary_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadFatBinary_v2000>(self.0.variant_slot(525)) {
             Some(entry_point) => entry_point(module, fatCubin),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(525)),
         }
     }
     #[doc = "`cuModuleUnload` at ABI version 2000 (CUDA 2.0)."]
@@ -5272,7 +5273,7 @@ impl P<'_> {
         // signature is PFN_cuModuleUnload_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleUnload_v2000>(self.0.variant_slot(526)) {
             Some(entry_point) => entry_point(hmod),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(526)),
         }
     }
     #[doc = "`cuMulticastAddDevice` at ABI version 12010 (CUDA 12.1)."]
@@ -5282,7 +5283,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastAddDevice_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastAddDevice_v12010>(self.0.variant_slot(527)) {
             Some(entry_point) => entry_point(mcHandle, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(527)),
         }
     }
     #[doc = "`cuMulticastBindAddr` at ABI version 12010 (CUDA 12.1)."]
@@ -5292,7 +5293,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindAddr_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindAddr_v12010>(self.0.variant_slot(528)) {
             Some(entry_point) => entry_point(mcHandle, mcOffset, memptr, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(528)),
         }
     }
     #[doc = "`cuMulticastBindAddr` at ABI version 13010 (CUDA 13.1)."]
@@ -5302,7 +5303,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindAddr_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindAddr_v13010>(self.0.variant_slot(529)) {
             Some(entry_point) => entry_point(mcHandle, dev, mcOffset, memptr, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(529)),
         }
     }
     #[doc = "`cuMulticastBindMem` at ABI version 12010 (CUDA 12.1)."]
@@ -5312,7 +5313,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindMem_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindMem_v12010>(self.0.variant_slot(530)) {
             Some(entry_point) => entry_point(mcHandle, mcOffset, memHandle, memOffset, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(530)),
         }
     }
     #[doc = "`cuMulticastBindMem` at ABI version 13010 (CUDA 13.1)."]
@@ -5322,7 +5323,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindMem_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindMem_v13010>(self.0.variant_slot(531)) {
             Some(entry_point) => entry_point(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(531)),
         }
     }
     #[doc = "`cuMulticastCreate` at ABI version 12010 (CUDA 12.1)."]
@@ -5332,7 +5333,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastCreate_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastCreate_v12010>(self.0.variant_slot(532)) {
             Some(entry_point) => entry_point(mcHandle, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(532)),
         }
     }
     #[doc = "`cuMulticastGetGranularity` at ABI version 12010 (CUDA 12.1)."]
@@ -5342,7 +5343,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastGetGranularity_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastGetGranularity_v12010>(self.0.variant_slot(533)) {
             Some(entry_point) => entry_point(granularity, prop, option),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(533)),
         }
     }
     #[doc = "`cuMulticastUnbind` at ABI version 12010 (CUDA 12.1)."]
@@ -5352,7 +5353,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastUnbind_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastUnbind_v12010>(self.0.variant_slot(534)) {
             Some(entry_point) => entry_point(mcHandle, dev, mcOffset, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(534)),
         }
     }
     #[doc = "`cuOccupancyAvailableDynamicSMemPerBlock` at ABI version 10020 (CUDA 10.2)."]
@@ -5362,7 +5363,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020>(self.0.variant_slot(535)) {
             Some(entry_point) => entry_point(dynamicSmemSize, func, numBlocks, blockSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(535)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessor` at ABI version 6050 (CUDA 6.5)."]
@@ -5372,7 +5373,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050>(self.0.variant_slot(536)) {
             Some(entry_point) => entry_point(numBlocks, func, blockSize, dynamicSMemSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(536)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` at ABI version 7000 (CUDA 7.0)."]
@@ -5382,7 +5383,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000>(self.0.variant_slot(537)) {
             Some(entry_point) => entry_point(numBlocks, func, blockSize, dynamicSMemSize, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(537)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveClusters` at ABI version 11070 (CUDA 11.7)."]
@@ -5392,7 +5393,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveClusters_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveClusters_v11070>(self.0.variant_slot(538)) {
             Some(entry_point) => entry_point(numClusters, func, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(538)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialBlockSize` at ABI version 6050 (CUDA 6.5)."]
@@ -5402,7 +5403,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialBlockSize_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialBlockSize_v6050>(self.0.variant_slot(539)) {
             Some(entry_point) => entry_point(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(539)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialBlockSizeWithFlags` at ABI version 7000 (CUDA 7.0)."]
@@ -5412,7 +5413,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000>(self.0.variant_slot(540)) {
             Some(entry_point) => entry_point(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(540)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialClusterSize` at ABI version 11070 (CUDA 11.7)."]
@@ -5422,7 +5423,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialClusterSize_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialClusterSize_v11070>(self.0.variant_slot(541)) {
             Some(entry_point) => entry_point(clusterSize, func, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(541)),
         }
     }
     #[doc = "`cuParamSetSize` at ABI version 2000 (CUDA 2.0)."]
@@ -5432,7 +5433,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetSize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetSize_v2000>(self.0.variant_slot(542)) {
             Some(entry_point) => entry_point(hfunc, numbytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(542)),
         }
     }
     #[doc = "`cuParamSetTexRef` at ABI version 2000 (CUDA 2.0)."]
@@ -5442,7 +5443,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetTexRef_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetTexRef_v2000>(self.0.variant_slot(543)) {
             Some(entry_point) => entry_point(hfunc, texunit, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(543)),
         }
     }
     #[doc = "`cuParamSetf` at ABI version 2000 (CUDA 2.0)."]
@@ -5452,7 +5453,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetf_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetf_v2000>(self.0.variant_slot(544)) {
             Some(entry_point) => entry_point(hfunc, offset, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(544)),
         }
     }
     #[doc = "`cuParamSeti` at ABI version 2000 (CUDA 2.0)."]
@@ -5462,7 +5463,7 @@ impl P<'_> {
         // signature is PFN_cuParamSeti_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSeti_v2000>(self.0.variant_slot(545)) {
             Some(entry_point) => entry_point(hfunc, offset, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(545)),
         }
     }
     #[doc = "`cuParamSetv` at ABI version 2000 (CUDA 2.0)."]
@@ -5472,7 +5473,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetv_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetv_v2000>(self.0.variant_slot(546)) {
             Some(entry_point) => entry_point(hfunc, offset, ptr, numbytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(546)),
         }
     }
     #[doc = "`cuPointerGetAttribute` at ABI version 4000 (CUDA 4.0)."]
@@ -5482,7 +5483,7 @@ impl P<'_> {
         // signature is PFN_cuPointerGetAttribute_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerGetAttribute_v4000>(self.0.variant_slot(547)) {
             Some(entry_point) => entry_point(data, attribute, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(547)),
         }
     }
     #[doc = "`cuPointerGetAttributes` at ABI version 7000 (CUDA 7.0)."]
@@ -5492,7 +5493,7 @@ impl P<'_> {
         // signature is PFN_cuPointerGetAttributes_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerGetAttributes_v7000>(self.0.variant_slot(548)) {
             Some(entry_point) => entry_point(numAttributes, attributes, data, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(548)),
         }
     }
     #[doc = "`cuPointerSetAttribute` at ABI version 6000 (CUDA 6.0)."]
@@ -5502,7 +5503,7 @@ impl P<'_> {
         // signature is PFN_cuPointerSetAttribute_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerSetAttribute_v6000>(self.0.variant_slot(549)) {
             Some(entry_point) => entry_point(value, attribute, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(549)),
         }
     }
     #[doc = "`cuSignalExternalSemaphoresAsync` at ABI version 10000 (CUDA 10.0)."]
@@ -5512,7 +5513,7 @@ impl P<'_> {
         // signature is PFN_cuSignalExternalSemaphoresAsync_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSignalExternalSemaphoresAsync_v10000>(self.0.variant_slot(550)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(550)),
         }
     }
     #[doc = "`cuSignalExternalSemaphoresAsync` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -5522,7 +5523,7 @@ impl P<'_> {
         // signature is PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSignalExternalSemaphoresAsync_v10000_ptsz>(self.0.variant_slot(551)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(551)),
         }
     }
     #[doc = "`cuStreamAddCallback` at ABI version 5000 (CUDA 5.0)."]
@@ -5532,7 +5533,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAddCallback_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAddCallback_v5000>(self.0.variant_slot(552)) {
             Some(entry_point) => entry_point(hStream, callback, userData, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(552)),
         }
     }
     #[doc = "`cuStreamAddCallback` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5542,7 +5543,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAddCallback_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAddCallback_v7000_ptsz>(self.0.variant_slot(553)) {
             Some(entry_point) => entry_point(hStream, callback, userData, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(553)),
         }
     }
     #[doc = "`cuStreamAttachMemAsync` at ABI version 6000 (CUDA 6.0)."]
@@ -5552,7 +5553,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAttachMemAsync_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAttachMemAsync_v6000>(self.0.variant_slot(554)) {
             Some(entry_point) => entry_point(hStream, dptr, length, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(554)),
         }
     }
     #[doc = "`cuStreamAttachMemAsync` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5562,7 +5563,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAttachMemAsync_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAttachMemAsync_v7000_ptsz>(self.0.variant_slot(555)) {
             Some(entry_point) => entry_point(hStream, dptr, length, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(555)),
         }
     }
     #[doc = "`cuStreamBatchMemOp` at ABI version 8000 (CUDA 8.0)."]
@@ -5572,7 +5573,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBatchMemOp_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBatchMemOp_v8000>(self.0.variant_slot(556)) {
             Some(entry_point) => entry_point(stream, count, paramArray, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(556)),
         }
     }
     #[doc = "`cuStreamBatchMemOp` at ABI version 8000 (CUDA 8.0), per-thread default stream."]
@@ -5582,7 +5583,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBatchMemOp_v8000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBatchMemOp_v8000_ptsz>(self.0.variant_slot(557)) {
             Some(entry_point) => entry_point(stream, count, paramArray, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(557)),
         }
     }
     #[doc = "`cuStreamBatchMemOp` at ABI version 11070 (CUDA 11.7)."]
@@ -5592,7 +5593,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBatchMemOp_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBatchMemOp_v11070>(self.0.variant_slot(558)) {
             Some(entry_point) => entry_point(stream, count, paramArray, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(558)),
         }
     }
     #[doc = "`cuStreamBatchMemOp` at ABI version 11070 (CUDA 11.7), per-thread default stream."]
@@ -5602,7 +5603,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBatchMemOp_v11070_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBatchMemOp_v11070_ptsz>(self.0.variant_slot(559)) {
             Some(entry_point) => entry_point(stream, count, paramArray, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(559)),
         }
     }
     #[doc = "`cuStreamBeginCapture` at ABI version 10000 (CUDA 10.0)."]
@@ -5612,7 +5613,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCapture_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCapture_v10000>(self.0.variant_slot(560)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(560)),
         }
     }
     #[doc = "`cuStreamBeginCapture` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -5622,7 +5623,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCapture_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCapture_v10000_ptsz>(self.0.variant_slot(561)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(561)),
         }
     }
     #[doc = "`cuStreamBeginCapture` at ABI version 10010 (CUDA 10.1)."]
@@ -5632,7 +5633,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCapture_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCapture_v10010>(self.0.variant_slot(562)) {
             Some(entry_point) => entry_point(hStream, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(562)),
         }
     }
     #[doc = "`cuStreamBeginCapture` at ABI version 10010 (CUDA 10.1), per-thread default stream."]
@@ -5642,7 +5643,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCapture_v10010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCapture_v10010_ptsz>(self.0.variant_slot(563)) {
             Some(entry_point) => entry_point(hStream, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(563)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToCig` at ABI version 13010 (CUDA 13.1)."]
@@ -5652,7 +5653,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToCig_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToCig_v13010>(self.0.variant_slot(564)) {
             Some(entry_point) => entry_point(hStream, streamCigCaptureParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(564)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToCig` at ABI version 13010 (CUDA 13.1), per-thread default stream."]
@@ -5662,7 +5663,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToCig_v13010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToCig_v13010_ptsz>(self.0.variant_slot(565)) {
             Some(entry_point) => entry_point(hStream, streamCigCaptureParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(565)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToGraph` at ABI version 12030 (CUDA 12.3)."]
@@ -5672,7 +5673,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToGraph_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToGraph_v12030>(self.0.variant_slot(566)) {
             Some(entry_point) => entry_point(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(566)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToGraph` at ABI version 12030 (CUDA 12.3), per-thread default stream."]
@@ -5682,7 +5683,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToGraph_v12030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToGraph_v12030_ptsz>(self.0.variant_slot(567)) {
             Some(entry_point) => entry_point(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(567)),
         }
     }
     #[doc = "`cuStreamBeginRecaptureToGraph` at ABI version 13030 (CUDA 13.3)."]
@@ -5692,7 +5693,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginRecaptureToGraph_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginRecaptureToGraph_v13030>(self.0.variant_slot(568)) {
             Some(entry_point) => entry_point(hStream, mode, hGraph, callbackFunc, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(568)),
         }
     }
     #[doc = "`cuStreamBeginRecaptureToGraph` at ABI version 13030 (CUDA 13.3), per-thread default stream."]
@@ -5702,7 +5703,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginRecaptureToGraph_v13030_ptsz>(self.0.variant_slot(569)) {
             Some(entry_point) => entry_point(hStream, mode, hGraph, callbackFunc, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(569)),
         }
     }
     #[doc = "`cuStreamCopyAttributes` at ABI version 11000 (CUDA 11.0)."]
@@ -5712,7 +5713,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCopyAttributes_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCopyAttributes_v11000>(self.0.variant_slot(570)) {
             Some(entry_point) => entry_point(dstStream, srcStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(570)),
         }
     }
     #[doc = "`cuStreamCopyAttributes` at ABI version 11000 (CUDA 11.0), per-thread default stream."]
@@ -5722,7 +5723,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCopyAttributes_v11000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCopyAttributes_v11000_ptsz>(self.0.variant_slot(571)) {
             Some(entry_point) => entry_point(dst, src),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(571)),
         }
     }
     #[doc = "`cuStreamCreate` at ABI version 2000 (CUDA 2.0)."]
@@ -5732,7 +5733,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCreate_v2000>(self.0.variant_slot(572)) {
             Some(entry_point) => entry_point(phStream, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(572)),
         }
     }
     #[doc = "`cuStreamCreateWithPriority` at ABI version 5050 (CUDA 5.5)."]
@@ -5742,7 +5743,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCreateWithPriority_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCreateWithPriority_v5050>(self.0.variant_slot(573)) {
             Some(entry_point) => entry_point(phStream, flags, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(573)),
         }
     }
     #[doc = "`cuStreamDestroy` at ABI version 2000 (CUDA 2.0)."]
@@ -5752,7 +5753,7 @@ impl P<'_> {
         // signature is PFN_cuStreamDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamDestroy_v2000>(self.0.variant_slot(574)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(574)),
         }
     }
     #[doc = "`cuStreamDestroy` at ABI version 4000 (CUDA 4.0)."]
@@ -5762,7 +5763,7 @@ impl P<'_> {
         // signature is PFN_cuStreamDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamDestroy_v4000>(self.0.variant_slot(575)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(575)),
         }
     }
     #[doc = "`cuStreamEndCapture` at ABI version 10000 (CUDA 10.0)."]
@@ -5772,7 +5773,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCapture_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCapture_v10000>(self.0.variant_slot(576)) {
             Some(entry_point) => entry_point(hStream, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(576)),
         }
     }
     #[doc = "`cuStreamEndCapture` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -5782,7 +5783,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCapture_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCapture_v10000_ptsz>(self.0.variant_slot(577)) {
             Some(entry_point) => entry_point(hStream, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(577)),
         }
     }
     #[doc = "`cuStreamEndCaptureToCig` at ABI version 13010 (CUDA 13.1)."]
@@ -5792,7 +5793,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCaptureToCig_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCaptureToCig_v13010>(self.0.variant_slot(578)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(578)),
         }
     }
     #[doc = "`cuStreamEndCaptureToCig` at ABI version 13010 (CUDA 13.1), per-thread default stream."]
@@ -5802,7 +5803,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCaptureToCig_v13010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCaptureToCig_v13010_ptsz>(self.0.variant_slot(579)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(579)),
         }
     }
     #[doc = "`cuStreamGetAttribute` at ABI version 11000 (CUDA 11.0)."]
@@ -5812,7 +5813,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetAttribute_v11000>(self.0.variant_slot(580)) {
             Some(entry_point) => entry_point(hStream, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(580)),
         }
     }
     #[doc = "`cuStreamGetAttribute` at ABI version 11000 (CUDA 11.0), per-thread default stream."]
@@ -5822,7 +5823,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetAttribute_v11000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetAttribute_v11000_ptsz>(self.0.variant_slot(581)) {
             Some(entry_point) => entry_point(hStream, attr, value_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(581)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 10010 (CUDA 10.1)."]
@@ -5832,7 +5833,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v10010>(self.0.variant_slot(582)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(582)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 10010 (CUDA 10.1), per-thread default stream."]
@@ -5842,7 +5843,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v10010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v10010_ptsz>(self.0.variant_slot(583)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(583)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 11030 (CUDA 11.3)."]
@@ -5852,7 +5853,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v11030>(self.0.variant_slot(584)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(584)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 11030 (CUDA 11.3), per-thread default stream."]
@@ -5862,7 +5863,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v11030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v11030_ptsz>(self.0.variant_slot(585)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(585)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 12030 (CUDA 12.3)."]
@@ -5872,7 +5873,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v12030>(self.0.variant_slot(586)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(586)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` at ABI version 12030 (CUDA 12.3), per-thread default stream."]
@@ -5882,7 +5883,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v12030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v12030_ptsz>(self.0.variant_slot(587)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(587)),
         }
     }
     #[doc = "`cuStreamGetCtx` at ABI version 9020 (CUDA 9.2)."]
@@ -5892,7 +5893,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCtx_v9020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCtx_v9020>(self.0.variant_slot(588)) {
             Some(entry_point) => entry_point(hStream, pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(588)),
         }
     }
     #[doc = "`cuStreamGetCtx` at ABI version 9020 (CUDA 9.2), per-thread default stream."]
@@ -5902,7 +5903,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCtx_v9020_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCtx_v9020_ptsz>(self.0.variant_slot(589)) {
             Some(entry_point) => entry_point(hStream, pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(589)),
         }
     }
     #[doc = "`cuStreamGetCtx` at ABI version 12050 (CUDA 12.5)."]
@@ -5912,7 +5913,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCtx_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCtx_v12050>(self.0.variant_slot(590)) {
             Some(entry_point) => entry_point(hStream, pctx, pGreenCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(590)),
         }
     }
     #[doc = "`cuStreamGetCtx` at ABI version 12050 (CUDA 12.5), per-thread default stream."]
@@ -5922,7 +5923,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCtx_v12050_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCtx_v12050_ptsz>(self.0.variant_slot(591)) {
             Some(entry_point) => entry_point(hStream, pctx, pGreenCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(591)),
         }
     }
     #[doc = "`cuStreamGetDevResource` at ABI version 13010 (CUDA 13.1)."]
@@ -5932,7 +5933,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevResource_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevResource_v13010>(self.0.variant_slot(592)) {
             Some(entry_point) => entry_point(hStream, result, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(592)),
         }
     }
     #[doc = "`cuStreamGetDevResource` at ABI version 13010 (CUDA 13.1), per-thread default stream."]
@@ -5942,7 +5943,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevResource_v13010_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevResource_v13010_ptsz>(self.0.variant_slot(593)) {
             Some(entry_point) => entry_point(hStream, result, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(593)),
         }
     }
     #[doc = "`cuStreamGetDevice` at ABI version 12080 (CUDA 12.8)."]
@@ -5952,7 +5953,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevice_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevice_v12080>(self.0.variant_slot(594)) {
             Some(entry_point) => entry_point(hStream, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(594)),
         }
     }
     #[doc = "`cuStreamGetDevice` at ABI version 12080 (CUDA 12.8), per-thread default stream."]
@@ -5962,7 +5963,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevice_v12080_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevice_v12080_ptsz>(self.0.variant_slot(595)) {
             Some(entry_point) => entry_point(hStream, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(595)),
         }
     }
     #[doc = "`cuStreamGetFlags` at ABI version 5050 (CUDA 5.5)."]
@@ -5972,7 +5973,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetFlags_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetFlags_v5050>(self.0.variant_slot(596)) {
             Some(entry_point) => entry_point(hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(596)),
         }
     }
     #[doc = "`cuStreamGetFlags` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -5982,7 +5983,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetFlags_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetFlags_v7000_ptsz>(self.0.variant_slot(597)) {
             Some(entry_point) => entry_point(hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(597)),
         }
     }
     #[doc = "`cuStreamGetGreenCtx` at ABI version 12040 (CUDA 12.4)."]
@@ -5992,7 +5993,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetGreenCtx_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetGreenCtx_v12040>(self.0.variant_slot(598)) {
             Some(entry_point) => entry_point(hStream, phCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(598)),
         }
     }
     #[doc = "`cuStreamGetId` at ABI version 12000 (CUDA 12.0)."]
@@ -6002,7 +6003,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetId_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetId_v12000>(self.0.variant_slot(599)) {
             Some(entry_point) => entry_point(hStream, streamId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(599)),
         }
     }
     #[doc = "`cuStreamGetId` at ABI version 12000 (CUDA 12.0), per-thread default stream."]
@@ -6012,7 +6013,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetId_v12000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetId_v12000_ptsz>(self.0.variant_slot(600)) {
             Some(entry_point) => entry_point(hStream, streamId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(600)),
         }
     }
     #[doc = "`cuStreamGetPriority` at ABI version 5050 (CUDA 5.5)."]
@@ -6022,7 +6023,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetPriority_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetPriority_v5050>(self.0.variant_slot(601)) {
             Some(entry_point) => entry_point(hStream, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(601)),
         }
     }
     #[doc = "`cuStreamGetPriority` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -6032,7 +6033,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetPriority_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetPriority_v7000_ptsz>(self.0.variant_slot(602)) {
             Some(entry_point) => entry_point(hStream, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(602)),
         }
     }
     #[doc = "`cuStreamIsCapturing` at ABI version 10000 (CUDA 10.0)."]
@@ -6042,7 +6043,7 @@ impl P<'_> {
         // signature is PFN_cuStreamIsCapturing_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamIsCapturing_v10000>(self.0.variant_slot(603)) {
             Some(entry_point) => entry_point(hStream, captureStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(603)),
         }
     }
     #[doc = "`cuStreamIsCapturing` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -6052,7 +6053,7 @@ impl P<'_> {
         // signature is PFN_cuStreamIsCapturing_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamIsCapturing_v10000_ptsz>(self.0.variant_slot(604)) {
             Some(entry_point) => entry_point(hStream, captureStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(604)),
         }
     }
     #[doc = "`cuStreamQuery` at ABI version 2000 (CUDA 2.0)."]
@@ -6062,7 +6063,7 @@ impl P<'_> {
         // signature is PFN_cuStreamQuery_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamQuery_v2000>(self.0.variant_slot(605)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(605)),
         }
     }
     #[doc = "`cuStreamQuery` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -6072,7 +6073,7 @@ impl P<'_> {
         // signature is PFN_cuStreamQuery_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamQuery_v7000_ptsz>(self.0.variant_slot(606)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(606)),
         }
     }
     #[doc = "`cuStreamSetAttribute` at ABI version 11000 (CUDA 11.0)."]
@@ -6082,7 +6083,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSetAttribute_v11000>(self.0.variant_slot(607)) {
             Some(entry_point) => entry_point(hStream, attr, param),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(607)),
         }
     }
     #[doc = "`cuStreamSetAttribute` at ABI version 11000 (CUDA 11.0), per-thread default stream."]
@@ -6092,7 +6093,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSetAttribute_v11000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSetAttribute_v11000_ptsz>(self.0.variant_slot(608)) {
             Some(entry_point) => entry_point(hStream, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(608)),
         }
     }
     #[doc = "`cuStreamSynchronize` at ABI version 2000 (CUDA 2.0)."]
@@ -6102,7 +6103,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSynchronize_v2000>(self.0.variant_slot(609)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(609)),
         }
     }
     #[doc = "`cuStreamSynchronize` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -6112,7 +6113,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSynchronize_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSynchronize_v7000_ptsz>(self.0.variant_slot(610)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(610)),
         }
     }
     #[doc = "`cuStreamUpdateCaptureDependencies` at ABI version 11030 (CUDA 11.3)."]
@@ -6122,7 +6123,7 @@ impl P<'_> {
         // signature is PFN_cuStreamUpdateCaptureDependencies_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamUpdateCaptureDependencies_v11030>(self.0.variant_slot(611)) {
             Some(entry_point) => entry_point(hStream, dependencies, numDependencies, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(611)),
         }
     }
     #[doc = "`cuStreamUpdateCaptureDependencies` at ABI version 11030 (CUDA 11.3), per-thread default stream."]
@@ -6132,7 +6133,7 @@ impl P<'_> {
         // signature is PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamUpdateCaptureDependencies_v11030_ptsz>(self.0.variant_slot(612)) {
             Some(entry_point) => entry_point(hStream, dependencies, numDependencies, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(612)),
         }
     }
     #[doc = "`cuStreamUpdateCaptureDependencies` at ABI version 12030 (CUDA 12.3)."]
@@ -6142,7 +6143,7 @@ impl P<'_> {
         // signature is PFN_cuStreamUpdateCaptureDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamUpdateCaptureDependencies_v12030>(self.0.variant_slot(613)) {
             Some(entry_point) => entry_point(hStream, dependencies, dependencyData, numDependencies, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(613)),
         }
     }
     #[doc = "`cuStreamUpdateCaptureDependencies` at ABI version 12030 (CUDA 12.3), per-thread default stream."]
@@ -6152,7 +6153,7 @@ impl P<'_> {
         // signature is PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamUpdateCaptureDependencies_v12030_ptsz>(self.0.variant_slot(614)) {
             Some(entry_point) => entry_point(hStream, dependencies, dependencyData, numDependencies, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(614)),
         }
     }
     #[doc = "`cuStreamWaitEvent` at ABI version 3020 (CUDA 3.2)."]
@@ -6162,7 +6163,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitEvent_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitEvent_v3020>(self.0.variant_slot(615)) {
             Some(entry_point) => entry_point(hStream, hEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(615)),
         }
     }
     #[doc = "`cuStreamWaitEvent` at ABI version 7000 (CUDA 7.0), per-thread default stream."]
@@ -6172,7 +6173,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitEvent_v7000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitEvent_v7000_ptsz>(self.0.variant_slot(616)) {
             Some(entry_point) => entry_point(hStream, hEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(616)),
         }
     }
     #[doc = "`cuStreamWaitValue32` at ABI version 8000 (CUDA 8.0)."]
@@ -6182,7 +6183,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue32_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue32_v8000>(self.0.variant_slot(617)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(617)),
         }
     }
     #[doc = "`cuStreamWaitValue32` at ABI version 8000 (CUDA 8.0), per-thread default stream."]
@@ -6192,7 +6193,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue32_v8000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue32_v8000_ptsz>(self.0.variant_slot(618)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(618)),
         }
     }
     #[doc = "`cuStreamWaitValue32` at ABI version 11070 (CUDA 11.7)."]
@@ -6202,7 +6203,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue32_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue32_v11070>(self.0.variant_slot(619)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(619)),
         }
     }
     #[doc = "`cuStreamWaitValue32` at ABI version 11070 (CUDA 11.7), per-thread default stream."]
@@ -6212,7 +6213,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue32_v11070_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue32_v11070_ptsz>(self.0.variant_slot(620)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(620)),
         }
     }
     #[doc = "`cuStreamWaitValue64` at ABI version 9000 (CUDA 9.0)."]
@@ -6222,7 +6223,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue64_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue64_v9000>(self.0.variant_slot(621)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(621)),
         }
     }
     #[doc = "`cuStreamWaitValue64` at ABI version 9000 (CUDA 9.0), per-thread default stream."]
@@ -6232,7 +6233,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue64_v9000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue64_v9000_ptsz>(self.0.variant_slot(622)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(622)),
         }
     }
     #[doc = "`cuStreamWaitValue64` at ABI version 11070 (CUDA 11.7)."]
@@ -6242,7 +6243,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue64_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue64_v11070>(self.0.variant_slot(623)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(623)),
         }
     }
     #[doc = "`cuStreamWaitValue64` at ABI version 11070 (CUDA 11.7), per-thread default stream."]
@@ -6252,7 +6253,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue64_v11070_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue64_v11070_ptsz>(self.0.variant_slot(624)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(624)),
         }
     }
     #[doc = "`cuStreamWriteValue32` at ABI version 8000 (CUDA 8.0)."]
@@ -6262,7 +6263,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue32_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue32_v8000>(self.0.variant_slot(625)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(625)),
         }
     }
     #[doc = "`cuStreamWriteValue32` at ABI version 8000 (CUDA 8.0), per-thread default stream."]
@@ -6272,7 +6273,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue32_v8000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue32_v8000_ptsz>(self.0.variant_slot(626)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(626)),
         }
     }
     #[doc = "`cuStreamWriteValue32` at ABI version 11070 (CUDA 11.7)."]
@@ -6282,7 +6283,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue32_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue32_v11070>(self.0.variant_slot(627)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(627)),
         }
     }
     #[doc = "`cuStreamWriteValue32` at ABI version 11070 (CUDA 11.7), per-thread default stream."]
@@ -6292,7 +6293,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue32_v11070_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue32_v11070_ptsz>(self.0.variant_slot(628)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(628)),
         }
     }
     #[doc = "`cuStreamWriteValue64` at ABI version 9000 (CUDA 9.0)."]
@@ -6302,7 +6303,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue64_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue64_v9000>(self.0.variant_slot(629)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(629)),
         }
     }
     #[doc = "`cuStreamWriteValue64` at ABI version 9000 (CUDA 9.0), per-thread default stream."]
@@ -6312,7 +6313,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue64_v9000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue64_v9000_ptsz>(self.0.variant_slot(630)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(630)),
         }
     }
     #[doc = "`cuStreamWriteValue64` at ABI version 11070 (CUDA 11.7)."]
@@ -6322,7 +6323,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue64_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue64_v11070>(self.0.variant_slot(631)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(631)),
         }
     }
     #[doc = "`cuStreamWriteValue64` at ABI version 11070 (CUDA 11.7), per-thread default stream."]
@@ -6332,7 +6333,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue64_v11070_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue64_v11070_ptsz>(self.0.variant_slot(632)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(632)),
         }
     }
     #[doc = "`cuSurfObjectCreate` at ABI version 5000 (CUDA 5.0)."]
@@ -6342,7 +6343,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectCreate_v5000>(self.0.variant_slot(633)) {
             Some(entry_point) => entry_point(pSurfObject, pResDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(633)),
         }
     }
     #[doc = "`cuSurfObjectDestroy` at ABI version 5000 (CUDA 5.0)."]
@@ -6352,7 +6353,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectDestroy_v5000>(self.0.variant_slot(634)) {
             Some(entry_point) => entry_point(surfObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(634)),
         }
     }
     #[doc = "`cuSurfObjectGetResourceDesc` at ABI version 5000 (CUDA 5.0)."]
@@ -6362,7 +6363,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectGetResourceDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectGetResourceDesc_v5000>(self.0.variant_slot(635)) {
             Some(entry_point) => entry_point(pResDesc, surfObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(635)),
         }
     }
     #[doc = "`cuSurfRefGetArray` at ABI version 3000 (CUDA 3.0)."]
@@ -6372,7 +6373,7 @@ impl P<'_> {
         // signature is PFN_cuSurfRefGetArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfRefGetArray_v3000>(self.0.variant_slot(636)) {
             Some(entry_point) => entry_point(phArray, hSurfRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(636)),
         }
     }
     #[doc = "`cuSurfRefSetArray` at ABI version 3000 (CUDA 3.0)."]
@@ -6382,7 +6383,7 @@ impl P<'_> {
         // signature is PFN_cuSurfRefSetArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfRefSetArray_v3000>(self.0.variant_slot(637)) {
             Some(entry_point) => entry_point(hSurfRef, hArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(637)),
         }
     }
     #[doc = "`cuTensorMapEncodeIm2col` at ABI version 12000 (CUDA 12.0)."]
@@ -6392,7 +6393,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeIm2col_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeIm2col_v12000>(self.0.variant_slot(638)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(638)),
         }
     }
     #[doc = "`cuTensorMapEncodeIm2colWide` at ABI version 12080 (CUDA 12.8)."]
@@ -6402,7 +6403,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeIm2colWide_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeIm2colWide_v12080>(self.0.variant_slot(639)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(639)),
         }
     }
     #[doc = "`cuTensorMapEncodeTiled` at ABI version 12000 (CUDA 12.0)."]
@@ -6412,7 +6413,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeTiled_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeTiled_v12000>(self.0.variant_slot(640)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(640)),
         }
     }
     #[doc = "`cuTensorMapReplaceAddress` at ABI version 12000 (CUDA 12.0)."]
@@ -6422,7 +6423,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapReplaceAddress_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapReplaceAddress_v12000>(self.0.variant_slot(641)) {
             Some(entry_point) => entry_point(tensorMap, globalAddress),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(641)),
         }
     }
     #[doc = "`cuTensorMapSetAllocationClass` at ABI version 13050 (CUDA 13.5)."]
@@ -6432,7 +6433,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapSetAllocationClass_v13050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapSetAllocationClass_v13050>(self.0.variant_slot(642)) {
             Some(entry_point) => entry_point(tensorMap, allocClass, outAllocClass),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(642)),
         }
     }
     #[doc = "`cuTexObjectCreate` at ABI version 5000 (CUDA 5.0)."]
@@ -6442,7 +6443,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectCreate_v5000>(self.0.variant_slot(643)) {
             Some(entry_point) => entry_point(pTexObject, pResDesc, pTexDesc, pResViewDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(643)),
         }
     }
     #[doc = "`cuTexObjectDestroy` at ABI version 5000 (CUDA 5.0)."]
@@ -6452,7 +6453,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectDestroy_v5000>(self.0.variant_slot(644)) {
             Some(entry_point) => entry_point(texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(644)),
         }
     }
     #[doc = "`cuTexObjectGetResourceDesc` at ABI version 5000 (CUDA 5.0)."]
@@ -6462,7 +6463,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetResourceDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetResourceDesc_v5000>(self.0.variant_slot(645)) {
             Some(entry_point) => entry_point(pResDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(645)),
         }
     }
     #[doc = "`cuTexObjectGetResourceViewDesc` at ABI version 5000 (CUDA 5.0)."]
@@ -6472,7 +6473,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetResourceViewDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetResourceViewDesc_v5000>(self.0.variant_slot(646)) {
             Some(entry_point) => entry_point(pResViewDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(646)),
         }
     }
     #[doc = "`cuTexObjectGetTextureDesc` at ABI version 5000 (CUDA 5.0)."]
@@ -6482,7 +6483,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetTextureDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetTextureDesc_v5000>(self.0.variant_slot(647)) {
             Some(entry_point) => entry_point(pTexDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(647)),
         }
     }
     #[doc = "`cuTexRefCreate` at ABI version 2000 (CUDA 2.0)."]
@@ -6492,7 +6493,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefCreate_v2000>(self.0.variant_slot(648)) {
             Some(entry_point) => entry_point(pTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(648)),
         }
     }
     #[doc = "`cuTexRefDestroy` at ABI version 2000 (CUDA 2.0)."]
@@ -6502,7 +6503,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefDestroy_v2000>(self.0.variant_slot(649)) {
             Some(entry_point) => entry_point(hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(649)),
         }
     }
     #[doc = "`cuTexRefGetAddress` at ABI version 2000 (CUDA 2.0)."]
@@ -6512,7 +6513,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetAddress_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetAddress_v2000>(self.0.variant_slot(650)) {
             Some(entry_point) => entry_point(pdptr, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(650)),
         }
     }
     #[doc = "`cuTexRefGetAddress` at ABI version 3020 (CUDA 3.2)."]
@@ -6522,7 +6523,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetAddress_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetAddress_v3020>(self.0.variant_slot(651)) {
             Some(entry_point) => entry_point(pdptr, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(651)),
         }
     }
     #[doc = "`cuTexRefGetAddressMode` at ABI version 2000 (CUDA 2.0)."]
@@ -6532,7 +6533,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetAddressMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetAddressMode_v2000>(self.0.variant_slot(652)) {
             Some(entry_point) => entry_point(pam, hTexRef, dim),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(652)),
         }
     }
     #[doc = "`cuTexRefGetArray` at ABI version 2000 (CUDA 2.0)."]
@@ -6542,7 +6543,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetArray_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetArray_v2000>(self.0.variant_slot(653)) {
             Some(entry_point) => entry_point(phArray, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(653)),
         }
     }
     #[doc = "`cuTexRefGetBorderColor` at ABI version 8000 (CUDA 8.0)."]
@@ -6552,7 +6553,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetBorderColor_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetBorderColor_v8000>(self.0.variant_slot(654)) {
             Some(entry_point) => entry_point(pBorderColor, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(654)),
         }
     }
     #[doc = "`cuTexRefGetFilterMode` at ABI version 2000 (CUDA 2.0)."]
@@ -6562,7 +6563,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFilterMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFilterMode_v2000>(self.0.variant_slot(655)) {
             Some(entry_point) => entry_point(pfm, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(655)),
         }
     }
     #[doc = "`cuTexRefGetFlags` at ABI version 2000 (CUDA 2.0)."]
@@ -6572,7 +6573,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFlags_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFlags_v2000>(self.0.variant_slot(656)) {
             Some(entry_point) => entry_point(pFlags, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(656)),
         }
     }
     #[doc = "`cuTexRefGetFormat` at ABI version 2000 (CUDA 2.0)."]
@@ -6582,7 +6583,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFormat_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFormat_v2000>(self.0.variant_slot(657)) {
             Some(entry_point) => entry_point(pFormat, pNumChannels, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(657)),
         }
     }
     #[doc = "`cuTexRefGetMaxAnisotropy` at ABI version 5000 (CUDA 5.0)."]
@@ -6592,7 +6593,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMaxAnisotropy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMaxAnisotropy_v5000>(self.0.variant_slot(658)) {
             Some(entry_point) => entry_point(pmaxAniso, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(658)),
         }
     }
     #[doc = "`cuTexRefGetMipmapFilterMode` at ABI version 5000 (CUDA 5.0)."]
@@ -6602,7 +6603,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapFilterMode_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapFilterMode_v5000>(self.0.variant_slot(659)) {
             Some(entry_point) => entry_point(pfm, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(659)),
         }
     }
     #[doc = "`cuTexRefGetMipmapLevelBias` at ABI version 5000 (CUDA 5.0)."]
@@ -6612,7 +6613,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapLevelBias_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapLevelBias_v5000>(self.0.variant_slot(660)) {
             Some(entry_point) => entry_point(pbias, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(660)),
         }
     }
     #[doc = "`cuTexRefGetMipmapLevelClamp` at ABI version 5000 (CUDA 5.0)."]
@@ -6622,7 +6623,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapLevelClamp_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapLevelClamp_v5000>(self.0.variant_slot(661)) {
             Some(entry_point) => entry_point(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(661)),
         }
     }
     #[doc = "`cuTexRefGetMipmappedArray` at ABI version 5000 (CUDA 5.0)."]
@@ -6632,7 +6633,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmappedArray_v5000>(self.0.variant_slot(662)) {
             Some(entry_point) => entry_point(phMipmappedArray, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(662)),
         }
     }
     #[doc = "`cuTexRefSetAddress` at ABI version 2000 (CUDA 2.0)."]
@@ -6642,7 +6643,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress_v2000>(self.0.variant_slot(663)) {
             Some(entry_point) => entry_point(ByteOffset, hTexRef, dptr, bytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(663)),
         }
     }
     #[doc = "`cuTexRefSetAddress` at ABI version 3020 (CUDA 3.2)."]
@@ -6652,7 +6653,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress_v3020>(self.0.variant_slot(664)) {
             Some(entry_point) => entry_point(ByteOffset, hTexRef, dptr, bytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(664)),
         }
     }
     #[doc = "`cuTexRefSetAddress2D` at ABI version 2020 (CUDA 2.2)."]
@@ -6662,7 +6663,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress2D_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress2D_v2020>(self.0.variant_slot(665)) {
             Some(entry_point) => entry_point(hTexRef, desc, dptr, Pitch),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(665)),
         }
     }
     #[doc = "`cuTexRefSetAddress2D` at ABI version 3020 (CUDA 3.2)."]
@@ -6672,7 +6673,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress2D_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress2D_v3020>(self.0.variant_slot(666)) {
             Some(entry_point) => entry_point(hTexRef, desc, dptr, Pitch),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(666)),
         }
     }
     #[doc = "`cuTexRefSetAddress2D` at ABI version 4010 (CUDA 4.1)."]
@@ -6682,7 +6683,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress2D_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress2D_v4010>(self.0.variant_slot(667)) {
             Some(entry_point) => entry_point(hTexRef, desc, dptr, Pitch),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(667)),
         }
     }
     #[doc = "`cuTexRefSetAddressMode` at ABI version 2000 (CUDA 2.0)."]
@@ -6692,7 +6693,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddressMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddressMode_v2000>(self.0.variant_slot(668)) {
             Some(entry_point) => entry_point(hTexRef, dim, am),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(668)),
         }
     }
     #[doc = "`cuTexRefSetArray` at ABI version 2000 (CUDA 2.0)."]
@@ -6702,7 +6703,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetArray_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetArray_v2000>(self.0.variant_slot(669)) {
             Some(entry_point) => entry_point(hTexRef, hArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(669)),
         }
     }
     #[doc = "`cuTexRefSetBorderColor` at ABI version 8000 (CUDA 8.0)."]
@@ -6712,7 +6713,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetBorderColor_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetBorderColor_v8000>(self.0.variant_slot(670)) {
             Some(entry_point) => entry_point(hTexRef, pBorderColor),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(670)),
         }
     }
     #[doc = "`cuTexRefSetFilterMode` at ABI version 2000 (CUDA 2.0)."]
@@ -6722,7 +6723,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFilterMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFilterMode_v2000>(self.0.variant_slot(671)) {
             Some(entry_point) => entry_point(hTexRef, fm),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(671)),
         }
     }
     #[doc = "`cuTexRefSetFlags` at ABI version 2000 (CUDA 2.0)."]
@@ -6732,7 +6733,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFlags_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFlags_v2000>(self.0.variant_slot(672)) {
             Some(entry_point) => entry_point(hTexRef, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(672)),
         }
     }
     #[doc = "`cuTexRefSetFormat` at ABI version 2000 (CUDA 2.0)."]
@@ -6742,7 +6743,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFormat_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFormat_v2000>(self.0.variant_slot(673)) {
             Some(entry_point) => entry_point(hTexRef, fmt, NumPackedComponents),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(673)),
         }
     }
     #[doc = "`cuTexRefSetMaxAnisotropy` at ABI version 5000 (CUDA 5.0)."]
@@ -6752,7 +6753,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMaxAnisotropy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMaxAnisotropy_v5000>(self.0.variant_slot(674)) {
             Some(entry_point) => entry_point(hTexRef, maxAniso),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(674)),
         }
     }
     #[doc = "`cuTexRefSetMipmapFilterMode` at ABI version 5000 (CUDA 5.0)."]
@@ -6762,7 +6763,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapFilterMode_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapFilterMode_v5000>(self.0.variant_slot(675)) {
             Some(entry_point) => entry_point(hTexRef, fm),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(675)),
         }
     }
     #[doc = "`cuTexRefSetMipmapLevelBias` at ABI version 5000 (CUDA 5.0)."]
@@ -6772,7 +6773,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapLevelBias_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapLevelBias_v5000>(self.0.variant_slot(676)) {
             Some(entry_point) => entry_point(hTexRef, bias),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(676)),
         }
     }
     #[doc = "`cuTexRefSetMipmapLevelClamp` at ABI version 5000 (CUDA 5.0)."]
@@ -6782,7 +6783,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapLevelClamp_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapLevelClamp_v5000>(self.0.variant_slot(677)) {
             Some(entry_point) => entry_point(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(677)),
         }
     }
     #[doc = "`cuTexRefSetMipmappedArray` at ABI version 5000 (CUDA 5.0)."]
@@ -6792,7 +6793,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmappedArray_v5000>(self.0.variant_slot(678)) {
             Some(entry_point) => entry_point(hTexRef, hMipmappedArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(678)),
         }
     }
     #[doc = "`cuThreadExchangeStreamCaptureMode` at ABI version 10010 (CUDA 10.1)."]
@@ -6802,7 +6803,7 @@ impl P<'_> {
         // signature is PFN_cuThreadExchangeStreamCaptureMode_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuThreadExchangeStreamCaptureMode_v10010>(self.0.variant_slot(679)) {
             Some(entry_point) => entry_point(mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(679)),
         }
     }
     #[doc = "`cuUserObjectCreate` at ABI version 11030 (CUDA 11.3)."]
@@ -6812,7 +6813,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectCreate_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectCreate_v11030>(self.0.variant_slot(680)) {
             Some(entry_point) => entry_point(object_out, ptr, destroy, initialRefcount, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(680)),
         }
     }
     #[doc = "`cuUserObjectRelease` at ABI version 11030 (CUDA 11.3)."]
@@ -6822,7 +6823,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectRelease_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectRelease_v11030>(self.0.variant_slot(681)) {
             Some(entry_point) => entry_point(object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(681)),
         }
     }
     #[doc = "`cuUserObjectRetain` at ABI version 11030 (CUDA 11.3)."]
@@ -6832,7 +6833,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectRetain_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectRetain_v11030>(self.0.variant_slot(682)) {
             Some(entry_point) => entry_point(object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(682)),
         }
     }
     #[doc = "`cuWaitExternalSemaphoresAsync` at ABI version 10000 (CUDA 10.0)."]
@@ -6842,7 +6843,7 @@ impl P<'_> {
         // signature is PFN_cuWaitExternalSemaphoresAsync_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuWaitExternalSemaphoresAsync_v10000>(self.0.variant_slot(683)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(683)),
         }
     }
     #[doc = "`cuWaitExternalSemaphoresAsync` at ABI version 10000 (CUDA 10.0), per-thread default stream."]
@@ -6852,7 +6853,7 @@ impl P<'_> {
         // signature is PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuWaitExternalSemaphoresAsync_v10000_ptsz>(self.0.variant_slot(684)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Variant(684)),
         }
     }
     #[doc = "`cuArray3DCreate` with cuda.h's prototype: binds the newest of `cuArray3DCreate_v3020` the driver provides."]
@@ -6862,7 +6863,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DCreate_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DCreate_v3020>(self.0.name_slot(0)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(0)),
         }
     }
     #[doc = "`cuArray3DGetDescriptor` with cuda.h's prototype: binds the newest of `cuArray3DGetDescriptor_v3020` the driver provides."]
@@ -6872,7 +6873,7 @@ impl P<'_> {
         // signature is PFN_cuArray3DGetDescriptor_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArray3DGetDescriptor_v3020>(self.0.name_slot(1)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(1)),
         }
     }
     #[doc = "`cuArrayCreate` with cuda.h's prototype: binds the newest of `cuArrayCreate_v3020` the driver provides."]
@@ -6882,7 +6883,7 @@ impl P<'_> {
         // signature is PFN_cuArrayCreate_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayCreate_v3020>(self.0.name_slot(2)) {
             Some(entry_point) => entry_point(pHandle, pAllocateArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(2)),
         }
     }
     #[doc = "`cuArrayDestroy` with cuda.h's prototype: binds the newest of `cuArrayDestroy_v2000` the driver provides."]
@@ -6892,7 +6893,7 @@ impl P<'_> {
         // signature is PFN_cuArrayDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayDestroy_v2000>(self.0.name_slot(3)) {
             Some(entry_point) => entry_point(hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(3)),
         }
     }
     #[doc = "`cuArrayGetDescriptor` with cuda.h's prototype: binds the newest of `cuArrayGetDescriptor_v3020` the driver provides."]
@@ -6902,7 +6903,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetDescriptor_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetDescriptor_v3020>(self.0.name_slot(4)) {
             Some(entry_point) => entry_point(pArrayDescriptor, hArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(4)),
         }
     }
     #[doc = "`cuArrayGetMemoryRequirements` with cuda.h's prototype: binds the newest of `cuArrayGetMemoryRequirements_v11060` the driver provides."]
@@ -6912,7 +6913,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetMemoryRequirements_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetMemoryRequirements_v11060>(self.0.name_slot(5)) {
             Some(entry_point) => entry_point(memoryRequirements, array, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(5)),
         }
     }
     #[doc = "`cuArrayGetPlane` with cuda.h's prototype: binds the newest of `cuArrayGetPlane_v11020` the driver provides."]
@@ -6922,7 +6923,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetPlane_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetPlane_v11020>(self.0.name_slot(6)) {
             Some(entry_point) => entry_point(pPlaneArray, hArray, planeIdx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(6)),
         }
     }
     #[doc = "`cuArrayGetSparseProperties` with cuda.h's prototype: binds the newest of `cuArrayGetSparseProperties_v11010` the driver provides."]
@@ -6932,7 +6933,7 @@ impl P<'_> {
         // signature is PFN_cuArrayGetSparseProperties_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuArrayGetSparseProperties_v11010>(self.0.name_slot(7)) {
             Some(entry_point) => entry_point(sparseProperties, array),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(7)),
         }
     }
     #[doc = "`cuCheckpointOperationComplete` with cuda.h's prototype: binds the newest of `cuCheckpointOperationComplete_v13040` the driver provides."]
@@ -6942,7 +6943,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointOperationComplete_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointOperationComplete_v13040>(self.0.name_slot(8)) {
             Some(entry_point) => entry_point(handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(8)),
         }
     }
     #[doc = "`cuCheckpointProcessCheckpoint` with cuda.h's prototype: binds the newest of `cuCheckpointProcessCheckpoint_v12080` the driver provides."]
@@ -6952,7 +6953,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessCheckpoint_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessCheckpoint_v12080>(self.0.name_slot(9)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(9)),
         }
     }
     #[doc = "`cuCheckpointProcessGetRestoreThreadId` with cuda.h's prototype: binds the newest of `cuCheckpointProcessGetRestoreThreadId_v12080` the driver provides."]
@@ -6962,7 +6963,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessGetRestoreThreadId_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessGetRestoreThreadId_v12080>(self.0.name_slot(10)) {
             Some(entry_point) => entry_point(pid, tid),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(10)),
         }
     }
     #[doc = "`cuCheckpointProcessGetState` with cuda.h's prototype: binds the newest of `cuCheckpointProcessGetState_v12080` the driver provides."]
@@ -6972,7 +6973,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessGetState_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessGetState_v12080>(self.0.name_slot(11)) {
             Some(entry_point) => entry_point(pid, state),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(11)),
         }
     }
     #[doc = "`cuCheckpointProcessLock` with cuda.h's prototype: binds the newest of `cuCheckpointProcessLock_v12080` the driver provides."]
@@ -6982,7 +6983,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessLock_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessLock_v12080>(self.0.name_slot(12)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(12)),
         }
     }
     #[doc = "`cuCheckpointProcessRestore` with cuda.h's prototype: binds the newest of `cuCheckpointProcessRestore_v12080` the driver provides."]
@@ -6992,7 +6993,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessRestore_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessRestore_v12080>(self.0.name_slot(13)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(13)),
         }
     }
     #[doc = "`cuCheckpointProcessUnlock` with cuda.h's prototype: binds the newest of `cuCheckpointProcessUnlock_v12080` the driver provides."]
@@ -7002,7 +7003,7 @@ impl P<'_> {
         // signature is PFN_cuCheckpointProcessUnlock_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCheckpointProcessUnlock_v12080>(self.0.name_slot(14)) {
             Some(entry_point) => entry_point(pid, args),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(14)),
         }
     }
     #[doc = "`cuCoredumpDeregisterCompleteCallback` with cuda.h's prototype: binds the newest of `cuCoredumpDeregisterCompleteCallback_v13020` the driver provides."]
@@ -7012,7 +7013,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpDeregisterCompleteCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpDeregisterCompleteCallback_v13020>(self.0.name_slot(15)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(15)),
         }
     }
     #[doc = "`cuCoredumpDeregisterStartCallback` with cuda.h's prototype: binds the newest of `cuCoredumpDeregisterStartCallback_v13020` the driver provides."]
@@ -7022,7 +7023,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpDeregisterStartCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpDeregisterStartCallback_v13020>(self.0.name_slot(16)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(16)),
         }
     }
     #[doc = "`cuCoredumpGetAttribute` with cuda.h's prototype: binds the newest of `cuCoredumpGetAttribute_v12010` the driver provides."]
@@ -7032,7 +7033,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpGetAttribute_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpGetAttribute_v12010>(self.0.name_slot(17)) {
             Some(entry_point) => entry_point(attrib, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(17)),
         }
     }
     #[doc = "`cuCoredumpGetAttributeGlobal` with cuda.h's prototype: binds the newest of `cuCoredumpGetAttributeGlobal_v12010` the driver provides."]
@@ -7042,7 +7043,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpGetAttributeGlobal_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpGetAttributeGlobal_v12010>(self.0.name_slot(18)) {
             Some(entry_point) => entry_point(attrib, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(18)),
         }
     }
     #[doc = "`cuCoredumpRegisterCompleteCallback` with cuda.h's prototype: binds the newest of `cuCoredumpRegisterCompleteCallback_v13020` the driver provides."]
@@ -7052,7 +7053,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpRegisterCompleteCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpRegisterCompleteCallback_v13020>(self.0.name_slot(19)) {
             Some(entry_point) => entry_point(callback, userData, callbackOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(19)),
         }
     }
     #[doc = "`cuCoredumpRegisterStartCallback` with cuda.h's prototype: binds the newest of `cuCoredumpRegisterStartCallback_v13020` the driver provides."]
@@ -7062,7 +7063,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpRegisterStartCallback_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpRegisterStartCallback_v13020>(self.0.name_slot(20)) {
             Some(entry_point) => entry_point(callback, userData, callbackOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(20)),
         }
     }
     #[doc = "`cuCoredumpSetAttribute` with cuda.h's prototype: binds the newest of `cuCoredumpSetAttribute_v12010` the driver provides."]
@@ -7072,7 +7073,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpSetAttribute_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpSetAttribute_v12010>(self.0.name_slot(21)) {
             Some(entry_point) => entry_point(attrib, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(21)),
         }
     }
     #[doc = "`cuCoredumpSetAttributeGlobal` with cuda.h's prototype: binds the newest of `cuCoredumpSetAttributeGlobal_v12010` the driver provides."]
@@ -7082,7 +7083,7 @@ impl P<'_> {
         // signature is PFN_cuCoredumpSetAttributeGlobal_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCoredumpSetAttributeGlobal_v12010>(self.0.name_slot(22)) {
             Some(entry_point) => entry_point(attrib, value, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(22)),
         }
     }
     #[doc = "`cuCtxAttach` with cuda.h's prototype: binds the newest of `cuCtxAttach_v2000` the driver provides."]
@@ -7092,7 +7093,7 @@ impl P<'_> {
         // signature is PFN_cuCtxAttach_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxAttach_v2000>(self.0.name_slot(23)) {
             Some(entry_point) => entry_point(pctx, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(23)),
         }
     }
     #[doc = "`cuCtxCreate` with cuda.h's prototype: binds the newest of `cuCtxCreate_v12050` the driver provides."]
@@ -7102,7 +7103,7 @@ impl P<'_> {
         // signature is PFN_cuCtxCreate_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxCreate_v12050>(self.0.name_slot(24)) {
             Some(entry_point) => entry_point(pctx, ctxCreateParams, flags, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(24)),
         }
     }
     #[doc = "`cuCtxDestroy` with cuda.h's prototype: binds the newest of `cuCtxDestroy_v4000`, `cuCtxDestroy_v2000` the driver provides."]
@@ -7112,7 +7113,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDestroy_v4000>(self.0.name_slot(25)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(25)),
         }
     }
     #[doc = "`cuCtxDetach` with cuda.h's prototype: binds the newest of `cuCtxDetach_v2000` the driver provides."]
@@ -7122,7 +7123,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDetach_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDetach_v2000>(self.0.name_slot(26)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(26)),
         }
     }
     #[doc = "`cuCtxDisablePeerAccess` with cuda.h's prototype: binds the newest of `cuCtxDisablePeerAccess_v4000` the driver provides."]
@@ -7132,7 +7133,7 @@ impl P<'_> {
         // signature is PFN_cuCtxDisablePeerAccess_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxDisablePeerAccess_v4000>(self.0.name_slot(27)) {
             Some(entry_point) => entry_point(peerContext),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(27)),
         }
     }
     #[doc = "`cuCtxEnablePeerAccess` with cuda.h's prototype: binds the newest of `cuCtxEnablePeerAccess_v4000` the driver provides."]
@@ -7142,7 +7143,7 @@ impl P<'_> {
         // signature is PFN_cuCtxEnablePeerAccess_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxEnablePeerAccess_v4000>(self.0.name_slot(28)) {
             Some(entry_point) => entry_point(peerContext, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(28)),
         }
     }
     #[doc = "`cuCtxFromGreenCtx` with cuda.h's prototype: binds the newest of `cuCtxFromGreenCtx_v12040` the driver provides."]
@@ -7152,7 +7153,7 @@ impl P<'_> {
         // signature is PFN_cuCtxFromGreenCtx_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxFromGreenCtx_v12040>(self.0.name_slot(29)) {
             Some(entry_point) => entry_point(pContext, hCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(29)),
         }
     }
     #[doc = "`cuCtxGetApiVersion` with cuda.h's prototype: binds the newest of `cuCtxGetApiVersion_v3020` the driver provides."]
@@ -7162,7 +7163,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetApiVersion_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetApiVersion_v3020>(self.0.name_slot(30)) {
             Some(entry_point) => entry_point(ctx, version),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(30)),
         }
     }
     #[doc = "`cuCtxGetCacheConfig` with cuda.h's prototype: binds the newest of `cuCtxGetCacheConfig_v3020` the driver provides."]
@@ -7172,7 +7173,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetCacheConfig_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetCacheConfig_v3020>(self.0.name_slot(31)) {
             Some(entry_point) => entry_point(pconfig),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(31)),
         }
     }
     #[doc = "`cuCtxGetCurrent` with cuda.h's prototype: binds the newest of `cuCtxGetCurrent_v4000` the driver provides."]
@@ -7182,7 +7183,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetCurrent_v4000>(self.0.name_slot(32)) {
             Some(entry_point) => entry_point(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(32)),
         }
     }
     #[doc = "`cuCtxGetDevResource` with cuda.h's prototype: binds the newest of `cuCtxGetDevResource_v12040` the driver provides."]
@@ -7192,7 +7193,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetDevResource_v12040>(self.0.name_slot(33)) {
             Some(entry_point) => entry_point(hCtx, resource, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(33)),
         }
     }
     #[doc = "`cuCtxGetDevice` with cuda.h's prototype: binds the newest of `cuCtxGetDevice_v2000` the driver provides."]
@@ -7202,7 +7203,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetDevice_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetDevice_v2000>(self.0.name_slot(34)) {
             Some(entry_point) => entry_point(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(34)),
         }
     }
     #[doc = "`cuCtxGetExecAffinity` with cuda.h's prototype: binds the newest of `cuCtxGetExecAffinity_v11040` the driver provides."]
@@ -7212,7 +7213,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetExecAffinity_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetExecAffinity_v11040>(self.0.name_slot(35)) {
             Some(entry_point) => entry_point(pExecAffinity, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(35)),
         }
     }
     #[doc = "`cuCtxGetFlags` with cuda.h's prototype: binds the newest of `cuCtxGetFlags_v7000` the driver provides."]
@@ -7222,7 +7223,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetFlags_v7000>(self.0.name_slot(36)) {
             Some(entry_point) => entry_point(flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(36)),
         }
     }
     #[doc = "`cuCtxGetId` with cuda.h's prototype: binds the newest of `cuCtxGetId_v12000` the driver provides."]
@@ -7232,7 +7233,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetId_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetId_v12000>(self.0.name_slot(37)) {
             Some(entry_point) => entry_point(ctx, ctxId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(37)),
         }
     }
     #[doc = "`cuCtxGetLimit` with cuda.h's prototype: binds the newest of `cuCtxGetLimit_v3010` the driver provides."]
@@ -7242,7 +7243,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetLimit_v3010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetLimit_v3010>(self.0.name_slot(38)) {
             Some(entry_point) => entry_point(pvalue, limit),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(38)),
         }
     }
     #[doc = "`cuCtxGetSharedMemConfig` with cuda.h's prototype: binds the newest of `cuCtxGetSharedMemConfig_v4020` the driver provides."]
@@ -7252,7 +7253,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetSharedMemConfig_v4020>(self.0.name_slot(39)) {
             Some(entry_point) => entry_point(pConfig),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(39)),
         }
     }
     #[doc = "`cuCtxGetStreamPriorityRange` with cuda.h's prototype: binds the newest of `cuCtxGetStreamPriorityRange_v5050` the driver provides."]
@@ -7262,7 +7263,7 @@ impl P<'_> {
         // signature is PFN_cuCtxGetStreamPriorityRange_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxGetStreamPriorityRange_v5050>(self.0.name_slot(40)) {
             Some(entry_point) => entry_point(leastPriority, greatestPriority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(40)),
         }
     }
     #[doc = "`cuCtxPopCurrent` with cuda.h's prototype: binds the newest of `cuCtxPopCurrent_v4000`, `cuCtxPopCurrent_v2000` the driver provides."]
@@ -7272,7 +7273,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPopCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPopCurrent_v4000>(self.0.name_slot(41)) {
             Some(entry_point) => entry_point(pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(41)),
         }
     }
     #[doc = "`cuCtxPushCurrent` with cuda.h's prototype: binds the newest of `cuCtxPushCurrent_v4000`, `cuCtxPushCurrent_v2000` the driver provides."]
@@ -7282,7 +7283,7 @@ impl P<'_> {
         // signature is PFN_cuCtxPushCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxPushCurrent_v4000>(self.0.name_slot(42)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(42)),
         }
     }
     #[doc = "`cuCtxRecordEvent` with cuda.h's prototype: binds the newest of `cuCtxRecordEvent_v12050` the driver provides."]
@@ -7292,7 +7293,7 @@ impl P<'_> {
         // signature is PFN_cuCtxRecordEvent_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxRecordEvent_v12050>(self.0.name_slot(43)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(43)),
         }
     }
     #[doc = "`cuCtxResetPersistingL2Cache` with cuda.h's prototype: binds the newest of `cuCtxResetPersistingL2Cache_v11000` the driver provides."]
@@ -7302,7 +7303,7 @@ impl P<'_> {
         // signature is PFN_cuCtxResetPersistingL2Cache_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxResetPersistingL2Cache_v11000>(self.0.name_slot(44)) {
             Some(entry_point) => entry_point(),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(44)),
         }
     }
     #[doc = "`cuCtxSetCacheConfig` with cuda.h's prototype: binds the newest of `cuCtxSetCacheConfig_v3020` the driver provides."]
@@ -7312,7 +7313,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetCacheConfig_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetCacheConfig_v3020>(self.0.name_slot(45)) {
             Some(entry_point) => entry_point(config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(45)),
         }
     }
     #[doc = "`cuCtxSetCurrent` with cuda.h's prototype: binds the newest of `cuCtxSetCurrent_v4000` the driver provides."]
@@ -7322,7 +7323,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetCurrent_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetCurrent_v4000>(self.0.name_slot(46)) {
             Some(entry_point) => entry_point(ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(46)),
         }
     }
     #[doc = "`cuCtxSetFlags` with cuda.h's prototype: binds the newest of `cuCtxSetFlags_v12010` the driver provides."]
@@ -7332,7 +7333,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetFlags_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetFlags_v12010>(self.0.name_slot(47)) {
             Some(entry_point) => entry_point(flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(47)),
         }
     }
     #[doc = "`cuCtxSetLimit` with cuda.h's prototype: binds the newest of `cuCtxSetLimit_v3010` the driver provides."]
@@ -7342,7 +7343,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetLimit_v3010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetLimit_v3010>(self.0.name_slot(48)) {
             Some(entry_point) => entry_point(limit, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(48)),
         }
     }
     #[doc = "`cuCtxSetSharedMemConfig` with cuda.h's prototype: binds the newest of `cuCtxSetSharedMemConfig_v4020` the driver provides."]
@@ -7352,7 +7353,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSetSharedMemConfig_v4020>(self.0.name_slot(49)) {
             Some(entry_point) => entry_point(config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(49)),
         }
     }
     #[doc = "`cuCtxSynchronize` with cuda.h's prototype: binds the newest of `cuCtxSynchronize_v2000` the driver provides."]
@@ -7362,7 +7363,7 @@ impl P<'_> {
         // signature is PFN_cuCtxSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxSynchronize_v2000>(self.0.name_slot(50)) {
             Some(entry_point) => entry_point(),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(50)),
         }
     }
     #[doc = "`cuCtxWaitEvent` with cuda.h's prototype: binds the newest of `cuCtxWaitEvent_v12050` the driver provides."]
@@ -7372,7 +7373,7 @@ impl P<'_> {
         // signature is PFN_cuCtxWaitEvent_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuCtxWaitEvent_v12050>(self.0.name_slot(51)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(51)),
         }
     }
     #[doc = "`cuDestroyExternalMemory` with cuda.h's prototype: binds the newest of `cuDestroyExternalMemory_v10000` the driver provides."]
@@ -7382,7 +7383,7 @@ impl P<'_> {
         // signature is PFN_cuDestroyExternalMemory_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDestroyExternalMemory_v10000>(self.0.name_slot(52)) {
             Some(entry_point) => entry_point(extMem),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(52)),
         }
     }
     #[doc = "`cuDestroyExternalSemaphore` with cuda.h's prototype: binds the newest of `cuDestroyExternalSemaphore_v10000` the driver provides."]
@@ -7392,7 +7393,7 @@ impl P<'_> {
         // signature is PFN_cuDestroyExternalSemaphore_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDestroyExternalSemaphore_v10000>(self.0.name_slot(53)) {
             Some(entry_point) => entry_point(extSem),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(53)),
         }
     }
     #[doc = "`cuDevResourceGenerateDesc` with cuda.h's prototype: binds the newest of `cuDevResourceGenerateDesc_v12040` the driver provides."]
@@ -7402,7 +7403,7 @@ impl P<'_> {
         // signature is PFN_cuDevResourceGenerateDesc_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevResourceGenerateDesc_v12040>(self.0.name_slot(54)) {
             Some(entry_point) => entry_point(phDesc, resources, nbResources),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(54)),
         }
     }
     #[doc = "`cuDevSmResourceSplit` with cuda.h's prototype: binds the newest of `cuDevSmResourceSplit_v13010` the driver provides."]
@@ -7412,7 +7413,7 @@ impl P<'_> {
         // signature is PFN_cuDevSmResourceSplit_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevSmResourceSplit_v13010>(self.0.name_slot(55)) {
             Some(entry_point) => entry_point(result, nbGroups, input, remainder, flags, groupParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(55)),
         }
     }
     #[doc = "`cuDevSmResourceSplitByCount` with cuda.h's prototype: binds the newest of `cuDevSmResourceSplitByCount_v12040` the driver provides."]
@@ -7422,7 +7423,7 @@ impl P<'_> {
         // signature is PFN_cuDevSmResourceSplitByCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevSmResourceSplitByCount_v12040>(self.0.name_slot(56)) {
             Some(entry_point) => entry_point(result, nbGroups, input, remainder, flags, minCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(56)),
         }
     }
     #[doc = "`cuDeviceCanAccessPeer` with cuda.h's prototype: binds the newest of `cuDeviceCanAccessPeer_v4000` the driver provides."]
@@ -7432,7 +7433,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceCanAccessPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceCanAccessPeer_v4000>(self.0.name_slot(57)) {
             Some(entry_point) => entry_point(canAccessPeer, dev, peerDev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(57)),
         }
     }
     #[doc = "`cuDeviceComputeCapability` with cuda.h's prototype: binds the newest of `cuDeviceComputeCapability_v2000` the driver provides."]
@@ -7442,7 +7443,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceComputeCapability_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceComputeCapability_v2000>(self.0.name_slot(58)) {
             Some(entry_point) => entry_point(major, minor, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(58)),
         }
     }
     #[doc = "`cuDeviceGet` with cuda.h's prototype: binds the newest of `cuDeviceGet_v2000` the driver provides."]
@@ -7452,7 +7453,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGet_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGet_v2000>(self.0.name_slot(59)) {
             Some(entry_point) => entry_point(device, ordinal),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(59)),
         }
     }
     #[doc = "`cuDeviceGetAttribute` with cuda.h's prototype: binds the newest of `cuDeviceGetAttribute_v2000` the driver provides."]
@@ -7462,7 +7463,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetAttribute_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetAttribute_v2000>(self.0.name_slot(60)) {
             Some(entry_point) => entry_point(pi, attrib, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(60)),
         }
     }
     #[doc = "`cuDeviceGetByPCIBusId` with cuda.h's prototype: binds the newest of `cuDeviceGetByPCIBusId_v4010` the driver provides."]
@@ -7472,7 +7473,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetByPCIBusId_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetByPCIBusId_v4010>(self.0.name_slot(61)) {
             Some(entry_point) => entry_point(dev, pciBusId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(61)),
         }
     }
     #[doc = "`cuDeviceGetCliqueCount` with cuda.h's prototype: binds the newest of `cuDeviceGetCliqueCount_v13040` the driver provides."]
@@ -7482,7 +7483,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCliqueCount_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCliqueCount_v13040>(self.0.name_slot(62)) {
             Some(entry_point) => entry_point(count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(62)),
         }
     }
     #[doc = "`cuDeviceGetCliqueInfo` with cuda.h's prototype: binds the newest of `cuDeviceGetCliqueInfo_v13040` the driver provides."]
@@ -7492,7 +7493,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCliqueInfo_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCliqueInfo_v13040>(self.0.name_slot(63)) {
             Some(entry_point) => entry_point(cliqueInfo, count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(63)),
         }
     }
     #[doc = "`cuDeviceGetCount` with cuda.h's prototype: binds the newest of `cuDeviceGetCount_v2000` the driver provides."]
@@ -7502,7 +7503,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetCount_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetCount_v2000>(self.0.name_slot(64)) {
             Some(entry_point) => entry_point(count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(64)),
         }
     }
     #[doc = "`cuDeviceGetDefaultMemPool` with cuda.h's prototype: binds the newest of `cuDeviceGetDefaultMemPool_v11020` the driver provides."]
@@ -7512,7 +7513,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetDefaultMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetDefaultMemPool_v11020>(self.0.name_slot(65)) {
             Some(entry_point) => entry_point(pool_out, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(65)),
         }
     }
     #[doc = "`cuDeviceGetDevResource` with cuda.h's prototype: binds the newest of `cuDeviceGetDevResource_v12040` the driver provides."]
@@ -7522,7 +7523,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetDevResource_v12040>(self.0.name_slot(66)) {
             Some(entry_point) => entry_point(device, resource, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(66)),
         }
     }
     #[doc = "`cuDeviceGetExecAffinitySupport` with cuda.h's prototype: binds the newest of `cuDeviceGetExecAffinitySupport_v11040` the driver provides."]
@@ -7532,7 +7533,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetExecAffinitySupport_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetExecAffinitySupport_v11040>(self.0.name_slot(67)) {
             Some(entry_point) => entry_point(pi, type_, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(67)),
         }
     }
     #[doc = "`cuDeviceGetFabricClusterUuid` with cuda.h's prototype: binds the newest of `cuDeviceGetFabricClusterUuid_v13040` the driver provides."]
@@ -7542,7 +7543,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetFabricClusterUuid_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetFabricClusterUuid_v13040>(self.0.name_slot(68)) {
             Some(entry_point) => entry_point(uuid, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(68)),
         }
     }
     #[doc = "`cuDeviceGetGraphMemAttribute` with cuda.h's prototype: binds the newest of `cuDeviceGetGraphMemAttribute_v11040` the driver provides."]
@@ -7552,7 +7553,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetGraphMemAttribute_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetGraphMemAttribute_v11040>(self.0.name_slot(69)) {
             Some(entry_point) => entry_point(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(69)),
         }
     }
     #[doc = "`cuDeviceGetHostAtomicCapabilities` with cuda.h's prototype: binds the newest of `cuDeviceGetHostAtomicCapabilities_v13000` the driver provides."]
@@ -7562,7 +7563,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetHostAtomicCapabilities_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetHostAtomicCapabilities_v13000>(self.0.name_slot(70)) {
             Some(entry_point) => entry_point(capabilities, operations, count, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(70)),
         }
     }
     #[doc = "`cuDeviceGetLuid` with cuda.h's prototype: binds the newest of `cuDeviceGetLuid_v10000` the driver provides."]
@@ -7572,7 +7573,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetLuid_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetLuid_v10000>(self.0.name_slot(71)) {
             Some(entry_point) => entry_point(luid, deviceNodeMask, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(71)),
         }
     }
     #[doc = "`cuDeviceGetMemPool` with cuda.h's prototype: binds the newest of `cuDeviceGetMemPool_v11020` the driver provides."]
@@ -7582,7 +7583,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetMemPool_v11020>(self.0.name_slot(72)) {
             Some(entry_point) => entry_point(pool, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(72)),
         }
     }
     #[doc = "`cuDeviceGetName` with cuda.h's prototype: binds the newest of `cuDeviceGetName_v2000` the driver provides."]
@@ -7592,7 +7593,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetName_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetName_v2000>(self.0.name_slot(73)) {
             Some(entry_point) => entry_point(name, len, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(73)),
         }
     }
     #[doc = "`cuDeviceGetNvSciSyncAttributes` with cuda.h's prototype: binds the newest of `cuDeviceGetNvSciSyncAttributes_v10020` the driver provides."]
@@ -7602,7 +7603,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetNvSciSyncAttributes_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetNvSciSyncAttributes_v10020>(self.0.name_slot(74)) {
             Some(entry_point) => entry_point(nvSciSyncAttrList, dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(74)),
         }
     }
     #[doc = "`cuDeviceGetP2PAtomicCapabilities` with cuda.h's prototype: binds the newest of `cuDeviceGetP2PAtomicCapabilities_v13000` the driver provides."]
@@ -7612,7 +7613,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetP2PAtomicCapabilities_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetP2PAtomicCapabilities_v13000>(self.0.name_slot(75)) {
             Some(entry_point) => entry_point(capabilities, operations, count, srcDevice, dstDevice),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(75)),
         }
     }
     #[doc = "`cuDeviceGetP2PAttribute` with cuda.h's prototype: binds the newest of `cuDeviceGetP2PAttribute_v8000` the driver provides."]
@@ -7622,7 +7623,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetP2PAttribute_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetP2PAttribute_v8000>(self.0.name_slot(76)) {
             Some(entry_point) => entry_point(value, attrib, srcDevice, dstDevice),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(76)),
         }
     }
     #[doc = "`cuDeviceGetPCIBusId` with cuda.h's prototype: binds the newest of `cuDeviceGetPCIBusId_v4010` the driver provides."]
@@ -7632,7 +7633,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetPCIBusId_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetPCIBusId_v4010>(self.0.name_slot(77)) {
             Some(entry_point) => entry_point(pciBusId, len, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(77)),
         }
     }
     #[doc = "`cuDeviceGetProperties` with cuda.h's prototype: binds the newest of `cuDeviceGetProperties_v2000` the driver provides."]
@@ -7642,7 +7643,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetProperties_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetProperties_v2000>(self.0.name_slot(78)) {
             Some(entry_point) => entry_point(prop, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(78)),
         }
     }
     #[doc = "`cuDeviceGetTexture1DLinearMaxWidth` with cuda.h's prototype: binds the newest of `cuDeviceGetTexture1DLinearMaxWidth_v11010` the driver provides."]
@@ -7652,7 +7653,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetTexture1DLinearMaxWidth_v11010>(self.0.name_slot(79)) {
             Some(entry_point) => entry_point(maxWidthInElements, format, numChannels, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(79)),
         }
     }
     #[doc = "`cuDeviceGetUuid` with cuda.h's prototype: binds the newest of `cuDeviceGetUuid_v11040`, `cuDeviceGetUuid_v9020` the driver provides."]
@@ -7662,7 +7663,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGetUuid_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGetUuid_v11040>(self.0.name_slot(80)) {
             Some(entry_point) => entry_point(uuid, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(80)),
         }
     }
     #[doc = "`cuDeviceGraphMemTrim` with cuda.h's prototype: binds the newest of `cuDeviceGraphMemTrim_v11040` the driver provides."]
@@ -7672,7 +7673,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceGraphMemTrim_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceGraphMemTrim_v11040>(self.0.name_slot(81)) {
             Some(entry_point) => entry_point(device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(81)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxGetState` with cuda.h's prototype: binds the newest of `cuDevicePrimaryCtxGetState_v7000` the driver provides."]
@@ -7682,7 +7683,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxGetState_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxGetState_v7000>(self.0.name_slot(82)) {
             Some(entry_point) => entry_point(dev, flags, active),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(82)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxRelease` with cuda.h's prototype: binds the newest of `cuDevicePrimaryCtxRelease_v11000`, `cuDevicePrimaryCtxRelease_v7000` the driver provides."]
@@ -7692,7 +7693,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxRelease_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxRelease_v11000>(self.0.name_slot(83)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(83)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxReset` with cuda.h's prototype: binds the newest of `cuDevicePrimaryCtxReset_v11000`, `cuDevicePrimaryCtxReset_v7000` the driver provides."]
@@ -7702,7 +7703,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxReset_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxReset_v11000>(self.0.name_slot(84)) {
             Some(entry_point) => entry_point(dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(84)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxRetain` with cuda.h's prototype: binds the newest of `cuDevicePrimaryCtxRetain_v7000` the driver provides."]
@@ -7712,7 +7713,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxRetain_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxRetain_v7000>(self.0.name_slot(85)) {
             Some(entry_point) => entry_point(pctx, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(85)),
         }
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags` with cuda.h's prototype: binds the newest of `cuDevicePrimaryCtxSetFlags_v11000`, `cuDevicePrimaryCtxSetFlags_v7000` the driver provides."]
@@ -7722,7 +7723,7 @@ impl P<'_> {
         // signature is PFN_cuDevicePrimaryCtxSetFlags_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDevicePrimaryCtxSetFlags_v11000>(self.0.name_slot(86)) {
             Some(entry_point) => entry_point(dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(86)),
         }
     }
     #[doc = "`cuDeviceRegisterAsyncNotification` with cuda.h's prototype: binds the newest of `cuDeviceRegisterAsyncNotification_v12040` the driver provides."]
@@ -7732,7 +7733,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceRegisterAsyncNotification_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceRegisterAsyncNotification_v12040>(self.0.name_slot(87)) {
             Some(entry_point) => entry_point(device, callbackFunc, userData, callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(87)),
         }
     }
     #[doc = "`cuDeviceSetGraphMemAttribute` with cuda.h's prototype: binds the newest of `cuDeviceSetGraphMemAttribute_v11040` the driver provides."]
@@ -7742,7 +7743,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceSetGraphMemAttribute_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceSetGraphMemAttribute_v11040>(self.0.name_slot(88)) {
             Some(entry_point) => entry_point(device, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(88)),
         }
     }
     #[doc = "`cuDeviceSetMemPool` with cuda.h's prototype: binds the newest of `cuDeviceSetMemPool_v11020` the driver provides."]
@@ -7752,7 +7753,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceSetMemPool_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceSetMemPool_v11020>(self.0.name_slot(89)) {
             Some(entry_point) => entry_point(dev, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(89)),
         }
     }
     #[doc = "`cuDeviceTotalMem` with cuda.h's prototype: binds the newest of `cuDeviceTotalMem_v3020` the driver provides."]
@@ -7762,7 +7763,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceTotalMem_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceTotalMem_v3020>(self.0.name_slot(90)) {
             Some(entry_point) => entry_point(bytes, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(90)),
         }
     }
     #[doc = "`cuDeviceUnregisterAsyncNotification` with cuda.h's prototype: binds the newest of `cuDeviceUnregisterAsyncNotification_v12040` the driver provides."]
@@ -7772,7 +7773,7 @@ impl P<'_> {
         // signature is PFN_cuDeviceUnregisterAsyncNotification_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDeviceUnregisterAsyncNotification_v12040>(self.0.name_slot(91)) {
             Some(entry_point) => entry_point(device, callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(91)),
         }
     }
     #[doc = "`cuDriverGetVersion` with cuda.h's prototype: binds the newest of `cuDriverGetVersion_v2020` the driver provides."]
@@ -7782,7 +7783,7 @@ impl P<'_> {
         // signature is PFN_cuDriverGetVersion_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuDriverGetVersion_v2020>(self.0.name_slot(92)) {
             Some(entry_point) => entry_point(driverVersion),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(92)),
         }
     }
     #[doc = "`cuEventCreate` with cuda.h's prototype: binds the newest of `cuEventCreate_v2000` the driver provides."]
@@ -7792,7 +7793,7 @@ impl P<'_> {
         // signature is PFN_cuEventCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventCreate_v2000>(self.0.name_slot(93)) {
             Some(entry_point) => entry_point(phEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(93)),
         }
     }
     #[doc = "`cuEventDestroy` with cuda.h's prototype: binds the newest of `cuEventDestroy_v4000`, `cuEventDestroy_v2000` the driver provides."]
@@ -7802,7 +7803,7 @@ impl P<'_> {
         // signature is PFN_cuEventDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventDestroy_v4000>(self.0.name_slot(94)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(94)),
         }
     }
     #[doc = "`cuEventElapsedTime` with cuda.h's prototype: binds the newest of `cuEventElapsedTime_v12080`, `cuEventElapsedTime_v2000` the driver provides."]
@@ -7812,7 +7813,7 @@ impl P<'_> {
         // signature is PFN_cuEventElapsedTime_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventElapsedTime_v12080>(self.0.name_slot(95)) {
             Some(entry_point) => entry_point(pMilliseconds, hStart, hEnd),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(95)),
         }
     }
     #[doc = "`cuEventQuery` with cuda.h's prototype: binds the newest of `cuEventQuery_v2000` the driver provides."]
@@ -7822,7 +7823,7 @@ impl P<'_> {
         // signature is PFN_cuEventQuery_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventQuery_v2000>(self.0.name_slot(96)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(96)),
         }
     }
     #[doc = "`cuEventRecord` with cuda.h's prototype: binds the newest of `cuEventRecord_v2000` the driver provides."]
@@ -7832,7 +7833,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecord_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecord_v2000>(self.0.name_slot(97)) {
             Some(entry_point) => entry_point(hEvent, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(97)),
         }
     }
     #[doc = "`cuEventRecordWithFlags` with cuda.h's prototype: binds the newest of `cuEventRecordWithFlags_v11010` the driver provides."]
@@ -7842,7 +7843,7 @@ impl P<'_> {
         // signature is PFN_cuEventRecordWithFlags_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventRecordWithFlags_v11010>(self.0.name_slot(98)) {
             Some(entry_point) => entry_point(hEvent, hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(98)),
         }
     }
     #[doc = "`cuEventSynchronize` with cuda.h's prototype: binds the newest of `cuEventSynchronize_v2000` the driver provides."]
@@ -7852,7 +7853,7 @@ impl P<'_> {
         // signature is PFN_cuEventSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuEventSynchronize_v2000>(self.0.name_slot(99)) {
             Some(entry_point) => entry_point(hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(99)),
         }
     }
     #[doc = "`cuExternalMemoryGetMappedBuffer` with cuda.h's prototype: binds the newest of `cuExternalMemoryGetMappedBuffer_v10000` the driver provides."]
@@ -7862,7 +7863,7 @@ impl P<'_> {
         // signature is PFN_cuExternalMemoryGetMappedBuffer_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuExternalMemoryGetMappedBuffer_v10000>(self.0.name_slot(100)) {
             Some(entry_point) => entry_point(devPtr, extMem, bufferDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(100)),
         }
     }
     #[doc = "`cuExternalMemoryGetMappedMipmappedArray` with cuda.h's prototype: binds the newest of `cuExternalMemoryGetMappedMipmappedArray_v10000` the driver provides."]
@@ -7872,7 +7873,7 @@ impl P<'_> {
         // signature is PFN_cuExternalMemoryGetMappedMipmappedArray_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuExternalMemoryGetMappedMipmappedArray_v10000>(self.0.name_slot(101)) {
             Some(entry_point) => entry_point(mipmap, extMem, mipmapDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(101)),
         }
     }
     #[doc = "`cuFabricCpyBatchAsync` with cuda.h's prototype: binds the newest of `cuFabricCpyBatchAsync_v13050` the driver provides."]
@@ -7882,7 +7883,7 @@ impl P<'_> {
         // signature is PFN_cuFabricCpyBatchAsync_v13050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFabricCpyBatchAsync_v13050>(self.0.name_slot(102)) {
             Some(entry_point) => entry_point(numOps, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(102)),
         }
     }
     #[doc = "`cuFlushGPUDirectRDMAWrites` with cuda.h's prototype: binds the newest of `cuFlushGPUDirectRDMAWrites_v11030` the driver provides."]
@@ -7892,7 +7893,7 @@ impl P<'_> {
         // signature is PFN_cuFlushGPUDirectRDMAWrites_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFlushGPUDirectRDMAWrites_v11030>(self.0.name_slot(103)) {
             Some(entry_point) => entry_point(target, scope),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(103)),
         }
     }
     #[doc = "`cuFuncGetAttribute` with cuda.h's prototype: binds the newest of `cuFuncGetAttribute_v2020` the driver provides."]
@@ -7902,7 +7903,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetAttribute_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetAttribute_v2020>(self.0.name_slot(104)) {
             Some(entry_point) => entry_point(pi, attrib, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(104)),
         }
     }
     #[doc = "`cuFuncGetModule` with cuda.h's prototype: binds the newest of `cuFuncGetModule_v11000` the driver provides."]
@@ -7912,7 +7913,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetModule_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetModule_v11000>(self.0.name_slot(105)) {
             Some(entry_point) => entry_point(hmod, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(105)),
         }
     }
     #[doc = "`cuFuncGetName` with cuda.h's prototype: binds the newest of `cuFuncGetName_v12030` the driver provides."]
@@ -7922,7 +7923,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetName_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetName_v12030>(self.0.name_slot(106)) {
             Some(entry_point) => entry_point(name, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(106)),
         }
     }
     #[doc = "`cuFuncGetParamCount` with cuda.h's prototype: binds the newest of `cuFuncGetParamCount_v13020` the driver provides."]
@@ -7932,7 +7933,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetParamCount_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetParamCount_v13020>(self.0.name_slot(107)) {
             Some(entry_point) => entry_point(func, paramCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(107)),
         }
     }
     #[doc = "`cuFuncGetParamInfo` with cuda.h's prototype: binds the newest of `cuFuncGetParamInfo_v12040` the driver provides."]
@@ -7942,7 +7943,7 @@ impl P<'_> {
         // signature is PFN_cuFuncGetParamInfo_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncGetParamInfo_v12040>(self.0.name_slot(108)) {
             Some(entry_point) => entry_point(func, paramIndex, paramOffset, paramSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(108)),
         }
     }
     #[doc = "`cuFuncIsLoaded` with cuda.h's prototype: binds the newest of `cuFuncIsLoaded_v12040` the driver provides."]
@@ -7952,7 +7953,7 @@ impl P<'_> {
         // signature is PFN_cuFuncIsLoaded_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncIsLoaded_v12040>(self.0.name_slot(109)) {
             Some(entry_point) => entry_point(state, function),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(109)),
         }
     }
     #[doc = "`cuFuncLoad` with cuda.h's prototype: binds the newest of `cuFuncLoad_v12040` the driver provides."]
@@ -7962,7 +7963,7 @@ impl P<'_> {
         // signature is PFN_cuFuncLoad_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncLoad_v12040>(self.0.name_slot(110)) {
             Some(entry_point) => entry_point(function),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(110)),
         }
     }
     #[doc = "`cuFuncSetAttribute` with cuda.h's prototype: binds the newest of `cuFuncSetAttribute_v9000` the driver provides."]
@@ -7972,7 +7973,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetAttribute_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetAttribute_v9000>(self.0.name_slot(111)) {
             Some(entry_point) => entry_point(hfunc, attrib, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(111)),
         }
     }
     #[doc = "`cuFuncSetBlockShape` with cuda.h's prototype: binds the newest of `cuFuncSetBlockShape_v2000` the driver provides."]
@@ -7982,7 +7983,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetBlockShape_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetBlockShape_v2000>(self.0.name_slot(112)) {
             Some(entry_point) => entry_point(hfunc, x, y, z),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(112)),
         }
     }
     #[doc = "`cuFuncSetCacheConfig` with cuda.h's prototype: binds the newest of `cuFuncSetCacheConfig_v3000` the driver provides."]
@@ -7992,7 +7993,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetCacheConfig_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetCacheConfig_v3000>(self.0.name_slot(113)) {
             Some(entry_point) => entry_point(hfunc, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(113)),
         }
     }
     #[doc = "`cuFuncSetSharedMemConfig` with cuda.h's prototype: binds the newest of `cuFuncSetSharedMemConfig_v4020` the driver provides."]
@@ -8002,7 +8003,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetSharedMemConfig_v4020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetSharedMemConfig_v4020>(self.0.name_slot(114)) {
             Some(entry_point) => entry_point(hfunc, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(114)),
         }
     }
     #[doc = "`cuFuncSetSharedSize` with cuda.h's prototype: binds the newest of `cuFuncSetSharedSize_v2000` the driver provides."]
@@ -8012,7 +8013,7 @@ impl P<'_> {
         // signature is PFN_cuFuncSetSharedSize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuFuncSetSharedSize_v2000>(self.0.name_slot(115)) {
             Some(entry_point) => entry_point(hfunc, bytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(115)),
         }
     }
     #[doc = "`cuGetErrorName` with cuda.h's prototype: binds the newest of `cuGetErrorName_v6000` the driver provides."]
@@ -8022,7 +8023,7 @@ impl P<'_> {
         // signature is PFN_cuGetErrorName_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetErrorName_v6000>(self.0.name_slot(116)) {
             Some(entry_point) => entry_point(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(116)),
         }
     }
     #[doc = "`cuGetErrorString` with cuda.h's prototype: binds the newest of `cuGetErrorString_v6000` the driver provides."]
@@ -8032,7 +8033,7 @@ impl P<'_> {
         // signature is PFN_cuGetErrorString_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetErrorString_v6000>(self.0.name_slot(117)) {
             Some(entry_point) => entry_point(error, pStr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(117)),
         }
     }
     #[doc = "`cuGetExportTable` with cuda.h's prototype: binds the newest of `cuGetExportTable_v3000` the driver provides."]
@@ -8042,7 +8043,7 @@ impl P<'_> {
         // signature is PFN_cuGetExportTable_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetExportTable_v3000>(self.0.name_slot(118)) {
             Some(entry_point) => entry_point(ppExportTable, pExportTableId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(118)),
         }
     }
     #[doc = "`cuGetProcAddress` with cuda.h's prototype: binds the newest of `cuGetProcAddress_v12000` the driver provides."]
@@ -8052,7 +8053,7 @@ impl P<'_> {
         // signature is PFN_cuGetProcAddress_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGetProcAddress_v12000>(self.0.name_slot(119)) {
             Some(entry_point) => entry_point(symbol, pfn, cudaVersion, flags, symbolStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(119)),
         }
     }
     #[doc = "`cuGraphAddBatchMemOpNode` with cuda.h's prototype: binds the newest of `cuGraphAddBatchMemOpNode_v11070` the driver provides."]
@@ -8062,7 +8063,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddBatchMemOpNode_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddBatchMemOpNode_v11070>(self.0.name_slot(120)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(120)),
         }
     }
     #[doc = "`cuGraphAddChildGraphNode` with cuda.h's prototype: binds the newest of `cuGraphAddChildGraphNode_v10000` the driver provides."]
@@ -8072,7 +8073,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddChildGraphNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddChildGraphNode_v10000>(self.0.name_slot(121)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, childGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(121)),
         }
     }
     #[doc = "`cuGraphAddDependencies` with cuda.h's prototype: binds the newest of `cuGraphAddDependencies_v12030` the driver provides."]
@@ -8082,7 +8083,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddDependencies_v12030>(self.0.name_slot(122)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(122)),
         }
     }
     #[doc = "`cuGraphAddEmptyNode` with cuda.h's prototype: binds the newest of `cuGraphAddEmptyNode_v10000` the driver provides."]
@@ -8092,7 +8093,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEmptyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEmptyNode_v10000>(self.0.name_slot(123)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(123)),
         }
     }
     #[doc = "`cuGraphAddEventRecordNode` with cuda.h's prototype: binds the newest of `cuGraphAddEventRecordNode_v11010` the driver provides."]
@@ -8102,7 +8103,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEventRecordNode_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEventRecordNode_v11010>(self.0.name_slot(124)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(124)),
         }
     }
     #[doc = "`cuGraphAddEventWaitNode` with cuda.h's prototype: binds the newest of `cuGraphAddEventWaitNode_v11010` the driver provides."]
@@ -8112,7 +8113,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddEventWaitNode_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddEventWaitNode_v11010>(self.0.name_slot(125)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(125)),
         }
     }
     #[doc = "`cuGraphAddExternalSemaphoresSignalNode` with cuda.h's prototype: binds the newest of `cuGraphAddExternalSemaphoresSignalNode_v11020` the driver provides."]
@@ -8122,7 +8123,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddExternalSemaphoresSignalNode_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddExternalSemaphoresSignalNode_v11020>(self.0.name_slot(126)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(126)),
         }
     }
     #[doc = "`cuGraphAddExternalSemaphoresWaitNode` with cuda.h's prototype: binds the newest of `cuGraphAddExternalSemaphoresWaitNode_v11020` the driver provides."]
@@ -8132,7 +8133,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddExternalSemaphoresWaitNode_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddExternalSemaphoresWaitNode_v11020>(self.0.name_slot(127)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(127)),
         }
     }
     #[doc = "`cuGraphAddHostNode` with cuda.h's prototype: binds the newest of `cuGraphAddHostNode_v10000` the driver provides."]
@@ -8142,7 +8143,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddHostNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddHostNode_v10000>(self.0.name_slot(128)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(128)),
         }
     }
     #[doc = "`cuGraphAddKernelNode` with cuda.h's prototype: binds the newest of `cuGraphAddKernelNode_v12000` the driver provides."]
@@ -8152,7 +8153,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddKernelNode_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddKernelNode_v12000>(self.0.name_slot(129)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(129)),
         }
     }
     #[doc = "`cuGraphAddMemAllocNode` with cuda.h's prototype: binds the newest of `cuGraphAddMemAllocNode_v11040` the driver provides."]
@@ -8162,7 +8163,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemAllocNode_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemAllocNode_v11040>(self.0.name_slot(130)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(130)),
         }
     }
     #[doc = "`cuGraphAddMemFreeNode` with cuda.h's prototype: binds the newest of `cuGraphAddMemFreeNode_v11040` the driver provides."]
@@ -8172,7 +8173,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemFreeNode_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemFreeNode_v11040>(self.0.name_slot(131)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(131)),
         }
     }
     #[doc = "`cuGraphAddMemcpyNode` with cuda.h's prototype: binds the newest of `cuGraphAddMemcpyNode_v10000` the driver provides."]
@@ -8182,7 +8183,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemcpyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemcpyNode_v10000>(self.0.name_slot(132)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(132)),
         }
     }
     #[doc = "`cuGraphAddMemsetNode` with cuda.h's prototype: binds the newest of `cuGraphAddMemsetNode_v10000` the driver provides."]
@@ -8192,7 +8193,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddMemsetNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddMemsetNode_v10000>(self.0.name_slot(133)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(133)),
         }
     }
     #[doc = "`cuGraphAddNode` with cuda.h's prototype: binds the newest of `cuGraphAddNode_v13040`, `cuGraphAddNode_v12030` the driver provides."]
@@ -8202,7 +8203,7 @@ impl P<'_> {
         // signature is PFN_cuGraphAddNode_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v13040>(self.0.name_slot(134)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(134)),
         }
     }
     #[doc = "`cuGraphBatchMemOpNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphBatchMemOpNodeGetParams_v11070` the driver provides."]
@@ -8212,7 +8213,7 @@ impl P<'_> {
         // signature is PFN_cuGraphBatchMemOpNodeGetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphBatchMemOpNodeGetParams_v11070>(self.0.name_slot(135)) {
             Some(entry_point) => entry_point(hNode, nodeParams_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(135)),
         }
     }
     #[doc = "`cuGraphBatchMemOpNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphBatchMemOpNodeSetParams_v11070` the driver provides."]
@@ -8222,7 +8223,7 @@ impl P<'_> {
         // signature is PFN_cuGraphBatchMemOpNodeSetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphBatchMemOpNodeSetParams_v11070>(self.0.name_slot(136)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(136)),
         }
     }
     #[doc = "`cuGraphChildGraphNodeGetGraph` with cuda.h's prototype: binds the newest of `cuGraphChildGraphNodeGetGraph_v10000` the driver provides."]
@@ -8232,7 +8233,7 @@ impl P<'_> {
         // signature is PFN_cuGraphChildGraphNodeGetGraph_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphChildGraphNodeGetGraph_v10000>(self.0.name_slot(137)) {
             Some(entry_point) => entry_point(hNode, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(137)),
         }
     }
     #[doc = "`cuGraphClone` with cuda.h's prototype: binds the newest of `cuGraphClone_v10000` the driver provides."]
@@ -8242,7 +8243,7 @@ impl P<'_> {
         // signature is PFN_cuGraphClone_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphClone_v10000>(self.0.name_slot(138)) {
             Some(entry_point) => entry_point(phGraphClone, originalGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(138)),
         }
     }
     #[doc = "`cuGraphConditionalHandleCreate` with cuda.h's prototype: binds the newest of `cuGraphConditionalHandleCreate_v12030` the driver provides."]
@@ -8252,7 +8253,7 @@ impl P<'_> {
         // signature is PFN_cuGraphConditionalHandleCreate_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphConditionalHandleCreate_v12030>(self.0.name_slot(139)) {
             Some(entry_point) => entry_point(pHandle_out, hGraph, ctx, defaultLaunchValue, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(139)),
         }
     }
     #[doc = "`cuGraphCreate` with cuda.h's prototype: binds the newest of `cuGraphCreate_v10000` the driver provides."]
@@ -8262,7 +8263,7 @@ impl P<'_> {
         // signature is PFN_cuGraphCreate_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphCreate_v10000>(self.0.name_slot(140)) {
             Some(entry_point) => entry_point(phGraph, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(140)),
         }
     }
     #[doc = "`cuGraphDebugDotPrint` with cuda.h's prototype: binds the newest of `cuGraphDebugDotPrint_v11030` the driver provides."]
@@ -8272,7 +8273,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDebugDotPrint_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDebugDotPrint_v11030>(self.0.name_slot(141)) {
             Some(entry_point) => entry_point(hGraph, path, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(141)),
         }
     }
     #[doc = "`cuGraphDestroy` with cuda.h's prototype: binds the newest of `cuGraphDestroy_v10000` the driver provides."]
@@ -8282,7 +8283,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDestroy_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDestroy_v10000>(self.0.name_slot(142)) {
             Some(entry_point) => entry_point(hGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(142)),
         }
     }
     #[doc = "`cuGraphDestroyNode` with cuda.h's prototype: binds the newest of `cuGraphDestroyNode_v10000` the driver provides."]
@@ -8292,7 +8293,7 @@ impl P<'_> {
         // signature is PFN_cuGraphDestroyNode_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphDestroyNode_v10000>(self.0.name_slot(143)) {
             Some(entry_point) => entry_point(hNode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(143)),
         }
     }
     #[doc = "`cuGraphEventRecordNodeGetEvent` with cuda.h's prototype: binds the newest of `cuGraphEventRecordNodeGetEvent_v11010` the driver provides."]
@@ -8302,7 +8303,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventRecordNodeGetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventRecordNodeGetEvent_v11010>(self.0.name_slot(144)) {
             Some(entry_point) => entry_point(hNode, event_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(144)),
         }
     }
     #[doc = "`cuGraphEventRecordNodeSetEvent` with cuda.h's prototype: binds the newest of `cuGraphEventRecordNodeSetEvent_v11010` the driver provides."]
@@ -8312,7 +8313,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventRecordNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventRecordNodeSetEvent_v11010>(self.0.name_slot(145)) {
             Some(entry_point) => entry_point(hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(145)),
         }
     }
     #[doc = "`cuGraphEventWaitNodeGetEvent` with cuda.h's prototype: binds the newest of `cuGraphEventWaitNodeGetEvent_v11010` the driver provides."]
@@ -8322,7 +8323,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventWaitNodeGetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventWaitNodeGetEvent_v11010>(self.0.name_slot(146)) {
             Some(entry_point) => entry_point(hNode, event_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(146)),
         }
     }
     #[doc = "`cuGraphEventWaitNodeSetEvent` with cuda.h's prototype: binds the newest of `cuGraphEventWaitNodeSetEvent_v11010` the driver provides."]
@@ -8332,7 +8333,7 @@ impl P<'_> {
         // signature is PFN_cuGraphEventWaitNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphEventWaitNodeSetEvent_v11010>(self.0.name_slot(147)) {
             Some(entry_point) => entry_point(hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(147)),
         }
     }
     #[doc = "`cuGraphExecBatchMemOpNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecBatchMemOpNodeSetParams_v11070` the driver provides."]
@@ -8342,7 +8343,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecBatchMemOpNodeSetParams_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecBatchMemOpNodeSetParams_v11070>(self.0.name_slot(148)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(148)),
         }
     }
     #[doc = "`cuGraphExecChildGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecChildGraphNodeSetParams_v11010` the driver provides."]
@@ -8352,7 +8353,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecChildGraphNodeSetParams_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecChildGraphNodeSetParams_v11010>(self.0.name_slot(149)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, childGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(149)),
         }
     }
     #[doc = "`cuGraphExecDestroy` with cuda.h's prototype: binds the newest of `cuGraphExecDestroy_v10000` the driver provides."]
@@ -8362,7 +8363,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecDestroy_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecDestroy_v10000>(self.0.name_slot(150)) {
             Some(entry_point) => entry_point(hGraphExec),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(150)),
         }
     }
     #[doc = "`cuGraphExecEventRecordNodeSetEvent` with cuda.h's prototype: binds the newest of `cuGraphExecEventRecordNodeSetEvent_v11010` the driver provides."]
@@ -8372,7 +8373,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecEventRecordNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecEventRecordNodeSetEvent_v11010>(self.0.name_slot(151)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(151)),
         }
     }
     #[doc = "`cuGraphExecEventWaitNodeSetEvent` with cuda.h's prototype: binds the newest of `cuGraphExecEventWaitNodeSetEvent_v11010` the driver provides."]
@@ -8382,7 +8383,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecEventWaitNodeSetEvent_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecEventWaitNodeSetEvent_v11010>(self.0.name_slot(152)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(152)),
         }
     }
     #[doc = "`cuGraphExecExternalSemaphoresSignalNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020` the driver provides."]
@@ -8392,7 +8393,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020>(self.0.name_slot(153)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(153)),
         }
     }
     #[doc = "`cuGraphExecExternalSemaphoresWaitNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020` the driver provides."]
@@ -8402,7 +8403,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020>(self.0.name_slot(154)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(154)),
         }
     }
     #[doc = "`cuGraphExecGetFlags` with cuda.h's prototype: binds the newest of `cuGraphExecGetFlags_v12000` the driver provides."]
@@ -8412,7 +8413,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecGetFlags_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecGetFlags_v12000>(self.0.name_slot(155)) {
             Some(entry_point) => entry_point(hGraphExec, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(155)),
         }
     }
     #[doc = "`cuGraphExecGetId` with cuda.h's prototype: binds the newest of `cuGraphExecGetId_v13010` the driver provides."]
@@ -8422,7 +8423,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecGetId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecGetId_v13010>(self.0.name_slot(156)) {
             Some(entry_point) => entry_point(hGraphExec, graphId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(156)),
         }
     }
     #[doc = "`cuGraphExecHostNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecHostNodeSetParams_v10020` the driver provides."]
@@ -8432,7 +8433,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecHostNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecHostNodeSetParams_v10020>(self.0.name_slot(157)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(157)),
         }
     }
     #[doc = "`cuGraphExecKernelNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecKernelNodeSetParams_v12000` the driver provides."]
@@ -8442,7 +8443,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecKernelNodeSetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecKernelNodeSetParams_v12000>(self.0.name_slot(158)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(158)),
         }
     }
     #[doc = "`cuGraphExecMemcpyNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecMemcpyNodeSetParams_v10020` the driver provides."]
@@ -8452,7 +8453,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecMemcpyNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecMemcpyNodeSetParams_v10020>(self.0.name_slot(159)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, copyParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(159)),
         }
     }
     #[doc = "`cuGraphExecMemsetNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecMemsetNodeSetParams_v10020` the driver provides."]
@@ -8462,7 +8463,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecMemsetNodeSetParams_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecMemsetNodeSetParams_v10020>(self.0.name_slot(160)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, memsetParams, ctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(160)),
         }
     }
     #[doc = "`cuGraphExecNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExecNodeSetParams_v12020` the driver provides."]
@@ -8472,7 +8473,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecNodeSetParams_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecNodeSetParams_v12020>(self.0.name_slot(161)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(161)),
         }
     }
     #[doc = "`cuGraphExecUpdate` with cuda.h's prototype: binds the newest of `cuGraphExecUpdate_v12000` the driver provides."]
@@ -8482,7 +8483,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExecUpdate_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExecUpdate_v12000>(self.0.name_slot(162)) {
             Some(entry_point) => entry_point(hGraphExec, hGraph, resultInfo),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(162)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresSignalNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphExternalSemaphoresSignalNodeGetParams_v11020` the driver provides."]
@@ -8492,7 +8493,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresSignalNodeGetParams_v11020>(self.0.name_slot(163)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(163)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresSignalNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExternalSemaphoresSignalNodeSetParams_v11020` the driver provides."]
@@ -8502,7 +8503,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresSignalNodeSetParams_v11020>(self.0.name_slot(164)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(164)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresWaitNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphExternalSemaphoresWaitNodeGetParams_v11020` the driver provides."]
@@ -8512,7 +8513,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresWaitNodeGetParams_v11020>(self.0.name_slot(165)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(165)),
         }
     }
     #[doc = "`cuGraphExternalSemaphoresWaitNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphExternalSemaphoresWaitNodeSetParams_v11020` the driver provides."]
@@ -8522,7 +8523,7 @@ impl P<'_> {
         // signature is PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphExternalSemaphoresWaitNodeSetParams_v11020>(self.0.name_slot(166)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(166)),
         }
     }
     #[doc = "`cuGraphGetEdges` with cuda.h's prototype: binds the newest of `cuGraphGetEdges_v12030` the driver provides."]
@@ -8532,7 +8533,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetEdges_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetEdges_v12030>(self.0.name_slot(167)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numEdges),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(167)),
         }
     }
     #[doc = "`cuGraphGetId` with cuda.h's prototype: binds the newest of `cuGraphGetId_v13010` the driver provides."]
@@ -8542,7 +8543,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetId_v13010>(self.0.name_slot(168)) {
             Some(entry_point) => entry_point(hGraph, graphId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(168)),
         }
     }
     #[doc = "`cuGraphGetNodes` with cuda.h's prototype: binds the newest of `cuGraphGetNodes_v10000` the driver provides."]
@@ -8552,7 +8553,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetNodes_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetNodes_v10000>(self.0.name_slot(169)) {
             Some(entry_point) => entry_point(hGraph, nodes, numNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(169)),
         }
     }
     #[doc = "`cuGraphGetRootNodes` with cuda.h's prototype: binds the newest of `cuGraphGetRootNodes_v10000` the driver provides."]
@@ -8562,7 +8563,7 @@ impl P<'_> {
         // signature is PFN_cuGraphGetRootNodes_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphGetRootNodes_v10000>(self.0.name_slot(170)) {
             Some(entry_point) => entry_point(hGraph, rootNodes, numRootNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(170)),
         }
     }
     #[doc = "`cuGraphHostNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphHostNodeGetParams_v10000` the driver provides."]
@@ -8572,7 +8573,7 @@ impl P<'_> {
         // signature is PFN_cuGraphHostNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphHostNodeGetParams_v10000>(self.0.name_slot(171)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(171)),
         }
     }
     #[doc = "`cuGraphHostNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphHostNodeSetParams_v10000` the driver provides."]
@@ -8582,7 +8583,7 @@ impl P<'_> {
         // signature is PFN_cuGraphHostNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphHostNodeSetParams_v10000>(self.0.name_slot(172)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(172)),
         }
     }
     #[doc = "`cuGraphInstantiate` with cuda.h's prototype: binds the newest of `cuGraphInstantiate_v11000`, `cuGraphInstantiate_v10000` the driver provides."]
@@ -8592,7 +8593,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiate_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiate_v11000>(self.0.name_slot(173)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(173)),
         }
     }
     #[doc = "`cuGraphInstantiateWithFlags` with cuda.h's prototype: binds the newest of `cuGraphInstantiateWithFlags_v11040` the driver provides."]
@@ -8602,7 +8603,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiateWithFlags_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithFlags_v11040>(self.0.name_slot(174)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(174)),
         }
     }
     #[doc = "`cuGraphInstantiateWithParams` with cuda.h's prototype: binds the newest of `cuGraphInstantiateWithParams_v12000` the driver provides."]
@@ -8612,7 +8613,7 @@ impl P<'_> {
         // signature is PFN_cuGraphInstantiateWithParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithParams_v12000>(self.0.name_slot(175)) {
             Some(entry_point) => entry_point(phGraphExec, hGraph, instantiateParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(175)),
         }
     }
     #[doc = "`cuGraphKernelNodeCopyAttributes` with cuda.h's prototype: binds the newest of `cuGraphKernelNodeCopyAttributes_v11000` the driver provides."]
@@ -8622,7 +8623,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeCopyAttributes_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeCopyAttributes_v11000>(self.0.name_slot(176)) {
             Some(entry_point) => entry_point(dst, src),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(176)),
         }
     }
     #[doc = "`cuGraphKernelNodeGetAttribute` with cuda.h's prototype: binds the newest of `cuGraphKernelNodeGetAttribute_v11000` the driver provides."]
@@ -8632,7 +8633,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeGetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeGetAttribute_v11000>(self.0.name_slot(177)) {
             Some(entry_point) => entry_point(hNode, attr, value_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(177)),
         }
     }
     #[doc = "`cuGraphKernelNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphKernelNodeGetParams_v12000` the driver provides."]
@@ -8642,7 +8643,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeGetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeGetParams_v12000>(self.0.name_slot(178)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(178)),
         }
     }
     #[doc = "`cuGraphKernelNodeSetAttribute` with cuda.h's prototype: binds the newest of `cuGraphKernelNodeSetAttribute_v11000` the driver provides."]
@@ -8652,7 +8653,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeSetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeSetAttribute_v11000>(self.0.name_slot(179)) {
             Some(entry_point) => entry_point(hNode, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(179)),
         }
     }
     #[doc = "`cuGraphKernelNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphKernelNodeSetParams_v12000` the driver provides."]
@@ -8662,7 +8663,7 @@ impl P<'_> {
         // signature is PFN_cuGraphKernelNodeSetParams_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphKernelNodeSetParams_v12000>(self.0.name_slot(180)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(180)),
         }
     }
     #[doc = "`cuGraphLaunch` with cuda.h's prototype: binds the newest of `cuGraphLaunch_v10000` the driver provides."]
@@ -8672,7 +8673,7 @@ impl P<'_> {
         // signature is PFN_cuGraphLaunch_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphLaunch_v10000>(self.0.name_slot(181)) {
             Some(entry_point) => entry_point(hGraphExec, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(181)),
         }
     }
     #[doc = "`cuGraphMemAllocNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphMemAllocNodeGetParams_v11040` the driver provides."]
@@ -8682,7 +8683,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemAllocNodeGetParams_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemAllocNodeGetParams_v11040>(self.0.name_slot(182)) {
             Some(entry_point) => entry_point(hNode, params_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(182)),
         }
     }
     #[doc = "`cuGraphMemFreeNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphMemFreeNodeGetParams_v11040` the driver provides."]
@@ -8692,7 +8693,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemFreeNodeGetParams_v11040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemFreeNodeGetParams_v11040>(self.0.name_slot(183)) {
             Some(entry_point) => entry_point(hNode, dptr_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(183)),
         }
     }
     #[doc = "`cuGraphMemcpyNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphMemcpyNodeGetParams_v10000` the driver provides."]
@@ -8702,7 +8703,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemcpyNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemcpyNodeGetParams_v10000>(self.0.name_slot(184)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(184)),
         }
     }
     #[doc = "`cuGraphMemcpyNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphMemcpyNodeSetParams_v10000` the driver provides."]
@@ -8712,7 +8713,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemcpyNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemcpyNodeSetParams_v10000>(self.0.name_slot(185)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(185)),
         }
     }
     #[doc = "`cuGraphMemsetNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphMemsetNodeGetParams_v10000` the driver provides."]
@@ -8722,7 +8723,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemsetNodeGetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemsetNodeGetParams_v10000>(self.0.name_slot(186)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(186)),
         }
     }
     #[doc = "`cuGraphMemsetNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphMemsetNodeSetParams_v10000` the driver provides."]
@@ -8732,7 +8733,7 @@ impl P<'_> {
         // signature is PFN_cuGraphMemsetNodeSetParams_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphMemsetNodeSetParams_v10000>(self.0.name_slot(187)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(187)),
         }
     }
     #[doc = "`cuGraphNodeFindInClone` with cuda.h's prototype: binds the newest of `cuGraphNodeFindInClone_v10000` the driver provides."]
@@ -8742,7 +8743,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeFindInClone_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeFindInClone_v10000>(self.0.name_slot(188)) {
             Some(entry_point) => entry_point(phNode, hOriginalNode, hClonedGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(188)),
         }
     }
     #[doc = "`cuGraphNodeGetContainingGraph` with cuda.h's prototype: binds the newest of `cuGraphNodeGetContainingGraph_v13010` the driver provides."]
@@ -8752,7 +8753,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetContainingGraph_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetContainingGraph_v13010>(self.0.name_slot(189)) {
             Some(entry_point) => entry_point(hNode, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(189)),
         }
     }
     #[doc = "`cuGraphNodeGetDependencies` with cuda.h's prototype: binds the newest of `cuGraphNodeGetDependencies_v12030` the driver provides."]
@@ -8762,7 +8763,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependencies_v12030>(self.0.name_slot(190)) {
             Some(entry_point) => entry_point(hNode, dependencies, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(190)),
         }
     }
     #[doc = "`cuGraphNodeGetDependentNodes` with cuda.h's prototype: binds the newest of `cuGraphNodeGetDependentNodes_v12030` the driver provides."]
@@ -8772,7 +8773,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetDependentNodes_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetDependentNodes_v12030>(self.0.name_slot(191)) {
             Some(entry_point) => entry_point(hNode, dependentNodes, edgeData, numDependentNodes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(191)),
         }
     }
     #[doc = "`cuGraphNodeGetEnabled` with cuda.h's prototype: binds the newest of `cuGraphNodeGetEnabled_v11060` the driver provides."]
@@ -8782,7 +8783,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetEnabled_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetEnabled_v11060>(self.0.name_slot(192)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, isEnabled),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(192)),
         }
     }
     #[doc = "`cuGraphNodeGetLocalId` with cuda.h's prototype: binds the newest of `cuGraphNodeGetLocalId_v13010` the driver provides."]
@@ -8792,7 +8793,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetLocalId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetLocalId_v13010>(self.0.name_slot(193)) {
             Some(entry_point) => entry_point(hNode, nodeId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(193)),
         }
     }
     #[doc = "`cuGraphNodeGetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeGetParams_v13020` the driver provides."]
@@ -8802,7 +8803,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetParams_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetParams_v13020>(self.0.name_slot(194)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(194)),
         }
     }
     #[doc = "`cuGraphNodeGetToolsId` with cuda.h's prototype: binds the newest of `cuGraphNodeGetToolsId_v13010` the driver provides."]
@@ -8812,7 +8813,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetToolsId_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetToolsId_v13010>(self.0.name_slot(195)) {
             Some(entry_point) => entry_point(hNode, toolsNodeId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(195)),
         }
     }
     #[doc = "`cuGraphNodeGetType` with cuda.h's prototype: binds the newest of `cuGraphNodeGetType_v10000` the driver provides."]
@@ -8822,7 +8823,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeGetType_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeGetType_v10000>(self.0.name_slot(196)) {
             Some(entry_point) => entry_point(hNode, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(196)),
         }
     }
     #[doc = "`cuGraphNodeSetEnabled` with cuda.h's prototype: binds the newest of `cuGraphNodeSetEnabled_v11060` the driver provides."]
@@ -8832,7 +8833,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeSetEnabled_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetEnabled_v11060>(self.0.name_slot(197)) {
             Some(entry_point) => entry_point(hGraphExec, hNode, isEnabled),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(197)),
         }
     }
     #[doc = "`cuGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeSetParams_v13040`, `cuGraphNodeSetParams_v12020` the driver provides."]
@@ -8842,7 +8843,7 @@ impl P<'_> {
         // signature is PFN_cuGraphNodeSetParams_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetParams_v13040>(self.0.name_slot(198)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(198)),
         }
     }
     #[doc = "`cuGraphReleaseUserObject` with cuda.h's prototype: binds the newest of `cuGraphReleaseUserObject_v11030` the driver provides."]
@@ -8852,7 +8853,7 @@ impl P<'_> {
         // signature is PFN_cuGraphReleaseUserObject_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphReleaseUserObject_v11030>(self.0.name_slot(199)) {
             Some(entry_point) => entry_point(graph, object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(199)),
         }
     }
     #[doc = "`cuGraphRemoveDependencies` with cuda.h's prototype: binds the newest of `cuGraphRemoveDependencies_v12030` the driver provides."]
@@ -8862,7 +8863,7 @@ impl P<'_> {
         // signature is PFN_cuGraphRemoveDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphRemoveDependencies_v12030>(self.0.name_slot(200)) {
             Some(entry_point) => entry_point(hGraph, from, to, edgeData, numDependencies),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(200)),
         }
     }
     #[doc = "`cuGraphRetainUserObject` with cuda.h's prototype: binds the newest of `cuGraphRetainUserObject_v11030` the driver provides."]
@@ -8872,7 +8873,7 @@ impl P<'_> {
         // signature is PFN_cuGraphRetainUserObject_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphRetainUserObject_v11030>(self.0.name_slot(201)) {
             Some(entry_point) => entry_point(graph, object, count, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(201)),
         }
     }
     #[doc = "`cuGraphUpload` with cuda.h's prototype: binds the newest of `cuGraphUpload_v11010` the driver provides."]
@@ -8882,7 +8883,7 @@ impl P<'_> {
         // signature is PFN_cuGraphUpload_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphUpload_v11010>(self.0.name_slot(202)) {
             Some(entry_point) => entry_point(hGraphExec, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(202)),
         }
     }
     #[doc = "`cuGraphicsMapResources` with cuda.h's prototype: binds the newest of `cuGraphicsMapResources_v3000` the driver provides."]
@@ -8892,7 +8893,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsMapResources_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsMapResources_v3000>(self.0.name_slot(203)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(203)),
         }
     }
     #[doc = "`cuGraphicsResourceGetMappedMipmappedArray` with cuda.h's prototype: binds the newest of `cuGraphicsResourceGetMappedMipmappedArray_v5000` the driver provides."]
@@ -8902,7 +8903,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceGetMappedMipmappedArray_v5000>(self.0.name_slot(204)) {
             Some(entry_point) => entry_point(pMipmappedArray, resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(204)),
         }
     }
     #[doc = "`cuGraphicsResourceGetMappedPointer` with cuda.h's prototype: binds the newest of `cuGraphicsResourceGetMappedPointer_v3020` the driver provides."]
@@ -8912,7 +8913,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceGetMappedPointer_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceGetMappedPointer_v3020>(self.0.name_slot(205)) {
             Some(entry_point) => entry_point(pDevPtr, pSize, resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(205)),
         }
     }
     #[doc = "`cuGraphicsResourceSetMapFlags` with cuda.h's prototype: binds the newest of `cuGraphicsResourceSetMapFlags_v6050`, `cuGraphicsResourceSetMapFlags_v3000` the driver provides."]
@@ -8922,7 +8923,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsResourceSetMapFlags_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsResourceSetMapFlags_v6050>(self.0.name_slot(206)) {
             Some(entry_point) => entry_point(resource, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(206)),
         }
     }
     #[doc = "`cuGraphicsSubResourceGetMappedArray` with cuda.h's prototype: binds the newest of `cuGraphicsSubResourceGetMappedArray_v3000` the driver provides."]
@@ -8932,7 +8933,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsSubResourceGetMappedArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsSubResourceGetMappedArray_v3000>(self.0.name_slot(207)) {
             Some(entry_point) => entry_point(pArray, resource, arrayIndex, mipLevel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(207)),
         }
     }
     #[doc = "`cuGraphicsUnmapResources` with cuda.h's prototype: binds the newest of `cuGraphicsUnmapResources_v3000` the driver provides."]
@@ -8942,7 +8943,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsUnmapResources_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsUnmapResources_v3000>(self.0.name_slot(208)) {
             Some(entry_point) => entry_point(count, resources, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(208)),
         }
     }
     #[doc = "`cuGraphicsUnregisterResource` with cuda.h's prototype: binds the newest of `cuGraphicsUnregisterResource_v3000` the driver provides."]
@@ -8952,7 +8953,7 @@ impl P<'_> {
         // signature is PFN_cuGraphicsUnregisterResource_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGraphicsUnregisterResource_v3000>(self.0.name_slot(209)) {
             Some(entry_point) => entry_point(resource),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(209)),
         }
     }
     #[doc = "`cuGreenCtxCreate` with cuda.h's prototype: binds the newest of `cuGreenCtxCreate_v12040` the driver provides."]
@@ -8962,7 +8963,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxCreate_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxCreate_v12040>(self.0.name_slot(210)) {
             Some(entry_point) => entry_point(phCtx, desc, dev, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(210)),
         }
     }
     #[doc = "`cuGreenCtxDestroy` with cuda.h's prototype: binds the newest of `cuGreenCtxDestroy_v12040` the driver provides."]
@@ -8972,7 +8973,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxDestroy_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxDestroy_v12040>(self.0.name_slot(211)) {
             Some(entry_point) => entry_point(hCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(211)),
         }
     }
     #[doc = "`cuGreenCtxGetDevResource` with cuda.h's prototype: binds the newest of `cuGreenCtxGetDevResource_v12040` the driver provides."]
@@ -8982,7 +8983,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxGetDevResource_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxGetDevResource_v12040>(self.0.name_slot(212)) {
             Some(entry_point) => entry_point(hCtx, resource, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(212)),
         }
     }
     #[doc = "`cuGreenCtxGetId` with cuda.h's prototype: binds the newest of `cuGreenCtxGetId_v12090` the driver provides."]
@@ -8992,7 +8993,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxGetId_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxGetId_v12090>(self.0.name_slot(213)) {
             Some(entry_point) => entry_point(greenCtx, greenCtxId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(213)),
         }
     }
     #[doc = "`cuGreenCtxRecordEvent` with cuda.h's prototype: binds the newest of `cuGreenCtxRecordEvent_v12040` the driver provides."]
@@ -9002,7 +9003,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxRecordEvent_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxRecordEvent_v12040>(self.0.name_slot(214)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(214)),
         }
     }
     #[doc = "`cuGreenCtxStreamCreate` with cuda.h's prototype: binds the newest of `cuGreenCtxStreamCreate_v12050` the driver provides."]
@@ -9012,7 +9013,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxStreamCreate_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxStreamCreate_v12050>(self.0.name_slot(215)) {
             Some(entry_point) => entry_point(phStream, greenCtx, flags, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(215)),
         }
     }
     #[doc = "`cuGreenCtxWaitEvent` with cuda.h's prototype: binds the newest of `cuGreenCtxWaitEvent_v12040` the driver provides."]
@@ -9022,7 +9023,7 @@ impl P<'_> {
         // signature is PFN_cuGreenCtxWaitEvent_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuGreenCtxWaitEvent_v12040>(self.0.name_slot(216)) {
             Some(entry_point) => entry_point(hCtx, hEvent),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(216)),
         }
     }
     #[doc = "`cuImportExternalMemory` with cuda.h's prototype: binds the newest of `cuImportExternalMemory_v10000` the driver provides."]
@@ -9032,7 +9033,7 @@ impl P<'_> {
         // signature is PFN_cuImportExternalMemory_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuImportExternalMemory_v10000>(self.0.name_slot(217)) {
             Some(entry_point) => entry_point(extMem_out, memHandleDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(217)),
         }
     }
     #[doc = "`cuImportExternalSemaphore` with cuda.h's prototype: binds the newest of `cuImportExternalSemaphore_v10000` the driver provides."]
@@ -9042,7 +9043,7 @@ impl P<'_> {
         // signature is PFN_cuImportExternalSemaphore_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuImportExternalSemaphore_v10000>(self.0.name_slot(218)) {
             Some(entry_point) => entry_point(extSem_out, semHandleDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(218)),
         }
     }
     #[doc = "`cuInit` with cuda.h's prototype: binds the newest of `cuInit_v2000` the driver provides."]
@@ -9052,7 +9053,7 @@ impl P<'_> {
         // signature is PFN_cuInit_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuInit_v2000>(self.0.name_slot(219)) {
             Some(entry_point) => entry_point(Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(219)),
         }
     }
     #[doc = "`cuIpcCloseMemHandle` with cuda.h's prototype: binds the newest of `cuIpcCloseMemHandle_v4010` the driver provides."]
@@ -9062,7 +9063,7 @@ impl P<'_> {
         // signature is PFN_cuIpcCloseMemHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcCloseMemHandle_v4010>(self.0.name_slot(220)) {
             Some(entry_point) => entry_point(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(220)),
         }
     }
     #[doc = "`cuIpcGetEventHandle` with cuda.h's prototype: binds the newest of `cuIpcGetEventHandle_v4010` the driver provides."]
@@ -9072,7 +9073,7 @@ impl P<'_> {
         // signature is PFN_cuIpcGetEventHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcGetEventHandle_v4010>(self.0.name_slot(221)) {
             Some(entry_point) => entry_point(pHandle, event),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(221)),
         }
     }
     #[doc = "`cuIpcGetMemHandle` with cuda.h's prototype: binds the newest of `cuIpcGetMemHandle_v4010` the driver provides."]
@@ -9082,7 +9083,7 @@ impl P<'_> {
         // signature is PFN_cuIpcGetMemHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcGetMemHandle_v4010>(self.0.name_slot(222)) {
             Some(entry_point) => entry_point(pHandle, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(222)),
         }
     }
     #[doc = "`cuIpcOpenEventHandle` with cuda.h's prototype: binds the newest of `cuIpcOpenEventHandle_v4010` the driver provides."]
@@ -9092,7 +9093,7 @@ impl P<'_> {
         // signature is PFN_cuIpcOpenEventHandle_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcOpenEventHandle_v4010>(self.0.name_slot(223)) {
             Some(entry_point) => entry_point(phEvent, handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(223)),
         }
     }
     #[doc = "`cuIpcOpenMemHandle` with cuda.h's prototype: binds the newest of `cuIpcOpenMemHandle_v11000`, `cuIpcOpenMemHandle_v4010` the driver provides."]
@@ -9102,7 +9103,7 @@ impl P<'_> {
         // signature is PFN_cuIpcOpenMemHandle_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuIpcOpenMemHandle_v11000>(self.0.name_slot(224)) {
             Some(entry_point) => entry_point(pdptr, handle, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(224)),
         }
     }
     #[doc = "`cuKernelGetAttribute` with cuda.h's prototype: binds the newest of `cuKernelGetAttribute_v12000` the driver provides."]
@@ -9112,7 +9113,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetAttribute_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetAttribute_v12000>(self.0.name_slot(225)) {
             Some(entry_point) => entry_point(pi, attrib, kernel, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(225)),
         }
     }
     #[doc = "`cuKernelGetFunction` with cuda.h's prototype: binds the newest of `cuKernelGetFunction_v12000` the driver provides."]
@@ -9122,7 +9123,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetFunction_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetFunction_v12000>(self.0.name_slot(226)) {
             Some(entry_point) => entry_point(pFunc, kernel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(226)),
         }
     }
     #[doc = "`cuKernelGetLibrary` with cuda.h's prototype: binds the newest of `cuKernelGetLibrary_v12050` the driver provides."]
@@ -9132,7 +9133,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetLibrary_v12050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetLibrary_v12050>(self.0.name_slot(227)) {
             Some(entry_point) => entry_point(pLib, kernel),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(227)),
         }
     }
     #[doc = "`cuKernelGetName` with cuda.h's prototype: binds the newest of `cuKernelGetName_v12030` the driver provides."]
@@ -9142,7 +9143,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetName_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetName_v12030>(self.0.name_slot(228)) {
             Some(entry_point) => entry_point(name, hfunc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(228)),
         }
     }
     #[doc = "`cuKernelGetParamCount` with cuda.h's prototype: binds the newest of `cuKernelGetParamCount_v13020` the driver provides."]
@@ -9152,7 +9153,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetParamCount_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetParamCount_v13020>(self.0.name_slot(229)) {
             Some(entry_point) => entry_point(kernel, paramCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(229)),
         }
     }
     #[doc = "`cuKernelGetParamInfo` with cuda.h's prototype: binds the newest of `cuKernelGetParamInfo_v12040` the driver provides."]
@@ -9162,7 +9163,7 @@ impl P<'_> {
         // signature is PFN_cuKernelGetParamInfo_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelGetParamInfo_v12040>(self.0.name_slot(230)) {
             Some(entry_point) => entry_point(kernel, paramIndex, paramOffset, paramSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(230)),
         }
     }
     #[doc = "`cuKernelSetAttribute` with cuda.h's prototype: binds the newest of `cuKernelSetAttribute_v12000` the driver provides."]
@@ -9172,7 +9173,7 @@ impl P<'_> {
         // signature is PFN_cuKernelSetAttribute_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelSetAttribute_v12000>(self.0.name_slot(231)) {
             Some(entry_point) => entry_point(attrib, val, kernel, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(231)),
         }
     }
     #[doc = "`cuKernelSetCacheConfig` with cuda.h's prototype: binds the newest of `cuKernelSetCacheConfig_v12000` the driver provides."]
@@ -9182,7 +9183,7 @@ impl P<'_> {
         // signature is PFN_cuKernelSetCacheConfig_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuKernelSetCacheConfig_v12000>(self.0.name_slot(232)) {
             Some(entry_point) => entry_point(kernel, config, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(232)),
         }
     }
     #[doc = "`cuLaunch` with cuda.h's prototype: binds the newest of `cuLaunch_v2000` the driver provides."]
@@ -9192,7 +9193,7 @@ impl P<'_> {
         // signature is PFN_cuLaunch_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunch_v2000>(self.0.name_slot(233)) {
             Some(entry_point) => entry_point(f),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(233)),
         }
     }
     #[doc = "`cuLaunchCooperativeKernel` with cuda.h's prototype: binds the newest of `cuLaunchCooperativeKernel_v9000` the driver provides."]
@@ -9202,7 +9203,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchCooperativeKernel_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchCooperativeKernel_v9000>(self.0.name_slot(234)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(234)),
         }
     }
     #[doc = "`cuLaunchCooperativeKernelMultiDevice` with cuda.h's prototype: binds the newest of `cuLaunchCooperativeKernelMultiDevice_v9000` the driver provides."]
@@ -9212,7 +9213,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchCooperativeKernelMultiDevice_v9000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchCooperativeKernelMultiDevice_v9000>(self.0.name_slot(235)) {
             Some(entry_point) => entry_point(launchParamsList, numDevices, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(235)),
         }
     }
     #[doc = "`cuLaunchGrid` with cuda.h's prototype: binds the newest of `cuLaunchGrid_v2000` the driver provides."]
@@ -9222,7 +9223,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchGrid_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchGrid_v2000>(self.0.name_slot(236)) {
             Some(entry_point) => entry_point(f, grid_width, grid_height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(236)),
         }
     }
     #[doc = "`cuLaunchGridAsync` with cuda.h's prototype: binds the newest of `cuLaunchGridAsync_v2000` the driver provides."]
@@ -9232,7 +9233,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchGridAsync_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchGridAsync_v2000>(self.0.name_slot(237)) {
             Some(entry_point) => entry_point(f, grid_width, grid_height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(237)),
         }
     }
     #[doc = "`cuLaunchHostFunc` with cuda.h's prototype: binds the newest of `cuLaunchHostFunc_v10000` the driver provides."]
@@ -9242,7 +9243,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchHostFunc_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchHostFunc_v10000>(self.0.name_slot(238)) {
             Some(entry_point) => entry_point(hStream, fn_, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(238)),
         }
     }
     #[doc = "`cuLaunchKernel` with cuda.h's prototype: binds the newest of `cuLaunchKernel_v4000` the driver provides."]
@@ -9252,7 +9253,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernel_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernel_v4000>(self.0.name_slot(239)) {
             Some(entry_point) => entry_point(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(239)),
         }
     }
     #[doc = "`cuLaunchKernelEx` with cuda.h's prototype: binds the newest of `cuLaunchKernelEx_v11060` the driver provides."]
@@ -9262,7 +9263,7 @@ impl P<'_> {
         // signature is PFN_cuLaunchKernelEx_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLaunchKernelEx_v11060>(self.0.name_slot(240)) {
             Some(entry_point) => entry_point(config, f, kernelParams, extra),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(240)),
         }
     }
     #[doc = "`cuLibraryEnumerateKernels` with cuda.h's prototype: binds the newest of `cuLibraryEnumerateKernels_v12040` the driver provides."]
@@ -9272,7 +9273,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryEnumerateKernels_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryEnumerateKernels_v12040>(self.0.name_slot(241)) {
             Some(entry_point) => entry_point(kernels, numKernels, lib),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(241)),
         }
     }
     #[doc = "`cuLibraryGetGlobal` with cuda.h's prototype: binds the newest of `cuLibraryGetGlobal_v12000` the driver provides."]
@@ -9282,7 +9283,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetGlobal_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetGlobal_v12000>(self.0.name_slot(242)) {
             Some(entry_point) => entry_point(dptr, bytes, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(242)),
         }
     }
     #[doc = "`cuLibraryGetKernel` with cuda.h's prototype: binds the newest of `cuLibraryGetKernel_v12000` the driver provides."]
@@ -9292,7 +9293,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetKernel_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetKernel_v12000>(self.0.name_slot(243)) {
             Some(entry_point) => entry_point(pKernel, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(243)),
         }
     }
     #[doc = "`cuLibraryGetKernelCount` with cuda.h's prototype: binds the newest of `cuLibraryGetKernelCount_v12040` the driver provides."]
@@ -9302,7 +9303,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetKernelCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetKernelCount_v12040>(self.0.name_slot(244)) {
             Some(entry_point) => entry_point(count, lib),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(244)),
         }
     }
     #[doc = "`cuLibraryGetManaged` with cuda.h's prototype: binds the newest of `cuLibraryGetManaged_v12000` the driver provides."]
@@ -9312,7 +9313,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetManaged_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetManaged_v12000>(self.0.name_slot(245)) {
             Some(entry_point) => entry_point(dptr, bytes, library, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(245)),
         }
     }
     #[doc = "`cuLibraryGetModule` with cuda.h's prototype: binds the newest of `cuLibraryGetModule_v12000` the driver provides."]
@@ -9322,7 +9323,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetModule_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetModule_v12000>(self.0.name_slot(246)) {
             Some(entry_point) => entry_point(pMod, library),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(246)),
         }
     }
     #[doc = "`cuLibraryGetUnifiedFunction` with cuda.h's prototype: binds the newest of `cuLibraryGetUnifiedFunction_v12000` the driver provides."]
@@ -9332,7 +9333,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryGetUnifiedFunction_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryGetUnifiedFunction_v12000>(self.0.name_slot(247)) {
             Some(entry_point) => entry_point(fptr, library, symbol),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(247)),
         }
     }
     #[doc = "`cuLibraryLoadData` with cuda.h's prototype: binds the newest of `cuLibraryLoadData_v12000` the driver provides."]
@@ -9342,7 +9343,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryLoadData_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryLoadData_v12000>(self.0.name_slot(248)) {
             Some(entry_point) => entry_point(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(248)),
         }
     }
     #[doc = "`cuLibraryLoadFromFile` with cuda.h's prototype: binds the newest of `cuLibraryLoadFromFile_v12000` the driver provides."]
@@ -9352,7 +9353,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryLoadFromFile_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryLoadFromFile_v12000>(self.0.name_slot(249)) {
             Some(entry_point) => entry_point(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(249)),
         }
     }
     #[doc = "`cuLibraryUnload` with cuda.h's prototype: binds the newest of `cuLibraryUnload_v12000` the driver provides."]
@@ -9362,7 +9363,7 @@ impl P<'_> {
         // signature is PFN_cuLibraryUnload_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLibraryUnload_v12000>(self.0.name_slot(250)) {
             Some(entry_point) => entry_point(library),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(250)),
         }
     }
     #[doc = "`cuLinkAddData` with cuda.h's prototype: binds the newest of `cuLinkAddData_v6050`, `cuLinkAddData_v5050` the driver provides."]
@@ -9372,7 +9373,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddData_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddData_v6050>(self.0.name_slot(251)) {
             Some(entry_point) => entry_point(state, type_, data, size, name, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(251)),
         }
     }
     #[doc = "`cuLinkAddFile` with cuda.h's prototype: binds the newest of `cuLinkAddFile_v6050`, `cuLinkAddFile_v5050` the driver provides."]
@@ -9382,7 +9383,7 @@ impl P<'_> {
         // signature is PFN_cuLinkAddFile_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkAddFile_v6050>(self.0.name_slot(252)) {
             Some(entry_point) => entry_point(state, type_, path, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(252)),
         }
     }
     #[doc = "`cuLinkComplete` with cuda.h's prototype: binds the newest of `cuLinkComplete_v5050` the driver provides."]
@@ -9392,7 +9393,7 @@ impl P<'_> {
         // signature is PFN_cuLinkComplete_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkComplete_v5050>(self.0.name_slot(253)) {
             Some(entry_point) => entry_point(state, cubinOut, sizeOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(253)),
         }
     }
     #[doc = "`cuLinkCreate` with cuda.h's prototype: binds the newest of `cuLinkCreate_v6050`, `cuLinkCreate_v5050` the driver provides."]
@@ -9402,7 +9403,7 @@ impl P<'_> {
         // signature is PFN_cuLinkCreate_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkCreate_v6050>(self.0.name_slot(254)) {
             Some(entry_point) => entry_point(numOptions, options, optionValues, stateOut),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(254)),
         }
     }
     #[doc = "`cuLinkDestroy` with cuda.h's prototype: binds the newest of `cuLinkDestroy_v5050` the driver provides."]
@@ -9412,7 +9413,7 @@ impl P<'_> {
         // signature is PFN_cuLinkDestroy_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLinkDestroy_v5050>(self.0.name_slot(255)) {
             Some(entry_point) => entry_point(state),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(255)),
         }
     }
     #[doc = "`cuLogicalEndpointAddDevice` with cuda.h's prototype: binds the newest of `cuLogicalEndpointAddDevice_v13030` the driver provides."]
@@ -9422,7 +9423,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointAddDevice_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointAddDevice_v13030>(self.0.name_slot(256)) {
             Some(entry_point) => entry_point(leId, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(256)),
         }
     }
     #[doc = "`cuLogicalEndpointBindAddr` with cuda.h's prototype: binds the newest of `cuLogicalEndpointBindAddr_v13030` the driver provides."]
@@ -9432,7 +9433,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointBindAddr_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointBindAddr_v13030>(self.0.name_slot(257)) {
             Some(entry_point) => entry_point(leId, dev, offset, ptr, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(257)),
         }
     }
     #[doc = "`cuLogicalEndpointBindMem` with cuda.h's prototype: binds the newest of `cuLogicalEndpointBindMem_v13030` the driver provides."]
@@ -9442,7 +9443,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointBindMem_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointBindMem_v13030>(self.0.name_slot(258)) {
             Some(entry_point) => entry_point(leId, dev, offset, memHandle, memOffset, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(258)),
         }
     }
     #[doc = "`cuLogicalEndpointCreate` with cuda.h's prototype: binds the newest of `cuLogicalEndpointCreate_v13030` the driver provides."]
@@ -9452,7 +9453,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointCreate_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointCreate_v13030>(self.0.name_slot(259)) {
             Some(entry_point) => entry_point(leId, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(259)),
         }
     }
     #[doc = "`cuLogicalEndpointDestroy` with cuda.h's prototype: binds the newest of `cuLogicalEndpointDestroy_v13030` the driver provides."]
@@ -9462,7 +9463,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointDestroy_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointDestroy_v13030>(self.0.name_slot(260)) {
             Some(entry_point) => entry_point(leId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(260)),
         }
     }
     #[doc = "`cuLogicalEndpointExport` with cuda.h's prototype: binds the newest of `cuLogicalEndpointExport_v13030` the driver provides."]
@@ -9472,7 +9473,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointExport_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointExport_v13030>(self.0.name_slot(261)) {
             Some(entry_point) => entry_point(handle, leId, handleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(261)),
         }
     }
     #[doc = "`cuLogicalEndpointGetLimits` with cuda.h's prototype: binds the newest of `cuLogicalEndpointGetLimits_v13030` the driver provides."]
@@ -9482,7 +9483,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointGetLimits_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointGetLimits_v13030>(self.0.name_slot(262)) {
             Some(entry_point) => entry_point(bindAlignment, maxSize, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(262)),
         }
     }
     #[doc = "`cuLogicalEndpointIdRelease` with cuda.h's prototype: binds the newest of `cuLogicalEndpointIdRelease_v13030` the driver provides."]
@@ -9492,7 +9493,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointIdRelease_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointIdRelease_v13030>(self.0.name_slot(263)) {
             Some(entry_point) => entry_point(baseLeId, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(263)),
         }
     }
     #[doc = "`cuLogicalEndpointIdReserve` with cuda.h's prototype: binds the newest of `cuLogicalEndpointIdReserve_v13030` the driver provides."]
@@ -9502,7 +9503,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointIdReserve_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointIdReserve_v13030>(self.0.name_slot(264)) {
             Some(entry_point) => entry_point(baseLeId, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(264)),
         }
     }
     #[doc = "`cuLogicalEndpointImport` with cuda.h's prototype: binds the newest of `cuLogicalEndpointImport_v13030` the driver provides."]
@@ -9512,7 +9513,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointImport_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointImport_v13030>(self.0.name_slot(265)) {
             Some(entry_point) => entry_point(leId, handle, handleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(265)),
         }
     }
     #[doc = "`cuLogicalEndpointQuery` with cuda.h's prototype: binds the newest of `cuLogicalEndpointQuery_v13030` the driver provides."]
@@ -9522,7 +9523,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointQuery_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointQuery_v13030>(self.0.name_slot(266)) {
             Some(entry_point) => entry_point(leId, count, queryStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(266)),
         }
     }
     #[doc = "`cuLogicalEndpointUnbind` with cuda.h's prototype: binds the newest of `cuLogicalEndpointUnbind_v13030` the driver provides."]
@@ -9532,7 +9533,7 @@ impl P<'_> {
         // signature is PFN_cuLogicalEndpointUnbind_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogicalEndpointUnbind_v13030>(self.0.name_slot(267)) {
             Some(entry_point) => entry_point(leId, dev, offset, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(267)),
         }
     }
     #[doc = "`cuLogsCurrent` with cuda.h's prototype: binds the newest of `cuLogsCurrent_v12090` the driver provides."]
@@ -9542,7 +9543,7 @@ impl P<'_> {
         // signature is PFN_cuLogsCurrent_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsCurrent_v12090>(self.0.name_slot(268)) {
             Some(entry_point) => entry_point(iterator_out, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(268)),
         }
     }
     #[doc = "`cuLogsDumpToFile` with cuda.h's prototype: binds the newest of `cuLogsDumpToFile_v12090` the driver provides."]
@@ -9552,7 +9553,7 @@ impl P<'_> {
         // signature is PFN_cuLogsDumpToFile_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsDumpToFile_v12090>(self.0.name_slot(269)) {
             Some(entry_point) => entry_point(iterator, pathToFile, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(269)),
         }
     }
     #[doc = "`cuLogsDumpToMemory` with cuda.h's prototype: binds the newest of `cuLogsDumpToMemory_v12090` the driver provides."]
@@ -9562,7 +9563,7 @@ impl P<'_> {
         // signature is PFN_cuLogsDumpToMemory_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsDumpToMemory_v12090>(self.0.name_slot(270)) {
             Some(entry_point) => entry_point(iterator, buffer, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(270)),
         }
     }
     #[doc = "`cuLogsRegisterCallback` with cuda.h's prototype: binds the newest of `cuLogsRegisterCallback_v12090` the driver provides."]
@@ -9572,7 +9573,7 @@ impl P<'_> {
         // signature is PFN_cuLogsRegisterCallback_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsRegisterCallback_v12090>(self.0.name_slot(271)) {
             Some(entry_point) => entry_point(callbackFunc, userData, callback_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(271)),
         }
     }
     #[doc = "`cuLogsUnregisterCallback` with cuda.h's prototype: binds the newest of `cuLogsUnregisterCallback_v12090` the driver provides."]
@@ -9582,7 +9583,7 @@ impl P<'_> {
         // signature is PFN_cuLogsUnregisterCallback_v12090's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuLogsUnregisterCallback_v12090>(self.0.name_slot(272)) {
             Some(entry_point) => entry_point(callback),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(272)),
         }
     }
     #[doc = "`cuMemAddressFree` with cuda.h's prototype: binds the newest of `cuMemAddressFree_v10020` the driver provides."]
@@ -9592,7 +9593,7 @@ impl P<'_> {
         // signature is PFN_cuMemAddressFree_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAddressFree_v10020>(self.0.name_slot(273)) {
             Some(entry_point) => entry_point(ptr, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(273)),
         }
     }
     #[doc = "`cuMemAddressReserve` with cuda.h's prototype: binds the newest of `cuMemAddressReserve_v10020` the driver provides."]
@@ -9602,7 +9603,7 @@ impl P<'_> {
         // signature is PFN_cuMemAddressReserve_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAddressReserve_v10020>(self.0.name_slot(274)) {
             Some(entry_point) => entry_point(ptr, size, alignment, addr, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(274)),
         }
     }
     #[doc = "`cuMemAdvise` with cuda.h's prototype: binds the newest of `cuMemAdvise_v12020` the driver provides."]
@@ -9612,7 +9613,7 @@ impl P<'_> {
         // signature is PFN_cuMemAdvise_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAdvise_v12020>(self.0.name_slot(275)) {
             Some(entry_point) => entry_point(devPtr, count, advice, location),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(275)),
         }
     }
     #[doc = "`cuMemAlloc` with cuda.h's prototype: binds the newest of `cuMemAlloc_v3020` the driver provides."]
@@ -9622,7 +9623,7 @@ impl P<'_> {
         // signature is PFN_cuMemAlloc_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAlloc_v3020>(self.0.name_slot(276)) {
             Some(entry_point) => entry_point(dptr, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(276)),
         }
     }
     #[doc = "`cuMemAllocAsync` with cuda.h's prototype: binds the newest of `cuMemAllocAsync_v11020` the driver provides."]
@@ -9632,7 +9633,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocAsync_v11020>(self.0.name_slot(277)) {
             Some(entry_point) => entry_point(dptr, bytesize, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(277)),
         }
     }
     #[doc = "`cuMemAllocFromPoolAsync` with cuda.h's prototype: binds the newest of `cuMemAllocFromPoolAsync_v11020` the driver provides."]
@@ -9642,7 +9643,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocFromPoolAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocFromPoolAsync_v11020>(self.0.name_slot(278)) {
             Some(entry_point) => entry_point(dptr, bytesize, pool, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(278)),
         }
     }
     #[doc = "`cuMemAllocHost` with cuda.h's prototype: binds the newest of `cuMemAllocHost_v3020` the driver provides."]
@@ -9652,7 +9653,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocHost_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocHost_v3020>(self.0.name_slot(279)) {
             Some(entry_point) => entry_point(pp, bytesize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(279)),
         }
     }
     #[doc = "`cuMemAllocManaged` with cuda.h's prototype: binds the newest of `cuMemAllocManaged_v6000` the driver provides."]
@@ -9662,7 +9663,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocManaged_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocManaged_v6000>(self.0.name_slot(280)) {
             Some(entry_point) => entry_point(dptr, bytesize, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(280)),
         }
     }
     #[doc = "`cuMemAllocPitch` with cuda.h's prototype: binds the newest of `cuMemAllocPitch_v3020` the driver provides."]
@@ -9672,7 +9673,7 @@ impl P<'_> {
         // signature is PFN_cuMemAllocPitch_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemAllocPitch_v3020>(self.0.name_slot(281)) {
             Some(entry_point) => entry_point(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(281)),
         }
     }
     #[doc = "`cuMemBatchDecompressAsync` with cuda.h's prototype: binds the newest of `cuMemBatchDecompressAsync_v12060` the driver provides."]
@@ -9682,7 +9683,7 @@ impl P<'_> {
         // signature is PFN_cuMemBatchDecompressAsync_v12060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemBatchDecompressAsync_v12060>(self.0.name_slot(282)) {
             Some(entry_point) => entry_point(paramsArray, count, flags, errorIndex, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(282)),
         }
     }
     #[doc = "`cuMemCreate` with cuda.h's prototype: binds the newest of `cuMemCreate_v10020` the driver provides."]
@@ -9692,7 +9693,7 @@ impl P<'_> {
         // signature is PFN_cuMemCreate_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemCreate_v10020>(self.0.name_slot(283)) {
             Some(entry_point) => entry_point(handle, size, prop, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(283)),
         }
     }
     #[doc = "`cuMemDiscardAndPrefetchBatchAsync` with cuda.h's prototype: binds the newest of `cuMemDiscardAndPrefetchBatchAsync_v13000` the driver provides."]
@@ -9702,7 +9703,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardAndPrefetchBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardAndPrefetchBatchAsync_v13000>(self.0.name_slot(284)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(284)),
         }
     }
     #[doc = "`cuMemDiscardBatchAsync` with cuda.h's prototype: binds the newest of `cuMemDiscardBatchAsync_v13000` the driver provides."]
@@ -9712,7 +9713,7 @@ impl P<'_> {
         // signature is PFN_cuMemDiscardBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemDiscardBatchAsync_v13000>(self.0.name_slot(285)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(285)),
         }
     }
     #[doc = "`cuMemExportToShareableHandle` with cuda.h's prototype: binds the newest of `cuMemExportToShareableHandle_v10020` the driver provides."]
@@ -9722,7 +9723,7 @@ impl P<'_> {
         // signature is PFN_cuMemExportToShareableHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemExportToShareableHandle_v10020>(self.0.name_slot(286)) {
             Some(entry_point) => entry_point(shareableHandle, handle, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(286)),
         }
     }
     #[doc = "`cuMemFree` with cuda.h's prototype: binds the newest of `cuMemFree_v3020` the driver provides."]
@@ -9732,7 +9733,7 @@ impl P<'_> {
         // signature is PFN_cuMemFree_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFree_v3020>(self.0.name_slot(287)) {
             Some(entry_point) => entry_point(dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(287)),
         }
     }
     #[doc = "`cuMemFreeAsync` with cuda.h's prototype: binds the newest of `cuMemFreeAsync_v11020` the driver provides."]
@@ -9742,7 +9743,7 @@ impl P<'_> {
         // signature is PFN_cuMemFreeAsync_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFreeAsync_v11020>(self.0.name_slot(288)) {
             Some(entry_point) => entry_point(dptr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(288)),
         }
     }
     #[doc = "`cuMemFreeHost` with cuda.h's prototype: binds the newest of `cuMemFreeHost_v2000` the driver provides."]
@@ -9752,7 +9753,7 @@ impl P<'_> {
         // signature is PFN_cuMemFreeHost_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemFreeHost_v2000>(self.0.name_slot(289)) {
             Some(entry_point) => entry_point(p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(289)),
         }
     }
     #[doc = "`cuMemGetAccess` with cuda.h's prototype: binds the newest of `cuMemGetAccess_v10020` the driver provides."]
@@ -9762,7 +9763,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAccess_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAccess_v10020>(self.0.name_slot(290)) {
             Some(entry_point) => entry_point(flags, location, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(290)),
         }
     }
     #[doc = "`cuMemGetAddressRange` with cuda.h's prototype: binds the newest of `cuMemGetAddressRange_v3020` the driver provides."]
@@ -9772,7 +9773,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAddressRange_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAddressRange_v3020>(self.0.name_slot(291)) {
             Some(entry_point) => entry_point(pbase, psize, dptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(291)),
         }
     }
     #[doc = "`cuMemGetAllocationGranularity` with cuda.h's prototype: binds the newest of `cuMemGetAllocationGranularity_v10020` the driver provides."]
@@ -9782,7 +9783,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAllocationGranularity_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAllocationGranularity_v10020>(self.0.name_slot(292)) {
             Some(entry_point) => entry_point(granularity, prop, option),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(292)),
         }
     }
     #[doc = "`cuMemGetAllocationPropertiesFromHandle` with cuda.h's prototype: binds the newest of `cuMemGetAllocationPropertiesFromHandle_v10020` the driver provides."]
@@ -9792,7 +9793,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetAllocationPropertiesFromHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetAllocationPropertiesFromHandle_v10020>(self.0.name_slot(293)) {
             Some(entry_point) => entry_point(prop, handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(293)),
         }
     }
     #[doc = "`cuMemGetDefaultMemPool` with cuda.h's prototype: binds the newest of `cuMemGetDefaultMemPool_v13000` the driver provides."]
@@ -9802,7 +9803,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetDefaultMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetDefaultMemPool_v13000>(self.0.name_slot(294)) {
             Some(entry_point) => entry_point(pool_out, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(294)),
         }
     }
     #[doc = "`cuMemGetHandleForAddressRange` with cuda.h's prototype: binds the newest of `cuMemGetHandleForAddressRange_v11070` the driver provides."]
@@ -9812,7 +9813,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetHandleForAddressRange_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetHandleForAddressRange_v11070>(self.0.name_slot(295)) {
             Some(entry_point) => entry_point(handle, dptr, size, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(295)),
         }
     }
     #[doc = "`cuMemGetInfo` with cuda.h's prototype: binds the newest of `cuMemGetInfo_v3020` the driver provides."]
@@ -9822,7 +9823,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetInfo_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetInfo_v3020>(self.0.name_slot(296)) {
             Some(entry_point) => entry_point(free, total),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(296)),
         }
     }
     #[doc = "`cuMemGetLocationInfo` with cuda.h's prototype: binds the newest of `cuMemGetLocationInfo_v13040` the driver provides."]
@@ -9832,7 +9833,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetLocationInfo_v13040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetLocationInfo_v13040>(self.0.name_slot(297)) {
             Some(entry_point) => entry_point(ptr, size, summaryGranularity, samplingGranularity, location_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(297)),
         }
     }
     #[doc = "`cuMemGetMemPool` with cuda.h's prototype: binds the newest of `cuMemGetMemPool_v13000` the driver provides."]
@@ -9842,7 +9843,7 @@ impl P<'_> {
         // signature is PFN_cuMemGetMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemGetMemPool_v13000>(self.0.name_slot(298)) {
             Some(entry_point) => entry_point(pool, location, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(298)),
         }
     }
     #[doc = "`cuMemHostAlloc` with cuda.h's prototype: binds the newest of `cuMemHostAlloc_v2020` the driver provides."]
@@ -9852,7 +9853,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostAlloc_v2020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostAlloc_v2020>(self.0.name_slot(299)) {
             Some(entry_point) => entry_point(pp, bytesize, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(299)),
         }
     }
     #[doc = "`cuMemHostGetDevicePointer` with cuda.h's prototype: binds the newest of `cuMemHostGetDevicePointer_v3020` the driver provides."]
@@ -9862,7 +9863,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostGetDevicePointer_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostGetDevicePointer_v3020>(self.0.name_slot(300)) {
             Some(entry_point) => entry_point(pdptr, p, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(300)),
         }
     }
     #[doc = "`cuMemHostGetFlags` with cuda.h's prototype: binds the newest of `cuMemHostGetFlags_v2030` the driver provides."]
@@ -9872,7 +9873,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostGetFlags_v2030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostGetFlags_v2030>(self.0.name_slot(301)) {
             Some(entry_point) => entry_point(pFlags, p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(301)),
         }
     }
     #[doc = "`cuMemHostRegister` with cuda.h's prototype: binds the newest of `cuMemHostRegister_v6050`, `cuMemHostRegister_v4000` the driver provides."]
@@ -9882,7 +9883,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostRegister_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostRegister_v6050>(self.0.name_slot(302)) {
             Some(entry_point) => entry_point(p, bytesize, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(302)),
         }
     }
     #[doc = "`cuMemHostUnregister` with cuda.h's prototype: binds the newest of `cuMemHostUnregister_v4000` the driver provides."]
@@ -9892,7 +9893,7 @@ impl P<'_> {
         // signature is PFN_cuMemHostUnregister_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemHostUnregister_v4000>(self.0.name_slot(303)) {
             Some(entry_point) => entry_point(p),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(303)),
         }
     }
     #[doc = "`cuMemImportFromShareableHandle` with cuda.h's prototype: binds the newest of `cuMemImportFromShareableHandle_v10020` the driver provides."]
@@ -9902,7 +9903,7 @@ impl P<'_> {
         // signature is PFN_cuMemImportFromShareableHandle_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemImportFromShareableHandle_v10020>(self.0.name_slot(304)) {
             Some(entry_point) => entry_point(handle, osHandle, shHandleType),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(304)),
         }
     }
     #[doc = "`cuMemMap` with cuda.h's prototype: binds the newest of `cuMemMap_v10020` the driver provides."]
@@ -9912,7 +9913,7 @@ impl P<'_> {
         // signature is PFN_cuMemMap_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemMap_v10020>(self.0.name_slot(305)) {
             Some(entry_point) => entry_point(ptr, size, offset, handle, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(305)),
         }
     }
     #[doc = "`cuMemMapArrayAsync` with cuda.h's prototype: binds the newest of `cuMemMapArrayAsync_v11010` the driver provides."]
@@ -9922,7 +9923,7 @@ impl P<'_> {
         // signature is PFN_cuMemMapArrayAsync_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemMapArrayAsync_v11010>(self.0.name_slot(306)) {
             Some(entry_point) => entry_point(mapInfoList, count, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(306)),
         }
     }
     #[doc = "`cuMemPoolCreate` with cuda.h's prototype: binds the newest of `cuMemPoolCreate_v11020` the driver provides."]
@@ -9932,7 +9933,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolCreate_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolCreate_v11020>(self.0.name_slot(307)) {
             Some(entry_point) => entry_point(pool, poolProps),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(307)),
         }
     }
     #[doc = "`cuMemPoolDestroy` with cuda.h's prototype: binds the newest of `cuMemPoolDestroy_v11020` the driver provides."]
@@ -9942,7 +9943,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolDestroy_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolDestroy_v11020>(self.0.name_slot(308)) {
             Some(entry_point) => entry_point(pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(308)),
         }
     }
     #[doc = "`cuMemPoolExportPointer` with cuda.h's prototype: binds the newest of `cuMemPoolExportPointer_v11020` the driver provides."]
@@ -9952,7 +9953,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolExportPointer_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolExportPointer_v11020>(self.0.name_slot(309)) {
             Some(entry_point) => entry_point(shareData_out, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(309)),
         }
     }
     #[doc = "`cuMemPoolExportToShareableHandle` with cuda.h's prototype: binds the newest of `cuMemPoolExportToShareableHandle_v11020` the driver provides."]
@@ -9962,7 +9963,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolExportToShareableHandle_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolExportToShareableHandle_v11020>(self.0.name_slot(310)) {
             Some(entry_point) => entry_point(handle_out, pool, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(310)),
         }
     }
     #[doc = "`cuMemPoolGetAccess` with cuda.h's prototype: binds the newest of `cuMemPoolGetAccess_v11020` the driver provides."]
@@ -9972,7 +9973,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolGetAccess_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolGetAccess_v11020>(self.0.name_slot(311)) {
             Some(entry_point) => entry_point(flags, memPool, location),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(311)),
         }
     }
     #[doc = "`cuMemPoolGetAttribute` with cuda.h's prototype: binds the newest of `cuMemPoolGetAttribute_v11020` the driver provides."]
@@ -9982,7 +9983,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolGetAttribute_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolGetAttribute_v11020>(self.0.name_slot(312)) {
             Some(entry_point) => entry_point(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(312)),
         }
     }
     #[doc = "`cuMemPoolImportFromShareableHandle` with cuda.h's prototype: binds the newest of `cuMemPoolImportFromShareableHandle_v11020` the driver provides."]
@@ -9992,7 +9993,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolImportFromShareableHandle_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolImportFromShareableHandle_v11020>(self.0.name_slot(313)) {
             Some(entry_point) => entry_point(pool_out, handle, handleType, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(313)),
         }
     }
     #[doc = "`cuMemPoolImportPointer` with cuda.h's prototype: binds the newest of `cuMemPoolImportPointer_v11020` the driver provides."]
@@ -10002,7 +10003,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolImportPointer_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolImportPointer_v11020>(self.0.name_slot(314)) {
             Some(entry_point) => entry_point(ptr_out, pool, shareData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(314)),
         }
     }
     #[doc = "`cuMemPoolSetAccess` with cuda.h's prototype: binds the newest of `cuMemPoolSetAccess_v11020` the driver provides."]
@@ -10012,7 +10013,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolSetAccess_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolSetAccess_v11020>(self.0.name_slot(315)) {
             Some(entry_point) => entry_point(pool, map, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(315)),
         }
     }
     #[doc = "`cuMemPoolSetAttribute` with cuda.h's prototype: binds the newest of `cuMemPoolSetAttribute_v11020` the driver provides."]
@@ -10022,7 +10023,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolSetAttribute_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolSetAttribute_v11020>(self.0.name_slot(316)) {
             Some(entry_point) => entry_point(pool, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(316)),
         }
     }
     #[doc = "`cuMemPoolTrimTo` with cuda.h's prototype: binds the newest of `cuMemPoolTrimTo_v11020` the driver provides."]
@@ -10032,7 +10033,7 @@ impl P<'_> {
         // signature is PFN_cuMemPoolTrimTo_v11020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPoolTrimTo_v11020>(self.0.name_slot(317)) {
             Some(entry_point) => entry_point(pool, minBytesToKeep),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(317)),
         }
     }
     #[doc = "`cuMemPrefetchAsync` with cuda.h's prototype: binds the newest of `cuMemPrefetchAsync_v12020` the driver provides."]
@@ -10042,7 +10043,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchAsync_v12020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchAsync_v12020>(self.0.name_slot(318)) {
             Some(entry_point) => entry_point(devPtr, count, location, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(318)),
         }
     }
     #[doc = "`cuMemPrefetchBatchAsync` with cuda.h's prototype: binds the newest of `cuMemPrefetchBatchAsync_v13000` the driver provides."]
@@ -10052,7 +10053,7 @@ impl P<'_> {
         // signature is PFN_cuMemPrefetchBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemPrefetchBatchAsync_v13000>(self.0.name_slot(319)) {
             Some(entry_point) => entry_point(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(319)),
         }
     }
     #[doc = "`cuMemRangeGetAttribute` with cuda.h's prototype: binds the newest of `cuMemRangeGetAttribute_v8000` the driver provides."]
@@ -10062,7 +10063,7 @@ impl P<'_> {
         // signature is PFN_cuMemRangeGetAttribute_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRangeGetAttribute_v8000>(self.0.name_slot(320)) {
             Some(entry_point) => entry_point(data, dataSize, attribute, devPtr, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(320)),
         }
     }
     #[doc = "`cuMemRangeGetAttributes` with cuda.h's prototype: binds the newest of `cuMemRangeGetAttributes_v8000` the driver provides."]
@@ -10072,7 +10073,7 @@ impl P<'_> {
         // signature is PFN_cuMemRangeGetAttributes_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRangeGetAttributes_v8000>(self.0.name_slot(321)) {
             Some(entry_point) => entry_point(data, dataSizes, attributes, numAttributes, devPtr, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(321)),
         }
     }
     #[doc = "`cuMemRelease` with cuda.h's prototype: binds the newest of `cuMemRelease_v10020` the driver provides."]
@@ -10082,7 +10083,7 @@ impl P<'_> {
         // signature is PFN_cuMemRelease_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRelease_v10020>(self.0.name_slot(322)) {
             Some(entry_point) => entry_point(handle),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(322)),
         }
     }
     #[doc = "`cuMemRetainAllocationHandle` with cuda.h's prototype: binds the newest of `cuMemRetainAllocationHandle_v11000` the driver provides."]
@@ -10092,7 +10093,7 @@ impl P<'_> {
         // signature is PFN_cuMemRetainAllocationHandle_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemRetainAllocationHandle_v11000>(self.0.name_slot(323)) {
             Some(entry_point) => entry_point(handle, addr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(323)),
         }
     }
     #[doc = "`cuMemSetAccess` with cuda.h's prototype: binds the newest of `cuMemSetAccess_v10020` the driver provides."]
@@ -10102,7 +10103,7 @@ impl P<'_> {
         // signature is PFN_cuMemSetAccess_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemSetAccess_v10020>(self.0.name_slot(324)) {
             Some(entry_point) => entry_point(ptr, size, desc, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(324)),
         }
     }
     #[doc = "`cuMemSetMemPool` with cuda.h's prototype: binds the newest of `cuMemSetMemPool_v13000` the driver provides."]
@@ -10112,7 +10113,7 @@ impl P<'_> {
         // signature is PFN_cuMemSetMemPool_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemSetMemPool_v13000>(self.0.name_slot(325)) {
             Some(entry_point) => entry_point(location, type_, pool),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(325)),
         }
     }
     #[doc = "`cuMemUnmap` with cuda.h's prototype: binds the newest of `cuMemUnmap_v10020` the driver provides."]
@@ -10122,7 +10123,7 @@ impl P<'_> {
         // signature is PFN_cuMemUnmap_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemUnmap_v10020>(self.0.name_slot(326)) {
             Some(entry_point) => entry_point(ptr, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(326)),
         }
     }
     #[doc = "`cuMemcpy` with cuda.h's prototype: binds the newest of `cuMemcpy_v4000` the driver provides."]
@@ -10132,7 +10133,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy_v4000>(self.0.name_slot(327)) {
             Some(entry_point) => entry_point(dst, src, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(327)),
         }
     }
     #[doc = "`cuMemcpy2D` with cuda.h's prototype: binds the newest of `cuMemcpy2D_v3020` the driver provides."]
@@ -10142,7 +10143,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2D_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2D_v3020>(self.0.name_slot(328)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(328)),
         }
     }
     #[doc = "`cuMemcpy2DAsync` with cuda.h's prototype: binds the newest of `cuMemcpy2DAsync_v3020` the driver provides."]
@@ -10152,7 +10153,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DAsync_v3020>(self.0.name_slot(329)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(329)),
         }
     }
     #[doc = "`cuMemcpy2DUnaligned` with cuda.h's prototype: binds the newest of `cuMemcpy2DUnaligned_v3020` the driver provides."]
@@ -10162,7 +10163,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy2DUnaligned_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy2DUnaligned_v3020>(self.0.name_slot(330)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(330)),
         }
     }
     #[doc = "`cuMemcpy3D` with cuda.h's prototype: binds the newest of `cuMemcpy3D_v3020` the driver provides."]
@@ -10172,7 +10173,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3D_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3D_v3020>(self.0.name_slot(331)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(331)),
         }
     }
     #[doc = "`cuMemcpy3DAsync` with cuda.h's prototype: binds the newest of `cuMemcpy3DAsync_v3020` the driver provides."]
@@ -10182,7 +10183,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DAsync_v3020>(self.0.name_slot(332)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(332)),
         }
     }
     #[doc = "`cuMemcpy3DBatchAsync` with cuda.h's prototype: binds the newest of `cuMemcpy3DBatchAsync_v13000` the driver provides."]
@@ -10192,7 +10193,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DBatchAsync_v13000>(self.0.name_slot(333)) {
             Some(entry_point) => entry_point(numOps, opList, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(333)),
         }
     }
     #[doc = "`cuMemcpy3DPeer` with cuda.h's prototype: binds the newest of `cuMemcpy3DPeer_v4000` the driver provides."]
@@ -10202,7 +10203,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeer_v4000>(self.0.name_slot(334)) {
             Some(entry_point) => entry_point(pCopy),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(334)),
         }
     }
     #[doc = "`cuMemcpy3DPeerAsync` with cuda.h's prototype: binds the newest of `cuMemcpy3DPeerAsync_v4000` the driver provides."]
@@ -10212,7 +10213,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DPeerAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DPeerAsync_v4000>(self.0.name_slot(335)) {
             Some(entry_point) => entry_point(pCopy, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(335)),
         }
     }
     #[doc = "`cuMemcpy3DWithAttributesAsync` with cuda.h's prototype: binds the newest of `cuMemcpy3DWithAttributesAsync_v13020` the driver provides."]
@@ -10222,7 +10223,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpy3DWithAttributesAsync_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpy3DWithAttributesAsync_v13020>(self.0.name_slot(336)) {
             Some(entry_point) => entry_point(op, flags, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(336)),
         }
     }
     #[doc = "`cuMemcpyAsync` with cuda.h's prototype: binds the newest of `cuMemcpyAsync_v4000` the driver provides."]
@@ -10232,7 +10233,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAsync_v4000>(self.0.name_slot(337)) {
             Some(entry_point) => entry_point(dst, src, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(337)),
         }
     }
     #[doc = "`cuMemcpyAtoA` with cuda.h's prototype: binds the newest of `cuMemcpyAtoA_v3020` the driver provides."]
@@ -10242,7 +10243,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoA_v3020>(self.0.name_slot(338)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(338)),
         }
     }
     #[doc = "`cuMemcpyAtoD` with cuda.h's prototype: binds the newest of `cuMemcpyAtoD_v3020` the driver provides."]
@@ -10252,7 +10253,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoD_v3020>(self.0.name_slot(339)) {
             Some(entry_point) => entry_point(dstDevice, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(339)),
         }
     }
     #[doc = "`cuMemcpyAtoH` with cuda.h's prototype: binds the newest of `cuMemcpyAtoH_v3020` the driver provides."]
@@ -10262,7 +10263,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoH_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoH_v3020>(self.0.name_slot(340)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(340)),
         }
     }
     #[doc = "`cuMemcpyAtoHAsync` with cuda.h's prototype: binds the newest of `cuMemcpyAtoHAsync_v3020` the driver provides."]
@@ -10272,7 +10273,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyAtoHAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyAtoHAsync_v3020>(self.0.name_slot(341)) {
             Some(entry_point) => entry_point(dstHost, srcArray, srcOffset, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(341)),
         }
     }
     #[doc = "`cuMemcpyBatchAsync` with cuda.h's prototype: binds the newest of `cuMemcpyBatchAsync_v13000` the driver provides."]
@@ -10282,7 +10283,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyBatchAsync_v13000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyBatchAsync_v13000>(self.0.name_slot(342)) {
             Some(entry_point) => entry_point(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(342)),
         }
     }
     #[doc = "`cuMemcpyDtoA` with cuda.h's prototype: binds the newest of `cuMemcpyDtoA_v3020` the driver provides."]
@@ -10292,7 +10293,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoA_v3020>(self.0.name_slot(343)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(343)),
         }
     }
     #[doc = "`cuMemcpyDtoD` with cuda.h's prototype: binds the newest of `cuMemcpyDtoD_v3020` the driver provides."]
@@ -10302,7 +10303,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoD_v3020>(self.0.name_slot(344)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(344)),
         }
     }
     #[doc = "`cuMemcpyDtoDAsync` with cuda.h's prototype: binds the newest of `cuMemcpyDtoDAsync_v3020` the driver provides."]
@@ -10312,7 +10313,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoDAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoDAsync_v3020>(self.0.name_slot(345)) {
             Some(entry_point) => entry_point(dstDevice, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(345)),
         }
     }
     #[doc = "`cuMemcpyDtoH` with cuda.h's prototype: binds the newest of `cuMemcpyDtoH_v3020` the driver provides."]
@@ -10322,7 +10323,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoH_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoH_v3020>(self.0.name_slot(346)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(346)),
         }
     }
     #[doc = "`cuMemcpyDtoHAsync` with cuda.h's prototype: binds the newest of `cuMemcpyDtoHAsync_v3020` the driver provides."]
@@ -10332,7 +10333,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyDtoHAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyDtoHAsync_v3020>(self.0.name_slot(347)) {
             Some(entry_point) => entry_point(dstHost, srcDevice, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(347)),
         }
     }
     #[doc = "`cuMemcpyHtoA` with cuda.h's prototype: binds the newest of `cuMemcpyHtoA_v3020` the driver provides."]
@@ -10342,7 +10343,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoA_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoA_v3020>(self.0.name_slot(348)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(348)),
         }
     }
     #[doc = "`cuMemcpyHtoAAsync` with cuda.h's prototype: binds the newest of `cuMemcpyHtoAAsync_v3020` the driver provides."]
@@ -10352,7 +10353,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoAAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoAAsync_v3020>(self.0.name_slot(349)) {
             Some(entry_point) => entry_point(dstArray, dstOffset, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(349)),
         }
     }
     #[doc = "`cuMemcpyHtoD` with cuda.h's prototype: binds the newest of `cuMemcpyHtoD_v3020` the driver provides."]
@@ -10362,7 +10363,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoD_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoD_v3020>(self.0.name_slot(350)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(350)),
         }
     }
     #[doc = "`cuMemcpyHtoDAsync` with cuda.h's prototype: binds the newest of `cuMemcpyHtoDAsync_v3020` the driver provides."]
@@ -10372,7 +10373,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyHtoDAsync_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyHtoDAsync_v3020>(self.0.name_slot(351)) {
             Some(entry_point) => entry_point(dstDevice, srcHost, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(351)),
         }
     }
     #[doc = "`cuMemcpyPeer` with cuda.h's prototype: binds the newest of `cuMemcpyPeer_v4000` the driver provides."]
@@ -10382,7 +10383,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeer_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeer_v4000>(self.0.name_slot(352)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(352)),
         }
     }
     #[doc = "`cuMemcpyPeerAsync` with cuda.h's prototype: binds the newest of `cuMemcpyPeerAsync_v4000` the driver provides."]
@@ -10392,7 +10393,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyPeerAsync_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyPeerAsync_v4000>(self.0.name_slot(353)) {
             Some(entry_point) => entry_point(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(353)),
         }
     }
     #[doc = "`cuMemcpyWithAttributesAsync` with cuda.h's prototype: binds the newest of `cuMemcpyWithAttributesAsync_v13020` the driver provides."]
@@ -10402,7 +10403,7 @@ impl P<'_> {
         // signature is PFN_cuMemcpyWithAttributesAsync_v13020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemcpyWithAttributesAsync_v13020>(self.0.name_slot(354)) {
             Some(entry_point) => entry_point(dst, src, size, attr, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(354)),
         }
     }
     #[doc = "`cuMemsetD16` with cuda.h's prototype: binds the newest of `cuMemsetD16_v3020` the driver provides."]
@@ -10412,7 +10413,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16_v3020>(self.0.name_slot(355)) {
             Some(entry_point) => entry_point(dstDevice, us, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(355)),
         }
     }
     #[doc = "`cuMemsetD16Async` with cuda.h's prototype: binds the newest of `cuMemsetD16Async_v3020` the driver provides."]
@@ -10422,7 +10423,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD16Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD16Async_v3020>(self.0.name_slot(356)) {
             Some(entry_point) => entry_point(dstDevice, us, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(356)),
         }
     }
     #[doc = "`cuMemsetD2D16` with cuda.h's prototype: binds the newest of `cuMemsetD2D16_v3020` the driver provides."]
@@ -10432,7 +10433,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16_v3020>(self.0.name_slot(357)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(357)),
         }
     }
     #[doc = "`cuMemsetD2D16Async` with cuda.h's prototype: binds the newest of `cuMemsetD2D16Async_v3020` the driver provides."]
@@ -10442,7 +10443,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D16Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D16Async_v3020>(self.0.name_slot(358)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, us, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(358)),
         }
     }
     #[doc = "`cuMemsetD2D32` with cuda.h's prototype: binds the newest of `cuMemsetD2D32_v3020` the driver provides."]
@@ -10452,7 +10453,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32_v3020>(self.0.name_slot(359)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(359)),
         }
     }
     #[doc = "`cuMemsetD2D32Async` with cuda.h's prototype: binds the newest of `cuMemsetD2D32Async_v3020` the driver provides."]
@@ -10462,7 +10463,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D32Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D32Async_v3020>(self.0.name_slot(360)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, ui, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(360)),
         }
     }
     #[doc = "`cuMemsetD2D8` with cuda.h's prototype: binds the newest of `cuMemsetD2D8_v3020` the driver provides."]
@@ -10472,7 +10473,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8_v3020>(self.0.name_slot(361)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(361)),
         }
     }
     #[doc = "`cuMemsetD2D8Async` with cuda.h's prototype: binds the newest of `cuMemsetD2D8Async_v3020` the driver provides."]
@@ -10482,7 +10483,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD2D8Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD2D8Async_v3020>(self.0.name_slot(362)) {
             Some(entry_point) => entry_point(dstDevice, dstPitch, uc, Width, Height, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(362)),
         }
     }
     #[doc = "`cuMemsetD32` with cuda.h's prototype: binds the newest of `cuMemsetD32_v3020` the driver provides."]
@@ -10492,7 +10493,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32_v3020>(self.0.name_slot(363)) {
             Some(entry_point) => entry_point(dstDevice, ui, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(363)),
         }
     }
     #[doc = "`cuMemsetD32Async` with cuda.h's prototype: binds the newest of `cuMemsetD32Async_v3020` the driver provides."]
@@ -10502,7 +10503,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD32Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD32Async_v3020>(self.0.name_slot(364)) {
             Some(entry_point) => entry_point(dstDevice, ui, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(364)),
         }
     }
     #[doc = "`cuMemsetD8` with cuda.h's prototype: binds the newest of `cuMemsetD8_v3020` the driver provides."]
@@ -10512,7 +10513,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8_v3020>(self.0.name_slot(365)) {
             Some(entry_point) => entry_point(dstDevice, uc, N),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(365)),
         }
     }
     #[doc = "`cuMemsetD8Async` with cuda.h's prototype: binds the newest of `cuMemsetD8Async_v3020` the driver provides."]
@@ -10522,7 +10523,7 @@ impl P<'_> {
         // signature is PFN_cuMemsetD8Async_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMemsetD8Async_v3020>(self.0.name_slot(366)) {
             Some(entry_point) => entry_point(dstDevice, uc, N, hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(366)),
         }
     }
     #[doc = "`cuMipmappedArrayCreate` with cuda.h's prototype: binds the newest of `cuMipmappedArrayCreate_v5000` the driver provides."]
@@ -10532,7 +10533,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayCreate_v5000>(self.0.name_slot(367)) {
             Some(entry_point) => entry_point(pHandle, pMipmappedArrayDesc, numMipmapLevels),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(367)),
         }
     }
     #[doc = "`cuMipmappedArrayDestroy` with cuda.h's prototype: binds the newest of `cuMipmappedArrayDestroy_v5000` the driver provides."]
@@ -10542,7 +10543,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayDestroy_v5000>(self.0.name_slot(368)) {
             Some(entry_point) => entry_point(hMipmappedArray),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(368)),
         }
     }
     #[doc = "`cuMipmappedArrayGetLevel` with cuda.h's prototype: binds the newest of `cuMipmappedArrayGetLevel_v5000` the driver provides."]
@@ -10552,7 +10553,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetLevel_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetLevel_v5000>(self.0.name_slot(369)) {
             Some(entry_point) => entry_point(pLevelArray, hMipmappedArray, level),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(369)),
         }
     }
     #[doc = "`cuMipmappedArrayGetMemoryRequirements` with cuda.h's prototype: binds the newest of `cuMipmappedArrayGetMemoryRequirements_v11060` the driver provides."]
@@ -10562,7 +10563,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetMemoryRequirements_v11060's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetMemoryRequirements_v11060>(self.0.name_slot(370)) {
             Some(entry_point) => entry_point(memoryRequirements, mipmap, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(370)),
         }
     }
     #[doc = "`cuMipmappedArrayGetSparseProperties` with cuda.h's prototype: binds the newest of `cuMipmappedArrayGetSparseProperties_v11010` the driver provides."]
@@ -10572,7 +10573,7 @@ impl P<'_> {
         // signature is PFN_cuMipmappedArrayGetSparseProperties_v11010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMipmappedArrayGetSparseProperties_v11010>(self.0.name_slot(371)) {
             Some(entry_point) => entry_point(sparseProperties, mipmap),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(371)),
         }
     }
     #[doc = "`cuModuleEnumerateFunctions` with cuda.h's prototype: binds the newest of `cuModuleEnumerateFunctions_v12040` the driver provides."]
@@ -10582,7 +10583,7 @@ impl P<'_> {
         // signature is PFN_cuModuleEnumerateFunctions_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleEnumerateFunctions_v12040>(self.0.name_slot(372)) {
             Some(entry_point) => entry_point(functions, numFunctions, mod_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(372)),
         }
     }
     #[doc = "`cuModuleGetFunction` with cuda.h's prototype: binds the newest of `cuModuleGetFunction_v2000` the driver provides."]
@@ -10592,7 +10593,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetFunction_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetFunction_v2000>(self.0.name_slot(373)) {
             Some(entry_point) => entry_point(hfunc, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(373)),
         }
     }
     #[doc = "`cuModuleGetFunctionCount` with cuda.h's prototype: binds the newest of `cuModuleGetFunctionCount_v12040` the driver provides."]
@@ -10602,7 +10603,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetFunctionCount_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetFunctionCount_v12040>(self.0.name_slot(374)) {
             Some(entry_point) => entry_point(count, mod_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(374)),
         }
     }
     #[doc = "`cuModuleGetGlobal` with cuda.h's prototype: binds the newest of `cuModuleGetGlobal_v3020` the driver provides."]
@@ -10612,7 +10613,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetGlobal_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetGlobal_v3020>(self.0.name_slot(375)) {
             Some(entry_point) => entry_point(dptr, bytes, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(375)),
         }
     }
     #[doc = "`cuModuleGetLoadingMode` with cuda.h's prototype: binds the newest of `cuModuleGetLoadingMode_v11070` the driver provides."]
@@ -10622,7 +10623,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetLoadingMode_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetLoadingMode_v11070>(self.0.name_slot(376)) {
             Some(entry_point) => entry_point(mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(376)),
         }
     }
     #[doc = "`cuModuleGetSurfRef` with cuda.h's prototype: binds the newest of `cuModuleGetSurfRef_v3000` the driver provides."]
@@ -10632,7 +10633,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetSurfRef_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetSurfRef_v3000>(self.0.name_slot(377)) {
             Some(entry_point) => entry_point(pSurfRef, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(377)),
         }
     }
     #[doc = "`cuModuleGetTexRef` with cuda.h's prototype: binds the newest of `cuModuleGetTexRef_v2000` the driver provides."]
@@ -10642,7 +10643,7 @@ impl P<'_> {
         // signature is PFN_cuModuleGetTexRef_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleGetTexRef_v2000>(self.0.name_slot(378)) {
             Some(entry_point) => entry_point(pTexRef, hmod, name),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(378)),
         }
     }
     #[doc = "`cuModuleLoad` with cuda.h's prototype: binds the newest of `cuModuleLoad_v2000` the driver provides."]
@@ -10652,7 +10653,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoad_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoad_v2000>(self.0.name_slot(379)) {
             Some(entry_point) => entry_point(module, fname),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(379)),
         }
     }
     #[doc = "`cuModuleLoadData` with cuda.h's prototype: binds the newest of `cuModuleLoadData_v2000` the driver provides."]
@@ -10662,7 +10663,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadData_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadData_v2000>(self.0.name_slot(380)) {
             Some(entry_point) => entry_point(module, image),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(380)),
         }
     }
     #[doc = "`cuModuleLoadDataEx` with cuda.h's prototype: binds the newest of `cuModuleLoadDataEx_v2010` the driver provides."]
@@ -10672,7 +10673,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadDataEx_v2010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadDataEx_v2010>(self.0.name_slot(381)) {
             Some(entry_point) => entry_point(module, image, numOptions, options, optionValues),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(381)),
         }
     }
     #[doc = "`cuModuleLoadFatBinary` with cuda.h's prototype: binds the newest of `cuModuleLoadFatBinary_v2000` the driver provides."]
@@ -10682,7 +10683,7 @@ impl P<'_> {
         // signature is PFN_cuModuleLoadFatBinary_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleLoadFatBinary_v2000>(self.0.name_slot(382)) {
             Some(entry_point) => entry_point(module, fatCubin),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(382)),
         }
     }
     #[doc = "`cuModuleUnload` with cuda.h's prototype: binds the newest of `cuModuleUnload_v2000` the driver provides."]
@@ -10692,7 +10693,7 @@ impl P<'_> {
         // signature is PFN_cuModuleUnload_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuModuleUnload_v2000>(self.0.name_slot(383)) {
             Some(entry_point) => entry_point(hmod),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(383)),
         }
     }
     #[doc = "`cuMulticastAddDevice` with cuda.h's prototype: binds the newest of `cuMulticastAddDevice_v12010` the driver provides."]
@@ -10702,7 +10703,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastAddDevice_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastAddDevice_v12010>(self.0.name_slot(384)) {
             Some(entry_point) => entry_point(mcHandle, dev),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(384)),
         }
     }
     #[doc = "`cuMulticastBindAddr` with cuda.h's prototype: binds the newest of `cuMulticastBindAddr_v12010` the driver provides."]
@@ -10712,7 +10713,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindAddr_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindAddr_v12010>(self.0.name_slot(385)) {
             Some(entry_point) => entry_point(mcHandle, mcOffset, memptr, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(385)),
         }
     }
     #[doc = "`cuMulticastBindMem` with cuda.h's prototype: binds the newest of `cuMulticastBindMem_v12010` the driver provides."]
@@ -10722,7 +10723,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastBindMem_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastBindMem_v12010>(self.0.name_slot(386)) {
             Some(entry_point) => entry_point(mcHandle, mcOffset, memHandle, memOffset, size, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(386)),
         }
     }
     #[doc = "`cuMulticastCreate` with cuda.h's prototype: binds the newest of `cuMulticastCreate_v12010` the driver provides."]
@@ -10732,7 +10733,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastCreate_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastCreate_v12010>(self.0.name_slot(387)) {
             Some(entry_point) => entry_point(mcHandle, prop),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(387)),
         }
     }
     #[doc = "`cuMulticastGetGranularity` with cuda.h's prototype: binds the newest of `cuMulticastGetGranularity_v12010` the driver provides."]
@@ -10742,7 +10743,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastGetGranularity_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastGetGranularity_v12010>(self.0.name_slot(388)) {
             Some(entry_point) => entry_point(granularity, prop, option),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(388)),
         }
     }
     #[doc = "`cuMulticastUnbind` with cuda.h's prototype: binds the newest of `cuMulticastUnbind_v12010` the driver provides."]
@@ -10752,7 +10753,7 @@ impl P<'_> {
         // signature is PFN_cuMulticastUnbind_v12010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuMulticastUnbind_v12010>(self.0.name_slot(389)) {
             Some(entry_point) => entry_point(mcHandle, dev, mcOffset, size),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(389)),
         }
     }
     #[doc = "`cuOccupancyAvailableDynamicSMemPerBlock` with cuda.h's prototype: binds the newest of `cuOccupancyAvailableDynamicSMemPerBlock_v10020` the driver provides."]
@@ -10762,7 +10763,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyAvailableDynamicSMemPerBlock_v10020>(self.0.name_slot(390)) {
             Some(entry_point) => entry_point(dynamicSmemSize, func, numBlocks, blockSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(390)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessor` with cuda.h's prototype: binds the newest of `cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050` the driver provides."]
@@ -10772,7 +10773,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050>(self.0.name_slot(391)) {
             Some(entry_point) => entry_point(numBlocks, func, blockSize, dynamicSMemSize),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(391)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags` with cuda.h's prototype: binds the newest of `cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000` the driver provides."]
@@ -10782,7 +10783,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000>(self.0.name_slot(392)) {
             Some(entry_point) => entry_point(numBlocks, func, blockSize, dynamicSMemSize, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(392)),
         }
     }
     #[doc = "`cuOccupancyMaxActiveClusters` with cuda.h's prototype: binds the newest of `cuOccupancyMaxActiveClusters_v11070` the driver provides."]
@@ -10792,7 +10793,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxActiveClusters_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxActiveClusters_v11070>(self.0.name_slot(393)) {
             Some(entry_point) => entry_point(numClusters, func, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(393)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialBlockSize` with cuda.h's prototype: binds the newest of `cuOccupancyMaxPotentialBlockSize_v6050` the driver provides."]
@@ -10802,7 +10803,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialBlockSize_v6050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialBlockSize_v6050>(self.0.name_slot(394)) {
             Some(entry_point) => entry_point(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(394)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialBlockSizeWithFlags` with cuda.h's prototype: binds the newest of `cuOccupancyMaxPotentialBlockSizeWithFlags_v7000` the driver provides."]
@@ -10812,7 +10813,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialBlockSizeWithFlags_v7000>(self.0.name_slot(395)) {
             Some(entry_point) => entry_point(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(395)),
         }
     }
     #[doc = "`cuOccupancyMaxPotentialClusterSize` with cuda.h's prototype: binds the newest of `cuOccupancyMaxPotentialClusterSize_v11070` the driver provides."]
@@ -10822,7 +10823,7 @@ impl P<'_> {
         // signature is PFN_cuOccupancyMaxPotentialClusterSize_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuOccupancyMaxPotentialClusterSize_v11070>(self.0.name_slot(396)) {
             Some(entry_point) => entry_point(clusterSize, func, config),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(396)),
         }
     }
     #[doc = "`cuParamSetSize` with cuda.h's prototype: binds the newest of `cuParamSetSize_v2000` the driver provides."]
@@ -10832,7 +10833,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetSize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetSize_v2000>(self.0.name_slot(397)) {
             Some(entry_point) => entry_point(hfunc, numbytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(397)),
         }
     }
     #[doc = "`cuParamSetTexRef` with cuda.h's prototype: binds the newest of `cuParamSetTexRef_v2000` the driver provides."]
@@ -10842,7 +10843,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetTexRef_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetTexRef_v2000>(self.0.name_slot(398)) {
             Some(entry_point) => entry_point(hfunc, texunit, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(398)),
         }
     }
     #[doc = "`cuParamSetf` with cuda.h's prototype: binds the newest of `cuParamSetf_v2000` the driver provides."]
@@ -10852,7 +10853,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetf_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetf_v2000>(self.0.name_slot(399)) {
             Some(entry_point) => entry_point(hfunc, offset, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(399)),
         }
     }
     #[doc = "`cuParamSeti` with cuda.h's prototype: binds the newest of `cuParamSeti_v2000` the driver provides."]
@@ -10862,7 +10863,7 @@ impl P<'_> {
         // signature is PFN_cuParamSeti_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSeti_v2000>(self.0.name_slot(400)) {
             Some(entry_point) => entry_point(hfunc, offset, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(400)),
         }
     }
     #[doc = "`cuParamSetv` with cuda.h's prototype: binds the newest of `cuParamSetv_v2000` the driver provides."]
@@ -10872,7 +10873,7 @@ impl P<'_> {
         // signature is PFN_cuParamSetv_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuParamSetv_v2000>(self.0.name_slot(401)) {
             Some(entry_point) => entry_point(hfunc, offset, ptr, numbytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(401)),
         }
     }
     #[doc = "`cuPointerGetAttribute` with cuda.h's prototype: binds the newest of `cuPointerGetAttribute_v4000` the driver provides."]
@@ -10882,7 +10883,7 @@ impl P<'_> {
         // signature is PFN_cuPointerGetAttribute_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerGetAttribute_v4000>(self.0.name_slot(402)) {
             Some(entry_point) => entry_point(data, attribute, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(402)),
         }
     }
     #[doc = "`cuPointerGetAttributes` with cuda.h's prototype: binds the newest of `cuPointerGetAttributes_v7000` the driver provides."]
@@ -10892,7 +10893,7 @@ impl P<'_> {
         // signature is PFN_cuPointerGetAttributes_v7000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerGetAttributes_v7000>(self.0.name_slot(403)) {
             Some(entry_point) => entry_point(numAttributes, attributes, data, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(403)),
         }
     }
     #[doc = "`cuPointerSetAttribute` with cuda.h's prototype: binds the newest of `cuPointerSetAttribute_v6000` the driver provides."]
@@ -10902,7 +10903,7 @@ impl P<'_> {
         // signature is PFN_cuPointerSetAttribute_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuPointerSetAttribute_v6000>(self.0.name_slot(404)) {
             Some(entry_point) => entry_point(value, attribute, ptr),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(404)),
         }
     }
     #[doc = "`cuSignalExternalSemaphoresAsync` with cuda.h's prototype: binds the newest of `cuSignalExternalSemaphoresAsync_v10000` the driver provides."]
@@ -10912,7 +10913,7 @@ impl P<'_> {
         // signature is PFN_cuSignalExternalSemaphoresAsync_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSignalExternalSemaphoresAsync_v10000>(self.0.name_slot(405)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(405)),
         }
     }
     #[doc = "`cuStreamAddCallback` with cuda.h's prototype: binds the newest of `cuStreamAddCallback_v5000` the driver provides."]
@@ -10922,7 +10923,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAddCallback_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAddCallback_v5000>(self.0.name_slot(406)) {
             Some(entry_point) => entry_point(hStream, callback, userData, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(406)),
         }
     }
     #[doc = "`cuStreamAttachMemAsync` with cuda.h's prototype: binds the newest of `cuStreamAttachMemAsync_v6000` the driver provides."]
@@ -10932,7 +10933,7 @@ impl P<'_> {
         // signature is PFN_cuStreamAttachMemAsync_v6000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamAttachMemAsync_v6000>(self.0.name_slot(407)) {
             Some(entry_point) => entry_point(hStream, dptr, length, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(407)),
         }
     }
     #[doc = "`cuStreamBatchMemOp` with cuda.h's prototype: binds the newest of `cuStreamBatchMemOp_v11070`, `cuStreamBatchMemOp_v8000` the driver provides."]
@@ -10942,7 +10943,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBatchMemOp_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBatchMemOp_v11070>(self.0.name_slot(408)) {
             Some(entry_point) => entry_point(stream, count, paramArray, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(408)),
         }
     }
     #[doc = "`cuStreamBeginCapture` with cuda.h's prototype: binds the newest of `cuStreamBeginCapture_v10010` the driver provides."]
@@ -10952,7 +10953,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCapture_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCapture_v10010>(self.0.name_slot(409)) {
             Some(entry_point) => entry_point(hStream, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(409)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToCig` with cuda.h's prototype: binds the newest of `cuStreamBeginCaptureToCig_v13010` the driver provides."]
@@ -10962,7 +10963,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToCig_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToCig_v13010>(self.0.name_slot(410)) {
             Some(entry_point) => entry_point(hStream, streamCigCaptureParams),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(410)),
         }
     }
     #[doc = "`cuStreamBeginCaptureToGraph` with cuda.h's prototype: binds the newest of `cuStreamBeginCaptureToGraph_v12030` the driver provides."]
@@ -10972,7 +10973,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginCaptureToGraph_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginCaptureToGraph_v12030>(self.0.name_slot(411)) {
             Some(entry_point) => entry_point(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(411)),
         }
     }
     #[doc = "`cuStreamBeginRecaptureToGraph` with cuda.h's prototype: binds the newest of `cuStreamBeginRecaptureToGraph_v13030` the driver provides."]
@@ -10982,7 +10983,7 @@ impl P<'_> {
         // signature is PFN_cuStreamBeginRecaptureToGraph_v13030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamBeginRecaptureToGraph_v13030>(self.0.name_slot(412)) {
             Some(entry_point) => entry_point(hStream, mode, hGraph, callbackFunc, userData),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(412)),
         }
     }
     #[doc = "`cuStreamCopyAttributes` with cuda.h's prototype: binds the newest of `cuStreamCopyAttributes_v11000` the driver provides."]
@@ -10992,7 +10993,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCopyAttributes_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCopyAttributes_v11000>(self.0.name_slot(413)) {
             Some(entry_point) => entry_point(dst, src),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(413)),
         }
     }
     #[doc = "`cuStreamCreate` with cuda.h's prototype: binds the newest of `cuStreamCreate_v2000` the driver provides."]
@@ -11002,7 +11003,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCreate_v2000>(self.0.name_slot(414)) {
             Some(entry_point) => entry_point(phStream, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(414)),
         }
     }
     #[doc = "`cuStreamCreateWithPriority` with cuda.h's prototype: binds the newest of `cuStreamCreateWithPriority_v5050` the driver provides."]
@@ -11012,7 +11013,7 @@ impl P<'_> {
         // signature is PFN_cuStreamCreateWithPriority_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamCreateWithPriority_v5050>(self.0.name_slot(415)) {
             Some(entry_point) => entry_point(phStream, flags, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(415)),
         }
     }
     #[doc = "`cuStreamDestroy` with cuda.h's prototype: binds the newest of `cuStreamDestroy_v4000`, `cuStreamDestroy_v2000` the driver provides."]
@@ -11022,7 +11023,7 @@ impl P<'_> {
         // signature is PFN_cuStreamDestroy_v4000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamDestroy_v4000>(self.0.name_slot(416)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(416)),
         }
     }
     #[doc = "`cuStreamEndCapture` with cuda.h's prototype: binds the newest of `cuStreamEndCapture_v10000` the driver provides."]
@@ -11032,7 +11033,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCapture_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCapture_v10000>(self.0.name_slot(417)) {
             Some(entry_point) => entry_point(hStream, phGraph),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(417)),
         }
     }
     #[doc = "`cuStreamEndCaptureToCig` with cuda.h's prototype: binds the newest of `cuStreamEndCaptureToCig_v13010` the driver provides."]
@@ -11042,7 +11043,7 @@ impl P<'_> {
         // signature is PFN_cuStreamEndCaptureToCig_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamEndCaptureToCig_v13010>(self.0.name_slot(418)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(418)),
         }
     }
     #[doc = "`cuStreamGetAttribute` with cuda.h's prototype: binds the newest of `cuStreamGetAttribute_v11000` the driver provides."]
@@ -11052,7 +11053,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetAttribute_v11000>(self.0.name_slot(419)) {
             Some(entry_point) => entry_point(hStream, attr, value_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(419)),
         }
     }
     #[doc = "`cuStreamGetCaptureInfo` with cuda.h's prototype: binds the newest of `cuStreamGetCaptureInfo_v12030` the driver provides."]
@@ -11062,7 +11063,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCaptureInfo_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCaptureInfo_v12030>(self.0.name_slot(420)) {
             Some(entry_point) => entry_point(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(420)),
         }
     }
     #[doc = "`cuStreamGetCtx` with cuda.h's prototype: binds the newest of `cuStreamGetCtx_v9020` the driver provides."]
@@ -11072,7 +11073,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetCtx_v9020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetCtx_v9020>(self.0.name_slot(421)) {
             Some(entry_point) => entry_point(hStream, pctx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(421)),
         }
     }
     #[doc = "`cuStreamGetDevResource` with cuda.h's prototype: binds the newest of `cuStreamGetDevResource_v13010` the driver provides."]
@@ -11082,7 +11083,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevResource_v13010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevResource_v13010>(self.0.name_slot(422)) {
             Some(entry_point) => entry_point(hStream, resource, type_),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(422)),
         }
     }
     #[doc = "`cuStreamGetDevice` with cuda.h's prototype: binds the newest of `cuStreamGetDevice_v12080` the driver provides."]
@@ -11092,7 +11093,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetDevice_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetDevice_v12080>(self.0.name_slot(423)) {
             Some(entry_point) => entry_point(hStream, device),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(423)),
         }
     }
     #[doc = "`cuStreamGetFlags` with cuda.h's prototype: binds the newest of `cuStreamGetFlags_v5050` the driver provides."]
@@ -11102,7 +11103,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetFlags_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetFlags_v5050>(self.0.name_slot(424)) {
             Some(entry_point) => entry_point(hStream, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(424)),
         }
     }
     #[doc = "`cuStreamGetGreenCtx` with cuda.h's prototype: binds the newest of `cuStreamGetGreenCtx_v12040` the driver provides."]
@@ -11112,7 +11113,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetGreenCtx_v12040's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetGreenCtx_v12040>(self.0.name_slot(425)) {
             Some(entry_point) => entry_point(hStream, phCtx),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(425)),
         }
     }
     #[doc = "`cuStreamGetId` with cuda.h's prototype: binds the newest of `cuStreamGetId_v12000` the driver provides."]
@@ -11122,7 +11123,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetId_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetId_v12000>(self.0.name_slot(426)) {
             Some(entry_point) => entry_point(hStream, streamId),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(426)),
         }
     }
     #[doc = "`cuStreamGetPriority` with cuda.h's prototype: binds the newest of `cuStreamGetPriority_v5050` the driver provides."]
@@ -11132,7 +11133,7 @@ impl P<'_> {
         // signature is PFN_cuStreamGetPriority_v5050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamGetPriority_v5050>(self.0.name_slot(427)) {
             Some(entry_point) => entry_point(hStream, priority),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(427)),
         }
     }
     #[doc = "`cuStreamIsCapturing` with cuda.h's prototype: binds the newest of `cuStreamIsCapturing_v10000` the driver provides."]
@@ -11142,7 +11143,7 @@ impl P<'_> {
         // signature is PFN_cuStreamIsCapturing_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamIsCapturing_v10000>(self.0.name_slot(428)) {
             Some(entry_point) => entry_point(hStream, captureStatus),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(428)),
         }
     }
     #[doc = "`cuStreamQuery` with cuda.h's prototype: binds the newest of `cuStreamQuery_v2000` the driver provides."]
@@ -11152,7 +11153,7 @@ impl P<'_> {
         // signature is PFN_cuStreamQuery_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamQuery_v2000>(self.0.name_slot(429)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(429)),
         }
     }
     #[doc = "`cuStreamSetAttribute` with cuda.h's prototype: binds the newest of `cuStreamSetAttribute_v11000` the driver provides."]
@@ -11162,7 +11163,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSetAttribute_v11000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSetAttribute_v11000>(self.0.name_slot(430)) {
             Some(entry_point) => entry_point(hStream, attr, value),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(430)),
         }
     }
     #[doc = "`cuStreamSynchronize` with cuda.h's prototype: binds the newest of `cuStreamSynchronize_v2000` the driver provides."]
@@ -11172,7 +11173,7 @@ impl P<'_> {
         // signature is PFN_cuStreamSynchronize_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamSynchronize_v2000>(self.0.name_slot(431)) {
             Some(entry_point) => entry_point(hStream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(431)),
         }
     }
     #[doc = "`cuStreamUpdateCaptureDependencies` with cuda.h's prototype: binds the newest of `cuStreamUpdateCaptureDependencies_v12030` the driver provides."]
@@ -11182,7 +11183,7 @@ impl P<'_> {
         // signature is PFN_cuStreamUpdateCaptureDependencies_v12030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamUpdateCaptureDependencies_v12030>(self.0.name_slot(432)) {
             Some(entry_point) => entry_point(hStream, dependencies, dependencyData, numDependencies, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(432)),
         }
     }
     #[doc = "`cuStreamWaitEvent` with cuda.h's prototype: binds the newest of `cuStreamWaitEvent_v3020` the driver provides."]
@@ -11192,7 +11193,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitEvent_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitEvent_v3020>(self.0.name_slot(433)) {
             Some(entry_point) => entry_point(hStream, hEvent, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(433)),
         }
     }
     #[doc = "`cuStreamWaitValue32` with cuda.h's prototype: binds the newest of `cuStreamWaitValue32_v11070`, `cuStreamWaitValue32_v8000` the driver provides."]
@@ -11202,7 +11203,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue32_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue32_v11070>(self.0.name_slot(434)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(434)),
         }
     }
     #[doc = "`cuStreamWaitValue64` with cuda.h's prototype: binds the newest of `cuStreamWaitValue64_v11070`, `cuStreamWaitValue64_v9000` the driver provides."]
@@ -11212,7 +11213,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWaitValue64_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWaitValue64_v11070>(self.0.name_slot(435)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(435)),
         }
     }
     #[doc = "`cuStreamWriteValue32` with cuda.h's prototype: binds the newest of `cuStreamWriteValue32_v11070`, `cuStreamWriteValue32_v8000` the driver provides."]
@@ -11222,7 +11223,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue32_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue32_v11070>(self.0.name_slot(436)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(436)),
         }
     }
     #[doc = "`cuStreamWriteValue64` with cuda.h's prototype: binds the newest of `cuStreamWriteValue64_v11070`, `cuStreamWriteValue64_v9000` the driver provides."]
@@ -11232,7 +11233,7 @@ impl P<'_> {
         // signature is PFN_cuStreamWriteValue64_v11070's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuStreamWriteValue64_v11070>(self.0.name_slot(437)) {
             Some(entry_point) => entry_point(stream, addr, value, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(437)),
         }
     }
     #[doc = "`cuSurfObjectCreate` with cuda.h's prototype: binds the newest of `cuSurfObjectCreate_v5000` the driver provides."]
@@ -11242,7 +11243,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectCreate_v5000>(self.0.name_slot(438)) {
             Some(entry_point) => entry_point(pSurfObject, pResDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(438)),
         }
     }
     #[doc = "`cuSurfObjectDestroy` with cuda.h's prototype: binds the newest of `cuSurfObjectDestroy_v5000` the driver provides."]
@@ -11252,7 +11253,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectDestroy_v5000>(self.0.name_slot(439)) {
             Some(entry_point) => entry_point(surfObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(439)),
         }
     }
     #[doc = "`cuSurfObjectGetResourceDesc` with cuda.h's prototype: binds the newest of `cuSurfObjectGetResourceDesc_v5000` the driver provides."]
@@ -11262,7 +11263,7 @@ impl P<'_> {
         // signature is PFN_cuSurfObjectGetResourceDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfObjectGetResourceDesc_v5000>(self.0.name_slot(440)) {
             Some(entry_point) => entry_point(pResDesc, surfObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(440)),
         }
     }
     #[doc = "`cuSurfRefGetArray` with cuda.h's prototype: binds the newest of `cuSurfRefGetArray_v3000` the driver provides."]
@@ -11272,7 +11273,7 @@ impl P<'_> {
         // signature is PFN_cuSurfRefGetArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfRefGetArray_v3000>(self.0.name_slot(441)) {
             Some(entry_point) => entry_point(phArray, hSurfRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(441)),
         }
     }
     #[doc = "`cuSurfRefSetArray` with cuda.h's prototype: binds the newest of `cuSurfRefSetArray_v3000` the driver provides."]
@@ -11282,7 +11283,7 @@ impl P<'_> {
         // signature is PFN_cuSurfRefSetArray_v3000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuSurfRefSetArray_v3000>(self.0.name_slot(442)) {
             Some(entry_point) => entry_point(hSurfRef, hArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(442)),
         }
     }
     #[doc = "`cuTensorMapEncodeIm2col` with cuda.h's prototype: binds the newest of `cuTensorMapEncodeIm2col_v12000` the driver provides."]
@@ -11292,7 +11293,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeIm2col_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeIm2col_v12000>(self.0.name_slot(443)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(443)),
         }
     }
     #[doc = "`cuTensorMapEncodeIm2colWide` with cuda.h's prototype: binds the newest of `cuTensorMapEncodeIm2colWide_v12080` the driver provides."]
@@ -11302,7 +11303,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeIm2colWide_v12080's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeIm2colWide_v12080>(self.0.name_slot(444)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(444)),
         }
     }
     #[doc = "`cuTensorMapEncodeTiled` with cuda.h's prototype: binds the newest of `cuTensorMapEncodeTiled_v12000` the driver provides."]
@@ -11312,7 +11313,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapEncodeTiled_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapEncodeTiled_v12000>(self.0.name_slot(445)) {
             Some(entry_point) => entry_point(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(445)),
         }
     }
     #[doc = "`cuTensorMapReplaceAddress` with cuda.h's prototype: binds the newest of `cuTensorMapReplaceAddress_v12000` the driver provides."]
@@ -11322,7 +11323,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapReplaceAddress_v12000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapReplaceAddress_v12000>(self.0.name_slot(446)) {
             Some(entry_point) => entry_point(tensorMap, globalAddress),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(446)),
         }
     }
     #[doc = "`cuTensorMapSetAllocationClass` with cuda.h's prototype: binds the newest of `cuTensorMapSetAllocationClass_v13050` the driver provides."]
@@ -11332,7 +11333,7 @@ impl P<'_> {
         // signature is PFN_cuTensorMapSetAllocationClass_v13050's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTensorMapSetAllocationClass_v13050>(self.0.name_slot(447)) {
             Some(entry_point) => entry_point(tensorMap, allocClass, outAllocClass),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(447)),
         }
     }
     #[doc = "`cuTexObjectCreate` with cuda.h's prototype: binds the newest of `cuTexObjectCreate_v5000` the driver provides."]
@@ -11342,7 +11343,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectCreate_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectCreate_v5000>(self.0.name_slot(448)) {
             Some(entry_point) => entry_point(pTexObject, pResDesc, pTexDesc, pResViewDesc),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(448)),
         }
     }
     #[doc = "`cuTexObjectDestroy` with cuda.h's prototype: binds the newest of `cuTexObjectDestroy_v5000` the driver provides."]
@@ -11352,7 +11353,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectDestroy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectDestroy_v5000>(self.0.name_slot(449)) {
             Some(entry_point) => entry_point(texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(449)),
         }
     }
     #[doc = "`cuTexObjectGetResourceDesc` with cuda.h's prototype: binds the newest of `cuTexObjectGetResourceDesc_v5000` the driver provides."]
@@ -11362,7 +11363,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetResourceDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetResourceDesc_v5000>(self.0.name_slot(450)) {
             Some(entry_point) => entry_point(pResDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(450)),
         }
     }
     #[doc = "`cuTexObjectGetResourceViewDesc` with cuda.h's prototype: binds the newest of `cuTexObjectGetResourceViewDesc_v5000` the driver provides."]
@@ -11372,7 +11373,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetResourceViewDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetResourceViewDesc_v5000>(self.0.name_slot(451)) {
             Some(entry_point) => entry_point(pResViewDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(451)),
         }
     }
     #[doc = "`cuTexObjectGetTextureDesc` with cuda.h's prototype: binds the newest of `cuTexObjectGetTextureDesc_v5000` the driver provides."]
@@ -11382,7 +11383,7 @@ impl P<'_> {
         // signature is PFN_cuTexObjectGetTextureDesc_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexObjectGetTextureDesc_v5000>(self.0.name_slot(452)) {
             Some(entry_point) => entry_point(pTexDesc, texObject),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(452)),
         }
     }
     #[doc = "`cuTexRefCreate` with cuda.h's prototype: binds the newest of `cuTexRefCreate_v2000` the driver provides."]
@@ -11392,7 +11393,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefCreate_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefCreate_v2000>(self.0.name_slot(453)) {
             Some(entry_point) => entry_point(pTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(453)),
         }
     }
     #[doc = "`cuTexRefDestroy` with cuda.h's prototype: binds the newest of `cuTexRefDestroy_v2000` the driver provides."]
@@ -11402,7 +11403,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefDestroy_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefDestroy_v2000>(self.0.name_slot(454)) {
             Some(entry_point) => entry_point(hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(454)),
         }
     }
     #[doc = "`cuTexRefGetAddress` with cuda.h's prototype: binds the newest of `cuTexRefGetAddress_v3020` the driver provides."]
@@ -11412,7 +11413,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetAddress_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetAddress_v3020>(self.0.name_slot(455)) {
             Some(entry_point) => entry_point(pdptr, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(455)),
         }
     }
     #[doc = "`cuTexRefGetAddressMode` with cuda.h's prototype: binds the newest of `cuTexRefGetAddressMode_v2000` the driver provides."]
@@ -11422,7 +11423,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetAddressMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetAddressMode_v2000>(self.0.name_slot(456)) {
             Some(entry_point) => entry_point(pam, hTexRef, dim),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(456)),
         }
     }
     #[doc = "`cuTexRefGetArray` with cuda.h's prototype: binds the newest of `cuTexRefGetArray_v2000` the driver provides."]
@@ -11432,7 +11433,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetArray_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetArray_v2000>(self.0.name_slot(457)) {
             Some(entry_point) => entry_point(phArray, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(457)),
         }
     }
     #[doc = "`cuTexRefGetBorderColor` with cuda.h's prototype: binds the newest of `cuTexRefGetBorderColor_v8000` the driver provides."]
@@ -11442,7 +11443,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetBorderColor_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetBorderColor_v8000>(self.0.name_slot(458)) {
             Some(entry_point) => entry_point(pBorderColor, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(458)),
         }
     }
     #[doc = "`cuTexRefGetFilterMode` with cuda.h's prototype: binds the newest of `cuTexRefGetFilterMode_v2000` the driver provides."]
@@ -11452,7 +11453,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFilterMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFilterMode_v2000>(self.0.name_slot(459)) {
             Some(entry_point) => entry_point(pfm, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(459)),
         }
     }
     #[doc = "`cuTexRefGetFlags` with cuda.h's prototype: binds the newest of `cuTexRefGetFlags_v2000` the driver provides."]
@@ -11462,7 +11463,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFlags_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFlags_v2000>(self.0.name_slot(460)) {
             Some(entry_point) => entry_point(pFlags, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(460)),
         }
     }
     #[doc = "`cuTexRefGetFormat` with cuda.h's prototype: binds the newest of `cuTexRefGetFormat_v2000` the driver provides."]
@@ -11472,7 +11473,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetFormat_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetFormat_v2000>(self.0.name_slot(461)) {
             Some(entry_point) => entry_point(pFormat, pNumChannels, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(461)),
         }
     }
     #[doc = "`cuTexRefGetMaxAnisotropy` with cuda.h's prototype: binds the newest of `cuTexRefGetMaxAnisotropy_v5000` the driver provides."]
@@ -11482,7 +11483,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMaxAnisotropy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMaxAnisotropy_v5000>(self.0.name_slot(462)) {
             Some(entry_point) => entry_point(pmaxAniso, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(462)),
         }
     }
     #[doc = "`cuTexRefGetMipmapFilterMode` with cuda.h's prototype: binds the newest of `cuTexRefGetMipmapFilterMode_v5000` the driver provides."]
@@ -11492,7 +11493,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapFilterMode_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapFilterMode_v5000>(self.0.name_slot(463)) {
             Some(entry_point) => entry_point(pfm, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(463)),
         }
     }
     #[doc = "`cuTexRefGetMipmapLevelBias` with cuda.h's prototype: binds the newest of `cuTexRefGetMipmapLevelBias_v5000` the driver provides."]
@@ -11502,7 +11503,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapLevelBias_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapLevelBias_v5000>(self.0.name_slot(464)) {
             Some(entry_point) => entry_point(pbias, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(464)),
         }
     }
     #[doc = "`cuTexRefGetMipmapLevelClamp` with cuda.h's prototype: binds the newest of `cuTexRefGetMipmapLevelClamp_v5000` the driver provides."]
@@ -11512,7 +11513,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmapLevelClamp_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmapLevelClamp_v5000>(self.0.name_slot(465)) {
             Some(entry_point) => entry_point(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(465)),
         }
     }
     #[doc = "`cuTexRefGetMipmappedArray` with cuda.h's prototype: binds the newest of `cuTexRefGetMipmappedArray_v5000` the driver provides."]
@@ -11522,7 +11523,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefGetMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefGetMipmappedArray_v5000>(self.0.name_slot(466)) {
             Some(entry_point) => entry_point(phMipmappedArray, hTexRef),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(466)),
         }
     }
     #[doc = "`cuTexRefSetAddress` with cuda.h's prototype: binds the newest of `cuTexRefSetAddress_v3020` the driver provides."]
@@ -11532,7 +11533,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress_v3020's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress_v3020>(self.0.name_slot(467)) {
             Some(entry_point) => entry_point(ByteOffset, hTexRef, dptr, bytes),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(467)),
         }
     }
     #[doc = "`cuTexRefSetAddress2D` with cuda.h's prototype: binds the newest of `cuTexRefSetAddress2D_v4010`, `cuTexRefSetAddress2D_v3020` the driver provides."]
@@ -11542,7 +11543,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddress2D_v4010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddress2D_v4010>(self.0.name_slot(468)) {
             Some(entry_point) => entry_point(hTexRef, desc, dptr, Pitch),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(468)),
         }
     }
     #[doc = "`cuTexRefSetAddressMode` with cuda.h's prototype: binds the newest of `cuTexRefSetAddressMode_v2000` the driver provides."]
@@ -11552,7 +11553,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetAddressMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetAddressMode_v2000>(self.0.name_slot(469)) {
             Some(entry_point) => entry_point(hTexRef, dim, am),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(469)),
         }
     }
     #[doc = "`cuTexRefSetArray` with cuda.h's prototype: binds the newest of `cuTexRefSetArray_v2000` the driver provides."]
@@ -11562,7 +11563,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetArray_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetArray_v2000>(self.0.name_slot(470)) {
             Some(entry_point) => entry_point(hTexRef, hArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(470)),
         }
     }
     #[doc = "`cuTexRefSetBorderColor` with cuda.h's prototype: binds the newest of `cuTexRefSetBorderColor_v8000` the driver provides."]
@@ -11572,7 +11573,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetBorderColor_v8000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetBorderColor_v8000>(self.0.name_slot(471)) {
             Some(entry_point) => entry_point(hTexRef, pBorderColor),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(471)),
         }
     }
     #[doc = "`cuTexRefSetFilterMode` with cuda.h's prototype: binds the newest of `cuTexRefSetFilterMode_v2000` the driver provides."]
@@ -11582,7 +11583,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFilterMode_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFilterMode_v2000>(self.0.name_slot(472)) {
             Some(entry_point) => entry_point(hTexRef, fm),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(472)),
         }
     }
     #[doc = "`cuTexRefSetFlags` with cuda.h's prototype: binds the newest of `cuTexRefSetFlags_v2000` the driver provides."]
@@ -11592,7 +11593,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFlags_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFlags_v2000>(self.0.name_slot(473)) {
             Some(entry_point) => entry_point(hTexRef, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(473)),
         }
     }
     #[doc = "`cuTexRefSetFormat` with cuda.h's prototype: binds the newest of `cuTexRefSetFormat_v2000` the driver provides."]
@@ -11602,7 +11603,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetFormat_v2000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetFormat_v2000>(self.0.name_slot(474)) {
             Some(entry_point) => entry_point(hTexRef, fmt, NumPackedComponents),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(474)),
         }
     }
     #[doc = "`cuTexRefSetMaxAnisotropy` with cuda.h's prototype: binds the newest of `cuTexRefSetMaxAnisotropy_v5000` the driver provides."]
@@ -11612,7 +11613,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMaxAnisotropy_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMaxAnisotropy_v5000>(self.0.name_slot(475)) {
             Some(entry_point) => entry_point(hTexRef, maxAniso),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(475)),
         }
     }
     #[doc = "`cuTexRefSetMipmapFilterMode` with cuda.h's prototype: binds the newest of `cuTexRefSetMipmapFilterMode_v5000` the driver provides."]
@@ -11622,7 +11623,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapFilterMode_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapFilterMode_v5000>(self.0.name_slot(476)) {
             Some(entry_point) => entry_point(hTexRef, fm),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(476)),
         }
     }
     #[doc = "`cuTexRefSetMipmapLevelBias` with cuda.h's prototype: binds the newest of `cuTexRefSetMipmapLevelBias_v5000` the driver provides."]
@@ -11632,7 +11633,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapLevelBias_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapLevelBias_v5000>(self.0.name_slot(477)) {
             Some(entry_point) => entry_point(hTexRef, bias),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(477)),
         }
     }
     #[doc = "`cuTexRefSetMipmapLevelClamp` with cuda.h's prototype: binds the newest of `cuTexRefSetMipmapLevelClamp_v5000` the driver provides."]
@@ -11642,7 +11643,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmapLevelClamp_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmapLevelClamp_v5000>(self.0.name_slot(478)) {
             Some(entry_point) => entry_point(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(478)),
         }
     }
     #[doc = "`cuTexRefSetMipmappedArray` with cuda.h's prototype: binds the newest of `cuTexRefSetMipmappedArray_v5000` the driver provides."]
@@ -11652,7 +11653,7 @@ impl P<'_> {
         // signature is PFN_cuTexRefSetMipmappedArray_v5000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuTexRefSetMipmappedArray_v5000>(self.0.name_slot(479)) {
             Some(entry_point) => entry_point(hTexRef, hMipmappedArray, Flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(479)),
         }
     }
     #[doc = "`cuThreadExchangeStreamCaptureMode` with cuda.h's prototype: binds the newest of `cuThreadExchangeStreamCaptureMode_v10010` the driver provides."]
@@ -11662,7 +11663,7 @@ impl P<'_> {
         // signature is PFN_cuThreadExchangeStreamCaptureMode_v10010's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuThreadExchangeStreamCaptureMode_v10010>(self.0.name_slot(480)) {
             Some(entry_point) => entry_point(mode),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(480)),
         }
     }
     #[doc = "`cuUserObjectCreate` with cuda.h's prototype: binds the newest of `cuUserObjectCreate_v11030` the driver provides."]
@@ -11672,7 +11673,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectCreate_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectCreate_v11030>(self.0.name_slot(481)) {
             Some(entry_point) => entry_point(object_out, ptr, destroy, initialRefcount, flags),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(481)),
         }
     }
     #[doc = "`cuUserObjectRelease` with cuda.h's prototype: binds the newest of `cuUserObjectRelease_v11030` the driver provides."]
@@ -11682,7 +11683,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectRelease_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectRelease_v11030>(self.0.name_slot(482)) {
             Some(entry_point) => entry_point(object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(482)),
         }
     }
     #[doc = "`cuUserObjectRetain` with cuda.h's prototype: binds the newest of `cuUserObjectRetain_v11030` the driver provides."]
@@ -11692,7 +11693,7 @@ impl P<'_> {
         // signature is PFN_cuUserObjectRetain_v11030's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuUserObjectRetain_v11030>(self.0.name_slot(483)) {
             Some(entry_point) => entry_point(object, count),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(483)),
         }
     }
     #[doc = "`cuWaitExternalSemaphoresAsync` with cuda.h's prototype: binds the newest of `cuWaitExternalSemaphoresAsync_v10000` the driver provides."]
@@ -11702,7 +11703,7 @@ impl P<'_> {
         // signature is PFN_cuWaitExternalSemaphoresAsync_v10000's; null becomes None.
         match core::mem::transmute::<*mut c_void, PFN_cuWaitExternalSemaphoresAsync_v10000>(self.0.name_slot(484)) {
             Some(entry_point) => entry_point(extSemArray, paramsArray, numExtSems, stream),
-            None => CUresult::CUDA_ERROR_NOT_FOUND,
+            None => self.0.unresolved_call(Entry::Name(484)),
         }
     }
 }

@@ -1,50 +1,72 @@
 //! Contexts: a device's primary context (retained and released) and created contexts.
 
-use std::sync::Arc;
-
+use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
-use crate::resources::handle_arg;
-use crate::scope::{self, cleanup_in_context};
-use crate::sys::{CUcontext, CUdevice, CUresult};
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::scope;
+use crate::sys::{CUcontext, CUdevice};
+use crate::table::Call;
 use crate::Driver;
 
-/// A CUDA context. Clones share it; the last one releases it (a primary context) or
-/// destroys it (a created one). Handles made in it hold clones, so it outlives them; a
-/// thread that made it current with [`Context::set_current`] holds no clone, so keep one
-/// alive while any thread may still use it as its current context.
-#[derive(Clone)]
-pub struct Context(Arc<ContextInner>);
+/// The context kind: owned by its driver, on a device.
+pub struct ContextKind;
 
-struct ContextInner {
+/// What a context belongs to.
+#[derive(Clone, Copy)]
+pub struct ContextOwner {
     driver: &'static Driver,
-    raw: CUcontext,
     device: CUdevice,
-    ownership: Ownership,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Ownership {
-    /// Retained with cuDevicePrimaryCtxRetain; released on drop.
-    Primary,
-    /// Created (by cudrv or adopted with `from_raw`); destroyed on drop.
-    Created,
-    /// Someone else's; never destroyed by cudrv.
-    Borrowed,
+impl Kind for ContextKind {
+    type Raw = CUcontext;
+    type Owner = ContextOwner;
+    const NAME: &'static str = "Context";
+    fn driver(owner: &ContextOwner) -> &'static Driver {
+        owner.driver
+    }
+    fn addr(raw: CUcontext) -> usize {
+        raw as usize
+    }
+    fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
+        match ownership {
+            Ownership::Primary => Arg::Int(i64::from(owner.device)),
+            _ => Arg::Pointer(raw as usize),
+        }
+    }
+    fn release_call(_: &ContextOwner, ownership: Ownership) -> Call {
+        match ownership {
+            Ownership::Primary => call::cuDevicePrimaryCtxRelease,
+            _ => call::cuCtxDestroy,
+        }
+    }
+    unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
+        let pc = owner.driver.pc();
+        match ownership {
+            // SAFETY: retained once; this is the matching release. Needs no current context.
+            Ownership::Primary => unsafe { pc.cuDevicePrimaryCtxRelease(owner.device) },
+            // SAFETY: we own it, and every handle made in it holds a clone, so none is left.
+            _ => unsafe { pc.cuCtxDestroy(raw) },
+        }
+    }
 }
 
-// SAFETY: a CUcontext is a driver handle usable from any thread; cudrv never dereferences it.
-unsafe impl Send for ContextInner {}
-// SAFETY: as above; the struct is immutable after construction.
-unsafe impl Sync for ContextInner {}
+handle_type!(
+    /// A CUDA context. Clones share it; the last one releases it (a primary context) or
+    /// destroys it (a created one). Handles made in it hold clones, so it outlives them; a
+    /// thread that made it current with [`Context::set_current`] holds no clone, so keep one
+    /// alive while any thread may still use it as its current context.
+    Context: ContextKind => CUcontext
+);
 
 impl Context {
-    /// Retains `device`'s primary context. On error nothing is retained.
+    /// Retains `device`'s primary context (see also [`crate::Device::primary_context`]).
+    /// On error nothing is retained.
     pub fn primary(driver: &'static Driver, device: CUdevice) -> Result<Context, CudaError> {
         let mut raw: CUcontext = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer.
-        let status = unsafe { driver.p().cuDevicePrimaryCtxRetain(&mut raw, device) };
-        CudaError::check(driver, "cuDevicePrimaryCtxRetain", status)?;
+        unsafe { driver.pc().cuDevicePrimaryCtxRetain(&mut raw, device) }?;
         Ok(Context::wrap(driver, raw, device, Ownership::Primary))
     }
 
@@ -52,7 +74,7 @@ impl Context {
     /// current context is left as it was. On error nothing is created.
     pub fn create(driver: &'static Driver, device: CUdevice, flags: u32) -> Result<Context, CudaError> {
         let raw = scope::create_context(driver, device, flags)?;
-        Ok(Context::wrap(driver, raw, device, Ownership::Created))
+        Ok(Context::wrap(driver, raw, device, Ownership::Owned))
     }
 
     /// Adopts a created context: the last clone destroys it with `cuCtxDestroy`.
@@ -61,7 +83,7 @@ impl Context {
     /// `raw` must be a live context on `device`, created with `cuCtxCreate`, that nothing
     /// else destroys.
     pub unsafe fn from_raw(driver: &'static Driver, raw: CUcontext, device: CUdevice) -> Context {
-        Context::wrap(driver, raw, device, Ownership::Created)
+        Context::wrap(driver, raw, device, Ownership::Owned)
     }
 
     /// Uses a context that someone else owns; cudrv never destroys or releases it.
@@ -74,71 +96,41 @@ impl Context {
     }
 
     fn wrap(driver: &'static Driver, raw: CUcontext, device: CUdevice, ownership: Ownership) -> Context {
-        Context(Arc::new(ContextInner { driver, raw, device, ownership }))
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUcontext {
-        self.0.raw
+        Context(Handle::new(ContextOwner { driver, device }, raw, ownership))
     }
 
     /// The device it belongs to.
     pub fn device(&self) -> CUdevice {
-        self.0.device
+        self.0.owner().device
     }
 
     /// The driver it was made with.
+    #[inline(always)]
     pub fn driver(&self) -> &'static Driver {
-        self.0.driver
+        self.0.owner().driver
     }
 
     /// Whether this is a device's primary context.
     pub fn is_primary(&self) -> bool {
-        self.0.ownership == Ownership::Primary
+        self.0.ownership() == Ownership::Primary
     }
 
     /// Makes it current on the calling thread with one `cuCtxSetCurrent`; on error the
     /// previous context stays current.
     pub fn set_current(&self) -> Result<(), CudaError> {
-        scope::switch_to(self.0.driver, self.0.raw)
+        scope::switch_to(self.driver(), self.as_raw())
     }
 
     /// Runs `op` with this context current (see [`crate::with_context`]).
+    #[inline]
     pub fn run<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        scope::run_in(self.0.driver, self.0.raw, op)
-    }
-
-    /// Runs the driver call `f` (named `call` in errors) with this context current.
-    pub(crate) fn call(&self, call: &'static str, f: impl FnOnce() -> CUresult) -> Result<(), CudaError> {
-        let d = self.0.driver;
-        self.run(|| CudaError::check(d, call, f()))
+        scope::run_in(self.driver(), self.as_raw(), op)
     }
 
     /// `cuCtxSynchronize` in this context.
     pub fn synchronize(&self) -> Result<(), CudaError> {
-        let d = self.0.driver;
+        let pc = self.driver().pc();
         // SAFETY: no arguments.
-        self.call("cuCtxSynchronize", || unsafe { d.p().cuCtxSynchronize() })
-    }
-}
-
-impl Drop for ContextInner {
-    fn drop(&mut self) {
-        let p = self.driver.p();
-        let (raw, device) = (self.raw, self.device);
-        match self.ownership {
-            Ownership::Borrowed => {}
-            Ownership::Primary => {
-                // SAFETY: we retained it once; this is the matching release.
-                let release = || unsafe { p.cuDevicePrimaryCtxRelease(device) };
-                let arg = Arg::Int(i64::from(device));
-                cleanup_in_context(self.driver, None, "cuDevicePrimaryCtxRelease", arg, release, || {});
-            }
-            Ownership::Created => {
-                // SAFETY: we own it, and every handle made in it holds a clone, so none is left.
-                let destroy = || unsafe { p.cuCtxDestroy(raw) };
-                cleanup_in_context(self.driver, None, "cuCtxDestroy", handle_arg(raw), destroy, || {});
-            }
-        }
+        self.run(|| unsafe { pc.cuCtxSynchronize() })
     }
 }

@@ -1,39 +1,99 @@
-//! Graphs (`cuGraphCreate`) and executable graphs (`cuGraphInstantiateWithFlags`).
+//! Graphs (`cuGraphCreate`, stream capture), their nodes, and executable graphs
+//! (`cuGraphInstantiateWithFlags`).
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use crate::error::CudaError;
+use crate::call;
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
-use crate::resources::handle_arg;
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership, ToOwner};
 use crate::resources::host_fn::run_user_code;
 use crate::resources::stream::Stream;
 use crate::resources::user_object::UserObject;
-use crate::scope::{cleanup_in_context, create_in_context, Undo};
-use crate::sys::{CUgraph, CUgraphExec, CUgraphNode, CUDA_HOST_NODE_PARAMS};
+use crate::sys::{CUcontext, CUgraph, CUgraphExec, CUgraphNode, CUstreamCaptureMode, CUDA_HOST_NODE_PARAMS};
+use crate::table::Call;
+use crate::Driver;
 
 type HostNodeFn = Box<dyn Fn() + Send + Sync + 'static>;
 
-/// A graph. Clones share it; the last one destroys it (if owned). Executable graphs made
-/// from it keep it alive.
-#[derive(Clone)]
-pub struct Graph(Arc<GraphInner>);
+/// The graph kind.
+pub struct GraphKind;
 
-struct GraphInner {
+/// A graph's context and its host-node closures.
+pub struct GraphOwner {
     context: Context,
-    raw: CUgraph,
-    owned: bool,
     /// Host-node closures, at stable addresses the driver holds. Serialises node edits.
     #[allow(clippy::vec_box)] // the inner Box gives each closure a stable address
     host_nodes: Mutex<Vec<Box<HostNodeFn>>>,
 }
 
-// SAFETY: a CUgraph is a driver handle usable from any thread; edits are serialised by
-// `host_nodes`' mutex; the closures are Send + Sync.
-unsafe impl Send for GraphInner {}
-// SAFETY: as above.
-unsafe impl Sync for GraphInner {}
+impl ToOwner<GraphOwner> for &Context {
+    fn to_owner(self) -> GraphOwner {
+        GraphOwner { context: self.clone(), host_nodes: Mutex::default() }
+    }
+}
+
+impl Kind for GraphKind {
+    type Raw = CUgraph;
+    type Owner = GraphOwner;
+    const NAME: &'static str = "Graph";
+    fn driver(owner: &GraphOwner) -> &'static Driver {
+        owner.context.driver()
+    }
+    fn addr(raw: CUgraph) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &GraphOwner, _: Ownership) -> Call {
+        call::cuGraphDestroy
+    }
+    fn release_context(owner: &GraphOwner) -> Option<CUcontext> {
+        Some(owner.context.as_raw())
+    }
+    unsafe fn release(owner: &GraphOwner, raw: CUgraph, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once; its executables hold clones, so none is left.
+        unsafe { owner.context.driver().pc().cuGraphDestroy(raw) }
+    }
+    fn on_drop(owner: &mut GraphOwner) {
+        // Host-node closures may still be called by a launch in flight: leak them.
+        let nodes = std::mem::take(owner.host_nodes.get_mut().unwrap_or_else(|e| e.into_inner()));
+        std::mem::forget(nodes);
+    }
+}
+
+handle_type!(
+    /// A graph. Clones share it; the last one destroys it (if owned). Executable graphs
+    /// made from it keep it alive.
+    Graph: GraphKind => CUgraph, adopt: &Context, "a graph"
+);
+
+/// The graph node kind: part of its graph, never destroyed on its own.
+pub struct GraphNodeKind;
+
+impl Kind for GraphNodeKind {
+    type Raw = CUgraphNode;
+    type Owner = Graph;
+    const NAME: &'static str = "GraphNode";
+    fn driver(owner: &Graph) -> &'static Driver {
+        owner.context().driver()
+    }
+    fn addr(raw: CUgraphNode) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &Graph, _: Ownership) -> Call {
+        call::cuGraphDestroyNode
+    }
+    /// Never called: a node is always held as borrowed from its graph.
+    unsafe fn release(_: &Graph, _: CUgraphNode, _: Ownership) -> Result<(), CudaError> {
+        Ok(())
+    }
+}
+
+handle_type!(
+    /// A node of a [`Graph`]; keeps the graph alive. Nodes are destroyed with their graph.
+    GraphNode: GraphNodeKind => CUgraphNode
+);
 
 /// The callback of a host node: runs the closure, catching a panic.
 unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
@@ -44,51 +104,40 @@ unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
     });
 }
 
+/// The raw handles of `nodes`, which must all belong to `graph`.
+fn raw_nodes(what: &'static str, graph: &Graph, nodes: &[&GraphNode]) -> Result<Vec<CUgraphNode>, InvalidArgument> {
+    if nodes.iter().any(|n| n.graph().as_raw() != graph.as_raw()) {
+        return Err(InvalidArgument::new(what, "a dependency belongs to another graph"));
+    }
+    Ok(nodes.iter().map(|n| n.as_raw()).collect())
+}
+
 impl Graph {
     /// Creates an empty graph whose executables will run in `context`.
     pub fn new(context: &Context) -> Result<Graph, CudaError> {
-        let d = context.driver();
         let mut raw: CUgraph = std::ptr::null_mut();
         // SAFETY: valid out-pointer; flags must be 0.
-        CudaError::check(d, "cuGraphCreate", unsafe { d.p().cuGraphCreate(&mut raw, 0) })?;
-        Ok(Graph::wrap(context, raw, true))
+        unsafe { context.driver().pc().cuGraphCreate(&mut raw, 0) }?;
+        Ok(Graph(Handle::new(context.to_owner(), raw, Ownership::Owned)))
     }
 
-    /// Adopts a graph: the last clone destroys it.
-    ///
-    /// # Safety
-    /// `raw` must be a live graph that nothing else destroys.
-    pub unsafe fn from_raw(context: &Context, raw: CUgraph) -> Graph {
-        Graph::wrap(context, raw, true)
+    /// The context its executables run in.
+    pub fn context(&self) -> &Context {
+        &self.0.owner().context
     }
 
-    /// Uses a graph someone else owns; cudrv never destroys it.
-    ///
-    /// # Safety
-    /// `raw` must stay live while this handle and its executables are used.
-    pub unsafe fn borrowed(context: &Context, raw: CUgraph) -> Graph {
-        Graph::wrap(context, raw, false)
-    }
-
-    fn wrap(context: &Context, raw: CUgraph, owned: bool) -> Graph {
-        Graph(Arc::new(GraphInner { context: context.clone(), raw, owned, host_nodes: Mutex::default() }))
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUgraph {
-        self.0.raw
+    fn node(&self, raw: CUgraphNode) -> GraphNode {
+        GraphNode(Handle::new(self.clone(), raw, Ownership::Borrowed))
     }
 
     /// Adds an empty node after `dependencies`.
-    pub fn add_empty_node(&self, dependencies: &[CUgraphNode]) -> Result<CUgraphNode, CudaError> {
-        let d = self.0.context.driver();
-        let _edit = self.0.host_nodes.lock().unwrap_or_else(|e| e.into_inner());
+    pub fn add_empty_node(&self, dependencies: &[&GraphNode]) -> Result<GraphNode, Error> {
+        let deps = raw_nodes("Graph::add_empty_node", self, dependencies)?;
+        let _edit = self.0.owner().host_nodes.lock().unwrap_or_else(|e| e.into_inner());
         let mut node: CUgraphNode = std::ptr::null_mut();
         // SAFETY: valid out-pointer and dependency list; the graph is live.
-        let status =
-            unsafe { d.p().cuGraphAddEmptyNode(&mut node, self.0.raw, dependencies.as_ptr(), dependencies.len()) };
-        CudaError::check(d, "cuGraphAddEmptyNode", status)?;
-        Ok(node)
+        unsafe { self.0.driver().pc().cuGraphAddEmptyNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len()) }?;
+        Ok(self.node(node))
     }
 
     /// Adds a host node after `dependencies` that runs `f` on a driver thread at each
@@ -98,143 +147,134 @@ impl Graph {
     /// includes dropping the last clone of a cudrv handle.
     pub fn add_host_node(
         &self,
-        dependencies: &[CUgraphNode],
+        dependencies: &[&GraphNode],
         f: impl Fn() + Send + Sync + 'static,
-    ) -> Result<CUgraphNode, CudaError> {
-        let d = self.0.context.driver();
-        let mut nodes = self.0.host_nodes.lock().unwrap_or_else(|e| e.into_inner());
+    ) -> Result<GraphNode, Error> {
+        let deps = raw_nodes("Graph::add_host_node", self, dependencies)?;
+        let pc = self.0.driver().pc();
+        let mut nodes = self.0.owner().host_nodes.lock().unwrap_or_else(|e| e.into_inner());
         let boxed: Box<HostNodeFn> = Box::new(Box::new(f));
         let data = (&*boxed as *const HostNodeFn).cast_mut().cast::<c_void>();
         let params = CUDA_HOST_NODE_PARAMS { fn_: Some(host_node_trampoline), userData: data };
         let mut node: CUgraphNode = std::ptr::null_mut();
         // SAFETY: valid out-pointer, dependencies and parameters; `data` outlives the graph.
-        let status = unsafe {
-            d.p().cuGraphAddHostNode(&mut node, self.0.raw, dependencies.as_ptr(), dependencies.len(), &params)
-        };
-        if let Err(e) = CudaError::check(d, "cuGraphAddHostNode", status) {
+        let added = unsafe { pc.cuGraphAddHostNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), &params) };
+        if let Err(e) = added {
             // The closure is user code: drop it only after the lock is released.
             drop(nodes);
             drop(boxed);
-            return Err(e);
+            return Err(e.into());
         }
         nodes.push(boxed);
-        Ok(node)
+        Ok(self.node(node))
     }
 
     /// Makes the graph hold a reference to `object` (`cuGraphRetainUserObject`), released
     /// when the graph is destroyed.
     pub fn retain_user_object(&self, object: &UserObject) -> Result<(), CudaError> {
-        let d = self.0.context.driver();
         // SAFETY: both handles are live; flags 0 retains a new reference.
-        let status = unsafe { d.p().cuGraphRetainUserObject(self.0.raw, object.as_raw(), 1, 0) };
-        CudaError::check(d, "cuGraphRetainUserObject", status)
+        unsafe { self.0.driver().pc().cuGraphRetainUserObject(self.as_raw(), object.as_raw(), 1, 0) }
     }
 
     /// Instantiates it in its context (`cuGraphInstantiateWithFlags`). On error nothing
     /// is created.
     pub fn instantiate(&self) -> Result<GraphExec, CudaError> {
-        let context = &self.0.context;
-        let (d, graph) = (context.driver(), self.0.raw);
+        let context = self.context();
+        let (pc, graph) = (context.driver().pc(), self.as_raw());
         let create = || {
             let mut raw: CUgraphExec = std::ptr::null_mut();
             // SAFETY: valid out-pointer; the graph is live.
-            CudaError::check(d, "cuGraphInstantiateWithFlags", unsafe {
-                d.p().cuGraphInstantiateWithFlags(&mut raw, graph, 0)
-            })?;
+            unsafe { pc.cuGraphInstantiateWithFlags(&mut raw, graph, 0) }?;
             Ok(raw)
         };
-        let undo = Undo {
-            call: "cuGraphExecDestroy",
-            arg: |e: &CUgraphExec| handle_arg(*e),
-            // SAFETY: the executable was just created and is used by nothing else.
-            run: |e: &CUgraphExec| unsafe { d.p().cuGraphExecDestroy(*e) },
-        };
-        let raw = create_in_context(d, context.as_raw(), create, undo)?;
-        Ok(GraphExec::wrap(context, Some(self.clone()), raw, true))
+        let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()) };
+        Handle::create_in(owner, context.as_raw(), create).map(GraphExec)
     }
 }
 
-impl Drop for GraphInner {
-    fn drop(&mut self) {
-        // Host-node closures may still be called by a launch in flight: leak them.
-        let nodes = std::mem::take(self.host_nodes.get_mut().unwrap_or_else(|e| e.into_inner()));
-        std::mem::forget(nodes);
-        if !self.owned {
-            return;
-        }
-        let (d, raw) = (self.context.driver(), self.raw);
-        // SAFETY: we own the graph; its executables hold clones, so none is left.
-        let destroy = || unsafe { d.p().cuGraphDestroy(raw) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuGraphDestroy", handle_arg(raw), destroy, || {});
+impl GraphNode {
+    /// The graph it belongs to.
+    pub fn graph(&self) -> &Graph {
+        self.0.owner()
     }
 }
 
-/// An executable graph; keeps its graph (when cudrv made it) and its context alive. The
-/// last clone destroys it (if owned).
+impl Stream {
+    /// Starts capturing the work queued on this stream into a graph
+    /// (`cuStreamBeginCapture`, global mode); [`Stream::end_capture`] returns it.
+    pub fn begin_capture(&self) -> Result<(), CudaError> {
+        let (pc, raw) = (self.context().driver().pc(), self.as_raw());
+        let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
+        // SAFETY: the stream is live.
+        self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })
+    }
+
+    /// Ends a capture and returns the captured graph (`cuStreamEndCapture`).
+    pub fn end_capture(&self) -> Result<Graph, CudaError> {
+        let (pc, raw) = (self.context().driver().pc(), self.as_raw());
+        let mut graph: CUgraph = std::ptr::null_mut();
+        // SAFETY: the stream is live; `graph` is a valid out-pointer.
+        self.run(|| unsafe { pc.cuStreamEndCapture(raw, &mut graph) })?;
+        Ok(Graph(Handle::new(self.context().to_owner(), graph, Ownership::Owned)))
+    }
+}
+
+/// The executable graph kind.
+pub struct GraphExecKind;
+
+/// An executable graph's context, and the graph it was made from (its host-node
+/// closures), if cudrv made it.
 #[derive(Clone)]
-pub struct GraphExec(Arc<GraphExecInner>);
-
-struct GraphExecInner {
+pub struct GraphExecOwner {
     context: Context,
-    /// The graph it was instantiated from (its host-node closures), if cudrv made it.
     graph: Option<Graph>,
-    raw: CUgraphExec,
-    owned: bool,
 }
 
-// SAFETY: a CUgraphExec is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for GraphExecInner {}
-// SAFETY: as above; immutable after construction.
-unsafe impl Sync for GraphExecInner {}
+impl ToOwner<GraphExecOwner> for &Context {
+    fn to_owner(self) -> GraphExecOwner {
+        GraphExecOwner { context: self.clone(), graph: None }
+    }
+}
+
+impl Kind for GraphExecKind {
+    type Raw = CUgraphExec;
+    type Owner = GraphExecOwner;
+    const NAME: &'static str = "GraphExec";
+    fn driver(owner: &GraphExecOwner) -> &'static Driver {
+        owner.context.driver()
+    }
+    fn addr(raw: CUgraphExec) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &GraphExecOwner, _: Ownership) -> Call {
+        call::cuGraphExecDestroy
+    }
+    fn release_context(owner: &GraphExecOwner) -> Option<CUcontext> {
+        Some(owner.context.as_raw())
+    }
+    unsafe fn release(owner: &GraphExecOwner, raw: CUgraphExec, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once, from the last clone.
+        unsafe { owner.context.driver().pc().cuGraphExecDestroy(raw) }
+    }
+}
+
+handle_type!(
+    /// An executable graph; keeps its graph (when cudrv made it) and its context alive.
+    /// The last clone destroys it (if owned). Adopted ones (`from_raw`) must have host
+    /// nodes whose data outlives them.
+    GraphExec: GraphExecKind => CUgraphExec, adopt: &Context, "an executable graph"
+);
 
 impl GraphExec {
-    fn wrap(context: &Context, graph: Option<Graph>, raw: CUgraphExec, owned: bool) -> GraphExec {
-        GraphExec(Arc::new(GraphExecInner { context: context.clone(), graph, raw, owned }))
-    }
-
-    /// Adopts an executable graph of `context`: the last clone destroys it.
-    ///
-    /// # Safety
-    /// `raw` must be a live executable graph that nothing else destroys, whose host
-    /// nodes' data outlives it.
-    pub unsafe fn from_raw(context: &Context, raw: CUgraphExec) -> GraphExec {
-        GraphExec::wrap(context, None, raw, true)
-    }
-
-    /// Uses an executable graph someone else owns; cudrv never destroys it.
-    ///
-    /// # Safety
-    /// `raw` must stay live while this handle is used.
-    pub unsafe fn borrowed(context: &Context, raw: CUgraphExec) -> GraphExec {
-        GraphExec::wrap(context, None, raw, false)
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUgraphExec {
-        self.0.raw
-    }
-
     /// The graph it was made from, if cudrv made it.
     pub fn graph(&self) -> Option<&Graph> {
-        self.0.graph.as_ref()
+        self.0.owner().graph.as_ref()
     }
 
     /// Launches it on `stream` (`cuGraphLaunch`).
     pub fn launch(&self, stream: &Stream) -> Result<(), CudaError> {
-        let (d, raw, s) = (stream.context().driver(), self.0.raw, stream.as_raw());
+        let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
-        stream.context().call("cuGraphLaunch", || unsafe { d.p().cuGraphLaunch(raw, s) })
-    }
-}
-
-impl Drop for GraphExecInner {
-    fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        let (d, raw) = (self.context.driver(), self.raw);
-        // SAFETY: we own the executable and this is its last handle.
-        let destroy = || unsafe { d.p().cuGraphExecDestroy(raw) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuGraphExecDestroy", handle_arg(raw), destroy, || {});
+        stream.run(|| unsafe { pc.cuGraphLaunch(raw, s) })
     }
 }

@@ -1,60 +1,122 @@
-//! Running user code from the driver: host functions (`cuLaunchHostFunc`), graph host
-//! nodes and user-object destructors all go through a trampoline that catches a panic and
-//! reports it, so that nothing ever unwinds into the driver.
+//! Running user code from the driver: host functions, graph host nodes and user-object
+//! destructors all go through a trampoline that catches a panic and reports it, so that
+//! nothing ever unwinds into the driver. [`HostFn`] gives programs the same trampoline
+//! for any host-function entry (`cuLaunchHostFunc_v13010` with its flags included), so no
+//! one writes an `extern "C"` callback by hand.
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+use crate::call;
 use crate::error::CudaError;
 use crate::report::{self, Arg, Report};
 use crate::resources::stream::Stream;
-use crate::sys::CUresult;
+use crate::sys::CUhostFn;
 
-/// Runs `f`; a panic is caught and reported as `call(arg) panicked: ...`. The panic
+/// Runs `f`; a panic is caught and reported as `what(arg) panicked: ...`. The panic
 /// payload is leaked rather than dropped, since dropping it could panic again.
-pub(crate) fn run_user_code(call: &'static str, arg: Arg, f: impl FnOnce()) {
+pub(crate) fn run_user_code(what: &'static str, arg: Arg, f: impl FnOnce()) {
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
         let message = report::panic_message(payload.as_ref());
         std::mem::forget(payload);
-        report::report(Report::panic(call, arg, message));
+        report::report(Report::panic(what, arg, message));
     }
 }
 
-type HostFn = Box<dyn FnOnce() + Send + 'static>;
+type Boxed = Box<dyn FnOnce() + Send + 'static>;
 
-/// `cuLaunchHostFunc`'s callback: takes back the boxed closure and runs it once.
-unsafe extern "C" fn host_fn_trampoline(data: *mut c_void) {
-    let arg = Arg::Pointer(data as usize);
-    run_user_code("cuLaunchHostFunc callback", arg, || {
-        // SAFETY: `data` is the `Box<HostFn>` leaked by `launch`, handed to the driver
-        // once; the driver calls this exactly once with it.
-        let f = unsafe { Box::from_raw(data.cast::<HostFn>()) };
+/// The callback of every [`HostFn`]: takes back the boxed closure and runs it once.
+unsafe extern "C" fn trampoline(data: *mut c_void) {
+    run_user_code("host function", Arg::Pointer(data as usize), || {
+        // SAFETY: `data` is the `Box<Boxed>` of a HostFn handed to the driver, which calls
+        // its callback exactly once with it.
+        let f = unsafe { Box::from_raw(data.cast::<Boxed>()) };
         f();
     });
 }
 
-/// Enqueues `f` on `stream` with `cuLaunchHostFunc`. It runs on a driver thread once the
-/// work before it is done; it must not call CUDA (a driver rule, which includes dropping
-/// the last clone of a cudrv handle), and a panic in it is caught and reported. If the
-/// driver did not accept it, `f` is dropped without running; if it did and only restoring
-/// the caller's context failed, the error says so in a note and `f` will run.
+/// A closure packaged as a C host function: a callback and its user data for any entry
+/// that takes a `CUhostFn` (`cuLaunchHostFunc`, `cuLaunchHostFunc_v13010`, ...).
+///
+/// The closure runs on a driver thread, once; it must not call CUDA (a driver rule, which
+/// includes dropping the last clone of a cudrv handle). A panic in it is caught and
+/// reported. If the driver did not take it, dropping the `HostFn` drops the closure
+/// unrun; once the driver took it, call [`HostFn::handed_over`].
+///
+/// ```no_run
+/// # fn demo(stream: &cudrv::Stream) {
+/// let f = cudrv::HostFn::new(|| println!("done"));
+/// // SAFETY: a live stream; the callback and data come from `f`.
+/// let status = unsafe { cudrv::p::cuLaunchHostFunc(stream.as_raw(), f.callback(), f.user_data()) };
+/// if status == cudrv::CUresult::CUDA_SUCCESS {
+///     f.handed_over();
+/// }
+/// # }
+/// ```
+pub struct HostFn {
+    data: *mut c_void,
+}
+
+impl std::fmt::Debug for HostFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HostFn({:#x})", self.data as usize)
+    }
+}
+
+// SAFETY: the closure is Send, and `data` is only its box.
+unsafe impl Send for HostFn {}
+
+impl HostFn {
+    /// Packages `f`.
+    pub fn new(f: impl FnOnce() + Send + 'static) -> HostFn {
+        HostFn { data: Box::into_raw(Box::new(Box::new(f) as Boxed)).cast() }
+    }
+
+    /// The callback to give the driver.
+    pub fn callback(&self) -> CUhostFn {
+        Some(trampoline)
+    }
+
+    /// The user data to give the driver with it.
+    pub fn user_data(&self) -> *mut c_void {
+        self.data
+    }
+
+    /// The driver accepted the callback: it now owns the closure and will run it once.
+    pub fn handed_over(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for HostFn {
+    /// The driver never took it: drop the closure unrun.
+    fn drop(&mut self) {
+        // SAFETY: `data` is the box from `new`, not handed over (else this would not run).
+        drop(unsafe { Box::from_raw(self.data.cast::<Boxed>()) });
+    }
+}
+
+/// Enqueues `f` on `stream` with `cuLaunchHostFunc`. If the driver did not accept it, `f`
+/// is dropped without running; if it did and only restoring the caller's context failed,
+/// the error says so in a note and `f` will run.
 pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
-    let driver = stream.context().driver();
-    let data = Box::into_raw(Box::new(Box::new(f) as HostFn)).cast::<c_void>();
-    let raw = stream.as_raw();
+    let d = stream.context().driver();
+    let host = HostFn::new(f);
+    let (raw, callback, data) = (stream.as_raw(), host.callback(), host.user_data());
     let mut accepted = false;
-    let result = stream.context().run(|| {
-        // SAFETY: the stream is live (we hold it); the trampoline matches CUhostFn.
-        let status = unsafe { driver.p().cuLaunchHostFunc(raw, Some(host_fn_trampoline), data) };
-        accepted = status == CUresult::CUDA_SUCCESS;
-        CudaError::check(driver, "cuLaunchHostFunc", status)
+    let result = stream.run(|| {
+        // SAFETY: the stream is live (we hold it); callback and data come from `host`.
+        let status = unsafe { d.p().cuLaunchHostFunc(raw, callback, data) };
+        accepted = status == crate::CUresult::CUDA_SUCCESS;
+        if accepted {
+            Ok(())
+        } else {
+            Err(d.error(call::cuLaunchHostFunc, status))
+        }
     });
-    // Once the driver accepted `data` it owns it (the trampoline frees it), even if
-    // restoring the caller's context failed afterwards.
     if !accepted {
-        // SAFETY: the driver did not take `data`; it is still ours, from Box::into_raw above.
-        drop(unsafe { Box::from_raw(data.cast::<HostFn>()) });
         return result;
     }
+    host.handed_over();
     result.map_err(|e| e.with_note("the host function was queued and will run"))
 }

@@ -1,29 +1,35 @@
 //! Sharing pool allocations between processes: export a pointer
-//! (`cuMemPoolExportPointer`), import it in another process
-//! (`cuMemPoolImportPointer`) through a cache.
+//! (`cuMemPoolExportPointer`), import it in another process (`cuMemPoolImportPointer`)
+//! through a cache.
 //!
 //! A real driver that is asked to import the same allocation twice returns a second
 //! address for the same mapping, and the first free unmaps both (see
 //! `shared/background/cuda-core-error-policy-review.txt`). So cudrv imports each export
-//! at most once: later imports of it return a clone of the live import. Every
-//! decision about the last clone is made under the cache lock: the drop that frees a
-//! mapping frees it, waits for the free to complete (the free is stream-ordered) and
-//! unregisters it while holding the lock, so a concurrent importer can never import an
-//! entry that is being freed. If the free fails, the mapping stays registered and is
-//! leaked, so that it is reused rather than mapped twice. Reports are made after the
-//! lock is released.
+//! at most once: later imports of it return a clone of the live import.
+//!
+//! The cache holds, per export, either the live import or a note that its last clone is
+//! being freed. Decisions about the last clone are made under the cache lock, but the
+//! free itself (and the wait for it: the free is stream-ordered, and the stream may hold
+//! host functions, which are user code) runs with the lock released; an importer that
+//! finds the export being freed waits, without the lock, until the free is done. So no
+//! one waits for the driver or for user code while holding the lock, and an export is
+//! never mapped twice. A mapping that could not be freed, or whose failed import could not
+//! be undone, stays registered (leaked), so that it is reused rather than mapped again.
+//! Reports are made after the lock is released.
 
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::mem::ManuallyDrop;
-use std::sync::{Arc, LazyLock, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 
+use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
+use crate::resources::context::Context;
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
-use crate::scope::{cleanup_steps_in_context, create_in_context, Undo};
+use crate::scope::cleanup_steps_in_context;
 use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData, CUresult};
 use crate::Driver;
 
@@ -34,24 +40,47 @@ pub struct IpcExport(pub [u8; 64]);
 /// The export data alone: importing it through another handle of the same pool must
 /// not map it again.
 type Key = [u8; 64];
-type Cache = HashMap<Key, Weak<ImportInner>>;
 
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(Mutex::default);
+enum Slot {
+    /// The import, while a clone of it lives (or leaked: then for ever).
+    Live(Weak<ImportInner>),
+    /// Its last clone is being freed; importers wait for `Freeing::done`.
+    Freeing(Arc<Freeing>),
+}
 
-fn cache() -> MutexGuard<'static, Cache> {
+#[derive(Default)]
+struct Freeing {
+    done: Mutex<bool>,
+    finished: Condvar,
+}
+
+impl Freeing {
+    fn wait(&self) {
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        while !*done {
+            done = self.finished.wait(done).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+
+    fn finish(&self) {
+        *self.done.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.finished.notify_all();
+    }
+}
+
+static CACHE: LazyLock<Mutex<HashMap<Key, Slot>>> = LazyLock::new(Mutex::default);
+
+fn cache() -> MutexGuard<'static, HashMap<Key, Slot>> {
     CACHE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-impl DeviceBuffer {
+impl<T> DeviceBuffer<T> {
     /// The data another process imports this pool allocation with
     /// (`cuMemPoolExportPointer`). The pool must be shareable.
     pub fn export_ipc(&self) -> Result<IpcExport, CudaError> {
-        let d = self.context().driver();
         let mut data = CUmemPoolPtrExportData::default();
-        let ptr = self.as_raw();
         // SAFETY: `data` is a valid out-pointer; the allocation is live.
-        let status = unsafe { d.p().cuMemPoolExportPointer(&mut data, ptr) };
-        CudaError::check(d, "cuMemPoolExportPointer", status)?;
+        unsafe { self.context().driver().pc().cuMemPoolExportPointer(&mut data, self.as_raw()) }?;
         Ok(IpcExport(data.reserved))
     }
 }
@@ -63,7 +92,7 @@ pub struct ImportedBuffer(ManuallyDrop<Arc<ImportInner>>);
 struct ImportInner {
     key: Key,
     /// A view of the mapping, never handed out (a clone could outlive the mapping).
-    buffer: DeviceBuffer,
+    buffer: DeviceBuffer<u8>,
     stream: Stream,
     _pool: MemoryPool,
 }
@@ -74,61 +103,90 @@ impl Clone for ImportedBuffer {
     }
 }
 
-/// Imports `export` from `pool` and returns the address and the size of the mapping. If
-/// the size cannot be read, the mapping is freed again.
+impl std::fmt::Debug for ImportedBuffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ImportedBuffer({:#x})", self.as_raw())
+    }
+}
+
+/// Imports `export` from `pool`, setting `mapped` to the mapping as soon as it exists (and
+/// back to `None` if it is freed again), and returns the mapping and its size. If the size
+/// cannot be read, the mapping is freed again.
 fn import_pointer(
-    d: &Driver,
+    d: &'static Driver,
     pool: &MemoryPool,
     export: &IpcExport,
     stream: &Stream,
+    mapped: &mut Option<(CUdeviceptr, usize)>,
 ) -> Result<(CUdeviceptr, usize), CudaError> {
     let mut ptr: CUdeviceptr = 0;
     let mut data = CUmemPoolPtrExportData { reserved: export.0 };
-    // SAFETY: valid out-pointer and export data; the pool is live. `p` only: nothing here
-    // runs user code while the cache lock is held.
-    let status = unsafe { d.p().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) };
-    CudaError::check(d, "cuMemPoolImportPointer", status)?;
+    // SAFETY: valid out-pointer and export data; the pool is live. `p`/`pc` only: nothing
+    // here runs user code while the cache lock is held.
+    unsafe { d.pc().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) }?;
+    *mapped = Some((ptr, 0));
     let mut len = 0usize;
     // SAFETY: valid out-pointer; the base may be null.
-    let status = unsafe { d.p().cuMemGetAddressRange(std::ptr::null_mut(), &mut len, ptr) };
-    if let Err(e) = CudaError::check(d, "cuMemGetAddressRange", status) {
+    if let Err(e) = unsafe { d.pc().cuMemGetAddressRange(std::ptr::null_mut(), &mut len, ptr) } {
         // SAFETY: the mapping was just made and nothing else uses it.
-        let undo = unsafe { d.p().cuMemFreeAsync(ptr, stream.as_raw()) };
-        let note = match undo {
-            CUresult::CUDA_SUCCESS => format!("the import at {ptr:#x} was freed again"),
-            s => format!("freeing the import at {ptr:#x} failed too ({}); it is leaked", s.0),
+        let note = match unsafe { d.p().cuMemFreeAsync(ptr, stream.as_raw()) } {
+            CUresult::CUDA_SUCCESS => {
+                *mapped = None;
+                format!("the import at {ptr:#x} was freed again")
+            }
+            s => format!("freeing the import at {ptr:#x} failed too ({}); it stays registered, leaked", d.status_text(s)),
         };
         return Err(e.with_note(note));
     }
+    *mapped = Some((ptr, len));
     Ok((ptr, len))
 }
 
 impl ImportedBuffer {
     /// Imports the allocation `export` names from `pool` (imported with
     /// [`MemoryPool::import_fd`]); it will be freed on `stream`. If this process already
-    /// holds an import of it (through any pool handle), that one is returned. On error
-    /// nothing is imported.
+    /// holds an import of it (through any pool handle), that one is returned; if that
+    /// import is being freed, this waits for the free and imports again.
+    ///
+    /// On error nothing is imported for the caller. A mapping that exists but cannot be
+    /// handed out (the size could not be read and the undo failed, or restoring the
+    /// caller's context failed) stays registered and leaked, as a note says, so that the
+    /// export is never mapped twice.
     pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, CudaError> {
         let key = export.0;
         let mut cache = cache();
-        if let Some(live) = cache.get(&key).and_then(Weak::upgrade) {
-            return Ok(ImportedBuffer(ManuallyDrop::new(live)));
+        loop {
+            match cache.get(&key) {
+                Some(Slot::Live(weak)) => {
+                    if let Some(live) = weak.upgrade() {
+                        return Ok(ImportedBuffer(ManuallyDrop::new(live)));
+                    }
+                    break;
+                }
+                Some(Slot::Freeing(freeing)) => {
+                    let freeing = Arc::clone(freeing);
+                    drop(cache);
+                    freeing.wait();
+                    cache = self::cache();
+                }
+                None => break,
+            }
         }
         let context = stream.context();
-        let (d, s) = (context.driver(), stream.as_raw());
-        let create = || import_pointer(d, pool, export, stream);
-        let undo = Undo {
-            call: "cuMemFreeAsync",
-            arg: |m: &(CUdeviceptr, usize)| Arg::Hex(m.0),
-            // SAFETY: the mapping was just made and nothing else uses it.
-            run: |m: &(CUdeviceptr, usize)| unsafe { d.p().cuMemFreeAsync(m.0, s) },
+        let d = context.driver();
+        let mut mapped = None;
+        let imported = context.run(|| import_pointer(d, pool, export, stream, &mut mapped));
+        let (ptr, len) = match (imported, mapped) {
+            (Ok(m), _) => m,
+            (Err(e), None) => return Err(e),
+            (Err(e), Some((ptr, len))) => {
+                leak_registered(&mut cache, key, context, ptr, len, stream, pool);
+                let note = format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
+                return Err(e.with_note(note));
+            }
         };
-        let (ptr, len) = create_in_context(d, context.as_raw(), create, undo)?;
-        // SAFETY: the mapping is freed by ImportedBuffer's drop, never through this view,
-        // which is never handed out.
-        let buffer = unsafe { DeviceBuffer::borrowed(context, ptr, len) };
-        let inner = Arc::new(ImportInner { key, buffer, stream: stream.clone(), _pool: pool.clone() });
-        cache.insert(key, Arc::downgrade(&inner));
+        let inner = Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
+        cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
         Ok(ImportedBuffer(ManuallyDrop::new(inner)))
     }
 
@@ -148,19 +206,41 @@ impl ImportedBuffer {
     }
 
     /// Copies the start of the mapping into `dst` (see [`DeviceBuffer::copy_to_host`]).
-    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), CudaError> {
+    pub fn copy_to_host(&self, dst: &mut [u8]) -> Result<(), crate::Error> {
         self.0.buffer.copy_to_host(dst)
     }
 
     /// Copies `src` to the start of the mapping (see [`DeviceBuffer::copy_from_host`]).
-    pub fn copy_from_host(&self, src: &[u8]) -> Result<(), CudaError> {
+    pub fn copy_from_host(&self, src: &[u8]) -> Result<(), crate::Error> {
         self.0.buffer.copy_from_host(src)
     }
 
     /// Sets every byte of the mapping to `value`.
-    pub fn fill(&self, value: u8) -> Result<(), CudaError> {
+    pub fn fill(&self, value: u8) -> Result<(), crate::Error> {
         self.0.buffer.fill(value)
     }
+}
+
+/// A non-owning view of a mapping; the import frees it, never the view.
+fn view(context: &Context, ptr: CUdeviceptr, len: usize) -> DeviceBuffer<u8> {
+    // SAFETY: the mapping is freed by ImportedBuffer's drop (or leaked), never through
+    // this view, which is never handed out.
+    unsafe { DeviceBuffer::borrowed(context, ptr, len) }
+}
+
+/// Registers a mapping that cannot be freed as a live import for ever.
+fn leak_registered(
+    cache: &mut HashMap<Key, Slot>,
+    key: Key,
+    context: &Context,
+    ptr: CUdeviceptr,
+    len: usize,
+    stream: &Stream,
+    pool: &MemoryPool,
+) {
+    let leaked = Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
+    cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
+    std::mem::forget(leaked);
 }
 
 impl Drop for ImportedBuffer {
@@ -168,8 +248,8 @@ impl Drop for ImportedBuffer {
         let mut cache = cache();
         // SAFETY: drop runs once, and the field is not used after this.
         let inner = unsafe { ManuallyDrop::take(&mut self.0) };
-        // Under the lock: either another clone remains (then only the count drops, still
-        // under the lock), or this is the last one and we free it.
+        // Under the lock: either another clone remains (then only the count drops), or this
+        // is the last one: mark the export as being freed, and free it without the lock.
         let inner = match Arc::try_unwrap(inner) {
             Ok(inner) => inner,
             Err(shared) => {
@@ -177,36 +257,39 @@ impl Drop for ImportedBuffer {
                 return;
             }
         };
+        let freeing = Arc::new(Freeing::default());
+        cache.insert(inner.key, Slot::Freeing(Arc::clone(&freeing)));
+        drop(cache);
+
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
         let ctx = Some(inner.stream.context().as_raw());
         let unmapped = Cell::new(false);
         let free = || {
             // SAFETY: the mapping is ours and this is its last handle.
-            match unsafe { d.p().cuMemFreeAsync(ptr, s) } {
-                CUresult::CUDA_SUCCESS => unmapped.set(true),
-                status => return Err(("cuMemFreeAsync", status)),
-            }
+            unsafe { d.pc().cuMemFreeAsync(ptr, s) }.map_err(|e| (e, Arg::Hex(ptr)))?;
+            unmapped.set(true);
             // The free is stream-ordered: wait for it, so that no import of the same
             // allocation can be made before the mapping is really gone.
             // SAFETY: the stream is live (we hold it).
-            match unsafe { d.p().cuStreamSynchronize(s) } {
-                CUresult::CUDA_SUCCESS => Ok(()),
-                status => Err(("cuStreamSynchronize", status)),
-            }
+            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| (e, Arg::Pointer(s as usize)))
         };
-        // Still under the lock, once the free is done (or was not possible): unregister
-        // the mapping, or, if it is still mapped, keep it registered and leak it, so that
-        // a later import reuses it instead of mapping it a second time. Then unlock.
+        // Once the free is done (or was not possible): unregister the mapping, or, if it
+        // is still mapped, keep it registered and leak it, so that a later import reuses
+        // it instead of mapping it a second time. Then wake the waiting importers.
         let settle = || {
+            let mut cache = self::cache();
             if unmapped.get() {
                 cache.remove(&inner.key);
+                drop(cache);
             } else {
+                let key = inner.key;
                 let leaked = Arc::new(inner);
-                cache.insert(leaked.key, Arc::downgrade(&leaked));
+                cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
+                drop(cache);
                 std::mem::forget(leaked);
             }
-            drop(cache);
+            freeing.finish();
         };
-        cleanup_steps_in_context(d, ctx, "cuMemFreeAsync", Arg::Hex(ptr), free, settle);
+        cleanup_steps_in_context(d, ctx, call::cuMemFreeAsync, Arg::Hex(ptr), free, settle);
     }
 }

@@ -1,43 +1,71 @@
 //! Context-independent libraries (`cuLibraryLoadData`, CUDA 12.0+) and their kernels.
 
-use std::ffi::{c_void, CStr};
-use std::sync::Arc;
+use std::ffi::CStr;
 
-use crate::error::CudaError;
-use crate::resources::handle_arg;
-use crate::resources::module::{self, c_name, LaunchConfig};
+use crate::call;
+use crate::error::{CudaError, Error};
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::launch::Launch;
+use crate::resources::module::c_name;
 use crate::resources::stream::Stream;
-use crate::scope::cleanup_in_context;
 use crate::sys::{CUfunction, CUkernel, CUlibrary};
+use crate::table::Call;
 use crate::Driver;
 
-/// A loaded library. Clones share it; the last one unloads it (if owned). Kernels from it
-/// keep it alive.
-#[derive(Clone)]
-pub struct Library(Arc<LibraryInner>);
+/// The library kind: owned by its driver, needs no context.
+pub struct LibraryKind;
 
-struct LibraryInner {
-    driver: &'static Driver,
-    raw: CUlibrary,
-    owned: bool,
+impl Kind for LibraryKind {
+    type Raw = CUlibrary;
+    type Owner = &'static Driver;
+    const NAME: &'static str = "Library";
+    fn driver(owner: &&'static Driver) -> &'static Driver {
+        owner
+    }
+    fn addr(raw: CUlibrary) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &&'static Driver, _: Ownership) -> Call {
+        call::cuLibraryUnload
+    }
+    unsafe fn release(owner: &&'static Driver, raw: CUlibrary, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once; its kernels hold clones, so none is left.
+        unsafe { owner.pc().cuLibraryUnload(raw) }
+    }
 }
 
-// SAFETY: a CUlibrary is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for LibraryInner {}
-// SAFETY: as above; immutable after construction.
-unsafe impl Sync for LibraryInner {}
+handle_type!(
+    /// A loaded library. Clones share it; the last one unloads it (if owned). Kernels
+    /// from it keep it alive.
+    Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a library"
+);
 
-/// A kernel of a [`Library`]; keeps the library alive.
-#[derive(Clone)]
-pub struct Kernel {
-    library: Library,
-    raw: CUkernel,
+/// The kernel kind: part of its library, never destroyed on its own.
+pub struct KernelKind;
+
+impl Kind for KernelKind {
+    type Raw = CUkernel;
+    type Owner = Library;
+    const NAME: &'static str = "Kernel";
+    fn driver(owner: &Library) -> &'static Driver {
+        owner.driver()
+    }
+    fn addr(raw: CUkernel) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &Library, _: Ownership) -> Call {
+        call::cuLibraryUnload
+    }
+    /// Never called: a kernel is always held as borrowed from its library.
+    unsafe fn release(_: &Library, _: CUkernel, _: Ownership) -> Result<(), CudaError> {
+        Ok(())
+    }
 }
 
-// SAFETY: a CUkernel is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for Kernel {}
-// SAFETY: as above.
-unsafe impl Sync for Kernel {}
+handle_type!(
+    /// A kernel of a [`Library`]; keeps the library alive.
+    Kernel: KernelKind => CUkernel
+);
 
 impl Library {
     /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current
@@ -55,91 +83,40 @@ impl Library {
     /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
     pub unsafe fn load_data(driver: &'static Driver, image: &[u8]) -> Result<Library, CudaError> {
         let mut raw: CUlibrary = std::ptr::null_mut();
+        let (options, values) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let (library_options, library_values) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let image = image.as_ptr().cast();
         // SAFETY: valid out-pointer and image; no options.
-        let status = unsafe {
-            driver.p().cuLibraryLoadData(
-                &mut raw,
-                image.as_ptr().cast(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            )
-        };
-        CudaError::check(driver, "cuLibraryLoadData", status)?;
-        Ok(Library(Arc::new(LibraryInner { driver, raw, owned: true })))
+        unsafe { driver.pc().cuLibraryLoadData(&mut raw, image, options, values, 0, library_options, library_values, 0) }?;
+        Ok(Library(Handle::new(driver, raw, Ownership::Owned)))
     }
 
-    /// Adopts a library: the last clone unloads it.
-    ///
-    /// # Safety
-    /// `raw` must be a live library that nothing else unloads.
-    pub unsafe fn from_raw(driver: &'static Driver, raw: CUlibrary) -> Library {
-        Library(Arc::new(LibraryInner { driver, raw, owned: true }))
+    /// The driver it was loaded by.
+    pub fn driver(&self) -> &'static Driver {
+        self.0.driver()
     }
 
-    /// Uses a library someone else owns; cudrv never unloads it.
-    ///
-    /// # Safety
-    /// `raw` must stay loaded while this handle and its kernels are used.
-    pub unsafe fn borrowed(driver: &'static Driver, raw: CUlibrary) -> Library {
-        Library(Arc::new(LibraryInner { driver, raw, owned: false }))
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUlibrary {
-        self.0.raw
-    }
-
-    /// The kernel called `name` (`cuLibraryGetKernel`).
-    pub fn kernel(&self, name: &str) -> Result<Kernel, CudaError> {
-        let d = self.0.driver;
-        let name = c_name(d, "cuLibraryGetKernel", name)?;
+    /// The kernel called `name` (`cuLibraryGetKernel`). A name with a NUL byte is refused
+    /// before any driver call.
+    pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
+        let name = c_name("Library::kernel", name)?;
         let mut raw: CUkernel = std::ptr::null_mut();
         // SAFETY: valid out-pointer and C string; the library is live.
-        let status = unsafe { d.p().cuLibraryGetKernel(&mut raw, self.0.raw, name.as_ptr()) };
-        CudaError::check(d, "cuLibraryGetKernel", status)?;
-        Ok(Kernel { library: self.clone(), raw })
+        unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }?;
+        Ok(Kernel(Handle::new(self.clone(), raw, Ownership::Borrowed)))
     }
 }
 
 impl Kernel {
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUkernel {
-        self.raw
-    }
-
     /// The library it belongs to.
     pub fn library(&self) -> &Library {
-        &self.library
+        self.0.owner()
     }
 
-    /// Launches it on `stream` (`cuLaunchKernel` with the kernel handle, which the driver
-    /// resolves for the stream's context).
-    ///
-    /// # Safety
-    /// `params` must point to arguments matching the kernel's parameters.
-    pub unsafe fn launch(
-        &self,
-        stream: &Stream,
-        config: &LaunchConfig,
-        params: &mut [*mut c_void],
-    ) -> Result<(), CudaError> {
-        // SAFETY: forwarded from the caller; a CUkernel may be passed as a CUfunction.
-        unsafe { module::launch(stream, self.raw.cast::<crate::sys::CUfunc_st>() as CUfunction, config, params) }
-    }
-}
-
-impl Drop for LibraryInner {
-    fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        let (d, raw) = (self.driver, self.raw);
-        // SAFETY: we own the library; its kernels hold clones, so none is left.
-        let unload = || unsafe { d.p().cuLibraryUnload(raw) };
-        cleanup_in_context(d, None, "cuLibraryUnload", handle_arg(raw), unload, || {});
+    /// Starts a launch of it on `stream` (`cuLaunchKernel` with the kernel handle, which
+    /// the driver resolves for the stream's context): push its arguments with
+    /// [`Launch::arg`], then [`Launch::launch`].
+    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
+        Launch::new(stream, self.as_raw().cast::<crate::sys::CUfunc_st>() as CUfunction)
     }
 }

@@ -14,9 +14,10 @@
 pub mod context;
 pub mod event;
 pub mod graph;
+pub(crate) mod handle;
 pub mod host_fn;
 pub mod ipc;
-#[cfg(cudrv_library_api)]
+pub mod launch;
 pub mod library;
 pub mod linker;
 pub mod memory;
@@ -25,39 +26,3 @@ pub mod pinned;
 pub mod pool;
 pub mod stream;
 pub mod user_object;
-
-use crate::report::Arg;
-
-/// The report argument for a raw handle.
-pub(crate) fn handle_arg<T>(raw: *mut T) -> Arg {
-    Arg::Pointer(raw as usize)
-}
-
-/// `Debug` for handles: the type and the raw handle, e.g. `Stream(0x55d0c0a01230)`.
-macro_rules! debug_as_raw {
-    ($($t:ty),* $(,)?) => {$(
-        impl std::fmt::Debug for $t {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                write!(f, "{}({:#x})", stringify!($t), self.as_raw() as usize)
-            }
-        }
-    )*};
-}
-
-debug_as_raw!(
-    context::Context,
-    event::Event,
-    graph::Graph,
-    graph::GraphExec,
-    ipc::ImportedBuffer,
-    linker::Linker,
-    memory::DeviceBuffer,
-    module::Module,
-    module::Function,
-    pinned::PinnedBuffer,
-    pool::MemoryPool,
-    stream::Stream,
-    user_object::UserObject,
-);
-#[cfg(cudrv_library_api)]
-debug_as_raw!(library::Library, library::Kernel);

@@ -1,93 +1,78 @@
-//! Modules (`cuModuleLoadData`), their functions, and kernel launches.
+//! Modules (`cuModuleLoadData`) and their functions.
 
-use std::ffi::{c_void, CStr, CString};
-use std::sync::Arc;
+use std::ffi::{CStr, CString};
 
-use crate::error::CudaError;
+use crate::call;
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::handle_arg;
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::launch::Launch;
 use crate::resources::stream::Stream;
-use crate::scope::{cleanup_in_context, create_in_context, Undo};
-use crate::sys::{CUfunction, CUmodule, CUresult};
+use crate::sys::{CUcontext, CUfunction, CUmodule};
+use crate::table::Call;
 use crate::Driver;
 
-/// A loaded module. Clones share it; the last one unloads it (if owned) in its context.
-/// Functions from it keep it alive.
-#[derive(Clone)]
-pub struct Module(Arc<ModuleInner>);
+/// The module kind: owned by its context.
+pub struct ModuleKind;
 
-struct ModuleInner {
-    context: Context,
-    raw: CUmodule,
-    owned: bool,
+impl Kind for ModuleKind {
+    type Raw = CUmodule;
+    type Owner = Context;
+    const NAME: &'static str = "Module";
+    fn driver(owner: &Context) -> &'static Driver {
+        owner.driver()
+    }
+    fn addr(raw: CUmodule) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &Context, _: Ownership) -> Call {
+        call::cuModuleUnload
+    }
+    fn release_context(owner: &Context) -> Option<CUcontext> {
+        Some(owner.as_raw())
+    }
+    unsafe fn release(owner: &Context, raw: CUmodule, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once; its functions hold clones, so none is left.
+        unsafe { owner.driver().pc().cuModuleUnload(raw) }
+    }
 }
 
-// SAFETY: a CUmodule is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for ModuleInner {}
-// SAFETY: as above; immutable after construction.
-unsafe impl Sync for ModuleInner {}
+handle_type!(
+    /// A loaded module. Clones share it; the last one unloads it (if owned) in its
+    /// context. Functions from it keep it alive.
+    Module: ModuleKind => CUmodule, adopt: &Context, "a module"
+);
 
-/// A function of a [`Module`]; keeps the module alive.
-#[derive(Clone)]
-pub struct Function {
-    module: Module,
-    raw: CUfunction,
+/// The function kind: part of its module, never destroyed on its own.
+pub struct FunctionKind;
+
+impl Kind for FunctionKind {
+    type Raw = CUfunction;
+    type Owner = Module;
+    const NAME: &'static str = "Function";
+    fn driver(owner: &Module) -> &'static Driver {
+        owner.context().driver()
+    }
+    fn addr(raw: CUfunction) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &Module, _: Ownership) -> Call {
+        call::cuModuleUnload
+    }
+    /// Never called: a function is always held as borrowed from its module.
+    unsafe fn release(_: &Module, _: CUfunction, _: Ownership) -> Result<(), CudaError> {
+        Ok(())
+    }
 }
 
-// SAFETY: a CUfunction is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for Function {}
-// SAFETY: as above.
-unsafe impl Sync for Function {}
+handle_type!(
+    /// A function of a [`Module`]; keeps the module alive.
+    Function: FunctionKind => CUfunction
+);
 
-/// Grid and block dimensions and dynamic shared memory of a launch.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LaunchConfig {
-    pub grid: (u32, u32, u32),
-    pub block: (u32, u32, u32),
-    pub shared_mem_bytes: u32,
-}
-
-/// A C string for a name passed to the driver, or INVALID_VALUE for one with a NUL.
-pub(crate) fn c_name(driver: &Driver, call: &'static str, name: &str) -> Result<CString, CudaError> {
-    CString::new(name).map_err(|_| {
-        CudaError::new(driver, call, CUresult::CUDA_ERROR_INVALID_VALUE)
-            .with_note(format!("{name:?} contains a NUL byte"))
-    })
-}
-
-/// `cuLaunchKernel` of `function` (a CUfunction, or a CUkernel cast to one) on `stream`.
-///
-/// # Safety
-/// `params` must point to arguments matching the kernel's parameters, alive until the
-/// call returns.
-pub(crate) unsafe fn launch(
-    stream: &Stream,
-    function: CUfunction,
-    config: &LaunchConfig,
-    params: &mut [*mut c_void],
-) -> Result<(), CudaError> {
-    let (d, s) = (stream.context().driver(), stream.as_raw());
-    let (g, b) = (config.grid, config.block);
-    let args = if params.is_empty() { std::ptr::null_mut() } else { params.as_mut_ptr() };
-    stream.context().run(|| {
-        // SAFETY: handles are live; the caller vouches for the parameters.
-        let status = unsafe {
-            d.p().cuLaunchKernel(
-                function,
-                g.0,
-                g.1,
-                g.2,
-                b.0,
-                b.1,
-                b.2,
-                config.shared_mem_bytes,
-                s,
-                args,
-                std::ptr::null_mut(),
-            )
-        };
-        CudaError::check(d, "cuLaunchKernel", status)
-    })
+/// A C string for a name passed to the driver; a name with a NUL byte is refused.
+pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidArgument> {
+    CString::new(name).map_err(|_| InvalidArgument::new(what, format!("{name:?} contains a NUL byte")))
 }
 
 impl Module {
@@ -105,97 +90,41 @@ impl Module {
     /// The driver reads the image by its own headers, not by the slice's length: `image`
     /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
     pub unsafe fn load_data(context: &Context, image: &[u8]) -> Result<Module, CudaError> {
-        let d = context.driver();
+        let pc = context.driver().pc();
         let create = || {
             let mut raw: CUmodule = std::ptr::null_mut();
-            // SAFETY: `raw` is a valid out-pointer; `image` is readable.
-            CudaError::check(d, "cuModuleLoadData", unsafe {
-                d.p().cuModuleLoadData(&mut raw, image.as_ptr().cast())
-            })?;
+            // SAFETY: `raw` is a valid out-pointer; the caller vouches for `image`.
+            unsafe { pc.cuModuleLoadData(&mut raw, image.as_ptr().cast()) }?;
             Ok(raw)
         };
-        let undo = Undo {
-            call: "cuModuleUnload",
-            arg: |m: &CUmodule| handle_arg(*m),
-            // SAFETY: the module was just loaded and is used by nothing else.
-            run: |m: &CUmodule| unsafe { d.p().cuModuleUnload(*m) },
-        };
-        let raw = create_in_context(d, context.as_raw(), create, undo)?;
-        Ok(Module(Arc::new(ModuleInner { context: context.clone(), raw, owned: true })))
-    }
-
-    /// Adopts a module: the last clone unloads it.
-    ///
-    /// # Safety
-    /// `raw` must be a live module of `context` that nothing else unloads.
-    pub unsafe fn from_raw(context: &Context, raw: CUmodule) -> Module {
-        Module(Arc::new(ModuleInner { context: context.clone(), raw, owned: true }))
-    }
-
-    /// Uses a module someone else owns; cudrv never unloads it.
-    ///
-    /// # Safety
-    /// `raw` must stay loaded while this handle and its functions are used.
-    pub unsafe fn borrowed(context: &Context, raw: CUmodule) -> Module {
-        Module(Arc::new(ModuleInner { context: context.clone(), raw, owned: false }))
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUmodule {
-        self.0.raw
+        Handle::create_in(context.clone(), context.as_raw(), create).map(Module)
     }
 
     /// The context it was loaded in.
     pub fn context(&self) -> &Context {
-        &self.0.context
+        self.0.owner()
     }
 
-    /// The function called `name` (`cuModuleGetFunction`).
-    pub fn function(&self, name: &str) -> Result<Function, CudaError> {
-        let d = self.0.context.driver();
-        let name = c_name(d, "cuModuleGetFunction", name)?;
+    /// The function called `name` (`cuModuleGetFunction`). A name with a NUL byte is
+    /// refused before any driver call.
+    pub fn function(&self, name: &str) -> Result<Function, Error> {
+        let name = c_name("Module::function", name)?;
         let mut raw: CUfunction = std::ptr::null_mut();
         // SAFETY: valid out-pointer and C string; the module is live.
-        let status = unsafe { d.p().cuModuleGetFunction(&mut raw, self.0.raw, name.as_ptr()) };
-        CudaError::check(d, "cuModuleGetFunction", status)?;
-        Ok(Function { module: self.clone(), raw })
+        unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }?;
+        Ok(Function(Handle::new(self.clone(), raw, Ownership::Borrowed)))
     }
 }
 
 impl Function {
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUfunction {
-        self.raw
-    }
-
     /// The module it belongs to.
     pub fn module(&self) -> &Module {
-        &self.module
+        self.0.owner()
     }
 
-    /// Launches it on `stream` (`cuLaunchKernel`).
-    ///
-    /// # Safety
-    /// `params` must point to arguments matching the kernel's parameters.
-    pub unsafe fn launch(
-        &self,
-        stream: &Stream,
-        config: &LaunchConfig,
-        params: &mut [*mut c_void],
-    ) -> Result<(), CudaError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { launch(stream, self.raw, config, params) }
-    }
-}
-
-impl Drop for ModuleInner {
-    fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        let (d, raw) = (self.context.driver(), self.raw);
-        // SAFETY: we own the module; its functions hold clones, so none is left.
-        let unload = || unsafe { d.p().cuModuleUnload(raw) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuModuleUnload", handle_arg(raw), unload, || {});
+    /// Starts a launch of it on `stream` (`cuLaunchKernel`): push its arguments with
+    /// [`Launch::arg`], then [`Launch::launch`].
+    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
+        Launch::new(stream, self.as_raw())
     }
 }

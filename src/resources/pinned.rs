@@ -1,111 +1,191 @@
-//! Page-locked host memory (`cuMemAllocHost`/`cuMemFreeHost`).
+//! Typed page-locked host memory (`cuMemAllocHost`/`cuMemFreeHost`), the safe source and
+//! destination of asynchronous copies.
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::marker::PhantomData;
 
-use crate::error::CudaError;
+use crate::call;
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::handle_arg;
-use crate::scope::{cleanup_in_context, create_in_context, Undo};
+use crate::resources::event::Event;
+use crate::resources::handle::{Handle, Kind, Ownership};
+use crate::resources::memory::DeviceRepr;
+use crate::resources::stream::Stream;
+use crate::sys::{CUcontext, CUevent_flags};
+use crate::table::Call;
+use crate::Driver;
 
-/// Pinned host memory. Clones share it; the last one frees it in its context.
-#[derive(Clone)]
-pub struct PinnedBuffer(Arc<PinnedInner>);
+/// The kind of a pinned host allocation.
+pub struct PinnedMemory;
 
-struct PinnedInner {
-    context: Context,
-    ptr: *mut c_void,
-    len: usize,
-    owned: bool,
+impl Kind for PinnedMemory {
+    type Raw = *mut c_void;
+    type Owner = Context;
+    const NAME: &'static str = "PinnedBuffer";
+    fn driver(owner: &Context) -> &'static Driver {
+        owner.driver()
+    }
+    fn addr(raw: *mut c_void) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &Context, _: Ownership) -> Call {
+        call::cuMemFreeHost
+    }
+    fn release_context(owner: &Context) -> Option<CUcontext> {
+        Some(owner.as_raw())
+    }
+    unsafe fn release(owner: &Context, raw: *mut c_void, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once, from the only handle.
+        unsafe { owner.driver().pc().cuMemFreeHost(raw) }
+    }
 }
 
-// SAFETY: the memory is plain host memory owned by this handle; access goes through
-// unsafe accessors whose callers take care of aliasing.
-unsafe impl Send for PinnedInner {}
-// SAFETY: as above.
-unsafe impl Sync for PinnedInner {}
+/// `len` values of `T` in page-locked host memory. Not `Clone`: it has one owner, so its
+/// contents are read and written through `&self`/`&mut self` like a `Vec`'s.
+///
+/// Asynchronous copies to or from it ([`crate::DeviceBuffer::copy_from_pinned_async`],
+/// [`crate::DeviceBuffer::copy_to_pinned_async`]) mark it in use until the copy is done
+/// (an event recorded after it): reading or writing it ([`PinnedBuffer::as_slice`],
+/// [`PinnedBuffer::as_mut_slice`]) and dropping it wait for that event first, so the host
+/// never sees a copy half done and the memory is never freed under one.
+pub struct PinnedBuffer<T> {
+    mem: Handle<PinnedMemory>,
+    len: usize,
+    /// Recorded after the last asynchronous copy that uses the buffer.
+    in_use: Event,
+    _values: PhantomData<T>,
+}
 
-impl PinnedBuffer {
-    /// Allocates `len` bytes of page-locked host memory in `context`. On error nothing is
-    /// allocated.
-    pub fn alloc(context: &Context, len: usize) -> Result<PinnedBuffer, CudaError> {
-        let d = context.driver();
+impl<T> std::fmt::Debug for PinnedBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.mem.fmt_debug(f)
+    }
+}
+
+impl<T: DeviceRepr> PinnedBuffer<T> {
+    /// Allocates `len` zeroed values of page-locked host memory in `context`
+    /// (`cuMemAllocHost`). On error nothing is allocated.
+    pub fn zeroed(context: &Context, len: usize) -> Result<PinnedBuffer<T>, Error> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            InvalidArgument::new("PinnedBuffer::zeroed", format!("{len} values of {} bytes overflow", size_of::<T>()))
+        })?;
+        let in_use = Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?;
+        let pc = context.driver().pc();
         let create = || {
             let mut ptr: *mut c_void = std::ptr::null_mut();
             // SAFETY: `ptr` is a valid out-pointer.
-            CudaError::check(d, "cuMemAllocHost", unsafe { d.p().cuMemAllocHost(&mut ptr, len) })?;
+            unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?;
+            // SAFETY: the driver gave `bytes` writable bytes at `ptr`.
+            unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
             Ok(ptr)
         };
-        let undo = Undo {
-            call: "cuMemFreeHost",
-            arg: |p: &*mut c_void| handle_arg(*p),
-            // SAFETY: the memory was just allocated and is used by nothing else.
-            run: |p: &*mut c_void| unsafe { d.p().cuMemFreeHost(*p) },
-        };
-        let ptr = create_in_context(d, context.as_raw(), create, undo)?;
-        Ok(PinnedBuffer(Arc::new(PinnedInner { context: context.clone(), ptr, len, owned: true })))
+        let mem = Handle::create_in(context.clone(), context.as_raw(), create)?;
+        Ok(PinnedBuffer { mem, len, in_use, _values: PhantomData })
     }
 
-    /// Adopts memory from `cuMemAllocHost`: the last clone frees it.
-    ///
-    /// # Safety
-    /// `ptr` must be a live `cuMemAllocHost` allocation of `len` bytes that nothing else frees.
-    pub unsafe fn from_raw(context: &Context, ptr: *mut c_void, len: usize) -> PinnedBuffer {
-        PinnedBuffer(Arc::new(PinnedInner { context: context.clone(), ptr, len, owned: true }))
+    /// A pinned copy of `values`. On error nothing is allocated.
+    pub fn from_slice(context: &Context, values: &[T]) -> Result<PinnedBuffer<T>, Error> {
+        let mut buffer = PinnedBuffer::zeroed(context, values.len())?;
+        buffer.as_mut_slice()?.copy_from_slice(values);
+        Ok(buffer)
     }
 
-    /// Uses pinned memory someone else owns; cudrv never frees it.
-    ///
-    /// # Safety
-    /// `ptr..ptr+len` must stay valid while this handle is used.
-    pub unsafe fn borrowed(context: &Context, ptr: *mut c_void, len: usize) -> PinnedBuffer {
-        PinnedBuffer(Arc::new(PinnedInner { context: context.clone(), ptr, len, owned: false }))
+    /// Gives up ownership: waits for pending copies, then returns the address, which
+    /// cudrv will no longer free. On error (the wait failed) the buffer is returned.
+    pub fn into_raw(self) -> Result<*mut c_void, (PinnedBuffer<T>, CudaError)> {
+        if let Err(e) = self.wait() {
+            return Err((self, e));
+        }
+        let raw = self.as_raw();
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never used or dropped again; each field is moved out once.
+        let (mem, in_use) = unsafe { (std::ptr::read(&this.mem), std::ptr::read(&this.in_use)) };
+        drop(in_use);
+        // The buffer is not Clone, so `mem` is the only clone and gives up its ownership;
+        // were it not, it would be leaked rather than freed.
+        if let Err(shared) = mem.into_raw() {
+            std::mem::forget(shared);
+        }
+        Ok(raw)
     }
 
     /// The host address.
     pub fn as_raw(&self) -> *mut c_void {
-        self.0.ptr
+        self.mem.raw()
+    }
+
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.mem.raw().cast::<T>()
+    }
+
+    pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
+        self.mem.raw().cast::<T>()
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
     }
 
     /// Its size in bytes.
-    pub fn len(&self) -> usize {
-        self.0.len
+    pub fn size_bytes(&self) -> usize {
+        self.len.saturating_mul(size_of::<T>())
     }
 
-    /// Whether it is empty.
-    pub fn is_empty(&self) -> bool {
-        self.0.len == 0
+    /// The context it was allocated in.
+    pub fn context(&self) -> &Context {
+        self.mem.owner()
     }
 
-    /// The bytes.
-    ///
-    /// # Safety
-    /// No one may write them (the GPU included) while the slice is used.
-    pub unsafe fn as_slice(&self) -> &[u8] {
-        // SAFETY: the allocation is live and `len` long; the caller excludes writers.
-        unsafe { std::slice::from_raw_parts(self.0.ptr.cast::<u8>(), self.0.len) }
+    /// The values, once every copy that writes them is done (waits for it). On error
+    /// (the wait failed) nothing can be read.
+    pub fn as_slice(&self) -> Result<&[T], CudaError> {
+        self.wait()?;
+        // SAFETY: the allocation holds `len` initialised values (zeroed or copied in);
+        // no copy is pending, and `&mut self` excludes new ones while the slice lives.
+        Ok(unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len) })
     }
 
-    /// The bytes, for writing.
-    ///
-    /// # Safety
-    /// No one else may read or write them (the GPU and other clones included) while the
-    /// slice is used.
-    #[allow(clippy::mut_from_ref)]
-    pub unsafe fn as_mut_slice(&self) -> &mut [u8] {
-        // SAFETY: as above; the caller guarantees exclusive access.
-        unsafe { std::slice::from_raw_parts_mut(self.0.ptr.cast::<u8>(), self.0.len) }
+    /// The values, for writing, once every copy that uses them is done (waits for it).
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T], CudaError> {
+        self.wait()?;
+        // SAFETY: as above; `&mut self` makes this the only access.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(), self.len) })
+    }
+
+    /// Marks the buffer in use until the work queued on `stream` so far is done: records
+    /// its event there, or, for a stream of another context, waits for the stream now.
+    pub(crate) fn in_use_until(&self, stream: &Stream) -> Result<(), CudaError> {
+        if self.in_use.context().as_raw() == stream.context().as_raw() {
+            self.in_use.record(stream)
+        } else {
+            stream.synchronize()
+        }
+    }
+
+    /// Waits for the last copy that uses the buffer.
+    fn wait(&self) -> Result<(), CudaError> {
+        self.in_use.synchronize()
     }
 }
 
-impl Drop for PinnedInner {
+impl<T> Drop for PinnedBuffer<T> {
+    /// Waits for the last copy that uses the buffer, then frees it (through the handle
+    /// core). If the wait fails, the memory is leaked rather than freed under a copy, and
+    /// the leak reported.
     fn drop(&mut self) {
-        if !self.owned {
-            return;
+        if let Err(e) = self.in_use.synchronize() {
+            let leaked = self.mem.clone();
+            crate::report::error(e, crate::report::Arg::Pointer(self.mem.raw() as usize), Some(format!(
+                "{} bytes of pinned memory leaked: a copy may still use them",
+                self.len.saturating_mul(size_of::<T>())
+            )));
+            std::mem::forget(leaked);
         }
-        let (d, ptr) = (self.context.driver(), self.ptr);
-        // SAFETY: we own the memory and this is its last handle.
-        let free = || unsafe { d.p().cuMemFreeHost(ptr) };
-        cleanup_in_context(d, Some(self.context.as_raw()), "cuMemFreeHost", handle_arg(ptr), free, || {});
     }
 }

@@ -2,32 +2,44 @@
 //! until the graphs that reference it are done with it.
 
 use std::ffi::c_void;
-use std::sync::Arc;
 
+use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
-use crate::resources::handle_arg;
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::resources::host_fn::run_user_code;
-use crate::scope::cleanup_in_context;
 use crate::sys::{CUuserObject, CUuserObject_flags};
+use crate::table::Call;
 use crate::Driver;
 
-/// A user object. Clones share one driver reference, released by the last clone; the value
-/// is dropped on a driver thread once no graph references it either. A panic in its drop
-/// is caught and reported.
-#[derive(Clone)]
-pub struct UserObject(Arc<UserObjectInner>);
+/// The user object kind: one driver reference, owned by its driver.
+pub struct UserObjectKind;
 
-struct UserObjectInner {
-    driver: &'static Driver,
-    raw: CUuserObject,
-    owned: bool,
+impl Kind for UserObjectKind {
+    type Raw = CUuserObject;
+    type Owner = &'static Driver;
+    const NAME: &'static str = "UserObject";
+    fn driver(owner: &&'static Driver) -> &'static Driver {
+        owner
+    }
+    fn addr(raw: CUuserObject) -> usize {
+        raw as usize
+    }
+    fn release_call(_: &&'static Driver, _: Ownership) -> Call {
+        call::cuUserObjectRelease
+    }
+    unsafe fn release(owner: &&'static Driver, raw: CUuserObject, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: this handle owns one reference, released once here.
+        unsafe { owner.pc().cuUserObjectRelease(raw, 1) }
+    }
 }
 
-// SAFETY: a CUuserObject is a driver handle usable from any thread; never dereferenced.
-unsafe impl Send for UserObjectInner {}
-// SAFETY: as above; immutable after construction.
-unsafe impl Sync for UserObjectInner {}
+handle_type!(
+    /// A user object. Clones share one driver reference, released by the last clone; the
+    /// value is dropped on a driver thread once no graph references it either. A panic in
+    /// its drop is caught and reported.
+    UserObject: UserObjectKind => CUuserObject, adopt: &'static Driver, "a user object (one reference to it)"
+);
 
 /// The destructor the driver calls: drops the boxed value, catching a panic.
 unsafe extern "C" fn destroy<T: Send + 'static>(data: *mut c_void) {
@@ -45,51 +57,16 @@ impl UserObject {
         let mut raw: CUuserObject = std::ptr::null_mut();
         let flags = CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.0;
         // SAFETY: valid out-pointer; `destroy::<T>` matches CUhostFn and owns `data`.
-        let status = unsafe { driver.p().cuUserObjectCreate(&mut raw, data, Some(destroy::<T>), 1, flags) };
-        if let Err(e) = CudaError::check(driver, "cuUserObjectCreate", status) {
+        if let Err(e) = unsafe { driver.pc().cuUserObjectCreate(&mut raw, data, Some(destroy::<T>), 1, flags) } {
             // SAFETY: the driver did not take `data`; it is still the Box from above.
             drop(unsafe { Box::from_raw(data.cast::<T>()) });
             return Err(e);
         }
-        Ok(UserObject(Arc::new(UserObjectInner { driver, raw, owned: true })))
-    }
-
-    /// Adopts one reference to a user object: the last clone releases it.
-    ///
-    /// # Safety
-    /// `raw` must be a live user object, and the caller must hand over one reference it
-    /// holds.
-    pub unsafe fn from_raw(driver: &'static Driver, raw: CUuserObject) -> UserObject {
-        UserObject(Arc::new(UserObjectInner { driver, raw, owned: true }))
-    }
-
-    /// Uses a user object without taking a reference; cudrv never releases it.
-    ///
-    /// # Safety
-    /// `raw` must stay live while this handle is used.
-    pub unsafe fn borrowed(driver: &'static Driver, raw: CUuserObject) -> UserObject {
-        UserObject(Arc::new(UserObjectInner { driver, raw, owned: false }))
-    }
-
-    /// The raw handle.
-    pub fn as_raw(&self) -> CUuserObject {
-        self.0.raw
+        Ok(UserObject(Handle::new(driver, raw, Ownership::Owned)))
     }
 
     /// The driver it was made with.
     pub fn driver(&self) -> &'static Driver {
-        self.0.driver
-    }
-}
-
-impl Drop for UserObjectInner {
-    fn drop(&mut self) {
-        if !self.owned {
-            return;
-        }
-        let (d, raw) = (self.driver, self.raw);
-        // SAFETY: this handle owns one reference, released once here.
-        let release = || unsafe { d.p().cuUserObjectRelease(raw, 1) };
-        cleanup_in_context(d, None, "cuUserObjectRelease", handle_arg(raw), release, || {});
+        self.0.driver()
     }
 }

@@ -1,0 +1,240 @@
+//! The one handle core every resource kind uses.
+//!
+//! A [`Handle<K>`] is an `Arc` around the owner (what keeps the resource's context, driver
+//! or parent alive), the raw handle and its [`Ownership`]. Send and Sync are argued once,
+//! here. The one `Drop` path carries the error policy for every kind: switch to the
+//! kind's release context if it needs one (leak and report if that fails, never release
+//! from the wrong context), release with a checked (`pc`) call, switch back, and report a
+//! failure once, naming the handle. Each kind says only what is particular to it: its
+//! raw type, its owner, how it is released and whether that needs a context.
+//!
+//! Public handle types are made with [`handle_type!`], which gives each `as_raw`,
+//! `into_raw`, `Debug` and `Clone`, and, for kinds adopted from just an owner and a raw
+//! handle, `from_raw` and `borrowed`.
+
+use std::sync::Arc;
+
+use crate::error::CudaError;
+use crate::report::Arg;
+use crate::scope::{cleanup_in_context, create_in_context, Undo};
+use crate::sys::CUcontext;
+use crate::table::Call;
+use crate::Driver;
+
+/// Whether dropping the last clone releases the resource.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Ownership {
+    /// Created by cudrv or adopted with `from_raw`: released by the last clone.
+    Owned,
+    /// A device's primary context, retained once: released once.
+    Primary,
+    /// Someone else's (or something the driver never destroys): never released.
+    Borrowed,
+}
+
+/// What is particular to one resource kind.
+pub(crate) trait Kind: 'static {
+    /// The raw driver handle.
+    type Raw: Copy;
+    /// What keeps the resource's context, driver or parent alive.
+    type Owner: Send + Sync;
+    /// The public type's name, for `Debug` and reports.
+    const NAME: &'static str;
+    /// The driver the resource belongs to.
+    fn driver(owner: &Self::Owner) -> &'static Driver;
+    /// The raw handle as an address, for `Debug`.
+    fn addr(raw: Self::Raw) -> usize;
+    /// How a report names the handle (the argument the release call is given).
+    fn arg(_owner: &Self::Owner, raw: Self::Raw, _ownership: Ownership) -> Arg {
+        Arg::Pointer(Self::addr(raw))
+    }
+    /// The call that releases it.
+    fn release_call(owner: &Self::Owner, ownership: Ownership) -> Call;
+    /// The context the release must run in; `None` if it needs none.
+    fn release_context(_owner: &Self::Owner) -> Option<CUcontext> {
+        None
+    }
+    /// Releases the resource with `pc` calls (never `pw`: reporting is the core's job).
+    ///
+    /// # Safety
+    /// Called once, from the last clone, for an `Owned` or `Primary` handle.
+    unsafe fn release(owner: &Self::Owner, raw: Self::Raw, ownership: Ownership) -> Result<(), CudaError>;
+    /// Runs first in every drop, owned or not (a graph leaks its host-node closures here).
+    fn on_drop(_owner: &mut Self::Owner) {}
+}
+
+struct Core<K: Kind> {
+    owner: K::Owner,
+    raw: K::Raw,
+    ownership: Ownership,
+}
+
+// SAFETY: `raw` is a driver handle (or a device or pinned address), which the driver lets
+// any thread use; cudrv never dereferences it except through accessors whose callers take
+// care of aliasing. The owner is Send + Sync by the trait's bound. A core is immutable
+// after construction.
+unsafe impl<K: Kind> Send for Core<K> {}
+// SAFETY: as above.
+unsafe impl<K: Kind> Sync for Core<K> {}
+
+impl<K: Kind> Drop for Core<K> {
+    fn drop(&mut self) {
+        K::on_drop(&mut self.owner);
+        if self.ownership == Ownership::Borrowed {
+            return;
+        }
+        let (owner, raw, ownership) = (&self.owner, self.raw, self.ownership);
+        let arg = K::arg(owner, raw, ownership);
+        // SAFETY: this is the last clone of an owned or primary handle: released once.
+        let release = || unsafe { K::release(owner, raw, ownership) };
+        let call = K::release_call(owner, ownership);
+        cleanup_in_context(K::driver(owner), K::release_context(owner), call, arg, release, || {});
+    }
+}
+
+/// A shared, reference-counted handle of kind `K`.
+pub(crate) struct Handle<K: Kind>(Arc<Core<K>>);
+
+impl<K: Kind> Clone for Handle<K> {
+    fn clone(&self) -> Handle<K> {
+        Handle(Arc::clone(&self.0))
+    }
+}
+
+impl<K: Kind> Handle<K> {
+    /// Wraps `raw`. For `Owned` and `Primary`, the last clone releases it.
+    pub(crate) fn new(owner: K::Owner, raw: K::Raw, ownership: Ownership) -> Handle<K> {
+        Handle(Arc::new(Core { owner, raw, ownership }))
+    }
+
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> K::Raw {
+        self.0.raw
+    }
+
+    /// The raw handle's place, stable for the life of the handle (a kernel parameter
+    /// points to it).
+    #[inline(always)]
+    pub(crate) fn raw_ref(&self) -> &K::Raw {
+        &self.0.raw
+    }
+
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> &K::Owner {
+        &self.0.owner
+    }
+
+    pub(crate) fn ownership(&self) -> Ownership {
+        self.0.ownership
+    }
+
+    pub(crate) fn driver(&self) -> &'static Driver {
+        K::driver(&self.0.owner)
+    }
+
+    /// Runs `create` in `ctx` and wraps what it made as owned. If only restoring the
+    /// caller's context fails, what was made is released again (see
+    /// [`create_in_context`]). On error nothing is created.
+    pub(crate) fn create_in(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce() -> Result<K::Raw, CudaError>,
+    ) -> Result<Handle<K>, CudaError> {
+        let o = &owner;
+        let undo = Undo {
+            call: K::release_call(o, Ownership::Owned),
+            arg: |r: &K::Raw| K::arg(o, *r, Ownership::Owned),
+            // SAFETY: it was just made and nothing else uses it.
+            run: |r: &K::Raw| unsafe { K::release(o, *r, Ownership::Owned) },
+        };
+        let raw = create_in_context(K::driver(o), ctx, create, undo)?;
+        Ok(Handle::new(owner, raw, Ownership::Owned))
+    }
+
+    /// Gives up ownership and returns the raw handle, if this is the only clone; else
+    /// returns the handle back unchanged.
+    pub(crate) fn into_raw(self) -> Result<K::Raw, Handle<K>> {
+        match Arc::try_unwrap(self.0) {
+            Ok(mut core) => {
+                core.ownership = Ownership::Borrowed;
+                Ok(core.raw)
+            }
+            Err(shared) => Err(Handle(shared)),
+        }
+    }
+
+    /// `Stream(0x55d0c0a01230)`.
+    pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({:#x})", K::NAME, K::addr(self.0.raw))
+    }
+}
+
+/// Declares a public handle type over [`Handle`]: the struct, `as_raw`, `into_raw`,
+/// `Debug`, `Clone`, and with `adopt: OwnerArg`, `from_raw` and `borrowed` whose owner is
+/// given as `OwnerArg` (`&Context` or `&'static Driver`) and turned into the kind's owner
+/// with `ToOwner`.
+macro_rules! handle_type {
+    ($(#[$doc:meta])* $name:ident: $kind:ty => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub struct $name(pub(crate) $crate::resources::handle::Handle<$kind>);
+
+        impl $name {
+            /// The raw handle.
+            #[inline(always)]
+            pub fn as_raw(&self) -> $raw {
+                self.0.raw()
+            }
+
+            /// Gives up ownership: returns the raw handle, which cudrv will no longer
+            /// release, if this is the only clone; otherwise returns the handle unchanged.
+            pub fn into_raw(self) -> Result<$raw, $name> {
+                self.0.into_raw().map_err($name)
+            }
+
+            $(
+            #[doc = concat!("Adopts ", $what, ": the last clone releases it.")]
+            ///
+            /// # Safety
+            #[doc = concat!("`raw` must be ", $what, " of `owner`, live, and released by nothing else.")]
+            pub unsafe fn from_raw(owner: $arg, raw: $raw) -> $name {
+                use $crate::resources::handle::{Handle, Ownership, ToOwner};
+                $name(Handle::new(owner.to_owner(), raw, Ownership::Owned))
+            }
+
+            #[doc = concat!("Uses ", $what, " someone else owns; cudrv never releases it.")]
+            ///
+            /// # Safety
+            #[doc = concat!("`raw` must stay ", $what, " of `owner` while this handle and what is made from it are used.")]
+            pub unsafe fn borrowed(owner: $arg, raw: $raw) -> $name {
+                use $crate::resources::handle::{Handle, Ownership, ToOwner};
+                $name(Handle::new(owner.to_owner(), raw, Ownership::Borrowed))
+            }
+            )?
+        }
+
+        impl std::fmt::Debug for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                self.0.fmt_debug(f)
+            }
+        }
+    };
+}
+pub(crate) use handle_type;
+
+/// Turns what `from_raw`/`borrowed` are given into the kind's owner.
+pub(crate) trait ToOwner<O> {
+    fn to_owner(self) -> O;
+}
+
+impl<O: Clone> ToOwner<O> for &O {
+    fn to_owner(self) -> O {
+        self.clone()
+    }
+}
+
+impl ToOwner<&'static Driver> for &'static Driver {
+    fn to_owner(self) -> &'static Driver {
+        self
+    }
+}

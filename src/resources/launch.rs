@@ -1,0 +1,198 @@
+//! Kernel launches: a builder with typed arguments, and launch attributes (cluster
+//! dimensions, cooperative launch) through `cuLaunchKernelEx` where the driver has it.
+
+use std::ffi::c_void;
+
+use crate::error::CudaError;
+use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::stream::Stream;
+use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
+
+/// Grid and block dimensions and dynamic shared memory of a launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LaunchConfig {
+    /// Blocks in x, y, z.
+    pub grid: (u32, u32, u32),
+    /// Threads per block in x, y, z.
+    pub block: (u32, u32, u32),
+    /// Dynamic shared memory per block, in bytes.
+    pub shared_mem_bytes: u32,
+}
+
+impl LaunchConfig {
+    /// `grid` blocks of `block` threads, no dynamic shared memory.
+    pub const fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
+        LaunchConfig { grid, block, shared_mem_bytes: 0 }
+    }
+
+    /// One thread per element for `n` elements: blocks of 256 threads (fewer for small
+    /// `n`), as many as needed in x.
+    pub const fn for_num_elems(n: u32) -> LaunchConfig {
+        const THREADS: u32 = 256;
+        let block = if n < THREADS { if n == 0 { 1 } else { n } } else { THREADS };
+        let grid = n.div_ceil(block);
+        LaunchConfig::new((if grid == 0 { 1 } else { grid }, 1, 1), (block, 1, 1))
+    }
+
+    /// The same with `bytes` of dynamic shared memory per block.
+    pub const fn with_shared_mem(mut self, bytes: u32) -> LaunchConfig {
+        self.shared_mem_bytes = bytes;
+        self
+    }
+}
+
+/// A value that can be passed to a kernel: its parameter points to it.
+///
+/// # Safety
+/// `param` must return a pointer to the bytes the kernel parameter is read from, valid
+/// while `self` is borrowed.
+pub unsafe trait KernelArg {
+    /// The pointer the driver reads the parameter from.
+    fn param(&self) -> *mut c_void;
+}
+
+// SAFETY: the value itself is the parameter.
+unsafe impl<T: DeviceRepr> KernelArg for T {
+    fn param(&self) -> *mut c_void {
+        (self as *const T).cast_mut().cast()
+    }
+}
+
+// SAFETY: the parameter is the device address, kept at a stable place for the buffer's life.
+unsafe impl<T> KernelArg for DeviceBuffer<T> {
+    fn param(&self) -> *mut c_void {
+        (self.raw_ref() as *const u64).cast_mut().cast()
+    }
+}
+
+const INLINE_ARGS: usize = 16;
+
+/// A launch being built: the function, the stream, the arguments (borrowed until the
+/// launch) and attributes. Made by [`crate::Function::builder`] or [`crate::Kernel::builder`].
+pub struct Launch<'a> {
+    stream: &'a Stream,
+    function: CUfunction,
+    inline: [*mut c_void; INLINE_ARGS],
+    count: usize,
+    spilled: Vec<*mut c_void>,
+    cluster: Option<(u32, u32, u32)>,
+    cooperative: bool,
+}
+
+impl std::fmt::Debug for Launch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Launch")
+            .field("stream", self.stream)
+            .field("function", &self.function)
+            .field("args", &self.count)
+            .field("cluster", &self.cluster)
+            .field("cooperative", &self.cooperative)
+            .finish()
+    }
+}
+
+impl<'a> Launch<'a> {
+    pub(crate) fn new(stream: &'a Stream, function: CUfunction) -> Launch<'a> {
+        Launch {
+            stream,
+            function,
+            inline: [std::ptr::null_mut(); INLINE_ARGS],
+            count: 0,
+            spilled: Vec::new(),
+            cluster: None,
+            cooperative: false,
+        }
+    }
+
+    /// Pushes the next kernel argument: a plain value (`&n`) or a device buffer (`&buf`,
+    /// passed as its device address). It stays borrowed until the builder is dropped.
+    #[inline]
+    pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut Launch<'a> {
+        let p = arg.param();
+        match self.inline.get_mut(self.count) {
+            Some(slot) if self.spilled.is_empty() => *slot = p,
+            _ => {
+                if self.spilled.is_empty() {
+                    self.spilled.extend_from_slice(&self.inline);
+                }
+                self.spilled.push(p);
+            }
+        }
+        self.count += 1;
+        self
+    }
+
+    /// Launches with thread-block clusters of `dims` blocks (`cuLaunchKernelEx`, CUDA 12.0+,
+    /// compute capability 9.0+).
+    pub fn cluster(&mut self, dims: (u32, u32, u32)) -> &mut Launch<'a> {
+        self.cluster = Some(dims);
+        self
+    }
+
+    /// Launches cooperatively, so blocks may synchronise with each other
+    /// (`cuLaunchKernelEx` with `CU_LAUNCH_ATTRIBUTE_COOPERATIVE`).
+    pub fn cooperative(&mut self, on: bool) -> &mut Launch<'a> {
+        self.cooperative = on;
+        self
+    }
+
+    /// Launches the kernel with `config` and the arguments pushed so far. Without
+    /// attributes this is one `cuLaunchKernel`; with them, one `cuLaunchKernelEx`, and on a
+    /// driver without it the error (`CUDA_ERROR_NOT_FOUND`) says which version it needs.
+    ///
+    /// # Safety
+    /// The arguments must match the kernel's parameters in number, order and type, and
+    /// the kernel must only touch memory that stays valid until it completes.
+    #[inline]
+    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
+        let params = if self.spilled.is_empty() { self.inline.as_mut_ptr() } else { self.spilled.as_mut_ptr() };
+        let params = if self.count == 0 { std::ptr::null_mut() } else { params };
+        if self.cluster.is_some() || self.cooperative {
+            // SAFETY: forwarded from the caller.
+            return unsafe { self.launch_ex(config, params) };
+        }
+        let (pc, s, f) = (self.stream.context().driver().pc(), self.stream.as_raw(), self.function);
+        let (g, b) = (config.grid, config.block);
+        let shared = config.shared_mem_bytes;
+        let null = std::ptr::null_mut();
+        self.stream.run(|| {
+            // SAFETY: the handles are live; the caller vouches for the parameters.
+            unsafe { pc.cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, shared, s, params, null) }
+        })
+    }
+
+    #[cold]
+    unsafe fn launch_ex(&mut self, config: LaunchConfig, params: *mut *mut c_void) -> Result<(), CudaError> {
+        let mut attrs: [CUlaunchAttribute; 2] = Default::default();
+        let mut n = 0;
+        if let (Some((x, y, z)), Some(a)) = (self.cluster, attrs.get_mut(n)) {
+            a.id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+            a.value.clusterDim.x = x;
+            a.value.clusterDim.y = y;
+            a.value.clusterDim.z = z;
+            n += 1;
+        }
+        if let (true, Some(a)) = (self.cooperative, attrs.get_mut(n)) {
+            a.id = CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+            a.value.cooperative = 1;
+            n += 1;
+        }
+        let launch = CUlaunchConfig {
+            gridDimX: config.grid.0,
+            gridDimY: config.grid.1,
+            gridDimZ: config.grid.2,
+            blockDimX: config.block.0,
+            blockDimY: config.block.1,
+            blockDimZ: config.block.2,
+            sharedMemBytes: config.shared_mem_bytes,
+            hStream: self.stream.as_raw(),
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: n as u32,
+        };
+        let (pc, f) = (self.stream.context().driver().pc(), self.function);
+        // SAFETY: the configuration and attributes live across the call; the caller
+        // vouches for the parameters.
+        self.stream.run(|| unsafe { pc.cuLaunchKernelEx(&launch, f, params, std::ptr::null_mut()) })
+    }
+}
