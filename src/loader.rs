@@ -305,7 +305,9 @@ impl GetProcAddress {
 
 /// Resolves `cuDriverGetVersion` at ABI 2020 and calls it.
 fn read_version(gpa: GetProcAddress) -> Result<u32, String> {
-    let f = gpa.request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT).map_err(|m| format!("not resolvable: {m:?}"))?;
+    let f = gpa
+        .request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT)
+        .map_err(|m| format!("not resolvable: {}", missing_text(m)))?;
     // SAFETY: the driver returned this pointer for cuDriverGetVersion at ABI 2020, whose
     // signature is PFN_cuDriverGetVersion_v2020.
     let f = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(f) };
@@ -313,9 +315,27 @@ fn read_version(gpa: GetProcAddress) -> Result<u32, String> {
     // SAFETY: `raw` is a valid out-pointer.
     let status = unsafe { f(&mut raw) };
     if status != CUresult::CUDA_SUCCESS {
-        return Err(format!("returned {}", status.0));
+        return Err(format!("returned {}", status_text(status)));
     }
     u32::try_from(raw).map_err(|_| format!("returned the version {raw}"))
+}
+
+/// `CUDA_ERROR_UNKNOWN (999)`: a status as written text, named from the pinned header.
+fn status_text(status: CUresult) -> String {
+    match crate::table::header_error_name(status.0) {
+        Some(name) => format!("{name} ({})", status.0),
+        None => format!("unknown CUresult {}", status.0),
+    }
+}
+
+/// Why a request was not satisfied, as written text.
+fn missing_text(m: Missing) -> String {
+    match m {
+        Missing::SymbolNotFound => "the driver does not export it".to_string(),
+        Missing::VersionNotSufficient => "the driver has no variant at this ABI version".to_string(),
+        Missing::Status(s) => format!("cuGetProcAddress returned {}", status_text(s)),
+        Missing::NullPointer => "cuGetProcAddress returned a null pointer".to_string(),
+    }
 }
 
 /// Reads the driver version, then resolves every variant and binds every name.

@@ -7,25 +7,37 @@ mod json;
 mod render;
 mod report;
 
-use std::ffi::OsString;
+use std::ffi::{c_int, OsStr, OsString};
 use std::io::Write;
+use std::path::Path;
 use std::process::ExitCode;
 
 use clap::Parser;
 use cudrv::{Driver, LoadError, LoadOptions};
 
-use crate::report::Origin;
+use crate::report::{Origin, Request, StateFilter};
 
 /// The exit codes, as `--help` documents them.
 const AFTER_HELP: &str = "\
 Exit codes:
   0  a driver was reported: one found on this machine, or the stand-in asked for with
-     --driver stand-in
+     --driver stand-in; with --entry: the entry is resolved
   1  a driver was found but could not be used (older than 11.3, or cuDriverGetVersion failed)
-  2  bad input: a --driver or CUDRV_LIBCUDA path that does not exist or is not a CUDA
-     driver, an unparsable version, an invalid CUDRV_* setting, or a usage error
+  2  bad input: a --driver or CUDRV_LIBCUDA path that does not exist, is not a regular file
+     or is not a CUDA driver, an unparsable version, an invalid CUDRV_* setting, a --device
+     the driver does not have, an --entry the header does not name, or a usage error
   3  no CUDA driver was found (no --driver, no CUDRV_LIBCUDA): one line on stderr says
      where it looked, and the report of the bundled stand-in driver is shown instead
+     (also with --entry: the answer is then the stand-in's)
+  4  --entry: the entry is not resolved (gated by the driver version or the cap, not in
+     this driver, or a per-thread variant not requested)
+  5  the report could not be written (stdout closed or full)
+
+JSON (--json): one object; \"schema_version\" (now 1) changes when a key is removed or
+retyped. \"driver\", \"devices\" and \"summary\" describe this machine's driver (or the
+library named): with no NVIDIA driver, \"driver\" is null and \"devices\" is empty, and
+the bundled stand-in's report is under \"stand_in\" (null otherwise). The schema is in
+cudrv-info/README.md.
 
 Environment:
   CUDRV_LIBCUDA                    the driver library to load (--driver overrides it)
@@ -56,16 +68,30 @@ struct Args {
     #[arg(long)]
     per_thread_default_stream: bool,
 
-    /// List every entry (variants and unversioned names) with its state
+    /// Show every device attribute and list every entry (variants and unversioned names)
+    /// with its state
     #[arg(long)]
     all: bool,
+
+    /// Show only device N (an ordinal, from 0)
+    #[arg(long, value_name = "N")]
+    device: Option<u32>,
+
+    /// Answer for one entry (a variant such as cuMemAlloc_v3020, or a name such as
+    /// cuMemAlloc): its state, the variant it binds, the driver version it needs
+    #[arg(long, value_name = "NAME")]
+    entry: Option<String>,
+
+    /// List the entries in these states only (comma-separated; implies the listing)
+    #[arg(long, value_name = "STATE", value_enum, value_delimiter = ',')]
+    state: Vec<StateFilter>,
 
     /// Print the report as one JSON object
     #[arg(long)]
     json: bool,
 }
 
-/// Exit code: a driver was reported.
+/// Exit code: a driver was reported (with `--entry`: the entry is resolved).
 const EXIT_OK: u8 = 0;
 /// Exit code: a driver was found but could not be used.
 const EXIT_LOAD_FAILED: u8 = 1;
@@ -73,6 +99,10 @@ const EXIT_LOAD_FAILED: u8 = 1;
 const EXIT_BAD_INPUT: u8 = 2;
 /// Exit code: no driver found; the stand-in was reported instead.
 const EXIT_STAND_IN_FALLBACK: u8 = 3;
+/// Exit code: `--entry` names an entry that is not resolved.
+const EXIT_NOT_RESOLVED: u8 = 4;
+/// Exit code: the report could not be written.
+const EXIT_WRITE_FAILED: u8 = 5;
 
 /// Why no report is shown: an exit code and a one-line message.
 struct Failure {
@@ -91,6 +121,10 @@ impl Failure {
         };
         Failure { code, message: e.to_string() }
     }
+
+    fn bad_input(message: String) -> Failure {
+        Failure { code: EXIT_BAD_INPUT, message }
+    }
 }
 
 /// Writes `message` to stderr as one line prefixed with `cudrv-info: `.
@@ -100,18 +134,42 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "cudrv-info: {line}");
 }
 
-/// The load options: the environment's, then the flags.
+/// A set, non-empty environment variable.
+fn var(name: &str) -> Option<OsString> {
+    std::env::var_os(name).filter(|v| !v.is_empty())
+}
+
+/// The load options: the environment's, then the flags. A flag replaces its variable,
+/// which is then not read at all (so an invalid value of it is no error).
 fn options(args: &Args) -> Result<LoadOptions, Failure> {
-    let mut opts = LoadOptions::from_env().map_err(|e| Failure::load(&e))?;
+    let mut opts = match &args.max_version {
+        None => LoadOptions::from_env().map_err(|e| Failure::load(&e))?,
+        Some(_) => {
+            let mut o = LoadOptions { path: var(cudrv::ENV_LIBCUDA).map(Into::into), ..LoadOptions::default() };
+            if let Some(v) = var(cudrv::ENV_PER_THREAD) {
+                // The same values LoadOptions::from_env accepts.
+                o.per_thread_default_stream = match v.to_string_lossy().as_ref() {
+                    "1" | "true" | "yes" | "on" => true,
+                    "0" | "false" | "no" | "off" => false,
+                    other => {
+                        return Err(Failure::bad_input(format!(
+                            "{}={other:?} is not valid: expected 1 or 0",
+                            cudrv::ENV_PER_THREAD
+                        )))
+                    }
+                };
+            }
+            o
+        }
+    };
     if let Some(v) = &args.max_version {
-        opts = opts.with_max_version(v).map_err(|e| Failure {
-            code: EXIT_BAD_INPUT,
-            message: match e {
+        opts = opts.with_max_version(v).map_err(|e| {
+            Failure::bad_input(match e {
                 LoadError::InvalidSetting { value, expected, .. } => {
                     format!("--max-version {value:?} is not valid: expected {expected}")
                 }
                 other => other.to_string(),
-            },
+            })
         })?;
     }
     if args.per_thread_default_stream {
@@ -120,22 +178,70 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
     Ok(opts)
 }
 
-/// The bundled stand-in driver (`CUDRV_STANDIN_VERSION`, default 13.5), loaded in-process.
-/// An unparsable or out-of-range `CUDRV_STANDIN_VERSION` is bad input, not ignored.
-fn stand_in(opts: LoadOptions) -> Result<Driver, Failure> {
-    if let Some(text) = std::env::var_os(cudrv_standin::ENV_VERSION).filter(|v| !v.is_empty()) {
+/// Refuses a driver path that names something other than a regular file (after
+/// symbolic links): `dlopen` of a FIFO waits for a writer for ever. A bare name (no `/`)
+/// is searched for by the system loader and is not checked here; a path that does not
+/// exist is left to the loader's own message.
+fn check_regular_file(path: &OsStr, origin: &str) -> Result<(), Failure> {
+    if !path.as_encoded_bytes().contains(&b'/') {
+        return Ok(());
+    }
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    if meta.is_file() {
+        return Ok(());
+    }
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    let what = if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    };
+    Err(Failure::bad_input(format!(
+        "{origin} {} is {what}: a driver library must be a regular file",
+        Path::new(path).display()
+    )))
+}
+
+/// Refuses an unparsable or out-of-range stand-in setting (bad input, not ignored).
+fn check_stand_in_settings() -> Result<(), Failure> {
+    if let Some(text) = var(cudrv_standin::ENV_VERSION) {
         let text = text.to_string_lossy().into_owned();
         let valid = cudrv::version::parse(&text)
             .is_some_and(|v| (cudrv_standin::MIN_VERSION..=cudrv_standin::DEFAULT_VERSION).contains(&v));
         if !valid {
-            let message = format!(
+            return Err(Failure::bad_input(format!(
                 "{}={text:?} is not valid: expected a version up to {}",
                 cudrv_standin::ENV_VERSION,
                 cudrv::version::display(cudrv_standin::DEFAULT_VERSION)
-            );
-            return Err(Failure { code: EXIT_BAD_INPUT, message });
+            )));
         }
     }
+    const ENV_DEVICES: &str = "CUDRV_STANDIN_DEVICES";
+    if let Some(text) = var(ENV_DEVICES) {
+        let text = text.to_string_lossy().into_owned();
+        if !text.parse::<c_int>().is_ok_and(|n| (0..=8).contains(&n)) {
+            return Err(Failure::bad_input(format!(
+                "{ENV_DEVICES}={text:?} is not valid: expected a number of devices from 0 to 8"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The bundled stand-in driver (`CUDRV_STANDIN_VERSION`, default 13.5), loaded in-process.
+fn stand_in(opts: LoadOptions) -> Result<Driver, Failure> {
+    check_stand_in_settings()?;
     cudrv_standin::StandIn::from_env().load(opts).map_err(|e| Failure::load(&e))
 }
 
@@ -145,19 +251,25 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
     let opts = options(args)?;
     match &args.driver {
         Some(d) if d == "stand-in" => Ok((stand_in(opts)?, Origin::StandInRequested, EXIT_OK)),
-        Some(d) if d.is_empty() => {
-            Err(Failure { code: EXIT_BAD_INPUT, message: "--driver needs a path, or stand-in".to_string() })
+        Some(d) if d.is_empty() => Err(Failure::bad_input("--driver needs a path, or stand-in".to_string())),
+        Some(path) => {
+            check_regular_file(path, "--driver")?;
+            match Driver::load(opts.with_path(path)) {
+                Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
+                Err(e) => Err(Failure::load(&e)),
+            }
         }
-        Some(path) => match Driver::load(opts.with_path(path)) {
-            Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
-            Err(e) => Err(Failure::load(&e)),
-        },
         None => {
             // A path from CUDRV_LIBCUDA was asked for explicitly: no fallback for it.
             let explicit = opts.path.is_some();
+            if let Some(path) = &opts.path {
+                check_regular_file(path.as_os_str(), cudrv::ENV_LIBCUDA)?;
+            }
             match Driver::load(opts.clone()) {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
                 Err(e @ LoadError::NotFound { .. }) if !explicit => {
+                    // Check the stand-in's settings before saying anything about it.
+                    check_stand_in_settings()?;
                     say(&format!("{e}; showing the bundled stand-in driver instead"));
                     Ok((stand_in(opts)?, Origin::StandInFallback, EXIT_STAND_IN_FALLBACK))
                 }
@@ -167,24 +279,70 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
     }
 }
 
+/// Loads, gathers and renders; returns the output and its exit code.
+fn run(args: &Args) -> Result<(String, u8), Failure> {
+    let (driver, origin, mut code) = load(args)?;
+    let request = Request {
+        all: args.all,
+        states: args.state.clone(),
+        device: args.device.map(|n| c_int::try_from(n).unwrap_or(c_int::MAX)),
+        entry: args.entry.clone(),
+    };
+    let r = report::gather(&driver, origin, &request);
+    if let (Some(n), Ok(devices)) = (args.device, &r.devices) {
+        if devices.list.is_empty() {
+            let have = match devices.count {
+                0 => "no devices".to_string(),
+                1 => "1 device (ordinal 0)".to_string(),
+                c => format!("{c} devices (ordinals 0 to {})", c - 1),
+            };
+            return Err(Failure::bad_input(format!("--device {n}: the driver has {have}")));
+        }
+    }
+    match (&args.entry, &r.entry) {
+        (Some(name), Some(None)) => {
+            return Err(Failure::bad_input(format!(
+                "--entry {name:?}: the pinned header (CUDA {}) has no variant or name of that name",
+                cudrv::version::display(cudrv::table::HEADER_VERSION)
+            )));
+        }
+        (_, Some(Some(e))) if code == EXIT_OK && !e.info.availability.is_resolved() => code = EXIT_NOT_RESOLVED,
+        _ => {}
+    }
+    let out = if args.json { json::json(&r) } else { render::text(&r) };
+    Ok((out, code))
+}
+
+/// Writes `out` to stdout; exits with `code`, or with [`EXIT_WRITE_FAILED`] if it could
+/// not be written. Rust ignores SIGPIPE, so a closed pipe is a write error here, as a full
+/// disk is: the output did not arrive, and the exit code says so.
+fn write_out(out: &str, code: u8) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::from(code),
+        Err(e) => {
+            say(&format!("cannot write to stdout: {e}"));
+            ExitCode::from(EXIT_WRITE_FAILED)
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = match Args::try_parse() {
         Ok(a) => a,
         Err(e) => {
-            // Help and version go to stdout with code 0, usage errors to stderr with 2.
-            let _ = e.print();
-            return ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(EXIT_BAD_INPUT));
+            let code = u8::try_from(e.exit_code()).unwrap_or(EXIT_BAD_INPUT);
+            if e.use_stderr() {
+                // A usage error: to stderr, code 2.
+                let _ = e.print();
+                return ExitCode::from(code);
+            }
+            // Help and version: to stdout, code 0, and checked like the report.
+            return write_out(&e.render().to_string(), code);
         }
     };
-    match load(&args) {
-        Ok((driver, origin, code)) => {
-            let r = report::gather(&driver, origin, args.all);
-            let out = if args.json { render::json(&r) } else { render::text(&r) };
-            // A closed stdout (`cudrv-info --all | head`) is not an error worth a message.
-            let mut stdout = std::io::stdout().lock();
-            let _ = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush());
-            ExitCode::from(code)
-        }
+    match run(&args) {
+        Ok((out, code)) => write_out(&out, code),
         Err(f) => {
             say(&f.message);
             ExitCode::from(f.code)

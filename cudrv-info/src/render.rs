@@ -1,12 +1,12 @@
-//! Writing a [`Report`] as text or as one JSON object.
+//! Writing a [`Report`] as text (the JSON form is in [`crate::json`]).
 
+use std::ffi::c_int;
 use std::fmt::Write;
 
 use cudrv::version::display;
-use cudrv::{EntryInfo, EntryKind};
+use cudrv::EntryKind;
 
-use crate::json::Json;
-use crate::report::{state_code, Device, Origin, Report, Summary};
+use crate::report::{compute_mode_name, state_text, Device, Devices, Entry, Origin, Report, Summary, Unit};
 
 /// The first line of the text report: what driver this is.
 pub fn driver_label(r: &Report) -> String {
@@ -39,7 +39,7 @@ fn gated_text(s: &Summary) -> String {
     s.gated.iter().map(|(v, n)| format!("needs {}: {n}", display(*v))).collect::<Vec<_>>().join(", ")
 }
 
-/// The report as text, ending in a newline.
+/// The report as text, ending in a newline. With `--entry`, only the driver and the answer.
 pub fn text(r: &Report) -> String {
     let mut o = String::new();
     // Writing to a String cannot fail; the results are ignored below.
@@ -51,6 +51,17 @@ pub fn text(r: &Report) -> String {
         let _ = writeln!(o, "file: {file}");
     }
     let _ = writeln!(o, "version: {}", version_text(r));
+    if let Some(entry) = &r.entry {
+        if let Some(e) = entry {
+            entry_text(&mut o, e);
+        }
+        return o;
+    }
+    let _ = writeln!(
+        o,
+        "header: {} (the cuda.h the entry table was generated from)",
+        display(cudrv::table::HEADER_VERSION)
+    );
     let bootstrap = if r.get_proc_address_v2 { "cuGetProcAddress_v2" } else { "cuGetProcAddress (11.x form)" };
     let _ = writeln!(o, "bootstrap: {bootstrap}");
     let ptds = if r.per_thread_default_stream { "on" } else { "off" };
@@ -58,34 +69,91 @@ pub fn text(r: &Report) -> String {
     let _ = writeln!(o, "resolved in: {:.2} ms", r.resolve_time.as_secs_f64() * 1000.0);
     devices_text(&mut o, &r.devices);
     summary_text(&mut o, &r.summary);
-    if !r.entries.is_empty() {
-        entries_text(&mut o, &r.entries);
+    if let Some(entries) = &r.entries {
+        entries_text(&mut o, entries);
     }
     o
 }
 
-fn devices_text(o: &mut String, devices: &Result<Vec<Device>, String>) {
+/// The answer for one entry (`--entry`).
+fn entry_text(o: &mut String, e: &Entry) {
+    let info = &e.info;
+    let _ = writeln!(o, "entry: {}", info.name);
+    match info.kind {
+        EntryKind::Variant { symbol, version, per_thread } => {
+            let per_thread = if per_thread { ", per-thread default stream" } else { "" };
+            let _ = writeln!(o, "kind: variant of {symbol} at ABI {version}{per_thread}");
+        }
+        EntryKind::Name { bound } => {
+            let _ = writeln!(o, "kind: unversioned name");
+            let _ = writeln!(o, "bound to: {}", bound.unwrap_or("nothing"));
+        }
+    }
+    let _ = writeln!(o, "state: {}", state_text(&info.availability));
+    if let Some(v) = e.needs {
+        let _ = writeln!(o, "needs: driver {}", display(v));
+    }
+}
+
+/// `80.0 GiB`, `50 MiB`, `48 KiB`, `512 bytes`: the largest unit that divides evenly, else GiB.
+fn bytes_text(v: c_int) -> String {
+    const KIB: c_int = 1 << 10;
+    const MIB: c_int = 1 << 20;
+    match v {
+        v if v >= MIB && v % MIB == 0 => format!("{} MiB", v / MIB),
+        v if v >= KIB && v % KIB == 0 => format!("{} KiB", v / KIB),
+        v => format!("{v} bytes"),
+    }
+}
+
+/// An attribute's value as text.
+fn attribute_text(unit: Unit, value: Option<c_int>) -> String {
+    let Some(v) = value else {
+        return "unknown".to_string();
+    };
+    match unit {
+        Unit::Count => v.to_string(),
+        Unit::Bytes => bytes_text(v),
+        Unit::KHz => format!("{} MHz", v / 1000),
+        Unit::Bits => format!("{v} bits"),
+        Unit::Flag => (if v != 0 { "yes" } else { "no" }).to_string(),
+        Unit::ComputeMode => compute_mode_name(v).map_or_else(|| format!("unknown ({v})"), str::to_string),
+    }
+}
+
+fn device_text(o: &mut String, d: &Device) {
+    let i = match &d.info {
+        Ok(i) => i,
+        Err(e) => {
+            let _ = writeln!(o, "  {}: {e}", d.ordinal);
+            return;
+        }
+    };
+    let (major, minor) = i.compute_capability;
+    let gib = i.total_mem_gib();
+    let _ = writeln!(o, "  {}: {}, compute capability {major}.{minor}, {gib:.1} GiB", d.ordinal, i.name);
+    let _ = writeln!(o, "     UUID: {}", i.uuid.as_deref().unwrap_or("unknown"));
+    let _ = writeln!(o, "     PCI bus id: {}", i.pci_bus_id.as_deref().unwrap_or("unknown"));
+    let width = i.attributes.iter().map(|(a, _)| a.label.len()).max().unwrap_or(0);
+    for (a, v) in &i.attributes {
+        let label = format!("{}:", a.label);
+        let _ = writeln!(o, "     {label:<w$} {}", attribute_text(a.unit, *v), w = width + 1);
+    }
+}
+
+fn devices_text(o: &mut String, devices: &Result<Devices, String>) {
     match devices {
         Err(e) => {
             let _ = writeln!(o, "devices: unavailable: {e}");
         }
-        Ok(list) => {
-            let _ = writeln!(o, "devices: {}", list.len());
-            for d in list {
-                match &d.info {
-                    Ok(i) => {
-                        let (major, minor) = i.compute_capability;
-                        let gib = i.total_mem_gib();
-                        let _ = writeln!(
-                            o,
-                            "  {}: {}, compute capability {major}.{minor}, {gib:.1} GiB",
-                            d.ordinal, i.name
-                        );
-                    }
-                    Err(e) => {
-                        let _ = writeln!(o, "  {}: {e}", d.ordinal);
-                    }
-                }
+        Ok(d) => {
+            if d.list.len() == usize::try_from(d.count).unwrap_or(0) {
+                let _ = writeln!(o, "devices: {}", d.count);
+            } else {
+                let _ = writeln!(o, "devices: {} (showing {})", d.count, d.list.len());
+            }
+            for device in &d.list {
+                device_text(o, device);
             }
         }
     }
@@ -108,132 +176,39 @@ fn summary_text(o: &mut String, s: &Summary) {
     let _ = writeln!(o, "unversioned names: {} bound, {} not bound", s.names_bound, s.names_unbound);
 }
 
-fn entries_text(o: &mut String, entries: &[EntryInfo]) {
-    let (variants, names): (Vec<&EntryInfo>, Vec<&EntryInfo>) =
-        entries.iter().partition(|e| matches!(e.kind, EntryKind::Variant { .. }));
-    let width = |list: &[&EntryInfo]| list.iter().map(|e| e.name.len()).max().unwrap_or(0);
+fn entries_text(o: &mut String, entries: &[Entry]) {
+    let (variants, names): (Vec<&Entry>, Vec<&Entry>) =
+        entries.iter().partition(|e| matches!(e.info.kind, EntryKind::Variant { .. }));
+    let width = |list: &[&Entry]| list.iter().map(|e| e.info.name.len()).max().unwrap_or(0);
     let w = width(&variants);
     let _ = writeln!(o, "variants:");
     for e in &variants {
-        let _ = writeln!(o, "  {:<w$}  {}", e.name, e.availability);
+        let _ = writeln!(o, "  {:<w$}  {}", e.info.name, state_text(&e.info.availability));
     }
     let w = width(&names);
     let _ = writeln!(o, "names:");
     for e in &names {
-        match e.kind {
-            EntryKind::Name { bound: Some(b) } => {
-                let _ = writeln!(o, "  {:<w$}  {}, bound to {b}", e.name, e.availability);
-            }
-            _ => {
-                let _ = writeln!(o, "  {:<w$}  {}, bound to nothing", e.name, e.availability);
-            }
-        }
+        let bound = match e.info.kind {
+            EntryKind::Name { bound: Some(b) } => b,
+            _ => "nothing",
+        };
+        let _ = writeln!(o, "  {:<w$}  {}, bound to {bound}", e.info.name, state_text(&e.info.availability));
     }
 }
 
-/// The report as one JSON object, ending in a newline.
-pub fn json(r: &Report) -> String {
-    let mut fields = vec![
-        ("stand_in", Json::Bool(r.origin.is_stand_in())),
-        (
-            "origin",
-            Json::str(match r.origin {
-                Origin::Library => "library",
-                Origin::StandInRequested => "stand_in_requested",
-                Origin::StandInFallback => "stand_in_no_driver_found",
-            }),
-        ),
-        ("driver", driver_json(r)),
-    ];
-    match &r.devices {
-        Ok(list) => {
-            fields.push(("devices", Json::Array(list.iter().map(device_json).collect())));
-            fields.push(("devices_error", Json::Null));
-        }
-        Err(e) => {
-            fields.push(("devices", Json::Array(Vec::new())));
-            fields.push(("devices_error", Json::str(e.as_str())));
-        }
-    }
-    fields.push(("summary", summary_json(&r.summary)));
-    if !r.entries.is_empty() {
-        let entries = r.entries.iter().map(entry_json).collect();
-        fields.push(("entries", Json::Array(entries)));
-    }
-    let mut out = Json::Object(fields).to_text();
-    out.push('\n');
-    out
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn driver_json(r: &Report) -> Json {
-    Json::Object(vec![
-        ("label", Json::str(driver_label(r))),
-        ("source", Json::str(r.source.as_str())),
-        ("file", r.file.as_deref().map_or(Json::Null, Json::str)),
-        ("version", Json::str(display(r.version))),
-        ("version_code", Json::int(r.version)),
-        ("driver_version", Json::str(display(r.driver_version))),
-        ("driver_version_code", Json::int(r.driver_version)),
-        ("max_version", Json::opt_str(r.max_version.map(display))),
-        ("capped", Json::Bool(r.capped())),
-        ("get_proc_address", Json::str(if r.get_proc_address_v2 { "v2" } else { "v1" })),
-        ("per_thread_default_stream", Json::Bool(r.per_thread_default_stream)),
-        ("resolve_time_ms", Json::float(r.resolve_time.as_secs_f64() * 1000.0, 3)),
-    ])
-}
-
-fn device_json(d: &Device) -> Json {
-    let mut fields = vec![("ordinal", Json::int(d.ordinal))];
-    match &d.info {
-        Ok(i) => {
-            let (major, minor) = i.compute_capability;
-            fields.push(("name", Json::str(i.name.as_str())));
-            fields.push(("compute_capability", Json::str(format!("{major}.{minor}"))));
-            fields.push(("total_mem_bytes", Json::count(i.total_mem)));
-            fields.push(("total_mem_gib", Json::float(i.total_mem_gib(), 2)));
-        }
-        Err(e) => fields.push(("error", Json::str(e.as_str()))),
+    #[test]
+    fn values_read_in_their_units() {
+        assert_eq!(attribute_text(Unit::Bytes, Some(50 << 20)), "50 MiB");
+        assert_eq!(attribute_text(Unit::Bytes, Some(48 << 10)), "48 KiB");
+        assert_eq!(attribute_text(Unit::Bytes, Some(1000)), "1000 bytes");
+        assert_eq!(attribute_text(Unit::KHz, Some(1_980_000)), "1980 MHz");
+        assert_eq!(attribute_text(Unit::Flag, Some(1)), "yes");
+        assert_eq!(attribute_text(Unit::ComputeMode, Some(3)), "exclusive_process");
+        assert_eq!(attribute_text(Unit::ComputeMode, Some(7)), "unknown (7)");
+        assert_eq!(attribute_text(Unit::Count, None), "unknown");
     }
-    Json::Object(fields)
-}
-
-fn summary_json(s: &Summary) -> Json {
-    let by_version = s
-        .gated
-        .iter()
-        .map(|(v, n)| Json::Object(vec![("needs", Json::str(display(*v))), ("count", Json::count(*n))]))
-        .collect();
-    Json::Object(vec![
-        ("variants", Json::count(s.variants)),
-        ("resolved", Json::count(s.resolved)),
-        ("gated", Json::count(s.gated_total())),
-        ("gated_by_version", Json::Array(by_version)),
-        ("not_in_driver", Json::count(s.not_in_driver)),
-        ("not_requested", Json::count(s.not_requested)),
-        ("no_driver", Json::count(s.other)),
-        ("names_bound", Json::count(s.names_bound)),
-        ("names_unbound", Json::count(s.names_unbound)),
-    ])
-}
-
-fn entry_json(e: &EntryInfo) -> Json {
-    let mut fields = vec![("name", Json::str(e.name))];
-    match e.kind {
-        EntryKind::Variant { symbol, version, per_thread } => {
-            fields.push(("kind", Json::str("variant")));
-            fields.push(("symbol", Json::str(symbol)));
-            fields.push(("abi_version", Json::int(version)));
-            fields.push(("per_thread", Json::Bool(per_thread)));
-        }
-        EntryKind::Name { bound } => {
-            fields.push(("kind", Json::str("name")));
-            fields.push(("bound", Json::opt_str(bound)));
-        }
-    }
-    fields.push(("state", Json::str(state_code(&e.availability))));
-    if let cudrv::Availability::NeedsDriver { version } = e.availability {
-        fields.push(("needs", Json::str(display(version))));
-    }
-    fields.push(("detail", Json::str(e.availability.to_string())));
-    Json::Object(fields)
 }
