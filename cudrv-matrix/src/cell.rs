@@ -192,6 +192,7 @@ pub fn parse_gated(text: &str) -> Vec<Gated> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

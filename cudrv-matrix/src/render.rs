@@ -188,6 +188,7 @@ pub fn json(run: &Run) -> Value {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 

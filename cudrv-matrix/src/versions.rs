@@ -94,6 +94,7 @@ pub fn for_real(request: Request, driver: u32) -> Result<Vec<u32>, String> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
