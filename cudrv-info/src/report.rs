@@ -7,7 +7,7 @@ use std::fmt::Write;
 use std::time::Duration;
 
 use cudrv::sys::{CUdevice, CUdevice_attribute, CUresult, CUuuid};
-use cudrv::{Availability, CudaError, Driver, EntryInfo, EntryKind, Missing};
+use cudrv::{Availability, Driver, EntryInfo, EntryKind, Missing};
 
 /// Where the reported driver came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -124,7 +124,7 @@ pub struct Devices {
 pub struct Device {
     /// The ordinal passed to `cuDeviceGet`.
     pub ordinal: c_int,
-    /// The details, or the Display text of the [`CudaError`] of the call that failed.
+    /// The details, or the text of the error of the call that failed.
     pub info: Result<DeviceInfo, String>,
 }
 
@@ -405,7 +405,7 @@ fn check(driver: &Driver, call: &'static str, status: CUresult) -> Result<(), St
     if status == CUresult::CUDA_SUCCESS {
         Ok(())
     } else {
-        Err(CudaError::new(driver, call, status).to_string())
+        Err(format!("{call} failed: {}", driver.status_text(status)))
     }
 }
 
