@@ -15,7 +15,8 @@ use std::sync::{Arc, RwLock};
 use crate::error::CudaError;
 use crate::sys::CUresult;
 
-/// A call's first argument, as a report shows it (usually the handle the call was about).
+/// The argument a report names: for a `pw` call, the first handle, device pointer or
+/// device passed by value (never an out-pointer), else `None`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arg {
     /// The call takes no arguments.
@@ -84,7 +85,7 @@ impl Report {
         &self.call
     }
 
-    /// The call's first argument (usually the handle it was about).
+    /// The argument the report names (usually the handle the call was about).
     pub fn arg(&self) -> Arg {
         self.arg
     }

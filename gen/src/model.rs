@@ -157,7 +157,11 @@ impl Model {
         }
         let mut names = Vec::new();
         for (symbol, idx) in &by_symbol {
-            names.push(build_name(symbol, idx, &Ctx { variants: &variants, by_symbol: &by_symbol, declared: &declared, cuda, types: &types })?);
+            names.push(build_name(
+                symbol,
+                idx,
+                &Ctx { variants: &variants, by_symbol: &by_symbol, declared: &declared, cuda, types: &types },
+            )?);
         }
         let all: HashSet<&str> = names.iter().map(|n| n.name.as_str()).collect();
         if let Some(v) = variants.iter().find(|v| all.contains(v.ident.as_str())) {
