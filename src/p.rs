@@ -5,8 +5,9 @@
 //! `CUDA_ERROR_NOT_FOUND` without calling anything. Nothing is reported, allocated, locked
 //! or remembered: on success the cost is the raw pointer call's.
 //!
-//! Unversioned names (`cuMemAlloc`) have cuda.h's prototype and bind the newest variant
-//! with that signature the driver provides; versioned names (`cuMemAlloc_v3020`,
+//! Unversioned names (`cuMemAlloc`) bind what cuda.h binds: the variant its macros select,
+//! with its prototype (else an older one with the identical prototype, never a newer one);
+//! versioned names (`cuMemAlloc_v3020`,
 //! `cuLaunchHostFunc_v13010`) call exactly that variant.
 //!
 //! # Safety

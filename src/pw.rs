@@ -1,7 +1,9 @@
 //! Reporting wrappers: as [`crate::p`], and a failure other than
 //! `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report()`], naming the call and
-//! its first argument (usually the handle):
-//! `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`.
+//! the first handle, device pointer or device it was passed by value (never an
+//! out-pointer; none if it has none):
+//! `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`,
+//! `cuMemAlloc() failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)`.
 //!
 //! Each failure gives its own report; nothing is kept between calls. The reporter runs on
 //! the calling thread, so never call a `pw` function while holding a lock the reporter

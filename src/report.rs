@@ -16,7 +16,8 @@ use crate::error::CudaError;
 use crate::sys::CUresult;
 use crate::table::Call;
 
-/// A call's first argument, as a report shows it (usually the handle the call was about).
+/// The argument a report names: for a `pw` call, the first handle, device pointer or
+/// device passed by value (never an out-pointer), else `None`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Arg {
@@ -90,7 +91,7 @@ impl Report {
         &self.call
     }
 
-    /// The call's first argument (usually the handle it was about).
+    /// The argument the report names (usually the handle the call was about).
     pub fn arg(&self) -> Arg {
         self.arg
     }

@@ -22,15 +22,20 @@ pub struct VariantSpec {
 /// One distinct function name. Its unversioned wrapper (`p::cuMemAlloc`) binds the first of
 /// `candidates` (newest first) that the driver provides; with the per-thread default
 /// stream option and a non-empty `per_thread_candidates`, the first of those instead.
+/// The first candidate is the variant cuda.h's macros select for the name, the others are
+/// older variants with the identical prototype (see `DESIGN.md`, "Generated code").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NameSpec {
     /// The function name, `cuMemAlloc`.
     pub name: &'static str,
-    /// Indices into [`VARIANTS`] with cuda.h's prototype for the name, newest first.
+    /// Indices into [`VARIANTS`]: cuda.h's variant for the name, then older ones with its
+    /// prototype.
     pub candidates: &'static [usize],
-    /// Indices into [`VARIANTS`] of the per-thread variants with that prototype, newest first.
+    /// The same in per-thread mode (`CUDA_API_PER_THREAD_DEFAULT_STREAM`), when cuda.h maps
+    /// the name to a `_ptds`/`_ptsz` variant; empty otherwise.
     pub per_thread_candidates: &'static [usize],
-    /// Whether cuda.h declares the prototype (else the newest variant's is used).
+    /// Whether cuda.h binds the name to one of its variants (else the newest variant is
+    /// the default).
     pub declared: bool,
 }
 

@@ -150,7 +150,7 @@ fn child() {
             assert_eq!(unsafe { cudrv::p::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
             // SAFETY: as above.
             assert_eq!(unsafe { cudrv::pw::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
-            assert_eq!(common::my_reports(), ["cuInit(0) failed: CUDA_ERROR_NOT_FOUND (the driver has no description for this code) [cuInit: no driver loaded]"]);
+            assert_eq!(common::my_reports(), ["cuInit() failed: CUDA_ERROR_NOT_FOUND (the driver has no description for this code) [cuInit: no driver loaded]"]);
         }
         other => panic!("unknown scenario {other}"),
     }

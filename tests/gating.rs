@@ -56,16 +56,21 @@ fn a_gated_call_returns_not_found_and_names_the_version_it_needs() {
 }
 
 #[test]
-fn unversioned_names_bind_the_newest_identical_variant() {
-    // cuGraphAddNode: cuda.h's prototype (with edge data) is v12030's and v13040's; the
-    // v12020 variant has no edge data and is only reachable by its versioned name.
+fn unversioned_names_bind_what_cuda_h_binds() {
+    // cuGraphAddNode: cuda.h maps it to cuGraphAddNode_v2, the v12030 ABI (with edge
+    // data). v13040 (cuGraphAddNode_v3) has the same prototype but is newer, so only its
+    // versioned name reaches it; v12020 has no edge data.
     let bound = |v: u32, name: &str| match load(v, LoadOptions::default()).entry(name).unwrap().kind {
         EntryKind::Name { bound } => bound,
         other => panic!("{other:?}"),
     };
     assert_eq!(bound(12020, "cuGraphAddNode"), None);
     assert_eq!(bound(12040, "cuGraphAddNode"), Some("cuGraphAddNode_v12030"));
-    assert_eq!(bound(13050, "cuGraphAddNode"), Some("cuGraphAddNode_v13040"));
+    assert_eq!(bound(13050, "cuGraphAddNode"), Some("cuGraphAddNode_v12030"));
+    assert_eq!(bound(13050, "cuGraphNodeSetParams"), Some("cuGraphNodeSetParams_v12020"));
+    // cuda.h maps cuGraphInstantiate to cuGraphInstantiateWithFlags (3 arguments).
+    assert_eq!(bound(13050, "cuGraphInstantiate"), Some("cuGraphInstantiateWithFlags_v11040"));
+    assert_eq!(bound(11030, "cuGraphInstantiate"), None);
     assert_eq!(bound(11030, "cuDeviceGetUuid"), Some("cuDeviceGetUuid_v9020"));
     assert_eq!(bound(11080, "cuDeviceGetUuid"), Some("cuDeviceGetUuid_v11040"));
     // A name none of whose variants the driver has says which version it needs.

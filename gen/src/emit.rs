@@ -193,17 +193,17 @@ fn free_fn(s: &mut String, doc: &str, name: &str, params: &[(String, Type)], via
     let _ = writeln!(s, "}}");
 }
 
+/// The `Arg` a `pw` report shows: the handle, device pointer or device `kind` names (see
+/// `ArgKind`), else `Arg::None` (never an out-pointer).
 fn arg_expr(kind: ArgKind, params: &[(String, Type)]) -> String {
-    let Some((n, _)) = params.first() else {
-        return "Arg::None".into();
-    };
+    let name = |i: usize| params.get(i).map(|(n, _)| n.as_str());
     match kind {
-        ArgKind::Pointer => format!("Arg::Pointer({n} as usize)"),
-        ArgKind::Hex => format!("Arg::Hex({n} as u64)"),
-        ArgKind::Int => format!("Arg::Int({n} as i64)"),
-        ArgKind::Enum => format!("Arg::Int({n}.0 as i64)"),
-        ArgKind::Opaque => "Arg::Opaque".into(),
+        ArgKind::Handle(i) => name(i).map(|n| format!("Arg::Pointer({n} as usize)")),
+        ArgKind::DevicePtr(i) => name(i).map(|n| format!("Arg::Hex({n} as u64)")),
+        ArgKind::Device(i) => name(i).map(|n| format!("Arg::Int({n} as i64)")),
+        ArgKind::None => None,
     }
+    .unwrap_or_else(|| "Arg::None".into())
 }
 
 fn pw(model: &Model) -> Result<String, String> {

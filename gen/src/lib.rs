@@ -18,7 +18,7 @@ mod model;
 use std::fs;
 use std::path::Path;
 
-pub use model::{Model, Name, Variant};
+pub use model::{ArgKind, CudaH, Model, Name, Variant};
 
 /// Where the generated files go.
 pub struct Outputs<'a> {
@@ -51,6 +51,75 @@ pub fn run_bindgen(wrapper: &Path, include: &Path, internal: bool) -> Result<Str
     Ok(bindings.to_string())
 }
 
+/// What cuda.h's macros turn each of `names` into, as the C preprocessor sees it, in
+/// normal or per-thread mode (`CUDA_API_PER_THREAD_DEFAULT_STREAM` defined).
+///
+/// A probe translation unit includes `wrapper` and, for every name, expands
+/// `PROBE(cuMemAlloc)` to `extern int __cudrv_probe_cuMemAlloc__cuMemAlloc_v2;`: the
+/// first half pastes the name unexpanded, the second is the name after macro expansion.
+/// bindgen (libclang) reports the variables; the names come back from theirs.
+pub fn probe_cuda_h(
+    wrapper: &Path,
+    include: &Path,
+    names: &[String],
+    per_thread: bool,
+) -> Result<std::collections::HashMap<String, String>, String> {
+    const PREFIX: &str = "__cudrv_probe_";
+    let wrapper = fs::canonicalize(wrapper).map_err(|e| format!("{}: {e}", wrapper.display()))?;
+    let mut probe = format!(
+        "#include \"{}\"\n\
+         #define CUDRV_PROBE__(p, e) extern int p##__##e;\n\
+         #define CUDRV_PROBE_(p, e) CUDRV_PROBE__(p, e)\n\
+         #define CUDRV_PROBE(n) CUDRV_PROBE_({PREFIX}##n, n)\n",
+        wrapper.display()
+    );
+    for n in names {
+        probe.push_str(&format!("CUDRV_PROBE({n})\n"));
+    }
+    let mut builder = bindgen::Builder::default()
+        .header_contents("cudrv_probe.h", &probe)
+        .clang_arg(format!("-I{}", include.display()))
+        .allowlist_var(format!("{PREFIX}.*"))
+        .generate_comments(false)
+        .layout_tests(false)
+        .formatter(bindgen::Formatter::None);
+    if per_thread {
+        builder = builder.clang_arg("-DCUDA_API_PER_THREAD_DEFAULT_STREAM");
+    }
+    let raw = builder.generate().map_err(|e| format!("bindgen failed on the cuda.h probe: {e}"))?.to_string();
+    let file = syn::parse_file(&raw).map_err(|e| format!("cannot parse the probe's bindgen output: {e}"))?;
+    let mut out = std::collections::HashMap::new();
+    for item in &file.items {
+        let syn::Item::ForeignMod(m) = item else { continue };
+        for fi in &m.items {
+            let syn::ForeignItem::Static(s) = fi else { continue };
+            let ident = s.ident.to_string();
+            if let Some((name, expansion)) = ident.strip_prefix(PREFIX).and_then(|r| r.split_once("__")) {
+                out.insert(name.to_string(), expansion.to_string());
+            }
+        }
+    }
+    if let Some(missing) = names.iter().find(|n| !out.contains_key(*n)) {
+        return Err(format!("the cuda.h probe did not report `{missing}`"));
+    }
+    Ok(out)
+}
+
+/// The functions a bindgen output declares.
+fn declared_functions(file: &syn::File) -> std::collections::HashSet<String> {
+    let mut out = std::collections::HashSet::new();
+    for item in &file.items {
+        if let syn::Item::ForeignMod(m) = item {
+            for fi in &m.items {
+                if let syn::ForeignItem::Fn(f) = fi {
+                    out.insert(f.sig.ident.to_string());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Generates every output file from the headers in `include`.
 pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Model, String> {
     let parse = |internal| -> Result<syn::File, String> {
@@ -58,8 +127,16 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
         syn::parse_file(&raw).map_err(|e| format!("cannot parse bindgen output: {e}"))
     };
     let mut file = parse(false)?;
-    merge_older_typedefs(&mut file, parse(true)?);
-    let model = Model::build(&file)?;
+    let internal = parse(true)?;
+    let exported = declared_functions(&internal);
+    merge_older_typedefs(&mut file, internal);
+    let symbols = model::pfn_symbols(&file);
+    let cuda = CudaH {
+        expands_to: probe_cuda_h(wrapper, include, &symbols, false)?,
+        expands_to_per_thread: probe_cuda_h(wrapper, include, &symbols, true)?,
+        exported,
+    };
+    let model = Model::build(&file, &cuda)?;
     let files = emit::emit(&file, &model)?;
     fs::create_dir_all(out.cudrv).map_err(|e| format!("{}: {e}", out.cudrv.display()))?;
     let all = [

@@ -20,7 +20,7 @@ pub struct Variant {
     pub params: Vec<(String, Type)>,
     /// The signature with every type alias resolved, for comparison.
     pub canon: String,
-    /// How the first argument is shown in a report.
+    /// The argument a report names (kept under its historical field name).
     pub first_arg: ArgKind,
 }
 
@@ -33,23 +33,50 @@ pub struct Name {
     /// The variant whose typedef the unversioned form is typed with.
     pub typed_as: usize,
     /// Variants (indices into `Model::variants`) the unversioned form may bind, newest
-    /// first: the default one and later ones with an identical signature.
+    /// first: the variant cuda.h's macros select (the default), then older variants with
+    /// an identical signature. Never a newer one.
     pub candidates: Vec<usize>,
-    /// The same for the per-thread default stream variants.
+    /// The same for the per-thread default stream variants, when cuda.h maps the name to
+    /// a `_ptds`/`_ptsz` symbol with `CUDA_API_PER_THREAD_DEFAULT_STREAM` defined and
+    /// cudaTypedefs.h has a typedef for it; empty otherwise (the name then binds
+    /// `candidates` in both modes).
     pub per_thread_candidates: Vec<usize>,
-    /// Whether cuda.h declares a prototype for it (else the newest variant is the default).
+    /// Whether cuda.h binds the name to one of its variants (else the newest variant is
+    /// the default).
     pub declared: bool,
+    /// What cuda.h's macros turn the name into (`cuMemAlloc` -> `cuMemAlloc_v2`).
+    pub binds: String,
+    /// The argument a report names.
     pub first_arg: ArgKind,
 }
 
-/// How a report shows a call's first argument.
+/// Which argument a `pw` report names, and how: the first opaque handle (a typedef of a
+/// pointer to an opaque `CUxxx_st`), device pointer (`CUdeviceptr`) or device
+/// (`CUdevice`, the ordinal) passed by value. Never an out-pointer or anything else.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ArgKind {
-    Pointer,
-    Hex,
-    Int,
-    Enum,
-    Opaque,
+    /// No such argument: the report names none.
+    None,
+    /// The handle at this parameter index, shown as a pointer.
+    Handle(usize),
+    /// The device pointer at this index, shown in hex.
+    DevicePtr(usize),
+    /// The device ordinal at this index, shown in decimal.
+    Device(usize),
+}
+
+/// What cuda.h's macros make of each name, as the C preprocessor sees it (read through
+/// libclang by `crate::probe_cuda_h`).
+pub struct CudaH {
+    /// Name -> the identifier it expands to (`cuMemAlloc` -> `cuMemAlloc_v2`,
+    /// `cuGraphInstantiate` -> `cuGraphInstantiateWithFlags`; itself if no macro).
+    pub expands_to: HashMap<String, String>,
+    /// The same with `CUDA_API_PER_THREAD_DEFAULT_STREAM` defined
+    /// (`cuMemcpyHtoD` -> `cuMemcpyHtoD_v2_ptds`).
+    pub expands_to_per_thread: HashMap<String, String>,
+    /// Every function cuda.h declares with `__CUDA_API_VERSION_INTERNAL` defined: all
+    /// the exported names, old ones included (`cuMemAlloc`, `cuMemAlloc_v2`).
+    pub exported: HashSet<String>,
 }
 
 pub struct Model {
@@ -60,12 +87,28 @@ pub struct Model {
 
 struct Types {
     aliases: HashMap<String, Type>,
-    enums: HashSet<String>,
+    /// Structs bindgen emits as opaque (`struct CUctx_st { _unused: [u8; 0] }`).
+    opaque: HashSet<String>,
+}
+
+/// The symbols of every `PFN_<symbol>_v<version>[_ptds|_ptsz]` typedef in bindgen's output.
+pub fn pfn_symbols(file: &syn::File) -> Vec<String> {
+    let mut out: Vec<String> = file
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Type(t) => t.ident.to_string().strip_prefix("PFN_").and_then(split_pfn).map(|(s, _, _)| s),
+            _ => None,
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 impl Model {
-    pub fn build(file: &syn::File) -> Result<Model, String> {
-        let mut types = Types { aliases: HashMap::new(), enums: HashSet::new() };
+    pub fn build(file: &syn::File, cuda: &CudaH) -> Result<Model, String> {
+        let mut types = Types { aliases: HashMap::new(), opaque: HashSet::new() };
         let mut header_version = None;
         let mut declared: HashMap<String, Vec<(String, Type)>> = HashMap::new();
         for item in &file.items {
@@ -73,8 +116,8 @@ impl Model {
                 Item::Type(t) => {
                     types.aliases.insert(t.ident.to_string(), (*t.ty).clone());
                 }
-                Item::Struct(s) if is_newtype(s) => {
-                    types.enums.insert(s.ident.to_string());
+                Item::Struct(s) if is_opaque(s) => {
+                    types.opaque.insert(s.ident.to_string());
                 }
                 Item::Const(c) if c.ident == "CUDA_VERSION" => {
                     header_version = Some(lit_u32(&c.expr)?);
@@ -103,7 +146,7 @@ impl Model {
             let params =
                 pfn_params(&t.ty).ok_or_else(|| format!("{ident}: not a function typedef returning CUresult"))?;
             let canon = types.signature(&params);
-            let first_arg = types.arg_kind(params.first().map(|p| &p.1));
+            let first_arg = types.report_arg(&params);
             variants.push(Variant { ident: rest.to_string(), symbol, version, per_thread, params, canon, first_arg });
         }
         variants.sort_by(|a, b| (&a.symbol, a.version, a.per_thread).cmp(&(&b.symbol, b.version, b.per_thread)));
@@ -114,7 +157,11 @@ impl Model {
         }
         let mut names = Vec::new();
         for (symbol, idx) in &by_symbol {
-            names.push(build_name(symbol, idx, &variants, &declared, &types)?);
+            names.push(build_name(
+                symbol,
+                idx,
+                &Ctx { variants: &variants, by_symbol: &by_symbol, declared: &declared, cuda, types: &types },
+            )?);
         }
         let all: HashSet<&str> = names.iter().map(|n| n.name.as_str()).collect();
         if let Some(v) = variants.iter().find(|v| all.contains(v.ident.as_str())) {
@@ -124,65 +171,175 @@ impl Model {
     }
 }
 
-fn build_name(
-    symbol: &str,
-    idx: &[usize],
-    variants: &[Variant],
-    declared: &HashMap<String, Vec<(String, Type)>>,
-    types: &Types,
-) -> Result<Name, String> {
-    let newest_first = |per_thread: bool, canon: &str| -> Vec<usize> {
-        let mut v: Vec<usize> = idx
-            .iter()
+struct Ctx<'a> {
+    variants: &'a [Variant],
+    by_symbol: &'a BTreeMap<&'a str, Vec<usize>>,
+    declared: &'a HashMap<String, Vec<(String, Type)>>,
+    cuda: &'a CudaH,
+    types: &'a Types,
+}
+
+impl Ctx<'_> {
+    fn variant(&self, i: usize) -> Result<&Variant, String> {
+        self.variants.get(i).ok_or_else(|| format!("variant index {i} out of range"))
+    }
+
+    /// The variants of `symbol` with this per-thread suffix (`""`, `"_ptds"`, `"_ptsz"`),
+    /// oldest first.
+    fn of_symbol(&self, symbol: &str, suffix: &str) -> Vec<usize> {
+        let mut v: Vec<usize> = self
+            .by_symbol
+            .get(symbol)
+            .into_iter()
+            .flatten()
             .copied()
-            .filter(|&i| variants.get(i).is_some_and(|v| v.per_thread == per_thread && v.canon == canon))
+            .filter(|&i| {
+                self.variants.get(i).is_some_and(|v| {
+                    if suffix.is_empty() {
+                        !v.per_thread
+                    } else {
+                        v.per_thread && v.ident.ends_with(suffix)
+                    }
+                })
+            })
             .collect();
-        v.sort_by_key(|&i| std::cmp::Reverse(variants.get(i).map_or(0, |v| v.version)));
+        v.sort_by_key(|&i| self.variants.get(i).map_or(0, |v| v.version));
         v
+    }
+
+    /// The variant an exported name stands for. cuda.h declares (with
+    /// `__CUDA_API_VERSION_INTERNAL`) one exported name per ABI version of a symbol:
+    /// `sym`, `sym_v2`, ..., `sym_vN`, for the N non-per-thread typedefs of
+    /// cudaTypedefs.h, oldest first; `sym_vK` is the K-th oldest. `None` if `exported`
+    /// is no symbol's; an error if cuda.h and cudaTypedefs.h disagree on how many
+    /// versions the symbol has (then the K-th is not known).
+    fn exported_variant(&self, exported: &str) -> Result<Option<usize>, String> {
+        let (symbol, k) = if self.by_symbol.contains_key(exported) {
+            (exported, 1)
+        } else {
+            match version_suffix(exported) {
+                Some((s, k)) if self.by_symbol.contains_key(s) => (s, k),
+                _ => return Ok(None),
+            }
+        };
+        let versions = self.of_symbol(symbol, "");
+        let mut names: Vec<usize> = self
+            .cuda
+            .exported
+            .iter()
+            .filter_map(|e| match version_suffix(e) {
+                _ if e == symbol => Some(1),
+                Some((s, k)) if s == symbol && !self.by_symbol.contains_key(e.as_str()) => Some(k),
+                _ => None,
+            })
+            .collect();
+        names.sort_unstable();
+        if names != (1..=versions.len()).collect::<Vec<_>>() {
+            return Err(format!(
+                "{symbol}: cuda.h declares the exported names {names:?} (1 = unsuffixed, K = _vK) but \
+                 cudaTypedefs.h has {} versions of it, so which version `{exported}` is cannot be told",
+                versions.len()
+            ));
+        }
+        Ok(k.checked_sub(1).and_then(|k| versions.get(k)).copied())
+    }
+}
+
+/// `cuMemAlloc_v2` -> (`cuMemAlloc`, 2).
+fn version_suffix(name: &str) -> Option<(&str, usize)> {
+    let pos = name.rfind("_v")?;
+    let k: usize = name.get(pos + 2..)?.parse().ok()?;
+    Some((name.get(..pos)?, k))
+}
+
+fn build_name(symbol: &str, idx: &[usize], cx: &Ctx<'_>) -> Result<Name, String> {
+    let binds = cx.cuda.expands_to.get(symbol).cloned().unwrap_or_else(|| symbol.to_string());
+    let prototype = cx.declared.get(&binds);
+    let default = match (prototype, cx.exported_variant(&binds)?) {
+        (Some(p), Some(d)) => {
+            let v = cx.variant(d)?;
+            if cx.types.signature(p) != v.canon {
+                return Err(format!(
+                    "{symbol}: cuda.h maps it to `{binds}`, whose prototype is not {}'s: the rule that \
+                     `_vK` is the K-th oldest version does not hold for this header",
+                    v.ident
+                ));
+            }
+            Some((d, p.clone()))
+        }
+        _ => None,
     };
-    let prototype = declared_prototype(symbol, declared);
-    let (params, canon, declared_ok) = match prototype {
-        Some(p) if !newest_first(false, &types.signature(p)).is_empty() => (p.clone(), types.signature(p), true),
-        _ => {
-            // No usable prototype: the newest non-per-thread variant is the default.
+    let declared = default.is_some();
+    let (default, params) = match default {
+        Some(d) => d,
+        None => {
+            // cuda.h binds the name to none of its variants: the newest non-per-thread
+            // variant is the default.
             let newest = idx
                 .iter()
-                .filter_map(|&i| variants.get(i))
-                .filter(|v| !v.per_thread)
-                .max_by_key(|v| v.version)
-                .or_else(|| idx.iter().filter_map(|&i| variants.get(i)).max_by_key(|v| v.version))
+                .copied()
+                .filter(|&i| cx.variants.get(i).is_some_and(|v| !v.per_thread))
+                .max_by_key(|&i| cx.variants.get(i).map_or(0, |v| v.version))
+                .or_else(|| idx.iter().copied().max_by_key(|&i| cx.variants.get(i).map_or(0, |v| v.version)))
                 .ok_or_else(|| format!("{symbol}: no variants"))?;
-            (newest.params.clone(), newest.canon.clone(), false)
+            (newest, cx.variant(newest)?.params.clone())
         }
     };
-    let mut candidates = newest_first(false, &canon);
-    let per_thread_candidates = newest_first(true, &canon);
-    if candidates.is_empty() {
-        candidates = per_thread_candidates.clone();
+    let d = cx.variant(default)?;
+    let same_or_older = |list: Vec<usize>, newest: u32| -> Vec<usize> {
+        let mut v: Vec<usize> = list
+            .into_iter()
+            .filter(|&i| cx.variants.get(i).is_some_and(|v| v.canon == d.canon && v.version <= newest))
+            .collect();
+        v.reverse();
+        v
+    };
+    let suffix = if d.per_thread { d.ident.get(d.ident.len().saturating_sub(5)..).unwrap_or("") } else { "" };
+    let candidates = same_or_older(cx.of_symbol(&d.symbol, suffix), d.version);
+
+    // Per-thread mode: cuda.h maps the name to `<binds>_ptds`/`<binds>_ptsz`, the per-thread
+    // twin of the default: the oldest per-thread variant of that kind with the default's
+    // signature, no older than the default and older than the next version.
+    let mut per_thread_candidates = Vec::new();
+    if declared {
+        let pt = cx.cuda.expands_to_per_thread.get(symbol).map_or(binds.as_str(), String::as_str);
+        if pt != binds {
+            let (base, suffix) = match (pt.strip_suffix("_ptds"), pt.strip_suffix("_ptsz")) {
+                (Some(b), _) => (b, "_ptds"),
+                (_, Some(b)) => (b, "_ptsz"),
+                _ => ("", ""),
+            };
+            if base != binds {
+                return Err(format!(
+                    "{symbol}: cuda.h maps it to `{binds}`, and to `{pt}` in per-thread mode, which is not its per-thread form"
+                ));
+            }
+            let next = cx
+                .of_symbol(&d.symbol, "")
+                .into_iter()
+                .filter_map(|i| cx.variants.get(i).map(|v| v.version))
+                .find(|&v| v > d.version)
+                .unwrap_or(u32::MAX);
+            let all = cx.of_symbol(&d.symbol, suffix);
+            let twin = all.iter().copied().find(|&i| {
+                cx.variants.get(i).is_some_and(|v| v.canon == d.canon && v.version >= d.version && v.version < next)
+            });
+            if let Some(t) = twin {
+                per_thread_candidates = same_or_older(all, cx.variant(t)?.version);
+            }
+        }
     }
-    let typed_as = *candidates.first().ok_or_else(|| format!("{symbol}: no candidate"))?;
-    let first_arg = types.arg_kind(params.first().map(|p| &p.1));
+    let first_arg = cx.types.report_arg(&params);
     Ok(Name {
         name: symbol.to_string(),
         params,
-        typed_as,
+        typed_as: default,
         candidates,
         per_thread_candidates,
-        declared: declared_ok,
+        declared,
+        binds,
         first_arg,
     })
-}
-
-/// cuda.h's prototype for `symbol`: the declaration of that exact name, else of the
-/// highest `symbol_vK` (cuda.h maps `#define cuMemAlloc cuMemAlloc_v2`).
-fn declared_prototype<'a>(
-    symbol: &str,
-    declared: &'a HashMap<String, Vec<(String, Type)>>,
-) -> Option<&'a Vec<(String, Type)>> {
-    if let Some(p) = declared.get(symbol) {
-        return Some(p);
-    }
-    (2..10).rev().find_map(|k| declared.get(&format!("{symbol}_v{k}")))
 }
 
 /// `cuMemcpyAsync_v7000_ptsz` -> (`cuMemcpyAsync`, 7000, true).
@@ -197,10 +354,14 @@ fn split_pfn(rest: &str) -> Option<(String, u32, bool)> {
     Some((symbol.to_string(), version, per_thread))
 }
 
-fn is_newtype(s: &syn::ItemStruct) -> bool {
-    let transparent =
-        s.attrs.iter().any(|a| a.path().is_ident("repr") && a.to_token_stream().to_string().contains("transparent"));
-    transparent && matches!(&s.fields, syn::Fields::Unnamed(f) if f.unnamed.len() == 1)
+/// `struct X { _unused: [u8; 0] }`: bindgen's form of a struct the header only declares.
+fn is_opaque(s: &syn::ItemStruct) -> bool {
+    match &s.fields {
+        syn::Fields::Named(f) => {
+            f.named.len() == 1 && f.named.iter().all(|f| f.ident.as_ref().is_some_and(|i| i == "_unused"))
+        }
+        _ => false,
+    }
 }
 
 fn lit_u32(e: &syn::Expr) -> Result<u32, String> {
@@ -284,20 +445,57 @@ impl Types {
         }
     }
 
-    fn arg_kind(&self, ty: Option<&Type>) -> ArgKind {
-        let Some(ty) = ty else { return ArgKind::Opaque };
-        let c = self.canon(ty, 0);
-        if c.starts_with('*') {
-            ArgKind::Pointer
-        } else if matches!(c.as_str(), "u64" | "usize") {
-            ArgKind::Hex
-        } else if matches!(c.as_str(), "i8" | "u8" | "i16" | "u16" | "i32" | "u32" | "i64" | "isize") {
-            ArgKind::Int
-        } else if self.enums.contains(&c) {
-            ArgKind::Enum
-        } else {
-            ArgKind::Opaque
+    /// The argument a report names: the first handle, device pointer or device passed by value.
+    fn report_arg(&self, params: &[(String, Type)]) -> ArgKind {
+        for (i, (_, ty)) in params.iter().enumerate() {
+            let kind = self.by_value_kind(ty, i);
+            if kind != ArgKind::None {
+                return kind;
+            }
         }
+        ArgKind::None
+    }
+
+    /// `ty` as a by-value handle, device pointer or device: written as a typedef name
+    /// whose alias chain names `CUdeviceptr`/`CUdevice` or ends in a pointer to an opaque
+    /// struct. A pointer written as such (an out-pointer) is none of them.
+    fn by_value_kind(&self, ty: &Type, index: usize) -> ArgKind {
+        let mut ty = ty;
+        for _ in 0..32 {
+            let Type::Path(p) = ty else {
+                break;
+            };
+            let Some(last) = p.path.segments.last() else {
+                break;
+            };
+            let id = last.ident.to_string();
+            let versioned = |base: &str| {
+                id == base
+                    || id
+                        .strip_prefix(base)
+                        .and_then(|r| r.strip_prefix("_v"))
+                        .is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_digit()))
+            };
+            if versioned("CUdeviceptr") {
+                return ArgKind::DevicePtr(index);
+            }
+            if versioned("CUdevice") {
+                return ArgKind::Device(index);
+            }
+            let Some(target) = self.aliases.get(&id) else {
+                break;
+            };
+            if let Type::Ptr(ptr) = target {
+                if let Type::Path(inner) = &*ptr.elem {
+                    if inner.path.segments.last().is_some_and(|s| self.opaque.contains(&s.ident.to_string())) {
+                        return ArgKind::Handle(index);
+                    }
+                }
+                break;
+            }
+            ty = target;
+        }
+        ArgKind::None
     }
 }
 

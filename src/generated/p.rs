@@ -8196,12 +8196,12 @@ impl P<'_> {
             None => self.0.unresolved_call(Entry::Name(133)),
         }
     }
-    #[doc = "`cuGraphAddNode` with cuda.h's prototype: binds the newest of `cuGraphAddNode_v13040`, `cuGraphAddNode_v12030` the driver provides."]
+    #[doc = "`cuGraphAddNode` with cuda.h's prototype: binds the newest of `cuGraphAddNode_v12030` the driver provides."]
     #[inline(always)]
     pub unsafe fn cuGraphAddNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         // SAFETY: the slot is null or a pointer the driver returned for a variant whose
-        // signature is PFN_cuGraphAddNode_v13040's; null becomes None.
-        match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v13040>(self.0.name_slot(134)) {
+        // signature is PFN_cuGraphAddNode_v12030's; null becomes None.
+        match core::mem::transmute::<*mut c_void, PFN_cuGraphAddNode_v12030>(self.0.name_slot(134)) {
             Some(entry_point) => entry_point(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
             None => self.0.unresolved_call(Entry::Name(134)),
         }
@@ -8586,13 +8586,13 @@ impl P<'_> {
             None => self.0.unresolved_call(Entry::Name(172)),
         }
     }
-    #[doc = "`cuGraphInstantiate` with cuda.h's prototype: binds the newest of `cuGraphInstantiate_v11000`, `cuGraphInstantiate_v10000` the driver provides."]
+    #[doc = "`cuGraphInstantiate` with cuda.h's prototype: binds the newest of `cuGraphInstantiateWithFlags_v11040` the driver provides."]
     #[inline(always)]
-    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
+    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         // SAFETY: the slot is null or a pointer the driver returned for a variant whose
-        // signature is PFN_cuGraphInstantiate_v11000's; null becomes None.
-        match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiate_v11000>(self.0.name_slot(173)) {
-            Some(entry_point) => entry_point(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
+        // signature is PFN_cuGraphInstantiateWithFlags_v11040's; null becomes None.
+        match core::mem::transmute::<*mut c_void, PFN_cuGraphInstantiateWithFlags_v11040>(self.0.name_slot(173)) {
+            Some(entry_point) => entry_point(phGraphExec, hGraph, flags),
             None => self.0.unresolved_call(Entry::Name(173)),
         }
     }
@@ -8836,12 +8836,12 @@ impl P<'_> {
             None => self.0.unresolved_call(Entry::Name(197)),
         }
     }
-    #[doc = "`cuGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeSetParams_v13040`, `cuGraphNodeSetParams_v12020` the driver provides."]
+    #[doc = "`cuGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeSetParams_v12020` the driver provides."]
     #[inline(always)]
     pub unsafe fn cuGraphNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         // SAFETY: the slot is null or a pointer the driver returned for a variant whose
-        // signature is PFN_cuGraphNodeSetParams_v13040's; null becomes None.
-        match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetParams_v13040>(self.0.name_slot(198)) {
+        // signature is PFN_cuGraphNodeSetParams_v12020's; null becomes None.
+        match core::mem::transmute::<*mut c_void, PFN_cuGraphNodeSetParams_v12020>(self.0.name_slot(198)) {
             Some(entry_point) => entry_point(hNode, nodeParams),
             None => self.0.unresolved_call(Entry::Name(198)),
         }
@@ -15803,7 +15803,7 @@ pub unsafe fn cuGraphAddMemcpyNode(phGraphNode: *mut CUgraphNode, hGraph: CUgrap
 pub unsafe fn cuGraphAddMemsetNode(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult {
     crate::driver::global().p().cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx)
 }
-#[doc = "`cuGraphAddNode` with cuda.h's prototype: binds the newest of `cuGraphAddNode_v13040`, `cuGraphAddNode_v12030` the driver provides. Through the process-wide driver."]
+#[doc = "`cuGraphAddNode` with cuda.h's prototype: binds the newest of `cuGraphAddNode_v12030` the driver provides. Through the process-wide driver."]
 #[inline(always)]
 pub unsafe fn cuGraphAddNode(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
     crate::driver::global().p().cuGraphAddNode(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams)
@@ -15998,10 +15998,10 @@ pub unsafe fn cuGraphHostNodeGetParams(hNode: CUgraphNode, nodeParams: *mut CUDA
 pub unsafe fn cuGraphHostNodeSetParams(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
     crate::driver::global().p().cuGraphHostNodeSetParams(hNode, nodeParams)
 }
-#[doc = "`cuGraphInstantiate` with cuda.h's prototype: binds the newest of `cuGraphInstantiate_v11000`, `cuGraphInstantiate_v10000` the driver provides. Through the process-wide driver."]
+#[doc = "`cuGraphInstantiate` with cuda.h's prototype: binds the newest of `cuGraphInstantiateWithFlags_v11040` the driver provides. Through the process-wide driver."]
 #[inline(always)]
-pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
-    crate::driver::global().p().cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)
+pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    crate::driver::global().p().cuGraphInstantiate(phGraphExec, hGraph, flags)
 }
 #[doc = "`cuGraphInstantiateWithFlags` with cuda.h's prototype: binds the newest of `cuGraphInstantiateWithFlags_v11040` the driver provides. Through the process-wide driver."]
 #[inline(always)]
@@ -16123,7 +16123,7 @@ pub unsafe fn cuGraphNodeGetType(hNode: CUgraphNode, type_: *mut CUgraphNodeType
 pub unsafe fn cuGraphNodeSetEnabled(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: ::std::os::raw::c_uint) -> CUresult {
     crate::driver::global().p().cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled)
 }
-#[doc = "`cuGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeSetParams_v13040`, `cuGraphNodeSetParams_v12020` the driver provides. Through the process-wide driver."]
+#[doc = "`cuGraphNodeSetParams` with cuda.h's prototype: binds the newest of `cuGraphNodeSetParams_v12020` the driver provides. Through the process-wide driver."]
 #[inline(always)]
 pub unsafe fn cuGraphNodeSetParams(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
     crate::driver::global().p().cuGraphNodeSetParams(hNode, nodeParams)

@@ -6872,8 +6872,8 @@ impl Pc {
     }
     #[doc = "`cuGraphInstantiate`, returning `Err(CudaError)` naming the call on a failure."]
     #[inline(always)]
-    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> Result<(), CudaError> {
-        match self.0.p().cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize) {
+    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+        match self.0.p().cuGraphInstantiate(phGraphExec, hGraph, flags) {
             CUresult::CUDA_SUCCESS => Ok(()),
             status => Err(self.0.error(crate::table::Call::of(Entry::Name(173)), status)),
         }
@@ -13660,8 +13660,8 @@ pub unsafe fn cuGraphHostNodeSetParams(hNode: CUgraphNode, nodeParams: *const CU
 }
 #[doc = "`cuGraphInstantiate`, returning `Err(CudaError)` naming the call on a failure. Through the process-wide driver."]
 #[inline(always)]
-pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> Result<(), CudaError> {
-    crate::driver::global().pc().cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)
+pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+    crate::driver::global().pc().cuGraphInstantiate(phGraphExec, hGraph, flags)
 }
 #[doc = "`cuGraphInstantiateWithFlags`, returning `Err(CudaError)` naming the call on a failure. Through the process-wide driver."]
 #[inline(always)]

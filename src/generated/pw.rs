@@ -11,7 +11,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate_v2000(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult {
         let status = self.0.p().cuArray3DCreate_v2000(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate_v2000", Entry::Variant(0), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArray3DCreate_v2000", Entry::Variant(0), Arg::None, status);
         }
         status
     }
@@ -20,7 +20,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate_v3020(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult {
         let status = self.0.p().cuArray3DCreate_v3020(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate_v3020", Entry::Variant(1), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArray3DCreate_v3020", Entry::Variant(1), Arg::None, status);
         }
         status
     }
@@ -29,7 +29,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor_v2000(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor_v2000(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor_v2000", Entry::Variant(2), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArray3DGetDescriptor_v2000", Entry::Variant(2), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -38,7 +38,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor_v3020(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor_v3020(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor_v3020", Entry::Variant(3), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArray3DGetDescriptor_v3020", Entry::Variant(3), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -47,7 +47,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate_v2000(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult {
         let status = self.0.p().cuArrayCreate_v2000(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate_v2000", Entry::Variant(4), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArrayCreate_v2000", Entry::Variant(4), Arg::None, status);
         }
         status
     }
@@ -56,7 +56,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate_v3020(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult {
         let status = self.0.p().cuArrayCreate_v3020(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate_v3020", Entry::Variant(5), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArrayCreate_v3020", Entry::Variant(5), Arg::None, status);
         }
         status
     }
@@ -74,7 +74,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor_v2000(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor_v2000(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor_v2000", Entry::Variant(7), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArrayGetDescriptor_v2000", Entry::Variant(7), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -83,7 +83,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor_v3020(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor_v3020(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor_v3020", Entry::Variant(8), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArrayGetDescriptor_v3020", Entry::Variant(8), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -92,7 +92,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetMemoryRequirements_v11060(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuArrayGetMemoryRequirements_v11060(memoryRequirements, array, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetMemoryRequirements_v11060", Entry::Variant(9), Arg::Pointer(memoryRequirements as usize), status);
+            self.0.report_failure("cuArrayGetMemoryRequirements_v11060", Entry::Variant(9), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -101,7 +101,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetPlane_v11020(&self, pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuArrayGetPlane_v11020(pPlaneArray, hArray, planeIdx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetPlane_v11020", Entry::Variant(10), Arg::Pointer(pPlaneArray as usize), status);
+            self.0.report_failure("cuArrayGetPlane_v11020", Entry::Variant(10), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -110,7 +110,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetSparseProperties_v11010(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetSparseProperties_v11010(sparseProperties, array);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetSparseProperties_v11010", Entry::Variant(11), Arg::Pointer(sparseProperties as usize), status);
+            self.0.report_failure("cuArrayGetSparseProperties_v11010", Entry::Variant(11), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -128,7 +128,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessCheckpoint_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessCheckpoint_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessCheckpoint_v12080", Entry::Variant(13), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessCheckpoint_v12080", Entry::Variant(13), Arg::None, status);
         }
         status
     }
@@ -137,7 +137,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetRestoreThreadId_v12080(&self, pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetRestoreThreadId_v12080(pid, tid);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId_v12080", Entry::Variant(14), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId_v12080", Entry::Variant(14), Arg::None, status);
         }
         status
     }
@@ -146,7 +146,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetState_v12080(&self, pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetState_v12080(pid, state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetState_v12080", Entry::Variant(15), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessGetState_v12080", Entry::Variant(15), Arg::None, status);
         }
         status
     }
@@ -155,7 +155,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessLock_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessLock_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessLock_v12080", Entry::Variant(16), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessLock_v12080", Entry::Variant(16), Arg::None, status);
         }
         status
     }
@@ -164,7 +164,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessRestore_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessRestore_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessRestore_v12080", Entry::Variant(17), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessRestore_v12080", Entry::Variant(17), Arg::None, status);
         }
         status
     }
@@ -173,7 +173,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessUnlock_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessUnlock_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessUnlock_v12080", Entry::Variant(18), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessUnlock_v12080", Entry::Variant(18), Arg::None, status);
         }
         status
     }
@@ -200,7 +200,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttribute_v12010(&self, get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttribute_v12010(get, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttribute_v12010", Entry::Variant(21), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpGetAttribute_v12010", Entry::Variant(21), Arg::None, status);
         }
         status
     }
@@ -209,7 +209,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttributeGlobal_v12010(&self, get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttributeGlobal_v12010(get, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttributeGlobal_v12010", Entry::Variant(22), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpGetAttributeGlobal_v12010", Entry::Variant(22), Arg::None, status);
         }
         status
     }
@@ -218,7 +218,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterCompleteCallback_v13020(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterCompleteCallback_v13020(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterCompleteCallback_v13020", Entry::Variant(23), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpRegisterCompleteCallback_v13020", Entry::Variant(23), Arg::None, status);
         }
         status
     }
@@ -227,7 +227,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterStartCallback_v13020(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterStartCallback_v13020(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterStartCallback_v13020", Entry::Variant(24), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpRegisterStartCallback_v13020", Entry::Variant(24), Arg::None, status);
         }
         status
     }
@@ -236,7 +236,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttribute_v12010(&self, set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttribute_v12010(set, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttribute_v12010", Entry::Variant(25), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpSetAttribute_v12010", Entry::Variant(25), Arg::None, status);
         }
         status
     }
@@ -245,7 +245,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttributeGlobal_v12010(&self, set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttributeGlobal_v12010(set, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttributeGlobal_v12010", Entry::Variant(26), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpSetAttributeGlobal_v12010", Entry::Variant(26), Arg::None, status);
         }
         status
     }
@@ -254,7 +254,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxAttach_v2000(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxAttach_v2000(pctx, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxAttach_v2000", Entry::Variant(27), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxAttach_v2000", Entry::Variant(27), Arg::None, status);
         }
         status
     }
@@ -263,7 +263,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v2000(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v2000(pctx, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v2000", Entry::Variant(28), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxCreate_v2000", Entry::Variant(28), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -272,7 +272,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v3020(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v3020(pctx, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v3020", Entry::Variant(29), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxCreate_v3020", Entry::Variant(29), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -281,7 +281,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v11040(&self, pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v11040(pctx, paramsArray, numParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v11040", Entry::Variant(30), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxCreate_v11040", Entry::Variant(30), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -290,7 +290,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v12050(&self, pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuCtxCreate_v12050(pctx, ctxCreateParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v12050", Entry::Variant(31), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxCreate_v12050", Entry::Variant(31), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -344,7 +344,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxFromGreenCtx_v12040(&self, pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuCtxFromGreenCtx_v12040(pContext, hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxFromGreenCtx_v12040", Entry::Variant(37), Arg::Pointer(pContext as usize), status);
+            self.0.report_failure("cuCtxFromGreenCtx_v12040", Entry::Variant(37), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -362,7 +362,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCacheConfig_v3020(&self, pconfig: *mut CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxGetCacheConfig_v3020(pconfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCacheConfig_v3020", Entry::Variant(39), Arg::Pointer(pconfig as usize), status);
+            self.0.report_failure("cuCtxGetCacheConfig_v3020", Entry::Variant(39), Arg::None, status);
         }
         status
     }
@@ -371,7 +371,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCurrent_v4000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetCurrent_v4000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCurrent_v4000", Entry::Variant(40), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxGetCurrent_v4000", Entry::Variant(40), Arg::None, status);
         }
         status
     }
@@ -389,7 +389,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice_v2000(&self, device: *mut CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxGetDevice_v2000(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice_v2000", Entry::Variant(42), Arg::Pointer(device as usize), status);
+            self.0.report_failure("cuCtxGetDevice_v2000", Entry::Variant(42), Arg::None, status);
         }
         status
     }
@@ -398,7 +398,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice_v13000(&self, device: *mut CUdevice, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetDevice_v13000(device, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice_v13000", Entry::Variant(43), Arg::Pointer(device as usize), status);
+            self.0.report_failure("cuCtxGetDevice_v13000", Entry::Variant(43), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -407,7 +407,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetExecAffinity_v11040(&self, pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
         let status = self.0.p().cuCtxGetExecAffinity_v11040(pExecAffinity, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetExecAffinity_v11040", Entry::Variant(44), Arg::Pointer(pExecAffinity as usize), status);
+            self.0.report_failure("cuCtxGetExecAffinity_v11040", Entry::Variant(44), Arg::None, status);
         }
         status
     }
@@ -416,7 +416,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetFlags_v7000(&self, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetFlags_v7000(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetFlags_v7000", Entry::Variant(45), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuCtxGetFlags_v7000", Entry::Variant(45), Arg::None, status);
         }
         status
     }
@@ -434,7 +434,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetLimit_v3010(&self, pvalue: *mut usize, limit: CUlimit) -> CUresult {
         let status = self.0.p().cuCtxGetLimit_v3010(pvalue, limit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetLimit_v3010", Entry::Variant(47), Arg::Pointer(pvalue as usize), status);
+            self.0.report_failure("cuCtxGetLimit_v3010", Entry::Variant(47), Arg::None, status);
         }
         status
     }
@@ -443,7 +443,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetSharedMemConfig_v4020(&self, pConfig: *mut CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxGetSharedMemConfig_v4020(pConfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetSharedMemConfig_v4020", Entry::Variant(48), Arg::Pointer(pConfig as usize), status);
+            self.0.report_failure("cuCtxGetSharedMemConfig_v4020", Entry::Variant(48), Arg::None, status);
         }
         status
     }
@@ -452,7 +452,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetStreamPriorityRange_v5050(&self, leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCtxGetStreamPriorityRange_v5050(leastPriority, greatestPriority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetStreamPriorityRange_v5050", Entry::Variant(49), Arg::Pointer(leastPriority as usize), status);
+            self.0.report_failure("cuCtxGetStreamPriorityRange_v5050", Entry::Variant(49), Arg::None, status);
         }
         status
     }
@@ -461,7 +461,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent_v2000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent_v2000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent_v2000", Entry::Variant(50), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxPopCurrent_v2000", Entry::Variant(50), Arg::None, status);
         }
         status
     }
@@ -470,7 +470,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent_v4000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent_v4000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent_v4000", Entry::Variant(51), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxPopCurrent_v4000", Entry::Variant(51), Arg::None, status);
         }
         status
     }
@@ -515,7 +515,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCacheConfig_v3020(&self, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxSetCacheConfig_v3020(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCacheConfig_v3020", Entry::Variant(56), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetCacheConfig_v3020", Entry::Variant(56), Arg::None, status);
         }
         status
     }
@@ -533,7 +533,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetFlags_v12010(&self, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxSetFlags_v12010(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetFlags_v12010", Entry::Variant(58), Arg::Int(flags as i64), status);
+            self.0.report_failure("cuCtxSetFlags_v12010", Entry::Variant(58), Arg::None, status);
         }
         status
     }
@@ -542,7 +542,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetLimit_v3010(&self, limit: CUlimit, value: usize) -> CUresult {
         let status = self.0.p().cuCtxSetLimit_v3010(limit, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetLimit_v3010", Entry::Variant(59), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetLimit_v3010", Entry::Variant(59), Arg::None, status);
         }
         status
     }
@@ -551,7 +551,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetSharedMemConfig_v4020(&self, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxSetSharedMemConfig_v4020(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetSharedMemConfig_v4020", Entry::Variant(60), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetSharedMemConfig_v4020", Entry::Variant(60), Arg::None, status);
         }
         status
     }
@@ -605,7 +605,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevResourceGenerateDesc_v12040(&self, phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevResourceGenerateDesc_v12040(phDesc, resources, nbResources);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevResourceGenerateDesc_v12040", Entry::Variant(66), Arg::Pointer(phDesc as usize), status);
+            self.0.report_failure("cuDevResourceGenerateDesc_v12040", Entry::Variant(66), Arg::None, status);
         }
         status
     }
@@ -614,7 +614,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplit_v13010(&self, result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplit_v13010(result, nbGroups, input, remainder, flags, groupParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplit_v13010", Entry::Variant(67), Arg::Pointer(result as usize), status);
+            self.0.report_failure("cuDevSmResourceSplit_v13010", Entry::Variant(67), Arg::None, status);
         }
         status
     }
@@ -623,7 +623,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplitByCount_v12040(&self, result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplitByCount_v12040(result, nbGroups, input, remaining, useFlags, minCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplitByCount_v12040", Entry::Variant(68), Arg::Pointer(result as usize), status);
+            self.0.report_failure("cuDevSmResourceSplitByCount_v12040", Entry::Variant(68), Arg::None, status);
         }
         status
     }
@@ -632,7 +632,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceCanAccessPeer_v4000(&self, canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceCanAccessPeer_v4000(canAccessPeer, dev, peerDev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceCanAccessPeer_v4000", Entry::Variant(69), Arg::Pointer(canAccessPeer as usize), status);
+            self.0.report_failure("cuDeviceCanAccessPeer_v4000", Entry::Variant(69), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -641,7 +641,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceComputeCapability_v2000(&self, major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceComputeCapability_v2000(major, minor, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceComputeCapability_v2000", Entry::Variant(70), Arg::Pointer(major as usize), status);
+            self.0.report_failure("cuDeviceComputeCapability_v2000", Entry::Variant(70), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -650,7 +650,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGet_v2000(&self, device: *mut CUdevice_v1, ordinal: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGet_v2000(device, ordinal);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGet_v2000", Entry::Variant(71), Arg::Pointer(device as usize), status);
+            self.0.report_failure("cuDeviceGet_v2000", Entry::Variant(71), Arg::None, status);
         }
         status
     }
@@ -659,7 +659,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetAttribute_v2000(&self, pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetAttribute_v2000(pi, attrib, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetAttribute_v2000", Entry::Variant(72), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuDeviceGetAttribute_v2000", Entry::Variant(72), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -668,7 +668,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetByPCIBusId_v4010(&self, dev: *mut CUdevice_v1, pciBusId: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuDeviceGetByPCIBusId_v4010(dev, pciBusId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetByPCIBusId_v4010", Entry::Variant(73), Arg::Pointer(dev as usize), status);
+            self.0.report_failure("cuDeviceGetByPCIBusId_v4010", Entry::Variant(73), Arg::None, status);
         }
         status
     }
@@ -677,7 +677,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueCount_v13040(&self, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueCount_v13040(count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueCount_v13040", Entry::Variant(74), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuDeviceGetCliqueCount_v13040", Entry::Variant(74), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -686,7 +686,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueInfo_v13040(&self, cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueInfo_v13040(cliqueInfo, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueInfo_v13040", Entry::Variant(75), Arg::Pointer(cliqueInfo as usize), status);
+            self.0.report_failure("cuDeviceGetCliqueInfo_v13040", Entry::Variant(75), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -695,7 +695,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCount_v2000(&self, count: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetCount_v2000(count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCount_v2000", Entry::Variant(76), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuDeviceGetCount_v2000", Entry::Variant(76), Arg::None, status);
         }
         status
     }
@@ -704,7 +704,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDefaultMemPool_v11020(&self, pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetDefaultMemPool_v11020(pool_out, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDefaultMemPool_v11020", Entry::Variant(77), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuDeviceGetDefaultMemPool_v11020", Entry::Variant(77), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -722,7 +722,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetExecAffinitySupport_v11040(&self, pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetExecAffinitySupport_v11040(pi, type_, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetExecAffinitySupport_v11040", Entry::Variant(79), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuDeviceGetExecAffinitySupport_v11040", Entry::Variant(79), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -731,7 +731,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetFabricClusterUuid_v13040(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetFabricClusterUuid_v13040(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetFabricClusterUuid_v13040", Entry::Variant(80), Arg::Pointer(uuid as usize), status);
+            self.0.report_failure("cuDeviceGetFabricClusterUuid_v13040", Entry::Variant(80), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -749,7 +749,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetHostAtomicCapabilities_v13000(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetHostAtomicCapabilities_v13000(capabilities, operations, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetHostAtomicCapabilities_v13000", Entry::Variant(82), Arg::Pointer(capabilities as usize), status);
+            self.0.report_failure("cuDeviceGetHostAtomicCapabilities_v13000", Entry::Variant(82), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -758,7 +758,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetLuid_v10000(&self, luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetLuid_v10000(luid, deviceNodeMask, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetLuid_v10000", Entry::Variant(83), Arg::Pointer(luid as usize), status);
+            self.0.report_failure("cuDeviceGetLuid_v10000", Entry::Variant(83), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -767,7 +767,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetMemPool_v11020(&self, pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetMemPool_v11020(pool, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetMemPool_v11020", Entry::Variant(84), Arg::Pointer(pool as usize), status);
+            self.0.report_failure("cuDeviceGetMemPool_v11020", Entry::Variant(84), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -776,7 +776,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetName_v2000(&self, name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetName_v2000(name, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetName_v2000", Entry::Variant(85), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuDeviceGetName_v2000", Entry::Variant(85), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -785,7 +785,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetNvSciSyncAttributes_v10020(&self, nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice_v1, flags: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetNvSciSyncAttributes_v10020(nvSciSyncAttrList, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetNvSciSyncAttributes_v10020", Entry::Variant(86), Arg::Pointer(nvSciSyncAttrList as usize), status);
+            self.0.report_failure("cuDeviceGetNvSciSyncAttributes_v10020", Entry::Variant(86), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -794,7 +794,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAtomicCapabilities_v13000(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAtomicCapabilities_v13000(capabilities, operations, count, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities_v13000", Entry::Variant(87), Arg::Pointer(capabilities as usize), status);
+            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities_v13000", Entry::Variant(87), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -803,7 +803,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAttribute_v8000(&self, value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAttribute_v8000(value, attrib, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAttribute_v8000", Entry::Variant(88), Arg::Pointer(value as usize), status);
+            self.0.report_failure("cuDeviceGetP2PAttribute_v8000", Entry::Variant(88), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -812,7 +812,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetPCIBusId_v4010(&self, pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetPCIBusId_v4010(pciBusId, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetPCIBusId_v4010", Entry::Variant(89), Arg::Pointer(pciBusId as usize), status);
+            self.0.report_failure("cuDeviceGetPCIBusId_v4010", Entry::Variant(89), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -821,7 +821,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetProperties_v2000(&self, prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetProperties_v2000(prop, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetProperties_v2000", Entry::Variant(90), Arg::Pointer(prop as usize), status);
+            self.0.report_failure("cuDeviceGetProperties_v2000", Entry::Variant(90), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -830,7 +830,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth_v11010(&self, maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetTexture1DLinearMaxWidth_v11010(maxWidthInElements, format, numChannels, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth_v11010", Entry::Variant(91), Arg::Pointer(maxWidthInElements as usize), status);
+            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth_v11010", Entry::Variant(91), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -839,7 +839,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid_v9020(&self, uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid_v9020(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid_v9020", Entry::Variant(92), Arg::Pointer(uuid as usize), status);
+            self.0.report_failure("cuDeviceGetUuid_v9020", Entry::Variant(92), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -848,7 +848,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid_v11040(&self, uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid_v11040(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid_v11040", Entry::Variant(93), Arg::Pointer(uuid as usize), status);
+            self.0.report_failure("cuDeviceGetUuid_v11040", Entry::Variant(93), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -911,7 +911,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRetain_v7000(&self, pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRetain_v7000(pctx, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRetain_v7000", Entry::Variant(100), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuDevicePrimaryCtxRetain_v7000", Entry::Variant(100), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -965,7 +965,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem_v2000(&self, bytes: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem_v2000(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem_v2000", Entry::Variant(106), Arg::Pointer(bytes as usize), status);
+            self.0.report_failure("cuDeviceTotalMem_v2000", Entry::Variant(106), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -974,7 +974,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem_v3020(&self, bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem_v3020(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem_v3020", Entry::Variant(107), Arg::Pointer(bytes as usize), status);
+            self.0.report_failure("cuDeviceTotalMem_v3020", Entry::Variant(107), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -992,7 +992,7 @@ impl Pw<'_> {
     pub unsafe fn cuDriverGetVersion_v2020(&self, driverVersion: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDriverGetVersion_v2020(driverVersion);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDriverGetVersion_v2020", Entry::Variant(109), Arg::Pointer(driverVersion as usize), status);
+            self.0.report_failure("cuDriverGetVersion_v2020", Entry::Variant(109), Arg::None, status);
         }
         status
     }
@@ -1001,7 +1001,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventCreate_v2000(&self, phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventCreate_v2000(phEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventCreate_v2000", Entry::Variant(110), Arg::Pointer(phEvent as usize), status);
+            self.0.report_failure("cuEventCreate_v2000", Entry::Variant(110), Arg::None, status);
         }
         status
     }
@@ -1028,7 +1028,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime_v2000(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime_v2000(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime_v2000", Entry::Variant(113), Arg::Pointer(pMilliseconds as usize), status);
+            self.0.report_failure("cuEventElapsedTime_v2000", Entry::Variant(113), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -1037,7 +1037,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime_v12080(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime_v12080(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime_v12080", Entry::Variant(114), Arg::Pointer(pMilliseconds as usize), status);
+            self.0.report_failure("cuEventElapsedTime_v12080", Entry::Variant(114), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -1100,7 +1100,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedBuffer_v10000(&self, devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedBuffer_v10000(devPtr, extMem, bufferDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedBuffer_v10000", Entry::Variant(121), Arg::Pointer(devPtr as usize), status);
+            self.0.report_failure("cuExternalMemoryGetMappedBuffer_v10000", Entry::Variant(121), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -1109,7 +1109,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedMipmappedArray_v10000(&self, mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedMipmappedArray_v10000(mipmap, extMem, mipmapDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray_v10000", Entry::Variant(122), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray_v10000", Entry::Variant(122), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -1118,7 +1118,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync_v13050(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync_v13050(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync_v13050", Entry::Variant(123), Arg::Hex(numOps as u64), status);
+            self.0.report_failure("cuFabricCpyBatchAsync_v13050", Entry::Variant(123), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -1127,7 +1127,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync_v13050_ptsz(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync_v13050_ptsz(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync_v13050_ptsz", Entry::Variant(124), Arg::Hex(numOps as u64), status);
+            self.0.report_failure("cuFabricCpyBatchAsync_v13050_ptsz", Entry::Variant(124), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -1136,7 +1136,7 @@ impl Pw<'_> {
     pub unsafe fn cuFlushGPUDirectRDMAWrites_v11030(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
         let status = self.0.p().cuFlushGPUDirectRDMAWrites_v11030(target, scope);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFlushGPUDirectRDMAWrites_v11030", Entry::Variant(125), Arg::Opaque, status);
+            self.0.report_failure("cuFlushGPUDirectRDMAWrites_v11030", Entry::Variant(125), Arg::None, status);
         }
         status
     }
@@ -1145,7 +1145,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetAttribute_v2020(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetAttribute_v2020(pi, attrib, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetAttribute_v2020", Entry::Variant(126), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuFuncGetAttribute_v2020", Entry::Variant(126), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1154,7 +1154,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetModule_v11000(&self, hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetModule_v11000(hmod, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetModule_v11000", Entry::Variant(127), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure("cuFuncGetModule_v11000", Entry::Variant(127), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1163,7 +1163,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetName_v12030(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetName_v12030(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetName_v12030", Entry::Variant(128), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuFuncGetName_v12030", Entry::Variant(128), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1190,7 +1190,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncIsLoaded_v12040(&self, state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncIsLoaded_v12040(state, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncIsLoaded_v12040", Entry::Variant(131), Arg::Pointer(state as usize), status);
+            self.0.report_failure("cuFuncIsLoaded_v12040", Entry::Variant(131), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1253,7 +1253,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorName_v6000(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorName_v6000(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorName_v6000", Entry::Variant(138), Arg::Opaque, status);
+            self.0.report_failure("cuGetErrorName_v6000", Entry::Variant(138), Arg::None, status);
         }
         status
     }
@@ -1262,7 +1262,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorString_v6000(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorString_v6000(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorString_v6000", Entry::Variant(139), Arg::Opaque, status);
+            self.0.report_failure("cuGetErrorString_v6000", Entry::Variant(139), Arg::None, status);
         }
         status
     }
@@ -1271,7 +1271,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetExportTable_v3000(&self, ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
         let status = self.0.p().cuGetExportTable_v3000(ppExportTable, pExportTableId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetExportTable_v3000", Entry::Variant(140), Arg::Pointer(ppExportTable as usize), status);
+            self.0.report_failure("cuGetExportTable_v3000", Entry::Variant(140), Arg::None, status);
         }
         status
     }
@@ -1280,7 +1280,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress_v11030(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t) -> CUresult {
         let status = self.0.p().cuGetProcAddress_v11030(symbol, pfn, driverVersion, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress_v11030", Entry::Variant(141), Arg::Pointer(symbol as usize), status);
+            self.0.report_failure("cuGetProcAddress_v11030", Entry::Variant(141), Arg::None, status);
         }
         status
     }
@@ -1289,7 +1289,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress_v12000(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult {
         let status = self.0.p().cuGetProcAddress_v12000(symbol, pfn, driverVersion, flags, symbolFound);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress_v12000", Entry::Variant(142), Arg::Pointer(symbol as usize), status);
+            self.0.report_failure("cuGetProcAddress_v12000", Entry::Variant(142), Arg::None, status);
         }
         status
     }
@@ -1298,7 +1298,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddBatchMemOpNode_v11070(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddBatchMemOpNode_v11070(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddBatchMemOpNode_v11070", Entry::Variant(143), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddBatchMemOpNode_v11070", Entry::Variant(143), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1307,7 +1307,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddChildGraphNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphAddChildGraphNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddChildGraphNode_v10000", Entry::Variant(144), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddChildGraphNode_v10000", Entry::Variant(144), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1334,7 +1334,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEmptyNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddEmptyNode_v10000(phGraphNode, hGraph, dependencies, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEmptyNode_v10000", Entry::Variant(147), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEmptyNode_v10000", Entry::Variant(147), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1343,7 +1343,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventRecordNode_v11010(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventRecordNode_v11010(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventRecordNode_v11010", Entry::Variant(148), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEventRecordNode_v11010", Entry::Variant(148), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1352,7 +1352,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventWaitNode_v11010(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventWaitNode_v11010(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventWaitNode_v11010", Entry::Variant(149), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEventWaitNode_v11010", Entry::Variant(149), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1361,7 +1361,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresSignalNode_v11020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresSignalNode_v11020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode_v11020", Entry::Variant(150), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode_v11020", Entry::Variant(150), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1370,7 +1370,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresWaitNode_v11020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresWaitNode_v11020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode_v11020", Entry::Variant(151), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode_v11020", Entry::Variant(151), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1379,7 +1379,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddHostNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddHostNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddHostNode_v10000", Entry::Variant(152), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddHostNode_v10000", Entry::Variant(152), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1388,7 +1388,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode_v10000", Entry::Variant(153), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddKernelNode_v10000", Entry::Variant(153), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1397,7 +1397,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode_v12000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode_v12000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode_v12000", Entry::Variant(154), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddKernelNode_v12000", Entry::Variant(154), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1406,7 +1406,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemAllocNode_v11040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddMemAllocNode_v11040(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemAllocNode_v11040", Entry::Variant(155), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemAllocNode_v11040", Entry::Variant(155), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1415,7 +1415,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemFreeNode_v11040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphAddMemFreeNode_v11040(phGraphNode, hGraph, dependencies, numDependencies, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemFreeNode_v11040", Entry::Variant(156), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemFreeNode_v11040", Entry::Variant(156), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1424,7 +1424,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemcpyNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemcpyNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemcpyNode_v10000", Entry::Variant(157), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemcpyNode_v10000", Entry::Variant(157), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1433,7 +1433,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemsetNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemsetNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemsetNode_v10000", Entry::Variant(158), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemsetNode_v10000", Entry::Variant(158), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1442,7 +1442,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v12020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v12020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v12020", Entry::Variant(159), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddNode_v12020", Entry::Variant(159), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1451,7 +1451,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v12030(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v12030(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v12030", Entry::Variant(160), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddNode_v12030", Entry::Variant(160), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1460,7 +1460,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v13040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v13040(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v13040", Entry::Variant(161), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddNode_v13040", Entry::Variant(161), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1496,7 +1496,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphClone_v10000(&self, phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphClone_v10000(phGraphClone, originalGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphClone_v10000", Entry::Variant(165), Arg::Pointer(phGraphClone as usize), status);
+            self.0.report_failure("cuGraphClone_v10000", Entry::Variant(165), Arg::Pointer(originalGraph as usize), status);
         }
         status
     }
@@ -1505,7 +1505,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphConditionalHandleCreate_v12030(&self, pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphConditionalHandleCreate_v12030(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphConditionalHandleCreate_v12030", Entry::Variant(166), Arg::Pointer(pHandle_out as usize), status);
+            self.0.report_failure("cuGraphConditionalHandleCreate_v12030", Entry::Variant(166), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1514,7 +1514,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphCreate_v10000(&self, phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphCreate_v10000(phGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphCreate_v10000", Entry::Variant(167), Arg::Pointer(phGraph as usize), status);
+            self.0.report_failure("cuGraphCreate_v10000", Entry::Variant(167), Arg::None, status);
         }
         status
     }
@@ -1838,7 +1838,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiate_v10000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
         let status = self.0.p().cuGraphInstantiate_v10000(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate_v10000", Entry::Variant(203), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiate_v10000", Entry::Variant(203), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1847,7 +1847,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiate_v11000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
         let status = self.0.p().cuGraphInstantiate_v11000(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate_v11000", Entry::Variant(204), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiate_v11000", Entry::Variant(204), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1856,7 +1856,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithFlags_v11040(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithFlags_v11040(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithFlags_v11040", Entry::Variant(205), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiateWithFlags_v11040", Entry::Variant(205), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1865,7 +1865,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams_v12000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams_v12000(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams_v12000", Entry::Variant(206), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiateWithParams_v12000", Entry::Variant(206), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1874,7 +1874,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams_v12000_ptsz(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams_v12000_ptsz(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams_v12000_ptsz", Entry::Variant(207), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiateWithParams_v12000_ptsz", Entry::Variant(207), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -2018,7 +2018,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeFindInClone_v10000(&self, phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeFindInClone_v10000(phNode, hOriginalNode, hClonedGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeFindInClone_v10000", Entry::Variant(223), Arg::Pointer(phNode as usize), status);
+            self.0.report_failure("cuGraphNodeFindInClone_v10000", Entry::Variant(223), Arg::Pointer(hOriginalNode as usize), status);
         }
         status
     }
@@ -2198,7 +2198,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources_v3000(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources_v3000(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources_v3000", Entry::Variant(243), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsMapResources_v3000", Entry::Variant(243), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2207,7 +2207,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources_v7000_ptsz(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources_v7000_ptsz(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources_v7000_ptsz", Entry::Variant(244), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsMapResources_v7000_ptsz", Entry::Variant(244), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2216,7 +2216,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray_v5000(&self, pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedMipmappedArray_v5000(pMipmappedArray, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray_v5000", Entry::Variant(245), Arg::Pointer(pMipmappedArray as usize), status);
+            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray_v5000", Entry::Variant(245), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2225,7 +2225,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer_v3000(&self, pDevPtr: *mut CUdeviceptr_v1, pSize: * mut::std::os::raw::c_uint, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer_v3000(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3000", Entry::Variant(246), Arg::Pointer(pDevPtr as usize), status);
+            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3000", Entry::Variant(246), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2234,7 +2234,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer_v3020(&self, pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer_v3020(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3020", Entry::Variant(247), Arg::Pointer(pDevPtr as usize), status);
+            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3020", Entry::Variant(247), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2261,7 +2261,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsSubResourceGetMappedArray_v3000(&self, pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsSubResourceGetMappedArray_v3000(pArray, resource, arrayIndex, mipLevel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsSubResourceGetMappedArray_v3000", Entry::Variant(250), Arg::Pointer(pArray as usize), status);
+            self.0.report_failure("cuGraphicsSubResourceGetMappedArray_v3000", Entry::Variant(250), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2270,7 +2270,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources_v3000(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources_v3000(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources_v3000", Entry::Variant(251), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsUnmapResources_v3000", Entry::Variant(251), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2279,7 +2279,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources_v7000_ptsz(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources_v7000_ptsz(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources_v7000_ptsz", Entry::Variant(252), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsUnmapResources_v7000_ptsz", Entry::Variant(252), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2297,7 +2297,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxCreate_v12040(&self, phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGreenCtxCreate_v12040(phCtx, desc, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxCreate_v12040", Entry::Variant(254), Arg::Pointer(phCtx as usize), status);
+            self.0.report_failure("cuGreenCtxCreate_v12040", Entry::Variant(254), Arg::Pointer(desc as usize), status);
         }
         status
     }
@@ -2342,7 +2342,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxStreamCreate_v12050(&self, phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuGreenCtxStreamCreate_v12050(phStream, greenCtx, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxStreamCreate_v12050", Entry::Variant(259), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuGreenCtxStreamCreate_v12050", Entry::Variant(259), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -2360,7 +2360,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalMemory_v10000(&self, extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult {
         let status = self.0.p().cuImportExternalMemory_v10000(extMem_out, memHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalMemory_v10000", Entry::Variant(261), Arg::Pointer(extMem_out as usize), status);
+            self.0.report_failure("cuImportExternalMemory_v10000", Entry::Variant(261), Arg::None, status);
         }
         status
     }
@@ -2369,7 +2369,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalSemaphore_v10000(&self, extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult {
         let status = self.0.p().cuImportExternalSemaphore_v10000(extSem_out, semHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalSemaphore_v10000", Entry::Variant(262), Arg::Pointer(extSem_out as usize), status);
+            self.0.report_failure("cuImportExternalSemaphore_v10000", Entry::Variant(262), Arg::None, status);
         }
         status
     }
@@ -2378,7 +2378,7 @@ impl Pw<'_> {
     pub unsafe fn cuInit_v2000(&self, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuInit_v2000(Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuInit_v2000", Entry::Variant(263), Arg::Int(Flags as i64), status);
+            self.0.report_failure("cuInit_v2000", Entry::Variant(263), Arg::None, status);
         }
         status
     }
@@ -2396,7 +2396,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetEventHandle_v4010(&self, pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult {
         let status = self.0.p().cuIpcGetEventHandle_v4010(pHandle, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetEventHandle_v4010", Entry::Variant(265), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuIpcGetEventHandle_v4010", Entry::Variant(265), Arg::Pointer(event as usize), status);
         }
         status
     }
@@ -2405,7 +2405,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetMemHandle_v4010(&self, pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuIpcGetMemHandle_v4010(pHandle, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetMemHandle_v4010", Entry::Variant(266), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuIpcGetMemHandle_v4010", Entry::Variant(266), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -2414,7 +2414,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenEventHandle_v4010(&self, phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult {
         let status = self.0.p().cuIpcOpenEventHandle_v4010(phEvent, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenEventHandle_v4010", Entry::Variant(267), Arg::Pointer(phEvent as usize), status);
+            self.0.report_failure("cuIpcOpenEventHandle_v4010", Entry::Variant(267), Arg::None, status);
         }
         status
     }
@@ -2423,7 +2423,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle_v4010(&self, pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle_v4010(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle_v4010", Entry::Variant(268), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuIpcOpenMemHandle_v4010", Entry::Variant(268), Arg::None, status);
         }
         status
     }
@@ -2432,7 +2432,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle_v11000(&self, pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle_v11000(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle_v11000", Entry::Variant(269), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuIpcOpenMemHandle_v11000", Entry::Variant(269), Arg::None, status);
         }
         status
     }
@@ -2441,7 +2441,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetAttribute_v12000(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelGetAttribute_v12000(pi, attrib, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetAttribute_v12000", Entry::Variant(270), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuKernelGetAttribute_v12000", Entry::Variant(270), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2450,7 +2450,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetFunction_v12000(&self, pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetFunction_v12000(pFunc, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetFunction_v12000", Entry::Variant(271), Arg::Pointer(pFunc as usize), status);
+            self.0.report_failure("cuKernelGetFunction_v12000", Entry::Variant(271), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2459,7 +2459,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetLibrary_v12050(&self, pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetLibrary_v12050(pLib, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetLibrary_v12050", Entry::Variant(272), Arg::Pointer(pLib as usize), status);
+            self.0.report_failure("cuKernelGetLibrary_v12050", Entry::Variant(272), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2468,7 +2468,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetName_v12030(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetName_v12030(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetName_v12030", Entry::Variant(273), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuKernelGetName_v12030", Entry::Variant(273), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -2495,7 +2495,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetAttribute_v12000(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetAttribute_v12000(attrib, val, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetAttribute_v12000", Entry::Variant(276), Arg::Opaque, status);
+            self.0.report_failure("cuKernelSetAttribute_v12000", Entry::Variant(276), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2540,7 +2540,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernelMultiDevice_v9000(&self, launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernelMultiDevice_v9000(launchParamsList, numDevices, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice_v9000", Entry::Variant(281), Arg::Pointer(launchParamsList as usize), status);
+            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice_v9000", Entry::Variant(281), Arg::None, status);
         }
         status
     }
@@ -2621,7 +2621,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx_v11060(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx_v11060(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx_v11060", Entry::Variant(290), Arg::Pointer(config as usize), status);
+            self.0.report_failure("cuLaunchKernelEx_v11060", Entry::Variant(290), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2630,7 +2630,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx_v11060_ptsz(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx_v11060_ptsz(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx_v11060_ptsz", Entry::Variant(291), Arg::Pointer(config as usize), status);
+            self.0.report_failure("cuLaunchKernelEx_v11060_ptsz", Entry::Variant(291), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2639,7 +2639,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryEnumerateKernels_v12040(&self, kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryEnumerateKernels_v12040(kernels, numKernels, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryEnumerateKernels_v12040", Entry::Variant(292), Arg::Pointer(kernels as usize), status);
+            self.0.report_failure("cuLibraryEnumerateKernels_v12040", Entry::Variant(292), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -2648,7 +2648,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetGlobal_v12000(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetGlobal_v12000(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetGlobal_v12000", Entry::Variant(293), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuLibraryGetGlobal_v12000", Entry::Variant(293), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2657,7 +2657,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernel_v12000(&self, pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetKernel_v12000(pKernel, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernel_v12000", Entry::Variant(294), Arg::Pointer(pKernel as usize), status);
+            self.0.report_failure("cuLibraryGetKernel_v12000", Entry::Variant(294), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2666,7 +2666,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernelCount_v12040(&self, count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetKernelCount_v12040(count, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernelCount_v12040", Entry::Variant(295), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuLibraryGetKernelCount_v12040", Entry::Variant(295), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -2675,7 +2675,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetManaged_v12000(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetManaged_v12000(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetManaged_v12000", Entry::Variant(296), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuLibraryGetManaged_v12000", Entry::Variant(296), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2684,7 +2684,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetModule_v12000(&self, pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetModule_v12000(pMod, library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetModule_v12000", Entry::Variant(297), Arg::Pointer(pMod as usize), status);
+            self.0.report_failure("cuLibraryGetModule_v12000", Entry::Variant(297), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2693,7 +2693,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetUnifiedFunction_v12000(&self, fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetUnifiedFunction_v12000(fptr, library, symbol);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetUnifiedFunction_v12000", Entry::Variant(298), Arg::Pointer(fptr as usize), status);
+            self.0.report_failure("cuLibraryGetUnifiedFunction_v12000", Entry::Variant(298), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2702,7 +2702,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadData_v12000(&self, library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadData_v12000(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadData_v12000", Entry::Variant(299), Arg::Pointer(library as usize), status);
+            self.0.report_failure("cuLibraryLoadData_v12000", Entry::Variant(299), Arg::None, status);
         }
         status
     }
@@ -2711,7 +2711,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadFromFile_v12000(&self, library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadFromFile_v12000(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadFromFile_v12000", Entry::Variant(300), Arg::Pointer(library as usize), status);
+            self.0.report_failure("cuLibraryLoadFromFile_v12000", Entry::Variant(300), Arg::None, status);
         }
         status
     }
@@ -2774,7 +2774,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate_v5050(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate_v5050(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate_v5050", Entry::Variant(307), Arg::Int(numOptions as i64), status);
+            self.0.report_failure("cuLinkCreate_v5050", Entry::Variant(307), Arg::None, status);
         }
         status
     }
@@ -2783,7 +2783,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate_v6050(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate_v6050(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate_v6050", Entry::Variant(308), Arg::Int(numOptions as i64), status);
+            self.0.report_failure("cuLinkCreate_v6050", Entry::Variant(308), Arg::None, status);
         }
         status
     }
@@ -2801,7 +2801,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointAddDevice_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuLogicalEndpointAddDevice_v13030(leId, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointAddDevice_v13030", Entry::Variant(310), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointAddDevice_v13030", Entry::Variant(310), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2810,7 +2810,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindAddr_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindAddr_v13030(leId, dev, offset, ptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindAddr_v13030", Entry::Variant(311), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointBindAddr_v13030", Entry::Variant(311), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2819,7 +2819,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindMem_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindMem_v13030(leId, dev, offset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindMem_v13030", Entry::Variant(312), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointBindMem_v13030", Entry::Variant(312), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2828,7 +2828,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointCreate_v13030(&self, leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointCreate_v13030(leId, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointCreate_v13030", Entry::Variant(313), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointCreate_v13030", Entry::Variant(313), Arg::None, status);
         }
         status
     }
@@ -2837,7 +2837,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointDestroy_v13030(&self, leId: CUlogicalEndpointId) -> CUresult {
         let status = self.0.p().cuLogicalEndpointDestroy_v13030(leId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointDestroy_v13030", Entry::Variant(314), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointDestroy_v13030", Entry::Variant(314), Arg::None, status);
         }
         status
     }
@@ -2846,7 +2846,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointExport_v13030(&self, handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointExport_v13030(handle, leId, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointExport_v13030", Entry::Variant(315), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuLogicalEndpointExport_v13030", Entry::Variant(315), Arg::None, status);
         }
         status
     }
@@ -2855,7 +2855,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointGetLimits_v13030(&self, bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointGetLimits_v13030(bindAlignment, maxSize, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointGetLimits_v13030", Entry::Variant(316), Arg::Pointer(bindAlignment as usize), status);
+            self.0.report_failure("cuLogicalEndpointGetLimits_v13030", Entry::Variant(316), Arg::None, status);
         }
         status
     }
@@ -2864,7 +2864,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdRelease_v13030(&self, leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdRelease_v13030(leId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdRelease_v13030", Entry::Variant(317), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointIdRelease_v13030", Entry::Variant(317), Arg::None, status);
         }
         status
     }
@@ -2873,7 +2873,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdReserve_v13030(&self, leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdReserve_v13030(leId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdReserve_v13030", Entry::Variant(318), Arg::Pointer(leId as usize), status);
+            self.0.report_failure("cuLogicalEndpointIdReserve_v13030", Entry::Variant(318), Arg::None, status);
         }
         status
     }
@@ -2882,7 +2882,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointImport_v13030(&self, leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointImport_v13030(leId, handle, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointImport_v13030", Entry::Variant(319), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointImport_v13030", Entry::Variant(319), Arg::None, status);
         }
         status
     }
@@ -2891,7 +2891,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointQuery_v13030(&self, leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLogicalEndpointQuery_v13030(leId, count, queryStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointQuery_v13030", Entry::Variant(320), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointQuery_v13030", Entry::Variant(320), Arg::None, status);
         }
         status
     }
@@ -2900,7 +2900,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointUnbind_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointUnbind_v13030(leId, dev, offset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointUnbind_v13030", Entry::Variant(321), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointUnbind_v13030", Entry::Variant(321), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2909,7 +2909,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsCurrent_v12090(&self, iterator: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsCurrent_v12090(iterator, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsCurrent_v12090", Entry::Variant(322), Arg::Pointer(iterator as usize), status);
+            self.0.report_failure("cuLogsCurrent_v12090", Entry::Variant(322), Arg::None, status);
         }
         status
     }
@@ -2918,7 +2918,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToFile_v12090(&self, iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToFile_v12090(iterator, pathToFile, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToFile_v12090", Entry::Variant(323), Arg::Pointer(iterator as usize), status);
+            self.0.report_failure("cuLogsDumpToFile_v12090", Entry::Variant(323), Arg::None, status);
         }
         status
     }
@@ -2927,7 +2927,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToMemory_v12090(&self, iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToMemory_v12090(iterator, buffer, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToMemory_v12090", Entry::Variant(324), Arg::Pointer(iterator as usize), status);
+            self.0.report_failure("cuLogsDumpToMemory_v12090", Entry::Variant(324), Arg::None, status);
         }
         status
     }
@@ -2936,7 +2936,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsRegisterCallback_v12090(&self, callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsRegisterCallback_v12090(callbackFunc, userData, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsRegisterCallback_v12090", Entry::Variant(325), Arg::Opaque, status);
+            self.0.report_failure("cuLogsRegisterCallback_v12090", Entry::Variant(325), Arg::None, status);
         }
         status
     }
@@ -2963,7 +2963,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressReserve_v10020(&self, ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemAddressReserve_v10020(ptr, size, alignment, addr, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressReserve_v10020", Entry::Variant(328), Arg::Pointer(ptr as usize), status);
+            self.0.report_failure("cuMemAddressReserve_v10020", Entry::Variant(328), Arg::Hex(addr as u64), status);
         }
         status
     }
@@ -2990,7 +2990,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc_v2000(&self, dptr: *mut CUdeviceptr_v1, bytesize: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAlloc_v2000(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc_v2000", Entry::Variant(331), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAlloc_v2000", Entry::Variant(331), Arg::None, status);
         }
         status
     }
@@ -2999,7 +2999,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc_v3020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAlloc_v3020(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc_v3020", Entry::Variant(332), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAlloc_v3020", Entry::Variant(332), Arg::None, status);
         }
         status
     }
@@ -3008,7 +3008,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync_v11020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync_v11020(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync_v11020", Entry::Variant(333), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocAsync_v11020", Entry::Variant(333), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3017,7 +3017,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync_v11020_ptsz(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync_v11020_ptsz(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync_v11020_ptsz", Entry::Variant(334), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocAsync_v11020_ptsz", Entry::Variant(334), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3026,7 +3026,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync_v11020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync_v11020(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync_v11020", Entry::Variant(335), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocFromPoolAsync_v11020", Entry::Variant(335), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3035,7 +3035,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync_v11020_ptsz(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync_v11020_ptsz(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync_v11020_ptsz", Entry::Variant(336), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocFromPoolAsync_v11020_ptsz", Entry::Variant(336), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3044,7 +3044,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost_v2000(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocHost_v2000(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost_v2000", Entry::Variant(337), Arg::Pointer(pp as usize), status);
+            self.0.report_failure("cuMemAllocHost_v2000", Entry::Variant(337), Arg::None, status);
         }
         status
     }
@@ -3053,7 +3053,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost_v3020(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAllocHost_v3020(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost_v3020", Entry::Variant(338), Arg::Pointer(pp as usize), status);
+            self.0.report_failure("cuMemAllocHost_v3020", Entry::Variant(338), Arg::None, status);
         }
         status
     }
@@ -3062,7 +3062,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocManaged_v6000(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocManaged_v6000(dptr, bytesize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocManaged_v6000", Entry::Variant(339), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocManaged_v6000", Entry::Variant(339), Arg::None, status);
         }
         status
     }
@@ -3071,7 +3071,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch_v2000(&self, dptr: *mut CUdeviceptr_v1, pPitch: * mut::std::os::raw::c_uint, WidthInBytes: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch_v2000(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch_v2000", Entry::Variant(340), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocPitch_v2000", Entry::Variant(340), Arg::None, status);
         }
         status
     }
@@ -3080,7 +3080,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch_v3020(&self, dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch_v3020(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch_v3020", Entry::Variant(341), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocPitch_v3020", Entry::Variant(341), Arg::None, status);
         }
         status
     }
@@ -3089,7 +3089,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync_v12060(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync_v12060(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync_v12060", Entry::Variant(342), Arg::Pointer(paramsArray as usize), status);
+            self.0.report_failure("cuMemBatchDecompressAsync_v12060", Entry::Variant(342), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -3098,7 +3098,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync_v12060_ptsz(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync_v12060_ptsz(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync_v12060_ptsz", Entry::Variant(343), Arg::Pointer(paramsArray as usize), status);
+            self.0.report_failure("cuMemBatchDecompressAsync_v12060_ptsz", Entry::Variant(343), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -3107,7 +3107,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemCreate_v10020(&self, handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemCreate_v10020(handle, size, prop, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemCreate_v10020", Entry::Variant(344), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemCreate_v10020", Entry::Variant(344), Arg::None, status);
         }
         status
     }
@@ -3116,7 +3116,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync_v13000(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000", Entry::Variant(345), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000", Entry::Variant(345), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3125,7 +3125,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz", Entry::Variant(346), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz", Entry::Variant(346), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3134,7 +3134,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync_v13000(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync_v13000", Entry::Variant(347), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardBatchAsync_v13000", Entry::Variant(347), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3143,7 +3143,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync_v13000_ptsz(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync_v13000_ptsz", Entry::Variant(348), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardBatchAsync_v13000_ptsz", Entry::Variant(348), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3152,7 +3152,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemExportToShareableHandle_v10020(&self, shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemExportToShareableHandle_v10020(shareableHandle, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemExportToShareableHandle_v10020", Entry::Variant(349), Arg::Pointer(shareableHandle as usize), status);
+            self.0.report_failure("cuMemExportToShareableHandle_v10020", Entry::Variant(349), Arg::None, status);
         }
         status
     }
@@ -3161,7 +3161,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFree_v2000(&self, dptr: CUdeviceptr_v1) -> CUresult {
         let status = self.0.p().cuMemFree_v2000(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFree_v2000", Entry::Variant(350), Arg::Int(dptr as i64), status);
+            self.0.report_failure("cuMemFree_v2000", Entry::Variant(350), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3197,7 +3197,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeHost_v2000(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemFreeHost_v2000(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeHost_v2000", Entry::Variant(354), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemFreeHost_v2000", Entry::Variant(354), Arg::None, status);
         }
         status
     }
@@ -3206,7 +3206,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAccess_v10020(&self, flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemGetAccess_v10020(flags, location, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAccess_v10020", Entry::Variant(355), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuMemGetAccess_v10020", Entry::Variant(355), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3215,7 +3215,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange_v2000(&self, pbase: *mut CUdeviceptr_v1, psize: * mut::std::os::raw::c_uint, dptr: CUdeviceptr_v1) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange_v2000(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange_v2000", Entry::Variant(356), Arg::Pointer(pbase as usize), status);
+            self.0.report_failure("cuMemGetAddressRange_v2000", Entry::Variant(356), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3224,7 +3224,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange_v3020(&self, pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange_v3020(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange_v3020", Entry::Variant(357), Arg::Pointer(pbase as usize), status);
+            self.0.report_failure("cuMemGetAddressRange_v3020", Entry::Variant(357), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3233,7 +3233,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationGranularity_v10020(&self, granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult {
         let status = self.0.p().cuMemGetAllocationGranularity_v10020(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationGranularity_v10020", Entry::Variant(358), Arg::Pointer(granularity as usize), status);
+            self.0.report_failure("cuMemGetAllocationGranularity_v10020", Entry::Variant(358), Arg::None, status);
         }
         status
     }
@@ -3242,7 +3242,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationPropertiesFromHandle_v10020(&self, prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         let status = self.0.p().cuMemGetAllocationPropertiesFromHandle_v10020(prop, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle_v10020", Entry::Variant(359), Arg::Pointer(prop as usize), status);
+            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle_v10020", Entry::Variant(359), Arg::None, status);
         }
         status
     }
@@ -3251,7 +3251,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetDefaultMemPool_v13000(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetDefaultMemPool_v13000(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetDefaultMemPool_v13000", Entry::Variant(360), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuMemGetDefaultMemPool_v13000", Entry::Variant(360), Arg::None, status);
         }
         status
     }
@@ -3260,7 +3260,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetHandleForAddressRange_v11070(&self, handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemGetHandleForAddressRange_v11070(handle, dptr, size, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetHandleForAddressRange_v11070", Entry::Variant(361), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemGetHandleForAddressRange_v11070", Entry::Variant(361), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3269,7 +3269,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo_v2000(&self, free: * mut::std::os::raw::c_uint, total: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemGetInfo_v2000(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo_v2000", Entry::Variant(362), Arg::Pointer(free as usize), status);
+            self.0.report_failure("cuMemGetInfo_v2000", Entry::Variant(362), Arg::None, status);
         }
         status
     }
@@ -3278,7 +3278,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo_v3020(&self, free: *mut usize, total: *mut usize) -> CUresult {
         let status = self.0.p().cuMemGetInfo_v3020(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo_v3020", Entry::Variant(363), Arg::Pointer(free as usize), status);
+            self.0.report_failure("cuMemGetInfo_v3020", Entry::Variant(363), Arg::None, status);
         }
         status
     }
@@ -3296,7 +3296,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetMemPool_v13000(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetMemPool_v13000(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetMemPool_v13000", Entry::Variant(365), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuMemGetMemPool_v13000", Entry::Variant(365), Arg::None, status);
         }
         status
     }
@@ -3305,7 +3305,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostAlloc_v2020(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostAlloc_v2020(pp, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostAlloc_v2020", Entry::Variant(366), Arg::Pointer(pp as usize), status);
+            self.0.report_failure("cuMemHostAlloc_v2020", Entry::Variant(366), Arg::None, status);
         }
         status
     }
@@ -3314,7 +3314,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer_v2020(&self, pdptr: *mut CUdeviceptr_v1, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer_v2020(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer_v2020", Entry::Variant(367), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuMemHostGetDevicePointer_v2020", Entry::Variant(367), Arg::None, status);
         }
         status
     }
@@ -3323,7 +3323,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer_v3020(&self, pdptr: *mut CUdeviceptr_v2, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer_v3020(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer_v3020", Entry::Variant(368), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuMemHostGetDevicePointer_v3020", Entry::Variant(368), Arg::None, status);
         }
         status
     }
@@ -3332,7 +3332,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetFlags_v2030(&self, pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostGetFlags_v2030(pFlags, p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetFlags_v2030", Entry::Variant(369), Arg::Pointer(pFlags as usize), status);
+            self.0.report_failure("cuMemHostGetFlags_v2030", Entry::Variant(369), Arg::None, status);
         }
         status
     }
@@ -3341,7 +3341,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister_v4000(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister_v4000(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister_v4000", Entry::Variant(370), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemHostRegister_v4000", Entry::Variant(370), Arg::None, status);
         }
         status
     }
@@ -3350,7 +3350,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister_v6050(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister_v6050(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister_v6050", Entry::Variant(371), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemHostRegister_v6050", Entry::Variant(371), Arg::None, status);
         }
         status
     }
@@ -3359,7 +3359,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostUnregister_v4000(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostUnregister_v4000(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostUnregister_v4000", Entry::Variant(372), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemHostUnregister_v4000", Entry::Variant(372), Arg::None, status);
         }
         status
     }
@@ -3368,7 +3368,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemImportFromShareableHandle_v10020(&self, handle: *mut CUmemGenericAllocationHandle_v1, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
         let status = self.0.p().cuMemImportFromShareableHandle_v10020(handle, osHandle, shHandleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemImportFromShareableHandle_v10020", Entry::Variant(373), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemImportFromShareableHandle_v10020", Entry::Variant(373), Arg::None, status);
         }
         status
     }
@@ -3386,7 +3386,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync_v11010(&self, mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync_v11010(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync_v11010", Entry::Variant(375), Arg::Pointer(mapInfoList as usize), status);
+            self.0.report_failure("cuMemMapArrayAsync_v11010", Entry::Variant(375), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3395,7 +3395,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync_v11010_ptsz(&self, mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync_v11010_ptsz(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync_v11010_ptsz", Entry::Variant(376), Arg::Pointer(mapInfoList as usize), status);
+            self.0.report_failure("cuMemMapArrayAsync_v11010_ptsz", Entry::Variant(376), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3404,7 +3404,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolCreate_v11020(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult {
         let status = self.0.p().cuMemPoolCreate_v11020(pool, poolProps);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolCreate_v11020", Entry::Variant(377), Arg::Pointer(pool as usize), status);
+            self.0.report_failure("cuMemPoolCreate_v11020", Entry::Variant(377), Arg::None, status);
         }
         status
     }
@@ -3422,7 +3422,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportPointer_v11020(&self, shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemPoolExportPointer_v11020(shareData_out, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportPointer_v11020", Entry::Variant(379), Arg::Pointer(shareData_out as usize), status);
+            self.0.report_failure("cuMemPoolExportPointer_v11020", Entry::Variant(379), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3431,7 +3431,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportToShareableHandle_v11020(&self, handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolExportToShareableHandle_v11020(handle_out, pool, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportToShareableHandle_v11020", Entry::Variant(380), Arg::Pointer(handle_out as usize), status);
+            self.0.report_failure("cuMemPoolExportToShareableHandle_v11020", Entry::Variant(380), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3440,7 +3440,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAccess_v11020(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult {
         let status = self.0.p().cuMemPoolGetAccess_v11020(flags, memPool, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAccess_v11020", Entry::Variant(381), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuMemPoolGetAccess_v11020", Entry::Variant(381), Arg::Pointer(memPool as usize), status);
         }
         status
     }
@@ -3458,7 +3458,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportFromShareableHandle_v11020(&self, pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolImportFromShareableHandle_v11020(pool_out, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportFromShareableHandle_v11020", Entry::Variant(383), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuMemPoolImportFromShareableHandle_v11020", Entry::Variant(383), Arg::None, status);
         }
         status
     }
@@ -3467,7 +3467,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportPointer_v11020(&self, ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult {
         let status = self.0.p().cuMemPoolImportPointer_v11020(ptr_out, pool, shareData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportPointer_v11020", Entry::Variant(384), Arg::Pointer(ptr_out as usize), status);
+            self.0.report_failure("cuMemPoolImportPointer_v11020", Entry::Variant(384), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3539,7 +3539,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync_v13000(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync_v13000", Entry::Variant(392), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemPrefetchBatchAsync_v13000", Entry::Variant(392), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3548,7 +3548,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync_v13000_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync_v13000_ptsz", Entry::Variant(393), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemPrefetchBatchAsync_v13000_ptsz", Entry::Variant(393), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3557,7 +3557,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttribute_v8000(&self, data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttribute_v8000(data, dataSize, attribute, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttribute_v8000", Entry::Variant(394), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuMemRangeGetAttribute_v8000", Entry::Variant(394), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3566,7 +3566,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttributes_v8000(&self, data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttributes_v8000(data, dataSizes, attributes, numAttributes, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttributes_v8000", Entry::Variant(395), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuMemRangeGetAttributes_v8000", Entry::Variant(395), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3575,7 +3575,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRelease_v10020(&self, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         let status = self.0.p().cuMemRelease_v10020(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRelease_v10020", Entry::Variant(396), Arg::Hex(handle as u64), status);
+            self.0.report_failure("cuMemRelease_v10020", Entry::Variant(396), Arg::None, status);
         }
         status
     }
@@ -3584,7 +3584,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRetainAllocationHandle_v11000(&self, handle: *mut CUmemGenericAllocationHandle_v1, addr: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemRetainAllocationHandle_v11000(handle, addr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRetainAllocationHandle_v11000", Entry::Variant(397), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemRetainAllocationHandle_v11000", Entry::Variant(397), Arg::None, status);
         }
         status
     }
@@ -3602,7 +3602,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetMemPool_v13000(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemSetMemPool_v13000(location, type_, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetMemPool_v13000", Entry::Variant(399), Arg::Pointer(location as usize), status);
+            self.0.report_failure("cuMemSetMemPool_v13000", Entry::Variant(399), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3638,7 +3638,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v2000", Entry::Variant(403), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2D_v2000", Entry::Variant(403), Arg::None, status);
         }
         status
     }
@@ -3647,7 +3647,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v3020", Entry::Variant(404), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2D_v3020", Entry::Variant(404), Arg::None, status);
         }
         status
     }
@@ -3656,7 +3656,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v7000_ptds", Entry::Variant(405), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2D_v7000_ptds", Entry::Variant(405), Arg::None, status);
         }
         status
     }
@@ -3665,7 +3665,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v2000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v2000", Entry::Variant(406), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DAsync_v2000", Entry::Variant(406), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3674,7 +3674,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v3020(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v3020", Entry::Variant(407), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DAsync_v3020", Entry::Variant(407), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3683,7 +3683,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v7000_ptsz", Entry::Variant(408), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DAsync_v7000_ptsz", Entry::Variant(408), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3692,7 +3692,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v2000", Entry::Variant(409), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DUnaligned_v2000", Entry::Variant(409), Arg::None, status);
         }
         status
     }
@@ -3701,7 +3701,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v3020", Entry::Variant(410), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DUnaligned_v3020", Entry::Variant(410), Arg::None, status);
         }
         status
     }
@@ -3710,7 +3710,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v7000_ptds", Entry::Variant(411), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DUnaligned_v7000_ptds", Entry::Variant(411), Arg::None, status);
         }
         status
     }
@@ -3719,7 +3719,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v2000(&self, pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v2000", Entry::Variant(412), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3D_v2000", Entry::Variant(412), Arg::None, status);
         }
         status
     }
@@ -3728,7 +3728,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v3020(&self, pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v3020", Entry::Variant(413), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3D_v3020", Entry::Variant(413), Arg::None, status);
         }
         status
     }
@@ -3737,7 +3737,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v7000_ptds", Entry::Variant(414), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3D_v7000_ptds", Entry::Variant(414), Arg::None, status);
         }
         status
     }
@@ -3746,7 +3746,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v2000(&self, pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v2000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v2000", Entry::Variant(415), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DAsync_v2000", Entry::Variant(415), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3755,7 +3755,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v3020(&self, pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v3020(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v3020", Entry::Variant(416), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DAsync_v3020", Entry::Variant(416), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3764,7 +3764,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v7000_ptsz", Entry::Variant(417), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DAsync_v7000_ptsz", Entry::Variant(417), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3773,7 +3773,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v12080(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v12080(numParams, opList, failIdx, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v12080", Entry::Variant(418), Arg::Hex(numParams as u64), status);
+            self.0.report_failure("cuMemcpy3DBatchAsync_v12080", Entry::Variant(418), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3782,7 +3782,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v12080_ptsz(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v12080_ptsz(numParams, opList, failIdx, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v12080_ptsz", Entry::Variant(419), Arg::Hex(numParams as u64), status);
+            self.0.report_failure("cuMemcpy3DBatchAsync_v12080_ptsz", Entry::Variant(419), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3791,7 +3791,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v13000(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v13000(numParams, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v13000", Entry::Variant(420), Arg::Hex(numParams as u64), status);
+            self.0.report_failure("cuMemcpy3DBatchAsync_v13000", Entry::Variant(420), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3800,7 +3800,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v13000_ptsz(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v13000_ptsz(numParams, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v13000_ptsz", Entry::Variant(421), Arg::Hex(numParams as u64), status);
+            self.0.report_failure("cuMemcpy3DBatchAsync_v13000_ptsz", Entry::Variant(421), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3809,7 +3809,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer_v4000(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer_v4000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer_v4000", Entry::Variant(422), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeer_v4000", Entry::Variant(422), Arg::None, status);
         }
         status
     }
@@ -3818,7 +3818,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer_v7000_ptds", Entry::Variant(423), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeer_v7000_ptds", Entry::Variant(423), Arg::None, status);
         }
         status
     }
@@ -3827,7 +3827,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync_v4000(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync_v4000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync_v4000", Entry::Variant(424), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeerAsync_v4000", Entry::Variant(424), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3836,7 +3836,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync_v7000_ptsz", Entry::Variant(425), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeerAsync_v7000_ptsz", Entry::Variant(425), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3845,7 +3845,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync_v13020(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync_v13020(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020", Entry::Variant(426), Arg::Pointer(op as usize), status);
+            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020", Entry::Variant(426), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3854,7 +3854,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync_v13020_ptsz(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync_v13020_ptsz(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020_ptsz", Entry::Variant(427), Arg::Pointer(op as usize), status);
+            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020_ptsz", Entry::Variant(427), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3908,7 +3908,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyAtoD_v2000(dstDevice, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoD_v2000", Entry::Variant(433), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemcpyAtoD_v2000", Entry::Variant(433), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -3935,7 +3935,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v2000(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v2000", Entry::Variant(436), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoH_v2000", Entry::Variant(436), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3944,7 +3944,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v3020(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v3020", Entry::Variant(437), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoH_v3020", Entry::Variant(437), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3953,7 +3953,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v7000_ptds(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v7000_ptds(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v7000_ptds", Entry::Variant(438), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoH_v7000_ptds", Entry::Variant(438), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3962,7 +3962,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v2000(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v2000", Entry::Variant(439), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoHAsync_v2000", Entry::Variant(439), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3971,7 +3971,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v3020(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v3020", Entry::Variant(440), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoHAsync_v3020", Entry::Variant(440), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3980,7 +3980,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v7000_ptsz(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v7000_ptsz(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v7000_ptsz", Entry::Variant(441), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoHAsync_v7000_ptsz", Entry::Variant(441), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3989,7 +3989,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v12080(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v12080(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v12080", Entry::Variant(442), Arg::Pointer(dsts as usize), status);
+            self.0.report_failure("cuMemcpyBatchAsync_v12080", Entry::Variant(442), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3998,7 +3998,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v12080_ptsz(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v12080_ptsz(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v12080_ptsz", Entry::Variant(443), Arg::Pointer(dsts as usize), status);
+            self.0.report_failure("cuMemcpyBatchAsync_v12080_ptsz", Entry::Variant(443), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4007,7 +4007,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v13000(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v13000(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v13000", Entry::Variant(444), Arg::Pointer(dsts as usize), status);
+            self.0.report_failure("cuMemcpyBatchAsync_v13000", Entry::Variant(444), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4016,7 +4016,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v13000_ptsz(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v13000_ptsz(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v13000_ptsz", Entry::Variant(445), Arg::Pointer(dsts as usize), status);
+            self.0.report_failure("cuMemcpyBatchAsync_v13000_ptsz", Entry::Variant(445), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4052,7 +4052,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyDtoD_v2000(dstDevice, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoD_v2000", Entry::Variant(449), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemcpyDtoD_v2000", Entry::Variant(449), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4079,7 +4079,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoDAsync_v3000(&self, dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoDAsync_v3000(dstDevice, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoDAsync_v3000", Entry::Variant(452), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemcpyDtoDAsync_v3000", Entry::Variant(452), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4106,7 +4106,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v2000(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v2000", Entry::Variant(455), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoH_v2000", Entry::Variant(455), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4115,7 +4115,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v3020(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v3020", Entry::Variant(456), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoH_v3020", Entry::Variant(456), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4124,7 +4124,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v7000_ptds(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v7000_ptds(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v7000_ptds", Entry::Variant(457), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoH_v7000_ptds", Entry::Variant(457), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4133,7 +4133,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v2000(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v2000", Entry::Variant(458), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoHAsync_v2000", Entry::Variant(458), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4142,7 +4142,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v3020(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v3020", Entry::Variant(459), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoHAsync_v3020", Entry::Variant(459), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4151,7 +4151,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v7000_ptsz(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v7000_ptsz(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v7000_ptsz", Entry::Variant(460), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoHAsync_v7000_ptsz", Entry::Variant(460), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4214,7 +4214,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyHtoD_v2000(dstDevice, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoD_v2000", Entry::Variant(467), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemcpyHtoD_v2000", Entry::Variant(467), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4241,7 +4241,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoDAsync_v2000(&self, dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoDAsync_v2000(dstDevice, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoDAsync_v2000", Entry::Variant(470), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemcpyHtoDAsync_v2000", Entry::Variant(470), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4322,7 +4322,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16_v2000(&self, dstDevice: CUdeviceptr_v1, us: ::std::os::raw::c_ushort, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD16_v2000(dstDevice, us, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16_v2000", Entry::Variant(479), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD16_v2000", Entry::Variant(479), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4367,7 +4367,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, us: ::std::os::raw::c_ushort, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D16_v2000(dstDevice, dstPitch, us, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16_v2000", Entry::Variant(484), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD2D16_v2000", Entry::Variant(484), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4412,7 +4412,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, ui: ::std::os::raw::c_uint, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D32_v2000(dstDevice, dstPitch, ui, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32_v2000", Entry::Variant(489), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD2D32_v2000", Entry::Variant(489), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4457,7 +4457,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, uc: ::std::os::raw::c_uchar, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D8_v2000(dstDevice, dstPitch, uc, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8_v2000", Entry::Variant(494), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD2D8_v2000", Entry::Variant(494), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4502,7 +4502,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32_v2000(&self, dstDevice: CUdeviceptr_v1, ui: ::std::os::raw::c_uint, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD32_v2000(dstDevice, ui, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32_v2000", Entry::Variant(499), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD32_v2000", Entry::Variant(499), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4547,7 +4547,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8_v2000(&self, dstDevice: CUdeviceptr_v1, uc: ::std::os::raw::c_uchar, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD8_v2000(dstDevice, uc, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8_v2000", Entry::Variant(504), Arg::Int(dstDevice as i64), status);
+            self.0.report_failure("cuMemsetD8_v2000", Entry::Variant(504), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4592,7 +4592,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayCreate_v5000(&self, pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayCreate_v5000(pHandle, pMipmappedArrayDesc, numMipmapLevels);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayCreate_v5000", Entry::Variant(509), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuMipmappedArrayCreate_v5000", Entry::Variant(509), Arg::None, status);
         }
         status
     }
@@ -4610,7 +4610,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetLevel_v5000(&self, pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetLevel_v5000(pLevelArray, hMipmappedArray, level);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetLevel_v5000", Entry::Variant(511), Arg::Pointer(pLevelArray as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetLevel_v5000", Entry::Variant(511), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -4619,7 +4619,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetMemoryRequirements_v11060(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetMemoryRequirements_v11060(memoryRequirements, mipmap, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements_v11060", Entry::Variant(512), Arg::Pointer(memoryRequirements as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements_v11060", Entry::Variant(512), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -4628,7 +4628,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetSparseProperties_v11010(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetSparseProperties_v11010(sparseProperties, mipmap);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetSparseProperties_v11010", Entry::Variant(513), Arg::Pointer(sparseProperties as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetSparseProperties_v11010", Entry::Variant(513), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -4637,7 +4637,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleEnumerateFunctions_v12040(&self, functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleEnumerateFunctions_v12040(functions, numFunctions, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleEnumerateFunctions_v12040", Entry::Variant(514), Arg::Pointer(functions as usize), status);
+            self.0.report_failure("cuModuleEnumerateFunctions_v12040", Entry::Variant(514), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -4646,7 +4646,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunction_v2000(&self, hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetFunction_v2000(hfunc, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunction_v2000", Entry::Variant(515), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure("cuModuleGetFunction_v2000", Entry::Variant(515), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4655,7 +4655,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunctionCount_v12040(&self, count: * mut::std::os::raw::c_uint, hmod: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleGetFunctionCount_v12040(count, hmod);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunctionCount_v12040", Entry::Variant(516), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuModuleGetFunctionCount_v12040", Entry::Variant(516), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4664,7 +4664,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal_v2000(&self, dptr: *mut CUdeviceptr_v1, bytes: * mut::std::os::raw::c_uint, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal_v2000(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal_v2000", Entry::Variant(517), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuModuleGetGlobal_v2000", Entry::Variant(517), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4673,7 +4673,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal_v3020(&self, dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal_v3020(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal_v3020", Entry::Variant(518), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuModuleGetGlobal_v3020", Entry::Variant(518), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4682,7 +4682,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetLoadingMode_v11070(&self, mode: *mut CUmoduleLoadingMode) -> CUresult {
         let status = self.0.p().cuModuleGetLoadingMode_v11070(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetLoadingMode_v11070", Entry::Variant(519), Arg::Pointer(mode as usize), status);
+            self.0.report_failure("cuModuleGetLoadingMode_v11070", Entry::Variant(519), Arg::None, status);
         }
         status
     }
@@ -4691,7 +4691,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetSurfRef_v3000(&self, pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetSurfRef_v3000(pSurfRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetSurfRef_v3000", Entry::Variant(520), Arg::Pointer(pSurfRef as usize), status);
+            self.0.report_failure("cuModuleGetSurfRef_v3000", Entry::Variant(520), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4700,7 +4700,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetTexRef_v2000(&self, pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetTexRef_v2000(pTexRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetTexRef_v2000", Entry::Variant(521), Arg::Pointer(pTexRef as usize), status);
+            self.0.report_failure("cuModuleGetTexRef_v2000", Entry::Variant(521), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4709,7 +4709,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoad_v2000(&self, module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleLoad_v2000(module, fname);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoad_v2000", Entry::Variant(522), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoad_v2000", Entry::Variant(522), Arg::None, status);
         }
         status
     }
@@ -4718,7 +4718,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadData_v2000(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadData_v2000(module, image);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadData_v2000", Entry::Variant(523), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadData_v2000", Entry::Variant(523), Arg::None, status);
         }
         status
     }
@@ -4727,7 +4727,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadDataEx_v2010(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadDataEx_v2010(module, image, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadDataEx_v2010", Entry::Variant(524), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadDataEx_v2010", Entry::Variant(524), Arg::None, status);
         }
         status
     }
@@ -4736,7 +4736,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadFatBinary_v2000(&self, module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadFatBinary_v2000(module, fatCubin);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadFatBinary_v2000", Entry::Variant(525), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadFatBinary_v2000", Entry::Variant(525), Arg::None, status);
         }
         status
     }
@@ -4754,7 +4754,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastAddDevice_v12010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuMulticastAddDevice_v12010(mcHandle, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastAddDevice_v12010", Entry::Variant(527), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastAddDevice_v12010", Entry::Variant(527), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4763,7 +4763,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr_v12010(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr_v12010(mcHandle, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr_v12010", Entry::Variant(528), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindAddr_v12010", Entry::Variant(528), Arg::Hex(memptr as u64), status);
         }
         status
     }
@@ -4772,7 +4772,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr_v13010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr_v13010(mcHandle, dev, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr_v13010", Entry::Variant(529), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindAddr_v13010", Entry::Variant(529), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4781,7 +4781,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem_v12010(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem_v12010(mcHandle, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem_v12010", Entry::Variant(530), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindMem_v12010", Entry::Variant(530), Arg::None, status);
         }
         status
     }
@@ -4790,7 +4790,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem_v13010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem_v13010(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem_v13010", Entry::Variant(531), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindMem_v13010", Entry::Variant(531), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4799,7 +4799,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastCreate_v12010(&self, mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
         let status = self.0.p().cuMulticastCreate_v12010(mcHandle, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastCreate_v12010", Entry::Variant(532), Arg::Pointer(mcHandle as usize), status);
+            self.0.report_failure("cuMulticastCreate_v12010", Entry::Variant(532), Arg::None, status);
         }
         status
     }
@@ -4808,7 +4808,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastGetGranularity_v12010(&self, granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
         let status = self.0.p().cuMulticastGetGranularity_v12010(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastGetGranularity_v12010", Entry::Variant(533), Arg::Pointer(granularity as usize), status);
+            self.0.report_failure("cuMulticastGetGranularity_v12010", Entry::Variant(533), Arg::None, status);
         }
         status
     }
@@ -4817,7 +4817,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastUnbind_v12010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
         let status = self.0.p().cuMulticastUnbind_v12010(mcHandle, dev, mcOffset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastUnbind_v12010", Entry::Variant(534), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastUnbind_v12010", Entry::Variant(534), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4826,7 +4826,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock_v10020(&self, dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyAvailableDynamicSMemPerBlock_v10020(dynamicSmemSize, func, numBlocks, blockSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock_v10020", Entry::Variant(535), Arg::Pointer(dynamicSmemSize as usize), status);
+            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock_v10020", Entry::Variant(535), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4835,7 +4835,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(numBlocks, func, blockSize, dynamicSMemSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050", Entry::Variant(536), Arg::Pointer(numBlocks as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050", Entry::Variant(536), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4844,7 +4844,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(numBlocks, func, blockSize, dynamicSMemSize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000", Entry::Variant(537), Arg::Pointer(numBlocks as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000", Entry::Variant(537), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4853,7 +4853,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveClusters_v11070(&self, numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveClusters_v11070(numClusters, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveClusters_v11070", Entry::Variant(538), Arg::Pointer(numClusters as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveClusters_v11070", Entry::Variant(538), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4862,7 +4862,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSize_v6050(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSize_v6050(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSize_v6050", Entry::Variant(539), Arg::Pointer(minGridSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialBlockSize_v6050", Entry::Variant(539), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4871,7 +4871,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags_v7000(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSizeWithFlags_v7000(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags_v7000", Entry::Variant(540), Arg::Pointer(minGridSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags_v7000", Entry::Variant(540), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4880,7 +4880,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialClusterSize_v11070(&self, clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialClusterSize_v11070(clusterSize, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialClusterSize_v11070", Entry::Variant(541), Arg::Pointer(clusterSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialClusterSize_v11070", Entry::Variant(541), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4934,7 +4934,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttribute_v4000(&self, data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerGetAttribute_v4000(data, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttribute_v4000", Entry::Variant(547), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuPointerGetAttribute_v4000", Entry::Variant(547), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4943,7 +4943,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttributes_v7000(&self, numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerGetAttributes_v7000(numAttributes, attributes, data, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttributes_v7000", Entry::Variant(548), Arg::Int(numAttributes as i64), status);
+            self.0.report_failure("cuPointerGetAttributes_v7000", Entry::Variant(548), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4952,7 +4952,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerSetAttribute_v6000(&self, value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerSetAttribute_v6000(value, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerSetAttribute_v6000", Entry::Variant(549), Arg::Pointer(value as usize), status);
+            self.0.report_failure("cuPointerSetAttribute_v6000", Entry::Variant(549), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4961,7 +4961,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync_v10000(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync_v10000(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000", Entry::Variant(550), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000", Entry::Variant(550), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -4970,7 +4970,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync_v10000_ptsz(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync_v10000_ptsz(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(551), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(551), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5159,7 +5159,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreate_v2000(&self, phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamCreate_v2000(phStream, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreate_v2000", Entry::Variant(572), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuStreamCreate_v2000", Entry::Variant(572), Arg::None, status);
         }
         status
     }
@@ -5168,7 +5168,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreateWithPriority_v5050(&self, phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamCreateWithPriority_v5050(phStream, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreateWithPriority_v5050", Entry::Variant(573), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuStreamCreateWithPriority_v5050", Entry::Variant(573), Arg::None, status);
         }
         status
     }
@@ -5708,7 +5708,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectCreate_v5000(&self, pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectCreate_v5000(pSurfObject, pResDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectCreate_v5000", Entry::Variant(633), Arg::Pointer(pSurfObject as usize), status);
+            self.0.report_failure("cuSurfObjectCreate_v5000", Entry::Variant(633), Arg::None, status);
         }
         status
     }
@@ -5717,7 +5717,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectDestroy_v5000(&self, surfObject: CUsurfObject_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectDestroy_v5000(surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectDestroy_v5000", Entry::Variant(634), Arg::Hex(surfObject as u64), status);
+            self.0.report_failure("cuSurfObjectDestroy_v5000", Entry::Variant(634), Arg::None, status);
         }
         status
     }
@@ -5726,7 +5726,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectGetResourceDesc_v5000(&self, pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectGetResourceDesc_v5000(pResDesc, surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectGetResourceDesc_v5000", Entry::Variant(635), Arg::Pointer(pResDesc as usize), status);
+            self.0.report_failure("cuSurfObjectGetResourceDesc_v5000", Entry::Variant(635), Arg::None, status);
         }
         status
     }
@@ -5735,7 +5735,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefGetArray_v3000(&self, phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
         let status = self.0.p().cuSurfRefGetArray_v3000(phArray, hSurfRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefGetArray_v3000", Entry::Variant(636), Arg::Pointer(phArray as usize), status);
+            self.0.report_failure("cuSurfRefGetArray_v3000", Entry::Variant(636), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -5753,7 +5753,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2col_v12000(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2col_v12000(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2col_v12000", Entry::Variant(638), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeIm2col_v12000", Entry::Variant(638), Arg::None, status);
         }
         status
     }
@@ -5762,7 +5762,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2colWide_v12080(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2colWide_v12080(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2colWide_v12080", Entry::Variant(639), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeIm2colWide_v12080", Entry::Variant(639), Arg::None, status);
         }
         status
     }
@@ -5771,7 +5771,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeTiled_v12000(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeTiled_v12000(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeTiled_v12000", Entry::Variant(640), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeTiled_v12000", Entry::Variant(640), Arg::None, status);
         }
         status
     }
@@ -5780,7 +5780,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapReplaceAddress_v12000(&self, tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuTensorMapReplaceAddress_v12000(tensorMap, globalAddress);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapReplaceAddress_v12000", Entry::Variant(641), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapReplaceAddress_v12000", Entry::Variant(641), Arg::None, status);
         }
         status
     }
@@ -5789,7 +5789,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapSetAllocationClass_v13050(&self, tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
         let status = self.0.p().cuTensorMapSetAllocationClass_v13050(tensorMap, allocClass, outAllocClass);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapSetAllocationClass_v13050", Entry::Variant(642), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapSetAllocationClass_v13050", Entry::Variant(642), Arg::None, status);
         }
         status
     }
@@ -5798,7 +5798,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectCreate_v5000(&self, pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult {
         let status = self.0.p().cuTexObjectCreate_v5000(pTexObject, pResDesc, pTexDesc, pResViewDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectCreate_v5000", Entry::Variant(643), Arg::Pointer(pTexObject as usize), status);
+            self.0.report_failure("cuTexObjectCreate_v5000", Entry::Variant(643), Arg::None, status);
         }
         status
     }
@@ -5807,7 +5807,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectDestroy_v5000(&self, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectDestroy_v5000(texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectDestroy_v5000", Entry::Variant(644), Arg::Hex(texObject as u64), status);
+            self.0.report_failure("cuTexObjectDestroy_v5000", Entry::Variant(644), Arg::None, status);
         }
         status
     }
@@ -5816,7 +5816,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceDesc_v5000(&self, pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceDesc_v5000(pResDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceDesc_v5000", Entry::Variant(645), Arg::Pointer(pResDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetResourceDesc_v5000", Entry::Variant(645), Arg::None, status);
         }
         status
     }
@@ -5825,7 +5825,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceViewDesc_v5000(&self, pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceViewDesc_v5000(pResViewDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceViewDesc_v5000", Entry::Variant(646), Arg::Pointer(pResViewDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetResourceViewDesc_v5000", Entry::Variant(646), Arg::None, status);
         }
         status
     }
@@ -5834,7 +5834,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetTextureDesc_v5000(&self, pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetTextureDesc_v5000(pTexDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetTextureDesc_v5000", Entry::Variant(647), Arg::Pointer(pTexDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetTextureDesc_v5000", Entry::Variant(647), Arg::None, status);
         }
         status
     }
@@ -5843,7 +5843,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefCreate_v2000(&self, pTexRef: *mut CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefCreate_v2000(pTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefCreate_v2000", Entry::Variant(648), Arg::Pointer(pTexRef as usize), status);
+            self.0.report_failure("cuTexRefCreate_v2000", Entry::Variant(648), Arg::None, status);
         }
         status
     }
@@ -5861,7 +5861,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress_v2000(&self, pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress_v2000(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress_v2000", Entry::Variant(650), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuTexRefGetAddress_v2000", Entry::Variant(650), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5870,7 +5870,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress_v3020(&self, pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress_v3020(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress_v3020", Entry::Variant(651), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuTexRefGetAddress_v3020", Entry::Variant(651), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5879,7 +5879,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddressMode_v2000(&self, pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefGetAddressMode_v2000(pam, hTexRef, dim);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddressMode_v2000", Entry::Variant(652), Arg::Pointer(pam as usize), status);
+            self.0.report_failure("cuTexRefGetAddressMode_v2000", Entry::Variant(652), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5888,7 +5888,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetArray_v2000(&self, phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetArray_v2000(phArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetArray_v2000", Entry::Variant(653), Arg::Pointer(phArray as usize), status);
+            self.0.report_failure("cuTexRefGetArray_v2000", Entry::Variant(653), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5897,7 +5897,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetBorderColor_v8000(&self, pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetBorderColor_v8000(pBorderColor, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetBorderColor_v8000", Entry::Variant(654), Arg::Pointer(pBorderColor as usize), status);
+            self.0.report_failure("cuTexRefGetBorderColor_v8000", Entry::Variant(654), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5906,7 +5906,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFilterMode_v2000(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFilterMode_v2000(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFilterMode_v2000", Entry::Variant(655), Arg::Pointer(pfm as usize), status);
+            self.0.report_failure("cuTexRefGetFilterMode_v2000", Entry::Variant(655), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5915,7 +5915,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFlags_v2000(&self, pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFlags_v2000(pFlags, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFlags_v2000", Entry::Variant(656), Arg::Pointer(pFlags as usize), status);
+            self.0.report_failure("cuTexRefGetFlags_v2000", Entry::Variant(656), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5924,7 +5924,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFormat_v2000(&self, pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFormat_v2000(pFormat, pNumChannels, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFormat_v2000", Entry::Variant(657), Arg::Pointer(pFormat as usize), status);
+            self.0.report_failure("cuTexRefGetFormat_v2000", Entry::Variant(657), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5933,7 +5933,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMaxAnisotropy_v5000(&self, pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMaxAnisotropy_v5000(pmaxAniso, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMaxAnisotropy_v5000", Entry::Variant(658), Arg::Pointer(pmaxAniso as usize), status);
+            self.0.report_failure("cuTexRefGetMaxAnisotropy_v5000", Entry::Variant(658), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5942,7 +5942,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapFilterMode_v5000(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapFilterMode_v5000(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapFilterMode_v5000", Entry::Variant(659), Arg::Pointer(pfm as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapFilterMode_v5000", Entry::Variant(659), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5951,7 +5951,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelBias_v5000(&self, pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelBias_v5000(pbias, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelBias_v5000", Entry::Variant(660), Arg::Pointer(pbias as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapLevelBias_v5000", Entry::Variant(660), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5960,7 +5960,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelClamp_v5000(&self, pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelClamp_v5000(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelClamp_v5000", Entry::Variant(661), Arg::Pointer(pminMipmapLevelClamp as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapLevelClamp_v5000", Entry::Variant(661), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5969,7 +5969,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmappedArray_v5000(&self, phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmappedArray_v5000(phMipmappedArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmappedArray_v5000", Entry::Variant(662), Arg::Pointer(phMipmappedArray as usize), status);
+            self.0.report_failure("cuTexRefGetMipmappedArray_v5000", Entry::Variant(662), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5978,7 +5978,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress_v2000(&self, ByteOffset: * mut::std::os::raw::c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress_v2000(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress_v2000", Entry::Variant(663), Arg::Pointer(ByteOffset as usize), status);
+            self.0.report_failure("cuTexRefSetAddress_v2000", Entry::Variant(663), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5987,7 +5987,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress_v3020(&self, ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress_v3020(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress_v3020", Entry::Variant(664), Arg::Pointer(ByteOffset as usize), status);
+            self.0.report_failure("cuTexRefSetAddress_v3020", Entry::Variant(664), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6122,7 +6122,7 @@ impl Pw<'_> {
     pub unsafe fn cuThreadExchangeStreamCaptureMode_v10010(&self, mode: *mut CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuThreadExchangeStreamCaptureMode_v10010(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuThreadExchangeStreamCaptureMode_v10010", Entry::Variant(679), Arg::Pointer(mode as usize), status);
+            self.0.report_failure("cuThreadExchangeStreamCaptureMode_v10010", Entry::Variant(679), Arg::None, status);
         }
         status
     }
@@ -6131,7 +6131,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectCreate_v11030(&self, object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectCreate_v11030(object_out, ptr, destroy, initialRefcount, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectCreate_v11030", Entry::Variant(680), Arg::Pointer(object_out as usize), status);
+            self.0.report_failure("cuUserObjectCreate_v11030", Entry::Variant(680), Arg::None, status);
         }
         status
     }
@@ -6158,7 +6158,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync_v10000(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync_v10000(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000", Entry::Variant(683), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000", Entry::Variant(683), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -6167,7 +6167,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync_v10000_ptsz(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync_v10000_ptsz(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(684), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(684), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -6176,7 +6176,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult {
         let status = self.0.p().cuArray3DCreate(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate", Entry::Name(0), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArray3DCreate", Entry::Name(0), Arg::None, status);
         }
         status
     }
@@ -6185,7 +6185,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor", Entry::Name(1), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArray3DGetDescriptor", Entry::Name(1), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6194,7 +6194,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult {
         let status = self.0.p().cuArrayCreate(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate", Entry::Name(2), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuArrayCreate", Entry::Name(2), Arg::None, status);
         }
         status
     }
@@ -6212,7 +6212,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor", Entry::Name(4), Arg::Pointer(pArrayDescriptor as usize), status);
+            self.0.report_failure("cuArrayGetDescriptor", Entry::Name(4), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6221,7 +6221,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetMemoryRequirements(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS, array: CUarray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuArrayGetMemoryRequirements(memoryRequirements, array, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetMemoryRequirements", Entry::Name(5), Arg::Pointer(memoryRequirements as usize), status);
+            self.0.report_failure("cuArrayGetMemoryRequirements", Entry::Name(5), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -6230,7 +6230,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetPlane(&self, pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuArrayGetPlane(pPlaneArray, hArray, planeIdx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetPlane", Entry::Name(6), Arg::Pointer(pPlaneArray as usize), status);
+            self.0.report_failure("cuArrayGetPlane", Entry::Name(6), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6239,7 +6239,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetSparseProperties(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, array: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetSparseProperties(sparseProperties, array);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetSparseProperties", Entry::Name(7), Arg::Pointer(sparseProperties as usize), status);
+            self.0.report_failure("cuArrayGetSparseProperties", Entry::Name(7), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -6257,7 +6257,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessCheckpoint(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessCheckpoint(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessCheckpoint", Entry::Name(9), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessCheckpoint", Entry::Name(9), Arg::None, status);
         }
         status
     }
@@ -6266,7 +6266,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetRestoreThreadId(&self, pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetRestoreThreadId(pid, tid);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId", Entry::Name(10), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId", Entry::Name(10), Arg::None, status);
         }
         status
     }
@@ -6275,7 +6275,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetState(&self, pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetState(pid, state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetState", Entry::Name(11), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessGetState", Entry::Name(11), Arg::None, status);
         }
         status
     }
@@ -6284,7 +6284,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessLock(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessLock(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessLock", Entry::Name(12), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessLock", Entry::Name(12), Arg::None, status);
         }
         status
     }
@@ -6293,7 +6293,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessRestore(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessRestore(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessRestore", Entry::Name(13), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessRestore", Entry::Name(13), Arg::None, status);
         }
         status
     }
@@ -6302,7 +6302,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessUnlock(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessUnlock(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessUnlock", Entry::Name(14), Arg::Int(pid as i64), status);
+            self.0.report_failure("cuCheckpointProcessUnlock", Entry::Name(14), Arg::None, status);
         }
         status
     }
@@ -6329,7 +6329,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttribute(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttribute(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttribute", Entry::Name(17), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpGetAttribute", Entry::Name(17), Arg::None, status);
         }
         status
     }
@@ -6338,7 +6338,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttributeGlobal(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttributeGlobal(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttributeGlobal", Entry::Name(18), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpGetAttributeGlobal", Entry::Name(18), Arg::None, status);
         }
         status
     }
@@ -6347,7 +6347,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterCompleteCallback(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterCompleteCallback(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterCompleteCallback", Entry::Name(19), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpRegisterCompleteCallback", Entry::Name(19), Arg::None, status);
         }
         status
     }
@@ -6356,7 +6356,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterStartCallback(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterStartCallback(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterStartCallback", Entry::Name(20), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpRegisterStartCallback", Entry::Name(20), Arg::None, status);
         }
         status
     }
@@ -6365,7 +6365,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttribute(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttribute(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttribute", Entry::Name(21), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpSetAttribute", Entry::Name(21), Arg::None, status);
         }
         status
     }
@@ -6374,7 +6374,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttributeGlobal(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttributeGlobal(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttributeGlobal", Entry::Name(22), Arg::Opaque, status);
+            self.0.report_failure("cuCoredumpSetAttributeGlobal", Entry::Name(22), Arg::None, status);
         }
         status
     }
@@ -6383,7 +6383,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxAttach(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxAttach(pctx, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxAttach", Entry::Name(23), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxAttach", Entry::Name(23), Arg::None, status);
         }
         status
     }
@@ -6392,7 +6392,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate(&self, pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuCtxCreate(pctx, ctxCreateParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate", Entry::Name(24), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxCreate", Entry::Name(24), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6437,7 +6437,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxFromGreenCtx(&self, pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuCtxFromGreenCtx(pContext, hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxFromGreenCtx", Entry::Name(29), Arg::Pointer(pContext as usize), status);
+            self.0.report_failure("cuCtxFromGreenCtx", Entry::Name(29), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -6455,7 +6455,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCacheConfig(&self, pconfig: *mut CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxGetCacheConfig(pconfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCacheConfig", Entry::Name(31), Arg::Pointer(pconfig as usize), status);
+            self.0.report_failure("cuCtxGetCacheConfig", Entry::Name(31), Arg::None, status);
         }
         status
     }
@@ -6464,7 +6464,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetCurrent(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCurrent", Entry::Name(32), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxGetCurrent", Entry::Name(32), Arg::None, status);
         }
         status
     }
@@ -6482,7 +6482,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
         let status = self.0.p().cuCtxGetDevice(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice", Entry::Name(34), Arg::Pointer(device as usize), status);
+            self.0.report_failure("cuCtxGetDevice", Entry::Name(34), Arg::None, status);
         }
         status
     }
@@ -6491,7 +6491,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetExecAffinity(&self, pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
         let status = self.0.p().cuCtxGetExecAffinity(pExecAffinity, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetExecAffinity", Entry::Name(35), Arg::Pointer(pExecAffinity as usize), status);
+            self.0.report_failure("cuCtxGetExecAffinity", Entry::Name(35), Arg::None, status);
         }
         status
     }
@@ -6500,7 +6500,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetFlags(&self, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetFlags(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetFlags", Entry::Name(36), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuCtxGetFlags", Entry::Name(36), Arg::None, status);
         }
         status
     }
@@ -6518,7 +6518,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetLimit(&self, pvalue: *mut usize, limit: CUlimit) -> CUresult {
         let status = self.0.p().cuCtxGetLimit(pvalue, limit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetLimit", Entry::Name(38), Arg::Pointer(pvalue as usize), status);
+            self.0.report_failure("cuCtxGetLimit", Entry::Name(38), Arg::None, status);
         }
         status
     }
@@ -6527,7 +6527,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetSharedMemConfig(&self, pConfig: *mut CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxGetSharedMemConfig(pConfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetSharedMemConfig", Entry::Name(39), Arg::Pointer(pConfig as usize), status);
+            self.0.report_failure("cuCtxGetSharedMemConfig", Entry::Name(39), Arg::None, status);
         }
         status
     }
@@ -6536,7 +6536,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetStreamPriorityRange(&self, leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCtxGetStreamPriorityRange(leastPriority, greatestPriority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetStreamPriorityRange", Entry::Name(40), Arg::Pointer(leastPriority as usize), status);
+            self.0.report_failure("cuCtxGetStreamPriorityRange", Entry::Name(40), Arg::None, status);
         }
         status
     }
@@ -6545,7 +6545,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent", Entry::Name(41), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuCtxPopCurrent", Entry::Name(41), Arg::None, status);
         }
         status
     }
@@ -6581,7 +6581,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCacheConfig(&self, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxSetCacheConfig(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCacheConfig", Entry::Name(45), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetCacheConfig", Entry::Name(45), Arg::None, status);
         }
         status
     }
@@ -6599,7 +6599,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetFlags(&self, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxSetFlags(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetFlags", Entry::Name(47), Arg::Int(flags as i64), status);
+            self.0.report_failure("cuCtxSetFlags", Entry::Name(47), Arg::None, status);
         }
         status
     }
@@ -6608,7 +6608,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetLimit(&self, limit: CUlimit, value: usize) -> CUresult {
         let status = self.0.p().cuCtxSetLimit(limit, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetLimit", Entry::Name(48), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetLimit", Entry::Name(48), Arg::None, status);
         }
         status
     }
@@ -6617,7 +6617,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetSharedMemConfig(&self, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxSetSharedMemConfig(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetSharedMemConfig", Entry::Name(49), Arg::Opaque, status);
+            self.0.report_failure("cuCtxSetSharedMemConfig", Entry::Name(49), Arg::None, status);
         }
         status
     }
@@ -6662,7 +6662,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevResourceGenerateDesc(&self, phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevResourceGenerateDesc(phDesc, resources, nbResources);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevResourceGenerateDesc", Entry::Name(54), Arg::Pointer(phDesc as usize), status);
+            self.0.report_failure("cuDevResourceGenerateDesc", Entry::Name(54), Arg::None, status);
         }
         status
     }
@@ -6671,7 +6671,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplit(&self, result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplit(result, nbGroups, input, remainder, flags, groupParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplit", Entry::Name(55), Arg::Pointer(result as usize), status);
+            self.0.report_failure("cuDevSmResourceSplit", Entry::Name(55), Arg::None, status);
         }
         status
     }
@@ -6680,7 +6680,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplitByCount(&self, result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplitByCount(result, nbGroups, input, remainder, flags, minCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplitByCount", Entry::Name(56), Arg::Pointer(result as usize), status);
+            self.0.report_failure("cuDevSmResourceSplitByCount", Entry::Name(56), Arg::None, status);
         }
         status
     }
@@ -6689,7 +6689,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceCanAccessPeer", Entry::Name(57), Arg::Pointer(canAccessPeer as usize), status);
+            self.0.report_failure("cuDeviceCanAccessPeer", Entry::Name(57), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6698,7 +6698,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceComputeCapability(&self, major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceComputeCapability(major, minor, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceComputeCapability", Entry::Name(58), Arg::Pointer(major as usize), status);
+            self.0.report_failure("cuDeviceComputeCapability", Entry::Name(58), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6707,7 +6707,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGet(device, ordinal);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGet", Entry::Name(59), Arg::Pointer(device as usize), status);
+            self.0.report_failure("cuDeviceGet", Entry::Name(59), Arg::None, status);
         }
         status
     }
@@ -6716,7 +6716,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetAttribute(pi, attrib, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetAttribute", Entry::Name(60), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuDeviceGetAttribute", Entry::Name(60), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6725,7 +6725,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetByPCIBusId(&self, dev: *mut CUdevice, pciBusId: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuDeviceGetByPCIBusId(dev, pciBusId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetByPCIBusId", Entry::Name(61), Arg::Pointer(dev as usize), status);
+            self.0.report_failure("cuDeviceGetByPCIBusId", Entry::Name(61), Arg::None, status);
         }
         status
     }
@@ -6734,7 +6734,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueCount(&self, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueCount(count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueCount", Entry::Name(62), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuDeviceGetCliqueCount", Entry::Name(62), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6743,7 +6743,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueInfo(&self, cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueInfo(cliqueInfo, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueInfo", Entry::Name(63), Arg::Pointer(cliqueInfo as usize), status);
+            self.0.report_failure("cuDeviceGetCliqueInfo", Entry::Name(63), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6752,7 +6752,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCount(&self, count: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetCount(count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCount", Entry::Name(64), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuDeviceGetCount", Entry::Name(64), Arg::None, status);
         }
         status
     }
@@ -6761,7 +6761,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetDefaultMemPool(pool_out, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDefaultMemPool", Entry::Name(65), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuDeviceGetDefaultMemPool", Entry::Name(65), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6779,7 +6779,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetExecAffinitySupport(&self, pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetExecAffinitySupport(pi, type_, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetExecAffinitySupport", Entry::Name(67), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuDeviceGetExecAffinitySupport", Entry::Name(67), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6788,7 +6788,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetFabricClusterUuid(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetFabricClusterUuid(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetFabricClusterUuid", Entry::Name(68), Arg::Pointer(uuid as usize), status);
+            self.0.report_failure("cuDeviceGetFabricClusterUuid", Entry::Name(68), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6806,7 +6806,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetHostAtomicCapabilities(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetHostAtomicCapabilities(capabilities, operations, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetHostAtomicCapabilities", Entry::Name(70), Arg::Pointer(capabilities as usize), status);
+            self.0.report_failure("cuDeviceGetHostAtomicCapabilities", Entry::Name(70), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6815,7 +6815,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetLuid(&self, luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetLuid(luid, deviceNodeMask, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetLuid", Entry::Name(71), Arg::Pointer(luid as usize), status);
+            self.0.report_failure("cuDeviceGetLuid", Entry::Name(71), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6824,7 +6824,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetMemPool(pool, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetMemPool", Entry::Name(72), Arg::Pointer(pool as usize), status);
+            self.0.report_failure("cuDeviceGetMemPool", Entry::Name(72), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6833,7 +6833,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetName(&self, name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetName(name, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetName", Entry::Name(73), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuDeviceGetName", Entry::Name(73), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6842,7 +6842,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetNvSciSyncAttributes(&self, nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice, flags: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetNvSciSyncAttributes", Entry::Name(74), Arg::Pointer(nvSciSyncAttrList as usize), status);
+            self.0.report_failure("cuDeviceGetNvSciSyncAttributes", Entry::Name(74), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6851,7 +6851,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAtomicCapabilities(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAtomicCapabilities(capabilities, operations, count, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities", Entry::Name(75), Arg::Pointer(capabilities as usize), status);
+            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities", Entry::Name(75), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -6860,7 +6860,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAttribute(&self, value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAttribute", Entry::Name(76), Arg::Pointer(value as usize), status);
+            self.0.report_failure("cuDeviceGetP2PAttribute", Entry::Name(76), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -6869,7 +6869,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetPCIBusId(&self, pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetPCIBusId(pciBusId, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetPCIBusId", Entry::Name(77), Arg::Pointer(pciBusId as usize), status);
+            self.0.report_failure("cuDeviceGetPCIBusId", Entry::Name(77), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6878,7 +6878,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetProperties(&self, prop: *mut CUdevprop, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetProperties(prop, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetProperties", Entry::Name(78), Arg::Pointer(prop as usize), status);
+            self.0.report_failure("cuDeviceGetProperties", Entry::Name(78), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6887,7 +6887,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth(&self, maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, format, numChannels, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth", Entry::Name(79), Arg::Pointer(maxWidthInElements as usize), status);
+            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth", Entry::Name(79), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6896,7 +6896,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid", Entry::Name(80), Arg::Pointer(uuid as usize), status);
+            self.0.report_failure("cuDeviceGetUuid", Entry::Name(80), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6941,7 +6941,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRetain(pctx, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRetain", Entry::Name(85), Arg::Pointer(pctx as usize), status);
+            self.0.report_failure("cuDevicePrimaryCtxRetain", Entry::Name(85), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6986,7 +6986,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem", Entry::Name(90), Arg::Pointer(bytes as usize), status);
+            self.0.report_failure("cuDeviceTotalMem", Entry::Name(90), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -7004,7 +7004,7 @@ impl Pw<'_> {
     pub unsafe fn cuDriverGetVersion(&self, driverVersion: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDriverGetVersion(driverVersion);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDriverGetVersion", Entry::Name(92), Arg::Pointer(driverVersion as usize), status);
+            self.0.report_failure("cuDriverGetVersion", Entry::Name(92), Arg::None, status);
         }
         status
     }
@@ -7013,7 +7013,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventCreate(phEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventCreate", Entry::Name(93), Arg::Pointer(phEvent as usize), status);
+            self.0.report_failure("cuEventCreate", Entry::Name(93), Arg::None, status);
         }
         status
     }
@@ -7031,7 +7031,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime", Entry::Name(95), Arg::Pointer(pMilliseconds as usize), status);
+            self.0.report_failure("cuEventElapsedTime", Entry::Name(95), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -7076,7 +7076,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedBuffer(&self, devPtr: *mut CUdeviceptr, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedBuffer", Entry::Name(100), Arg::Pointer(devPtr as usize), status);
+            self.0.report_failure("cuExternalMemoryGetMappedBuffer", Entry::Name(100), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -7085,7 +7085,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedMipmappedArray(&self, mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray", Entry::Name(101), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray", Entry::Name(101), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -7094,7 +7094,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync", Entry::Name(102), Arg::Hex(numOps as u64), status);
+            self.0.report_failure("cuFabricCpyBatchAsync", Entry::Name(102), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -7103,7 +7103,7 @@ impl Pw<'_> {
     pub unsafe fn cuFlushGPUDirectRDMAWrites(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
         let status = self.0.p().cuFlushGPUDirectRDMAWrites(target, scope);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFlushGPUDirectRDMAWrites", Entry::Name(103), Arg::Opaque, status);
+            self.0.report_failure("cuFlushGPUDirectRDMAWrites", Entry::Name(103), Arg::None, status);
         }
         status
     }
@@ -7112,7 +7112,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetAttribute(pi, attrib, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetAttribute", Entry::Name(104), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuFuncGetAttribute", Entry::Name(104), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7121,7 +7121,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetModule(&self, hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetModule(hmod, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetModule", Entry::Name(105), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure("cuFuncGetModule", Entry::Name(105), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7130,7 +7130,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetName(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetName(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetName", Entry::Name(106), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuFuncGetName", Entry::Name(106), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7157,7 +7157,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncIsLoaded(&self, state: *mut CUfunctionLoadingState, function: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncIsLoaded(state, function);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncIsLoaded", Entry::Name(109), Arg::Pointer(state as usize), status);
+            self.0.report_failure("cuFuncIsLoaded", Entry::Name(109), Arg::Pointer(function as usize), status);
         }
         status
     }
@@ -7220,7 +7220,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorName(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorName", Entry::Name(116), Arg::Opaque, status);
+            self.0.report_failure("cuGetErrorName", Entry::Name(116), Arg::None, status);
         }
         status
     }
@@ -7229,7 +7229,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorString(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorString", Entry::Name(117), Arg::Opaque, status);
+            self.0.report_failure("cuGetErrorString", Entry::Name(117), Arg::None, status);
         }
         status
     }
@@ -7238,7 +7238,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetExportTable(&self, ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
         let status = self.0.p().cuGetExportTable(ppExportTable, pExportTableId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetExportTable", Entry::Name(118), Arg::Pointer(ppExportTable as usize), status);
+            self.0.report_failure("cuGetExportTable", Entry::Name(118), Arg::None, status);
         }
         status
     }
@@ -7247,7 +7247,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, cudaVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         let status = self.0.p().cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress", Entry::Name(119), Arg::Pointer(symbol as usize), status);
+            self.0.report_failure("cuGetProcAddress", Entry::Name(119), Arg::None, status);
         }
         status
     }
@@ -7256,7 +7256,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddBatchMemOpNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddBatchMemOpNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddBatchMemOpNode", Entry::Name(120), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddBatchMemOpNode", Entry::Name(120), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7265,7 +7265,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddChildGraphNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddChildGraphNode", Entry::Name(121), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddChildGraphNode", Entry::Name(121), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7283,7 +7283,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEmptyNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEmptyNode", Entry::Name(123), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEmptyNode", Entry::Name(123), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7292,7 +7292,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventRecordNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventRecordNode(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventRecordNode", Entry::Name(124), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEventRecordNode", Entry::Name(124), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7301,7 +7301,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventWaitNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventWaitNode(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventWaitNode", Entry::Name(125), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddEventWaitNode", Entry::Name(125), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7310,7 +7310,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresSignalNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresSignalNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode", Entry::Name(126), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode", Entry::Name(126), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7319,7 +7319,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresWaitNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresWaitNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode", Entry::Name(127), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode", Entry::Name(127), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7328,7 +7328,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddHostNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddHostNode", Entry::Name(128), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddHostNode", Entry::Name(128), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7337,7 +7337,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode", Entry::Name(129), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddKernelNode", Entry::Name(129), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7346,7 +7346,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemAllocNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemAllocNode", Entry::Name(130), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemAllocNode", Entry::Name(130), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7355,7 +7355,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemFreeNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemFreeNode", Entry::Name(131), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemFreeNode", Entry::Name(131), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7364,7 +7364,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemcpyNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemcpyNode", Entry::Name(132), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemcpyNode", Entry::Name(132), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7373,7 +7373,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemsetNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemsetNode", Entry::Name(133), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddMemsetNode", Entry::Name(133), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7382,7 +7382,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode", Entry::Name(134), Arg::Pointer(phGraphNode as usize), status);
+            self.0.report_failure("cuGraphAddNode", Entry::Name(134), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7418,7 +7418,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphClone(&self, phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphClone(phGraphClone, originalGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphClone", Entry::Name(138), Arg::Pointer(phGraphClone as usize), status);
+            self.0.report_failure("cuGraphClone", Entry::Name(138), Arg::Pointer(originalGraph as usize), status);
         }
         status
     }
@@ -7427,7 +7427,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphConditionalHandleCreate(&self, pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphConditionalHandleCreate(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphConditionalHandleCreate", Entry::Name(139), Arg::Pointer(pHandle_out as usize), status);
+            self.0.report_failure("cuGraphConditionalHandleCreate", Entry::Name(139), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7436,7 +7436,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphCreate(&self, phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphCreate(phGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphCreate", Entry::Name(140), Arg::Pointer(phGraph as usize), status);
+            self.0.report_failure("cuGraphCreate", Entry::Name(140), Arg::None, status);
         }
         status
     }
@@ -7730,10 +7730,10 @@ impl Pw<'_> {
     }
     #[doc = "`cuGraphInstantiate`, reporting a failure through `cudrv::report`."]
     #[inline(always)]
-    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
-        let status = self.0.p().cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+    pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+        let status = self.0.p().cuGraphInstantiate(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate", Entry::Name(173), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiate", Entry::Name(173), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7742,7 +7742,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithFlags", Entry::Name(174), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiateWithFlags", Entry::Name(174), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7751,7 +7751,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams", Entry::Name(175), Arg::Pointer(phGraphExec as usize), status);
+            self.0.report_failure("cuGraphInstantiateWithParams", Entry::Name(175), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7868,7 +7868,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeFindInClone(&self, phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeFindInClone(phNode, hOriginalNode, hClonedGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeFindInClone", Entry::Name(188), Arg::Pointer(phNode as usize), status);
+            self.0.report_failure("cuGraphNodeFindInClone", Entry::Name(188), Arg::Pointer(hOriginalNode as usize), status);
         }
         status
     }
@@ -8003,7 +8003,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources", Entry::Name(203), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsMapResources", Entry::Name(203), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8012,7 +8012,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray(&self, pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray", Entry::Name(204), Arg::Pointer(pMipmappedArray as usize), status);
+            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray", Entry::Name(204), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8021,7 +8021,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer(&self, pDevPtr: *mut CUdeviceptr, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer", Entry::Name(205), Arg::Pointer(pDevPtr as usize), status);
+            self.0.report_failure("cuGraphicsResourceGetMappedPointer", Entry::Name(205), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8039,7 +8039,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsSubResourceGetMappedArray(&self, pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsSubResourceGetMappedArray(pArray, resource, arrayIndex, mipLevel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsSubResourceGetMappedArray", Entry::Name(207), Arg::Pointer(pArray as usize), status);
+            self.0.report_failure("cuGraphicsSubResourceGetMappedArray", Entry::Name(207), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8048,7 +8048,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources", Entry::Name(208), Arg::Int(count as i64), status);
+            self.0.report_failure("cuGraphicsUnmapResources", Entry::Name(208), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8066,7 +8066,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxCreate(&self, phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGreenCtxCreate(phCtx, desc, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxCreate", Entry::Name(210), Arg::Pointer(phCtx as usize), status);
+            self.0.report_failure("cuGreenCtxCreate", Entry::Name(210), Arg::Pointer(desc as usize), status);
         }
         status
     }
@@ -8111,7 +8111,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxStreamCreate(&self, phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuGreenCtxStreamCreate(phStream, greenCtx, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxStreamCreate", Entry::Name(215), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuGreenCtxStreamCreate", Entry::Name(215), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -8129,7 +8129,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalMemory(&self, extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC) -> CUresult {
         let status = self.0.p().cuImportExternalMemory(extMem_out, memHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalMemory", Entry::Name(217), Arg::Pointer(extMem_out as usize), status);
+            self.0.report_failure("cuImportExternalMemory", Entry::Name(217), Arg::None, status);
         }
         status
     }
@@ -8138,7 +8138,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalSemaphore(&self, extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) -> CUresult {
         let status = self.0.p().cuImportExternalSemaphore(extSem_out, semHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalSemaphore", Entry::Name(218), Arg::Pointer(extSem_out as usize), status);
+            self.0.report_failure("cuImportExternalSemaphore", Entry::Name(218), Arg::None, status);
         }
         status
     }
@@ -8147,7 +8147,7 @@ impl Pw<'_> {
     pub unsafe fn cuInit(&self, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuInit(Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuInit", Entry::Name(219), Arg::Int(Flags as i64), status);
+            self.0.report_failure("cuInit", Entry::Name(219), Arg::None, status);
         }
         status
     }
@@ -8165,7 +8165,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         let status = self.0.p().cuIpcGetEventHandle(pHandle, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetEventHandle", Entry::Name(221), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuIpcGetEventHandle", Entry::Name(221), Arg::Pointer(event as usize), status);
         }
         status
     }
@@ -8174,7 +8174,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetMemHandle(&self, pHandle: *mut CUipcMemHandle, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuIpcGetMemHandle(pHandle, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetMemHandle", Entry::Name(222), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuIpcGetMemHandle", Entry::Name(222), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8183,7 +8183,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         let status = self.0.p().cuIpcOpenEventHandle(phEvent, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenEventHandle", Entry::Name(223), Arg::Pointer(phEvent as usize), status);
+            self.0.report_failure("cuIpcOpenEventHandle", Entry::Name(223), Arg::None, status);
         }
         status
     }
@@ -8192,7 +8192,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle(&self, pdptr: *mut CUdeviceptr, handle: CUipcMemHandle, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle", Entry::Name(224), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuIpcOpenMemHandle", Entry::Name(224), Arg::None, status);
         }
         status
     }
@@ -8201,7 +8201,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelGetAttribute(pi, attrib, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetAttribute", Entry::Name(225), Arg::Pointer(pi as usize), status);
+            self.0.report_failure("cuKernelGetAttribute", Entry::Name(225), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8210,7 +8210,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetFunction(&self, pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetFunction(pFunc, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetFunction", Entry::Name(226), Arg::Pointer(pFunc as usize), status);
+            self.0.report_failure("cuKernelGetFunction", Entry::Name(226), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8219,7 +8219,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetLibrary(&self, pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetLibrary(pLib, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetLibrary", Entry::Name(227), Arg::Pointer(pLib as usize), status);
+            self.0.report_failure("cuKernelGetLibrary", Entry::Name(227), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8228,7 +8228,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetName(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetName(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetName", Entry::Name(228), Arg::Pointer(name as usize), status);
+            self.0.report_failure("cuKernelGetName", Entry::Name(228), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -8255,7 +8255,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetAttribute(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetAttribute(attrib, val, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetAttribute", Entry::Name(231), Arg::Opaque, status);
+            self.0.report_failure("cuKernelSetAttribute", Entry::Name(231), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8291,7 +8291,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernelMultiDevice(&self, launchParamsList: *mut CUDA_LAUNCH_PARAMS, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice", Entry::Name(235), Arg::Pointer(launchParamsList as usize), status);
+            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice", Entry::Name(235), Arg::None, status);
         }
         status
     }
@@ -8336,7 +8336,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx", Entry::Name(240), Arg::Pointer(config as usize), status);
+            self.0.report_failure("cuLaunchKernelEx", Entry::Name(240), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8345,7 +8345,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryEnumerateKernels(&self, kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryEnumerateKernels(kernels, numKernels, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryEnumerateKernels", Entry::Name(241), Arg::Pointer(kernels as usize), status);
+            self.0.report_failure("cuLibraryEnumerateKernels", Entry::Name(241), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -8354,7 +8354,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetGlobal(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetGlobal(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetGlobal", Entry::Name(242), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuLibraryGetGlobal", Entry::Name(242), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8363,7 +8363,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernel(&self, pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetKernel(pKernel, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernel", Entry::Name(243), Arg::Pointer(pKernel as usize), status);
+            self.0.report_failure("cuLibraryGetKernel", Entry::Name(243), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8372,7 +8372,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernelCount(&self, count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetKernelCount(count, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernelCount", Entry::Name(244), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuLibraryGetKernelCount", Entry::Name(244), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -8381,7 +8381,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetManaged(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetManaged(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetManaged", Entry::Name(245), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuLibraryGetManaged", Entry::Name(245), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8390,7 +8390,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetModule(&self, pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetModule(pMod, library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetModule", Entry::Name(246), Arg::Pointer(pMod as usize), status);
+            self.0.report_failure("cuLibraryGetModule", Entry::Name(246), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8399,7 +8399,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetUnifiedFunction(&self, fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetUnifiedFunction(fptr, library, symbol);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetUnifiedFunction", Entry::Name(247), Arg::Pointer(fptr as usize), status);
+            self.0.report_failure("cuLibraryGetUnifiedFunction", Entry::Name(247), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8408,7 +8408,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadData(&self, library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadData(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadData", Entry::Name(248), Arg::Pointer(library as usize), status);
+            self.0.report_failure("cuLibraryLoadData", Entry::Name(248), Arg::None, status);
         }
         status
     }
@@ -8417,7 +8417,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadFromFile(&self, library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadFromFile(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadFromFile", Entry::Name(249), Arg::Pointer(library as usize), status);
+            self.0.report_failure("cuLibraryLoadFromFile", Entry::Name(249), Arg::None, status);
         }
         status
     }
@@ -8462,7 +8462,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate", Entry::Name(254), Arg::Int(numOptions as i64), status);
+            self.0.report_failure("cuLinkCreate", Entry::Name(254), Arg::None, status);
         }
         status
     }
@@ -8480,7 +8480,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointAddDevice(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuLogicalEndpointAddDevice(leId, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointAddDevice", Entry::Name(256), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointAddDevice", Entry::Name(256), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8489,7 +8489,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindAddr(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindAddr(leId, dev, offset, ptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindAddr", Entry::Name(257), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointBindAddr", Entry::Name(257), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8498,7 +8498,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindMem(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindMem(leId, dev, offset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindMem", Entry::Name(258), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointBindMem", Entry::Name(258), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8507,7 +8507,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointCreate(&self, leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointCreate(leId, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointCreate", Entry::Name(259), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointCreate", Entry::Name(259), Arg::None, status);
         }
         status
     }
@@ -8516,7 +8516,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointDestroy(&self, leId: CUlogicalEndpointId) -> CUresult {
         let status = self.0.p().cuLogicalEndpointDestroy(leId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointDestroy", Entry::Name(260), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointDestroy", Entry::Name(260), Arg::None, status);
         }
         status
     }
@@ -8525,7 +8525,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointExport(&self, handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointExport(handle, leId, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointExport", Entry::Name(261), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuLogicalEndpointExport", Entry::Name(261), Arg::None, status);
         }
         status
     }
@@ -8534,7 +8534,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointGetLimits(&self, bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointGetLimits(bindAlignment, maxSize, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointGetLimits", Entry::Name(262), Arg::Pointer(bindAlignment as usize), status);
+            self.0.report_failure("cuLogicalEndpointGetLimits", Entry::Name(262), Arg::None, status);
         }
         status
     }
@@ -8543,7 +8543,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdRelease(&self, baseLeId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdRelease(baseLeId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdRelease", Entry::Name(263), Arg::Int(baseLeId as i64), status);
+            self.0.report_failure("cuLogicalEndpointIdRelease", Entry::Name(263), Arg::None, status);
         }
         status
     }
@@ -8552,7 +8552,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdReserve(&self, baseLeId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdReserve(baseLeId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdReserve", Entry::Name(264), Arg::Pointer(baseLeId as usize), status);
+            self.0.report_failure("cuLogicalEndpointIdReserve", Entry::Name(264), Arg::None, status);
         }
         status
     }
@@ -8561,7 +8561,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointImport(&self, leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointImport(leId, handle, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointImport", Entry::Name(265), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointImport", Entry::Name(265), Arg::None, status);
         }
         status
     }
@@ -8570,7 +8570,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointQuery(&self, leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLogicalEndpointQuery(leId, count, queryStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointQuery", Entry::Name(266), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointQuery", Entry::Name(266), Arg::None, status);
         }
         status
     }
@@ -8579,7 +8579,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointUnbind(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointUnbind(leId, dev, offset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointUnbind", Entry::Name(267), Arg::Int(leId as i64), status);
+            self.0.report_failure("cuLogicalEndpointUnbind", Entry::Name(267), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8588,7 +8588,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsCurrent(&self, iterator_out: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsCurrent(iterator_out, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsCurrent", Entry::Name(268), Arg::Pointer(iterator_out as usize), status);
+            self.0.report_failure("cuLogsCurrent", Entry::Name(268), Arg::None, status);
         }
         status
     }
@@ -8597,7 +8597,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToFile(&self, iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToFile(iterator, pathToFile, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToFile", Entry::Name(269), Arg::Pointer(iterator as usize), status);
+            self.0.report_failure("cuLogsDumpToFile", Entry::Name(269), Arg::None, status);
         }
         status
     }
@@ -8606,7 +8606,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToMemory(&self, iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToMemory(iterator, buffer, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToMemory", Entry::Name(270), Arg::Pointer(iterator as usize), status);
+            self.0.report_failure("cuLogsDumpToMemory", Entry::Name(270), Arg::None, status);
         }
         status
     }
@@ -8615,7 +8615,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsRegisterCallback(&self, callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback_out: *mut CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsRegisterCallback(callbackFunc, userData, callback_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsRegisterCallback", Entry::Name(271), Arg::Opaque, status);
+            self.0.report_failure("cuLogsRegisterCallback", Entry::Name(271), Arg::None, status);
         }
         status
     }
@@ -8642,7 +8642,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressReserve(&self, ptr: *mut CUdeviceptr, size: usize, alignment: usize, addr: CUdeviceptr, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemAddressReserve(ptr, size, alignment, addr, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressReserve", Entry::Name(274), Arg::Pointer(ptr as usize), status);
+            self.0.report_failure("cuMemAddressReserve", Entry::Name(274), Arg::Hex(addr as u64), status);
         }
         status
     }
@@ -8660,7 +8660,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAlloc(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc", Entry::Name(276), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAlloc", Entry::Name(276), Arg::None, status);
         }
         status
     }
@@ -8669,7 +8669,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync", Entry::Name(277), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocAsync", Entry::Name(277), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8678,7 +8678,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync", Entry::Name(278), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocFromPoolAsync", Entry::Name(278), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8687,7 +8687,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAllocHost(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost", Entry::Name(279), Arg::Pointer(pp as usize), status);
+            self.0.report_failure("cuMemAllocHost", Entry::Name(279), Arg::None, status);
         }
         status
     }
@@ -8696,7 +8696,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocManaged(&self, dptr: *mut CUdeviceptr, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocManaged(dptr, bytesize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocManaged", Entry::Name(280), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocManaged", Entry::Name(280), Arg::None, status);
         }
         status
     }
@@ -8705,7 +8705,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch(&self, dptr: *mut CUdeviceptr, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch", Entry::Name(281), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuMemAllocPitch", Entry::Name(281), Arg::None, status);
         }
         status
     }
@@ -8714,7 +8714,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync", Entry::Name(282), Arg::Pointer(paramsArray as usize), status);
+            self.0.report_failure("cuMemBatchDecompressAsync", Entry::Name(282), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -8723,7 +8723,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemCreate(&self, handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemCreate(handle, size, prop, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemCreate", Entry::Name(283), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemCreate", Entry::Name(283), Arg::None, status);
         }
         status
     }
@@ -8732,7 +8732,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync", Entry::Name(284), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync", Entry::Name(284), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8741,7 +8741,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync", Entry::Name(285), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemDiscardBatchAsync", Entry::Name(285), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8750,7 +8750,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemExportToShareableHandle(&self, shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemExportToShareableHandle", Entry::Name(286), Arg::Pointer(shareableHandle as usize), status);
+            self.0.report_failure("cuMemExportToShareableHandle", Entry::Name(286), Arg::None, status);
         }
         status
     }
@@ -8777,7 +8777,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeHost(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemFreeHost(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeHost", Entry::Name(289), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemFreeHost", Entry::Name(289), Arg::None, status);
         }
         status
     }
@@ -8786,7 +8786,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAccess(&self, flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemGetAccess(flags, location, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAccess", Entry::Name(290), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuMemGetAccess", Entry::Name(290), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8795,7 +8795,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange(&self, pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange", Entry::Name(291), Arg::Pointer(pbase as usize), status);
+            self.0.report_failure("cuMemGetAddressRange", Entry::Name(291), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8804,7 +8804,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationGranularity(&self, granularity: *mut usize, prop: *const CUmemAllocationProp, option: CUmemAllocationGranularity_flags) -> CUresult {
         let status = self.0.p().cuMemGetAllocationGranularity(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationGranularity", Entry::Name(292), Arg::Pointer(granularity as usize), status);
+            self.0.report_failure("cuMemGetAllocationGranularity", Entry::Name(292), Arg::None, status);
         }
         status
     }
@@ -8813,7 +8813,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationPropertiesFromHandle(&self, prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle) -> CUresult {
         let status = self.0.p().cuMemGetAllocationPropertiesFromHandle(prop, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle", Entry::Name(293), Arg::Pointer(prop as usize), status);
+            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle", Entry::Name(293), Arg::None, status);
         }
         status
     }
@@ -8822,7 +8822,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetDefaultMemPool(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetDefaultMemPool", Entry::Name(294), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuMemGetDefaultMemPool", Entry::Name(294), Arg::None, status);
         }
         status
     }
@@ -8831,7 +8831,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetHandleForAddressRange(&self, handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetHandleForAddressRange", Entry::Name(295), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemGetHandleForAddressRange", Entry::Name(295), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8840,7 +8840,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo(&self, free: *mut usize, total: *mut usize) -> CUresult {
         let status = self.0.p().cuMemGetInfo(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo", Entry::Name(296), Arg::Pointer(free as usize), status);
+            self.0.report_failure("cuMemGetInfo", Entry::Name(296), Arg::None, status);
         }
         status
     }
@@ -8858,7 +8858,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetMemPool(&self, pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetMemPool(pool, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetMemPool", Entry::Name(298), Arg::Pointer(pool as usize), status);
+            self.0.report_failure("cuMemGetMemPool", Entry::Name(298), Arg::None, status);
         }
         status
     }
@@ -8867,7 +8867,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostAlloc(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostAlloc(pp, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostAlloc", Entry::Name(299), Arg::Pointer(pp as usize), status);
+            self.0.report_failure("cuMemHostAlloc", Entry::Name(299), Arg::None, status);
         }
         status
     }
@@ -8876,7 +8876,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer(&self, pdptr: *mut CUdeviceptr, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer", Entry::Name(300), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuMemHostGetDevicePointer", Entry::Name(300), Arg::None, status);
         }
         status
     }
@@ -8885,7 +8885,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetFlags(&self, pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostGetFlags(pFlags, p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetFlags", Entry::Name(301), Arg::Pointer(pFlags as usize), status);
+            self.0.report_failure("cuMemHostGetFlags", Entry::Name(301), Arg::None, status);
         }
         status
     }
@@ -8894,7 +8894,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister", Entry::Name(302), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemHostRegister", Entry::Name(302), Arg::None, status);
         }
         status
     }
@@ -8903,7 +8903,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostUnregister(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostUnregister(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostUnregister", Entry::Name(303), Arg::Pointer(p as usize), status);
+            self.0.report_failure("cuMemHostUnregister", Entry::Name(303), Arg::None, status);
         }
         status
     }
@@ -8912,7 +8912,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemImportFromShareableHandle(&self, handle: *mut CUmemGenericAllocationHandle, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
         let status = self.0.p().cuMemImportFromShareableHandle(handle, osHandle, shHandleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemImportFromShareableHandle", Entry::Name(304), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemImportFromShareableHandle", Entry::Name(304), Arg::None, status);
         }
         status
     }
@@ -8930,7 +8930,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync(&self, mapInfoList: *mut CUarrayMapInfo, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync", Entry::Name(306), Arg::Pointer(mapInfoList as usize), status);
+            self.0.report_failure("cuMemMapArrayAsync", Entry::Name(306), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8939,7 +8939,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         let status = self.0.p().cuMemPoolCreate(pool, poolProps);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolCreate", Entry::Name(307), Arg::Pointer(pool as usize), status);
+            self.0.report_failure("cuMemPoolCreate", Entry::Name(307), Arg::None, status);
         }
         status
     }
@@ -8957,7 +8957,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemPoolExportPointer(shareData_out, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportPointer", Entry::Name(309), Arg::Pointer(shareData_out as usize), status);
+            self.0.report_failure("cuMemPoolExportPointer", Entry::Name(309), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8966,7 +8966,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportToShareableHandle", Entry::Name(310), Arg::Pointer(handle_out as usize), status);
+            self.0.report_failure("cuMemPoolExportToShareableHandle", Entry::Name(310), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8975,7 +8975,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         let status = self.0.p().cuMemPoolGetAccess(flags, memPool, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAccess", Entry::Name(311), Arg::Pointer(flags as usize), status);
+            self.0.report_failure("cuMemPoolGetAccess", Entry::Name(311), Arg::Pointer(memPool as usize), status);
         }
         status
     }
@@ -8993,7 +8993,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportFromShareableHandle", Entry::Name(313), Arg::Pointer(pool_out as usize), status);
+            self.0.report_failure("cuMemPoolImportFromShareableHandle", Entry::Name(313), Arg::None, status);
         }
         status
     }
@@ -9002,7 +9002,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         let status = self.0.p().cuMemPoolImportPointer(ptr_out, pool, shareData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportPointer", Entry::Name(314), Arg::Pointer(ptr_out as usize), status);
+            self.0.report_failure("cuMemPoolImportPointer", Entry::Name(314), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9047,7 +9047,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync", Entry::Name(319), Arg::Pointer(dptrs as usize), status);
+            self.0.report_failure("cuMemPrefetchBatchAsync", Entry::Name(319), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9056,7 +9056,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttribute(&self, data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttribute", Entry::Name(320), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuMemRangeGetAttribute", Entry::Name(320), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -9065,7 +9065,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttributes(&self, data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttributes", Entry::Name(321), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuMemRangeGetAttributes", Entry::Name(321), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -9074,7 +9074,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRelease(&self, handle: CUmemGenericAllocationHandle) -> CUresult {
         let status = self.0.p().cuMemRelease(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRelease", Entry::Name(322), Arg::Hex(handle as u64), status);
+            self.0.report_failure("cuMemRelease", Entry::Name(322), Arg::None, status);
         }
         status
     }
@@ -9083,7 +9083,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRetainAllocationHandle(&self, handle: *mut CUmemGenericAllocationHandle, addr: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemRetainAllocationHandle(handle, addr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRetainAllocationHandle", Entry::Name(323), Arg::Pointer(handle as usize), status);
+            self.0.report_failure("cuMemRetainAllocationHandle", Entry::Name(323), Arg::None, status);
         }
         status
     }
@@ -9101,7 +9101,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetMemPool(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemSetMemPool(location, type_, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetMemPool", Entry::Name(325), Arg::Pointer(location as usize), status);
+            self.0.report_failure("cuMemSetMemPool", Entry::Name(325), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9128,7 +9128,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D(&self, pCopy: *const CUDA_MEMCPY2D) -> CUresult {
         let status = self.0.p().cuMemcpy2D(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D", Entry::Name(328), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2D", Entry::Name(328), Arg::None, status);
         }
         status
     }
@@ -9137,7 +9137,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync(&self, pCopy: *const CUDA_MEMCPY2D, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync", Entry::Name(329), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DAsync", Entry::Name(329), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9146,7 +9146,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned(&self, pCopy: *const CUDA_MEMCPY2D) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned", Entry::Name(330), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy2DUnaligned", Entry::Name(330), Arg::None, status);
         }
         status
     }
@@ -9155,7 +9155,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D(&self, pCopy: *const CUDA_MEMCPY3D) -> CUresult {
         let status = self.0.p().cuMemcpy3D(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D", Entry::Name(331), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3D", Entry::Name(331), Arg::None, status);
         }
         status
     }
@@ -9164,7 +9164,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync(&self, pCopy: *const CUDA_MEMCPY3D, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync", Entry::Name(332), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DAsync", Entry::Name(332), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9173,7 +9173,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync(&self, numOps: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync", Entry::Name(333), Arg::Hex(numOps as u64), status);
+            self.0.report_failure("cuMemcpy3DBatchAsync", Entry::Name(333), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9182,7 +9182,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer(&self, pCopy: *const CUDA_MEMCPY3D_PEER) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer", Entry::Name(334), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeer", Entry::Name(334), Arg::None, status);
         }
         status
     }
@@ -9191,7 +9191,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync(&self, pCopy: *const CUDA_MEMCPY3D_PEER, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync", Entry::Name(335), Arg::Pointer(pCopy as usize), status);
+            self.0.report_failure("cuMemcpy3DPeerAsync", Entry::Name(335), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9200,7 +9200,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync", Entry::Name(336), Arg::Pointer(op as usize), status);
+            self.0.report_failure("cuMemcpy3DWithAttributesAsync", Entry::Name(336), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9236,7 +9236,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH", Entry::Name(340), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoH", Entry::Name(340), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -9245,7 +9245,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync", Entry::Name(341), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyAtoHAsync", Entry::Name(341), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -9254,7 +9254,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync(&self, dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrsIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync", Entry::Name(342), Arg::Pointer(dsts as usize), status);
+            self.0.report_failure("cuMemcpyBatchAsync", Entry::Name(342), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9290,7 +9290,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH", Entry::Name(346), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoH", Entry::Name(346), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -9299,7 +9299,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync", Entry::Name(347), Arg::Pointer(dstHost as usize), status);
+            self.0.report_failure("cuMemcpyDtoHAsync", Entry::Name(347), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -9479,7 +9479,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayCreate(&self, pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayCreate(pHandle, pMipmappedArrayDesc, numMipmapLevels);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayCreate", Entry::Name(367), Arg::Pointer(pHandle as usize), status);
+            self.0.report_failure("cuMipmappedArrayCreate", Entry::Name(367), Arg::None, status);
         }
         status
     }
@@ -9497,7 +9497,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetLevel(&self, pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetLevel(pLevelArray, hMipmappedArray, level);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetLevel", Entry::Name(369), Arg::Pointer(pLevelArray as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetLevel", Entry::Name(369), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -9506,7 +9506,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetMemoryRequirements(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements", Entry::Name(370), Arg::Pointer(memoryRequirements as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements", Entry::Name(370), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -9515,7 +9515,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetSparseProperties(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetSparseProperties(sparseProperties, mipmap);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetSparseProperties", Entry::Name(371), Arg::Pointer(sparseProperties as usize), status);
+            self.0.report_failure("cuMipmappedArrayGetSparseProperties", Entry::Name(371), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -9524,7 +9524,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleEnumerateFunctions(&self, functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleEnumerateFunctions(functions, numFunctions, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleEnumerateFunctions", Entry::Name(372), Arg::Pointer(functions as usize), status);
+            self.0.report_failure("cuModuleEnumerateFunctions", Entry::Name(372), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -9533,7 +9533,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunction(&self, hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetFunction(hfunc, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunction", Entry::Name(373), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure("cuModuleGetFunction", Entry::Name(373), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9542,7 +9542,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunctionCount(&self, count: * mut::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleGetFunctionCount(count, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunctionCount", Entry::Name(374), Arg::Pointer(count as usize), status);
+            self.0.report_failure("cuModuleGetFunctionCount", Entry::Name(374), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -9551,7 +9551,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal", Entry::Name(375), Arg::Pointer(dptr as usize), status);
+            self.0.report_failure("cuModuleGetGlobal", Entry::Name(375), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9560,7 +9560,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetLoadingMode(&self, mode: *mut CUmoduleLoadingMode) -> CUresult {
         let status = self.0.p().cuModuleGetLoadingMode(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetLoadingMode", Entry::Name(376), Arg::Pointer(mode as usize), status);
+            self.0.report_failure("cuModuleGetLoadingMode", Entry::Name(376), Arg::None, status);
         }
         status
     }
@@ -9569,7 +9569,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetSurfRef(&self, pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetSurfRef(pSurfRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetSurfRef", Entry::Name(377), Arg::Pointer(pSurfRef as usize), status);
+            self.0.report_failure("cuModuleGetSurfRef", Entry::Name(377), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9578,7 +9578,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetTexRef(&self, pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetTexRef(pTexRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetTexRef", Entry::Name(378), Arg::Pointer(pTexRef as usize), status);
+            self.0.report_failure("cuModuleGetTexRef", Entry::Name(378), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9587,7 +9587,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoad(&self, module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleLoad(module, fname);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoad", Entry::Name(379), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoad", Entry::Name(379), Arg::None, status);
         }
         status
     }
@@ -9596,7 +9596,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadData(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadData(module, image);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadData", Entry::Name(380), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadData", Entry::Name(380), Arg::None, status);
         }
         status
     }
@@ -9605,7 +9605,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadDataEx(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadDataEx(module, image, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadDataEx", Entry::Name(381), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadDataEx", Entry::Name(381), Arg::None, status);
         }
         status
     }
@@ -9614,7 +9614,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadFatBinary(&self, module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadFatBinary(module, fatCubin);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadFatBinary", Entry::Name(382), Arg::Pointer(module as usize), status);
+            self.0.report_failure("cuModuleLoadFatBinary", Entry::Name(382), Arg::None, status);
         }
         status
     }
@@ -9632,7 +9632,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastAddDevice(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuMulticastAddDevice(mcHandle, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastAddDevice", Entry::Name(384), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastAddDevice", Entry::Name(384), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -9641,7 +9641,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr", Entry::Name(385), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindAddr", Entry::Name(385), Arg::Hex(memptr as u64), status);
         }
         status
     }
@@ -9650,7 +9650,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem", Entry::Name(386), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastBindMem", Entry::Name(386), Arg::None, status);
         }
         status
     }
@@ -9659,7 +9659,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastCreate(&self, mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
         let status = self.0.p().cuMulticastCreate(mcHandle, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastCreate", Entry::Name(387), Arg::Pointer(mcHandle as usize), status);
+            self.0.report_failure("cuMulticastCreate", Entry::Name(387), Arg::None, status);
         }
         status
     }
@@ -9668,7 +9668,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastGetGranularity(&self, granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
         let status = self.0.p().cuMulticastGetGranularity(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastGetGranularity", Entry::Name(388), Arg::Pointer(granularity as usize), status);
+            self.0.report_failure("cuMulticastGetGranularity", Entry::Name(388), Arg::None, status);
         }
         status
     }
@@ -9677,7 +9677,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastUnbind(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
         let status = self.0.p().cuMulticastUnbind(mcHandle, dev, mcOffset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastUnbind", Entry::Name(389), Arg::Hex(mcHandle as u64), status);
+            self.0.report_failure("cuMulticastUnbind", Entry::Name(389), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -9686,7 +9686,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock(&self, dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock", Entry::Name(390), Arg::Pointer(dynamicSmemSize as usize), status);
+            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock", Entry::Name(390), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9695,7 +9695,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize, dynamicSMemSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor", Entry::Name(391), Arg::Pointer(numBlocks as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor", Entry::Name(391), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9704,7 +9704,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", Entry::Name(392), Arg::Pointer(numBlocks as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", Entry::Name(392), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9713,7 +9713,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveClusters(&self, numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveClusters(numClusters, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveClusters", Entry::Name(393), Arg::Pointer(numClusters as usize), status);
+            self.0.report_failure("cuOccupancyMaxActiveClusters", Entry::Name(393), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9722,7 +9722,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSize(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSize(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSize", Entry::Name(394), Arg::Pointer(minGridSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialBlockSize", Entry::Name(394), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9731,7 +9731,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags", Entry::Name(395), Arg::Pointer(minGridSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags", Entry::Name(395), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9740,7 +9740,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialClusterSize(&self, clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialClusterSize(clusterSize, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialClusterSize", Entry::Name(396), Arg::Pointer(clusterSize as usize), status);
+            self.0.report_failure("cuOccupancyMaxPotentialClusterSize", Entry::Name(396), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9794,7 +9794,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttribute(&self, data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerGetAttribute(data, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttribute", Entry::Name(402), Arg::Pointer(data as usize), status);
+            self.0.report_failure("cuPointerGetAttribute", Entry::Name(402), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9803,7 +9803,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerGetAttributes(numAttributes, attributes, data, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttributes", Entry::Name(403), Arg::Int(numAttributes as i64), status);
+            self.0.report_failure("cuPointerGetAttributes", Entry::Name(403), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9812,7 +9812,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerSetAttribute(&self, value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerSetAttribute(value, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerSetAttribute", Entry::Name(404), Arg::Pointer(value as usize), status);
+            self.0.report_failure("cuPointerSetAttribute", Entry::Name(404), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9821,7 +9821,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync", Entry::Name(405), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuSignalExternalSemaphoresAsync", Entry::Name(405), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -9902,7 +9902,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamCreate(phStream, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreate", Entry::Name(414), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuStreamCreate", Entry::Name(414), Arg::None, status);
         }
         status
     }
@@ -9911,7 +9911,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamCreateWithPriority(phStream, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreateWithPriority", Entry::Name(415), Arg::Pointer(phStream as usize), status);
+            self.0.report_failure("cuStreamCreateWithPriority", Entry::Name(415), Arg::None, status);
         }
         status
     }
@@ -10118,7 +10118,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectCreate(&self, pSurfObject: *mut CUsurfObject, pResDesc: *const CUDA_RESOURCE_DESC) -> CUresult {
         let status = self.0.p().cuSurfObjectCreate(pSurfObject, pResDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectCreate", Entry::Name(438), Arg::Pointer(pSurfObject as usize), status);
+            self.0.report_failure("cuSurfObjectCreate", Entry::Name(438), Arg::None, status);
         }
         status
     }
@@ -10127,7 +10127,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectDestroy(&self, surfObject: CUsurfObject) -> CUresult {
         let status = self.0.p().cuSurfObjectDestroy(surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectDestroy", Entry::Name(439), Arg::Hex(surfObject as u64), status);
+            self.0.report_failure("cuSurfObjectDestroy", Entry::Name(439), Arg::None, status);
         }
         status
     }
@@ -10136,7 +10136,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectGetResourceDesc(&self, pResDesc: *mut CUDA_RESOURCE_DESC, surfObject: CUsurfObject) -> CUresult {
         let status = self.0.p().cuSurfObjectGetResourceDesc(pResDesc, surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectGetResourceDesc", Entry::Name(440), Arg::Pointer(pResDesc as usize), status);
+            self.0.report_failure("cuSurfObjectGetResourceDesc", Entry::Name(440), Arg::None, status);
         }
         status
     }
@@ -10145,7 +10145,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefGetArray(&self, phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
         let status = self.0.p().cuSurfRefGetArray(phArray, hSurfRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefGetArray", Entry::Name(441), Arg::Pointer(phArray as usize), status);
+            self.0.report_failure("cuSurfRefGetArray", Entry::Name(441), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -10163,7 +10163,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2col(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2col", Entry::Name(443), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeIm2col", Entry::Name(443), Arg::None, status);
         }
         status
     }
@@ -10172,7 +10172,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2colWide(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2colWide", Entry::Name(444), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeIm2colWide", Entry::Name(444), Arg::None, status);
         }
         status
     }
@@ -10181,7 +10181,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeTiled(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeTiled", Entry::Name(445), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapEncodeTiled", Entry::Name(445), Arg::None, status);
         }
         status
     }
@@ -10190,7 +10190,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapReplaceAddress(&self, tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuTensorMapReplaceAddress(tensorMap, globalAddress);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapReplaceAddress", Entry::Name(446), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapReplaceAddress", Entry::Name(446), Arg::None, status);
         }
         status
     }
@@ -10199,7 +10199,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapSetAllocationClass(&self, tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
         let status = self.0.p().cuTensorMapSetAllocationClass(tensorMap, allocClass, outAllocClass);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapSetAllocationClass", Entry::Name(447), Arg::Pointer(tensorMap as usize), status);
+            self.0.report_failure("cuTensorMapSetAllocationClass", Entry::Name(447), Arg::None, status);
         }
         status
     }
@@ -10208,7 +10208,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectCreate(&self, pTexObject: *mut CUtexObject, pResDesc: *const CUDA_RESOURCE_DESC, pTexDesc: *const CUDA_TEXTURE_DESC, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC) -> CUresult {
         let status = self.0.p().cuTexObjectCreate(pTexObject, pResDesc, pTexDesc, pResViewDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectCreate", Entry::Name(448), Arg::Pointer(pTexObject as usize), status);
+            self.0.report_failure("cuTexObjectCreate", Entry::Name(448), Arg::None, status);
         }
         status
     }
@@ -10217,7 +10217,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectDestroy(&self, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectDestroy(texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectDestroy", Entry::Name(449), Arg::Hex(texObject as u64), status);
+            self.0.report_failure("cuTexObjectDestroy", Entry::Name(449), Arg::None, status);
         }
         status
     }
@@ -10226,7 +10226,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceDesc(&self, pResDesc: *mut CUDA_RESOURCE_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceDesc(pResDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceDesc", Entry::Name(450), Arg::Pointer(pResDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetResourceDesc", Entry::Name(450), Arg::None, status);
         }
         status
     }
@@ -10235,7 +10235,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceViewDesc(&self, pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceViewDesc(pResViewDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceViewDesc", Entry::Name(451), Arg::Pointer(pResViewDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetResourceViewDesc", Entry::Name(451), Arg::None, status);
         }
         status
     }
@@ -10244,7 +10244,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetTextureDesc(&self, pTexDesc: *mut CUDA_TEXTURE_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetTextureDesc(pTexDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetTextureDesc", Entry::Name(452), Arg::Pointer(pTexDesc as usize), status);
+            self.0.report_failure("cuTexObjectGetTextureDesc", Entry::Name(452), Arg::None, status);
         }
         status
     }
@@ -10253,7 +10253,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefCreate(&self, pTexRef: *mut CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefCreate(pTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefCreate", Entry::Name(453), Arg::Pointer(pTexRef as usize), status);
+            self.0.report_failure("cuTexRefCreate", Entry::Name(453), Arg::None, status);
         }
         status
     }
@@ -10271,7 +10271,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress(&self, pdptr: *mut CUdeviceptr, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress", Entry::Name(455), Arg::Pointer(pdptr as usize), status);
+            self.0.report_failure("cuTexRefGetAddress", Entry::Name(455), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10280,7 +10280,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddressMode(&self, pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefGetAddressMode(pam, hTexRef, dim);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddressMode", Entry::Name(456), Arg::Pointer(pam as usize), status);
+            self.0.report_failure("cuTexRefGetAddressMode", Entry::Name(456), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10289,7 +10289,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetArray(&self, phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetArray(phArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetArray", Entry::Name(457), Arg::Pointer(phArray as usize), status);
+            self.0.report_failure("cuTexRefGetArray", Entry::Name(457), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10298,7 +10298,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetBorderColor(&self, pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetBorderColor(pBorderColor, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetBorderColor", Entry::Name(458), Arg::Pointer(pBorderColor as usize), status);
+            self.0.report_failure("cuTexRefGetBorderColor", Entry::Name(458), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10307,7 +10307,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFilterMode(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFilterMode(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFilterMode", Entry::Name(459), Arg::Pointer(pfm as usize), status);
+            self.0.report_failure("cuTexRefGetFilterMode", Entry::Name(459), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10316,7 +10316,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFlags(&self, pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFlags(pFlags, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFlags", Entry::Name(460), Arg::Pointer(pFlags as usize), status);
+            self.0.report_failure("cuTexRefGetFlags", Entry::Name(460), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10325,7 +10325,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFormat(&self, pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFormat(pFormat, pNumChannels, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFormat", Entry::Name(461), Arg::Pointer(pFormat as usize), status);
+            self.0.report_failure("cuTexRefGetFormat", Entry::Name(461), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10334,7 +10334,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMaxAnisotropy(&self, pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMaxAnisotropy(pmaxAniso, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMaxAnisotropy", Entry::Name(462), Arg::Pointer(pmaxAniso as usize), status);
+            self.0.report_failure("cuTexRefGetMaxAnisotropy", Entry::Name(462), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10343,7 +10343,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapFilterMode(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapFilterMode(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapFilterMode", Entry::Name(463), Arg::Pointer(pfm as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapFilterMode", Entry::Name(463), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10352,7 +10352,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelBias(&self, pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelBias(pbias, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelBias", Entry::Name(464), Arg::Pointer(pbias as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapLevelBias", Entry::Name(464), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10361,7 +10361,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelClamp(&self, pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelClamp(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelClamp", Entry::Name(465), Arg::Pointer(pminMipmapLevelClamp as usize), status);
+            self.0.report_failure("cuTexRefGetMipmapLevelClamp", Entry::Name(465), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10370,7 +10370,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmappedArray(&self, phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmappedArray(phMipmappedArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmappedArray", Entry::Name(466), Arg::Pointer(phMipmappedArray as usize), status);
+            self.0.report_failure("cuTexRefGetMipmappedArray", Entry::Name(466), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10379,7 +10379,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress(&self, ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr, bytes: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress", Entry::Name(467), Arg::Pointer(ByteOffset as usize), status);
+            self.0.report_failure("cuTexRefSetAddress", Entry::Name(467), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10496,7 +10496,7 @@ impl Pw<'_> {
     pub unsafe fn cuThreadExchangeStreamCaptureMode(&self, mode: *mut CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuThreadExchangeStreamCaptureMode(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuThreadExchangeStreamCaptureMode", Entry::Name(480), Arg::Pointer(mode as usize), status);
+            self.0.report_failure("cuThreadExchangeStreamCaptureMode", Entry::Name(480), Arg::None, status);
         }
         status
     }
@@ -10505,7 +10505,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectCreate(&self, object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectCreate", Entry::Name(481), Arg::Pointer(object_out as usize), status);
+            self.0.report_failure("cuUserObjectCreate", Entry::Name(481), Arg::None, status);
         }
         status
     }
@@ -10532,7 +10532,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync", Entry::Name(484), Arg::Pointer(extSemArray as usize), status);
+            self.0.report_failure("cuWaitExternalSemaphoresAsync", Entry::Name(484), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -14830,8 +14830,8 @@ pub unsafe fn cuGraphHostNodeSetParams(hNode: CUgraphNode, nodeParams: *const CU
 }
 #[doc = "`cuGraphInstantiate`, reporting a failure through `cudrv::report`. Through the process-wide driver."]
 #[inline(always)]
-pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
-    crate::driver::global().pw().cuGraphInstantiate(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize)
+pub unsafe fn cuGraphInstantiate(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    crate::driver::global().pw().cuGraphInstantiate(phGraphExec, hGraph, flags)
 }
 #[doc = "`cuGraphInstantiateWithFlags`, reporting a failure through `cudrv::report`. Through the process-wide driver."]
 #[inline(always)]

@@ -91,7 +91,7 @@ fn host_nodes_run_in_order_on_the_stream() {
         // The other instantiation entry points.
         let (mut e2, mut err) = (std::ptr::null_mut(), 0x55 as CUgraphNode);
         let mut log = [0x7f_i8 as std::ffi::c_char; 8];
-        ok(p.cuGraphInstantiate(&mut e2, g, &mut err, log.as_mut_ptr(), log.len()));
+        ok(p.cuGraphInstantiate_v11000(&mut e2, g, &mut err, log.as_mut_ptr(), log.len()));
         assert!(err.is_null());
         assert_eq!(log[0], 0);
         let mut params = CUDA_GRAPH_INSTANTIATE_PARAMS::default();
