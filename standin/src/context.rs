@@ -13,8 +13,8 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use cudrv::sys::CUresult;
 
-use crate::device::device_count;
-use crate::entry::lock;
+use crate::device::{valid_device, MAX_DEVICES};
+use crate::entry::{self, lock};
 use crate::handles;
 use crate::ledger;
 use crate::queue::Queue;
@@ -82,9 +82,11 @@ impl Context {
         self.sticky.store(true, Ordering::Release);
     }
 
-    /// Clears the sticky failure (primary context reset or last release).
-    pub(crate) fn clear_sticky(&self) {
+    /// Ends the primary context's life as a reset or last release does: clears the sticky
+    /// failure and ends its peer access pairs.
+    pub(crate) fn reset_primary(&self) {
         self.sticky.store(false, Ordering::Release);
+        crate::peer::forget_context(self.handle);
     }
 
     /// Adds a stream's queue.
@@ -109,9 +111,10 @@ impl Context {
     }
 }
 
-/// The primary context of each device; never freed, so their handles stay valid.
+/// The primary context of each possible device; never freed, so their handles stay
+/// valid.
 static PRIMARY: LazyLock<Vec<Arc<Context>>> =
-    LazyLock::new(|| (0..device_count()).map(|d| Arc::new(Context::new(d, true))).collect());
+    LazyLock::new(|| (0..MAX_DEVICES).map(|d| Arc::new(Context::new(d, true))).collect());
 
 /// Contexts made by `cuCtxCreate`, live and destroyed (for double destroy detection).
 static CREATED: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
@@ -120,8 +123,42 @@ thread_local! {
     static STACK: RefCell<Vec<Arc<Context>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The primary context of `device`.
+/// The stacks of threads whose `STACK` is already destroyed (code running in another
+/// thread-local's destructor at thread exit), by [`entry::thread_key`]. Such a thread
+/// starts again with no current context, as the stand-in can no longer see the stack it
+/// had; an entry goes when its stack is empty again (one left non-empty at thread exit
+/// stays, holding only references to contexts, which live on anyway).
+static LATE_STACKS: Mutex<BTreeMap<u64, Vec<Arc<Context>>>> = Mutex::new(BTreeMap::new());
+
+/// Runs `f` on the calling thread's context stack. Never fails: while or after the
+/// thread's thread-locals are destroyed, it uses the thread's entry in `LATE_STACKS`.
+/// (`None` only if `f` was not run, which cannot happen.)
+fn with_stack<R>(f: impl FnOnce(&mut Vec<Arc<Context>>) -> R) -> Option<R> {
+    let mut f = Some(f);
+    let done = STACK.try_with(|s| {
+        // Nothing run under the borrow comes back here, so it is always free; should it
+        // not be, the late stack answers.
+        let mut s = s.try_borrow_mut().ok()?;
+        f.take().map(|f| f(&mut s))
+    });
+    if let Ok(Some(r)) = done {
+        return Some(r);
+    }
+    let key = entry::thread_key();
+    let mut late = lock(&LATE_STACKS);
+    let stack = late.entry(key).or_default();
+    let r = f.take().map(|f| f(stack));
+    if stack.is_empty() {
+        late.remove(&key);
+    }
+    r
+}
+
+/// The primary context of `device`, if it is a valid device.
 pub(crate) fn primary(device: c_int) -> Option<&'static Arc<Context>> {
+    if !valid_device(device) {
+        return None;
+    }
     PRIMARY.get(usize::try_from(device).ok()?)
 }
 
@@ -142,12 +179,12 @@ pub(crate) fn lookup(handle: u64) -> Result<Arc<Context>, CUresult> {
 
 /// The calling thread's current context, whatever its state.
 pub(crate) fn top() -> Option<Arc<Context>> {
-    STACK.with(|s| s.borrow().last().cloned())
+    with_stack(|s| s.last().cloned()).flatten()
 }
 
 /// The handle of the calling thread's current context (no reference count taken).
 pub(crate) fn top_handle() -> Option<u64> {
-    STACK.with(|s| s.borrow().last().map(|c| c.handle))
+    with_stack(|s| s.last().map(|c| c.handle)).flatten()
 }
 
 /// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none (or a destroyed
@@ -160,18 +197,17 @@ pub(crate) fn current() -> Result<Arc<Context>, CUresult> {
 
 /// Pushes `c` on this thread's stack.
 pub(crate) fn push(c: Arc<Context>) {
-    STACK.with(|s| s.borrow_mut().push(c));
+    let _ = with_stack(|s| s.push(c));
 }
 
 /// Pops this thread's stack.
 pub(crate) fn pop() -> Option<Arc<Context>> {
-    STACK.with(|s| s.borrow_mut().pop())
+    with_stack(|s| s.pop()).flatten()
 }
 
 /// Replaces the top of this thread's stack (pushes on an empty one).
 pub(crate) fn replace_top(c: Arc<Context>) {
-    STACK.with(|s| {
-        let mut s = s.borrow_mut();
+    let _ = with_stack(|s| {
         s.pop();
         s.push(c);
     });
@@ -202,8 +238,8 @@ pub(crate) fn destroy(handle: u64) -> Result<(), CUresult> {
         ledger::double_destroy("context", handle);
         return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
     }
-    STACK.with(|s| {
-        let mut s = s.borrow_mut();
+    crate::peer::forget_context(handle);
+    let _ = with_stack(|s| {
         if s.last().is_some_and(|t| t.handle == handle) {
             s.pop();
         }

@@ -66,14 +66,17 @@ mod handles;
 mod host_memory;
 mod image;
 mod ipc;
+mod kernels;
 mod launch;
 mod ledger;
 mod linker;
 mod memory;
 mod memory_api;
 mod module;
+mod peer;
 mod pool;
 mod primary;
+mod ptx;
 mod queue;
 mod stream;
 #[allow(non_snake_case, clippy::all)]
@@ -87,9 +90,13 @@ use cudrv::sys::{cuuint64_t, CUresult};
 use cudrv::ProcAddressQuery;
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
-pub use device::{device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM};
+pub use device::{device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM};
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
+pub use kernels::{
+    cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
+    CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
+};
 pub use launch::FAULT_KERNEL;
 pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
 pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};
