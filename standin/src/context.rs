@@ -1,9 +1,10 @@
 //! Contexts: the primary context of each device, contexts made by `cuCtxCreate`, and each
 //! thread's context stack (its current context is the top).
 //!
-//! A context can be sticky-failed (a `fault` kernel was launched in it): every call that
-//! uses it then returns CUDA_ERROR_ILLEGAL_ADDRESS, until it is destroyed (a primary
-//! context: until it is reset or released for the last time).
+//! A context can be sticky-failed (a `fault` kernel was launched in it, or a host kernel
+//! failed): every call that uses it then returns the failure (CUDA_ERROR_ILLEGAL_ADDRESS,
+//! CUDA_ERROR_LAUNCH_FAILED), until it is destroyed (a primary context: until it is reset
+//! or released for the last time).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -26,7 +27,8 @@ pub(crate) struct Context {
     /// Its device.
     pub(crate) device: c_int,
     primary: bool,
-    sticky: AtomicBool,
+    /// The sticky failure's status (0: none).
+    sticky: AtomicU32,
     destroyed: AtomicBool,
     /// Retain count of a primary context.
     pub(crate) retained: AtomicU32,
@@ -43,7 +45,7 @@ impl Context {
             handle: handles::fresh(),
             device,
             primary,
-            sticky: AtomicBool::new(false),
+            sticky: AtomicU32::new(0),
             destroyed: AtomicBool::new(false),
             retained: AtomicU32::new(0),
             default_queue: Queue::new(),
@@ -51,14 +53,14 @@ impl Context {
         }
     }
 
-    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed,
-    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed.
+    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed, the sticky
+    /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
     pub(crate) fn usable(&self) -> Result<(), CUresult> {
         self.alive()?;
-        if self.sticky.load(Ordering::Acquire) {
-            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        match self.sticky.load(Ordering::Acquire) {
+            0 => Ok(()),
+            s => Err(CUresult(s)),
         }
-        Ok(())
     }
 
     /// CUDA_ERROR_INVALID_CONTEXT once destroyed.
@@ -69,23 +71,23 @@ impl Context {
         Ok(())
     }
 
-    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed (a destroyed context is not).
+    /// The sticky failure while sticky-failed (a destroyed context is not).
     pub(crate) fn not_sticky(&self) -> Result<(), CUresult> {
-        if self.sticky.load(Ordering::Acquire) && !self.destroyed.load(Ordering::Acquire) {
-            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        match self.sticky.load(Ordering::Acquire) {
+            s if s != 0 && !self.destroyed.load(Ordering::Acquire) => Err(CUresult(s)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    /// Makes it sticky-failed (a kernel faulted).
-    pub(crate) fn make_sticky(&self) {
-        self.sticky.store(true, Ordering::Release);
+    /// Makes it sticky-failed with `status` (a kernel faulted), unless it already is.
+    pub(crate) fn make_sticky(&self, status: CUresult) {
+        let _ = self.sticky.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
     }
 
     /// Ends the primary context's life as a reset or last release does: clears the sticky
     /// failure and ends its peer access pairs.
     pub(crate) fn reset_primary(&self) {
-        self.sticky.store(false, Ordering::Release);
+        self.sticky.store(0, Ordering::Release);
         crate::peer::forget_context(self.handle);
     }
 

@@ -128,7 +128,7 @@ unsafe fn launch(
     let t = stream::resolve(s)?;
     let Some(code) = code else {
         if name == FAULT_KERNEL {
-            t.ctx.make_sticky();
+            t.ctx.make_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
         }
         return Ok(());
     };
@@ -136,7 +136,7 @@ unsafe fn launch(
     let values = unsafe { read_params(&code.params, params, extra) }?;
     kernels::run(&code, grid, block, values).map_err(|e| {
         if e.is_sticky() {
-            t.ctx.make_sticky();
+            t.ctx.make_sticky(e.status());
         }
         e.status()
     })
