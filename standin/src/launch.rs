@@ -25,6 +25,8 @@ const PARAM_BUFFER_POINTER: usize = 1;
 const PARAM_BUFFER_SIZE: usize = 2;
 /// The most `extra` entries read before giving up on finding its end.
 const MAX_EXTRA: usize = 64;
+/// The most parameter bytes a kernel may take (CUDA 12.1 and later).
+const MAX_PARAM_BYTES: usize = 32764;
 
 fn check_shape(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
     let threads = block.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
@@ -44,7 +46,8 @@ fn check_shape(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
 
 /// The value of each parameter in `layout`, from `kernelParams` or `extra` (one of them,
 /// unless there are no parameters): CUDA_ERROR_INVALID_VALUE when both are given, none
-/// is, a parameter pointer is null, or the `extra` buffer is too small or malformed.
+/// is, a parameter pointer is null, the `extra` buffer is too small or malformed, or the
+/// parameters take more than 32764 bytes.
 ///
 /// # Safety
 /// As `cuLaunchKernel` requires: `params` is null or holds a pointer to each parameter's
@@ -55,6 +58,10 @@ unsafe fn read_params(
     extra: *mut *mut c_void,
 ) -> Result<Vec<Vec<u8>>, CUresult> {
     let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
+    let total = layout.iter().try_fold(0usize, |n, p| n.checked_add(p.size()));
+    if total.is_none_or(|n| n > MAX_PARAM_BYTES) {
+        return Err(invalid);
+    }
     match (params.is_null(), extra.is_null()) {
         (false, false) => Err(invalid),
         (true, true) if layout.is_empty() => Ok(Vec::new()),
