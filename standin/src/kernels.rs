@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::ffi::{c_char, c_uint, c_void, CStr};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use cudrv::sys::{CUdeviceptr, CUresult};
@@ -242,17 +243,36 @@ struct Launch {
     grid: [u32; 3],
     block: [u32; 3],
     params: Vec<Vec<u8>>,
-    /// `(start, size, memory)` of each allocation touched so far.
-    seen: Mutex<Vec<(u64, usize, Arc<Backing>)>>,
-    /// The first refused access or parameter read: the launch fails with it whatever the
-    /// implementation returns.
-    fault: Mutex<Option<KernelError>>,
+    /// `(start, end, memory)` of each allocation touched so far, the last one touched
+    /// first.
+    seen: Mutex<Vec<(u64, u64, Arc<Backing>)>>,
+    /// The first refused access or parameter read (see [`fault_code`]; 0: none): the
+    /// launch fails with it whatever the implementation returns.
+    fault: AtomicU8,
+}
+
+/// [`Launch::fault`]'s encoding.
+fn fault_code(e: KernelError) -> u8 {
+    match e {
+        KernelError::IllegalAddress => 1,
+        KernelError::Param => 2,
+        KernelError::Failed => 3,
+    }
 }
 
 impl Launch {
     fn fail(&self, e: KernelError) -> KernelError {
-        lock(&self.fault).get_or_insert(e);
+        let _ = self.fault.compare_exchange(0, fault_code(e), Ordering::AcqRel, Ordering::Acquire);
         e
+    }
+
+    fn fault(&self) -> Option<KernelError> {
+        match self.fault.load(Ordering::Acquire) {
+            0 => None,
+            1 => Some(KernelError::IllegalAddress),
+            2 => Some(KernelError::Param),
+            _ => Some(KernelError::Failed),
+        }
     }
 
     /// A host pointer to `len` bytes of device memory at `address`, valid while the
@@ -262,20 +282,25 @@ impl Launch {
         let illegal = KernelError::IllegalAddress;
         let end = u64::try_from(len).ok().and_then(|l| address.checked_add(l)).ok_or(illegal)?;
         let mut seen = lock(&self.seen);
-        let contains = |&&(start, size, _): &&(u64, usize, Arc<Backing>)| {
-            address >= start && u64::try_from(size).is_ok_and(|s| address - start < s)
+        let at = match seen.iter().position(|&(start, stop, _)| (start..stop).contains(&address)) {
+            Some(i) => i,
+            None => {
+                let (start, size, backing) = memory::allocation_at(address).map_err(|_| illegal)?;
+                let stop = u64::try_from(size).ok().and_then(|s| start.checked_add(s)).ok_or(illegal)?;
+                seen.push((start, stop, backing));
+                seen.len() - 1
+            }
         };
-        if !seen.iter().any(|e| contains(&e)) {
-            let found = memory::allocation_at(address).map_err(|_| illegal)?;
-            seen.push(found);
+        if at != 0 {
+            seen.swap(0, at);
         }
-        let (start, size, backing) = seen.iter().find(|e| contains(e)).ok_or(illegal)?;
-        let offset = address - start;
-        if end - start > u64::try_from(*size).map_err(|_| illegal)? {
+        let (start, stop, backing) = seen.first().ok_or(illegal)?;
+        if end > *stop {
             return Err(illegal);
         }
-        let offset = usize::try_from(offset).map_err(|_| illegal)?;
-        // SAFETY: offset < size: inside the allocation, whose memory `seen` keeps alive.
+        let offset = usize::try_from(address - start).map_err(|_| illegal)?;
+        // SAFETY: start <= address and end <= stop: inside the allocation, whose memory
+        // `seen` keeps alive.
         Ok(unsafe { backing.as_ptr().add(offset) })
     }
 
@@ -391,7 +416,7 @@ pub(crate) fn run(
     block: [u32; 3],
     params: Vec<Vec<u8>>,
 ) -> Result<(), KernelError> {
-    let launch = Launch { grid, block, params, seen: Mutex::new(Vec::new()), fault: Mutex::new(None) };
+    let launch = Launch { grid, block, params, seen: Mutex::new(Vec::new()), fault: AtomicU8::new(0) };
     let param_ptrs: Vec<*const c_void> = launch.params.iter().map(|p| p.as_ptr().cast()).collect();
     let mut c_thread = CudrvStandinThread {
         grid_dim: grid,
@@ -434,7 +459,7 @@ pub(crate) fn run(
                                     }
                                 }
                             };
-                            if let Some(fault) = *lock(&launch.fault) {
+                            if let Some(fault) = launch.fault() {
                                 return Err(fault);
                             }
                             r?;
