@@ -47,7 +47,7 @@ register! {
 
 /// The implementation of the variant `ident`, if the stand-in emulates it.
 pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
-    let modules: [fn(&str) -> Option<*mut c_void>; 17] = [
+    let modules: [fn(&str) -> Option<*mut c_void>; 18] = [
         lookup,
         device::lookup,
         primary::lookup,
@@ -65,6 +65,7 @@ pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
         crate::host_memory::lookup,
         crate::copy::lookup,
         crate::ipc::lookup,
+        crate::peer::lookup,
     ];
     modules.iter().find_map(|m| m(ident))
 }

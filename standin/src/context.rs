@@ -1,9 +1,10 @@
 //! Contexts: the primary context of each device, contexts made by `cuCtxCreate`, and each
 //! thread's context stack (its current context is the top).
 //!
-//! A context can be sticky-failed (a `fault` kernel was launched in it): every call that
-//! uses it then returns CUDA_ERROR_ILLEGAL_ADDRESS, until it is destroyed (a primary
-//! context: until it is reset or released for the last time).
+//! A context can be sticky-failed (a `fault` kernel was launched in it, or a host kernel
+//! failed): every call that uses it then returns the failure (CUDA_ERROR_ILLEGAL_ADDRESS,
+//! CUDA_ERROR_LAUNCH_FAILED), until it is destroyed (a primary context: until it is reset
+//! or released for the last time).
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -13,8 +14,8 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 
 use cudrv::sys::CUresult;
 
-use crate::device::device_count;
-use crate::entry::lock;
+use crate::device::{valid_device, MAX_DEVICES};
+use crate::entry::{self, lock};
 use crate::handles;
 use crate::ledger;
 use crate::queue::Queue;
@@ -26,7 +27,8 @@ pub(crate) struct Context {
     /// Its device.
     pub(crate) device: c_int,
     primary: bool,
-    sticky: AtomicBool,
+    /// The sticky failure's status (0: none).
+    sticky: AtomicU32,
     destroyed: AtomicBool,
     /// Retain count of a primary context.
     pub(crate) retained: AtomicU32,
@@ -43,7 +45,7 @@ impl Context {
             handle: handles::fresh(),
             device,
             primary,
-            sticky: AtomicBool::new(false),
+            sticky: AtomicU32::new(0),
             destroyed: AtomicBool::new(false),
             retained: AtomicU32::new(0),
             default_queue: Queue::new(),
@@ -51,14 +53,14 @@ impl Context {
         }
     }
 
-    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed,
-    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed.
+    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed, the sticky
+    /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
     pub(crate) fn usable(&self) -> Result<(), CUresult> {
         self.alive()?;
-        if self.sticky.load(Ordering::Acquire) {
-            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        match self.sticky.load(Ordering::Acquire) {
+            0 => Ok(()),
+            s => Err(CUresult(s)),
         }
-        Ok(())
     }
 
     /// CUDA_ERROR_INVALID_CONTEXT once destroyed.
@@ -69,22 +71,24 @@ impl Context {
         Ok(())
     }
 
-    /// CUDA_ERROR_ILLEGAL_ADDRESS while sticky-failed (a destroyed context is not).
+    /// The sticky failure while sticky-failed (a destroyed context is not).
     pub(crate) fn not_sticky(&self) -> Result<(), CUresult> {
-        if self.sticky.load(Ordering::Acquire) && !self.destroyed.load(Ordering::Acquire) {
-            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        match self.sticky.load(Ordering::Acquire) {
+            s if s != 0 && !self.destroyed.load(Ordering::Acquire) => Err(CUresult(s)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
-    /// Makes it sticky-failed (a kernel faulted).
-    pub(crate) fn make_sticky(&self) {
-        self.sticky.store(true, Ordering::Release);
+    /// Makes it sticky-failed with `status` (a kernel faulted), unless it already is.
+    pub(crate) fn make_sticky(&self, status: CUresult) {
+        let _ = self.sticky.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Clears the sticky failure (primary context reset or last release).
-    pub(crate) fn clear_sticky(&self) {
-        self.sticky.store(false, Ordering::Release);
+    /// Ends the primary context's life as a reset or last release does: clears the sticky
+    /// failure and ends its peer access pairs.
+    pub(crate) fn reset_primary(&self) {
+        self.sticky.store(0, Ordering::Release);
+        crate::peer::forget_context(self.handle);
     }
 
     /// Adds a stream's queue.
@@ -109,9 +113,10 @@ impl Context {
     }
 }
 
-/// The primary context of each device; never freed, so their handles stay valid.
+/// The primary context of each possible device; never freed, so their handles stay
+/// valid.
 static PRIMARY: LazyLock<Vec<Arc<Context>>> =
-    LazyLock::new(|| (0..device_count()).map(|d| Arc::new(Context::new(d, true))).collect());
+    LazyLock::new(|| (0..MAX_DEVICES).map(|d| Arc::new(Context::new(d, true))).collect());
 
 /// Contexts made by `cuCtxCreate`, live and destroyed (for double destroy detection).
 static CREATED: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
@@ -120,8 +125,42 @@ thread_local! {
     static STACK: RefCell<Vec<Arc<Context>>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The primary context of `device`.
+/// The stacks of threads whose `STACK` is already destroyed (code running in another
+/// thread-local's destructor at thread exit), by [`entry::thread_key`]. Such a thread
+/// starts again with no current context, as the stand-in can no longer see the stack it
+/// had; an entry goes when its stack is empty again (one left non-empty at thread exit
+/// stays, holding only references to contexts, which live on anyway).
+static LATE_STACKS: Mutex<BTreeMap<u64, Vec<Arc<Context>>>> = Mutex::new(BTreeMap::new());
+
+/// Runs `f` on the calling thread's context stack. Never fails: while or after the
+/// thread's thread-locals are destroyed, it uses the thread's entry in `LATE_STACKS`.
+/// (`None` only if `f` was not run, which cannot happen.)
+fn with_stack<R>(f: impl FnOnce(&mut Vec<Arc<Context>>) -> R) -> Option<R> {
+    let mut f = Some(f);
+    let done = STACK.try_with(|s| {
+        // Nothing run under the borrow comes back here, so it is always free; should it
+        // not be, the late stack answers.
+        let mut s = s.try_borrow_mut().ok()?;
+        f.take().map(|f| f(&mut s))
+    });
+    if let Ok(Some(r)) = done {
+        return Some(r);
+    }
+    let key = entry::thread_key();
+    let mut late = lock(&LATE_STACKS);
+    let stack = late.entry(key).or_default();
+    let r = f.take().map(|f| f(stack));
+    if stack.is_empty() {
+        late.remove(&key);
+    }
+    r
+}
+
+/// The primary context of `device`, if it is a valid device.
 pub(crate) fn primary(device: c_int) -> Option<&'static Arc<Context>> {
+    if !valid_device(device) {
+        return None;
+    }
     PRIMARY.get(usize::try_from(device).ok()?)
 }
 
@@ -142,12 +181,12 @@ pub(crate) fn lookup(handle: u64) -> Result<Arc<Context>, CUresult> {
 
 /// The calling thread's current context, whatever its state.
 pub(crate) fn top() -> Option<Arc<Context>> {
-    STACK.with(|s| s.borrow().last().cloned())
+    with_stack(|s| s.last().cloned()).flatten()
 }
 
 /// The handle of the calling thread's current context (no reference count taken).
 pub(crate) fn top_handle() -> Option<u64> {
-    STACK.with(|s| s.borrow().last().map(|c| c.handle))
+    with_stack(|s| s.last().map(|c| c.handle)).flatten()
 }
 
 /// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none (or a destroyed
@@ -160,18 +199,17 @@ pub(crate) fn current() -> Result<Arc<Context>, CUresult> {
 
 /// Pushes `c` on this thread's stack.
 pub(crate) fn push(c: Arc<Context>) {
-    STACK.with(|s| s.borrow_mut().push(c));
+    let _ = with_stack(|s| s.push(c));
 }
 
 /// Pops this thread's stack.
 pub(crate) fn pop() -> Option<Arc<Context>> {
-    STACK.with(|s| s.borrow_mut().pop())
+    with_stack(|s| s.pop()).flatten()
 }
 
 /// Replaces the top of this thread's stack (pushes on an empty one).
 pub(crate) fn replace_top(c: Arc<Context>) {
-    STACK.with(|s| {
-        let mut s = s.borrow_mut();
+    let _ = with_stack(|s| {
         s.pop();
         s.push(c);
     });
@@ -202,8 +240,8 @@ pub(crate) fn destroy(handle: u64) -> Result<(), CUresult> {
         ledger::double_destroy("context", handle);
         return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
     }
-    STACK.with(|s| {
-        let mut s = s.borrow_mut();
+    crate::peer::forget_context(handle);
+    let _ = with_stack(|s| {
         if s.last().is_some_and(|t| t.handle == handle) {
             s.pop();
         }

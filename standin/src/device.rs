@@ -1,6 +1,7 @@
 //! Devices: count, name, memory, attributes and UUID of the virtual devices.
 
 use std::ffi::{c_char, c_int};
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::LazyLock;
 
 use cudrv::sys::*;
@@ -13,16 +14,41 @@ pub const DEVICE_TOTAL_MEM: usize = 80 << 30;
 pub const DEVICE_CC: (c_int, c_int) = (9, 0);
 pub const DEVICE_SM_COUNT: c_int = 132;
 
-/// Number of virtual devices: `CUDRV_STANDIN_DEVICES` (0 to 8), default 1.
+/// The most virtual devices there can be.
+pub const MAX_DEVICES: c_int = 8;
+/// Environment variable choosing the number of virtual devices (0 to [`MAX_DEVICES`]).
+pub const ENV_DEVICES: &str = "CUDRV_STANDIN_DEVICES";
+
+/// The count set by [`set_device_count`]; -1: none set.
+static SET_COUNT: AtomicI32 = AtomicI32::new(-1);
+
+/// Number of virtual devices: the last [`set_device_count`], else `CUDRV_STANDIN_DEVICES`
+/// (0 to 8; another value is ignored), default 1.
 pub fn device_count() -> c_int {
-    static COUNT: LazyLock<c_int> = LazyLock::new(|| {
-        std::env::var("CUDRV_STANDIN_DEVICES")
+    static FROM_ENV: LazyLock<c_int> = LazyLock::new(|| {
+        std::env::var(ENV_DEVICES)
             .ok()
             .and_then(|v| v.parse().ok())
-            .filter(|n| (0..=8).contains(n))
+            .filter(|n| (0..=MAX_DEVICES).contains(n))
             .unwrap_or(1)
     });
-    *COUNT
+    match SET_COUNT.load(Ordering::Acquire) {
+        n if n >= 0 => n,
+        _ => *FROM_ENV,
+    }
+}
+
+/// Sets the number of virtual devices of this process (0 to [`MAX_DEVICES`]), in place of
+/// `CUDRV_STANDIN_DEVICES`, for every emulated version; returns `false` (and changes
+/// nothing) for another count. Process-wide: meant for a test binary whose tests all want
+/// the same count. Devices beyond a lowered count become invalid ordinals; what was made
+/// on them stays as it is.
+pub fn set_device_count(count: c_int) -> bool {
+    if !(0..=MAX_DEVICES).contains(&count) {
+        return false;
+    }
+    SET_COUNT.store(count, Ordering::Release);
+    true
 }
 
 pub(crate) fn valid_device(dev: CUdevice) -> bool {

@@ -82,7 +82,7 @@ fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
     ctx.usable()?;
     let t = stream::resolve(s)?;
     let mut m = lock(&mark);
-    m.generation += 1;
+    m.generation = m.generation.wrapping_add(1);
     let generation = m.generation;
     let stamp = Arc::clone(&mark);
     let task = Box::new(move || {

@@ -10,10 +10,11 @@
 use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::thread::{self, ThreadId};
 
 use cudrv::sys::CUresult;
 use cudrv::table::VARIANTS;
+
+use crate::entry::thread_key;
 
 /// How many times a fault fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,7 +28,8 @@ struct Fault {
     symbol: String,
     status: CUresult,
     remaining: Option<u32>,
-    thread: Option<ThreadId>,
+    /// The injecting thread's [`crate::entry::thread_key`], for a fault on one thread.
+    thread: Option<u64>,
 }
 
 static FAULTS: Mutex<Vec<Fault>> = Mutex::new(Vec::new());
@@ -45,10 +47,10 @@ pub fn inject(symbol: &str, status: CUresult, times: Times) {
 
 /// Makes `symbol` return `status` when called from the current thread only.
 pub fn inject_on_this_thread(symbol: &str, status: CUresult, times: Times) {
-    push(symbol, status, times, Some(thread::current().id()));
+    push(symbol, status, times, Some(thread_key()));
 }
 
-fn push(symbol: &str, status: CUresult, times: Times, thread: Option<ThreadId>) {
+fn push(symbol: &str, status: CUresult, times: Times, thread: Option<u64>) {
     let remaining = match times {
         Times::Once => Some(1),
         Times::N(n) => Some(n),
@@ -63,7 +65,7 @@ fn push(symbol: &str, status: CUresult, times: Times, thread: Option<ThreadId>) 
 /// [`fail_next_context_restore`] on this thread.
 pub fn clear() {
     disarm_context_restore();
-    let me = thread::current().id();
+    let me = thread_key();
     let mut f = faults();
     f.retain(|x| x.thread.is_some_and(|t| t != me));
     ACTIVE.store(f.len(), Ordering::SeqCst);
@@ -74,7 +76,7 @@ pub fn take(symbol: &str) -> Option<CUresult> {
     if ACTIVE.load(Ordering::SeqCst) == 0 {
         return None;
     }
-    let me = thread::current().id();
+    let me = thread_key();
     let mut f = faults();
     let pos = f.iter().position(|x| x.symbol == symbol && x.thread.is_none_or(|t| t == me))?;
     let fault = f.get_mut(pos)?;
@@ -126,29 +128,33 @@ thread_local! {
 /// switch back fails (`shared/background/cuda-core-error-policy-review.txt`). Then the
 /// hook is off again. [`disarm_context_restore`] and [`clear`] disarm it.
 pub fn fail_next_context_restore(status: CUresult) {
-    RESTORE.with(|r| r.set(Restore::Armed(status)));
+    // (A thread-local without a destructor: `try_with` cannot fail.)
+    let _ = RESTORE.try_with(|r| r.set(Restore::Armed(status)));
 }
 
 /// Disarms [`fail_next_context_restore`] on the calling thread.
 pub fn disarm_context_restore() {
-    RESTORE.with(|r| r.set(Restore::Off));
+    let _ = RESTORE.try_with(|r| r.set(Restore::Off));
 }
 
 /// The status a `cuCtxSetCurrent(target)` on this thread must fail with, if the restore
 /// hook is watching for `target` (consuming it).
 pub(crate) fn restore_fault(target: u64) -> Option<CUresult> {
-    RESTORE.with(|r| match r.get() {
-        Restore::Watching(status, ctx) if ctx == target => {
-            r.set(Restore::Off);
-            Some(status)
-        }
-        _ => None,
-    })
+    RESTORE
+        .try_with(|r| match r.get() {
+            Restore::Watching(status, ctx) if ctx == target => {
+                r.set(Restore::Off);
+                Some(status)
+            }
+            _ => None,
+        })
+        .ok()
+        .flatten()
 }
 
 /// Tells the restore hook that `cuCtxSetCurrent` succeeded, replacing `before` (0: none).
 pub(crate) fn note_context_switch(before: u64) {
-    RESTORE.with(|r| {
+    let _ = RESTORE.try_with(|r| {
         if let Restore::Armed(status) = r.get() {
             r.set(Restore::Watching(status, before));
         }

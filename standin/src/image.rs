@@ -1,9 +1,16 @@
-//! The fake image format the stand-in loads in place of cubins, PTX and fatbins (see
-//! [`FAKE_IMAGE_MAGIC`]).
+//! The images the stand-in loads: its fake image format (see [`FAKE_IMAGE_MAGIC`]), and
+//! PTX text whose every `.entry` has a host implementation (`kernels.rs`). Cubins and
+//! fatbins are refused.
 
+use std::collections::BTreeMap;
 use std::ffi::c_void;
+use std::fmt;
+use std::sync::Arc;
 
 use cudrv::sys::CUresult;
+
+use crate::kernels::{self, HostKernel};
+use crate::ptx;
 
 /// The first line of every fake image.
 ///
@@ -17,11 +24,31 @@ use cudrv::sys::CUresult;
 /// global counter 4
 /// ```
 ///
-/// `cuModuleLoadData`, `cuLibraryLoadData` and `cuLinkAddData` accept it (with any
-/// `CU_JIT_INPUT_*` type); anything else is CUDA_ERROR_INVALID_IMAGE. `cuLinkComplete`
-/// returns one holding every kernel added. Launching a kernel named
+/// `cuModuleLoadData`, `cuModuleLoadDataEx`, `cuLibraryLoadData` and `cuLinkAddData`
+/// accept it (with any `CU_JIT_INPUT_*` type); the first three also accept PTX text whose
+/// kernels all have host implementations ([`crate::register_kernel`]); anything else is
+/// CUDA_ERROR_INVALID_IMAGE. `cuLinkComplete` returns one holding every kernel added. The
+/// kernels of a fake image run nothing, except that launching one named
 /// [`crate::FAULT_KERNEL`] makes its context sticky-failed. [`fake_image`] makes one.
 pub const FAKE_IMAGE_MAGIC: &str = "cudrv-fake-image";
+
+/// A host implementation bound to an image (compared by identity).
+#[derive(Clone)]
+pub(crate) struct Code(pub(crate) Arc<HostKernel>);
+
+impl PartialEq for Code {
+    fn eq(&self, other: &Code) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Code {}
+
+impl fmt::Debug for Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.fmt(f)
+    }
+}
 
 /// The symbols of an image.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -30,6 +57,8 @@ pub(crate) struct Image {
     pub(crate) kernels: Vec<String>,
     /// Global variables and their sizes.
     pub(crate) globals: Vec<(String, usize)>,
+    /// The host implementation of each kernel of a PTX image (none for a fake image).
+    pub(crate) code: BTreeMap<String, Code>,
 }
 
 impl Image {
@@ -56,28 +85,55 @@ impl Image {
         Ok(image)
     }
 
-    /// Reads and parses the NUL-terminated image at `p`. Only as many bytes are read as
-    /// needed to tell a foreign image (a cubin, PTX) from a fake one: the first byte that
-    /// differs from the magic line ends the read.
+    /// Reads and parses the NUL-terminated image at `p`: a fake image, or PTX text whose
+    /// every `.entry` has a host implementation with the parameter sizes the PTX declares
+    /// (CUDA_ERROR_INVALID_IMAGE otherwise). Bytes are read only while they are text (no
+    /// control character but white space), so a binary image (a cubin, a fatbin) is left
+    /// after its first few bytes.
     ///
     /// # Safety
-    /// `p` is null or points to readable memory up to a NUL byte or up to the first byte
-    /// that differs from [`FAKE_IMAGE_MAGIC`].
+    /// `p` is null or points to readable memory up to a NUL byte or up to its first byte
+    /// that is a control character other than white space.
     pub(crate) unsafe fn read(p: *const c_void) -> Result<Image, CUresult> {
         if p.is_null() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let p = p.cast::<u8>();
-        for (i, &m) in FAKE_IMAGE_MAGIC.as_bytes().iter().enumerate() {
-            // SAFETY: every byte before this one matched the magic, so none was NUL and
-            // the caller's buffer goes on.
-            if unsafe { *p.add(i) } != m {
-                return Err(CUresult::CUDA_ERROR_INVALID_IMAGE);
+        let mut len = 0usize;
+        loop {
+            // SAFETY: every byte before this one was text other than NUL, so the caller's
+            // buffer goes on.
+            match unsafe { *p.add(len) } {
+                0 => break,
+                b'\t' | b'\n' | b'\r' | 0x0c => {}
+                b if b < 0x20 || b == 0x7f => return Err(CUresult::CUDA_ERROR_INVALID_IMAGE),
+                _ => {}
             }
+            len = len.checked_add(1).ok_or(CUresult::CUDA_ERROR_INVALID_IMAGE)?;
         }
-        // SAFETY: it starts like a fake image, which the program NUL-terminates.
-        let text = unsafe { std::ffi::CStr::from_ptr(p.cast()) };
-        Image::parse(text.to_bytes())
+        // SAFETY: the `len` bytes just read.
+        let bytes = unsafe { std::slice::from_raw_parts(p, len) };
+        Image::parse_any(bytes)
+    }
+
+    /// A fake image, or PTX with host implementations (see [`Image::read`]).
+    fn parse_any(bytes: &[u8]) -> Result<Image, CUresult> {
+        let bad = CUresult::CUDA_ERROR_INVALID_IMAGE;
+        let text = std::str::from_utf8(bytes).map_err(|_| bad)?;
+        if text.lines().next().map(str::trim_end) == Some(FAKE_IMAGE_MAGIC) {
+            return Image::parse(bytes);
+        }
+        let entries = ptx::entries(text).ok_or(bad)?;
+        let mut image = Image::default();
+        for e in entries {
+            let code = kernels::find(&e.name).ok_or(bad)?;
+            if e.param_sizes.as_ref().is_some_and(|sizes| *sizes != code.param_sizes()) {
+                return Err(bad);
+            }
+            image.add_kernel(&e.name);
+            image.code.insert(e.name, Code(code));
+        }
+        Ok(image)
     }
 
     fn add_kernel(&mut self, name: &str) {
@@ -112,5 +168,5 @@ impl Image {
 /// A fake image with these kernels, NUL-terminated: what tests pass to
 /// `cuModuleLoadData`, `cuLibraryLoadData` and `cuLinkAddData`.
 pub fn fake_image(kernels: &[&str]) -> Vec<u8> {
-    Image { kernels: kernels.iter().map(|k| (*k).to_string()).collect(), globals: Vec::new() }.to_bytes()
+    Image { kernels: kernels.iter().map(|k| (*k).to_string()).collect(), ..Image::default() }.to_bytes()
 }

@@ -1,30 +1,157 @@
-//! `cuLaunchKernel`: nothing runs; launching the kernel named `fault` makes the launch's
-//! context sticky-failed, and the failure shows at the next synchronisation
+//! `cuLaunchKernel` and `cuLaunchKernelEx`: a kernel with a host implementation (from a
+//! PTX image, `kernels.rs`) runs over the grid at once, on the calling thread; a kernel of
+//! a fake image runs nothing, except that launching the kernel named `fault` makes the
+//! launch's context sticky-failed, and the failure shows at the next synchronisation
 //! (CUDA_ERROR_ILLEGAL_ADDRESS), as after a faulting kernel on a GPU.
+//!
+//! Launch limits are checked as a real driver checks them (driver-facts.md): a zero
+//! dimension, a block of more than 1024 threads or z above 64, a grid y or z above 65535
+//! or x at or above 2^31 is CUDA_ERROR_INVALID_VALUE.
 
 use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, register, status};
+use crate::entry::{enter, from_ptr, non_null, register, status};
+use crate::kernels::{self, Param};
 use crate::{module, stream};
 
 /// The kernel that faults.
 pub const FAULT_KERNEL: &str = "fault";
 
-fn launch(f: CUfunction, grid: [c_uint; 3], block: [c_uint; 3], s: CUstream) -> Result<(), CUresult> {
-    let name = module::kernel_name(from_ptr(f))?;
-    if grid.contains(&0) || block.contains(&0) {
+/// `extra` keys (cuda.h's `CU_LAUNCH_PARAM_*`, pointers with these values).
+const PARAM_END: usize = 0;
+const PARAM_BUFFER_POINTER: usize = 1;
+const PARAM_BUFFER_SIZE: usize = 2;
+/// The most `extra` entries read before giving up on finding its end.
+const MAX_EXTRA: usize = 64;
+/// The most parameter bytes a kernel may take (CUDA 12.1 and later).
+const MAX_PARAM_BYTES: usize = 32764;
+
+fn check_shape(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
+    let threads = block.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
+    let [gx, gy, gz] = grid;
+    if grid.contains(&0)
+        || block.contains(&0)
+        || threads.is_none_or(|t| t > 1024)
+        || block[2] > 64
+        || gx >= 1 << 31
+        || gy > 65535
+        || gz > 65535
+    {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-    }
-    let t = stream::resolve(s)?;
-    if name == FAULT_KERNEL {
-        t.ctx.make_sticky();
     }
     Ok(())
 }
 
-/// `cuLaunchKernel`: `f` is a function, or a kernel cast to one.
+/// The value of each parameter in `layout`, from `kernelParams` or `extra` (one of them,
+/// unless there are no parameters): CUDA_ERROR_INVALID_VALUE when both are given, none
+/// is, a parameter pointer is null, the `extra` buffer is too small or malformed, or the
+/// parameters take more than 32764 bytes.
+///
+/// # Safety
+/// As `cuLaunchKernel` requires: `params` is null or holds a pointer to each parameter's
+/// value; `extra` is null or a `CU_LAUNCH_PARAM_END`-terminated list of key/value pairs.
+unsafe fn read_params(
+    layout: &[Param],
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<Vec<Vec<u8>>, CUresult> {
+    let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
+    let total = layout.iter().try_fold(0usize, |n, p| n.checked_add(p.size()));
+    if total.is_none_or(|n| n > MAX_PARAM_BYTES) {
+        return Err(invalid);
+    }
+    match (params.is_null(), extra.is_null()) {
+        (false, false) => Err(invalid),
+        (true, true) if layout.is_empty() => Ok(Vec::new()),
+        (true, true) => Err(invalid),
+        (false, true) => {
+            let mut out = Vec::with_capacity(layout.len());
+            for (i, p) in layout.iter().enumerate() {
+                // SAFETY: the program passes one pointer per parameter.
+                let value = unsafe { *params.add(i) };
+                non_null(value)?;
+                // SAFETY: it points to the parameter's value, of its size.
+                out.push(unsafe { std::slice::from_raw_parts(value.cast::<u8>(), p.size()) }.to_vec());
+            }
+            Ok(out)
+        }
+        (true, false) => {
+            let (mut buffer, mut size) = (None, None);
+            let mut i = 0;
+            loop {
+                if i >= MAX_EXTRA {
+                    return Err(invalid);
+                }
+                // SAFETY: the list goes on until its END key.
+                let key = unsafe { *extra.add(i) } as usize;
+                if key == PARAM_END {
+                    break;
+                }
+                // SAFETY: every key but END is followed by its value.
+                let value = unsafe { *extra.add(i + 1) };
+                match key {
+                    PARAM_BUFFER_POINTER => buffer = Some(value.cast::<u8>()),
+                    PARAM_BUFFER_SIZE => {
+                        non_null(value)?;
+                        // SAFETY: the value of BUFFER_SIZE points to a size_t.
+                        size = Some(unsafe { *value.cast::<usize>() });
+                    }
+                    _ => return Err(invalid),
+                }
+                i += 2;
+            }
+            let (Some(buffer), Some(size)) = (buffer, size) else {
+                return Err(invalid);
+            };
+            non_null(buffer)?;
+            let mut out = Vec::with_capacity(layout.len());
+            let mut offset = 0usize;
+            for p in layout {
+                offset = offset.checked_next_multiple_of(p.align()).ok_or(invalid)?;
+                let end = offset.checked_add(p.size()).filter(|&e| e <= size).ok_or(invalid)?;
+                // SAFETY: the buffer has `size` bytes, and offset..end is inside it.
+                out.push(unsafe { std::slice::from_raw_parts(buffer.add(offset), p.size()) }.to_vec());
+                offset = end;
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// # Safety
+/// As [`read_params`].
+unsafe fn launch(
+    f: CUfunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    s: CUstream,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<(), CUresult> {
+    let (name, code) = module::kernel_of(from_ptr(f))?;
+    check_shape(grid, block)?;
+    let t = stream::resolve(s)?;
+    let Some(code) = code else {
+        if name == FAULT_KERNEL {
+            t.ctx.make_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        }
+        return Ok(());
+    };
+    // SAFETY: forwarded from the program.
+    let values = unsafe { read_params(&code.params, params, extra) }?;
+    kernels::run(&code, grid, block, values).map_err(|e| {
+        if e.is_sticky() {
+            t.ctx.make_sticky(e.status());
+        }
+        e.status()
+    })
+}
+
+/// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. A host kernel runs
+/// before this returns; a memory access it makes outside every live allocation fails
+/// the launch with CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn cu_launch_kernel(
     f: CUfunction,
@@ -36,14 +163,36 @@ unsafe extern "C" fn cu_launch_kernel(
     block_z: c_uint,
     _shared_mem: c_uint,
     s: CUstream,
-    _params: *mut *mut c_void,
-    _extra: *mut *mut c_void,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
 ) -> CUresult {
     enter!("cuLaunchKernel");
-    status(launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], s))
+    // SAFETY: forwarded from the program.
+    status(unsafe { launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], s, params, extra) })
+}
+
+/// `cuLaunchKernelEx`: as `cuLaunchKernel`, with the shape and stream from `config`; its
+/// attributes are ignored.
+unsafe extern "C" fn cu_launch_kernel_ex(
+    config: *const CUlaunchConfig,
+    f: CUfunction,
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> CUresult {
+    enter!("cuLaunchKernelEx");
+    if config.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: a non-null pointer to the program's configuration.
+    let c = unsafe { &*config };
+    let (grid, block) = ([c.gridDimX, c.gridDimY, c.gridDimZ], [c.blockDimX, c.blockDimY, c.blockDimZ]);
+    // SAFETY: forwarded from the program.
+    status(unsafe { launch(f, grid, block, c.hStream, params, extra) })
 }
 
 register! {
     cuLaunchKernel_v4000: PFN_cuLaunchKernel_v4000 => cu_launch_kernel,
     cuLaunchKernel_v7000_ptsz: PFN_cuLaunchKernel_v7000_ptsz => cu_launch_kernel,
+    cuLaunchKernelEx_v11060: PFN_cuLaunchKernelEx_v11060 => cu_launch_kernel_ex,
+    cuLaunchKernelEx_v11060_ptsz: PFN_cuLaunchKernelEx_v11060_ptsz => cu_launch_kernel_ex,
 }

@@ -9,30 +9,153 @@
 //!   `cuGetProcAddress`/`_v2` as `shared/driver-facts.md` describes, with the set of
 //!   symbols of each version taken from cudrv's generated table.
 //! - Emulates, in host memory: cuInit, cuDriverGetVersion, devices (count, name, memory,
-//!   attributes, UUID; `CUDRV_STANDIN_DEVICES`, one by default), error names and strings,
-//!   primary contexts, created contexts and each thread's context stack, streams and host
-//!   functions, events, device memory, copies and memsets, pinned host memory, memory
-//!   pools with IPC export and import, libraries, modules and kernels over a fake image
-//!   format ([`fake_image`]), the linker, graphs of host and empty nodes, and user
-//!   objects. Every other variant is a stub with its exact signature that returns
-//!   `CUDA_ERROR_NOT_SUPPORTED`.
+//!   attributes, UUID; one by default, `CUDRV_STANDIN_DEVICES=2` or [`set_device_count`]
+//!   for more, up to 8), error names and strings, primary contexts, created contexts and
+//!   each thread's context stack, streams and host functions, events, device memory,
+//!   copies and memsets, pinned host memory, memory pools with IPC export and import,
+//!   libraries, modules and kernels over a fake image format ([`fake_image`]) and over
+//!   PTX with host-implemented kernels (below), `cuLaunchKernel` and `cuLaunchKernelEx`,
+//!   the linker (fake images only), graphs of host and empty nodes, user objects, and
+//!   between devices: `cuDeviceCanAccessPeer`, `cuDeviceGetP2PAttribute`,
+//!   `cuCtxEnablePeerAccess`/`cuCtxDisablePeerAccess` (per context pair: 704 when enabled
+//!   twice, 705 when not enabled, CUDA_ERROR_INVALID_DEVICE toward the current context's
+//!   own device), `cuMemcpyPeer`/`cuMemcpyPeerAsync`, and events recorded on one device
+//!   and waited for on another. Every other variant is a stub with its exact signature
+//!   that returns `CUDA_ERROR_NOT_SUPPORTED`.
 //! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
 //!   launches) and user object destructors, which run later on driver threads, in stream
 //!   order, never under a stand-in lock; synchronising waits for them.
 //! - A [`ledger`] of live allocations and handles, double frees, uses after free, double
 //!   destroys and duplicate IPC imports.
-//! - A kernel named [`FAULT_KERNEL`] makes its context sticky-failed: every later call that
-//!   uses the context returns CUDA_ERROR_ILLEGAL_ADDRESS until it is destroyed (a primary
-//!   context: reset or released for the last time).
+//! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
+//!   every later call that uses the context returns CUDA_ERROR_ILLEGAL_ADDRESS until it
+//!   is destroyed (a primary context: reset or released for the last time).
 //! - [`shutdown`] makes every entry return CUDA_ERROR_DEINITIALIZED, as during process
 //!   teardown; [`restart`] undoes it.
 //! - Fault injection ([`faults`]): any entry can be made to return a chosen status, and a
 //!   context restoration can be made to fail ([`faults::fail_next_context_restore`]).
+//! - No entry point panics: the calling thread's state (its context stack) stays usable
+//!   while the thread's thread-locals are destroyed at its exit; a thread that calls in
+//!   from another thread-local's destructor after the stand-in's own is gone starts again
+//!   with no current context, as a new thread does.
+//!
+//! # Host-implemented kernels
+//!
+//! A program's kernels run on the stand-in when they have host implementations, so a
+//! driver-API program that launches kernels can be tested without a GPU.
+//!
+//! - `cuModuleLoadData`, `cuModuleLoadDataEx` and `cuLibraryLoadData` accept PTX text
+//!   (starting, after comments, with `.version`, and having a `.target` directive) when
+//!   every `.entry NAME` in it has a host implementation registered under `NAME` whose
+//!   parameter sizes match the entry's `.param` declarations (when the stand-in
+//!   understands them). Anything else is refused with CUDA_ERROR_INVALID_IMAGE, as before.
+//!   A module binds the implementations registered when it is loaded.
+//! - `cuModuleGetFunction`, `cuLibraryGetKernel` and `cuKernelGetFunction` find the
+//!   entries; `cuLaunchKernel` and `cuLaunchKernelEx` run the implementation once per
+//!   thread of the grid, sequentially, on the calling thread, before they return. The
+//!   parameters come from `kernelParams` (a pointer to each value) or `extra`
+//!   (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`, each value at its natural alignment).
+//! - Device memory is host memory. An implementation reaches it only through its
+//!   [`Thread`] ([`Thread::load`], [`Thread::store`], [`Thread::read`],
+//!   [`Thread::write`]), which checks every access against the live allocations: an
+//!   access outside them (past an end, in freed memory) is not made, and the launch fails
+//!   with CUDA_ERROR_ILLEGAL_ADDRESS, leaving the context sticky-failed as a faulting
+//!   kernel does. An implementation that fails ([`KernelError::Failed`]) or panics fails
+//!   the launch with CUDA_ERROR_LAUNCH_FAILED, sticky too.
+//! - Built in, for the bundled examples: `vector_add(const float* a, const float* b,
+//!   float* c, int n)` (`c[i] = a[i] + b[i]`), `saxpy(float a, const float* x, float* y,
+//!   int n)` (`y[i] = a * x[i] + y[i]`) and `scale_f32(float* x, float s, int n)`
+//!   (`x[i] *= s`), each for `i = blockIdx.x * blockDim.x + threadIdx.x < n`.
+//!
+//! In the same process (the `rlib`, with [`StandIn`] or
+//! [`cudrv::Driver::from_get_proc_address`]), register with [`register_kernel`]:
+//!
+//! ```
+//! use cudrv_standin::{register_kernel, Param, StandIn};
+//!
+//! // `__global__ void add_one(unsigned* x, int n)`
+//! register_kernel("add_one", &[Param::Ptr, Param::I32], |t| {
+//!     let (x, n) = (t.ptr(0)?, t.param::<i32>(1)?);
+//!     let i = t.global_x();
+//!     if i < n as u64 {
+//!         t.store::<u32>(x, i, t.load::<u32>(x, i)? + 1)?;
+//!     }
+//!     Ok(())
+//! });
+//!
+//! let ptx = c".version 8.0\n.target sm_90\n.address_size 64\n\
+//!     .visible .entry add_one(.param .u64 x, .param .u32 n)\n{\n\tret;\n}\n";
+//! let d = StandIn::new(13050).unwrap().load(Default::default()).unwrap();
+//! let p = d.p();
+//! // SAFETY (of the example): valid out-pointers and parameters throughout.
+//! unsafe {
+//!     let (mut ctx, mut m, mut f, mut x) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0);
+//!     assert_eq!(p.cuInit(0).0, 0);
+//!     assert_eq!(p.cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0).0, 0);
+//!     assert_eq!(p.cuModuleLoadData(&mut m, ptx.as_ptr().cast()).0, 0);
+//!     assert_eq!(p.cuModuleGetFunction(&mut f, m, c"add_one".as_ptr()).0, 0);
+//!     assert_eq!(p.cuMemAlloc(&mut x, 400).0, 0);
+//!     let n = 100i32;
+//!     let mut args = [(&x as *const u64).cast_mut().cast(), (&n as *const i32).cast_mut().cast()];
+//!     let (stream, extra) = (std::ptr::null_mut(), std::ptr::null_mut());
+//!     assert_eq!(p.cuLaunchKernel(f, 4, 1, 1, 32, 1, 1, 0, stream, args.as_mut_ptr(), extra).0, 0);
+//!     let mut out = [0u32; 100];
+//!     assert_eq!(p.cuMemcpyDtoH(out.as_mut_ptr().cast(), x, 400).0, 0);
+//!     assert!(out.iter().all(|&v| v == 1));
+//!     assert_eq!(p.cuCtxDestroy(ctx).0, 0);
+//! }
+//! ```
+//!
+//! A program that loads the `cdylib` as `libcuda.so.1` (its own registry: separate from
+//! an `rlib` linked into the same process) looks up the exported
+//! [`cudrv_standin_register_kernel`] with `dlsym` and registers C functions:
+//!
+//! ```c
+//! typedef struct cudrv_standin_thread {
+//!     unsigned grid_dim[3], block_dim[3], block_idx[3], thread_idx[3];
+//!     unsigned num_params;
+//!     const void *const *params;  /* params[i]: the bytes of parameter i */
+//!     CUresult (*read)(const struct cudrv_standin_thread *t, CUdeviceptr src, void *dst, size_t n);
+//!     CUresult (*write)(const struct cudrv_standin_thread *t, CUdeviceptr dst, const void *src, size_t n);
+//!     const void *reserved;
+//! } cudrv_standin_thread;
+//! typedef CUresult (*cudrv_standin_kernel)(const cudrv_standin_thread *t, void *user_data);
+//! CUresult cudrv_standin_register_kernel(const char *name, const size_t *param_sizes,
+//!                                        unsigned num_params, cudrv_standin_kernel kernel,
+//!                                        void *user_data);
+//!
+//! static CUresult add_one(const cudrv_standin_thread *t, void *user_data) {
+//!     CUdeviceptr x = *(const CUdeviceptr *)t->params[0];
+//!     int n = *(const int *)t->params[1];
+//!     unsigned i = t->block_idx[0] * t->block_dim[0] + t->thread_idx[0], v;
+//!     if (i >= (unsigned)n) return CUDA_SUCCESS;
+//!     CUresult r = t->read(t, x + 4 * i, &v, 4);   /* CUDA_ERROR_ILLEGAL_ADDRESS if out of range */
+//!     if (r != CUDA_SUCCESS) return r;
+//!     v += 1;
+//!     return t->write(t, x + 4 * i, &v, 4);
+//! }
+//! /* after dlopen("libcuda.so.1") as h: */
+//! size_t sizes[2] = {8, 4};
+//! ((CUresult (*)(const char *, const size_t *, unsigned, cudrv_standin_kernel, void *))
+//!     dlsym(h, "cudrv_standin_register_kernel"))("add_one", sizes, 2, add_one, NULL);
+//! ```
+//!
+//! A null `kernel` removes a name's implementation. A C kernel's return value other than
+//! CUDA_SUCCESS fails the launch with it; a refused access fails it whatever the kernel
+//! returns.
 //!
 //! Where the emulation knowingly differs from a real driver:
-//! - Stream-ordered work other than host functions (copies, memsets, stream-ordered
-//!   allocation and free, kernel launches) is done at once, not in stream order after
-//!   pending host functions.
+//! - Stream-ordered work other than host functions (copies, memsets, peer copies,
+//!   stream-ordered allocation and free, kernel launches) is done at once, not in stream
+//!   order after pending host functions. A host kernel's failure is therefore returned by
+//!   the launch itself (and then by every call that uses the context), where a GPU would
+//!   report it at a later call.
+//! - Host kernels run one thread after another: no parallelism, no shared memory, no
+//!   synchronisation between threads of a block (`__syncthreads` cannot be expressed);
+//!   the dynamic shared memory size and launch attributes are ignored. Kernels of fake
+//!   images run nothing. `cuLinkAddData` takes fake images only.
+//! - A kernel may touch any live allocation, whatever its device and whether peer access
+//!   is enabled; peer copies work with or without peer access.
 //! - The NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are one default
 //!   stream per context, with no implicit synchronisation with other streams.
 //! - Destroying a context (or resetting a primary one) does not free what was made in it:
@@ -66,14 +189,17 @@ mod handles;
 mod host_memory;
 mod image;
 mod ipc;
+mod kernels;
 mod launch;
 mod ledger;
 mod linker;
 mod memory;
 mod memory_api;
 mod module;
+mod peer;
 mod pool;
 mod primary;
+mod ptx;
 mod queue;
 mod stream;
 #[allow(non_snake_case, clippy::all)]
@@ -87,9 +213,15 @@ use cudrv::sys::{cuuint64_t, CUresult};
 use cudrv::ProcAddressQuery;
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
-pub use device::{device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM};
+pub use device::{
+    device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
+};
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
+pub use kernels::{
+    cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
+    CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
+};
 pub use launch::FAULT_KERNEL;
 pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
 pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};

@@ -157,6 +157,21 @@ pub(crate) fn free(address: u64) -> Result<(), CUresult> {
     Ok(())
 }
 
+/// The live allocation containing `address`, for a kernel's access: its start, size and
+/// memory. CUDA_ERROR_ILLEGAL_ADDRESS outside every allocation, and in freed memory (then
+/// also a use after free in the ledger).
+pub(crate) fn allocation_at(address: u64) -> Result<(u64, usize, Arc<Backing>), CUresult> {
+    let mut s = lock(&STATE);
+    let (start, m) = s.containing(address).ok_or(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)?;
+    match &m.backing {
+        Some(b) => Ok((start, m.size, Arc::clone(b))),
+        None => {
+            ledger::use_after_free(address);
+            Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+        }
+    }
+}
+
 /// Copies `len` bytes from host memory to `dst`.
 pub(crate) fn copy_to_device(dst: u64, src: *const u8, len: usize) -> Result<(), CUresult> {
     let mut s = lock(&STATE);

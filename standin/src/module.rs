@@ -1,4 +1,5 @@
-//! Libraries, modules, kernels and functions over fake images (`image.rs`).
+//! Libraries, modules, kernels and functions over fake images and PTX with host
+//! implementations (`image.rs`).
 //!
 //! A library has one module (made by the first `cuLibraryGetModule` or
 //! `cuKernelGetFunction`, unloaded with the library). A kernel (`CUkernel`) and a function
@@ -7,7 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_uint, c_void, CStr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cudrv::sys::*;
 
@@ -15,6 +16,7 @@ use crate::context;
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
 use crate::handles::{self, Registry};
 use crate::image::Image;
+use crate::kernels::HostKernel;
 
 struct Module {
     image: Image,
@@ -48,14 +50,17 @@ static STATE: Mutex<State> = Mutex::new(State {
 });
 
 /// The kernel name of a function or kernel handle (`cuLaunchKernel` accepts a `CUkernel`
-/// cast to `CUfunction`, as a real driver does): CUDA_ERROR_INVALID_HANDLE otherwise.
-pub(crate) fn kernel_name(f: u64) -> Result<String, CUresult> {
+/// cast to `CUfunction`, as a real driver does), and its host implementation if its
+/// image has one: CUDA_ERROR_INVALID_HANDLE for another handle.
+pub(crate) fn kernel_of(f: u64) -> Result<(String, Option<Arc<HostKernel>>), CUresult> {
     let s = lock(&STATE);
-    s.functions
-        .get(&f)
-        .or_else(|| s.kernels.get(&f))
-        .map(|(_, name)| name.clone())
-        .ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)
+    let invalid = CUresult::CUDA_ERROR_INVALID_HANDLE;
+    let (image, name) = match (s.functions.get(&f), s.kernels.get(&f)) {
+        (Some((m, name)), _) => (&s.modules.get(*m)?.image, name),
+        (None, Some((l, name))) => (&s.libraries.get(*l)?.image, name),
+        (None, None) => return Err(invalid),
+    };
+    Ok((name.clone(), image.code.get(name).map(|c| Arc::clone(&c.0))))
 }
 
 /// The name at `name`: CUDA_ERROR_INVALID_VALUE for null or non-UTF-8.
@@ -98,16 +103,33 @@ impl State {
     }
 }
 
+fn load_module(module: *mut CUmodule, image: *const c_void) -> Result<(), CUresult> {
+    non_null(module)?;
+    context::current()?;
+    // SAFETY: the program's image, NUL-terminated if it is text.
+    let image = unsafe { Image::read(image) }?;
+    let h = lock(&STATE).modules.insert(Module { image, functions: BTreeMap::new(), library: None });
+    write(module, to_ptr(h))
+}
+
+/// `cuModuleLoadData`: a fake image, or PTX whose kernels all have host implementations
+/// (see `image.rs`); CUDA_ERROR_INVALID_IMAGE otherwise.
 unsafe extern "C" fn cu_module_load_data(module: *mut CUmodule, image: *const c_void) -> CUresult {
     enter!("cuModuleLoadData");
-    let r = non_null(module).and_then(|()| {
-        context::current()?;
-        // SAFETY: the program's image, NUL-terminated if it is a fake one.
-        let image = unsafe { Image::read(image) }?;
-        let h = lock(&STATE).modules.insert(Module { image, functions: BTreeMap::new(), library: None });
-        write(module, to_ptr(h))
-    });
-    status(r)
+    status(load_module(module, image))
+}
+
+/// `cuModuleLoadDataEx`: as `cuModuleLoadData`; the JIT options are ignored (nothing is
+/// written to their log buffers).
+unsafe extern "C" fn cu_module_load_data_ex(
+    module: *mut CUmodule,
+    image: *const c_void,
+    _num_options: c_uint,
+    _options: *mut CUjit_option,
+    _values: *mut *mut c_void,
+) -> CUresult {
+    enter!("cuModuleLoadDataEx");
+    status(load_module(module, image))
 }
 
 /// `cuModuleUnload`: a library's module is unloaded with its library
@@ -147,7 +169,7 @@ unsafe extern "C" fn cu_library_load_data(
 ) -> CUresult {
     enter!("cuLibraryLoadData");
     let r = non_null(library).and_then(|()| {
-        // SAFETY: the program's image, NUL-terminated if it is a fake one.
+        // SAFETY: the program's image, NUL-terminated if it is text.
         let image = unsafe { Image::read(code) }?;
         let h = lock(&STATE).libraries.insert(Library { image, kernels: BTreeMap::new(), module: None });
         write(library, to_ptr(h))
@@ -229,6 +251,7 @@ pub(crate) fn forget_destroyed() {
 
 register! {
     cuModuleLoadData_v2000: PFN_cuModuleLoadData_v2000 => cu_module_load_data,
+    cuModuleLoadDataEx_v2010: PFN_cuModuleLoadDataEx_v2010 => cu_module_load_data_ex,
     cuModuleUnload_v2000: PFN_cuModuleUnload_v2000 => cu_module_unload,
     cuModuleGetFunction_v2000: PFN_cuModuleGetFunction_v2000 => cu_module_get_function,
     cuLibraryLoadData_v12000: PFN_cuLibraryLoadData_v12000 => cu_library_load_data,

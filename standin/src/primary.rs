@@ -1,6 +1,7 @@
 //! Primary contexts: `cuDevicePrimaryCtxRetain`/`Release`/`Reset`. Their handles stay valid
 //! for the life of the process and they stay usable whatever their retain count (as
-//! before this emulation grew); the last release and a reset clear a sticky failure.
+//! before this emulation grew); the last release and a reset clear a sticky failure and
+//! end its peer access.
 
 use cudrv::sys::*;
 
@@ -27,7 +28,7 @@ unsafe extern "C" fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
     use std::sync::atomic::Ordering;
     match c.retained.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)) {
         Ok(1) => {
-            c.clear_sticky();
+            c.reset_primary();
             CUresult::CUDA_SUCCESS
         }
         Ok(_) => CUresult::CUDA_SUCCESS,
@@ -35,14 +36,15 @@ unsafe extern "C" fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
     }
 }
 
-/// `cuDevicePrimaryCtxReset`: waits for the context's work and clears a sticky failure.
+/// `cuDevicePrimaryCtxReset`: waits for the context's work, clears a sticky failure and
+/// ends its peer access.
 unsafe extern "C" fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
     enter!("cuDevicePrimaryCtxReset");
     let Some(c) = context::primary(dev) else {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     };
     let r = c.wait_all();
-    c.clear_sticky();
+    c.reset_primary();
     status(r)
 }
 

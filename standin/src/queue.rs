@@ -118,7 +118,8 @@ impl Queue {
 
     /// The worker: runs tasks in order, with no lock held, until the queue is empty.
     fn work(self: Arc<Self>) {
-        WORKING_FOR.with(|w| w.set(Arc::as_ptr(&self) as usize));
+        // (A thread-local without a destructor: `try_with` cannot fail.)
+        let _ = WORKING_FOR.try_with(|w| w.set(Arc::as_ptr(&self) as usize));
         loop {
             let task = {
                 let mut s = lock(&self.state);
@@ -156,7 +157,7 @@ impl Queue {
     /// (a host function synchronising its own stream) that would never happen:
     /// CUDA_ERROR_NOT_PERMITTED instead.
     pub(crate) fn wait(&self, position: u64) -> Result<(), CUresult> {
-        let own = WORKING_FOR.with(Cell::get) == self as *const Queue as usize;
+        let own = WORKING_FOR.try_with(Cell::get).unwrap_or(0) == self as *const Queue as usize;
         let mut s = lock(&self.state);
         if own && s.completed < position {
             return Err(CUresult::CUDA_ERROR_NOT_PERMITTED);

@@ -132,3 +132,31 @@ pub unsafe extern "C" fn count(data: *mut c_void) {
     // SAFETY: `data` is an `AtomicUsize` that outlives the call (static or waited for).
     unsafe { &*(data as *const AtomicUsize) }.fetch_add(1, Ordering::SeqCst);
 }
+
+/// Runs the ignored test `child` of this test binary in a fresh process with
+/// `CUDRV_TEST_CHILD=scenario` and `envs`, and checks that it passed (an abort fails it).
+/// For scenarios that change process-wide state or may kill the process.
+pub fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    for var in ["CUDRV_LIBCUDA", "CUDRV_STANDIN_VERSION", "CUDRV_STANDIN_DEVICES"] {
+        cmd.env_remove(var);
+    }
+    cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "scenario {scenario} ({:?}):\n{stdout}\n{stderr}", out.status);
+    assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
+    stdout + &stderr
+}
+
+/// The scenario a `child` test was started for, or `None` when it was run directly (for
+/// example with `--include-ignored`): then it does nothing.
+pub fn child_scenario() -> Option<String> {
+    let s = std::env::var("CUDRV_TEST_CHILD").ok();
+    if s.is_none() {
+        println!("not started by run_child: nothing to do");
+    }
+    s
+}

@@ -1,0 +1,657 @@
+//! Host-implemented kernels: a registry of Rust (or C) implementations by kernel name,
+//! and the run of one over a launch's grid.
+//!
+//! A PTX module or library is accepted when every `.entry` in it has an implementation
+//! here (`ptx.rs`, `image.rs`); the module binds the implementations it was loaded with,
+//! so registering or unregistering a name later changes only modules loaded later.
+//!
+//! A launch runs the implementation once per thread, sequentially, block by block (x
+//! fastest), on the launching thread, with no stand-in lock held. Device memory is host
+//! memory (`memory.rs`); every access an implementation makes goes through [`Thread`],
+//! which checks the range against the live allocations: an access outside every live
+//! allocation (or across the end of one) is refused, ends the launch and fails it with
+//! CUDA_ERROR_ILLEGAL_ADDRESS, and the context becomes sticky-failed.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::fmt;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, LazyLock, Mutex};
+
+use cudrv::sys::{CUdeviceptr, CUresult};
+
+use crate::backing::Backing;
+use crate::entry::lock;
+use crate::memory;
+
+/// The kind of one kernel parameter: how many bytes `cuLaunchKernel` passes for it, and
+/// how [`Thread`] reads it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Param {
+    /// A device pointer (8 bytes; PTX `.u64`).
+    Ptr,
+    /// `int` (PTX `.s32`/`.u32`/`.b32`).
+    I32,
+    /// `unsigned int`.
+    U32,
+    /// `long long`.
+    I64,
+    /// `unsigned long long`.
+    U64,
+    /// `float` (PTX `.f32`, or `.b32`/`.u32`).
+    F32,
+    /// `double`.
+    F64,
+    /// Any other parameter (a struct passed by value): its size and alignment in bytes.
+    Bytes { size: usize, align: usize },
+}
+
+impl Param {
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        match *self {
+            Param::I32 | Param::U32 | Param::F32 => 4,
+            Param::Ptr | Param::I64 | Param::U64 | Param::F64 => 8,
+            Param::Bytes { size, .. } => size,
+        }
+    }
+
+    /// Its alignment in bytes (in the `extra` buffer of `cuLaunchKernel`); at least 1.
+    pub fn align(&self) -> usize {
+        match *self {
+            Param::Bytes { align, .. } => align.max(1),
+            p => p.size(),
+        }
+    }
+}
+
+/// Three dimensions, as CUDA's `dim3`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Dim3 {
+    pub x: u32,
+    pub y: u32,
+    pub z: u32,
+}
+
+impl Dim3 {
+    fn from_array([x, y, z]: [u32; 3]) -> Dim3 {
+        Dim3 { x, y, z }
+    }
+}
+
+/// Why a host kernel stopped: the status its launch fails with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum KernelError {
+    /// A memory access outside every live allocation: CUDA_ERROR_ILLEGAL_ADDRESS, and the
+    /// context becomes sticky-failed, as after a faulting kernel on a GPU.
+    IllegalAddress,
+    /// A parameter read with a size other than the one registered, or one past the
+    /// layout: CUDA_ERROR_INVALID_VALUE (a mistake in the implementation or its layout;
+    /// the context stays usable).
+    Param,
+    /// The implementation gave up (or panicked): CUDA_ERROR_LAUNCH_FAILED, sticky.
+    Failed,
+}
+
+impl KernelError {
+    /// The status the launch fails with.
+    pub fn status(self) -> CUresult {
+        match self {
+            KernelError::IllegalAddress => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+            KernelError::Param => CUresult::CUDA_ERROR_INVALID_VALUE,
+            KernelError::Failed => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+        }
+    }
+
+    /// Whether it leaves the context sticky-failed.
+    pub fn is_sticky(self) -> bool {
+        !matches!(self, KernelError::Param)
+    }
+}
+
+impl fmt::Display for KernelError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            KernelError::IllegalAddress => "illegal memory access in a host kernel",
+            KernelError::Param => "kernel parameter read with the wrong size or index",
+            KernelError::Failed => "host kernel failed",
+        })
+    }
+}
+
+impl std::error::Error for KernelError {}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A plain number a kernel can read and write: `u8`..`u64`, `i8`..`i64`, `f32`, `f64`
+/// (native byte order, as on the GPU).
+pub trait Scalar: sealed::Sealed + Copy {
+    /// Its size in bytes.
+    const SIZE: usize;
+    #[doc(hidden)]
+    fn from_bytes(bytes: &[u8]) -> Option<Self>;
+    #[doc(hidden)]
+    fn put(self, out: &mut [u8]);
+}
+
+macro_rules! scalar {
+    ($($t:ty)*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Scalar for $t {
+            const SIZE: usize = std::mem::size_of::<$t>();
+            fn from_bytes(bytes: &[u8]) -> Option<Self> {
+                Some(<$t>::from_ne_bytes(bytes.try_into().ok()?))
+            }
+            fn put(self, out: &mut [u8]) {
+                let bytes = self.to_ne_bytes();
+                if let Some(o) = out.get_mut(..bytes.len()) {
+                    o.copy_from_slice(&bytes);
+                }
+            }
+        }
+    )*};
+}
+scalar!(u8 i8 u16 i16 u32 i32 u64 i64 f32 f64);
+
+/// A kernel implemented in Rust.
+type RustBody = Box<dyn Fn(&Thread<'_>) -> Result<(), KernelError> + Send + Sync>;
+
+/// The body of a kernel.
+enum Body {
+    Rust(RustBody),
+    C { f: CudrvStandinKernel, user_data: UserData },
+}
+
+/// The `user_data` of a C kernel.
+struct UserData(*mut c_void);
+
+// SAFETY: the registering program's contract (`cudrv_standin_register_kernel`): the
+// kernel may be called with it from any thread.
+unsafe impl Send for UserData {}
+// SAFETY: as above; the stand-in only passes the pointer on.
+unsafe impl Sync for UserData {}
+
+/// One registered kernel.
+pub(crate) struct HostKernel {
+    pub(crate) params: Vec<Param>,
+    body: Body,
+}
+
+impl HostKernel {
+    /// The size of each parameter.
+    pub(crate) fn param_sizes(&self) -> Vec<usize> {
+        self.params.iter().map(Param::size).collect()
+    }
+}
+
+impl fmt::Debug for HostKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostKernel").field("params", &self.params).finish_non_exhaustive()
+    }
+}
+
+static REGISTRY: LazyLock<Mutex<BTreeMap<String, Arc<HostKernel>>>> = LazyLock::new(|| {
+    let mut m = BTreeMap::new();
+    for (name, params, body) in builtins() {
+        m.insert(name.to_string(), Arc::new(HostKernel { params, body: Body::Rust(body) }));
+    }
+    Mutex::new(m)
+});
+
+/// Registers `f` as the implementation of the kernel `name` (a PTX `.entry` name: the
+/// mangled name for a C++ kernel), with the layout of its parameters, for modules and
+/// libraries loaded from now on in this process. Replaces an earlier implementation of
+/// the same name, the stand-in's own included; returns whether there was one.
+///
+/// `f` runs once per thread of a launch; it may call the driver (no stand-in lock is
+/// held), and should return the error of a refused memory access (`?`): the launch fails
+/// with it anyway. A panic in `f` is caught and fails the launch with
+/// CUDA_ERROR_LAUNCH_FAILED.
+pub fn register_kernel<F>(name: &str, params: &[Param], f: F) -> bool
+where
+    F: Fn(&Thread<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
+{
+    insert(name, params.to_vec(), Body::Rust(Box::new(f)))
+}
+
+/// Removes the implementation of `name` (the stand-in's own included), for modules
+/// loaded from now on; returns whether there was one.
+pub fn unregister_kernel(name: &str) -> bool {
+    lock(&REGISTRY).remove(name).is_some()
+}
+
+/// The names of every registered kernel, in order.
+pub fn registered_kernels() -> Vec<String> {
+    lock(&REGISTRY).keys().cloned().collect()
+}
+
+fn insert(name: &str, params: Vec<Param>, body: Body) -> bool {
+    lock(&REGISTRY).insert(name.to_string(), Arc::new(HostKernel { params, body })).is_some()
+}
+
+/// The implementation of `name`, if one is registered.
+pub(crate) fn find(name: &str) -> Option<Arc<HostKernel>> {
+    lock(&REGISTRY).get(name).cloned()
+}
+
+/// One launch in progress: its shape, its parameter values and the allocations its
+/// threads have touched (kept alive until it ends).
+struct Launch {
+    grid: [u32; 3],
+    block: [u32; 3],
+    params: Vec<Vec<u8>>,
+    /// `(start, end, memory)` of each allocation touched so far, the last one touched
+    /// first.
+    seen: Mutex<Vec<(u64, u64, Arc<Backing>)>>,
+    /// The first refused access or parameter read (see [`fault_code`]; 0: none): the
+    /// launch fails with it whatever the implementation returns.
+    fault: AtomicU8,
+}
+
+/// [`Launch::fault`]'s encoding.
+fn fault_code(e: KernelError) -> u8 {
+    match e {
+        KernelError::IllegalAddress => 1,
+        KernelError::Param => 2,
+        KernelError::Failed => 3,
+    }
+}
+
+impl Launch {
+    fn fail(&self, e: KernelError) -> KernelError {
+        let _ = self.fault.compare_exchange(0, fault_code(e), Ordering::AcqRel, Ordering::Acquire);
+        e
+    }
+
+    fn fault(&self) -> Option<KernelError> {
+        match self.fault.load(Ordering::Acquire) {
+            0 => None,
+            1 => Some(KernelError::IllegalAddress),
+            2 => Some(KernelError::Param),
+            _ => Some(KernelError::Failed),
+        }
+    }
+
+    /// A host pointer to `len` bytes of device memory at `address`, valid while the
+    /// launch lasts; [`KernelError::IllegalAddress`] unless the whole range is inside one
+    /// live allocation.
+    fn memory(&self, address: u64, len: usize) -> Result<*mut u8, KernelError> {
+        let illegal = KernelError::IllegalAddress;
+        let end = u64::try_from(len).ok().and_then(|l| address.checked_add(l)).ok_or(illegal)?;
+        let mut seen = lock(&self.seen);
+        let at = match seen.iter().position(|&(start, stop, _)| (start..stop).contains(&address)) {
+            Some(i) => i,
+            None => {
+                let (start, size, backing) = memory::allocation_at(address).map_err(|_| illegal)?;
+                let stop = u64::try_from(size).ok().and_then(|s| start.checked_add(s)).ok_or(illegal)?;
+                seen.push((start, stop, backing));
+                seen.len() - 1
+            }
+        };
+        if at != 0 {
+            seen.swap(0, at);
+        }
+        let (start, stop, backing) = seen.first().ok_or(illegal)?;
+        if end > *stop {
+            return Err(illegal);
+        }
+        let offset = usize::try_from(address - start).map_err(|_| illegal)?;
+        // SAFETY: start <= address and end <= stop: inside the allocation, whose memory
+        // `seen` keeps alive.
+        Ok(unsafe { backing.as_ptr().add(offset) })
+    }
+
+    fn read(&self, address: u64, out: &mut [u8]) -> Result<(), KernelError> {
+        let p = self.memory(address, out.len()).map_err(|e| self.fail(e))?;
+        // SAFETY: `p` has `out.len()` bytes (checked); `out` is ours.
+        unsafe { std::ptr::copy_nonoverlapping(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    fn write(&self, address: u64, bytes: &[u8]) -> Result<(), KernelError> {
+        let p = self.memory(address, bytes.len()).map_err(|e| self.fail(e))?;
+        // SAFETY: as in `read`, the other way.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len()) };
+        Ok(())
+    }
+}
+
+/// What one thread of a host kernel sees: the launch's shape, its own indices, its
+/// parameters, and checked access to device memory.
+pub struct Thread<'a> {
+    launch: &'a Launch,
+    block_idx: Dim3,
+    thread_idx: Dim3,
+}
+
+impl Thread<'_> {
+    /// `gridDim`.
+    pub fn grid_dim(&self) -> Dim3 {
+        Dim3::from_array(self.launch.grid)
+    }
+
+    /// `blockDim`.
+    pub fn block_dim(&self) -> Dim3 {
+        Dim3::from_array(self.launch.block)
+    }
+
+    /// `blockIdx`.
+    pub fn block_idx(&self) -> Dim3 {
+        self.block_idx
+    }
+
+    /// `threadIdx`.
+    pub fn thread_idx(&self) -> Dim3 {
+        self.thread_idx
+    }
+
+    /// `blockIdx.x * blockDim.x + threadIdx.x`, without overflow.
+    pub fn global_x(&self) -> u64 {
+        u64::from(self.block_idx.x) * u64::from(self.launch.block[0]) + u64::from(self.thread_idx.x)
+    }
+
+    /// The number of parameters.
+    pub fn param_count(&self) -> usize {
+        self.launch.params.len()
+    }
+
+    /// The bytes of parameter `index`; [`KernelError::Param`] past the layout.
+    pub fn param_bytes(&self, index: usize) -> Result<&[u8], KernelError> {
+        self.launch.params.get(index).map(Vec::as_slice).ok_or_else(|| self.launch.fail(KernelError::Param))
+    }
+
+    /// Parameter `index` as a `T`; [`KernelError::Param`] past the layout or if its size
+    /// is not `T`'s.
+    pub fn param<T: Scalar>(&self, index: usize) -> Result<T, KernelError> {
+        T::from_bytes(self.param_bytes(index)?).ok_or_else(|| self.launch.fail(KernelError::Param))
+    }
+
+    /// Parameter `index` as a device pointer (8 bytes).
+    pub fn ptr(&self, index: usize) -> Result<CUdeviceptr, KernelError> {
+        self.param::<u64>(index)
+    }
+
+    /// Element `index` of the `T` array at device address `base`: `base[index]`.
+    pub fn load<T: Scalar>(&self, base: CUdeviceptr, index: u64) -> Result<T, KernelError> {
+        let address = element(base, index, T::SIZE).ok_or_else(|| self.launch.fail(KernelError::IllegalAddress))?;
+        let mut bytes = [0u8; 8];
+        let bytes = bytes.get_mut(..T::SIZE).ok_or(KernelError::Param)?;
+        self.read(address, bytes)?;
+        T::from_bytes(bytes).ok_or(KernelError::Param)
+    }
+
+    /// Sets element `index` of the `T` array at `base`: `base[index] = value`.
+    pub fn store<T: Scalar>(&self, base: CUdeviceptr, index: u64, value: T) -> Result<(), KernelError> {
+        let address = element(base, index, T::SIZE).ok_or_else(|| self.launch.fail(KernelError::IllegalAddress))?;
+        let mut bytes = [0u8; 8];
+        let bytes = bytes.get_mut(..T::SIZE).ok_or(KernelError::Param)?;
+        value.put(bytes);
+        self.write(address, bytes)
+    }
+
+    /// Copies `out.len()` bytes of device memory at `address` into `out`.
+    pub fn read(&self, address: CUdeviceptr, out: &mut [u8]) -> Result<(), KernelError> {
+        self.launch.read(address, out)
+    }
+
+    /// Copies `bytes` to device memory at `address`.
+    pub fn write(&self, address: CUdeviceptr, bytes: &[u8]) -> Result<(), KernelError> {
+        self.launch.write(address, bytes)
+    }
+}
+
+/// `base + index * size`, if it does not overflow.
+fn element(base: u64, index: u64, size: usize) -> Option<u64> {
+    base.checked_add(index.checked_mul(u64::try_from(size).ok()?)?)
+}
+
+/// Runs `kernel` over the grid with these parameter values (one per parameter, of its
+/// size), thread after thread, stopping at the first failure.
+pub(crate) fn run(
+    kernel: &HostKernel,
+    grid: [u32; 3],
+    block: [u32; 3],
+    params: Vec<Vec<u8>>,
+) -> Result<(), KernelError> {
+    let launch = Launch { grid, block, params, seen: Mutex::new(Vec::new()), fault: AtomicU8::new(0) };
+    let param_ptrs: Vec<*const c_void> = launch.params.iter().map(|p| p.as_ptr().cast()).collect();
+    let mut c_thread = CudrvStandinThread {
+        grid_dim: grid,
+        block_dim: block,
+        block_idx: [0; 3],
+        thread_idx: [0; 3],
+        num_params: c_uint::try_from(param_ptrs.len()).unwrap_or(0),
+        params: param_ptrs.as_ptr(),
+        read: c_read,
+        write: c_write,
+        reserved: (&launch as *const Launch).cast(),
+    };
+    for bz in 0..grid[2] {
+        for by in 0..grid[1] {
+            for bx in 0..grid[0] {
+                for tz in 0..block[2] {
+                    for ty in 0..block[1] {
+                        for tx in 0..block[0] {
+                            let (b, t) = ([bx, by, bz], [tx, ty, tz]);
+                            let r = match &kernel.body {
+                                Body::Rust(f) => {
+                                    let thread = Thread {
+                                        launch: &launch,
+                                        block_idx: Dim3::from_array(b),
+                                        thread_idx: Dim3::from_array(t),
+                                    };
+                                    catch_unwind(AssertUnwindSafe(|| f(&thread))).unwrap_or(Err(KernelError::Failed))
+                                }
+                                Body::C { f, user_data } => {
+                                    c_thread.block_idx = b;
+                                    c_thread.thread_idx = t;
+                                    // SAFETY: the program registered `f` with `user_data`
+                                    // for this; the thread record and what it points to
+                                    // live until the call returns.
+                                    match unsafe { f(&c_thread, user_data.0) } {
+                                        CUresult::CUDA_SUCCESS => Ok(()),
+                                        CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => Err(KernelError::IllegalAddress),
+                                        CUresult::CUDA_ERROR_INVALID_VALUE => Err(KernelError::Param),
+                                        _ => Err(KernelError::Failed),
+                                    }
+                                }
+                            };
+                            if let Some(fault) = launch.fault() {
+                                return Err(fault);
+                            }
+                            r?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a kernel registered through [`cudrv_standin_register_kernel`] gets for each
+/// thread (C layout; see the crate docs for the C declaration).
+#[repr(C)]
+pub struct CudrvStandinThread {
+    /// `gridDim` (x, y, z).
+    pub grid_dim: [c_uint; 3],
+    /// `blockDim`.
+    pub block_dim: [c_uint; 3],
+    /// `blockIdx`.
+    pub block_idx: [c_uint; 3],
+    /// `threadIdx`.
+    pub thread_idx: [c_uint; 3],
+    /// The number of parameters.
+    pub num_params: c_uint,
+    /// `params[i]` points to the bytes of parameter `i` (of its registered size).
+    pub params: *const *const c_void,
+    /// Copies `n` bytes of device memory at `src` to `dst`: CUDA_SUCCESS, or
+    /// CUDA_ERROR_ILLEGAL_ADDRESS (nothing copied; the launch fails with it).
+    pub read: unsafe extern "C" fn(
+        thread: *const CudrvStandinThread,
+        src: CUdeviceptr,
+        dst: *mut c_void,
+        n: usize,
+    ) -> CUresult,
+    /// Copies `n` bytes from `src` to device memory at `dst`, checked as `read`.
+    pub write: unsafe extern "C" fn(
+        thread: *const CudrvStandinThread,
+        dst: CUdeviceptr,
+        src: *const c_void,
+        n: usize,
+    ) -> CUresult,
+    /// The stand-in's own.
+    reserved: *const c_void,
+}
+
+/// A kernel implemented in C: called once per thread with its record and the
+/// `user_data` it was registered with; returns CUDA_SUCCESS, or the status to fail the
+/// launch with (CUDA_ERROR_ILLEGAL_ADDRESS and any other error but
+/// CUDA_ERROR_INVALID_VALUE leave the context sticky-failed).
+pub type CudrvStandinKernel =
+    unsafe extern "C" fn(thread: *const CudrvStandinThread, user_data: *mut c_void) -> CUresult;
+
+/// The launch behind a thread record, if it is one the stand-in made.
+///
+/// # Safety
+/// `t` is null or the record passed to a running C kernel.
+unsafe fn launch_of<'a>(t: *const CudrvStandinThread) -> Option<&'a Launch> {
+    // SAFETY: the caller passes the record it was given, whose `reserved` is the
+    // running launch.
+    unsafe { t.as_ref().and_then(|t| t.reserved.cast::<Launch>().as_ref()) }
+}
+
+unsafe extern "C" fn c_read(t: *const CudrvStandinThread, src: CUdeviceptr, dst: *mut c_void, n: usize) -> CUresult {
+    // SAFETY: the kernel passes its own record.
+    let Some(launch) = (unsafe { launch_of(t) }) else {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    };
+    if n == 0 {
+        return CUresult::CUDA_SUCCESS;
+    }
+    if dst.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: the kernel passes `n` writable bytes at `dst`.
+    let out = unsafe { std::slice::from_raw_parts_mut(dst.cast::<u8>(), n) };
+    match launch.read(src, out) {
+        Ok(()) => CUresult::CUDA_SUCCESS,
+        Err(e) => e.status(),
+    }
+}
+
+unsafe extern "C" fn c_write(t: *const CudrvStandinThread, dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
+    // SAFETY: the kernel passes its own record.
+    let Some(launch) = (unsafe { launch_of(t) }) else {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    };
+    if n == 0 {
+        return CUresult::CUDA_SUCCESS;
+    }
+    if src.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: the kernel passes `n` readable bytes at `src`.
+    let bytes = unsafe { std::slice::from_raw_parts(src.cast::<u8>(), n) };
+    match launch.write(dst, bytes) {
+        Ok(()) => CUresult::CUDA_SUCCESS,
+        Err(e) => e.status(),
+    }
+}
+
+/// Registers a kernel implemented in C (for a program that loads the stand-in as
+/// `libcuda.so.1`; look it up with `dlsym`): `kernel` runs for each thread of a launch
+/// of `name`, with `user_data`; `param_sizes` holds the size in bytes of each of its
+/// `num_params` parameters (alignment: the size, up to 8). A null `kernel` removes the
+/// implementation of `name`.
+///
+/// Returns CUDA_SUCCESS; CUDA_ERROR_INVALID_VALUE for a null, empty or non-UTF-8 name,
+/// or null `param_sizes` with parameters, or a size of 0; CUDA_ERROR_NOT_FOUND when
+/// removing a name that has no implementation. Nothing changes on error.
+///
+/// # Safety
+/// `name` is null or NUL-terminated; `param_sizes` is null or holds `num_params` sizes;
+/// `kernel` may be called with `user_data` from any thread that launches, until it is
+/// replaced or removed (and while launches of modules loaded before that run).
+#[no_mangle]
+pub unsafe extern "C" fn cudrv_standin_register_kernel(
+    name: *const c_char,
+    param_sizes: *const usize,
+    num_params: c_uint,
+    kernel: Option<CudrvStandinKernel>,
+    user_data: *mut c_void,
+) -> CUresult {
+    if name.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    // SAFETY: non-null and NUL-terminated (the caller's contract).
+    let Ok(name) = unsafe { CStr::from_ptr(name) }.to_str() else {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    };
+    if name.is_empty() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    let Some(f) = kernel else {
+        return if unregister_kernel(name) { CUresult::CUDA_SUCCESS } else { CUresult::CUDA_ERROR_NOT_FOUND };
+    };
+    let Ok(n) = usize::try_from(num_params) else {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    };
+    let sizes: &[usize] = match n {
+        0 => &[],
+        _ if param_sizes.is_null() => return CUresult::CUDA_ERROR_INVALID_VALUE,
+        // SAFETY: non-null, with `num_params` sizes (the caller's contract).
+        n => unsafe { std::slice::from_raw_parts(param_sizes, n) },
+    };
+    if sizes.contains(&0) {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    let params = sizes.iter().map(|&size| Param::Bytes { size, align: size.min(8).next_power_of_two() }).collect();
+    insert(name, params, Body::C { f, user_data: UserData(user_data) });
+    CUresult::CUDA_SUCCESS
+}
+
+/// The stand-in's own kernels, for the bundled examples.
+fn builtins() -> Vec<(&'static str, Vec<Param>, RustBody)> {
+    vec![
+        (
+            "vector_add",
+            vec![Param::Ptr, Param::Ptr, Param::Ptr, Param::I32],
+            Box::new(|t: &Thread<'_>| {
+                let (a, b, c, n) = (t.ptr(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
+                let i = t.global_x();
+                if i < u64::try_from(n).unwrap_or(0) {
+                    t.store(c, i, t.load::<f32>(a, i)? + t.load::<f32>(b, i)?)?;
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "saxpy",
+            vec![Param::F32, Param::Ptr, Param::Ptr, Param::I32],
+            Box::new(|t: &Thread<'_>| {
+                let (a, x, y, n) = (t.param::<f32>(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
+                let i = t.global_x();
+                if i < u64::try_from(n).unwrap_or(0) {
+                    t.store(y, i, a * t.load::<f32>(x, i)? + t.load::<f32>(y, i)?)?;
+                }
+                Ok(())
+            }),
+        ),
+        (
+            "scale_f32",
+            vec![Param::Ptr, Param::F32, Param::I32],
+            Box::new(|t: &Thread<'_>| {
+                let (x, s, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
+                let i = t.global_x();
+                if i < u64::try_from(n).unwrap_or(0) {
+                    t.store(x, i, t.load::<f32>(x, i)? * s)?;
+                }
+                Ok(())
+            }),
+        ),
+    ]
+}

@@ -1,0 +1,160 @@
+//! Peer access between devices and peer copies.
+//!
+//! Every two distinct devices can access each other (`cuDeviceCanAccessPeer` 1; a device
+//! and itself 0, as a real driver answers). Peer access is a state of a pair of contexts
+//! (the current one and a peer), as driver-facts.md ("Two GPUs") describes: enabling it
+//! twice is CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED, disabling it when not enabled
+//! CUDA_ERROR_PEER_ACCESS_NOT_ENABLED, and enabling it toward a context of the current
+//! context's own device CUDA_ERROR_INVALID_DEVICE. Destroying a context (resetting or
+//! releasing a primary one for the last time) ends the pairs it is in.
+//!
+//! Peer copies work with or without peer access (a real driver stages them without): the
+//! memory is host memory, so they are checked copies (`memory.rs`), done at once.
+
+use std::collections::BTreeSet;
+use std::ffi::{c_int, c_uint};
+use std::sync::{Arc, Mutex};
+
+use cudrv::sys::*;
+
+use crate::context::{self, Context};
+use crate::device::valid_device;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+use crate::{memory, stream};
+
+/// `(context, peer)` pairs with peer access enabled.
+static ENABLED: Mutex<BTreeSet<(u64, u64)>> = Mutex::new(BTreeSet::new());
+
+/// Ends every pair `ctx` is in (it was destroyed).
+pub(crate) fn forget_context(ctx: u64) {
+    lock(&ENABLED).retain(|&(a, b)| a != ctx && b != ctx);
+}
+
+unsafe extern "C" fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
+    enter!("cuDeviceCanAccessPeer");
+    let r = non_null(can).and_then(|()| {
+        if !valid_device(dev) || !valid_device(peer) {
+            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+        }
+        write(can, c_int::from(dev != peer))
+    });
+    status(r)
+}
+
+/// `cuDeviceGetP2PAttribute`: between distinct devices, access, native atomics and array
+/// access are supported and the performance rank is 0; a device and itself:
+/// CUDA_ERROR_INVALID_DEVICE, as the CUDA documentation says.
+unsafe extern "C" fn cu_device_get_p2p_attribute(
+    value: *mut c_int,
+    attrib: CUdevice_P2PAttribute,
+    src: CUdevice,
+    dst: CUdevice,
+) -> CUresult {
+    enter!("cuDeviceGetP2PAttribute");
+    type A = CUdevice_P2PAttribute;
+    let r = non_null(value).and_then(|()| {
+        if !valid_device(src) || !valid_device(dst) || src == dst {
+            return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+        }
+        let v = match attrib {
+            A::CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK => 0,
+            A::CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED
+            | A::CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED
+            | A::CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED => 1,
+            A::CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED => 0,
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        write(value, v)
+    });
+    status(r)
+}
+
+/// The current context and the live context `peer` names.
+fn pair(peer: CUcontext) -> Result<(Arc<Context>, Arc<Context>), CUresult> {
+    let current = context::current()?;
+    let peer = context::lookup(from_ptr(peer))?;
+    Ok((current, peer))
+}
+
+fn enable(peer: CUcontext, flags: c_uint) -> Result<(), CUresult> {
+    if flags != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let (current, peer) = pair(peer)?;
+    if current.device == peer.device {
+        return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
+    }
+    if !lock(&ENABLED).insert((current.handle, peer.handle)) {
+        return Err(CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
+    }
+    Ok(())
+}
+
+/// `cuCtxEnablePeerAccess`: flags must be 0.
+unsafe extern "C" fn cu_ctx_enable_peer_access(peer: CUcontext, flags: c_uint) -> CUresult {
+    enter!("cuCtxEnablePeerAccess");
+    status(enable(peer, flags))
+}
+
+unsafe extern "C" fn cu_ctx_disable_peer_access(peer: CUcontext) -> CUresult {
+    enter!("cuCtxDisablePeerAccess");
+    let r = pair(peer).and_then(|(current, peer)| {
+        if !lock(&ENABLED).remove(&(current.handle, peer.handle)) {
+            return Err(CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
+        }
+        Ok(())
+    });
+    status(r)
+}
+
+/// A copy of `n` bytes from `src` (in `src_ctx`) to `dst` (in `dst_ctx`): both contexts
+/// must be live and usable; the ranges are checked as every device copy's.
+fn copy_peer(dst: CUdeviceptr, dst_ctx: CUcontext, src: CUdeviceptr, src_ctx: CUcontext, n: usize) -> CUresult {
+    let r = context::lookup(from_ptr(dst_ctx)).and_then(|d| {
+        d.usable()?;
+        context::lookup(from_ptr(src_ctx))?.usable()?;
+        match n {
+            0 => Ok(()),
+            n => memory::copy_device(dst, src, n),
+        }
+    });
+    status(r)
+}
+
+unsafe extern "C" fn cu_memcpy_peer(
+    dst: CUdeviceptr,
+    dst_ctx: CUcontext,
+    src: CUdeviceptr,
+    src_ctx: CUcontext,
+    n: usize,
+) -> CUresult {
+    enter!("cuMemcpyPeer");
+    copy_peer(dst, dst_ctx, src, src_ctx, n)
+}
+
+/// `cuMemcpyPeerAsync`: at once (see the crate docs).
+unsafe extern "C" fn cu_memcpy_peer_async(
+    dst: CUdeviceptr,
+    dst_ctx: CUcontext,
+    src: CUdeviceptr,
+    src_ctx: CUcontext,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
+    enter!("cuMemcpyPeerAsync");
+    if let Err(e) = stream::resolve(s) {
+        return e;
+    }
+    copy_peer(dst, dst_ctx, src, src_ctx, n)
+}
+
+register! {
+    cuDeviceCanAccessPeer_v4000: PFN_cuDeviceCanAccessPeer_v4000 => cu_device_can_access_peer,
+    cuDeviceGetP2PAttribute_v8000: PFN_cuDeviceGetP2PAttribute_v8000 => cu_device_get_p2p_attribute,
+    cuCtxEnablePeerAccess_v4000: PFN_cuCtxEnablePeerAccess_v4000 => cu_ctx_enable_peer_access,
+    cuCtxDisablePeerAccess_v4000: PFN_cuCtxDisablePeerAccess_v4000 => cu_ctx_disable_peer_access,
+    cuMemcpyPeer_v4000: PFN_cuMemcpyPeer_v4000 => cu_memcpy_peer,
+    cuMemcpyPeer_v7000_ptds: PFN_cuMemcpyPeer_v7000_ptds => cu_memcpy_peer,
+    cuMemcpyPeerAsync_v4000: PFN_cuMemcpyPeerAsync_v4000 => cu_memcpy_peer_async,
+    cuMemcpyPeerAsync_v7000_ptsz: PFN_cuMemcpyPeerAsync_v7000_ptsz => cu_memcpy_peer_async,
+}
