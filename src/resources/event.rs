@@ -3,7 +3,7 @@
 use crate::call;
 use crate::error::CudaError;
 use crate::resources::context::Context;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, Kind, Ownership, Unique};
 use crate::resources::stream::Stream;
 use crate::sys::{CUevent, CUresult};
 use crate::table::Call;
@@ -33,8 +33,9 @@ impl Kind for EventKind {
 }
 
 handle_type!(
-    /// An event. Clones share it; the last one destroys it (if owned).
-    Event: EventKind => CUevent, adopt: &Context, "an event"
+    /// An event, with one owner (not `Clone`: share one through an `Arc`); dropping it
+    /// destroys it (if owned).
+    Event: Unique<EventKind> => CUevent, adopt: &Context, "an event"
 );
 
 impl Event {
@@ -48,7 +49,7 @@ impl Event {
             unsafe { pc.cuEventCreate(&mut raw, flags) }?;
             Ok(raw)
         };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(Event)
+        Unique::create_in(context.clone(), context.as_raw(), create).map(Event)
     }
 
     /// The context it belongs to.

@@ -92,7 +92,39 @@ impl<K: Kind> Drop for Core<K> {
     }
 }
 
-/// A shared, reference-counted handle of kind `K`.
+impl<K: Kind> Core<K> {
+    /// Runs `create` in `ctx` and wraps what it made as owned. If only restoring the
+    /// caller's context fails, what was made is released again (see
+    /// [`create_in_context`]). On error nothing is created.
+    fn create_in(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce() -> Result<K::Raw, CudaError>,
+    ) -> Result<Core<K>, CudaError> {
+        let o = &owner;
+        let undo = Undo {
+            call: K::release_call(o, Ownership::Owned),
+            arg: |r: &K::Raw| K::arg(o, *r, Ownership::Owned),
+            // SAFETY: it was just made and nothing else uses it.
+            run: |r: &K::Raw| unsafe { K::release(o, *r, Ownership::Owned) },
+        };
+        let raw = create_in_context(K::driver(o), ctx, create, undo)?;
+        Ok(Core { owner, raw, ownership: Ownership::Owned })
+    }
+
+    /// Gives up ownership: the drop that follows releases nothing.
+    fn into_raw(mut self) -> K::Raw {
+        self.ownership = Ownership::Borrowed;
+        self.raw
+    }
+
+    /// `Stream(0x55d0c0a01230)`.
+    fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}({:#x})", K::NAME, K::addr(self.raw))
+    }
+}
+
+/// A shared, reference-counted handle of kind `K`: clones share it, the last releases it.
 pub(crate) struct Handle<K: Kind>(Arc<Core<K>>);
 
 impl<K: Kind> Clone for Handle<K> {
@@ -105,6 +137,15 @@ impl<K: Kind> Handle<K> {
     /// Wraps `raw`. For `Owned` and `Primary`, the last clone releases it.
     pub(crate) fn new(owner: K::Owner, raw: K::Raw, ownership: Ownership) -> Handle<K> {
         Handle(Arc::new(Core { owner, raw, ownership }))
+    }
+
+    /// [`Core::create_in`], shared.
+    pub(crate) fn create_in(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce() -> Result<K::Raw, CudaError>,
+    ) -> Result<Handle<K>, CudaError> {
+        Core::create_in(owner, ctx, create).map(|core| Handle(Arc::new(core)))
     }
 
     #[inline(always)]
@@ -132,52 +173,83 @@ impl<K: Kind> Handle<K> {
         K::driver(&self.0.owner)
     }
 
-    /// Runs `create` in `ctx` and wraps what it made as owned. If only restoring the
-    /// caller's context fails, what was made is released again (see
-    /// [`create_in_context`]). On error nothing is created.
+    /// Gives up ownership and returns the raw handle, if this is the only clone; else
+    /// returns the handle back unchanged.
+    pub(crate) fn into_raw(self) -> Result<K::Raw, Handle<K>> {
+        Arc::try_unwrap(self.0).map(Core::into_raw).map_err(Handle)
+    }
+
+    pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.fmt_debug(f)
+    }
+}
+
+/// A handle of kind `K` with one owner: the same core and drop path as [`Handle`], without
+/// the reference count or its allocation (events, pinned buffers, link states).
+pub(crate) struct Unique<K: Kind>(Core<K>);
+
+impl<K: Kind> Unique<K> {
+    /// Wraps `raw`. For `Owned`, dropping it releases it.
+    pub(crate) fn new(owner: K::Owner, raw: K::Raw, ownership: Ownership) -> Unique<K> {
+        Unique(Core { owner, raw, ownership })
+    }
+
+    /// [`Core::create_in`], with one owner.
+    #[inline]
     pub(crate) fn create_in(
         owner: K::Owner,
         ctx: CUcontext,
         create: impl FnOnce() -> Result<K::Raw, CudaError>,
-    ) -> Result<Handle<K>, CudaError> {
-        let o = &owner;
-        let undo = Undo {
-            call: K::release_call(o, Ownership::Owned),
-            arg: |r: &K::Raw| K::arg(o, *r, Ownership::Owned),
-            // SAFETY: it was just made and nothing else uses it.
-            run: |r: &K::Raw| unsafe { K::release(o, *r, Ownership::Owned) },
-        };
-        let raw = create_in_context(K::driver(o), ctx, create, undo)?;
-        Ok(Handle::new(owner, raw, Ownership::Owned))
+    ) -> Result<Unique<K>, CudaError> {
+        Core::create_in(owner, ctx, create).map(Unique)
     }
 
-    /// Gives up ownership and returns the raw handle, if this is the only clone; else
-    /// returns the handle back unchanged.
-    pub(crate) fn into_raw(self) -> Result<K::Raw, Handle<K>> {
-        match Arc::try_unwrap(self.0) {
-            Ok(mut core) => {
-                core.ownership = Ownership::Borrowed;
-                Ok(core.raw)
-            }
-            Err(shared) => Err(Handle(shared)),
-        }
+    #[inline(always)]
+    pub(crate) fn raw(&self) -> K::Raw {
+        self.0.raw
     }
 
-    /// `Stream(0x55d0c0a01230)`.
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> &K::Owner {
+        &self.0.owner
+    }
+
+    pub(crate) fn driver(&self) -> &'static Driver {
+        K::driver(&self.0.owner)
+    }
+
+    /// Leaks it: the drop that follows releases nothing.
+    pub(crate) fn leak(&mut self) {
+        self.0.ownership = Ownership::Borrowed;
+    }
+
+    /// Gives up ownership and returns the raw handle (never fails: there are no clones).
+    pub(crate) fn into_raw(self) -> Result<K::Raw, Unique<K>> {
+        Ok(self.0.into_raw())
+    }
+
     pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}({:#x})", K::NAME, K::addr(self.0.raw))
+        self.0.fmt_debug(f)
     }
 }
 
-/// Declares a public handle type over [`Handle`]: the struct, `as_raw`, `into_raw`,
-/// `Debug`, `Clone`, and with `adopt: OwnerArg`, `from_raw` and `borrowed` whose owner is
-/// given as `OwnerArg` (`&Context` or `&'static Driver`) and turned into the kind's owner
-/// with `ToOwner`.
+/// Declares a public handle type over [`Handle`] (shared) or [`Unique`] (one owner): the
+/// struct, `as_raw`, `into_raw`, `Debug`, `Clone` for a shared one, and with
+/// `adopt: OwnerArg`, `from_raw` and `borrowed` whose owner is given as `OwnerArg`
+/// (`&Context` or `&'static Driver`) and turned into the kind's owner with `ToOwner`.
 macro_rules! handle_type {
+    ($(#[$doc:meta])* $name:ident: Unique<$kind:ty> => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
+        $(#[$doc])*
+        pub struct $name(pub(crate) $crate::resources::handle::Unique<$kind>);
+        $crate::resources::handle::handle_type!(@api $name, Unique, $kind, $raw $(, $arg, $what)?);
+    };
     ($(#[$doc:meta])* $name:ident: $kind:ty => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
         $(#[$doc])*
         #[derive(Clone)]
         pub struct $name(pub(crate) $crate::resources::handle::Handle<$kind>);
+        $crate::resources::handle::handle_type!(@api $name, Handle, $kind, $raw $(, $arg, $what)?);
+    };
+    (@api $name:ident, $storage:ident, $kind:ty, $raw:ty $(, $arg:ty, $what:literal)?) => {
 
         impl $name {
             /// The raw handle.
@@ -187,7 +259,8 @@ macro_rules! handle_type {
             }
 
             /// Gives up ownership: returns the raw handle, which cudrv will no longer
-            /// release, if this is the only clone; otherwise returns the handle unchanged.
+            /// release, if this is the only clone (always, for a handle with one owner);
+            /// otherwise returns the handle unchanged.
             pub fn into_raw(self) -> Result<$raw, $name> {
                 self.0.into_raw().map_err($name)
             }
@@ -198,8 +271,8 @@ macro_rules! handle_type {
             /// # Safety
             #[doc = concat!("`raw` must be ", $what, " of `owner`, live, and released by nothing else.")]
             pub unsafe fn from_raw(owner: $arg, raw: $raw) -> $name {
-                use $crate::resources::handle::{Handle, Ownership, ToOwner};
-                $name(Handle::new(owner.to_owner(), raw, Ownership::Owned))
+                use $crate::resources::handle::{$storage, Ownership, ToOwner};
+                $name($storage::new(owner.to_owner(), raw, Ownership::Owned))
             }
 
             #[doc = concat!("Uses ", $what, " someone else owns; cudrv never releases it.")]
@@ -207,8 +280,8 @@ macro_rules! handle_type {
             /// # Safety
             #[doc = concat!("`raw` must stay ", $what, " of `owner` while this handle and what is made from it are used.")]
             pub unsafe fn borrowed(owner: $arg, raw: $raw) -> $name {
-                use $crate::resources::handle::{Handle, Ownership, ToOwner};
-                $name(Handle::new(owner.to_owner(), raw, Ownership::Borrowed))
+                use $crate::resources::handle::{$storage, Ownership, ToOwner};
+                $name($storage::new(owner.to_owner(), raw, Ownership::Borrowed))
             }
             )?
         }

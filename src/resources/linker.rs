@@ -5,7 +5,7 @@ use std::ffi::c_void;
 use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
-use crate::resources::handle::{Handle, Kind, Ownership};
+use crate::resources::handle::{Kind, Ownership, Unique};
 use crate::resources::module::c_name;
 use crate::sys::{CUcontext, CUjitInputType, CUlinkState};
 use crate::table::Call;
@@ -38,7 +38,7 @@ impl Kind for LinkerKind {
 
 /// A link in progress. Not `Clone`: a link state is built by one owner. Dropping it
 /// destroys the link state in its context.
-pub struct Linker(Handle<LinkerKind>);
+pub struct Linker(Unique<LinkerKind>);
 
 impl std::fmt::Debug for Linker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -56,7 +56,7 @@ impl Linker {
             unsafe { pc.cuLinkCreate(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut raw) }?;
             Ok(raw)
         };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(Linker)
+        Unique::create_in(context.clone(), context.as_raw(), create).map(Linker)
     }
 
     /// The raw handle.

@@ -8,7 +8,7 @@ use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
-use crate::resources::handle::{Handle, Kind, Ownership};
+use crate::resources::handle::{Kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
 use crate::sys::{CUcontext, CUevent_flags};
@@ -49,7 +49,7 @@ impl Kind for PinnedMemory {
 /// [`PinnedBuffer::as_mut_slice`]) and dropping it wait for that event first, so the host
 /// never sees a copy half done and the memory is never freed under one.
 pub struct PinnedBuffer<T> {
-    mem: Handle<PinnedMemory>,
+    mem: Unique<PinnedMemory>,
     len: usize,
     /// Recorded after the last asynchronous copy that uses the buffer.
     in_use: Event,
@@ -79,7 +79,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
             Ok(ptr)
         };
-        let mem = Handle::create_in(context.clone(), context.as_raw(), create)?;
+        let mem = Unique::create_in(context.clone(), context.as_raw(), create)?;
         Ok(PinnedBuffer { mem, len, in_use, _values: PhantomData })
     }
 
@@ -96,17 +96,9 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         if let Err(e) = self.wait() {
             return Err((self, e));
         }
-        let raw = self.as_raw();
-        let this = std::mem::ManuallyDrop::new(self);
-        // SAFETY: `this` is never used or dropped again; each field is moved out once.
-        let (mem, in_use) = unsafe { (std::ptr::read(&this.mem), std::ptr::read(&this.in_use)) };
-        drop(in_use);
-        // The buffer is not Clone, so `mem` is the only clone and gives up its ownership;
-        // were it not, it would be leaked rather than freed.
-        if let Err(shared) = mem.into_raw() {
-            std::mem::forget(shared);
-        }
-        Ok(raw)
+        let mut this = self;
+        this.mem.leak();
+        Ok(this.as_raw())
     }
 
     /// The host address.
@@ -180,12 +172,11 @@ impl<T> Drop for PinnedBuffer<T> {
     /// the leak reported.
     fn drop(&mut self) {
         if let Err(e) = self.in_use.synchronize() {
-            let leaked = self.mem.clone();
+            self.mem.leak();
             crate::report::error(e, crate::report::Arg::Pointer(self.mem.raw() as usize), Some(format!(
                 "{} bytes of pinned memory leaked: a copy may still use them",
                 self.len.saturating_mul(size_of::<T>())
             )));
-            std::mem::forget(leaked);
         }
     }
 }

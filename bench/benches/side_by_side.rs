@@ -1,0 +1,248 @@
+//! Raw `p` calls, cudrv's handles and cudarc 0.19, side by side in one process, in
+//! interleaved rounds (the order of the three rotates each round).
+//!
+//! `cargo bench -p cudrv-bench --bench side_by_side -- [--rounds N]` on a machine with a GPU.
+//! Prints, per case, the median time per operation of each and its ratio to the raw calls.
+
+use std::ffi::{c_void, CStr};
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use cudarc::driver::{CudaContext, PushKernelArg};
+use cudrv::sys::{CUcontext, CUdeviceptr, CUevent, CUstream};
+use cudrv::{DeviceBuffer, Event, LaunchConfig, Module, Stream};
+
+const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
+.visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
+
+type Op<'a> = Box<dyn FnMut() + 'a>;
+
+struct Case<'a> {
+    name: &'static str,
+    per_round: u32,
+    /// raw, cudrv, cudarc
+    ops: [Op<'a>; 3],
+}
+
+/// Nanoseconds per call of `op`, over `n` calls after `n / 10` to warm up. With `batch`,
+/// `op` is timed in batches of that many calls and `settle` runs, untimed, after each
+/// batch (the launches: so that the queue never fills and the driver's own cost is timed,
+/// not the GPU's).
+fn time(op: &mut Op<'_>, n: u32, batch: u32, settle: &mut dyn FnMut()) -> f64 {
+    for _ in 0..n / 10 {
+        op();
+    }
+    settle();
+    let mut total = std::time::Duration::ZERO;
+    let mut done = 0;
+    while done < n {
+        let k = batch.min(n - done);
+        let t = Instant::now();
+        for _ in 0..k {
+            op();
+        }
+        total += t.elapsed();
+        settle();
+        done += k;
+    }
+    total.as_nanos() as f64 / f64::from(n)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rounds: usize = std::env::args()
+        .skip_while(|a| a != "--rounds")
+        .nth(1)
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(7);
+    let driver = cudrv::init().expect("a CUDA driver");
+    let device = driver.device(0).unwrap();
+    println!("# side_by_side: {} ({}), driver {}, {rounds} rounds", device.name().unwrap(), driver.source(), driver.version());
+    let ctx = device.primary_context().unwrap();
+    ctx.set_current().unwrap();
+    let cu = CudaContext::new(0).unwrap();
+    let cu_stream = cu.new_stream().unwrap();
+    // cudrv and the raw calls use a non-blocking stream too, as cudarc does.
+    let stream = Stream::new(&ctx, 1).unwrap();
+    let s: CUstream = stream.as_raw();
+    let p = driver.p();
+
+    let ptx = std::ffi::CString::new(PTX).unwrap();
+    let module = Module::load_ptx(&ctx, &ptx).unwrap();
+    let f = module.function("noop").unwrap();
+    let cu_f = cu.load_module(cudarc::nvrtc::Ptx::from_src(PTX)).unwrap().load_function("noop").unwrap();
+    let buf = DeviceBuffer::<u32>::alloc(&ctx, 1024).unwrap();
+    let cu_buf = cu_stream.alloc_zeros::<u32>(1024).unwrap();
+    let n: u32 = 1024;
+    let cfg = LaunchConfig::new((1, 1, 1), (1, 1, 1));
+    let cu_cfg = cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
+    let raw_ptr: CUdeviceptr = buf.as_raw();
+
+    let cases: Vec<Case<'_>> = vec![
+        Case {
+            name: "cuDriverGetVersion",
+            per_round: 2_000_000,
+            ops: [
+                Box::new(|| {
+                    let mut v = 0;
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { p.cuDriverGetVersion(&mut v) });
+                }),
+                Box::new(|| {
+                    let mut v = 0;
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { cudrv::p::cuDriverGetVersion(&mut v) });
+                }),
+                Box::new(|| {
+                    let mut v = 0;
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { cudarc::driver::sys::cuDriverGetVersion(&mut v) });
+                }),
+            ],
+        },
+        Case {
+            name: "cuCtxGetCurrent",
+            per_round: 2_000_000,
+            ops: [
+                Box::new(|| {
+                    let mut c: CUcontext = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { p.cuCtxGetCurrent(&mut c) });
+                }),
+                Box::new(|| {
+                    let mut c: CUcontext = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { cudrv::p::cuCtxGetCurrent(&mut c) });
+                }),
+                Box::new(|| {
+                    let mut c: cudarc::driver::sys::CUcontext = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer.
+                    black_box(unsafe { cudarc::driver::sys::cuCtxGetCurrent(&mut c) });
+                }),
+            ],
+        },
+        Case {
+            name: "event create+drop",
+            per_round: 50_000,
+            ops: [
+                Box::new(|| {
+                    let mut e: CUevent = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer; the event is destroyed once.
+                    unsafe {
+                        p.cuEventCreate(&mut e, 2);
+                        p.cuEventDestroy(e);
+                    }
+                }),
+                Box::new(|| drop(black_box(Event::new(&ctx, 2).unwrap()))),
+                Box::new(|| drop(black_box(cu.new_event(None).unwrap()))),
+            ],
+        },
+        Case {
+            name: "stream create+drop",
+            per_round: 20_000,
+            ops: [
+                Box::new(|| {
+                    let mut st: CUstream = std::ptr::null_mut();
+                    // SAFETY: valid out-pointer; the stream is destroyed once.
+                    unsafe {
+                        p.cuStreamCreate(&mut st, 1);
+                        p.cuStreamDestroy(st);
+                    }
+                }),
+                Box::new(|| drop(black_box(Stream::new(&ctx, 1).unwrap()))),
+                Box::new(|| drop(black_box(cu.new_stream().unwrap()))),
+            ],
+        },
+        Case {
+            name: "1 MiB stream-ordered alloc+drop",
+            per_round: 50_000,
+            ops: [
+                Box::new(|| {
+                    let mut ptr: CUdeviceptr = 0;
+                    // SAFETY: valid out-pointer; freed once on the same stream.
+                    unsafe {
+                        p.cuMemAllocAsync(&mut ptr, 1 << 20, s);
+                        p.cuMemFreeAsync(ptr, s);
+                    }
+                }),
+                Box::new(|| drop(black_box(DeviceBuffer::<u8>::alloc_async(&stream, 1 << 20).unwrap()))),
+                // SAFETY: the memory is never read.
+                Box::new(|| drop(black_box(unsafe { cu_stream.alloc::<u8>(1 << 20) }.unwrap()))),
+            ],
+        },
+        Case {
+            name: "kernel launch (2 arguments)",
+            per_round: 20_000,
+            ops: [
+                Box::new(|| {
+                    let (mut a, mut b) = (raw_ptr, n);
+                    let mut params = [(&mut a as *mut u64).cast::<c_void>(), (&mut b as *mut u32).cast::<c_void>()];
+                    // SAFETY: the parameters match noop(u64, u32).
+                    unsafe {
+                        p.cuLaunchKernel(f.as_raw(), 1, 1, 1, 1, 1, 1, 0, s, params.as_mut_ptr(), std::ptr::null_mut())
+                    };
+                }),
+                Box::new(|| {
+                    let mut l = f.builder(&stream);
+                    l.arg(&buf).arg(&n);
+                    // SAFETY: the arguments match noop(u64, u32).
+                    unsafe { l.launch(cfg) }.unwrap();
+                }),
+                Box::new(|| {
+                    let mut l = cu_stream.launch_builder(&cu_f);
+                    l.arg(&cu_buf).arg(&n);
+                    // SAFETY: the arguments match noop(u64, u32).
+                    unsafe { l.launch(cu_cfg) }.unwrap();
+                }),
+            ],
+        },
+    ];
+    let _keep: (&Arc<_>, &CStr) = (&cu_stream, &ptx);
+    run(cases, rounds);
+}
+
+fn run(mut cases: Vec<Case<'_>>, rounds: usize) {
+    println!("| case | raw | cudrv | cudarc | cudrv/raw | cudarc/raw | cudrv/raw per round |");
+    println!("| --- | --- | --- | --- | --- | --- | --- |");
+    for case in &mut cases {
+        let mut t: [Vec<f64>; 3] = Default::default();
+        let mut ratios = Vec::new();
+        for round in 0..rounds {
+            let mut this = [0.0; 3];
+            for k in 0..3 {
+                let i = (k + round) % 3;
+                // Launches in batches of 200, each followed by an untimed synchronise.
+                let (batch, mut settle): (u32, Box<dyn FnMut()>) = if case.name.starts_with("kernel launch") {
+                    (200, Box::new(|| {
+                        // SAFETY: no arguments.
+                        unsafe { cudrv::p::cuCtxSynchronize() };
+                    }))
+                } else {
+                    (u32::MAX, Box::new(|| {}))
+                };
+                this[i] = time(&mut case.ops[i], case.per_round, batch, &mut *settle);
+                t[i].push(this[i]);
+            }
+            ratios.push(this[1] / this[0]);
+        }
+        let m: Vec<f64> = t.iter_mut().map(|v| median(v)).collect();
+        let unit = if case.per_round <= 100 { 1000.0 } else { 1.0 };
+        let fmt = |ns: f64| if unit > 1.0 { format!("{:.1} µs", ns / unit) } else { format!("{ns:.1} ns") };
+        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        println!(
+            "| {} | {} | {} | {} | {:.3}x | {:.3}x | {lo:.3}-{hi:.3} |",
+            case.name,
+            fmt(m[0]),
+            fmt(m[1]),
+            fmt(m[2]),
+            m[1] / m[0],
+            m[2] / m[0]
+        );
+    }
+}

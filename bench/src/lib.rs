@@ -1,0 +1,1 @@
+//! Only benchmarks live here: `cargo bench -p cudrv-bench`.
