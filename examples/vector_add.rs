@@ -4,10 +4,11 @@
 
 use cudrv::{DeviceBuffer, LaunchConfig, Library, Module, Stream};
 
-const PTX: &std::ffi::CStr = match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/vector_add.ptx"), "\0").as_bytes()) {
-    Ok(ptx) => ptx,
-    Err(_) => panic!("the PTX has a NUL byte"),
-};
+const PTX: &std::ffi::CStr =
+    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/vector_add.ptx"), "\0").as_bytes()) {
+        Ok(ptx) => ptx,
+        Err(_) => panic!("the PTX has a NUL byte"),
+    };
 
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
@@ -22,7 +23,10 @@ fn main() -> Result<(), cudrv::Error> {
 
     let module = Module::load_ptx(&ctx, PTX)?;
     let library = Library::load_ptx(driver, PTX)?;
-    for (path, kernel) in [("module", module.function("vector_add")?.builder(&stream)), ("library", library.kernel("vector_add")?.builder(&stream))] {
+    for (path, kernel) in [
+        ("module", module.function("vector_add")?.builder(&stream)),
+        ("library", library.kernel("vector_add")?.builder(&stream)),
+    ] {
         dc.fill(0.0)?;
         let mut launch = kernel;
         launch.arg(&da).arg(&db).arg(&dc).arg(&n);

@@ -7,6 +7,7 @@ use crate::version;
 
 /// The state of one entry (a variant or an unversioned name) in a loaded [`crate::Driver`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Availability {
     /// Callable; bound at this ABI version (for a name: the version of the variant it binds).
     Resolved { version: u32 },
@@ -22,6 +23,7 @@ pub enum Availability {
 
 /// How the driver answered a request it did not satisfy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Missing {
     /// `CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND`, or `CUDA_ERROR_NOT_FOUND` from the 11.x API.
     SymbolNotFound,
@@ -65,6 +67,7 @@ impl fmt::Display for Availability {
 
 /// Whether an [`EntryInfo`] describes a variant or an unversioned name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EntryKind {
     /// A `PFN_<name>_v<version>` variant, requested at exactly that version.
     Variant { symbol: &'static str, version: u32, per_thread: bool },
@@ -74,6 +77,7 @@ pub enum EntryKind {
 
 /// One entry of the table and its state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EntryInfo {
     /// The wrapper's name: `cuMemAlloc_v3020` or `cuMemAlloc`.
     pub name: &'static str,

@@ -11,10 +11,10 @@ use std::time::Duration;
 use libloading::Library;
 
 use crate::availability::{Availability, EntryInfo, EntryKind};
+use crate::error::CudaError;
 use crate::loader::{GetProcAddress, LoadError, LoadOptions};
 use crate::report::{self, Arg};
 use crate::sys::CUresult;
-use crate::error::CudaError;
 use crate::table::{self, Call, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version::{self, RequireError};
 use crate::{Pc, Pw, P};
@@ -312,6 +312,9 @@ static NO_DRIVER: Driver = Driver::none();
 
 /// The process-wide driver, loaded on first use with [`LoadOptions::from_env`].
 ///
+/// Safe, unlike [`Driver::load`]: it trusts its settings, so `CUDRV_LIBCUDA`, if set, must
+/// name a CUDA driver library (or cudrv's stand-in).
+///
 /// Safe to call from many threads at once: one loads, the others wait for it. A failure is
 /// remembered and returned to every later caller.
 pub fn driver() -> Result<&'static Driver, LoadError> {
@@ -342,7 +345,9 @@ fn placeholder_error() -> LoadError {
 
 #[cold]
 fn load_global() -> Result<Driver, LoadError> {
-    LoadOptions::from_env().and_then(Driver::load)
+    // SAFETY: the process-wide driver trusts its settings: `CUDRV_LIBCUDA` (if set) names a
+    // CUDA driver library; otherwise the system's libcuda.so.1 is the driver.
+    LoadOptions::from_env().and_then(|options| unsafe { Driver::load(options) })
 }
 
 /// The address of the process-wide driver (or of the placeholder) once it is known: the

@@ -318,7 +318,10 @@ mod tests {
     fn header_names_without_a_driver() {
         let e = CudaError::new(crate::call::cuMemAlloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         assert_eq!(e.name(), "CUDA_ERROR_OUT_OF_MEMORY");
-        assert_eq!(e.to_string(), "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (the driver has no description for this code)");
+        assert_eq!(
+            e.to_string(),
+            "cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (the driver has no description for this code)"
+        );
         assert_eq!(CudaError::new(crate::call::cuMemAlloc, CUresult(12345)).name(), "unknown CUresult 12345");
         assert_eq!(CUresult::CUDA_ERROR_INVALID_VALUE.to_string(), "CUDA_ERROR_INVALID_VALUE");
         assert_eq!(CUresult(12345).to_string(), "CUresult(12345)");

@@ -34,8 +34,8 @@ pub mod availability;
 pub mod call;
 mod device;
 mod driver;
-mod gated_log;
 pub mod error;
+mod gated_log;
 mod loader;
 pub mod p;
 pub mod pc;
@@ -48,9 +48,10 @@ pub mod table;
 pub mod version;
 
 pub use availability::{Availability, EntryInfo, EntryKind, Missing};
+pub use device::{init, Device, Uuid};
 pub use driver::{driver, set_driver, Driver};
-pub use gated_log::ENV_GATED_LOG;
 pub use error::{CudaError, Error, InvalidArgument, Result};
+pub use gated_log::ENV_GATED_LOG;
 pub use loader::{
     GetProcAddress, GetProcAddressV1, GetProcAddressV2, LoadError, LoadOptions, ProcAddressQuery, ENV_LIBCUDA,
     ENV_MAX_VERSION, ENV_PER_THREAD, MIN_DRIVER_VERSION, SYSTEM_LIBCUDA,
@@ -59,7 +60,6 @@ pub use p::P;
 pub use pc::Pc;
 pub use pw::Pw;
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
-pub use device::{init, Device, Uuid};
 pub use resources::context::Context;
 pub use resources::event::Event;
 pub use resources::graph::{Graph, GraphExec, GraphNode};

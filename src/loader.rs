@@ -57,6 +57,7 @@ pub type GetProcAddressV1 = unsafe extern "C" fn(
 
 /// The bootstrap entry point a [`Driver`] resolves everything else through.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum GetProcAddress {
     /// `cuGetProcAddress_v2`, which also reports why a symbol was not found.
     V2(GetProcAddressV2),
@@ -71,6 +72,7 @@ const FLAG_PER_THREAD: u64 = 2;
 /// How to load the driver. `LoadOptions::default()` reads no environment variable;
 /// [`LoadOptions::from_env`] does.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct LoadOptions {
     /// The library to open; `None` asks the system loader for `libcuda.so.1`.
     pub path: Option<PathBuf>,
@@ -136,6 +138,7 @@ impl LoadOptions {
 
 /// Why no driver could be loaded.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum LoadError {
     /// The library could not be opened.
     #[error("no CUDA driver found: looked for {looked}: {reason}")]
@@ -160,7 +163,13 @@ impl Driver {
     ///
     /// On error nothing stays loaded that cudrv will use; the library, if it was opened,
     /// is left mapped (a driver is never unloaded).
-    pub fn load(options: LoadOptions) -> Result<Driver, LoadError> {
+    ///
+    /// # Safety
+    /// Opening a library runs its initialisers, and cudrv calls what it exports as the
+    /// CUDA driver: the library `options` names (or the system's `libcuda.so.1`) must be a
+    /// CUDA driver (or cudrv's stand-in), as with ash's `Entry::load`.
+    /// [`crate::driver()`], the usual way in, is safe: it trusts `CUDRV_LIBCUDA`.
+    pub unsafe fn load(options: LoadOptions) -> Result<Driver, LoadError> {
         let (looked, library) = match &options.path {
             Some(p) => (p.display().to_string(), open(p.as_os_str())),
             None => (
@@ -178,8 +187,12 @@ impl Driver {
     }
 
     /// [`Driver::load`] with only a path.
-    pub fn load_from(path: impl Into<PathBuf>) -> Result<Driver, LoadError> {
-        Driver::load(LoadOptions::default().with_path(path))
+    ///
+    /// # Safety
+    /// As for [`Driver::load`]: `path` must be a CUDA driver library.
+    pub unsafe fn load_from(path: impl Into<PathBuf>) -> Result<Driver, LoadError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { Driver::load(LoadOptions::default().with_path(path)) }
     }
 
     /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
@@ -303,14 +316,20 @@ impl GetProcAddress {
     }
 }
 
-/// Resolves `cuDriverGetVersion` at ABI 2020 and calls it.
+/// Resolves `cuDriverGetVersion` at its first ABI (2020) and calls it.
 fn read_version(gpa: GetProcAddress) -> Result<u32, String> {
+    let variant = match crate::call::cuDriverGetVersion_v2020.entry() {
+        crate::table::Entry::Variant(i) => crate::table::VARIANTS.get(i),
+        _ => None,
+    }
+    .ok_or("the table has no cuDriverGetVersion variant")?;
     let f = gpa
-        .request(c"cuDriverGetVersion", 2020, FLAG_DEFAULT)
+        .request(variant.symbol, variant.version, FLAG_DEFAULT)
         .map_err(|m| format!("not resolvable: {}", missing_text(m)))?;
-    // SAFETY: the driver returned this pointer for cuDriverGetVersion at ABI 2020, whose
-    // signature is PFN_cuDriverGetVersion_v2020.
-    let f = unsafe { std::mem::transmute::<*mut c_void, unsafe extern "C" fn(*mut c_int) -> CUresult>(f) };
+    // SAFETY: the driver returned this pointer for that variant, whose signature is
+    // PFN_cuDriverGetVersion_v2020.
+    let f = unsafe { std::mem::transmute::<*mut c_void, crate::sys::PFN_cuDriverGetVersion_v2020>(f) }
+        .ok_or("a null pointer")?;
     let mut raw: c_int = 0;
     // SAFETY: `raw` is a valid out-pointer.
     let status = unsafe { f(&mut raw) };

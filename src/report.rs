@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::Write;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
+use std::thread::ThreadId;
 
 use crate::error::CudaError;
 use crate::sys::CUresult;
@@ -180,11 +181,13 @@ static REPORTER: RwLock<Option<Arc<Reporter>>> = RwLock::new(None);
 
 /// Sends every later report to `reporter` instead of stderr.
 ///
-/// The reporter may run on any thread, including a driver thread, and may call cudrv
-/// (even drop cudrv handles): it is never called while cudrv holds a lock. But when it
-/// runs on a driver thread (a report from a host function or a user object's destructor)
-/// the driver forbids CUDA calls there, so it must not make any then. If it panics, the
-/// panic is caught and the report is written to stderr.
+/// What a reporter may do: it may run on any thread, including a driver thread, and may
+/// call cudrv (even drop cudrv handles): it is never called while cudrv holds a lock. A
+/// report that its own calls raise on the same thread (a failing `pw` call, a handle
+/// whose release fails) is written to stderr instead of re-entering it. When it runs on a
+/// driver thread (a report from a host function or a user object's destructor) the
+/// driver forbids CUDA calls there, so it must not make any then. If it panics, the panic
+/// is caught and the report is written to stderr.
 pub fn set_reporter(reporter: impl Fn(&Report) + Send + Sync + 'static) {
     replace_reporter(Some(Arc::new(reporter)));
 }
@@ -204,19 +207,53 @@ fn replace_reporter(new: Option<Arc<Reporter>>) {
     drop(old);
 }
 
+/// The threads now running the reporter: a report raised on one of them (the reporter
+/// made a failing `pw` call, or dropped a handle whose release failed) goes to stderr
+/// instead of re-entering the reporter.
+static REPORTING: Mutex<Vec<ThreadId>> = Mutex::new(Vec::new());
+
+fn reporting() -> std::sync::MutexGuard<'static, Vec<ThreadId>> {
+    REPORTING.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Marks the calling thread as running the reporter until dropped (also on unwind).
+struct InReporter(ThreadId);
+
+impl InReporter {
+    /// `None` if the thread is already running the reporter, or cannot be identified.
+    fn enter() -> Option<InReporter> {
+        let id = catch_unwind(|| std::thread::current().id()).ok()?;
+        let mut now = reporting();
+        if now.contains(&id) {
+            return None;
+        }
+        now.push(id);
+        Some(InReporter(id))
+    }
+}
+
+impl Drop for InReporter {
+    fn drop(&mut self) {
+        reporting().retain(|t| *t != self.0);
+    }
+}
+
 /// Sends `report` through the channel. Never panics, never holds a lock during the call.
+/// A report raised inside the reporter, on the thread running it, is written to stderr
+/// rather than given to the reporter again.
 pub fn report(report: Report) {
     // The guard is a temporary of this statement: the lock is released before the call.
     let reporter = REPORTER.read().unwrap_or_else(|e| e.into_inner()).clone();
-    match reporter {
-        Some(f) => {
-            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(&report))) {
-                // Dropping the payload could panic again: leak it.
-                std::mem::forget(payload);
-                default_sink(&report, Some("the reporter panicked; report written to stderr"));
-            }
-        }
-        None => default_sink(&report, None),
+    let Some(f) = reporter else {
+        return default_sink(&report, None);
+    };
+    let Some(_inside) = InReporter::enter() else {
+        return stderr_line(&report, Some("raised inside the reporter; written to stderr"));
+    };
+    if let Err(payload) = catch_unwind(AssertUnwindSafe(|| f(&report))) {
+        // Dropping the payload could panic again: leak it.
+        std::mem::forget(payload);
+        default_sink(&report, Some("the reporter panicked; report written to stderr"));
     }
 }
 

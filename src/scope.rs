@@ -16,9 +16,9 @@
 
 use std::ffi::c_void;
 
+use crate::call;
 use crate::error::CudaError;
 use crate::report::{self, Arg};
-use crate::call;
 use crate::sys::{CUcontext, CUdevice, CUresult};
 use crate::table::Call;
 use crate::Driver;

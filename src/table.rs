@@ -41,6 +41,7 @@ pub struct NameSpec {
 
 /// Which table entry a wrapper calls: a variant or an unversioned name.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Entry {
     /// Index into [`VARIANTS`].
     Variant(usize),

@@ -36,6 +36,7 @@ pub fn parse(text: &str) -> Option<u32> {
 
 /// The error of [`crate::Driver::require`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequireError {
     /// The requirement text is not a semver requirement.
     #[error("`{text}` is not a version requirement (expected e.g. \">=12.4\"): {reason}")]

@@ -55,14 +55,16 @@ fn median(v: &mut [f64]) -> f64 {
 }
 
 fn main() {
-    let rounds: usize = std::env::args()
-        .skip_while(|a| a != "--rounds")
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(7);
+    let rounds: usize =
+        std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|v| v.parse().ok()).unwrap_or(7);
     let driver = cudrv::init().expect("a CUDA driver");
     let device = driver.device(0).unwrap();
-    println!("# side_by_side: {} ({}), driver {}, {rounds} rounds", device.name().unwrap(), driver.source(), driver.version());
+    println!(
+        "# side_by_side: {} ({}), driver {}, {rounds} rounds",
+        device.name().unwrap(),
+        driver.source(),
+        driver.version()
+    );
     let ctx = device.primary_context().unwrap();
     ctx.set_current().unwrap();
     let cu = CudaContext::new(0).unwrap();
@@ -218,10 +220,13 @@ fn run(mut cases: Vec<Case<'_>>, rounds: usize) {
                 let i = (k + round) % 3;
                 // Launches in batches of 200, each followed by an untimed synchronise.
                 let (batch, mut settle): (u32, Box<dyn FnMut()>) = if case.name.starts_with("kernel launch") {
-                    (200, Box::new(|| {
-                        // SAFETY: no arguments.
-                        unsafe { cudrv::p::cuCtxSynchronize() };
-                    }))
+                    (
+                        200,
+                        Box::new(|| {
+                            // SAFETY: no arguments.
+                            unsafe { cudrv::p::cuCtxSynchronize() };
+                        }),
+                    )
                 } else {
                     (u32::MAX, Box::new(|| {}))
                 };

@@ -264,6 +264,7 @@ fn entry_json(e: &Entry) -> EntryJson {
             };
             ("name", None, abi, None, Some(bound))
         }
+        _ => ("other", None, None, None, None),
     };
     EntryJson {
         name: info.name,

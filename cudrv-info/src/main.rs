@@ -117,7 +117,7 @@ impl Failure {
             LoadError::NotFound { .. } | LoadError::NotADriver { .. } | LoadError::InvalidSetting { .. } => {
                 EXIT_BAD_INPUT
             }
-            LoadError::VersionQueryFailed { .. } | LoadError::TooOld { .. } => EXIT_LOAD_FAILED,
+            _ => EXIT_LOAD_FAILED,
         };
         Failure { code, message: e.to_string() }
     }
@@ -145,7 +145,10 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
     let mut opts = match &args.max_version {
         None => LoadOptions::from_env().map_err(|e| Failure::load(&e))?,
         Some(_) => {
-            let mut o = LoadOptions { path: var(cudrv::ENV_LIBCUDA).map(Into::into), ..LoadOptions::default() };
+            let mut o = LoadOptions::default();
+            if let Some(path) = var(cudrv::ENV_LIBCUDA) {
+                o = o.with_path(path);
+            }
             if let Some(v) = var(cudrv::ENV_PER_THREAD) {
                 // The same values LoadOptions::from_env accepts.
                 o.per_thread_default_stream = match v.to_string_lossy().as_ref() {
@@ -254,7 +257,8 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
         Some(d) if d.is_empty() => Err(Failure::bad_input("--driver needs a path, or stand-in".to_string())),
         Some(path) => {
             check_regular_file(path, "--driver")?;
-            match Driver::load(opts.with_path(path)) {
+            // SAFETY: the user named this file as the driver to inspect; it is a regular file.
+            match unsafe { Driver::load(opts.with_path(path)) } {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
                 Err(e) => Err(Failure::load(&e)),
             }
@@ -265,7 +269,8 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
             if let Some(path) = &opts.path {
                 check_regular_file(path.as_os_str(), cudrv::ENV_LIBCUDA)?;
             }
-            match Driver::load(opts.clone()) {
+            // SAFETY: the system's driver, or the one CUDRV_LIBCUDA names: trusted as cudrv::driver() trusts it.
+            match unsafe { Driver::load(opts.clone()) } {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
                 Err(e @ LoadError::NotFound { .. }) if !explicit => {
                     // Check the stand-in's settings before saying anything about it.

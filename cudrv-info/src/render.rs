@@ -88,6 +88,9 @@ fn entry_text(o: &mut String, e: &Entry) {
             let _ = writeln!(o, "kind: unversioned name");
             let _ = writeln!(o, "bound to: {}", bound.unwrap_or("nothing"));
         }
+        _ => {
+            let _ = writeln!(o, "kind: other");
+        }
     }
     let _ = writeln!(o, "state: {}", state_text(&info.availability));
     if let Some(v) = e.needs {

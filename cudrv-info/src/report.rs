@@ -284,6 +284,7 @@ impl Entry {
                         .min()
                 })
             }
+            _ => None,
         };
         Entry { info, needs }
     }
@@ -333,9 +334,10 @@ impl Summary {
                         }
                         Availability::NotInDriver(_) => s.not_in_driver += 1,
                         Availability::NotRequested => s.not_requested += 1,
-                        Availability::NoDriver => s.other += 1,
+                        _ => s.other += 1,
                     }
                 }
+                _ => s.other += 1,
             }
         }
         s.gated = gated.into_iter().collect();
@@ -351,6 +353,7 @@ pub fn state_code(availability: &Availability) -> &'static str {
         Availability::NotInDriver(_) => "not_in_driver",
         Availability::NotRequested => "not_requested",
         Availability::NoDriver => "no_driver",
+        _ => "other",
     }
 }
 

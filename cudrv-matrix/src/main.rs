@@ -157,7 +157,8 @@ fn probe_real() -> Result<(u32, String), String> {
     if let Some(p) = env_path(cudrv::ENV_LIBCUDA) {
         options = options.with_path(p);
     }
-    let driver = Driver::load(options).map_err(|e| format!("--real needs a CUDA driver: {e}"))?;
+    // SAFETY: the system's driver, or the one CUDRV_LIBCUDA names, as cudrv::driver() trusts it.
+    let driver = unsafe { Driver::load(options) }.map_err(|e| format!("--real needs a CUDA driver: {e}"))?;
     let path = match driver.path() {
         Some(p) => p.display().to_string(),
         None => cudrv::SYSTEM_LIBCUDA.to_string(),

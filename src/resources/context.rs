@@ -10,11 +10,11 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The context kind: owned by its driver, on a device.
-pub struct ContextKind;
+pub(crate) struct ContextKind;
 
 /// What a context belongs to.
 #[derive(Clone, Copy)]
-pub struct ContextOwner {
+pub(crate) struct ContextOwner {
     driver: &'static Driver,
     device: CUdevice,
 }

@@ -10,7 +10,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The event kind: owned by its context.
-pub struct EventKind;
+pub(crate) struct EventKind;
 
 impl Kind for EventKind {
     type Raw = CUevent;

@@ -19,10 +19,10 @@ use crate::Driver;
 type HostNodeFn = Box<dyn Fn() + Send + Sync + 'static>;
 
 /// The graph kind.
-pub struct GraphKind;
+pub(crate) struct GraphKind;
 
 /// A graph's context and its host-node closures.
-pub struct GraphOwner {
+pub(crate) struct GraphOwner {
     context: Context,
     /// Host-node closures, at stable addresses the driver holds. Serialises node edits.
     #[allow(clippy::vec_box)] // the inner Box gives each closure a stable address
@@ -69,7 +69,7 @@ handle_type!(
 );
 
 /// The graph node kind: part of its graph, never destroyed on its own.
-pub struct GraphNodeKind;
+pub(crate) struct GraphNodeKind;
 
 impl Kind for GraphNodeKind {
     type Raw = CUgraphNode;
@@ -220,12 +220,12 @@ impl Stream {
 }
 
 /// The executable graph kind.
-pub struct GraphExecKind;
+pub(crate) struct GraphExecKind;
 
 /// An executable graph's context, and the graph it was made from (its host-node
 /// closures), if cudrv made it.
 #[derive(Clone)]
-pub struct GraphExecOwner {
+pub(crate) struct GraphExecOwner {
     context: Context,
     graph: Option<Graph>,
 }

@@ -134,7 +134,9 @@ fn import_pointer(
                 *mapped = None;
                 format!("the import at {ptr:#x} was freed again")
             }
-            s => format!("freeing the import at {ptr:#x} failed too ({}); it stays registered, leaked", d.status_text(s)),
+            s => {
+                format!("freeing the import at {ptr:#x} failed too ({}); it stays registered, leaked", d.status_text(s))
+            }
         };
         return Err(e.with_note(note));
     }
@@ -181,11 +183,13 @@ impl ImportedBuffer {
             (Err(e), None) => return Err(e),
             (Err(e), Some((ptr, len))) => {
                 leak_registered(&mut cache, key, context, ptr, len, stream, pool);
-                let note = format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
+                let note =
+                    format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
                 return Err(e.with_note(note));
             }
         };
-        let inner = Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
+        let inner =
+            Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
         cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
         Ok(ImportedBuffer(ManuallyDrop::new(inner)))
     }
@@ -238,7 +242,8 @@ fn leak_registered(
     stream: &Stream,
     pool: &MemoryPool,
 ) {
-    let leaked = Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
+    let leaked =
+        Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
     cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
     std::mem::forget(leaked);
 }

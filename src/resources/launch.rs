@@ -30,7 +30,15 @@ impl LaunchConfig {
     /// `n`), as many as needed in x.
     pub const fn for_num_elems(n: u32) -> LaunchConfig {
         const THREADS: u32 = 256;
-        let block = if n < THREADS { if n == 0 { 1 } else { n } } else { THREADS };
+        let block = if n < THREADS {
+            if n == 0 {
+                1
+            } else {
+                n
+            }
+        } else {
+            THREADS
+        };
         let grid = n.div_ceil(block);
         LaunchConfig::new((if grid == 0 { 1 } else { grid }, 1, 1), (block, 1, 1))
     }

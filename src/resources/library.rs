@@ -13,7 +13,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The library kind: owned by its driver, needs no context.
-pub struct LibraryKind;
+pub(crate) struct LibraryKind;
 
 impl Kind for LibraryKind {
     type Raw = CUlibrary;
@@ -41,7 +41,7 @@ handle_type!(
 );
 
 /// The kernel kind: part of its library, never destroyed on its own.
-pub struct KernelKind;
+pub(crate) struct KernelKind;
 
 impl Kind for KernelKind {
     type Raw = CUkernel;
@@ -87,7 +87,9 @@ impl Library {
         let (library_options, library_values) = (std::ptr::null_mut(), std::ptr::null_mut());
         let image = image.as_ptr().cast();
         // SAFETY: valid out-pointer and image; no options.
-        unsafe { driver.pc().cuLibraryLoadData(&mut raw, image, options, values, 0, library_options, library_values, 0) }?;
+        unsafe {
+            driver.pc().cuLibraryLoadData(&mut raw, image, options, values, 0, library_options, library_values, 0)
+        }?;
         Ok(Library(Handle::new(driver, raw, Ownership::Owned)))
     }
 

@@ -12,7 +12,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The link state kind.
-pub struct LinkerKind;
+pub(crate) struct LinkerKind;
 
 impl Kind for LinkerKind {
     type Raw = CUlinkState;

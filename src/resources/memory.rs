@@ -37,10 +37,10 @@ device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
 
 /// The kind of a device allocation.
-pub struct DeviceMemory;
+pub(crate) struct DeviceMemory;
 
 /// How an allocation is given back, and what it keeps alive.
-pub struct MemoryOwner {
+pub(crate) struct MemoryOwner {
     context: Context,
     release: Release,
 }

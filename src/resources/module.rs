@@ -13,7 +13,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The module kind: owned by its context.
-pub struct ModuleKind;
+pub(crate) struct ModuleKind;
 
 impl Kind for ModuleKind {
     type Raw = CUmodule;
@@ -44,7 +44,7 @@ handle_type!(
 );
 
 /// The function kind: part of its module, never destroyed on its own.
-pub struct FunctionKind;
+pub(crate) struct FunctionKind;
 
 impl Kind for FunctionKind {
     type Raw = CUfunction;

@@ -16,7 +16,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The kind of a pinned host allocation.
-pub struct PinnedMemory;
+pub(crate) struct PinnedMemory;
 
 impl Kind for PinnedMemory {
     type Raw = *mut c_void;
@@ -173,10 +173,14 @@ impl<T> Drop for PinnedBuffer<T> {
     fn drop(&mut self) {
         if let Err(e) = self.in_use.synchronize() {
             self.mem.leak();
-            crate::report::error(e, crate::report::Arg::Pointer(self.mem.raw() as usize), Some(format!(
-                "{} bytes of pinned memory leaked: a copy may still use them",
-                self.len.saturating_mul(size_of::<T>())
-            )));
+            crate::report::error(
+                e,
+                crate::report::Arg::Pointer(self.mem.raw() as usize),
+                Some(format!(
+                    "{} bytes of pinned memory leaked: a copy may still use them",
+                    self.len.saturating_mul(size_of::<T>())
+                )),
+            );
         }
     }
 }

@@ -9,14 +9,15 @@ use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
+use crate::sys::{
+    CUcontext, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation, CUmemLocationType, CUmemPoolProps,
+    CUmemoryPool,
+};
 use crate::table::Call;
 use crate::Driver;
-use crate::sys::{CUcontext, 
-    CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation, CUmemLocationType, CUmemPoolProps, CUmemoryPool,
-};
 
 /// The memory pool kind: owned by its context.
-pub struct PoolKind;
+pub(crate) struct PoolKind;
 
 impl Kind for PoolKind {
     type Raw = CUmemoryPool;

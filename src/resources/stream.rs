@@ -11,7 +11,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The stream kind: owned by its context.
-pub struct StreamKind;
+pub(crate) struct StreamKind;
 
 impl Kind for StreamKind {
     type Raw = CUstream;

@@ -13,7 +13,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The user object kind: one driver reference, owned by its driver.
-pub struct UserObjectKind;
+pub(crate) struct UserObjectKind;
 
 impl Kind for UserObjectKind {
     type Raw = CUuserObject;

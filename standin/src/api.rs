@@ -2,7 +2,7 @@
 //! emulated variant in the modules that implement them. Every other variant gets its
 //! generated stub (CUDA_ERROR_NOT_SUPPORTED).
 //!
-//! Behaviour follows `shared/driver-facts.md` (cited as "facts").
+//! Behaviour follows `docs/driver-facts.md` (cited as "facts").
 
 use std::ffi::{c_uint, c_void};
 

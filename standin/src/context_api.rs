@@ -1,6 +1,6 @@
 //! The `cuCtx*` entry points over the per-thread context stack (see `context.rs`).
 //!
-//! Behaviour follows `shared/driver-facts.md` ("facts"), and for `cuCtxSetCurrent(NULL)`
+//! Behaviour follows `docs/driver-facts.md` ("facts"), and for `cuCtxSetCurrent(NULL)`
 //! the CUDA documentation: it pops the top of the stack (no-op on an empty one).
 
 use std::ffi::{c_int, c_uint};

@@ -1,4 +1,4 @@
-//! `cuGetProcAddress` and `cuGetProcAddress_v2` as `shared/driver-facts.md` describes
+//! `cuGetProcAddress` and `cuGetProcAddress_v2` as `docs/driver-facts.md` describes
 //! them, for an emulated driver version. The set of symbols a version has is taken from
 //! cudrv's generated table: every variant at or below that version.
 //!

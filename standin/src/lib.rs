@@ -6,7 +6,7 @@
 //!
 //! - Emulates any driver version from 11.3 to 13.5 ([`StandIn::new`], or
 //!   `CUDRV_STANDIN_VERSION=12.4` for the exported symbols), answering
-//!   `cuGetProcAddress`/`_v2` as `shared/driver-facts.md` describes, with the set of
+//!   `cuGetProcAddress`/`_v2` as `docs/driver-facts.md` describes, with the set of
 //!   symbols of each version taken from cudrv's generated table.
 //! - Emulates, in host memory: cuInit, cuDriverGetVersion, devices (count, name, memory,
 //!   attributes, UUID; one by default, `CUDRV_STANDIN_DEVICES=2` or [`set_device_count`]
@@ -164,7 +164,7 @@
 //!   destroyed. Primary contexts stay usable whatever their retain count.
 //! - A double destroy of a stream, event, pool, module, library, link state, graph, graph
 //!   exec or user object returns an error (and is recorded) where a real driver may crash
-//!   (`shared/driver-facts.md`: a destroyed stream).
+//!   (`docs/driver-facts.md`: a destroyed stream).
 //! - Freeing the exporter's own allocation does not unmap its IPC imports.
 //! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED
 //!   instead of a hang.

@@ -2,7 +2,7 @@
 //! `cuMemGetAddressRange` and the
 //! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`).
 //!
-//! Behaviour follows `shared/driver-facts.md` ("facts").
+//! Behaviour follows `docs/driver-facts.md` ("facts").
 
 use cudrv::sys::*;
 

@@ -1,5 +1,5 @@
 //! The context stack, primary contexts and the context-restore fault hook.
-//! "facts" is `shared/driver-facts.md`.
+//! "facts" is `docs/driver-facts.md`.
 
 mod common;
 

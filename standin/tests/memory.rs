@@ -1,4 +1,4 @@
-//! Device and pinned memory, copies, and the ledger. "facts" is `shared/driver-facts.md`.
+//! Device and pinned memory, copies, and the ledger. "facts" is `docs/driver-facts.md`.
 //! The ledger is process-wide: each test looks for its own addresses only.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Streams, host functions and events. "facts" is `shared/driver-facts.md`.
+//! Streams, host functions and events. "facts" is `docs/driver-facts.md`.
 
 mod common;
 
