@@ -165,7 +165,10 @@ fn parent() {
     );
     let s2 = Stream::new(&created, 0).unwrap();
     let b2 = DeviceBuffer::<u8>::alloc(&created, 1 << 20).unwrap();
-    c.ok(b2.fill(3).and_then(|_| Ok(s2.synchronize()?)), "work in the created context from a thread in the primary one");
+    c.ok(
+        b2.fill(3).and_then(|_| Ok(s2.synchronize()?)),
+        "work in the created context from a thread in the primary one",
+    );
     c.check(current(d) == primary.as_raw(), "the primary context is current again (asked of the driver)");
 
     // Streams, events, memory, pools, pinned memory.
@@ -198,10 +201,7 @@ fn parent() {
     let (n, v) = ((pb.len() / 4) as u32, 7u32);
     // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
     let launched = unsafe { kernel.builder(&stream).arg(&pb).arg(&v).arg(&n).launch(LaunchConfig::for_num_elems(n)) };
-    c.ok(
-        launched.and_then(|_| stream.synchronize()),
-        "library kernel launch (library dropped, kernel keeps it)",
-    );
+    c.ok(launched.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
     c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, ptx().as_bytes_with_nul(), "fill.ptx"), "cuLinkAddData");

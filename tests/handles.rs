@@ -133,7 +133,8 @@ fn libraries_modules_linker_graphs_user_objects() {
     let library = Library::load_ptx(d, &fake_ptx(&["scale"])).unwrap();
     let kernel: Kernel = library.kernel("scale").unwrap();
     assert!(library.kernel("missing").is_err());
-    drop(library); // the kernel keeps it alive
+    // The kernel keeps its library alive.
+    drop(library);
     // SAFETY: the fake kernel takes no parameters.
     unsafe { kernel.builder(&stream).launch(config) }.unwrap();
 

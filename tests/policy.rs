@@ -63,9 +63,7 @@ fn child() {
             let got = reports.lock().unwrap().clone();
             assert_eq!(got.len(), 3, "{got:?}");
             assert!(
-                got.iter()
-                    .any(|r| r.starts_with("host function(0x")
-                        && r.ends_with("panicked: host function boom")),
+                got.iter().any(|r| r.starts_with("host function(0x") && r.ends_with("panicked: host function boom")),
                 "{got:?}"
             );
             assert!(
