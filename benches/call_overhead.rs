@@ -1,4 +1,4 @@
-//! Per-call cost of `p` and `pw` against the raw function pointer, and whole-table
+//! Per-call cost of `p`, `pw` and `pc` against the raw function pointer, and whole-table
 //! resolution against a plain `cuGetProcAddress` loop. A benchmark, not a test.
 //!
 //! `cargo bench --bench call_overhead -- [--driver stand-in|system] [--calls N] [--rounds R]`
@@ -174,6 +174,10 @@ fn main() {
             let mut x = Default::default();
             black_box(cudrv::pw::cuDriverGetVersion(black_box(&mut x)));
         }),
+        ("cudrv::pc (process-wide)", || unsafe {
+            let mut x = Default::default();
+            let _ = black_box(cudrv::pc::cuDriverGetVersion(black_box(&mut x)));
+        }),
     );
     compare!(
         "cuCtxGetCurrent",
@@ -198,6 +202,10 @@ fn main() {
         ("cudrv::pw (process-wide)", || unsafe {
             let mut x = Default::default();
             black_box(cudrv::pw::cuCtxGetCurrent(black_box(&mut x)));
+        }),
+        ("cudrv::pc (process-wide)", || unsafe {
+            let mut x = Default::default();
+            let _ = black_box(cudrv::pc::cuCtxGetCurrent(black_box(&mut x)));
         }),
     );
 

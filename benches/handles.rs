@@ -101,6 +101,6 @@ fn main() {
                 assert_eq!(p.cuMemFree(black_box(ptr)), CUresult::CUDA_SUCCESS);
             }
         },
-        || drop(black_box(DeviceBuffer::alloc(&ctx, 1 << 20).unwrap())),
+        || drop(black_box(DeviceBuffer::<u8>::alloc(&ctx, 1 << 20).unwrap())),
     );
 }

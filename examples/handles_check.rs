@@ -6,13 +6,13 @@
 //! error raised by a kernel that writes out of bounds (in a child process: reported, not
 //! fatal). Prints what it saw; exits 1 if any check failed.
 
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cudrv::sys::{CUcontext, CUjitInputType, CUresult};
+use cudrv::sys::{CUcontext, CUjitInputType};
 use cudrv::{
     Context, DeviceBuffer, Driver, Event, Graph, ImportedBuffer, IpcExport, LaunchConfig, Library, Linker, MemoryPool,
     Module, PinnedBuffer, Stream, UserObject,
@@ -76,7 +76,7 @@ impl Checks {
         }
     }
 
-    fn ok<T>(&mut self, r: Result<T, cudrv::CudaError>, what: &str) -> Option<T> {
+    fn ok<T, E: std::fmt::Display>(&mut self, r: Result<T, E>, what: &str) -> Option<T> {
         match r {
             Ok(v) => {
                 self.check(true, what);
@@ -112,21 +112,12 @@ fn collect_reports() -> Arc<Mutex<Vec<String>>> {
 /// Launches `fill(out, value, n)`.
 fn fill(f: &cudrv::Function, stream: &Stream, buf: &DeviceBuffer, value: u32) -> Result<(), cudrv::CudaError> {
     let n = (buf.len() / 4) as u32;
-    let mut out = buf.as_raw();
-    let (mut v, mut count) = (value, n);
-    let mut params = [
-        (&mut out as *mut u64).cast::<c_void>(),
-        (&mut v as *mut u32).cast::<c_void>(),
-        (&mut count as *mut u32).cast::<c_void>(),
-    ];
-    let config = LaunchConfig { grid: (n.div_ceil(256), 1, 1), block: (256, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: the parameters match fill(u64, u32, u32) and live across the call.
-    unsafe { f.launch(stream, &config, &mut params) }
+    // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
+    unsafe { f.builder(stream).arg(buf).arg(&value).arg(&n).launch(LaunchConfig::for_num_elems(n)) }
 }
 
 fn words(buf: &DeviceBuffer) -> Vec<u32> {
-    let mut bytes = vec![0u8; buf.len()];
-    buf.copy_to_host(&mut bytes).unwrap();
+    let bytes = buf.to_vec().unwrap();
     bytes.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
 }
 
@@ -159,10 +150,8 @@ fn parent() {
     watchdog(35);
     let mut c = Checks { passed: 0, failed: 0 };
     let reports = collect_reports();
-    let d = cudrv::driver().expect("a CUDA driver");
+    let d = cudrv::init().expect("a CUDA driver");
     println!("driver: {} ({:?}), CUDA {}", d.source(), d.file(), d.version());
-    // SAFETY: plain call.
-    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
 
     // Contexts: primary and created, and switching between them.
     let primary = Context::primary(d, 0).unwrap();
@@ -175,24 +164,27 @@ fn parent() {
         "run() switches to the created context and back",
     );
     let s2 = Stream::new(&created, 0).unwrap();
-    let b2 = DeviceBuffer::alloc(&created, 1 << 20).unwrap();
-    c.ok(b2.fill(3).and_then(|_| s2.synchronize()), "work in the created context from a thread in the primary one");
+    let b2 = DeviceBuffer::<u8>::alloc(&created, 1 << 20).unwrap();
+    c.ok(
+        b2.fill(3).and_then(|_| Ok(s2.synchronize()?)),
+        "work in the created context from a thread in the primary one",
+    );
     c.check(current(d) == primary.as_raw(), "the primary context is current again (asked of the driver)");
 
     // Streams, events, memory, pools, pinned memory.
     let stream = Stream::new(&primary, 0).unwrap();
     let (start, end) = (Event::new(&primary, 0).unwrap(), Event::new(&primary, 0).unwrap());
     start.record(&stream).unwrap();
-    let buf = DeviceBuffer::alloc(&primary, 1 << 20).unwrap();
+    let buf = DeviceBuffer::<u8>::alloc(&primary, 1 << 20).unwrap();
     let data: Vec<u8> = (0..1 << 20).map(|i: u32| (i % 251) as u8).collect();
     buf.copy_from_host(&data).unwrap();
     let mut back = vec![0u8; 1 << 20];
     buf.copy_to_host(&mut back).unwrap();
     c.check(back == data, "1 MiB round trip through cuMemAlloc'd memory");
-    let a = c.ok(DeviceBuffer::alloc_async(&stream, 1 << 20), "cuMemAllocAsync").unwrap();
+    let a = c.ok(DeviceBuffer::<u8>::alloc_async(&stream, 1 << 20), "cuMemAllocAsync").unwrap();
     let pool = MemoryPool::new(&primary, false).unwrap();
-    let pb = c.ok(pool.alloc_async(&stream, 1 << 20), "cuMemAllocFromPoolAsync").unwrap();
-    let pinned = c.ok(PinnedBuffer::alloc(&primary, 4096), "cuMemAllocHost").unwrap();
+    let pb = c.ok(pool.alloc_async::<u8>(&stream, 1 << 20), "cuMemAllocFromPoolAsync").unwrap();
+    let pinned = c.ok(PinnedBuffer::<u8>::zeroed(&primary, 4096), "cuMemAllocHost").unwrap();
     end.record(&stream).unwrap();
     stream.synchronize().unwrap();
     c.check(end.is_complete().unwrap(), "event complete after synchronize");
@@ -206,15 +198,10 @@ fn parent() {
     let library = c.ok(Library::load_ptx(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
     let kernel = library.kernel("fill").unwrap();
     drop(library);
-    let n = (pb.len() / 4) as u32;
-    let (mut out, mut v, mut count) = (pb.as_raw(), 7u32, n);
-    let mut params = [(&mut out as *mut u64).cast(), (&mut v as *mut u32).cast(), (&mut count as *mut u32).cast()];
-    let config = LaunchConfig { grid: (n.div_ceil(256), 1, 1), block: (256, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: parameters match fill(u64, u32, u32).
-    c.ok(
-        unsafe { kernel.launch(&stream, &config, &mut params) }.and_then(|_| stream.synchronize()),
-        "library kernel launch (library dropped, kernel keeps it)",
-    );
+    let (n, v) = ((pb.len() / 4) as u32, 7u32);
+    // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
+    let launched = unsafe { kernel.builder(&stream).arg(&pb).arg(&v).arg(&n).launch(LaunchConfig::for_num_elems(n)) };
+    c.ok(launched.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
     c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, ptx().as_bytes_with_nul(), "fill.ptx"), "cuLinkAddData");
@@ -294,7 +281,7 @@ extern "C" {
 
 fn ipc_parent(c: &mut Checks, ctx: &Context, stream: &Stream) {
     let Some(pool) = c.ok(MemoryPool::new(ctx, true), "shareable pool") else { return };
-    let buf = pool.alloc_async(stream, 4096).unwrap();
+    let buf = pool.alloc_async::<u8>(stream, 4096).unwrap();
     buf.fill(0x5a).unwrap();
     stream.synchronize().unwrap();
     let Some(fd) = c.ok(pool.export_fd(), "cuMemPoolExportToShareableHandle") else { return };
@@ -316,9 +303,7 @@ fn ipc_parent(c: &mut Checks, ctx: &Context, stream: &Stream) {
 }
 
 fn ipc_child(args: &[String]) {
-    let d = cudrv::driver().unwrap();
-    // SAFETY: plain call.
-    unsafe { d.p().cuInit(0) };
+    let d = cudrv::init().unwrap();
     let fd: i32 = args[0].parse().unwrap();
     let mut data = [0u8; 64];
     for (i, b) in data.iter_mut().enumerate() {
@@ -345,26 +330,21 @@ fn ipc_child(args: &[String]) {
 
 fn sticky_child() {
     let reports = collect_reports();
-    let d = cudrv::driver().unwrap();
-    // SAFETY: plain call.
-    unsafe { d.p().cuInit(0) };
+    let d = cudrv::init().unwrap();
     let ctx = Context::primary(d, 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let buf = DeviceBuffer::alloc(&ctx, 4096).unwrap();
+    let buf = DeviceBuffer::<u8>::alloc(&ctx, 4096).unwrap();
     let module = Module::load_ptx(&ctx, &ptx()).unwrap();
     let oob = module.function("oob").unwrap();
-    let mut out = buf.as_raw();
-    let mut params = [(&mut out as *mut u64).cast::<c_void>()];
-    let config = LaunchConfig { grid: (1, 1, 1), block: (1, 1, 1), shared_mem_bytes: 0 };
-    // SAFETY: parameters match oob(u64).
-    let launched = unsafe { oob.launch(&stream, &config, &mut params) };
+    // SAFETY: the argument matches oob(u64); the fault it causes is what is checked.
+    let launched = unsafe { oob.builder(&stream).arg(&buf).launch(LaunchConfig::new((1, 1, 1), (1, 1, 1))) };
     println!("launch: {launched:?}");
     let e = stream.synchronize().expect_err("the kernel faults");
     println!("synchronize: {e}");
     println!("is_sticky: {}", e.is_sticky());
     assert!(e.is_sticky(), "{e}");
     // Later work fails with the same error, and dropping everything reports, not crashes.
-    let again = DeviceBuffer::alloc(&ctx, 64).err();
+    let again = DeviceBuffer::<u8>::alloc(&ctx, 64).err();
     println!("allocating afterwards: {again:?}");
     drop((oob, module, buf, stream, ctx));
     for r in reports.lock().unwrap().iter() {

@@ -197,9 +197,9 @@ fn main() {
             st == CUresult::CUDA_ERROR_NOT_FOUND && got.len() == 1 && got[0].contains("needs driver 13.1"),
             format!("pw::cuLaunchHostFunc_v13010 on a 13.0 driver: {got:?}"),
         );
-        let e = cudrv::CudaError::new(d, "cuExample", CUresult(12345));
+        let e = d.error(cudrv::call::cuMemAlloc, CUresult(12345));
         c.check(e.name() == "unknown CUresult 12345", format!("unknown code: {e}"));
-        let e = cudrv::CudaError::new(d, "cuExample", CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        let e = d.error(cudrv::call::cuMemAlloc, CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
         c.check(e.description() != "the driver has no description for this code", format!("driver text: {e}"));
         c.check(
             p.cuCtxSetCurrent(std::ptr::null_mut()) == CUresult::CUDA_SUCCESS

@@ -61,7 +61,7 @@ fn random_work(ctx: &Context, seed: u64) {
             6 => {
                 // A fault that hits the drop itself: its context cannot be entered, so the
                 // buffer is leaked and the leak reported.
-                if let Ok(b) = DeviceBuffer::alloc(ctx, 64) {
+                if let Ok(b) = DeviceBuffer::<u8>::alloc(ctx, 64) {
                     faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
                     drop(b);
                 }
@@ -69,14 +69,14 @@ fn random_work(ctx: &Context, seed: u64) {
             0 => drop(Stream::new(ctx, 0)),
             1 => drop(Event::new(ctx, 0)),
             2 => {
-                if let Ok(b) = DeviceBuffer::alloc(ctx, 128) {
+                if let Ok(b) = DeviceBuffer::<u8>::alloc(ctx, 128) {
                     let _ = b.copy_from_host(&[1, 2, 3]);
                 }
             }
-            3 => drop(DeviceBuffer::alloc_async(&stream, 256)),
-            4 => drop(PinnedBuffer::alloc(ctx, 64)),
+            3 => drop(DeviceBuffer::<u8>::alloc_async(&stream, 256)),
+            4 => drop(PinnedBuffer::<u8>::zeroed(ctx, 64)),
             _ => {
-                let keep = DeviceBuffer::alloc(ctx, 32);
+                let keep = DeviceBuffer::<u8>::alloc(ctx, 32);
                 let clone = keep.as_ref().ok().cloned();
                 drop(keep);
                 drop(clone);

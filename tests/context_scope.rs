@@ -12,6 +12,14 @@ use cudrv_standin::{faults, Times};
 /// A named operation under test.
 type Op<'a> = (&'a str, Box<dyn FnMut() -> Result<(), CudaError> + 'a>);
 
+/// The driver error inside a `cudrv::Error`; anything else fails the test.
+fn driver_error<T>(r: Result<T, cudrv::Error>) -> Result<T, CudaError> {
+    r.map_err(|e| match e {
+        cudrv::Error::Driver(e) => e,
+        other => panic!("expected a driver error, got {other}"),
+    })
+}
+
 const RESTORE_FAILS: CUresult = CUresult::CUDA_ERROR_INVALID_CONTEXT;
 
 /// Serialises the tests of this file: they read the stand-in's process-wide ledger.
@@ -44,10 +52,13 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
     let ops: Vec<Op> = vec![
         ("cuStreamDestroy", Box::new(|| Stream::new(&ctx, 0).map(drop))),
         ("cuEventDestroy", Box::new(|| Event::new(&ctx, 0).map(drop))),
-        ("cuMemFree", Box::new(|| DeviceBuffer::alloc(&ctx, 64).map(drop))),
-        ("cuMemFreeAsync", Box::new(|| DeviceBuffer::alloc_async(&stream, 64).map(drop))),
+        ("cuMemFree", Box::new(|| driver_error(DeviceBuffer::<u8>::alloc(&ctx, 64)).map(drop))),
+        ("cuMemFreeAsync", Box::new(|| driver_error(DeviceBuffer::<u8>::alloc_async(&stream, 64)).map(drop))),
         ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, false).map(drop))),
-        ("cuMemFreeHost", Box::new(|| PinnedBuffer::alloc(&ctx, 64).map(drop))),
+        // A pinned buffer first creates its in-use event (a context switch of its own), so
+        // the armed restoration fails there: the event is destroyed again and the host
+        // memory is never allocated.
+        ("cuEventDestroy", Box::new(|| driver_error(PinnedBuffer::<u8>::zeroed(&ctx, 64)).map(drop))),
         ("cuModuleUnload", Box::new(|| Module::load_ptx(&ctx, &fake_ptx(&["k"])).map(drop))),
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
@@ -73,7 +84,7 @@ fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
     faults::inject_on_this_thread("cuStreamCreate", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     faults::fail_next_context_restore(RESTORE_FAILS);
     let e = Stream::new(&ctx, 0).err().unwrap();
-    assert_eq!(e.call(), "cuStreamCreate");
+    assert_eq!(e.call(), cudrv::call::cuStreamCreate);
     check_restore_error(&ctx, &e, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
     assert!(e.notes()[0].starts_with("then cuCtxSetCurrent failed: CUDA_ERROR_INVALID_CONTEXT"), "{e}");
 }
@@ -83,7 +94,7 @@ fn non_creating_operations_return_the_restoration_error() {
     let (ctx, _serial) = setup();
     let stream = Stream::new(&ctx, 0).unwrap();
     let event = Event::new(&ctx, 0).unwrap();
-    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     let exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
     let mut linker = Linker::new(&ctx).unwrap();
     let image = fake_image(&["k"]);
@@ -93,8 +104,8 @@ fn non_creating_operations_return_the_restoration_error() {
         ("synchronize", Box::new(|| stream.synchronize())),
         ("is_idle", Box::new(|| stream.is_idle().map(drop))),
         ("record", Box::new(|| event.record(&stream))),
-        ("fill", Box::new(|| buffer.fill(0))),
-        ("copy_from_host", Box::new(|| buffer.copy_from_host(&[1, 2, 3]))),
+        ("fill", Box::new(|| driver_error(buffer.fill(0)))),
+        ("copy_from_host", Box::new(|| driver_error(buffer.copy_from_host(&[1, 2, 3])))),
         ("launch", Box::new(|| exec.launch(&stream))),
         (
             "host fn",
@@ -111,12 +122,12 @@ fn non_creating_operations_return_the_restoration_error() {
             }),
         ),
         ("context", Box::new(|| ctx.synchronize())),
-        ("add_data", Box::new(|| linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k"))),
+        ("add_data", Box::new(|| driver_error(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k")))),
     ];
     for (name, mut op) in ops {
         faults::fail_next_context_restore(RESTORE_FAILS);
         let e = op().err().unwrap_or_else(|| panic!("{name}: no error"));
-        assert_eq!(e.call(), "cuCtxSetCurrent", "{name}: {e}");
+        assert_eq!(e.call(), cudrv::call::cuCtxSetCurrent, "{name}: {e}");
         assert!(e.notes().iter().any(|n| n == "the operation itself succeeded"), "{name}: {e}");
         check_restore_error(&ctx, &e, RESTORE_FAILS);
     }
@@ -148,7 +159,7 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
     ctx.set_current().unwrap();
     faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let e = other.set_current().unwrap_err();
-    assert_eq!((e.call(), e.code()), ("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT));
+    assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert_eq!(current_context(d), ctx.as_raw());
     clear_current(d);
 }
@@ -157,7 +168,7 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
 fn drop_restores_first_then_reports_the_restoration_failure() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
-    let buffers = [DeviceBuffer::alloc(&ctx, 64).unwrap(), DeviceBuffer::alloc(&ctx, 64).unwrap()];
+    let buffers = [DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap(), DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap()];
     for s in buffers {
         let raw = s.as_raw();
         faults::fail_next_context_restore(RESTORE_FAILS);
@@ -176,7 +187,7 @@ fn drop_restores_first_then_reports_the_restoration_failure() {
 #[test]
 fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
     let (ctx, _serial) = setup();
-    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     let address = buffer.as_raw();
     faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     drop(buffer);
@@ -209,7 +220,7 @@ fn a_panic_inside_run_switches_back_before_unwinding_further() {
 fn drop_reports_after_the_callers_context_is_back() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
-    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     drop(buffer);
     // The capture reporter recorded the driver's current context when it was called.
@@ -227,7 +238,7 @@ fn creating_a_context_whose_pop_fails_destroys_it_again() {
     let handles_before = cudrv_standin::ledger().live_handles.len();
     faults::inject_on_this_thread("cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let e = Context::create(d, 0, 0).err().unwrap();
-    assert_eq!((e.call(), e.code()), ("cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT));
+    assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert!(e.notes().iter().any(|n| n.contains("was destroyed again")), "{e}");
     assert_eq!(cudrv_standin::ledger().live_handles.len(), handles_before, "no context left behind");
     assert!(current_context(d).is_null(), "destroying the pushed context popped it");

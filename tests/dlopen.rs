@@ -19,7 +19,7 @@ fn dir_of(p: &Path) -> &str {
 
 #[test]
 fn loads_every_emulated_version_by_path() {
-    let lib = standin_libcuda("versions");
+    let (_dir, lib) = standin_libcuda("versions");
     for v in ["11.3", "11.8", "12.0", "12.4", "12.9", "13.0", "13.5"] {
         run_child("versions", &[("CUDRV_LIBCUDA", lib.to_str().unwrap()), ("CUDRV_STANDIN_VERSION", v)]);
     }
@@ -27,19 +27,19 @@ fn loads_every_emulated_version_by_path() {
 
 #[test]
 fn loads_through_the_system_loader() {
-    let lib = standin_libcuda("system");
+    let (_dir, lib) = standin_libcuda("system");
     run_child("system", &[("LD_LIBRARY_PATH", dir_of(&lib))]);
 }
 
 #[test]
 fn eight_threads_load_at_once() {
-    let lib = standin_libcuda("threads");
+    let (_dir, lib) = standin_libcuda("threads");
     run_child("threads", &[("CUDRV_LIBCUDA", lib.to_str().unwrap())]);
 }
 
 #[test]
 fn environment_settings_apply() {
-    let lib = standin_libcuda("env");
+    let (_dir, lib) = standin_libcuda("env");
     let lib = lib.to_str().unwrap();
     run_child("cap", &[("CUDRV_LIBCUDA", lib), ("CUDRV_MAX_DRIVER_VERSION", "12.4")]);
     run_child("ptds", &[("CUDRV_LIBCUDA", lib), ("CUDRV_PER_THREAD_DEFAULT_STREAM", "1")]);
@@ -49,9 +49,8 @@ fn environment_settings_apply() {
 
 #[test]
 fn no_driver_is_a_visible_state() {
-    let empty = std::env::temp_dir().join(format!("cudrv-test-{}-empty", std::process::id()));
-    std::fs::create_dir_all(&empty).unwrap();
-    run_child("none", &[("LD_LIBRARY_PATH", empty.to_str().unwrap())]);
+    let empty = tempfile::Builder::new().prefix("cudrv-test-empty-").tempdir().unwrap();
+    run_child("none", &[("LD_LIBRARY_PATH", empty.path().to_str().unwrap())]);
 }
 
 #[test]

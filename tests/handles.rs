@@ -88,7 +88,7 @@ fn streams_events_and_host_functions() {
 #[test]
 fn device_memory_sync_async_and_pools() {
     let ctx = context();
-    let buf = DeviceBuffer::alloc(&ctx, 4096).unwrap();
+    let buf = DeviceBuffer::<u8>::alloc(&ctx, 4096).unwrap();
     let data: Vec<u8> = (0..4096u32).map(|i| (i % 251) as u8).collect();
     buf.copy_from_host(&data).unwrap();
     let mut back = vec![0u8; 4096];
@@ -97,13 +97,16 @@ fn device_memory_sync_async_and_pools() {
     buf.fill(7).unwrap();
     buf.copy_to_host(&mut back).unwrap();
     assert!(back.iter().all(|&b| b == 7));
-    assert!(buf.copy_from_host(&[0u8; 5000]).is_err(), "too long for the buffer");
+    assert!(
+        matches!(buf.copy_from_host(&[0u8; 5000]), Err(cudrv::Error::InvalidArgument(_))),
+        "too long for the buffer"
+    );
 
     let stream = Stream::new(&ctx, 0).unwrap();
-    let a = DeviceBuffer::alloc_async(&stream, 1 << 20).unwrap();
+    let a = DeviceBuffer::<u8>::alloc_async(&stream, 1 << 20).unwrap();
     assert_eq!(a.deallocation_stream().unwrap().as_raw(), stream.as_raw());
     let pool = MemoryPool::new(&ctx, false).unwrap();
-    let p = pool.alloc_async(&stream, 1 << 20).unwrap();
+    let p = pool.alloc_async::<u8>(&stream, 1 << 20).unwrap();
     drop(pool); // the allocation keeps its pool alive
     drop(stream); // and its deallocation stream
     p.fill(1).unwrap();
@@ -112,11 +115,10 @@ fn device_memory_sync_async_and_pools() {
     assert!(addresses.iter().all(|&x| live(x)));
     drop((a, p, buf));
     assert!(addresses.iter().all(|&x| !live(x)), "all three were freed");
-    let pinned = PinnedBuffer::alloc(&ctx, 64).unwrap();
-    // SAFETY: nothing else uses the memory.
-    unsafe { pinned.as_mut_slice().fill(9) };
-    // SAFETY: as above.
-    assert!(unsafe { pinned.as_slice() }.iter().all(|&b| b == 9));
+    let mut pinned = PinnedBuffer::<u8>::zeroed(&ctx, 64).unwrap();
+    assert!(pinned.as_slice().unwrap().iter().all(|&b| b == 0));
+    pinned.as_mut_slice().unwrap().fill(9);
+    assert!(pinned.as_slice().unwrap().iter().all(|&b| b == 9));
     drop(pinned);
     assert!(my_reports().is_empty());
 }
@@ -126,20 +128,21 @@ fn libraries_modules_linker_graphs_user_objects() {
     let ctx = context();
     let d = standin_driver();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let config = LaunchConfig { grid: (1, 1, 1), block: (32, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig::new((1, 1, 1), (32, 1, 1));
 
     let library = Library::load_ptx(d, &fake_ptx(&["scale"])).unwrap();
     let kernel: Kernel = library.kernel("scale").unwrap();
     assert!(library.kernel("missing").is_err());
-    drop(library); // the kernel keeps it alive
-                   // SAFETY: the fake kernel takes no parameters.
-    unsafe { kernel.launch(&stream, &config, &mut []) }.unwrap();
+    // The kernel keeps its library alive.
+    drop(library);
+    // SAFETY: the fake kernel takes no parameters.
+    unsafe { kernel.builder(&stream).launch(config) }.unwrap();
 
     let module = Module::load_ptx(&ctx, &fake_ptx(&["add"])).unwrap();
     let function = module.function("add").unwrap();
     drop(module);
     // SAFETY: as above.
-    unsafe { function.launch(&stream, &config, &mut []) }.unwrap();
+    unsafe { function.builder(&stream).launch(config) }.unwrap();
     assert!(Module::load_ptx(&ctx, c"not an image").is_err());
 
     let mut linker = Linker::new(&ctx).unwrap();
@@ -164,14 +167,17 @@ fn libraries_modules_linker_graphs_user_objects() {
     let runs = Arc::new(AtomicUsize::new(0));
     let r = runs.clone();
     let first = graph.add_empty_node(&[]).unwrap();
-    graph.add_host_node(&[first], move || _ = r.fetch_add(1, Ordering::SeqCst)).unwrap();
+    graph.add_host_node(&[&first], move || _ = r.fetch_add(1, Ordering::SeqCst)).unwrap();
     let exec = graph.instantiate().unwrap();
     exec.launch(&stream).unwrap();
     exec.launch(&stream).unwrap();
     stream.synchronize().unwrap();
     assert_eq!(runs.load(Ordering::SeqCst), 2);
     assert_eq!(dropped.load(Ordering::SeqCst), 0);
+    // Nodes keep their graph alive: the graph goes with the last of them.
     drop((exec, graph));
+    assert_eq!(dropped.load(Ordering::SeqCst), 0, "the node `first` still holds the graph");
+    drop(first);
     wait_until("the user object's destructor", || dropped.load(Ordering::SeqCst) == 1);
     assert!(my_reports().is_empty());
 }
@@ -192,7 +198,7 @@ fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
             Box::new(move || format!("cuEventDestroy({:#x})", e.as_raw() as usize))
         }),
         ("cuMemFree", {
-            let b = DeviceBuffer::alloc(&ctx, 256).unwrap();
+            let b = DeviceBuffer::<u8>::alloc(&ctx, 256).unwrap();
             Box::new(move || format!("cuMemFree({:#x})", b.as_raw()))
         }),
         ("cuMemPoolDestroy", {
@@ -212,7 +218,7 @@ fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
             Box::new(move || format!("cuGraphDestroy({:#x})", g.as_raw() as usize))
         }),
         ("cuMemFreeHost", {
-            let p = PinnedBuffer::alloc(&ctx, 64).unwrap();
+            let p = PinnedBuffer::<u8>::zeroed(&ctx, 64).unwrap();
             Box::new(move || format!("cuMemFreeHost({:#x})", p.as_raw() as usize))
         }),
         ("cuLinkDestroy", {
@@ -245,7 +251,7 @@ fn adopting_raw_handles() {
     let d = standin_driver();
     let mut raw = std::ptr::null_mut();
     // SAFETY: valid out-pointer; the primary context is current for the call.
-    ctx.run(|| cudrv::CudaError::check(d, "cuStreamCreate", unsafe { d.p().cuStreamCreate(&mut raw, 0) })).unwrap();
+    ctx.run(|| unsafe { d.pc().cuStreamCreate(&mut raw, 0) }).unwrap();
     let live = || cudrv_standin::ledger().handle_is_live("stream", raw as u64);
     {
         // SAFETY: `raw` is live and nothing else destroys it while borrowed.
@@ -268,7 +274,7 @@ fn an_import_whose_free_fails_stays_registered_and_is_reused() {
     let stream = Stream::new(&ctx, 0).unwrap();
     let pool = MemoryPool::new(&ctx, true).unwrap();
     let imported = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
-    let buffer = pool.alloc_async(&stream, 256).unwrap();
+    let buffer = pool.alloc_async::<u8>(&stream, 256).unwrap();
     let export = buffer.export_ipc().unwrap();
     let first = cudrv::ImportedBuffer::import(&imported, &export, &stream).unwrap();
     let address = first.as_raw();
@@ -294,16 +300,17 @@ fn a_sticky_error_is_returned_and_dropping_afterwards_reports_without_panicking(
     // A created context of its own: the fault makes only this context unusable.
     let ctx = Context::create(d, 0, 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+    let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     let module = Module::load_ptx(&ctx, &fake_ptx(&[cudrv_standin::FAULT_KERNEL])).unwrap();
     let function = module.function(cudrv_standin::FAULT_KERNEL).unwrap();
-    let config = LaunchConfig { grid: (1, 1, 1), block: (1, 1, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig::new((1, 1, 1), (1, 1, 1));
     // SAFETY: the fake kernel takes no parameters.
-    unsafe { function.launch(&stream, &config, &mut []) }.unwrap();
+    unsafe { function.builder(&stream).launch(config) }.unwrap();
     let e = stream.synchronize().unwrap_err();
     assert_eq!(e.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
     assert!(e.is_sticky());
-    assert!(DeviceBuffer::alloc(&ctx, 64).unwrap_err().is_sticky(), "later work fails the same way");
+    let later = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap_err();
+    assert!(later.as_driver().is_some_and(|e| e.is_sticky()), "later work fails the same way: {later}");
     let (b, s) = (buffer.as_raw(), stream.as_raw() as usize);
     drop((function, module, buffer, stream));
     let reports = my_reports();

@@ -63,9 +63,7 @@ fn child() {
             let got = reports.lock().unwrap().clone();
             assert_eq!(got.len(), 3, "{got:?}");
             assert!(
-                got.iter()
-                    .any(|r| r.starts_with("cuLaunchHostFunc callback(0x")
-                        && r.ends_with("panicked: host function boom")),
+                got.iter().any(|r| r.starts_with("host function(0x") && r.ends_with("panicked: host function boom")),
                 "{got:?}"
             );
             assert!(
@@ -94,7 +92,7 @@ fn child() {
             faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
             // SAFETY: the stand-in never dereferences the pointer.
             assert_eq!(unsafe { d.pw().cuMemFree(0xdead0000) }, CUresult::CUDA_ERROR_INVALID_VALUE);
-            drop(DeviceBuffer::alloc(&ctx, 64).unwrap());
+            drop(DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap());
             stream.launch_host_fn(|| panic!("callback boom")).unwrap();
             stream.synchronize().unwrap();
             assert_eq!(CALLS.load(Ordering::SeqCst), 3);
@@ -104,8 +102,8 @@ fn child() {
             // runs a reporter that drops the second, which needs the cache lock.
             let pool = MemoryPool::new(&ctx, true).unwrap();
             let imported_pool = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
-            let a = pool.alloc_async(&stream, 256).unwrap();
-            let b = pool.alloc_async(&stream, 256).unwrap();
+            let a = pool.alloc_async::<u8>(&stream, 256).unwrap();
+            let b = pool.alloc_async::<u8>(&stream, 256).unwrap();
             let ia = ImportedBuffer::import(&imported_pool, &a.export_ipc().unwrap(), &stream).unwrap();
             let ib = ImportedBuffer::import(&imported_pool, &b.export_ipc().unwrap(), &stream).unwrap();
             let slot: &'static Mutex<Option<ImportedBuffer>> = Box::leak(Box::new(Mutex::new(Some(ib))));
@@ -131,7 +129,7 @@ fn child() {
         }
         "shutdown" => {
             let reports = common::collect_all_reports();
-            let buffer = DeviceBuffer::alloc(&ctx, 64).unwrap();
+            let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
             let module = cudrv::Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
             let created = Context::create(d, 0, 0).unwrap();
             let other = Stream::new(&created, 0).unwrap();

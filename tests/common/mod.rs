@@ -47,8 +47,9 @@ pub fn expected(version: u32, per_thread: bool) -> Counts {
     c
 }
 
-/// The stand-in's cdylib, copied to a fresh folder as `libcuda.so.1`.
-pub fn standin_libcuda(tag: &str) -> PathBuf {
+/// The stand-in's cdylib, copied to a fresh temporary folder as `libcuda.so.1`; the folder
+/// is removed when the returned guard drops.
+pub fn standin_libcuda(tag: &str) -> (tempfile::TempDir, PathBuf) {
     let exe = std::env::current_exe().unwrap();
     let deps = exe.parent().unwrap();
     let candidates = [
@@ -58,11 +59,10 @@ pub fn standin_libcuda(tag: &str) -> PathBuf {
     ];
     let built =
         candidates.into_iter().flatten().find(|p| p.exists()).expect("the stand-in cdylib is built with the tests");
-    let dir = std::env::temp_dir().join(format!("cudrv-test-{}-{tag}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let target = dir.join("libcuda.so.1");
+    let dir = tempfile::Builder::new().prefix(&format!("cudrv-test-{tag}-")).tempdir().unwrap();
+    let target = dir.path().join("libcuda.so.1");
     std::fs::copy(&built, &target).unwrap();
-    target
+    (dir, target)
 }
 
 /// One captured report: the thread it came from, its text, and the calling thread's
