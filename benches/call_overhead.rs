@@ -93,6 +93,7 @@ fn plain_request(gpa: GetProcAddress, i: usize, version: u32) -> *mut c_void {
         match gpa {
             GetProcAddress::V2(f) => f(v.symbol.as_ptr(), &mut p, v.version as c_int, 0, &mut q),
             GetProcAddress::V1(f) => f(v.symbol.as_ptr(), &mut p, v.version as c_int, 0),
+            _ => cudrv::CUresult::CUDA_ERROR_NOT_SUPPORTED,
         };
     }
     p
@@ -103,7 +104,14 @@ fn main() {
     let standin = (!a.system).then(|| cudrv_standin::StandIn::new(13000).expect("stand-in 13.0"));
     let load = |opts: LoadOptions| match standin {
         Some(s) => s.load(opts),
-        None => Driver::load(LoadOptions { path: LoadOptions::from_env().ok().and_then(|o| o.path), ..opts }),
+        None => {
+            let opts = match LoadOptions::from_env().ok().and_then(|o| o.path) {
+                Some(path) => opts.with_path(path),
+                None => opts,
+            };
+            // SAFETY: the system's driver, or the one CUDRV_LIBCUDA names.
+            unsafe { Driver::load(opts) }
+        }
     };
     let driver = load(LoadOptions::default()).expect("driver loads");
     let driver: &'static Driver = match cudrv::set_driver(driver) {

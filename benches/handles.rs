@@ -49,7 +49,7 @@ fn main() {
         }
     }
     let driver = if system {
-        Driver::load(LoadOptions::from_env().expect("settings")).expect("the system driver")
+        unsafe { Driver::load(LoadOptions::from_env().expect("settings")) }.expect("the system driver")
     } else {
         cudrv_standin::StandIn::new(13000).unwrap().load(LoadOptions::default()).unwrap()
     };

@@ -209,11 +209,11 @@ fn main() {
     }
 
     // The cap and the per-thread default stream option on the real driver.
-    let capped = Driver::load(LoadOptions::default().with_max_version("12.4").unwrap()).unwrap();
+    let capped = unsafe { Driver::load(LoadOptions::default().with_max_version("12.4").unwrap()) }.unwrap();
     let (cr, cg, _, _) = state_counts(&capped);
     let expect = VARIANTS.iter().filter(|s| !s.per_thread && s.version <= 12040).count();
     c.check(cr == expect, format!("capped at 12.4: {cr} resolved (header says {expect}), {cg} gated"));
-    let ptds = Driver::load(LoadOptions::default().with_per_thread_default_stream(true)).unwrap();
+    let ptds = unsafe { Driver::load(LoadOptions::default().with_per_thread_default_stream(true)) }.unwrap();
     let (pr, pg, pn, pq) = state_counts(&ptds);
     println!("per-thread: {pr} resolved, {pg} gated, {pn} missing, {pq} not requested");
     c.check(

@@ -5,16 +5,24 @@
 //! - Every entry point of the pinned `cudaTypedefs.h` (CUDA 13.5) is resolved through
 //!   `cuGetProcAddress` at exactly its own ABI version, never above the driver's. What
 //!   the driver lacks is a visible state ([`Availability`]), never a crash.
-//! - Every entry is callable through [`p`] (silent, returns the `CUresult`) and [`pw`]
-//!   (also reports a failure through [`report()`]).
+//! - Every entry is callable in three generated forms: [`p`] (silent, returns the
+//!   `CUresult`), [`pc`] (checked, returns `Result<(), CudaError>` naming the call) and
+//!   [`pw`] (also reports a failure through [`report()`]).
+//! - A safe layer on one handle core: [`init`], [`Device`], [`Context`], [`Stream`],
+//!   [`Event`], typed [`DeviceBuffer`]/[`PinnedBuffer`], [`MemoryPool`], modules and
+//!   libraries with a typed launch builder ([`Launch`]), graphs, IPC.
+//! - Linux (x86-64, aarch64) today.
 //!
 //! ```no_run
-//! let driver = cudrv::driver()?;
+//! let driver = cudrv::init()?;
 //! println!("CUDA driver {}", driver.version());
+//! for device in driver.devices()? {
+//!     println!("{}: {} ({} MiB)", device.as_raw(), device.name()?, device.total_memory()? >> 20);
+//! }
 //! let mut count = 0;
 //! // SAFETY: `count` is a valid out-pointer.
-//! let status = unsafe { cudrv::pw::cuDeviceGetCount(&mut count) };
-//! # Ok::<(), cudrv::LoadError>(())
+//! unsafe { cudrv::pc::cuDeviceGetCount(&mut count) }?;
+//! # Ok::<(), cudrv::Error>(())
 //! ```
 
 #![deny(

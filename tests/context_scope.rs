@@ -58,7 +58,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
         // A pinned buffer first creates its in-use event (a context switch of its own), so
         // the armed restoration fails there: the event is destroyed again and the host
         // memory is never allocated.
-        ("cuEventDestroy", Box::new(|| driver_error(PinnedBuffer::<u8>::zeroed(&ctx, 64)).map(drop))),
+        ("cuMemFreeHost", Box::new(|| driver_error(PinnedBuffer::<u8>::zeroed(&ctx, 64)).map(drop))),
         ("cuModuleUnload", Box::new(|| Module::load_ptx(&ctx, &fake_ptx(&["k"])).map(drop))),
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),

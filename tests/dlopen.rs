@@ -55,7 +55,7 @@ fn no_driver_is_a_visible_state() {
 
 #[test]
 fn a_missing_file_is_not_found() {
-    let err = Driver::load_from("/nonexistent/libcuda.so.1").err().unwrap();
+    let err = unsafe { Driver::load_from("/nonexistent/libcuda.so.1") }.err().unwrap();
     let LoadError::NotFound { looked, .. } = &err else { panic!("{err:?}") };
     assert_eq!(looked, "/nonexistent/libcuda.so.1");
     assert!(err.to_string().starts_with("no CUDA driver found: looked for /nonexistent/libcuda.so.1: "), "{err}");
@@ -67,7 +67,7 @@ fn a_library_that_is_not_a_driver_is_refused() {
         .into_iter()
         .find(|p| Path::new(p).exists())
         .expect("libm");
-    let err = Driver::load_from(libm).err().unwrap();
+    let err = unsafe { Driver::load_from(libm) }.err().unwrap();
     assert_eq!(err, LoadError::NotADriver { path: libm.to_string() });
 }
 
@@ -79,7 +79,7 @@ fn child() {
     match scenario.as_str() {
         "versions" => {
             let want = cudrv::version::parse(&std::env::var("CUDRV_STANDIN_VERSION").unwrap()).unwrap();
-            let d = Driver::load(LoadOptions::from_env().unwrap()).unwrap();
+            let d = unsafe { Driver::load(LoadOptions::from_env().unwrap()) }.unwrap();
             assert_eq!(d.version_code(), want);
             assert_eq!(d.path().unwrap(), Path::new(&std::env::var("CUDRV_LIBCUDA").unwrap()));
             assert_eq!(counts(&d), expected(want, false));

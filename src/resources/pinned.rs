@@ -69,9 +69,11 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             InvalidArgument::new("PinnedBuffer::zeroed", format!("{len} values of {} bytes overflow", size_of::<T>()))
         })?;
-        let in_use = Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?;
         let pc = context.driver().pc();
+        // The event and the memory are made under one switch to the context.
+        let mut in_use = None;
         let create = || {
+            in_use = Some(Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?);
             let mut ptr: *mut c_void = std::ptr::null_mut();
             // SAFETY: `ptr` is a valid out-pointer.
             unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?;
@@ -80,6 +82,13 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             Ok(ptr)
         };
         let mem = Unique::create_in(context.clone(), context.as_raw(), create)?;
+        let Some(in_use) = in_use else {
+            // Cannot happen: the memory is made only after the event. Leak rather than
+            // free memory that no event guards.
+            let mut mem = mem;
+            mem.leak();
+            return Err(InvalidArgument::new("PinnedBuffer::zeroed", "internal error: no event was made").into());
+        };
         Ok(PinnedBuffer { mem, len, in_use, _values: PhantomData })
     }
 

@@ -511,7 +511,7 @@ fn cdylib() -> std::path::PathBuf {
 #[test]
 fn a_program_that_loads_the_cdylib_registers_through_dlsym() {
     let path = cdylib();
-    let d = Driver::load_from(&path).unwrap();
+    let d = unsafe { Driver::load_from(&path) }.unwrap();
     // SAFETY: the stand-in's library, loaded above already; its exported function has
     // this signature.
     let register = unsafe {

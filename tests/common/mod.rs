@@ -25,7 +25,7 @@ pub fn counts(d: &Driver) -> Counts {
             Availability::NeedsDriver { .. } => c.gated += 1,
             Availability::NotInDriver(_) => c.not_in_driver += 1,
             Availability::NotRequested => c.not_requested += 1,
-            Availability::NoDriver => panic!("variant without a state"),
+            other => panic!("variant without a known state: {other:?}"),
         }
     }
     c

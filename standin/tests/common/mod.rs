@@ -18,7 +18,7 @@ pub fn driver() -> Driver {
 
 /// The same with the per-thread default stream variants bound (`_ptds`/`_ptsz`).
 pub fn driver_ptds() -> Driver {
-    driver_with(LoadOptions { per_thread_default_stream: true, ..LoadOptions::default() })
+    driver_with(LoadOptions::default().with_per_thread_default_stream(true))
 }
 
 fn driver_with(options: LoadOptions) -> Driver {
