@@ -3,12 +3,12 @@
 //! pointer; a child process (this program again, with `--import`) imports both and checks
 //! the data: `cargo run --example ipc`. Exits non-zero if the child saw wrong data or failed.
 //!
-//! The pool's descriptor reaches the child as its standard input. A driver whose exported
+//! The pool's descriptor reaches the child as its standard input (no `fcntl` needed). A driver whose exported
 //! handle is not a file descriptor of this process (the stand-in, which shares pools only
 //! within one process) cannot share with a child: then the import is made here, through a
 //! second pool handle, and the program says so.
 
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 use std::process::{Command, ExitCode, Stdio};
 
 use cudrv::{Context, ImportedBuffer, IpcExport, MemoryPool, Stream};
@@ -27,7 +27,9 @@ fn main() -> Result<ExitCode, cudrv::Error> {
     if let [_, flag, export] = args.as_slice() {
         if flag == "--import" {
             let export = parse_hex(export).unwrap_or_else(|| exit("child: bad export data"));
-            let pool = MemoryPool::import_fd(&ctx, 0)?;
+            // A copy of the descriptor above 2 (fd 0 would be a null handle to the driver).
+            let fd = std::io::stdin().as_fd().try_clone_to_owned().unwrap_or_else(|e| exit(&format!("child: {e}")));
+            let pool = MemoryPool::import_fd(&ctx, fd.as_raw_fd())?;
             return Ok(exit_code(check_import(&ctx, &pool, &export, &stream, "child process")?));
         }
     }

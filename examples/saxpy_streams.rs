@@ -37,16 +37,16 @@ fn main() -> Result<(), cudrv::Error> {
         unsafe { launch.launch(LaunchConfig::for_num_elems(CHUNK as u32)) }?;
         dy.copy_to_pinned_async(&mut hy, &stream)?;
         let stop = stream.record_event(0)?;
-        chunks.push((hy, start, stop, stream));
+        chunks.push((hx, hy, start, stop, stream));
     }
 
     let (mut wrong, mut total) = (0, 0f32);
-    for (k, (hy, start, stop, _)) in chunks.iter().enumerate() {
+    for (k, (_, hy, start, stop, _)) in chunks.iter().enumerate() {
         stop.synchronize()?;
         let y = hy.as_slice()?;
         wrong += y.iter().enumerate().filter(|&(i, &v)| v != A * (k * CHUNK + i) as f32 + 1.0).count();
         println!("stream {k}: {} values in {:.3} ms", y.len(), start.elapsed_ms(stop)?);
-        total = total.max(chunks[0].1.elapsed_ms(stop)?);
+        total = total.max(chunks[0].2.elapsed_ms(stop)?);
     }
     println!("all streams: {total:.3} ms");
     println!("saxpy over {STREAMS} streams: {} values, {wrong} wrong", x.len());
