@@ -22,6 +22,7 @@ pub mod library;
 pub mod linker;
 pub mod memory;
 pub mod module;
+pub mod peer;
 pub mod pinned;
 pub mod pool;
 pub mod stream;
