@@ -115,7 +115,7 @@ fn non_creating_operations_return_the_restoration_error() {
                     let counter = counter.clone();
                     let r =
                         stream.launch_host_fn(move || _ = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
-                    let e = r.expect_err("the restoration fails");
+                    let e = driver_error(r).expect_err("the restoration fails");
                     assert!(e.notes().iter().any(|n| n == "the host function was queued and will run"), "{e}");
                     Err(e)
                 }

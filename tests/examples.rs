@@ -30,11 +30,6 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
 ];
 
-/// Examples that cannot pass on the stand-in yet, with the missing entry their failure
-/// names. Each must either pass (the stand-in has caught up: then remove it from here) or
-/// fail naming exactly that entry.
-const KNOWN_GAPS: &[(&str, &str)] = &[("vector_add", "cuMemsetD32")];
-
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.
 fn profile_dir() -> PathBuf {
     let exe = std::env::current_exe().unwrap();
@@ -86,19 +81,8 @@ fn every_example_passes_on_the_stand_in_and_prints_its_verification() {
     for &(name, devices, verified) in EXAMPLES {
         let out = run(&example(name), devices, None);
         let text = text(&out);
-        let passed = out.status.success() && text.contains(verified);
-        match KNOWN_GAPS.iter().find(|(gap, _)| *gap == name) {
-            Some((_, entry)) if !passed => {
-                if out.status.success() || !text.contains(entry) {
-                    failures.push(format!("{name}: neither passed nor failed for its known gap {entry}:\n{text}"));
-                } else {
-                    eprintln!("{name}: known stand-in gap, fails for want of {entry}");
-                }
-            }
-            _ if !passed => {
-                failures.push(format!("{name} ({devices} devices): {}, want {verified:?}:\n{text}", out.status))
-            }
-            _ => {}
+        if !(out.status.success() && text.contains(verified)) {
+            failures.push(format!("{name} ({devices} devices): {}, want {verified:?}:\n{text}", out.status));
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));

@@ -8,10 +8,10 @@ use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::{Error, InvalidArgument};
 use crate::report::{self, Arg, Report};
 use crate::resources::stream::Stream;
-use crate::sys::CUhostFn;
+use crate::sys::{CUhostFn, CUresult, CUstreamCaptureStatus};
 
 /// Runs `f`; a panic is caught and reported as `what(arg) panicked: ...`. The panic
 /// payload is leaked rather than dropped, since dropping it could panic again.
@@ -40,7 +40,9 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
 ///
 /// The closure runs on a driver thread, once; it must not call CUDA (a driver rule, which
 /// includes dropping the last clone of a cudrv handle). A panic in it is caught and
-/// reported. If the driver did not take it, dropping the `HostFn` drops the closure
+/// reported. Never hand it to a stream that is capturing: the captured graph would call
+/// it at every replay, after the first has freed it (`Stream::launch_host_fn` refuses
+/// that; `Graph::add_host_node` is the form for graphs). If the driver did not take it, dropping the `HostFn` drops the closure
 /// unrun; once the driver took it, call [`HostFn::handed_over`].
 ///
 /// ```no_run
@@ -98,16 +100,25 @@ impl Drop for HostFn {
 
 /// Enqueues `f` on `stream` with `cuLaunchHostFunc`. If the driver did not accept it, `f`
 /// is dropped without running; if it did and only restoring the caller's context failed,
-/// the error says so in a note and `f` will run.
-pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
+/// the error says so in a note and `f` will run. A stream that is capturing is refused:
+/// the host function would become a graph node run at every replay, and `f` runs once.
+pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
     let d = stream.context().driver();
     let host = HostFn::new(f);
     let (raw, callback, data) = (stream.as_raw(), host.callback(), host.user_data());
-    let mut accepted = false;
+    let (mut accepted, mut capturing) = (false, false);
+    // One switch to the stream's context for the capture check and the launch.
     let result = stream.run(|| {
+        let mut capture = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: the stream is live; `capture` is a valid out-pointer.
+        unsafe { d.pc().cuStreamIsCapturing(raw, &mut capture) }?;
+        capturing = capture != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        if capturing {
+            return Ok(());
+        }
         // SAFETY: the stream is live (we hold it); callback and data come from `host`.
         let status = unsafe { d.p().cuLaunchHostFunc(raw, callback, data) };
-        accepted = status == crate::CUresult::CUDA_SUCCESS;
+        accepted = status == CUresult::CUDA_SUCCESS;
         if accepted {
             Ok(())
         } else {
@@ -115,8 +126,12 @@ pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Resu
         }
     });
     if !accepted {
-        return result;
+        result?;
+        let why = "the stream is capturing: a graph would run this one-shot closure at every replay \
+                   (use Graph::add_host_node)";
+        debug_assert!(capturing);
+        return Err(InvalidArgument::new("Stream::launch_host_fn", why).into());
     }
     host.handed_over();
-    result.map_err(|e| e.with_note("the host function was queued and will run"))
+    Ok(result.map_err(|e| e.with_note("the host function was queued and will run"))?)
 }

@@ -1,12 +1,12 @@
 //! Streams.
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::resources::host_fn;
-use crate::sys::{CUresult, CUstream};
+use crate::sys::{CUresult, CUstream, CUstreamCaptureStatus};
 use crate::table::Call;
 use crate::Driver;
 
@@ -110,8 +110,18 @@ impl Stream {
     /// (`cuLaunchHostFunc`). `f` must not call CUDA (nor drop the last clone of a cudrv
     /// handle); a panic in it is caught and reported. On error `f` is dropped without
     /// running, unless the error's note says it was queued (only restoring the caller's
-    /// context failed).
-    pub fn launch_host_fn(&self, f: impl FnOnce() + Send + 'static) -> Result<(), CudaError> {
+    /// context failed). A capturing stream is refused (`InvalidArgument`): use
+    /// [`crate::Graph::add_host_node`] for a host function in a graph.
+    pub fn launch_host_fn(&self, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
         host_fn::launch(self, f)
+    }
+
+    /// Whether work queued on it is being captured into a graph (`cuStreamIsCapturing`).
+    pub fn is_capturing(&self) -> Result<bool, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
+        // SAFETY: the stream is live; `status` is a valid out-pointer.
+        self.run(|| unsafe { pc.cuStreamIsCapturing(raw, &mut status) })?;
+        Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 }

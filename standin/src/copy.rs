@@ -1,4 +1,4 @@
-//! Copies and memsets: `cuMemcpyHtoD`/`DtoH`/`DtoD`, `cuMemsetD8`, and their stream forms
+//! Copies and memsets: `cuMemcpyHtoD`/`DtoH`/`DtoD`, `cuMemsetD8`/`D16`/`D32`, and their stream forms
 //! (done at once: see `stream.rs`). Touching freed memory is CUDA_ERROR_ILLEGAL_ADDRESS and
 //! a use after free in the ledger; an address outside every allocation is
 //! CUDA_ERROR_INVALID_VALUE (see `memory.rs`).
@@ -44,6 +44,43 @@ fn memset(dst: CUdeviceptr, value: c_uchar, n: usize, s: Option<CUstream>) -> CU
         0 => Ok(()),
         n => memory::set(dst, value, n),
     }))
+}
+
+/// `n` values of `value` (2 or 4 bytes each) from `dst`, which must be aligned to them
+/// (a real driver refuses a misaligned address with CUDA_ERROR_INVALID_VALUE).
+fn memset_wide(dst: CUdeviceptr, value: &[u8], n: usize, s: Option<CUstream>) -> CUresult {
+    let width = value.len() as u64;
+    status(in_context(s).and_then(|()| {
+        if width == 0 || dst % width != 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let bytes = n.checked_mul(value.len()).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if bytes == 0 {
+            return Ok(());
+        }
+        let pattern: Vec<u8> = value.iter().copied().cycle().take(bytes).collect();
+        memory::copy_to_device(dst, pattern.as_ptr(), bytes)
+    }))
+}
+
+unsafe extern "C" fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
+    enter!("cuMemsetD16");
+    memset_wide(dst, &value.to_ne_bytes(), n, None)
+}
+
+unsafe extern "C" fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
+    enter!("cuMemsetD16Async");
+    memset_wide(dst, &value.to_ne_bytes(), n, Some(s))
+}
+
+unsafe extern "C" fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
+    enter!("cuMemsetD32");
+    memset_wide(dst, &value.to_ne_bytes(), n, None)
+}
+
+unsafe extern "C" fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
+    enter!("cuMemsetD32Async");
+    memset_wide(dst, &value.to_ne_bytes(), n, Some(s))
 }
 
 unsafe extern "C" fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
@@ -103,4 +140,12 @@ register! {
     cuMemsetD8_v7000_ptds: PFN_cuMemsetD8_v7000_ptds => cu_memset_d8,
     cuMemsetD8Async_v3020: PFN_cuMemsetD8Async_v3020 => cu_memset_d8_async,
     cuMemsetD8Async_v7000_ptsz: PFN_cuMemsetD8Async_v7000_ptsz => cu_memset_d8_async,
+    cuMemsetD16_v3020: PFN_cuMemsetD16_v3020 => cu_memset_d16,
+    cuMemsetD16_v7000_ptds: PFN_cuMemsetD16_v7000_ptds => cu_memset_d16,
+    cuMemsetD16Async_v3020: PFN_cuMemsetD16Async_v3020 => cu_memset_d16_async,
+    cuMemsetD16Async_v7000_ptsz: PFN_cuMemsetD16Async_v7000_ptsz => cu_memset_d16_async,
+    cuMemsetD32_v3020: PFN_cuMemsetD32_v3020 => cu_memset_d32,
+    cuMemsetD32_v7000_ptds: PFN_cuMemsetD32_v7000_ptds => cu_memset_d32,
+    cuMemsetD32Async_v3020: PFN_cuMemsetD32Async_v3020 => cu_memset_d32_async,
+    cuMemsetD32Async_v7000_ptsz: PFN_cuMemsetD32Async_v7000_ptsz => cu_memset_d32_async,
 }

@@ -145,6 +145,8 @@
 //! returns.
 //!
 //! Where the emulation knowingly differs from a real driver:
+//! - Stream capture is not emulated: `cuStreamBeginCapture` is a stub that answers
+//!   CUDA_ERROR_NOT_SUPPORTED, and `cuStreamIsCapturing` says no stream is capturing.
 //! - Stream-ordered work other than host functions (copies, memsets, peer copies,
 //!   stream-ordered allocation and free, kernel launches) is done at once, not in stream
 //!   order after pending host functions. A host kernel's failure is therefore returned by

@@ -114,6 +114,23 @@ unsafe extern "C" fn cu_stream_synchronize(s: CUstream) -> CUresult {
 }
 
 /// CUDA_ERROR_NOT_READY while host functions are pending.
+/// The stand-in never captures (cuStreamBeginCapture is not emulated): every live stream
+/// answers CU_STREAM_CAPTURE_STATUS_NONE.
+unsafe extern "C" fn cu_stream_is_capturing(s: CUstream, status: *mut CUstreamCaptureStatus) -> CUresult {
+    enter!("cuStreamIsCapturing");
+    if status.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    match resolve(s) {
+        Ok(_) => {
+            // SAFETY: a non-null out-pointer from the caller.
+            unsafe { status.write(CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE) };
+            CUresult::CUDA_SUCCESS
+        }
+        Err(e) => e,
+    }
+}
+
 unsafe extern "C" fn cu_stream_query(s: CUstream) -> CUresult {
     enter!("cuStreamQuery");
     match resolve(s) {
@@ -201,6 +218,8 @@ register! {
     cuStreamSynchronize_v7000_ptsz: PFN_cuStreamSynchronize_v7000_ptsz => cu_stream_synchronize,
     cuStreamQuery_v2000: PFN_cuStreamQuery_v2000 => cu_stream_query,
     cuStreamQuery_v7000_ptsz: PFN_cuStreamQuery_v7000_ptsz => cu_stream_query,
+    cuStreamIsCapturing_v10000: PFN_cuStreamIsCapturing_v10000 => cu_stream_is_capturing,
+    cuStreamIsCapturing_v10000_ptsz: PFN_cuStreamIsCapturing_v10000_ptsz => cu_stream_is_capturing,
     cuStreamGetCtx_v9020: PFN_cuStreamGetCtx_v9020 => cu_stream_get_ctx,
     cuStreamGetCtx_v9020_ptsz: PFN_cuStreamGetCtx_v9020_ptsz => cu_stream_get_ctx,
     cuStreamGetCtx_v12050: PFN_cuStreamGetCtx_v12050 => cu_stream_get_ctx_v12050,
