@@ -7,6 +7,8 @@
 //!   the driver lacks is a visible state ([`Availability`]), never a crash.
 //! - Every entry is callable through [`p`] (silent, returns the `CUresult`) and [`pw`]
 //!   (also reports a failure through [`report()`]).
+//! - Platforms: Linux only today. The crate compiles on other targets, but only looks for
+//!   `libcuda.so.1` (Windows' `nvcuda.dll` is not supported).
 //!
 //! ```no_run
 //! let driver = cudrv::driver()?;
