@@ -1,4 +1,4 @@
-//! One [`Call`](crate::table::Call) constant per entry (`call::cuMemAlloc`,
+//! One [`Call`](super::Call) constant per entry (`call::cuMemAlloc`,
 //! `call::cuLaunchHostFunc_v13010`): how hand-written code names a call in an error or a
 //! report without typing its name as a string.
 

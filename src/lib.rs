@@ -11,7 +11,8 @@
 //! - A safe layer on one handle core: [`init`], [`Device`], [`Context`], [`Stream`],
 //!   [`Event`], typed [`DeviceBuffer`]/[`PinnedBuffer`], [`MemoryPool`], modules and
 //!   libraries with a typed launch builder ([`Launch`]), graphs, IPC.
-//! - Linux (x86-64, aarch64) today.
+//! - Platforms: Linux only today. The crate compiles on other targets, but only looks for
+//!   `libcuda.so.1` (Windows' `nvcuda.dll` is not supported).
 //!
 //! ```no_run
 //! let driver = cudrv::init()?;

@@ -208,7 +208,16 @@ impl Driver {
 }
 
 /// The file the system loader mapped the bootstrap function from (`dladdr`), so that a
-/// driver found by name can say where it lives.
+/// driver found by name can say where it lives. `None` when the loader does not know it,
+/// and always on targets without `dladdr` (not unix).
+#[cfg(not(unix))]
+fn file_of(_gpa: GetProcAddress) -> Option<PathBuf> {
+    None
+}
+
+/// The file the system loader mapped the bootstrap function from (`dladdr`), so that a
+/// driver found by name can say where it lives. `None` when the loader does not know it.
+#[cfg(unix)]
 fn file_of(gpa: GetProcAddress) -> Option<PathBuf> {
     #[repr(C)]
     struct DlInfo {
