@@ -38,8 +38,10 @@ fn main() -> Result<ExitCode, cudrv::Error> {
     let buffer = pool.alloc_async::<u32>(&stream, N)?;
     stream.synchronize()?;
     buffer.copy_from_host(&(0..N).map(value).collect::<Vec<u32>>())?;
-    let export = buffer.export_ipc()?;
+    // The pool is exported first: a real driver exports a pointer only from a pool whose
+    // shareable handle exists (the stand-in does not mind the order).
     let fd = pool.export_fd()?;
+    let export = buffer.export_ipc()?;
     if std::fs::metadata(format!("/proc/self/fd/{fd}")).is_err() {
         println!("the exported pool handle {fd} is not a file descriptor of this process: importing in this process");
         let imported_pool = MemoryPool::import_fd(&ctx, fd)?;

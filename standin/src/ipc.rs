@@ -99,6 +99,11 @@ fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<
     if !pool::find(pool)?.exportable {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
+    // docs/driver-facts.md ("IPC"): a real driver exports a pointer only from a pool that
+    // has been exported with cuMemPoolExportToShareableHandle.
+    if !lock(&FDS).pools.values().any(|&p| p == pool) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
     let mut data = CUmemPoolPtrExportData { reserved: [0; 64] };
     let fields = [ptr, pool, u64::try_from(size).unwrap_or(u64::MAX)];
     for (chunk, bytes) in
@@ -110,7 +115,7 @@ fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<
 }
 
 /// `cuMemPoolExportPointer`: export data naming the allocation (a live allocation at its
-/// start, from an exportable pool).
+/// start, from an exportable pool that has been exported).
 unsafe extern "C" fn cu_mem_pool_export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
     enter!("cuMemPoolExportPointer");
     status(export_pointer(out, ptr))

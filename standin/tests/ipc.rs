@@ -204,3 +204,26 @@ fn duplicate_imports_share_one_mapping_and_one_free_unmaps_them_all() {
         ok(p.cuCtxDestroy(ctx));
     }
 }
+
+#[test]
+fn a_pointer_is_exported_only_from_a_pool_that_was_exported() {
+    // docs/driver-facts.md ("IPC: the order of exports").
+    let d = driver();
+    let _ctx = new_context(&d);
+    let p = d.p();
+    let pool = create_pool(&d, H::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+    let mut ptr: CUdeviceptr = 0;
+    let stream: CUstream = std::ptr::null_mut();
+    // SAFETY: valid out-pointers; a live pool; the legacy stream.
+    unsafe {
+        ok(p.cuMemAllocFromPoolAsync(&mut ptr, 256, pool, stream));
+        let mut data = CUmemPoolPtrExportData::default();
+        assert_eq!(p.cuMemPoolExportPointer(&mut data, ptr), CUresult::CUDA_ERROR_INVALID_VALUE, "pool not exported");
+        let mut fd: c_int = -1;
+        let handle = (&mut fd as *mut c_int).cast::<c_void>();
+        ok(p.cuMemPoolExportToShareableHandle(handle, pool, H::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+        ok(p.cuMemPoolExportPointer(&mut data, ptr));
+        ok(p.cuMemFreeAsync(ptr, stream));
+        ok(p.cuMemPoolDestroy(pool));
+    }
+}

@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# gpu-suite.sh BIN OUT: everything that needs a GPU, run on a GPU machine from the prebuilt
+# binaries in BIN (scripts/gpu-bundle.sh makes them), writing one file per part into OUT
+# (kept in docs/gpu-runs/<machine>/):
+#   cudrv-info.txt, cudrv-info.json   the inspector (text, and JSON with --all)
+#   examples.txt                      every example: its output and pass/fail
+#   sanitizer.txt                     compute-sanitizer memcheck --leak-check full over each
+#   matrix-real.txt                   cudrv-matrix --real -- version_fallback
+#   bench.txt                         the side-by-side benchmark against cudarc
+#   summary.txt                       one line per part; exit status 1 if any failed
+set -uo pipefail
+bin=$(cd "$1" && pwd)
+out="$2"
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+summary="$out/summary.txt"
+: > "$summary"
+failed=0
+note() { echo "$*" >> "$summary"; }
+part() { # part NAME STATUS
+  if [ "$2" -eq 0 ]; then note "pass  $1"; else note "FAIL  $1 (exit $2)"; failed=1; fi
+}
+
+{
+  nvidia-smi --query-gpu=index,name,driver_version,pci.bus_id --format=csv 2>&1 || true
+  date -u
+} > "$out/machine.txt"
+
+"$bin/cudrv-info" > "$out/cudrv-info.txt" 2>&1; part "cudrv-info" $?
+"$bin/cudrv-info" --json --all > "$out/cudrv-info.json" 2>&1; part "cudrv-info --json --all" $?
+
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check"
+: > "$out/examples.txt"
+for e in $examples; do
+  echo "=== $e" >> "$out/examples.txt"
+  (cd "$bin" && "./$e") >> "$out/examples.txt" 2>&1; s=$?
+  echo "=== $e: exit $s" >> "$out/examples.txt"
+  part "example $e" $s
+done
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
+  echo "=== multi_gpu with one visible GPU" >> "$out/examples.txt"
+  (cd "$bin" && CUDA_VISIBLE_DEVICES=0 ./multi_gpu) >> "$out/examples.txt" 2>&1; part "example multi_gpu (one GPU visible)" $?
+fi
+
+if command -v compute-sanitizer > /dev/null; then
+  : > "$out/sanitizer.txt"
+  for e in $examples; do
+    # handles_check starts a child that faults on purpose (a sticky error): check the
+    # parent only there; elsewhere children (the IPC importer) are checked too. The two
+    # checks make failing API calls on purpose: for them only memory errors and leaks count.
+    targets=all api=explicit
+    [ "$e" = handles_check ] && targets=application-only
+    case "$e" in handles_check|real_driver_check) api=no ;; esac
+    echo "=== $e (target processes: $targets, API errors: $api)" >> "$out/sanitizer.txt"
+    (cd "$bin" && compute-sanitizer --tool memcheck --leak-check full --target-processes "$targets" \
+      --report-api-errors "$api" --error-exitcode 9 "./$e") >> "$out/sanitizer.txt" 2>&1; s=$?
+    grep -E "ERROR SUMMARY" "$out/sanitizer.txt" | tail -n 1 >> "$out/sanitizer.txt"
+    part "compute-sanitizer $e" $s
+  done
+else
+  note "skip  compute-sanitizer (not installed)"
+fi
+
+(cd "$bin" && ./cudrv-matrix --real -- ./version_fallback) > "$out/matrix-real.txt" 2>&1; part "cudrv-matrix --real -- version_fallback" $?
+(cd "$bin" && ./cudrv-matrix --stand-in --stand-in-lib ./libcudrv_standin.so --versions all -- ./version_fallback) \
+  > "$out/matrix-standin.txt" 2>&1; part "cudrv-matrix --stand-in --versions all -- version_fallback" $?
+
+"$bin/side_by_side" --rounds 7 > "$out/bench.txt" 2>&1; part "side_by_side benchmark" $?
+
+cat "$summary"
+exit $failed
