@@ -2,7 +2,7 @@
 # gpu-bundle.sh [DIR]: builds, in release, everything scripts/gpu-suite.sh runs on a GPU
 # machine (which has no cargo) and copies the stripped binaries into DIR (default
 # gpu-bin/, which git ignores): the examples, cudrv-info, cudrv-matrix with the stand-in
-# library beside it, and the side-by-side benchmark. Carry DIR to the GPU machine.
+# library beside it, and the benchmarks (side_by_side, peer_copy). Carry DIR to the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-gpu-bin}"
@@ -11,16 +11,16 @@ args=()
 for e in $examples; do args+=(--example "$e"); done
 cargo build --release --quiet "${args[@]}" -p cudrv
 cargo build --release --quiet -p cudrv-info -p cudrv-matrix -p cudrv-standin
-bench=$(cargo bench --quiet -p cudrv-bench --bench side_by_side --no-run --message-format=json 2>/dev/null \
+benches=$(cargo bench --quiet -p cudrv-bench --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:
     m = json.loads(l)
-    if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "side_by_side" and m.get("executable"):
-        print(m["executable"])')
+    if m.get("reason") == "compiler-artifact" and m["target"]["kind"] == ["bench"] and m.get("executable"):
+        print(m["target"]["name"], m["executable"])')
 rm -rf "$dir"
 mkdir -p "$dir"
 for e in $examples; do cp "target/release/examples/$e" "$dir/"; done
-cp target/release/cudrv-info target/release/cudrv-matrix target/release/libcudrv_standin.so "$bench" "$dir/"
-mv "$dir/$(basename "$bench")" "$dir/side_by_side"
+cp target/release/cudrv-info target/release/cudrv-matrix target/release/libcudrv_standin.so "$dir/"
+while read -r name exe; do cp "$exe" "$dir/$name"; done <<< "$benches"
 strip "$dir"/*
 du -sh "$dir"

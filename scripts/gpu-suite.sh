@@ -6,7 +6,9 @@
 #   examples.txt                      every example: its output and pass/fail
 #   sanitizer.txt                     compute-sanitizer memcheck --leak-check full over each
 #   matrix-real.txt                   cudrv-matrix --real -- version_fallback
+#   fallback-paths.txt                the path version_fallback takes under each cap
 #   bench.txt                         the side-by-side benchmark against cudarc
+#   peer-copy.txt                     peer copy bandwidth, raw against cudrv (two GPUs)
 #   summary.txt                       one line per part; exit status 1 if any failed
 set -uo pipefail
 bin=$(cd "$1" && pwd)
@@ -62,10 +64,18 @@ else
 fi
 
 (cd "$bin" && ./cudrv-matrix --real -- ./version_fallback) > "$out/matrix-real.txt" 2>&1; part "cudrv-matrix --real -- version_fallback" $?
+# The path version_fallback takes under each cap of the real driver.
+for v in 11.8 12.0 12.6 12.8 12.9 13.0; do
+  echo "=== CUDRV_MAX_DRIVER_VERSION=$v"
+  (cd "$bin" && CUDRV_MAX_DRIVER_VERSION=$v ./version_fallback) 2>&1
+done > "$out/fallback-paths.txt"; part "version_fallback paths under caps" $?
 (cd "$bin" && ./cudrv-matrix --stand-in --stand-in-lib ./libcudrv_standin.so --versions all -- ./version_fallback) \
   > "$out/matrix-standin.txt" 2>&1; part "cudrv-matrix --stand-in --versions all -- version_fallback" $?
 
 "$bin/side_by_side" --rounds 7 > "$out/bench.txt" 2>&1; part "side_by_side benchmark" $?
+if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
+  "$bin/peer_copy" --mib 256 --rounds 7 > "$out/peer-copy.txt" 2>&1; part "peer_copy benchmark" $?
+fi
 
 cat "$summary"
 exit $failed
