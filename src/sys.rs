@@ -15,7 +15,8 @@
     clippy::all,
     clippy::pedantic,
     clippy::indexing_slicing,
-    clippy::undocumented_unsafe_blocks
+    clippy::undocumented_unsafe_blocks,
+    missing_debug_implementations
 )]
 
 include!("generated/sys.rs");
