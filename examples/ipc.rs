@@ -1,7 +1,9 @@
-//! Shares device memory with another process: this process allocates from a shareable
-//! memory pool, fills the allocation and exports the pool (a file descriptor) and the
-//! pointer; a child process (this program again, with `--import`) imports both and checks
-//! the data: `cargo run --example ipc`. Exits non-zero if the child saw wrong data or failed.
+//! Shares device memory with other processes: this process allocates from a shareable
+//! memory pool on device 0, fills the allocation and exports the pool (a file descriptor)
+//! and the pointer; a child process (this program again, with `--import`) imports both and
+//! checks the data, and with two devices a second child does the same on device 1 (after
+//! `MemoryPool::set_access` for its device): `cargo run --example ipc`. Exits non-zero if a
+//! child saw wrong data or failed.
 //!
 //! The pool's descriptor reaches the child as its standard input (no `fcntl` needed). A driver whose exported
 //! handle is not a file descriptor of this process (the stand-in, which shares pools only
@@ -21,18 +23,25 @@ fn value(i: usize) -> u32 {
 
 fn main() -> Result<ExitCode, cudrv::Error> {
     let driver = cudrv::init()?;
-    let ctx = driver.device(0)?.primary_context()?;
-    let stream = Stream::new(&ctx, 0)?;
     let args: Vec<String> = std::env::args().collect();
-    if let [_, flag, export] = args.as_slice() {
+    if let [_, flag, export, device] = args.as_slice() {
         if flag == "--import" {
+            // A child: import on `device`, which may not be the one the memory lives on.
             let export = parse_hex(export).unwrap_or_else(|| exit("child: bad export data"));
+            let device = driver.device(device.parse().unwrap_or_else(|_| exit("child: bad device")))?;
+            let ctx = device.primary_context()?;
+            let stream = Stream::new(&ctx, 0)?;
             // A copy of the descriptor above 2 (fd 0 would be a null handle to the driver).
             let fd = std::io::stdin().as_fd().try_clone_to_owned().unwrap_or_else(|e| exit(&format!("child: {e}")));
             let pool = MemoryPool::import_fd(&ctx, fd.as_raw_fd())?;
+            if device.as_raw() != 0 {
+                pool.set_access(&device, true)?; // the memory is device 0's
+            }
             return Ok(exit_code(check_import(&ctx, &pool, &export, &stream, "child process")?));
         }
     }
+    let ctx = driver.device(0)?.primary_context()?;
+    let stream = Stream::new(&ctx, 0)?;
 
     let pool = MemoryPool::new(&ctx, true)?;
     let buffer = pool.alloc_async::<u32>(&stream, N)?;
@@ -51,13 +60,19 @@ fn main() -> Result<ExitCode, cudrv::Error> {
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let hex: String = export.0.iter().map(|b| format!("{b:02x}")).collect();
     let exe = std::env::current_exe().unwrap_or_else(|e| exit(&format!("no path to this program: {e}")));
-    let status = Command::new(exe)
-        .args(["--import", &hex])
-        .stdin(Stdio::from(fd))
-        .status()
-        .unwrap_or_else(|e| exit(&format!("the child could not be started: {e}")));
-    println!("ipc: exported {N} values to a child process, which exited with {status}");
-    Ok(exit_code(status.success()))
+    // One child on device 0, and one on device 1 where there is one.
+    let mut all_passed = true;
+    for device in 0..driver.device_count()?.min(2) {
+        let fd = fd.try_clone().unwrap_or_else(|e| exit(&format!("cannot copy the descriptor: {e}")));
+        let status = Command::new(&exe)
+            .args(["--import", &hex, &device.to_string()])
+            .stdin(Stdio::from(fd))
+            .status()
+            .unwrap_or_else(|e| exit(&format!("the child could not be started: {e}")));
+        println!("ipc: exported {N} values to a child process on device {device}, which exited with {status}");
+        all_passed &= status.success();
+    }
+    Ok(exit_code(all_passed))
 }
 
 fn exit_code(ok: bool) -> ExitCode {

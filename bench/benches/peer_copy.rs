@@ -66,9 +66,17 @@ fn main() -> Result<(), cudrv::Error> {
             let order: [bool; 2] = if round % 2 == 0 { [true, false] } else { [false, true] };
             for is_raw in order {
                 let t = Instant::now();
-                if is_raw { raw()? } else { safe()? }
+                if is_raw {
+                    raw()?
+                } else {
+                    safe()?
+                }
                 let gbs = (n * copies) as f64 / t.elapsed().as_secs_f64() / 1e9;
-                if is_raw { r.push(gbs) } else { s.push(gbs) }
+                if is_raw {
+                    r.push(gbs)
+                } else {
+                    s.push(gbs)
+                }
             }
         }
         let (r, s) = (median(&mut r), median(&mut s));

@@ -4,14 +4,15 @@
 use std::ffi::c_void;
 
 use crate::call;
+use crate::device::Device;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
 use crate::sys::{
-    CUcontext, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation, CUmemLocationType, CUmemPoolProps,
-    CUmemoryPool,
+    CUcontext, CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
+    CUmemLocationType, CUmemPoolProps, CUmemoryPool,
 };
 use crate::table::Call;
 use crate::Driver;
@@ -47,20 +48,11 @@ handle_type!(
     MemoryPool: PoolKind => CUmemoryPool, adopt: &Context, "a memory pool"
 );
 
-/// `{ type, id }` as every cuda.h from 11.8 to 13.5 lays out `CUmemLocation` (13.x makes
-/// `id` part of a union): written this way so cudrv builds against all of them.
-#[repr(C)]
-struct LocationLayout {
-    type_: u32,
-    id: i32,
-}
-
-const _: () = assert!(std::mem::size_of::<CUmemLocation>() == std::mem::size_of::<LocationLayout>());
-
+/// The location of `device`'s memory.
 fn device_location(device: i32) -> CUmemLocation {
-    let layout = LocationLayout { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE.0, id: device };
-    // SAFETY: same size (checked above) and layout; every bit pattern is a valid CUmemLocation.
-    unsafe { std::mem::transmute::<LocationLayout, CUmemLocation>(layout) }
+    let mut location = CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ..Default::default() };
+    location.__bindgen_anon_1.id = device;
+    location
 }
 
 impl MemoryPool {
@@ -112,6 +104,20 @@ impl MemoryPool {
     /// The context it was made in.
     pub fn context(&self) -> &Context {
         self.0.owner()
+    }
+
+    /// Lets `device` read (and, with `write`, write) the pool's memory
+    /// (`cuMemPoolSetAccess`): for a pool imported on another device, or peers of its own.
+    pub fn set_access(&self, device: &Device, write: bool) -> Result<(), CudaError> {
+        let flags = if write {
+            CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        } else {
+            CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READ
+        };
+        let desc = CUmemAccessDesc { location: device_location(device.as_raw()), flags };
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        // SAFETY: one valid descriptor; the pool is live.
+        self.context().run(|| unsafe { pc.cuMemPoolSetAccess(raw, &desc, 1) })
     }
 
     /// Allocates `len` values of `T` from the pool, ordered on `stream`

@@ -152,6 +152,38 @@ unsafe extern "C" fn cu_mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CU
     status(find(from_ptr(pool)).map(drop))
 }
 
+/// `cuMemPoolSetAccess`: checks the pool, the descriptors (device locations of existing
+/// devices, known flags) and accepts them. Host-backed memory is reachable from every
+/// device, so nothing else changes.
+unsafe extern "C" fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+    enter!("cuMemPoolSetAccess");
+    let check = || -> Result<(), CUresult> {
+        find(from_ptr(pool))?;
+        if count == 0 || map.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: the caller passes `count` descriptors at `map` (non-null, checked above).
+        let descs = unsafe { std::slice::from_raw_parts(map, count) };
+        for d in descs {
+            // SAFETY: every CUmemLocation variant starts with its id; reading it as an int is valid.
+            let id = unsafe { d.location.__bindgen_anon_1.id };
+            let known = [
+                CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+                CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READ,
+                CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+            ];
+            if d.location.type_ != CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
+                || !valid_device(id)
+                || !known.contains(&d.flags)
+            {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        Ok(())
+    };
+    status(check())
+}
+
 /// Appends the live pools (not the default ones).
 pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
     let s = lock(&STATE);
@@ -170,4 +202,5 @@ register! {
     cuMemAllocFromPoolAsync_v11020: PFN_cuMemAllocFromPoolAsync_v11020 => cu_mem_alloc_from_pool_async,
     cuMemAllocFromPoolAsync_v11020_ptsz: PFN_cuMemAllocFromPoolAsync_v11020_ptsz => cu_mem_alloc_from_pool_async,
     cuMemPoolTrimTo_v11020: PFN_cuMemPoolTrimTo_v11020 => cu_mem_pool_trim_to,
+    cuMemPoolSetAccess_v11020: PFN_cuMemPoolSetAccess_v11020 => cu_mem_pool_set_access,
 }
