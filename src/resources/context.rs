@@ -23,6 +23,7 @@ impl Kind for ContextKind {
     type Raw = CUcontext;
     type Owner = ContextOwner;
     const NAME: &'static str = "Context";
+    const NULL: CUcontext = std::ptr::null_mut();
     fn driver(owner: &ContextOwner) -> &'static Driver {
         owner.driver
     }

@@ -3,34 +3,15 @@
 use crate::call;
 use crate::error::CudaError;
 use crate::resources::context::Context;
-use crate::resources::handle::{handle_type, Kind, Ownership, Unique};
+use crate::resources::handle::{handle_type, kind, Unique};
 use crate::resources::stream::Stream;
 use crate::sys::{CUevent, CUresult};
-use crate::table::Call;
-use crate::Driver;
 
-/// The event kind: owned by its context.
-pub(crate) struct EventKind;
-
-impl Kind for EventKind {
-    type Raw = CUevent;
-    type Owner = Context;
-    const NAME: &'static str = "Event";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUevent) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuEventDestroy
-    }
-    // cuEventDestroy needs no current context: the event names its own.
-    unsafe fn release(owner: &Context, raw: CUevent, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: the caller releases once, from the last clone.
-        unsafe { owner.driver().pc().cuEventDestroy(raw) }
-    }
-}
+kind!(
+    /// The event kind: owned by its context; its release needs no current context.
+    EventKind: CUevent = "Event", owner Context, driver |o| o.driver(), context |_o| None,
+    release cuEventDestroy
+);
 
 handle_type!(
     /// An event, with one owner (not `Clone`: share one through an `Arc`); dropping it
@@ -43,13 +24,9 @@ impl Event {
     /// created and the calling thread's context is unchanged.
     pub fn new(context: &Context, flags: u32) -> Result<Event, CudaError> {
         let pc = context.driver().pc();
-        let create = || {
-            let mut raw: CUevent = std::ptr::null_mut();
-            // SAFETY: `raw` is a valid out-pointer.
-            unsafe { pc.cuEventCreate(&mut raw, flags) }?;
-            Ok(raw)
-        };
-        Unique::create_in(context.clone(), context.as_raw(), create).map(Event)
+        // SAFETY: `raw` is a valid out-pointer.
+        let create = |raw: &mut CUevent| unsafe { pc.cuEventCreate(raw, flags) };
+        Unique::create_out(context.clone(), context.as_raw(), create).map(Event)
     }
 
     /// The context it belongs to.

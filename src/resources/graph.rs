@@ -4,22 +4,16 @@
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership, ToOwner};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership, ToOwner};
 use crate::resources::host_fn::run_user_code;
 use crate::resources::stream::Stream;
 use crate::resources::user_object::UserObject;
-use crate::sys::{CUcontext, CUgraph, CUgraphExec, CUgraphNode, CUstreamCaptureMode, CUDA_HOST_NODE_PARAMS};
-use crate::table::Call;
-use crate::Driver;
+use crate::sys::{CUgraph, CUgraphExec, CUgraphNode, CUstreamCaptureMode, CUDA_HOST_NODE_PARAMS};
 
 type HostNodeFn = Box<dyn Fn() + Send + Sync + 'static>;
-
-/// The graph kind.
-pub(crate) struct GraphKind;
 
 /// A graph's context and its host-node closures.
 pub(crate) struct GraphOwner {
@@ -35,32 +29,16 @@ impl ToOwner<GraphOwner> for &Context {
     }
 }
 
-impl Kind for GraphKind {
-    type Raw = CUgraph;
-    type Owner = GraphOwner;
-    const NAME: &'static str = "Graph";
-    fn driver(owner: &GraphOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUgraph) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &GraphOwner, _: Ownership) -> Call {
-        call::cuGraphDestroy
-    }
-    fn release_context(owner: &GraphOwner) -> Option<CUcontext> {
-        Some(owner.context.as_raw())
-    }
-    unsafe fn release(owner: &GraphOwner, raw: CUgraph, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once; its executables hold clones, so none is left.
-        unsafe { owner.context.driver().pc().cuGraphDestroy(raw) }
-    }
-    fn on_drop(owner: &mut GraphOwner) {
+kind!(
+    /// The graph kind: destroyed in its context; its host-node closures are leaked.
+    GraphKind: CUgraph = "Graph", owner GraphOwner, driver |o| o.context.driver(), context |o| Some(o.context.as_raw()),
+    release cuGraphDestroy,
+    on_drop |o| {
         // Host-node closures may still be called by a launch in flight: leak them.
-        let nodes = std::mem::take(owner.host_nodes.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let nodes = std::mem::take(o.host_nodes.get_mut().unwrap_or_else(|e| e.into_inner()));
         std::mem::forget(nodes);
     }
-}
+);
 
 handle_type!(
     /// A graph. Clones share it; the last one destroys it (if owned). Executable graphs
@@ -68,27 +46,11 @@ handle_type!(
     Graph: GraphKind => CUgraph, adopt: &Context, "a graph"
 );
 
-/// The graph node kind: part of its graph, never destroyed on its own.
-pub(crate) struct GraphNodeKind;
-
-impl Kind for GraphNodeKind {
-    type Raw = CUgraphNode;
-    type Owner = Graph;
-    const NAME: &'static str = "GraphNode";
-    fn driver(owner: &Graph) -> &'static Driver {
-        owner.context().driver()
-    }
-    fn addr(raw: CUgraphNode) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Graph, _: Ownership) -> Call {
-        call::cuGraphDestroyNode
-    }
-    /// Never called: a node is always held as borrowed from its graph.
-    unsafe fn release(_: &Graph, _: CUgraphNode, _: Ownership) -> Result<(), CudaError> {
-        Ok(())
-    }
-}
+kind!(
+    /// The graph node kind: part of its graph.
+    GraphNodeKind: CUgraphNode = "GraphNode", part of Graph, driver |o| o.context().driver(),
+    released with cuGraphDestroy
+);
 
 handle_type!(
     /// A node of a [`Graph`]; keeps the graph alive. Nodes are destroyed with their graph.
@@ -181,14 +143,10 @@ impl Graph {
     pub fn instantiate(&self) -> Result<GraphExec, CudaError> {
         let context = self.context();
         let (pc, graph) = (context.driver().pc(), self.as_raw());
-        let create = || {
-            let mut raw: CUgraphExec = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; the graph is live.
-            unsafe { pc.cuGraphInstantiateWithFlags(&mut raw, graph, 0) }?;
-            Ok(raw)
-        };
+        // SAFETY: valid out-pointer; the graph is live.
+        let create = |raw: &mut CUgraphExec| unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, 0) };
         let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()) };
-        Handle::create_in(owner, context.as_raw(), create).map(GraphExec)
+        Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
     }
 }
 
@@ -219,9 +177,6 @@ impl Stream {
     }
 }
 
-/// The executable graph kind.
-pub(crate) struct GraphExecKind;
-
 /// An executable graph's context, and the graph it was made from (its host-node
 /// closures), if cudrv made it.
 #[derive(Clone)]
@@ -236,27 +191,11 @@ impl ToOwner<GraphExecOwner> for &Context {
     }
 }
 
-impl Kind for GraphExecKind {
-    type Raw = CUgraphExec;
-    type Owner = GraphExecOwner;
-    const NAME: &'static str = "GraphExec";
-    fn driver(owner: &GraphExecOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUgraphExec) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &GraphExecOwner, _: Ownership) -> Call {
-        call::cuGraphExecDestroy
-    }
-    fn release_context(owner: &GraphExecOwner) -> Option<CUcontext> {
-        Some(owner.context.as_raw())
-    }
-    unsafe fn release(owner: &GraphExecOwner, raw: CUgraphExec, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, from the last clone.
-        unsafe { owner.context.driver().pc().cuGraphExecDestroy(raw) }
-    }
-}
+kind!(
+    /// The executable graph kind: destroyed in its context.
+    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.context.driver(),
+    context |o| Some(o.context.as_raw()), release cuGraphExecDestroy
+);
 
 handle_type!(
     /// An executable graph; keeps its graph (when cudrv made it) and its context alive.

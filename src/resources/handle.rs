@@ -40,6 +40,8 @@ pub(crate) trait Kind: 'static {
     type Owner: Send + Sync;
     /// The public type's name, for `Debug` and reports.
     const NAME: &'static str;
+    /// What an out-parameter starts as before the driver writes the raw handle.
+    const NULL: Self::Raw;
     /// The driver the resource belongs to.
     fn driver(owner: &Self::Owner) -> &'static Driver;
     /// The raw handle as an address, for `Debug`.
@@ -112,6 +114,20 @@ impl<K: Kind> Core<K> {
         Ok(Core { owner, raw, ownership: Ownership::Owned })
     }
 
+    /// [`Core::create_in`] for the usual creation: one call that writes the raw handle
+    /// through an out-pointer.
+    fn create_out(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce(&mut K::Raw) -> Result<(), CudaError>,
+    ) -> Result<Core<K>, CudaError> {
+        Core::create_in(owner, ctx, || {
+            let mut raw = K::NULL;
+            create(&mut raw)?;
+            Ok(raw)
+        })
+    }
+
     /// Gives up ownership: the drop that follows releases nothing.
     fn into_raw(mut self) -> K::Raw {
         self.ownership = Ownership::Borrowed;
@@ -146,6 +162,15 @@ impl<K: Kind> Handle<K> {
         create: impl FnOnce() -> Result<K::Raw, CudaError>,
     ) -> Result<Handle<K>, CudaError> {
         Core::create_in(owner, ctx, create).map(|core| Handle(Arc::new(core)))
+    }
+
+    /// [`Core::create_out`], shared: `Handle::create_out(owner, ctx, |raw| pc.cuXxxCreate(raw, ..))`.
+    pub(crate) fn create_out(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce(&mut K::Raw) -> Result<(), CudaError>,
+    ) -> Result<Handle<K>, CudaError> {
+        Core::create_out(owner, ctx, create).map(|core| Handle(Arc::new(core)))
     }
 
     #[inline(always)]
@@ -202,6 +227,16 @@ impl<K: Kind> Unique<K> {
         create: impl FnOnce() -> Result<K::Raw, CudaError>,
     ) -> Result<Unique<K>, CudaError> {
         Core::create_in(owner, ctx, create).map(Unique)
+    }
+
+    /// [`Core::create_out`], with one owner.
+    #[inline]
+    pub(crate) fn create_out(
+        owner: K::Owner,
+        ctx: CUcontext,
+        create: impl FnOnce(&mut K::Raw) -> Result<(), CudaError>,
+    ) -> Result<Unique<K>, CudaError> {
+        Core::create_out(owner, ctx, create).map(Unique)
     }
 
     #[inline(always)]
@@ -294,6 +329,69 @@ macro_rules! handle_type {
     };
 }
 pub(crate) use handle_type;
+
+/// Declares a kind released by one checked call that takes the raw handle (and constant
+/// arguments after it): `kind!(StreamKind: CUstream = "Stream", owner Context, driver
+/// |o| o.driver(), context |_o| None, release cuStreamDestroy)`. The call's name is used
+/// once, for both the call and the [`Call`] a report names.
+macro_rules! kind {
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, driver |$d:ident| $driver:expr,
+     context |$c:ident| $context:expr, release $call:ident $(($($extra:expr),*))?
+     $(, on_drop |$od:ident| $on_drop:block)?) => {
+        $crate::resources::handle::kind!(@impl $(#[$doc])* $kind, $raw, $name, $owner, |$d| $driver, $call, {
+            fn release_context($c: &$owner) -> Option<$crate::sys::CUcontext> {
+                $context
+            }
+            unsafe fn release(
+                owner: &$owner,
+                raw: $raw,
+                _: $crate::resources::handle::Ownership,
+            ) -> Result<(), $crate::error::CudaError> {
+                // SAFETY: the core releases once, from the last clone (or the only owner).
+                unsafe { <$kind as $crate::resources::handle::Kind>::driver(owner).pc().$call(raw $($(, $extra)*)?) }
+            }
+            $(fn on_drop($od: &mut $owner) $on_drop)?
+        });
+    };
+    // A kind that is part of its parent and never released on its own (functions,
+    // kernels, graph nodes): always held as borrowed; `$call` releases the parent.
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, part of $owner:ty, driver |$d:ident| $driver:expr,
+     released with $call:ident) => {
+        $crate::resources::handle::kind!(@impl $(#[$doc])* $kind, $raw, $name, $owner, |$d| $driver, $call, {
+            /// Never called: a part is always held as borrowed.
+            unsafe fn release(
+                _: &$owner,
+                _: $raw,
+                _: $crate::resources::handle::Ownership,
+            ) -> Result<(), $crate::error::CudaError> {
+                Ok(())
+            }
+        });
+    };
+    (@impl $(#[$doc:meta])* $kind:ident, $raw:ty, $name:literal, $owner:ty, |$d:ident| $driver:expr, $call:ident,
+     { $($rest:tt)* }) => {
+        $(#[$doc])*
+        pub(crate) struct $kind;
+
+        impl $crate::resources::handle::Kind for $kind {
+            type Raw = $raw;
+            type Owner = $owner;
+            const NAME: &'static str = $name;
+            const NULL: $raw = std::ptr::null_mut();
+            fn driver($d: &$owner) -> &'static $crate::Driver {
+                $driver
+            }
+            fn addr(raw: $raw) -> usize {
+                raw as usize
+            }
+            fn release_call(_: &$owner, _: $crate::resources::handle::Ownership) -> $crate::table::Call {
+                $crate::call::$call
+            }
+            $($rest)*
+        }
+    };
+}
+pub(crate) use kind;
 
 /// Turns what `from_raw`/`borrowed` are given into the kind's owner.
 pub(crate) trait ToOwner<O> {

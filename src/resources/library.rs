@@ -2,37 +2,19 @@
 
 use std::ffi::CStr;
 
-use crate::call;
 use crate::error::{CudaError, Error};
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::launch::Launch;
 use crate::resources::module::c_name;
 use crate::resources::stream::Stream;
 use crate::sys::{CUfunction, CUkernel, CUlibrary};
-use crate::table::Call;
 use crate::Driver;
 
-/// The library kind: owned by its driver, needs no context.
-pub(crate) struct LibraryKind;
-
-impl Kind for LibraryKind {
-    type Raw = CUlibrary;
-    type Owner = &'static Driver;
-    const NAME: &'static str = "Library";
-    fn driver(owner: &&'static Driver) -> &'static Driver {
-        owner
-    }
-    fn addr(raw: CUlibrary) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &&'static Driver, _: Ownership) -> Call {
-        call::cuLibraryUnload
-    }
-    unsafe fn release(owner: &&'static Driver, raw: CUlibrary, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once; its kernels hold clones, so none is left.
-        unsafe { owner.pc().cuLibraryUnload(raw) }
-    }
-}
+kind!(
+    /// The library kind: owned by its driver, needs no context.
+    LibraryKind: CUlibrary = "Library", owner &'static Driver, driver |o| o, context |_o| None,
+    release cuLibraryUnload
+);
 
 handle_type!(
     /// A loaded library. Clones share it; the last one unloads it (if owned). Kernels
@@ -40,27 +22,10 @@ handle_type!(
     Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a library"
 );
 
-/// The kernel kind: part of its library, never destroyed on its own.
-pub(crate) struct KernelKind;
-
-impl Kind for KernelKind {
-    type Raw = CUkernel;
-    type Owner = Library;
-    const NAME: &'static str = "Kernel";
-    fn driver(owner: &Library) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUkernel) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Library, _: Ownership) -> Call {
-        call::cuLibraryUnload
-    }
-    /// Never called: a kernel is always held as borrowed from its library.
-    unsafe fn release(_: &Library, _: CUkernel, _: Ownership) -> Result<(), CudaError> {
-        Ok(())
-    }
-}
+kind!(
+    /// The kernel kind: part of its library.
+    KernelKind: CUkernel = "Kernel", part of Library, driver |o| o.driver(), released with cuLibraryUnload
+);
 
 handle_type!(
     /// A kernel of a [`Library`]; keeps the library alive.

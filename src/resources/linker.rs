@@ -2,39 +2,17 @@
 
 use std::ffi::c_void;
 
-use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
-use crate::resources::handle::{Kind, Ownership, Unique};
+use crate::resources::handle::{kind, Unique};
 use crate::resources::module::c_name;
-use crate::sys::{CUcontext, CUjitInputType, CUlinkState};
-use crate::table::Call;
-use crate::Driver;
+use crate::sys::{CUjitInputType, CUlinkState};
 
-/// The link state kind.
-pub(crate) struct LinkerKind;
-
-impl Kind for LinkerKind {
-    type Raw = CUlinkState;
-    type Owner = Context;
-    const NAME: &'static str = "Linker";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUlinkState) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuLinkDestroy
-    }
-    fn release_context(owner: &Context) -> Option<CUcontext> {
-        Some(owner.as_raw())
-    }
-    unsafe fn release(owner: &Context, raw: CUlinkState, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, by its only owner.
-        unsafe { owner.driver().pc().cuLinkDestroy(raw) }
-    }
-}
+kind!(
+    /// The link state kind: owned by its context, destroyed in it.
+    LinkerKind: CUlinkState = "Linker", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
+    release cuLinkDestroy
+);
 
 /// A link in progress. Not `Clone`: a link state is built by one owner. Dropping it
 /// destroys the link state in its context.
@@ -50,13 +28,10 @@ impl Linker {
     /// Starts a link in `context`, with no options. On error nothing is created.
     pub fn new(context: &Context) -> Result<Linker, CudaError> {
         let pc = context.driver().pc();
-        let create = || {
-            let mut raw: CUlinkState = std::ptr::null_mut();
-            // SAFETY: valid out-pointer; no options.
-            unsafe { pc.cuLinkCreate(0, std::ptr::null_mut(), std::ptr::null_mut(), &mut raw) }?;
-            Ok(raw)
-        };
-        Unique::create_in(context.clone(), context.as_raw(), create).map(Linker)
+        let (options, values) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: valid out-pointer; no options.
+        let create = |raw: &mut CUlinkState| unsafe { pc.cuLinkCreate(0, options, values, raw) };
+        Unique::create_out(context.clone(), context.as_raw(), create).map(Linker)
     }
 
     /// The raw handle.

@@ -54,6 +54,7 @@ impl Kind for DeviceMemory {
     type Raw = CUdeviceptr;
     type Owner = MemoryOwner;
     const NAME: &'static str = "DeviceBuffer";
+    const NULL: CUdeviceptr = 0;
     fn driver(owner: &MemoryOwner) -> &'static Driver {
         owner.context.driver()
     }

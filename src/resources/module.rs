@@ -2,40 +2,18 @@
 
 use std::ffi::{CStr, CString};
 
-use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::launch::Launch;
 use crate::resources::stream::Stream;
-use crate::sys::{CUcontext, CUfunction, CUmodule};
-use crate::table::Call;
-use crate::Driver;
+use crate::sys::{CUfunction, CUmodule};
 
-/// The module kind: owned by its context.
-pub(crate) struct ModuleKind;
-
-impl Kind for ModuleKind {
-    type Raw = CUmodule;
-    type Owner = Context;
-    const NAME: &'static str = "Module";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUmodule) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuModuleUnload
-    }
-    fn release_context(owner: &Context) -> Option<CUcontext> {
-        Some(owner.as_raw())
-    }
-    unsafe fn release(owner: &Context, raw: CUmodule, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once; its functions hold clones, so none is left.
-        unsafe { owner.driver().pc().cuModuleUnload(raw) }
-    }
-}
+kind!(
+    /// The module kind: owned by its context, unloaded in it.
+    ModuleKind: CUmodule = "Module", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
+    release cuModuleUnload
+);
 
 handle_type!(
     /// A loaded module. Clones share it; the last one unloads it (if owned) in its
@@ -43,27 +21,11 @@ handle_type!(
     Module: ModuleKind => CUmodule, adopt: &Context, "a module"
 );
 
-/// The function kind: part of its module, never destroyed on its own.
-pub(crate) struct FunctionKind;
-
-impl Kind for FunctionKind {
-    type Raw = CUfunction;
-    type Owner = Module;
-    const NAME: &'static str = "Function";
-    fn driver(owner: &Module) -> &'static Driver {
-        owner.context().driver()
-    }
-    fn addr(raw: CUfunction) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Module, _: Ownership) -> Call {
-        call::cuModuleUnload
-    }
-    /// Never called: a function is always held as borrowed from its module.
-    unsafe fn release(_: &Module, _: CUfunction, _: Ownership) -> Result<(), CudaError> {
-        Ok(())
-    }
-}
+kind!(
+    /// The function kind: part of its module.
+    FunctionKind: CUfunction = "Function", part of Module, driver |o| o.context().driver(),
+    released with cuModuleUnload
+);
 
 handle_type!(
     /// A function of a [`Module`]; keeps the module alive.
@@ -91,13 +53,9 @@ impl Module {
     /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
     pub unsafe fn load_data(context: &Context, image: &[u8]) -> Result<Module, CudaError> {
         let pc = context.driver().pc();
-        let create = || {
-            let mut raw: CUmodule = std::ptr::null_mut();
-            // SAFETY: `raw` is a valid out-pointer; the caller vouches for `image`.
-            unsafe { pc.cuModuleLoadData(&mut raw, image.as_ptr().cast()) }?;
-            Ok(raw)
-        };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(Module)
+        // SAFETY: `raw` is a valid out-pointer; the caller vouches for `image`.
+        let create = |raw: &mut CUmodule| unsafe { pc.cuModuleLoadData(raw, image.as_ptr().cast()) };
+        Handle::create_out(context.clone(), context.as_raw(), create).map(Module)
     }
 
     /// The context it was loaded in.

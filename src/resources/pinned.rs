@@ -4,41 +4,19 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
-use crate::resources::handle::{Kind, Ownership, Unique};
+use crate::resources::handle::{kind, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
-use crate::sys::{CUcontext, CUevent_flags};
-use crate::table::Call;
-use crate::Driver;
+use crate::sys::CUevent_flags;
 
-/// The kind of a pinned host allocation.
-pub(crate) struct PinnedMemory;
-
-impl Kind for PinnedMemory {
-    type Raw = *mut c_void;
-    type Owner = Context;
-    const NAME: &'static str = "PinnedBuffer";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: *mut c_void) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuMemFreeHost
-    }
-    fn release_context(owner: &Context) -> Option<CUcontext> {
-        Some(owner.as_raw())
-    }
-    unsafe fn release(owner: &Context, raw: *mut c_void, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, from the only handle.
-        unsafe { owner.driver().pc().cuMemFreeHost(raw) }
-    }
-}
+kind!(
+    /// The kind of a pinned host allocation: freed in its context.
+    PinnedMemory: *mut c_void = "PinnedBuffer", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
+    release cuMemFreeHost
+);
 
 /// `len` values of `T` in page-locked host memory. Not `Clone`: it has one owner, so its
 /// contents are read and written through `&self`/`&mut self` like a `Vec`'s.

@@ -3,44 +3,22 @@
 
 use std::ffi::c_void;
 
-use crate::call;
 use crate::device::Device;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
 use crate::sys::{
-    CUcontext, CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
+    CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
     CUmemLocationType, CUmemPoolProps, CUmemoryPool,
 };
-use crate::table::Call;
-use crate::Driver;
 
-/// The memory pool kind: owned by its context.
-pub(crate) struct PoolKind;
-
-impl Kind for PoolKind {
-    type Raw = CUmemoryPool;
-    type Owner = Context;
-    const NAME: &'static str = "MemoryPool";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUmemoryPool) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuMemPoolDestroy
-    }
-    fn release_context(owner: &Context) -> Option<CUcontext> {
-        Some(owner.as_raw())
-    }
-    unsafe fn release(owner: &Context, raw: CUmemoryPool, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once; its allocations hold clones, so none is left.
-        unsafe { owner.driver().pc().cuMemPoolDestroy(raw) }
-    }
-}
+kind!(
+    /// The memory pool kind: owned by its context, destroyed in it.
+    PoolKind: CUmemoryPool = "MemoryPool", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
+    release cuMemPoolDestroy
+);
 
 handle_type!(
     /// A memory pool. Clones share it; the last one destroys it (if owned) in its
@@ -69,13 +47,9 @@ impl MemoryPool {
             props.handleTypes = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         }
         let pc = context.driver().pc();
-        let create = || {
-            let mut raw: CUmemoryPool = std::ptr::null_mut();
-            // SAFETY: valid out-pointer and properties.
-            unsafe { pc.cuMemPoolCreate(&mut raw, &props) }?;
-            Ok(raw)
-        };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(MemoryPool)
+        // SAFETY: valid out-pointer and properties.
+        let create = |raw: &mut CUmemoryPool| unsafe { pc.cuMemPoolCreate(raw, &props) };
+        Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)
     }
 
     /// The device's default pool (`cuDeviceGetDefaultMemPool`), which is never destroyed.
@@ -92,13 +66,9 @@ impl MemoryPool {
         let pc = context.driver().pc();
         let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         let handle = fd as isize as *mut c_void;
-        let create = || {
-            let mut raw: CUmemoryPool = std::ptr::null_mut();
-            // SAFETY: for POSIX fds the handle argument is the fd itself, cast to a pointer.
-            unsafe { pc.cuMemPoolImportFromShareableHandle(&mut raw, handle, kind, 0) }?;
-            Ok(raw)
-        };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(MemoryPool)
+        // SAFETY: for POSIX fds the handle argument is the fd itself, cast to a pointer.
+        let create = |raw: &mut CUmemoryPool| unsafe { pc.cuMemPoolImportFromShareableHandle(raw, handle, kind, 0) };
+        Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)
     }
 
     /// The context it was made in.

@@ -4,34 +4,16 @@ use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::host_fn;
 use crate::sys::{CUresult, CUstream, CUstreamCaptureStatus};
-use crate::table::Call;
-use crate::Driver;
 
-/// The stream kind: owned by its context.
-pub(crate) struct StreamKind;
-
-impl Kind for StreamKind {
-    type Raw = CUstream;
-    type Owner = Context;
-    const NAME: &'static str = "Stream";
-    fn driver(owner: &Context) -> &'static Driver {
-        owner.driver()
-    }
-    fn addr(raw: CUstream) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &Context, _: Ownership) -> Call {
-        call::cuStreamDestroy
-    }
-    // cuStreamDestroy needs no current context: the stream names its own.
-    unsafe fn release(owner: &Context, raw: CUstream, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: the caller releases once, from the last clone.
-        unsafe { owner.driver().pc().cuStreamDestroy(raw) }
-    }
-}
+kind!(
+    /// The stream kind: owned by its context; its release needs no current context (the
+    /// stream names its own).
+    StreamKind: CUstream = "Stream", owner Context, driver |o| o.driver(), context |_o| None,
+    release cuStreamDestroy
+);
 
 handle_type!(
     /// A stream. Clones share it; the last one destroys it (if owned). It keeps its
@@ -44,13 +26,9 @@ impl Stream {
     /// created and the calling thread's context is unchanged.
     pub fn new(context: &Context, flags: u32) -> Result<Stream, CudaError> {
         let pc = context.driver().pc();
-        let create = || {
-            let mut raw: CUstream = std::ptr::null_mut();
-            // SAFETY: `raw` is a valid out-pointer.
-            unsafe { pc.cuStreamCreate(&mut raw, flags) }?;
-            Ok(raw)
-        };
-        Handle::create_in(context.clone(), context.as_raw(), create).map(Stream)
+        // SAFETY: `raw` is a valid out-pointer.
+        let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreate(raw, flags) };
+        Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
     }
 
     /// The legacy default (NULL) stream of `context`.

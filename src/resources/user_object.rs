@@ -3,36 +3,18 @@
 
 use std::ffi::c_void;
 
-use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::host_fn::run_user_code;
 use crate::sys::{CUuserObject, CUuserObject_flags};
-use crate::table::Call;
 use crate::Driver;
 
-/// The user object kind: one driver reference, owned by its driver.
-pub(crate) struct UserObjectKind;
-
-impl Kind for UserObjectKind {
-    type Raw = CUuserObject;
-    type Owner = &'static Driver;
-    const NAME: &'static str = "UserObject";
-    fn driver(owner: &&'static Driver) -> &'static Driver {
-        owner
-    }
-    fn addr(raw: CUuserObject) -> usize {
-        raw as usize
-    }
-    fn release_call(_: &&'static Driver, _: Ownership) -> Call {
-        call::cuUserObjectRelease
-    }
-    unsafe fn release(owner: &&'static Driver, raw: CUuserObject, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: this handle owns one reference, released once here.
-        unsafe { owner.pc().cuUserObjectRelease(raw, 1) }
-    }
-}
+kind!(
+    /// The user object kind: one driver reference, owned by its driver.
+    UserObjectKind: CUuserObject = "UserObject", owner &'static Driver, driver |o| o, context |_o| None,
+    release cuUserObjectRelease(1)
+);
 
 handle_type!(
     /// A user object. Clones share one driver reference, released by the last clone; the
