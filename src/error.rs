@@ -245,7 +245,7 @@ impl std::error::Error for InvalidArgument {}
 
 /// Everything that can go wrong in cudrv, in one type: `?` turns each part into it, so a
 /// program or a wrapper needs no error enum of its own.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[derive(Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// No driver could be loaded.
@@ -260,6 +260,28 @@ pub enum Error {
     /// cudrv refused an argument before calling the driver.
     #[error(transparent)]
     InvalidArgument(Box<InvalidArgument>),
+}
+
+impl fmt::Debug for Error {
+    /// The message, as `Display` gives it, in the variant's name: what a `main` that
+    /// returns `Result<(), cudrv::Error>` prints. `{:#?}` gives the fields.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let variant = match self {
+            Error::Load(_) => "Load",
+            Error::Require(_) => "Require",
+            Error::Driver(_) => "Driver",
+            Error::InvalidArgument(_) => "InvalidArgument",
+        };
+        if f.alternate() {
+            return match self {
+                Error::Load(e) => f.debug_tuple(variant).field(e).finish(),
+                Error::Require(e) => f.debug_tuple(variant).field(e).finish(),
+                Error::Driver(e) => f.debug_tuple(variant).field(e).finish(),
+                Error::InvalidArgument(e) => f.debug_tuple(variant).field(e).finish(),
+            };
+        }
+        write!(f, "{variant}({self})")
+    }
 }
 
 impl Error {
@@ -325,6 +347,18 @@ mod tests {
         assert_eq!(CudaError::new(crate::call::cuMemAlloc, CUresult(12345)).name(), "unknown CUresult 12345");
         assert_eq!(CUresult::CUDA_ERROR_INVALID_VALUE.to_string(), "CUDA_ERROR_INVALID_VALUE");
         assert_eq!(CUresult(12345).to_string(), "CUresult(12345)");
+    }
+
+    #[test]
+    fn a_main_returning_error_prints_the_message() {
+        let e = Error::from(CudaError::new(crate::call::cuMemAlloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY));
+        let shown = format!("{e:?}");
+        assert!(shown.starts_with("Driver(cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY"), "{shown}");
+        let e = Error::from(InvalidArgument::new("DeviceBuffer::copy_from_host", "9 values do not fit"));
+        assert_eq!(
+            format!("{e:?}"),
+            "InvalidArgument(DeviceBuffer::copy_from_host: invalid argument: 9 values do not fit (no driver call was made))"
+        );
     }
 
     #[test]

@@ -86,3 +86,8 @@ pub use resources::user_object::UserObject;
 pub use scope::{set_current, with_context};
 pub use sys::CUresult;
 pub use table::Call;
+
+/// The README's examples, compiled as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
