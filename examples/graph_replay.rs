@@ -12,11 +12,7 @@ use std::sync::Arc;
 use cudrv::sys::{CUresult, CUstream_flags};
 use cudrv::{DeviceBuffer, Graph, LaunchConfig, Module, Stream};
 
-const PTX: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/scale_f32.ptx"), "\0").as_bytes()) {
-        Ok(ptx) => ptx,
-        Err(_) => panic!("the PTX has a NUL byte"),
-    };
+const PTX: &str = include_str!("kernels/scale_f32.ptx");
 const N: usize = 1 << 16;
 const REPLAYS: usize = 100;
 const S: f32 = 1.0625;
@@ -25,7 +21,7 @@ fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
     let stream = Stream::new(&ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
-    let scale = Module::load_ptx(&ctx, PTX)?.function("scale_f32")?;
+    let scale = Module::from_ptx(&ctx, PTX)?.function("scale_f32")?;
     let x0: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 - 500.0).collect();
     let x = DeviceBuffer::from_slice(&ctx, &x0)?;
     let n = N as i32;

@@ -7,11 +7,7 @@
 use cudrv::sys::{CUevent_flags, CUstream_flags};
 use cudrv::{DeviceBuffer, Event, LaunchConfig, Library, Stream};
 
-const PTX: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/scale_f32.ptx"), "\0").as_bytes()) {
-        Ok(ptx) => ptx,
-        Err(_) => panic!("the PTX has a NUL byte"),
-    };
+const PTX: &str = include_str!("kernels/scale_f32.ptx");
 const N: usize = 1 << 20;
 
 fn main() -> Result<(), cudrv::Error> {
@@ -27,7 +23,7 @@ fn main() -> Result<(), cudrv::Error> {
     let again = c0.enable_peer_access(&c1)?;
     println!("peer access enabled both ways: {enabled:?}; enabling again changed nothing: {}", !again);
 
-    let scale = Library::load_ptx(driver, PTX)?.kernel("scale_f32")?;
+    let scale = Library::from_ptx(driver, PTX)?.kernel("scale_f32")?;
     let flags = CUstream_flags::CU_STREAM_NON_BLOCKING.0;
     let (s0, s1) = (Stream::new(&c0, flags)?, Stream::new(&c1, flags)?);
     let values: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();

@@ -5,11 +5,7 @@
 use cudrv::sys::CUstream_flags;
 use cudrv::{LaunchConfig, MemoryPool, Module, PinnedBuffer, Stream};
 
-const PTX: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/saxpy.ptx"), "\0").as_bytes()) {
-        Ok(ptx) => ptx,
-        Err(_) => panic!("the PTX has a NUL byte"),
-    };
+const PTX: &str = include_str!("kernels/saxpy.ptx");
 const STREAMS: usize = 4;
 const CHUNK: usize = 1 << 18;
 const A: f32 = 2.0;
@@ -17,7 +13,7 @@ const A: f32 = 2.0;
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
-    let saxpy = Module::load_ptx(&ctx, PTX)?.function("saxpy")?;
+    let saxpy = Module::from_ptx(&ctx, PTX)?.function("saxpy")?;
     let pool = MemoryPool::new(&ctx, false)?;
     let x: Vec<f32> = (0..STREAMS * CHUNK).map(|i| i as f32).collect();
     let n = CHUNK as i32;

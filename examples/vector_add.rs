@@ -4,12 +4,6 @@
 
 use cudrv::{DeviceBuffer, LaunchConfig, Library, Module, Stream};
 
-const PTX: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/vector_add.ptx"), "\0").as_bytes()) {
-        Ok(ptx) => ptx,
-        Err(_) => panic!("the PTX has a NUL byte"),
-    };
-
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
@@ -21,8 +15,8 @@ fn main() -> Result<(), cudrv::Error> {
     let dc = DeviceBuffer::<f32>::alloc(&ctx, n)?;
     let n = n as u32;
 
-    let module = Module::load_ptx(&ctx, PTX)?;
-    let library = Library::load_ptx(driver, PTX)?;
+    let ptx = include_str!("kernels/vector_add.ptx");
+    let (module, library) = (Module::from_ptx(&ctx, ptx)?, Library::from_ptx(driver, ptx)?);
     for (path, kernel) in [
         ("module", module.function("vector_add")?.builder(&stream)),
         ("library", library.kernel("vector_add")?.builder(&stream)),

@@ -13,11 +13,7 @@ use cudrv::sys::{
 };
 use cudrv::{Context, CudaError, DeviceBuffer, Driver, LaunchConfig, Library, Module, Stream};
 
-const PTX: &std::ffi::CStr =
-    match std::ffi::CStr::from_bytes_with_nul(concat!(include_str!("kernels/scale_f32.ptx"), "\0").as_bytes()) {
-        Ok(ptx) => ptx,
-        Err(_) => panic!("the PTX has a NUL byte"),
-    };
+const PTX: &str = include_str!("kernels/scale_f32.ptx");
 const LEN: usize = 1 << 16;
 const COPIES: usize = 4;
 
@@ -36,11 +32,11 @@ fn main() -> Result<(), cudrv::Error> {
     let (kernel, function);
     let mut launch = if has(driver, "cuLibraryLoadData") {
         println!("kernels: cuLibraryLoadData");
-        kernel = Library::load_ptx(driver, PTX)?.kernel("scale_f32")?;
+        kernel = Library::from_ptx(driver, PTX)?.kernel("scale_f32")?;
         kernel.builder(&stream)
     } else {
         println!("kernels: cuModuleLoadData (cuLibraryLoadData needs driver 12.0)");
-        function = Module::load_ptx(&ctx, PTX)?.function("scale_f32")?;
+        function = Module::from_ptx(&ctx, PTX)?.function("scale_f32")?;
         function.builder(&stream)
     };
     launch.arg(&src).arg(&s).arg(&n);

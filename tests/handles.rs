@@ -324,3 +324,13 @@ fn a_sticky_error_is_returned_and_dropping_afterwards_reports_without_panicking(
     }
     drop(ctx);
 }
+
+#[test]
+fn ptx_text_with_a_nul_inside_is_refused_before_any_driver_call() {
+    let ctx = context();
+    let e = Module::from_ptx(&ctx, "ab\0cd").unwrap_err();
+    assert!(matches!(e, cudrv::Error::InvalidArgument(_)), "{e}");
+    let e = cudrv::Library::from_ptx(standin_driver(), "ab\0cd").unwrap_err();
+    assert!(matches!(e, cudrv::Error::InvalidArgument(_)), "{e}");
+    assert!(e.to_string().contains("no driver call was made"), "{e}");
+}

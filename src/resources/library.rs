@@ -40,6 +40,13 @@ impl Library {
         unsafe { Library::load_data(driver, ptx.to_bytes_with_nul()) }
     }
 
+    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
+    /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
+    pub fn from_ptx(driver: &'static Driver, ptx: &str) -> Result<Library, Error> {
+        let ptx = c_name("Library::from_ptx", ptx)?;
+        Ok(Library::load_ptx(driver, &ptx)?)
+    }
+
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX). Needs no current context.
     /// On error nothing is loaded.
     ///

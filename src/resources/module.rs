@@ -32,7 +32,7 @@ handle_type!(
     Function: FunctionKind => CUfunction
 );
 
-/// A C string for a name passed to the driver; a name with a NUL byte is refused.
+/// A C string for a name or text passed to the driver; one with a NUL byte is refused.
 pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidArgument> {
     CString::new(name).map_err(|_| InvalidArgument::new(what, format!("{name:?} contains a NUL byte")))
 }
@@ -43,6 +43,13 @@ impl Module {
     pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, CudaError> {
         // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
         unsafe { Module::load_data(context, ptx.to_bytes_with_nul()) }
+    }
+
+    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
+    /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
+    pub fn from_ptx(context: &Context, ptx: &str) -> Result<Module, Error> {
+        let ptx = c_name("Module::from_ptx", ptx)?;
+        Ok(Module::load_ptx(context, &ptx)?)
     }
 
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context`. On error
