@@ -195,6 +195,23 @@ fn parent() {
     let f = module.function("fill").unwrap();
     c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| stream.synchronize()), "module kernel launch");
     c.check(words(&a).iter().all(|&w| w == 0xabcd), "the kernel wrote every word");
+    // Launch attributes go through cuLaunchKernelEx.
+    let n = (a.len() / 4) as u32;
+    for (what, value, cooperative, cluster) in [
+        ("cooperative launch", 0x1111u32, true, None),
+        ("cluster launch (2x1x1 blocks)", 0x2222, false, Some((2, 1, 1))),
+    ] {
+        let mut l = f.builder(&stream);
+        l.arg(&a).arg(&value).arg(&n).cooperative(cooperative);
+        if let Some(dims) = cluster {
+            l.cluster(dims);
+        }
+        // An even number of blocks, so that clusters of 2 fit.
+        let config = LaunchConfig::new((n.div_ceil(256).next_multiple_of(2), 1, 1), (256, 1, 1));
+        // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
+        c.ok(unsafe { l.launch(config) }.and_then(|_| stream.synchronize()), what);
+        c.check(words(&a).iter().all(|&w| w == value), format!("{what}: the kernel wrote every word"));
+    }
     let library = c.ok(Library::load_ptx(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
     let kernel = library.kernel("fill").unwrap();
     drop(library);

@@ -334,3 +334,55 @@ fn ptx_text_with_a_nul_inside_is_refused_before_any_driver_call() {
     assert!(matches!(e, cudrv::Error::InvalidArgument(_)), "{e}");
     assert!(e.to_string().contains("no driver call was made"), "{e}");
 }
+
+#[test]
+fn launch_attributes_need_cu_launch_kernel_ex_and_say_which_driver_has_it() {
+    common::capture_reports();
+    // An 11.4 driver: cuLaunchKernelEx (11.6) is gated.
+    let old = cudrv_standin::StandIn::new(11040).unwrap().load(Default::default()).unwrap();
+    let old: &'static cudrv::Driver = Box::leak(Box::new(old));
+    old.init().unwrap();
+    let ctx = Context::primary(old, 0).unwrap();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
+    let k = module.function("k").unwrap();
+    let mut launch = k.builder(&stream);
+    launch.cooperative(true);
+    // SAFETY: the fake kernel takes no parameters; nothing is launched on this driver.
+    let e = unsafe { launch.launch(LaunchConfig::new((1, 1, 1), (1, 1, 1))) }.unwrap_err();
+    assert_eq!((e.call(), e.code()), (cudrv::call::cuLaunchKernelEx, CUresult::CUDA_ERROR_NOT_FOUND), "{e}");
+    assert!(e.notes().iter().any(|n| n.contains("needs driver 11.6")), "{e}");
+    // Without attributes the same launch is a plain cuLaunchKernel.
+    let mut plain = k.builder(&stream);
+    // SAFETY: as above.
+    unsafe { plain.launch(LaunchConfig::new((1, 1, 1), (1, 1, 1))) }.unwrap();
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn host_fn_serves_the_13_1_entry_with_flags() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let f = cudrv::HostFn::new(move || tx.send(42).unwrap());
+    let d = standin_driver();
+    // SAFETY: a live stream; the callback and data come from `f`.
+    let status = unsafe { d.p().cuLaunchHostFunc_v13010(stream.as_raw(), f.callback(), f.user_data(), 0) };
+    assert_eq!(status, CUresult::CUDA_SUCCESS);
+    f.handed_over();
+    stream.synchronize().unwrap();
+    assert_eq!(rx.recv_timeout(Duration::from_secs(10)), Ok(42));
+    // One the driver refuses is dropped unrun.
+    let ran = Arc::new(AtomicUsize::new(0));
+    let counter = ran.clone();
+    let refused = cudrv::HostFn::new(move || _ = counter.fetch_add(1, Ordering::SeqCst));
+    // SAFETY: a null stream handle of a bogus value is refused by the driver.
+    let status = unsafe {
+        d.p().cuLaunchHostFunc_v13010(0xdead as cudrv::sys::CUstream, refused.callback(), refused.user_data(), 0)
+    };
+    assert_ne!(status, CUresult::CUDA_SUCCESS);
+    drop(refused);
+    assert_eq!(ran.load(Ordering::SeqCst), 0);
+    assert_eq!(Arc::strong_count(&ran), 1, "the refused closure was dropped");
+    assert!(my_reports().is_empty());
+}

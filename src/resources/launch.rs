@@ -131,8 +131,8 @@ impl<'a> Launch<'a> {
         self
     }
 
-    /// Launches with thread-block clusters of `dims` blocks (`cuLaunchKernelEx`, CUDA 12.0+,
-    /// compute capability 9.0+).
+    /// Launches with thread-block clusters of `dims` blocks (`cuLaunchKernelEx`, driver
+    /// 11.6+; clusters need compute capability 9.0).
     pub fn cluster(&mut self, dims: (u32, u32, u32)) -> &mut Launch<'a> {
         self.cluster = Some(dims);
         self
