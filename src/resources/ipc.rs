@@ -7,13 +7,13 @@
 //! `shared/background/cuda-core-error-policy-review.txt`). So cudrv imports each export
 //! at most once: later imports of it return a clone of the live import.
 //!
-//! The cache holds, per export, either the live import or a note that its last clone is
-//! being freed. Decisions about the last clone are made under the cache lock, but the
-//! free itself (and the wait for it: the free is stream-ordered, and the stream may hold
-//! host functions, which are user code) runs with the lock released; an importer that
-//! finds the export being freed waits, without the lock, until the free is done. So no
-//! one waits for the driver or for user code while holding the lock, and an export is
-//! never mapped twice. A mapping that could not be freed, or whose failed import could not
+//! The cache holds, per export, either the live import or a note that it is being
+//! imported or its last clone freed. Decisions are made under the cache lock, but the
+//! driver calls (the import; the free and the wait for it: the free is stream-ordered,
+//! and the stream may hold host functions, which are user code) run with the lock
+//! released; an importer that finds the note waits, without the lock, until that work is
+//! done, then looks again. So no one calls the driver or waits for user code while
+//! holding the lock, and an export is never mapped twice. A mapping that could not be freed, or whose failed import could not
 //! be undone, stays registered (leaked), so that it is reused rather than mapped again.
 //! Reports are made after the lock is released.
 
@@ -44,17 +44,18 @@ type Key = [u8; 64];
 enum Slot {
     /// The import, while a clone of it lives (or leaked: then for ever).
     Live(Weak<ImportInner>),
-    /// Its last clone is being freed; importers wait for `Freeing::done`.
-    Freeing(Arc<Freeing>),
+    /// Being imported, or its last clone being freed, by a thread that does so without
+    /// the lock; other importers wait for `Pending::done`, then look again.
+    Pending(Arc<Pending>),
 }
 
 #[derive(Default)]
-struct Freeing {
+struct Pending {
     done: Mutex<bool>,
     finished: Condvar,
 }
 
-impl Freeing {
+impl Pending {
     fn wait(&self) {
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
         while !*done {
@@ -165,33 +166,50 @@ impl ImportedBuffer {
                     }
                     break;
                 }
-                Some(Slot::Freeing(freeing)) => {
-                    let freeing = Arc::clone(freeing);
+                Some(Slot::Pending(pending)) => {
+                    let pending = Arc::clone(pending);
                     drop(cache);
-                    freeing.wait();
+                    pending.wait();
                     cache = self::cache();
                 }
                 None => break,
             }
         }
+        // Mark the export as being imported and import it without the lock (the driver
+        // call may take its time); importers of the same export wait for this one.
+        let pending = Arc::new(Pending::default());
+        cache.insert(key, Slot::Pending(Arc::clone(&pending)));
+        drop(cache);
         let context = stream.context();
         let d = context.driver();
         let mut mapped = None;
         let imported = context.run(|| import_pointer(d, pool, export, stream, &mut mapped));
-        let (ptr, len) = match (imported, mapped) {
-            (Ok(m), _) => m,
-            (Err(e), None) => return Err(e),
+        let mut cache = self::cache();
+        let result = match (imported, mapped) {
+            (Ok((ptr, len)), _) => {
+                let inner = Arc::new(ImportInner {
+                    key,
+                    buffer: view(context, ptr, len),
+                    stream: stream.clone(),
+                    _pool: pool.clone(),
+                });
+                cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
+                Ok(ImportedBuffer(ManuallyDrop::new(inner)))
+            }
+            (Err(e), None) => {
+                cache.remove(&key);
+                Err(e)
+            }
             (Err(e), Some((ptr, len))) => {
                 leak_registered(&mut cache, key, context, ptr, len, stream, pool);
                 let note =
                     format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
-                return Err(e.with_note(note));
+                Err(e.with_note(note))
             }
         };
-        let inner =
-            Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
-        cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
-        Ok(ImportedBuffer(ManuallyDrop::new(inner)))
+        drop(cache);
+        pending.finish();
+        result
     }
 
     /// The device address in this process.
@@ -262,8 +280,8 @@ impl Drop for ImportedBuffer {
                 return;
             }
         };
-        let freeing = Arc::new(Freeing::default());
-        cache.insert(inner.key, Slot::Freeing(Arc::clone(&freeing)));
+        let freeing = Arc::new(Pending::default());
+        cache.insert(inner.key, Slot::Pending(Arc::clone(&freeing)));
         drop(cache);
 
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
