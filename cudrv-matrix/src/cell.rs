@@ -29,6 +29,8 @@ pub struct Spec {
     pub output: PathBuf,
     /// The gated-entry log (`CUDRV_GATED_LOG`); created by the program, if at all.
     pub gated_log: PathBuf,
+    /// After this long the command is killed and the cell fails (`--timeout`).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// How a cell's command ended.
@@ -42,6 +44,8 @@ pub enum Outcome {
     NotStarted(String),
     /// It started but its end could not be observed.
     Lost(String),
+    /// It ran longer than the cell's timeout and was killed.
+    TimedOut,
 }
 
 /// A gated entry the program asked for: an entry point the driver (as capped) lacks.
@@ -91,7 +95,7 @@ pub fn run(command: &[OsString], spec: &Spec, tail_lines: usize) -> CellResult {
             lines.push(message.clone());
             Some(lines)
         }
-        Outcome::Exited(_) | Outcome::Signal(_) => Some(last_lines(&spec.output, tail_lines)),
+        Outcome::Exited(_) | Outcome::Signal(_) | Outcome::TimedOut => Some(last_lines(&spec.output, tail_lines)),
     };
     CellResult { version: spec.version, outcome, seconds, gated: read_gated(&spec.gated_log), tail }
 }
@@ -119,13 +123,42 @@ fn execute(command: &[OsString], spec: &Spec) -> Outcome {
     };
     // `cmd` holds the parent's copies of the output file; the child has its own.
     drop(cmd);
-    match child.wait() {
+    let waited = match spec.timeout {
+        None => child.wait(),
+        Some(limit) => match wait_at_most(&mut child, limit) {
+            Ok(Some(status)) => Ok(status),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Outcome::TimedOut;
+            }
+            Err(e) => Err(e),
+        },
+    };
+    match waited {
         Ok(status) => match (status.code(), signal_of(&status)) {
             (Some(code), _) => Outcome::Exited(code),
             (None, Some(sig)) => Outcome::Signal(sig),
             (None, None) => Outcome::Lost(format!("the command ended without a status ({status})")),
         },
         Err(e) => Outcome::Lost(format!("cannot wait for the command: {e}")),
+    }
+}
+
+/// Waits for `child` for at most `limit`; `None` if it is still running then.
+fn wait_at_most(
+    child: &mut std::process::Child,
+    limit: std::time::Duration,
+) -> std::io::Result<Option<std::process::ExitStatus>> {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 

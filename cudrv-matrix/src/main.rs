@@ -72,6 +72,9 @@ struct Args {
     /// How many lines of a failed cell's output to show
     #[arg(long, value_name = "N", default_value_t = 20)]
     tail: usize,
+    /// Kill a cell's command after SECS seconds; the cell fails as timed out.
+    #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
+    timeout: Option<std::time::Duration>,
 
     /// Print one JSON document (schema_version 1) instead of the text grid
     #[arg(long)]
@@ -205,6 +208,7 @@ fn run(args: &Args) -> Result<u8, String> {
                 remove,
                 output: scratch.path().join(format!("{}.out", version::display(v))),
                 gated_log,
+                timeout: args.timeout,
             }
         })
         .collect();
@@ -254,4 +258,13 @@ fn run_all(specs: &[Spec], command: &[OsString], jobs: usize, tail: usize) -> Ve
     let mut results: Vec<(u32, CellResult)> = rx.into_iter().collect();
     results.sort_by_key(|(v, _)| *v);
     results.into_iter().map(|(_, r)| r).collect()
+}
+
+/// `--timeout SECS`: a positive number of seconds.
+fn parse_timeout(text: &str) -> Result<std::time::Duration, String> {
+    let secs: f64 = text.parse().map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    match std::time::Duration::try_from_secs_f64(secs) {
+        Ok(d) if !d.is_zero() => Ok(d),
+        _ => Err(format!("{text:?}: the timeout must be a positive number of seconds")),
+    }
 }

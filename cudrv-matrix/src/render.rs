@@ -67,6 +67,7 @@ fn how(outcome: &Outcome) -> String {
         },
         Outcome::NotStarted(_) => "not started".into(),
         Outcome::Lost(_) => "lost".into(),
+        Outcome::TimedOut => "timed out".into(),
     }
 }
 
@@ -158,6 +159,7 @@ pub fn json(run: &Run) -> Value {
                 Outcome::Exited(code) => (Some(*code), None, None),
                 Outcome::Signal(sig) => (None, Some(*sig), None),
                 Outcome::NotStarted(m) | Outcome::Lost(m) => (None, None, Some(m.clone())),
+                Outcome::TimedOut => (None, None, Some("timed out: killed".to_string())),
             };
             json!({
                 "version": version::display(c.version),

@@ -152,6 +152,24 @@ fn a_signal_is_a_failure() {
     assert!(out.stdout.contains("--- 12.4: signal 9 (SIGKILL) ---\n(no output)\n"), "{}", out.stdout);
 }
 
+#[test]
+fn a_command_that_hangs_is_killed_at_the_timeout() {
+    let out = matrix(
+        &["--versions", "12.4,13.0", "--timeout", "1", "--json", "--", "sh", "-c", "echo waiting; sleep 30"],
+        &[],
+    );
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let doc = out.json();
+    for v in ["12.4", "13.0"] {
+        let c = cell(&doc, v);
+        assert_eq!(c["passed"], false);
+        assert_eq!(c["error"], "timed out: killed");
+        assert_eq!(c["output_tail"], serde_json::json!(["waiting"]));
+    }
+    let out = matrix(&["--versions", "12.4", "--timeout", "1", "--", "sh", "-c", "sleep 30"], &[]);
+    assert!(out.rows()[0].contains("timed out"), "{}", out.stdout);
+}
+
 /// The tiny stand-in for cudrv's side of CUDRV_GATED_LOG: appends `name<TAB>availability`
 /// lines, here from two processes of the same cell, with a duplicate.
 const GATED_WRITER: &str = r#"
@@ -353,6 +371,9 @@ fn usage_errors_exit_2() {
         &["--real", "--stand-in", "--", "true"],
         &["--versions", "12.0"],
         &["--versions", "12.0", "--", "/nonexistent/command"],
+        &["--timeout", "-1", "--", "true"],
+        &["--timeout", "0", "--", "true"],
+        &["--timeout", "soon", "--", "true"],
     ] {
         let out = matrix(args, &[]);
         assert_eq!(out.code, Some(2), "{args:?}: {}{}", out.stdout, out.stderr);
