@@ -30,7 +30,8 @@ fn main() -> Result<(), cudrv::Error> {
     // SAFETY (both launches below): the arguments match scale_f32(float*, float, int).
     let mut scale_x = || unsafe { launch.launch(LaunchConfig::for_num_elems(N as u32)) };
 
-    let (graph, captured) = match stream.begin_capture() {
+    // SAFETY: the captured launch uses `x`, which outlives the graph and its replays.
+    let (graph, captured) = match unsafe { stream.begin_capture() } {
         Ok(()) => {
             let launched = scale_x();
             let graph = stream.end_capture()?;

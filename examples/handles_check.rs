@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use cudrv::sys::{CUcontext, CUjitInputType};
+use cudrv::sys::CUcontext;
 use cudrv::{
     Context, DeviceBuffer, Driver, Event, Graph, ImportedBuffer, IpcExport, LaunchConfig, Library, Linker, MemoryPool,
     Module, PinnedBuffer, Stream, UserObject,
@@ -221,7 +221,7 @@ fn parent() {
     c.ok(launched.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
-    c.ok(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, ptx().as_bytes_with_nul(), "fill.ptx"), "cuLinkAddData");
+    c.ok(linker.add_ptx(PTX, "fill.ptx"), "cuLinkAddData");
     let cubin = c.ok(linker.complete(), "cuLinkComplete").unwrap_or_default();
     drop(linker);
     // SAFETY: `cubin` is the complete image cuLinkComplete returned.

@@ -167,7 +167,9 @@ impl Driver {
     /// # Safety
     /// Opening a library runs its initialisers, and cudrv calls what it exports as the
     /// CUDA driver: the library `options` names (or the system's `libcuda.so.1`) must be a
-    /// CUDA driver (or cudrv's stand-in), as with ash's `Entry::load`.
+    /// CUDA driver (or cudrv's stand-in), as with ash's `Entry::load`. Handles made with
+    /// one driver library must never be given to another (two `Driver`s loaded from the
+    /// same library may share them).
     /// [`crate::driver()`], the usual way in, is safe: it trusts `CUDRV_LIBCUDA`.
     pub unsafe fn load(options: LoadOptions) -> Result<Driver, LoadError> {
         let (looked, library) = match &options.path {

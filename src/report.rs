@@ -261,7 +261,13 @@ pub fn report(report: Report) {
 fn default_sink(report: &Report, why: Option<&str>) {
     match why {
         Some(why) => stderr_line(report, Some(why)),
-        None => log::error!(target: "cudrv", "{report}"),
+        None => {
+            // The logger is user code: a panic in it is contained, and the report goes to stderr.
+            if let Err(payload) = catch_unwind(AssertUnwindSafe(|| log::error!(target: "cudrv", "{report}"))) {
+                std::mem::forget(payload);
+                stderr_line(report, Some("the logger panicked; report written to stderr"));
+            }
+        }
     }
 }
 

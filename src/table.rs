@@ -72,7 +72,7 @@ impl Call {
     /// The entry it names.
     pub const fn entry(self) -> Entry {
         let bits = self.0.get();
-        let index = ((bits & !NAME_BIT) - 1) as usize;
+        let index = (bits & !NAME_BIT).wrapping_sub(1) as usize;
         if bits & NAME_BIT == 0 {
             Entry::Variant(index)
         } else {

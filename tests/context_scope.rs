@@ -122,7 +122,11 @@ fn non_creating_operations_return_the_restoration_error() {
             }),
         ),
         ("context", Box::new(|| ctx.synchronize())),
-        ("add_data", Box::new(|| driver_error(linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k")))),
+        // SAFETY: a NUL-terminated fake image.
+        (
+            "add_data",
+            Box::new(|| driver_error(unsafe { linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k") })),
+        ),
     ];
     for (name, mut op) in ops {
         faults::fail_next_context_restore(RESTORE_FAILS);

@@ -146,7 +146,8 @@ fn libraries_modules_linker_graphs_user_objects() {
     assert!(Module::load_ptx(&ctx, c"not an image").is_err());
 
     let mut linker = Linker::new(&ctx).unwrap();
-    linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &fake_image(&["linked"]), "a").unwrap();
+    // SAFETY: a NUL-terminated fake image.
+    unsafe { linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &fake_image(&["linked"]), "a") }.unwrap();
     let image = linker.complete().unwrap();
     drop(linker);
     // SAFETY: the linker's output is a complete, NUL-terminated fake image.
@@ -384,5 +385,21 @@ fn host_fn_serves_the_13_1_entry_with_flags() {
     drop(refused);
     assert_eq!(ran.load(Ordering::SeqCst), 0);
     assert_eq!(Arc::strong_count(&ran), 1, "the refused closure was dropped");
+    assert!(my_reports().is_empty());
+}
+
+#[test]
+fn empty_pinned_buffers_allocate_nothing_and_are_safe_to_use() {
+    let ctx = context();
+    let mut empty = PinnedBuffer::<f32>::zeroed(&ctx, 0).unwrap();
+    assert!(empty.as_slice().unwrap().is_empty());
+    assert!(empty.as_mut_slice().unwrap().is_empty());
+    let from_nothing = PinnedBuffer::<u32>::from_slice(&ctx, &[]).unwrap();
+    assert_eq!(from_nothing.len(), 0);
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let device = DeviceBuffer::<f32>::alloc(&ctx, 4).unwrap();
+    device.copy_from_pinned_async(&empty, &stream).unwrap();
+    stream.synchronize().unwrap();
+    drop((empty, from_nothing));
     assert!(my_reports().is_empty());
 }

@@ -160,20 +160,28 @@ impl GraphNode {
 impl Stream {
     /// Starts capturing the work queued on this stream into a graph
     /// (`cuStreamBeginCapture`, global mode); [`Stream::end_capture`] returns it.
-    pub fn begin_capture(&self) -> Result<(), CudaError> {
+    ///
+    /// # Safety
+    /// Work queued while capturing is not done but recorded, and done again at every
+    /// launch of the graph: everything it reads or writes (device buffers, pinned buffers,
+    /// host memory) must stay allocated, and be used in no conflicting way, for as long as
+    /// the graph or an executable made from it may be launched. cudrv cannot track that
+    /// for captured work. ([`Stream::launch_host_fn`] refuses a capturing stream; nothing
+    /// else may queue one-shot host functions on it while it captures.)
+    pub unsafe fn begin_capture(&self) -> Result<(), CudaError> {
         let (pc, raw) = (self.context().driver().pc(), self.as_raw());
         let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
         // SAFETY: the stream is live.
         self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })
     }
 
-    /// Ends a capture and returns the captured graph (`cuStreamEndCapture`).
+    /// Ends a capture and returns the captured graph (`cuStreamEndCapture`). On error no
+    /// graph is left behind.
     pub fn end_capture(&self) -> Result<Graph, CudaError> {
         let (pc, raw) = (self.context().driver().pc(), self.as_raw());
-        let mut graph: CUgraph = std::ptr::null_mut();
         // SAFETY: the stream is live; `graph` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamEndCapture(raw, &mut graph) })?;
-        Ok(Graph(Handle::new(self.context().to_owner(), graph, Ownership::Owned)))
+        let end = |graph: &mut CUgraph| unsafe { pc.cuStreamEndCapture(raw, graph) };
+        Handle::create_out(self.context().to_owner(), self.context().as_raw(), end).map(Graph)
     }
 }
 

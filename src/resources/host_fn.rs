@@ -129,7 +129,6 @@ pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Resu
         result?;
         let why = "the stream is capturing: a graph would run this one-shot closure at every replay \
                    (use Graph::add_host_node)";
-        debug_assert!(capturing);
         return Err(InvalidArgument::new("Stream::launch_host_fn", why).into());
     }
     host.handed_over();

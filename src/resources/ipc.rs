@@ -30,7 +30,7 @@ use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
 use crate::scope::cleanup_steps_in_context;
-use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData, CUresult};
+use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData};
 use crate::Driver;
 
 /// What identifies a pool allocation to another process (`CUmemPoolPtrExportData`).
@@ -122,22 +122,24 @@ fn import_pointer(
 ) -> Result<(CUdeviceptr, usize), CudaError> {
     let mut ptr: CUdeviceptr = 0;
     let mut data = CUmemPoolPtrExportData { reserved: export.0 };
-    // SAFETY: valid out-pointer and export data; the pool is live. `p`/`pc` only: nothing
-    // here runs user code while the cache lock is held.
+    // SAFETY: valid out-pointer and export data; the pool is live. `pc` only: nothing here
+    // reports (the caller reports, if at all, after settling the cache).
     unsafe { d.pc().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) }?;
     *mapped = Some((ptr, 0));
     let mut len = 0usize;
     // SAFETY: valid out-pointer; the base may be null.
     if let Err(e) = unsafe { d.pc().cuMemGetAddressRange(std::ptr::null_mut(), &mut len, ptr) } {
-        // SAFETY: the mapping was just made and nothing else uses it.
-        let note = match unsafe { d.p().cuMemFreeAsync(ptr, stream.as_raw()) } {
-            CUresult::CUDA_SUCCESS => {
+        // SAFETY: the mapping was just made and nothing else uses it; the free is
+        // stream-ordered, so it is waited for before the export may be mapped again.
+        let freed = unsafe { d.pc().cuMemFreeAsync(ptr, stream.as_raw()) }
+            // SAFETY: the stream is live.
+            .and_then(|()| unsafe { d.pc().cuStreamSynchronize(stream.as_raw()) });
+        let note = match freed {
+            Ok(()) => {
                 *mapped = None;
                 format!("the import at {ptr:#x} was freed again")
             }
-            s => {
-                format!("freeing the import at {ptr:#x} failed too ({}); it stays registered, leaked", d.status_text(s))
-            }
+            Err(f) => format!("freeing the import at {ptr:#x} failed too ({f}); it stays registered, leaked"),
         };
         return Err(e.with_note(note));
     }
@@ -290,11 +292,13 @@ impl Drop for ImportedBuffer {
         let free = || {
             // SAFETY: the mapping is ours and this is its last handle.
             unsafe { d.pc().cuMemFreeAsync(ptr, s) }.map_err(|e| (e, Arg::Hex(ptr)))?;
-            unmapped.set(true);
             // The free is stream-ordered: wait for it, so that no import of the same
-            // allocation can be made before the mapping is really gone.
+            // allocation can be made before the mapping is really gone. Until the wait
+            // succeeds the mapping counts as mapped (kept registered).
             // SAFETY: the stream is live (we hold it).
-            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| (e, Arg::Pointer(s as usize)))
+            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| (e, Arg::Pointer(s as usize)))?;
+            unmapped.set(true);
+            Ok(())
         };
         // Once the free is done (or was not possible): unregister the mapping, or, if it
         // is still mapped, keep it registered and leak it, so that a later import reuses

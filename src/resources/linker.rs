@@ -39,9 +39,22 @@ impl Linker {
         self.0.raw()
     }
 
+    /// Adds PTX text under `name` (`cuLinkAddData`), with the NUL the driver needs. Text
+    /// or a name with a NUL byte inside is refused before any driver call.
+    pub fn add_ptx(&mut self, ptx: &str, name: &str) -> Result<(), Error> {
+        let ptx = c_name("Linker::add_ptx", ptx)?;
+        // SAFETY: NUL-terminated PTX: the driver reads no further than its end.
+        unsafe { self.add_data(CUjitInputType::CU_JIT_INPUT_PTX, ptx.as_bytes_with_nul(), name) }
+    }
+
     /// Adds `data` of `kind` (PTX, cubin, fatbin, ...) under `name` (`cuLinkAddData`). A
     /// name with a NUL byte is refused before any driver call.
-    pub fn add_data(&mut self, kind: CUjitInputType, data: &[u8], name: &str) -> Result<(), Error> {
+    ///
+    /// # Safety
+    /// The driver reads PTX up to its NUL and binary images by their own headers, not by
+    /// the slice's length: `data` must be NUL-terminated text or a complete image of
+    /// `kind` ([`Linker::add_ptx`] is the safe form for PTX).
+    pub unsafe fn add_data(&mut self, kind: CUjitInputType, data: &[u8], name: &str) -> Result<(), Error> {
         let name = c_name("Linker::add_data", name)?;
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let (image, options, values) = (data.as_ptr().cast_mut().cast(), std::ptr::null_mut(), std::ptr::null_mut());

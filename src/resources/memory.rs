@@ -94,6 +94,11 @@ impl Kind for DeviceMemory {
 ///
 /// Work queued on streams is ordered by the streams: copies, fills and launches that
 /// touch the same buffer from two streams need an event between them (as in CUDA C).
+/// Dropping the last clone is a use too: a stream-ordered buffer is freed on its
+/// deallocation stream, so work on other streams that uses it must be ordered before
+/// that stream (e.g. `deallocation_stream().wait_event(..)` on an event recorded after
+/// it) before the last clone is dropped; a `cuMemFree`d buffer is freed when dropped, so
+/// wait for the work that uses it first.
 pub struct DeviceBuffer<T = u8> {
     mem: Handle<DeviceMemory>,
     len: usize,
@@ -310,10 +315,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         check_fits("DeviceBuffer::copy_from_pinned_async", src.len(), self.len)?;
         let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), src.size_bytes(), stream.as_raw());
         let host = src.as_ptr().cast();
-        // SAFETY: `src` stays allocated and unwritten until the copy is done: it records
-        // the copy's completion below and waits for it before any write or its free.
-        stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?;
-        Ok(src.in_use_until(stream)?)
+        // SAFETY: `src` stays allocated and unwritten until the copy is done: the copy is
+        // one of its uses, which it waits for before any write or its free.
+        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
     }
 
     /// Copies the start of this buffer into the pinned buffer `dst`, ordered on `stream`
@@ -323,8 +327,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), dst.size_bytes(), stream.as_raw());
         let host = dst.as_mut_ptr().cast();
         // SAFETY: as above, for reads of `dst`.
-        stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?;
-        Ok(dst.in_use_until(stream)?)
+        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
     }
 
     /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyHtoDAsync`).

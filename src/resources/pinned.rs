@@ -3,11 +3,12 @@
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::sync::Mutex;
 
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
-use crate::resources::handle::{kind, Unique};
+use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
 use crate::sys::CUevent_flags;
@@ -29,8 +30,10 @@ kind!(
 pub struct PinnedBuffer<T> {
     mem: Unique<PinnedMemory>,
     len: usize,
-    /// Recorded after the last asynchronous copy that uses the buffer.
+    /// Recorded after every asynchronous copy that uses the buffer (each waits for it first).
     in_use: Event,
+    /// Why a queued copy could not be covered by `in_use` (nor waited for).
+    failed: Mutex<Option<CudaError>>,
     _values: PhantomData<T>,
 }
 
@@ -48,6 +51,14 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             InvalidArgument::new("PinnedBuffer::zeroed", format!("{len} values of {} bytes overflow", size_of::<T>()))
         })?;
         let pc = context.driver().pc();
+        if bytes == 0 {
+            // Nothing to allocate (cuMemAllocHost(0) gives a null pointer): a dangling,
+            // aligned address that is never freed or touched.
+            let in_use = Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?;
+            let dangling = std::ptr::NonNull::<T>::dangling().as_ptr().cast::<c_void>();
+            let mem = Unique::new(context.clone(), dangling, Ownership::Borrowed);
+            return Ok(PinnedBuffer { mem, len, in_use, failed: Mutex::new(None), _values: PhantomData });
+        }
         // The event and the memory are made under one switch to the context.
         let mut in_use = None;
         let create = || {
@@ -55,7 +66,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             let mut ptr: *mut c_void = std::ptr::null_mut();
             // SAFETY: `ptr` is a valid out-pointer.
             unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?;
-            // SAFETY: the driver gave `bytes` writable bytes at `ptr`.
+            // SAFETY: the driver gave `bytes` (more than 0) writable bytes at `ptr`.
             unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
             Ok(ptr)
         };
@@ -67,7 +78,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             mem.leak();
             return Err(InvalidArgument::new("PinnedBuffer::zeroed", "internal error: no event was made").into());
         };
-        Ok(PinnedBuffer { mem, len, in_use, _values: PhantomData })
+        Ok(PinnedBuffer { mem, len, in_use, failed: Mutex::new(None), _values: PhantomData })
     }
 
     /// A pinned copy of `values`. On error nothing is allocated.
@@ -137,18 +148,50 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         Ok(unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(), self.len) })
     }
 
-    /// Marks the buffer in use until the work queued on `stream` so far is done: records
-    /// its event there, or, for a stream of another context, waits for the stream now.
-    pub(crate) fn in_use_until(&self, stream: &Stream) -> Result<(), CudaError> {
-        if self.in_use.context().as_raw() == stream.context().as_raw() {
-            self.in_use.record(stream)
-        } else {
-            stream.synchronize()
+    /// Queues `copy` on `stream` as a use of the buffer, under one switch to the stream's
+    /// context: first the stream waits for every earlier use (the buffer's event), then
+    /// the copy, then the event is recorded after it (for a stream of another context,
+    /// whose stream cannot record this event, the stream is waited for instead). So the
+    /// event always covers every use. If the copy was queued but could not be covered, it
+    /// is waited for at once; if even that fails, the buffer is marked failed: it refuses
+    /// access and is leaked rather than freed under a copy.
+    pub(crate) fn use_on(
+        &self,
+        stream: &Stream,
+        copy: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<(), CudaError> {
+        let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), self.in_use.as_raw());
+        let same_context = self.in_use.context().as_raw() == stream.context().as_raw();
+        let mut queued = false;
+        let result = stream.run(|| {
+            // SAFETY: the stream and the event are live.
+            unsafe { pc.cuStreamWaitEvent(s, ev, 0) }?;
+            copy()?;
+            queued = true;
+            if same_context {
+                // SAFETY: as above; both belong to the stream's context.
+                unsafe { pc.cuEventRecord(ev, s) }
+            } else {
+                // SAFETY: the stream is live.
+                unsafe { pc.cuStreamSynchronize(s) }
+            }
+        });
+        if let (true, Err(e)) = (queued, &result) {
+            if let Err(wait) = stream.synchronize() {
+                let failed = e.clone().with_note(format!("waiting for the queued copy failed too: {wait}"));
+                *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(failed);
+            }
         }
+        result
     }
+}
 
-    /// Waits for the last copy that uses the buffer.
+impl<T> PinnedBuffer<T> {
+    /// Waits for every copy that uses the buffer; an error if one could not be covered.
     fn wait(&self) -> Result<(), CudaError> {
+        if let Some(e) = self.failed.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            return Err(e.clone().with_note("a copy that uses this buffer may still be running: it cannot be used"));
+        }
         self.in_use.synchronize()
     }
 }
@@ -158,7 +201,7 @@ impl<T> Drop for PinnedBuffer<T> {
     /// core). If the wait fails, the memory is leaked rather than freed under a copy, and
     /// the leak reported.
     fn drop(&mut self) {
-        if let Err(e) = self.in_use.synchronize() {
+        if let Err(e) = self.wait() {
             self.mem.leak();
             crate::report::error(
                 e,
