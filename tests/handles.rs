@@ -403,3 +403,37 @@ fn empty_pinned_buffers_allocate_nothing_and_are_safe_to_use() {
     drop((empty, from_nothing));
     assert!(my_reports().is_empty());
 }
+
+#[test]
+fn a_pinned_buffer_whose_copy_cannot_be_covered_refuses_access_and_is_leaked() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let device = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
+    let mut pinned = PinnedBuffer::<u32>::zeroed(&ctx, 16).unwrap();
+    let address = pinned.as_raw() as usize;
+    // The copy is queued, but neither recording the buffer's event after it nor waiting
+    // for the stream works: the buffer cannot know when the copy is done.
+    faults::inject_on_this_thread("cuEventRecord", CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
+    faults::inject_on_this_thread("cuStreamSynchronize", CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
+    let e = device.copy_to_pinned_async(&mut pinned, &stream).unwrap_err();
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_LAUNCH_FAILED), "{e}");
+    let refused = pinned.as_slice().unwrap_err();
+    assert!(refused.notes().iter().any(|n| n.contains("may still be running")), "{refused}");
+    drop(pinned);
+    let reports = my_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].contains(&format!("{address:#x}")) && reports[0].contains("leaked"), "{reports:?}");
+    assert!(cudrv_standin::ledger().allocation(address as u64).is_some(), "leaked, not freed");
+}
+
+#[test]
+fn a_pinned_buffer_serves_a_stream_of_another_context() {
+    let ctx = context();
+    let other = Context::create(standin_driver(), 0, 0).unwrap();
+    let stream = Stream::new(&other, 0).unwrap();
+    let device = DeviceBuffer::<u32>::from_slice(&other, &[7; 16]).unwrap();
+    let mut pinned = PinnedBuffer::<u32>::zeroed(&ctx, 16).unwrap();
+    device.copy_to_pinned_async(&mut pinned, &stream).unwrap();
+    assert_eq!(pinned.as_slice().unwrap(), [7; 16]);
+    assert!(my_reports().is_empty());
+}
