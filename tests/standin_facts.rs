@@ -1,4 +1,4 @@
-//! The stand-in answers as the real driver did in shared/driver-facts.md.
+//! The stand-in answers as the real driver did in docs/driver-facts.md.
 
 use std::ffi::{c_char, c_void, CStr};
 
