@@ -168,6 +168,10 @@ pub unsafe fn with_context<T>(
     op: impl FnOnce() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     let entered = enter(driver, ctx)?;
+    if !entered.switched {
+        // The usual case: the context is already current; nothing to switch back.
+        return op();
+    }
     let result = run_entered(driver, &entered, op);
     match (result, leave(driver, &entered)) {
         (result, Ok(())) => result,
@@ -209,6 +213,10 @@ where
     R: FnOnce(&T) -> Result<(), CudaError>,
 {
     let entered = enter(driver, ctx)?;
+    if !entered.switched {
+        // The usual case: the context is already current; nothing to switch back or undo.
+        return create();
+    }
     let created = run_entered(driver, &entered, create);
     let (value, mut error) = match (created, leave(driver, &entered)) {
         (created, Ok(())) => return created,
