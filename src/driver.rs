@@ -290,7 +290,7 @@ impl Driver {
     /// Reports the failure of a `pw` call. `CUDA_ERROR_DEINITIALIZED` is not reported.
     #[cold]
     #[inline(never)]
-    pub(crate) fn report_failure(&self, _call: &'static str, entry: Entry, arg: Arg, status: CUresult) {
+    pub(crate) fn report_failure(&self, entry: Entry, arg: Arg, status: CUresult) {
         let detail = self.unresolved(entry, status);
         report::call_failed(self, Call::of(entry), arg, status, detail);
     }

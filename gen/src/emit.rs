@@ -216,8 +216,7 @@ fn pw(model: &Model) -> Result<String, String> {
         let _ = writeln!(m, "    pub unsafe fn {name}(&self, {}) -> CUresult {{", param_list(params));
         let _ = writeln!(m, "        let status = self.0.p().{name}({args});");
         let _ = writeln!(m, "        if status != CUresult::CUDA_SUCCESS {{");
-        let _ =
-            writeln!(m, "            self.0.report_failure(\"{name}\", {entry}, {}, status);", arg_expr(kind, params));
+        let _ = writeln!(m, "            self.0.report_failure({entry}, {}, status);", arg_expr(kind, params));
         let _ = writeln!(m, "        }}\n        status\n    }}");
         free_fn(&mut free, doc, name, params, "pw");
     };

@@ -11,7 +11,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate_v2000(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult {
         let status = self.0.p().cuArray3DCreate_v2000(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate_v2000", Entry::Variant(0), Arg::None, status);
+            self.0.report_failure(Entry::Variant(0), Arg::None, status);
         }
         status
     }
@@ -20,7 +20,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate_v3020(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult {
         let status = self.0.p().cuArray3DCreate_v3020(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate_v3020", Entry::Variant(1), Arg::None, status);
+            self.0.report_failure(Entry::Variant(1), Arg::None, status);
         }
         status
     }
@@ -29,7 +29,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor_v2000(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor_v2000(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor_v2000", Entry::Variant(2), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(2), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -38,7 +38,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor_v3020(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor_v3020(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor_v3020", Entry::Variant(3), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(3), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -47,7 +47,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate_v2000(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult {
         let status = self.0.p().cuArrayCreate_v2000(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate_v2000", Entry::Variant(4), Arg::None, status);
+            self.0.report_failure(Entry::Variant(4), Arg::None, status);
         }
         status
     }
@@ -56,7 +56,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate_v3020(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult {
         let status = self.0.p().cuArrayCreate_v3020(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate_v3020", Entry::Variant(5), Arg::None, status);
+            self.0.report_failure(Entry::Variant(5), Arg::None, status);
         }
         status
     }
@@ -65,7 +65,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayDestroy_v2000(&self, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayDestroy_v2000(hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayDestroy_v2000", Entry::Variant(6), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(6), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -74,7 +74,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor_v2000(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor_v2000(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor_v2000", Entry::Variant(7), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(7), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -83,7 +83,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor_v3020(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor_v3020(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor_v3020", Entry::Variant(8), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(8), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -92,7 +92,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetMemoryRequirements_v11060(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuArrayGetMemoryRequirements_v11060(memoryRequirements, array, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetMemoryRequirements_v11060", Entry::Variant(9), Arg::Pointer(array as usize), status);
+            self.0.report_failure(Entry::Variant(9), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -101,7 +101,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetPlane_v11020(&self, pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuArrayGetPlane_v11020(pPlaneArray, hArray, planeIdx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetPlane_v11020", Entry::Variant(10), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Variant(10), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -110,7 +110,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetSparseProperties_v11010(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetSparseProperties_v11010(sparseProperties, array);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetSparseProperties_v11010", Entry::Variant(11), Arg::Pointer(array as usize), status);
+            self.0.report_failure(Entry::Variant(11), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -119,7 +119,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointOperationComplete_v13040(&self, handle: CUcheckpointOperationHandle) -> CUresult {
         let status = self.0.p().cuCheckpointOperationComplete_v13040(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointOperationComplete_v13040", Entry::Variant(12), Arg::Pointer(handle as usize), status);
+            self.0.report_failure(Entry::Variant(12), Arg::Pointer(handle as usize), status);
         }
         status
     }
@@ -128,7 +128,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessCheckpoint_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessCheckpoint_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessCheckpoint_v12080", Entry::Variant(13), Arg::None, status);
+            self.0.report_failure(Entry::Variant(13), Arg::None, status);
         }
         status
     }
@@ -137,7 +137,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetRestoreThreadId_v12080(&self, pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetRestoreThreadId_v12080(pid, tid);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId_v12080", Entry::Variant(14), Arg::None, status);
+            self.0.report_failure(Entry::Variant(14), Arg::None, status);
         }
         status
     }
@@ -146,7 +146,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetState_v12080(&self, pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetState_v12080(pid, state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetState_v12080", Entry::Variant(15), Arg::None, status);
+            self.0.report_failure(Entry::Variant(15), Arg::None, status);
         }
         status
     }
@@ -155,7 +155,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessLock_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessLock_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessLock_v12080", Entry::Variant(16), Arg::None, status);
+            self.0.report_failure(Entry::Variant(16), Arg::None, status);
         }
         status
     }
@@ -164,7 +164,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessRestore_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessRestore_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessRestore_v12080", Entry::Variant(17), Arg::None, status);
+            self.0.report_failure(Entry::Variant(17), Arg::None, status);
         }
         status
     }
@@ -173,7 +173,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessUnlock_v12080(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessUnlock_v12080(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessUnlock_v12080", Entry::Variant(18), Arg::None, status);
+            self.0.report_failure(Entry::Variant(18), Arg::None, status);
         }
         status
     }
@@ -182,7 +182,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpDeregisterCompleteCallback_v13020(&self, callback: CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpDeregisterCompleteCallback_v13020(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpDeregisterCompleteCallback_v13020", Entry::Variant(19), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Variant(19), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -191,7 +191,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpDeregisterStartCallback_v13020(&self, callback: CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpDeregisterStartCallback_v13020(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpDeregisterStartCallback_v13020", Entry::Variant(20), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Variant(20), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -200,7 +200,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttribute_v12010(&self, get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttribute_v12010(get, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttribute_v12010", Entry::Variant(21), Arg::None, status);
+            self.0.report_failure(Entry::Variant(21), Arg::None, status);
         }
         status
     }
@@ -209,7 +209,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttributeGlobal_v12010(&self, get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttributeGlobal_v12010(get, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttributeGlobal_v12010", Entry::Variant(22), Arg::None, status);
+            self.0.report_failure(Entry::Variant(22), Arg::None, status);
         }
         status
     }
@@ -218,7 +218,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterCompleteCallback_v13020(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterCompleteCallback_v13020(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterCompleteCallback_v13020", Entry::Variant(23), Arg::None, status);
+            self.0.report_failure(Entry::Variant(23), Arg::None, status);
         }
         status
     }
@@ -227,7 +227,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterStartCallback_v13020(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterStartCallback_v13020(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterStartCallback_v13020", Entry::Variant(24), Arg::None, status);
+            self.0.report_failure(Entry::Variant(24), Arg::None, status);
         }
         status
     }
@@ -236,7 +236,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttribute_v12010(&self, set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttribute_v12010(set, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttribute_v12010", Entry::Variant(25), Arg::None, status);
+            self.0.report_failure(Entry::Variant(25), Arg::None, status);
         }
         status
     }
@@ -245,7 +245,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttributeGlobal_v12010(&self, set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttributeGlobal_v12010(set, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttributeGlobal_v12010", Entry::Variant(26), Arg::None, status);
+            self.0.report_failure(Entry::Variant(26), Arg::None, status);
         }
         status
     }
@@ -254,7 +254,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxAttach_v2000(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxAttach_v2000(pctx, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxAttach_v2000", Entry::Variant(27), Arg::None, status);
+            self.0.report_failure(Entry::Variant(27), Arg::None, status);
         }
         status
     }
@@ -263,7 +263,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v2000(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v2000(pctx, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v2000", Entry::Variant(28), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(28), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -272,7 +272,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v3020(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v3020(pctx, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v3020", Entry::Variant(29), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(29), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -281,7 +281,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v11040(&self, pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxCreate_v11040(pctx, paramsArray, numParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v11040", Entry::Variant(30), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(30), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -290,7 +290,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate_v12050(&self, pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuCtxCreate_v12050(pctx, ctxCreateParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate_v12050", Entry::Variant(31), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(31), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -299,7 +299,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDestroy_v2000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDestroy_v2000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDestroy_v2000", Entry::Variant(32), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(32), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -308,7 +308,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDestroy_v4000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDestroy_v4000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDestroy_v4000", Entry::Variant(33), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(33), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -317,7 +317,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDetach_v2000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDetach_v2000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDetach_v2000", Entry::Variant(34), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(34), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -326,7 +326,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDisablePeerAccess_v4000(&self, peerContext: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDisablePeerAccess_v4000(peerContext);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDisablePeerAccess_v4000", Entry::Variant(35), Arg::Pointer(peerContext as usize), status);
+            self.0.report_failure(Entry::Variant(35), Arg::Pointer(peerContext as usize), status);
         }
         status
     }
@@ -335,7 +335,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxEnablePeerAccess_v4000(&self, peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxEnablePeerAccess_v4000(peerContext, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxEnablePeerAccess_v4000", Entry::Variant(36), Arg::Pointer(peerContext as usize), status);
+            self.0.report_failure(Entry::Variant(36), Arg::Pointer(peerContext as usize), status);
         }
         status
     }
@@ -344,7 +344,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxFromGreenCtx_v12040(&self, pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuCtxFromGreenCtx_v12040(pContext, hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxFromGreenCtx_v12040", Entry::Variant(37), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(37), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -353,7 +353,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetApiVersion_v3020(&self, ctx: CUcontext, version: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetApiVersion_v3020(ctx, version);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetApiVersion_v3020", Entry::Variant(38), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(38), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -362,7 +362,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCacheConfig_v3020(&self, pconfig: *mut CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxGetCacheConfig_v3020(pconfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCacheConfig_v3020", Entry::Variant(39), Arg::None, status);
+            self.0.report_failure(Entry::Variant(39), Arg::None, status);
         }
         status
     }
@@ -371,7 +371,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCurrent_v4000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetCurrent_v4000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCurrent_v4000", Entry::Variant(40), Arg::None, status);
+            self.0.report_failure(Entry::Variant(40), Arg::None, status);
         }
         status
     }
@@ -380,7 +380,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevResource_v12040(&self, hCtx: CUcontext, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuCtxGetDevResource_v12040(hCtx, result, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevResource_v12040", Entry::Variant(41), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(41), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -389,7 +389,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice_v2000(&self, device: *mut CUdevice_v1) -> CUresult {
         let status = self.0.p().cuCtxGetDevice_v2000(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice_v2000", Entry::Variant(42), Arg::None, status);
+            self.0.report_failure(Entry::Variant(42), Arg::None, status);
         }
         status
     }
@@ -398,7 +398,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice_v13000(&self, device: *mut CUdevice, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetDevice_v13000(device, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice_v13000", Entry::Variant(43), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(43), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -407,7 +407,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetExecAffinity_v11040(&self, pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
         let status = self.0.p().cuCtxGetExecAffinity_v11040(pExecAffinity, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetExecAffinity_v11040", Entry::Variant(44), Arg::None, status);
+            self.0.report_failure(Entry::Variant(44), Arg::None, status);
         }
         status
     }
@@ -416,7 +416,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetFlags_v7000(&self, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetFlags_v7000(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetFlags_v7000", Entry::Variant(45), Arg::None, status);
+            self.0.report_failure(Entry::Variant(45), Arg::None, status);
         }
         status
     }
@@ -425,7 +425,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetId_v12000(&self, ctx: CUcontext, ctxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuCtxGetId_v12000(ctx, ctxId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetId_v12000", Entry::Variant(46), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(46), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -434,7 +434,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetLimit_v3010(&self, pvalue: *mut usize, limit: CUlimit) -> CUresult {
         let status = self.0.p().cuCtxGetLimit_v3010(pvalue, limit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetLimit_v3010", Entry::Variant(47), Arg::None, status);
+            self.0.report_failure(Entry::Variant(47), Arg::None, status);
         }
         status
     }
@@ -443,7 +443,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetSharedMemConfig_v4020(&self, pConfig: *mut CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxGetSharedMemConfig_v4020(pConfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetSharedMemConfig_v4020", Entry::Variant(48), Arg::None, status);
+            self.0.report_failure(Entry::Variant(48), Arg::None, status);
         }
         status
     }
@@ -452,7 +452,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetStreamPriorityRange_v5050(&self, leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCtxGetStreamPriorityRange_v5050(leastPriority, greatestPriority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetStreamPriorityRange_v5050", Entry::Variant(49), Arg::None, status);
+            self.0.report_failure(Entry::Variant(49), Arg::None, status);
         }
         status
     }
@@ -461,7 +461,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent_v2000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent_v2000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent_v2000", Entry::Variant(50), Arg::None, status);
+            self.0.report_failure(Entry::Variant(50), Arg::None, status);
         }
         status
     }
@@ -470,7 +470,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent_v4000(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent_v4000(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent_v4000", Entry::Variant(51), Arg::None, status);
+            self.0.report_failure(Entry::Variant(51), Arg::None, status);
         }
         status
     }
@@ -479,7 +479,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPushCurrent_v2000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPushCurrent_v2000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPushCurrent_v2000", Entry::Variant(52), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(52), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -488,7 +488,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPushCurrent_v4000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPushCurrent_v4000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPushCurrent_v4000", Entry::Variant(53), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(53), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -497,7 +497,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxRecordEvent_v12050(&self, hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuCtxRecordEvent_v12050(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxRecordEvent_v12050", Entry::Variant(54), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(54), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -506,7 +506,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxResetPersistingL2Cache_v11000(&self, ) -> CUresult {
         let status = self.0.p().cuCtxResetPersistingL2Cache_v11000();
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxResetPersistingL2Cache_v11000", Entry::Variant(55), Arg::None, status);
+            self.0.report_failure(Entry::Variant(55), Arg::None, status);
         }
         status
     }
@@ -515,7 +515,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCacheConfig_v3020(&self, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxSetCacheConfig_v3020(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCacheConfig_v3020", Entry::Variant(56), Arg::None, status);
+            self.0.report_failure(Entry::Variant(56), Arg::None, status);
         }
         status
     }
@@ -524,7 +524,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCurrent_v4000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxSetCurrent_v4000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCurrent_v4000", Entry::Variant(57), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(57), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -533,7 +533,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetFlags_v12010(&self, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxSetFlags_v12010(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetFlags_v12010", Entry::Variant(58), Arg::None, status);
+            self.0.report_failure(Entry::Variant(58), Arg::None, status);
         }
         status
     }
@@ -542,7 +542,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetLimit_v3010(&self, limit: CUlimit, value: usize) -> CUresult {
         let status = self.0.p().cuCtxSetLimit_v3010(limit, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetLimit_v3010", Entry::Variant(59), Arg::None, status);
+            self.0.report_failure(Entry::Variant(59), Arg::None, status);
         }
         status
     }
@@ -551,7 +551,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetSharedMemConfig_v4020(&self, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxSetSharedMemConfig_v4020(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetSharedMemConfig_v4020", Entry::Variant(60), Arg::None, status);
+            self.0.report_failure(Entry::Variant(60), Arg::None, status);
         }
         status
     }
@@ -560,7 +560,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSynchronize_v2000(&self, ) -> CUresult {
         let status = self.0.p().cuCtxSynchronize_v2000();
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSynchronize_v2000", Entry::Variant(61), Arg::None, status);
+            self.0.report_failure(Entry::Variant(61), Arg::None, status);
         }
         status
     }
@@ -569,7 +569,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSynchronize_v13000(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxSynchronize_v13000(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSynchronize_v13000", Entry::Variant(62), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Variant(62), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -578,7 +578,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxWaitEvent_v12050(&self, hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuCtxWaitEvent_v12050(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxWaitEvent_v12050", Entry::Variant(63), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(63), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -587,7 +587,7 @@ impl Pw<'_> {
     pub unsafe fn cuDestroyExternalMemory_v10000(&self, extMem: CUexternalMemory) -> CUresult {
         let status = self.0.p().cuDestroyExternalMemory_v10000(extMem);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDestroyExternalMemory_v10000", Entry::Variant(64), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Variant(64), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -596,7 +596,7 @@ impl Pw<'_> {
     pub unsafe fn cuDestroyExternalSemaphore_v10000(&self, extSem: CUexternalSemaphore) -> CUresult {
         let status = self.0.p().cuDestroyExternalSemaphore_v10000(extSem);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDestroyExternalSemaphore_v10000", Entry::Variant(65), Arg::Pointer(extSem as usize), status);
+            self.0.report_failure(Entry::Variant(65), Arg::Pointer(extSem as usize), status);
         }
         status
     }
@@ -605,7 +605,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevResourceGenerateDesc_v12040(&self, phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevResourceGenerateDesc_v12040(phDesc, resources, nbResources);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevResourceGenerateDesc_v12040", Entry::Variant(66), Arg::None, status);
+            self.0.report_failure(Entry::Variant(66), Arg::None, status);
         }
         status
     }
@@ -614,7 +614,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplit_v13010(&self, result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplit_v13010(result, nbGroups, input, remainder, flags, groupParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplit_v13010", Entry::Variant(67), Arg::None, status);
+            self.0.report_failure(Entry::Variant(67), Arg::None, status);
         }
         status
     }
@@ -623,7 +623,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplitByCount_v12040(&self, result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplitByCount_v12040(result, nbGroups, input, remaining, useFlags, minCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplitByCount_v12040", Entry::Variant(68), Arg::None, status);
+            self.0.report_failure(Entry::Variant(68), Arg::None, status);
         }
         status
     }
@@ -632,7 +632,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceCanAccessPeer_v4000(&self, canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceCanAccessPeer_v4000(canAccessPeer, dev, peerDev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceCanAccessPeer_v4000", Entry::Variant(69), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(69), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -641,7 +641,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceComputeCapability_v2000(&self, major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceComputeCapability_v2000(major, minor, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceComputeCapability_v2000", Entry::Variant(70), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(70), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -650,7 +650,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGet_v2000(&self, device: *mut CUdevice_v1, ordinal: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGet_v2000(device, ordinal);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGet_v2000", Entry::Variant(71), Arg::None, status);
+            self.0.report_failure(Entry::Variant(71), Arg::None, status);
         }
         status
     }
@@ -659,7 +659,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetAttribute_v2000(&self, pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetAttribute_v2000(pi, attrib, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetAttribute_v2000", Entry::Variant(72), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(72), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -668,7 +668,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetByPCIBusId_v4010(&self, dev: *mut CUdevice_v1, pciBusId: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuDeviceGetByPCIBusId_v4010(dev, pciBusId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetByPCIBusId_v4010", Entry::Variant(73), Arg::None, status);
+            self.0.report_failure(Entry::Variant(73), Arg::None, status);
         }
         status
     }
@@ -677,7 +677,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueCount_v13040(&self, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueCount_v13040(count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueCount_v13040", Entry::Variant(74), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(74), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -686,7 +686,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueInfo_v13040(&self, cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueInfo_v13040(cliqueInfo, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueInfo_v13040", Entry::Variant(75), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(75), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -695,7 +695,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCount_v2000(&self, count: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetCount_v2000(count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCount_v2000", Entry::Variant(76), Arg::None, status);
+            self.0.report_failure(Entry::Variant(76), Arg::None, status);
         }
         status
     }
@@ -704,7 +704,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDefaultMemPool_v11020(&self, pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetDefaultMemPool_v11020(pool_out, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDefaultMemPool_v11020", Entry::Variant(77), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(77), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -713,7 +713,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDevResource_v12040(&self, dev: CUdevice, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuDeviceGetDevResource_v12040(dev, result, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDevResource_v12040", Entry::Variant(78), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(78), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -722,7 +722,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetExecAffinitySupport_v11040(&self, pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetExecAffinitySupport_v11040(pi, type_, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetExecAffinitySupport_v11040", Entry::Variant(79), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(79), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -731,7 +731,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetFabricClusterUuid_v13040(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetFabricClusterUuid_v13040(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetFabricClusterUuid_v13040", Entry::Variant(80), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(80), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -740,7 +740,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetGraphMemAttribute_v11040(&self, device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuDeviceGetGraphMemAttribute_v11040(device, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetGraphMemAttribute_v11040", Entry::Variant(81), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Variant(81), Arg::Int(device as i64), status);
         }
         status
     }
@@ -749,7 +749,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetHostAtomicCapabilities_v13000(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetHostAtomicCapabilities_v13000(capabilities, operations, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetHostAtomicCapabilities_v13000", Entry::Variant(82), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(82), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -758,7 +758,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetLuid_v10000(&self, luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetLuid_v10000(luid, deviceNodeMask, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetLuid_v10000", Entry::Variant(83), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(83), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -767,7 +767,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetMemPool_v11020(&self, pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetMemPool_v11020(pool, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetMemPool_v11020", Entry::Variant(84), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(84), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -776,7 +776,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetName_v2000(&self, name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetName_v2000(name, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetName_v2000", Entry::Variant(85), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(85), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -785,7 +785,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetNvSciSyncAttributes_v10020(&self, nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice_v1, flags: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetNvSciSyncAttributes_v10020(nvSciSyncAttrList, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetNvSciSyncAttributes_v10020", Entry::Variant(86), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(86), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -794,7 +794,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAtomicCapabilities_v13000(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAtomicCapabilities_v13000(capabilities, operations, count, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities_v13000", Entry::Variant(87), Arg::Int(srcDevice as i64), status);
+            self.0.report_failure(Entry::Variant(87), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -803,7 +803,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAttribute_v8000(&self, value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAttribute_v8000(value, attrib, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAttribute_v8000", Entry::Variant(88), Arg::Int(srcDevice as i64), status);
+            self.0.report_failure(Entry::Variant(88), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -812,7 +812,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetPCIBusId_v4010(&self, pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetPCIBusId_v4010(pciBusId, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetPCIBusId_v4010", Entry::Variant(89), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(89), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -821,7 +821,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetProperties_v2000(&self, prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetProperties_v2000(prop, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetProperties_v2000", Entry::Variant(90), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(90), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -830,7 +830,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth_v11010(&self, maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetTexture1DLinearMaxWidth_v11010(maxWidthInElements, format, numChannels, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth_v11010", Entry::Variant(91), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(91), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -839,7 +839,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid_v9020(&self, uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid_v9020(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid_v9020", Entry::Variant(92), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(92), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -848,7 +848,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid_v11040(&self, uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid_v11040(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid_v11040", Entry::Variant(93), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(93), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -857,7 +857,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGraphMemTrim_v11040(&self, device: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGraphMemTrim_v11040(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGraphMemTrim_v11040", Entry::Variant(94), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Variant(94), Arg::Int(device as i64), status);
         }
         status
     }
@@ -866,7 +866,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxGetState_v7000(&self, dev: CUdevice_v1, flags: * mut::std::os::raw::c_uint, active: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxGetState_v7000(dev, flags, active);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxGetState_v7000", Entry::Variant(95), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(95), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -875,7 +875,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRelease_v7000(&self, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRelease_v7000(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRelease_v7000", Entry::Variant(96), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(96), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -884,7 +884,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRelease_v11000(&self, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRelease_v11000(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRelease_v11000", Entry::Variant(97), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(97), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -893,7 +893,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxReset_v7000(&self, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxReset_v7000(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxReset_v7000", Entry::Variant(98), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(98), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -902,7 +902,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxReset_v11000(&self, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxReset_v11000(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxReset_v11000", Entry::Variant(99), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(99), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -911,7 +911,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRetain_v7000(&self, pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRetain_v7000(pctx, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRetain_v7000", Entry::Variant(100), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(100), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -920,7 +920,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxSetFlags_v7000(&self, dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxSetFlags_v7000(dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxSetFlags_v7000", Entry::Variant(101), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(101), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -929,7 +929,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxSetFlags_v11000(&self, dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxSetFlags_v11000(dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxSetFlags_v11000", Entry::Variant(102), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(102), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -938,7 +938,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceRegisterAsyncNotification_v12040(&self, device: CUdevice, callbackFunc: CUasyncCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUasyncCallbackHandle) -> CUresult {
         let status = self.0.p().cuDeviceRegisterAsyncNotification_v12040(device, callbackFunc, userData, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceRegisterAsyncNotification_v12040", Entry::Variant(103), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Variant(103), Arg::Int(device as i64), status);
         }
         status
     }
@@ -947,7 +947,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceSetGraphMemAttribute_v11040(&self, device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuDeviceSetGraphMemAttribute_v11040(device, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceSetGraphMemAttribute_v11040", Entry::Variant(104), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Variant(104), Arg::Int(device as i64), status);
         }
         status
     }
@@ -956,7 +956,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceSetMemPool_v11020(&self, dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuDeviceSetMemPool_v11020(dev, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceSetMemPool_v11020", Entry::Variant(105), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(105), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -965,7 +965,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem_v2000(&self, bytes: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem_v2000(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem_v2000", Entry::Variant(106), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(106), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -974,7 +974,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem_v3020(&self, bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem_v3020(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem_v3020", Entry::Variant(107), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(107), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -983,7 +983,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceUnregisterAsyncNotification_v12040(&self, device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult {
         let status = self.0.p().cuDeviceUnregisterAsyncNotification_v12040(device, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceUnregisterAsyncNotification_v12040", Entry::Variant(108), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Variant(108), Arg::Int(device as i64), status);
         }
         status
     }
@@ -992,7 +992,7 @@ impl Pw<'_> {
     pub unsafe fn cuDriverGetVersion_v2020(&self, driverVersion: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDriverGetVersion_v2020(driverVersion);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDriverGetVersion_v2020", Entry::Variant(109), Arg::None, status);
+            self.0.report_failure(Entry::Variant(109), Arg::None, status);
         }
         status
     }
@@ -1001,7 +1001,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventCreate_v2000(&self, phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventCreate_v2000(phEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventCreate_v2000", Entry::Variant(110), Arg::None, status);
+            self.0.report_failure(Entry::Variant(110), Arg::None, status);
         }
         status
     }
@@ -1010,7 +1010,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventDestroy_v2000(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventDestroy_v2000(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventDestroy_v2000", Entry::Variant(111), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(111), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1019,7 +1019,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventDestroy_v4000(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventDestroy_v4000(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventDestroy_v4000", Entry::Variant(112), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(112), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1028,7 +1028,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime_v2000(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime_v2000(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime_v2000", Entry::Variant(113), Arg::Pointer(hStart as usize), status);
+            self.0.report_failure(Entry::Variant(113), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -1037,7 +1037,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime_v12080(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime_v12080(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime_v12080", Entry::Variant(114), Arg::Pointer(hStart as usize), status);
+            self.0.report_failure(Entry::Variant(114), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -1046,7 +1046,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventQuery_v2000(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventQuery_v2000(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventQuery_v2000", Entry::Variant(115), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(115), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1055,7 +1055,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecord_v2000(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuEventRecord_v2000(hEvent, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecord_v2000", Entry::Variant(116), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(116), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1064,7 +1064,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecord_v7000_ptsz(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuEventRecord_v7000_ptsz(hEvent, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecord_v7000_ptsz", Entry::Variant(117), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(117), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1073,7 +1073,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecordWithFlags_v11010(&self, hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventRecordWithFlags_v11010(hEvent, hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecordWithFlags_v11010", Entry::Variant(118), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(118), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1082,7 +1082,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecordWithFlags_v11010_ptsz(&self, hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventRecordWithFlags_v11010_ptsz(hEvent, hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecordWithFlags_v11010_ptsz", Entry::Variant(119), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(119), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1091,7 +1091,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventSynchronize_v2000(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventSynchronize_v2000(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventSynchronize_v2000", Entry::Variant(120), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Variant(120), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -1100,7 +1100,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedBuffer_v10000(&self, devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedBuffer_v10000(devPtr, extMem, bufferDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedBuffer_v10000", Entry::Variant(121), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Variant(121), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -1109,7 +1109,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedMipmappedArray_v10000(&self, mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedMipmappedArray_v10000(mipmap, extMem, mipmapDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray_v10000", Entry::Variant(122), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Variant(122), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -1118,7 +1118,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync_v13050(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync_v13050(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync_v13050", Entry::Variant(123), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(123), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -1127,7 +1127,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync_v13050_ptsz(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync_v13050_ptsz(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync_v13050_ptsz", Entry::Variant(124), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(124), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -1136,7 +1136,7 @@ impl Pw<'_> {
     pub unsafe fn cuFlushGPUDirectRDMAWrites_v11030(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
         let status = self.0.p().cuFlushGPUDirectRDMAWrites_v11030(target, scope);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFlushGPUDirectRDMAWrites_v11030", Entry::Variant(125), Arg::None, status);
+            self.0.report_failure(Entry::Variant(125), Arg::None, status);
         }
         status
     }
@@ -1145,7 +1145,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetAttribute_v2020(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetAttribute_v2020(pi, attrib, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetAttribute_v2020", Entry::Variant(126), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(126), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1154,7 +1154,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetModule_v11000(&self, hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetModule_v11000(hmod, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetModule_v11000", Entry::Variant(127), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(127), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1163,7 +1163,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetName_v12030(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetName_v12030(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetName_v12030", Entry::Variant(128), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(128), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1172,7 +1172,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetParamCount_v13020(&self, func: CUfunction, paramCount: *mut usize) -> CUresult {
         let status = self.0.p().cuFuncGetParamCount_v13020(func, paramCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetParamCount_v13020", Entry::Variant(129), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(129), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -1181,7 +1181,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetParamInfo_v12040(&self, func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
         let status = self.0.p().cuFuncGetParamInfo_v12040(func, paramIndex, paramOffset, paramSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetParamInfo_v12040", Entry::Variant(130), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(130), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -1190,7 +1190,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncIsLoaded_v12040(&self, state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncIsLoaded_v12040(state, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncIsLoaded_v12040", Entry::Variant(131), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(131), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1199,7 +1199,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncLoad_v12040(&self, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncLoad_v12040(hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncLoad_v12040", Entry::Variant(132), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(132), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1208,7 +1208,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetAttribute_v9000(&self, hfunc: CUfunction, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuFuncSetAttribute_v9000(hfunc, attrib, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetAttribute_v9000", Entry::Variant(133), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(133), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1217,7 +1217,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetBlockShape_v2000(&self, hfunc: CUfunction, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuFuncSetBlockShape_v2000(hfunc, x, y, z);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetBlockShape_v2000", Entry::Variant(134), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(134), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1226,7 +1226,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetCacheConfig_v3000(&self, hfunc: CUfunction, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuFuncSetCacheConfig_v3000(hfunc, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetCacheConfig_v3000", Entry::Variant(135), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(135), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1235,7 +1235,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetSharedMemConfig_v4020(&self, hfunc: CUfunction, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuFuncSetSharedMemConfig_v4020(hfunc, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetSharedMemConfig_v4020", Entry::Variant(136), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(136), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1244,7 +1244,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetSharedSize_v2000(&self, hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuFuncSetSharedSize_v2000(hfunc, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetSharedSize_v2000", Entry::Variant(137), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(137), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -1253,7 +1253,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorName_v6000(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorName_v6000(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorName_v6000", Entry::Variant(138), Arg::None, status);
+            self.0.report_failure(Entry::Variant(138), Arg::None, status);
         }
         status
     }
@@ -1262,7 +1262,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorString_v6000(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorString_v6000(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorString_v6000", Entry::Variant(139), Arg::None, status);
+            self.0.report_failure(Entry::Variant(139), Arg::None, status);
         }
         status
     }
@@ -1271,7 +1271,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetExportTable_v3000(&self, ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
         let status = self.0.p().cuGetExportTable_v3000(ppExportTable, pExportTableId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetExportTable_v3000", Entry::Variant(140), Arg::None, status);
+            self.0.report_failure(Entry::Variant(140), Arg::None, status);
         }
         status
     }
@@ -1280,7 +1280,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress_v11030(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t) -> CUresult {
         let status = self.0.p().cuGetProcAddress_v11030(symbol, pfn, driverVersion, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress_v11030", Entry::Variant(141), Arg::None, status);
+            self.0.report_failure(Entry::Variant(141), Arg::None, status);
         }
         status
     }
@@ -1289,7 +1289,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress_v12000(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult {
         let status = self.0.p().cuGetProcAddress_v12000(symbol, pfn, driverVersion, flags, symbolFound);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress_v12000", Entry::Variant(142), Arg::None, status);
+            self.0.report_failure(Entry::Variant(142), Arg::None, status);
         }
         status
     }
@@ -1298,7 +1298,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddBatchMemOpNode_v11070(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddBatchMemOpNode_v11070(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddBatchMemOpNode_v11070", Entry::Variant(143), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(143), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1307,7 +1307,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddChildGraphNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphAddChildGraphNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddChildGraphNode_v10000", Entry::Variant(144), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(144), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1316,7 +1316,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddDependencies_v10000(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddDependencies_v10000(hGraph, from, to, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddDependencies_v10000", Entry::Variant(145), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(145), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1325,7 +1325,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddDependencies_v12030(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddDependencies_v12030(hGraph, from, to, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddDependencies_v12030", Entry::Variant(146), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(146), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1334,7 +1334,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEmptyNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddEmptyNode_v10000(phGraphNode, hGraph, dependencies, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEmptyNode_v10000", Entry::Variant(147), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(147), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1343,7 +1343,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventRecordNode_v11010(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventRecordNode_v11010(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventRecordNode_v11010", Entry::Variant(148), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(148), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1352,7 +1352,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventWaitNode_v11010(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventWaitNode_v11010(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventWaitNode_v11010", Entry::Variant(149), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(149), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1361,7 +1361,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresSignalNode_v11020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresSignalNode_v11020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode_v11020", Entry::Variant(150), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(150), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1370,7 +1370,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresWaitNode_v11020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresWaitNode_v11020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode_v11020", Entry::Variant(151), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(151), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1379,7 +1379,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddHostNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddHostNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddHostNode_v10000", Entry::Variant(152), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(152), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1388,7 +1388,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode_v10000", Entry::Variant(153), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(153), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1397,7 +1397,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode_v12000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode_v12000(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode_v12000", Entry::Variant(154), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(154), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1406,7 +1406,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemAllocNode_v11040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddMemAllocNode_v11040(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemAllocNode_v11040", Entry::Variant(155), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(155), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1415,7 +1415,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemFreeNode_v11040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphAddMemFreeNode_v11040(phGraphNode, hGraph, dependencies, numDependencies, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemFreeNode_v11040", Entry::Variant(156), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(156), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1424,7 +1424,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemcpyNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemcpyNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemcpyNode_v10000", Entry::Variant(157), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(157), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1433,7 +1433,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemsetNode_v10000(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemsetNode_v10000(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemsetNode_v10000", Entry::Variant(158), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(158), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1442,7 +1442,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v12020(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v12020(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v12020", Entry::Variant(159), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(159), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1451,7 +1451,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v12030(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v12030(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v12030", Entry::Variant(160), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(160), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1460,7 +1460,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode_v13040(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode_v13040(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode_v13040", Entry::Variant(161), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(161), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1469,7 +1469,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphBatchMemOpNodeGetParams_v11070(&self, hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphBatchMemOpNodeGetParams_v11070(hNode, nodeParams_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphBatchMemOpNodeGetParams_v11070", Entry::Variant(162), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(162), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1478,7 +1478,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphBatchMemOpNodeSetParams_v11070(&self, hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphBatchMemOpNodeSetParams_v11070(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphBatchMemOpNodeSetParams_v11070", Entry::Variant(163), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(163), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1487,7 +1487,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphChildGraphNodeGetGraph_v10000(&self, hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuGraphChildGraphNodeGetGraph_v10000(hNode, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphChildGraphNodeGetGraph_v10000", Entry::Variant(164), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(164), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1496,7 +1496,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphClone_v10000(&self, phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphClone_v10000(phGraphClone, originalGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphClone_v10000", Entry::Variant(165), Arg::Pointer(originalGraph as usize), status);
+            self.0.report_failure(Entry::Variant(165), Arg::Pointer(originalGraph as usize), status);
         }
         status
     }
@@ -1505,7 +1505,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphConditionalHandleCreate_v12030(&self, pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphConditionalHandleCreate_v12030(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphConditionalHandleCreate_v12030", Entry::Variant(166), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(166), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1514,7 +1514,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphCreate_v10000(&self, phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphCreate_v10000(phGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphCreate_v10000", Entry::Variant(167), Arg::None, status);
+            self.0.report_failure(Entry::Variant(167), Arg::None, status);
         }
         status
     }
@@ -1523,7 +1523,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDebugDotPrint_v11030(&self, hGraph: CUgraph, path: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphDebugDotPrint_v11030(hGraph, path, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDebugDotPrint_v11030", Entry::Variant(168), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(168), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1532,7 +1532,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDestroy_v10000(&self, hGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphDestroy_v10000(hGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDestroy_v10000", Entry::Variant(169), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(169), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1541,7 +1541,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDestroyNode_v10000(&self, hNode: CUgraphNode) -> CUresult {
         let status = self.0.p().cuGraphDestroyNode_v10000(hNode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDestroyNode_v10000", Entry::Variant(170), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(170), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1550,7 +1550,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventRecordNodeGetEvent_v11010(&self, hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventRecordNodeGetEvent_v11010(hNode, event_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventRecordNodeGetEvent_v11010", Entry::Variant(171), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(171), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1559,7 +1559,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventRecordNodeSetEvent_v11010(&self, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventRecordNodeSetEvent_v11010(hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventRecordNodeSetEvent_v11010", Entry::Variant(172), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(172), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1568,7 +1568,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventWaitNodeGetEvent_v11010(&self, hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventWaitNodeGetEvent_v11010(hNode, event_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventWaitNodeGetEvent_v11010", Entry::Variant(173), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(173), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1577,7 +1577,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventWaitNodeSetEvent_v11010(&self, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventWaitNodeSetEvent_v11010(hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventWaitNodeSetEvent_v11010", Entry::Variant(174), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(174), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1586,7 +1586,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecBatchMemOpNodeSetParams_v11070(&self, graphExec: CUgraphExec, node: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecBatchMemOpNodeSetParams_v11070(graphExec, node, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecBatchMemOpNodeSetParams_v11070", Entry::Variant(175), Arg::Pointer(graphExec as usize), status);
+            self.0.report_failure(Entry::Variant(175), Arg::Pointer(graphExec as usize), status);
         }
         status
     }
@@ -1595,7 +1595,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecChildGraphNodeSetParams_v11010(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphExecChildGraphNodeSetParams_v11010(hGraphExec, hNode, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecChildGraphNodeSetParams_v11010", Entry::Variant(176), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(176), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1604,7 +1604,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecDestroy_v10000(&self, hGraphExec: CUgraphExec) -> CUresult {
         let status = self.0.p().cuGraphExecDestroy_v10000(hGraphExec);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecDestroy_v10000", Entry::Variant(177), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(177), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1613,7 +1613,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecEventRecordNodeSetEvent_v11010(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphExecEventRecordNodeSetEvent_v11010(hGraphExec, hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecEventRecordNodeSetEvent_v11010", Entry::Variant(178), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(178), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1622,7 +1622,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecEventWaitNodeSetEvent_v11010(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphExecEventWaitNodeSetEvent_v11010(hGraphExec, hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecEventWaitNodeSetEvent_v11010", Entry::Variant(179), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(179), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1631,7 +1631,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020", Entry::Variant(180), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(180), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1640,7 +1640,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020", Entry::Variant(181), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(181), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1649,7 +1649,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecGetFlags_v12000(&self, hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult {
         let status = self.0.p().cuGraphExecGetFlags_v12000(hGraphExec, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecGetFlags_v12000", Entry::Variant(182), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(182), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1658,7 +1658,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecGetId_v13010(&self, hGraphExec: CUgraphExec, graphId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphExecGetId_v13010(hGraphExec, graphId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecGetId_v13010", Entry::Variant(183), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(183), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1667,7 +1667,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecHostNodeSetParams_v10020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExecHostNodeSetParams_v10020(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecHostNodeSetParams_v10020", Entry::Variant(184), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(184), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1676,7 +1676,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecKernelNodeSetParams_v10010(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExecKernelNodeSetParams_v10010(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecKernelNodeSetParams_v10010", Entry::Variant(185), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(185), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1685,7 +1685,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecKernelNodeSetParams_v12000(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
         let status = self.0.p().cuGraphExecKernelNodeSetParams_v12000(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecKernelNodeSetParams_v12000", Entry::Variant(186), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(186), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1694,7 +1694,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecMemcpyNodeSetParams_v10020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphExecMemcpyNodeSetParams_v10020(hGraphExec, hNode, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecMemcpyNodeSetParams_v10020", Entry::Variant(187), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(187), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1703,7 +1703,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecMemsetNodeSetParams_v10020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphExecMemsetNodeSetParams_v10020(hGraphExec, hNode, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecMemsetNodeSetParams_v10020", Entry::Variant(188), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(188), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1712,7 +1712,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecNodeSetParams_v12020(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphExecNodeSetParams_v12020(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecNodeSetParams_v12020", Entry::Variant(189), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(189), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1721,7 +1721,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecUpdate_v10020(&self, hGraphExec: CUgraphExec, hGraph: CUgraph, hErrorNode_out: *mut CUgraphNode, updateResult_out: *mut CUgraphExecUpdateResult) -> CUresult {
         let status = self.0.p().cuGraphExecUpdate_v10020(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecUpdate_v10020", Entry::Variant(190), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(190), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1730,7 +1730,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecUpdate_v12000(&self, hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult {
         let status = self.0.p().cuGraphExecUpdate_v12000(hGraphExec, hGraph, resultInfo);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecUpdate_v12000", Entry::Variant(191), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(191), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1739,7 +1739,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeGetParams_v11020(&self, hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresSignalNodeGetParams_v11020(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresSignalNodeGetParams_v11020", Entry::Variant(192), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(192), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1748,7 +1748,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeSetParams_v11020(&self, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresSignalNodeSetParams_v11020(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresSignalNodeSetParams_v11020", Entry::Variant(193), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(193), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1757,7 +1757,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeGetParams_v11020(&self, hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresWaitNodeGetParams_v11020(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresWaitNodeGetParams_v11020", Entry::Variant(194), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(194), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1766,7 +1766,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeSetParams_v11020(&self, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresWaitNodeSetParams_v11020(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresWaitNodeSetParams_v11020", Entry::Variant(195), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(195), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1775,7 +1775,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetEdges_v10000(&self, hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, numEdges: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetEdges_v10000(hGraph, from, to, numEdges);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetEdges_v10000", Entry::Variant(196), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(196), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1784,7 +1784,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetEdges_v12030(&self, hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetEdges_v12030(hGraph, from, to, edgeData, numEdges);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetEdges_v12030", Entry::Variant(197), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(197), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1793,7 +1793,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetId_v13010(&self, hGraph: CUgraph, graphId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphGetId_v13010(hGraph, graphId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetId_v13010", Entry::Variant(198), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(198), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1802,7 +1802,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetNodes_v10000(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetNodes_v10000(hGraph, nodes, numNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetNodes_v10000", Entry::Variant(199), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(199), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1811,7 +1811,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetRootNodes_v10000(&self, hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetRootNodes_v10000(hGraph, rootNodes, numRootNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetRootNodes_v10000", Entry::Variant(200), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(200), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1820,7 +1820,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphHostNodeGetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphHostNodeGetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphHostNodeGetParams_v10000", Entry::Variant(201), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(201), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1829,7 +1829,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphHostNodeSetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphHostNodeSetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphHostNodeSetParams_v10000", Entry::Variant(202), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(202), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1838,7 +1838,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiate_v10000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
         let status = self.0.p().cuGraphInstantiate_v10000(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate_v10000", Entry::Variant(203), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(203), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1847,7 +1847,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiate_v11000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
         let status = self.0.p().cuGraphInstantiate_v11000(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate_v11000", Entry::Variant(204), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(204), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1856,7 +1856,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithFlags_v11040(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithFlags_v11040(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithFlags_v11040", Entry::Variant(205), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(205), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1865,7 +1865,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams_v12000(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams_v12000(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams_v12000", Entry::Variant(206), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(206), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1874,7 +1874,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams_v12000_ptsz(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams_v12000_ptsz(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams_v12000_ptsz", Entry::Variant(207), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(207), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1883,7 +1883,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeCopyAttributes_v11000(&self, dst: CUgraphNode, src: CUgraphNode) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeCopyAttributes_v11000(dst, src);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeCopyAttributes_v11000", Entry::Variant(208), Arg::Pointer(dst as usize), status);
+            self.0.report_failure(Entry::Variant(208), Arg::Pointer(dst as usize), status);
         }
         status
     }
@@ -1892,7 +1892,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeGetAttribute_v11000(&self, hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue_v1) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeGetAttribute_v11000(hNode, attr, value_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeGetAttribute_v11000", Entry::Variant(209), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(209), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1901,7 +1901,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeGetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeGetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeGetParams_v10000", Entry::Variant(210), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(210), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1910,7 +1910,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeGetParams_v12000(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeGetParams_v12000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeGetParams_v12000", Entry::Variant(211), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(211), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1919,7 +1919,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeSetAttribute_v11000(&self, hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue_v1) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeSetAttribute_v11000(hNode, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeSetAttribute_v11000", Entry::Variant(212), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(212), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1928,7 +1928,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeSetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeSetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeSetParams_v10000", Entry::Variant(213), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(213), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1937,7 +1937,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeSetParams_v12000(&self, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeSetParams_v12000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeSetParams_v12000", Entry::Variant(214), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(214), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1946,7 +1946,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphLaunch_v10000(&self, hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphLaunch_v10000(hGraph, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphLaunch_v10000", Entry::Variant(215), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(215), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -1955,7 +1955,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphLaunch_v10000_ptsz(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphLaunch_v10000_ptsz(hGraphExec, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphLaunch_v10000_ptsz", Entry::Variant(216), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(216), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -1964,7 +1964,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemAllocNodeGetParams_v11040(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphMemAllocNodeGetParams_v11040(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemAllocNodeGetParams_v11040", Entry::Variant(217), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(217), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1973,7 +1973,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemFreeNodeGetParams_v11040(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphMemFreeNodeGetParams_v11040(hNode, dptr_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemFreeNodeGetParams_v11040", Entry::Variant(218), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(218), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1982,7 +1982,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemcpyNodeGetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuGraphMemcpyNodeGetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemcpyNodeGetParams_v10000", Entry::Variant(219), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(219), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -1991,7 +1991,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemcpyNodeSetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuGraphMemcpyNodeSetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemcpyNodeSetParams_v10000", Entry::Variant(220), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(220), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2000,7 +2000,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemsetNodeGetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphMemsetNodeGetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemsetNodeGetParams_v10000", Entry::Variant(221), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(221), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2009,7 +2009,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemsetNodeSetParams_v10000(&self, hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
         let status = self.0.p().cuGraphMemsetNodeSetParams_v10000(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemsetNodeSetParams_v10000", Entry::Variant(222), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(222), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2018,7 +2018,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeFindInClone_v10000(&self, phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeFindInClone_v10000(phNode, hOriginalNode, hClonedGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeFindInClone_v10000", Entry::Variant(223), Arg::Pointer(hOriginalNode as usize), status);
+            self.0.report_failure(Entry::Variant(223), Arg::Pointer(hOriginalNode as usize), status);
         }
         status
     }
@@ -2027,7 +2027,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetContainingGraph_v13010(&self, hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeGetContainingGraph_v13010(hNode, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetContainingGraph_v13010", Entry::Variant(224), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(224), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2036,7 +2036,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependencies_v10000(&self, hNode: CUgraphNode, dependencies: *mut CUgraphNode, numDependencies: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependencies_v10000(hNode, dependencies, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependencies_v10000", Entry::Variant(225), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(225), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2045,7 +2045,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependencies_v12030(&self, hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependencies_v12030(hNode, dependencies, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependencies_v12030", Entry::Variant(226), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(226), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2054,7 +2054,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependentNodes_v10000(&self, hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, numDependentNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependentNodes_v10000(hNode, dependentNodes, numDependentNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependentNodes_v10000", Entry::Variant(227), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(227), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2063,7 +2063,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependentNodes_v12030(&self, hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependentNodes_v12030(hNode, dependentNodes, edgeData, numDependentNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependentNodes_v12030", Entry::Variant(228), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(228), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2072,7 +2072,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetEnabled_v11060(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeGetEnabled_v11060(hGraphExec, hNode, isEnabled);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetEnabled_v11060", Entry::Variant(229), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(229), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -2081,7 +2081,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetLocalId_v13010(&self, hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeGetLocalId_v13010(hNode, nodeId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetLocalId_v13010", Entry::Variant(230), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(230), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2090,7 +2090,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetParams_v13020(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphNodeGetParams_v13020(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetParams_v13020", Entry::Variant(231), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(231), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2099,7 +2099,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetToolsId_v13010(&self, hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphNodeGetToolsId_v13010(hNode, nodeId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetToolsId_v13010", Entry::Variant(232), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(232), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2108,7 +2108,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetType_v10000(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         let status = self.0.p().cuGraphNodeGetType_v10000(hNode, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetType_v10000", Entry::Variant(233), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(233), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2117,7 +2117,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeSetEnabled_v11060(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeSetEnabled_v11060(hGraphExec, hNode, isEnabled);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeSetEnabled_v11060", Entry::Variant(234), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(234), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -2126,7 +2126,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeSetParams_v12020(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphNodeSetParams_v12020(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeSetParams_v12020", Entry::Variant(235), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(235), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2135,7 +2135,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeSetParams_v13040(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphNodeSetParams_v13040(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeSetParams_v13040", Entry::Variant(236), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Variant(236), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -2144,7 +2144,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphReleaseUserObject_v11030(&self, graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphReleaseUserObject_v11030(graph, object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphReleaseUserObject_v11030", Entry::Variant(237), Arg::Pointer(graph as usize), status);
+            self.0.report_failure(Entry::Variant(237), Arg::Pointer(graph as usize), status);
         }
         status
     }
@@ -2153,7 +2153,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphRemoveDependencies_v10000(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphRemoveDependencies_v10000(hGraph, from, to, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphRemoveDependencies_v10000", Entry::Variant(238), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(238), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -2162,7 +2162,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphRemoveDependencies_v12030(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphRemoveDependencies_v12030(hGraph, from, to, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphRemoveDependencies_v12030", Entry::Variant(239), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(239), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -2171,7 +2171,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphRetainUserObject_v11030(&self, graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphRetainUserObject_v11030(graph, object, count, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphRetainUserObject_v11030", Entry::Variant(240), Arg::Pointer(graph as usize), status);
+            self.0.report_failure(Entry::Variant(240), Arg::Pointer(graph as usize), status);
         }
         status
     }
@@ -2180,7 +2180,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphUpload_v11010(&self, hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphUpload_v11010(hGraph, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphUpload_v11010", Entry::Variant(241), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Variant(241), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -2189,7 +2189,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphUpload_v11010_ptsz(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphUpload_v11010_ptsz(hGraphExec, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphUpload_v11010_ptsz", Entry::Variant(242), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Variant(242), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -2198,7 +2198,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources_v3000(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources_v3000(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources_v3000", Entry::Variant(243), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(243), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2207,7 +2207,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources_v7000_ptsz(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources_v7000_ptsz(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources_v7000_ptsz", Entry::Variant(244), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(244), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2216,7 +2216,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray_v5000(&self, pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedMipmappedArray_v5000(pMipmappedArray, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray_v5000", Entry::Variant(245), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(245), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2225,7 +2225,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer_v3000(&self, pDevPtr: *mut CUdeviceptr_v1, pSize: * mut::std::os::raw::c_uint, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer_v3000(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3000", Entry::Variant(246), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(246), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2234,7 +2234,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer_v3020(&self, pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer_v3020(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer_v3020", Entry::Variant(247), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(247), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2243,7 +2243,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceSetMapFlags_v3000(&self, resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsResourceSetMapFlags_v3000(resource, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceSetMapFlags_v3000", Entry::Variant(248), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(248), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2252,7 +2252,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceSetMapFlags_v6050(&self, resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsResourceSetMapFlags_v6050(resource, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceSetMapFlags_v6050", Entry::Variant(249), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(249), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2261,7 +2261,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsSubResourceGetMappedArray_v3000(&self, pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsSubResourceGetMappedArray_v3000(pArray, resource, arrayIndex, mipLevel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsSubResourceGetMappedArray_v3000", Entry::Variant(250), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(250), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2270,7 +2270,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources_v3000(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources_v3000(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources_v3000", Entry::Variant(251), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(251), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2279,7 +2279,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources_v7000_ptsz(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources_v7000_ptsz(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources_v7000_ptsz", Entry::Variant(252), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(252), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2288,7 +2288,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnregisterResource_v3000(&self, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsUnregisterResource_v3000(resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnregisterResource_v3000", Entry::Variant(253), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Variant(253), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -2297,7 +2297,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxCreate_v12040(&self, phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGreenCtxCreate_v12040(phCtx, desc, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxCreate_v12040", Entry::Variant(254), Arg::Pointer(desc as usize), status);
+            self.0.report_failure(Entry::Variant(254), Arg::Pointer(desc as usize), status);
         }
         status
     }
@@ -2306,7 +2306,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxDestroy_v12040(&self, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuGreenCtxDestroy_v12040(hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxDestroy_v12040", Entry::Variant(255), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(255), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -2315,7 +2315,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxGetDevResource_v12040(&self, hCtx: CUgreenCtx, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuGreenCtxGetDevResource_v12040(hCtx, result, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxGetDevResource_v12040", Entry::Variant(256), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(256), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -2324,7 +2324,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxGetId_v12090(&self, greenCtx: CUgreenCtx, greenCtxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGreenCtxGetId_v12090(greenCtx, greenCtxId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxGetId_v12090", Entry::Variant(257), Arg::Pointer(greenCtx as usize), status);
+            self.0.report_failure(Entry::Variant(257), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -2333,7 +2333,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxRecordEvent_v12040(&self, hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuGreenCtxRecordEvent_v12040(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxRecordEvent_v12040", Entry::Variant(258), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(258), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -2342,7 +2342,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxStreamCreate_v12050(&self, phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuGreenCtxStreamCreate_v12050(phStream, greenCtx, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxStreamCreate_v12050", Entry::Variant(259), Arg::Pointer(greenCtx as usize), status);
+            self.0.report_failure(Entry::Variant(259), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -2351,7 +2351,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxWaitEvent_v12040(&self, hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuGreenCtxWaitEvent_v12040(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxWaitEvent_v12040", Entry::Variant(260), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Variant(260), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -2360,7 +2360,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalMemory_v10000(&self, extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult {
         let status = self.0.p().cuImportExternalMemory_v10000(extMem_out, memHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalMemory_v10000", Entry::Variant(261), Arg::None, status);
+            self.0.report_failure(Entry::Variant(261), Arg::None, status);
         }
         status
     }
@@ -2369,7 +2369,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalSemaphore_v10000(&self, extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult {
         let status = self.0.p().cuImportExternalSemaphore_v10000(extSem_out, semHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalSemaphore_v10000", Entry::Variant(262), Arg::None, status);
+            self.0.report_failure(Entry::Variant(262), Arg::None, status);
         }
         status
     }
@@ -2378,7 +2378,7 @@ impl Pw<'_> {
     pub unsafe fn cuInit_v2000(&self, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuInit_v2000(Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuInit_v2000", Entry::Variant(263), Arg::None, status);
+            self.0.report_failure(Entry::Variant(263), Arg::None, status);
         }
         status
     }
@@ -2387,7 +2387,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcCloseMemHandle_v4010(&self, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuIpcCloseMemHandle_v4010(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcCloseMemHandle_v4010", Entry::Variant(264), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(264), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -2396,7 +2396,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetEventHandle_v4010(&self, pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult {
         let status = self.0.p().cuIpcGetEventHandle_v4010(pHandle, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetEventHandle_v4010", Entry::Variant(265), Arg::Pointer(event as usize), status);
+            self.0.report_failure(Entry::Variant(265), Arg::Pointer(event as usize), status);
         }
         status
     }
@@ -2405,7 +2405,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetMemHandle_v4010(&self, pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuIpcGetMemHandle_v4010(pHandle, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetMemHandle_v4010", Entry::Variant(266), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(266), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -2414,7 +2414,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenEventHandle_v4010(&self, phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult {
         let status = self.0.p().cuIpcOpenEventHandle_v4010(phEvent, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenEventHandle_v4010", Entry::Variant(267), Arg::None, status);
+            self.0.report_failure(Entry::Variant(267), Arg::None, status);
         }
         status
     }
@@ -2423,7 +2423,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle_v4010(&self, pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle_v4010(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle_v4010", Entry::Variant(268), Arg::None, status);
+            self.0.report_failure(Entry::Variant(268), Arg::None, status);
         }
         status
     }
@@ -2432,7 +2432,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle_v11000(&self, pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle_v11000(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle_v11000", Entry::Variant(269), Arg::None, status);
+            self.0.report_failure(Entry::Variant(269), Arg::None, status);
         }
         status
     }
@@ -2441,7 +2441,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetAttribute_v12000(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelGetAttribute_v12000(pi, attrib, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetAttribute_v12000", Entry::Variant(270), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(270), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2450,7 +2450,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetFunction_v12000(&self, pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetFunction_v12000(pFunc, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetFunction_v12000", Entry::Variant(271), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(271), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2459,7 +2459,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetLibrary_v12050(&self, pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetLibrary_v12050(pLib, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetLibrary_v12050", Entry::Variant(272), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(272), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2468,7 +2468,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetName_v12030(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetName_v12030(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetName_v12030", Entry::Variant(273), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(273), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -2477,7 +2477,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetParamCount_v13020(&self, kernel: CUkernel, paramCount: *mut usize) -> CUresult {
         let status = self.0.p().cuKernelGetParamCount_v13020(kernel, paramCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetParamCount_v13020", Entry::Variant(274), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(274), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2486,7 +2486,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetParamInfo_v12040(&self, kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
         let status = self.0.p().cuKernelGetParamInfo_v12040(kernel, paramIndex, paramOffset, paramSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetParamInfo_v12040", Entry::Variant(275), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(275), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2495,7 +2495,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetAttribute_v12000(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetAttribute_v12000(attrib, val, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetAttribute_v12000", Entry::Variant(276), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(276), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2504,7 +2504,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetCacheConfig_v12000(&self, kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetCacheConfig_v12000(kernel, config, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetCacheConfig_v12000", Entry::Variant(277), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Variant(277), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -2513,7 +2513,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunch_v2000(&self, f: CUfunction) -> CUresult {
         let status = self.0.p().cuLaunch_v2000(f);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunch_v2000", Entry::Variant(278), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(278), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2522,7 +2522,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernel_v9000(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernel_v9000(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernel_v9000", Entry::Variant(279), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(279), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2531,7 +2531,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernel_v9000_ptsz(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernel_v9000_ptsz(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernel_v9000_ptsz", Entry::Variant(280), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(280), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2540,7 +2540,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernelMultiDevice_v9000(&self, launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernelMultiDevice_v9000(launchParamsList, numDevices, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice_v9000", Entry::Variant(281), Arg::None, status);
+            self.0.report_failure(Entry::Variant(281), Arg::None, status);
         }
         status
     }
@@ -2549,7 +2549,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchGrid_v2000(&self, f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLaunchGrid_v2000(f, grid_width, grid_height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchGrid_v2000", Entry::Variant(282), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(282), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2558,7 +2558,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchGridAsync_v2000(&self, f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuLaunchGridAsync_v2000(f, grid_width, grid_height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchGridAsync_v2000", Entry::Variant(283), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(283), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2567,7 +2567,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchHostFunc_v10000(&self, hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchHostFunc_v10000(hStream, fn_, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchHostFunc_v10000", Entry::Variant(284), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(284), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2576,7 +2576,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchHostFunc_v10000_ptsz(&self, hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchHostFunc_v10000_ptsz(hStream, fn_, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchHostFunc_v10000_ptsz", Entry::Variant(285), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(285), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2585,7 +2585,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchHostFunc_v13010(&self, hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchHostFunc_v13010(hStream, fn_, userData, syncMode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchHostFunc_v13010", Entry::Variant(286), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(286), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2594,7 +2594,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchHostFunc_v13010_ptsz(&self, hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchHostFunc_v13010_ptsz(hStream, fn_, userData, syncMode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchHostFunc_v13010_ptsz", Entry::Variant(287), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(287), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -2603,7 +2603,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernel_v4000(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernel_v4000(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernel_v4000", Entry::Variant(288), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(288), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2612,7 +2612,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernel_v7000_ptsz(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernel_v7000_ptsz(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernel_v7000_ptsz", Entry::Variant(289), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(289), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2621,7 +2621,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx_v11060(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx_v11060(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx_v11060", Entry::Variant(290), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(290), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2630,7 +2630,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx_v11060_ptsz(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx_v11060_ptsz(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx_v11060_ptsz", Entry::Variant(291), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Variant(291), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -2639,7 +2639,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryEnumerateKernels_v12040(&self, kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryEnumerateKernels_v12040(kernels, numKernels, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryEnumerateKernels_v12040", Entry::Variant(292), Arg::Pointer(lib as usize), status);
+            self.0.report_failure(Entry::Variant(292), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -2648,7 +2648,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetGlobal_v12000(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetGlobal_v12000(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetGlobal_v12000", Entry::Variant(293), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(293), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2657,7 +2657,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernel_v12000(&self, pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetKernel_v12000(pKernel, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernel_v12000", Entry::Variant(294), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(294), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2666,7 +2666,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernelCount_v12040(&self, count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetKernelCount_v12040(count, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernelCount_v12040", Entry::Variant(295), Arg::Pointer(lib as usize), status);
+            self.0.report_failure(Entry::Variant(295), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -2675,7 +2675,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetManaged_v12000(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetManaged_v12000(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetManaged_v12000", Entry::Variant(296), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(296), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2684,7 +2684,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetModule_v12000(&self, pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetModule_v12000(pMod, library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetModule_v12000", Entry::Variant(297), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(297), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2693,7 +2693,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetUnifiedFunction_v12000(&self, fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetUnifiedFunction_v12000(fptr, library, symbol);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetUnifiedFunction_v12000", Entry::Variant(298), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(298), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2702,7 +2702,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadData_v12000(&self, library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadData_v12000(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadData_v12000", Entry::Variant(299), Arg::None, status);
+            self.0.report_failure(Entry::Variant(299), Arg::None, status);
         }
         status
     }
@@ -2711,7 +2711,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadFromFile_v12000(&self, library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadFromFile_v12000(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadFromFile_v12000", Entry::Variant(300), Arg::None, status);
+            self.0.report_failure(Entry::Variant(300), Arg::None, status);
         }
         status
     }
@@ -2720,7 +2720,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryUnload_v12000(&self, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryUnload_v12000(library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryUnload_v12000", Entry::Variant(301), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Variant(301), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -2729,7 +2729,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddData_v5050(&self, state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddData_v5050(state, type_, data, size, name, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddData_v5050", Entry::Variant(302), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(302), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2738,7 +2738,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddData_v6050(&self, state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddData_v6050(state, type_, data, size, name, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddData_v6050", Entry::Variant(303), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(303), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2747,7 +2747,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddFile_v5050(&self, state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddFile_v5050(state, type_, path, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddFile_v5050", Entry::Variant(304), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(304), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2756,7 +2756,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddFile_v6050(&self, state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddFile_v6050(state, type_, path, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddFile_v6050", Entry::Variant(305), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(305), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2765,7 +2765,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkComplete_v5050(&self, state: CUlinkState, cubinOut: *mut * mut::std::os::raw::c_void, sizeOut: *mut usize) -> CUresult {
         let status = self.0.p().cuLinkComplete_v5050(state, cubinOut, sizeOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkComplete_v5050", Entry::Variant(306), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(306), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2774,7 +2774,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate_v5050(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate_v5050(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate_v5050", Entry::Variant(307), Arg::None, status);
+            self.0.report_failure(Entry::Variant(307), Arg::None, status);
         }
         status
     }
@@ -2783,7 +2783,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate_v6050(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate_v6050(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate_v6050", Entry::Variant(308), Arg::None, status);
+            self.0.report_failure(Entry::Variant(308), Arg::None, status);
         }
         status
     }
@@ -2792,7 +2792,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkDestroy_v5050(&self, state: CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkDestroy_v5050(state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkDestroy_v5050", Entry::Variant(309), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Variant(309), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -2801,7 +2801,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointAddDevice_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuLogicalEndpointAddDevice_v13030(leId, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointAddDevice_v13030", Entry::Variant(310), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(310), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2810,7 +2810,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindAddr_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindAddr_v13030(leId, dev, offset, ptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindAddr_v13030", Entry::Variant(311), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(311), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2819,7 +2819,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindMem_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindMem_v13030(leId, dev, offset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindMem_v13030", Entry::Variant(312), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(312), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2828,7 +2828,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointCreate_v13030(&self, leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointCreate_v13030(leId, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointCreate_v13030", Entry::Variant(313), Arg::None, status);
+            self.0.report_failure(Entry::Variant(313), Arg::None, status);
         }
         status
     }
@@ -2837,7 +2837,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointDestroy_v13030(&self, leId: CUlogicalEndpointId) -> CUresult {
         let status = self.0.p().cuLogicalEndpointDestroy_v13030(leId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointDestroy_v13030", Entry::Variant(314), Arg::None, status);
+            self.0.report_failure(Entry::Variant(314), Arg::None, status);
         }
         status
     }
@@ -2846,7 +2846,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointExport_v13030(&self, handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointExport_v13030(handle, leId, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointExport_v13030", Entry::Variant(315), Arg::None, status);
+            self.0.report_failure(Entry::Variant(315), Arg::None, status);
         }
         status
     }
@@ -2855,7 +2855,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointGetLimits_v13030(&self, bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointGetLimits_v13030(bindAlignment, maxSize, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointGetLimits_v13030", Entry::Variant(316), Arg::None, status);
+            self.0.report_failure(Entry::Variant(316), Arg::None, status);
         }
         status
     }
@@ -2864,7 +2864,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdRelease_v13030(&self, leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdRelease_v13030(leId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdRelease_v13030", Entry::Variant(317), Arg::None, status);
+            self.0.report_failure(Entry::Variant(317), Arg::None, status);
         }
         status
     }
@@ -2873,7 +2873,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdReserve_v13030(&self, leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdReserve_v13030(leId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdReserve_v13030", Entry::Variant(318), Arg::None, status);
+            self.0.report_failure(Entry::Variant(318), Arg::None, status);
         }
         status
     }
@@ -2882,7 +2882,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointImport_v13030(&self, leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointImport_v13030(leId, handle, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointImport_v13030", Entry::Variant(319), Arg::None, status);
+            self.0.report_failure(Entry::Variant(319), Arg::None, status);
         }
         status
     }
@@ -2891,7 +2891,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointQuery_v13030(&self, leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLogicalEndpointQuery_v13030(leId, count, queryStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointQuery_v13030", Entry::Variant(320), Arg::None, status);
+            self.0.report_failure(Entry::Variant(320), Arg::None, status);
         }
         status
     }
@@ -2900,7 +2900,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointUnbind_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointUnbind_v13030(leId, dev, offset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointUnbind_v13030", Entry::Variant(321), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(321), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -2909,7 +2909,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsCurrent_v12090(&self, iterator: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsCurrent_v12090(iterator, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsCurrent_v12090", Entry::Variant(322), Arg::None, status);
+            self.0.report_failure(Entry::Variant(322), Arg::None, status);
         }
         status
     }
@@ -2918,7 +2918,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToFile_v12090(&self, iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToFile_v12090(iterator, pathToFile, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToFile_v12090", Entry::Variant(323), Arg::None, status);
+            self.0.report_failure(Entry::Variant(323), Arg::None, status);
         }
         status
     }
@@ -2927,7 +2927,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToMemory_v12090(&self, iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToMemory_v12090(iterator, buffer, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToMemory_v12090", Entry::Variant(324), Arg::None, status);
+            self.0.report_failure(Entry::Variant(324), Arg::None, status);
         }
         status
     }
@@ -2936,7 +2936,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsRegisterCallback_v12090(&self, callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsRegisterCallback_v12090(callbackFunc, userData, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsRegisterCallback_v12090", Entry::Variant(325), Arg::None, status);
+            self.0.report_failure(Entry::Variant(325), Arg::None, status);
         }
         status
     }
@@ -2945,7 +2945,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsUnregisterCallback_v12090(&self, callback: CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsUnregisterCallback_v12090(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsUnregisterCallback_v12090", Entry::Variant(326), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Variant(326), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -2954,7 +2954,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressFree_v10020(&self, ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         let status = self.0.p().cuMemAddressFree_v10020(ptr, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressFree_v10020", Entry::Variant(327), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(327), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -2963,7 +2963,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressReserve_v10020(&self, ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemAddressReserve_v10020(ptr, size, alignment, addr, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressReserve_v10020", Entry::Variant(328), Arg::Hex(addr as u64), status);
+            self.0.report_failure(Entry::Variant(328), Arg::Hex(addr as u64), status);
         }
         status
     }
@@ -2972,7 +2972,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAdvise_v8000(&self, devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, device: CUdevice_v1) -> CUresult {
         let status = self.0.p().cuMemAdvise_v8000(devPtr, count, advice, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAdvise_v8000", Entry::Variant(329), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(329), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -2981,7 +2981,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAdvise_v12020(&self, devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, location: CUmemLocation_v1) -> CUresult {
         let status = self.0.p().cuMemAdvise_v12020(devPtr, count, advice, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAdvise_v12020", Entry::Variant(330), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(330), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -2990,7 +2990,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc_v2000(&self, dptr: *mut CUdeviceptr_v1, bytesize: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAlloc_v2000(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc_v2000", Entry::Variant(331), Arg::None, status);
+            self.0.report_failure(Entry::Variant(331), Arg::None, status);
         }
         status
     }
@@ -2999,7 +2999,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc_v3020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAlloc_v3020(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc_v3020", Entry::Variant(332), Arg::None, status);
+            self.0.report_failure(Entry::Variant(332), Arg::None, status);
         }
         status
     }
@@ -3008,7 +3008,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync_v11020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync_v11020(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync_v11020", Entry::Variant(333), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(333), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3017,7 +3017,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync_v11020_ptsz(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync_v11020_ptsz(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync_v11020_ptsz", Entry::Variant(334), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(334), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3026,7 +3026,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync_v11020(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync_v11020(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync_v11020", Entry::Variant(335), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(335), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3035,7 +3035,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync_v11020_ptsz(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync_v11020_ptsz(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync_v11020_ptsz", Entry::Variant(336), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(336), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3044,7 +3044,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost_v2000(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocHost_v2000(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost_v2000", Entry::Variant(337), Arg::None, status);
+            self.0.report_failure(Entry::Variant(337), Arg::None, status);
         }
         status
     }
@@ -3053,7 +3053,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost_v3020(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAllocHost_v3020(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost_v3020", Entry::Variant(338), Arg::None, status);
+            self.0.report_failure(Entry::Variant(338), Arg::None, status);
         }
         status
     }
@@ -3062,7 +3062,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocManaged_v6000(&self, dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocManaged_v6000(dptr, bytesize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocManaged_v6000", Entry::Variant(339), Arg::None, status);
+            self.0.report_failure(Entry::Variant(339), Arg::None, status);
         }
         status
     }
@@ -3071,7 +3071,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch_v2000(&self, dptr: *mut CUdeviceptr_v1, pPitch: * mut::std::os::raw::c_uint, WidthInBytes: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch_v2000(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch_v2000", Entry::Variant(340), Arg::None, status);
+            self.0.report_failure(Entry::Variant(340), Arg::None, status);
         }
         status
     }
@@ -3080,7 +3080,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch_v3020(&self, dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch_v3020(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch_v3020", Entry::Variant(341), Arg::None, status);
+            self.0.report_failure(Entry::Variant(341), Arg::None, status);
         }
         status
     }
@@ -3089,7 +3089,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync_v12060(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync_v12060(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync_v12060", Entry::Variant(342), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(342), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -3098,7 +3098,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync_v12060_ptsz(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync_v12060_ptsz(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync_v12060_ptsz", Entry::Variant(343), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(343), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -3107,7 +3107,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemCreate_v10020(&self, handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemCreate_v10020(handle, size, prop, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemCreate_v10020", Entry::Variant(344), Arg::None, status);
+            self.0.report_failure(Entry::Variant(344), Arg::None, status);
         }
         status
     }
@@ -3116,7 +3116,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync_v13000(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000", Entry::Variant(345), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(345), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3125,7 +3125,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz", Entry::Variant(346), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(346), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3134,7 +3134,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync_v13000(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync_v13000", Entry::Variant(347), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(347), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3143,7 +3143,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync_v13000_ptsz(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync_v13000_ptsz", Entry::Variant(348), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(348), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3152,7 +3152,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemExportToShareableHandle_v10020(&self, shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemExportToShareableHandle_v10020(shareableHandle, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemExportToShareableHandle_v10020", Entry::Variant(349), Arg::None, status);
+            self.0.report_failure(Entry::Variant(349), Arg::None, status);
         }
         status
     }
@@ -3161,7 +3161,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFree_v2000(&self, dptr: CUdeviceptr_v1) -> CUresult {
         let status = self.0.p().cuMemFree_v2000(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFree_v2000", Entry::Variant(350), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(350), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3170,7 +3170,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFree_v3020(&self, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemFree_v3020(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFree_v3020", Entry::Variant(351), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(351), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3179,7 +3179,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeAsync_v11020(&self, dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemFreeAsync_v11020(dptr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeAsync_v11020", Entry::Variant(352), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(352), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3188,7 +3188,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeAsync_v11020_ptsz(&self, dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemFreeAsync_v11020_ptsz(dptr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeAsync_v11020_ptsz", Entry::Variant(353), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(353), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3197,7 +3197,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeHost_v2000(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemFreeHost_v2000(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeHost_v2000", Entry::Variant(354), Arg::None, status);
+            self.0.report_failure(Entry::Variant(354), Arg::None, status);
         }
         status
     }
@@ -3206,7 +3206,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAccess_v10020(&self, flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemGetAccess_v10020(flags, location, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAccess_v10020", Entry::Variant(355), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(355), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3215,7 +3215,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange_v2000(&self, pbase: *mut CUdeviceptr_v1, psize: * mut::std::os::raw::c_uint, dptr: CUdeviceptr_v1) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange_v2000(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange_v2000", Entry::Variant(356), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(356), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3224,7 +3224,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange_v3020(&self, pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange_v3020(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange_v3020", Entry::Variant(357), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(357), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3233,7 +3233,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationGranularity_v10020(&self, granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult {
         let status = self.0.p().cuMemGetAllocationGranularity_v10020(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationGranularity_v10020", Entry::Variant(358), Arg::None, status);
+            self.0.report_failure(Entry::Variant(358), Arg::None, status);
         }
         status
     }
@@ -3242,7 +3242,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationPropertiesFromHandle_v10020(&self, prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         let status = self.0.p().cuMemGetAllocationPropertiesFromHandle_v10020(prop, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle_v10020", Entry::Variant(359), Arg::None, status);
+            self.0.report_failure(Entry::Variant(359), Arg::None, status);
         }
         status
     }
@@ -3251,7 +3251,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetDefaultMemPool_v13000(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetDefaultMemPool_v13000(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetDefaultMemPool_v13000", Entry::Variant(360), Arg::None, status);
+            self.0.report_failure(Entry::Variant(360), Arg::None, status);
         }
         status
     }
@@ -3260,7 +3260,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetHandleForAddressRange_v11070(&self, handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemGetHandleForAddressRange_v11070(handle, dptr, size, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetHandleForAddressRange_v11070", Entry::Variant(361), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Variant(361), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -3269,7 +3269,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo_v2000(&self, free: * mut::std::os::raw::c_uint, total: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemGetInfo_v2000(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo_v2000", Entry::Variant(362), Arg::None, status);
+            self.0.report_failure(Entry::Variant(362), Arg::None, status);
         }
         status
     }
@@ -3278,7 +3278,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo_v3020(&self, free: *mut usize, total: *mut usize) -> CUresult {
         let status = self.0.p().cuMemGetInfo_v3020(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo_v3020", Entry::Variant(363), Arg::None, status);
+            self.0.report_failure(Entry::Variant(363), Arg::None, status);
         }
         status
     }
@@ -3287,7 +3287,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetLocationInfo_v13040(&self, ptr: CUdeviceptr_v2, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation_v1) -> CUresult {
         let status = self.0.p().cuMemGetLocationInfo_v13040(ptr, size, summaryGranularity, samplingGranularity, location_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetLocationInfo_v13040", Entry::Variant(364), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(364), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3296,7 +3296,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetMemPool_v13000(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetMemPool_v13000(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetMemPool_v13000", Entry::Variant(365), Arg::None, status);
+            self.0.report_failure(Entry::Variant(365), Arg::None, status);
         }
         status
     }
@@ -3305,7 +3305,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostAlloc_v2020(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostAlloc_v2020(pp, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostAlloc_v2020", Entry::Variant(366), Arg::None, status);
+            self.0.report_failure(Entry::Variant(366), Arg::None, status);
         }
         status
     }
@@ -3314,7 +3314,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer_v2020(&self, pdptr: *mut CUdeviceptr_v1, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer_v2020(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer_v2020", Entry::Variant(367), Arg::None, status);
+            self.0.report_failure(Entry::Variant(367), Arg::None, status);
         }
         status
     }
@@ -3323,7 +3323,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer_v3020(&self, pdptr: *mut CUdeviceptr_v2, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer_v3020(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer_v3020", Entry::Variant(368), Arg::None, status);
+            self.0.report_failure(Entry::Variant(368), Arg::None, status);
         }
         status
     }
@@ -3332,7 +3332,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetFlags_v2030(&self, pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostGetFlags_v2030(pFlags, p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetFlags_v2030", Entry::Variant(369), Arg::None, status);
+            self.0.report_failure(Entry::Variant(369), Arg::None, status);
         }
         status
     }
@@ -3341,7 +3341,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister_v4000(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister_v4000(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister_v4000", Entry::Variant(370), Arg::None, status);
+            self.0.report_failure(Entry::Variant(370), Arg::None, status);
         }
         status
     }
@@ -3350,7 +3350,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister_v6050(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister_v6050(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister_v6050", Entry::Variant(371), Arg::None, status);
+            self.0.report_failure(Entry::Variant(371), Arg::None, status);
         }
         status
     }
@@ -3359,7 +3359,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostUnregister_v4000(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostUnregister_v4000(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostUnregister_v4000", Entry::Variant(372), Arg::None, status);
+            self.0.report_failure(Entry::Variant(372), Arg::None, status);
         }
         status
     }
@@ -3368,7 +3368,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemImportFromShareableHandle_v10020(&self, handle: *mut CUmemGenericAllocationHandle_v1, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
         let status = self.0.p().cuMemImportFromShareableHandle_v10020(handle, osHandle, shHandleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemImportFromShareableHandle_v10020", Entry::Variant(373), Arg::None, status);
+            self.0.report_failure(Entry::Variant(373), Arg::None, status);
         }
         status
     }
@@ -3377,7 +3377,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMap_v10020(&self, ptr: CUdeviceptr_v2, size: usize, offset: usize, handle: CUmemGenericAllocationHandle_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemMap_v10020(ptr, size, offset, handle, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMap_v10020", Entry::Variant(374), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(374), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3386,7 +3386,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync_v11010(&self, mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync_v11010(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync_v11010", Entry::Variant(375), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(375), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3395,7 +3395,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync_v11010_ptsz(&self, mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync_v11010_ptsz(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync_v11010_ptsz", Entry::Variant(376), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(376), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3404,7 +3404,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolCreate_v11020(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult {
         let status = self.0.p().cuMemPoolCreate_v11020(pool, poolProps);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolCreate_v11020", Entry::Variant(377), Arg::None, status);
+            self.0.report_failure(Entry::Variant(377), Arg::None, status);
         }
         status
     }
@@ -3413,7 +3413,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolDestroy_v11020(&self, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemPoolDestroy_v11020(pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolDestroy_v11020", Entry::Variant(378), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(378), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3422,7 +3422,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportPointer_v11020(&self, shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuMemPoolExportPointer_v11020(shareData_out, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportPointer_v11020", Entry::Variant(379), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(379), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3431,7 +3431,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportToShareableHandle_v11020(&self, handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolExportToShareableHandle_v11020(handle_out, pool, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportToShareableHandle_v11020", Entry::Variant(380), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(380), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3440,7 +3440,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAccess_v11020(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult {
         let status = self.0.p().cuMemPoolGetAccess_v11020(flags, memPool, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAccess_v11020", Entry::Variant(381), Arg::Pointer(memPool as usize), status);
+            self.0.report_failure(Entry::Variant(381), Arg::Pointer(memPool as usize), status);
         }
         status
     }
@@ -3449,7 +3449,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAttribute_v11020(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemPoolGetAttribute_v11020(pool, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAttribute_v11020", Entry::Variant(382), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(382), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3458,7 +3458,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportFromShareableHandle_v11020(&self, pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolImportFromShareableHandle_v11020(pool_out, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportFromShareableHandle_v11020", Entry::Variant(383), Arg::None, status);
+            self.0.report_failure(Entry::Variant(383), Arg::None, status);
         }
         status
     }
@@ -3467,7 +3467,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportPointer_v11020(&self, ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult {
         let status = self.0.p().cuMemPoolImportPointer_v11020(ptr_out, pool, shareData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportPointer_v11020", Entry::Variant(384), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(384), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3476,7 +3476,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolSetAccess_v11020(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
         let status = self.0.p().cuMemPoolSetAccess_v11020(pool, map, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolSetAccess_v11020", Entry::Variant(385), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(385), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3485,7 +3485,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolSetAttribute_v11020(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemPoolSetAttribute_v11020(pool, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolSetAttribute_v11020", Entry::Variant(386), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(386), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3494,7 +3494,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolTrimTo_v11020(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         let status = self.0.p().cuMemPoolTrimTo_v11020(pool, minBytesToKeep);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolTrimTo_v11020", Entry::Variant(387), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(387), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3503,7 +3503,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchAsync_v8000(&self, devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchAsync_v8000(devPtr, count, dstDevice, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchAsync_v8000", Entry::Variant(388), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(388), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3512,7 +3512,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchAsync_v8000_ptsz(&self, devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchAsync_v8000_ptsz(devPtr, count, dstDevice, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchAsync_v8000_ptsz", Entry::Variant(389), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(389), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3521,7 +3521,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchAsync_v12020(&self, devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchAsync_v12020(devPtr, count, location, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchAsync_v12020", Entry::Variant(390), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(390), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3530,7 +3530,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchAsync_v12020_ptsz(&self, devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchAsync_v12020_ptsz(devPtr, count, location, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchAsync_v12020_ptsz", Entry::Variant(391), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(391), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3539,7 +3539,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync_v13000(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync_v13000(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync_v13000", Entry::Variant(392), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(392), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3548,7 +3548,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync_v13000_ptsz(&self, dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync_v13000_ptsz(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync_v13000_ptsz", Entry::Variant(393), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(393), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3557,7 +3557,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttribute_v8000(&self, data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttribute_v8000(data, dataSize, attribute, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttribute_v8000", Entry::Variant(394), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(394), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3566,7 +3566,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttributes_v8000(&self, data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttributes_v8000(data, dataSizes, attributes, numAttributes, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttributes_v8000", Entry::Variant(395), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Variant(395), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -3575,7 +3575,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRelease_v10020(&self, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
         let status = self.0.p().cuMemRelease_v10020(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRelease_v10020", Entry::Variant(396), Arg::None, status);
+            self.0.report_failure(Entry::Variant(396), Arg::None, status);
         }
         status
     }
@@ -3584,7 +3584,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRetainAllocationHandle_v11000(&self, handle: *mut CUmemGenericAllocationHandle_v1, addr: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemRetainAllocationHandle_v11000(handle, addr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRetainAllocationHandle_v11000", Entry::Variant(397), Arg::None, status);
+            self.0.report_failure(Entry::Variant(397), Arg::None, status);
         }
         status
     }
@@ -3593,7 +3593,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetAccess_v10020(&self, ptr: CUdeviceptr_v2, size: usize, desc: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
         let status = self.0.p().cuMemSetAccess_v10020(ptr, size, desc, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetAccess_v10020", Entry::Variant(398), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(398), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3602,7 +3602,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetMemPool_v13000(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemSetMemPool_v13000(location, type_, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetMemPool_v13000", Entry::Variant(399), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Variant(399), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -3611,7 +3611,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemUnmap_v10020(&self, ptr: CUdeviceptr_v2, size: usize) -> CUresult {
         let status = self.0.p().cuMemUnmap_v10020(ptr, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemUnmap_v10020", Entry::Variant(400), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(400), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -3620,7 +3620,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy_v4000(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpy_v4000(dst, src, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy_v4000", Entry::Variant(401), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(401), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -3629,7 +3629,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy_v7000_ptds(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpy_v7000_ptds(dst, src, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy_v7000_ptds", Entry::Variant(402), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(402), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -3638,7 +3638,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v2000", Entry::Variant(403), Arg::None, status);
+            self.0.report_failure(Entry::Variant(403), Arg::None, status);
         }
         status
     }
@@ -3647,7 +3647,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v3020", Entry::Variant(404), Arg::None, status);
+            self.0.report_failure(Entry::Variant(404), Arg::None, status);
         }
         status
     }
@@ -3656,7 +3656,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2D_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D_v7000_ptds", Entry::Variant(405), Arg::None, status);
+            self.0.report_failure(Entry::Variant(405), Arg::None, status);
         }
         status
     }
@@ -3665,7 +3665,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v2000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v2000", Entry::Variant(406), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(406), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3674,7 +3674,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v3020(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v3020", Entry::Variant(407), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(407), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3683,7 +3683,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync_v7000_ptsz", Entry::Variant(408), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(408), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3692,7 +3692,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v2000(&self, pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v2000", Entry::Variant(409), Arg::None, status);
+            self.0.report_failure(Entry::Variant(409), Arg::None, status);
         }
         status
     }
@@ -3701,7 +3701,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v3020(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v3020", Entry::Variant(410), Arg::None, status);
+            self.0.report_failure(Entry::Variant(410), Arg::None, status);
         }
         status
     }
@@ -3710,7 +3710,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned_v7000_ptds", Entry::Variant(411), Arg::None, status);
+            self.0.report_failure(Entry::Variant(411), Arg::None, status);
         }
         status
     }
@@ -3719,7 +3719,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v2000(&self, pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v2000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v2000", Entry::Variant(412), Arg::None, status);
+            self.0.report_failure(Entry::Variant(412), Arg::None, status);
         }
         status
     }
@@ -3728,7 +3728,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v3020(&self, pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v3020(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v3020", Entry::Variant(413), Arg::None, status);
+            self.0.report_failure(Entry::Variant(413), Arg::None, status);
         }
         status
     }
@@ -3737,7 +3737,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
         let status = self.0.p().cuMemcpy3D_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D_v7000_ptds", Entry::Variant(414), Arg::None, status);
+            self.0.report_failure(Entry::Variant(414), Arg::None, status);
         }
         status
     }
@@ -3746,7 +3746,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v2000(&self, pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v2000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v2000", Entry::Variant(415), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(415), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3755,7 +3755,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v3020(&self, pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v3020(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v3020", Entry::Variant(416), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(416), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3764,7 +3764,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync_v7000_ptsz", Entry::Variant(417), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(417), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3773,7 +3773,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v12080(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v12080(numParams, opList, failIdx, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v12080", Entry::Variant(418), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(418), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3782,7 +3782,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v12080_ptsz(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v12080_ptsz(numParams, opList, failIdx, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v12080_ptsz", Entry::Variant(419), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(419), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3791,7 +3791,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v13000(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v13000(numParams, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v13000", Entry::Variant(420), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(420), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3800,7 +3800,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync_v13000_ptsz(&self, numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync_v13000_ptsz(numParams, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync_v13000_ptsz", Entry::Variant(421), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(421), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3809,7 +3809,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer_v4000(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer_v4000(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer_v4000", Entry::Variant(422), Arg::None, status);
+            self.0.report_failure(Entry::Variant(422), Arg::None, status);
         }
         status
     }
@@ -3818,7 +3818,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer_v7000_ptds(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer_v7000_ptds(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer_v7000_ptds", Entry::Variant(423), Arg::None, status);
+            self.0.report_failure(Entry::Variant(423), Arg::None, status);
         }
         status
     }
@@ -3827,7 +3827,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync_v4000(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync_v4000(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync_v4000", Entry::Variant(424), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(424), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3836,7 +3836,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync_v7000_ptsz(&self, pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync_v7000_ptsz(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync_v7000_ptsz", Entry::Variant(425), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(425), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3845,7 +3845,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync_v13020(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync_v13020(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020", Entry::Variant(426), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(426), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3854,7 +3854,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync_v13020_ptsz(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync_v13020_ptsz(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync_v13020_ptsz", Entry::Variant(427), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(427), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3863,7 +3863,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAsync_v4000(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAsync_v4000(dst, src, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAsync_v4000", Entry::Variant(428), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(428), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -3872,7 +3872,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAsync_v7000_ptsz(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAsync_v7000_ptsz(dst, src, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAsync_v7000_ptsz", Entry::Variant(429), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(429), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -3881,7 +3881,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoA_v2000(&self, dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyAtoA_v2000(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoA_v2000", Entry::Variant(430), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(430), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -3890,7 +3890,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoA_v3020(&self, dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoA_v3020(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoA_v3020", Entry::Variant(431), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(431), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -3899,7 +3899,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoA_v7000_ptds(&self, dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoA_v7000_ptds(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoA_v7000_ptds", Entry::Variant(432), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(432), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -3908,7 +3908,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyAtoD_v2000(dstDevice, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoD_v2000", Entry::Variant(433), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(433), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -3917,7 +3917,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoD_v3020(&self, dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoD_v3020(dstDevice, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoD_v3020", Entry::Variant(434), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(434), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -3926,7 +3926,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoD_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoD_v7000_ptds(dstDevice, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoD_v7000_ptds", Entry::Variant(435), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(435), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -3935,7 +3935,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v2000(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v2000", Entry::Variant(436), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(436), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3944,7 +3944,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v3020(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v3020", Entry::Variant(437), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(437), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3953,7 +3953,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH_v7000_ptds(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH_v7000_ptds(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH_v7000_ptds", Entry::Variant(438), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(438), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3962,7 +3962,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v2000(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v2000", Entry::Variant(439), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(439), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3971,7 +3971,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v3020(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v3020", Entry::Variant(440), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(440), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3980,7 +3980,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync_v7000_ptsz(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync_v7000_ptsz(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync_v7000_ptsz", Entry::Variant(441), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Variant(441), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -3989,7 +3989,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v12080(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v12080(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v12080", Entry::Variant(442), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(442), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -3998,7 +3998,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v12080_ptsz(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v12080_ptsz(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v12080_ptsz", Entry::Variant(443), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(443), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4007,7 +4007,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v13000(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v13000(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v13000", Entry::Variant(444), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(444), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4016,7 +4016,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync_v13000_ptsz(&self, dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync_v13000_ptsz(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync_v13000_ptsz", Entry::Variant(445), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(445), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4025,7 +4025,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoA_v2000(&self, dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyDtoA_v2000(dstArray, dstOffset, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoA_v2000", Entry::Variant(446), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(446), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4034,7 +4034,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoA_v3020(&self, dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoA_v3020(dstArray, dstOffset, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoA_v3020", Entry::Variant(447), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(447), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4043,7 +4043,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoA_v7000_ptds(&self, dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoA_v7000_ptds(dstArray, dstOffset, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoA_v7000_ptds", Entry::Variant(448), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(448), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4052,7 +4052,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyDtoD_v2000(dstDevice, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoD_v2000", Entry::Variant(449), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(449), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4061,7 +4061,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoD_v3020(&self, dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoD_v3020(dstDevice, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoD_v3020", Entry::Variant(450), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(450), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4070,7 +4070,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoD_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoD_v7000_ptds(dstDevice, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoD_v7000_ptds", Entry::Variant(451), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(451), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4079,7 +4079,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoDAsync_v3000(&self, dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoDAsync_v3000(dstDevice, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoDAsync_v3000", Entry::Variant(452), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(452), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4088,7 +4088,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoDAsync_v3020(&self, dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoDAsync_v3020(dstDevice, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoDAsync_v3020", Entry::Variant(453), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(453), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4097,7 +4097,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoDAsync_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoDAsync_v7000_ptsz(dstDevice, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoDAsync_v7000_ptsz", Entry::Variant(454), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(454), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4106,7 +4106,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v2000(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v2000", Entry::Variant(455), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(455), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4115,7 +4115,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v3020(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v3020", Entry::Variant(456), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(456), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4124,7 +4124,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH_v7000_ptds(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH_v7000_ptds(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH_v7000_ptds", Entry::Variant(457), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(457), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4133,7 +4133,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v2000(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v2000(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v2000", Entry::Variant(458), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(458), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4142,7 +4142,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v3020(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v3020(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v3020", Entry::Variant(459), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(459), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4151,7 +4151,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync_v7000_ptsz(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync_v7000_ptsz(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync_v7000_ptsz", Entry::Variant(460), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Variant(460), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -4160,7 +4160,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoA_v2000(&self, dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyHtoA_v2000(dstArray, dstOffset, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoA_v2000", Entry::Variant(461), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(461), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4169,7 +4169,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoA_v3020(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoA_v3020(dstArray, dstOffset, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoA_v3020", Entry::Variant(462), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(462), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4178,7 +4178,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoA_v7000_ptds(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoA_v7000_ptds(dstArray, dstOffset, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoA_v7000_ptds", Entry::Variant(463), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(463), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4187,7 +4187,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoAAsync_v2000(&self, dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoAAsync_v2000(dstArray, dstOffset, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoAAsync_v2000", Entry::Variant(464), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(464), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4196,7 +4196,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoAAsync_v3020(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoAAsync_v3020(dstArray, dstOffset, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoAAsync_v3020", Entry::Variant(465), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(465), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4205,7 +4205,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoAAsync_v7000_ptsz(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoAAsync_v7000_ptsz(dstArray, dstOffset, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoAAsync_v7000_ptsz", Entry::Variant(466), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Variant(466), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -4214,7 +4214,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoD_v2000(&self, dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemcpyHtoD_v2000(dstDevice, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoD_v2000", Entry::Variant(467), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(467), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4223,7 +4223,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoD_v3020(&self, dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoD_v3020(dstDevice, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoD_v3020", Entry::Variant(468), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(468), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4232,7 +4232,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoD_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoD_v7000_ptds(dstDevice, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoD_v7000_ptds", Entry::Variant(469), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(469), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4241,7 +4241,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoDAsync_v2000(&self, dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoDAsync_v2000(dstDevice, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoDAsync_v2000", Entry::Variant(470), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(470), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4250,7 +4250,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoDAsync_v3020(&self, dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoDAsync_v3020(dstDevice, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoDAsync_v3020", Entry::Variant(471), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(471), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4259,7 +4259,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoDAsync_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoDAsync_v7000_ptsz(dstDevice, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoDAsync_v7000_ptsz", Entry::Variant(472), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(472), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4268,7 +4268,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeer_v4000(&self, dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyPeer_v4000(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeer_v4000", Entry::Variant(473), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(473), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4277,7 +4277,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeer_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyPeer_v7000_ptds(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeer_v7000_ptds", Entry::Variant(474), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(474), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4286,7 +4286,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeerAsync_v4000(&self, dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyPeerAsync_v4000(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeerAsync_v4000", Entry::Variant(475), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(475), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4295,7 +4295,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeerAsync_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyPeerAsync_v7000_ptsz(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeerAsync_v7000_ptsz", Entry::Variant(476), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(476), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4304,7 +4304,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyWithAttributesAsync_v13020(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyWithAttributesAsync_v13020(dst, src, size, attr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyWithAttributesAsync_v13020", Entry::Variant(477), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(477), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -4313,7 +4313,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyWithAttributesAsync_v13020_ptsz(&self, dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyWithAttributesAsync_v13020_ptsz(dst, src, size, attr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyWithAttributesAsync_v13020_ptsz", Entry::Variant(478), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Variant(478), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -4322,7 +4322,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16_v2000(&self, dstDevice: CUdeviceptr_v1, us: ::std::os::raw::c_ushort, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD16_v2000(dstDevice, us, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16_v2000", Entry::Variant(479), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(479), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4331,7 +4331,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16_v3020(&self, dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD16_v3020(dstDevice, us, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16_v3020", Entry::Variant(480), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(480), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4340,7 +4340,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD16_v7000_ptds(dstDevice, us, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16_v7000_ptds", Entry::Variant(481), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(481), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4349,7 +4349,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16Async_v3020(&self, dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD16Async_v3020(dstDevice, us, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16Async_v3020", Entry::Variant(482), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(482), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4358,7 +4358,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD16Async_v7000_ptsz(dstDevice, us, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16Async_v7000_ptsz", Entry::Variant(483), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(483), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4367,7 +4367,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, us: ::std::os::raw::c_ushort, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D16_v2000(dstDevice, dstPitch, us, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16_v2000", Entry::Variant(484), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(484), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4376,7 +4376,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D16_v3020(dstDevice, dstPitch, us, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16_v3020", Entry::Variant(485), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(485), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4385,7 +4385,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D16_v7000_ptds(dstDevice, dstPitch, us, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16_v7000_ptds", Entry::Variant(486), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(486), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4394,7 +4394,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16Async_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D16Async_v3020(dstDevice, dstPitch, us, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16Async_v3020", Entry::Variant(487), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(487), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4403,7 +4403,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D16Async_v7000_ptsz(dstDevice, dstPitch, us, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16Async_v7000_ptsz", Entry::Variant(488), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(488), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4412,7 +4412,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, ui: ::std::os::raw::c_uint, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D32_v2000(dstDevice, dstPitch, ui, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32_v2000", Entry::Variant(489), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(489), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4421,7 +4421,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D32_v3020(dstDevice, dstPitch, ui, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32_v3020", Entry::Variant(490), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(490), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4430,7 +4430,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D32_v7000_ptds(dstDevice, dstPitch, ui, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32_v7000_ptds", Entry::Variant(491), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(491), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4439,7 +4439,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32Async_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D32Async_v3020(dstDevice, dstPitch, ui, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32Async_v3020", Entry::Variant(492), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(492), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4448,7 +4448,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D32Async_v7000_ptsz(dstDevice, dstPitch, ui, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32Async_v7000_ptsz", Entry::Variant(493), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(493), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4457,7 +4457,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8_v2000(&self, dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, uc: ::std::os::raw::c_uchar, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD2D8_v2000(dstDevice, dstPitch, uc, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8_v2000", Entry::Variant(494), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(494), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4466,7 +4466,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D8_v3020(dstDevice, dstPitch, uc, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8_v3020", Entry::Variant(495), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(495), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4475,7 +4475,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D8_v7000_ptds(dstDevice, dstPitch, uc, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8_v7000_ptds", Entry::Variant(496), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(496), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4484,7 +4484,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8Async_v3020(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D8Async_v3020(dstDevice, dstPitch, uc, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8Async_v3020", Entry::Variant(497), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(497), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4493,7 +4493,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D8Async_v7000_ptsz(dstDevice, dstPitch, uc, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8Async_v7000_ptsz", Entry::Variant(498), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(498), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4502,7 +4502,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32_v2000(&self, dstDevice: CUdeviceptr_v1, ui: ::std::os::raw::c_uint, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD32_v2000(dstDevice, ui, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32_v2000", Entry::Variant(499), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(499), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4511,7 +4511,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32_v3020(&self, dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD32_v3020(dstDevice, ui, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32_v3020", Entry::Variant(500), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(500), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4520,7 +4520,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD32_v7000_ptds(dstDevice, ui, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32_v7000_ptds", Entry::Variant(501), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(501), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4529,7 +4529,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32Async_v3020(&self, dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD32Async_v3020(dstDevice, ui, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32Async_v3020", Entry::Variant(502), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(502), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4538,7 +4538,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD32Async_v7000_ptsz(dstDevice, ui, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32Async_v7000_ptsz", Entry::Variant(503), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(503), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4547,7 +4547,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8_v2000(&self, dstDevice: CUdeviceptr_v1, uc: ::std::os::raw::c_uchar, N: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemsetD8_v2000(dstDevice, uc, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8_v2000", Entry::Variant(504), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(504), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4556,7 +4556,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8_v3020(&self, dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD8_v3020(dstDevice, uc, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8_v3020", Entry::Variant(505), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(505), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4565,7 +4565,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8_v7000_ptds(&self, dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD8_v7000_ptds(dstDevice, uc, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8_v7000_ptds", Entry::Variant(506), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(506), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4574,7 +4574,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8Async_v3020(&self, dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD8Async_v3020(dstDevice, uc, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8Async_v3020", Entry::Variant(507), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(507), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4583,7 +4583,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8Async_v7000_ptsz(&self, dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD8Async_v7000_ptsz(dstDevice, uc, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8Async_v7000_ptsz", Entry::Variant(508), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Variant(508), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -4592,7 +4592,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayCreate_v5000(&self, pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayCreate_v5000(pHandle, pMipmappedArrayDesc, numMipmapLevels);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayCreate_v5000", Entry::Variant(509), Arg::None, status);
+            self.0.report_failure(Entry::Variant(509), Arg::None, status);
         }
         status
     }
@@ -4601,7 +4601,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayDestroy_v5000(&self, hMipmappedArray: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayDestroy_v5000(hMipmappedArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayDestroy_v5000", Entry::Variant(510), Arg::Pointer(hMipmappedArray as usize), status);
+            self.0.report_failure(Entry::Variant(510), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -4610,7 +4610,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetLevel_v5000(&self, pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetLevel_v5000(pLevelArray, hMipmappedArray, level);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetLevel_v5000", Entry::Variant(511), Arg::Pointer(hMipmappedArray as usize), status);
+            self.0.report_failure(Entry::Variant(511), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -4619,7 +4619,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetMemoryRequirements_v11060(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetMemoryRequirements_v11060(memoryRequirements, mipmap, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements_v11060", Entry::Variant(512), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure(Entry::Variant(512), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -4628,7 +4628,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetSparseProperties_v11010(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetSparseProperties_v11010(sparseProperties, mipmap);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetSparseProperties_v11010", Entry::Variant(513), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure(Entry::Variant(513), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -4637,7 +4637,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleEnumerateFunctions_v12040(&self, functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleEnumerateFunctions_v12040(functions, numFunctions, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleEnumerateFunctions_v12040", Entry::Variant(514), Arg::Pointer(mod_ as usize), status);
+            self.0.report_failure(Entry::Variant(514), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -4646,7 +4646,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunction_v2000(&self, hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetFunction_v2000(hfunc, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunction_v2000", Entry::Variant(515), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(515), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4655,7 +4655,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunctionCount_v12040(&self, count: * mut::std::os::raw::c_uint, hmod: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleGetFunctionCount_v12040(count, hmod);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunctionCount_v12040", Entry::Variant(516), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(516), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4664,7 +4664,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal_v2000(&self, dptr: *mut CUdeviceptr_v1, bytes: * mut::std::os::raw::c_uint, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal_v2000(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal_v2000", Entry::Variant(517), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(517), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4673,7 +4673,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal_v3020(&self, dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal_v3020(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal_v3020", Entry::Variant(518), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(518), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4682,7 +4682,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetLoadingMode_v11070(&self, mode: *mut CUmoduleLoadingMode) -> CUresult {
         let status = self.0.p().cuModuleGetLoadingMode_v11070(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetLoadingMode_v11070", Entry::Variant(519), Arg::None, status);
+            self.0.report_failure(Entry::Variant(519), Arg::None, status);
         }
         status
     }
@@ -4691,7 +4691,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetSurfRef_v3000(&self, pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetSurfRef_v3000(pSurfRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetSurfRef_v3000", Entry::Variant(520), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(520), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4700,7 +4700,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetTexRef_v2000(&self, pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetTexRef_v2000(pTexRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetTexRef_v2000", Entry::Variant(521), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(521), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4709,7 +4709,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoad_v2000(&self, module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleLoad_v2000(module, fname);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoad_v2000", Entry::Variant(522), Arg::None, status);
+            self.0.report_failure(Entry::Variant(522), Arg::None, status);
         }
         status
     }
@@ -4718,7 +4718,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadData_v2000(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadData_v2000(module, image);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadData_v2000", Entry::Variant(523), Arg::None, status);
+            self.0.report_failure(Entry::Variant(523), Arg::None, status);
         }
         status
     }
@@ -4727,7 +4727,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadDataEx_v2010(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadDataEx_v2010(module, image, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadDataEx_v2010", Entry::Variant(524), Arg::None, status);
+            self.0.report_failure(Entry::Variant(524), Arg::None, status);
         }
         status
     }
@@ -4736,7 +4736,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadFatBinary_v2000(&self, module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadFatBinary_v2000(module, fatCubin);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadFatBinary_v2000", Entry::Variant(525), Arg::None, status);
+            self.0.report_failure(Entry::Variant(525), Arg::None, status);
         }
         status
     }
@@ -4745,7 +4745,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleUnload_v2000(&self, hmod: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleUnload_v2000(hmod);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleUnload_v2000", Entry::Variant(526), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Variant(526), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -4754,7 +4754,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastAddDevice_v12010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuMulticastAddDevice_v12010(mcHandle, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastAddDevice_v12010", Entry::Variant(527), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(527), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4763,7 +4763,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr_v12010(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr_v12010(mcHandle, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr_v12010", Entry::Variant(528), Arg::Hex(memptr as u64), status);
+            self.0.report_failure(Entry::Variant(528), Arg::Hex(memptr as u64), status);
         }
         status
     }
@@ -4772,7 +4772,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr_v13010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr_v13010(mcHandle, dev, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr_v13010", Entry::Variant(529), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(529), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4781,7 +4781,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem_v12010(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem_v12010(mcHandle, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem_v12010", Entry::Variant(530), Arg::None, status);
+            self.0.report_failure(Entry::Variant(530), Arg::None, status);
         }
         status
     }
@@ -4790,7 +4790,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem_v13010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem_v13010(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem_v13010", Entry::Variant(531), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(531), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4799,7 +4799,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastCreate_v12010(&self, mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
         let status = self.0.p().cuMulticastCreate_v12010(mcHandle, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastCreate_v12010", Entry::Variant(532), Arg::None, status);
+            self.0.report_failure(Entry::Variant(532), Arg::None, status);
         }
         status
     }
@@ -4808,7 +4808,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastGetGranularity_v12010(&self, granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
         let status = self.0.p().cuMulticastGetGranularity_v12010(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastGetGranularity_v12010", Entry::Variant(533), Arg::None, status);
+            self.0.report_failure(Entry::Variant(533), Arg::None, status);
         }
         status
     }
@@ -4817,7 +4817,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastUnbind_v12010(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
         let status = self.0.p().cuMulticastUnbind_v12010(mcHandle, dev, mcOffset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastUnbind_v12010", Entry::Variant(534), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Variant(534), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -4826,7 +4826,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock_v10020(&self, dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyAvailableDynamicSMemPerBlock_v10020(dynamicSmemSize, func, numBlocks, blockSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock_v10020", Entry::Variant(535), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(535), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4835,7 +4835,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(numBlocks, func, blockSize, dynamicSMemSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050", Entry::Variant(536), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(536), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4844,7 +4844,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(numBlocks, func, blockSize, dynamicSMemSize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000", Entry::Variant(537), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(537), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4853,7 +4853,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveClusters_v11070(&self, numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveClusters_v11070(numClusters, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveClusters_v11070", Entry::Variant(538), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(538), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4862,7 +4862,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSize_v6050(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSize_v6050(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSize_v6050", Entry::Variant(539), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(539), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4871,7 +4871,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags_v7000(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSizeWithFlags_v7000(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags_v7000", Entry::Variant(540), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(540), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4880,7 +4880,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialClusterSize_v11070(&self, clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialClusterSize_v11070(clusterSize, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialClusterSize_v11070", Entry::Variant(541), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Variant(541), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -4889,7 +4889,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetSize_v2000(&self, hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSetSize_v2000(hfunc, numbytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetSize_v2000", Entry::Variant(542), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(542), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -4898,7 +4898,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetTexRef_v2000(&self, hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuParamSetTexRef_v2000(hfunc, texunit, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetTexRef_v2000", Entry::Variant(543), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(543), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -4907,7 +4907,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetf_v2000(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult {
         let status = self.0.p().cuParamSetf_v2000(hfunc, offset, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetf_v2000", Entry::Variant(544), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(544), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -4916,7 +4916,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSeti_v2000(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSeti_v2000(hfunc, offset, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSeti_v2000", Entry::Variant(545), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(545), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -4925,7 +4925,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetv_v2000(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, ptr: * mut::std::os::raw::c_void, numbytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSetv_v2000(hfunc, offset, ptr, numbytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetv_v2000", Entry::Variant(546), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Variant(546), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -4934,7 +4934,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttribute_v4000(&self, data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerGetAttribute_v4000(data, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttribute_v4000", Entry::Variant(547), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(547), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4943,7 +4943,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttributes_v7000(&self, numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerGetAttributes_v7000(numAttributes, attributes, data, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttributes_v7000", Entry::Variant(548), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(548), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4952,7 +4952,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerSetAttribute_v6000(&self, value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
         let status = self.0.p().cuPointerSetAttribute_v6000(value, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerSetAttribute_v6000", Entry::Variant(549), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Variant(549), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -4961,7 +4961,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync_v10000(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync_v10000(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000", Entry::Variant(550), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(550), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -4970,7 +4970,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync_v10000_ptsz(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync_v10000_ptsz(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(551), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(551), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -4979,7 +4979,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAddCallback_v5000(&self, hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAddCallback_v5000(hStream, callback, userData, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAddCallback_v5000", Entry::Variant(552), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(552), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4988,7 +4988,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAddCallback_v7000_ptsz(&self, hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAddCallback_v7000_ptsz(hStream, callback, userData, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAddCallback_v7000_ptsz", Entry::Variant(553), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(553), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -4997,7 +4997,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAttachMemAsync_v6000(&self, hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAttachMemAsync_v6000(hStream, dptr, length, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAttachMemAsync_v6000", Entry::Variant(554), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(554), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5006,7 +5006,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAttachMemAsync_v7000_ptsz(&self, hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAttachMemAsync_v7000_ptsz(hStream, dptr, length, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAttachMemAsync_v7000_ptsz", Entry::Variant(555), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(555), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5015,7 +5015,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBatchMemOp_v8000(&self, stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamBatchMemOp_v8000(stream, count, paramArray, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBatchMemOp_v8000", Entry::Variant(556), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(556), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5024,7 +5024,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBatchMemOp_v8000_ptsz(&self, stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams_v1, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamBatchMemOp_v8000_ptsz(stream, count, paramArray, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBatchMemOp_v8000_ptsz", Entry::Variant(557), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(557), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5033,7 +5033,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBatchMemOp_v11070(&self, stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamBatchMemOp_v11070(stream, count, paramArray, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBatchMemOp_v11070", Entry::Variant(558), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(558), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5042,7 +5042,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBatchMemOp_v11070_ptsz(&self, stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamBatchMemOp_v11070_ptsz(stream, count, paramArray, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBatchMemOp_v11070_ptsz", Entry::Variant(559), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(559), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5051,7 +5051,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCapture_v10000(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamBeginCapture_v10000(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCapture_v10000", Entry::Variant(560), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(560), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5060,7 +5060,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCapture_v10000_ptsz(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamBeginCapture_v10000_ptsz(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCapture_v10000_ptsz", Entry::Variant(561), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(561), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5069,7 +5069,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCapture_v10010(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCapture_v10010(hStream, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCapture_v10010", Entry::Variant(562), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(562), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5078,7 +5078,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCapture_v10010_ptsz(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCapture_v10010_ptsz(hStream, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCapture_v10010_ptsz", Entry::Variant(563), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(563), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5087,7 +5087,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToCig_v13010(&self, hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToCig_v13010(hStream, streamCigCaptureParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToCig_v13010", Entry::Variant(564), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(564), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5096,7 +5096,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToCig_v13010_ptsz(&self, hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToCig_v13010_ptsz(hStream, streamCigCaptureParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToCig_v13010_ptsz", Entry::Variant(565), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(565), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5105,7 +5105,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToGraph_v12030(&self, hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToGraph_v12030(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToGraph_v12030", Entry::Variant(566), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(566), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5114,7 +5114,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToGraph_v12030_ptsz(&self, hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToGraph_v12030_ptsz(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToGraph_v12030_ptsz", Entry::Variant(567), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(567), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5123,7 +5123,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginRecaptureToGraph_v13030(&self, hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuStreamBeginRecaptureToGraph_v13030(hStream, mode, hGraph, callbackFunc, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginRecaptureToGraph_v13030", Entry::Variant(568), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(568), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5132,7 +5132,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginRecaptureToGraph_v13030_ptsz(&self, hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuStreamBeginRecaptureToGraph_v13030_ptsz(hStream, mode, hGraph, callbackFunc, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginRecaptureToGraph_v13030_ptsz", Entry::Variant(569), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(569), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5141,7 +5141,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCopyAttributes_v11000(&self, dstStream: CUstream, srcStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamCopyAttributes_v11000(dstStream, srcStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCopyAttributes_v11000", Entry::Variant(570), Arg::Pointer(dstStream as usize), status);
+            self.0.report_failure(Entry::Variant(570), Arg::Pointer(dstStream as usize), status);
         }
         status
     }
@@ -5150,7 +5150,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCopyAttributes_v11000_ptsz(&self, dst: CUstream, src: CUstream) -> CUresult {
         let status = self.0.p().cuStreamCopyAttributes_v11000_ptsz(dst, src);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCopyAttributes_v11000_ptsz", Entry::Variant(571), Arg::Pointer(dst as usize), status);
+            self.0.report_failure(Entry::Variant(571), Arg::Pointer(dst as usize), status);
         }
         status
     }
@@ -5159,7 +5159,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreate_v2000(&self, phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamCreate_v2000(phStream, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreate_v2000", Entry::Variant(572), Arg::None, status);
+            self.0.report_failure(Entry::Variant(572), Arg::None, status);
         }
         status
     }
@@ -5168,7 +5168,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreateWithPriority_v5050(&self, phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamCreateWithPriority_v5050(phStream, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreateWithPriority_v5050", Entry::Variant(573), Arg::None, status);
+            self.0.report_failure(Entry::Variant(573), Arg::None, status);
         }
         status
     }
@@ -5177,7 +5177,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamDestroy_v2000(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamDestroy_v2000(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamDestroy_v2000", Entry::Variant(574), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(574), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5186,7 +5186,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamDestroy_v4000(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamDestroy_v4000(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamDestroy_v4000", Entry::Variant(575), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(575), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5195,7 +5195,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCapture_v10000(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuStreamEndCapture_v10000(hStream, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCapture_v10000", Entry::Variant(576), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(576), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5204,7 +5204,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCapture_v10000_ptsz(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuStreamEndCapture_v10000_ptsz(hStream, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCapture_v10000_ptsz", Entry::Variant(577), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(577), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5213,7 +5213,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCaptureToCig_v13010(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamEndCaptureToCig_v13010(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCaptureToCig_v13010", Entry::Variant(578), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(578), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5222,7 +5222,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCaptureToCig_v13010_ptsz(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamEndCaptureToCig_v13010_ptsz(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCaptureToCig_v13010_ptsz", Entry::Variant(579), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(579), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5231,7 +5231,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetAttribute_v11000(&self, hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue_v1) -> CUresult {
         let status = self.0.p().cuStreamGetAttribute_v11000(hStream, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetAttribute_v11000", Entry::Variant(580), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(580), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5240,7 +5240,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetAttribute_v11000_ptsz(&self, hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue_v1) -> CUresult {
         let status = self.0.p().cuStreamGetAttribute_v11000_ptsz(hStream, attr, value_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetAttribute_v11000_ptsz", Entry::Variant(581), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(581), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5249,7 +5249,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v10010(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v10010(hStream, captureStatus_out, id_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v10010", Entry::Variant(582), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(582), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5258,7 +5258,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v10010_ptsz(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v10010_ptsz(hStream, captureStatus_out, id_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v10010_ptsz", Entry::Variant(583), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(583), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5267,7 +5267,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v11030(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v11030(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v11030", Entry::Variant(584), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(584), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5276,7 +5276,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v11030_ptsz(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v11030_ptsz(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v11030_ptsz", Entry::Variant(585), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(585), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5285,7 +5285,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v12030(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v12030(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v12030", Entry::Variant(586), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(586), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5294,7 +5294,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo_v12030_ptsz(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo_v12030_ptsz(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo_v12030_ptsz", Entry::Variant(587), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(587), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5303,7 +5303,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCtx_v9020(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuStreamGetCtx_v9020(hStream, pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCtx_v9020", Entry::Variant(588), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(588), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5312,7 +5312,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCtx_v9020_ptsz(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuStreamGetCtx_v9020_ptsz(hStream, pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCtx_v9020_ptsz", Entry::Variant(589), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(589), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5321,7 +5321,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCtx_v12050(&self, hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
         let status = self.0.p().cuStreamGetCtx_v12050(hStream, pctx, pGreenCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCtx_v12050", Entry::Variant(590), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(590), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5330,7 +5330,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCtx_v12050_ptsz(&self, hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
         let status = self.0.p().cuStreamGetCtx_v12050_ptsz(hStream, pctx, pGreenCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCtx_v12050_ptsz", Entry::Variant(591), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(591), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5339,7 +5339,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevResource_v13010(&self, hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuStreamGetDevResource_v13010(hStream, result, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevResource_v13010", Entry::Variant(592), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(592), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5348,7 +5348,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevResource_v13010_ptsz(&self, hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuStreamGetDevResource_v13010_ptsz(hStream, result, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevResource_v13010_ptsz", Entry::Variant(593), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(593), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5357,7 +5357,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevice_v12080(&self, hStream: CUstream, device: *mut CUdevice) -> CUresult {
         let status = self.0.p().cuStreamGetDevice_v12080(hStream, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevice_v12080", Entry::Variant(594), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(594), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5366,7 +5366,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevice_v12080_ptsz(&self, hStream: CUstream, device: *mut CUdevice) -> CUresult {
         let status = self.0.p().cuStreamGetDevice_v12080_ptsz(hStream, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevice_v12080_ptsz", Entry::Variant(595), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(595), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5375,7 +5375,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetFlags_v5050(&self, hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamGetFlags_v5050(hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetFlags_v5050", Entry::Variant(596), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(596), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5384,7 +5384,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetFlags_v7000_ptsz(&self, hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamGetFlags_v7000_ptsz(hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetFlags_v7000_ptsz", Entry::Variant(597), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(597), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5393,7 +5393,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetGreenCtx_v12040(&self, hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult {
         let status = self.0.p().cuStreamGetGreenCtx_v12040(hStream, phCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetGreenCtx_v12040", Entry::Variant(598), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(598), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5402,7 +5402,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetId_v12000(&self, hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuStreamGetId_v12000(hStream, streamId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetId_v12000", Entry::Variant(599), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(599), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5411,7 +5411,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetId_v12000_ptsz(&self, hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuStreamGetId_v12000_ptsz(hStream, streamId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetId_v12000_ptsz", Entry::Variant(600), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(600), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5420,7 +5420,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetPriority_v5050(&self, hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamGetPriority_v5050(hStream, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetPriority_v5050", Entry::Variant(601), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(601), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5429,7 +5429,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetPriority_v7000_ptsz(&self, hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamGetPriority_v7000_ptsz(hStream, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetPriority_v7000_ptsz", Entry::Variant(602), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(602), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5438,7 +5438,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamIsCapturing_v10000(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         let status = self.0.p().cuStreamIsCapturing_v10000(hStream, captureStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamIsCapturing_v10000", Entry::Variant(603), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(603), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5447,7 +5447,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamIsCapturing_v10000_ptsz(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         let status = self.0.p().cuStreamIsCapturing_v10000_ptsz(hStream, captureStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamIsCapturing_v10000_ptsz", Entry::Variant(604), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(604), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5456,7 +5456,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamQuery_v2000(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamQuery_v2000(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamQuery_v2000", Entry::Variant(605), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(605), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5465,7 +5465,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamQuery_v7000_ptsz(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamQuery_v7000_ptsz(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamQuery_v7000_ptsz", Entry::Variant(606), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(606), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5474,7 +5474,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSetAttribute_v11000(&self, hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue_v1) -> CUresult {
         let status = self.0.p().cuStreamSetAttribute_v11000(hStream, attr, param);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSetAttribute_v11000", Entry::Variant(607), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(607), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5483,7 +5483,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSetAttribute_v11000_ptsz(&self, hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue_v1) -> CUresult {
         let status = self.0.p().cuStreamSetAttribute_v11000_ptsz(hStream, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSetAttribute_v11000_ptsz", Entry::Variant(608), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(608), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5492,7 +5492,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSynchronize_v2000(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamSynchronize_v2000(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSynchronize_v2000", Entry::Variant(609), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(609), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5501,7 +5501,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSynchronize_v7000_ptsz(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamSynchronize_v7000_ptsz(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSynchronize_v7000_ptsz", Entry::Variant(610), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(610), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5510,7 +5510,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamUpdateCaptureDependencies_v11030(&self, hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamUpdateCaptureDependencies_v11030(hStream, dependencies, numDependencies, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamUpdateCaptureDependencies_v11030", Entry::Variant(611), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(611), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5519,7 +5519,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamUpdateCaptureDependencies_v11030_ptsz(&self, hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamUpdateCaptureDependencies_v11030_ptsz(hStream, dependencies, numDependencies, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamUpdateCaptureDependencies_v11030_ptsz", Entry::Variant(612), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(612), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5528,7 +5528,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamUpdateCaptureDependencies_v12030(&self, hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamUpdateCaptureDependencies_v12030(hStream, dependencies, dependencyData, numDependencies, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamUpdateCaptureDependencies_v12030", Entry::Variant(613), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(613), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5537,7 +5537,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamUpdateCaptureDependencies_v12030_ptsz(&self, hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamUpdateCaptureDependencies_v12030_ptsz(hStream, dependencies, dependencyData, numDependencies, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamUpdateCaptureDependencies_v12030_ptsz", Entry::Variant(614), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(614), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5546,7 +5546,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitEvent_v3020(&self, hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitEvent_v3020(hStream, hEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitEvent_v3020", Entry::Variant(615), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(615), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5555,7 +5555,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitEvent_v7000_ptsz(&self, hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitEvent_v7000_ptsz(hStream, hEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitEvent_v7000_ptsz", Entry::Variant(616), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Variant(616), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -5564,7 +5564,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue32_v8000(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue32_v8000(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue32_v8000", Entry::Variant(617), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(617), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5573,7 +5573,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue32_v8000_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue32_v8000_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue32_v8000_ptsz", Entry::Variant(618), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(618), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5582,7 +5582,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue32_v11070(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue32_v11070(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue32_v11070", Entry::Variant(619), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(619), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5591,7 +5591,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue32_v11070_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue32_v11070_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue32_v11070_ptsz", Entry::Variant(620), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(620), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5600,7 +5600,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue64_v9000(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue64_v9000(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue64_v9000", Entry::Variant(621), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(621), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5609,7 +5609,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue64_v9000_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue64_v9000_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue64_v9000_ptsz", Entry::Variant(622), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(622), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5618,7 +5618,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue64_v11070(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue64_v11070(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue64_v11070", Entry::Variant(623), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(623), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5627,7 +5627,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue64_v11070_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue64_v11070_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue64_v11070_ptsz", Entry::Variant(624), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(624), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5636,7 +5636,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue32_v8000(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue32_v8000(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue32_v8000", Entry::Variant(625), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(625), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5645,7 +5645,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue32_v8000_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue32_v8000_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue32_v8000_ptsz", Entry::Variant(626), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(626), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5654,7 +5654,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue32_v11070(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue32_v11070(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue32_v11070", Entry::Variant(627), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(627), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5663,7 +5663,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue32_v11070_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue32_v11070_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue32_v11070_ptsz", Entry::Variant(628), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(628), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5672,7 +5672,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue64_v9000(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue64_v9000(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue64_v9000", Entry::Variant(629), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(629), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5681,7 +5681,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue64_v9000_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue64_v9000_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue64_v9000_ptsz", Entry::Variant(630), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(630), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5690,7 +5690,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue64_v11070(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue64_v11070(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue64_v11070", Entry::Variant(631), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(631), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5699,7 +5699,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue64_v11070_ptsz(&self, stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue64_v11070_ptsz(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue64_v11070_ptsz", Entry::Variant(632), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(632), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -5708,7 +5708,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectCreate_v5000(&self, pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectCreate_v5000(pSurfObject, pResDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectCreate_v5000", Entry::Variant(633), Arg::None, status);
+            self.0.report_failure(Entry::Variant(633), Arg::None, status);
         }
         status
     }
@@ -5717,7 +5717,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectDestroy_v5000(&self, surfObject: CUsurfObject_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectDestroy_v5000(surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectDestroy_v5000", Entry::Variant(634), Arg::None, status);
+            self.0.report_failure(Entry::Variant(634), Arg::None, status);
         }
         status
     }
@@ -5726,7 +5726,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectGetResourceDesc_v5000(&self, pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult {
         let status = self.0.p().cuSurfObjectGetResourceDesc_v5000(pResDesc, surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectGetResourceDesc_v5000", Entry::Variant(635), Arg::None, status);
+            self.0.report_failure(Entry::Variant(635), Arg::None, status);
         }
         status
     }
@@ -5735,7 +5735,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefGetArray_v3000(&self, phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
         let status = self.0.p().cuSurfRefGetArray_v3000(phArray, hSurfRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefGetArray_v3000", Entry::Variant(636), Arg::Pointer(hSurfRef as usize), status);
+            self.0.report_failure(Entry::Variant(636), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -5744,7 +5744,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefSetArray_v3000(&self, hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuSurfRefSetArray_v3000(hSurfRef, hArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefSetArray_v3000", Entry::Variant(637), Arg::Pointer(hSurfRef as usize), status);
+            self.0.report_failure(Entry::Variant(637), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -5753,7 +5753,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2col_v12000(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2col_v12000(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2col_v12000", Entry::Variant(638), Arg::None, status);
+            self.0.report_failure(Entry::Variant(638), Arg::None, status);
         }
         status
     }
@@ -5762,7 +5762,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2colWide_v12080(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2colWide_v12080(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2colWide_v12080", Entry::Variant(639), Arg::None, status);
+            self.0.report_failure(Entry::Variant(639), Arg::None, status);
         }
         status
     }
@@ -5771,7 +5771,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeTiled_v12000(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeTiled_v12000(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeTiled_v12000", Entry::Variant(640), Arg::None, status);
+            self.0.report_failure(Entry::Variant(640), Arg::None, status);
         }
         status
     }
@@ -5780,7 +5780,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapReplaceAddress_v12000(&self, tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuTensorMapReplaceAddress_v12000(tensorMap, globalAddress);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapReplaceAddress_v12000", Entry::Variant(641), Arg::None, status);
+            self.0.report_failure(Entry::Variant(641), Arg::None, status);
         }
         status
     }
@@ -5789,7 +5789,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapSetAllocationClass_v13050(&self, tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
         let status = self.0.p().cuTensorMapSetAllocationClass_v13050(tensorMap, allocClass, outAllocClass);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapSetAllocationClass_v13050", Entry::Variant(642), Arg::None, status);
+            self.0.report_failure(Entry::Variant(642), Arg::None, status);
         }
         status
     }
@@ -5798,7 +5798,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectCreate_v5000(&self, pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult {
         let status = self.0.p().cuTexObjectCreate_v5000(pTexObject, pResDesc, pTexDesc, pResViewDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectCreate_v5000", Entry::Variant(643), Arg::None, status);
+            self.0.report_failure(Entry::Variant(643), Arg::None, status);
         }
         status
     }
@@ -5807,7 +5807,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectDestroy_v5000(&self, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectDestroy_v5000(texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectDestroy_v5000", Entry::Variant(644), Arg::None, status);
+            self.0.report_failure(Entry::Variant(644), Arg::None, status);
         }
         status
     }
@@ -5816,7 +5816,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceDesc_v5000(&self, pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceDesc_v5000(pResDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceDesc_v5000", Entry::Variant(645), Arg::None, status);
+            self.0.report_failure(Entry::Variant(645), Arg::None, status);
         }
         status
     }
@@ -5825,7 +5825,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceViewDesc_v5000(&self, pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceViewDesc_v5000(pResViewDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceViewDesc_v5000", Entry::Variant(646), Arg::None, status);
+            self.0.report_failure(Entry::Variant(646), Arg::None, status);
         }
         status
     }
@@ -5834,7 +5834,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetTextureDesc_v5000(&self, pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
         let status = self.0.p().cuTexObjectGetTextureDesc_v5000(pTexDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetTextureDesc_v5000", Entry::Variant(647), Arg::None, status);
+            self.0.report_failure(Entry::Variant(647), Arg::None, status);
         }
         status
     }
@@ -5843,7 +5843,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefCreate_v2000(&self, pTexRef: *mut CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefCreate_v2000(pTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefCreate_v2000", Entry::Variant(648), Arg::None, status);
+            self.0.report_failure(Entry::Variant(648), Arg::None, status);
         }
         status
     }
@@ -5852,7 +5852,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefDestroy_v2000(&self, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefDestroy_v2000(hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefDestroy_v2000", Entry::Variant(649), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(649), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5861,7 +5861,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress_v2000(&self, pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress_v2000(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress_v2000", Entry::Variant(650), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(650), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5870,7 +5870,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress_v3020(&self, pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress_v3020(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress_v3020", Entry::Variant(651), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(651), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5879,7 +5879,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddressMode_v2000(&self, pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefGetAddressMode_v2000(pam, hTexRef, dim);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddressMode_v2000", Entry::Variant(652), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(652), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5888,7 +5888,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetArray_v2000(&self, phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetArray_v2000(phArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetArray_v2000", Entry::Variant(653), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(653), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5897,7 +5897,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetBorderColor_v8000(&self, pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetBorderColor_v8000(pBorderColor, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetBorderColor_v8000", Entry::Variant(654), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(654), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5906,7 +5906,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFilterMode_v2000(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFilterMode_v2000(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFilterMode_v2000", Entry::Variant(655), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(655), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5915,7 +5915,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFlags_v2000(&self, pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFlags_v2000(pFlags, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFlags_v2000", Entry::Variant(656), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(656), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5924,7 +5924,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFormat_v2000(&self, pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFormat_v2000(pFormat, pNumChannels, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFormat_v2000", Entry::Variant(657), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(657), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5933,7 +5933,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMaxAnisotropy_v5000(&self, pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMaxAnisotropy_v5000(pmaxAniso, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMaxAnisotropy_v5000", Entry::Variant(658), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(658), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5942,7 +5942,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapFilterMode_v5000(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapFilterMode_v5000(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapFilterMode_v5000", Entry::Variant(659), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(659), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5951,7 +5951,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelBias_v5000(&self, pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelBias_v5000(pbias, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelBias_v5000", Entry::Variant(660), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(660), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5960,7 +5960,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelClamp_v5000(&self, pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelClamp_v5000(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelClamp_v5000", Entry::Variant(661), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(661), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5969,7 +5969,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmappedArray_v5000(&self, phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmappedArray_v5000(phMipmappedArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmappedArray_v5000", Entry::Variant(662), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(662), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5978,7 +5978,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress_v2000(&self, ByteOffset: * mut::std::os::raw::c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress_v2000(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress_v2000", Entry::Variant(663), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(663), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5987,7 +5987,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress_v3020(&self, ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress_v3020(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress_v3020", Entry::Variant(664), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(664), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -5996,7 +5996,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress2D_v2020(&self, hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v1, dptr: CUdeviceptr_v1, Pitch: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress2D_v2020(hTexRef, desc, dptr, Pitch);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress2D_v2020", Entry::Variant(665), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(665), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6005,7 +6005,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress2D_v3020(&self, hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress2D_v3020(hTexRef, desc, dptr, Pitch);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress2D_v3020", Entry::Variant(666), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(666), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6014,7 +6014,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress2D_v4010(&self, hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress2D_v4010(hTexRef, desc, dptr, Pitch);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress2D_v4010", Entry::Variant(667), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(667), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6023,7 +6023,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddressMode_v2000(&self, hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetAddressMode_v2000(hTexRef, dim, am);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddressMode_v2000", Entry::Variant(668), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(668), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6032,7 +6032,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetArray_v2000(&self, hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetArray_v2000(hTexRef, hArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetArray_v2000", Entry::Variant(669), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(669), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6041,7 +6041,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetBorderColor_v8000(&self, hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult {
         let status = self.0.p().cuTexRefSetBorderColor_v8000(hTexRef, pBorderColor);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetBorderColor_v8000", Entry::Variant(670), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(670), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6050,7 +6050,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFilterMode_v2000(&self, hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetFilterMode_v2000(hTexRef, fm);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFilterMode_v2000", Entry::Variant(671), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(671), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6059,7 +6059,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFlags_v2000(&self, hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetFlags_v2000(hTexRef, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFlags_v2000", Entry::Variant(672), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(672), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6068,7 +6068,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFormat_v2000(&self, hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefSetFormat_v2000(hTexRef, fmt, NumPackedComponents);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFormat_v2000", Entry::Variant(673), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(673), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6077,7 +6077,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMaxAnisotropy_v5000(&self, hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetMaxAnisotropy_v5000(hTexRef, maxAniso);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMaxAnisotropy_v5000", Entry::Variant(674), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(674), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6086,7 +6086,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapFilterMode_v5000(&self, hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapFilterMode_v5000(hTexRef, fm);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapFilterMode_v5000", Entry::Variant(675), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(675), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6095,7 +6095,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapLevelBias_v5000(&self, hTexRef: CUtexref, bias: f32) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapLevelBias_v5000(hTexRef, bias);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapLevelBias_v5000", Entry::Variant(676), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(676), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6104,7 +6104,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapLevelClamp_v5000(&self, hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapLevelClamp_v5000(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapLevelClamp_v5000", Entry::Variant(677), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(677), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6113,7 +6113,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmappedArray_v5000(&self, hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmappedArray_v5000(hTexRef, hMipmappedArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmappedArray_v5000", Entry::Variant(678), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Variant(678), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -6122,7 +6122,7 @@ impl Pw<'_> {
     pub unsafe fn cuThreadExchangeStreamCaptureMode_v10010(&self, mode: *mut CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuThreadExchangeStreamCaptureMode_v10010(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuThreadExchangeStreamCaptureMode_v10010", Entry::Variant(679), Arg::None, status);
+            self.0.report_failure(Entry::Variant(679), Arg::None, status);
         }
         status
     }
@@ -6131,7 +6131,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectCreate_v11030(&self, object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectCreate_v11030(object_out, ptr, destroy, initialRefcount, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectCreate_v11030", Entry::Variant(680), Arg::None, status);
+            self.0.report_failure(Entry::Variant(680), Arg::None, status);
         }
         status
     }
@@ -6140,7 +6140,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectRelease_v11030(&self, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectRelease_v11030(object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectRelease_v11030", Entry::Variant(681), Arg::Pointer(object as usize), status);
+            self.0.report_failure(Entry::Variant(681), Arg::Pointer(object as usize), status);
         }
         status
     }
@@ -6149,7 +6149,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectRetain_v11030(&self, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectRetain_v11030(object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectRetain_v11030", Entry::Variant(682), Arg::Pointer(object as usize), status);
+            self.0.report_failure(Entry::Variant(682), Arg::Pointer(object as usize), status);
         }
         status
     }
@@ -6158,7 +6158,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync_v10000(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync_v10000(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000", Entry::Variant(683), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(683), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -6167,7 +6167,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync_v10000_ptsz(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync_v10000_ptsz(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync_v10000_ptsz", Entry::Variant(684), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Variant(684), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -6176,7 +6176,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DCreate(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR) -> CUresult {
         let status = self.0.p().cuArray3DCreate(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DCreate", Entry::Name(0), Arg::None, status);
+            self.0.report_failure(Entry::Name(0), Arg::None, status);
         }
         status
     }
@@ -6185,7 +6185,7 @@ impl Pw<'_> {
     pub unsafe fn cuArray3DGetDescriptor(&self, pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArray3DGetDescriptor(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArray3DGetDescriptor", Entry::Name(1), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Name(1), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6194,7 +6194,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayCreate(&self, pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR) -> CUresult {
         let status = self.0.p().cuArrayCreate(pHandle, pAllocateArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayCreate", Entry::Name(2), Arg::None, status);
+            self.0.report_failure(Entry::Name(2), Arg::None, status);
         }
         status
     }
@@ -6203,7 +6203,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayDestroy(&self, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayDestroy(hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayDestroy", Entry::Name(3), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Name(3), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6212,7 +6212,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetDescriptor(&self, pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR, hArray: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetDescriptor(pArrayDescriptor, hArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetDescriptor", Entry::Name(4), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Name(4), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6221,7 +6221,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetMemoryRequirements(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS, array: CUarray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuArrayGetMemoryRequirements(memoryRequirements, array, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetMemoryRequirements", Entry::Name(5), Arg::Pointer(array as usize), status);
+            self.0.report_failure(Entry::Name(5), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -6230,7 +6230,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetPlane(&self, pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuArrayGetPlane(pPlaneArray, hArray, planeIdx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetPlane", Entry::Name(6), Arg::Pointer(hArray as usize), status);
+            self.0.report_failure(Entry::Name(6), Arg::Pointer(hArray as usize), status);
         }
         status
     }
@@ -6239,7 +6239,7 @@ impl Pw<'_> {
     pub unsafe fn cuArrayGetSparseProperties(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, array: CUarray) -> CUresult {
         let status = self.0.p().cuArrayGetSparseProperties(sparseProperties, array);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuArrayGetSparseProperties", Entry::Name(7), Arg::Pointer(array as usize), status);
+            self.0.report_failure(Entry::Name(7), Arg::Pointer(array as usize), status);
         }
         status
     }
@@ -6248,7 +6248,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointOperationComplete(&self, handle: CUcheckpointOperationHandle) -> CUresult {
         let status = self.0.p().cuCheckpointOperationComplete(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointOperationComplete", Entry::Name(8), Arg::Pointer(handle as usize), status);
+            self.0.report_failure(Entry::Name(8), Arg::Pointer(handle as usize), status);
         }
         status
     }
@@ -6257,7 +6257,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessCheckpoint(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessCheckpoint(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessCheckpoint", Entry::Name(9), Arg::None, status);
+            self.0.report_failure(Entry::Name(9), Arg::None, status);
         }
         status
     }
@@ -6266,7 +6266,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetRestoreThreadId(&self, pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetRestoreThreadId(pid, tid);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetRestoreThreadId", Entry::Name(10), Arg::None, status);
+            self.0.report_failure(Entry::Name(10), Arg::None, status);
         }
         status
     }
@@ -6275,7 +6275,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessGetState(&self, pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
         let status = self.0.p().cuCheckpointProcessGetState(pid, state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessGetState", Entry::Name(11), Arg::None, status);
+            self.0.report_failure(Entry::Name(11), Arg::None, status);
         }
         status
     }
@@ -6284,7 +6284,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessLock(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessLock(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessLock", Entry::Name(12), Arg::None, status);
+            self.0.report_failure(Entry::Name(12), Arg::None, status);
         }
         status
     }
@@ -6293,7 +6293,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessRestore(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessRestore(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessRestore", Entry::Name(13), Arg::None, status);
+            self.0.report_failure(Entry::Name(13), Arg::None, status);
         }
         status
     }
@@ -6302,7 +6302,7 @@ impl Pw<'_> {
     pub unsafe fn cuCheckpointProcessUnlock(&self, pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
         let status = self.0.p().cuCheckpointProcessUnlock(pid, args);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCheckpointProcessUnlock", Entry::Name(14), Arg::None, status);
+            self.0.report_failure(Entry::Name(14), Arg::None, status);
         }
         status
     }
@@ -6311,7 +6311,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpDeregisterCompleteCallback(&self, callback: CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpDeregisterCompleteCallback(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpDeregisterCompleteCallback", Entry::Name(15), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Name(15), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -6320,7 +6320,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpDeregisterStartCallback(&self, callback: CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpDeregisterStartCallback(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpDeregisterStartCallback", Entry::Name(16), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Name(16), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -6329,7 +6329,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttribute(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttribute(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttribute", Entry::Name(17), Arg::None, status);
+            self.0.report_failure(Entry::Name(17), Arg::None, status);
         }
         status
     }
@@ -6338,7 +6338,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpGetAttributeGlobal(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpGetAttributeGlobal(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpGetAttributeGlobal", Entry::Name(18), Arg::None, status);
+            self.0.report_failure(Entry::Name(18), Arg::None, status);
         }
         status
     }
@@ -6347,7 +6347,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterCompleteCallback(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterCompleteCallback(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterCompleteCallback", Entry::Name(19), Arg::None, status);
+            self.0.report_failure(Entry::Name(19), Arg::None, status);
         }
         status
     }
@@ -6356,7 +6356,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpRegisterStartCallback(&self, callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
         let status = self.0.p().cuCoredumpRegisterStartCallback(callback, userData, callbackOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpRegisterStartCallback", Entry::Name(20), Arg::None, status);
+            self.0.report_failure(Entry::Name(20), Arg::None, status);
         }
         status
     }
@@ -6365,7 +6365,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttribute(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttribute(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttribute", Entry::Name(21), Arg::None, status);
+            self.0.report_failure(Entry::Name(21), Arg::None, status);
         }
         status
     }
@@ -6374,7 +6374,7 @@ impl Pw<'_> {
     pub unsafe fn cuCoredumpSetAttributeGlobal(&self, attrib: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
         let status = self.0.p().cuCoredumpSetAttributeGlobal(attrib, value, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCoredumpSetAttributeGlobal", Entry::Name(22), Arg::None, status);
+            self.0.report_failure(Entry::Name(22), Arg::None, status);
         }
         status
     }
@@ -6383,7 +6383,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxAttach(&self, pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxAttach(pctx, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxAttach", Entry::Name(23), Arg::None, status);
+            self.0.report_failure(Entry::Name(23), Arg::None, status);
         }
         status
     }
@@ -6392,7 +6392,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxCreate(&self, pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuCtxCreate(pctx, ctxCreateParams, flags, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxCreate", Entry::Name(24), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(24), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6401,7 +6401,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDestroy(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDestroy(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDestroy", Entry::Name(25), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(25), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6410,7 +6410,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDetach(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDetach(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDetach", Entry::Name(26), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(26), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6419,7 +6419,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxDisablePeerAccess(&self, peerContext: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxDisablePeerAccess(peerContext);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxDisablePeerAccess", Entry::Name(27), Arg::Pointer(peerContext as usize), status);
+            self.0.report_failure(Entry::Name(27), Arg::Pointer(peerContext as usize), status);
         }
         status
     }
@@ -6428,7 +6428,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxEnablePeerAccess(&self, peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxEnablePeerAccess(peerContext, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxEnablePeerAccess", Entry::Name(28), Arg::Pointer(peerContext as usize), status);
+            self.0.report_failure(Entry::Name(28), Arg::Pointer(peerContext as usize), status);
         }
         status
     }
@@ -6437,7 +6437,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxFromGreenCtx(&self, pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuCtxFromGreenCtx(pContext, hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxFromGreenCtx", Entry::Name(29), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(29), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -6446,7 +6446,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetApiVersion(&self, ctx: CUcontext, version: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetApiVersion(ctx, version);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetApiVersion", Entry::Name(30), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(30), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6455,7 +6455,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCacheConfig(&self, pconfig: *mut CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxGetCacheConfig(pconfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCacheConfig", Entry::Name(31), Arg::None, status);
+            self.0.report_failure(Entry::Name(31), Arg::None, status);
         }
         status
     }
@@ -6464,7 +6464,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxGetCurrent(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetCurrent", Entry::Name(32), Arg::None, status);
+            self.0.report_failure(Entry::Name(32), Arg::None, status);
         }
         status
     }
@@ -6473,7 +6473,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevResource(&self, hCtx: CUcontext, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuCtxGetDevResource(hCtx, resource, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevResource", Entry::Name(33), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(33), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -6482,7 +6482,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetDevice(&self, device: *mut CUdevice) -> CUresult {
         let status = self.0.p().cuCtxGetDevice(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetDevice", Entry::Name(34), Arg::None, status);
+            self.0.report_failure(Entry::Name(34), Arg::None, status);
         }
         status
     }
@@ -6491,7 +6491,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetExecAffinity(&self, pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
         let status = self.0.p().cuCtxGetExecAffinity(pExecAffinity, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetExecAffinity", Entry::Name(35), Arg::None, status);
+            self.0.report_failure(Entry::Name(35), Arg::None, status);
         }
         status
     }
@@ -6500,7 +6500,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetFlags(&self, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxGetFlags(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetFlags", Entry::Name(36), Arg::None, status);
+            self.0.report_failure(Entry::Name(36), Arg::None, status);
         }
         status
     }
@@ -6509,7 +6509,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetId(&self, ctx: CUcontext, ctxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuCtxGetId(ctx, ctxId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetId", Entry::Name(37), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(37), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6518,7 +6518,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetLimit(&self, pvalue: *mut usize, limit: CUlimit) -> CUresult {
         let status = self.0.p().cuCtxGetLimit(pvalue, limit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetLimit", Entry::Name(38), Arg::None, status);
+            self.0.report_failure(Entry::Name(38), Arg::None, status);
         }
         status
     }
@@ -6527,7 +6527,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetSharedMemConfig(&self, pConfig: *mut CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxGetSharedMemConfig(pConfig);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetSharedMemConfig", Entry::Name(39), Arg::None, status);
+            self.0.report_failure(Entry::Name(39), Arg::None, status);
         }
         status
     }
@@ -6536,7 +6536,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxGetStreamPriorityRange(&self, leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuCtxGetStreamPriorityRange(leastPriority, greatestPriority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxGetStreamPriorityRange", Entry::Name(40), Arg::None, status);
+            self.0.report_failure(Entry::Name(40), Arg::None, status);
         }
         status
     }
@@ -6545,7 +6545,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPopCurrent(&self, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPopCurrent(pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPopCurrent", Entry::Name(41), Arg::None, status);
+            self.0.report_failure(Entry::Name(41), Arg::None, status);
         }
         status
     }
@@ -6554,7 +6554,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxPushCurrent(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxPushCurrent(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxPushCurrent", Entry::Name(42), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(42), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6563,7 +6563,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxRecordEvent(&self, hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuCtxRecordEvent(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxRecordEvent", Entry::Name(43), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(43), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -6572,7 +6572,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxResetPersistingL2Cache(&self, ) -> CUresult {
         let status = self.0.p().cuCtxResetPersistingL2Cache();
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxResetPersistingL2Cache", Entry::Name(44), Arg::None, status);
+            self.0.report_failure(Entry::Name(44), Arg::None, status);
         }
         status
     }
@@ -6581,7 +6581,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCacheConfig(&self, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuCtxSetCacheConfig(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCacheConfig", Entry::Name(45), Arg::None, status);
+            self.0.report_failure(Entry::Name(45), Arg::None, status);
         }
         status
     }
@@ -6590,7 +6590,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetCurrent(&self, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuCtxSetCurrent(ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetCurrent", Entry::Name(46), Arg::Pointer(ctx as usize), status);
+            self.0.report_failure(Entry::Name(46), Arg::Pointer(ctx as usize), status);
         }
         status
     }
@@ -6599,7 +6599,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetFlags(&self, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuCtxSetFlags(flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetFlags", Entry::Name(47), Arg::None, status);
+            self.0.report_failure(Entry::Name(47), Arg::None, status);
         }
         status
     }
@@ -6608,7 +6608,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetLimit(&self, limit: CUlimit, value: usize) -> CUresult {
         let status = self.0.p().cuCtxSetLimit(limit, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetLimit", Entry::Name(48), Arg::None, status);
+            self.0.report_failure(Entry::Name(48), Arg::None, status);
         }
         status
     }
@@ -6617,7 +6617,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSetSharedMemConfig(&self, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuCtxSetSharedMemConfig(config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSetSharedMemConfig", Entry::Name(49), Arg::None, status);
+            self.0.report_failure(Entry::Name(49), Arg::None, status);
         }
         status
     }
@@ -6626,7 +6626,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxSynchronize(&self, ) -> CUresult {
         let status = self.0.p().cuCtxSynchronize();
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxSynchronize", Entry::Name(50), Arg::None, status);
+            self.0.report_failure(Entry::Name(50), Arg::None, status);
         }
         status
     }
@@ -6635,7 +6635,7 @@ impl Pw<'_> {
     pub unsafe fn cuCtxWaitEvent(&self, hCtx: CUcontext, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuCtxWaitEvent(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuCtxWaitEvent", Entry::Name(51), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(51), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -6644,7 +6644,7 @@ impl Pw<'_> {
     pub unsafe fn cuDestroyExternalMemory(&self, extMem: CUexternalMemory) -> CUresult {
         let status = self.0.p().cuDestroyExternalMemory(extMem);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDestroyExternalMemory", Entry::Name(52), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Name(52), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -6653,7 +6653,7 @@ impl Pw<'_> {
     pub unsafe fn cuDestroyExternalSemaphore(&self, extSem: CUexternalSemaphore) -> CUresult {
         let status = self.0.p().cuDestroyExternalSemaphore(extSem);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDestroyExternalSemaphore", Entry::Name(53), Arg::Pointer(extSem as usize), status);
+            self.0.report_failure(Entry::Name(53), Arg::Pointer(extSem as usize), status);
         }
         status
     }
@@ -6662,7 +6662,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevResourceGenerateDesc(&self, phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevResourceGenerateDesc(phDesc, resources, nbResources);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevResourceGenerateDesc", Entry::Name(54), Arg::None, status);
+            self.0.report_failure(Entry::Name(54), Arg::None, status);
         }
         status
     }
@@ -6671,7 +6671,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplit(&self, result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplit(result, nbGroups, input, remainder, flags, groupParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplit", Entry::Name(55), Arg::None, status);
+            self.0.report_failure(Entry::Name(55), Arg::None, status);
         }
         status
     }
@@ -6680,7 +6680,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevSmResourceSplitByCount(&self, result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevSmResourceSplitByCount(result, nbGroups, input, remainder, flags, minCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevSmResourceSplitByCount", Entry::Name(56), Arg::None, status);
+            self.0.report_failure(Entry::Name(56), Arg::None, status);
         }
         status
     }
@@ -6689,7 +6689,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceCanAccessPeer(&self, canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice, peerDev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceCanAccessPeer(canAccessPeer, dev, peerDev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceCanAccessPeer", Entry::Name(57), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(57), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6698,7 +6698,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceComputeCapability(&self, major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceComputeCapability(major, minor, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceComputeCapability", Entry::Name(58), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(58), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6707,7 +6707,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGet(&self, device: *mut CUdevice, ordinal: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGet(device, ordinal);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGet", Entry::Name(59), Arg::None, status);
+            self.0.report_failure(Entry::Name(59), Arg::None, status);
         }
         status
     }
@@ -6716,7 +6716,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetAttribute(pi, attrib, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetAttribute", Entry::Name(60), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(60), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6725,7 +6725,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetByPCIBusId(&self, dev: *mut CUdevice, pciBusId: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuDeviceGetByPCIBusId(dev, pciBusId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetByPCIBusId", Entry::Name(61), Arg::None, status);
+            self.0.report_failure(Entry::Name(61), Arg::None, status);
         }
         status
     }
@@ -6734,7 +6734,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueCount(&self, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueCount(count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueCount", Entry::Name(62), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(62), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6743,7 +6743,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCliqueInfo(&self, cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetCliqueInfo(cliqueInfo, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCliqueInfo", Entry::Name(63), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(63), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6752,7 +6752,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetCount(&self, count: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetCount(count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetCount", Entry::Name(64), Arg::None, status);
+            self.0.report_failure(Entry::Name(64), Arg::None, status);
         }
         status
     }
@@ -6761,7 +6761,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetDefaultMemPool(pool_out, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDefaultMemPool", Entry::Name(65), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(65), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6770,7 +6770,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetDevResource(&self, device: CUdevice, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuDeviceGetDevResource(device, resource, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetDevResource", Entry::Name(66), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(66), Arg::Int(device as i64), status);
         }
         status
     }
@@ -6779,7 +6779,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetExecAffinitySupport(&self, pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetExecAffinitySupport(pi, type_, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetExecAffinitySupport", Entry::Name(67), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(67), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6788,7 +6788,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetFabricClusterUuid(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetFabricClusterUuid(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetFabricClusterUuid", Entry::Name(68), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(68), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6797,7 +6797,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuDeviceGetGraphMemAttribute(device, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetGraphMemAttribute", Entry::Name(69), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(69), Arg::Int(device as i64), status);
         }
         status
     }
@@ -6806,7 +6806,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetHostAtomicCapabilities(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetHostAtomicCapabilities(capabilities, operations, count, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetHostAtomicCapabilities", Entry::Name(70), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(70), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6815,7 +6815,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetLuid(&self, luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetLuid(luid, deviceNodeMask, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetLuid", Entry::Name(71), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(71), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6824,7 +6824,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetMemPool(&self, pool: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetMemPool(pool, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetMemPool", Entry::Name(72), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(72), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6833,7 +6833,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetName(&self, name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetName(name, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetName", Entry::Name(73), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(73), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6842,7 +6842,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetNvSciSyncAttributes(&self, nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice, flags: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDeviceGetNvSciSyncAttributes(nvSciSyncAttrList, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetNvSciSyncAttributes", Entry::Name(74), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(74), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6851,7 +6851,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAtomicCapabilities(&self, capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAtomicCapabilities(capabilities, operations, count, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAtomicCapabilities", Entry::Name(75), Arg::Int(srcDevice as i64), status);
+            self.0.report_failure(Entry::Name(75), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -6860,7 +6860,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetP2PAttribute(&self, value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetP2PAttribute(value, attrib, srcDevice, dstDevice);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetP2PAttribute", Entry::Name(76), Arg::Int(srcDevice as i64), status);
+            self.0.report_failure(Entry::Name(76), Arg::Int(srcDevice as i64), status);
         }
         status
     }
@@ -6869,7 +6869,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetPCIBusId(&self, pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetPCIBusId(pciBusId, len, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetPCIBusId", Entry::Name(77), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(77), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6878,7 +6878,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetProperties(&self, prop: *mut CUdevprop, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetProperties(prop, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetProperties", Entry::Name(78), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(78), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6887,7 +6887,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetTexture1DLinearMaxWidth(&self, maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetTexture1DLinearMaxWidth(maxWidthInElements, format, numChannels, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetTexture1DLinearMaxWidth", Entry::Name(79), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(79), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6896,7 +6896,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGetUuid(&self, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGetUuid(uuid, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGetUuid", Entry::Name(80), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(80), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6905,7 +6905,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceGraphMemTrim(device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceGraphMemTrim", Entry::Name(81), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(81), Arg::Int(device as i64), status);
         }
         status
     }
@@ -6914,7 +6914,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxGetState(&self, dev: CUdevice, flags: * mut::std::os::raw::c_uint, active: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxGetState(dev, flags, active);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxGetState", Entry::Name(82), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(82), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6923,7 +6923,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRelease(&self, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRelease(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRelease", Entry::Name(83), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(83), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6932,7 +6932,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxReset(&self, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxReset(dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxReset", Entry::Name(84), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(84), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6941,7 +6941,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxRetain(&self, pctx: *mut CUcontext, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxRetain(pctx, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxRetain", Entry::Name(85), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(85), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6950,7 +6950,7 @@ impl Pw<'_> {
     pub unsafe fn cuDevicePrimaryCtxSetFlags(&self, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuDevicePrimaryCtxSetFlags(dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDevicePrimaryCtxSetFlags", Entry::Name(86), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(86), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6959,7 +6959,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceRegisterAsyncNotification(&self, device: CUdevice, callbackFunc: CUasyncCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUasyncCallbackHandle) -> CUresult {
         let status = self.0.p().cuDeviceRegisterAsyncNotification(device, callbackFunc, userData, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceRegisterAsyncNotification", Entry::Name(87), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(87), Arg::Int(device as i64), status);
         }
         status
     }
@@ -6968,7 +6968,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceSetGraphMemAttribute(&self, device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuDeviceSetGraphMemAttribute(device, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceSetGraphMemAttribute", Entry::Name(88), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(88), Arg::Int(device as i64), status);
         }
         status
     }
@@ -6977,7 +6977,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceSetMemPool(&self, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuDeviceSetMemPool(dev, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceSetMemPool", Entry::Name(89), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(89), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6986,7 +6986,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceTotalMem(&self, bytes: *mut usize, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuDeviceTotalMem(bytes, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceTotalMem", Entry::Name(90), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(90), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -6995,7 +6995,7 @@ impl Pw<'_> {
     pub unsafe fn cuDeviceUnregisterAsyncNotification(&self, device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult {
         let status = self.0.p().cuDeviceUnregisterAsyncNotification(device, callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDeviceUnregisterAsyncNotification", Entry::Name(91), Arg::Int(device as i64), status);
+            self.0.report_failure(Entry::Name(91), Arg::Int(device as i64), status);
         }
         status
     }
@@ -7004,7 +7004,7 @@ impl Pw<'_> {
     pub unsafe fn cuDriverGetVersion(&self, driverVersion: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuDriverGetVersion(driverVersion);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuDriverGetVersion", Entry::Name(92), Arg::None, status);
+            self.0.report_failure(Entry::Name(92), Arg::None, status);
         }
         status
     }
@@ -7013,7 +7013,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventCreate(&self, phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventCreate(phEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventCreate", Entry::Name(93), Arg::None, status);
+            self.0.report_failure(Entry::Name(93), Arg::None, status);
         }
         status
     }
@@ -7022,7 +7022,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventDestroy(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventDestroy(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventDestroy", Entry::Name(94), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Name(94), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -7031,7 +7031,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventElapsedTime(&self, pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
         let status = self.0.p().cuEventElapsedTime(pMilliseconds, hStart, hEnd);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventElapsedTime", Entry::Name(95), Arg::Pointer(hStart as usize), status);
+            self.0.report_failure(Entry::Name(95), Arg::Pointer(hStart as usize), status);
         }
         status
     }
@@ -7040,7 +7040,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventQuery(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventQuery(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventQuery", Entry::Name(96), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Name(96), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -7049,7 +7049,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecord(&self, hEvent: CUevent, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuEventRecord(hEvent, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecord", Entry::Name(97), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Name(97), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -7058,7 +7058,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventRecordWithFlags(&self, hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuEventRecordWithFlags(hEvent, hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventRecordWithFlags", Entry::Name(98), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Name(98), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -7067,7 +7067,7 @@ impl Pw<'_> {
     pub unsafe fn cuEventSynchronize(&self, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuEventSynchronize(hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuEventSynchronize", Entry::Name(99), Arg::Pointer(hEvent as usize), status);
+            self.0.report_failure(Entry::Name(99), Arg::Pointer(hEvent as usize), status);
         }
         status
     }
@@ -7076,7 +7076,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedBuffer(&self, devPtr: *mut CUdeviceptr, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedBuffer(devPtr, extMem, bufferDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedBuffer", Entry::Name(100), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Name(100), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -7085,7 +7085,7 @@ impl Pw<'_> {
     pub unsafe fn cuExternalMemoryGetMappedMipmappedArray(&self, mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) -> CUresult {
         let status = self.0.p().cuExternalMemoryGetMappedMipmappedArray(mipmap, extMem, mipmapDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuExternalMemoryGetMappedMipmappedArray", Entry::Name(101), Arg::Pointer(extMem as usize), status);
+            self.0.report_failure(Entry::Name(101), Arg::Pointer(extMem as usize), status);
         }
         status
     }
@@ -7094,7 +7094,7 @@ impl Pw<'_> {
     pub unsafe fn cuFabricCpyBatchAsync(&self, numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuFabricCpyBatchAsync(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFabricCpyBatchAsync", Entry::Name(102), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(102), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -7103,7 +7103,7 @@ impl Pw<'_> {
     pub unsafe fn cuFlushGPUDirectRDMAWrites(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
         let status = self.0.p().cuFlushGPUDirectRDMAWrites(target, scope);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFlushGPUDirectRDMAWrites", Entry::Name(103), Arg::None, status);
+            self.0.report_failure(Entry::Name(103), Arg::None, status);
         }
         status
     }
@@ -7112,7 +7112,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetAttribute(pi, attrib, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetAttribute", Entry::Name(104), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(104), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7121,7 +7121,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetModule(&self, hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetModule(hmod, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetModule", Entry::Name(105), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(105), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7130,7 +7130,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetName(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncGetName(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetName", Entry::Name(106), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(106), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7139,7 +7139,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetParamCount(&self, func: CUfunction, paramCount: *mut usize) -> CUresult {
         let status = self.0.p().cuFuncGetParamCount(func, paramCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetParamCount", Entry::Name(107), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(107), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -7148,7 +7148,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncGetParamInfo(&self, func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
         let status = self.0.p().cuFuncGetParamInfo(func, paramIndex, paramOffset, paramSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncGetParamInfo", Entry::Name(108), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(108), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -7157,7 +7157,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncIsLoaded(&self, state: *mut CUfunctionLoadingState, function: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncIsLoaded(state, function);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncIsLoaded", Entry::Name(109), Arg::Pointer(function as usize), status);
+            self.0.report_failure(Entry::Name(109), Arg::Pointer(function as usize), status);
         }
         status
     }
@@ -7166,7 +7166,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncLoad(&self, function: CUfunction) -> CUresult {
         let status = self.0.p().cuFuncLoad(function);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncLoad", Entry::Name(110), Arg::Pointer(function as usize), status);
+            self.0.report_failure(Entry::Name(110), Arg::Pointer(function as usize), status);
         }
         status
     }
@@ -7175,7 +7175,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetAttribute(&self, hfunc: CUfunction, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuFuncSetAttribute(hfunc, attrib, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetAttribute", Entry::Name(111), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(111), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7184,7 +7184,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetBlockShape(&self, hfunc: CUfunction, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuFuncSetBlockShape(hfunc, x, y, z);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetBlockShape", Entry::Name(112), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(112), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7193,7 +7193,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetCacheConfig(&self, hfunc: CUfunction, config: CUfunc_cache) -> CUresult {
         let status = self.0.p().cuFuncSetCacheConfig(hfunc, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetCacheConfig", Entry::Name(113), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(113), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7202,7 +7202,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetSharedMemConfig(&self, hfunc: CUfunction, config: CUsharedconfig) -> CUresult {
         let status = self.0.p().cuFuncSetSharedMemConfig(hfunc, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetSharedMemConfig", Entry::Name(114), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(114), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7211,7 +7211,7 @@ impl Pw<'_> {
     pub unsafe fn cuFuncSetSharedSize(&self, hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuFuncSetSharedSize(hfunc, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuFuncSetSharedSize", Entry::Name(115), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(115), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -7220,7 +7220,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorName(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorName(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorName", Entry::Name(116), Arg::None, status);
+            self.0.report_failure(Entry::Name(116), Arg::None, status);
         }
         status
     }
@@ -7229,7 +7229,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetErrorString(&self, error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuGetErrorString(error, pStr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetErrorString", Entry::Name(117), Arg::None, status);
+            self.0.report_failure(Entry::Name(117), Arg::None, status);
         }
         status
     }
@@ -7238,7 +7238,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetExportTable(&self, ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
         let status = self.0.p().cuGetExportTable(ppExportTable, pExportTableId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetExportTable", Entry::Name(118), Arg::None, status);
+            self.0.report_failure(Entry::Name(118), Arg::None, status);
         }
         status
     }
@@ -7247,7 +7247,7 @@ impl Pw<'_> {
     pub unsafe fn cuGetProcAddress(&self, symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, cudaVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolStatus: *mut CUdriverProcAddressQueryResult) -> CUresult {
         let status = self.0.p().cuGetProcAddress(symbol, pfn, cudaVersion, flags, symbolStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGetProcAddress", Entry::Name(119), Arg::None, status);
+            self.0.report_failure(Entry::Name(119), Arg::None, status);
         }
         status
     }
@@ -7256,7 +7256,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddBatchMemOpNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddBatchMemOpNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddBatchMemOpNode", Entry::Name(120), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(120), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7265,7 +7265,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddChildGraphNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphAddChildGraphNode(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddChildGraphNode", Entry::Name(121), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(121), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7274,7 +7274,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddDependencies(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddDependencies(hGraph, from, to, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddDependencies", Entry::Name(122), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(122), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7283,7 +7283,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEmptyNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphAddEmptyNode(phGraphNode, hGraph, dependencies, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEmptyNode", Entry::Name(123), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(123), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7292,7 +7292,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventRecordNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventRecordNode(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventRecordNode", Entry::Name(124), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(124), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7301,7 +7301,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddEventWaitNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphAddEventWaitNode(phGraphNode, hGraph, dependencies, numDependencies, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddEventWaitNode", Entry::Name(125), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(125), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7310,7 +7310,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresSignalNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresSignalNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresSignalNode", Entry::Name(126), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(126), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7319,7 +7319,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddExternalSemaphoresWaitNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddExternalSemaphoresWaitNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddExternalSemaphoresWaitNode", Entry::Name(127), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(127), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7328,7 +7328,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddHostNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddHostNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddHostNode", Entry::Name(128), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(128), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7337,7 +7337,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddKernelNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddKernelNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddKernelNode", Entry::Name(129), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(129), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7346,7 +7346,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemAllocNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphAddMemAllocNode(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemAllocNode", Entry::Name(130), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(130), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7355,7 +7355,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemFreeNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphAddMemFreeNode(phGraphNode, hGraph, dependencies, numDependencies, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemFreeNode", Entry::Name(131), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(131), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7364,7 +7364,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemcpyNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemcpyNode(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemcpyNode", Entry::Name(132), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(132), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7373,7 +7373,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddMemsetNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphAddMemsetNode(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddMemsetNode", Entry::Name(133), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(133), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7382,7 +7382,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphAddNode(&self, phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphAddNode(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphAddNode", Entry::Name(134), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(134), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7391,7 +7391,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphBatchMemOpNodeGetParams(&self, hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphBatchMemOpNodeGetParams(hNode, nodeParams_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphBatchMemOpNodeGetParams", Entry::Name(135), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(135), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7400,7 +7400,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphBatchMemOpNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphBatchMemOpNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphBatchMemOpNodeSetParams", Entry::Name(136), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(136), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7409,7 +7409,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphChildGraphNodeGetGraph(&self, hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuGraphChildGraphNodeGetGraph(hNode, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphChildGraphNodeGetGraph", Entry::Name(137), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(137), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7418,7 +7418,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphClone(&self, phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphClone(phGraphClone, originalGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphClone", Entry::Name(138), Arg::Pointer(originalGraph as usize), status);
+            self.0.report_failure(Entry::Name(138), Arg::Pointer(originalGraph as usize), status);
         }
         status
     }
@@ -7427,7 +7427,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphConditionalHandleCreate(&self, pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphConditionalHandleCreate(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphConditionalHandleCreate", Entry::Name(139), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(139), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7436,7 +7436,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphCreate(&self, phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphCreate(phGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphCreate", Entry::Name(140), Arg::None, status);
+            self.0.report_failure(Entry::Name(140), Arg::None, status);
         }
         status
     }
@@ -7445,7 +7445,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDebugDotPrint(&self, hGraph: CUgraph, path: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphDebugDotPrint(hGraph, path, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDebugDotPrint", Entry::Name(141), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(141), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7454,7 +7454,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDestroy(&self, hGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphDestroy(hGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDestroy", Entry::Name(142), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(142), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7463,7 +7463,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphDestroyNode(&self, hNode: CUgraphNode) -> CUresult {
         let status = self.0.p().cuGraphDestroyNode(hNode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphDestroyNode", Entry::Name(143), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(143), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7472,7 +7472,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventRecordNodeGetEvent(&self, hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventRecordNodeGetEvent(hNode, event_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventRecordNodeGetEvent", Entry::Name(144), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(144), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7481,7 +7481,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventRecordNodeSetEvent(&self, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventRecordNodeSetEvent(hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventRecordNodeSetEvent", Entry::Name(145), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(145), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7490,7 +7490,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventWaitNodeGetEvent(&self, hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventWaitNodeGetEvent(hNode, event_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventWaitNodeGetEvent", Entry::Name(146), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(146), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7499,7 +7499,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphEventWaitNodeSetEvent(&self, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphEventWaitNodeSetEvent(hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphEventWaitNodeSetEvent", Entry::Name(147), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(147), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7508,7 +7508,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecBatchMemOpNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecBatchMemOpNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecBatchMemOpNodeSetParams", Entry::Name(148), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(148), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7517,7 +7517,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecChildGraphNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphExecChildGraphNodeSetParams(hGraphExec, hNode, childGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecChildGraphNodeSetParams", Entry::Name(149), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(149), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7526,7 +7526,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecDestroy(&self, hGraphExec: CUgraphExec) -> CUresult {
         let status = self.0.p().cuGraphExecDestroy(hGraphExec);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecDestroy", Entry::Name(150), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(150), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7535,7 +7535,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecEventRecordNodeSetEvent(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphExecEventRecordNodeSetEvent(hGraphExec, hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecEventRecordNodeSetEvent", Entry::Name(151), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(151), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7544,7 +7544,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecEventWaitNodeSetEvent(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
         let status = self.0.p().cuGraphExecEventWaitNodeSetEvent(hGraphExec, hNode, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecEventWaitNodeSetEvent", Entry::Name(152), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(152), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7553,7 +7553,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecExternalSemaphoresSignalNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecExternalSemaphoresSignalNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecExternalSemaphoresSignalNodeSetParams", Entry::Name(153), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(153), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7562,7 +7562,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecExternalSemaphoresWaitNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecExternalSemaphoresWaitNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecExternalSemaphoresWaitNodeSetParams", Entry::Name(154), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(154), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7571,7 +7571,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecGetFlags(&self, hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult {
         let status = self.0.p().cuGraphExecGetFlags(hGraphExec, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecGetFlags", Entry::Name(155), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(155), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7580,7 +7580,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecGetId(&self, hGraphExec: CUgraphExec, graphId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphExecGetId(hGraphExec, graphId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecGetId", Entry::Name(156), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(156), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7589,7 +7589,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecHostNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecHostNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecHostNodeSetParams", Entry::Name(157), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(157), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7598,7 +7598,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecKernelNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExecKernelNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecKernelNodeSetParams", Entry::Name(158), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(158), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7607,7 +7607,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecMemcpyNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphExecMemcpyNodeSetParams(hGraphExec, hNode, copyParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecMemcpyNodeSetParams", Entry::Name(159), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(159), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7616,7 +7616,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecMemsetNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS, ctx: CUcontext) -> CUresult {
         let status = self.0.p().cuGraphExecMemsetNodeSetParams(hGraphExec, hNode, memsetParams, ctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecMemsetNodeSetParams", Entry::Name(160), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(160), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7625,7 +7625,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecNodeSetParams(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphExecNodeSetParams(hGraphExec, hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecNodeSetParams", Entry::Name(161), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(161), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7634,7 +7634,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExecUpdate(&self, hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult {
         let status = self.0.p().cuGraphExecUpdate(hGraphExec, hGraph, resultInfo);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExecUpdate", Entry::Name(162), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(162), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7643,7 +7643,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresSignalNodeGetParams(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresSignalNodeGetParams", Entry::Name(163), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(163), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7652,7 +7652,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresSignalNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresSignalNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresSignalNodeSetParams", Entry::Name(164), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(164), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7661,7 +7661,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresWaitNodeGetParams(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresWaitNodeGetParams", Entry::Name(165), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(165), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7670,7 +7670,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphExternalSemaphoresWaitNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphExternalSemaphoresWaitNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphExternalSemaphoresWaitNodeSetParams", Entry::Name(166), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(166), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7679,7 +7679,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetEdges(&self, hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetEdges(hGraph, from, to, edgeData, numEdges);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetEdges", Entry::Name(167), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(167), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7688,7 +7688,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetId(&self, hGraph: CUgraph, graphId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphGetId(hGraph, graphId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetId", Entry::Name(168), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(168), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7697,7 +7697,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetNodes(&self, hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetNodes(hGraph, nodes, numNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetNodes", Entry::Name(169), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(169), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7706,7 +7706,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphGetRootNodes(&self, hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphGetRootNodes(hGraph, rootNodes, numRootNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphGetRootNodes", Entry::Name(170), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(170), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7715,7 +7715,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphHostNodeGetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphHostNodeGetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphHostNodeGetParams", Entry::Name(171), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(171), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7724,7 +7724,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphHostNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphHostNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphHostNodeSetParams", Entry::Name(172), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(172), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7733,7 +7733,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiate(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphInstantiate(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiate", Entry::Name(173), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(173), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7742,7 +7742,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithFlags(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithFlags(phGraphExec, hGraph, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithFlags", Entry::Name(174), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(174), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7751,7 +7751,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphInstantiateWithParams(&self, phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphInstantiateWithParams(phGraphExec, hGraph, instantiateParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphInstantiateWithParams", Entry::Name(175), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(175), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7760,7 +7760,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeCopyAttributes(&self, dst: CUgraphNode, src: CUgraphNode) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeCopyAttributes(dst, src);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeCopyAttributes", Entry::Name(176), Arg::Pointer(dst as usize), status);
+            self.0.report_failure(Entry::Name(176), Arg::Pointer(dst as usize), status);
         }
         status
     }
@@ -7769,7 +7769,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeGetAttribute(&self, hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeGetAttribute(hNode, attr, value_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeGetAttribute", Entry::Name(177), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(177), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7778,7 +7778,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeGetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeGetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeGetParams", Entry::Name(178), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(178), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7787,7 +7787,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeSetAttribute(&self, hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeSetAttribute(hNode, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeSetAttribute", Entry::Name(179), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(179), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7796,7 +7796,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphKernelNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphKernelNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphKernelNodeSetParams", Entry::Name(180), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(180), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7805,7 +7805,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphLaunch(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphLaunch(hGraphExec, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphLaunch", Entry::Name(181), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(181), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7814,7 +7814,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemAllocNodeGetParams(&self, hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphMemAllocNodeGetParams(hNode, params_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemAllocNodeGetParams", Entry::Name(182), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(182), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7823,7 +7823,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemFreeNodeGetParams(&self, hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
         let status = self.0.p().cuGraphMemFreeNodeGetParams(hNode, dptr_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemFreeNodeGetParams", Entry::Name(183), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(183), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7832,7 +7832,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemcpyNodeGetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D) -> CUresult {
         let status = self.0.p().cuGraphMemcpyNodeGetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemcpyNodeGetParams", Entry::Name(184), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(184), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7841,7 +7841,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemcpyNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D) -> CUresult {
         let status = self.0.p().cuGraphMemcpyNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemcpyNodeSetParams", Entry::Name(185), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(185), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7850,7 +7850,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemsetNodeGetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphMemsetNodeGetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemsetNodeGetParams", Entry::Name(186), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(186), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7859,7 +7859,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphMemsetNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS) -> CUresult {
         let status = self.0.p().cuGraphMemsetNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphMemsetNodeSetParams", Entry::Name(187), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(187), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7868,7 +7868,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeFindInClone(&self, phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeFindInClone(phNode, hOriginalNode, hClonedGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeFindInClone", Entry::Name(188), Arg::Pointer(hOriginalNode as usize), status);
+            self.0.report_failure(Entry::Name(188), Arg::Pointer(hOriginalNode as usize), status);
         }
         status
     }
@@ -7877,7 +7877,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetContainingGraph(&self, hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuGraphNodeGetContainingGraph(hNode, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetContainingGraph", Entry::Name(189), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(189), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7886,7 +7886,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependencies(&self, hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependencies(hNode, dependencies, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependencies", Entry::Name(190), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(190), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7895,7 +7895,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetDependentNodes(&self, hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult {
         let status = self.0.p().cuGraphNodeGetDependentNodes(hNode, dependentNodes, edgeData, numDependentNodes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetDependentNodes", Entry::Name(191), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(191), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7904,7 +7904,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetEnabled(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeGetEnabled(hGraphExec, hNode, isEnabled);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetEnabled", Entry::Name(192), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(192), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7913,7 +7913,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetLocalId(&self, hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeGetLocalId(hNode, nodeId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetLocalId", Entry::Name(193), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(193), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7922,7 +7922,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphNodeGetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetParams", Entry::Name(194), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(194), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7931,7 +7931,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetToolsId(&self, hNode: CUgraphNode, toolsNodeId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGraphNodeGetToolsId(hNode, toolsNodeId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetToolsId", Entry::Name(195), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(195), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7940,7 +7940,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeGetType(&self, hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
         let status = self.0.p().cuGraphNodeGetType(hNode, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeGetType", Entry::Name(196), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(196), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7949,7 +7949,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeSetEnabled(&self, hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphNodeSetEnabled(hGraphExec, hNode, isEnabled);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeSetEnabled", Entry::Name(197), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(197), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -7958,7 +7958,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphNodeSetParams(&self, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
         let status = self.0.p().cuGraphNodeSetParams(hNode, nodeParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphNodeSetParams", Entry::Name(198), Arg::Pointer(hNode as usize), status);
+            self.0.report_failure(Entry::Name(198), Arg::Pointer(hNode as usize), status);
         }
         status
     }
@@ -7967,7 +7967,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphReleaseUserObject(&self, graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphReleaseUserObject(graph, object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphReleaseUserObject", Entry::Name(199), Arg::Pointer(graph as usize), status);
+            self.0.report_failure(Entry::Name(199), Arg::Pointer(graph as usize), status);
         }
         status
     }
@@ -7976,7 +7976,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphRemoveDependencies(&self, hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
         let status = self.0.p().cuGraphRemoveDependencies(hGraph, from, to, edgeData, numDependencies);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphRemoveDependencies", Entry::Name(200), Arg::Pointer(hGraph as usize), status);
+            self.0.report_failure(Entry::Name(200), Arg::Pointer(hGraph as usize), status);
         }
         status
     }
@@ -7985,7 +7985,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphRetainUserObject(&self, graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphRetainUserObject(graph, object, count, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphRetainUserObject", Entry::Name(201), Arg::Pointer(graph as usize), status);
+            self.0.report_failure(Entry::Name(201), Arg::Pointer(graph as usize), status);
         }
         status
     }
@@ -7994,7 +7994,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphUpload(&self, hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphUpload(hGraphExec, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphUpload", Entry::Name(202), Arg::Pointer(hGraphExec as usize), status);
+            self.0.report_failure(Entry::Name(202), Arg::Pointer(hGraphExec as usize), status);
         }
         status
     }
@@ -8003,7 +8003,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsMapResources(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsMapResources(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsMapResources", Entry::Name(203), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(203), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8012,7 +8012,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedMipmappedArray(&self, pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedMipmappedArray(pMipmappedArray, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedMipmappedArray", Entry::Name(204), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Name(204), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8021,7 +8021,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceGetMappedPointer(&self, pDevPtr: *mut CUdeviceptr, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsResourceGetMappedPointer(pDevPtr, pSize, resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceGetMappedPointer", Entry::Name(205), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Name(205), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8030,7 +8030,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsResourceSetMapFlags(&self, resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsResourceSetMapFlags(resource, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsResourceSetMapFlags", Entry::Name(206), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Name(206), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8039,7 +8039,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsSubResourceGetMappedArray(&self, pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGraphicsSubResourceGetMappedArray(pArray, resource, arrayIndex, mipLevel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsSubResourceGetMappedArray", Entry::Name(207), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Name(207), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8048,7 +8048,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnmapResources(&self, count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuGraphicsUnmapResources(count, resources, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnmapResources", Entry::Name(208), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(208), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8057,7 +8057,7 @@ impl Pw<'_> {
     pub unsafe fn cuGraphicsUnregisterResource(&self, resource: CUgraphicsResource) -> CUresult {
         let status = self.0.p().cuGraphicsUnregisterResource(resource);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGraphicsUnregisterResource", Entry::Name(209), Arg::Pointer(resource as usize), status);
+            self.0.report_failure(Entry::Name(209), Arg::Pointer(resource as usize), status);
         }
         status
     }
@@ -8066,7 +8066,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxCreate(&self, phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuGreenCtxCreate(phCtx, desc, dev, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxCreate", Entry::Name(210), Arg::Pointer(desc as usize), status);
+            self.0.report_failure(Entry::Name(210), Arg::Pointer(desc as usize), status);
         }
         status
     }
@@ -8075,7 +8075,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxDestroy(&self, hCtx: CUgreenCtx) -> CUresult {
         let status = self.0.p().cuGreenCtxDestroy(hCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxDestroy", Entry::Name(211), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(211), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -8084,7 +8084,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxGetDevResource(&self, hCtx: CUgreenCtx, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuGreenCtxGetDevResource(hCtx, resource, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxGetDevResource", Entry::Name(212), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(212), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -8093,7 +8093,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxGetId(&self, greenCtx: CUgreenCtx, greenCtxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuGreenCtxGetId(greenCtx, greenCtxId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxGetId", Entry::Name(213), Arg::Pointer(greenCtx as usize), status);
+            self.0.report_failure(Entry::Name(213), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -8102,7 +8102,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxRecordEvent(&self, hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuGreenCtxRecordEvent(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxRecordEvent", Entry::Name(214), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(214), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -8111,7 +8111,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxStreamCreate(&self, phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuGreenCtxStreamCreate(phStream, greenCtx, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxStreamCreate", Entry::Name(215), Arg::Pointer(greenCtx as usize), status);
+            self.0.report_failure(Entry::Name(215), Arg::Pointer(greenCtx as usize), status);
         }
         status
     }
@@ -8120,7 +8120,7 @@ impl Pw<'_> {
     pub unsafe fn cuGreenCtxWaitEvent(&self, hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
         let status = self.0.p().cuGreenCtxWaitEvent(hCtx, hEvent);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuGreenCtxWaitEvent", Entry::Name(216), Arg::Pointer(hCtx as usize), status);
+            self.0.report_failure(Entry::Name(216), Arg::Pointer(hCtx as usize), status);
         }
         status
     }
@@ -8129,7 +8129,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalMemory(&self, extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC) -> CUresult {
         let status = self.0.p().cuImportExternalMemory(extMem_out, memHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalMemory", Entry::Name(217), Arg::None, status);
+            self.0.report_failure(Entry::Name(217), Arg::None, status);
         }
         status
     }
@@ -8138,7 +8138,7 @@ impl Pw<'_> {
     pub unsafe fn cuImportExternalSemaphore(&self, extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC) -> CUresult {
         let status = self.0.p().cuImportExternalSemaphore(extSem_out, semHandleDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuImportExternalSemaphore", Entry::Name(218), Arg::None, status);
+            self.0.report_failure(Entry::Name(218), Arg::None, status);
         }
         status
     }
@@ -8147,7 +8147,7 @@ impl Pw<'_> {
     pub unsafe fn cuInit(&self, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuInit(Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuInit", Entry::Name(219), Arg::None, status);
+            self.0.report_failure(Entry::Name(219), Arg::None, status);
         }
         status
     }
@@ -8156,7 +8156,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcCloseMemHandle(&self, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuIpcCloseMemHandle(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcCloseMemHandle", Entry::Name(220), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(220), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8165,7 +8165,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetEventHandle(&self, pHandle: *mut CUipcEventHandle, event: CUevent) -> CUresult {
         let status = self.0.p().cuIpcGetEventHandle(pHandle, event);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetEventHandle", Entry::Name(221), Arg::Pointer(event as usize), status);
+            self.0.report_failure(Entry::Name(221), Arg::Pointer(event as usize), status);
         }
         status
     }
@@ -8174,7 +8174,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcGetMemHandle(&self, pHandle: *mut CUipcMemHandle, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuIpcGetMemHandle(pHandle, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcGetMemHandle", Entry::Name(222), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(222), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8183,7 +8183,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenEventHandle(&self, phEvent: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
         let status = self.0.p().cuIpcOpenEventHandle(phEvent, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenEventHandle", Entry::Name(223), Arg::None, status);
+            self.0.report_failure(Entry::Name(223), Arg::None, status);
         }
         status
     }
@@ -8192,7 +8192,7 @@ impl Pw<'_> {
     pub unsafe fn cuIpcOpenMemHandle(&self, pdptr: *mut CUdeviceptr, handle: CUipcMemHandle, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuIpcOpenMemHandle(pdptr, handle, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuIpcOpenMemHandle", Entry::Name(224), Arg::None, status);
+            self.0.report_failure(Entry::Name(224), Arg::None, status);
         }
         status
     }
@@ -8201,7 +8201,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetAttribute(&self, pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelGetAttribute(pi, attrib, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetAttribute", Entry::Name(225), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(225), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8210,7 +8210,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetFunction(&self, pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetFunction(pFunc, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetFunction", Entry::Name(226), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(226), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8219,7 +8219,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetLibrary(&self, pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetLibrary(pLib, kernel);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetLibrary", Entry::Name(227), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(227), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8228,7 +8228,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetName(&self, name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
         let status = self.0.p().cuKernelGetName(name, hfunc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetName", Entry::Name(228), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(228), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -8237,7 +8237,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetParamCount(&self, kernel: CUkernel, paramCount: *mut usize) -> CUresult {
         let status = self.0.p().cuKernelGetParamCount(kernel, paramCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetParamCount", Entry::Name(229), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(229), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8246,7 +8246,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelGetParamInfo(&self, kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
         let status = self.0.p().cuKernelGetParamInfo(kernel, paramIndex, paramOffset, paramSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelGetParamInfo", Entry::Name(230), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(230), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8255,7 +8255,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetAttribute(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetAttribute(attrib, val, kernel, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetAttribute", Entry::Name(231), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(231), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8264,7 +8264,7 @@ impl Pw<'_> {
     pub unsafe fn cuKernelSetCacheConfig(&self, kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuKernelSetCacheConfig(kernel, config, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuKernelSetCacheConfig", Entry::Name(232), Arg::Pointer(kernel as usize), status);
+            self.0.report_failure(Entry::Name(232), Arg::Pointer(kernel as usize), status);
         }
         status
     }
@@ -8273,7 +8273,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunch(&self, f: CUfunction) -> CUresult {
         let status = self.0.p().cuLaunch(f);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunch", Entry::Name(233), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(233), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8282,7 +8282,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernel(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernel", Entry::Name(234), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(234), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8291,7 +8291,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchCooperativeKernelMultiDevice(&self, launchParamsList: *mut CUDA_LAUNCH_PARAMS, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLaunchCooperativeKernelMultiDevice(launchParamsList, numDevices, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchCooperativeKernelMultiDevice", Entry::Name(235), Arg::None, status);
+            self.0.report_failure(Entry::Name(235), Arg::None, status);
         }
         status
     }
@@ -8300,7 +8300,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchGrid(&self, f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLaunchGrid(f, grid_width, grid_height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchGrid", Entry::Name(236), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(236), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8309,7 +8309,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchGridAsync(&self, f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuLaunchGridAsync(f, grid_width, grid_height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchGridAsync", Entry::Name(237), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(237), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8318,7 +8318,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchHostFunc(&self, hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchHostFunc(hStream, fn_, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchHostFunc", Entry::Name(238), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(238), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8327,7 +8327,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernel(&self, f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernel", Entry::Name(239), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(239), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8336,7 +8336,7 @@ impl Pw<'_> {
     pub unsafe fn cuLaunchKernelEx(&self, config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLaunchKernelEx(config, f, kernelParams, extra);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLaunchKernelEx", Entry::Name(240), Arg::Pointer(f as usize), status);
+            self.0.report_failure(Entry::Name(240), Arg::Pointer(f as usize), status);
         }
         status
     }
@@ -8345,7 +8345,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryEnumerateKernels(&self, kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryEnumerateKernels(kernels, numKernels, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryEnumerateKernels", Entry::Name(241), Arg::Pointer(lib as usize), status);
+            self.0.report_failure(Entry::Name(241), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -8354,7 +8354,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetGlobal(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetGlobal(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetGlobal", Entry::Name(242), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(242), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8363,7 +8363,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernel(&self, pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetKernel(pKernel, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernel", Entry::Name(243), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(243), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8372,7 +8372,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetKernelCount(&self, count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetKernelCount(count, lib);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetKernelCount", Entry::Name(244), Arg::Pointer(lib as usize), status);
+            self.0.report_failure(Entry::Name(244), Arg::Pointer(lib as usize), status);
         }
         status
     }
@@ -8381,7 +8381,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetManaged(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetManaged(dptr, bytes, library, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetManaged", Entry::Name(245), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(245), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8390,7 +8390,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetModule(&self, pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryGetModule(pMod, library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetModule", Entry::Name(246), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(246), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8399,7 +8399,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryGetUnifiedFunction(&self, fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuLibraryGetUnifiedFunction(fptr, library, symbol);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryGetUnifiedFunction", Entry::Name(247), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(247), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8408,7 +8408,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadData(&self, library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadData(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadData", Entry::Name(248), Arg::None, status);
+            self.0.report_failure(Entry::Name(248), Arg::None, status);
         }
         status
     }
@@ -8417,7 +8417,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryLoadFromFile(&self, library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLibraryLoadFromFile(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryLoadFromFile", Entry::Name(249), Arg::None, status);
+            self.0.report_failure(Entry::Name(249), Arg::None, status);
         }
         status
     }
@@ -8426,7 +8426,7 @@ impl Pw<'_> {
     pub unsafe fn cuLibraryUnload(&self, library: CUlibrary) -> CUresult {
         let status = self.0.p().cuLibraryUnload(library);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLibraryUnload", Entry::Name(250), Arg::Pointer(library as usize), status);
+            self.0.report_failure(Entry::Name(250), Arg::Pointer(library as usize), status);
         }
         status
     }
@@ -8435,7 +8435,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddData(&self, state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddData(state, type_, data, size, name, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddData", Entry::Name(251), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Name(251), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -8444,7 +8444,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkAddFile(&self, state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuLinkAddFile(state, type_, path, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkAddFile", Entry::Name(252), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Name(252), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -8453,7 +8453,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkComplete(&self, state: CUlinkState, cubinOut: *mut * mut::std::os::raw::c_void, sizeOut: *mut usize) -> CUresult {
         let status = self.0.p().cuLinkComplete(state, cubinOut, sizeOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkComplete", Entry::Name(253), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Name(253), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -8462,7 +8462,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkCreate(&self, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkCreate(numOptions, options, optionValues, stateOut);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkCreate", Entry::Name(254), Arg::None, status);
+            self.0.report_failure(Entry::Name(254), Arg::None, status);
         }
         status
     }
@@ -8471,7 +8471,7 @@ impl Pw<'_> {
     pub unsafe fn cuLinkDestroy(&self, state: CUlinkState) -> CUresult {
         let status = self.0.p().cuLinkDestroy(state);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLinkDestroy", Entry::Name(255), Arg::Pointer(state as usize), status);
+            self.0.report_failure(Entry::Name(255), Arg::Pointer(state as usize), status);
         }
         status
     }
@@ -8480,7 +8480,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointAddDevice(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuLogicalEndpointAddDevice(leId, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointAddDevice", Entry::Name(256), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(256), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8489,7 +8489,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindAddr(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindAddr(leId, dev, offset, ptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindAddr", Entry::Name(257), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(257), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8498,7 +8498,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointBindMem(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuLogicalEndpointBindMem(leId, dev, offset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointBindMem", Entry::Name(258), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(258), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8507,7 +8507,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointCreate(&self, leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointCreate(leId, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointCreate", Entry::Name(259), Arg::None, status);
+            self.0.report_failure(Entry::Name(259), Arg::None, status);
         }
         status
     }
@@ -8516,7 +8516,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointDestroy(&self, leId: CUlogicalEndpointId) -> CUresult {
         let status = self.0.p().cuLogicalEndpointDestroy(leId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointDestroy", Entry::Name(260), Arg::None, status);
+            self.0.report_failure(Entry::Name(260), Arg::None, status);
         }
         status
     }
@@ -8525,7 +8525,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointExport(&self, handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointExport(handle, leId, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointExport", Entry::Name(261), Arg::None, status);
+            self.0.report_failure(Entry::Name(261), Arg::None, status);
         }
         status
     }
@@ -8534,7 +8534,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointGetLimits(&self, bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
         let status = self.0.p().cuLogicalEndpointGetLimits(bindAlignment, maxSize, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointGetLimits", Entry::Name(262), Arg::None, status);
+            self.0.report_failure(Entry::Name(262), Arg::None, status);
         }
         status
     }
@@ -8543,7 +8543,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdRelease(&self, baseLeId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdRelease(baseLeId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdRelease", Entry::Name(263), Arg::None, status);
+            self.0.report_failure(Entry::Name(263), Arg::None, status);
         }
         status
     }
@@ -8552,7 +8552,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointIdReserve(&self, baseLeId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointIdReserve(baseLeId, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointIdReserve", Entry::Name(264), Arg::None, status);
+            self.0.report_failure(Entry::Name(264), Arg::None, status);
         }
         status
     }
@@ -8561,7 +8561,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointImport(&self, leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
         let status = self.0.p().cuLogicalEndpointImport(leId, handle, handleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointImport", Entry::Name(265), Arg::None, status);
+            self.0.report_failure(Entry::Name(265), Arg::None, status);
         }
         status
     }
@@ -8570,7 +8570,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointQuery(&self, leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuLogicalEndpointQuery(leId, count, queryStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointQuery", Entry::Name(266), Arg::None, status);
+            self.0.report_failure(Entry::Name(266), Arg::None, status);
         }
         status
     }
@@ -8579,7 +8579,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogicalEndpointUnbind(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
         let status = self.0.p().cuLogicalEndpointUnbind(leId, dev, offset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogicalEndpointUnbind", Entry::Name(267), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(267), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -8588,7 +8588,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsCurrent(&self, iterator_out: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsCurrent(iterator_out, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsCurrent", Entry::Name(268), Arg::None, status);
+            self.0.report_failure(Entry::Name(268), Arg::None, status);
         }
         status
     }
@@ -8597,7 +8597,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToFile(&self, iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToFile(iterator, pathToFile, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToFile", Entry::Name(269), Arg::None, status);
+            self.0.report_failure(Entry::Name(269), Arg::None, status);
         }
         status
     }
@@ -8606,7 +8606,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsDumpToMemory(&self, iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuLogsDumpToMemory(iterator, buffer, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsDumpToMemory", Entry::Name(270), Arg::None, status);
+            self.0.report_failure(Entry::Name(270), Arg::None, status);
         }
         status
     }
@@ -8615,7 +8615,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsRegisterCallback(&self, callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback_out: *mut CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsRegisterCallback(callbackFunc, userData, callback_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsRegisterCallback", Entry::Name(271), Arg::None, status);
+            self.0.report_failure(Entry::Name(271), Arg::None, status);
         }
         status
     }
@@ -8624,7 +8624,7 @@ impl Pw<'_> {
     pub unsafe fn cuLogsUnregisterCallback(&self, callback: CUlogsCallbackHandle) -> CUresult {
         let status = self.0.p().cuLogsUnregisterCallback(callback);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuLogsUnregisterCallback", Entry::Name(272), Arg::Pointer(callback as usize), status);
+            self.0.report_failure(Entry::Name(272), Arg::Pointer(callback as usize), status);
         }
         status
     }
@@ -8633,7 +8633,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressFree(&self, ptr: CUdeviceptr, size: usize) -> CUresult {
         let status = self.0.p().cuMemAddressFree(ptr, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressFree", Entry::Name(273), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(273), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8642,7 +8642,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAddressReserve(&self, ptr: *mut CUdeviceptr, size: usize, alignment: usize, addr: CUdeviceptr, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemAddressReserve(ptr, size, alignment, addr, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAddressReserve", Entry::Name(274), Arg::Hex(addr as u64), status);
+            self.0.report_failure(Entry::Name(274), Arg::Hex(addr as u64), status);
         }
         status
     }
@@ -8651,7 +8651,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAdvise(&self, devPtr: CUdeviceptr, count: usize, advice: CUmem_advise, location: CUmemLocation) -> CUresult {
         let status = self.0.p().cuMemAdvise(devPtr, count, advice, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAdvise", Entry::Name(275), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Name(275), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -8660,7 +8660,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAlloc(&self, dptr: *mut CUdeviceptr, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAlloc(dptr, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAlloc", Entry::Name(276), Arg::None, status);
+            self.0.report_failure(Entry::Name(276), Arg::None, status);
         }
         status
     }
@@ -8669,7 +8669,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocAsync(dptr, bytesize, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocAsync", Entry::Name(277), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(277), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8678,7 +8678,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocFromPoolAsync(&self, dptr: *mut CUdeviceptr, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemAllocFromPoolAsync(dptr, bytesize, pool, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocFromPoolAsync", Entry::Name(278), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(278), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8687,7 +8687,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocHost(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
         let status = self.0.p().cuMemAllocHost(pp, bytesize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocHost", Entry::Name(279), Arg::None, status);
+            self.0.report_failure(Entry::Name(279), Arg::None, status);
         }
         status
     }
@@ -8696,7 +8696,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocManaged(&self, dptr: *mut CUdeviceptr, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocManaged(dptr, bytesize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocManaged", Entry::Name(280), Arg::None, status);
+            self.0.report_failure(Entry::Name(280), Arg::None, status);
         }
         status
     }
@@ -8705,7 +8705,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemAllocPitch(&self, dptr: *mut CUdeviceptr, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemAllocPitch(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemAllocPitch", Entry::Name(281), Arg::None, status);
+            self.0.report_failure(Entry::Name(281), Arg::None, status);
         }
         status
     }
@@ -8714,7 +8714,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemBatchDecompressAsync(&self, paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
         let status = self.0.p().cuMemBatchDecompressAsync(paramsArray, count, flags, errorIndex, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemBatchDecompressAsync", Entry::Name(282), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(282), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -8723,7 +8723,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemCreate(&self, handle: *mut CUmemGenericAllocationHandle, size: usize, prop: *const CUmemAllocationProp, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemCreate(handle, size, prop, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemCreate", Entry::Name(283), Arg::None, status);
+            self.0.report_failure(Entry::Name(283), Arg::None, status);
         }
         status
     }
@@ -8732,7 +8732,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardAndPrefetchBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardAndPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardAndPrefetchBatchAsync", Entry::Name(284), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(284), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8741,7 +8741,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemDiscardBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemDiscardBatchAsync(dptrs, sizes, count, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemDiscardBatchAsync", Entry::Name(285), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(285), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8750,7 +8750,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemExportToShareableHandle(&self, shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemExportToShareableHandle(shareableHandle, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemExportToShareableHandle", Entry::Name(286), Arg::None, status);
+            self.0.report_failure(Entry::Name(286), Arg::None, status);
         }
         status
     }
@@ -8759,7 +8759,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFree(&self, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemFree(dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFree", Entry::Name(287), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(287), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8768,7 +8768,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeAsync(&self, dptr: CUdeviceptr, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemFreeAsync(dptr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeAsync", Entry::Name(288), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(288), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8777,7 +8777,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemFreeHost(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemFreeHost(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemFreeHost", Entry::Name(289), Arg::None, status);
+            self.0.report_failure(Entry::Name(289), Arg::None, status);
         }
         status
     }
@@ -8786,7 +8786,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAccess(&self, flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemGetAccess(flags, location, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAccess", Entry::Name(290), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(290), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8795,7 +8795,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAddressRange(&self, pbase: *mut CUdeviceptr, psize: *mut usize, dptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemGetAddressRange(pbase, psize, dptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAddressRange", Entry::Name(291), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(291), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8804,7 +8804,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationGranularity(&self, granularity: *mut usize, prop: *const CUmemAllocationProp, option: CUmemAllocationGranularity_flags) -> CUresult {
         let status = self.0.p().cuMemGetAllocationGranularity(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationGranularity", Entry::Name(292), Arg::None, status);
+            self.0.report_failure(Entry::Name(292), Arg::None, status);
         }
         status
     }
@@ -8813,7 +8813,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetAllocationPropertiesFromHandle(&self, prop: *mut CUmemAllocationProp, handle: CUmemGenericAllocationHandle) -> CUresult {
         let status = self.0.p().cuMemGetAllocationPropertiesFromHandle(prop, handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetAllocationPropertiesFromHandle", Entry::Name(293), Arg::None, status);
+            self.0.report_failure(Entry::Name(293), Arg::None, status);
         }
         status
     }
@@ -8822,7 +8822,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetDefaultMemPool(&self, pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetDefaultMemPool(pool_out, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetDefaultMemPool", Entry::Name(294), Arg::None, status);
+            self.0.report_failure(Entry::Name(294), Arg::None, status);
         }
         status
     }
@@ -8831,7 +8831,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetHandleForAddressRange(&self, handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemGetHandleForAddressRange(handle, dptr, size, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetHandleForAddressRange", Entry::Name(295), Arg::Hex(dptr as u64), status);
+            self.0.report_failure(Entry::Name(295), Arg::Hex(dptr as u64), status);
         }
         status
     }
@@ -8840,7 +8840,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetInfo(&self, free: *mut usize, total: *mut usize) -> CUresult {
         let status = self.0.p().cuMemGetInfo(free, total);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetInfo", Entry::Name(296), Arg::None, status);
+            self.0.report_failure(Entry::Name(296), Arg::None, status);
         }
         status
     }
@@ -8849,7 +8849,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetLocationInfo(&self, ptr: CUdeviceptr, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation) -> CUresult {
         let status = self.0.p().cuMemGetLocationInfo(ptr, size, summaryGranularity, samplingGranularity, location_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetLocationInfo", Entry::Name(297), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(297), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8858,7 +8858,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemGetMemPool(&self, pool: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
         let status = self.0.p().cuMemGetMemPool(pool, location, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemGetMemPool", Entry::Name(298), Arg::None, status);
+            self.0.report_failure(Entry::Name(298), Arg::None, status);
         }
         status
     }
@@ -8867,7 +8867,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostAlloc(&self, pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostAlloc(pp, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostAlloc", Entry::Name(299), Arg::None, status);
+            self.0.report_failure(Entry::Name(299), Arg::None, status);
         }
         status
     }
@@ -8876,7 +8876,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetDevicePointer(&self, pdptr: *mut CUdeviceptr, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostGetDevicePointer(pdptr, p, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetDevicePointer", Entry::Name(300), Arg::None, status);
+            self.0.report_failure(Entry::Name(300), Arg::None, status);
         }
         status
     }
@@ -8885,7 +8885,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostGetFlags(&self, pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostGetFlags(pFlags, p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostGetFlags", Entry::Name(301), Arg::None, status);
+            self.0.report_failure(Entry::Name(301), Arg::None, status);
         }
         status
     }
@@ -8894,7 +8894,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostRegister(&self, p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMemHostRegister(p, bytesize, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostRegister", Entry::Name(302), Arg::None, status);
+            self.0.report_failure(Entry::Name(302), Arg::None, status);
         }
         status
     }
@@ -8903,7 +8903,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemHostUnregister(&self, p: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemHostUnregister(p);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemHostUnregister", Entry::Name(303), Arg::None, status);
+            self.0.report_failure(Entry::Name(303), Arg::None, status);
         }
         status
     }
@@ -8912,7 +8912,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemImportFromShareableHandle(&self, handle: *mut CUmemGenericAllocationHandle, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
         let status = self.0.p().cuMemImportFromShareableHandle(handle, osHandle, shHandleType);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemImportFromShareableHandle", Entry::Name(304), Arg::None, status);
+            self.0.report_failure(Entry::Name(304), Arg::None, status);
         }
         status
     }
@@ -8921,7 +8921,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMap(&self, ptr: CUdeviceptr, size: usize, offset: usize, handle: CUmemGenericAllocationHandle, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemMap(ptr, size, offset, handle, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMap", Entry::Name(305), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(305), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8930,7 +8930,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemMapArrayAsync(&self, mapInfoList: *mut CUarrayMapInfo, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemMapArrayAsync(mapInfoList, count, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemMapArrayAsync", Entry::Name(306), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(306), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -8939,7 +8939,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolCreate(&self, pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps) -> CUresult {
         let status = self.0.p().cuMemPoolCreate(pool, poolProps);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolCreate", Entry::Name(307), Arg::None, status);
+            self.0.report_failure(Entry::Name(307), Arg::None, status);
         }
         status
     }
@@ -8948,7 +8948,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolDestroy(&self, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemPoolDestroy(pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolDestroy", Entry::Name(308), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(308), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8957,7 +8957,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportPointer(&self, shareData_out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuMemPoolExportPointer(shareData_out, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportPointer", Entry::Name(309), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(309), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -8966,7 +8966,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolExportToShareableHandle(&self, handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolExportToShareableHandle(handle_out, pool, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolExportToShareableHandle", Entry::Name(310), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(310), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8975,7 +8975,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAccess(&self, flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation) -> CUresult {
         let status = self.0.p().cuMemPoolGetAccess(flags, memPool, location);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAccess", Entry::Name(311), Arg::Pointer(memPool as usize), status);
+            self.0.report_failure(Entry::Name(311), Arg::Pointer(memPool as usize), status);
         }
         status
     }
@@ -8984,7 +8984,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolGetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemPoolGetAttribute(pool, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolGetAttribute", Entry::Name(312), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(312), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -8993,7 +8993,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportFromShareableHandle(&self, pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMemPoolImportFromShareableHandle(pool_out, handle, handleType, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportFromShareableHandle", Entry::Name(313), Arg::None, status);
+            self.0.report_failure(Entry::Name(313), Arg::None, status);
         }
         status
     }
@@ -9002,7 +9002,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolImportPointer(&self, ptr_out: *mut CUdeviceptr, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData) -> CUresult {
         let status = self.0.p().cuMemPoolImportPointer(ptr_out, pool, shareData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolImportPointer", Entry::Name(314), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(314), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9011,7 +9011,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolSetAccess(&self, pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
         let status = self.0.p().cuMemPoolSetAccess(pool, map, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolSetAccess", Entry::Name(315), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(315), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9020,7 +9020,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolSetAttribute(&self, pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemPoolSetAttribute(pool, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolSetAttribute", Entry::Name(316), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(316), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9029,7 +9029,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPoolTrimTo(&self, pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
         let status = self.0.p().cuMemPoolTrimTo(pool, minBytesToKeep);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPoolTrimTo", Entry::Name(317), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(317), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9038,7 +9038,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchAsync(&self, devPtr: CUdeviceptr, count: usize, location: CUmemLocation, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchAsync(devPtr, count, location, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchAsync", Entry::Name(318), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Name(318), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -9047,7 +9047,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemPrefetchBatchAsync(&self, dptrs: *mut CUdeviceptr, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemPrefetchBatchAsync(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemPrefetchBatchAsync", Entry::Name(319), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(319), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9056,7 +9056,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttribute(&self, data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttribute(data, dataSize, attribute, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttribute", Entry::Name(320), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Name(320), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -9065,7 +9065,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRangeGetAttributes(&self, data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr, count: usize) -> CUresult {
         let status = self.0.p().cuMemRangeGetAttributes(data, dataSizes, attributes, numAttributes, devPtr, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRangeGetAttributes", Entry::Name(321), Arg::Hex(devPtr as u64), status);
+            self.0.report_failure(Entry::Name(321), Arg::Hex(devPtr as u64), status);
         }
         status
     }
@@ -9074,7 +9074,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRelease(&self, handle: CUmemGenericAllocationHandle) -> CUresult {
         let status = self.0.p().cuMemRelease(handle);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRelease", Entry::Name(322), Arg::None, status);
+            self.0.report_failure(Entry::Name(322), Arg::None, status);
         }
         status
     }
@@ -9083,7 +9083,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemRetainAllocationHandle(&self, handle: *mut CUmemGenericAllocationHandle, addr: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuMemRetainAllocationHandle(handle, addr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemRetainAllocationHandle", Entry::Name(323), Arg::None, status);
+            self.0.report_failure(Entry::Name(323), Arg::None, status);
         }
         status
     }
@@ -9092,7 +9092,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetAccess(&self, ptr: CUdeviceptr, size: usize, desc: *const CUmemAccessDesc, count: usize) -> CUresult {
         let status = self.0.p().cuMemSetAccess(ptr, size, desc, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetAccess", Entry::Name(324), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(324), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9101,7 +9101,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemSetMemPool(&self, location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
         let status = self.0.p().cuMemSetMemPool(location, type_, pool);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemSetMemPool", Entry::Name(325), Arg::Pointer(pool as usize), status);
+            self.0.report_failure(Entry::Name(325), Arg::Pointer(pool as usize), status);
         }
         status
     }
@@ -9110,7 +9110,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemUnmap(&self, ptr: CUdeviceptr, size: usize) -> CUresult {
         let status = self.0.p().cuMemUnmap(ptr, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemUnmap", Entry::Name(326), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(326), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9119,7 +9119,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpy(dst, src, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy", Entry::Name(327), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Name(327), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -9128,7 +9128,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2D(&self, pCopy: *const CUDA_MEMCPY2D) -> CUresult {
         let status = self.0.p().cuMemcpy2D(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2D", Entry::Name(328), Arg::None, status);
+            self.0.report_failure(Entry::Name(328), Arg::None, status);
         }
         status
     }
@@ -9137,7 +9137,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DAsync(&self, pCopy: *const CUDA_MEMCPY2D, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy2DAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DAsync", Entry::Name(329), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(329), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9146,7 +9146,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy2DUnaligned(&self, pCopy: *const CUDA_MEMCPY2D) -> CUresult {
         let status = self.0.p().cuMemcpy2DUnaligned(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy2DUnaligned", Entry::Name(330), Arg::None, status);
+            self.0.report_failure(Entry::Name(330), Arg::None, status);
         }
         status
     }
@@ -9155,7 +9155,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3D(&self, pCopy: *const CUDA_MEMCPY3D) -> CUresult {
         let status = self.0.p().cuMemcpy3D(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3D", Entry::Name(331), Arg::None, status);
+            self.0.report_failure(Entry::Name(331), Arg::None, status);
         }
         status
     }
@@ -9164,7 +9164,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DAsync(&self, pCopy: *const CUDA_MEMCPY3D, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DAsync", Entry::Name(332), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(332), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9173,7 +9173,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DBatchAsync(&self, numOps: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DBatchAsync(numOps, opList, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DBatchAsync", Entry::Name(333), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(333), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9182,7 +9182,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeer(&self, pCopy: *const CUDA_MEMCPY3D_PEER) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeer(pCopy);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeer", Entry::Name(334), Arg::None, status);
+            self.0.report_failure(Entry::Name(334), Arg::None, status);
         }
         status
     }
@@ -9191,7 +9191,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DPeerAsync(&self, pCopy: *const CUDA_MEMCPY3D_PEER, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DPeerAsync(pCopy, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DPeerAsync", Entry::Name(335), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(335), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9200,7 +9200,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpy3DWithAttributesAsync(&self, op: *mut CUDA_MEMCPY3D_BATCH_OP, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpy3DWithAttributesAsync(op, flags, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpy3DWithAttributesAsync", Entry::Name(336), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(336), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9209,7 +9209,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAsync(dst, src, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAsync", Entry::Name(337), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Name(337), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -9218,7 +9218,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoA(&self, dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoA(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoA", Entry::Name(338), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Name(338), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -9227,7 +9227,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoD(&self, dstDevice: CUdeviceptr, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoD(dstDevice, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoD", Entry::Name(339), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(339), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9236,7 +9236,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoH(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyAtoH(dstHost, srcArray, srcOffset, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoH", Entry::Name(340), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Name(340), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -9245,7 +9245,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyAtoHAsync(&self, dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyAtoHAsync(dstHost, srcArray, srcOffset, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyAtoHAsync", Entry::Name(341), Arg::Pointer(srcArray as usize), status);
+            self.0.report_failure(Entry::Name(341), Arg::Pointer(srcArray as usize), status);
         }
         status
     }
@@ -9254,7 +9254,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyBatchAsync(&self, dsts: *mut CUdeviceptr, srcs: *mut CUdeviceptr, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes, attrsIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyBatchAsync(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyBatchAsync", Entry::Name(342), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(342), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9263,7 +9263,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoA(&self, dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoA(dstArray, dstOffset, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoA", Entry::Name(343), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Name(343), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -9272,7 +9272,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoD(&self, dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoD(dstDevice, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoD", Entry::Name(344), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(344), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9281,7 +9281,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoDAsync(&self, dstDevice: CUdeviceptr, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoDAsync(dstDevice, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoDAsync", Entry::Name(345), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(345), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9290,7 +9290,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoH(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyDtoH(dstHost, srcDevice, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoH", Entry::Name(346), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Name(346), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -9299,7 +9299,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyDtoHAsync(&self, dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyDtoHAsync(dstHost, srcDevice, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyDtoHAsync", Entry::Name(347), Arg::Hex(srcDevice as u64), status);
+            self.0.report_failure(Entry::Name(347), Arg::Hex(srcDevice as u64), status);
         }
         status
     }
@@ -9308,7 +9308,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoA(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoA(dstArray, dstOffset, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoA", Entry::Name(348), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Name(348), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -9317,7 +9317,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoAAsync(&self, dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoAAsync(dstArray, dstOffset, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoAAsync", Entry::Name(349), Arg::Pointer(dstArray as usize), status);
+            self.0.report_failure(Entry::Name(349), Arg::Pointer(dstArray as usize), status);
         }
         status
     }
@@ -9326,7 +9326,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoD(&self, dstDevice: CUdeviceptr, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyHtoD(dstDevice, srcHost, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoD", Entry::Name(350), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(350), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9335,7 +9335,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyHtoDAsync(&self, dstDevice: CUdeviceptr, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyHtoDAsync(dstDevice, srcHost, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyHtoDAsync", Entry::Name(351), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(351), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9344,7 +9344,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeer(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize) -> CUresult {
         let status = self.0.p().cuMemcpyPeer(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeer", Entry::Name(352), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(352), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9353,7 +9353,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyPeerAsync(&self, dstDevice: CUdeviceptr, dstContext: CUcontext, srcDevice: CUdeviceptr, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyPeerAsync(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyPeerAsync", Entry::Name(353), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(353), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9362,7 +9362,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemcpyWithAttributesAsync(&self, dst: CUdeviceptr, src: CUdeviceptr, size: usize, attr: *mut CUmemcpyAttributes, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemcpyWithAttributesAsync(dst, src, size, attr, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemcpyWithAttributesAsync", Entry::Name(354), Arg::Hex(dst as u64), status);
+            self.0.report_failure(Entry::Name(354), Arg::Hex(dst as u64), status);
         }
         status
     }
@@ -9371,7 +9371,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16(&self, dstDevice: CUdeviceptr, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD16(dstDevice, us, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16", Entry::Name(355), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(355), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9380,7 +9380,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD16Async(&self, dstDevice: CUdeviceptr, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD16Async(dstDevice, us, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD16Async", Entry::Name(356), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(356), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9389,7 +9389,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16(&self, dstDevice: CUdeviceptr, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D16(dstDevice, dstPitch, us, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16", Entry::Name(357), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(357), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9398,7 +9398,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D16Async(&self, dstDevice: CUdeviceptr, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D16Async(dstDevice, dstPitch, us, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D16Async", Entry::Name(358), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(358), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9407,7 +9407,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32(&self, dstDevice: CUdeviceptr, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D32(dstDevice, dstPitch, ui, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32", Entry::Name(359), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(359), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9416,7 +9416,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D32Async(&self, dstDevice: CUdeviceptr, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D32Async(dstDevice, dstPitch, ui, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D32Async", Entry::Name(360), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(360), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9425,7 +9425,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8(&self, dstDevice: CUdeviceptr, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
         let status = self.0.p().cuMemsetD2D8(dstDevice, dstPitch, uc, Width, Height);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8", Entry::Name(361), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(361), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9434,7 +9434,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD2D8Async(&self, dstDevice: CUdeviceptr, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD2D8Async(dstDevice, dstPitch, uc, Width, Height, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD2D8Async", Entry::Name(362), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(362), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9443,7 +9443,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32(&self, dstDevice: CUdeviceptr, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD32(dstDevice, ui, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32", Entry::Name(363), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(363), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9452,7 +9452,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD32Async(&self, dstDevice: CUdeviceptr, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD32Async(dstDevice, ui, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD32Async", Entry::Name(364), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(364), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9461,7 +9461,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8(&self, dstDevice: CUdeviceptr, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
         let status = self.0.p().cuMemsetD8(dstDevice, uc, N);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8", Entry::Name(365), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(365), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9470,7 +9470,7 @@ impl Pw<'_> {
     pub unsafe fn cuMemsetD8Async(&self, dstDevice: CUdeviceptr, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuMemsetD8Async(dstDevice, uc, N, hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMemsetD8Async", Entry::Name(366), Arg::Hex(dstDevice as u64), status);
+            self.0.report_failure(Entry::Name(366), Arg::Hex(dstDevice as u64), status);
         }
         status
     }
@@ -9479,7 +9479,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayCreate(&self, pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayCreate(pHandle, pMipmappedArrayDesc, numMipmapLevels);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayCreate", Entry::Name(367), Arg::None, status);
+            self.0.report_failure(Entry::Name(367), Arg::None, status);
         }
         status
     }
@@ -9488,7 +9488,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayDestroy(&self, hMipmappedArray: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayDestroy(hMipmappedArray);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayDestroy", Entry::Name(368), Arg::Pointer(hMipmappedArray as usize), status);
+            self.0.report_failure(Entry::Name(368), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -9497,7 +9497,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetLevel(&self, pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetLevel(pLevelArray, hMipmappedArray, level);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetLevel", Entry::Name(369), Arg::Pointer(hMipmappedArray as usize), status);
+            self.0.report_failure(Entry::Name(369), Arg::Pointer(hMipmappedArray as usize), status);
         }
         status
     }
@@ -9506,7 +9506,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetMemoryRequirements(&self, memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetMemoryRequirements(memoryRequirements, mipmap, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetMemoryRequirements", Entry::Name(370), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure(Entry::Name(370), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -9515,7 +9515,7 @@ impl Pw<'_> {
     pub unsafe fn cuMipmappedArrayGetSparseProperties(&self, sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES, mipmap: CUmipmappedArray) -> CUresult {
         let status = self.0.p().cuMipmappedArrayGetSparseProperties(sparseProperties, mipmap);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMipmappedArrayGetSparseProperties", Entry::Name(371), Arg::Pointer(mipmap as usize), status);
+            self.0.report_failure(Entry::Name(371), Arg::Pointer(mipmap as usize), status);
         }
         status
     }
@@ -9524,7 +9524,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleEnumerateFunctions(&self, functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleEnumerateFunctions(functions, numFunctions, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleEnumerateFunctions", Entry::Name(372), Arg::Pointer(mod_ as usize), status);
+            self.0.report_failure(Entry::Name(372), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -9533,7 +9533,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunction(&self, hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetFunction(hfunc, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunction", Entry::Name(373), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Name(373), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9542,7 +9542,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetFunctionCount(&self, count: * mut::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleGetFunctionCount(count, mod_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetFunctionCount", Entry::Name(374), Arg::Pointer(mod_ as usize), status);
+            self.0.report_failure(Entry::Name(374), Arg::Pointer(mod_ as usize), status);
         }
         status
     }
@@ -9551,7 +9551,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetGlobal(&self, dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetGlobal(dptr, bytes, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetGlobal", Entry::Name(375), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Name(375), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9560,7 +9560,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetLoadingMode(&self, mode: *mut CUmoduleLoadingMode) -> CUresult {
         let status = self.0.p().cuModuleGetLoadingMode(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetLoadingMode", Entry::Name(376), Arg::None, status);
+            self.0.report_failure(Entry::Name(376), Arg::None, status);
         }
         status
     }
@@ -9569,7 +9569,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetSurfRef(&self, pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetSurfRef(pSurfRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetSurfRef", Entry::Name(377), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Name(377), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9578,7 +9578,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleGetTexRef(&self, pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleGetTexRef(pTexRef, hmod, name);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleGetTexRef", Entry::Name(378), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Name(378), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9587,7 +9587,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoad(&self, module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
         let status = self.0.p().cuModuleLoad(module, fname);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoad", Entry::Name(379), Arg::None, status);
+            self.0.report_failure(Entry::Name(379), Arg::None, status);
         }
         status
     }
@@ -9596,7 +9596,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadData(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadData(module, image);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadData", Entry::Name(380), Arg::None, status);
+            self.0.report_failure(Entry::Name(380), Arg::None, status);
         }
         status
     }
@@ -9605,7 +9605,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadDataEx(&self, module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadDataEx(module, image, numOptions, options, optionValues);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadDataEx", Entry::Name(381), Arg::None, status);
+            self.0.report_failure(Entry::Name(381), Arg::None, status);
         }
         status
     }
@@ -9614,7 +9614,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleLoadFatBinary(&self, module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuModuleLoadFatBinary(module, fatCubin);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleLoadFatBinary", Entry::Name(382), Arg::None, status);
+            self.0.report_failure(Entry::Name(382), Arg::None, status);
         }
         status
     }
@@ -9623,7 +9623,7 @@ impl Pw<'_> {
     pub unsafe fn cuModuleUnload(&self, hmod: CUmodule) -> CUresult {
         let status = self.0.p().cuModuleUnload(hmod);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuModuleUnload", Entry::Name(383), Arg::Pointer(hmod as usize), status);
+            self.0.report_failure(Entry::Name(383), Arg::Pointer(hmod as usize), status);
         }
         status
     }
@@ -9632,7 +9632,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastAddDevice(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
         let status = self.0.p().cuMulticastAddDevice(mcHandle, dev);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastAddDevice", Entry::Name(384), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(384), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -9641,7 +9641,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindAddr(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindAddr(mcHandle, mcOffset, memptr, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindAddr", Entry::Name(385), Arg::Hex(memptr as u64), status);
+            self.0.report_failure(Entry::Name(385), Arg::Hex(memptr as u64), status);
         }
         status
     }
@@ -9650,7 +9650,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastBindMem(&self, mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuMulticastBindMem(mcHandle, mcOffset, memHandle, memOffset, size, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastBindMem", Entry::Name(386), Arg::None, status);
+            self.0.report_failure(Entry::Name(386), Arg::None, status);
         }
         status
     }
@@ -9659,7 +9659,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastCreate(&self, mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
         let status = self.0.p().cuMulticastCreate(mcHandle, prop);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastCreate", Entry::Name(387), Arg::None, status);
+            self.0.report_failure(Entry::Name(387), Arg::None, status);
         }
         status
     }
@@ -9668,7 +9668,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastGetGranularity(&self, granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
         let status = self.0.p().cuMulticastGetGranularity(granularity, prop, option);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastGetGranularity", Entry::Name(388), Arg::None, status);
+            self.0.report_failure(Entry::Name(388), Arg::None, status);
         }
         status
     }
@@ -9677,7 +9677,7 @@ impl Pw<'_> {
     pub unsafe fn cuMulticastUnbind(&self, mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
         let status = self.0.p().cuMulticastUnbind(mcHandle, dev, mcOffset, size);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuMulticastUnbind", Entry::Name(389), Arg::Int(dev as i64), status);
+            self.0.report_failure(Entry::Name(389), Arg::Int(dev as i64), status);
         }
         status
     }
@@ -9686,7 +9686,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyAvailableDynamicSMemPerBlock(&self, dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyAvailableDynamicSMemPerBlock(dynamicSmemSize, func, numBlocks, blockSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyAvailableDynamicSMemPerBlock", Entry::Name(390), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(390), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9695,7 +9695,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessor(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessor(numBlocks, func, blockSize, dynamicSMemSize);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessor", Entry::Name(391), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(391), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9704,7 +9704,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&self, numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(numBlocks, func, blockSize, dynamicSMemSize, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", Entry::Name(392), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(392), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9713,7 +9713,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxActiveClusters(&self, numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxActiveClusters(numClusters, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxActiveClusters", Entry::Name(393), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(393), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9722,7 +9722,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSize(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSize(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSize", Entry::Name(394), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(394), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9731,7 +9731,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialBlockSizeWithFlags(&self, minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialBlockSizeWithFlags(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialBlockSizeWithFlags", Entry::Name(395), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(395), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9740,7 +9740,7 @@ impl Pw<'_> {
     pub unsafe fn cuOccupancyMaxPotentialClusterSize(&self, clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
         let status = self.0.p().cuOccupancyMaxPotentialClusterSize(clusterSize, func, config);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuOccupancyMaxPotentialClusterSize", Entry::Name(396), Arg::Pointer(func as usize), status);
+            self.0.report_failure(Entry::Name(396), Arg::Pointer(func as usize), status);
         }
         status
     }
@@ -9749,7 +9749,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetSize(&self, hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSetSize(hfunc, numbytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetSize", Entry::Name(397), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(397), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -9758,7 +9758,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetTexRef(&self, hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuParamSetTexRef(hfunc, texunit, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetTexRef", Entry::Name(398), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(398), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -9767,7 +9767,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetf(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult {
         let status = self.0.p().cuParamSetf(hfunc, offset, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetf", Entry::Name(399), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(399), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -9776,7 +9776,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSeti(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSeti(hfunc, offset, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSeti", Entry::Name(400), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(400), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -9785,7 +9785,7 @@ impl Pw<'_> {
     pub unsafe fn cuParamSetv(&self, hfunc: CUfunction, offset: ::std::os::raw::c_int, ptr: * mut::std::os::raw::c_void, numbytes: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuParamSetv(hfunc, offset, ptr, numbytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuParamSetv", Entry::Name(401), Arg::Pointer(hfunc as usize), status);
+            self.0.report_failure(Entry::Name(401), Arg::Pointer(hfunc as usize), status);
         }
         status
     }
@@ -9794,7 +9794,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttribute(&self, data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerGetAttribute(data, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttribute", Entry::Name(402), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(402), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9803,7 +9803,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerGetAttributes(&self, numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerGetAttributes(numAttributes, attributes, data, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerGetAttributes", Entry::Name(403), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(403), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9812,7 +9812,7 @@ impl Pw<'_> {
     pub unsafe fn cuPointerSetAttribute(&self, value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr) -> CUresult {
         let status = self.0.p().cuPointerSetAttribute(value, attribute, ptr);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuPointerSetAttribute", Entry::Name(404), Arg::Hex(ptr as u64), status);
+            self.0.report_failure(Entry::Name(404), Arg::Hex(ptr as u64), status);
         }
         status
     }
@@ -9821,7 +9821,7 @@ impl Pw<'_> {
     pub unsafe fn cuSignalExternalSemaphoresAsync(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuSignalExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSignalExternalSemaphoresAsync", Entry::Name(405), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(405), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -9830,7 +9830,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAddCallback(&self, hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAddCallback(hStream, callback, userData, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAddCallback", Entry::Name(406), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(406), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9839,7 +9839,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamAttachMemAsync(&self, hStream: CUstream, dptr: CUdeviceptr, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamAttachMemAsync(hStream, dptr, length, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamAttachMemAsync", Entry::Name(407), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(407), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9848,7 +9848,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBatchMemOp(&self, stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamBatchMemOp(stream, count, paramArray, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBatchMemOp", Entry::Name(408), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(408), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -9857,7 +9857,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCapture(&self, hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCapture(hStream, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCapture", Entry::Name(409), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(409), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9866,7 +9866,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToCig(&self, hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToCig(hStream, streamCigCaptureParams);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToCig", Entry::Name(410), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(410), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9875,7 +9875,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginCaptureToGraph(&self, hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuStreamBeginCaptureToGraph(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginCaptureToGraph", Entry::Name(411), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(411), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9884,7 +9884,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamBeginRecaptureToGraph(&self, hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuStreamBeginRecaptureToGraph(hStream, mode, hGraph, callbackFunc, userData);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamBeginRecaptureToGraph", Entry::Name(412), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(412), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9893,7 +9893,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCopyAttributes(&self, dst: CUstream, src: CUstream) -> CUresult {
         let status = self.0.p().cuStreamCopyAttributes(dst, src);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCopyAttributes", Entry::Name(413), Arg::Pointer(dst as usize), status);
+            self.0.report_failure(Entry::Name(413), Arg::Pointer(dst as usize), status);
         }
         status
     }
@@ -9902,7 +9902,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreate(&self, phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamCreate(phStream, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreate", Entry::Name(414), Arg::None, status);
+            self.0.report_failure(Entry::Name(414), Arg::None, status);
         }
         status
     }
@@ -9911,7 +9911,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamCreateWithPriority(&self, phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamCreateWithPriority(phStream, flags, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamCreateWithPriority", Entry::Name(415), Arg::None, status);
+            self.0.report_failure(Entry::Name(415), Arg::None, status);
         }
         status
     }
@@ -9920,7 +9920,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamDestroy(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamDestroy(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamDestroy", Entry::Name(416), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(416), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9929,7 +9929,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCapture(&self, hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
         let status = self.0.p().cuStreamEndCapture(hStream, phGraph);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCapture", Entry::Name(417), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(417), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9938,7 +9938,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamEndCaptureToCig(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamEndCaptureToCig(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamEndCaptureToCig", Entry::Name(418), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(418), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9947,7 +9947,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetAttribute(&self, hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue) -> CUresult {
         let status = self.0.p().cuStreamGetAttribute(hStream, attr, value_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetAttribute", Entry::Name(419), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(419), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9956,7 +9956,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCaptureInfo(&self, hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
         let status = self.0.p().cuStreamGetCaptureInfo(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCaptureInfo", Entry::Name(420), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(420), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9965,7 +9965,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetCtx(&self, hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
         let status = self.0.p().cuStreamGetCtx(hStream, pctx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetCtx", Entry::Name(421), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(421), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9974,7 +9974,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevResource(&self, hStream: CUstream, resource: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
         let status = self.0.p().cuStreamGetDevResource(hStream, resource, type_);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevResource", Entry::Name(422), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(422), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9983,7 +9983,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetDevice(&self, hStream: CUstream, device: *mut CUdevice) -> CUresult {
         let status = self.0.p().cuStreamGetDevice(hStream, device);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetDevice", Entry::Name(423), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(423), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -9992,7 +9992,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetFlags(&self, hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamGetFlags(hStream, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetFlags", Entry::Name(424), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(424), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10001,7 +10001,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetGreenCtx(&self, hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult {
         let status = self.0.p().cuStreamGetGreenCtx(hStream, phCtx);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetGreenCtx", Entry::Name(425), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(425), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10010,7 +10010,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetId(&self, hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
         let status = self.0.p().cuStreamGetId(hStream, streamId);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetId", Entry::Name(426), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(426), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10019,7 +10019,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamGetPriority(&self, hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuStreamGetPriority(hStream, priority);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamGetPriority", Entry::Name(427), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(427), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10028,7 +10028,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamIsCapturing(&self, hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
         let status = self.0.p().cuStreamIsCapturing(hStream, captureStatus);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamIsCapturing", Entry::Name(428), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(428), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10037,7 +10037,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamQuery(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamQuery(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamQuery", Entry::Name(429), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(429), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10046,7 +10046,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSetAttribute(&self, hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue) -> CUresult {
         let status = self.0.p().cuStreamSetAttribute(hStream, attr, value);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSetAttribute", Entry::Name(430), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(430), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10055,7 +10055,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamSynchronize(&self, hStream: CUstream) -> CUresult {
         let status = self.0.p().cuStreamSynchronize(hStream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamSynchronize", Entry::Name(431), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(431), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10064,7 +10064,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamUpdateCaptureDependencies(&self, hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamUpdateCaptureDependencies(hStream, dependencies, dependencyData, numDependencies, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamUpdateCaptureDependencies", Entry::Name(432), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(432), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10073,7 +10073,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitEvent(&self, hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitEvent(hStream, hEvent, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitEvent", Entry::Name(433), Arg::Pointer(hStream as usize), status);
+            self.0.report_failure(Entry::Name(433), Arg::Pointer(hStream as usize), status);
         }
         status
     }
@@ -10082,7 +10082,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue32(&self, stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue32(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue32", Entry::Name(434), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(434), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -10091,7 +10091,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWaitValue64(&self, stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWaitValue64(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWaitValue64", Entry::Name(435), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(435), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -10100,7 +10100,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue32(&self, stream: CUstream, addr: CUdeviceptr, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue32(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue32", Entry::Name(436), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(436), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -10109,7 +10109,7 @@ impl Pw<'_> {
     pub unsafe fn cuStreamWriteValue64(&self, stream: CUstream, addr: CUdeviceptr, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuStreamWriteValue64(stream, addr, value, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuStreamWriteValue64", Entry::Name(437), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(437), Arg::Pointer(stream as usize), status);
         }
         status
     }
@@ -10118,7 +10118,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectCreate(&self, pSurfObject: *mut CUsurfObject, pResDesc: *const CUDA_RESOURCE_DESC) -> CUresult {
         let status = self.0.p().cuSurfObjectCreate(pSurfObject, pResDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectCreate", Entry::Name(438), Arg::None, status);
+            self.0.report_failure(Entry::Name(438), Arg::None, status);
         }
         status
     }
@@ -10127,7 +10127,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectDestroy(&self, surfObject: CUsurfObject) -> CUresult {
         let status = self.0.p().cuSurfObjectDestroy(surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectDestroy", Entry::Name(439), Arg::None, status);
+            self.0.report_failure(Entry::Name(439), Arg::None, status);
         }
         status
     }
@@ -10136,7 +10136,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfObjectGetResourceDesc(&self, pResDesc: *mut CUDA_RESOURCE_DESC, surfObject: CUsurfObject) -> CUresult {
         let status = self.0.p().cuSurfObjectGetResourceDesc(pResDesc, surfObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfObjectGetResourceDesc", Entry::Name(440), Arg::None, status);
+            self.0.report_failure(Entry::Name(440), Arg::None, status);
         }
         status
     }
@@ -10145,7 +10145,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefGetArray(&self, phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
         let status = self.0.p().cuSurfRefGetArray(phArray, hSurfRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefGetArray", Entry::Name(441), Arg::Pointer(hSurfRef as usize), status);
+            self.0.report_failure(Entry::Name(441), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -10154,7 +10154,7 @@ impl Pw<'_> {
     pub unsafe fn cuSurfRefSetArray(&self, hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuSurfRefSetArray(hSurfRef, hArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuSurfRefSetArray", Entry::Name(442), Arg::Pointer(hSurfRef as usize), status);
+            self.0.report_failure(Entry::Name(442), Arg::Pointer(hSurfRef as usize), status);
         }
         status
     }
@@ -10163,7 +10163,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2col(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2col(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2col", Entry::Name(443), Arg::None, status);
+            self.0.report_failure(Entry::Name(443), Arg::None, status);
         }
         status
     }
@@ -10172,7 +10172,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeIm2colWide(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeIm2colWide(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeIm2colWide", Entry::Name(444), Arg::None, status);
+            self.0.report_failure(Entry::Name(444), Arg::None, status);
         }
         status
     }
@@ -10181,7 +10181,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapEncodeTiled(&self, tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
         let status = self.0.p().cuTensorMapEncodeTiled(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapEncodeTiled", Entry::Name(445), Arg::None, status);
+            self.0.report_failure(Entry::Name(445), Arg::None, status);
         }
         status
     }
@@ -10190,7 +10190,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapReplaceAddress(&self, tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
         let status = self.0.p().cuTensorMapReplaceAddress(tensorMap, globalAddress);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapReplaceAddress", Entry::Name(446), Arg::None, status);
+            self.0.report_failure(Entry::Name(446), Arg::None, status);
         }
         status
     }
@@ -10199,7 +10199,7 @@ impl Pw<'_> {
     pub unsafe fn cuTensorMapSetAllocationClass(&self, tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
         let status = self.0.p().cuTensorMapSetAllocationClass(tensorMap, allocClass, outAllocClass);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTensorMapSetAllocationClass", Entry::Name(447), Arg::None, status);
+            self.0.report_failure(Entry::Name(447), Arg::None, status);
         }
         status
     }
@@ -10208,7 +10208,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectCreate(&self, pTexObject: *mut CUtexObject, pResDesc: *const CUDA_RESOURCE_DESC, pTexDesc: *const CUDA_TEXTURE_DESC, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC) -> CUresult {
         let status = self.0.p().cuTexObjectCreate(pTexObject, pResDesc, pTexDesc, pResViewDesc);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectCreate", Entry::Name(448), Arg::None, status);
+            self.0.report_failure(Entry::Name(448), Arg::None, status);
         }
         status
     }
@@ -10217,7 +10217,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectDestroy(&self, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectDestroy(texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectDestroy", Entry::Name(449), Arg::None, status);
+            self.0.report_failure(Entry::Name(449), Arg::None, status);
         }
         status
     }
@@ -10226,7 +10226,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceDesc(&self, pResDesc: *mut CUDA_RESOURCE_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceDesc(pResDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceDesc", Entry::Name(450), Arg::None, status);
+            self.0.report_failure(Entry::Name(450), Arg::None, status);
         }
         status
     }
@@ -10235,7 +10235,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetResourceViewDesc(&self, pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetResourceViewDesc(pResViewDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetResourceViewDesc", Entry::Name(451), Arg::None, status);
+            self.0.report_failure(Entry::Name(451), Arg::None, status);
         }
         status
     }
@@ -10244,7 +10244,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexObjectGetTextureDesc(&self, pTexDesc: *mut CUDA_TEXTURE_DESC, texObject: CUtexObject) -> CUresult {
         let status = self.0.p().cuTexObjectGetTextureDesc(pTexDesc, texObject);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexObjectGetTextureDesc", Entry::Name(452), Arg::None, status);
+            self.0.report_failure(Entry::Name(452), Arg::None, status);
         }
         status
     }
@@ -10253,7 +10253,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefCreate(&self, pTexRef: *mut CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefCreate(pTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefCreate", Entry::Name(453), Arg::None, status);
+            self.0.report_failure(Entry::Name(453), Arg::None, status);
         }
         status
     }
@@ -10262,7 +10262,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefDestroy(&self, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefDestroy(hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefDestroy", Entry::Name(454), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(454), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10271,7 +10271,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddress(&self, pdptr: *mut CUdeviceptr, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetAddress(pdptr, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddress", Entry::Name(455), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(455), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10280,7 +10280,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetAddressMode(&self, pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefGetAddressMode(pam, hTexRef, dim);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetAddressMode", Entry::Name(456), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(456), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10289,7 +10289,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetArray(&self, phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetArray(phArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetArray", Entry::Name(457), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(457), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10298,7 +10298,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetBorderColor(&self, pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetBorderColor(pBorderColor, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetBorderColor", Entry::Name(458), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(458), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10307,7 +10307,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFilterMode(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFilterMode(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFilterMode", Entry::Name(459), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(459), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10316,7 +10316,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFlags(&self, pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFlags(pFlags, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFlags", Entry::Name(460), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(460), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10325,7 +10325,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetFormat(&self, pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetFormat(pFormat, pNumChannels, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetFormat", Entry::Name(461), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(461), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10334,7 +10334,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMaxAnisotropy(&self, pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMaxAnisotropy(pmaxAniso, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMaxAnisotropy", Entry::Name(462), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(462), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10343,7 +10343,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapFilterMode(&self, pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapFilterMode(pfm, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapFilterMode", Entry::Name(463), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(463), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10352,7 +10352,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelBias(&self, pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelBias(pbias, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelBias", Entry::Name(464), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(464), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10361,7 +10361,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmapLevelClamp(&self, pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmapLevelClamp(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmapLevelClamp", Entry::Name(465), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(465), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10370,7 +10370,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefGetMipmappedArray(&self, phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
         let status = self.0.p().cuTexRefGetMipmappedArray(phMipmappedArray, hTexRef);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefGetMipmappedArray", Entry::Name(466), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(466), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10379,7 +10379,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress(&self, ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr, bytes: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress(ByteOffset, hTexRef, dptr, bytes);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress", Entry::Name(467), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(467), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10388,7 +10388,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddress2D(&self, hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR, dptr: CUdeviceptr, Pitch: usize) -> CUresult {
         let status = self.0.p().cuTexRefSetAddress2D(hTexRef, desc, dptr, Pitch);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddress2D", Entry::Name(468), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(468), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10397,7 +10397,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetAddressMode(&self, hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetAddressMode(hTexRef, dim, am);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetAddressMode", Entry::Name(469), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(469), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10406,7 +10406,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetArray(&self, hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetArray(hTexRef, hArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetArray", Entry::Name(470), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(470), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10415,7 +10415,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetBorderColor(&self, hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult {
         let status = self.0.p().cuTexRefSetBorderColor(hTexRef, pBorderColor);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetBorderColor", Entry::Name(471), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(471), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10424,7 +10424,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFilterMode(&self, hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetFilterMode(hTexRef, fm);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFilterMode", Entry::Name(472), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(472), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10433,7 +10433,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFlags(&self, hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetFlags(hTexRef, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFlags", Entry::Name(473), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(473), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10442,7 +10442,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetFormat(&self, hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> CUresult {
         let status = self.0.p().cuTexRefSetFormat(hTexRef, fmt, NumPackedComponents);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetFormat", Entry::Name(474), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(474), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10451,7 +10451,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMaxAnisotropy(&self, hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetMaxAnisotropy(hTexRef, maxAniso);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMaxAnisotropy", Entry::Name(475), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(475), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10460,7 +10460,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapFilterMode(&self, hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapFilterMode(hTexRef, fm);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapFilterMode", Entry::Name(476), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(476), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10469,7 +10469,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapLevelBias(&self, hTexRef: CUtexref, bias: f32) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapLevelBias(hTexRef, bias);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapLevelBias", Entry::Name(477), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(477), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10478,7 +10478,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmapLevelClamp(&self, hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmapLevelClamp(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmapLevelClamp", Entry::Name(478), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(478), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10487,7 +10487,7 @@ impl Pw<'_> {
     pub unsafe fn cuTexRefSetMipmappedArray(&self, hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuTexRefSetMipmappedArray(hTexRef, hMipmappedArray, Flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuTexRefSetMipmappedArray", Entry::Name(479), Arg::Pointer(hTexRef as usize), status);
+            self.0.report_failure(Entry::Name(479), Arg::Pointer(hTexRef as usize), status);
         }
         status
     }
@@ -10496,7 +10496,7 @@ impl Pw<'_> {
     pub unsafe fn cuThreadExchangeStreamCaptureMode(&self, mode: *mut CUstreamCaptureMode) -> CUresult {
         let status = self.0.p().cuThreadExchangeStreamCaptureMode(mode);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuThreadExchangeStreamCaptureMode", Entry::Name(480), Arg::None, status);
+            self.0.report_failure(Entry::Name(480), Arg::None, status);
         }
         status
     }
@@ -10505,7 +10505,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectCreate(&self, object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectCreate(object_out, ptr, destroy, initialRefcount, flags);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectCreate", Entry::Name(481), Arg::None, status);
+            self.0.report_failure(Entry::Name(481), Arg::None, status);
         }
         status
     }
@@ -10514,7 +10514,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectRelease(&self, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectRelease(object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectRelease", Entry::Name(482), Arg::Pointer(object as usize), status);
+            self.0.report_failure(Entry::Name(482), Arg::Pointer(object as usize), status);
         }
         status
     }
@@ -10523,7 +10523,7 @@ impl Pw<'_> {
     pub unsafe fn cuUserObjectRetain(&self, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
         let status = self.0.p().cuUserObjectRetain(object, count);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuUserObjectRetain", Entry::Name(483), Arg::Pointer(object as usize), status);
+            self.0.report_failure(Entry::Name(483), Arg::Pointer(object as usize), status);
         }
         status
     }
@@ -10532,7 +10532,7 @@ impl Pw<'_> {
     pub unsafe fn cuWaitExternalSemaphoresAsync(&self, extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
         let status = self.0.p().cuWaitExternalSemaphoresAsync(extSemArray, paramsArray, numExtSems, stream);
         if status != CUresult::CUDA_SUCCESS {
-            self.0.report_failure("cuWaitExternalSemaphoresAsync", Entry::Name(484), Arg::Pointer(stream as usize), status);
+            self.0.report_failure(Entry::Name(484), Arg::Pointer(stream as usize), status);
         }
         status
     }

@@ -7,11 +7,10 @@
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::call;
 use crate::error::{Error, InvalidArgument};
 use crate::report::{self, Arg, Report};
 use crate::resources::stream::Stream;
-use crate::sys::{CUhostFn, CUresult, CUstreamCaptureStatus};
+use crate::sys::CUhostFn;
 
 /// Runs `f`; a panic is caught and reported as `what(arg) panicked: ...`. The panic
 /// payload is leaked rather than dropped, since dropping it could panic again.
@@ -106,24 +105,16 @@ pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Resu
     let d = stream.context().driver();
     let host = HostFn::new(f);
     let (raw, callback, data) = (stream.as_raw(), host.callback(), host.user_data());
-    let (mut accepted, mut capturing) = (false, false);
+    let mut accepted = false;
     // One switch to the stream's context for the capture check and the launch.
     let result = stream.run(|| {
-        let mut capture = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        // SAFETY: the stream is live; `capture` is a valid out-pointer.
-        unsafe { d.pc().cuStreamIsCapturing(raw, &mut capture) }?;
-        capturing = capture != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        if capturing {
+        if stream.capturing_here()? {
             return Ok(());
         }
         // SAFETY: the stream is live (we hold it); callback and data come from `host`.
-        let status = unsafe { d.p().cuLaunchHostFunc(raw, callback, data) };
-        accepted = status == CUresult::CUDA_SUCCESS;
-        if accepted {
-            Ok(())
-        } else {
-            Err(d.error(call::cuLaunchHostFunc, status))
-        }
+        unsafe { d.pc().cuLaunchHostFunc(raw, callback, data) }?;
+        accepted = true;
+        Ok(())
     });
     if !accepted {
         result?;

@@ -25,7 +25,6 @@ use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
-use crate::resources::context::Context;
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
@@ -188,22 +187,14 @@ impl ImportedBuffer {
         let imported = context.run(|| import_pointer(d, pool, export, stream, &mut mapped));
         let mut cache = self::cache();
         let result = match (imported, mapped) {
-            (Ok((ptr, len)), _) => {
-                let inner = Arc::new(ImportInner {
-                    key,
-                    buffer: view(context, ptr, len),
-                    stream: stream.clone(),
-                    _pool: pool.clone(),
-                });
-                cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
-                Ok(ImportedBuffer(ManuallyDrop::new(inner)))
-            }
+            (Ok(mapping), _) => Ok(ImportedBuffer(ManuallyDrop::new(register(&mut cache, key, mapping, stream, pool)))),
             (Err(e), None) => {
                 cache.remove(&key);
                 Err(e)
             }
             (Err(e), Some((ptr, len))) => {
-                leak_registered(&mut cache, key, context, ptr, len, stream, pool);
+                // Registered for ever: the export is never mapped again.
+                std::mem::forget(register(&mut cache, key, (ptr, len), stream, pool));
                 let note =
                     format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
                 Err(e.with_note(note))
@@ -245,27 +236,21 @@ impl ImportedBuffer {
     }
 }
 
-/// A non-owning view of a mapping; the import frees it, never the view.
-fn view(context: &Context, ptr: CUdeviceptr, len: usize) -> DeviceBuffer<u8> {
-    // SAFETY: the mapping is freed by ImportedBuffer's drop (or leaked), never through
-    // this view, which is never handed out.
-    unsafe { DeviceBuffer::borrowed(context, ptr, len) }
-}
-
-/// Registers a mapping that cannot be freed as a live import for ever.
-fn leak_registered(
+/// Registers the mapping `(ptr, len)` of the export `key`, to be freed on `stream`, as its
+/// live import, and returns it. The buffer inside is a non-owning view: the import frees
+/// the mapping (or leaks it), never the view, which is never handed out.
+fn register(
     cache: &mut HashMap<Key, Slot>,
     key: Key,
-    context: &Context,
-    ptr: CUdeviceptr,
-    len: usize,
+    (ptr, len): (CUdeviceptr, usize),
     stream: &Stream,
     pool: &MemoryPool,
-) {
-    let leaked =
-        Arc::new(ImportInner { key, buffer: view(context, ptr, len), stream: stream.clone(), _pool: pool.clone() });
-    cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
-    std::mem::forget(leaked);
+) -> Arc<ImportInner> {
+    // SAFETY: see above: the view never frees the mapping and never leaves the import.
+    let buffer = unsafe { DeviceBuffer::borrowed(stream.context(), ptr, len) };
+    let inner = Arc::new(ImportInner { key, buffer, stream: stream.clone(), _pool: pool.clone() });
+    cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
+    inner
 }
 
 impl Drop for ImportedBuffer {

@@ -96,10 +96,14 @@ impl Stream {
 
     /// Whether work queued on it is being captured into a graph (`cuStreamIsCapturing`).
     pub fn is_capturing(&self) -> Result<bool, CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        self.run(|| self.capturing_here())
+    }
+
+    /// [`Stream::is_capturing`] with the stream's context already current.
+    pub(crate) fn capturing_here(&self) -> Result<bool, CudaError> {
         let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         // SAFETY: the stream is live; `status` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamIsCapturing(raw, &mut status) })?;
+        unsafe { self.0.driver().pc().cuStreamIsCapturing(self.as_raw(), &mut status) }?;
         Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 }
