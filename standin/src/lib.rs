@@ -176,6 +176,8 @@
 
 mod api;
 mod backing;
+mod capture;
+mod capture_api;
 mod context;
 mod context_api;
 mod copy;
@@ -186,7 +188,9 @@ mod event;
 pub mod faults;
 mod gpa;
 mod graph;
+mod graph_add;
 mod graph_exec;
+mod graph_node;
 mod handles;
 mod host_memory;
 mod image;
