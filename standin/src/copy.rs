@@ -17,7 +17,9 @@ use crate::{capture, context, stream};
 fn ordered(s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
     let r = match s {
         None => context::current().and_then(|ctx| if empty { Ok(()) } else { node.run(&ctx) }),
-        Some(s) => stream::resolve(s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(s, node, &t.ctx) }),
+        Some(s) => {
+            stream::resolve(s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(s, node, &t.ctx) })
+        }
     };
     status(r)
 }
@@ -57,22 +59,22 @@ fn memset_wide(dst: CUdeviceptr, value: u32, width: usize, n: usize, s: Option<C
 
 unsafe extern "C" fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
     enter!("cuMemsetD16");
-    memset_wide(dst, value.into(), std::mem::size_of_val(&value), n, None)
+    memset_wide(dst, value.into(), 2, n, None)
 }
 
 unsafe extern "C" fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
     enter!("cuMemsetD16Async");
-    memset_wide(dst, value.into(), std::mem::size_of_val(&value), n, Some(s))
+    memset_wide(dst, value.into(), 2, n, Some(s))
 }
 
 unsafe extern "C" fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
     enter!("cuMemsetD32");
-    memset_wide(dst, value.into(), std::mem::size_of_val(&value), n, None)
+    memset_wide(dst, value, 4, n, None)
 }
 
 unsafe extern "C" fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
     enter!("cuMemsetD32Async");
-    memset_wide(dst, value.into(), std::mem::size_of_val(&value), n, Some(s))
+    memset_wide(dst, value, 4, n, Some(s))
 }
 
 unsafe extern "C" fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {

@@ -101,12 +101,12 @@ impl MemsetNode {
         if bytes == 0 {
             return Ok(());
         }
-        let value = self.value.to_ne_bytes();
-        let one = value.get(..self.width).ok_or(invalid)?;
-        let pattern: Vec<u8> = match self.width {
+        let one = match self.width {
             1 => Vec::new(),
-            _ => one.iter().copied().cycle().take(bytes).collect(),
+            2 => (self.value as u16).to_ne_bytes().to_vec(),
+            _ => self.value.to_ne_bytes().to_vec(),
         };
+        let pattern: Vec<u8> = one.iter().copied().cycle().take(bytes).collect();
         for row in 0..self.rows {
             let offset = row.checked_mul(self.pitch).ok_or(invalid)?;
             let dst = self.dst.checked_add(offset as u64).ok_or(invalid)?;

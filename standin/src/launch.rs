@@ -7,6 +7,8 @@
 //! Launch limits are checked as a real driver checks them (driver-facts.md): a zero
 //! dimension, a block of more than 1024 threads or z above 64, a grid y or z above 65535
 //! or x at or above 2^31 is CUDA_ERROR_INVALID_VALUE.
+//!
+//! On a capturing stream a launch becomes a kernel node instead (`capture.rs`).
 
 use std::ffi::{c_uint, c_void};
 

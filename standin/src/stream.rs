@@ -13,8 +13,8 @@ use cudrv::sys::*;
 
 use crate::capture;
 use crate::context::{self, Context};
-use crate::graph_node::Node;
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::graph_node::Node;
 use crate::handles::Registry;
 use crate::queue::{HostCall, Queue};
 

@@ -154,7 +154,10 @@ fn begin_twice_and_end_without_capture_are_illegal_states() {
     assert_eq!(capturing(&d, s), ACTIVE);
     assert_eq!(begin(&d, s), CUresult::CUDA_ERROR_ILLEGAL_STATE);
     // SAFETY: plain call with an unknown mode.
-    assert_eq!(unsafe { d.p().cuStreamBeginCapture(stream(&d), CUstreamCaptureMode(7)) }, CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(
+        unsafe { d.p().cuStreamBeginCapture(stream(&d), CUstreamCaptureMode(7)) },
+        CUresult::CUDA_ERROR_INVALID_VALUE
+    );
     let (r, g) = end(&d, s);
     ok(r);
     assert!(!g.is_null());
@@ -220,7 +223,13 @@ fn a_query_or_synchronize_on_a_capturing_stream_invalidates_the_capture() {
         let s = stream(&d);
         ok(begin(&d, s));
         // SAFETY: plain calls.
-        let r = unsafe { if which == 0 { p.cuStreamQuery(s) } else { p.cuStreamSynchronize(s) } };
+        let r = unsafe {
+            if which == 0 {
+                p.cuStreamQuery(s)
+            } else {
+                p.cuStreamSynchronize(s)
+            }
+        };
         assert_eq!(r, UNSUPPORTED);
         assert_eq!(capturing(&d, s), INVALIDATED);
         // Later work on it is refused.
@@ -373,7 +382,8 @@ fn capture_into_a_graph_and_the_thread_rules_of_the_modes() {
     assert_eq!(end(&d, s), (CUresult::CUDA_SUCCESS, g));
     assert_eq!(nodes(&d, g), [CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY, CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET]);
     // A global-mode capture ends on the thread that began it; a relaxed one anywhere.
-    for (mode, there) in [(GLOBAL, CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), (RELAXED, CUresult::CUDA_SUCCESS)] {
+    for (mode, there) in [(GLOBAL, CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD), (RELAXED, CUresult::CUDA_SUCCESS)]
+    {
         // SAFETY: plain call.
         ok(unsafe { p.cuStreamBeginCapture(s, mode) });
         let (sh, ch) = (s as usize, ctx as usize);
