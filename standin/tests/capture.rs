@@ -270,6 +270,7 @@ fn context_synchronize_and_stream_ordered_allocation_are_refused_while_capturing
 
 #[test]
 fn capture_info_reports_the_status_id_graph_and_dependencies() {
+    // Not in docs/driver-facts.md (not probed on a GPU): as the CUDA documentation describes.
     let _serial = serial();
     let d = driver();
     let p = d.p();
@@ -323,6 +324,7 @@ fn fork(d: &Driver, from: CUstream, to: CUstream) {
 
 #[test]
 fn other_streams_join_through_events_and_must_be_joined_back() {
+    // Not in docs/driver-facts.md (not probed on a GPU): as the CUDA documentation describes.
     let _serial = serial();
     let d = driver();
     let p = d.p();
@@ -363,6 +365,7 @@ fn other_streams_join_through_events_and_must_be_joined_back() {
 
 #[test]
 fn capture_into_a_graph_and_the_thread_rules_of_the_modes() {
+    // Not in docs/driver-facts.md (not probed on a GPU): as the CUDA documentation describes.
     let _serial = serial();
     let d = driver();
     let p = d.p();
@@ -413,6 +416,7 @@ fn capture_into_a_graph_and_the_thread_rules_of_the_modes() {
 
 #[test]
 fn kernel_memset_and_memcpy_nodes_can_be_added_by_hand() {
+    // Not in docs/driver-facts.md (not probed on a GPU): as the CUDA documentation describes.
     let _serial = serial();
     let d = driver();
     let p = d.p();
