@@ -2,9 +2,9 @@
 //! runs, instantiates it and replays it 100 times: `cargo run --example graph_replay`.
 //! Exits non-zero on a wrong count or wrong data.
 //!
-//! A driver that cannot capture (the stand-in answers CUDA_ERROR_NOT_SUPPORTED: its graphs
-//! hold host and empty nodes only) gets a graph of the host node alone, and each replay
-//! launches the kernel before the graph; the program says which it did.
+//! A driver that cannot capture (answering CUDA_ERROR_NOT_SUPPORTED) gets a graph of the
+//! host node alone, and each replay launches the kernel before the graph; the program says
+//! which it did. The stand-in captures, as a real driver does.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

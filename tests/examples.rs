@@ -18,7 +18,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("device_query", 1, "device 0: cudrv stand-in device"),
     ("vector_add", 1, "vector_add through a library: 1048576 values, 0 wrong"),
     ("saxpy_streams", 1, "saxpy over 4 streams: 1048576 values, 0 wrong"),
-    ("graph_replay", 1, "host node ran 100 times, 65536 values, 0 wrong"),
+    ("graph_replay", 1, "(captured kernel node): host node ran 100 times, 65536 values, 0 wrong"),
     (
         "host_callback",
         1,

@@ -165,6 +165,7 @@ fn synchronize(ctx: CUcontext) -> Result<(), CUresult> {
     } else {
         context::lookup(from_ptr(ctx))?
     };
+    crate::capture::before_sync(c.handle)?;
     c.synchronize()
 }
 

@@ -1,86 +1,80 @@
-//! Copies and memsets: `cuMemcpyHtoD`/`DtoH`/`DtoD`, `cuMemsetD8`/`D16`/`D32`, and their stream forms
-//! (done at once: see `stream.rs`). Touching freed memory is CUDA_ERROR_ILLEGAL_ADDRESS and
-//! a use after free in the ledger; an address outside every allocation is
-//! CUDA_ERROR_INVALID_VALUE (see `memory.rs`).
+//! Copies and memsets: `cuMemcpyHtoD`/`DtoH`/`DtoD`, `cuMemsetD8`/`D16`/`D32`, and their
+//! stream forms (done at once: see `stream.rs`; recorded as graph nodes on a capturing
+//! stream). Touching freed memory is CUDA_ERROR_ILLEGAL_ADDRESS and a use after free in the
+//! ledger; an address outside every allocation is CUDA_ERROR_INVALID_VALUE (see
+//! `memory.rs`).
 
 use std::ffi::{c_uchar, c_void};
 
 use cudrv::sys::*;
 
 use crate::entry::{enter, register, status};
-use crate::{context, memory, stream};
+use crate::graph_node::{CopyNode, End, MemsetNode, Node};
+use crate::{capture, context, stream};
 
-/// What a copy runs in: the current context (synchronous forms) or the stream's.
-fn in_context(s: Option<CUstream>) -> Result<(), CUresult> {
-    match s {
-        None => context::current().map(drop),
-        Some(s) => stream::resolve(s).map(drop),
-    }
+/// Does `node` (nothing when `empty`) in the current context (synchronous forms) or the
+/// stream's; on a capturing stream records it instead.
+fn ordered(s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
+    let r = match s {
+        None => context::current().and_then(|ctx| if empty { Ok(()) } else { node.run(&ctx) }),
+        Some(s) => {
+            stream::resolve(s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(s, node, &t.ctx) })
+        }
+    };
+    status(r)
+}
+
+fn copy(dst: End, src: End, n: usize, s: Option<CUstream>) -> CUresult {
+    ordered(s, n == 0, Node::Copy(CopyNode { dst, src, len: n }))
 }
 
 fn htod(dst: CUdeviceptr, src: *const c_void, n: usize, s: Option<CUstream>) -> CUresult {
-    status(in_context(s).and_then(|()| match n {
-        0 => Ok(()),
-        n => memory::copy_to_device(dst, src.cast(), n),
-    }))
+    copy(End::Device(dst), End::Host(src as usize), n, s)
 }
 
 fn dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
-    status(in_context(s).and_then(|()| match n {
-        0 => Ok(()),
-        n => memory::copy_to_host(dst.cast(), src, n),
-    }))
+    copy(End::Host(dst as usize), End::Device(src), n, s)
 }
 
 fn dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
-    status(in_context(s).and_then(|()| match n {
-        0 => Ok(()),
-        n => memory::copy_device(dst, src, n),
-    }))
+    copy(End::Device(dst), End::Device(src), n, s)
 }
 
 fn memset(dst: CUdeviceptr, value: c_uchar, n: usize, s: Option<CUstream>) -> CUresult {
-    status(in_context(s).and_then(|()| match n {
-        0 => Ok(()),
-        n => memory::set(dst, value, n),
-    }))
+    memset_wide(dst, u32::from(value), 1, n, s)
 }
 
-/// `n` values of `value` (2 or 4 bytes each) from `dst`, which must be aligned to them
+/// `n` values of `value` (`width` bytes each) from `dst`, which must be aligned to them
 /// (a real driver refuses a misaligned address with CUDA_ERROR_INVALID_VALUE).
-fn memset_wide(dst: CUdeviceptr, value: &[u8], n: usize, s: Option<CUstream>) -> CUresult {
-    let width = value.len() as u64;
-    status(in_context(s).and_then(|()| {
-        if width == 0 || dst % width != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        let bytes = n.checked_mul(value.len()).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        let pattern: Vec<u8> = value.iter().copied().cycle().take(bytes).collect();
-        memory::copy_to_device(dst, pattern.as_ptr(), bytes)
-    }))
+fn memset_wide(dst: CUdeviceptr, value: u32, width: usize, n: usize, s: Option<CUstream>) -> CUresult {
+    match MemsetNode::new(dst, value, width, n) {
+        Ok(node) => ordered(s, n == 0, Node::Memset(node)),
+        // The context is checked first.
+        Err(e) => match ordered(s, true, Node::Empty) {
+            CUresult::CUDA_SUCCESS => e,
+            other => other,
+        },
+    }
 }
 
 unsafe extern "C" fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
     enter!("cuMemsetD16");
-    memset_wide(dst, &value.to_ne_bytes(), n, None)
+    memset_wide(dst, value.into(), 2, n, None)
 }
 
 unsafe extern "C" fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
     enter!("cuMemsetD16Async");
-    memset_wide(dst, &value.to_ne_bytes(), n, Some(s))
+    memset_wide(dst, value.into(), 2, n, Some(s))
 }
 
 unsafe extern "C" fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
     enter!("cuMemsetD32");
-    memset_wide(dst, &value.to_ne_bytes(), n, None)
+    memset_wide(dst, value, 4, n, None)
 }
 
 unsafe extern "C" fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
     enter!("cuMemsetD32Async");
-    memset_wide(dst, &value.to_ne_bytes(), n, Some(s))
+    memset_wide(dst, value, 4, n, Some(s))
 }
 
 unsafe extern "C" fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {

@@ -12,7 +12,7 @@ use crate::context::{self, Context};
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
 use crate::handles::Registry;
 use crate::queue::{Pushed, Queue};
-use crate::stream;
+use crate::{capture, stream};
 
 /// A point in a queue's work.
 type Position = (Arc<Queue>, u64);
@@ -81,6 +81,9 @@ fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
     let Event { ctx, mark, .. } = find(e)?;
     ctx.usable()?;
     let t = stream::resolve(s)?;
+    if capture::record_event(e, s)? {
+        return Ok(());
+    }
     let mut m = lock(&mark);
     m.generation = m.generation.wrapping_add(1);
     let generation = m.generation;
@@ -170,7 +173,8 @@ unsafe extern "C" fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CU
 }
 
 /// `cuStreamWaitEvent`: later host functions on `s` wait for the work before the event's
-/// last record (on another stream).
+/// last record (on another stream). An event recorded in a capture forks or joins
+/// capturing streams instead (`capture.rs`).
 unsafe extern "C" fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
     enter!("cuStreamWaitEvent");
     if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
@@ -179,6 +183,9 @@ unsafe extern "C" fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint
     let r = recorded(e).and_then(|(ctx, at)| {
         ctx.usable()?;
         let t = stream::resolve(s)?;
+        if capture::wait_event(s, e, flags)? {
+            return Ok(());
+        }
         match at {
             Some((q, p)) if !Arc::ptr_eq(&q, &t.queue) && !q.reached(p) => {
                 let wait = Box::new(move || {

@@ -1,5 +1,7 @@
-//! Graphs of host and empty nodes, and the user object references they own.
-//! Instantiation and launch are in `graph_exec.rs`.
+//! Graphs of nodes (`graph_node.rs`: empty, host, kernel, memcpy and memset), and the user
+//! object references they own. Instantiation and launch are in `graph_exec.rs`; kernel,
+//! memcpy and memset nodes are added in `graph_add.rs` and by stream capture
+//! (`capture.rs`).
 
 use std::collections::BTreeMap;
 use std::ffi::c_uint;
@@ -8,15 +10,10 @@ use std::sync::Mutex;
 use cudrv::sys::*;
 
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::graph_node::Node;
 use crate::handles::{self, Registry};
 use crate::queue::HostCall;
 use crate::user_object;
-
-/// One node: a host function, or nothing.
-enum Node {
-    Host(HostCall),
-    Empty,
-}
 
 struct Graph {
     /// Nodes in the order they were added (an order that respects every dependency, as a
@@ -28,20 +25,49 @@ struct Graph {
 
 static GRAPHS: Mutex<Registry<Graph>> = Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_HANDLE));
 
-/// What an instantiation takes from a graph: its host functions in order, and its user
-/// object references.
-pub(crate) fn snapshot(g: u64) -> Result<(Vec<HostCall>, BTreeMap<u64, c_uint>), CUresult> {
+/// What an instantiation takes from a graph: its nodes in order, and its user object
+/// references.
+pub(crate) fn snapshot(g: u64) -> Result<(Vec<Node>, BTreeMap<u64, c_uint>), CUresult> {
     let graphs = lock(&GRAPHS);
     let graph = graphs.get(g)?;
-    let calls = graph
-        .nodes
-        .iter()
-        .filter_map(|(_, n)| match n {
-            Node::Host(c) => Some(*c),
-            Node::Empty => None,
-        })
-        .collect();
-    Ok((calls, graph.user_objects.clone()))
+    let nodes = graph.nodes.iter().map(|(_, n)| n.clone()).collect();
+    Ok((nodes, graph.user_objects.clone()))
+}
+
+/// A new empty graph (for a stream capture).
+pub(crate) fn create() -> u64 {
+    lock(&GRAPHS).insert(Graph { nodes: Vec::new(), user_objects: BTreeMap::new() })
+}
+
+/// Destroys graph `g` (an invalidated capture's), releasing its user object references.
+pub(crate) fn destroy(g: u64) {
+    if let Ok(graph) = lock(&GRAPHS).remove(g) {
+        user_object::release_all(graph.user_objects);
+    }
+}
+
+/// CUDA_ERROR_INVALID_VALUE unless every one of `deps` is a node of `graph`.
+fn known(graph: &Graph, deps: &[u64]) -> Result<(), CUresult> {
+    match deps.iter().all(|d| graph.nodes.iter().any(|(h, _)| h == d)) {
+        true => Ok(()),
+        false => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Checks that graph `g` exists and has the nodes `deps`.
+pub(crate) fn check_deps(g: u64, deps: &[u64]) -> Result<(), CUresult> {
+    known(lock(&GRAPHS).get(g)?, deps)
+}
+
+/// Adds `node` to graph `g` after `deps` (nodes of `g`: else CUDA_ERROR_INVALID_VALUE);
+/// returns its handle.
+pub(crate) fn add(g: u64, deps: &[u64], node: Node) -> Result<u64, CUresult> {
+    let mut graphs = lock(&GRAPHS);
+    let graph = graphs.get_mut(g)?;
+    known(graph, deps)?;
+    let h = handles::fresh();
+    graph.nodes.push((h, node));
+    Ok(h)
 }
 
 unsafe extern "C" fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresult {
@@ -50,8 +76,7 @@ unsafe extern "C" fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresul
         if flags != 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let h = lock(&GRAPHS).insert(Graph { nodes: Vec::new(), user_objects: BTreeMap::new() });
-        write(ph, to_ptr(h))
+        write(ph, to_ptr(create()))
     });
     status(r)
 }
@@ -64,25 +89,61 @@ unsafe extern "C" fn cu_graph_destroy(g: CUgraph) -> CUresult {
     status(removed.map(|graph| user_object::release_all(graph.user_objects)))
 }
 
-fn add_node(ph: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, node: Node) -> Result<(), CUresult> {
-    non_null(ph)?;
-    let deps: &[CUgraphNode] = match n {
-        0 => &[],
-        n => {
-            non_null(deps)?;
-            // SAFETY: the program passes `n` node handles at `deps`.
-            unsafe { std::slice::from_raw_parts(deps, n) }
-        }
-    };
-    let mut graphs = lock(&GRAPHS);
-    let graph = graphs.get_mut(from_ptr(g))?;
-    let known = |d: &CUgraphNode| graph.nodes.iter().any(|(h, _)| *h == from_ptr(*d));
-    if !deps.iter().all(known) {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+/// The `n` node handles at `deps` (null when `n` is 0).
+pub(crate) fn node_list(deps: *const CUgraphNode, n: usize) -> Result<Vec<u64>, CUresult> {
+    if n == 0 {
+        return Ok(Vec::new());
     }
-    let h = handles::fresh();
-    graph.nodes.push((h, node));
+    non_null(deps)?;
+    // SAFETY: the program passes `n` node handles at `deps`.
+    let deps = unsafe { std::slice::from_raw_parts(deps, n) };
+    Ok(deps.iter().map(|&d| from_ptr(d)).collect())
+}
+
+/// `cuGraphAdd*Node`: adds `node` to `g` after the `n` nodes at `deps`, writing its handle.
+pub(crate) fn add_node(
+    ph: *mut CUgraphNode,
+    g: CUgraph,
+    deps: *const CUgraphNode,
+    n: usize,
+    node: Node,
+) -> Result<(), CUresult> {
+    non_null(ph)?;
+    let h = add(from_ptr(g), &node_list(deps, n)?, node)?;
     write(ph, to_ptr(h))
+}
+
+/// `cuGraphGetNodes`: with a null `nodes`, the count; else up to `*count` handles, in the
+/// order they were added, and the number written.
+unsafe extern "C" fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
+    enter!("cuGraphGetNodes");
+    let r = non_null(count).and_then(|()| {
+        let graphs = lock(&GRAPHS);
+        let graph = graphs.get(from_ptr(g))?;
+        if nodes.is_null() {
+            return write(count, graph.nodes.len());
+        }
+        // SAFETY: a non-null pointer to the caller's capacity.
+        let n = graph.nodes.len().min(unsafe { *count });
+        for (i, (h, _)) in graph.nodes.iter().take(n).enumerate() {
+            // SAFETY: the caller's array has room for `*count` handles, and i < that.
+            unsafe { nodes.add(i).write(to_ptr(*h)) };
+        }
+        write(count, n)
+    });
+    status(r)
+}
+
+/// `cuGraphNodeGetType`: CUDA_ERROR_INVALID_VALUE for a node of no live graph.
+unsafe extern "C" fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
+    enter!("cuGraphNodeGetType");
+    let r = non_null(ty).and_then(|()| {
+        let h = from_ptr(node);
+        let graphs = lock(&GRAPHS);
+        let kind = graphs.iter().find_map(|(_, g)| g.nodes.iter().find(|(n, _)| *n == h).map(|(_, n)| n.kind()));
+        write(ty, kind.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?)
+    });
+    status(r)
 }
 
 unsafe extern "C" fn cu_graph_add_host_node(
@@ -185,6 +246,8 @@ register! {
     cuGraphDestroy_v10000: PFN_cuGraphDestroy_v10000 => cu_graph_destroy,
     cuGraphAddHostNode_v10000: PFN_cuGraphAddHostNode_v10000 => cu_graph_add_host_node,
     cuGraphAddEmptyNode_v10000: PFN_cuGraphAddEmptyNode_v10000 => cu_graph_add_empty_node,
+    cuGraphGetNodes_v10000: PFN_cuGraphGetNodes_v10000 => cu_graph_get_nodes,
+    cuGraphNodeGetType_v10000: PFN_cuGraphNodeGetType_v10000 => cu_graph_node_get_type,
     cuGraphRetainUserObject_v11030: PFN_cuGraphRetainUserObject_v11030 => cu_graph_retain_user_object,
     cuGraphReleaseUserObject_v11030: PFN_cuGraphReleaseUserObject_v11030 => cu_graph_release_user_object,
 }

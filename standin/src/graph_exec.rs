@@ -1,7 +1,9 @@
-//! Graph execs: instantiation takes the graph's host functions in order and its own
-//! references to the graph's user objects; a launch runs the host functions on the
-//! stream's driver thread, in order, after the work pushed before it. Destroying an exec
-//! releases its user object references once its launches have completed.
+//! Graph execs: instantiation takes the graph's nodes in order and its own references to
+//! the graph's user objects. A launch does the device work of its kernel, memcpy and
+//! memset nodes at once, in order (as the stand-in does all device work: see `stream.rs`),
+//! and runs its host nodes on the stream's driver thread, in order, after the work pushed
+//! before it. Destroying an exec releases its user object references once its launches
+//! have completed.
 
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_uint, c_ulonglong};
@@ -12,13 +14,14 @@ use cudrv::sys::*;
 use crate::context;
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
 use crate::graph;
+use crate::graph_node::Node;
 use crate::handles::Registry;
 use crate::queue::{driver_thread, HostCall, Queue};
 use crate::stream;
 use crate::user_object;
 
 struct Exec {
-    calls: Vec<HostCall>,
+    nodes: Vec<Node>,
     user_objects: BTreeMap<u64, c_uint>,
     /// The last launch on each queue.
     launches: Vec<(Arc<Queue>, u64)>,
@@ -35,7 +38,7 @@ fn instantiate(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     context::current()?;
-    let (calls, user_objects) = graph::snapshot(from_ptr(g))?;
+    let (nodes, user_objects) = graph::snapshot(from_ptr(g))?;
     // The graph holds these references, so the objects are live; should a retain fail
     // anyway, the ones taken are given back.
     let mut taken = Vec::new();
@@ -46,7 +49,7 @@ fn instantiate(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(
         }
         taken.push((o, n));
     }
-    let h = lock(&EXECS).insert(Exec { calls, user_objects, launches: Vec::new() });
+    let h = lock(&EXECS).insert(Exec { nodes, user_objects, launches: Vec::new() });
     write(ph, to_ptr(h))
 }
 
@@ -125,8 +128,16 @@ unsafe extern "C" fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
 
 fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     let h = from_ptr(e);
-    let calls = lock(&EXECS).get(h)?.calls.clone();
+    let nodes = lock(&EXECS).get(h)?.nodes.clone();
     let t = stream::resolve(s)?;
+    crate::capture::refuse(s)?;
+    let mut calls = Vec::new();
+    for node in nodes.iter() {
+        match node.host_call() {
+            Some(call) => calls.push(call),
+            None => node.run(&t.ctx)?,
+        }
+    }
     if calls.is_empty() {
         return Ok(());
     }
@@ -139,7 +150,9 @@ fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// `cuGraphLaunch`: the host nodes run in order on the stream's driver thread.
+/// `cuGraphLaunch`: the device work is done at once, the host nodes run in order on the
+/// stream's driver thread. On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
+/// and the capture is invalidated (a real driver would capture a child graph node).
 unsafe extern "C" fn cu_graph_launch(e: CUgraphExec, s: CUstream) -> CUresult {
     enter!("cuGraphLaunch");
     status(launch(e, s))

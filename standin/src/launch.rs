@@ -7,14 +7,17 @@
 //! Launch limits are checked as a real driver checks them (driver-facts.md): a zero
 //! dimension, a block of more than 1024 threads or z above 64, a grid y or z above 65535
 //! or x at or above 2^31 is CUDA_ERROR_INVALID_VALUE.
+//!
+//! On a capturing stream a launch becomes a kernel node instead (`capture.rs`).
 
 use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
 use crate::entry::{enter, from_ptr, non_null, register, status};
-use crate::kernels::{self, Param};
-use crate::{module, stream};
+use crate::graph_node::{KernelNode, Node};
+use crate::kernels::Param;
+use crate::{capture, module, stream};
 
 /// The kernel that faults.
 pub const FAULT_KERNEL: &str = "fault";
@@ -120,6 +123,28 @@ unsafe fn read_params(
     }
 }
 
+/// A launch of `f` over this shape with these parameters, checked and read
+/// (`cuLaunchKernel`, kernel nodes).
+///
+/// # Safety
+/// As [`read_params`].
+pub(crate) unsafe fn kernel_node(
+    f: CUfunction,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    params: *mut *mut c_void,
+    extra: *mut *mut c_void,
+) -> Result<KernelNode, CUresult> {
+    let (name, code) = module::kernel_of(from_ptr(f))?;
+    check_shape(grid, block)?;
+    let values = match &code {
+        // SAFETY: forwarded from the program.
+        Some(code) => unsafe { read_params(&code.params, params, extra) }?,
+        None => Vec::new(),
+    };
+    Ok(KernelNode { name, code, grid, block, values })
+}
+
 /// # Safety
 /// As [`read_params`].
 unsafe fn launch(
@@ -130,28 +155,16 @@ unsafe fn launch(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
-    let (name, code) = module::kernel_of(from_ptr(f))?;
-    check_shape(grid, block)?;
-    let t = stream::resolve(s)?;
-    let Some(code) = code else {
-        if name == FAULT_KERNEL {
-            t.ctx.make_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
-        }
-        return Ok(());
-    };
     // SAFETY: forwarded from the program.
-    let values = unsafe { read_params(&code.params, params, extra) }?;
-    kernels::run(&code, grid, block, values).map_err(|e| {
-        if e.is_sticky() {
-            t.ctx.make_sticky(e.status());
-        }
-        e.status()
-    })
+    let kernel = unsafe { kernel_node(f, grid, block, params, extra) }?;
+    let t = stream::resolve(s)?;
+    capture::record_or_run(s, Node::Kernel(kernel), &t.ctx)
 }
 
-/// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. A host kernel runs
-/// before this returns; a memory access it makes outside every live allocation fails
-/// the launch with CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
+/// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. On a capturing stream it
+/// becomes a kernel node; elsewhere a host kernel runs before this returns; a memory
+/// access it makes outside every live allocation fails the launch with
+/// CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
 #[allow(clippy::too_many_arguments)]
 unsafe extern "C" fn cu_launch_kernel(
     f: CUfunction,

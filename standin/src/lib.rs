@@ -15,7 +15,8 @@
 //!   copies and memsets, pinned host memory, memory pools with IPC export and import,
 //!   libraries, modules and kernels over a fake image format ([`fake_image`]) and over
 //!   PTX with host-implemented kernels (below), `cuLaunchKernel` and `cuLaunchKernelEx`,
-//!   the linker (fake images only), graphs of host and empty nodes, user objects, and
+//!   the linker (fake images only), graphs of empty, host, kernel, memcpy and memset
+//!   nodes, stream capture (below), user objects, and
 //!   between devices: `cuDeviceCanAccessPeer`, `cuDeviceGetP2PAttribute`,
 //!   `cuCtxEnablePeerAccess`/`cuCtxDisablePeerAccess` (per context pair: 704 when enabled
 //!   twice, 705 when not enabled, CUDA_ERROR_INVALID_DEVICE toward the current context's
@@ -25,6 +26,16 @@
 //! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
 //!   launches) and user object destructors, which run later on driver threads, in stream
 //!   order, never under a stand-in lock; synchronising waits for them.
+//! - Stream capture (`docs/driver-facts.md`): `cuStreamBeginCapture` (every mode, and
+//!   `…ToGraph`) on a created stream; kernel launches, async copies and memsets, and host
+//!   functions are then recorded as graph nodes, each after the stream's previous work,
+//!   not done; an event recorded in a capture forks another stream into it through
+//!   `cuStreamWaitEvent`, and joins it back. `cuStreamEndCapture` returns the graph
+//!   (ILLEGAL_STATE when not capturing, UNJOINED for a fork not joined back);
+//!   `cuStreamIsCapturing` and `cuStreamGetCaptureInfo` say 0/1/2 with the capture's id,
+//!   graph and dependencies. `cuStreamQuery`, `cuStreamSynchronize` and `cuCtxSynchronize`
+//!   during a capture answer STREAM_CAPTURE_UNSUPPORTED and invalidate it (the end then
+//!   answers INVALIDATED and no graph), as do calls it cannot record (below).
 //! - A [`ledger`] of live allocations and handles, double frees, uses after free, double
 //!   destroys and duplicate IPC imports.
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
@@ -145,8 +156,15 @@
 //! returns.
 //!
 //! Where the emulation knowingly differs from a real driver:
-//! - Stream capture is not emulated: `cuStreamBeginCapture` is a stub that answers
-//!   CUDA_ERROR_NOT_SUPPORTED, and `cuStreamIsCapturing` says no stream is capturing.
+//! - Stream capture: the default streams cannot capture (`CU_STREAM_PER_THREAD` neither:
+//!   STREAM_CAPTURE_UNSUPPORTED), and work on them while another stream captures is not
+//!   refused (no STREAM_CAPTURE_IMPLICIT). `cuMemAllocAsync`, `cuMemAllocFromPoolAsync`,
+//!   `cuMemFreeAsync`, `cuMemcpyPeerAsync` and `cuGraphLaunch` on a capturing stream answer
+//!   STREAM_CAPTURE_UNSUPPORTED and invalidate the capture (no memory or child graph
+//!   nodes). An event record captures no node; a capturing stream waiting for an event
+//!   recorded outside the capture answers STREAM_CAPTURE_ISOLATION (with
+//!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded). A graph launch does its device work at
+//!   once, as other device work is (below), and queues its host nodes.
 //! - Stream-ordered work other than host functions (copies, memsets, peer copies,
 //!   stream-ordered allocation and free, kernel launches) is done at once, not in stream
 //!   order after pending host functions. A host kernel's failure is therefore returned by
@@ -176,6 +194,8 @@
 
 mod api;
 mod backing;
+mod capture;
+mod capture_api;
 mod context;
 mod context_api;
 mod copy;
@@ -186,7 +206,9 @@ mod event;
 pub mod faults;
 mod gpa;
 mod graph;
+mod graph_add;
 mod graph_exec;
+mod graph_node;
 mod handles;
 mod host_memory;
 mod image;

@@ -1,6 +1,8 @@
 //! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo`,
 //! `cuMemGetAddressRange` and the
-//! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`).
+//! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`; on a
+//! capturing stream CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture: no
+//! memory nodes).
 //!
 //! Behaviour follows `docs/driver-facts.md` ("facts").
 
@@ -9,7 +11,7 @@ use cudrv::sys::*;
 use crate::context;
 use crate::entry::{enter, non_null, register, status, write};
 use crate::ledger::AllocationKind;
-use crate::{memory, pool, stream};
+use crate::{capture, memory, pool, stream};
 
 /// `cuMemAlloc`: facts: size 0 is CUDA_ERROR_INVALID_VALUE, `1 << 62` is
 /// CUDA_ERROR_OUT_OF_MEMORY.
@@ -65,6 +67,7 @@ unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: 
     enter!("cuMemAllocAsync");
     let r = non_null(dptr).and_then(|()| {
         let t = stream::resolve(s)?;
+        capture::refuse(s)?;
         let pool = pool::default_pool(t.ctx.device)?;
         write(dptr, memory::alloc(size, AllocationKind::Async, Some(pool))?)
     });
@@ -76,6 +79,7 @@ unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: 
 unsafe extern "C" fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
     enter!("cuMemFreeAsync");
     let r = stream::resolve(s).and_then(|_| {
+        capture::refuse(s)?;
         if dptr == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }

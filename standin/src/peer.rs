@@ -132,7 +132,8 @@ unsafe extern "C" fn cu_memcpy_peer(
     copy_peer(dst, dst_ctx, src, src_ctx, n)
 }
 
-/// `cuMemcpyPeerAsync`: at once (see the crate docs).
+/// `cuMemcpyPeerAsync`: at once (see the crate docs). On a capturing stream:
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 unsafe extern "C" fn cu_memcpy_peer_async(
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
@@ -142,7 +143,7 @@ unsafe extern "C" fn cu_memcpy_peer_async(
     s: CUstream,
 ) -> CUresult {
     enter!("cuMemcpyPeerAsync");
-    if let Err(e) = stream::resolve(s) {
+    if let Err(e) = stream::resolve(s).and_then(|_| crate::capture::refuse(s)) {
         return e;
     }
     copy_peer(dst, dst_ctx, src, src_ctx, n)

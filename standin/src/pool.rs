@@ -127,7 +127,8 @@ unsafe extern "C" fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool,
     }
 }
 
-/// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool.
+/// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. On a capturing stream:
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 unsafe extern "C" fn cu_mem_alloc_from_pool_async(
     dptr: *mut CUdeviceptr,
     size: usize,
@@ -141,6 +142,7 @@ unsafe extern "C" fn cu_mem_alloc_from_pool_async(
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         stream::resolve(s)?;
+        crate::capture::refuse(s)?;
         write(dptr, memory::alloc(size, AllocationKind::Pool, Some(h))?)
     });
     status(r)

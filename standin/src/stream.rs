@@ -11,8 +11,10 @@ use std::sync::{Arc, Mutex};
 
 use cudrv::sys::*;
 
+use crate::capture;
 use crate::context::{self, Context};
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::graph_node::Node;
 use crate::handles::Registry;
 use crate::queue::{HostCall, Queue};
 
@@ -101,39 +103,30 @@ unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
             return e;
         }
     }
-    status(streams.remove(h).map(drop))
+    let removed = streams.remove(h).map(drop);
+    drop(streams);
+    if removed.is_ok() {
+        capture::forget_stream(h);
+    }
+    status(removed)
 }
 
-/// Waits for the host functions pushed on `s` so far; a sticky failure shows here.
+/// Waits for the host functions pushed on `s` so far; a sticky failure shows here. On a
+/// capturing stream: see [`cu_stream_query`].
 unsafe extern "C" fn cu_stream_synchronize(s: CUstream) -> CUresult {
     enter!("cuStreamSynchronize");
     status(resolve(s).and_then(|t| {
+        capture::refuse(s)?;
         t.queue.drain()?;
         t.ctx.usable()
     }))
 }
 
-/// CUDA_ERROR_NOT_READY while host functions are pending.
-/// The stand-in never captures (cuStreamBeginCapture is not emulated): every live stream
-/// answers CU_STREAM_CAPTURE_STATUS_NONE.
-unsafe extern "C" fn cu_stream_is_capturing(s: CUstream, status: *mut CUstreamCaptureStatus) -> CUresult {
-    enter!("cuStreamIsCapturing");
-    if status.is_null() {
-        return CUresult::CUDA_ERROR_INVALID_VALUE;
-    }
-    match resolve(s) {
-        Ok(_) => {
-            // SAFETY: a non-null out-pointer from the caller.
-            unsafe { status.write(CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE) };
-            CUresult::CUDA_SUCCESS
-        }
-        Err(e) => e,
-    }
-}
-
+/// CUDA_ERROR_NOT_READY while host functions are pending. On a capturing stream (facts):
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated.
 unsafe extern "C" fn cu_stream_query(s: CUstream) -> CUresult {
     enter!("cuStreamQuery");
-    match resolve(s) {
+    match resolve(s).and_then(|t| capture::refuse(s).map(|()| t)) {
         Ok(t) if t.queue.busy() => CUresult::CUDA_ERROR_NOT_READY,
         Ok(_) => CUresult::CUDA_SUCCESS,
         Err(e) => e,
@@ -175,11 +168,14 @@ unsafe extern "C" fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext,
 fn launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), CUresult> {
     let call = HostCall::new(f, data).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let t = resolve(s)?;
-    t.queue.push(call.task()).map(drop)
+    match capture::record(s, Node::Host(call))? {
+        Some(_) => t.queue.push(call.task()).map(drop),
+        None => Ok(()),
+    }
 }
 
 /// `cuLaunchHostFunc`: `f(data)` runs on the stream's driver thread, after the work pushed
-/// before it.
+/// before it. On a capturing stream it becomes a host node.
 unsafe extern "C" fn cu_launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
     enter!("cuLaunchHostFunc");
     status(launch_host_func(s, f, data))
@@ -218,8 +214,6 @@ register! {
     cuStreamSynchronize_v7000_ptsz: PFN_cuStreamSynchronize_v7000_ptsz => cu_stream_synchronize,
     cuStreamQuery_v2000: PFN_cuStreamQuery_v2000 => cu_stream_query,
     cuStreamQuery_v7000_ptsz: PFN_cuStreamQuery_v7000_ptsz => cu_stream_query,
-    cuStreamIsCapturing_v10000: PFN_cuStreamIsCapturing_v10000 => cu_stream_is_capturing,
-    cuStreamIsCapturing_v10000_ptsz: PFN_cuStreamIsCapturing_v10000_ptsz => cu_stream_is_capturing,
     cuStreamGetCtx_v9020: PFN_cuStreamGetCtx_v9020 => cu_stream_get_ctx,
     cuStreamGetCtx_v9020_ptsz: PFN_cuStreamGetCtx_v9020_ptsz => cu_stream_get_ctx,
     cuStreamGetCtx_v12050: PFN_cuStreamGetCtx_v12050 => cu_stream_get_ctx_v12050,

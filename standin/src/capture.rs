@@ -1,0 +1,363 @@
+//! Stream capture: the state of each capture sequence, and the hooks through which
+//! stream-ordered calls record their work as graph nodes instead of doing it. The entry
+//! points (`cuStreamBeginCapture`, `cuStreamEndCapture`, ...) are in `capture_api.rs`.
+//!
+//! Behaviour follows `docs/driver-facts.md` ("facts": stream capture); where the facts are
+//! silent, the CUDA documentation. A capture sequence begins on one stream (its origin)
+//! with a graph; each captured node depends on the stream's current dependencies and
+//! becomes them (stream order). An event recorded on a capturing stream remembers the
+//! stream's dependencies; another stream that waits for it joins the capture (a fork) or,
+//! already in it, adds them to its own (a join). Ending the capture on the origin requires
+//! every other stream's work to have been joined back (else
+//! CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::entry::{from_ptr, lock, thread_key};
+use crate::graph;
+use crate::graph_node::Node;
+use crate::stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+
+// Dependencies are kept as `u64` handles and handed out as `CUgraphNode` arrays.
+const _: () = assert!(std::mem::size_of::<u64>() == std::mem::size_of::<CUgraphNode>());
+
+const GLOBAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
+const THREAD_LOCAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
+const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
+
+/// One capture sequence.
+struct Sequence {
+    graph: u64,
+    /// Whether the capture made its graph (destroyed when the capture fails) or was given
+    /// it (`cuStreamBeginCaptureToGraph`).
+    owns_graph: bool,
+    mode: CUstreamCaptureMode,
+    /// The thread that began it.
+    thread: u64,
+    /// The context of its origin stream.
+    ctx: u64,
+    origin: u64,
+    invalidated: bool,
+    /// The dependencies of each captured node.
+    parents: BTreeMap<u64, Vec<u64>>,
+}
+
+/// A stream taking part in a capture sequence.
+struct Member {
+    id: u64,
+    /// The nodes the stream's next captured work depends on.
+    deps: Vec<u64>,
+    /// One default edge per dependency (`cuStreamGetCaptureInfo_v3`).
+    edges: Vec<CUgraphEdgeData>,
+}
+
+impl Member {
+    fn new(id: u64, deps: Vec<u64>) -> Member {
+        let edges = vec![CUgraphEdgeData::default(); deps.len()];
+        Member { id, deps, edges }
+    }
+
+    fn set_deps(&mut self, deps: Vec<u64>) {
+        self.edges = vec![CUgraphEdgeData::default(); deps.len()];
+        self.deps = deps;
+    }
+}
+
+struct State {
+    sequences: BTreeMap<u64, Sequence>,
+    /// Capturing streams, by handle.
+    members: BTreeMap<u64, Member>,
+    /// Events recorded on a capturing stream: the sequence and the dependencies then.
+    events: BTreeMap<u64, (u64, Vec<u64>)>,
+}
+
+static STATE: Mutex<State> =
+    Mutex::new(State { sequences: BTreeMap::new(), members: BTreeMap::new(), events: BTreeMap::new() });
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+thread_local! {
+    /// The thread's capture interaction mode (`cuThreadExchangeStreamCaptureMode`).
+    static THREAD_MODE: Cell<CUstreamCaptureMode> = const { Cell::new(GLOBAL) };
+}
+
+/// Whether `s` names a default stream (never captured).
+pub(crate) fn is_default(s: CUstream) -> bool {
+    matches!(from_ptr(s), 0 | STREAM_LEGACY | STREAM_PER_THREAD)
+}
+
+/// CUDA_ERROR_INVALID_VALUE for a mode that is none of the three.
+pub(crate) fn check_mode(mode: CUstreamCaptureMode) -> Result<(), CUresult> {
+    match mode {
+        GLOBAL | THREAD_LOCAL | RELAXED => Ok(()),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+}
+
+/// Swaps the calling thread's capture interaction mode with `mode`.
+pub(crate) fn exchange_thread_mode(mode: CUstreamCaptureMode) -> Result<CUstreamCaptureMode, CUresult> {
+    check_mode(mode)?;
+    THREAD_MODE.try_with(|m| m.replace(mode)).map_err(|_| CUresult::CUDA_ERROR_NOT_PERMITTED)
+}
+
+/// Begins a capture on the non-default stream `s` of context `ctx` into `into` (a given
+/// graph and dependencies) or a new graph: CUDA_ERROR_ILLEGAL_STATE if `s` is capturing.
+pub(crate) fn begin(
+    s: CUstream,
+    ctx: u64,
+    into: Option<(u64, Vec<u64>)>,
+    mode: CUstreamCaptureMode,
+) -> Result<(), CUresult> {
+    check_mode(mode)?;
+    if let Some((g, deps)) = &into {
+        graph::check_deps(*g, deps)?;
+    }
+    let h = from_ptr(s);
+    let mut st = lock(&STATE);
+    if st.members.contains_key(&h) {
+        return Err(CUresult::CUDA_ERROR_ILLEGAL_STATE);
+    }
+    let (graph, deps, owns_graph) = match into {
+        Some((g, deps)) => (g, deps, false),
+        None => (graph::create(), Vec::new(), true),
+    };
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let (thread, parents) = (thread_key(), BTreeMap::new());
+    st.sequences.insert(id, Sequence { graph, owns_graph, mode, thread, ctx, origin: h, invalidated: false, parents });
+    st.members.insert(h, Member::new(id, deps));
+    Ok(())
+}
+
+/// Ends the capture begun on `s`, removing it and every stream in it: its graph, or
+/// CUDA_ERROR_ILLEGAL_STATE (not capturing), CUDA_ERROR_STREAM_CAPTURE_UNMATCHED (begun
+/// on another stream), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD (not relaxed, begun on
+/// another thread; the capture goes on), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED or
+/// CUDA_ERROR_STREAM_CAPTURE_UNJOINED (the capture is over and its graph gone).
+pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
+    let h = from_ptr(s);
+    let (graph, result) = {
+        let mut st = lock(&STATE);
+        let id = st.members.get(&h).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?.id;
+        let seq = st.sequences.get(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
+        if seq.origin != h {
+            return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
+        }
+        if seq.mode != RELAXED && seq.thread != thread_key() {
+            return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
+        }
+        let result = if seq.invalidated {
+            Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+        } else if !joined(&st, id, h) {
+            Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNJOINED)
+        } else {
+            Ok(seq.graph)
+        };
+        (remove(&mut st, id), result)
+    };
+    if result.is_err() {
+        if let Some(g) = graph {
+            graph::destroy(g);
+        }
+    }
+    result
+}
+
+/// Whether every stream of sequence `id` has had its work joined back into `origin`: its
+/// dependencies are the origin's or their ancestors.
+fn joined(st: &State, id: u64, origin: u64) -> bool {
+    let (Some(seq), Some(o)) = (st.sequences.get(&id), st.members.get(&origin)) else {
+        return false;
+    };
+    let mut reached = BTreeSet::new();
+    let mut todo = o.deps.clone();
+    while let Some(n) = todo.pop() {
+        if reached.insert(n) {
+            todo.extend(seq.parents.get(&n).into_iter().flatten());
+        }
+    }
+    st.members.values().filter(|m| m.id == id).all(|m| m.deps.iter().all(|d| reached.contains(d)))
+}
+
+/// Removes sequence `id`, its streams and its events; its graph if the capture made it.
+fn remove(st: &mut State, id: u64) -> Option<u64> {
+    st.members.retain(|_, m| m.id != id);
+    st.events.retain(|_, (e, _)| *e != id);
+    st.sequences.remove(&id).filter(|s| s.owns_graph).map(|s| s.graph)
+}
+
+/// What `cuStreamGetCaptureInfo` reports about a stream.
+pub(crate) struct Info {
+    pub(crate) status: CUstreamCaptureStatus,
+    pub(crate) id: u64,
+    pub(crate) graph: u64,
+    /// The stream's dependencies and their edges: arrays the stand-in keeps until the
+    /// stream's capture state next changes.
+    pub(crate) deps: (*const CUgraphNode, *const CUgraphEdgeData, usize),
+}
+
+/// The capture state of `s` (a default stream: none).
+pub(crate) fn info(s: CUstream) -> Info {
+    let st = lock(&STATE);
+    let none = Info {
+        status: CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE,
+        id: 0,
+        graph: 0,
+        deps: (std::ptr::null(), std::ptr::null(), 0),
+    };
+    let Some(m) = st.members.get(&from_ptr(s)) else {
+        return none;
+    };
+    let Some(seq) = st.sequences.get(&m.id) else {
+        return none;
+    };
+    let status = match seq.invalidated {
+        true => CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_INVALIDATED,
+        false => CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE,
+    };
+    let deps = (m.deps.as_ptr().cast::<CUgraphNode>(), m.edges.as_ptr(), m.deps.len());
+    Info { status, id: m.id, graph: seq.graph, deps }
+}
+
+/// Records `node` if `s` is capturing (`Ok(None)`), or hands it back to be done
+/// (`Ok(Some)`). A capture that was invalidated: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
+pub(crate) fn record(s: CUstream, node: Node) -> Result<Option<Node>, CUresult> {
+    let h = from_ptr(s);
+    let mut st = lock(&STATE);
+    let State { sequences, members, .. } = &mut *st;
+    let Some(m) = members.get_mut(&h) else {
+        return Ok(Some(node));
+    };
+    let seq = sequences.get_mut(&m.id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
+    if seq.invalidated {
+        return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    }
+    let n = graph::add(seq.graph, &m.deps, node)?;
+    seq.parents.insert(n, m.deps.clone());
+    m.set_deps(vec![n]);
+    Ok(None)
+}
+
+/// Does `node` in `ctx` at once unless `s` is capturing, which records it instead.
+pub(crate) fn record_or_run(s: CUstream, node: Node, ctx: &crate::context::Context) -> Result<(), CUresult> {
+    match record(s, node)? {
+        Some(node) => node.run(ctx),
+        None => Ok(()),
+    }
+}
+
+/// Invalidates the capture of `s` and answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED if it
+/// is capturing (facts: `cuStreamQuery` on a capturing stream); `Ok` otherwise.
+pub(crate) fn refuse(s: CUstream) -> Result<(), CUresult> {
+    let mut st = lock(&STATE);
+    let State { sequences, members, .. } = &mut *st;
+    match members.get(&from_ptr(s)).and_then(|m| sequences.get_mut(&m.id)) {
+        Some(seq) => {
+            seq.invalidated = true;
+            Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+        }
+        None => Ok(()),
+    }
+}
+
+/// `cuEventRecord(e, s)`: on a capturing stream the event remembers the stream's
+/// dependencies (`Ok(true)`: nothing else to do); elsewhere it stops being a captured
+/// event (`Ok(false)`: record it as usual).
+pub(crate) fn record_event(e: CUevent, s: CUstream) -> Result<bool, CUresult> {
+    let mut st = lock(&STATE);
+    let (e, h) = (from_ptr(e), from_ptr(s));
+    let Some(m) = st.members.get(&h) else {
+        st.events.remove(&e);
+        return Ok(false);
+    };
+    if st.sequences.get(&m.id).is_none_or(|q| q.invalidated) {
+        return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    }
+    let mark = (m.id, m.deps.clone());
+    st.events.insert(e, mark);
+    Ok(true)
+}
+
+/// `cuStreamWaitEvent(s, e)` where capture is concerned (`Ok(true)`: handled; `Ok(false)`:
+/// wait as usual). A stream waiting for an event recorded in a capture joins it (or, in
+/// it, takes the event's dependencies too); a stream of another capture:
+/// CUDA_ERROR_STREAM_CAPTURE_MERGE; a capturing stream waiting for an event recorded
+/// outside every capture: CUDA_ERROR_STREAM_CAPTURE_ISOLATION (without
+/// CU_EVENT_WAIT_EXTERNAL, then nothing is recorded). A default stream waiting for a
+/// captured event: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. Errors invalidate the captures.
+pub(crate) fn wait_event(s: CUstream, e: CUevent, flags: u32) -> Result<bool, CUresult> {
+    let mut st = lock(&STATE);
+    let h = from_ptr(s);
+    let mark = st.events.get(&from_ptr(e)).cloned();
+    let own = st.members.get(&h).map(|m| m.id);
+    let (failed, error) = match (own, mark) {
+        (None, None) => return Ok(false),
+        (Some(_), None) if flags & CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 => return Ok(true),
+        (Some(id), None) => (vec![id], CUresult::CUDA_ERROR_STREAM_CAPTURE_ISOLATION),
+        (Some(id), Some((other, _))) if id != other => (vec![id, other], CUresult::CUDA_ERROR_STREAM_CAPTURE_MERGE),
+        (None, Some((id, _))) if is_default(s) => (vec![id], CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        (Some(_), Some((_, deps))) => {
+            if let Some(m) = st.members.get_mut(&h) {
+                let mut all = m.deps.clone();
+                all.extend(deps.into_iter().filter(|d| !m.deps.contains(d)));
+                m.set_deps(all);
+            }
+            return Ok(true);
+        }
+        (None, Some((id, deps))) => {
+            st.members.insert(h, Member::new(id, deps));
+            return Ok(true);
+        }
+    };
+    for id in failed {
+        if let Some(seq) = st.sequences.get_mut(&id) {
+            seq.invalidated = true;
+        }
+    }
+    Err(error)
+}
+
+/// Before synchronising context `ctx` (`cuCtxSynchronize`): captures in that context, and
+/// captures whose mode forbids the calling thread such calls (the global mode, or the
+/// thread's own thread-local one, unless the thread's mode is relaxed), are invalidated
+/// and the call answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
+    let thread_mode = THREAD_MODE.try_with(Cell::get).unwrap_or(GLOBAL);
+    let me = thread_key();
+    let mut st = lock(&STATE);
+    let mut refused = false;
+    for seq in st.sequences.values_mut() {
+        let forbids = thread_mode != RELAXED
+            && match seq.mode {
+                RELAXED => false,
+                GLOBAL => seq.thread == me || thread_mode == GLOBAL,
+                _ => seq.thread == me,
+            };
+        if seq.ctx == ctx || forbids {
+            seq.invalidated = true;
+            refused = true;
+        }
+    }
+    match refused {
+        true => Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        false => Ok(()),
+    }
+}
+
+/// Stream `s` is being destroyed: it leaves its capture; a capture begun on it ends, and
+/// its graph is destroyed.
+pub(crate) fn forget_stream(s: u64) {
+    let graph = {
+        let mut st = lock(&STATE);
+        match st.members.remove(&s) {
+            Some(m) if st.sequences.get(&m.id).is_some_and(|q| q.origin == s) => remove(&mut st, m.id),
+            _ => None,
+        }
+    };
+    if let Some(g) = graph {
+        graph::destroy(g);
+    }
+}

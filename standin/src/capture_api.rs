@@ -1,0 +1,180 @@
+//! Stream capture entry points: `cuStreamBeginCapture` (and `…ToGraph`),
+//! `cuStreamEndCapture`, `cuStreamIsCapturing`, `cuStreamGetCaptureInfo` and
+//! `cuThreadExchangeStreamCaptureMode`. The capture state is in `capture.rs`.
+//!
+//! Behaviour follows `docs/driver-facts.md` ("facts": stream capture).
+
+use cudrv::sys::*;
+
+use crate::capture::{self, Info};
+use crate::entry::{enter, from_ptr, non_null, register, status, to_ptr, write};
+use crate::stream;
+
+/// Begins a capture on `s`: a default stream (facts: the NULL stream) answers
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, a capturing one CUDA_ERROR_ILLEGAL_STATE.
+fn begin(s: CUstream, into: Option<(u64, Vec<u64>)>, mode: CUstreamCaptureMode) -> Result<(), CUresult> {
+    let t = stream::resolve(s)?;
+    if capture::is_default(s) {
+        return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    capture::begin(s, t.ctx.handle, into, mode)
+}
+
+/// `cuStreamBeginCapture` (10.0): the global mode.
+unsafe extern "C" fn cu_stream_begin_capture(s: CUstream) -> CUresult {
+    enter!("cuStreamBeginCapture");
+    status(begin(s, None, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL))
+}
+
+unsafe extern "C" fn cu_stream_begin_capture_v10010(s: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+    enter!("cuStreamBeginCapture");
+    status(begin(s, None, mode))
+}
+
+/// `cuStreamBeginCaptureToGraph`: captures into `g` after `deps`; only default edges
+/// (`edges` null or all zero), else CUDA_ERROR_INVALID_VALUE.
+unsafe extern "C" fn cu_stream_begin_capture_to_graph(
+    s: CUstream,
+    g: CUgraph,
+    deps: *const CUgraphNode,
+    edges: *const CUgraphEdgeData,
+    n: usize,
+    mode: CUstreamCaptureMode,
+) -> CUresult {
+    enter!("cuStreamBeginCaptureToGraph");
+    let r = crate::graph::node_list(deps, n).and_then(|deps| {
+        if !edges.is_null() && n > 0 {
+            // SAFETY: the program passes `n` edges at a non-null `edges`.
+            let edges = unsafe { std::slice::from_raw_parts(edges, n) };
+            if edges.iter().any(|e| *e != CUgraphEdgeData::default()) {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+        begin(s, Some((from_ptr(g), deps)), mode)
+    });
+    status(r)
+}
+
+/// `cuStreamEndCapture`: the graph, or NULL and an error (facts: INVALIDATED after an
+/// invalidating call, ILLEGAL_STATE when not capturing).
+unsafe extern "C" fn cu_stream_end_capture(s: CUstream, ph: *mut CUgraph) -> CUresult {
+    enter!("cuStreamEndCapture");
+    let r = non_null(ph).and_then(|()| {
+        stream::resolve(s)?;
+        let graph = capture::end(s);
+        write(ph, to_ptr(*graph.as_ref().unwrap_or(&0)))?;
+        graph.map(drop)
+    });
+    status(r)
+}
+
+/// The capture state of `s`, a live stream.
+fn info_of(s: CUstream) -> Result<Info, CUresult> {
+    stream::resolve(s)?;
+    Ok(capture::info(s))
+}
+
+/// `cuStreamIsCapturing`: facts: 0 none, 1 active, 2 invalidated.
+unsafe extern "C" fn cu_stream_is_capturing(s: CUstream, out: *mut CUstreamCaptureStatus) -> CUresult {
+    enter!("cuStreamIsCapturing");
+    status(non_null(out).and_then(|()| write(out, info_of(s)?.status)))
+}
+
+/// Writes `value` through `out` unless it is null.
+fn put_opt<T>(out: *mut T, value: T) -> Result<(), CUresult> {
+    match out.is_null() {
+        true => Ok(()),
+        false => write(out, value),
+    }
+}
+
+/// The common part of `cuStreamGetCaptureInfo`'s forms: the status (required), then,
+/// while the stream is in a capture, whichever of the others are asked for.
+fn get_info(
+    s: CUstream,
+    status_out: *mut CUstreamCaptureStatus,
+    id_out: *mut cuuint64_t,
+    graph_out: *mut CUgraph,
+    deps_out: *mut *const CUgraphNode,
+    edges_out: *mut *const CUgraphEdgeData,
+    n_out: *mut usize,
+) -> Result<(), CUresult> {
+    non_null(status_out)?;
+    let info = info_of(s)?;
+    write(status_out, info.status)?;
+    if info.status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
+        return Ok(());
+    }
+    let (deps, edges, n) = info.deps;
+    put_opt(id_out, info.id)?;
+    put_opt(graph_out, to_ptr(info.graph))?;
+    put_opt(deps_out, deps)?;
+    put_opt(edges_out, edges)?;
+    put_opt(n_out, n)
+}
+
+unsafe extern "C" fn cu_stream_get_capture_info(
+    s: CUstream,
+    status_out: *mut CUstreamCaptureStatus,
+    id_out: *mut cuuint64_t,
+) -> CUresult {
+    enter!("cuStreamGetCaptureInfo");
+    let null = std::ptr::null_mut();
+    status(get_info(s, status_out, id_out, null, null.cast(), null.cast(), null.cast()))
+}
+
+unsafe extern "C" fn cu_stream_get_capture_info_v11030(
+    s: CUstream,
+    status_out: *mut CUstreamCaptureStatus,
+    id_out: *mut cuuint64_t,
+    graph_out: *mut CUgraph,
+    deps_out: *mut *const CUgraphNode,
+    n_out: *mut usize,
+) -> CUresult {
+    enter!("cuStreamGetCaptureInfo");
+    status(get_info(s, status_out, id_out, graph_out, deps_out, std::ptr::null_mut(), n_out))
+}
+
+unsafe extern "C" fn cu_stream_get_capture_info_v12030(
+    s: CUstream,
+    status_out: *mut CUstreamCaptureStatus,
+    id_out: *mut cuuint64_t,
+    graph_out: *mut CUgraph,
+    deps_out: *mut *const CUgraphNode,
+    edges_out: *mut *const CUgraphEdgeData,
+    n_out: *mut usize,
+) -> CUresult {
+    enter!("cuStreamGetCaptureInfo");
+    status(get_info(s, status_out, id_out, graph_out, deps_out, edges_out, n_out))
+}
+
+/// `cuThreadExchangeStreamCaptureMode`: swaps the calling thread's mode with `*mode`.
+unsafe extern "C" fn cu_thread_exchange_stream_capture_mode(mode: *mut CUstreamCaptureMode) -> CUresult {
+    enter!("cuThreadExchangeStreamCaptureMode");
+    let r = non_null(mode).and_then(|()| {
+        // SAFETY: a non-null pointer to the caller's mode.
+        let old = capture::exchange_thread_mode(unsafe { *mode })?;
+        write(mode, old)
+    });
+    status(r)
+}
+
+register! {
+    cuStreamBeginCapture_v10000: PFN_cuStreamBeginCapture_v10000 => cu_stream_begin_capture,
+    cuStreamBeginCapture_v10000_ptsz: PFN_cuStreamBeginCapture_v10000_ptsz => cu_stream_begin_capture,
+    cuStreamBeginCapture_v10010: PFN_cuStreamBeginCapture_v10010 => cu_stream_begin_capture_v10010,
+    cuStreamBeginCapture_v10010_ptsz: PFN_cuStreamBeginCapture_v10010_ptsz => cu_stream_begin_capture_v10010,
+    cuStreamBeginCaptureToGraph_v12030: PFN_cuStreamBeginCaptureToGraph_v12030 => cu_stream_begin_capture_to_graph,
+    cuStreamBeginCaptureToGraph_v12030_ptsz: PFN_cuStreamBeginCaptureToGraph_v12030_ptsz => cu_stream_begin_capture_to_graph,
+    cuStreamEndCapture_v10000: PFN_cuStreamEndCapture_v10000 => cu_stream_end_capture,
+    cuStreamEndCapture_v10000_ptsz: PFN_cuStreamEndCapture_v10000_ptsz => cu_stream_end_capture,
+    cuStreamIsCapturing_v10000: PFN_cuStreamIsCapturing_v10000 => cu_stream_is_capturing,
+    cuStreamIsCapturing_v10000_ptsz: PFN_cuStreamIsCapturing_v10000_ptsz => cu_stream_is_capturing,
+    cuStreamGetCaptureInfo_v10010: PFN_cuStreamGetCaptureInfo_v10010 => cu_stream_get_capture_info,
+    cuStreamGetCaptureInfo_v10010_ptsz: PFN_cuStreamGetCaptureInfo_v10010_ptsz => cu_stream_get_capture_info,
+    cuStreamGetCaptureInfo_v11030: PFN_cuStreamGetCaptureInfo_v11030 => cu_stream_get_capture_info_v11030,
+    cuStreamGetCaptureInfo_v11030_ptsz: PFN_cuStreamGetCaptureInfo_v11030_ptsz => cu_stream_get_capture_info_v11030,
+    cuStreamGetCaptureInfo_v12030: PFN_cuStreamGetCaptureInfo_v12030 => cu_stream_get_capture_info_v12030,
+    cuStreamGetCaptureInfo_v12030_ptsz: PFN_cuStreamGetCaptureInfo_v12030_ptsz => cu_stream_get_capture_info_v12030,
+    cuThreadExchangeStreamCaptureMode_v10010: PFN_cuThreadExchangeStreamCaptureMode_v10010 => cu_thread_exchange_stream_capture_mode,
+}
