@@ -179,6 +179,7 @@ mod backing;
 mod context;
 mod context_api;
 mod copy;
+mod copy_any;
 mod device;
 mod entry;
 mod errors;
