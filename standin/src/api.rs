@@ -47,7 +47,7 @@ register! {
 
 /// The implementation of the variant `ident`, if the stand-in emulates it.
 pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
-    let modules: [fn(&str) -> Option<*mut c_void>; 20] = [
+    let modules: &[fn(&str) -> Option<*mut c_void>] = &[
         lookup,
         device::lookup,
         primary::lookup,
@@ -64,6 +64,7 @@ pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
         user_object::lookup,
         crate::host_memory::lookup,
         crate::copy::lookup,
+        crate::copy_any::lookup,
         crate::ipc::lookup,
         crate::peer::lookup,
         crate::capture_api::lookup,

@@ -124,11 +124,9 @@ unsafe extern "C" fn cu_ctx_get_current(pctx: *mut CUcontext) -> CUresult {
     if pctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    // facts: with no current context, SUCCESS and `*pctx` is NOT written.
-    match context::top_handle() {
-        None => CUresult::CUDA_SUCCESS,
-        Some(h) => put(pctx, to_ptr(h)),
-    }
+    // facts: with no current context, SUCCESS and `*pctx` is NULL (driver 580 wrote NULL
+    // over a sentinel: conformance case `context.current_none`).
+    put(pctx, context::top_handle().map_or(std::ptr::null_mut(), to_ptr))
 }
 
 /// The device of `ctx`, or of the current context for NULL.

@@ -24,7 +24,8 @@ fn ordered(s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
     status(r)
 }
 
-fn copy(dst: End, src: End, n: usize, s: Option<CUstream>) -> CUresult {
+/// Copies `n` bytes in the current context (`s`: `None`) or in stream order.
+pub(crate) fn copy(dst: End, src: End, n: usize, s: Option<CUstream>) -> CUresult {
     ordered(s, n == 0, Node::Copy(CopyNode { dst, src, len: n }))
 }
 

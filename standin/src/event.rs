@@ -112,6 +112,17 @@ unsafe extern "C" fn cu_event_record(e: CUevent, s: CUstream) -> CUresult {
     status(record(e, s))
 }
 
+/// `cuCtxRecordEvent`: records `e` on the default stream of `ctx`, which must be the
+/// current context (the stand-in runs all of a context's work in order, so its default
+/// stream's position covers the context's work).
+unsafe extern "C" fn cu_ctx_record_event(ctx: CUcontext, e: CUevent) -> CUresult {
+    enter!("cuCtxRecordEvent");
+    if crate::context::top_handle() != Some(crate::entry::from_ptr(ctx)) {
+        return CUresult::CUDA_ERROR_INVALID_CONTEXT;
+    }
+    status(record(e, std::ptr::null_mut()))
+}
+
 /// The context of `e` and where it was last recorded, if it was.
 fn recorded(e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
     let ev = find(e)?;
@@ -211,6 +222,7 @@ pub(crate) fn forget_destroyed() {
 }
 
 register! {
+    cuCtxRecordEvent_v12050: PFN_cuCtxRecordEvent_v12050 => cu_ctx_record_event,
     cuEventCreate_v2000: PFN_cuEventCreate_v2000 => cu_event_create,
     cuEventDestroy_v2000: PFN_cuEventDestroy_v2000 => cu_event_destroy,
     cuEventDestroy_v4000: PFN_cuEventDestroy_v4000 => cu_event_destroy,

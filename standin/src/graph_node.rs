@@ -61,13 +61,20 @@ pub(crate) struct CopyNode {
 }
 
 impl CopyNode {
-    /// Does the copy (host to host is refused: CUDA_ERROR_INVALID_VALUE).
+    /// Does the copy (host to host too, as `cuMemcpy` does with unified addressing; a NULL
+    /// host end is CUDA_ERROR_INVALID_VALUE).
     pub(crate) fn run(&self) -> Result<(), CUresult> {
         match (self.dst, self.src) {
             (End::Device(d), End::Host(s)) => memory::copy_to_device(d, s as *const u8, self.len),
             (End::Host(d), End::Device(s)) => memory::copy_to_host(d as *mut u8, s, self.len),
             (End::Device(d), End::Device(s)) => memory::copy_device(d, s, self.len),
-            (End::Host(_), End::Host(_)) => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            (End::Host(0), End::Host(_)) | (End::Host(_), End::Host(0)) => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            (End::Host(d), End::Host(s)) => {
+                // SAFETY: both are the program's host memory of `len` bytes, as the copy's
+                // contract requires (a real driver copies them too).
+                unsafe { std::ptr::copy(s as *const u8, d as *mut u8, self.len) };
+                Ok(())
+            }
         }
     }
 }

@@ -199,6 +199,7 @@ mod capture_api;
 mod context;
 mod context_api;
 mod copy;
+mod copy_any;
 mod device;
 mod entry;
 mod errors;

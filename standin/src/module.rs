@@ -235,6 +235,50 @@ unsafe extern "C" fn cu_kernel_get_function(f: *mut CUfunction, kernel: CUkernel
     status(r)
 }
 
+/// A kernel name as a C string that lives as long as the process (names are interned: a
+/// program has few).
+fn interned(name: &str) -> Result<*const c_char, CUresult> {
+    static NAMES: Mutex<BTreeMap<String, &'static CStr>> = Mutex::new(BTreeMap::new());
+    let mut names = lock(&NAMES);
+    if let Some(c) = names.get(name) {
+        return Ok(c.as_ptr());
+    }
+    let c: &'static CStr =
+        Box::leak(std::ffi::CString::new(name).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?.into_boxed_c_str());
+    names.insert(name.to_string(), c);
+    Ok(c.as_ptr())
+}
+
+/// `cuFuncGetName`: the kernel name of a function.
+unsafe extern "C" fn cu_func_get_name(name: *mut *const c_char, f: CUfunction) -> CUresult {
+    enter!("cuFuncGetName");
+    let r = non_null(name).and_then(|()| {
+        let n = lock(&STATE).functions.get(&from_ptr(f)).map(|(_, n)| n.clone());
+        write(name, interned(&n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
+    });
+    status(r)
+}
+
+/// `cuKernelGetName`: the name of a library's kernel.
+unsafe extern "C" fn cu_kernel_get_name(name: *mut *const c_char, k: CUkernel) -> CUresult {
+    enter!("cuKernelGetName");
+    let r = non_null(name).and_then(|()| {
+        let n = lock(&STATE).kernels.get(&from_ptr(k)).map(|(_, n)| n.clone());
+        write(name, interned(&n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
+    });
+    status(r)
+}
+
+/// `cuLibraryGetKernelCount`: the number of kernels in the library's image.
+unsafe extern "C" fn cu_library_get_kernel_count(count: *mut std::ffi::c_uint, library: CUlibrary) -> CUresult {
+    enter!("cuLibraryGetKernelCount");
+    let r = non_null(count).and_then(|()| {
+        let n = lock(&STATE).libraries.get(from_ptr(library))?.image.kernels.len();
+        write(count, std::ffi::c_uint::try_from(n).unwrap_or(std::ffi::c_uint::MAX))
+    });
+    status(r)
+}
+
 /// Appends the live modules and libraries.
 pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
     let s = lock(&STATE);
@@ -259,4 +303,7 @@ register! {
     cuLibraryGetKernel_v12000: PFN_cuLibraryGetKernel_v12000 => cu_library_get_kernel,
     cuLibraryGetModule_v12000: PFN_cuLibraryGetModule_v12000 => cu_library_get_module,
     cuKernelGetFunction_v12000: PFN_cuKernelGetFunction_v12000 => cu_kernel_get_function,
+    cuFuncGetName_v12030: PFN_cuFuncGetName_v12030 => cu_func_get_name,
+    cuKernelGetName_v12030: PFN_cuKernelGetName_v12030 => cu_kernel_get_name,
+    cuLibraryGetKernelCount_v12040: PFN_cuLibraryGetKernelCount_v12040 => cu_library_get_kernel_count,
 }

@@ -127,6 +127,30 @@ unsafe extern "C" fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool,
     }
 }
 
+/// `cuMemGetDefaultMemPool`: the default pool of a device location for pinned
+/// allocations (the only kind the stand-in emulates: others are CUDA_ERROR_NOT_SUPPORTED).
+unsafe extern "C" fn cu_mem_get_default_mem_pool(
+    pool_out: *mut CUmemoryPool,
+    location: *mut CUmemLocation,
+    kind: CUmemAllocationType,
+) -> CUresult {
+    enter!("cuMemGetDefaultMemPool");
+    let r = non_null(pool_out).and_then(|()| non_null(location)).and_then(|()| {
+        // SAFETY: a non-null location from the caller.
+        let loc = unsafe { *location };
+        if kind != CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED {
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        if loc.type_ != CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE {
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        // SAFETY: a device location's union holds its id.
+        let device = unsafe { loc.__bindgen_anon_1.id };
+        write(pool_out, to_ptr(default_pool(device)?))
+    });
+    status(r)
+}
+
 /// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. On a capturing stream:
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 unsafe extern "C" fn cu_mem_alloc_from_pool_async(
@@ -198,6 +222,7 @@ pub(crate) fn forget_destroyed() {
 }
 
 register! {
+    cuMemGetDefaultMemPool_v13000: PFN_cuMemGetDefaultMemPool_v13000 => cu_mem_get_default_mem_pool,
     cuMemPoolCreate_v11020: PFN_cuMemPoolCreate_v11020 => cu_mem_pool_create,
     cuMemPoolDestroy_v11020: PFN_cuMemPoolDestroy_v11020 => cu_mem_pool_destroy,
     cuDeviceGetDefaultMemPool_v11020: PFN_cuDeviceGetDefaultMemPool_v11020 => cu_device_get_default_mem_pool,

@@ -195,6 +195,71 @@ unsafe extern "C" fn cu_launch_host_func_v13010(
     status(launch_host_func(s, f, data))
 }
 
+/// `cuStreamGetId`: a stream's handle is its id; the default stream's is 0.
+unsafe extern "C" fn cu_stream_get_id(s: CUstream, id: *mut std::ffi::c_ulonglong) -> CUresult {
+    enter!("cuStreamGetId");
+    let r = non_null(id).and_then(|()| {
+        find(s)?.ctx.alive()?;
+        let h = from_ptr(s);
+        write(id, if is_default(h) { 0 } else { h })
+    });
+    status(r)
+}
+
+/// `cuStreamGetDevice`: the device of the stream's context.
+unsafe extern "C" fn cu_stream_get_device(s: CUstream, device: *mut CUdevice) -> CUresult {
+    enter!("cuStreamGetDevice");
+    let r = non_null(device).and_then(|()| {
+        let t = find(s)?;
+        t.ctx.alive()?;
+        write(device, t.ctx.device)
+    });
+    status(r)
+}
+
+/// What `cuStreamAddCallback` queues: the callback, its stream and argument.
+struct Callback {
+    f: unsafe extern "C" fn(CUstream, CUresult, *mut c_void),
+    stream: CUstream,
+    data: *mut c_void,
+}
+
+/// Runs a queued [`Callback`] (a host function whose argument is the boxed callback).
+unsafe extern "C" fn run_callback(data: *mut c_void) {
+    // SAFETY: `data` is the `Box<Callback>` that `add_callback` leaked for this one call.
+    let cb = unsafe { Box::from_raw(data.cast::<Callback>()) };
+    let _ = std::panic::catch_unwind(|| {
+        // SAFETY: the program's callback with its stream and argument, as it asked.
+        unsafe { (cb.f)(cb.stream, CUresult::CUDA_SUCCESS, cb.data) }
+    });
+}
+
+fn add_callback(s: CUstream, f: CUstreamCallback, data: *mut c_void, flags: c_uint) -> Result<(), CUresult> {
+    let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if flags != 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let t = resolve(s)?;
+    let cb = Box::into_raw(Box::new(Callback { f, stream: s, data })).cast::<c_void>();
+    let call = HostCall::new(Some(run_callback), cb).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    t.queue.push(call.task()).map(drop).inspect_err(|_| {
+        // SAFETY: the box leaked above, never queued.
+        drop(unsafe { Box::from_raw(cb.cast::<Callback>()) })
+    })
+}
+
+/// `cuStreamAddCallback`: the callback runs as a host function does, with status SUCCESS;
+/// flags must be 0.
+unsafe extern "C" fn cu_stream_add_callback(
+    s: CUstream,
+    f: CUstreamCallback,
+    data: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
+    enter!("cuStreamAddCallback");
+    status(add_callback(s, f, data, flags))
+}
+
 /// Appends the live streams.
 pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
     lock(&STREAMS).live_handles(out);
@@ -222,4 +287,10 @@ register! {
     cuLaunchHostFunc_v10000_ptsz: PFN_cuLaunchHostFunc_v10000_ptsz => cu_launch_host_func,
     cuLaunchHostFunc_v13010: PFN_cuLaunchHostFunc_v13010 => cu_launch_host_func_v13010,
     cuLaunchHostFunc_v13010_ptsz: PFN_cuLaunchHostFunc_v13010_ptsz => cu_launch_host_func_v13010,
+    cuStreamGetId_v12000: PFN_cuStreamGetId_v12000 => cu_stream_get_id,
+    cuStreamGetId_v12000_ptsz: PFN_cuStreamGetId_v12000_ptsz => cu_stream_get_id,
+    cuStreamGetDevice_v12080: PFN_cuStreamGetDevice_v12080 => cu_stream_get_device,
+    cuStreamGetDevice_v12080_ptsz: PFN_cuStreamGetDevice_v12080_ptsz => cu_stream_get_device,
+    cuStreamAddCallback_v5000: PFN_cuStreamAddCallback_v5000 => cu_stream_add_callback,
+    cuStreamAddCallback_v7000_ptsz: PFN_cuStreamAddCallback_v7000_ptsz => cu_stream_add_callback,
 }

@@ -1,0 +1,83 @@
+//! Copies whose direction the driver works out from the addresses (unified addressing):
+//! `cuMemcpy`, `cuMemcpyAsync` and `cuMemcpyBatchAsync`, done or captured as the copies of
+//! `copy.rs` are. An address inside a live allocation is device memory; any other is the
+//! program's host memory.
+
+use cudrv::sys::*;
+
+use crate::copy::copy;
+use crate::entry::{enter, register};
+use crate::graph_node::End;
+use crate::memory;
+
+/// Where `address` is: device memory if a live allocation holds it, else host memory.
+fn end(address: CUdeviceptr) -> End {
+    match memory::allocation_at(address) {
+        Ok(_) => End::Device(address),
+        Err(_) => End::Host(address as usize),
+    }
+}
+
+unsafe extern "C" fn cu_memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+    enter!("cuMemcpy");
+    copy(end(dst), end(src), n, None)
+}
+
+unsafe extern "C" fn cu_memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+    enter!("cuMemcpyAsync");
+    copy(end(dst), end(src), n, Some(s))
+}
+
+/// The `i`th element of a caller's array.
+///
+/// # Safety
+/// `p` points to more than `i` elements.
+unsafe fn nth<T: Copy>(p: *const T, i: usize) -> T {
+    // SAFETY: `i` is within the caller's array (see above).
+    unsafe { *p.add(i) }
+}
+
+/// `cuMemcpyBatchAsync_v13000`: `count` copies, each from `srcs[i]` to `dsts[i]` of
+/// `sizes[i]` bytes, in stream order. The attributes are checked as a real driver needs
+/// them (at least one, the first applying from copy 0) and otherwise not used.
+unsafe extern "C" fn cu_memcpy_batch_async(
+    dsts: *mut CUdeviceptr,
+    srcs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    attrs: *mut CUmemcpyAttributes,
+    attr_idxs: *mut usize,
+    num_attrs: usize,
+    s: CUstream,
+) -> CUresult {
+    enter!("cuMemcpyBatchAsync");
+    let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
+    if count == 0 || dsts.is_null() || srcs.is_null() || sizes.is_null() {
+        return invalid;
+    }
+    if num_attrs == 0 || num_attrs > count || attrs.is_null() || attr_idxs.is_null() {
+        return invalid;
+    }
+    // SAFETY: `attr_idxs` holds `num_attrs` >= 1 indices.
+    if unsafe { nth(attr_idxs, 0) } != 0 {
+        return invalid;
+    }
+    for i in 0..count {
+        // SAFETY: the three arrays hold `count` elements each (the call's contract).
+        let (d, src, n) = unsafe { (nth(dsts, i), nth(srcs, i), nth(sizes, i)) };
+        match copy(end(d), end(src), n, Some(s)) {
+            CUresult::CUDA_SUCCESS => {}
+            failed => return failed,
+        }
+    }
+    CUresult::CUDA_SUCCESS
+}
+
+register! {
+    cuMemcpy_v4000: PFN_cuMemcpy_v4000 => cu_memcpy,
+    cuMemcpy_v7000_ptds: PFN_cuMemcpy_v7000_ptds => cu_memcpy,
+    cuMemcpyAsync_v4000: PFN_cuMemcpyAsync_v4000 => cu_memcpy_async,
+    cuMemcpyAsync_v7000_ptsz: PFN_cuMemcpyAsync_v7000_ptsz => cu_memcpy_async,
+    cuMemcpyBatchAsync_v13000: PFN_cuMemcpyBatchAsync_v13000 => cu_memcpy_batch_async,
+    cuMemcpyBatchAsync_v13000_ptsz: PFN_cuMemcpyBatchAsync_v13000_ptsz => cu_memcpy_batch_async,
+}
