@@ -37,9 +37,46 @@ unsafe fn nth<T: Copy>(p: *const T, i: usize) -> T {
     unsafe { *p.add(i) }
 }
 
-/// `cuMemcpyBatchAsync_v13000`: `count` copies, each from `srcs[i]` to `dsts[i]` of
-/// `sizes[i]` bytes, in stream order. The attributes are checked as a real driver needs
-/// them (at least one, the first applying from copy 0) and otherwise not used.
+/// The copies of a batch: `count` copies, each from `srcs[i]` to `dsts[i]` of `sizes[i]`
+/// bytes, in stream order. The attributes are checked as a real driver needs them (at
+/// least one, the first applying from copy 0) and otherwise not used. On failure, the
+/// index of the copy that failed (`usize::MAX`: none was tried).
+///
+/// # Safety
+/// The arrays hold `count` (`attr_idxs`: `num_attrs`) elements, or are NULL.
+unsafe fn batch(
+    dsts: *mut CUdeviceptr,
+    srcs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    attrs: *mut CUmemcpyAttributes,
+    attr_idxs: *mut usize,
+    num_attrs: usize,
+    s: CUstream,
+) -> Result<(), (CUresult, usize)> {
+    let invalid = (CUresult::CUDA_ERROR_INVALID_VALUE, usize::MAX);
+    if count == 0 || dsts.is_null() || srcs.is_null() || sizes.is_null() {
+        return Err(invalid);
+    }
+    if num_attrs == 0 || num_attrs > count || attrs.is_null() || attr_idxs.is_null() {
+        return Err(invalid);
+    }
+    // SAFETY: `attr_idxs` holds `num_attrs` >= 1 indices.
+    if unsafe { nth(attr_idxs, 0) } != 0 {
+        return Err(invalid);
+    }
+    for i in 0..count {
+        // SAFETY: the three arrays hold `count` elements each (the call's contract).
+        let (d, src, n) = unsafe { (nth(dsts, i), nth(srcs, i), nth(sizes, i)) };
+        match copy(end(d), end(src), n, Some(s)) {
+            CUresult::CUDA_SUCCESS => {}
+            failed => return Err((failed, i)),
+        }
+    }
+    Ok(())
+}
+
+/// `cuMemcpyBatchAsync_v13000`: see [`batch`].
 unsafe extern "C" fn cu_memcpy_batch_async(
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
@@ -51,26 +88,38 @@ unsafe extern "C" fn cu_memcpy_batch_async(
     s: CUstream,
 ) -> CUresult {
     enter!("cuMemcpyBatchAsync");
-    let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
-    if count == 0 || dsts.is_null() || srcs.is_null() || sizes.is_null() {
-        return invalid;
+    // SAFETY: the caller's arrays, as the call's contract describes them.
+    match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
+        Ok(()) => CUresult::CUDA_SUCCESS,
+        Err((status, _)) => status,
     }
-    if num_attrs == 0 || num_attrs > count || attrs.is_null() || attr_idxs.is_null() {
-        return invalid;
-    }
-    // SAFETY: `attr_idxs` holds `num_attrs` >= 1 indices.
-    if unsafe { nth(attr_idxs, 0) } != 0 {
-        return invalid;
-    }
-    for i in 0..count {
-        // SAFETY: the three arrays hold `count` elements each (the call's contract).
-        let (d, src, n) = unsafe { (nth(dsts, i), nth(srcs, i), nth(sizes, i)) };
-        match copy(end(d), end(src), n, Some(s)) {
-            CUresult::CUDA_SUCCESS => {}
-            failed => return failed,
+}
+
+/// `cuMemcpyBatchAsync_v12080`: as `_v13000`, and on failure the failing copy's index in
+/// `*fail_idx` (`SIZE_MAX` when the arguments were refused before any copy).
+unsafe extern "C" fn cu_memcpy_batch_async_v12080(
+    dsts: *mut CUdeviceptr,
+    srcs: *mut CUdeviceptr,
+    sizes: *mut usize,
+    count: usize,
+    attrs: *mut CUmemcpyAttributes,
+    attr_idxs: *mut usize,
+    num_attrs: usize,
+    fail_idx: *mut usize,
+    s: CUstream,
+) -> CUresult {
+    enter!("cuMemcpyBatchAsync");
+    // SAFETY: the caller's arrays, as the call's contract describes them.
+    match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
+        Ok(()) => CUresult::CUDA_SUCCESS,
+        Err((status, index)) => {
+            if !fail_idx.is_null() {
+                // SAFETY: a non-null out-pointer from the caller.
+                unsafe { fail_idx.write(index) };
+            }
+            status
         }
     }
-    CUresult::CUDA_SUCCESS
 }
 
 register! {
@@ -78,6 +127,8 @@ register! {
     cuMemcpy_v7000_ptds: PFN_cuMemcpy_v7000_ptds => cu_memcpy,
     cuMemcpyAsync_v4000: PFN_cuMemcpyAsync_v4000 => cu_memcpy_async,
     cuMemcpyAsync_v7000_ptsz: PFN_cuMemcpyAsync_v7000_ptsz => cu_memcpy_async,
+    cuMemcpyBatchAsync_v12080: PFN_cuMemcpyBatchAsync_v12080 => cu_memcpy_batch_async_v12080,
+    cuMemcpyBatchAsync_v12080_ptsz: PFN_cuMemcpyBatchAsync_v12080_ptsz => cu_memcpy_batch_async_v12080,
     cuMemcpyBatchAsync_v13000: PFN_cuMemcpyBatchAsync_v13000 => cu_memcpy_batch_async,
     cuMemcpyBatchAsync_v13000_ptsz: PFN_cuMemcpyBatchAsync_v13000_ptsz => cu_memcpy_batch_async,
 }
