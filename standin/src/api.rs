@@ -47,7 +47,7 @@ register! {
 
 /// The implementation of the variant `ident`, if the stand-in emulates it.
 pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
-    let modules: [fn(&str) -> Option<*mut c_void>; 18] = [
+    let modules: [fn(&str) -> Option<*mut c_void>; 26] = [
         lookup,
         device::lookup,
         primary::lookup,
@@ -66,6 +66,14 @@ pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
         crate::copy::lookup,
         crate::ipc::lookup,
         crate::peer::lookup,
+        crate::ctx_query::lookup,
+        crate::stream_query::lookup,
+        crate::pci::lookup,
+        crate::pointer::lookup,
+        crate::func_attr::lookup,
+        crate::pool_attr::lookup,
+        crate::global::lookup,
+        crate::coop::lookup,
     ];
     modules.iter().find_map(|m| m(ident))
 }
