@@ -46,7 +46,11 @@ fn is_primary(c: &Context) -> bool {
     context::primary(c.device).is_some_and(|p| p.handle == c.handle)
 }
 
-unsafe extern "C" fn cu_device_primary_ctx_get_state(dev: CUdevice, flags: *mut c_uint, active: *mut c_int) -> CUresult {
+unsafe extern "C" fn cu_device_primary_ctx_get_state(
+    dev: CUdevice,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> CUresult {
     enter!("cuDevicePrimaryCtxGetState");
     let r = non_null(flags).and_then(|()| {
         non_null(active)?;

@@ -50,7 +50,8 @@ unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUr
 unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
     enter!("cuMemGetAddressRange");
     let r = context::current().and_then(|_| {
-        let (start, len) = memory::range(dptr).or_else(|e| if e == CUresult::CUDA_ERROR_NOT_FOUND { Ok((0, 0)) } else { Err(e) })?;
+        let (start, len) =
+            memory::range(dptr).or_else(|e| if e == CUresult::CUDA_ERROR_NOT_FOUND { Ok((0, 0)) } else { Err(e) })?;
         let found = len != 0;
         if !base.is_null() {
             write(base, start)?;

@@ -125,7 +125,11 @@ unsafe extern "C" fn cu_pointer_get_attributes(
 /// `cuMemHostGetDevicePointer`: the device pointer of pinned memory is its own address;
 /// flags must be 0, and a pointer that is not in a live pinned buffer is
 /// CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_mem_host_get_device_pointer(pdptr: *mut CUdeviceptr, p: *mut c_void, flags: c_uint) -> CUresult {
+unsafe extern "C" fn cu_mem_host_get_device_pointer(
+    pdptr: *mut CUdeviceptr,
+    p: *mut c_void,
+    flags: c_uint,
+) -> CUresult {
     enter!("cuMemHostGetDevicePointer");
     let r = non_null(pdptr).and_then(|()| {
         context::current()?;
@@ -137,7 +141,6 @@ unsafe extern "C" fn cu_mem_host_get_device_pointer(pdptr: *mut CUdeviceptr, p: 
     });
     status(r)
 }
-
 
 register! {
     cuPointerGetAttribute_v4000: PFN_cuPointerGetAttribute_v4000 => cu_pointer_get_attribute,

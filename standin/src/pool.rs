@@ -86,7 +86,9 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
     let device = match props.location.type_ {
         L::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(id) => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         L::CU_MEM_LOCATION_TYPE_DEVICE => id,
-        L::CU_MEM_LOCATION_TYPE_HOST | L::CU_MEM_LOCATION_TYPE_HOST_NUMA | L::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => 0,
+        L::CU_MEM_LOCATION_TYPE_HOST
+        | L::CU_MEM_LOCATION_TYPE_HOST_NUMA
+        | L::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => 0,
         // facts: an unknown location type is CUDA_ERROR_INVALID_VALUE.
         _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     };

@@ -26,8 +26,12 @@ struct Settings {
 }
 
 /// A new pool's settings (the CUDA documentation's defaults).
-const DEFAULT: Settings =
-    Settings { follow_event_dependencies: 1, allow_opportunistic: 1, allow_internal_dependencies: 1, release_threshold: 0 };
+const DEFAULT: Settings = Settings {
+    follow_event_dependencies: 1,
+    allow_opportunistic: 1,
+    allow_internal_dependencies: 1,
+    release_threshold: 0,
+};
 
 struct State {
     settings: BTreeMap<u64, Settings>,
