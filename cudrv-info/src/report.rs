@@ -589,8 +589,8 @@ mod tests {
         assert_eq!(info.total_mem, cudrv_standin::DEVICE_TOTAL_MEM);
         // "cudrv-standin-0" and the ordinal.
         assert_eq!(info.uuid.as_deref(), Some("GPU-63756472-762d-7374-616e-64696e2d3000"));
-        // The stand-in does not emulate cuDeviceGetPCIBusId: it answers NOT_SUPPORTED.
-        assert_eq!(info.pci_bus_id, None);
+        // As the real driver of docs/driver-facts.md ("Edge cases") answers.
+        assert_eq!(info.pci_bus_id.as_deref(), Some("0000:00:06.0"));
         let sm = info.attributes.iter().find(|(a, _)| a.key == "multiprocessor_count").unwrap();
         assert_eq!(sm.1, Some(cudrv_standin::DEVICE_SM_COUNT));
         assert_eq!(info.attributes.len(), ATTRIBUTES.len());

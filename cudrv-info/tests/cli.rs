@@ -444,14 +444,14 @@ fn devices_show_their_uuid_and_pci_bus_id() {
     let o = run(&["--driver", "stand-in"]);
     let out = stdout(&o);
     assert!(out.contains("\n     UUID: GPU-63756472-762d-7374-616e-64696e2d3000\n"), "{out}");
-    // The stand-in answers cuDeviceGetPCIBusId with CUDA_ERROR_NOT_SUPPORTED.
-    assert!(out.contains("\n     PCI bus id: unknown\n"), "{out}");
+    // The stand-in answers cuDeviceGetPCIBusId as the real driver of docs/driver-facts.md does.
+    assert!(out.contains("\n     PCI bus id: 0000:00:06.0\n"), "{out}");
     assert!(!out.contains("multiprocessors:"), "attributes only with --all: {out}");
 
     let v = json(&run(&["--driver", "stand-in", "--json"]));
     let d = &v["stand_in"]["devices"][0];
     assert_eq!(d["uuid"], "GPU-63756472-762d-7374-616e-64696e2d3000");
-    assert_eq!(d["pci_bus_id"], serde_json::Value::Null);
+    assert_eq!(d["pci_bus_id"], "0000:00:06.0");
     assert!(d.get("attributes").is_none());
 }
 

@@ -69,6 +69,14 @@ pub(crate) fn implemented(ident: &str) -> Option<*mut c_void> {
         crate::peer::lookup,
         crate::capture_api::lookup,
         crate::graph_add::lookup,
+        crate::ctx_query::lookup,
+        crate::stream_query::lookup,
+        crate::pci::lookup,
+        crate::pointer::lookup,
+        crate::func_attr::lookup,
+        crate::pool_attr::lookup,
+        crate::global::lookup,
+        crate::coop::lookup,
     ];
     modules.iter().find_map(|m| m(ident))
 }

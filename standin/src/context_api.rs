@@ -25,6 +25,7 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
     let c = context::create(dev);
+    crate::ctx_query::record_flags(c.handle, flags);
     write(pctx, handle_of(&c))?;
     context::push(c);
     Ok(())

@@ -1,8 +1,8 @@
 //! Copies and memsets: `cuMemcpyHtoD`/`DtoH`/`DtoD`, `cuMemsetD8`/`D16`/`D32`, and their
 //! stream forms (done at once: see `stream.rs`; recorded as graph nodes on a capturing
-//! stream). Touching freed memory is CUDA_ERROR_ILLEGAL_ADDRESS and a use after free in the
-//! ledger; an address outside every allocation is CUDA_ERROR_INVALID_VALUE (see
-//! `memory.rs`).
+//! stream). Touching freed memory is CUDA_ERROR_INVALID_VALUE (as on a real driver: not
+//! sticky) and a use after free in the ledger; an address outside every allocation is
+//! CUDA_ERROR_INVALID_VALUE (see `memory.rs`).
 
 use std::ffi::{c_uchar, c_void};
 

@@ -14,6 +14,12 @@ pub const DEVICE_TOTAL_MEM: usize = 80 << 30;
 pub const DEVICE_CC: (c_int, c_int) = (9, 0);
 pub const DEVICE_SM_COUNT: c_int = 132;
 
+/// The most dynamic shared memory a block may use (an H200's opt-in limit, 227 KiB).
+pub(crate) const MAX_SHARED_OPTIN: c_int = 227 << 10;
+/// The PCI device number of device 0 (`0000:00:06.0`, as on the machine of
+/// driver-facts.md); device `d` is `6 + d` on bus 0.
+pub(crate) const FIRST_PCI_DEVICE: c_int = 6;
+
 /// The most virtual devices there can be.
 pub const MAX_DEVICES: c_int = 8;
 /// Environment variable choosing the number of virtual devices (0 to [`MAX_DEVICES`]).
@@ -69,20 +75,34 @@ unsafe extern "C" fn cu_device_get(device: *mut CUdevice, ordinal: c_int) -> CUr
     put(device, ordinal)
 }
 
+/// `cuDeviceGetName`: facts: a negative length writes the whole name (as if the buffer
+/// were large enough); length 0 crashes a real driver, here CUDA_ERROR_INVALID_VALUE.
 unsafe extern "C" fn cu_device_get_name(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     enter!("cuDeviceGetName");
-    if name.is_null() || len <= 0 {
-        return CUresult::CUDA_ERROR_INVALID_VALUE;
-    }
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
-    let bytes = DEVICE_NAME.as_bytes();
-    let n = bytes.len().min(usize::try_from(len - 1).unwrap_or(0));
-    // SAFETY: `name` has room for `len` bytes; we write n + 1 <= len of them.
+    // SAFETY: the caller's buffer has room for `len` bytes (any length for a negative one).
+    unsafe { put_string(name, len, DEVICE_NAME) }
+}
+
+/// Writes `s` and a NUL into the caller's buffer of `len` bytes, cut to fit;
+/// CUDA_ERROR_INVALID_VALUE for a null buffer or length 0. A negative length writes all
+/// of `s`, as a real driver does for `cuDeviceGetName`.
+///
+/// # Safety
+/// `buf` is null or has room for `len` bytes (for all of `s` and its NUL when negative).
+pub(crate) unsafe fn put_string(buf: *mut c_char, len: c_int, s: &str) -> CUresult {
+    if buf.is_null() || len == 0 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    let bytes = s.as_bytes();
+    let room = usize::try_from(len).map_or(bytes.len(), |l| l - 1);
+    let n = bytes.len().min(room);
+    // SAFETY: the buffer has room for n + 1 bytes (see above).
     unsafe {
-        std::ptr::copy_nonoverlapping(bytes.as_ptr(), name.cast::<u8>(), n);
-        *name.add(n) = 0;
+        std::ptr::copy_nonoverlapping(bytes.as_ptr(), buf.cast::<u8>(), n);
+        *buf.add(n) = 0;
     }
     CUresult::CUDA_SUCCESS
 }
@@ -110,16 +130,19 @@ unsafe extern "C" fn cu_device_get_attribute(value: *mut c_int, attrib: CUdevice
         A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK => 1024,
         A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X | A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y => 1024,
         A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z => 64,
-        A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X => i32::MAX,
+        A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X => c_int::MAX,
         A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y | A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z => 65535,
+        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK => 48 << 10,
+        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN => MAX_SHARED_OPTIN,
+        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR => 228 << 10,
         A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR => 2048,
+        A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR => 32,
+        A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH => 1,
+        A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING | A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY => 1,
+        A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED => 1,
+        A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID => FIRST_PCI_DEVICE + dev,
         A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK => 65536,
-        A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED
-        | A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING
-        | A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
-        | A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH
-        | A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS => 1,
-        A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID => dev,
+        A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS => 1,
         _ => 0,
     };
     put(value, v)

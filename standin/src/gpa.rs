@@ -52,10 +52,10 @@ enum Answer {
 
 fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_t) -> Answer {
     let emulated = slot_version(slot);
-    // A version above the driver's (or any negative one but -1) is refused outright.
+    // A version above the driver's is refused outright; a negative one asks for the
+    // newest (facts: -1, -2 and INT_MIN succeed).
     let requested = match requested {
-        -1 => emulated,
-        r if r < 0 => return Answer::Invalid,
+        r if r < 0 => emulated,
         r => r.unsigned_abs(),
     };
     if requested > emulated || flags > 3 {

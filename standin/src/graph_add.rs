@@ -24,12 +24,13 @@ unsafe fn add_kernel(
     n: usize,
     f: CUfunction,
     shape: [[c_uint; 3]; 2],
+    shared: c_uint,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     non_null(ph)?;
     // SAFETY: forwarded from the program.
-    let kernel = unsafe { kernel_node(f, shape[0], shape[1], params, extra) }?;
+    let kernel = unsafe { kernel_node(f, shape[0], shape[1], shared, params, extra) }?;
     add_node(ph, g, deps, n, Node::Kernel(kernel))
 }
 
@@ -48,7 +49,7 @@ unsafe extern "C" fn cu_graph_add_kernel_node(
     let p = unsafe { &*p };
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     // SAFETY: the parameters are the program's, as for a launch.
-    status(unsafe { add_kernel(ph, g, deps, n, p.func, shape, p.kernelParams, p.extra) })
+    status(unsafe { add_kernel(ph, g, deps, n, p.func, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
 }
 
 /// `cuGraphAddKernelNode_v2`: the function is `func`, or else `kern`; `ctx` is not used.
@@ -68,7 +69,7 @@ unsafe extern "C" fn cu_graph_add_kernel_node_v12000(
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     let f = if p.func.is_null() { p.kern.cast() } else { p.func };
     // SAFETY: the parameters are the program's, as for a launch.
-    status(unsafe { add_kernel(ph, g, deps, n, f, shape, p.kernelParams, p.extra) })
+    status(unsafe { add_kernel(ph, g, deps, n, f, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
 }
 
 /// `cuGraphAddMemsetNode`: `height` rows of `width` values of `elementSize` bytes (1, 2

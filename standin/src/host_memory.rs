@@ -1,5 +1,6 @@
 //! Pinned host memory: `cuMemAllocHost`, `cuMemHostAlloc`, `cuMemFreeHost`. The buffers are
-//! ordinary host memory, listed in the ledger as [`crate::AllocationKind::Pinned`].
+//! ordinary host memory, listed in the ledger as [`crate::AllocationKind::Pinned`]. Size 0
+//! gives NULL, and freeing NULL succeeds (driver-facts.md, "Edge cases").
 
 use std::ffi::{c_uint, c_void};
 
@@ -15,8 +16,8 @@ fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresul
     if flags & !VALID_FLAGS != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    context::current()?;
-    write(pp, memory::alloc_pinned(size)?.cast())
+    let c = context::current()?;
+    write(pp, memory::alloc_pinned(size, memory::Owner::of(&c))?.cast())
 }
 
 unsafe extern "C" fn cu_mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CUresult {
@@ -29,12 +30,12 @@ unsafe extern "C" fn cu_mem_host_alloc(pp: *mut *mut c_void, size: usize, flags:
     status(alloc(pp, size, flags))
 }
 
-/// `cuMemFreeHost`: a freed buffer is CUDA_ERROR_INVALID_VALUE and a double free in the
-/// ledger.
+/// `cuMemFreeHost`: NULL succeeds (facts); a freed buffer is CUDA_ERROR_INVALID_VALUE and
+/// a double free in the ledger.
 unsafe extern "C" fn cu_mem_free_host(p: *mut c_void) -> CUresult {
     enter!("cuMemFreeHost");
     if p.is_null() {
-        return CUresult::CUDA_ERROR_INVALID_VALUE;
+        return CUresult::CUDA_SUCCESS;
     }
     status(memory::free_pinned(from_ptr(p)))
 }

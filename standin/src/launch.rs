@@ -6,7 +6,8 @@
 //!
 //! Launch limits are checked as a real driver checks them (driver-facts.md): a zero
 //! dimension, a block of more than 1024 threads or z above 64, a grid y or z above 65535
-//! or x at or above 2^31 is CUDA_ERROR_INVALID_VALUE.
+//! or x at or above 2^31, or more dynamic shared memory than a block may opt in to (227
+//! KiB) is CUDA_ERROR_INVALID_VALUE.
 //!
 //! On a capturing stream a launch becomes a kernel node instead (`capture.rs`).
 
@@ -31,7 +32,7 @@ const MAX_EXTRA: usize = 64;
 /// The most parameter bytes a kernel may take (CUDA 12.1 and later).
 const MAX_PARAM_BYTES: usize = 32764;
 
-fn check_shape(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
+fn check_shape(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<(), CUresult> {
     let threads = block.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
     let [gx, gy, gz] = grid;
     if grid.contains(&0)
@@ -41,6 +42,7 @@ fn check_shape(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
         || gx >= 1 << 31
         || gy > 65535
         || gz > 65535
+        || i64::from(shared) > i64::from(crate::device::MAX_SHARED_OPTIN)
     {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
@@ -132,11 +134,12 @@ pub(crate) unsafe fn kernel_node(
     f: CUfunction,
     grid: [c_uint; 3],
     block: [c_uint; 3],
+    shared: c_uint,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<KernelNode, CUresult> {
     let (name, code) = module::kernel_of(from_ptr(f))?;
-    check_shape(grid, block)?;
+    check_shape(grid, block, shared)?;
     let values = match &code {
         // SAFETY: forwarded from the program.
         Some(code) => unsafe { read_params(&code.params, params, extra) }?,
@@ -147,16 +150,17 @@ pub(crate) unsafe fn kernel_node(
 
 /// # Safety
 /// As [`read_params`].
-unsafe fn launch(
+pub(crate) unsafe fn launch(
     f: CUfunction,
     grid: [c_uint; 3],
     block: [c_uint; 3],
+    shared: c_uint,
     s: CUstream,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     // SAFETY: forwarded from the program.
-    let kernel = unsafe { kernel_node(f, grid, block, params, extra) }?;
+    let kernel = unsafe { kernel_node(f, grid, block, shared, params, extra) }?;
     let t = stream::resolve(s)?;
     capture::record_or_run(s, Node::Kernel(kernel), &t.ctx)
 }
@@ -174,14 +178,14 @@ unsafe extern "C" fn cu_launch_kernel(
     block_x: c_uint,
     block_y: c_uint,
     block_z: c_uint,
-    _shared_mem: c_uint,
+    shared_mem: c_uint,
     s: CUstream,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
     enter!("cuLaunchKernel");
     // SAFETY: forwarded from the program.
-    status(unsafe { launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], s, params, extra) })
+    status(unsafe { launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared_mem, s, params, extra) })
 }
 
 /// `cuLaunchKernelEx`: as `cuLaunchKernel`, with the shape and stream from `config`; its
@@ -200,7 +204,7 @@ unsafe extern "C" fn cu_launch_kernel_ex(
     let c = unsafe { &*config };
     let (grid, block) = ([c.gridDimX, c.gridDimY, c.gridDimZ], [c.blockDimX, c.blockDimY, c.blockDimZ]);
     // SAFETY: forwarded from the program.
-    status(unsafe { launch(f, grid, block, c.hStream, params, extra) })
+    status(unsafe { launch(f, grid, block, c.sharedMemBytes, c.hStream, params, extra) })
 }
 
 register! {

@@ -21,7 +21,12 @@
 //!   `cuCtxEnablePeerAccess`/`cuCtxDisablePeerAccess` (per context pair: 704 when enabled
 //!   twice, 705 when not enabled, CUDA_ERROR_INVALID_DEVICE toward the current context's
 //!   own device), `cuMemcpyPeer`/`cuMemcpyPeerAsync`, and events recorded on one device
-//!   and waited for on another. Every other variant is a stub with its exact signature
+//!   and waited for on another; and the queries `docs/driver-facts.md` ("Edge cases")
+//!   lists: primary context state and flags, context API version, flags and limits,
+//!   stream priorities and flags, PCI bus ids, pointer attributes, mapped pinned memory
+//!   (its device pointer is its host address), function and kernel attributes, pool
+//!   attributes and each device's current pool, module globals of fake images, and
+//!   `cuLaunchCooperativeKernel`. Every other variant is a stub with its exact signature
 //!   that returns `CUDA_ERROR_NOT_SUPPORTED`.
 //! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
 //!   launches) and user object destructors, which run later on driver threads, in stream
@@ -59,7 +64,9 @@
 //!   (starting, after comments, with `.version`, and having a `.target` directive) when
 //!   every `.entry NAME` in it has a host implementation registered under `NAME` whose
 //!   parameter sizes match the entry's `.param` declarations (when the stand-in
-//!   understands them). Anything else is refused with CUDA_ERROR_INVALID_IMAGE, as before.
+//!   understands them). Anything else is refused with CUDA_ERROR_INVALID_IMAGE, as before;
+//!   `cuLibraryLoadData` accepts it (loading is lazy on a real driver) and refuses its
+//!   kernels and module with CUDA_ERROR_INVALID_IMAGE.
 //!   A module binds the implementations registered when it is loaded.
 //! - `cuModuleGetFunction`, `cuLibraryGetKernel` and `cuKernelGetFunction` find the
 //!   entries; `cuLaunchKernel` and `cuLaunchKernelEx` run the implementation once per
@@ -188,6 +195,16 @@
 //! - Freeing the exporter's own allocation does not unmap its IPC imports.
 //! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED
 //!   instead of a hang.
+//! - Function attributes, limits and pool settings are kept and reported but change
+//!   nothing; a freed pool allocation is released at once (reserved memory is used memory).
+//!
+//! # Deliberate differences from the real driver
+//!
+//! Where a real driver crashes (`docs/driver-facts.md`, "Edge cases"), the stand-in
+//! answers an error instead:
+//! - `cuDeviceGetName` with length 0: CUDA_ERROR_INVALID_VALUE (a negative length writes
+//!   the whole name, as on the real driver).
+//! - `cuGetErrorName`/`cuGetErrorString` with a NULL out-pointer: CUDA_ERROR_INVALID_VALUE.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
@@ -198,13 +215,17 @@ mod capture;
 mod capture_api;
 mod context;
 mod context_api;
+mod coop;
 mod copy;
 mod copy_any;
+mod ctx_query;
 mod device;
 mod entry;
 mod errors;
 mod event;
 pub mod faults;
+mod func_attr;
+mod global;
 mod gpa;
 mod graph;
 mod graph_add;
@@ -221,12 +242,16 @@ mod linker;
 mod memory;
 mod memory_api;
 mod module;
+mod pci;
 mod peer;
+mod pointer;
 mod pool;
+mod pool_attr;
 mod primary;
 mod ptx;
 mod queue;
 mod stream;
+mod stream_query;
 #[allow(non_snake_case, clippy::all)]
 mod stubs;
 mod user_object;

@@ -2,10 +2,11 @@
 //!
 //! Device addresses come from an increasing range (from 2^45) that is never reused; each
 //! live allocation is backed by zeroed host memory, so copies really copy. A freed
-//! allocation keeps its address range in the table (its memory is released): touching it
-//! is CUDA_ERROR_ILLEGAL_ADDRESS and a use after free, freeing it again is
-//! CUDA_ERROR_INVALID_VALUE and a double free. An address in no allocation is
-//! CUDA_ERROR_INVALID_VALUE.
+//! allocation keeps its address range in the table (its memory is released): a copy or
+//! memset touching it is CUDA_ERROR_INVALID_VALUE (as on a real driver, driver-facts.md
+//! "Edge cases") and a use after free in the ledger, a kernel touching it
+//! CUDA_ERROR_ILLEGAL_ADDRESS; freeing it again is CUDA_ERROR_INVALID_VALUE and a double
+//! free. An address in no allocation is CUDA_ERROR_INVALID_VALUE.
 //!
 //! IPC imports (`cuMemPoolImportPointer`) are further address ranges over the same host
 //! memory. As a real driver does (nvbug 5570902), importing export data again while an
@@ -16,6 +17,7 @@
 //! Every access runs under one lock, which is never held while calling the program.
 
 use std::collections::BTreeMap;
+use std::ffi::c_int;
 use std::sync::{Arc, Mutex};
 
 use cudrv::sys::CUresult;
@@ -30,9 +32,41 @@ const FIRST_ADDRESS: u64 = 1 << 45;
 /// Allocations start on this boundary, with at least this much unused space between two.
 const GRANULE: u64 = 1 << 16;
 
+/// Who made an allocation: the context and its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    /// The context's handle.
+    pub(crate) ctx: u64,
+    /// Its device.
+    pub(crate) device: c_int,
+}
+
+impl Owner {
+    /// The owner for allocations made in `c`.
+    pub(crate) fn of(c: &crate::context::Context) -> Owner {
+        Owner { ctx: c.handle, device: c.device }
+    }
+}
+
+/// What `cuPointerGetAttribute` tells of the live allocation containing an address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PointerInfo {
+    /// Pinned host memory (else device memory).
+    pub(crate) host: bool,
+    /// Its first address.
+    pub(crate) start: u64,
+    /// Its size.
+    pub(crate) size: usize,
+    /// Who made it.
+    pub(crate) owner: Owner,
+    /// The pool it came from.
+    pub(crate) pool: Option<u64>,
+}
+
 /// One device address range.
 struct Mapping {
     size: usize,
+    owner: Owner,
     kind: AllocationKind,
     /// The memory; `None` once freed.
     backing: Option<Arc<Backing>>,
@@ -46,8 +80,10 @@ struct Mapping {
 /// handed out again while the ledger remembers it.
 struct Pinned {
     size: usize,
-    /// The memory, owned here and used by the program directly (never read here).
-    _backing: Backing,
+    owner: Owner,
+    /// The memory, owned here and used by the program directly; read and written here
+    /// only as mapped memory (its device pointer is its host address).
+    backing: Arc<Backing>,
     freed: bool,
 }
 
@@ -60,6 +96,9 @@ struct State {
     used: usize,
     /// Live imports of each exported allocation (by its address).
     imports: BTreeMap<u64, Vec<u64>>,
+    /// Bytes of live allocations from each pool, and the most there were (since the last
+    /// reset of the high mark).
+    pool_use: BTreeMap<u64, (usize, usize)>,
 }
 
 static STATE: Mutex<State> = Mutex::new(State {
@@ -68,6 +107,7 @@ static STATE: Mutex<State> = Mutex::new(State {
     pinned: BTreeMap::new(),
     used: 0,
     imports: BTreeMap::new(),
+    pool_use: BTreeMap::new(),
 });
 
 impl State {
@@ -89,14 +129,30 @@ impl State {
         (address < end).then_some((start, m))
     }
 
+    /// The live pinned buffer containing `address`, with its start.
+    fn pinned_at(&self, address: u64) -> Option<(u64, &Pinned)> {
+        let (&start, b) = self.pinned.range(..=address).next_back()?;
+        let end = start.saturating_add(u64::try_from(b.size).ok()?);
+        (address < end && !b.freed).then_some((start, b))
+    }
+
     /// The host pointer for `len` bytes at `address`: CUDA_ERROR_INVALID_VALUE outside
-    /// every allocation (or past its end), CUDA_ERROR_ILLEGAL_ADDRESS and a use after free
-    /// in freed memory.
+    /// every allocation (or past its end), and in freed memory (then also a use after free
+    /// in the ledger). Pinned host memory is mapped: its host address is its device
+    /// pointer.
     fn at(&mut self, address: u64, len: usize) -> Result<*mut u8, CUresult> {
+        if let Some((start, b)) = self.pinned_at(address) {
+            let offset = usize::try_from(address - start).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+            if offset.checked_add(len).is_none_or(|end| end > b.size) {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            // SAFETY: offset < size: inside the buffer.
+            return Ok(unsafe { b.backing.as_ptr().add(offset) });
+        }
         let (start, m) = self.containing(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         let Some(backing) = &m.backing else {
             ledger::use_after_free(address);
-            return Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         };
         let offset = usize::try_from(address - start).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
         if offset.checked_add(len).is_none_or(|end| end > m.size) {
@@ -115,10 +171,10 @@ impl State {
     }
 }
 
-/// Allocates `size` bytes of `kind` (from `pool`): CUDA_ERROR_INVALID_VALUE for size 0,
-/// CUDA_ERROR_OUT_OF_MEMORY beyond the device's free memory (facts: `1 << 62`) or when
-/// the host has no memory to back it.
-pub(crate) fn alloc(size: usize, kind: AllocationKind, pool: Option<u64>) -> Result<u64, CUresult> {
+/// Allocates `size` bytes of `kind` (from `pool`) for `owner`: CUDA_ERROR_INVALID_VALUE
+/// for size 0, CUDA_ERROR_OUT_OF_MEMORY beyond the device's free memory (facts:
+/// `1 << 62`) or when the host has no memory to back it.
+pub(crate) fn alloc(size: usize, kind: AllocationKind, pool: Option<u64>, owner: Owner) -> Result<u64, CUresult> {
     if size == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
@@ -129,7 +185,12 @@ pub(crate) fn alloc(size: usize, kind: AllocationKind, pool: Option<u64>) -> Res
     let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
     let address = s.reserve(size)?;
     s.used += size;
-    s.device.insert(address, Mapping { size, kind, backing: Some(Arc::new(backing)), pool, import_of: None });
+    s.device.insert(address, Mapping { size, owner, kind, backing: Some(Arc::new(backing)), pool, import_of: None });
+    if let Some(pool) = pool {
+        let (used, high) = s.pool_use.entry(pool).or_default();
+        *used += size;
+        *high = (*high).max(*used);
+    }
     Ok(address)
 }
 
@@ -143,7 +204,10 @@ pub(crate) fn free(address: u64) -> Result<(), CUresult> {
         ledger::double_free(address);
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let (size, import_of) = (m.size, m.import_of);
+    let (size, import_of, pool) = (m.size, m.import_of, m.pool);
+    if let Some((used, _)) = pool.and_then(|p| s.pool_use.get_mut(&p)) {
+        *used = used.saturating_sub(size);
+    }
     match import_of {
         None => s.used = s.used.saturating_sub(size),
         Some(source) => {
@@ -162,6 +226,9 @@ pub(crate) fn free(address: u64) -> Result<(), CUresult> {
 /// also a use after free in the ledger).
 pub(crate) fn allocation_at(address: u64) -> Result<(u64, usize, Arc<Backing>), CUresult> {
     let mut s = lock(&STATE);
+    if let Some((start, b)) = s.pinned_at(address) {
+        return Ok((start, b.size, Arc::clone(&b.backing)));
+    }
     let (start, m) = s.containing(address).ok_or(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)?;
     match &m.backing {
         Some(b) => Ok((start, m.size, Arc::clone(b))),
@@ -221,12 +288,35 @@ fn host_range(s: &mut State, p: usize, len: usize) -> Result<(), CUresult> {
 }
 
 /// The start and size of the live allocation containing `address`
-/// (`cuMemGetAddressRange`); CUDA_ERROR_INVALID_VALUE outside every live allocation.
+/// (`cuMemGetAddressRange`); CUDA_ERROR_NOT_FOUND outside every live allocation (facts).
 pub(crate) fn range(address: u64) -> Result<(u64, usize), CUresult> {
     let mut s = lock(&STATE);
     match s.containing(address) {
         Some((start, m)) if m.backing.is_some() => Ok((start, m.size)),
-        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        _ => Err(CUresult::CUDA_ERROR_NOT_FOUND),
+    }
+}
+
+/// The live device allocation or pinned host buffer containing `address`.
+pub(crate) fn describe(address: u64) -> Option<PointerInfo> {
+    let mut s = lock(&STATE);
+    if let Some((start, m)) = s.containing(address).filter(|(_, m)| m.backing.is_some()) {
+        return Some(PointerInfo { host: false, start, size: m.size, owner: m.owner, pool: m.pool });
+    }
+    let (start, b) = s.pinned_at(address)?;
+    Some(PointerInfo { host: true, start, size: b.size, owner: b.owner, pool: None })
+}
+
+/// Bytes of live allocations from `pool` now, and the most there were since the last
+/// [`reset_pool_high`].
+pub(crate) fn pool_use(pool: u64) -> (usize, usize) {
+    lock(&STATE).pool_use.get(&pool).copied().unwrap_or_default()
+}
+
+/// Resets `pool`'s high mark to its current use.
+pub(crate) fn reset_pool_high(pool: u64) {
+    if let Some((used, high)) = lock(&STATE).pool_use.get_mut(&pool) {
+        *high = *used;
     }
 }
 
@@ -249,15 +339,14 @@ pub(crate) fn exportable(address: u64) -> Result<(Option<u64>, usize), CUresult>
 /// imports still mapped makes it a duplicate import in the ledger.
 pub(crate) fn import(source: u64) -> Result<u64, CUresult> {
     let mut s = lock(&STATE);
-    let (size, backing) = match s.device.get(&source) {
-        Some(Mapping { size, backing: Some(b), import_of: None, .. }) => (*size, Arc::clone(b)),
+    let (size, owner, backing) = match s.device.get(&source) {
+        Some(Mapping { size, owner, backing: Some(b), import_of: None, .. }) => (*size, *owner, Arc::clone(b)),
         _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     };
     let address = s.reserve(size)?;
-    s.device.insert(
-        address,
-        Mapping { size, kind: AllocationKind::Import, backing: Some(backing), pool: None, import_of: Some(source) },
-    );
+    let kind = AllocationKind::Import;
+    s.device
+        .insert(address, Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: Some(source) });
     let imports = s.imports.entry(source).or_default();
     if !imports.is_empty() {
         ledger::duplicate_import(address);
@@ -266,14 +355,15 @@ pub(crate) fn import(source: u64) -> Result<u64, CUresult> {
     Ok(address)
 }
 
-/// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]).
-pub(crate) fn alloc_pinned(size: usize) -> Result<*mut u8, CUresult> {
+/// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
+/// size 0 gives NULL, as a real driver does (facts).
+pub(crate) fn alloc_pinned(size: usize, owner: Owner) -> Result<*mut u8, CUresult> {
     if size == 0 {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        return Ok(std::ptr::null_mut());
     }
     let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
     let p = backing.as_ptr();
-    lock(&STATE).pinned.insert(p as u64, Pinned { size, _backing: backing, freed: false });
+    lock(&STATE).pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false });
     Ok(p)
 }
 

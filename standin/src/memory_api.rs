@@ -11,15 +11,16 @@ use cudrv::sys::*;
 use crate::context;
 use crate::entry::{enter, non_null, register, status, write};
 use crate::ledger::AllocationKind;
-use crate::{capture, memory, pool, stream};
+use crate::memory::Owner;
+use crate::{capture, memory, pool_attr, stream};
 
 /// `cuMemAlloc`: facts: size 0 is CUDA_ERROR_INVALID_VALUE, `1 << 62` is
 /// CUDA_ERROR_OUT_OF_MEMORY.
 unsafe extern "C" fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
     enter!("cuMemAlloc");
     let r = non_null(dptr).and_then(|()| {
-        context::current()?;
-        write(dptr, memory::alloc(size, AllocationKind::Device, None)?)
+        let c = context::current()?;
+        write(dptr, memory::alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
     });
     status(r)
 }
@@ -46,44 +47,54 @@ unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUr
     status(r)
 }
 
-/// `cuMemGetAddressRange`: either out-pointer may be null.
+/// `cuMemGetAddressRange`: either out-pointer may be null. Outside every live allocation:
+/// CUDA_ERROR_NOT_FOUND, with base and size written as 0 (facts).
 unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
     enter!("cuMemGetAddressRange");
     let r = context::current().and_then(|_| {
-        let (start, len) = memory::range(dptr)?;
+        let (start, len) =
+            memory::range(dptr).or_else(|e| if e == CUresult::CUDA_ERROR_NOT_FOUND { Ok((0, 0)) } else { Err(e) })?;
+        let found = len != 0;
         if !base.is_null() {
             write(base, start)?;
         }
         if !size.is_null() {
             write(size, len)?;
         }
-        Ok(())
+        if found {
+            Ok(())
+        } else {
+            Err(CUresult::CUDA_ERROR_NOT_FOUND)
+        }
     });
     status(r)
 }
 
-/// `cuMemAllocAsync`: from the default pool of the stream's device, at once.
+/// `cuMemAllocAsync`: from the current pool of the stream's device, at once. Size 0
+/// gives 0 (facts).
 unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     enter!("cuMemAllocAsync");
     let r = non_null(dptr).and_then(|()| {
         let t = stream::resolve(s)?;
         capture::refuse(s)?;
-        let pool = pool::default_pool(t.ctx.device)?;
-        write(dptr, memory::alloc(size, AllocationKind::Async, Some(pool))?)
+        if size == 0 {
+            return write(dptr, 0);
+        }
+        let pool = pool_attr::current_pool(t.ctx.device)?;
+        write(dptr, memory::alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?)
     });
     status(r)
 }
 
-/// `cuMemFreeAsync`: at once; as `cuMemFree`, except that 0 is CUDA_ERROR_INVALID_VALUE
-/// (not observed on a real driver).
+/// `cuMemFreeAsync`: at once; as `cuMemFree` (0 succeeds, facts).
 unsafe extern "C" fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
     enter!("cuMemFreeAsync");
     let r = stream::resolve(s).and_then(|_| {
         capture::refuse(s)?;
-        if dptr == 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        match dptr {
+            0 => Ok(()),
+            _ => memory::free(dptr),
         }
-        memory::free(dptr)
     });
     status(r)
 }

@@ -28,6 +28,9 @@ struct Module {
 
 struct Library {
     image: Image,
+    /// Why its image cannot be used (it was accepted anyway: loading is lazy), reported
+    /// when a kernel or its module is asked for.
+    refused: Option<CUresult>,
     /// Kernel handle of each kernel asked for.
     kernels: BTreeMap<String, u64>,
     module: Option<u64>,
@@ -86,6 +89,9 @@ impl State {
     /// The module of `library`, made on first use.
     fn library_module(&mut self, library: u64) -> Result<u64, CUresult> {
         let lib = self.libraries.get(library)?;
+        if let Some(e) = lib.refused {
+            return Err(e);
+        }
         if let Some(m) = lib.module {
             return Ok(m);
         }
@@ -95,9 +101,10 @@ impl State {
         Ok(m)
     }
 
-    /// Unloads `module` and its functions.
+    /// Unloads `module`, its functions and its globals.
     fn unload_module(&mut self, module: u64) -> Result<(), CUresult> {
         self.modules.remove(module)?;
+        crate::global::forget_module(module);
         self.functions.retain(|_, (m, _)| *m != module);
         Ok(())
     }
@@ -156,7 +163,10 @@ unsafe extern "C" fn cu_module_get_function(f: *mut CUfunction, module: CUmodule
     status(r)
 }
 
-/// `cuLibraryLoadData`: the option arrays are ignored. Needs no current context.
+/// `cuLibraryLoadData`: the option arrays are ignored. Needs no current context. Any
+/// non-null image is accepted, as a real driver loading lazily does (driver-facts.md,
+/// "Edge cases": garbage bytes succeeded); one the stand-in cannot run answers
+/// CUDA_ERROR_INVALID_IMAGE when a kernel or the module is asked for.
 unsafe extern "C" fn cu_library_load_data(
     library: *mut CUlibrary,
     code: *const c_void,
@@ -169,9 +179,14 @@ unsafe extern "C" fn cu_library_load_data(
 ) -> CUresult {
     enter!("cuLibraryLoadData");
     let r = non_null(library).and_then(|()| {
+        non_null(code)?;
         // SAFETY: the program's image, NUL-terminated if it is text.
-        let image = unsafe { Image::read(code) }?;
-        let h = lock(&STATE).libraries.insert(Library { image, kernels: BTreeMap::new(), module: None });
+        let (image, refused) = match unsafe { Image::read(code) } {
+            Ok(image) => (image, None),
+            Err(e) => (Image::default(), Some(e)),
+        };
+        let lib = Library { image, refused, kernels: BTreeMap::new(), module: None };
+        let h = lock(&STATE).libraries.insert(lib);
         write(library, to_ptr(h))
     });
     status(r)
@@ -201,6 +216,9 @@ unsafe extern "C" fn cu_library_get_kernel(kernel: *mut CUkernel, library: CUlib
         let h = from_ptr(library);
         let mut s = lock(&STATE);
         let lib = s.libraries.get_mut(h)?;
+        if let Some(e) = lib.refused {
+            return Err(e);
+        }
         if !lib.image.kernels.contains(&name) {
             return Err(CUresult::CUDA_ERROR_NOT_FOUND);
         }
@@ -277,6 +295,19 @@ unsafe extern "C" fn cu_library_get_kernel_count(count: *mut std::ffi::c_uint, l
         write(count, std::ffi::c_uint::try_from(n).unwrap_or(std::ffi::c_uint::MAX))
     });
     status(r)
+}
+
+/// The size of the global `name` of `module`: CUDA_ERROR_INVALID_HANDLE for another
+/// handle, CUDA_ERROR_NOT_FOUND for a name the image does not have.
+pub(crate) fn global_size(module: u64, name: &str) -> Result<usize, CUresult> {
+    let s = lock(&STATE);
+    let m = s.modules.get(module)?;
+    m.image.globals.iter().find(|(n, _)| n == name).map(|&(_, size)| size).ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+}
+
+/// The name at `name` (see `name_arg`), for other modules.
+pub(crate) fn name_of(name: *const c_char) -> Result<String, CUresult> {
+    name_arg(name)
 }
 
 /// Appends the live modules and libraries.

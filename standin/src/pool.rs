@@ -82,13 +82,15 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
     };
     // SAFETY: every member of the location union is plain integers.
     let id = unsafe { props.location.__bindgen_anon_1.id };
+    type L = CUmemLocationType;
     let device = match props.location.type_ {
-        CUmemLocationType::CU_MEM_LOCATION_TYPE_INVALID => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
-        CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(id) => {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE)
-        }
-        CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE => id,
-        _ => 0,
+        L::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(id) => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        L::CU_MEM_LOCATION_TYPE_DEVICE => id,
+        L::CU_MEM_LOCATION_TYPE_HOST
+        | L::CU_MEM_LOCATION_TYPE_HOST_NUMA
+        | L::CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT => 0,
+        // facts: an unknown location type is CUDA_ERROR_INVALID_VALUE.
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     };
     if props.allocType == CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_INVALID {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -97,8 +99,8 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
     write(pool_out, to_ptr(h))
 }
 
-/// `cuMemPoolCreate`: any location type with a valid device id for a device location;
-/// handle types NONE or POSIX_FILE_DESCRIPTOR.
+/// `cuMemPoolCreate`: a device location with a valid device id, or a host one; handle
+/// types NONE or POSIX_FILE_DESCRIPTOR.
 unsafe extern "C" fn cu_mem_pool_create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
     enter!("cuMemPoolCreate");
     status(create(pool_out, props))
@@ -151,8 +153,8 @@ unsafe extern "C" fn cu_mem_get_default_mem_pool(
     status(r)
 }
 
-/// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. On a capturing stream:
-/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
+/// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. Size 0 gives 0 (facts).
+/// On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 unsafe extern "C" fn cu_mem_alloc_from_pool_async(
     dptr: *mut CUdeviceptr,
     size: usize,
@@ -165,9 +167,12 @@ unsafe extern "C" fn cu_mem_alloc_from_pool_async(
         if find(h)?.imported_from.is_some() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        stream::resolve(s)?;
+        let t = stream::resolve(s)?;
         crate::capture::refuse(s)?;
-        write(dptr, memory::alloc(size, AllocationKind::Pool, Some(h))?)
+        if size == 0 {
+            return write(dptr, 0);
+        }
+        write(dptr, memory::alloc(size, AllocationKind::Pool, Some(h), memory::Owner::of(&t.ctx))?)
     });
     status(r)
 }

@@ -64,7 +64,7 @@ pub(crate) fn resolve(s: CUstream) -> Result<Target, CUresult> {
     Ok(t)
 }
 
-fn create(ph: *mut CUstream, flags: c_uint) -> Result<(), CUresult> {
+fn create(ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
     non_null(ph)?;
     if flags & !CUstream_flags::CU_STREAM_NON_BLOCKING.0 != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -73,18 +73,20 @@ fn create(ph: *mut CUstream, flags: c_uint) -> Result<(), CUresult> {
     let queue = Queue::new();
     ctx.add_queue(&queue);
     let h = lock(&STREAMS).insert(Stream { ctx, queue });
+    crate::stream_query::record(h, flags, priority);
     write(ph, to_ptr(h))
 }
 
 unsafe extern "C" fn cu_stream_create(ph: *mut CUstream, flags: c_uint) -> CUresult {
     enter!("cuStreamCreate");
-    status(create(ph, flags))
+    status(create(ph, flags, 0))
 }
 
-/// `cuStreamCreateWithPriority`: any priority is accepted (and has no effect).
-unsafe extern "C" fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, _priority: c_int) -> CUresult {
+/// `cuStreamCreateWithPriority`: any priority is accepted, clamped to the range (it has
+/// no other effect).
+unsafe extern "C" fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult {
     enter!("cuStreamCreateWithPriority");
-    status(create(ph, flags))
+    status(create(ph, flags, priority))
 }
 
 /// `cuStreamDestroy`: pending host functions still run. A default stream (facts:
@@ -107,6 +109,7 @@ unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
     drop(streams);
     if removed.is_ok() {
         capture::forget_stream(h);
+        crate::stream_query::forget(h);
     }
     status(removed)
 }

@@ -165,7 +165,8 @@ fn duplicate_imports_share_one_mapping_and_one_free_unmaps_them_all() {
 
         // Freeing one unmaps both: b is now freed memory.
         ok(p.cuMemFreeAsync(c, s));
-        assert_eq!(read(&d, b), Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
+        // docs/driver-facts.md ("Edge cases"): a copy from freed memory is INVALID_VALUE.
+        assert_eq!(read(&d, b), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
         assert_eq!(p.cuMemFree(b), CUresult::CUDA_ERROR_INVALID_VALUE);
         let l = ledger();
         assert!(l.use_after_free.contains(&b));

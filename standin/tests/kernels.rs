@@ -282,7 +282,15 @@ fn ptx_with_an_entry_without_implementation_is_refused() {
     let unknown = ptx(&[VECTOR_ADD, ("standin_test_nobody_registered_this", &[".u64"])]);
     assert_eq!(load(&d, &unknown), Err(INVALID_IMAGE));
     assert_eq!(load_ex(&d, &unknown), INVALID_IMAGE);
-    assert_eq!(load_library(&d, &unknown), Err(INVALID_IMAGE));
+    // A library loads lazily (docs/driver-facts.md, "Edge cases"): the refusal comes when
+    // a kernel is asked for.
+    let lib = load_library(&d, &unknown).unwrap();
+    let mut k = std::ptr::null_mut();
+    // SAFETY: valid out-pointer and name; the library just loaded.
+    unsafe {
+        assert_eq!(d.p().cuLibraryGetKernel(&mut k, lib, c"vector_add".as_ptr()), INVALID_IMAGE);
+        ok(d.p().cuLibraryUnload(lib));
+    }
     // Parameters that do not match the registered layout: refused too.
     let mismatch = ptx(&[("scale_f32", &[".u64", ".f64", ".u32"])]);
     assert_eq!(load(&d, &mismatch), Err(INVALID_IMAGE));

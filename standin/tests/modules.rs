@@ -132,20 +132,27 @@ fn libraries_kernels_and_their_functions() {
         assert_eq!(p.cuKernelGetFunction(&mut f1, k1), CUresult::CUDA_ERROR_INVALID_HANDLE);
         ok(p.cuCtxDestroy(ctx));
 
+        // A library loads lazily (docs/driver-facts.md, "Edge cases": garbage bytes
+        // succeed); its kernels are refused.
         let bad = b"not an image\0";
-        assert_eq!(
-            p.cuLibraryLoadData(
-                &mut lib,
-                bad.as_ptr().cast(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                0,
-            ),
-            CUresult::CUDA_ERROR_INVALID_IMAGE
-        );
+        ok(p.cuLibraryLoadData(
+            &mut lib,
+            bad.as_ptr().cast(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+        ));
+        let mut k = std::ptr::null_mut();
+        assert_eq!(p.cuLibraryGetKernel(&mut k, lib, c"k".as_ptr()), CUresult::CUDA_ERROR_INVALID_IMAGE);
+        ok(p.cuLibraryUnload(lib));
+        // A module is still refused at once.
+        let ctx = new_context(&d);
+        let mut m = std::ptr::null_mut();
+        assert_eq!(p.cuModuleLoadData(&mut m, bad.as_ptr().cast()), CUresult::CUDA_ERROR_INVALID_IMAGE);
+        ok(p.cuCtxDestroy(ctx));
     }
 }
 

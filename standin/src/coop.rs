@@ -1,0 +1,50 @@
+//! `cuLaunchCooperativeKernel`: as `cuLaunchKernel` (same limits, driver-facts.md "Edge
+//! cases"), with the grid's blocks all resident at once: more blocks than the device's
+//! multiprocessors can hold together (2048 threads and 32 blocks each) is
+//! CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE.
+
+use std::ffi::{c_uint, c_void};
+
+use cudrv::sys::*;
+
+use crate::device::DEVICE_SM_COUNT;
+use crate::entry::{enter, register, status};
+
+/// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
+/// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
+fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
+    let product = |dims: [c_uint; 3]| dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
+    let (Some(threads @ 1..=1024), Some(blocks)) = (product(block), product(grid)) else {
+        return Ok(());
+    };
+    let per_sm = (2048 / threads).min(32);
+    if blocks > per_sm.saturating_mul(u64::from(DEVICE_SM_COUNT.unsigned_abs())) {
+        return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn cu_launch_cooperative_kernel(
+    f: CUfunction,
+    grid_x: c_uint,
+    grid_y: c_uint,
+    grid_z: c_uint,
+    block_x: c_uint,
+    block_y: c_uint,
+    block_z: c_uint,
+    shared_mem: c_uint,
+    s: CUstream,
+    params: *mut *mut c_void,
+) -> CUresult {
+    enter!("cuLaunchCooperativeKernel");
+    let (grid, block) = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z]);
+    // SAFETY: forwarded from the program; no `extra`.
+    let launch = || unsafe { crate::launch::launch(f, grid, block, shared_mem, s, params, std::ptr::null_mut()) };
+    status(check_resident(grid, block).and_then(|()| launch()))
+}
+
+register! {
+    cuLaunchCooperativeKernel_v9000: PFN_cuLaunchCooperativeKernel_v9000 => cu_launch_cooperative_kernel,
+    cuLaunchCooperativeKernel_v9000_ptsz: PFN_cuLaunchCooperativeKernel_v9000_ptsz => cu_launch_cooperative_kernel,
+}

@@ -1,0 +1,180 @@
+//! Context queries and settings: `cuDevicePrimaryCtxGetState`/`SetFlags`,
+//! `cuCtxGetApiVersion`, `cuCtxGetFlags`, `cuCtxGetLimit`/`SetLimit` and
+//! `cuCtxGetStreamPriorityRange`. Answers as driver-facts.md ("Edge cases": primary
+//! state flags 0 and active 1 while retained, 0 after the last release; API version 3020;
+//! stack limit 1024; priorities 0 to -5; an unknown limit is CUDA_ERROR_INVALID_VALUE).
+
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_uint};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+
+use cudrv::sys::*;
+
+use crate::context::{self, Context};
+use crate::device::MAX_DEVICES;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+
+/// The least (numerically greatest) stream priority.
+pub(crate) const LEAST_PRIORITY: c_int = 0;
+/// The greatest (numerically least) stream priority.
+pub(crate) const GREATEST_PRIORITY: c_int = -5;
+
+/// The flags of each device's primary context (`cuDevicePrimaryCtxSetFlags`).
+static PRIMARY_FLAGS: [AtomicU32; MAX_DEVICES as usize] = [const { AtomicU32::new(0) }; MAX_DEVICES as usize];
+
+struct State {
+    /// The creation flags of each created context.
+    flags: BTreeMap<u64, c_uint>,
+    /// Limits set in each context, by context and limit number.
+    limits: BTreeMap<(u64, c_uint), usize>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { flags: BTreeMap::new(), limits: BTreeMap::new() });
+
+/// Records the creation flags of the created context `handle`.
+pub(crate) fn record_flags(handle: u64, flags: c_uint) {
+    lock(&STATE).flags.insert(handle, flags);
+}
+
+fn primary_flags(dev: CUdevice) -> Option<&'static AtomicU32> {
+    PRIMARY_FLAGS.get(usize::try_from(dev).ok()?)
+}
+
+/// Whether `c` is its device's primary context.
+fn is_primary(c: &Context) -> bool {
+    context::primary(c.device).is_some_and(|p| p.handle == c.handle)
+}
+
+unsafe extern "C" fn cu_device_primary_ctx_get_state(
+    dev: CUdevice,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> CUresult {
+    enter!("cuDevicePrimaryCtxGetState");
+    let r = non_null(flags).and_then(|()| {
+        non_null(active)?;
+        let c = context::primary(dev).ok_or(CUresult::CUDA_ERROR_INVALID_DEVICE)?;
+        let f = primary_flags(dev).ok_or(CUresult::CUDA_ERROR_INVALID_DEVICE)?;
+        write(flags, f.load(Ordering::Acquire))?;
+        write(active, c_int::from(c.retained.load(Ordering::Acquire) > 0))
+    });
+    status(r)
+}
+
+/// `cuDevicePrimaryCtxSetFlags`: kept, reported by `cuDevicePrimaryCtxGetState` and
+/// `cuCtxGetFlags`; they change nothing else.
+unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
+    enter!("cuDevicePrimaryCtxSetFlags");
+    let Some(f) = context::primary(dev).and(primary_flags(dev)) else {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    };
+    if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    f.store(flags, Ordering::Release);
+    CUresult::CUDA_SUCCESS
+}
+
+/// `ctx`, or the current context for NULL; a live one.
+fn context_arg(ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
+    let c = match from_ptr(ctx) {
+        0 => context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?,
+        h => context::lookup(h)?,
+    };
+    c.alive()?;
+    Ok(c)
+}
+
+unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint) -> CUresult {
+    enter!("cuCtxGetApiVersion");
+    status(non_null(version).and_then(|()| {
+        context_arg(ctx)?;
+        write(version, 3020)
+    }))
+}
+
+unsafe extern "C" fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
+    enter!("cuCtxGetFlags");
+    let r = non_null(flags).and_then(|()| {
+        let c = context::current()?;
+        let f = match primary_flags(c.device) {
+            Some(f) if is_primary(&c) => f.load(Ordering::Acquire),
+            _ => lock(&STATE).flags.get(&c.handle).copied().unwrap_or(0),
+        };
+        write(flags, f)
+    });
+    status(r)
+}
+
+type L = CUlimit;
+
+/// The default value of `limit`; `None` for a limit number the driver does not have.
+fn default_limit(limit: L) -> Option<usize> {
+    let v = match limit {
+        L::CU_LIMIT_STACK_SIZE => 1024,
+        L::CU_LIMIT_PRINTF_FIFO_SIZE => 1 << 20,
+        L::CU_LIMIT_MALLOC_HEAP_SIZE => 8 << 20,
+        L::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH => 2,
+        L::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT => 2048,
+        L::CU_LIMIT_MAX_L2_FETCH_GRANULARITY => 64,
+        L::CU_LIMIT_SHMEM_SIZE => 227 << 10,
+        L::CU_LIMIT_PERSISTING_L2_CACHE_SIZE
+        | L::CU_LIMIT_CIG_ENABLED
+        | L::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
+        | L::CU_LIMIT_PER_BLOCK_MEMORY_SIZE => 0,
+        _ => return None,
+    };
+    Some(v)
+}
+
+unsafe extern "C" fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
+    enter!("cuCtxGetLimit");
+    let r = non_null(value).and_then(|()| {
+        let c = context::current()?;
+        let default = default_limit(limit).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let set = lock(&STATE).limits.get(&(c.handle, limit.0)).copied();
+        write(value, set.unwrap_or(default))
+    });
+    status(r)
+}
+
+/// `cuCtxSetLimit`: kept for the current context (and changes nothing else); the shared
+/// memory size and CIG state are read-only (CUDA_ERROR_INVALID_VALUE).
+unsafe extern "C" fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
+    enter!("cuCtxSetLimit");
+    let r = context::current().and_then(|c| {
+        if default_limit(limit).is_none() || matches!(limit, L::CU_LIMIT_SHMEM_SIZE | L::CU_LIMIT_CIG_ENABLED) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        lock(&STATE).limits.insert((c.handle, limit.0), value);
+        Ok(())
+    });
+    status(r)
+}
+
+/// `cuCtxGetStreamPriorityRange`: 0 and -5; either out-pointer may be null.
+unsafe extern "C" fn cu_ctx_get_stream_priority_range(least: *mut c_int, greatest: *mut c_int) -> CUresult {
+    enter!("cuCtxGetStreamPriorityRange");
+    let r = context::current().and_then(|_| {
+        if !least.is_null() {
+            write(least, LEAST_PRIORITY)?;
+        }
+        if !greatest.is_null() {
+            write(greatest, GREATEST_PRIORITY)?;
+        }
+        Ok(())
+    });
+    status(r)
+}
+
+register! {
+    cuDevicePrimaryCtxGetState_v7000: PFN_cuDevicePrimaryCtxGetState_v7000 => cu_device_primary_ctx_get_state,
+    cuDevicePrimaryCtxSetFlags_v7000: PFN_cuDevicePrimaryCtxSetFlags_v7000 => cu_device_primary_ctx_set_flags,
+    cuDevicePrimaryCtxSetFlags_v11000: PFN_cuDevicePrimaryCtxSetFlags_v11000 => cu_device_primary_ctx_set_flags,
+    cuCtxGetApiVersion_v3020: PFN_cuCtxGetApiVersion_v3020 => cu_ctx_get_api_version,
+    cuCtxGetFlags_v7000: PFN_cuCtxGetFlags_v7000 => cu_ctx_get_flags,
+    cuCtxGetLimit_v3010: PFN_cuCtxGetLimit_v3010 => cu_ctx_get_limit,
+    cuCtxSetLimit_v3010: PFN_cuCtxSetLimit_v3010 => cu_ctx_set_limit,
+    cuCtxGetStreamPriorityRange_v5050: PFN_cuCtxGetStreamPriorityRange_v5050 => cu_ctx_get_stream_priority_range,
+}

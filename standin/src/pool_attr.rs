@@ -1,0 +1,156 @@
+//! Memory pool attributes (`cuMemPoolGetAttribute`/`SetAttribute`) and each device's
+//! current pool (`cuDeviceGetMemPool`/`SetMemPool`), which `cuMemAllocAsync` allocates
+//! from. Answers as driver-facts.md ("Edge cases": queries work, unknown attribute
+//! numbers are CUDA_ERROR_INVALID_VALUE).
+//!
+//! Freed memory goes back at once (nothing is kept for reuse), so a pool's reserved
+//! memory is its used memory.
+
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_void};
+use std::sync::Mutex;
+
+use cudrv::sys::*;
+
+use crate::device::valid_device;
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::{memory, pool};
+
+/// The settable attributes of one pool.
+#[derive(Clone, Copy)]
+struct Settings {
+    follow_event_dependencies: c_int,
+    allow_opportunistic: c_int,
+    allow_internal_dependencies: c_int,
+    release_threshold: u64,
+}
+
+/// A new pool's settings (the CUDA documentation's defaults).
+const DEFAULT: Settings = Settings {
+    follow_event_dependencies: 1,
+    allow_opportunistic: 1,
+    allow_internal_dependencies: 1,
+    release_threshold: 0,
+};
+
+struct State {
+    settings: BTreeMap<u64, Settings>,
+    /// The pool set with `cuDeviceSetMemPool`, by device.
+    current: BTreeMap<c_int, u64>,
+}
+
+static STATE: Mutex<State> = Mutex::new(State { settings: BTreeMap::new(), current: BTreeMap::new() });
+
+/// The current pool of `device`: the one set with `cuDeviceSetMemPool` while it lives,
+/// else the default pool.
+pub(crate) fn current_pool(device: c_int) -> Result<u64, CUresult> {
+    let set = lock(&STATE).current.get(&device).copied();
+    match set {
+        Some(h) if pool::find(h).is_ok() => Ok(h),
+        _ => pool::default_pool(device),
+    }
+}
+
+type A = CUmemPool_attribute;
+
+/// `attr`'s value in `pool`, as the 64-bit value or the int the attribute takes.
+enum Value {
+    Int(c_int),
+    U64(u64),
+}
+
+fn get(h: u64, attr: A) -> Result<Value, CUresult> {
+    let p = pool::find(h)?;
+    let s = lock(&STATE).settings.get(&h).copied().unwrap_or(DEFAULT);
+    let (used, high) = memory::pool_use(h);
+    let (used, high) = (used as u64, high as u64);
+    let v = match attr {
+        A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES => Value::Int(s.follow_event_dependencies),
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC => Value::Int(s.allow_opportunistic),
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES => Value::Int(s.allow_internal_dependencies),
+        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => Value::U64(s.release_threshold),
+        A::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT | A::CU_MEMPOOL_ATTR_USED_MEM_CURRENT => Value::U64(used),
+        A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | A::CU_MEMPOOL_ATTR_USED_MEM_HIGH => Value::U64(high),
+        A::CU_MEMPOOL_ATTR_ALLOCATION_TYPE => Value::Int(CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED.0 as c_int),
+        A::CU_MEMPOOL_ATTR_EXPORT_HANDLE_TYPES => Value::Int(if p.exportable {
+            CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.0 as c_int
+        } else {
+            0
+        }),
+        A::CU_MEMPOOL_ATTR_LOCATION_ID => Value::Int(p.device),
+        A::CU_MEMPOOL_ATTR_LOCATION_TYPE => Value::Int(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE.0 as c_int),
+        A::CU_MEMPOOL_ATTR_MAX_POOL_SIZE => Value::U64(0),
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    Ok(v)
+}
+
+/// `cuMemPoolGetAttribute`: `value` is an int or a `cuuint64_t`, as the attribute takes.
+unsafe extern "C" fn cu_mem_pool_get_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
+    enter!("cuMemPoolGetAttribute");
+    let r = non_null(value).and_then(|()| match get(from_ptr(pool), attr)? {
+        Value::Int(v) => write(value.cast::<c_int>(), v),
+        Value::U64(v) => write(value.cast::<u64>(), v),
+    });
+    status(r)
+}
+
+fn set(h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
+    non_null(value)?;
+    pool::find(h)?;
+    // SAFETY: a non-null pointer to the value of the attribute's type (int or cuuint64_t).
+    let int = || unsafe { value.cast::<c_int>().read() };
+    // SAFETY: as above.
+    let u64 = || unsafe { value.cast::<u64>().read() };
+    let mut state = lock(&STATE);
+    let s = state.settings.entry(h).or_insert(DEFAULT);
+    match attr {
+        A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES => s.follow_event_dependencies = int(),
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC => s.allow_opportunistic = int(),
+        A::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES => s.allow_internal_dependencies = int(),
+        A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => s.release_threshold = u64(),
+        // The high marks can only be reset (to the current use), with 0.
+        A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | A::CU_MEMPOOL_ATTR_USED_MEM_HIGH if u64() == 0 => {
+            memory::reset_pool_high(h)
+        }
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    }
+    Ok(())
+}
+
+/// `cuMemPoolSetAttribute`: the reuse flags and the release threshold are kept (they
+/// change nothing else); the high marks are reset with 0; anything else is
+/// CUDA_ERROR_INVALID_VALUE.
+unsafe extern "C" fn cu_mem_pool_set_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
+    enter!("cuMemPoolSetAttribute");
+    status(set(from_ptr(pool), attr, value))
+}
+
+unsafe extern "C" fn cu_device_get_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+    enter!("cuDeviceGetMemPool");
+    status(non_null(pool_out).and_then(|()| write(pool_out, to_ptr(current_pool(dev)?))))
+}
+
+/// `cuDeviceSetMemPool`: a live pool of that device (CUDA_ERROR_INVALID_VALUE otherwise).
+unsafe extern "C" fn cu_device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
+    enter!("cuDeviceSetMemPool");
+    if !valid_device(dev) {
+        return CUresult::CUDA_ERROR_INVALID_DEVICE;
+    }
+    let h = from_ptr(pool);
+    let r = pool::find(h).and_then(|p| {
+        if p.device != dev || p.imported_from.is_some() {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        lock(&STATE).current.insert(dev, h);
+        Ok(())
+    });
+    status(r)
+}
+
+register! {
+    cuMemPoolGetAttribute_v11020: PFN_cuMemPoolGetAttribute_v11020 => cu_mem_pool_get_attribute,
+    cuMemPoolSetAttribute_v11020: PFN_cuMemPoolSetAttribute_v11020 => cu_mem_pool_set_attribute,
+    cuDeviceGetMemPool_v11020: PFN_cuDeviceGetMemPool_v11020 => cu_device_get_mem_pool,
+    cuDeviceSetMemPool_v11020: PFN_cuDeviceSetMemPool_v11020 => cu_device_set_mem_pool,
+}
