@@ -102,6 +102,9 @@ pub(crate) fn stub_call(index: usize) -> CUresult {
     if crate::entry::shut_down() {
         return CUresult::CUDA_ERROR_DEINITIALIZED;
     }
+    if let Err(s) = crate::callback::permitted() {
+        return s;
+    }
     CUresult::CUDA_ERROR_NOT_SUPPORTED
 }
 

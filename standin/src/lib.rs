@@ -176,6 +176,7 @@
 
 mod api;
 mod backing;
+mod callback;
 mod context;
 mod context_api;
 mod copy;
@@ -200,6 +201,7 @@ mod memory_api;
 mod module;
 mod peer;
 mod pool;
+mod primaries;
 mod primary;
 mod ptx;
 mod queue;
