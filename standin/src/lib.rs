@@ -25,6 +25,17 @@
 //! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
 //!   launches) and user object destructors, which run later on driver threads, in stream
 //!   order, never under a stand-in lock; synchronising waits for them.
+//! - Contexts die as on the real driver (`docs/driver-facts.md`, "Edge cases on the real
+//!   driver"): a created one at `cuCtxDestroy`, a primary one at its last
+//!   `cuDevicePrimaryCtxRelease` or at `cuDevicePrimaryCtxReset` (which keeps the retain
+//!   count); the next retain makes a fresh primary context with a new handle. A destroyed
+//!   context can still be made current (`cuCtxSetCurrent`, `cuCtxPushCurrent`), and every
+//!   use of it (work while it is current, work on its streams and events, destroying it
+//!   again, `cuCtxPopCurrent` while it is on top, which leaves it there) answers
+//!   CUDA_ERROR_CONTEXT_IS_DESTROYED.
+//! - Inside a program's callback (a host function, a graph host node, a user object
+//!   destructor) every entry answers CUDA_ERROR_NOT_PERMITTED, except `cuGetProcAddress`,
+//!   `cuDriverGetVersion`, `cuGetErrorName` and `cuGetErrorString`.
 //! - A [`ledger`] of live allocations and handles, double frees, uses after free, double
 //!   destroys and duplicate IPC imports.
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
@@ -144,6 +155,8 @@
 //! CUDA_SUCCESS fails the launch with it; a refused access fails it whatever the kernel
 //! returns.
 //!
+//! # Deliberate differences from the real driver
+//!
 //! Where the emulation knowingly differs from a real driver:
 //! - Stream capture is not emulated: `cuStreamBeginCapture` is a stub that answers
 //!   CUDA_ERROR_NOT_SUPPORTED, and `cuStreamIsCapturing` says no stream is capturing.
@@ -162,14 +175,15 @@
 //!   stream per context, with no implicit synchronisation with other streams.
 //! - Destroying a context (or resetting a primary one) does not free what was made in it:
 //!   its allocations stay live in the ledger, so a leak stays visible, and can still be
-//!   freed; its streams and events answer CUDA_ERROR_INVALID_CONTEXT but can still be
-//!   destroyed. Primary contexts stay usable whatever their retain count.
-//! - A double destroy of a stream, event, pool, module, library, link state, graph, graph
-//!   exec or user object returns an error (and is recorded) where a real driver may crash
-//!   (`docs/driver-facts.md`: a destroyed stream).
+//!   freed; its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED but can still
+//!   be destroyed.
+//! - Any use of a destroyed stream or event (a query, a synchronisation, work queued on
+//!   it, destroying it again) answers CUDA_ERROR_INVALID_HANDLE where the real driver
+//!   crashes (`docs/driver-facts.md`). A double destroy of a pool, module, library, link
+//!   state or user object returns an error too; every double destroy is recorded.
 //! - Freeing the exporter's own allocation does not unmap its IPC imports.
-//! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED
-//!   instead of a hang.
+//! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED (as
+//!   every driver call from a callback does) where the real driver never returns.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
