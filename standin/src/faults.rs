@@ -92,8 +92,8 @@ pub fn take(symbol: &str) -> Option<CUresult> {
 }
 
 /// Body of every generated stub: an injected fault, else CUDA_ERROR_DEINITIALIZED after
-/// [`crate::shutdown`], else CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this
-/// call).
+/// [`crate::shutdown`], else CUDA_ERROR_NOT_PERMITTED inside a program's callback, else
+/// CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this call).
 pub(crate) fn stub_call(index: usize) -> CUresult {
     let symbol = VARIANTS.get(index).map_or("", |v| v.symbol_str());
     if let Some(s) = take(symbol) {

@@ -62,7 +62,7 @@ pub(crate) fn reset(device: c_int) -> Result<(), CUresult> {
 }
 
 /// Whether `device`'s primary context is active (retained, and not reset since); `None`
-/// for an invalid device. For `cuDevicePrimaryCtxGetState`.
+/// for an invalid device. For `cuDevicePrimaryCtxGetState` (not emulated here yet).
 #[allow(dead_code)]
 pub(crate) fn is_active(device: c_int) -> Option<bool> {
     slot(device).ok().map(|s| lock(s).ctx.is_some())
