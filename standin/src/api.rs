@@ -21,6 +21,9 @@ pub(crate) unsafe extern "C" fn cu_init(flags: c_uint) -> CUresult {
     if entry::shut_down() {
         return CUresult::CUDA_ERROR_DEINITIALIZED;
     }
+    if let Err(s) = crate::callback::permitted() {
+        return s;
+    }
     // facts: cuInit(7) -> CUDA_ERROR_INVALID_VALUE; cuInit(0) -> SUCCESS.
     if flags != 0 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;

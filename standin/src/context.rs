@@ -4,17 +4,20 @@
 //! A context can be sticky-failed (a `fault` kernel was launched in it, or a host kernel
 //! failed): every call that uses it then returns the failure (CUDA_ERROR_ILLEGAL_ADDRESS,
 //! CUDA_ERROR_LAUNCH_FAILED), until it is destroyed (a primary context: until it is reset
-//! or released for the last time).
+//! or released for the last time, which destroys it; see `primaries.rs`).
+//!
+//! A destroyed context's handle stays known (`docs/driver-facts.md`, "Edge cases on the
+//! real driver"): it can still be made current, and every use of it answers
+//! CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::c_int;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, LazyLock, Mutex, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use cudrv::sys::CUresult;
 
-use crate::device::{valid_device, MAX_DEVICES};
 use crate::entry::{self, lock};
 use crate::handles;
 use crate::ledger;
@@ -30,8 +33,6 @@ pub(crate) struct Context {
     /// The sticky failure's status (0: none).
     sticky: AtomicU32,
     destroyed: AtomicBool,
-    /// Retain count of a primary context.
-    pub(crate) retained: AtomicU32,
     /// Its default stream (the NULL stream, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`).
     pub(crate) default_queue: Arc<Queue>,
     /// The queues of its streams, for `cuCtxSynchronize` (a destroyed stream's pending
@@ -47,13 +48,12 @@ impl Context {
             primary,
             sticky: AtomicU32::new(0),
             destroyed: AtomicBool::new(false),
-            retained: AtomicU32::new(0),
             default_queue: Queue::new(),
             queues: Mutex::new(Vec::new()),
         }
     }
 
-    /// Whether calls may use it: CUDA_ERROR_INVALID_CONTEXT once destroyed, the sticky
+    /// Whether calls may use it: CUDA_ERROR_CONTEXT_IS_DESTROYED once destroyed, the sticky
     /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
     pub(crate) fn usable(&self) -> Result<(), CUresult> {
         self.alive()?;
@@ -63,12 +63,22 @@ impl Context {
         }
     }
 
-    /// CUDA_ERROR_INVALID_CONTEXT once destroyed.
+    /// CUDA_ERROR_CONTEXT_IS_DESTROYED once destroyed.
     pub(crate) fn alive(&self) -> Result<(), CUresult> {
-        if self.destroyed.load(Ordering::Acquire) {
-            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        if self.is_destroyed() {
+            return Err(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
         }
         Ok(())
+    }
+
+    /// Whether it is a device's primary context.
+    pub(crate) fn is_primary(&self) -> bool {
+        self.primary
+    }
+
+    /// Whether it has been destroyed (a primary one: released for the last time, or reset).
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
     }
 
     /// The sticky failure while sticky-failed (a destroyed context is not).
@@ -84,11 +94,13 @@ impl Context {
         let _ = self.sticky.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
     }
 
-    /// Ends the primary context's life as a reset or last release does: clears the sticky
-    /// failure and ends its peer access pairs.
-    pub(crate) fn reset_primary(&self) {
-        self.sticky.store(0, Ordering::Release);
+    /// Marks it destroyed and ends its peer access pairs; `false` if it already was.
+    fn end(&self) -> bool {
+        if self.destroyed.swap(true, Ordering::AcqRel) {
+            return false;
+        }
         crate::peer::forget_context(self.handle);
+        true
     }
 
     /// Adds a stream's queue.
@@ -113,13 +125,10 @@ impl Context {
     }
 }
 
-/// The primary context of each possible device; never freed, so their handles stay
-/// valid.
-static PRIMARY: LazyLock<Vec<Arc<Context>>> =
-    LazyLock::new(|| (0..MAX_DEVICES).map(|d| Arc::new(Context::new(d, true))).collect());
-
-/// Contexts made by `cuCtxCreate`, live and destroyed (for double destroy detection).
-static CREATED: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
+/// Every context, live and destroyed (a destroyed one can still be made current, and is
+/// recognised when destroyed again): made by `cuCtxCreate`, and each primary context
+/// made by a retain (`primaries.rs`).
+static CONTEXTS: Mutex<BTreeMap<u64, Arc<Context>>> = Mutex::new(BTreeMap::new());
 
 thread_local! {
     static STACK: RefCell<Vec<Arc<Context>>> = const { RefCell::new(Vec::new()) };
@@ -156,25 +165,16 @@ fn with_stack<R>(f: impl FnOnce(&mut Vec<Arc<Context>>) -> R) -> Option<R> {
     r
 }
 
-/// The primary context of `device`, if it is a valid device.
-pub(crate) fn primary(device: c_int) -> Option<&'static Arc<Context>> {
-    if !valid_device(device) {
-        return None;
-    }
-    PRIMARY.get(usize::try_from(device).ok()?)
+/// The context `handle` names, destroyed or not; CUDA_ERROR_INVALID_CONTEXT for a handle
+/// that never named one.
+pub(crate) fn find(handle: u64) -> Result<Arc<Context>, CUresult> {
+    lock(&CONTEXTS).get(&handle).cloned().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)
 }
 
-/// The context `handle` names, destroyed or not.
-fn find(handle: u64) -> Option<Arc<Context>> {
-    if let Some(p) = PRIMARY.iter().find(|c| c.handle == handle) {
-        return Some(Arc::clone(p));
-    }
-    lock(&CREATED).get(&handle).cloned()
-}
-
-/// The live context `handle` names; CUDA_ERROR_INVALID_CONTEXT otherwise.
+/// The live context `handle` names: CUDA_ERROR_CONTEXT_IS_DESTROYED for a destroyed one,
+/// CUDA_ERROR_INVALID_CONTEXT for a handle that never named one.
 pub(crate) fn lookup(handle: u64) -> Result<Arc<Context>, CUresult> {
-    let c = find(handle).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+    let c = find(handle)?;
     c.alive()?;
     Ok(c)
 }
@@ -189,8 +189,9 @@ pub(crate) fn top_handle() -> Option<u64> {
     with_stack(|s| s.last().map(|c| c.handle)).flatten()
 }
 
-/// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none (or a destroyed
-/// one), CUDA_ERROR_ILLEGAL_ADDRESS while it is sticky-failed.
+/// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none,
+/// CUDA_ERROR_CONTEXT_IS_DESTROYED for a destroyed one, the sticky failure while it is
+/// sticky-failed.
 pub(crate) fn current() -> Result<Arc<Context>, CUresult> {
     let c = top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
     c.usable()?;
@@ -215,32 +216,43 @@ pub(crate) fn replace_top(c: Arc<Context>) {
     });
 }
 
-/// Makes a context on `device` (not current yet).
-pub(crate) fn create(device: c_int) -> Arc<Context> {
-    let c = Arc::new(Context::new(device, false));
-    lock(&CREATED).insert(c.handle, Arc::clone(&c));
+/// Makes a context on `device` (not current yet): a created one, or a primary one (for
+/// `primaries.rs`).
+pub(crate) fn create(device: c_int, primary: bool) -> Arc<Context> {
+    let c = Arc::new(Context::new(device, primary));
+    lock(&CONTEXTS).insert(c.handle, Arc::clone(&c));
     c
+}
+
+/// Ends a primary context (its last release, or a reset): waits for its work, then marks
+/// it destroyed. Its handle then answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
+pub(crate) fn end_primary(c: &Context) -> Result<(), CUresult> {
+    let r = c.wait_all();
+    c.end();
+    r
 }
 
 /// Destroys a created context: waits for its work, marks it destroyed, and pops it if it
 /// is this thread's current context. A primary context cannot be destroyed
-/// (CUDA_ERROR_INVALID_CONTEXT); a destroyed one is recorded as a double destroy.
+/// (CUDA_ERROR_INVALID_CONTEXT); a destroyed one answers CUDA_ERROR_CONTEXT_IS_DESTROYED
+/// (facts) and is recorded as a double destroy.
 pub(crate) fn destroy(handle: u64) -> Result<(), CUresult> {
-    let c = find(handle).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+    let c = find(handle)?;
     if c.primary {
         return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
     }
-    if c.destroyed.load(Ordering::Acquire) {
+    let twice = || {
         ledger::double_destroy("context", handle);
-        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        Err(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    };
+    if c.is_destroyed() {
+        return twice();
     }
     // The work already queued finishes first (outside any lock).
     c.wait_all()?;
-    if c.destroyed.swap(true, Ordering::AcqRel) {
-        ledger::double_destroy("context", handle);
-        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    if !c.end() {
+        return twice();
     }
-    crate::peer::forget_context(handle);
     let _ = with_stack(|s| {
         if s.last().is_some_and(|t| t.handle == handle) {
             s.pop();
@@ -251,11 +263,12 @@ pub(crate) fn destroy(handle: u64) -> Result<(), CUresult> {
 
 /// Appends the live created contexts.
 pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    out.extend(lock(&CREATED).values().filter(|c| !c.destroyed.load(Ordering::Acquire)).map(|c| ("context", c.handle)));
+    let contexts = lock(&CONTEXTS);
+    out.extend(contexts.values().filter(|c| !c.primary && !c.is_destroyed()).map(|c| ("context", c.handle)));
 }
 
-/// Forgets destroyed contexts (their handles stay invalid, but a destroy is no longer
-/// recognised as a double one).
+/// Forgets destroyed contexts (their handles then answer CUDA_ERROR_INVALID_CONTEXT, and a
+/// destroy is no longer recognised as a double one).
 pub(crate) fn forget_destroyed() {
-    lock(&CREATED).retain(|_, c| !c.destroyed.load(Ordering::Acquire));
+    lock(&CONTEXTS).retain(|_, c| !c.is_destroyed());
 }

@@ -24,7 +24,7 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
     if !valid_device(dev) {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
-    let c = context::create(dev);
+    let c = context::create(dev, false);
     crate::ctx_query::record_flags(c.handle, flags);
     write(pctx, handle_of(&c))?;
     context::push(c);
@@ -62,8 +62,8 @@ unsafe extern "C" fn cu_ctx_create_v12050(
 }
 
 /// `cuCtxDestroy`: waits for the context's work, destroys it and pops it if it is current
-/// on this thread. Destroying it again: CUDA_ERROR_INVALID_CONTEXT, and a double destroy
-/// in the ledger. The resources made in it stay as they are (see the crate docs).
+/// on this thread. Destroying it again: CUDA_ERROR_CONTEXT_IS_DESTROYED (facts), and a
+/// double destroy in the ledger. The resources made in it stay as they are (see the crate docs).
 unsafe extern "C" fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
     enter!("cuCtxDestroy");
     if ctx.is_null() {
@@ -72,9 +72,14 @@ unsafe extern "C" fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
     status(context::destroy(from_ptr(ctx)))
 }
 
+/// `cuCtxPushCurrent`: NULL answers CUDA_ERROR_INVALID_VALUE; a destroyed context can be
+/// pushed, and work then answers CUDA_ERROR_CONTEXT_IS_DESTROYED (facts).
 unsafe extern "C" fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
     enter!("cuCtxPushCurrent");
-    match context::lookup(from_ptr(ctx)) {
+    if ctx.is_null() {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    match context::find(from_ptr(ctx)) {
         Ok(c) => {
             context::push(c);
             CUresult::CUDA_SUCCESS
@@ -83,9 +88,16 @@ unsafe extern "C" fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
     }
 }
 
+/// `cuCtxPopCurrent`: with an empty stack CUDA_ERROR_INVALID_CONTEXT (facts); with a
+/// destroyed current context CUDA_ERROR_CONTEXT_IS_DESTROYED, and it stays current
+/// (`cuCtxSetCurrent` replaces it).
 unsafe extern "C" fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
     enter!("cuCtxPopCurrent");
-    // facts: with an empty stack, CUDA_ERROR_INVALID_CONTEXT.
+    match context::top() {
+        None => return CUresult::CUDA_ERROR_INVALID_CONTEXT,
+        Some(c) if c.is_destroyed() => return CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED,
+        Some(_) => {}
+    }
     match context::pop() {
         None => CUresult::CUDA_ERROR_INVALID_CONTEXT,
         Some(c) => {
@@ -99,7 +111,7 @@ unsafe extern "C" fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
 }
 
 /// `cuCtxSetCurrent`: replaces the top of the stack (pushes on an empty one); NULL pops it
-/// (facts: SUCCESS with an empty stack). Honours [`faults::fail_next_context_restore`].
+/// (facts: SUCCESS with an empty stack). A destroyed context can be made current (facts). Honours [`faults::fail_next_context_restore`].
 unsafe extern "C" fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
     enter!("cuCtxSetCurrent");
     let target = from_ptr(ctx);
@@ -111,7 +123,7 @@ unsafe extern "C" fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
     if ctx.is_null() {
         context::pop();
     } else {
-        match context::lookup(target) {
+        match context::find(target) {
             Ok(c) => context::replace_top(c),
             Err(s) => return s,
         }

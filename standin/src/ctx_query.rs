@@ -14,6 +14,7 @@ use cudrv::sys::*;
 use crate::context::{self, Context};
 use crate::device::MAX_DEVICES;
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+use crate::primaries;
 
 /// The least (numerically greatest) stream priority.
 pub(crate) const LEAST_PRIORITY: c_int = 0;
@@ -41,11 +42,6 @@ fn primary_flags(dev: CUdevice) -> Option<&'static AtomicU32> {
     PRIMARY_FLAGS.get(usize::try_from(dev).ok()?)
 }
 
-/// Whether `c` is its device's primary context.
-fn is_primary(c: &Context) -> bool {
-    context::primary(c.device).is_some_and(|p| p.handle == c.handle)
-}
-
 unsafe extern "C" fn cu_device_primary_ctx_get_state(
     dev: CUdevice,
     flags: *mut c_uint,
@@ -54,10 +50,10 @@ unsafe extern "C" fn cu_device_primary_ctx_get_state(
     enter!("cuDevicePrimaryCtxGetState");
     let r = non_null(flags).and_then(|()| {
         non_null(active)?;
-        let c = context::primary(dev).ok_or(CUresult::CUDA_ERROR_INVALID_DEVICE)?;
+        let is_active = primaries::is_active(dev)?;
         let f = primary_flags(dev).ok_or(CUresult::CUDA_ERROR_INVALID_DEVICE)?;
         write(flags, f.load(Ordering::Acquire))?;
-        write(active, c_int::from(c.retained.load(Ordering::Acquire) > 0))
+        write(active, c_int::from(is_active))
     });
     status(r)
 }
@@ -66,7 +62,7 @@ unsafe extern "C" fn cu_device_primary_ctx_get_state(
 /// `cuCtxGetFlags`; they change nothing else.
 unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
     enter!("cuDevicePrimaryCtxSetFlags");
-    let Some(f) = context::primary(dev).and(primary_flags(dev)) else {
+    let Some(f) = primaries::is_active(dev).ok().and(primary_flags(dev)) else {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     };
     if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
@@ -94,15 +90,17 @@ unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint
     }))
 }
 
+/// `cuCtxGetFlags`: the context's flags, with CU_CTX_MAP_HOST, which a real driver always
+/// reports (driver-facts.md, conformance: the primary context's flags are 8).
 unsafe extern "C" fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
     enter!("cuCtxGetFlags");
     let r = non_null(flags).and_then(|()| {
         let c = context::current()?;
         let f = match primary_flags(c.device) {
-            Some(f) if is_primary(&c) => f.load(Ordering::Acquire),
+            Some(f) if c.is_primary() => f.load(Ordering::Acquire),
             _ => lock(&STATE).flags.get(&c.handle).copied().unwrap_or(0),
         };
-        write(flags, f)
+        write(flags, f | CUctx_flags::CU_CTX_MAP_HOST.0)
     });
     status(r)
 }

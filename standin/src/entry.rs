@@ -57,8 +57,9 @@ pub(crate) fn set_shut_down(on: bool) {
 }
 
 /// The common prologue of an entry point: an injected fault for `symbol`, then
-/// CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], then CUDA_ERROR_NOT_INITIALIZED
-/// before `cuInit`.
+/// CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], then CUDA_ERROR_NOT_PERMITTED
+/// inside a program's callback (`callback.rs`), then CUDA_ERROR_NOT_INITIALIZED before
+/// `cuInit`.
 macro_rules! enter {
     ($symbol:literal) => {
         if let Some(s) = $crate::faults::take($symbol) {
@@ -66,6 +67,9 @@ macro_rules! enter {
         }
         if $crate::entry::shut_down() {
             return ::cudrv::sys::CUresult::CUDA_ERROR_DEINITIALIZED;
+        }
+        if let Err(s) = $crate::callback::permitted() {
+            return s;
         }
         if !$crate::entry::initialized() {
             return ::cudrv::sys::CUresult::CUDA_ERROR_NOT_INITIALIZED;

@@ -92,8 +92,8 @@ pub fn take(symbol: &str) -> Option<CUresult> {
 }
 
 /// Body of every generated stub: an injected fault, else CUDA_ERROR_DEINITIALIZED after
-/// [`crate::shutdown`], else CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this
-/// call).
+/// [`crate::shutdown`], else CUDA_ERROR_NOT_PERMITTED inside a program's callback, else
+/// CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this call).
 pub(crate) fn stub_call(index: usize) -> CUresult {
     let symbol = VARIANTS.get(index).map_or("", |v| v.symbol_str());
     if let Some(s) = take(symbol) {
@@ -101,6 +101,9 @@ pub(crate) fn stub_call(index: usize) -> CUresult {
     }
     if crate::entry::shut_down() {
         return CUresult::CUDA_ERROR_DEINITIALIZED;
+    }
+    if let Err(s) = crate::callback::permitted() {
+        return s;
     }
     CUresult::CUDA_ERROR_NOT_SUPPORTED
 }

@@ -2,6 +2,8 @@
 //! object references they own. Instantiation and launch are in `graph_exec.rs`; kernel,
 //! memcpy and memset nodes are added in `graph_add.rs` and by stream capture
 //! (`capture.rs`).
+//! An unknown, NULL or destroyed graph or graph exec answers CUDA_ERROR_INVALID_VALUE
+//! (`docs/driver-facts.md`, "Edge cases on the real driver").
 
 use std::collections::BTreeMap;
 use std::ffi::c_uint;
@@ -23,7 +25,7 @@ struct Graph {
     user_objects: BTreeMap<u64, c_uint>,
 }
 
-static GRAPHS: Mutex<Registry<Graph>> = Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_HANDLE));
+static GRAPHS: Mutex<Registry<Graph>> = Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_VALUE));
 
 /// What an instantiation takes from a graph: its nodes in order, and its user object
 /// references.
@@ -81,8 +83,8 @@ unsafe extern "C" fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresul
     status(r)
 }
 
-/// `cuGraphDestroy`: releases the graph's user object references. Twice:
-/// CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
+/// `cuGraphDestroy`: releases the graph's user object references. Twice (or NULL):
+/// CUDA_ERROR_INVALID_VALUE (facts), and a double destroy in the ledger.
 unsafe extern "C" fn cu_graph_destroy(g: CUgraph) -> CUresult {
     enter!("cuGraphDestroy");
     let removed = lock(&GRAPHS).remove(from_ptr(g));

@@ -27,7 +27,7 @@ struct Exec {
     launches: Vec<(Arc<Queue>, u64)>,
 }
 
-static EXECS: Mutex<Registry<Exec>> = Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_HANDLE));
+static EXECS: Mutex<Registry<Exec>> = Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_VALUE));
 
 /// Every `CUgraphInstantiate_flags` of the header.
 const VALID_FLAGS: c_ulonglong = 0x1 | 0x2 | 0x4 | 0x8;
@@ -100,8 +100,8 @@ unsafe extern "C" fn cu_graph_instantiate_with_params(
     status(r)
 }
 
-/// `cuGraphExecDestroy`: twice: CUDA_ERROR_INVALID_HANDLE and a double destroy in the
-/// ledger.
+/// `cuGraphExecDestroy`: twice (or NULL): CUDA_ERROR_INVALID_VALUE (facts), and a double
+/// destroy in the ledger.
 unsafe extern "C" fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
     enter!("cuGraphExecDestroy");
     let exec = match lock(&EXECS).remove(from_ptr(e)) {

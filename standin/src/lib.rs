@@ -41,6 +41,17 @@
 //!   graph and dependencies. `cuStreamQuery`, `cuStreamSynchronize` and `cuCtxSynchronize`
 //!   during a capture answer STREAM_CAPTURE_UNSUPPORTED and invalidate it (the end then
 //!   answers INVALIDATED and no graph), as do calls it cannot record (below).
+//! - Contexts die as on the real driver (`docs/driver-facts.md`, "Edge cases on the real
+//!   driver"): a created one at `cuCtxDestroy`, a primary one at its last
+//!   `cuDevicePrimaryCtxRelease` or at `cuDevicePrimaryCtxReset` (which keeps the retain
+//!   count); the next retain makes a fresh primary context with a new handle. A destroyed
+//!   context can still be made current (`cuCtxSetCurrent`, `cuCtxPushCurrent`), and every
+//!   use of it (work while it is current, work on its streams and events, destroying it
+//!   again, `cuCtxPopCurrent` while it is on top, which leaves it there) answers
+//!   CUDA_ERROR_CONTEXT_IS_DESTROYED.
+//! - Inside a program's callback (a host function, a graph host node, a user object
+//!   destructor) every entry answers CUDA_ERROR_NOT_PERMITTED, except `cuGetProcAddress`,
+//!   `cuDriverGetVersion`, `cuGetErrorName` and `cuGetErrorString`.
 //! - A [`ledger`] of live allocations and handles, double frees, uses after free, double
 //!   destroys and duplicate IPC imports.
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
@@ -162,16 +173,37 @@
 //! CUDA_SUCCESS fails the launch with it; a refused access fails it whatever the kernel
 //! returns.
 //!
-//! Where the emulation knowingly differs from a real driver:
+//! # Deliberate differences from the real driver
+//!
+//! Where a real driver crashes or hangs, the stand-in answers with the closest error, so
+//! that a test of a program that does this fails instead of dying. These are the only
+//! cases of the conformance suite (`conformance/`, `docs/stand-in.md`) where its answers
+//! differ from the real driver's; `conformance/deliberate-differences.txt` lists them by
+//! case.
+//! - Any use of a destroyed stream or event (a query, a synchronisation, work queued on
+//!   it, a launch on it, destroying it again): CUDA_ERROR_INVALID_HANDLE (the real driver
+//!   crashes). A stream of a primary context released for the last time:
+//!   CUDA_ERROR_CONTEXT_IS_DESTROYED (crash).
+//! - `cuCtxGetDevice` with a destroyed context current: CUDA_ERROR_CONTEXT_IS_DESTROYED
+//!   (crash).
+//! - NULL out-pointers to `cuGetErrorName`/`cuGetErrorString`, a NULL symbol or function
+//!   out-pointer to `cuGetProcAddress`, and `cuDeviceGetName` with length 0:
+//!   CUDA_ERROR_INVALID_VALUE (crash). A negative length writes the whole name, as on the
+//!   real driver.
+//! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED, as
+//!   every driver call from a callback does (the real driver never returns).
+//!
+//! # Limits of the emulation
+//!
+//! Beyond what the conformance suite covers, the emulation knowingly differs:
 //! - Stream capture: the default streams cannot capture (`CU_STREAM_PER_THREAD` neither:
 //!   STREAM_CAPTURE_UNSUPPORTED), and work on them while another stream captures is not
-//!   refused (no STREAM_CAPTURE_IMPLICIT). `cuMemAllocAsync`, `cuMemAllocFromPoolAsync`,
-//!   `cuMemFreeAsync`, `cuMemcpyPeerAsync` and `cuGraphLaunch` on a capturing stream answer
-//!   STREAM_CAPTURE_UNSUPPORTED and invalidate the capture (no memory or child graph
-//!   nodes). An event record captures no node; a capturing stream waiting for an event
-//!   recorded outside the capture answers STREAM_CAPTURE_ISOLATION (with
-//!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded). A graph launch does its device work at
-//!   once, as other device work is (below), and queues its host nodes.
+//!   refused (no STREAM_CAPTURE_IMPLICIT). `cuMemcpyPeerAsync` and `cuGraphLaunch` on a
+//!   capturing stream answer STREAM_CAPTURE_UNSUPPORTED and invalidate the capture (no
+//!   child graph nodes). An event record captures no node; a capturing stream waiting for
+//!   an event recorded outside the capture answers STREAM_CAPTURE_ISOLATION (with
+//!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded). A graph launch does its device work
+//!   at once, as other device work is (below), and queues its host nodes.
 //! - Stream-ordered work other than host functions (copies, memsets, peer copies,
 //!   stream-ordered allocation and free, kernel launches) is done at once, not in stream
 //!   order after pending host functions. A host kernel's failure is therefore returned by
@@ -179,38 +211,29 @@
 //!   report it at a later call.
 //! - Host kernels run one thread after another: no parallelism, no shared memory, no
 //!   synchronisation between threads of a block (`__syncthreads` cannot be expressed);
-//!   the dynamic shared memory size and launch attributes are ignored. Kernels of fake
-//!   images run nothing. `cuLinkAddData` takes fake images only.
+//!   the dynamic shared memory size is checked against the limits and otherwise ignored.
+//!   Kernels of fake images run nothing. `cuLinkAddData` takes fake images only.
 //! - A kernel may touch any live allocation, whatever its device and whether peer access
 //!   is enabled; peer copies work with or without peer access.
 //! - The NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are one default
 //!   stream per context, with no implicit synchronisation with other streams.
 //! - Destroying a context (or resetting a primary one) does not free what was made in it:
 //!   its allocations stay live in the ledger, so a leak stays visible, and can still be
-//!   freed; its streams and events answer CUDA_ERROR_INVALID_CONTEXT but can still be
-//!   destroyed. Primary contexts stay usable whatever their retain count.
-//! - A double destroy of a stream, event, pool, module, library, link state, graph, graph
-//!   exec or user object returns an error (and is recorded) where a real driver may crash
-//!   (`docs/driver-facts.md`: a destroyed stream).
+//!   freed; its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED but can still
+//!   be destroyed.
+//! - A double destroy of a pool, module, library, link state or user object returns an
+//!   error; every double destroy is recorded in the ledger.
 //! - Freeing the exporter's own allocation does not unmap its IPC imports.
-//! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED
-//!   instead of a hang.
 //! - Function attributes, limits and pool settings are kept and reported but change
-//!   nothing; a freed pool allocation is released at once (reserved memory is used memory).
-//!
-//! # Deliberate differences from the real driver
-//!
-//! Where a real driver crashes (`docs/driver-facts.md`, "Edge cases"), the stand-in
-//! answers an error instead:
-//! - `cuDeviceGetName` with length 0: CUDA_ERROR_INVALID_VALUE (a negative length writes
-//!   the whole name, as on the real driver).
-//! - `cuGetErrorName`/`cuGetErrorString` with a NULL out-pointer: CUDA_ERROR_INVALID_VALUE.
+//!   nothing (except the dynamic shared memory a function may use); a freed pool
+//!   allocation is released at once (reserved memory is used memory).
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
 
 mod api;
 mod backing;
+mod callback;
 mod capture;
 mod capture_api;
 mod context;
@@ -247,6 +270,7 @@ mod peer;
 mod pointer;
 mod pool;
 mod pool_attr;
+mod primaries;
 mod primary;
 mod ptx;
 mod queue;

@@ -1,51 +1,32 @@
-//! Primary contexts: `cuDevicePrimaryCtxRetain`/`Release`/`Reset`. Their handles stay valid
-//! for the life of the process and they stay usable whatever their retain count (as
-//! before this emulation grew); the last release and a reset clear a sticky failure and
-//! end its peer access.
+//! Primary contexts: `cuDevicePrimaryCtxRetain`/`Release`/`Reset` over the per-device
+//! state of `primaries.rs`: the last release and a reset destroy the context; a later
+//! retain makes a fresh one.
 
 use cudrv::sys::*;
 
-use crate::context;
 use crate::entry::{enter, put, register, status, to_ptr};
+use crate::primaries;
 
 unsafe extern "C" fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
     enter!("cuDevicePrimaryCtxRetain");
     if ctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    let Some(c) = context::primary(dev) else {
-        return CUresult::CUDA_ERROR_INVALID_DEVICE;
-    };
-    c.retained.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    put(ctx, to_ptr(c.handle))
+    match primaries::retain(dev) {
+        Ok(c) => put(ctx, to_ptr(c.handle)),
+        Err(s) => s,
+    }
 }
 
 unsafe extern "C" fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
     enter!("cuDevicePrimaryCtxRelease");
-    let Some(c) = context::primary(dev) else {
-        return CUresult::CUDA_ERROR_INVALID_DEVICE;
-    };
-    use std::sync::atomic::Ordering;
-    match c.retained.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)) {
-        Ok(1) => {
-            c.reset_primary();
-            CUresult::CUDA_SUCCESS
-        }
-        Ok(_) => CUresult::CUDA_SUCCESS,
-        Err(_) => CUresult::CUDA_ERROR_INVALID_CONTEXT,
-    }
+    status(primaries::release(dev))
 }
 
-/// `cuDevicePrimaryCtxReset`: waits for the context's work, clears a sticky failure and
-/// ends its peer access.
+/// `cuDevicePrimaryCtxReset`: waits for the context's work and destroys it.
 unsafe extern "C" fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
     enter!("cuDevicePrimaryCtxReset");
-    let Some(c) = context::primary(dev) else {
-        return CUresult::CUDA_ERROR_INVALID_DEVICE;
-    };
-    let r = c.wait_all();
-    c.reset_primary();
-    status(r)
+    status(primaries::reset(dev))
 }
 
 register! {

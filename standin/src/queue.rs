@@ -36,10 +36,11 @@ impl HostCall {
         f.map(|f| HostCall { f, data })
     }
 
-    /// Calls the function. Never called with a stand-in lock held.
+    /// Calls the function, with the thread marked as running a callback (driver calls
+    /// from it answer CUDA_ERROR_NOT_PERMITTED). Never called with a stand-in lock held.
     pub(crate) fn run(self) {
         // SAFETY: the program's host function with its own argument, as it asked.
-        unsafe { (self.f)(self.data) }
+        crate::callback::run(|| unsafe { (self.f)(self.data) })
     }
 
     /// The call as a queue task.

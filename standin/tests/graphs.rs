@@ -101,11 +101,12 @@ fn host_nodes_run_in_order_on_the_stream() {
         for e in [e2, e3, exec] {
             ok(p.cuGraphExecDestroy(e));
         }
-        assert_eq!(p.cuGraphExecDestroy(exec), CUresult::CUDA_ERROR_INVALID_HANDLE);
-        assert_eq!(p.cuGraphLaunch(exec, s), CUresult::CUDA_ERROR_INVALID_HANDLE);
+        // facts ("Edge cases"): destroyed graphs and execs answer CUDA_ERROR_INVALID_VALUE.
+        assert_eq!(p.cuGraphExecDestroy(exec), CUresult::CUDA_ERROR_INVALID_VALUE);
+        assert_eq!(p.cuGraphLaunch(exec, s), CUresult::CUDA_ERROR_INVALID_VALUE);
         ok(p.cuGraphDestroy(g));
         ok(p.cuGraphDestroy(other));
-        assert_eq!(p.cuGraphDestroy(g), CUresult::CUDA_ERROR_INVALID_HANDLE);
+        assert_eq!(p.cuGraphDestroy(g), CUresult::CUDA_ERROR_INVALID_VALUE);
         let l = ledger();
         assert!(l.double_destroys.contains(&("graph exec", exec as usize as u64)));
         assert!(l.double_destroys.contains(&("graph", g as usize as u64)));

@@ -256,19 +256,25 @@ fn a_primary_context_stays_sticky_until_reset_or_last_release() {
         ok(p.cuCtxSetCurrent(primary));
         let m = load_module(&d, &fake_image(&[FAULT_KERNEL])).unwrap();
         let fault = function(&d, m, c"fault").unwrap();
-        for end in ["reset", "release"] {
+        // The last release (1 -> 0) first, then a reset (which keeps the retain count).
+        for end in ["release", "reset"] {
             ok(launch(&d, fault, std::ptr::null_mut()));
             assert_eq!(p.cuCtxSynchronize(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
             if end == "reset" {
                 ok(p.cuDevicePrimaryCtxReset(0));
             } else {
                 ok(p.cuDevicePrimaryCtxRelease(0));
-                ok(p.cuDevicePrimaryCtxRetain(&mut primary, 0));
             }
+            // Both destroy it (driver-facts.md, "Edge cases on the real driver"); the next
+            // retain makes a fresh one, not sticky-failed.
+            assert_eq!(p.cuCtxSynchronize(), CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+            ok(p.cuDevicePrimaryCtxRetain(&mut primary, 0));
+            ok(p.cuCtxSetCurrent(primary));
             ok(p.cuCtxSynchronize());
         }
         ok(p.cuModuleUnload(m));
         ok(p.cuCtxSetCurrent(std::ptr::null_mut()));
+        ok(p.cuDevicePrimaryCtxRelease(0));
         ok(p.cuDevicePrimaryCtxRelease(0));
     }
 }

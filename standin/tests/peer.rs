@@ -124,25 +124,32 @@ fn peer_access_is_a_state_of_a_context_pair() {
         // Destroying a context ends its pairs: c1's toward c0 goes with it.
         set_current(&d, c0);
         destroy(&d, &[c1]);
-        assert_eq!(p.cuCtxEnablePeerAccess(c1, 0), CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        // A destroyed context answers CUDA_ERROR_CONTEXT_IS_DESTROYED (driver-facts.md, "Edge
+        // cases on the real driver").
+        assert_eq!(p.cuCtxEnablePeerAccess(c1, 0), CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
         let c1 = context_on(&d, 1);
         ok(p.cuCtxEnablePeerAccess(c0, 0));
         set_current(&d, c0);
         destroy(&d, &[c0]);
         set_current(&d, c1);
-        assert_eq!(p.cuCtxDisablePeerAccess(c0), CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        assert_eq!(p.cuCtxDisablePeerAccess(c0), CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
         destroy(&d, &[c1, c0b]);
 
-        // A primary context's pairs end with its reset.
+        // A primary context's pairs end with its reset, which destroys it: the fresh one
+        // retained after it has none.
         let (mut p0, mut p1) = (std::ptr::null_mut(), std::ptr::null_mut());
         ok(p.cuDevicePrimaryCtxRetain(&mut p0, 0));
         ok(p.cuDevicePrimaryCtxRetain(&mut p1, 1));
         set_current(&d, p0);
         ok(p.cuCtxEnablePeerAccess(p1, 0));
         ok(p.cuDevicePrimaryCtxReset(0));
+        assert_eq!(p.cuCtxEnablePeerAccess(p1, 0), CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+        ok(p.cuDevicePrimaryCtxRetain(&mut p0, 0));
+        set_current(&d, p0);
         ok(p.cuCtxEnablePeerAccess(p1, 0));
         ok(p.cuCtxDisablePeerAccess(p1));
         ok(p.cuCtxSetCurrent(std::ptr::null_mut()));
+        ok(p.cuDevicePrimaryCtxRelease(0));
         ok(p.cuDevicePrimaryCtxRelease(0));
         ok(p.cuDevicePrimaryCtxRelease(1));
     }
@@ -197,7 +204,9 @@ fn peer_copies_move_bytes_between_the_devices() {
         set_current(&d, c0);
         ok(p.cuMemFree(src));
         destroy(&d, &[c0]);
-        assert_eq!(p.cuMemcpyPeer(dst, c1, src, c0, 1), CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        // driver-facts.md, "Edge cases on the real driver": a destroyed context's handle
+        // answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
+        assert_eq!(p.cuMemcpyPeer(dst, c1, src, c0, 1), CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
         destroy(&d, &[c1]);
     }
 }

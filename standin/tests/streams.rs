@@ -150,49 +150,6 @@ fn streams_know_their_context() {
     }
 }
 
-struct Reentrant<'a> {
-    d: &'a Driver,
-    other: CUstream,
-    own: CUstream,
-    counter: &'static AtomicUsize,
-    own_sync: std::sync::Mutex<Option<CUresult>>,
-}
-
-/// Calls back into the driver from a host function.
-unsafe extern "C" fn reenter(data: *mut c_void) {
-    // SAFETY: a `Reentrant` that outlives the work (synchronised).
-    let r = unsafe { &*(data as *const Reentrant) };
-    // SAFETY: valid arguments; the counter is static.
-    unsafe {
-        ok(r.d.p().cuLaunchHostFunc(r.other, Some(common::count), r.counter as *const AtomicUsize as *mut c_void));
-        *r.own_sync.lock().unwrap() = Some(r.d.p().cuStreamSynchronize(r.own));
-    }
-}
-
-#[test]
-fn host_functions_may_call_the_driver() {
-    let d = driver();
-    let p = d.p();
-    let ctx = new_context(&d);
-    let (own, other) = (new_stream(&d), new_stream(&d));
-    let r = Reentrant { d: &d, other, own, counter: leak(), own_sync: Default::default() };
-    // SAFETY: `r` outlives the work (synchronised below).
-    unsafe {
-        ok(p.cuLaunchHostFunc(own, Some(reenter), &r as *const Reentrant as *mut c_void));
-        ok(p.cuStreamSynchronize(own));
-        ok(p.cuStreamSynchronize(other));
-    }
-    assert_eq!(r.counter.load(Ordering::SeqCst), 1);
-    // Synchronising its own stream from a host function would never end.
-    assert_eq!(*r.own_sync.lock().unwrap(), Some(CUresult::CUDA_ERROR_NOT_PERMITTED));
-    // SAFETY: handles from the stand-in.
-    unsafe {
-        ok(p.cuStreamDestroy(own));
-        ok(p.cuStreamDestroy(other));
-        ok(p.cuCtxDestroy(ctx));
-    }
-}
-
 #[test]
 fn per_thread_variants_are_emulated() {
     let d = driver_ptds();
