@@ -126,6 +126,10 @@ pub struct Comparison {
     pub cases: usize,
     /// Cases answered as on the reference.
     pub agreed: usize,
+    /// Cases where the reference driver returned a status (it did not crash or hang).
+    pub answered: usize,
+    /// Of those, the cases answered as on the reference.
+    pub answered_agreed: usize,
     /// Cases that differ and are not in the list of deliberate differences:
     /// (reference, actual or `None` when the run lacks the case).
     pub unexplained: Vec<(Line, Option<Line>)>,
@@ -140,16 +144,31 @@ pub struct Comparison {
 impl Comparison {
     /// The share of the reference's cases answered alike, in percent.
     pub fn agreement(&self) -> f64 {
-        if self.cases == 0 {
-            return 0.0;
-        }
-        100.0 * self.agreed as f64 / self.cases as f64
+        percent(self.agreed, self.cases)
+    }
+
+    /// The share of the cases where the reference driver returned a status (not `CRASH`
+    /// or `HANG`) that were answered with the same status, in percent.
+    pub fn status_agreement(&self) -> f64 {
+        percent(self.answered_agreed, self.answered)
     }
 
     /// Whether the run passes: every difference is a listed one, and the list is not stale.
     pub fn passed(&self) -> bool {
         self.unexplained.is_empty() && self.stale.is_empty() && self.unknown.is_empty()
     }
+}
+
+fn percent(part: usize, whole: usize) -> f64 {
+    if whole == 0 {
+        return 0.0;
+    }
+    100.0 * part as f64 / whole as f64
+}
+
+/// Whether the reference driver died or hung on a case (no status to compare).
+fn no_status(line: &Line) -> bool {
+    matches!(line.status.as_str(), "CRASH" | "HANG")
 }
 
 /// Compares `actual` with `reference`, as answered by a driver of version `emulated`
@@ -169,6 +188,10 @@ pub fn compare(
         };
         let got = by_name.get(want.case.as_str()).map(|l| (*l).clone());
         let same = got.as_ref().is_some_and(|g| want.agrees(g));
+        if !no_status(&want) {
+            out.answered += 1;
+            out.answered_agreed += usize::from(same);
+        }
         match (same, differences.get(&want.case)) {
             (true, None) => out.agreed += 1,
             (true, Some(_)) => {
@@ -189,6 +212,13 @@ pub fn summary(c: &Comparison) -> String {
     use std::fmt::Write;
     let mut s = String::new();
     let _ = writeln!(s, "agreement: {} of {} cases ({:.1}%)", c.agreed, c.cases, c.agreement());
+    let _ = writeln!(
+        s,
+        "status agreement: {} of the {} cases where the real driver returned a status ({:.1}%)",
+        c.answered_agreed,
+        c.answered,
+        c.status_agreement()
+    );
     let show = |l: &Option<Line>| l.as_ref().map_or("(missing)".to_string(), |l| l.to_string());
     for (want, got, reason) in &c.deliberate {
         let _ = writeln!(

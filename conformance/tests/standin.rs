@@ -43,7 +43,8 @@ fn check(version: &str, emulated: Option<u32>) {
     let text = summary(&c);
     println!("{text}");
     assert!(c.passed(), "the stand-in at {version} answers differently from the real driver:\n{text}");
-    assert!(c.agreement() >= 95.0, "agreement {:.1}% is below 95%:\n{text}", c.agreement());
+    // The real driver crashes or hangs on the listed cases: no status to agree with.
+    assert!(c.status_agreement() >= 95.0, "agreement {:.1}% is below 95%:\n{text}", c.status_agreement());
 }
 
 #[test]

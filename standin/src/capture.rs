@@ -142,10 +142,14 @@ pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
     let (graph, result) = {
         let mut st = lock(&STATE);
         let id = st.members.get(&h).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?.id;
-        let seq = st.sequences.get(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
+        let seq = st.sequences.get_mut(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
         if seq.origin != h {
+            // facts (conformance on the H200): ending on a joined stream invalidates the
+            // capture; the origin's end then answers INVALIDATED.
+            seq.invalidated = true;
             return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
         }
+        let seq = st.sequences.get(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
         if seq.mode != RELAXED && seq.thread != thread_key() {
             return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
         }
@@ -321,10 +325,24 @@ pub(crate) fn wait_event(s: CUstream, e: CUevent, flags: u32) -> Result<bool, CU
 }
 
 /// Before synchronising context `ctx` (`cuCtxSynchronize`): captures in that context, and
-/// captures whose mode forbids the calling thread such calls (the global mode, or the
-/// thread's own thread-local one, unless the thread's mode is relaxed), are invalidated
-/// and the call answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+/// captures whose mode forbids the calling thread such calls (see [`refuse_forbidden`]),
+/// are invalidated and the call answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
+    refuse_forbidden(Some(ctx), CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+}
+
+/// Before a call a capture's mode forbids (`cuMemAlloc`: `status` UNSUPPORTED; work on the
+/// legacy stream, which would synchronise with the capturing stream: IMPLICIT): the
+/// captures whose mode forbids the calling thread such calls are invalidated and the call
+/// answers `status` (driver-facts.md, the conformance suite on the H200).
+pub(crate) fn before_unsafe_call(status: CUresult) -> Result<(), CUresult> {
+    refuse_forbidden(None, status)
+}
+
+/// Invalidates the captures in context `ctx` and those whose mode forbids the calling
+/// thread unsafe calls (the global mode, or the thread's own thread-local one, unless the
+/// thread's mode is relaxed); `status` if there were any.
+fn refuse_forbidden(ctx: Option<u64>, status: CUresult) -> Result<(), CUresult> {
     let thread_mode = THREAD_MODE.try_with(Cell::get).unwrap_or(GLOBAL);
     let me = thread_key();
     let mut st = lock(&STATE);
@@ -336,13 +354,13 @@ pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
                 GLOBAL => seq.thread == me || thread_mode == GLOBAL,
                 _ => seq.thread == me,
             };
-        if seq.ctx == ctx || forbids {
+        if Some(seq.ctx) == ctx || forbids {
             seq.invalidated = true;
             refused = true;
         }
     }
     match refused {
-        true => Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        true => Err(status),
         false => Ok(()),
     }
 }

@@ -15,6 +15,13 @@ use crate::{capture, context, stream};
 /// Does `node` (nothing when `empty`) in the current context (synchronous forms) or the
 /// stream's; on a capturing stream records it instead.
 fn ordered(s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
+    // Work on the legacy stream (the synchronous forms use it) would wait for a capturing
+    // stream: STREAM_CAPTURE_IMPLICIT (driver-facts.md, conformance on the H200).
+    if s.is_none_or(capture::is_default) {
+        if let Err(e) = capture::before_unsafe_call(CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) {
+            return e;
+        }
+    }
     let r = match s {
         None => context::current().and_then(|ctx| if empty { Ok(()) } else { node.run(&ctx) }),
         Some(s) => {

@@ -85,7 +85,11 @@ fn context_arg(ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
 unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint) -> CUresult {
     enter!("cuCtxGetApiVersion");
     status(non_null(version).and_then(|()| {
-        context_arg(ctx)?;
+        // facts (conformance): a destroyed context answers INVALID_CONTEXT here.
+        context_arg(ctx).map_err(|e| match e {
+            CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED => CUresult::CUDA_ERROR_INVALID_CONTEXT,
+            e => e,
+        })?;
         write(version, 3020)
     }))
 }

@@ -1,17 +1,33 @@
 //! Function attributes: `cuFuncGetAttribute` and `cuKernelGetAttribute`, the same for
 //! every kernel (an empty kernel's on an H200: 1024 threads, 4 registers, no static shared,
 //! constant or local memory; driver-facts.md, "Edge cases"). An unknown attribute is
-//! CUDA_ERROR_INVALID_VALUE.
+//! CUDA_ERROR_INVALID_VALUE. `cuFuncSetAttribute` sets the dynamic shared memory a
+//! function may use (48 KiB until then; up to the device's opt-in limit), which launches
+//! check, and the preferred carveout; the other attributes are read-only.
 
+use std::collections::BTreeMap;
 use std::ffi::c_int;
+use std::sync::Mutex;
 
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, non_null, register, status, write};
+use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
 use crate::module;
 
 type F = CUfunction_attribute;
+
+/// The dynamic shared memory a function may use without opting in.
+const DEFAULT_DYNAMIC_SHARED: c_int = 48 << 10;
+
+/// The dynamic shared memory limit each function was given by `cuFuncSetAttribute`.
+static MAX_DYNAMIC_SHARED: Mutex<BTreeMap<u64, c_int>> = Mutex::new(BTreeMap::new());
+
+/// The dynamic shared memory (bytes) a launch of function `f` may ask for.
+pub(crate) fn max_dynamic_shared(f: u64) -> u32 {
+    let v = lock(&MAX_DYNAMIC_SHARED).get(&f).copied().unwrap_or(DEFAULT_DYNAMIC_SHARED);
+    u32::try_from(v).unwrap_or(0)
+}
 
 /// The value of `attr` (the PTX and binary versions are the device's compute capability,
 /// 9.0, as 90).
@@ -32,7 +48,27 @@ unsafe extern "C" fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunctio
     enter!("cuFuncGetAttribute");
     status(non_null(pi).and_then(|()| {
         module::kernel_of(from_ptr(f))?;
-        write(pi, value(attr)?)
+        match attr {
+            F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
+                write(pi, c_int::try_from(max_dynamic_shared(from_ptr(f))).unwrap_or(c_int::MAX))
+            }
+            _ => write(pi, value(attr)?),
+        }
+    }))
+}
+
+/// `cuFuncSetAttribute`: the dynamic shared memory limit (at most the device's opt-in
+/// limit) and the preferred carveout (-1 to 100, kept nowhere); other attributes are
+/// read-only: CUDA_ERROR_INVALID_VALUE.
+unsafe extern "C" fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> CUresult {
+    enter!("cuFuncSetAttribute");
+    status(module::kernel_of(from_ptr(f)).and_then(|_| match attr {
+        F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES if (0..=crate::device::MAX_SHARED_OPTIN).contains(&v) => {
+            lock(&MAX_DYNAMIC_SHARED).insert(from_ptr(f), v);
+            Ok(())
+        }
+        F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT if (-1..=100).contains(&v) => Ok(()),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }))
 }
 
@@ -48,6 +84,7 @@ unsafe extern "C" fn cu_kernel_get_attribute(pi: *mut c_int, attr: F, kernel: CU
 }
 
 register! {
+    cuFuncSetAttribute_v9000: PFN_cuFuncSetAttribute_v9000 => cu_func_set_attribute,
     cuFuncGetAttribute_v2020: PFN_cuFuncGetAttribute_v2020 => cu_func_get_attribute,
     cuKernelGetAttribute_v12000: PFN_cuKernelGetAttribute_v12000 => cu_kernel_get_attribute,
 }

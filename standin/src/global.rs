@@ -30,6 +30,13 @@ pub(crate) fn forget_module(module: u64) {
 }
 
 fn get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: *const c_char) -> Result<(), CUresult> {
+    // facts (conformance): a missing global writes 0 and 0.
+    if !dptr.is_null() {
+        write(dptr, 0)?;
+    }
+    if !bytes.is_null() {
+        write(bytes, 0)?;
+    }
     let c = context::current()?;
     let name = module::name_of(name)?;
     let m = from_ptr(hmod);

@@ -13,6 +13,8 @@ const VALID_FLAGS: c_uint = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
 
 fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresult> {
     non_null(pp)?;
+    // facts (conformance): a failed allocation writes NULL.
+    write(pp, std::ptr::null_mut())?;
     if flags & !VALID_FLAGS != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }

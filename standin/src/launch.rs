@@ -140,6 +140,9 @@ pub(crate) unsafe fn kernel_node(
 ) -> Result<KernelNode, CUresult> {
     let (name, code) = module::kernel_of(from_ptr(f))?;
     check_shape(grid, block, shared)?;
+    if shared > crate::func_attr::max_dynamic_shared(from_ptr(f)) {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
     let values = match &code {
         // SAFETY: forwarded from the program.
         Some(code) => unsafe { read_params(&code.params, params, extra) }?,
@@ -163,6 +166,39 @@ pub(crate) unsafe fn launch(
     let kernel = unsafe { kernel_node(f, grid, block, shared, params, extra) }?;
     let t = stream::resolve(s)?;
     capture::record_or_run(s, Node::Kernel(kernel), &t.ctx)
+}
+
+/// Checks the attributes of a `cuLaunchKernelEx`: an unknown one is
+/// CUDA_ERROR_INVALID_VALUE; a cluster shape that does not divide the grid is
+/// CUDA_ERROR_INVALID_CLUSTER_SIZE (driver-facts.md, conformance on the H200). The others
+/// are accepted and not emulated.
+///
+/// # Safety
+/// `attrs` is NULL or holds `n` attributes.
+unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_uint; 3]) -> Result<(), CUresult> {
+    type Id = CUlaunchAttributeID;
+    if attrs.is_null() {
+        return if n == 0 { Ok(()) } else { Err(CUresult::CUDA_ERROR_INVALID_VALUE) };
+    }
+    for i in 0..n as usize {
+        // SAFETY: `i < n` (above).
+        let a = unsafe { &*attrs.add(i) };
+        match a.id {
+            Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION => {
+                // SAFETY: the value of a cluster attribute is its dimensions.
+                let d = unsafe { a.value.clusterDim };
+                let dims = [d.x, d.y, d.z];
+                if dims.iter().zip(grid).any(|(&c, g)| c == 0 || g % c != 0) {
+                    return Err(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE);
+                }
+            }
+            id if id.0 == 0 || id.0 > Id::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE.0 => {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. On a capturing stream it
@@ -203,6 +239,10 @@ unsafe extern "C" fn cu_launch_kernel_ex(
     // SAFETY: a non-null pointer to the program's configuration.
     let c = unsafe { &*config };
     let (grid, block) = ([c.gridDimX, c.gridDimY, c.gridDimZ], [c.blockDimX, c.blockDimY, c.blockDimZ]);
+    // SAFETY: `attrs` holds `numAttrs` attributes (the call's contract).
+    if let Err(e) = unsafe { check_attributes(c.attrs, c.numAttrs, grid) } {
+        return e;
+    }
     // SAFETY: forwarded from the program.
     status(unsafe { launch(f, grid, block, c.sharedMemBytes, c.hStream, params, extra) })
 }

@@ -19,7 +19,10 @@ use crate::{capture, memory, pool_attr, stream};
 unsafe extern "C" fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
     enter!("cuMemAlloc");
     let r = non_null(dptr).and_then(|()| {
+        // facts (conformance): a failed allocation writes 0.
+        write(dptr, 0)?;
         let c = context::current()?;
+        capture::before_unsafe_call(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)?;
         write(dptr, memory::alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
     });
     status(r)
@@ -75,6 +78,7 @@ unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut
 unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     enter!("cuMemAllocAsync");
     let r = non_null(dptr).and_then(|()| {
+        write(dptr, 0)?;
         let t = stream::resolve(s)?;
         capture::refuse(s)?;
         if size == 0 {

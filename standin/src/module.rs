@@ -156,6 +156,8 @@ unsafe extern "C" fn cu_module_unload(module: CUmodule) -> CUresult {
 unsafe extern "C" fn cu_module_get_function(f: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult {
     enter!("cuModuleGetFunction");
     let r = non_null(f).and_then(|()| {
+        // facts (conformance): a name the module lacks leaves the function NULL.
+        write(f, std::ptr::null_mut())?;
         let name = name_arg(name)?;
         let h = lock(&STATE).function(from_ptr(module), &name)?;
         write(f, to_ptr(h))

@@ -26,7 +26,7 @@ pub fn cases() -> Vec<Case> {
         case!("proc_address.mem_alloc_1000", Bare, |e| { ask(e, c"cuMemAlloc", 1000, DEFAULT) }),
         case!("proc_address.unknown_symbol", Bare, |e| { ask(e, c"cuNoSuchFunction", 12000, DEFAULT) }),
         case!("proc_address.versioned_name", Bare, |e| { ask(e, c"cuMemAlloc_v2", 12000, DEFAULT) }),
-        case!("proc_address.batch_copy_at_12040", Bare, |e| { ask(e, c"cuMemcpyBatchAsync", 12040, DEFAULT) }),
+        case!("proc_address.kernel_count_at_12030", Bare, |e| { ask(e, c"cuLibraryGetKernelCount", 12030, DEFAULT) }),
         case!("proc_address.negative_version", Bare, |e| { ask(e, c"cuMemAlloc", -2, DEFAULT) }),
         case!("proc_address.int_min_version", Bare, |e| { ask(e, c"cuMemAlloc", i32::MIN, DEFAULT) }),
         case!("proc_address.zero_version", Bare, |e| { ask(e, c"cuMemAlloc", 0, DEFAULT) }),
