@@ -28,6 +28,13 @@ unsafe extern "C" fn cu_memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usiz
     copy(end(dst), end(src), n, Some(s))
 }
 
+/// `cuMemcpyAsync_ptsz`: the same copy behind its own pointer, as a real driver gives the
+/// per-thread variant one (driver-facts.md, `cuGetProcAddress` with flag 2).
+unsafe extern "C" fn cu_memcpy_async_ptsz(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+    // SAFETY: forwarded from the program.
+    unsafe { cu_memcpy_async(dst, src, n, s) }
+}
+
 /// The `i`th element of a caller's array.
 ///
 /// # Safety
@@ -44,6 +51,7 @@ unsafe fn nth<T: Copy>(p: *const T, i: usize) -> T {
 ///
 /// # Safety
 /// The arrays hold `count` (`attr_idxs`: `num_attrs`) elements, or are NULL.
+#[allow(clippy::too_many_arguments)] // the C signature's arguments
 unsafe fn batch(
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
@@ -126,7 +134,7 @@ register! {
     cuMemcpy_v4000: PFN_cuMemcpy_v4000 => cu_memcpy,
     cuMemcpy_v7000_ptds: PFN_cuMemcpy_v7000_ptds => cu_memcpy,
     cuMemcpyAsync_v4000: PFN_cuMemcpyAsync_v4000 => cu_memcpy_async,
-    cuMemcpyAsync_v7000_ptsz: PFN_cuMemcpyAsync_v7000_ptsz => cu_memcpy_async,
+    cuMemcpyAsync_v7000_ptsz: PFN_cuMemcpyAsync_v7000_ptsz => cu_memcpy_async_ptsz,
     cuMemcpyBatchAsync_v12080: PFN_cuMemcpyBatchAsync_v12080 => cu_memcpy_batch_async_v12080,
     cuMemcpyBatchAsync_v12080_ptsz: PFN_cuMemcpyBatchAsync_v12080_ptsz => cu_memcpy_batch_async_v12080,
     cuMemcpyBatchAsync_v13000: PFN_cuMemcpyBatchAsync_v13000 => cu_memcpy_batch_async,
