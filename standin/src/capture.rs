@@ -328,7 +328,7 @@ pub(crate) fn wait_event(s: CUstream, e: CUevent, flags: u32) -> Result<bool, CU
 /// captures whose mode forbids the calling thread such calls (see [`refuse_forbidden`]),
 /// are invalidated and the call answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
 pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
-    refuse_forbidden(Some(ctx), CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+    refuse_forbidden(Some(ctx), CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, false)
 }
 
 /// Before a call a capture's mode forbids (`cuMemAlloc`: `status` UNSUPPORTED; work on the
@@ -336,13 +336,15 @@ pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
 /// captures whose mode forbids the calling thread such calls are invalidated and the call
 /// answers `status` (driver-facts.md, the conformance suite on the H200).
 pub(crate) fn before_unsafe_call(status: CUresult) -> Result<(), CUresult> {
-    refuse_forbidden(None, status)
+    refuse_forbidden(None, status, true)
 }
 
 /// Invalidates the captures in context `ctx` and those whose mode forbids the calling
 /// thread unsafe calls (the global mode, or the thread's own thread-local one, unless the
-/// thread's mode is relaxed); `status` if there were any.
-fn refuse_forbidden(ctx: Option<u64>, status: CUresult) -> Result<(), CUresult> {
+/// thread's mode is relaxed); `status` if there were any. `own_only`: only captures the
+/// calling thread began (the stand-in's limit for unsafe calls other than synchronising:
+/// a real driver's global mode forbids them on every thread).
+fn refuse_forbidden(ctx: Option<u64>, status: CUresult, own_only: bool) -> Result<(), CUresult> {
     let thread_mode = THREAD_MODE.try_with(Cell::get).unwrap_or(GLOBAL);
     let me = thread_key();
     let mut st = lock(&STATE);
@@ -354,7 +356,7 @@ fn refuse_forbidden(ctx: Option<u64>, status: CUresult) -> Result<(), CUresult> 
                 GLOBAL => seq.thread == me || thread_mode == GLOBAL,
                 _ => seq.thread == me,
             };
-        if Some(seq.ctx) == ctx || forbids {
+        if Some(seq.ctx) == ctx || (forbids && (!own_only || seq.thread == me)) {
             seq.invalidated = true;
             refused = true;
         }

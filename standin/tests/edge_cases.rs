@@ -98,6 +98,10 @@ fn launch_limits_are_checked_at_launch() {
         ok(p.cuModuleLoadData(&mut m, image.as_ptr().cast()));
         ok(p.cuModuleGetFunction(&mut f, m, c"empty".as_ptr()));
         ok(launch(&d, f, [1, 1, 1], [1024, 1, 1], 0));
+        // More than 48 KiB of dynamic shared memory needs the function's opt-in first.
+        let opt_in = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+        assert_eq!(launch(&d, f, [1, 1, 1], [1, 1, 1], (48 << 10) + 1), CUresult::CUDA_ERROR_INVALID_VALUE);
+        ok(p.cuFuncSetAttribute(f, opt_in, 227 << 10));
         ok(launch(&d, f, [(1 << 31) - 1, 65535, 65535], [1, 1, 64], 227 << 10));
         for (grid, block, shared) in [
             ([1, 1, 1], [1025, 1, 1], 0),

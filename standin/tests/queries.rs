@@ -32,7 +32,7 @@ fn primary_context_state_and_flags() {
         ok(p.cuCtxPushCurrent(ctx));
         let mut f = 0;
         ok(p.cuCtxGetFlags(&mut f));
-        assert_eq!(f, CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC.0);
+        assert_eq!(f, CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC.0 | CUctx_flags::CU_CTX_MAP_HOST.0);
         ok(p.cuDevicePrimaryCtxSetFlags(0, 0));
         ok(p.cuCtxPopCurrent(std::ptr::null_mut()));
         ok(p.cuDevicePrimaryCtxRelease(0));
@@ -56,7 +56,8 @@ fn context_version_flags_limits_and_priorities() {
         ok(p.cuCtxGetApiVersion(std::ptr::null_mut(), &mut v));
         let mut flags = 7;
         ok(p.cuCtxGetFlags(&mut flags));
-        assert_eq!(flags, 0);
+        // CU_CTX_MAP_HOST is always reported (the H200's primary context: 8).
+        assert_eq!(flags, CUctx_flags::CU_CTX_MAP_HOST.0);
 
         let mut value = 0;
         ok(p.cuCtxGetLimit(&mut value, CUlimit::CU_LIMIT_STACK_SIZE));
