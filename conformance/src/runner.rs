@@ -41,15 +41,13 @@ fn gate(case: &Case) -> Option<Out> {
 
 /// Loads the driver and makes the state `setup` asks for.
 fn prepare(setup: Setup) -> Result<Env, Out> {
-    let driver = cudrv::driver().map_err(|e| Out::setup_failed("load", CUresult(0)).info("error", e))?;
+    let driver = cudrv::driver()
+        .map_err(|e| Out { status: "SETUP_FAILED".into(), fields: Vec::new() }.eq("at", "load").info("error", e))?;
     let mut env = Env { p: driver.p(), dev: 0, ctx: std::ptr::null_mut() };
     if setup == Setup::Bare {
         return Ok(env);
     }
-    let check = |what: &str, st: CUresult| match st {
-        CUresult::CUDA_SUCCESS => Ok(()),
-        st => Err(Out::setup_failed(what, st)),
-    };
+    let check = |what: &str, st: CUresult| crate::cases::made(what, st, ());
     // SAFETY: valid out-pointers; device 0 exists when cuDeviceGet says so.
     unsafe {
         check("cuInit", env.p.cuInit(0))?;

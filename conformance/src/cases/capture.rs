@@ -2,18 +2,11 @@
 //! or invalidates a capture.
 
 use super::graph::{instantiate, node_count};
-use super::{alloc, case, handle, launch_scale, read_f32, scale_kernel, sentinel, step, stream, write_f32, Shape};
+use super::{
+    alloc, case, handle, launch_scale, made, read_f32, scale_kernel, sentinel, step, stream, with, write_f32, Shape,
+};
 use super::{Case, Env, Out};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 const GLOBAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
 const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
@@ -22,10 +15,7 @@ const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE
 fn capturing(e: &Env, mode: CUstreamCaptureMode) -> Result<CUstream, Out> {
     let s = stream(e)?;
     // SAFETY: a live stream.
-    match unsafe { e.p.cuStreamBeginCapture(s, mode) } {
-        CUresult::CUDA_SUCCESS => Ok(s),
-        st => Err(Out::setup_failed("cuStreamBeginCapture", st)),
-    }
+    made("cuStreamBeginCapture", unsafe { e.p.cuStreamBeginCapture(s, mode) }, s)
 }
 
 /// The capture status of `s` (0 none, 1 active, 2 invalidated).

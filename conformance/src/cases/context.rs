@@ -1,7 +1,7 @@
 //! Contexts: primary and created, the context stack, queries, and what is left of a
 //! destroyed one.
 
-use super::{case, handle, number, number32, sentinel, step, Case, Env, Out, UNTOUCHED};
+use super::{case, handle, made, number, number32, sentinel, step, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
 
 /// Creates a context on device 0 with `cuCtxCreate_v3020` (in every driver since 3.2); it
@@ -9,10 +9,7 @@ use cudrv::sys::*;
 fn create(e: &Env) -> Result<CUcontext, Out> {
     let mut c = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    match unsafe { e.p.cuCtxCreate_v3020(&mut c, 0, e.dev) } {
-        CUresult::CUDA_SUCCESS => Ok(c),
-        st => Err(Out::setup_failed("cuCtxCreate_v3020", st)),
-    }
+    made("cuCtxCreate_v3020", unsafe { e.p.cuCtxCreate_v3020(&mut c, 0, e.dev) }, c)
 }
 
 /// Retains device 0's primary context and releases it again so that it is destroyed;
@@ -21,30 +18,17 @@ fn dead_primary(e: &Env) -> Result<CUcontext, Out> {
     let mut c = std::ptr::null_mut();
     // SAFETY: valid out-pointers and a live device.
     unsafe {
-        let st = e.p.cuDevicePrimaryCtxRetain(&mut c, e.dev);
-        if st != CUresult::CUDA_SUCCESS {
-            return Err(Out::setup_failed("cuDevicePrimaryCtxRetain", st));
-        }
-        let st = e.p.cuCtxSetCurrent(c);
-        if st != CUresult::CUDA_SUCCESS {
-            return Err(Out::setup_failed("cuCtxSetCurrent", st));
-        }
-        let st = e.p.cuDevicePrimaryCtxRelease(e.dev);
-        if st != CUresult::CUDA_SUCCESS {
-            return Err(Out::setup_failed("cuDevicePrimaryCtxRelease", st));
-        }
+        made("cuDevicePrimaryCtxRetain", e.p.cuDevicePrimaryCtxRetain(&mut c, e.dev), ())?;
+        made("cuCtxSetCurrent", e.p.cuCtxSetCurrent(c), ())?;
+        made("cuDevicePrimaryCtxRelease", e.p.cuDevicePrimaryCtxRelease(e.dev), c)
     }
-    Ok(c)
 }
 
 /// A created context, destroyed; nothing current.
 fn dead_created(e: &Env) -> Result<CUcontext, Out> {
     let c = create(e)?;
     // SAFETY: a live context of this case.
-    match unsafe { e.p.cuCtxDestroy(c) } {
-        CUresult::CUDA_SUCCESS => Ok(c),
-        st => Err(Out::setup_failed("cuCtxDestroy", st)),
-    }
+    made("cuCtxDestroy", unsafe { e.p.cuCtxDestroy(c) }, c)
 }
 
 pub fn cases() -> Vec<Case> {
@@ -130,76 +114,49 @@ pub fn cases() -> Vec<Case> {
             Out::of(e.p.cuCtxCreate_v3020(&mut c, 0xffff_0000, e.dev)).eq("ctx", handle(c))
         }),
         case!("context.destroy_created", Init, |e| {
-            let c = match create(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(create(e));
             let st = e.p.cuCtxDestroy(c);
             let mut cur: CUcontext = sentinel();
             let _ = e.p.cuCtxGetCurrent(&mut cur);
             Out::of(st).eq("current", handle(cur))
         }),
         case!("context.destroy_twice", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             Out::of(e.p.cuCtxDestroy(c))
         }),
         case!("context.destroyed_set_current", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             Out::of(e.p.cuCtxSetCurrent(c))
         }),
         case!("context.destroyed_push", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             Out::of(e.p.cuCtxPushCurrent(c))
         }),
         case!("context.destroyed_then_alloc", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             step!(e.p.cuCtxSetCurrent(c));
             let mut d = UNTOUCHED;
             Out::of(e.p.cuMemAlloc(&mut d, 256)).eq("dptr", number(d))
         }),
         case!("context.destroyed_then_synchronize", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             step!(e.p.cuCtxSetCurrent(c));
             Out::of(e.p.cuCtxSynchronize())
         }),
         case!("context.destroyed_then_stream", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             step!(e.p.cuCtxSetCurrent(c));
             let mut s: CUstream = sentinel();
             Out::of(e.p.cuStreamCreate(&mut s, 0)).info("stream", handle(s))
         }),
         case!("context.destroyed_get_device", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             step!(e.p.cuCtxSetCurrent(c));
             let mut d = -7;
             Out::of(e.p.cuCtxGetDevice(&mut d)).eq("device", d)
         }),
         case!("context.destroyed_api_version", Init, |e| {
-            let c = match dead_created(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_created(e));
             let mut v = UNTOUCHED as u32;
             Out::of(e.p.cuCtxGetApiVersion(c, &mut v)).eq("version", number32(v))
         }),
@@ -212,38 +169,27 @@ pub fn cases() -> Vec<Case> {
         case!("primary.release_unretained", Init, |e| { Out::of(e.p.cuDevicePrimaryCtxRelease(e.dev)) }),
         case!("primary.release_bad_device", Init, |e| { Out::of(e.p.cuDevicePrimaryCtxRelease(99)) }),
         case!("primary.state_after_release", Init, |e| {
-            if let Err(out) = dead_primary(e) {
-                return out;
-            }
+            with!(dead_primary(e));
             let (mut flags, mut active) = (UNTOUCHED as u32, -7);
             let st = e.p.cuDevicePrimaryCtxGetState(e.dev, &mut flags, &mut active);
             Out::of(st).eq("flags", number32(flags)).eq("active", active)
         }),
         case!("primary.released_then_alloc", Init, |e| {
-            if let Err(out) = dead_primary(e) {
-                return out;
-            }
+            with!(dead_primary(e));
             let mut d = UNTOUCHED;
             Out::of(e.p.cuMemAlloc(&mut d, 256)).eq("dptr", number(d))
         }),
         case!("primary.released_then_stream", Init, |e| {
-            if let Err(out) = dead_primary(e) {
-                return out;
-            }
+            with!(dead_primary(e));
             let mut s: CUstream = sentinel();
             Out::of(e.p.cuStreamCreate(&mut s, 0)).info("stream", handle(s))
         }),
         case!("primary.released_then_synchronize", Init, |e| {
-            if let Err(out) = dead_primary(e) {
-                return out;
-            }
+            with!(dead_primary(e));
             Out::of(e.p.cuCtxSynchronize())
         }),
         case!("primary.released_get_current", Init, |e| {
-            let c = match dead_primary(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            let c = with!(dead_primary(e));
             let mut cur: CUcontext = sentinel();
             let st = e.p.cuCtxGetCurrent(&mut cur);
             Out::of(st).eq("still_current", cur == c)
@@ -267,13 +213,9 @@ pub fn cases() -> Vec<Case> {
             Out::of(e.p.cuMemsetD8(d, 1, 256))
         }),
         case!("primary.retain_after_release", Init, |e| {
-            let old = match dead_primary(e) {
-                Ok(c) => c,
-                Err(out) => return out,
-            };
+            with!(dead_primary(e));
             let mut c = std::ptr::null_mut();
             let st = e.p.cuDevicePrimaryCtxRetain(&mut c, e.dev);
-            let _ = old;
             step!(e.p.cuCtxSetCurrent(c));
             let mut d = UNTOUCHED;
             let alloc = e.p.cuMemAlloc(&mut d, 256);

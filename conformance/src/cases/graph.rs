@@ -3,17 +3,8 @@
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use super::{case, handle, number, sentinel, step, stream, Case, Env, Out};
+use super::{case, handle, made, number, sentinel, step, stream, with, Case, Env, Out};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// How many times [`count_run`] ran.
 static RUNS: AtomicU32 = AtomicU32::new(0);
@@ -26,10 +17,7 @@ unsafe extern "C" fn count_run(_: *mut c_void) {
 pub fn graph(e: &Env) -> Result<CUgraph, Out> {
     let mut g = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    match unsafe { e.p.cuGraphCreate(&mut g, 0) } {
-        CUresult::CUDA_SUCCESS => Ok(g),
-        st => Err(Out::setup_failed("cuGraphCreate", st)),
-    }
+    made("cuGraphCreate", unsafe { e.p.cuGraphCreate(&mut g, 0) }, g)
 }
 
 /// A graph of one host node running [`count_run`].
@@ -38,20 +26,14 @@ fn host_graph(e: &Env) -> Result<CUgraph, Out> {
     let params = CUDA_HOST_NODE_PARAMS { fn_: Some(count_run), userData: std::ptr::null_mut() };
     let mut n = std::ptr::null_mut();
     // SAFETY: a live graph, no dependencies, valid parameters.
-    match unsafe { e.p.cuGraphAddHostNode(&mut n, g, std::ptr::null(), 0, &params) } {
-        CUresult::CUDA_SUCCESS => Ok(g),
-        st => Err(Out::setup_failed("cuGraphAddHostNode", st)),
-    }
+    made("cuGraphAddHostNode", unsafe { e.p.cuGraphAddHostNode(&mut n, g, std::ptr::null(), 0, &params) }, g)
 }
 
 /// Instantiates `g`.
 pub fn instantiate(e: &Env, g: CUgraph) -> Result<CUgraphExec, Out> {
     let mut x = std::ptr::null_mut();
     // SAFETY: a live graph and a valid out-pointer.
-    match unsafe { e.p.cuGraphInstantiateWithFlags(&mut x, g, 0) } {
-        CUresult::CUDA_SUCCESS => Ok(x),
-        st => Err(Out::setup_failed("cuGraphInstantiateWithFlags", st)),
-    }
+    made("cuGraphInstantiateWithFlags", unsafe { e.p.cuGraphInstantiateWithFlags(&mut x, g, 0) }, x)
 }
 
 /// The number of nodes of `g`.
@@ -66,20 +48,14 @@ pub fn node_count(e: &Env, g: CUgraph) -> (CUresult, String) {
 fn dead_graph(e: &Env) -> Result<CUgraph, Out> {
     let g = graph(e)?;
     // SAFETY: a live graph of this case.
-    match unsafe { e.p.cuGraphDestroy(g) } {
-        CUresult::CUDA_SUCCESS => Ok(g),
-        st => Err(Out::setup_failed("cuGraphDestroy", st)),
-    }
+    made("cuGraphDestroy", unsafe { e.p.cuGraphDestroy(g) }, g)
 }
 
 /// An executable graph (of one host node), destroyed.
 fn dead_exec(e: &Env) -> Result<CUgraphExec, Out> {
     let x = instantiate(e, host_graph(e)?)?;
     // SAFETY: a live executable graph of this case.
-    match unsafe { e.p.cuGraphExecDestroy(x) } {
-        CUresult::CUDA_SUCCESS => Ok(x),
-        st => Err(Out::setup_failed("cuGraphExecDestroy", st)),
-    }
+    made("cuGraphExecDestroy", unsafe { e.p.cuGraphExecDestroy(x) }, x)
 }
 
 pub fn cases() -> Vec<Case> {

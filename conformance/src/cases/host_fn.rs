@@ -4,17 +4,8 @@
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 
-use super::{case, step, stream, Case, Env, Out};
+use super::{case, step, stream, with, Case, Env, Out};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// What the host function saw: the status of its driver call (-1: it did not run).
 static INNER: AtomicI32 = AtomicI32::new(-1);

@@ -1,16 +1,7 @@
 //! Kernel launches and the limits checked at launch.
 
-use super::{alloc, case, launch_scale, read_f32, scale_kernel, step, stream, write_f32, Case, Env, Out, Shape};
+use super::{alloc, case, launch_scale, read_f32, scale_kernel, step, stream, with, write_f32, Case, Env, Out, Shape};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// Launches scale_f32 over 4 floats with the given shape on a fresh stream (threads past 4
 /// do nothing); reports the status and whether the data was scaled.

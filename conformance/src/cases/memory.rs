@@ -3,26 +3,14 @@
 
 use std::os::raw::c_void;
 
-use super::{alloc, case, handle, number, read_f32, sentinel, step, stream, Case, Env, Out, UNTOUCHED};
+use super::{alloc, case, handle, made, number, read_f32, sentinel, step, stream, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// 256 bytes of device memory, freed.
 fn freed(e: &Env) -> Result<CUdeviceptr, Out> {
     let d = alloc(e, 256)?;
     // SAFETY: memory this case allocated.
-    match unsafe { e.p.cuMemFree(d) } {
-        CUresult::CUDA_SUCCESS => Ok(d),
-        st => Err(Out::setup_failed("cuMemFree", st)),
-    }
+    made("cuMemFree", unsafe { e.p.cuMemFree(d) }, d)
 }
 
 /// The address range of `d`: status, and base/size as written (sentinels show no write).

@@ -141,6 +141,17 @@ macro_rules! step {
 }
 pub(crate) use step;
 
+/// The value of a helper's `Ok`; on `Err` the case ends with that answer.
+macro_rules! with {
+    ($r:expr) => {
+        match $r {
+            Ok(v) => v,
+            Err(out) => return out,
+        }
+    };
+}
+pub(crate) use with;
+
 /// Every case, in the order the suite runs them.
 pub fn all() -> Vec<Case> {
     [
@@ -223,40 +234,37 @@ pub struct Shape {
 /// runs on the host; NUL-terminated.
 pub const SCALE_PTX: &str = concat!(include_str!("../../../examples/kernels/scale_f32.ptx"), "\0");
 
+/// `value`, made by a setup call that answered `status`; if that failed, the case ends
+/// with [`Out::setup_failed`] naming the call `what`.
+pub fn made<T>(what: &str, status: CUresult, value: T) -> Result<T, Out> {
+    match status {
+        CUresult::CUDA_SUCCESS => Ok(value),
+        st => Err(Out::setup_failed(what, st)),
+    }
+}
+
 /// A fresh stream of the current context (flags 0).
 pub fn stream(e: &Env) -> Result<CUstream, Out> {
     let mut s = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    match unsafe { e.p.cuStreamCreate(&mut s, 0) } {
-        CUresult::CUDA_SUCCESS => Ok(s),
-        st => Err(Out::setup_failed("cuStreamCreate", st)),
-    }
+    made("cuStreamCreate", unsafe { e.p.cuStreamCreate(&mut s, 0) }, s)
 }
 
 /// `bytes` of device memory in the current context.
 pub fn alloc(e: &Env, bytes: usize) -> Result<CUdeviceptr, Out> {
     let mut d = 0;
     // SAFETY: a valid out-pointer.
-    match unsafe { e.p.cuMemAlloc(&mut d, bytes) } {
-        CUresult::CUDA_SUCCESS => Ok(d),
-        st => Err(Out::setup_failed("cuMemAlloc", st)),
-    }
+    made("cuMemAlloc", unsafe { e.p.cuMemAlloc(&mut d, bytes) }, d)
 }
 
 /// `scale_f32` from a module loaded from [`SCALE_PTX`] in the current context.
 pub fn scale_kernel(e: &Env) -> Result<CUfunction, Out> {
     let mut m = std::ptr::null_mut();
     // SAFETY: a NUL-terminated PTX image and a valid out-pointer.
-    let st = unsafe { e.p.cuModuleLoadData(&mut m, SCALE_PTX.as_ptr().cast()) };
-    if st != CUresult::CUDA_SUCCESS {
-        return Err(Out::setup_failed("cuModuleLoadData", st));
-    }
+    made("cuModuleLoadData", unsafe { e.p.cuModuleLoadData(&mut m, SCALE_PTX.as_ptr().cast()) }, ())?;
     let mut f = std::ptr::null_mut();
     // SAFETY: a live module, a NUL-terminated name, a valid out-pointer.
-    match unsafe { e.p.cuModuleGetFunction(&mut f, m, c"scale_f32".as_ptr()) } {
-        CUresult::CUDA_SUCCESS => Ok(f),
-        st => Err(Out::setup_failed("cuModuleGetFunction", st)),
-    }
+    made("cuModuleGetFunction", unsafe { e.p.cuModuleGetFunction(&mut f, m, c"scale_f32".as_ptr()) }, f)
 }
 
 /// Launches `scale_f32(x, 2.0, n)` with the given shape on `stream`.
@@ -290,25 +298,11 @@ pub unsafe fn launch_scale(e: &Env, f: CUfunction, shape: Shape, stream: CUstrea
 pub fn read_f32(e: &Env, d: CUdeviceptr, n: usize) -> Result<Vec<f32>, Out> {
     let mut v = vec![0f32; n];
     // SAFETY: `v` has room for `n` floats.
-    match unsafe { e.p.cuMemcpyDtoH(v.as_mut_ptr().cast(), d, n * 4) } {
-        CUresult::CUDA_SUCCESS => Ok(v),
-        st => Err(Out::setup_failed("cuMemcpyDtoH", st)),
-    }
+    made("cuMemcpyDtoH", unsafe { e.p.cuMemcpyDtoH(v.as_mut_ptr().cast(), d, n * 4) }, v)
 }
 
 /// Writes floats to device memory (synchronously).
 pub fn write_f32(e: &Env, d: CUdeviceptr, v: &[f32]) -> Result<(), Out> {
     // SAFETY: `v` holds `v.len()` floats.
-    match unsafe { e.p.cuMemcpyHtoD(d, v.as_ptr().cast(), std::mem::size_of_val(v)) } {
-        CUresult::CUDA_SUCCESS => Ok(()),
-        st => Err(Out::setup_failed("cuMemcpyHtoD", st)),
-    }
-}
-
-/// Makes `?` usable in case bodies for the helpers above.
-pub type Res = Result<Out, Out>;
-
-/// Flattens a case body written with `?`.
-pub fn done(r: Res) -> Out {
-    r.unwrap_or_else(|e| e)
+    made("cuMemcpyHtoD", unsafe { e.p.cuMemcpyHtoD(d, v.as_ptr().cast(), std::mem::size_of_val(v)) }, ())
 }

@@ -2,17 +2,8 @@
 
 use std::os::raw::c_void;
 
-use super::{case, handle, number, scale_kernel, sentinel, step, Case, Env, Out, SCALE_PTX, UNTOUCHED};
+use super::{case, handle, number, scale_kernel, sentinel, step, with, Case, Env, Out, SCALE_PTX, UNTOUCHED};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// A library loaded from `image`.
 fn library(e: &Env, image: *const c_void) -> (CUresult, CUlibrary) {
@@ -36,10 +27,7 @@ fn library(e: &Env, image: *const c_void) -> (CUresult, CUlibrary) {
 
 /// A function attribute of scale_f32.
 fn func_attr(e: &Env, a: CUfunction_attribute, compared: bool) -> Out {
-    let f = match scale_kernel(e) {
-        Ok(f) => f,
-        Err(out) => return out,
-    };
+    let f = with!(scale_kernel(e));
     let mut v = -7;
     // SAFETY: a live function and a valid out-pointer.
     let st = unsafe { e.p.cuFuncGetAttribute(&mut v, a, f) };

@@ -1,16 +1,7 @@
 //! Stream-ordered memory and memory pools.
 
-use super::{case, handle, number, sentinel, step, stream, Case, Env, Out, UNTOUCHED};
+use super::{case, handle, made, number, sentinel, step, stream, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// Pool properties: pinned device memory on device 0, no shareable handles.
 fn props(location_type: CUmemLocationType) -> CUmemPoolProps {
@@ -25,10 +16,7 @@ fn pool(e: &Env) -> Result<CUmemoryPool, Out> {
     let mut p = std::ptr::null_mut();
     let pr = props(CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE);
     // SAFETY: valid properties and out-pointer.
-    match unsafe { e.p.cuMemPoolCreate(&mut p, &pr) } {
-        CUresult::CUDA_SUCCESS => Ok(p),
-        st => Err(Out::setup_failed("cuMemPoolCreate", st)),
-    }
+    made("cuMemPoolCreate", unsafe { e.p.cuMemPoolCreate(&mut p, &pr) }, p)
 }
 
 /// A `u64`-wide pool attribute.

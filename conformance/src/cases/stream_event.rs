@@ -1,46 +1,28 @@
 //! Streams and events: creation, flags and priorities, queries, and destroyed handles
 //! (which crash a real driver: recorded as such).
 
-use super::{case, handle, number32, sentinel, step, stream, Case, Env, Out, UNTOUCHED};
+use super::{case, handle, made, number32, sentinel, step, stream, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
 
 /// A stream, destroyed.
 fn dead_stream(e: &Env) -> Result<CUstream, Out> {
     let s = stream(e)?;
     // SAFETY: a live stream of this case.
-    match unsafe { e.p.cuStreamDestroy(s) } {
-        CUresult::CUDA_SUCCESS => Ok(s),
-        st => Err(Out::setup_failed("cuStreamDestroy", st)),
-    }
+    made("cuStreamDestroy", unsafe { e.p.cuStreamDestroy(s) }, s)
 }
 
 /// An event (flags 0), destroyed.
 fn dead_event(e: &Env) -> Result<CUevent, Out> {
     let ev = event(e, 0)?;
     // SAFETY: a live event of this case.
-    match unsafe { e.p.cuEventDestroy(ev) } {
-        CUresult::CUDA_SUCCESS => Ok(ev),
-        st => Err(Out::setup_failed("cuEventDestroy", st)),
-    }
+    made("cuEventDestroy", unsafe { e.p.cuEventDestroy(ev) }, ev)
 }
 
 /// An event with `flags`.
 pub fn event(e: &Env, flags: u32) -> Result<CUevent, Out> {
     let mut ev = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
-    match unsafe { e.p.cuEventCreate(&mut ev, flags) } {
-        CUresult::CUDA_SUCCESS => Ok(ev),
-        st => Err(Out::setup_failed("cuEventCreate", st)),
-    }
-}
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
+    made("cuEventCreate", unsafe { e.p.cuEventCreate(&mut ev, flags) }, ev)
 }
 
 pub fn cases() -> Vec<Case> {

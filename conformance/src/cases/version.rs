@@ -5,25 +5,18 @@
 use std::os::raw::c_void;
 
 use super::graph::graph;
-use super::{alloc, case, handle, number32, read_f32, sentinel, step, stream, write_f32, Case, Env, Out, SCALE_PTX};
+use super::{
+    alloc, case, handle, made, number32, read_f32, sentinel, step, stream, with, write_f32, Case, Env, Out, SCALE_PTX,
+};
 use cudrv::call;
 use cudrv::sys::*;
-
-macro_rules! with {
-    ($r:expr) => {
-        match $r {
-            Ok(v) => v,
-            Err(out) => return out,
-        }
-    };
-}
 
 /// A library of [`SCALE_PTX`].
 fn library(e: &Env) -> Result<CUlibrary, Out> {
     let mut l = std::ptr::null_mut();
 
     // SAFETY: NUL-terminated PTX, no options.
-    match unsafe {
+    let st = unsafe {
         e.p.cuLibraryLoadData(
             &mut l,
             SCALE_PTX.as_ptr().cast(),
@@ -34,10 +27,8 @@ fn library(e: &Env) -> Result<CUlibrary, Out> {
             std::ptr::null_mut(),
             0,
         )
-    } {
-        CUresult::CUDA_SUCCESS => Ok(l),
-        st => Err(Out::setup_failed("cuLibraryLoadData", st)),
-    }
+    };
+    made("cuLibraryLoadData", st, l)
 }
 
 unsafe extern "C" fn nothing(_: *mut c_void) {}
