@@ -12,7 +12,7 @@
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::ffi::c_int;
+use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
@@ -30,6 +30,8 @@ pub(crate) struct Context {
     /// Its device.
     pub(crate) device: c_int,
     primary: bool,
+    /// The flags it was created with (a primary context's are its device's: `primaries.rs`).
+    pub(crate) flags: c_uint,
     /// The sticky failure's status (0: none).
     sticky: AtomicU32,
     destroyed: AtomicBool,
@@ -41,11 +43,12 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    fn new(device: c_int, primary: bool) -> Context {
+    fn new(device: c_int, primary: bool, flags: c_uint) -> Context {
         Context {
             handle: handles::fresh(),
             device,
             primary,
+            flags,
             sticky: AtomicU32::new(0),
             destroyed: AtomicBool::new(false),
             default_queue: Queue::new(),
@@ -218,8 +221,8 @@ pub(crate) fn replace_top(c: Arc<Context>) {
 
 /// Makes a context on `device` (not current yet): a created one, or a primary one (for
 /// `primaries.rs`).
-pub(crate) fn create(device: c_int, primary: bool) -> Arc<Context> {
-    let c = Arc::new(Context::new(device, primary));
+pub(crate) fn create(device: c_int, primary: bool, flags: c_uint) -> Arc<Context> {
+    let c = Arc::new(Context::new(device, primary, flags));
     lock(&CONTEXTS).insert(c.handle, Arc::clone(&c));
     c
 }

@@ -24,8 +24,7 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
     if !valid_device(dev) {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
-    let c = context::create(dev, false);
-    crate::ctx_query::record_flags(c.handle, flags);
+    let c = context::create(dev, false, flags);
     write(pctx, handle_of(&c))?;
     context::push(c);
     Ok(())

@@ -6,13 +6,11 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudrv::sys::*;
 
 use crate::context::{self, Context};
-use crate::device::MAX_DEVICES;
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
 use crate::primaries;
 
@@ -21,26 +19,8 @@ pub(crate) const LEAST_PRIORITY: c_int = 0;
 /// The greatest (numerically least) stream priority.
 pub(crate) const GREATEST_PRIORITY: c_int = -5;
 
-/// The flags of each device's primary context (`cuDevicePrimaryCtxSetFlags`).
-static PRIMARY_FLAGS: [AtomicU32; MAX_DEVICES as usize] = [const { AtomicU32::new(0) }; MAX_DEVICES as usize];
-
-struct State {
-    /// The creation flags of each created context.
-    flags: BTreeMap<u64, c_uint>,
-    /// Limits set in each context, by context and limit number.
-    limits: BTreeMap<(u64, c_uint), usize>,
-}
-
-static STATE: Mutex<State> = Mutex::new(State { flags: BTreeMap::new(), limits: BTreeMap::new() });
-
-/// Records the creation flags of the created context `handle`.
-pub(crate) fn record_flags(handle: u64, flags: c_uint) {
-    lock(&STATE).flags.insert(handle, flags);
-}
-
-fn primary_flags(dev: CUdevice) -> Option<&'static AtomicU32> {
-    PRIMARY_FLAGS.get(usize::try_from(dev).ok()?)
-}
+/// Limits set in each context, by context and limit number.
+static LIMITS: Mutex<BTreeMap<(u64, c_uint), usize>> = Mutex::new(BTreeMap::new());
 
 unsafe extern "C" fn cu_device_primary_ctx_get_state(
     dev: CUdevice,
@@ -50,9 +30,8 @@ unsafe extern "C" fn cu_device_primary_ctx_get_state(
     enter!("cuDevicePrimaryCtxGetState");
     let r = non_null(flags).and_then(|()| {
         non_null(active)?;
-        let is_active = primaries::is_active(dev)?;
-        let f = primary_flags(dev).ok_or(CUresult::CUDA_ERROR_INVALID_DEVICE)?;
-        write(flags, f.load(Ordering::Acquire))?;
+        let (f, is_active) = primaries::state(dev)?;
+        write(flags, f)?;
         write(active, c_int::from(is_active))
     });
     status(r)
@@ -62,14 +41,11 @@ unsafe extern "C" fn cu_device_primary_ctx_get_state(
 /// `cuCtxGetFlags`; they change nothing else.
 unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
     enter!("cuDevicePrimaryCtxSetFlags");
-    let Some(f) = primaries::is_active(dev).ok().and(primary_flags(dev)) else {
-        return CUresult::CUDA_ERROR_INVALID_DEVICE;
-    };
     if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
-        return CUresult::CUDA_ERROR_INVALID_VALUE;
+        // The device is checked first.
+        return status(primaries::state(dev).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
     }
-    f.store(flags, Ordering::Release);
-    CUresult::CUDA_SUCCESS
+    status(primaries::set_flags(dev, flags))
 }
 
 /// `ctx`, or the current context for NULL; a live one.
@@ -100,9 +76,9 @@ unsafe extern "C" fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
     enter!("cuCtxGetFlags");
     let r = non_null(flags).and_then(|()| {
         let c = context::current()?;
-        let f = match primary_flags(c.device) {
-            Some(f) if c.is_primary() => f.load(Ordering::Acquire),
-            _ => lock(&STATE).flags.get(&c.handle).copied().unwrap_or(0),
+        let f = match c.is_primary() {
+            true => primaries::state(c.device)?.0,
+            false => c.flags,
         };
         write(flags, f | CUctx_flags::CU_CTX_MAP_HOST.0)
     });
@@ -135,7 +111,7 @@ unsafe extern "C" fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
     let r = non_null(value).and_then(|()| {
         let c = context::current()?;
         let default = default_limit(limit).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        let set = lock(&STATE).limits.get(&(c.handle, limit.0)).copied();
+        let set = lock(&LIMITS).get(&(c.handle, limit.0)).copied();
         write(value, set.unwrap_or(default))
     });
     status(r)
@@ -149,7 +125,7 @@ unsafe extern "C" fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
         if default_limit(limit).is_none() || matches!(limit, L::CU_LIMIT_SHMEM_SIZE | L::CU_LIMIT_CIG_ENABLED) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        lock(&STATE).limits.insert((c.handle, limit.0), value);
+        lock(&LIMITS).insert((c.handle, limit.0), value);
         Ok(())
     });
     status(r)

@@ -6,7 +6,7 @@
 //! A reset does not release (CUDA documentation of `cuDevicePrimaryCtxReset`): the retain
 //! count stays, and a retain after it makes the fresh context.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_uint};
 use std::sync::{Arc, LazyLock, Mutex};
 
 use cudrv::sys::CUresult;
@@ -22,6 +22,8 @@ struct Slot {
     ctx: Option<Arc<Context>>,
     /// Retains not yet released.
     retained: u32,
+    /// Its flags (`cuDevicePrimaryCtxSetFlags`), kept while it is inactive too.
+    flags: c_uint,
 }
 
 static SLOTS: LazyLock<Vec<Mutex<Slot>>> = LazyLock::new(|| (0..MAX_DEVICES).map(|_| Mutex::default()).collect());
@@ -36,7 +38,7 @@ fn slot(device: c_int) -> Result<&'static Mutex<Slot>, CUresult> {
 pub(crate) fn retain(device: c_int) -> Result<Arc<Context>, CUresult> {
     let mut s = lock(slot(device)?);
     s.retained = s.retained.checked_add(1).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    Ok(Arc::clone(s.ctx.get_or_insert_with(|| context::create(device, true))))
+    Ok(Arc::clone(s.ctx.get_or_insert_with(|| context::create(device, true, 0))))
 }
 
 /// `cuDevicePrimaryCtxRelease`: the last release destroys the context (after its work).
@@ -61,8 +63,16 @@ pub(crate) fn reset(device: c_int) -> Result<(), CUresult> {
     ended.map_or(Ok(()), |c| context::end_primary(&c))
 }
 
-/// Whether `device`'s primary context is active (retained, and not reset since):
-/// CUDA_ERROR_INVALID_DEVICE for an invalid device. For `cuDevicePrimaryCtxGetState`.
-pub(crate) fn is_active(device: c_int) -> Result<bool, CUresult> {
-    Ok(lock(slot(device)?).ctx.is_some())
+/// `device`'s primary context flags, and whether it is active (retained, and not reset
+/// since): CUDA_ERROR_INVALID_DEVICE for an invalid device. For
+/// `cuDevicePrimaryCtxGetState` and `cuCtxGetFlags`.
+pub(crate) fn state(device: c_int) -> Result<(c_uint, bool), CUresult> {
+    let s = lock(slot(device)?);
+    Ok((s.flags, s.ctx.is_some()))
+}
+
+/// `cuDevicePrimaryCtxSetFlags`: kept, reported by [`state`]; they change nothing else.
+pub(crate) fn set_flags(device: c_int, flags: c_uint) -> Result<(), CUresult> {
+    lock(slot(device)?).flags = flags;
+    Ok(())
 }

@@ -13,6 +13,7 @@ use cudrv::sys::*;
 
 use crate::capture;
 use crate::context::{self, Context};
+use crate::ctx_query::{GREATEST_PRIORITY, LEAST_PRIORITY};
 use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
 use crate::graph_node::Node;
 use crate::handles::Registry;
@@ -27,6 +28,10 @@ pub const STREAM_PER_THREAD: u64 = 0x2;
 struct Stream {
     ctx: Arc<Context>,
     queue: Arc<Queue>,
+    /// As created (`cuStreamGetFlags`).
+    flags: c_uint,
+    /// As created, clamped to the context's range (`cuStreamGetPriority`).
+    priority: c_int,
 }
 
 static STREAMS: Mutex<Registry<Stream>> = Mutex::new(Registry::new("stream", CUresult::CUDA_ERROR_INVALID_HANDLE));
@@ -57,6 +62,29 @@ fn find(s: CUstream) -> Result<Target, CUresult> {
     Ok(Target { ctx: Arc::clone(&st.ctx), queue: Arc::clone(&st.queue) })
 }
 
+/// What the stream queries report about a stream (`stream_query.rs`).
+pub(crate) struct Properties {
+    pub(crate) ctx: Arc<Context>,
+    /// Its handle; 0 for a default stream.
+    pub(crate) id: u64,
+    /// 0 for a default stream.
+    pub(crate) flags: c_uint,
+    /// 0 for a default stream.
+    pub(crate) priority: c_int,
+}
+
+/// The properties of the stream `s` names, whatever its context's state (as [`find`]).
+pub(crate) fn properties(s: CUstream) -> Result<Properties, CUresult> {
+    let h = from_ptr(s);
+    if is_default(h) {
+        let ctx = context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        return Ok(Properties { ctx, id: 0, flags: 0, priority: 0 });
+    }
+    let streams = lock(&STREAMS);
+    let st = streams.get(h)?;
+    Ok(Properties { ctx: Arc::clone(&st.ctx), id: h, flags: st.flags, priority: st.priority })
+}
+
 /// The stream `s` names, in a usable context (see [`Context::usable`]).
 pub(crate) fn resolve(s: CUstream) -> Result<Target, CUresult> {
     let t = find(s)?;
@@ -72,8 +100,8 @@ fn create(ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUres
     let ctx = context::current()?;
     let queue = Queue::new();
     ctx.add_queue(&queue);
-    let h = lock(&STREAMS).insert(Stream { ctx, queue });
-    crate::stream_query::record(h, flags, priority);
+    let priority = priority.clamp(GREATEST_PRIORITY, LEAST_PRIORITY);
+    let h = lock(&STREAMS).insert(Stream { ctx, queue, flags, priority });
     write(ph, to_ptr(h))
 }
 
@@ -109,7 +137,6 @@ unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
     drop(streams);
     if removed.is_ok() {
         capture::forget_stream(h);
-        crate::stream_query::forget(h);
     }
     status(removed)
 }
@@ -198,28 +225,6 @@ unsafe extern "C" fn cu_launch_host_func_v13010(
     status(launch_host_func(s, f, data))
 }
 
-/// `cuStreamGetId`: a stream's handle is its id; the default stream's is 0.
-unsafe extern "C" fn cu_stream_get_id(s: CUstream, id: *mut std::ffi::c_ulonglong) -> CUresult {
-    enter!("cuStreamGetId");
-    let r = non_null(id).and_then(|()| {
-        find(s)?.ctx.alive()?;
-        let h = from_ptr(s);
-        write(id, if is_default(h) { 0 } else { h })
-    });
-    status(r)
-}
-
-/// `cuStreamGetDevice`: the device of the stream's context.
-unsafe extern "C" fn cu_stream_get_device(s: CUstream, device: *mut CUdevice) -> CUresult {
-    enter!("cuStreamGetDevice");
-    let r = non_null(device).and_then(|()| {
-        let t = find(s)?;
-        t.ctx.alive()?;
-        write(device, t.ctx.device)
-    });
-    status(r)
-}
-
 /// What `cuStreamAddCallback` queues: the callback, its stream and argument.
 struct Callback {
     f: unsafe extern "C" fn(CUstream, CUresult, *mut c_void),
@@ -290,10 +295,6 @@ register! {
     cuLaunchHostFunc_v10000_ptsz: PFN_cuLaunchHostFunc_v10000_ptsz => cu_launch_host_func,
     cuLaunchHostFunc_v13010: PFN_cuLaunchHostFunc_v13010 => cu_launch_host_func_v13010,
     cuLaunchHostFunc_v13010_ptsz: PFN_cuLaunchHostFunc_v13010_ptsz => cu_launch_host_func_v13010,
-    cuStreamGetId_v12000: PFN_cuStreamGetId_v12000 => cu_stream_get_id,
-    cuStreamGetId_v12000_ptsz: PFN_cuStreamGetId_v12000_ptsz => cu_stream_get_id,
-    cuStreamGetDevice_v12080: PFN_cuStreamGetDevice_v12080 => cu_stream_get_device,
-    cuStreamGetDevice_v12080_ptsz: PFN_cuStreamGetDevice_v12080_ptsz => cu_stream_get_device,
     cuStreamAddCallback_v5000: PFN_cuStreamAddCallback_v5000 => cu_stream_add_callback,
     cuStreamAddCallback_v7000_ptsz: PFN_cuStreamAddCallback_v7000_ptsz => cu_stream_add_callback,
 }
