@@ -10,7 +10,7 @@ examples="device_query vector_add saxpy_streams graph_replay host_callback ipc v
 args=()
 for e in $examples; do args+=(--example "$e"); done
 cargo build --release --quiet "${args[@]}" -p cudrv
-cargo build --release --quiet -p cudrv-info -p cudrv-matrix -p cudrv-standin
+cargo build --release --quiet -p cudrv-info -p cudrv-matrix -p cudrv-standin -p cudrv-conformance
 benches=$(cargo bench --quiet -p cudrv-bench --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:

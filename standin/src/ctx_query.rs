@@ -1,8 +1,6 @@
-//! Context queries and settings: `cuDevicePrimaryCtxGetState`/`SetFlags`,
-//! `cuCtxGetApiVersion`, `cuCtxGetFlags`, `cuCtxGetLimit`/`SetLimit` and
-//! `cuCtxGetStreamPriorityRange`. Answers as driver-facts.md ("Edge cases": primary
-//! state flags 0 and active 1 while retained, 0 after the last release; API version 3020;
-//! stack limit 1024; priorities 0 to -5; an unknown limit is CUDA_ERROR_INVALID_VALUE).
+//! Context queries and settings: `cuCtxGetApiVersion`, `cuCtxGetFlags`,
+//! `cuCtxGetLimit`/`SetLimit` and `cuCtxGetStreamPriorityRange`. Answers as
+//! driver-facts.md ("Edge cases": API version 3020; stack limit 1024; priorities 0 to -5; an unknown limit is CUDA_ERROR_INVALID_VALUE).
 
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint};
@@ -21,32 +19,6 @@ pub(crate) const GREATEST_PRIORITY: c_int = -5;
 
 /// Limits set in each context, by context and limit number.
 static LIMITS: Mutex<BTreeMap<(u64, c_uint), usize>> = Mutex::new(BTreeMap::new());
-
-unsafe extern "C" fn cu_device_primary_ctx_get_state(
-    dev: CUdevice,
-    flags: *mut c_uint,
-    active: *mut c_int,
-) -> CUresult {
-    enter!("cuDevicePrimaryCtxGetState");
-    let r = non_null(flags).and_then(|()| {
-        non_null(active)?;
-        let (f, is_active) = primaries::state(dev)?;
-        write(flags, f)?;
-        write(active, c_int::from(is_active))
-    });
-    status(r)
-}
-
-/// `cuDevicePrimaryCtxSetFlags`: kept, reported by `cuDevicePrimaryCtxGetState` and
-/// `cuCtxGetFlags`; they change nothing else.
-unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
-    enter!("cuDevicePrimaryCtxSetFlags");
-    if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
-        // The device is checked first.
-        return status(primaries::state(dev).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
-    }
-    status(primaries::set_flags(dev, flags))
-}
 
 /// `ctx`, or the current context for NULL; a live one.
 fn context_arg(ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
@@ -147,9 +119,6 @@ unsafe extern "C" fn cu_ctx_get_stream_priority_range(least: *mut c_int, greates
 }
 
 register! {
-    cuDevicePrimaryCtxGetState_v7000: PFN_cuDevicePrimaryCtxGetState_v7000 => cu_device_primary_ctx_get_state,
-    cuDevicePrimaryCtxSetFlags_v7000: PFN_cuDevicePrimaryCtxSetFlags_v7000 => cu_device_primary_ctx_set_flags,
-    cuDevicePrimaryCtxSetFlags_v11000: PFN_cuDevicePrimaryCtxSetFlags_v11000 => cu_device_primary_ctx_set_flags,
     cuCtxGetApiVersion_v3020: PFN_cuCtxGetApiVersion_v3020 => cu_ctx_get_api_version,
     cuCtxGetFlags_v7000: PFN_cuCtxGetFlags_v7000 => cu_ctx_get_flags,
     cuCtxGetLimit_v3010: PFN_cuCtxGetLimit_v3010 => cu_ctx_get_limit,

@@ -1,10 +1,13 @@
-//! Primary contexts: `cuDevicePrimaryCtxRetain`/`Release`/`Reset` over the per-device
-//! state of `primaries.rs`: the last release and a reset destroy the context; a later
-//! retain makes a fresh one.
+//! Primary contexts: `cuDevicePrimaryCtxRetain`/`Release`/`Reset`/`GetState`/`SetFlags`
+//! over the per-device state of `primaries.rs`: the last release and a reset destroy the
+//! context; a later retain makes a fresh one. The state says flags 0 and active 1 while
+//! retained, 0 after the last release (driver-facts.md, "Edge cases").
+
+use std::ffi::{c_int, c_uint};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, put, register, status, to_ptr};
+use crate::entry::{enter, non_null, put, register, status, to_ptr, write};
 use crate::primaries;
 
 unsafe extern "C" fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
@@ -29,7 +32,36 @@ unsafe extern "C" fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
     status(primaries::reset(dev))
 }
 
+unsafe extern "C" fn cu_device_primary_ctx_get_state(
+    dev: CUdevice,
+    flags: *mut c_uint,
+    active: *mut c_int,
+) -> CUresult {
+    enter!("cuDevicePrimaryCtxGetState");
+    let r = non_null(flags).and_then(|()| {
+        non_null(active)?;
+        let (f, is_active) = primaries::state(dev)?;
+        write(flags, f)?;
+        write(active, c_int::from(is_active))
+    });
+    status(r)
+}
+
+/// `cuDevicePrimaryCtxSetFlags`: kept, reported by `cuDevicePrimaryCtxGetState` and
+/// `cuCtxGetFlags`; they change nothing else.
+unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
+    enter!("cuDevicePrimaryCtxSetFlags");
+    if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
+        // The device is checked first.
+        return status(primaries::state(dev).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
+    }
+    status(primaries::set_flags(dev, flags))
+}
+
 register! {
+    cuDevicePrimaryCtxGetState_v7000: PFN_cuDevicePrimaryCtxGetState_v7000 => cu_device_primary_ctx_get_state,
+    cuDevicePrimaryCtxSetFlags_v7000: PFN_cuDevicePrimaryCtxSetFlags_v7000 => cu_device_primary_ctx_set_flags,
+    cuDevicePrimaryCtxSetFlags_v11000: PFN_cuDevicePrimaryCtxSetFlags_v11000 => cu_device_primary_ctx_set_flags,
     cuDevicePrimaryCtxRetain_v7000: PFN_cuDevicePrimaryCtxRetain_v7000 => cu_device_primary_ctx_retain,
     cuDevicePrimaryCtxRelease_v7000: PFN_cuDevicePrimaryCtxRelease_v7000 => cu_device_primary_ctx_release,
     cuDevicePrimaryCtxRelease_v11000: PFN_cuDevicePrimaryCtxRelease_v11000 => cu_device_primary_ctx_release,
