@@ -9,7 +9,7 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use cudrv::sys::{CUresult, CUstream_flags};
+use cudrv::sys::CUresult;
 use cudrv::{DeviceBuffer, Graph, LaunchConfig, Module, Stream};
 
 const PTX: &str = include_str!("kernels/scale_f32.ptx");
@@ -20,7 +20,7 @@ const S: f32 = 1.0625;
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
-    let stream = Stream::new(&ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
+    let stream = Stream::new(&ctx, cudrv::StreamFlags::NON_BLOCKING)?;
     let scale = Module::from_ptx(&ctx, PTX)?.function("scale_f32")?;
     let x0: Vec<f32> = (0..N).map(|i| (i % 1000) as f32 - 500.0).collect();
     let x = DeviceBuffer::from_slice(&ctx, &x0)?;

@@ -5,13 +5,13 @@
 
 use std::sync::mpsc;
 
-use cudrv::sys::{CUresult, CUstream_flags};
+use cudrv::sys::CUresult;
 use cudrv::{DeviceBuffer, HostFn, PinnedBuffer, Stream};
 
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
-    let stream = Stream::new(&ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
+    let stream = Stream::new(&ctx, cudrv::StreamFlags::NON_BLOCKING)?;
     let (tx, rx) = mpsc::channel();
 
     let data = DeviceBuffer::<u8>::alloc(&ctx, 4096)?;

@@ -4,7 +4,6 @@
 //! `cargo run --example multi_gpu`. With one GPU it says so and exits 0. Exits non-zero on
 //! a wrong result.
 
-use cudrv::sys::{CUevent_flags, CUstream_flags};
 use cudrv::{DeviceBuffer, Event, LaunchConfig, Library, Stream};
 
 const PTX: &str = include_str!("kernels/scale_f32.ptx");
@@ -24,7 +23,7 @@ fn main() -> Result<(), cudrv::Error> {
     println!("peer access enabled both ways: {enabled:?}; enabling again changed nothing: {}", !again);
 
     let scale = Library::from_ptx(driver, PTX)?.kernel("scale_f32")?;
-    let flags = CUstream_flags::CU_STREAM_NON_BLOCKING.0;
+    let flags = cudrv::StreamFlags::NON_BLOCKING;
     let (s0, s1) = (Stream::new(&c0, flags)?, Stream::new(&c1, flags)?);
     let values: Vec<f32> = (0..N).map(|i| (i % 4096) as f32).collect();
     let x0 = DeviceBuffer::from_slice(&c0, &values)?;
@@ -36,7 +35,7 @@ fn main() -> Result<(), cudrv::Error> {
     launch.arg(&x0).arg(&two).arg(&n);
     // SAFETY (both launches): the arguments match scale_f32(float*, float, int).
     unsafe { launch.launch(LaunchConfig::for_num_elems(N as u32)) }?;
-    let done0 = s0.record_event(CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?;
+    let done0 = s0.record_event(cudrv::EventFlags::DISABLE_TIMING)?;
     s1.wait_event(&done0)?;
     let (start, stop) = (Event::new(&c1, 0)?, Event::new(&c1, 0)?);
     start.record(&s1)?;

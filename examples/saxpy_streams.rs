@@ -2,7 +2,6 @@
 //! asynchronous copies, allocations from a memory pool ordered on each stream, and events
 //! timing each stream: `cargo run --example saxpy_streams`. Exits non-zero on a wrong result.
 
-use cudrv::sys::CUstream_flags;
 use cudrv::{LaunchConfig, MemoryPool, Module, PinnedBuffer, Stream};
 
 const PTX: &str = include_str!("kernels/saxpy.ptx");
@@ -20,7 +19,7 @@ fn main() -> Result<(), cudrv::Error> {
 
     let mut chunks = Vec::new();
     for xs in x.chunks(CHUNK) {
-        let stream = Stream::new(&ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
+        let stream = Stream::new(&ctx, cudrv::StreamFlags::NON_BLOCKING)?;
         let (hx, mut hy) = (PinnedBuffer::from_slice(&ctx, xs)?, PinnedBuffer::from_slice(&ctx, &vec![1.0f32; CHUNK])?);
         let start = stream.record_event(0)?;
         // Allocated and freed in stream order: both are given back on `stream` when dropped.

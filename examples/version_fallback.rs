@@ -8,9 +8,7 @@
 //! `cudrv-matrix --stand-in --versions all -- target/debug/examples/version_fallback`.
 //! Exits non-zero on a wrong copy.
 
-use cudrv::sys::{
-    CUdeviceptr, CUmemLocationType, CUmemcpyAttributes, CUmemcpySrcAccessOrder, CUresult, CUstream_flags,
-};
+use cudrv::sys::{CUdeviceptr, CUmemLocationType, CUmemcpyAttributes, CUmemcpySrcAccessOrder, CUresult};
 use cudrv::{Context, CudaError, DeviceBuffer, Driver, LaunchConfig, Library, Module, Stream};
 
 const PTX: &str = include_str!("kernels/scale_f32.ptx");
@@ -24,7 +22,7 @@ fn has(driver: &Driver, entry: &str) -> bool {
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
-    let stream = Stream::new(&ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0)?;
+    let stream = Stream::new(&ctx, cudrv::StreamFlags::NON_BLOCKING)?;
     println!("driver {}", driver.version());
     let values: Vec<f32> = (0..LEN).map(|i| i as f32).collect();
     let src = DeviceBuffer::from_slice(&ctx, &values)?;

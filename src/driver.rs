@@ -117,20 +117,21 @@ impl Driver {
     #[inline(never)]
     pub fn error(&'static self, call: Call, status: CUresult) -> CudaError {
         let error = CudaError::with_driver(self, call, status);
-        // An entry this driver does not resolve: say why (e.g. "needs driver 13.1").
+        // An entry this driver does not resolve: nothing was called; say why first.
         match self.unresolved(call.entry(), status) {
-            Some(why) => error.with_note(why),
+            Some(why) => error.with_unresolved(why),
             None => error,
         }
     }
 
-    /// For `CUDA_ERROR_NOT_FOUND` from an entry that is not resolved: `name: why`.
+    /// For `CUDA_ERROR_NOT_FOUND` from an entry that is not resolved: why it was not called
+    /// (`needs driver 13.1; this driver is 13.0`).
     fn unresolved(&self, entry: Entry, status: CUresult) -> Option<String> {
         if status != CUresult::CUDA_ERROR_NOT_FOUND {
             return None;
         }
         let info = self.info(entry).filter(|i| !i.availability.is_resolved())?;
-        Some(format!("{}: {}", info.name, info.availability))
+        Some(crate::error::unresolved_reason(&info.availability, self.version, self.driver_version))
     }
 
     /// `NAME (description)` of `code`, named by this driver.
@@ -291,8 +292,8 @@ impl Driver {
     #[cold]
     #[inline(never)]
     pub(crate) fn report_failure(&self, entry: Entry, arg: Arg, status: CUresult) {
-        let detail = self.unresolved(entry, status);
-        report::call_failed(self, Call::of(entry), arg, status, detail);
+        let not_called = self.unresolved(entry, status);
+        report::call_failed(self, Call::of(entry), arg, status, not_called);
     }
 }
 
@@ -319,7 +320,10 @@ static NO_DRIVER: Driver = Driver::none();
 /// remembered and returned to every later caller.
 pub fn driver() -> Result<&'static Driver, LoadError> {
     match GLOBAL.get_or_init(load_global) {
-        Ok(d) => Ok(d),
+        Ok(d) => {
+            crate::gated_log::check_setting();
+            Ok(d)
+        }
         Err(e) => Err(e.clone()),
     }
 }
@@ -333,7 +337,10 @@ pub fn set_driver(driver: Driver) -> Result<&'static Driver, Driver> {
     let got = GLOBAL.get_or_init(|| offered.take().map_or_else(|| Err(placeholder_error()), Ok));
     match (offered, got) {
         (Some(d), _) => Err(d),
-        (None, Ok(d)) => Ok(d),
+        (None, Ok(d)) => {
+            crate::gated_log::check_setting();
+            Ok(d)
+        }
         // Cannot happen: the closure that took the driver returned it as Ok.
         (None, Err(_)) => Ok(&NO_DRIVER),
     }
@@ -375,6 +382,7 @@ fn global_slow() -> &'static Driver {
         Ok(d) => d,
         Err(_) => &NO_DRIVER,
     };
+    crate::gated_log::check_setting();
     GLOBAL_FAST.store(std::ptr::from_ref(d).cast_mut(), Ordering::Release);
     d
 }

@@ -6,10 +6,11 @@ use std::borrow::Cow;
 use std::ffi::{c_char, CStr};
 use std::fmt;
 
+use crate::availability::Availability;
 use crate::loader::LoadError;
 use crate::sys::CUresult;
 use crate::table::Call;
-use crate::version::RequireError;
+use crate::version::{self, RequireError};
 use crate::Driver;
 
 /// A driver call that returned something other than `CUDA_SUCCESS`.
@@ -31,6 +32,8 @@ pub struct CudaError {
 struct Extra {
     notes: Vec<String>,
     source: Option<CudaError>,
+    /// Why the call was not made: the entry is not resolved (see [`unresolved_reason`]).
+    unresolved: Option<String>,
 }
 
 /// Codes after which the driver documents that "any further CUDA work will return the
@@ -100,6 +103,19 @@ impl CudaError {
         self.extra.get_or_insert_with(Box::default).notes.push(note.into());
     }
 
+    /// Why nothing was called, when the error is a call to an entry this driver does not
+    /// resolve (`needs driver 13.1; this driver is 13.0`): the code is then
+    /// `CUDA_ERROR_NOT_FOUND`, made by cudrv, not returned by the driver.
+    pub fn unresolved(&self) -> Option<&str> {
+        self.extra.as_deref()?.unresolved.as_deref()
+    }
+
+    /// Marks the error as a call that was not made, and why.
+    pub(crate) fn with_unresolved(mut self, reason: String) -> CudaError {
+        self.extra.get_or_insert_with(Box::default).unresolved = Some(reason);
+        self
+    }
+
     /// Records the error that caused this one (returned by [`std::error::Error::source`]).
     pub fn with_source(mut self, cause: CudaError) -> CudaError {
         self.extra.get_or_insert_with(Box::default).source = Some(cause);
@@ -136,7 +152,7 @@ impl fmt::Debug for CudaError {
         let mut s = f.debug_struct("CudaError");
         s.field("call", &self.call).field("code", &self.code.0).field("name", &self.name());
         if let Some(extra) = &self.extra {
-            s.field("notes", &extra.notes).field("source", &extra.source);
+            s.field("notes", &extra.notes).field("source", &extra.source).field("unresolved", &extra.unresolved);
         }
         s.finish()
     }
@@ -144,7 +160,11 @@ impl fmt::Debug for CudaError {
 
 impl fmt::Display for CudaError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} failed: {} ({})", self.call, self.name(), self.description())?;
+        match self.unresolved() {
+            // The reason leads: nothing was called, the code is only cudrv's answer.
+            Some(why) => write!(f, "{} {why} (not called: {})", self.call, self.name())?,
+            None => write!(f, "{} failed: {} ({})", self.call, self.name(), self.description())?,
+        }
         for note in self.notes() {
             write!(f, "; note: {note}")?;
         }
@@ -155,6 +175,22 @@ impl fmt::Display for CudaError {
 impl std::error::Error for CudaError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.extra.as_ref()?.source.as_ref().map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
+
+/// Why a call to an entry in state `availability` was not made, for a driver that behaves
+/// as `version` (capped from `driver_version`): `needs driver 13.1; this driver is 13.0`.
+/// The one place this text is made: [`CudaError`]'s and a `pw` report's both use it.
+pub(crate) fn unresolved_reason(availability: &Availability, version: u32, driver_version: u32) -> String {
+    match availability {
+        Availability::NeedsDriver { .. } if version < driver_version => format!(
+            "{availability}; this driver is {}, capped at {} ({})",
+            version::display(driver_version),
+            version::display(version),
+            crate::ENV_MAX_VERSION
+        ),
+        Availability::NeedsDriver { .. } => format!("{availability}; this driver is {}", version::display(version)),
+        other => other.to_string(),
     }
 }
 

@@ -71,6 +71,7 @@ pub use pw::Pw;
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
 pub use resources::context::Context;
 pub use resources::event::Event;
+pub use resources::flags::{ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
 pub use resources::graph::{Graph, GraphExec, GraphNode};
 pub use resources::host_fn::HostFn;
 pub use resources::ipc::{ImportedBuffer, IpcExport};

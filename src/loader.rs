@@ -2,7 +2,7 @@
 
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::mem::ManuallyDrop;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use libloading::Library;
@@ -140,9 +140,19 @@ impl LoadOptions {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// The library could not be opened.
-    #[error("no CUDA driver found: looked for {looked}: {reason}")]
+    /// The library could not be opened. The message says what to do: install a driver,
+    /// name one with `CUDRV_LIBCUDA`, or use the stand-in driver.
+    #[error(
+        "no CUDA driver found: looked for {looked}: {reason}. Set CUDRV_LIBCUDA=/path/to/libcuda.so.1 \
+         to use a driver that is not on the loader's path; without a GPU, use cudrv's stand-in \
+         driver (crate cudrv-standin): CUDRV_LIBCUDA=<target dir>/debug/libcudrv_standin.so"
+    )]
     NotFound { looked: String, reason: String },
+    /// The path names something other than a regular file (a FIFO, a pipe such as
+    /// `/dev/stdin`, a socket, a device or a directory). Refused before it is opened:
+    /// the system loader would wait for ever on a FIFO or a pipe.
+    #[error("{path} is {what}: a CUDA driver library must be a regular file")]
+    NotARegularFile { path: String, what: &'static str },
     /// The library opened but exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`.
     #[error("{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress")]
     NotADriver { path: String },
@@ -172,6 +182,9 @@ impl Driver {
     /// same library may share them).
     /// [`crate::driver()`], the usual way in, is safe: it trusts `CUDRV_LIBCUDA`.
     pub unsafe fn load(options: LoadOptions) -> Result<Driver, LoadError> {
+        if let Some(p) = &options.path {
+            check_regular_file(p)?;
+        }
         let (looked, library) = match &options.path {
             Some(p) => (p.display().to_string(), open(p.as_os_str())),
             None => (
@@ -207,6 +220,51 @@ impl Driver {
     pub unsafe fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
         resolve(gpa, options, Source::InProcess)
     }
+}
+
+/// Refuses a driver path that names something other than a regular file (after symbolic
+/// links): `dlopen` of a FIFO or a pipe waits for a writer for ever. A bare name (no `/`)
+/// is searched for by the system loader and is not checked; a path that does not exist is
+/// left to the loader's own message.
+pub(crate) fn check_regular_file(path: &Path) -> Result<(), LoadError> {
+    if !path.as_os_str().as_encoded_bytes().contains(&b'/') {
+        return Ok(());
+    }
+    let Ok(meta) = std::fs::metadata(path) else {
+        return Ok(());
+    };
+    match file_kind(&meta) {
+        None => Ok(()),
+        Some(what) => Err(LoadError::NotARegularFile { path: path.display().to_string(), what }),
+    }
+}
+
+/// What `meta` describes when it is not a regular file (`a FIFO`), else `None`.
+pub(crate) fn file_kind(meta: &std::fs::Metadata) -> Option<&'static str> {
+    let t = meta.file_type();
+    if t.is_file() {
+        return None;
+    }
+    if t.is_dir() {
+        return Some("a directory");
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return Some("a FIFO or a pipe");
+        }
+        if t.is_socket() {
+            return Some("a socket");
+        }
+        if t.is_char_device() {
+            return Some("a character device");
+        }
+        if t.is_block_device() {
+            return Some("a block device");
+        }
+    }
+    Some("not a regular file")
 }
 
 /// The file the system loader mapped the bootstrap function from (`dladdr`), so that a

@@ -55,6 +55,9 @@ pub enum Problem {
     /// User code run by cudrv (a host function, a user object's destructor) panicked; the
     /// panic was caught and did not unwind into the driver.
     Panic(String),
+    /// A setting (an environment variable, named by [`Report::call`]) cannot be used;
+    /// cudrv goes on without it. The text says why.
+    Setting(String),
 }
 
 /// One failure that could not be returned to the caller.
@@ -66,18 +69,47 @@ pub struct Report {
     /// `NAME (description)` of a driver failure, looked up when the report was made.
     status: String,
     detail: Option<String>,
+    /// Why the call was not made (an entry the driver does not resolve).
+    not_called: Option<String>,
 }
 
 impl Report {
     /// A report of `error`, whose call's first argument was `arg`.
     pub fn new(error: CudaError, arg: Arg) -> Report {
         let status = error.status_text();
-        Report { call: Cow::Borrowed(error.call().name()), arg, problem: Problem::Status(error), status, detail: None }
+        let not_called = error.unresolved().map(str::to_string);
+        Report {
+            call: Cow::Borrowed(error.call().name()),
+            arg,
+            problem: Problem::Status(error),
+            status,
+            detail: None,
+            not_called,
+        }
     }
 
     /// A report of a caught panic in user code that `call` ran.
     pub fn panic(call: impl Into<Cow<'static, str>>, arg: Arg, message: impl Into<String>) -> Report {
-        Report { call: call.into(), arg, problem: Problem::Panic(message.into()), status: String::new(), detail: None }
+        Report {
+            call: call.into(),
+            arg,
+            problem: Problem::Panic(message.into()),
+            status: String::new(),
+            detail: None,
+            not_called: None,
+        }
+    }
+
+    /// A report that the setting `name` cannot be used, and why (`message`).
+    pub fn setting(name: &'static str, message: impl Into<String>) -> Report {
+        Report {
+            call: Cow::Borrowed(name),
+            arg: Arg::None,
+            problem: Problem::Setting(message.into()),
+            status: String::new(),
+            detail: None,
+            not_called: None,
+        }
     }
 
     /// Adds an explanation shown after the status (e.g. why an entry is not resolved, or
@@ -111,7 +143,7 @@ impl Report {
     pub fn error(&self) -> Option<&CudaError> {
         match &self.problem {
             Problem::Status(e) => Some(e),
-            Problem::Panic(_) => None,
+            Problem::Panic(_) | Problem::Setting(_) => None,
         }
     }
 
@@ -119,14 +151,27 @@ impl Report {
     pub fn detail(&self) -> Option<&str> {
         self.detail.as_deref()
     }
+
+    /// Why nothing was called, when the report is of a call to an entry the driver does
+    /// not resolve (`needs driver 13.1; this driver is 13.0`); its code is then
+    /// `CUDA_ERROR_NOT_FOUND`, cudrv's answer, not the driver's.
+    pub fn not_called(&self) -> Option<&str> {
+        self.not_called.as_deref()
+    }
 }
 
 impl fmt::Display for Report {
-    /// `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`
+    /// `cuMemFree(0x7f3a00000000) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)`, or
+    /// `cuLaunchHostFunc_v13010(0x0) not called: needs driver 13.1; this driver is 13.0
+    /// (CUDA_ERROR_NOT_FOUND)`
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.problem {
-            Problem::Status(_) => write!(f, "{}({}) failed: {}", self.call, self.arg, self.status)?,
-            Problem::Panic(m) => write!(f, "{}({}) panicked: {m}", self.call, self.arg)?,
+        match (&self.problem, &self.not_called) {
+            (Problem::Status(e), Some(why)) => {
+                write!(f, "{}({}) not called: {why} ({})", self.call, self.arg, e.name())?
+            }
+            (Problem::Status(_), None) => write!(f, "{}({}) failed: {}", self.call, self.arg, self.status)?,
+            (Problem::Panic(m), _) => write!(f, "{}({}) panicked: {m}", self.call, self.arg)?,
+            (Problem::Setting(m), _) => write!(f, "{} not used: {m}", self.call)?,
         }
         if let Some(d) = &self.detail {
             write!(f, " [{d}]")?;
@@ -141,15 +186,20 @@ impl fmt::Display for Report {
 /// Reports that `call(arg)` returned `status`, unless the status is
 /// `CUDA_ERROR_DEINITIALIZED` (the driver is shutting down: nothing is wrong with the
 /// program). Never call it while holding a lock the reporter might need.
-pub(crate) fn call_failed(driver: &crate::Driver, call: Call, arg: Arg, status: CUresult, detail: Option<String>) {
+/// `not_called`: why no call was made (an entry the driver does not resolve).
+pub(crate) fn call_failed(driver: &crate::Driver, call: Call, arg: Arg, status: CUresult, not_called: Option<String>) {
     if status == CUresult::CUDA_ERROR_DEINITIALIZED {
         return;
     }
     // The driver may not be 'static (a `pw` call on a loaded, not leaked, driver): name the
     // code through it now.
-    let mut r = Report::new(CudaError::new(call, status), arg);
+    let error = CudaError::new(call, status);
+    let error = match not_called {
+        Some(why) => error.with_unresolved(why),
+        None => error,
+    };
+    let mut r = Report::new(error, arg);
     r.status = driver.status_text(status);
-    r.detail = detail;
     report(r);
 }
 

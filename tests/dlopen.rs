@@ -8,8 +8,9 @@
 mod common;
 
 use std::path::Path;
+use std::time::Duration;
 
-use common::{counts, expected, run_child, standin_libcuda};
+use common::{counts, expected, run_child, run_child_within, standin_libcuda};
 use cudrv::sys::CUresult;
 use cudrv::{Driver, EntryKind, LoadError, LoadOptions};
 
@@ -69,6 +70,67 @@ fn a_library_that_is_not_a_driver_is_refused() {
         .expect("libm");
     let err = unsafe { Driver::load_from(libm) }.err().unwrap();
     assert_eq!(err, LoadError::NotADriver { path: libm.to_string() });
+}
+
+/// Long enough for a loaded machine; a blocked `dlopen` never returns at all.
+const WATCHDOG: Duration = Duration::from_secs(30);
+
+#[test]
+fn a_fifo_or_a_pipe_is_refused_before_dlopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("libcuda.so.1");
+    common::mkfifo(&fifo);
+    // Before the fix both blocked inside dlopen for ever, waiting for a writer.
+    run_child_within("fifo", &[("CUDRV_LIBCUDA", fifo.to_str().unwrap())], WATCHDOG, false);
+    run_child_within("pipe", &[("CUDRV_LIBCUDA", "/dev/stdin")], WATCHDOG, true);
+}
+
+#[test]
+fn a_directory_or_a_device_is_refused_before_dlopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().to_str().unwrap();
+    // SAFETY: refused before anything is opened.
+    let err = unsafe { Driver::load_from(path) }.err().unwrap();
+    assert_eq!(err, LoadError::NotARegularFile { path: path.to_string(), what: "a directory" });
+    assert_eq!(err.to_string(), format!("{path} is a directory: a CUDA driver library must be a regular file"));
+    // SAFETY: as above.
+    let err = unsafe { Driver::load_from("/dev/null") }.err().unwrap();
+    assert_eq!(err, LoadError::NotARegularFile { path: "/dev/null".into(), what: "a character device" });
+}
+
+#[test]
+fn a_gated_log_that_is_a_fifo_never_blocks_and_is_reported_once() {
+    let (_dir, lib) = standin_libcuda("gated-fifo");
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("gated.log");
+    common::mkfifo(&fifo);
+    let lib = lib.to_str().unwrap();
+    let envs = [("CUDRV_LIBCUDA", lib), ("CUDRV_STANDIN_VERSION", "12.0"), ("CUDRV_GATED_LOG", fifo.to_str().unwrap())];
+    // Before the fix the first gated call blocked for ever opening the FIFO.
+    let out = run_child_within("gated-log", &envs, WATCHDOG, false);
+    assert!(
+        out.contains(&format!("CUDRV_GATED_LOG not used: {}: nothing will be recorded: it is a FIFO", fifo.display())),
+        "{out}"
+    );
+    let missing = dir.path().join("no-such-folder/gated.log");
+    let envs =
+        [("CUDRV_LIBCUDA", lib), ("CUDRV_STANDIN_VERSION", "12.0"), ("CUDRV_GATED_LOG", missing.to_str().unwrap())];
+    let out = run_child_within("gated-log", &envs, WATCHDOG, false);
+    assert!(out.contains("does not exist"), "{out}");
+}
+
+#[test]
+fn a_gated_log_that_is_a_regular_file_records_each_entry_once() {
+    let (_dir, lib) = standin_libcuda("gated-file");
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("gated.log");
+    let envs = [
+        ("CUDRV_LIBCUDA", lib.to_str().unwrap()),
+        ("CUDRV_STANDIN_VERSION", "12.0"),
+        ("CUDRV_GATED_LOG", log.to_str().unwrap()),
+    ];
+    run_child_within("gated-log-file", &envs, WATCHDOG, false);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "cuLaunchHostFunc_v13010\tneeds driver 13.1\n");
 }
 
 /// The scenarios, run in a child process by the tests above.
@@ -143,13 +205,47 @@ fn child() {
             };
             assert!(matches!(err, LoadError::NotFound { .. }), "{err:?}");
             assert!(err.to_string().contains("libcuda.so.1 through the system loader"), "{err}");
+            // The error says what to do about it.
+            assert!(err.to_string().contains("Set CUDRV_LIBCUDA="), "{err}");
+            assert!(err.to_string().contains("stand-in"), "{err}");
             // Every entry answers NOT_FOUND without calling anything, and says why.
             common::capture_reports();
             // SAFETY: nothing is called.
             assert_eq!(unsafe { cudrv::p::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
             // SAFETY: as above.
             assert_eq!(unsafe { cudrv::pw::cuInit(0) }, CUresult::CUDA_ERROR_NOT_FOUND);
-            assert_eq!(common::my_reports(), ["cuInit() failed: CUDA_ERROR_NOT_FOUND (the driver has no description for this code) [cuInit: no driver loaded]"]);
+            assert_eq!(common::my_reports(), ["cuInit() not called: no driver loaded (CUDA_ERROR_NOT_FOUND)"]);
+        }
+        "fifo" => {
+            let err = cudrv::init().err().unwrap();
+            let cudrv::Error::Load(err) = err else { panic!("{err:?}") };
+            let path = std::env::var("CUDRV_LIBCUDA").unwrap();
+            assert_eq!(*err, LoadError::NotARegularFile { path, what: "a FIFO or a pipe" });
+        }
+        "pipe" => {
+            // Standard input is a pipe nobody writes to.
+            let err = cudrv::driver().err().unwrap();
+            assert_eq!(err, LoadError::NotARegularFile { path: "/dev/stdin".into(), what: "a FIFO or a pipe" });
+            // SAFETY: refused before anything is opened.
+            let err = unsafe { Driver::load_from("/dev/stdin") }.err().unwrap();
+            assert!(err.to_string().starts_with("/dev/stdin is a FIFO or a pipe"), "{err}");
+        }
+        "gated-log" | "gated-log-file" => {
+            let reports = common::collect_all_reports();
+            let d = cudrv::driver().unwrap();
+            for _ in 0..3 {
+                // SAFETY: gated on 12.0: nothing is called.
+                let st = unsafe { d.p().cuLaunchHostFunc_v13010(std::ptr::null_mut(), None, std::ptr::null_mut(), 0) };
+                assert_eq!(st, CUresult::CUDA_ERROR_NOT_FOUND);
+            }
+            let reports = reports.lock().unwrap().clone();
+            let about_log: Vec<_> = reports.iter().filter(|r| r.starts_with("CUDRV_GATED_LOG")).collect();
+            if scenario == "gated-log" {
+                assert_eq!(about_log.len(), 1, "{reports:?}");
+                println!("{}", about_log[0]);
+            } else {
+                assert!(about_log.is_empty(), "{reports:?}");
+            }
         }
         other => panic!("unknown scenario {other}"),
     }

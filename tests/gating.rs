@@ -4,7 +4,7 @@ mod common;
 
 use common::{counts, expected, Counts};
 use cudrv::sys::CUresult;
-use cudrv::{Availability, EntryKind, LoadOptions};
+use cudrv::{Availability, Driver, EntryKind, LoadOptions};
 use cudrv_standin::StandIn;
 
 const VERSIONS: [u32; 8] = [11030, 11080, 12000, 12040, 12090, 13000, 13010, 13050];
@@ -53,6 +53,32 @@ fn a_gated_call_returns_not_found_and_names_the_version_it_needs() {
     let name = d.entry("cuLaunchHostFunc").unwrap();
     assert_eq!(name.kind, EntryKind::Name { bound: Some("cuLaunchHostFunc_v10000") });
     assert!(name.availability.is_resolved());
+}
+
+#[test]
+fn a_gated_error_leads_with_the_reason_and_keeps_its_code() {
+    let d: &'static Driver = Box::leak(Box::new(load(13000, LoadOptions::default())));
+    // SAFETY: the entry is gated: nothing is called.
+    let e = unsafe { d.pc().cuLaunchHostFunc_v13010(std::ptr::null_mut(), None, std::ptr::null_mut(), 0) }.unwrap_err();
+    assert_eq!(e.code(), CUresult::CUDA_ERROR_NOT_FOUND);
+    assert_eq!(e.unresolved(), Some("needs driver 13.1; this driver is 13.0"));
+    assert_eq!(
+        e.to_string(),
+        "cuLaunchHostFunc_v13010 needs driver 13.1; this driver is 13.0 (not called: CUDA_ERROR_NOT_FOUND)"
+    );
+    // Capped: both versions are named, and the setting that caps.
+    let capped = load(13000, LoadOptions::default().with_max_version("12.4").unwrap());
+    let capped: &'static Driver = Box::leak(Box::new(capped));
+    // SAFETY: as above.
+    let e = unsafe { capped.pc().cuLaunchHostFunc_v13010(std::ptr::null_mut(), None, std::ptr::null_mut(), 0) }
+        .unwrap_err();
+    assert_eq!(
+        e.unresolved(),
+        Some("needs driver 13.1; this driver is 13.0, capped at 12.4 (CUDRV_MAX_DRIVER_VERSION)")
+    );
+    // A failure the driver returned has no such reason.
+    let e = d.error(cudrv::call::cuMemAlloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+    assert_eq!(e.unresolved(), None);
 }
 
 #[test]

@@ -89,7 +89,7 @@ fn an_unresolved_entry_is_reported_with_the_reason() {
     assert_eq!(status, CUresult::CUDA_ERROR_NOT_FOUND);
     assert_eq!(
         my_reports(),
-        ["cuGraphAddNode_v13040(0x0) failed: CUDA_ERROR_NOT_FOUND (named symbol not found) [cuGraphAddNode_v13040: needs driver 13.4]"]
+        ["cuGraphAddNode_v13040(0x0) not called: needs driver 13.4; this driver is 13.0 (CUDA_ERROR_NOT_FOUND)"]
     );
 }
 

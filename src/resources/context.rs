@@ -3,6 +3,7 @@
 use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
+use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice};
@@ -71,10 +72,15 @@ impl Context {
         Ok(Context::wrap(driver, raw, device, Ownership::Primary))
     }
 
-    /// Creates a context on `device` with `flags` (`cuCtxCreate`). The calling thread's
-    /// current context is left as it was. On error nothing is created.
-    pub fn create(driver: &'static Driver, device: CUdevice, flags: u32) -> Result<Context, CudaError> {
-        let raw = scope::create_context(driver, device, flags)?;
+    /// Creates a context on `device` with `flags` (`cuCtxCreate`; a [`ContextFlags`] or
+    /// its raw bits). The calling thread's current context is left as it was. On error
+    /// nothing is created.
+    pub fn create(
+        driver: &'static Driver,
+        device: CUdevice,
+        flags: impl Into<ContextFlags>,
+    ) -> Result<Context, CudaError> {
+        let raw = scope::create_context(driver, device, flags.into().bits())?;
         Ok(Context::wrap(driver, raw, device, Ownership::Owned))
     }
 
@@ -94,6 +100,16 @@ impl Context {
     /// made from it are used.
     pub unsafe fn borrowed(driver: &'static Driver, raw: CUcontext, device: CUdevice) -> Context {
         Context::wrap(driver, raw, device, Ownership::Borrowed)
+    }
+
+    /// The flags it runs with (`cuCtxGetFlags`, with it current): a created context's
+    /// creation flags; a primary context's flags (the driver adds `MAP_HOST`).
+    pub fn flags(&self) -> Result<ContextFlags, CudaError> {
+        let pc = self.driver().pc();
+        let mut bits = 0;
+        // SAFETY: `bits` is a valid out-pointer; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxGetFlags(&mut bits) })?;
+        Ok(ContextFlags::from_bits_retain(bits))
     }
 
     fn wrap(driver: &'static Driver, raw: CUcontext, device: CUdevice, ownership: Ownership) -> Context {

@@ -3,6 +3,7 @@
 use crate::call;
 use crate::error::CudaError;
 use crate::resources::context::Context;
+use crate::resources::flags::EventFlags;
 use crate::resources::handle::{handle_type, kind, Unique};
 use crate::resources::stream::Stream;
 use crate::sys::{CUevent, CUresult};
@@ -20,10 +21,12 @@ handle_type!(
 );
 
 impl Event {
-    /// Creates an event in `context` (`cuEventCreate` with `flags`). On error nothing is
-    /// created and the calling thread's context is unchanged.
-    pub fn new(context: &Context, flags: u32) -> Result<Event, CudaError> {
+    /// Creates an event in `context` (`cuEventCreate` with `flags`: an [`EventFlags`] or
+    /// its raw bits). On error nothing is created and the calling thread's context is
+    /// unchanged.
+    pub fn new(context: &Context, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
         let pc = context.driver().pc();
+        let flags = flags.into().bits();
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUevent| unsafe { pc.cuEventCreate(raw, flags) };
         Unique::create_out(context.clone(), context.as_raw(), create).map(Event)

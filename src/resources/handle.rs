@@ -128,10 +128,13 @@ impl<K: Kind> Core<K> {
         })
     }
 
-    /// Gives up ownership: the drop that follows releases nothing.
-    fn into_raw(mut self) -> K::Raw {
-        self.ownership = Ownership::Borrowed;
-        self.raw
+    /// Gives up ownership and returns the raw handle. What the handle kept alive (its
+    /// context, module or driver: the owner) is leaked with it, never released, so the raw
+    /// handle returned is never already dead (the last clone of a context given up here
+    /// would otherwise destroy the context, and the stream in it, on the way out).
+    fn into_raw(self) -> K::Raw {
+        let this = std::mem::ManuallyDrop::new(self);
+        this.raw
     }
 
     /// `Stream(0x55d0c0a01230)`.
@@ -295,7 +298,9 @@ macro_rules! handle_type {
 
             /// Gives up ownership: returns the raw handle, which cudrv will no longer
             /// release, if this is the only clone (always, for a handle with one owner);
-            /// otherwise returns the handle unchanged.
+            /// otherwise returns the handle unchanged. What the handle kept alive (its
+            /// context, its module, ...) is kept alive for the rest of the process, so the
+            /// raw handle is still valid: release it with the driver's own calls.
             pub fn into_raw(self) -> Result<$raw, $name> {
                 self.0.into_raw().map_err($name)
             }

@@ -133,7 +133,8 @@ fn check_fits(what: &'static str, n: usize, len: usize) -> Result<(), InvalidArg
 
 impl<T> DeviceBuffer<T> {
     /// Gives up ownership: returns the address, which cudrv will no longer free, if this
-    /// is the only clone; otherwise returns the buffer unchanged.
+    /// is the only clone; otherwise returns the buffer unchanged. Its context is kept alive
+    /// for the rest of the process, so the address stays valid until freed by hand.
     pub fn into_raw(self) -> Result<CUdeviceptr, DeviceBuffer<T>> {
         let len = self.len;
         self.mem.into_raw().map_err(|mem| DeviceBuffer { mem, len, _values: PhantomData })

@@ -13,6 +13,7 @@
 
 pub mod context;
 pub mod event;
+pub mod flags;
 pub mod graph;
 pub(crate) mod handle;
 pub mod host_fn;

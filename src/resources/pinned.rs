@@ -8,10 +8,10 @@ use std::sync::Mutex;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
+use crate::resources::flags::{EventFlags, HostAllocFlags};
 use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
-use crate::sys::CUevent_flags;
 
 kind!(
     /// The kind of a pinned host allocation: freed in its context.
@@ -47,6 +47,22 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// Allocates `len` zeroed values of page-locked host memory in `context`
     /// (`cuMemAllocHost`). On error nothing is allocated.
     pub fn zeroed(context: &Context, len: usize) -> Result<PinnedBuffer<T>, Error> {
+        PinnedBuffer::alloc(context, len, None)
+    }
+
+    /// As [`PinnedBuffer::zeroed`], allocated with `flags` (`cuMemHostAlloc`; a
+    /// [`HostAllocFlags`] or its raw bits, which the driver judges). On error nothing is
+    /// allocated.
+    pub fn zeroed_with_flags(
+        context: &Context,
+        len: usize,
+        flags: impl Into<HostAllocFlags>,
+    ) -> Result<PinnedBuffer<T>, Error> {
+        PinnedBuffer::alloc(context, len, Some(flags.into()))
+    }
+
+    /// `cuMemAllocHost` without flags, else `cuMemHostAlloc`.
+    fn alloc(context: &Context, len: usize, flags: Option<HostAllocFlags>) -> Result<PinnedBuffer<T>, Error> {
         let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
             InvalidArgument::new("PinnedBuffer::zeroed", format!("{len} values of {} bytes overflow", size_of::<T>()))
         })?;
@@ -54,7 +70,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         if bytes == 0 {
             // Nothing to allocate (cuMemAllocHost(0) gives a null pointer): a dangling,
             // aligned address that is never freed or touched.
-            let in_use = Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?;
+            let in_use = Event::new(context, EventFlags::DISABLE_TIMING)?;
             let dangling = std::ptr::NonNull::<T>::dangling().as_ptr().cast::<c_void>();
             let mem = Unique::new(context.clone(), dangling, Ownership::Borrowed);
             return Ok(PinnedBuffer { mem, len, in_use, failed: Mutex::new(None), _values: PhantomData });
@@ -62,10 +78,14 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         // The event and the memory are made under one switch to the context.
         let mut in_use = None;
         let create = || {
-            in_use = Some(Event::new(context, CUevent_flags::CU_EVENT_DISABLE_TIMING.0)?);
+            in_use = Some(Event::new(context, EventFlags::DISABLE_TIMING)?);
             let mut ptr: *mut c_void = std::ptr::null_mut();
-            // SAFETY: `ptr` is a valid out-pointer.
-            unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?;
+            match flags {
+                // SAFETY: `ptr` is a valid out-pointer.
+                None => unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?,
+                // SAFETY: as above; the driver checks the flags.
+                Some(flags) => unsafe { pc.cuMemHostAlloc(&mut ptr, bytes, flags.bits()) }?,
+            }
             // SAFETY: the driver gave `bytes` (more than 0) writable bytes at `ptr`.
             unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
             Ok(ptr)
@@ -89,14 +109,39 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     }
 
     /// Gives up ownership: waits for pending copies, then returns the address, which
-    /// cudrv will no longer free. On error (the wait failed) the buffer is returned.
+    /// cudrv will no longer free. Its context is kept alive for the rest of the process, so
+    /// the address stays valid until freed by hand. On error (the wait failed) the buffer
+    /// is returned.
     pub fn into_raw(self) -> Result<*mut c_void, (PinnedBuffer<T>, CudaError)> {
         if let Err(e) = self.wait() {
             return Err((self, e));
         }
-        let mut this = self;
-        this.mem.leak();
-        Ok(this.as_raw())
+        // Take the buffer apart without its `Drop`: the memory is given up with its owner
+        // (the context stays alive); the guard event, now complete, is destroyed.
+        let this = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `this` is never dropped or used again; each field is read exactly once.
+        let (mem, in_use, failed) =
+            unsafe { (std::ptr::read(&this.mem), std::ptr::read(&this.in_use), std::ptr::read(&this.failed)) };
+        drop((in_use, failed));
+        match mem.into_raw() {
+            Ok(raw) => Ok(raw),
+            // A unique handle always gives up its raw handle; keep it leaked if not.
+            Err(mem) => {
+                let raw = mem.raw();
+                std::mem::forget(mem);
+                Ok(raw)
+            }
+        }
+    }
+
+    /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver may add
+    /// bits such as `DEVICEMAP`).
+    pub fn flags(&self) -> Result<HostAllocFlags, CudaError> {
+        let (pc, ptr) = (self.context().driver().pc(), self.as_raw());
+        let mut bits = 0;
+        // SAFETY: `ptr` is this buffer's live pinned allocation; `bits` is a valid out-pointer.
+        self.context().run(|| unsafe { pc.cuMemHostGetFlags(&mut bits, ptr) })?;
+        Ok(HostAllocFlags::from_bits_retain(bits))
     }
 
     /// The host address.

@@ -4,6 +4,7 @@ use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::event::Event;
+use crate::resources::flags::{EventFlags, StreamFlags};
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::host_fn;
 use crate::sys::{CUresult, CUstream, CUstreamCaptureStatus};
@@ -22,10 +23,12 @@ handle_type!(
 );
 
 impl Stream {
-    /// Creates a stream in `context` (`cuStreamCreate` with `flags`). On error nothing is
-    /// created and the calling thread's context is unchanged.
-    pub fn new(context: &Context, flags: u32) -> Result<Stream, CudaError> {
+    /// Creates a stream in `context` (`cuStreamCreate` with `flags`: a [`StreamFlags`] or
+    /// its raw bits). On error nothing is created and the calling thread's context is
+    /// unchanged.
+    pub fn new(context: &Context, flags: impl Into<StreamFlags>) -> Result<Stream, CudaError> {
         let pc = context.driver().pc();
+        let flags = flags.into().bits();
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreate(raw, flags) };
         Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
@@ -40,6 +43,15 @@ impl Stream {
     #[inline(always)]
     pub fn context(&self) -> &Context {
         self.0.owner()
+    }
+
+    /// The flags it was created with (`cuStreamGetFlags`).
+    pub fn flags(&self) -> Result<StreamFlags, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut bits = 0;
+        // SAFETY: the stream is live while we hold it; `bits` is a valid out-pointer.
+        self.run(|| unsafe { pc.cuStreamGetFlags(raw, &mut bits) })?;
+        Ok(StreamFlags::from_bits_retain(bits))
     }
 
     /// Runs the checked driver call `f` with the stream's context current.
@@ -78,7 +90,7 @@ impl Stream {
 
     /// Records a new event on this stream and returns it (`cuEventCreate` with `flags`,
     /// then `cuEventRecord`). On error no event is left behind.
-    pub fn record_event(&self, flags: u32) -> Result<Event, CudaError> {
+    pub fn record_event(&self, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
         let event = Event::new(self.context(), flags)?;
         event.record(self)?;
         Ok(event)

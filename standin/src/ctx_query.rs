@@ -42,17 +42,18 @@ unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint
     }))
 }
 
-/// `cuCtxGetFlags`: the context's flags, with CU_CTX_MAP_HOST, which a real driver always
-/// reports (driver-facts.md, conformance: the primary context's flags are 8).
+/// `cuCtxGetFlags`: a created context's creation flags exactly; a primary context's flags
+/// with CU_CTX_MAP_HOST, which the driver adds there only (driver-facts.md, "Contexts":
+/// the primary context's flags are 8; a created context's are what it was created with).
 unsafe extern "C" fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
     enter!("cuCtxGetFlags");
     let r = non_null(flags).and_then(|()| {
         let c = context::current()?;
         let f = match c.is_primary() {
-            true => primaries::state(c.device)?.0,
+            true => primaries::state(c.device)?.0 | CUctx_flags::CU_CTX_MAP_HOST.0,
             false => c.flags,
         };
-        write(flags, f | CUctx_flags::CU_CTX_MAP_HOST.0)
+        write(flags, f)
     });
     status(r)
 }

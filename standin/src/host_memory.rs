@@ -1,4 +1,5 @@
-//! Pinned host memory: `cuMemAllocHost`, `cuMemHostAlloc`, `cuMemFreeHost`. The buffers are
+//! Pinned host memory: `cuMemAllocHost`, `cuMemHostAlloc`, `cuMemHostGetFlags`,
+//! `cuMemFreeHost`. The buffers are
 //! ordinary host memory, listed in the ledger as [`crate::AllocationKind::Pinned`]. Size 0
 //! gives NULL, and freeing NULL succeeds (driver-facts.md, "Edge cases").
 
@@ -19,7 +20,17 @@ fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresul
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     let c = context::current()?;
-    write(pp, memory::alloc_pinned(size, memory::Owner::of(&c))?.cast())
+    write(pp, memory::alloc_pinned(size, memory::Owner::of(&c), flags)?.cast())
+}
+
+/// `cuMemHostGetFlags`: the flags the allocation holding `p` was made with
+/// (docs/driver-facts.md, "Pinned host memory").
+unsafe extern "C" fn cu_mem_host_get_flags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
+    enter!("cuMemHostGetFlags");
+    status(non_null(flags).and_then(|()| {
+        context::current()?;
+        write(flags, memory::pinned_flags(from_ptr(p))?)
+    }))
 }
 
 unsafe extern "C" fn cu_mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CUresult {
@@ -46,4 +57,5 @@ register! {
     cuMemAllocHost_v3020: PFN_cuMemAllocHost_v3020 => cu_mem_alloc_host,
     cuMemHostAlloc_v2020: PFN_cuMemHostAlloc_v2020 => cu_mem_host_alloc,
     cuMemFreeHost_v2000: PFN_cuMemFreeHost_v2000 => cu_mem_free_host,
+    cuMemHostGetFlags_v2030: PFN_cuMemHostGetFlags_v2030 => cu_mem_host_get_flags,
 }

@@ -85,6 +85,8 @@ struct Pinned {
     /// only as mapped memory (its device pointer is its host address).
     backing: Arc<Backing>,
     freed: bool,
+    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with.
+    flags: u32,
 }
 
 struct State {
@@ -357,14 +359,25 @@ pub(crate) fn import(source: u64) -> Result<u64, CUresult> {
 
 /// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
 /// size 0 gives NULL, as a real driver does (facts).
-pub(crate) fn alloc_pinned(size: usize, owner: Owner) -> Result<*mut u8, CUresult> {
+pub(crate) fn alloc_pinned(size: usize, owner: Owner, flags: u32) -> Result<*mut u8, CUresult> {
     if size == 0 {
         return Ok(std::ptr::null_mut());
     }
     let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
     let p = backing.as_ptr();
-    lock(&STATE).pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false });
+    lock(&STATE).pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags });
     Ok(p)
+}
+
+/// The flags of the live pinned allocation that holds `p`; CUDA_ERROR_INVALID_VALUE for
+/// any other address.
+pub(crate) fn pinned_flags(p: u64) -> Result<u32, CUresult> {
+    let s = lock(&STATE);
+    let (start, b) = s.pinned.range(..=p).next_back().ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    if b.freed || p - start >= b.size as u64 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    Ok(b.flags)
 }
 
 /// Frees pinned memory: a freed buffer is CUDA_ERROR_INVALID_VALUE and a double free, an

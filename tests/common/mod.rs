@@ -165,6 +165,48 @@ pub fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
     stdout + &stderr
 }
 
+/// [`run_child`] under a watchdog: a child still running after `limit` is killed and the
+/// test fails, saying that the scenario blocked. With `stdin_pipe`, the child's standard
+/// input is a pipe that nobody writes to (kept open until the child ends).
+pub fn run_child_within(scenario: &str, envs: &[(&str, &str)], limit: std::time::Duration, stdin_pipe: bool) -> String {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
+    for var in ["CUDRV_LIBCUDA", "CUDRV_MAX_DRIVER_VERSION", "CUDRV_PER_THREAD_DEFAULT_STREAM", "CUDRV_STANDIN_VERSION"]
+    {
+        cmd.env_remove(var);
+    }
+    cmd.env("CUDRV_TEST_CHILD", scenario).envs(envs.iter().copied());
+    cmd.stdin(if stdin_pipe { Stdio::piped() } else { Stdio::null() });
+    let mut child = cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let _stdin = child.stdin.take();
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            panic!("scenario {scenario} was still blocked after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    assert!(status.success(), "scenario {scenario}:\n{stdout}\n{stderr}");
+    assert!(stdout.contains("SCENARIO-PASSED"), "scenario {scenario} did not run:\n{stdout}");
+    stdout + &stderr
+}
+
+/// Makes a FIFO at `path` (with `mkfifo`).
+pub fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(status.success(), "mkfifo {}", path.display());
+}
+
 /// The scenario a `child` test was started for, or `None` when it was run directly (for
 /// example with `--include-ignored`): then it does nothing.
 pub fn child_scenario() -> Option<String> {

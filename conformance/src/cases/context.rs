@@ -109,6 +109,17 @@ pub fn cases() -> Vec<Case> {
             let mut c: CUcontext = sentinel();
             Out::of(e.p.cuCtxCreate_v3020(&mut c, 0, 99)).eq("ctx", handle(c))
         }),
+        case!("context.created_flags_0", Init, |e| {
+            let _c = with!(create(e));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuCtxGetFlags(&mut f)).eq("flags", number32(f))
+        }),
+        case!("context.created_flags_0x14", Init, |e| {
+            let mut c = std::ptr::null_mut();
+            step!(e.p.cuCtxCreate_v3020(&mut c, 0x14, e.dev));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuCtxGetFlags(&mut f)).eq("flags", number32(f))
+        }),
         case!("context.create_bad_flags", Init, |e| {
             let mut c: CUcontext = sentinel();
             Out::of(e.p.cuCtxCreate_v3020(&mut c, 0xffff_0000, e.dev)).eq("ctx", handle(c))

@@ -3,7 +3,9 @@
 
 use std::os::raw::c_void;
 
-use super::{alloc, case, handle, made, number, read_f32, sentinel, step, stream, with, Case, Env, Out, UNTOUCHED};
+use super::{
+    alloc, case, handle, made, number, number32, read_f32, sentinel, step, stream, with, Case, Env, Out, UNTOUCHED,
+};
 use cudrv::sys::*;
 
 /// 256 bytes of device memory, freed.
@@ -216,6 +218,23 @@ pub fn cases() -> Vec<Case> {
         case!("host.host_alloc_bad_flags", Ctx, |e| {
             let mut h: *mut c_void = sentinel();
             Out::of(e.p.cuMemHostAlloc(&mut h, 4096, 0x100)).eq("ptr", handle(h))
+        }),
+        case!("host.get_flags_alloc_host", Ctx, |e| {
+            let mut h = std::ptr::null_mut();
+            step!(e.p.cuMemAllocHost(&mut h, 4096));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, h)).eq("flags", number32(f))
+        }),
+        case!("host.get_flags_portable_devicemap", Ctx, |e| {
+            let mut h = std::ptr::null_mut();
+            step!(e.p.cuMemHostAlloc(&mut h, 4096, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, h)).eq("flags", number32(f))
+        }),
+        case!("host.get_flags_not_pinned", Ctx, |e| {
+            let mut x = [0u8; 64];
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, x.as_mut_ptr().cast())).eq("flags", number32(f))
         }),
         case!("host.free_null", Ctx, |e| { Out::of(e.p.cuMemFreeHost(std::ptr::null_mut())) }),
         case!("host.free_twice", Ctx, |e| {

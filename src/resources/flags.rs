@@ -1,0 +1,190 @@
+//! Typed creation flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`] and
+//! [`HostAllocFlags`]. Each is the driver's bit set with a named constant per bit of the
+//! pinned `cuda.h`, combined with `|`. Raw bits are still accepted (every function taking
+//! flags takes `impl Into<XFlags>`, and `u32` converts), and are passed to the driver as
+//! they are: a bit the driver does not know is refused by the driver, not by cudrv.
+
+use std::fmt;
+use std::ops::{BitOr, BitOrAssign};
+
+use crate::sys::{
+    CUctx_flags, CUevent_flags, CUstream_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
+    CU_MEMHOSTALLOC_WRITECOMBINED,
+};
+
+/// Declares a flag set over `u32`: the named constants, `bits`, `from_bits_retain`,
+/// `contains`, `|`, `From<u32>` and a `Debug` that names the known bits.
+macro_rules! flag_set {
+    ($(#[$doc:meta])* $name:ident { $($(#[$cdoc:meta])* $flag:ident = $bits:expr,)* }) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
+        pub struct $name(u32);
+
+        impl $name {
+            $($(#[$cdoc])* pub const $flag: $name = $name($bits);)*
+
+            /// The raw bits, as the driver takes them.
+            #[inline(always)]
+            pub const fn bits(self) -> u32 {
+                self.0
+            }
+
+            /// The flags with exactly these bits, known or not (the driver judges them).
+            #[inline(always)]
+            pub const fn from_bits_retain(bits: u32) -> $name {
+                $name(bits)
+            }
+
+            /// Whether every bit of `other` is set.
+            #[inline(always)]
+            pub const fn contains(self, other: $name) -> bool {
+                self.0 & other.0 == other.0
+            }
+
+            /// Each named flag with its bits (zero-valued names included).
+            const NAMED: &'static [(&'static str, u32)] = &[$((stringify!($flag), $bits)),*];
+        }
+
+        impl From<u32> for $name {
+            #[inline(always)]
+            fn from(bits: u32) -> $name {
+                $name(bits)
+            }
+        }
+
+        impl From<$name> for u32 {
+            #[inline(always)]
+            fn from(flags: $name) -> u32 {
+                flags.0
+            }
+        }
+
+        impl BitOr for $name {
+            type Output = $name;
+            #[inline(always)]
+            fn bitor(self, other: $name) -> $name {
+                $name(self.0 | other.0)
+            }
+        }
+
+        impl BitOrAssign for $name {
+            #[inline(always)]
+            fn bitor_assign(&mut self, other: $name) {
+                self.0 |= other.0;
+            }
+        }
+
+        impl fmt::Debug for $name {
+            /// `StreamFlags(NON_BLOCKING)`, `EventFlags(DISABLE_TIMING | 0x100)`.
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                write!(f, "{}(", stringify!($name))?;
+                write_bits(f, self.0, $name::NAMED)?;
+                f.write_str(")")
+            }
+        }
+    };
+}
+
+/// Writes the names of the non-zero named flags set in `bits`, then any unknown rest in
+/// hex; the zero-valued name when nothing is set.
+fn write_bits(f: &mut fmt::Formatter<'_>, bits: u32, named: &[(&str, u32)]) -> fmt::Result {
+    let mut rest = bits;
+    let mut first = true;
+    for (name, value) in named.iter().filter(|(_, v)| *v != 0 && bits & v == *v) {
+        if rest & value == 0 {
+            continue;
+        }
+        f.write_str(if first { "" } else { " | " })?;
+        f.write_str(name)?;
+        rest &= !value;
+        first = false;
+    }
+    match (first, rest) {
+        (true, 0) => f.write_str(named.iter().find(|(_, v)| *v == 0).map_or("0", |(n, _)| n)),
+        (_, 0) => Ok(()),
+        (true, r) => write!(f, "{r:#x}"),
+        (false, r) => write!(f, " | {r:#x}"),
+    }
+}
+
+flag_set!(
+    /// How a stream is created (`cuStreamCreate`'s `CU_STREAM_*` flags).
+    StreamFlags {
+        /// The stream synchronises with the legacy default (NULL) stream.
+        DEFAULT = CUstream_flags::CU_STREAM_DEFAULT.0,
+        /// The stream does not synchronise with the legacy default stream.
+        NON_BLOCKING = CUstream_flags::CU_STREAM_NON_BLOCKING.0,
+    }
+);
+
+flag_set!(
+    /// How an event is created (`cuEventCreate`'s `CU_EVENT_*` flags).
+    EventFlags {
+        /// An event that records timing, waited for by spinning.
+        DEFAULT = CUevent_flags::CU_EVENT_DEFAULT.0,
+        /// `synchronize` blocks the thread instead of spinning.
+        BLOCKING_SYNC = CUevent_flags::CU_EVENT_BLOCKING_SYNC.0,
+        /// No timing data: cheaper to record and wait for.
+        DISABLE_TIMING = CUevent_flags::CU_EVENT_DISABLE_TIMING.0,
+        /// Shareable with other processes (needs `DISABLE_TIMING`).
+        INTERPROCESS = CUevent_flags::CU_EVENT_INTERPROCESS.0,
+    }
+);
+
+flag_set!(
+    /// How a context is created (`cuCtxCreate`'s `CU_CTX_*` flags).
+    ContextFlags {
+        /// The driver picks how a waiting thread waits.
+        SCHED_AUTO = CUctx_flags::CU_CTX_SCHED_AUTO.0,
+        /// A waiting thread spins.
+        SCHED_SPIN = CUctx_flags::CU_CTX_SCHED_SPIN.0,
+        /// A waiting thread yields.
+        SCHED_YIELD = CUctx_flags::CU_CTX_SCHED_YIELD.0,
+        /// A waiting thread blocks.
+        SCHED_BLOCKING_SYNC = CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC.0,
+        /// Mapped pinned host allocations are allowed (always on in current drivers).
+        MAP_HOST = CUctx_flags::CU_CTX_MAP_HOST.0,
+        /// Local memory is not shrunk after a kernel that needed more.
+        LMEM_RESIZE_TO_MAX = CUctx_flags::CU_CTX_LMEM_RESIZE_TO_MAX.0,
+        /// GPU core dumps on exceptions for this context.
+        COREDUMP_ENABLE = CUctx_flags::CU_CTX_COREDUMP_ENABLE.0,
+        /// GPU core dumps on a user trigger for this context.
+        USER_COREDUMP_ENABLE = CUctx_flags::CU_CTX_USER_COREDUMP_ENABLE.0,
+        /// Synchronous memory operations are always synchronous.
+        SYNC_MEMOPS = CUctx_flags::CU_CTX_SYNC_MEMOPS.0,
+    }
+);
+
+flag_set!(
+    /// How page-locked host memory is allocated (`cuMemHostAlloc`'s `CU_MEMHOSTALLOC_*`).
+    HostAllocFlags {
+        /// Pinned for the allocating context only.
+        NONE = 0,
+        /// Pinned for every context.
+        PORTABLE = CU_MEMHOSTALLOC_PORTABLE,
+        /// Mapped into the device's address space.
+        DEVICEMAP = CU_MEMHOSTALLOC_DEVICEMAP,
+        /// Write-combined: fast for the device to read, slow for the host to read.
+        WRITECOMBINED = CU_MEMHOSTALLOC_WRITECOMBINED,
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_combine_and_show_their_names() {
+        let f = EventFlags::DISABLE_TIMING | EventFlags::INTERPROCESS;
+        assert_eq!(f.bits(), 6);
+        assert!(f.contains(EventFlags::INTERPROCESS));
+        assert!(!f.contains(EventFlags::BLOCKING_SYNC));
+        assert_eq!(format!("{f:?}"), "EventFlags(DISABLE_TIMING | INTERPROCESS)");
+        assert_eq!(format!("{:?}", StreamFlags::DEFAULT), "StreamFlags(DEFAULT)");
+        assert_eq!(format!("{:?}", StreamFlags::from(0x101)), "StreamFlags(NON_BLOCKING | 0x100)");
+        assert_eq!(format!("{:?}", HostAllocFlags::from_bits_retain(0x40)), "HostAllocFlags(0x40)");
+        let mut c = ContextFlags::SCHED_BLOCKING_SYNC;
+        c |= ContextFlags::MAP_HOST;
+        assert_eq!(u32::from(c), 12);
+    }
+}
