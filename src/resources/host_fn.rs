@@ -86,8 +86,9 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
 /// that takes a `CUhostFn` (`cuLaunchHostFunc`, `cuLaunchHostFunc_v13010`, ...).
 ///
 /// The closure runs on a driver thread, once; it must not call CUDA (a driver rule, which
-/// includes dropping the last clone of a cudrv handle). A panic in it is caught and
-/// reported. Never hand it to a stream that is capturing: the captured graph would call
+/// includes dropping the last clone of a cudrv handle; cudrv refuses an
+/// [`crate::ImportedBuffer::import`] there with `CUDA_ERROR_NOT_PERMITTED`). A panic in it
+/// is caught and reported. Never hand it to a stream that is capturing: the captured graph would call
 /// it at every replay, after the first has freed it (`Stream::launch_host_fn` refuses
 /// that; `Graph::add_host_node` is the form for graphs). If the driver did not take it, dropping the `HostFn` drops the closure
 /// unrun; once the driver took it, call [`HostFn::handed_over`].

@@ -137,7 +137,10 @@ impl<T> DeviceBuffer<T> {
 }
 
 /// A pool allocation imported from another process. Clones share one mapping; the last
-/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for).
+/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for). If that
+/// free fails, the mapping stays registered (leaked) and a later import reuses it; if
+/// only the wait fails, the mapping is never handed out again: the next import of its
+/// export waits for the free first. Either failure is reported.
 pub struct ImportedBuffer(ManuallyDrop<Arc<ImportInner>>);
 
 struct ImportInner {
