@@ -166,6 +166,41 @@ fn an_import_inside_a_host_function_is_refused_at_once_never_waited_for() {
 }
 
 #[test]
+fn an_import_in_a_graph_host_node_or_a_user_object_destructor_is_refused_at_once() {
+    /// Imports when dropped (in the user object's destructor, on a driver thread).
+    struct ImportOnDrop(Arc<Ipc>, mpsc::Sender<Result<usize, CUresult>>);
+    impl Drop for ImportOnDrop {
+        fn drop(&mut self) {
+            let _ = self.1.send(self.0.import().map(|b| b.len()).map_err(|e| e.code()));
+        }
+    }
+    let results = with_watchdog("the host node and the user object", |done| {
+        let ctx = context();
+        let ipc = Arc::new(ipc_setup(&ctx));
+        // A live import: an import that waited or looked at the cache would get a clone.
+        let live = ipc.import().unwrap();
+        let (tx, rx) = mpsc::channel();
+        let graph = cudrv::Graph::new(&ctx).unwrap();
+        let (node_ipc, node_tx) = (ipc.clone(), tx.clone());
+        graph
+            .add_host_node(&[], move || {
+                let _ = node_tx.send(node_ipc.import().map(|b| b.len()).map_err(|e| e.code()));
+            })
+            .unwrap();
+        graph.instantiate().unwrap().launch(&ipc.stream).unwrap();
+        ipc.stream.synchronize().unwrap();
+        let object = cudrv::UserObject::new(standin_driver(), ImportOnDrop(ipc.clone(), tx)).unwrap();
+        drop(object);
+        let results: Vec<_> = (0..2).map(|_| rx.recv().unwrap()).collect();
+        drop(live);
+        let _ = done.send((results, my_reports()));
+    });
+    let (results, reports) = results;
+    assert_eq!(results, [Err(CUresult::CUDA_ERROR_NOT_PERMITTED); 2]);
+    assert!(reports.is_empty(), "{reports:?}");
+}
+
+#[test]
 fn an_import_from_a_reporter_on_a_driver_thread_is_refused_at_once() {
     let out = run_child("reporter-imports-on-a-driver-thread", &[]);
     assert!(out.contains("import from the reporter: cuMemPoolImportPointer failed: CUDA_ERROR_NOT_PERMITTED"), "{out}");
