@@ -212,8 +212,10 @@ impl<T> Drop for PinnedBuffer<T> {
         let leaked = |why: &str| format!("{bytes} bytes of pinned memory at {ptr:#x} leaked: {why}");
         if let Some(e) = self.failed.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
             self.mem.leak();
-            let detail = leaked("a copy that uses them could not be waited for and may still be running");
-            crate::report::error(e, Arg::Pointer(ev as usize), Some(detail));
+            // The error is that of an earlier call (whose arguments are not kept): the
+            // report names the buffer's event in its detail, not as that call's argument.
+            let why = format!("a copy that uses them could not be covered by event {:#x} or waited for", ev as usize);
+            crate::report::error(e, Arg::Opaque, Some(leaked(&why)));
             return;
         }
         // One switch to the buffer's context for the wait (the free follows, through the
