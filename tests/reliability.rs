@@ -69,7 +69,7 @@ fn a_failed_import_whose_undo_fails_stays_registered_and_is_not_mapped_twice() {
     let e = ImportedBuffer::import(&imported, &export, &stream).unwrap_err();
     assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
     assert!(e.notes().iter().any(|n| n.contains("stays registered")), "{e}");
-    // The next import of the same export reuses the leaked mapping instead of mapping it again.
+    // The next import of the same export frees the mapping kept apart before mapping it again.
     let again = ImportedBuffer::import(&imported, &export, &stream).unwrap();
     let duplicates = cudrv_standin::ledger().duplicate_imports;
     assert!(!duplicates.contains(&again.as_raw()), "the export was mapped twice: {duplicates:x?}");

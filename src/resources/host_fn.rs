@@ -6,15 +6,63 @@
 
 use std::ffi::c_void;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::ThreadId;
 
 use crate::error::{Error, InvalidArgument};
 use crate::report::{self, Arg, Report};
 use crate::resources::stream::Stream;
 use crate::sys::CUhostFn;
 
-/// Runs `f`; a panic is caught and reported as `what(arg) panicked: ...`. The panic
-/// payload is leaked rather than dropped, since dropping it could panic again.
+/// The threads now running user code for the driver (a host function, a host node, a
+/// user-object destructor, and the reports made there). The driver forbids CUDA calls on
+/// them, so cudrv refuses at once what would call the driver or wait for it there (an
+/// IPC import), instead of waiting for work that waits for this very thread. A set, not
+/// thread-local state (DESIGN.md); a thread appears once per nested run.
+static DRIVER_CALLBACKS: Mutex<Vec<ThreadId>> = Mutex::new(Vec::new());
+
+fn driver_callbacks() -> MutexGuard<'static, Vec<ThreadId>> {
+    DRIVER_CALLBACKS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Marks the calling thread as running a driver callback until dropped (also on unwind).
+struct InCallback(Option<ThreadId>);
+
+impl InCallback {
+    fn enter() -> InCallback {
+        let id = catch_unwind(|| std::thread::current().id()).ok();
+        if let Some(id) = id {
+            driver_callbacks().push(id);
+        }
+        InCallback(id)
+    }
+}
+
+impl Drop for InCallback {
+    fn drop(&mut self) {
+        let Some(id) = self.0 else { return };
+        let mut now = driver_callbacks();
+        if let Some(at) = now.iter().position(|t| *t == id) {
+            now.swap_remove(at);
+        }
+    }
+}
+
+/// Whether the calling thread is running a driver callback ([`run_user_code`]), where
+/// the driver answers CUDA calls with `CUDA_ERROR_NOT_PERMITTED`.
+pub(crate) fn in_driver_callback() -> bool {
+    let Ok(id) = catch_unwind(|| std::thread::current().id()) else {
+        return false;
+    };
+    driver_callbacks().contains(&id)
+}
+
+/// Runs `f` on a driver thread; a panic is caught and reported as `what(arg) panicked:
+/// ...`. The panic payload is leaked rather than dropped, since dropping it could panic
+/// again. While it runs, and while its panic is reported, the thread counts as running a
+/// driver callback ([`in_driver_callback`]).
 pub(crate) fn run_user_code(what: &'static str, arg: Arg, f: impl FnOnce()) {
+    let _marked = InCallback::enter();
     if let Err(payload) = catch_unwind(AssertUnwindSafe(f)) {
         let message = report::panic_message(payload.as_ref());
         std::mem::forget(payload);
@@ -38,8 +86,9 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
 /// that takes a `CUhostFn` (`cuLaunchHostFunc`, `cuLaunchHostFunc_v13010`, ...).
 ///
 /// The closure runs on a driver thread, once; it must not call CUDA (a driver rule, which
-/// includes dropping the last clone of a cudrv handle). A panic in it is caught and
-/// reported. Never hand it to a stream that is capturing: the captured graph would call
+/// includes dropping the last clone of a cudrv handle; cudrv refuses an
+/// [`crate::ImportedBuffer::import`] there with `CUDA_ERROR_NOT_PERMITTED`). A panic in it
+/// is caught and reported. Never hand it to a stream that is capturing: the captured graph would call
 /// it at every replay, after the first has freed it (`Stream::launch_host_fn` refuses
 /// that; `Graph::add_host_node` is the form for graphs). If the driver did not take it, dropping the `HostFn` drops the closure
 /// unrun; once the driver took it, call [`HostFn::handed_over`].

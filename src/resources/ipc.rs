@@ -13,9 +13,18 @@
 //! and the stream may hold host functions, which are user code) run with the lock
 //! released; an importer that finds the note waits, without the lock, until that work is
 //! done, then looks again. So no one calls the driver or waits for user code while
-//! holding the lock, and an export is never mapped twice. A mapping that could not be freed, or whose failed import could not
-//! be undone, stays registered (leaked), so that it is reused rather than mapped again.
-//! Reports are made after the lock is released.
+//! holding the lock, and an export is never mapped twice. A mapping whose free failed
+//! stays registered (leaked), so that it is reused rather than mapped again. A mapping
+//! that must not be handed out (its size could not be read, or its free was queued but
+//! not waited for) and could not be released is kept apart: never handed out, and
+//! released (freed, the free waited for) by the next import of its export before that
+//! one maps it afresh; if that fails too, the import fails. Reports are made after the
+//! lock is released.
+//!
+//! An import on a thread running a driver callback (a host function, a host node, a
+//! user-object destructor, or a reporter called there) is refused at once with
+//! `CUDA_ERROR_NOT_PERMITTED`, as the driver answers CUDA calls there: it could otherwise
+//! wait for a free that waits for that very callback.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -25,11 +34,12 @@ use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
+use crate::resources::host_fn::in_driver_callback;
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
 use crate::scope::cleanup_steps_in_context;
-use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData};
+use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData, CUresult};
 use crate::Driver;
 
 /// What identifies a pool allocation to another process (`CUmemPoolPtrExportData`).
@@ -46,6 +56,47 @@ enum Slot {
     /// Being imported, or its last clone being freed, by a thread that does so without
     /// the lock; other importers wait for `Pending::done`, then look again.
     Pending(Arc<Pending>),
+    /// A mapping that is never handed out, and that the next import releases first.
+    Apart(Apart),
+}
+
+/// A mapping of an export that must never be handed out: its size could not be read, or
+/// its free was queued but not waited for (so it may already be gone), and releasing it
+/// failed. It stays mapped (leaked) until an import of its export releases it.
+struct Apart {
+    ptr: CUdeviceptr,
+    /// Whether its free is queued on `stream` (then only the wait for it is left).
+    queued: bool,
+    stream: Stream,
+    _pool: MemoryPool,
+}
+
+impl Apart {
+    /// Frees the mapping on its stream, unless that is queued already, and waits for the
+    /// free, in the stream's context. On error `queued` says whether the free is queued.
+    fn release(&mut self) -> Result<(), CudaError> {
+        let (d, ptr, s) = (self.stream.context().driver(), self.ptr, self.stream.as_raw());
+        let queued = &mut self.queued;
+        self.stream.run(|| {
+            if !*queued {
+                // SAFETY: the mapping is ours, never handed out, and not freed yet.
+                unsafe { d.pc().cuMemFreeAsync(ptr, s) }?;
+                *queued = true;
+            }
+            // SAFETY: the stream is live (we hold it).
+            unsafe { d.pc().cuStreamSynchronize(s) }
+        })
+    }
+
+    /// Why the export cannot be imported now, as a note.
+    fn note(&self) -> String {
+        let left = if self.queued { "its queued free could not be waited for" } else { "it could not be freed" };
+        format!(
+            "an earlier mapping of this export at {:#x} cannot be handed out and {left}: it stays apart (leaked) \
+             and the export is not mapped again until it is released (a later import tries again)",
+            self.ptr
+        )
+    }
 }
 
 #[derive(Default)]
@@ -86,7 +137,10 @@ impl<T> DeviceBuffer<T> {
 }
 
 /// A pool allocation imported from another process. Clones share one mapping; the last
-/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for).
+/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for). If that
+/// free fails, the mapping stays registered (leaked) and a later import reuses it; if
+/// only the wait fails, the mapping is never handed out again: the next import of its
+/// export waits for the free first. Either failure is reported.
 pub struct ImportedBuffer(ManuallyDrop<Arc<ImportInner>>);
 
 struct ImportInner {
@@ -109,40 +163,65 @@ impl std::fmt::Debug for ImportedBuffer {
     }
 }
 
-/// Imports `export` from `pool`, setting `mapped` to the mapping as soon as it exists (and
-/// back to `None` if it is freed again), and returns the mapping and its size. If the size
-/// cannot be read, the mapping is freed again.
+/// What an import left mapped.
+#[derive(Clone, Copy)]
+enum Mapped {
+    Nothing,
+    /// A mapping and its size.
+    Sized(CUdeviceptr, usize),
+    /// A mapping whose size is unknown and that could not be released; `queued`: its free
+    /// is queued but was not waited for.
+    Unsized {
+        ptr: CUdeviceptr,
+        queued: bool,
+    },
+}
+
+/// Imports `export` from `pool`, setting `mapped` to what is mapped as it changes, and
+/// returns the mapping and its size. If the size cannot be read, the mapping is freed
+/// again (on `stream`, waited for); if that fails, `mapped` says what is left.
 fn import_pointer(
     d: &'static Driver,
     pool: &MemoryPool,
     export: &IpcExport,
     stream: &Stream,
-    mapped: &mut Option<(CUdeviceptr, usize)>,
+    mapped: &mut Mapped,
 ) -> Result<(CUdeviceptr, usize), CudaError> {
     let mut ptr: CUdeviceptr = 0;
     let mut data = CUmemPoolPtrExportData { reserved: export.0 };
     // SAFETY: valid out-pointer and export data; the pool is live. `pc` only: nothing here
     // reports (the caller reports, if at all, after settling the cache).
     unsafe { d.pc().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) }?;
-    *mapped = Some((ptr, 0));
+    *mapped = Mapped::Unsized { ptr, queued: false };
     let mut len = 0usize;
     // SAFETY: valid out-pointer; the base may be null.
     if let Err(e) = unsafe { d.pc().cuMemGetAddressRange(std::ptr::null_mut(), &mut len, ptr) } {
         // SAFETY: the mapping was just made and nothing else uses it; the free is
         // stream-ordered, so it is waited for before the export may be mapped again.
-        let freed = unsafe { d.pc().cuMemFreeAsync(ptr, stream.as_raw()) }
-            // SAFETY: the stream is live.
-            .and_then(|()| unsafe { d.pc().cuStreamSynchronize(stream.as_raw()) });
-        let note = match freed {
+        let note = match unsafe { d.pc().cuMemFreeAsync(ptr, stream.as_raw()) } {
+            Err(f) => format!(
+                "freeing the import at {ptr:#x} again failed too ({f}); it stays registered apart, leaked, and is \
+                 never handed out: the next import of this export frees it first"
+            ),
             Ok(()) => {
-                *mapped = None;
-                format!("the import at {ptr:#x} was freed again")
+                *mapped = Mapped::Unsized { ptr, queued: true };
+                // SAFETY: the stream is live.
+                match unsafe { d.pc().cuStreamSynchronize(stream.as_raw()) } {
+                    Ok(()) => {
+                        *mapped = Mapped::Nothing;
+                        format!("the import at {ptr:#x} was freed again")
+                    }
+                    Err(w) => format!(
+                        "the import at {ptr:#x} was freed again, but waiting for the free failed ({w}); it stays \
+                         registered apart and is never handed out: the next import of this export waits for the \
+                         free first"
+                    ),
+                }
             }
-            Err(f) => format!("freeing the import at {ptr:#x} failed too ({f}); it stays registered, leaked"),
         };
         return Err(e.with_note(note));
     }
-    *mapped = Some((ptr, len));
+    *mapped = Mapped::Sized(ptr, len);
     Ok((ptr, len))
 }
 
@@ -152,11 +231,29 @@ impl ImportedBuffer {
     /// holds an import of it (through any pool handle), that one is returned; if that
     /// import is being freed, this waits for the free and imports again.
     ///
-    /// On error nothing is imported for the caller. A mapping that exists but cannot be
-    /// handed out (the size could not be read and the undo failed, or restoring the
-    /// caller's context failed) stays registered and leaked, as a note says, so that the
-    /// export is never mapped twice.
+    /// On error nothing is imported for the caller. A mapping that exists and whose size
+    /// is known, but that cannot be handed out (restoring the caller's context failed),
+    /// stays registered and leaked, as a note says, so that the export is never mapped
+    /// twice. A mapping whose size could not be read is never handed out: it is freed
+    /// again; if that (or the wait for the free) fails, it is kept apart, leaked, and the
+    /// next import of the export first frees it (or waits for its queued free) and then
+    /// maps the export afresh, or, if that fails again, returns that error with a note.
+    /// So an `Ok` is always a live mapping with its real size.
+    ///
+    /// On a thread running a driver callback (a host function, a graph host node, a user
+    /// object's destructor, or a reporter called from one) it returns
+    /// `CUDA_ERROR_NOT_PERMITTED` at once, without calling the driver or waiting, as the
+    /// driver answers CUDA calls there.
     pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, CudaError> {
+        let context = stream.context();
+        let d = context.driver();
+        if in_driver_callback() {
+            let why = "not called: this thread is running a host function, host node or user-object destructor \
+                       (or a report from one), where the driver forbids CUDA calls; an import there could wait \
+                       for this very callback";
+            return Err(CudaError::with_driver(d, call::cuMemPoolImportPointer, CUresult::CUDA_ERROR_NOT_PERMITTED)
+                .with_note(why));
+        }
         let key = export.0;
         let mut cache = cache();
         loop {
@@ -173,35 +270,57 @@ impl ImportedBuffer {
                     pending.wait();
                     cache = self::cache();
                 }
-                None => break,
+                Some(Slot::Apart(_)) | None => break,
             }
         }
         // Mark the export as being imported and import it without the lock (the driver
-        // call may take its time); importers of the same export wait for this one.
+        // calls may take their time); importers of the same export wait for this one.
         let pending = Arc::new(Pending::default());
-        cache.insert(key, Slot::Pending(Arc::clone(&pending)));
+        let earlier = match cache.insert(key, Slot::Pending(Arc::clone(&pending))) {
+            Some(Slot::Apart(apart)) => Some(apart),
+            _ => None,
+        };
         drop(cache);
-        let context = stream.context();
-        let d = context.driver();
-        let mut mapped = None;
-        let imported = context.run(|| import_pointer(d, pool, export, stream, &mut mapped));
+        // A mapping kept apart is released first: the export is never mapped twice. Once
+        // released, it is dropped only at the end, with no lock held (its handles' drops
+        // may call the driver and report).
+        let mut earlier = earlier;
+        let mut mapped = Mapped::Nothing;
+        let (imported, still_apart) = match earlier.as_mut().map_or(Ok(()), Apart::release) {
+            Err(e) => (Err(e), earlier.take()),
+            Ok(()) => (context.run(|| import_pointer(d, pool, export, stream, &mut mapped)), None),
+        };
         let mut cache = self::cache();
-        let result = match (imported, mapped) {
-            (Ok(mapping), _) => Ok(ImportedBuffer(ManuallyDrop::new(register(&mut cache, key, mapping, stream, pool)))),
-            (Err(e), None) => {
+        let result = match (imported, mapped, still_apart) {
+            (Err(e), _, Some(apart)) => {
+                // Releasing the earlier mapping failed: it stays apart, nothing new is mapped.
+                let e = e.with_note(apart.note());
+                cache.insert(key, Slot::Apart(apart));
+                Err(e)
+            }
+            (Ok(mapping), _, _) => {
+                Ok(ImportedBuffer(ManuallyDrop::new(register(&mut cache, key, mapping, stream, pool))))
+            }
+            (Err(e), Mapped::Nothing, _) => {
                 cache.remove(&key);
                 Err(e)
             }
-            (Err(e), Some((ptr, len))) => {
+            (Err(e), Mapped::Sized(ptr, len), _) => {
                 // Registered for ever: the export is never mapped again.
                 std::mem::forget(register(&mut cache, key, (ptr, len), stream, pool));
                 let note =
                     format!("the mapping at {ptr:#x} stays registered and leaked: the export is never mapped twice");
                 Err(e.with_note(note))
             }
+            (Err(e), Mapped::Unsized { ptr, queued }, _) => {
+                let apart = Apart { ptr, queued, stream: stream.clone(), _pool: pool.clone() };
+                cache.insert(key, Slot::Apart(apart));
+                Err(e)
+            }
         };
         drop(cache);
         pending.finish();
+        drop(earlier);
         result
     }
 
@@ -253,6 +372,14 @@ fn register(
     inner
 }
 
+/// How far the free of a dropped import got.
+#[derive(Clone, Copy)]
+enum Freed {
+    No,
+    Queued,
+    Done,
+}
+
 impl Drop for ImportedBuffer {
     fn drop(&mut self) {
         let mut cache = cache();
@@ -273,32 +400,48 @@ impl Drop for ImportedBuffer {
 
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
         let ctx = Some(inner.stream.context().as_raw());
-        let unmapped = Cell::new(false);
+        let freed = Cell::new(Freed::No);
         let free = || {
             // SAFETY: the mapping is ours and this is its last handle.
             unsafe { d.pc().cuMemFreeAsync(ptr, s) }.map_err(|e| (e, Arg::Hex(ptr)))?;
+            freed.set(Freed::Queued);
             // The free is stream-ordered: wait for it, so that no import of the same
-            // allocation can be made before the mapping is really gone. Until the wait
-            // succeeds the mapping counts as mapped (kept registered).
+            // allocation can be made before the mapping is really gone.
             // SAFETY: the stream is live (we hold it).
-            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| (e, Arg::Pointer(s as usize)))?;
-            unmapped.set(true);
+            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| {
+                let note = format!(
+                    "the free of the import at {ptr:#x} is queued: the next import of its export waits for it \
+                     before mapping the export again"
+                );
+                (e.with_note(note), Arg::Pointer(s as usize))
+            })?;
+            freed.set(Freed::Done);
             Ok(())
         };
-        // Once the free is done (or was not possible): unregister the mapping, or, if it
-        // is still mapped, keep it registered and leak it, so that a later import reuses
-        // it instead of mapping it a second time. Then wake the waiting importers.
+        // Once the free is done (or was not possible): unregister the mapping; if the free
+        // was queued but not waited for, keep it apart (never handed out: it may be gone),
+        // for the next import to wait for; if it is still mapped, keep it registered and
+        // leak it, so that a later import reuses it instead of mapping it a second time.
+        // Then wake the waiting importers. `inner` is dropped after the lock is released.
         let settle = || {
             let mut cache = self::cache();
-            if unmapped.get() {
-                cache.remove(&inner.key);
-                drop(cache);
-            } else {
-                let key = inner.key;
-                let leaked = Arc::new(inner);
-                cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
-                drop(cache);
-                std::mem::forget(leaked);
+            match freed.get() {
+                Freed::Done => {
+                    cache.remove(&inner.key);
+                    drop(cache);
+                }
+                Freed::Queued => {
+                    let apart = Apart { ptr, queued: true, stream: inner.stream.clone(), _pool: inner._pool.clone() };
+                    cache.insert(inner.key, Slot::Apart(apart));
+                    drop(cache);
+                }
+                Freed::No => {
+                    let key = inner.key;
+                    let leaked = Arc::new(inner);
+                    cache.insert(key, Slot::Live(Arc::downgrade(&leaked)));
+                    drop(cache);
+                    std::mem::forget(leaked);
+                }
             }
             freeing.finish();
         };

@@ -283,8 +283,17 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// The whole buffer, copied to a new vector (`cuMemcpyDtoH`, synchronous).
+    ///
+    /// A vector the host cannot allocate (a buffer larger than host memory) is an
+    /// [`InvalidArgument`] naming the size, returned before any driver call; the process is
+    /// never aborted.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        let mut out = Vec::<T>::with_capacity(self.len);
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(self.len).map_err(|e| {
+            let why =
+                format!("a host vector of {} values ({} bytes) cannot be allocated: {e}", self.len, self.size_bytes());
+            InvalidArgument::new("DeviceBuffer::to_vec", why)
+        })?;
         let (pc, ptr, bytes) = (self.pc(), self.as_raw(), self.size_bytes());
         // SAFETY: the vector has room for `len` values; the copy writes all of them.
         self.context().run(|| unsafe { pc.cuMemcpyDtoH(out.as_mut_ptr().cast(), ptr, bytes) })?;

@@ -1,17 +1,21 @@
 //! Typed page-locked host memory (`cuMemAllocHost`/`cuMemFreeHost`), the safe source and
 //! destination of asynchronous copies.
 
+use std::cell::Cell;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::Mutex;
 
+use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
+use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::event::Event;
 use crate::resources::flags::{EventFlags, HostAllocFlags};
 use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
+use crate::scope::cleanup_steps_in_context;
 
 kind!(
     /// The kind of a pinned host allocation: freed in its context.
@@ -243,19 +247,40 @@ impl<T> PinnedBuffer<T> {
 
 impl<T> Drop for PinnedBuffer<T> {
     /// Waits for the last copy that uses the buffer, then frees it (through the handle
-    /// core). If the wait fails, the memory is leaked rather than freed under a copy, and
-    /// the leak reported.
+    /// core). If the wait fails (or a copy could not be covered), the memory is leaked
+    /// rather than freed under a copy, and the leak reported, naming the event. If the
+    /// wait succeeded and only restoring the caller's context failed, the memory is still
+    /// freed, and the failed restoration is reported, naming that context.
     fn drop(&mut self) {
-        if let Err(e) = self.wait() {
+        let bytes = self.len.saturating_mul(size_of::<T>());
+        let (ptr, ev) = (self.mem.raw() as usize, self.in_use.as_raw());
+        let leaked = |why: &str| format!("{bytes} bytes of pinned memory at {ptr:#x} leaked: {why}");
+        if let Some(e) = self.failed.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
             self.mem.leak();
-            crate::report::error(
-                e,
-                crate::report::Arg::Pointer(self.mem.raw() as usize),
-                Some(format!(
-                    "{} bytes of pinned memory leaked: a copy may still use them",
-                    self.len.saturating_mul(size_of::<T>())
-                )),
-            );
+            // The error is that of an earlier call (whose arguments are not kept): the
+            // report names the buffer's event in its detail, not as that call's argument.
+            let why = format!("a copy that uses them could not be covered by event {:#x} or waited for", ev as usize);
+            crate::report::error(e, Arg::Opaque, Some(leaked(&why)));
+            return;
+        }
+        // One switch to the buffer's context for the wait (the free follows, through the
+        // handle core); the report of a failed wait names the event, that of a failed
+        // restoration the context being restored.
+        let d = self.in_use.context().driver();
+        let waited = Cell::new(false);
+        let wait = || {
+            // SAFETY: the event is live (we hold it).
+            unsafe { d.pc().cuEventSynchronize(ev) }.map_err(|e| {
+                let note = leaked("the copies that use them could not be waited for");
+                (e.with_note(note), Arg::Pointer(ev as usize))
+            })?;
+            waited.set(true);
+            Ok(())
+        };
+        let ctx = Some(self.in_use.context().as_raw());
+        cleanup_steps_in_context(d, ctx, call::cuEventSynchronize, Arg::Pointer(ev as usize), wait, || {});
+        if !waited.get() {
+            self.mem.leak();
         }
     }
 }
