@@ -332,8 +332,14 @@ fn help_shows_examples_that_run() {
     for e in examples {
         let args: Vec<&str> = e.split("||").next().unwrap_or_default().split_whitespace().collect();
         let o = run(&args);
-        assert!(matches!(o.status.code(), Some(0 | 3 | 4)), "cudrv-info {e}: {:?}\n{}", o.status, stderr(&o));
-        assert!(!stdout(&o).is_empty(), "cudrv-info {e}");
+        let err = stderr(&o);
+        assert!(!err.contains("Usage:"), "cudrv-info {e}: {err}");
+        match o.status.code() {
+            Some(0 | 3 | 4) => assert!(!stdout(&o).is_empty(), "cudrv-info {e}"),
+            // A driver with no device 0 (a machine without a GPU that has a driver).
+            Some(2) if err.starts_with("cudrv-info: --device 0: ") => {}
+            other => panic!("cudrv-info {e}: {other:?}\n{err}"),
+        }
     }
 }
 
