@@ -29,12 +29,15 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cargo build --quiet -p cudrv-gen
+# Where cargo put it: $CARGO_TARGET_DIR, build.target-dir, else ./target.
+target=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 status=0
 for spec in "${specs[@]}"; do
   include=".headers/${spec#*==}/include"
   scripts/fetch-headers.sh "$spec" "$include"
   out="$work/${spec#*==}"
-  target/debug/cudrv-gen --include "$include" --out "$out" --no-standin >/dev/null
+  "$target/debug/cudrv-gen" --include "$include" --out "$out" --no-standin >/dev/null
   if ! python3 - "$include" "$out/table.rs" "$work" "$spec" <<'PY'; then
 import collections, os, re, subprocess, sys
 

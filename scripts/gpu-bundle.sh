@@ -11,6 +11,9 @@ args=()
 for e in $examples; do args+=(--example "$e"); done
 cargo build --release --quiet "${args[@]}" -p cudrv
 cargo build --release --quiet -p cudrv-info -p cudrv-matrix -p cudrv-standin -p cudrv-conformance
+# Where cargo put them: $CARGO_TARGET_DIR, build.target-dir, else ./target.
+target=$(cargo metadata --format-version 1 --no-deps \
+  | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')
 benches=$(cargo bench --quiet -p cudrv-bench --no-run --message-format=json 2>/dev/null \
   | python3 -c 'import json,sys
 for l in sys.stdin:
@@ -19,8 +22,9 @@ for l in sys.stdin:
         print(m["target"]["name"], m["executable"])')
 rm -rf "$dir"
 mkdir -p "$dir"
-for e in $examples; do cp "target/release/examples/$e" "$dir/"; done
-cp target/release/cudrv-info target/release/cudrv-matrix target/release/libcudrv_standin.so "$dir/"
+release="$target/release"
+for e in $examples; do cp "$release/examples/$e" "$dir/"; done
+cp "$release/cudrv-info" "$release/cudrv-matrix" "$release/libcudrv_standin.so" "$dir/"
 while read -r name exe; do cp "$exe" "$dir/$name"; done <<< "$benches"
 strip "$dir"/*
 du -sh "$dir"

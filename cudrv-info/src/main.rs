@@ -11,27 +11,42 @@ use std::ffi::{c_int, OsStr, OsString};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use cudrv::{Driver, LoadError, LoadOptions};
 
-use crate::report::{Origin, Request, StateFilter};
+use crate::report::{Devices, Origin, Request, StateFilter};
 
-/// The exit codes, as `--help` documents them.
+/// Examples, the exit codes, the JSON schema's version and the environment, as `--help`
+/// shows them after the options.
 const AFTER_HELP: &str = "\
+Examples:
+  cudrv-info                         the driver, its devices and the entry table's counts
+  cudrv-info --device 0 --all        every attribute of device 0, and every entry
+  cudrv-info --entry cuMemAlloc      one entry: its state, the variant it binds, the
+                                     driver it needs (exit 4 if it is not resolved)
+  cudrv-info --max-version 12.4 --state gated
+                                     the entries a 12.4 driver would not provide
+  cudrv-info --driver stand-in --json
+                                     the bundled stand-in's report, as JSON
+  cudrv-info || test $? -eq 3        in a `set -e` script: a machine without a CUDA
+                                     driver (exit 3, the stand-in shown) is no error
+
 Exit codes:
   0  a driver was reported: one found on this machine, or the stand-in asked for with
      --driver stand-in; with --entry: the entry is resolved
   1  a driver was found but could not be used (older than 11.3, or cuDriverGetVersion failed)
   2  bad input: a --driver or CUDRV_LIBCUDA path that does not exist, is not a regular file
      or is not a CUDA driver, an unparsable version, an invalid CUDRV_* setting, a --device
-     the driver does not have, an --entry the header does not name, or a usage error
+     the driver does not have (or any --device when the devices cannot be listed), an
+     --entry the header does not name, or a usage error
   3  no CUDA driver was found (no --driver, no CUDRV_LIBCUDA): one line on stderr says
      where it looked, and the report of the bundled stand-in driver is shown instead
      (also with --entry: the answer is then the stand-in's)
   4  --entry: the entry is not resolved (gated by the driver version or the cap, not in
      this driver, or a per-thread variant not requested)
-  5  the report could not be written (stdout closed or full)
+  5  the report could not be written (stdout closed, a closed pipe, a full disk)
 
 JSON (--json): one object; \"schema_version\" (now 1) changes when a key is removed or
 retyped. \"driver\", \"devices\" and \"summary\" describe this machine's driver (or the
@@ -105,6 +120,7 @@ const EXIT_NOT_RESOLVED: u8 = 4;
 const EXIT_WRITE_FAILED: u8 = 5;
 
 /// Why no report is shown: an exit code and a one-line message.
+#[derive(Debug)]
 struct Failure {
     code: u8,
     message: String,
@@ -286,23 +302,22 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
 
 /// Loads, gathers and renders; returns the output and its exit code.
 fn run(args: &Args) -> Result<(String, u8), Failure> {
-    let (driver, origin, mut code) = load(args)?;
+    let (driver, origin, code) = load(args)?;
+    report(args, &driver, origin, code)
+}
+
+/// Gathers and renders the report of `driver`; returns the output and its exit code
+/// (`code`, or [`EXIT_NOT_RESOLVED`] for an `--entry` that is not resolved).
+fn report(args: &Args, driver: &Driver, origin: Origin, mut code: u8) -> Result<(String, u8), Failure> {
     let request = Request {
         all: args.all,
         states: args.state.clone(),
         device: args.device.map(|n| c_int::try_from(n).unwrap_or(c_int::MAX)),
         entry: args.entry.clone(),
     };
-    let r = report::gather(&driver, origin, &request);
-    if let (Some(n), Ok(devices)) = (args.device, &r.devices) {
-        if devices.list.is_empty() {
-            let have = match devices.count {
-                0 => "no devices".to_string(),
-                1 => "1 device (ordinal 0)".to_string(),
-                c => format!("{c} devices (ordinals 0 to {})", c - 1),
-            };
-            return Err(Failure::bad_input(format!("--device {n}: the driver has {have}")));
-        }
+    let r = report::gather(driver, origin, &request);
+    if let Some(n) = args.device {
+        check_device(n, &r.devices)?;
     }
     match (&args.entry, &r.entry) {
         (Some(name), Some(None)) => {
@@ -318,10 +333,57 @@ fn run(args: &Args) -> Result<(String, u8), Failure> {
     Ok((out, code))
 }
 
+/// `--device n` against the devices read: bad input if the driver has no device `n`, and
+/// also if the devices could not be listed at all (`cuInit` or `cuDeviceGetCount`
+/// failed, e.g. `CUDA_ERROR_NO_DEVICE` from a driver on a machine without a GPU), where
+/// showing the report without the device would look like an answer.
+fn check_device(n: u32, devices: &Result<Devices, String>) -> Result<(), Failure> {
+    match devices {
+        Err(e) => Err(Failure::bad_input(format!("--device {n}: the devices cannot be listed: {e}"))),
+        Ok(d) if d.list.is_empty() => {
+            let have = match d.count {
+                0 => "no devices".to_string(),
+                1 => "1 device (ordinal 0)".to_string(),
+                c => format!("{c} devices (ordinals 0 to {})", c - 1),
+            };
+            Err(Failure::bad_input(format!("--device {n}: the driver has {have}")))
+        }
+        Ok(_) => Ok(()),
+    }
+}
+
+/// Whether standard output was closed when the process started (`cudrv-info >&-`). Rust's
+/// start-up code opens `/dev/null` on a closed standard descriptor before `main` runs, so
+/// every write would then succeed and the report be lost unnoticed: this is recorded
+/// before that, by [`record_closed_stdout`].
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
+/// Records whether descriptor 1 is open. Runs from `.init_array`, as the loader calls
+/// the program's constructors, before Rust's start-up code.
+#[cfg(target_os = "linux")]
+extern "C" fn record_closed_stdout() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; it fails (EBADF) only when the
+    // descriptor is not open, and touches no memory of ours.
+    let closed = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// The constructor entry for [`record_closed_stdout`]. `#[used]` keeps it in the
+/// binary; the dynamic loader calls every function in `.init_array` before `main`.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static RECORD_CLOSED_STDOUT: extern "C" fn() = record_closed_stdout;
+
 /// Writes `out` to stdout; exits with `code`, or with [`EXIT_WRITE_FAILED`] if it could
-/// not be written. Rust ignores SIGPIPE, so a closed pipe is a write error here, as a full
-/// disk is: the output did not arrive, and the exit code says so.
+/// not be written: stdout closed when the process started, or a write error. Rust ignores
+/// SIGPIPE, so a closed pipe is a write error here, as a full disk is: the output did not
+/// arrive, and the exit code says so.
 fn write_out(out: &str, code: u8) -> ExitCode {
+    if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+        say("cannot write to stdout: it was closed when cudrv-info started");
+        return ExitCode::from(EXIT_WRITE_FAILED);
+    }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::from(code),
@@ -352,5 +414,43 @@ fn main() -> ExitCode {
             say(&f.message);
             ExitCode::from(f.code)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use super::*;
+    use cudrv::sys::CUresult;
+    use cudrv_standin::{faults, StandIn, Times};
+
+    fn args(a: &[&str]) -> Args {
+        Args::try_parse_from(std::iter::once("cudrv-info").chain(a.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn a_device_is_refused_when_the_devices_cannot_be_listed() {
+        // As a driver installed on a machine without a GPU answers.
+        let driver = StandIn::new(13050).unwrap().load(LoadOptions::default()).unwrap();
+        faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
+        let f = report(&args(&["--device", "0"]), &driver, Origin::StandInRequested, EXIT_OK).unwrap_err();
+        assert_eq!(f.code, EXIT_BAD_INPUT);
+        assert!(
+            f.message.starts_with("--device 0: the devices cannot be listed: cuInit failed: CUDA_ERROR_NO_DEVICE"),
+            "{}",
+            f.message
+        );
+
+        // Without --device the failure is part of the report, which is shown.
+        faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
+        let (out, code) = report(&args(&[]), &driver, Origin::StandInRequested, EXIT_OK).unwrap();
+        assert_eq!(code, EXIT_OK);
+        assert!(out.contains("\ndevices: unavailable: cuInit failed: CUDA_ERROR_NO_DEVICE"), "{out}");
+
+        // With the devices listed, --device 0 is shown.
+        let (out, code) = report(&args(&["--device", "0"]), &driver, Origin::StandInRequested, EXIT_OK).unwrap();
+        assert_eq!(code, EXIT_OK);
+        assert!(out.contains("\n  0: cudrv stand-in device"), "{out}");
     }
 }

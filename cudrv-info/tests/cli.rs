@@ -314,6 +314,36 @@ fn help_documents_the_exit_codes() {
 }
 
 #[test]
+fn help_shows_examples_that_run() {
+    let o = run(&["--help"]);
+    assert_code(&o, 0);
+    let out = stdout(&o);
+    let start = out.find("\nExamples:\n").unwrap_or_else(|| panic!("no Examples section in:\n{out}"));
+    let end = out.find("\nExit codes:").unwrap();
+    assert!(start < end, "the examples come first:\n{out}");
+    let examples: Vec<&str> = out[start..end]
+        .lines()
+        .filter_map(|l| l.strip_prefix("  cudrv-info"))
+        .map(|l| l.split("  ").next().unwrap_or_default().trim())
+        .collect();
+    assert!((4..=8).contains(&examples.len()), "{examples:?}");
+    assert!(out[start..end].contains("cudrv-info || test $? -eq 3"), "the set -e line:\n{out}");
+    // Each example is a valid command line: it runs to a report (never a usage error).
+    for e in examples {
+        let args: Vec<&str> = e.split("||").next().unwrap_or_default().split_whitespace().collect();
+        let o = run(&args);
+        let err = stderr(&o);
+        assert!(!err.contains("Usage:"), "cudrv-info {e}: {err}");
+        match o.status.code() {
+            Some(0 | 3 | 4) => assert!(!stdout(&o).is_empty(), "cudrv-info {e}"),
+            // A driver with no device 0 (a machine without a GPU that has a driver).
+            Some(2) if err.starts_with("cudrv-info: --device 0: ") => {}
+            other => panic!("cudrv-info {e}: {other:?}\n{err}"),
+        }
+    }
+}
+
+#[test]
 fn a_bad_stand_in_version_is_bad_input() {
     let o = cmd(&["--driver", "stand-in"]).env("CUDRV_STANDIN_VERSION", "banana").output().unwrap();
     assert_code(&o, 2);
@@ -411,6 +441,25 @@ fn a_full_stdout_is_an_error() {
         assert_code(&o, 5);
         let err = stderr(&o);
         assert!(err.starts_with("cudrv-info: cannot write to stdout: "), "{err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_an_error() {
+    // `cudrv-info >&-`: the shell closes descriptor 1 and runs the tool.
+    for args in [&["--driver", "stand-in"][..], &["--driver", "stand-in", "--json"], &["--help"], &[]] {
+        let mut c = Command::new("sh");
+        c.arg("-c").arg(r#"exec "$0" "$@" >&-"#).arg(env!("CARGO_BIN_EXE_cudrv-info")).args(args);
+        for v in ENV {
+            c.env_remove(v);
+        }
+        let o = c.output().unwrap();
+        assert_code(&o, 5);
+        let err = stderr(&o);
+        // Without a driver, the fallback line comes first.
+        let last = err.lines().last().unwrap_or_default();
+        assert_eq!(last, "cudrv-info: cannot write to stdout: it was closed when cudrv-info started", "{args:?}");
         assert!(!err.contains("panicked"), "{err}");
     }
 }
