@@ -173,8 +173,8 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
     None
 }
 
-/// Up to `n` lines of the end of the file at `path` (lossy UTF-8), picked by
-/// [`pick_tail`], or one line saying why it could not be read.
+/// Up to `n` lines of the end of the file at `path` (lossy UTF-8, trailing blank lines
+/// left out), picked by [`pick_tail`], or one line saying why it could not be read.
 pub fn last_lines(path: &Path, n: usize) -> Vec<String> {
     let read = || -> std::io::Result<String> {
         let mut file = File::open(path)?;
@@ -191,7 +191,14 @@ pub fn last_lines(path: &Path, n: usize) -> Vec<String> {
         })
     };
     match read() {
-        Ok(text) => pick_tail(&text.lines().collect::<Vec<_>>(), n),
+        Ok(text) => {
+            // Trailing blank lines (a test harness ends with one) say nothing.
+            let mut lines: Vec<&str> = text.lines().collect();
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
+            pick_tail(&lines, n)
+        }
         Err(e) => vec![format!("(the output could not be read: {e})")],
     }
 }
@@ -290,11 +297,11 @@ mod tests {
         assert_eq!(tail[0], "line 7");
         assert_eq!(tail[3], "thread 'main' panicked at src/lib.rs:3:5:");
         assert_eq!(tail[4], "the message");
-        assert_eq!(tail[13], "  10: frame");
+        assert_eq!(tail[13], "  7: frame");
         assert_eq!(tail[14], "[... 48 lines left out ...]");
         assert_eq!(tail[19], "error: test failed, to rerun pass `--lib`");
         // A panic within the last lines: the plain end.
-        assert_eq!(pick_tail(&lines, 80), lines[lines.len() - 80..]);
+        assert_eq!(pick_tail(&lines, 70), lines[lines.len() - 70..]);
         // Without a panic, the first error line.
         let mut text = numbered(30);
         text[5] = "error[E0425]: cannot find value `x`".into();
