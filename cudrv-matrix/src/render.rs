@@ -171,6 +171,9 @@ fn version_runs(versions: &[u32]) -> String {
     parts.join(", ")
 }
 
+/// A cell of a run: the index of its source and its version.
+type CellKey = (usize, u32);
+
 /// One row of the grid: `12.4  pass   0.03s  gated: 1 (cuX)`, with the setup after the
 /// version in a grid of several setups and `[exit 1]` on a failure.
 pub fn row(run: &Run, source: usize, cell: &CellResult, width: usize) -> String {
@@ -228,7 +231,7 @@ pub fn text(run: &Run) -> String {
         );
     }
     // Each entry once, with the cells (of each setup) that asked for it.
-    let mut entries: Vec<(&str, &str, Vec<(usize, u32)>)> = Vec::new();
+    let mut entries: Vec<(&str, &str, Vec<CellKey>)> = Vec::new();
     for (source, cell) in &run.cells {
         for g in &cell.gated {
             match entries.iter_mut().find(|(n, a, _)| *n == g.name && *a == g.availability) {

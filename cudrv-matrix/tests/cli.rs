@@ -661,7 +661,10 @@ fn the_junit_report_validates_against_the_schema() {
     assert!(text.contains(r#"<testsuites name="cudrv-matrix" tests="3""#), "{text}");
     assert!(text.contains(r#"failures="2""#), "{text}");
     assert!(text.contains(r#"<testcase name="11.8" classname="cudrv-matrix.stand-in""#), "{text}");
-    assert!(text.contains(r#"<failure message="exit 3" type="exit">&lt;tag attr=&quot;x&quot;&gt; &amp; red"#), "{text}");
+    assert!(
+        text.contains(r#"<failure message="exit 3" type="exit">&lt;tag attr=&quot;x&quot;&gt; &amp; red"#),
+        "{text}"
+    );
     assert!(text.contains(r#"<failure message="signal 9 (SIGKILL)" type="signal">(no output)</failure>"#), "{text}");
     assert!(text.contains("<system-out>gated: cuMemcpyBatchAsync needs driver 12.8</system-out>"), "{text}");
 }
