@@ -38,8 +38,11 @@ included) or `all` (the default): every release from 11.3 up to the newest the s
 emulates, or up to the real driver's own version. There was no CUDA 12.7.
 
 A line on stderr reports each cell as it ends; the grid (stdout) is in version order.
---json FILE and --junit FILE write the results as JSON and as JUnit XML as well; `merge`
-reads --json files of several runs (one per machine or driver) into one grid.
+--json FILE and --junit FILE write the results as JSON and as JUnit XML as well; a bare
+--json (write it just before `--`, or last after merge's files) prints the JSON instead
+of the grid. `merge` reads --json files of several runs (one per machine or driver) into
+one grid. --version (-V) alone prints this tool's version; with anything else it is
+refused (a typo for --versions).
 
 The stand-in library is --stand-in-lib, else CUDRV_STANDIN_LIB, else libcudrv_standin.so
 next to this executable (or in its deps/ folder), else in $CARGO_TARGET_DIR (or the

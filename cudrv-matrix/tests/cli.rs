@@ -513,7 +513,7 @@ fn sleeper_pids(dir: &Path, count: usize) -> Vec<i32> {
         }
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    panic!("the cells did not all start");
+    panic!("the cells' sleeps did not all start (their pid files are missing)");
 }
 
 /// Checks that no sleeper of `pids` is left (after a grace of up to 10 s for SIGKILL to
@@ -537,7 +537,7 @@ fn assert_no_sleeper_left(pids: &[i32]) {
 fn the_timeout_kills_the_whole_process_group() {
     let pids = tempfile::tempdir().unwrap();
     let out = matrix(
-        &["--versions", "12.0,12.4", "-j", "2", "--timeout", "2", "--json", "--", "sh", "-c", SLEEPER],
+        &["--versions", "12.0,12.4", "-j", "2", "--timeout", "5", "--json", "--", "sh", "-c", SLEEPER],
         &[("PIDS", pids.path().to_str().unwrap())],
     );
     let sleepers = sleeper_pids(pids.path(), 2);
