@@ -180,12 +180,12 @@ impl From<String> for Failure {
 }
 
 fn main() -> ExitCode {
-    if let Some(code) = version_flag() {
-        return ExitCode::from(code);
-    }
     if stdout_is_closed() {
         say("stdout is closed: the grid could not be written (redirect it to a file or /dev/null instead)");
         return ExitCode::from(EXIT_WRITE);
+    }
+    if let Some(code) = version_flag() {
+        return ExitCode::from(code);
     }
     let cli = Cli::parse();
     let result = match &cli.sub {
