@@ -5,7 +5,11 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Instant;
+
+use crate::groups::{Groups, StartError};
 
 /// Environment variable naming the file cudrv appends the gated entries a program asked for
 /// to, one `<entry name>\t<availability>` line per entry and process.
@@ -79,12 +83,14 @@ impl CellResult {
     }
 }
 
-/// Runs `command` (program and arguments; empty is reported as not started) for `spec`,
-/// keeping the last `tail_lines` lines of output on failure. Never panics: every problem
+/// Runs `command` (program and arguments; empty is reported as not started) for `spec`
+/// as the leader of a process group of its own, registered in `groups`, keeping up to
+/// `tail_lines` lines of output on failure (see [`pick_tail`]). Whatever is left of the
+/// group when the command ends, or at the timeout, is killed. Never panics: every problem
 /// is an [`Outcome`].
-pub fn run(command: &[OsString], spec: &Spec, tail_lines: usize) -> CellResult {
+pub fn run(command: &[OsString], spec: &Spec, tail_lines: usize, groups: &Groups) -> CellResult {
     let started = Instant::now();
-    let outcome = execute(command, spec);
+    let outcome = execute(command, spec, groups);
     let seconds = started.elapsed().as_secs_f64();
     let passed = outcome == Outcome::Exited(0);
     let tail = match &outcome {
@@ -100,11 +106,10 @@ pub fn run(command: &[OsString], spec: &Spec, tail_lines: usize) -> CellResult {
     CellResult { version: spec.version, outcome, seconds, gated: read_gated(&spec.gated_log), tail }
 }
 
-fn execute(command: &[OsString], spec: &Spec) -> Outcome {
+fn execute(command: &[OsString], spec: &Spec, groups: &Groups) -> Outcome {
     let Some((program, args)) = command.split_first() else {
         return Outcome::NotStarted("no command given".into());
     };
-    let describe = |e: std::io::Error| format!("cannot start {}: {e}", Path::new(program).display());
     let (out, err) = match File::create(&spec.output).and_then(|f| f.try_clone().map(|g| (f, g))) {
         Ok(pair) => pair,
         Err(e) => return Outcome::NotStarted(format!("cannot create {}: {e}", spec.output.display())),
@@ -117,24 +122,36 @@ fn execute(command: &[OsString], spec: &Spec) -> Outcome {
     for (name, value) in &spec.set {
         cmd.env(name, value);
     }
-    let mut child = match cmd.spawn() {
-        Ok(c) => c,
-        Err(e) => return Outcome::NotStarted(describe(e)),
+    // The command is dropped by `start`, and with it the parent's copies of the output file.
+    let (mut child, pgid) = match groups.start(cmd) {
+        Ok(started) => started,
+        Err(StartError::Stopped) => return Outcome::NotStarted("the runner was stopped".into()),
+        Err(StartError::Spawn(e)) => {
+            return Outcome::NotStarted(format!("cannot start {}: {e}", Path::new(program).display()))
+        }
     };
-    // `cmd` holds the parent's copies of the output file; the child has its own.
-    drop(cmd);
-    let waited = match spec.timeout {
-        None => child.wait(),
-        Some(limit) => match wait_at_most(&mut child, limit) {
-            Ok(Some(status)) => Ok(status),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Outcome::TimedOut;
-            }
-            Err(e) => Err(e),
-        },
-    };
+    let timed_out = AtomicBool::new(false);
+    let waited = std::thread::scope(|scope| {
+        let (done, watch) = mpsc::channel::<()>();
+        if let Some(limit) = spec.timeout {
+            let timed_out = &timed_out;
+            scope.spawn(move || {
+                // Disconnected (the command ended first) or timed out.
+                if watch.recv_timeout(limit) == Err(RecvTimeoutError::Timeout) {
+                    timed_out.store(true, Ordering::SeqCst);
+                    groups.kill(pgid);
+                }
+            });
+        }
+        // Waits for the leader, then reaps the rest of the group that are our children.
+        let waited = child.wait();
+        drop(done);
+        waited
+    });
+    groups.finish(pgid);
+    if timed_out.load(Ordering::SeqCst) {
+        return Outcome::TimedOut;
+    }
     match waited {
         Ok(status) => match (status.code(), signal_of(&status)) {
             (Some(code), _) => Outcome::Exited(code),
@@ -142,23 +159,6 @@ fn execute(command: &[OsString], spec: &Spec) -> Outcome {
             (None, None) => Outcome::Lost(format!("the command ended without a status ({status})")),
         },
         Err(e) => Outcome::Lost(format!("cannot wait for the command: {e}")),
-    }
-}
-
-/// Waits for `child` for at most `limit`; `None` if it is still running then.
-fn wait_at_most(
-    child: &mut std::process::Child,
-    limit: std::time::Duration,
-) -> std::io::Result<Option<std::process::ExitStatus>> {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(Some(status));
-        }
-        if Instant::now() >= deadline {
-            return Ok(None);
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
     }
 }
 
@@ -173,8 +173,8 @@ fn signal_of(_: &std::process::ExitStatus) -> Option<i32> {
     None
 }
 
-/// The last `n` lines of the file at `path` (lossy UTF-8), or one line saying why it could
-/// not be read.
+/// Up to `n` lines of the end of the file at `path` (lossy UTF-8, trailing blank lines
+/// left out), picked by [`pick_tail`], or one line saying why it could not be read.
 pub fn last_lines(path: &Path, n: usize) -> Vec<String> {
     let read = || -> std::io::Result<String> {
         let mut file = File::open(path)?;
@@ -192,12 +192,50 @@ pub fn last_lines(path: &Path, n: usize) -> Vec<String> {
     };
     match read() {
         Ok(text) => {
-            let lines: Vec<&str> = text.lines().collect();
-            let skip = lines.len().saturating_sub(n);
-            lines.into_iter().skip(skip).map(str::to_string).collect()
+            // Trailing blank lines (a test harness ends with one) say nothing.
+            let mut lines: Vec<&str> = text.lines().collect();
+            while lines.last().is_some_and(|l| l.trim().is_empty()) {
+                lines.pop();
+            }
+            pick_tail(&lines, n)
         }
         Err(e) => vec![format!("(the output could not be read: {e})")],
     }
+}
+
+/// Whether a line of output says what went wrong: a Rust panic (`thread 'x' panicked at`),
+/// a compiler or cargo error (`error: `, `error[E0425]: `), or a `main` that returned an
+/// error (`Error: `).
+fn is_key_line(line: &str) -> bool {
+    let t = line.trim_start();
+    line.contains("panicked at") || t.starts_with("error:") || t.starts_with("error[") || t.starts_with("Error: ")
+}
+
+/// At most `n` of `lines`, for a failed cell: the last `n` when they hold the first key
+/// line (a panic, else an error: [`is_key_line`]) or there is none; otherwise the lines
+/// around that key line (a quarter of `n` before it), a line saying how many were left
+/// out, and the last quarter of `n`. So a panic's message is shown even when a backtrace
+/// (`RUST_BACKTRACE=1`) or a test harness's summary follows it.
+pub fn pick_tail(lines: &[&str], n: usize) -> Vec<String> {
+    let owned = |part: &[&str]| part.iter().map(|l| (*l).to_string()).collect::<Vec<_>>();
+    let last_start = lines.len().saturating_sub(n);
+    let key =
+        lines.iter().position(|l| l.contains("panicked at")).or_else(|| lines.iter().position(|l| is_key_line(l)));
+    let key = match key {
+        Some(k) if k < last_start && n >= 4 => k,
+        _ => return owned(lines.get(last_start..).unwrap_or_default()),
+    };
+    let end_count = n / 4;
+    let window = n - end_count - 1;
+    let start = key.saturating_sub(window / 4);
+    let stop = (start + window).min(lines.len() - end_count);
+    let mut out = owned(lines.get(start..stop).unwrap_or_default());
+    let end_start = lines.len() - end_count;
+    if stop < end_start {
+        out.push(format!("[... {} lines left out ...]", end_start - stop));
+    }
+    out.extend(owned(lines.get(stop.max(end_start)..).unwrap_or_default()));
+    out
 }
 
 /// The entries in a gated log, each once (the first availability text seen), sorted by
@@ -238,6 +276,45 @@ mod tests {
         assert_eq!(names, ["bare", "cuLibraryLoadData", "cuMemcpyBatchAsync"]);
         assert_eq!(g[2].availability, "needs driver 12.8");
         assert_eq!(g[0].availability, "");
+    }
+
+    fn numbered(count: usize) -> Vec<String> {
+        (0..count).map(|i| format!("line {i}")).collect()
+    }
+
+    #[test]
+    fn the_tail_is_centred_on_the_panic() {
+        // A panic followed by a long backtrace and a harness summary.
+        let mut text = numbered(10);
+        text.push("thread 'main' panicked at src/lib.rs:3:5:".into());
+        text.push("the message".into());
+        text.push("stack backtrace:".into());
+        text.extend((0..60).map(|i| format!("  {i}: frame")));
+        text.push("error: test failed, to rerun pass `--lib`".into());
+        let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+        let tail = pick_tail(&lines, 20);
+        assert_eq!(tail.len(), 20, "{tail:#?}");
+        assert_eq!(tail[0], "line 7");
+        assert_eq!(tail[3], "thread 'main' panicked at src/lib.rs:3:5:");
+        assert_eq!(tail[4], "the message");
+        assert_eq!(tail[13], "  7: frame");
+        assert_eq!(tail[14], "[... 48 lines left out ...]");
+        assert_eq!(tail[19], "error: test failed, to rerun pass `--lib`");
+        // A panic within the last lines: the plain end.
+        assert_eq!(pick_tail(&lines, 70), lines[lines.len() - 70..]);
+        // Without a panic, the first error line.
+        let mut text = numbered(30);
+        text[5] = "error[E0425]: cannot find value `x`".into();
+        let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+        let tail = pick_tail(&lines, 8);
+        let want = ["line 4", "error[E0425]: cannot find value `x`", "line 6", "line 7", "line 8"];
+        assert_eq!(tail[..5], want);
+        assert_eq!(tail[5..], ["[... 19 lines left out ...]", "line 28", "line 29"]);
+        // Nothing to centre on: the end.
+        let text = numbered(30);
+        let lines: Vec<&str> = text.iter().map(String::as_str).collect();
+        assert_eq!(pick_tail(&lines, 3), ["line 27", "line 28", "line 29"]);
+        assert_eq!(pick_tail(&lines, 0), Vec::<String>::new());
     }
 
     #[test]

@@ -3,54 +3,120 @@
 //! emulating each version or under the real driver capped at each, and prints the grid.
 
 mod cell;
+mod groups;
+mod merge;
 mod render;
-mod scratch;
+mod standin_lib;
 mod versions;
 
 use std::ffi::OsString;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 
-use clap::Parser;
+use clap::{Parser, Subcommand};
 use cudrv::{version, Driver, LoadOptions};
 
 use crate::cell::{CellResult, Outcome, Spec};
-use crate::render::{Run, Setup};
-use crate::scratch::Scratch;
+use crate::groups::Groups;
+use crate::render::{Run, Setup, Source};
 
 const AFTER_HELP: &str = "\
-Each cell runs the command with its own environment:
+Each cell runs the command with its own environment, as the leader of a process group of
+its own (whatever it starts is killed with it, at --timeout and when the cell ends):
   --stand-in (default)  CUDRV_LIBCUDA=<the stand-in library>, CUDRV_STANDIN_VERSION=X.Y,
                         CUDRV_MAX_DRIVER_VERSION removed
   --real                CUDRV_MAX_DRIVER_VERSION=X.Y (the driver found as cudrv finds it:
                         CUDRV_LIBCUDA, else libcuda.so.1)
   both                  CUDRV_GATED_LOG=<a file of the cell>, CUDRV_MATRIX_VERSION=X.Y
-`--versions all` (the default) is every CUDA minor release from 11.3 up to the newest the
-stand-in emulates, or up to the real driver's own version.
+
+--versions takes a comma-separated list of released CUDA versions (11.8,12.4), major
+versions (12: every 12.x release), ranges (12.0-13.0: every release between, both
+included) or `all` (the default): every release from 11.3 up to the newest the stand-in
+emulates, or up to the real driver's own version. There was no CUDA 12.7.
+
+A line on stderr reports each cell as it ends; the grid (stdout) is in version order.
+--json FILE and --junit FILE write the results as JSON and as JUnit XML as well; a bare
+--json (write it just before `--`, or last after merge's files) prints the JSON instead
+of the grid. `merge` reads --json files of several runs (one per machine or driver) into
+one grid. --version (-V) alone prints this tool's version; with anything else it is
+refused (a typo for --versions).
 
 The stand-in library is --stand-in-lib, else CUDRV_STANDIN_LIB, else libcudrv_standin.so
-next to this executable (or in its deps/ folder), as cargo builds it.
+next to this executable (or in its deps/ folder), else in $CARGO_TARGET_DIR (or the
+target/ folder of the current folder or a parent) under debug/ or release/ (or their
+deps/). `cargo install cudrv-matrix` installs the runner only.
+
+Examples:
+  cudrv-matrix -- cargo test
+  cudrv-matrix --versions 11.8,12,13.0 --timeout 600 --junit matrix.xml -- cargo test
+  cudrv-matrix --real --json driver-580.json -- ./target/release/my-tool
+  cudrv-matrix merge runner-a.json runner-b.json --junit matrix.xml
 
 Exit codes:
-  0  every cell passed (exited with status 0)
-  1  some cell failed (a non-zero status or a signal)
-  2  usage or setup error: bad arguments, no stand-in library, no real driver for --real,
-     a version the driver cannot be, or a command that could not be started";
+  0    every cell passed (exited with status 0)
+  1    some cell failed (a non-zero status, a signal, or the timeout)
+  2    usage or setup error: bad arguments, no stand-in library, no real driver for --real,
+       a version that is not a release or that the driver cannot be, a command that could
+       not be started; for merge, a file that is not a --json document, or a cell two
+       files both have
+  5    a result could not be written (stdout closed or full, --json or --junit FILE)
+  129, 130, 143  stopped by SIGHUP, SIGINT, SIGTERM: every cell was killed";
 
 /// Command-line arguments.
 #[derive(Parser, Debug)]
 #[command(
     name = "cudrv-matrix",
-    version,
     about = "Runs a command once per CUDA driver version and prints the grid",
-    after_help = AFTER_HELP
+    after_help = AFTER_HELP,
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
 )]
+struct Cli {
+    #[command(subcommand)]
+    sub: Option<Sub>,
+
+    #[command(flatten)]
+    run: Args,
+}
+
+#[derive(Subcommand, Debug)]
+enum Sub {
+    /// Merges the --json files of several runs (several machines, one driver each) into
+    /// one grid; a cell (a version under one driver) in two files is refused
+    Merge(MergeArgs),
+}
+
+/// Where the results go, for a run and for merge.
+#[derive(clap::Args, Debug)]
+struct Outputs {
+    /// Write the JSON document (schema_version 1) to FILE as well; with no FILE (or `-`),
+    /// print it instead of the text grid
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    json: Option<PathBuf>,
+
+    /// Write a JUnit XML report to FILE: one test case per cell, failures with their tail
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct MergeArgs {
+    /// The --json files
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+
+    #[command(flatten)]
+    out: Outputs,
+}
+
+#[derive(clap::Args, Debug)]
 struct Args {
-    /// The driver versions: a comma-separated list such as 11.8,12.0,12.4, or `all`
-    #[arg(long, value_name = "LIST|all", default_value = "all")]
+    /// The driver versions: releases (11.8,12.4), majors (12), ranges (12.0-13.0), or all
+    #[arg(long, value_name = "LIST", default_value = "all")]
     versions: String,
 
     /// Run each cell under the stand-in driver emulating the version (the default)
@@ -69,16 +135,17 @@ struct Args {
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
 
-    /// How many lines of a failed cell's output to show
+    /// How many lines of a failed cell's output to show (around its first panic or error
+    /// line, and its last lines)
     #[arg(long, value_name = "N", default_value_t = 20)]
     tail: usize,
-    /// Kill a cell's command after SECS seconds; the cell fails as timed out.
+
+    /// Kill a cell's process group after SECS seconds; the cell fails as timed out
     #[arg(long, value_name = "SECS", value_parser = parse_timeout)]
     timeout: Option<std::time::Duration>,
 
-    /// Print one JSON document (schema_version 1) instead of the text grid
-    #[arg(long)]
-    json: bool,
+    #[command(flatten)]
+    out: Outputs,
 
     /// The command to run in each cell, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
@@ -91,11 +158,11 @@ const EXIT_PASSED: u8 = 0;
 const EXIT_FAILED: u8 = 1;
 /// Exit code: usage or setup error.
 const EXIT_SETUP: u8 = 2;
+/// Exit code: a result could not be written.
+const EXIT_WRITE: u8 = 5;
 
-/// Environment variable naming the stand-in library.
-const ENV_STANDIN_LIB: &str = "CUDRV_STANDIN_LIB";
-/// The stand-in library's file name as cargo builds it.
-const STANDIN_FILE: &str = "libcudrv_standin.so";
+/// The running cells' process groups, which the signal handler kills.
+static GROUPS: Groups = Groups::new();
 
 /// Writes `message` to stderr as one line prefixed with `cudrv-matrix: `.
 fn say(message: &str) {
@@ -103,62 +170,84 @@ fn say(message: &str) {
     let _ = writeln!(std::io::stderr().lock(), "cudrv-matrix: {message}");
 }
 
+/// A failure: its exit code and its one-line message.
+struct Failure(u8, String);
+
+impl From<String> for Failure {
+    fn from(message: String) -> Failure {
+        Failure(EXIT_SETUP, message)
+    }
+}
+
 fn main() -> ExitCode {
-    let args = Args::parse();
-    match run(&args) {
-        Ok(code) => ExitCode::from(code),
-        Err(message) => {
-            say(&message);
-            ExitCode::from(EXIT_SETUP)
-        }
+    if stdout_is_closed() {
+        say("stdout is closed: the grid could not be written (redirect it to a file or /dev/null instead)");
+        return ExitCode::from(EXIT_WRITE);
     }
-}
-
-/// A non-empty environment variable.
-fn env_path(name: &str) -> Option<PathBuf> {
-    std::env::var_os(name).filter(|v| !v.is_empty()).map(PathBuf::from)
-}
-
-/// The stand-in library: the flag, the environment, or next to this executable. Returns a
-/// one-line message if none exists.
-fn find_stand_in(flag: Option<&PathBuf>) -> Result<PathBuf, String> {
-    let given = match flag {
-        Some(p) => Some((p.clone(), "--stand-in-lib")),
-        None => env_path(ENV_STANDIN_LIB).map(|p| (p, ENV_STANDIN_LIB)),
+    if let Some(code) = version_flag() {
+        return ExitCode::from(code);
+    }
+    let cli = Cli::parse();
+    let result = match &cli.sub {
+        Some(Sub::Merge(args)) => merge(args),
+        None => run(&cli.run),
     };
-    if let Some((path, source)) = given {
-        if !path.is_file() {
-            return Err(format!("{source} {}: no such file", path.display()));
-        }
-        return std::fs::canonicalize(&path).map_err(|e| format!("{source} {}: {e}", path.display()));
-    }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the stand-in library: {e}"))?;
-    let mut candidates = Vec::new();
-    if let Some(dir) = exe.parent() {
-        candidates.push(dir.join(STANDIN_FILE));
-        candidates.push(dir.join("deps").join(STANDIN_FILE));
-        if dir.file_name().is_some_and(|n| n == "deps") {
-            if let Some(up) = dir.parent() {
-                candidates.push(up.join(STANDIN_FILE));
-            }
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(Failure(code, message)) => {
+            say(&message);
+            ExitCode::from(code)
         }
     }
-    match candidates.iter().find(|p| p.is_file()) {
-        Some(p) => std::fs::canonicalize(p).map_err(|e| format!("{}: {e}", p.display())),
-        None => Err(format!(
-            "no stand-in library: looked for {}; build it (cargo build -p cudrv-standin) and pass \
-             --stand-in-lib PATH or set {ENV_STANDIN_LIB}",
-            candidates.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" and ")
-        )),
+}
+
+/// `--version`/`-V`: alone, prints the version (exit 0). With anything else it is most
+/// likely a typo for `--versions` (`--version 12.4 -- cargo test`), which must not pass a
+/// CI job silently: refused with a hint (exit 2). `None`: no such flag before `--`.
+fn version_flag() -> Option<u8> {
+    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+    let before: Vec<&OsString> = args.iter().take_while(|a| *a != "--").collect();
+    let flag = before.iter().find(|a| {
+        let a = a.to_string_lossy();
+        a == "--version" || a == "-V" || a.starts_with("--version=")
+    })?;
+    if args.len() == 1 && (*flag == "--version" || *flag == "-V") {
+        let mut out = std::io::stdout().lock();
+        return Some(match writeln!(out, "cudrv-matrix {}", env!("CARGO_PKG_VERSION")).and_then(|()| out.flush()) {
+            Ok(()) => EXIT_PASSED,
+            Err(_) => EXIT_WRITE,
+        });
     }
+    say(&format!(
+        "{} prints this tool's version and takes nothing else; to choose driver versions use --versions (e.g. --versions 12.4 -- cargo test)",
+        flag.to_string_lossy()
+    ));
+    Some(EXIT_SETUP)
+}
+
+/// Whether stdout was closed when the runner started (`cudrv-matrix ... >&-`). Rust's
+/// runtime opens /dev/null read-write on a closed stdout before `main`, so that is what
+/// such a stdout is; a shell's `>/dev/null` opens it write-only.
+fn stdout_is_closed() -> bool {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    use std::os::fd::AsFd;
+    let stdout = std::io::stdout();
+    let fd = stdout.as_fd();
+    let (Ok(flags), Ok(st), Ok(null)) =
+        (fcntl(fd, FcntlArg::F_GETFL), nix::sys::stat::fstat(fd), nix::sys::stat::stat("/dev/null"))
+    else {
+        return false;
+    };
+    let rdwr = OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE == OFlag::O_RDWR;
+    rdwr && st.st_rdev == null.st_rdev && (st.st_mode & nix::libc::S_IFMT) == nix::libc::S_IFCHR
 }
 
 /// The real driver the cells will load (`CUDRV_LIBCUDA`, else the system's), uncapped:
 /// its version and path. Returns a one-line message if there is none.
 fn probe_real() -> Result<(u32, String), String> {
     let mut options = LoadOptions::default();
-    if let Some(p) = env_path(cudrv::ENV_LIBCUDA) {
-        options = options.with_path(p);
+    if let Some(p) = std::env::var_os(cudrv::ENV_LIBCUDA).filter(|v| !v.is_empty()) {
+        options = options.with_path(PathBuf::from(p));
     }
     // SAFETY: the system's driver, or the one CUDRV_LIBCUDA names, as cudrv::driver() trusts it.
     let driver = unsafe { Driver::load(options) }.map_err(|e| format!("--real needs a CUDA driver: {e}"))?;
@@ -169,22 +258,28 @@ fn probe_real() -> Result<(u32, String), String> {
     Ok((driver.driver_version_code(), path))
 }
 
-/// Runs the matrix and prints it. Returns the exit code, or a one-line message for a
-/// usage or setup error.
-fn run(args: &Args) -> Result<u8, String> {
+/// Runs the matrix and prints it. Returns the exit code, or the code and a one-line
+/// message for a usage, setup or write error.
+fn run(args: &Args) -> Result<u8, Failure> {
     let request = versions::parse(&args.versions)?;
     let jobs = match args.jobs {
-        Some(0) => return Err("--jobs must be at least 1".into()),
+        Some(0) => return Err(Failure(EXIT_SETUP, "--jobs must be at least 1".into())),
         Some(n) => n,
         None => std::thread::available_parallelism().map_or(1, |n| n.get()),
     };
     let (setup, list) = if args.real {
         let (v, path) = probe_real()?;
-        (Setup::Real { version: v, path }, versions::for_real(request, v)?)
+        (Setup::Real { version: v, path }, versions::for_real(&request, v)?)
     } else {
-        (Setup::StandIn { library: find_stand_in(args.stand_in_lib.as_ref())? }, versions::for_stand_in(request)?)
+        (Setup::StandIn { library: standin_lib::find(args.stand_in_lib.as_ref())? }, versions::for_stand_in(&request)?)
     };
-    let scratch = Scratch::new().map_err(|e| e.to_string())?;
+    // Kept to the end: a signal while the results are written still stops the runner's cells
+    // (there are none left) and is reported below only if it came before.
+    let _signals = groups::handle_signals(&GROUPS).map_err(|e| format!("cannot handle signals: {e}"))?;
+    let scratch = tempfile::Builder::new()
+        .prefix("cudrv-matrix.")
+        .tempdir()
+        .map_err(|e| format!("cannot create a folder in {}: {e}", std::env::temp_dir().display()))?;
     let specs: Vec<Spec> = list
         .iter()
         .map(|&v| {
@@ -213,43 +308,100 @@ fn run(args: &Args) -> Result<u8, String> {
         })
         .collect();
     let cells = run_all(&specs, &args.command, jobs, args.tail);
-    drop(scratch);
+    // Removes the scratch folder (the cells' groups are all gone: each is killed at its end).
+    let removed = scratch.close();
+    if let Some(signal) = GROUPS.stopped() {
+        let name = render::signal_name(signal).unwrap_or("a signal");
+        say(&format!("stopped by {name}: every cell was killed; no results written"));
+        return Ok(u8::try_from(128 + signal).unwrap_or(EXIT_FAILED));
+    }
+    if let Err(e) = removed {
+        say(&format!("the scratch folder could not be removed: {e}"));
+    }
     // A command that starts nowhere is a setup error, not a grid of identical failures.
     if let Some(Outcome::NotStarted(message)) = cells.first().map(|c| &c.outcome) {
         if cells.iter().all(|c| matches!(c.outcome, Outcome::NotStarted(_))) {
-            return Err(message.clone());
+            return Err(Failure(EXIT_SETUP, message.clone()));
         }
     }
-
-    let run = Run { setup: &setup, command: &args.command, cells: &cells };
-    let printed = if args.json {
-        let doc = render::json(&run);
-        serde_json::to_string_pretty(&doc).map(|t| t + "\n").map_err(|e| e.to_string())?
-    } else {
-        render::text(&run)
+    let run = Run {
+        sources: vec![Source { setup, file: None }],
+        command: args.command.iter().map(|a| a.to_string_lossy().into_owned()).collect(),
+        cells: cells.iter().map(|c| (0, c.clone())).collect(),
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(printed.as_bytes()).and_then(|()| stdout.flush()).map_err(|e| format!("stdout: {e}"))?;
-
+    let code = if cells.iter().all(CellResult::passed) { EXIT_PASSED } else { EXIT_FAILED };
+    write_results(&run, &args.out)?;
     let not_started = cells.iter().find(|c| matches!(c.outcome, Outcome::NotStarted(_)));
     if let Some(Outcome::NotStarted(message)) = not_started.map(|c| &c.outcome) {
         say(message);
         return Ok(EXIT_SETUP);
     }
-    Ok(if cells.iter().all(CellResult::passed) { EXIT_PASSED } else { EXIT_FAILED })
+    Ok(code)
 }
 
-/// Runs every cell, `jobs` at a time; the results are in the order of `specs`.
+/// `cudrv-matrix merge`: the merged grid; exit 0 if every cell passed, else 1.
+fn merge(args: &MergeArgs) -> Result<u8, Failure> {
+    let run = merge::merge(&args.files)?;
+    write_results(&run, &args.out)?;
+    Ok(if run.cells.iter().all(|(_, c)| c.passed()) { EXIT_PASSED } else { EXIT_FAILED })
+}
+
+/// Writes the JUnit and JSON files asked for, then the grid (text, or JSON with a bare
+/// `--json`) to stdout. Returns [`EXIT_WRITE`] and a message if one could not be written.
+fn write_results(run: &Run, out: &Outputs) -> Result<(), Failure> {
+    let failed = |what: &Path, e: &dyn std::fmt::Display| Failure(EXIT_WRITE, format!("{}: {e}", what.display()));
+    if let Some(path) = &out.junit {
+        let xml = render::junit(run).map_err(|e| failed(path, &e))?;
+        std::fs::write(path, xml).map_err(|e| failed(path, &e))?;
+    }
+    let json_to_stdout = out.json.as_deref().is_some_and(|p| p == Path::new("-"));
+    let doc = || {
+        serde_json::to_string_pretty(&render::json(run))
+            .map(|t| t + "\n")
+            .map_err(|e| Failure(EXIT_WRITE, e.to_string()))
+    };
+    if let Some(path) = out.json.as_deref().filter(|_| !json_to_stdout) {
+        std::fs::write(path, doc()?).map_err(|e| failed(path, &e))?;
+    }
+    let printed = if json_to_stdout { doc()? } else { render::text(run) };
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(printed.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|e| Failure(EXIT_WRITE, format!("stdout: {e}")))
+}
+
+/// Runs every cell, `jobs` at a time, with a line on stderr as each ends; the results are
+/// in the order of `specs`. After a signal no new cell starts.
 fn run_all(specs: &[Spec], command: &[OsString], jobs: usize, tail: usize) -> Vec<CellResult> {
     let next = AtomicUsize::new(0);
+    let done = AtomicUsize::new(0);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, specs.len().max(1)) {
-            let (tx, next) = (tx.clone(), &next);
+            let (tx, next, done) = (tx.clone(), &next, &done);
             scope.spawn(move || {
                 while let Some(spec) = specs.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    if GROUPS.stopped().is_some() {
+                        break;
+                    }
+                    let result = cell::run(command, spec, tail, &GROUPS);
+                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    if GROUPS.stopped().is_none() {
+                        let status = if result.passed() {
+                            "pass".to_string()
+                        } else {
+                            format!("FAIL [{}]", render::how(&result.outcome))
+                        };
+                        say(&format!(
+                            "[{n}/{}] {} {status} in {:.2}s",
+                            specs.len(),
+                            version::display(spec.version),
+                            result.seconds
+                        ));
+                    }
                     // The receiver outlives the scope; a send cannot fail.
-                    let _ = tx.send((spec.version, cell::run(command, spec, tail)));
+                    let _ = tx.send((spec.version, result));
                 }
             });
         }

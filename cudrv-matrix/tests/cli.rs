@@ -15,6 +15,8 @@ const CLEARED: &[&str] = &[
     "CUDRV_STANDIN_LIB",
     "CUDRV_GATED_LOG",
     "CUDRV_MATRIX_VERSION",
+    "CARGO_TARGET_DIR",
+    "RUST_BACKTRACE",
 ];
 
 /// Set for the probe test when it runs as a cell's command.
@@ -40,12 +42,19 @@ impl Out {
     }
 }
 
-/// Runs the runner (`exe`) with `args` and `env` in a clean environment, with its temporary
-/// folder in a fresh one, and checks that it left nothing there.
+/// Runs the runner (`exe`) with `args` and `env` in a clean environment, in an empty
+/// folder (so that it finds no `target/` there), with its temporary folder in a fresh
+/// one, and checks that it left nothing there.
 fn run_exe(exe: &Path, args: &[&str], env: &[(&str, &str)]) -> Out {
+    let cwd = tempfile::tempdir().unwrap();
+    run_exe_in(exe, args, env, cwd.path())
+}
+
+/// [`run_exe`] in the folder `cwd`.
+fn run_exe_in(exe: &Path, args: &[&str], env: &[(&str, &str)], cwd: &Path) -> Out {
     let tmp = tempfile::tempdir().unwrap();
     let mut cmd = Command::new(exe);
-    cmd.args(args).env("TMPDIR", tmp.path());
+    cmd.args(args).env("TMPDIR", tmp.path()).current_dir(cwd);
     for name in CLEARED {
         cmd.env_remove(name);
     }
@@ -191,14 +200,11 @@ fn gated_entries_are_read_per_cell_and_deduplicated() {
     assert!(rows[1].ends_with("gated: 0"), "{}", rows[1]);
     assert!(rows[2].ends_with("gated: 1 (cuLaunchHostFunc_v2)"), "{}", rows[2]);
     assert!(rows[3].ends_with("gated: 0"), "{}", rows[3]);
-    let detail = out.stdout.split_once("Gated entries asked for:\n").unwrap().1;
+    // One line per entry, with the cells that asked for it.
+    let detail = out.stdout.split_once("Gated entries asked for (entry, availability, cells):\n").unwrap().1;
     assert_eq!(
         detail.lines().collect::<Vec<_>>(),
-        [
-            "  11.8  cuLaunchHostFunc_v2  needs driver 13.1",
-            "  11.8  cuMemcpyBatchAsync  needs driver 12.8",
-            "  13.0  cuLaunchHostFunc_v2  needs driver 13.1",
-        ]
+        ["  cuLaunchHostFunc_v2  needs driver 13.1  11.8, 13.0", "  cuMemcpyBatchAsync   needs driver 12.8  11.8",]
     );
 
     let mut json_args = vec!["--json"];
@@ -263,6 +269,9 @@ fn the_json_document() {
 fn probe() {
     if std::env::var_os(PROBE).is_none() {
         return;
+    }
+    if std::env::var_os(PROBE).is_some_and(|p| p == "panic") {
+        panic!("the probe's own panic message");
     }
     let want = std::env::var("CUDRV_MATRIX_VERSION").unwrap();
     let driver = cudrv::driver().unwrap();
@@ -362,10 +371,445 @@ fn a_missing_stand_in_library_is_a_setup_error() {
 }
 
 #[test]
+fn an_installed_runner_finds_the_stand_in_in_the_cargo_target_folder() {
+    let lib = stand_in_lib();
+    let dir = tempfile::tempdir().unwrap();
+    let alone: PathBuf = dir.path().join("bin").join("cudrv-matrix");
+    std::fs::create_dir_all(alone.parent().unwrap()).unwrap();
+    std::fs::copy(env!("CARGO_BIN_EXE_cudrv-matrix"), &alone).unwrap();
+    // Where `cargo test` puts it in a crate that depends on cudrv-standin.
+    let place = |target: &Path, profile: &str| {
+        let deps = target.join(profile).join("deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        std::fs::copy(&lib, deps.join("libcudrv_standin.so")).unwrap();
+    };
+    let custom = dir.path().join("custom-target");
+    place(&custom, "release");
+    let args = ["--versions", "12.0", "--json", "--", "true"];
+    let out = run_exe(&alone, &args, &[("CARGO_TARGET_DIR", custom.to_str().unwrap())]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let found = out.json()["stand_in_lib"].as_str().unwrap().to_string();
+    assert!(found.ends_with("custom-target/release/deps/libcudrv_standin.so"), "{found}");
+
+    // Without CARGO_TARGET_DIR: the target/ folder of the current folder or a parent.
+    let krate = dir.path().join("my-crate");
+    place(&krate.join("target"), "debug");
+    std::fs::create_dir_all(krate.join("src")).unwrap();
+    let out = run_exe_in(&alone, &args, &[], &krate.join("src"));
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    let found = out.json()["stand_in_lib"].as_str().unwrap().to_string();
+    assert!(found.ends_with("my-crate/target/debug/deps/libcudrv_standin.so"), "{found}");
+
+    // Nowhere: the message says where it looked and what to do.
+    let out = run_exe(&alone, &args, &[("CARGO_TARGET_DIR", dir.path().join("none").to_str().unwrap())]);
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("`cargo install` does not install it"), "{}", out.stderr);
+    assert!(out.stderr.contains("--stand-in-lib PATH or set CUDRV_STANDIN_LIB"), "{}", out.stderr);
+}
+
+#[test]
+fn version_with_other_arguments_is_refused_not_a_silent_pass() {
+    // `--version 12.4 -- cargo test` is a typo for `--versions`: it must not exit 0.
+    for args in [
+        &["--version", "12.4", "--", "sh", "-c", "exit 1"][..],
+        &["-V", "12.4", "--", "true"],
+        &["--versions", "12.0", "--version", "--", "true"],
+        &["--version=12.4", "--", "true"],
+        &["--version", "--", "true"],
+    ] {
+        let out = matrix(args, &[]);
+        assert_eq!(out.code, Some(2), "{args:?}: {}{}", out.stdout, out.stderr);
+        assert_eq!(out.stdout, "", "{args:?}");
+        assert!(out.stderr.contains("use --versions (e.g. --versions 12.4 -- cargo test)"), "{}", out.stderr);
+    }
+    for flag in ["--version", "-V"] {
+        let out = matrix(&[flag], &[]);
+        assert_eq!(out.code, Some(0));
+        assert_eq!(out.stdout, format!("cudrv-matrix {}\n", env!("CARGO_PKG_VERSION")));
+    }
+    // After `--` it belongs to the command.
+    let out = matrix(&["--versions", "12.0", "--", "sh", "-c", "exit 0", "--version"], &[]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+}
+
+#[test]
+fn a_closed_stdout_is_exit_5() {
+    let exe = env!("CARGO_BIN_EXE_cudrv-matrix");
+    let run = |args: &[&str]| {
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Command::new("sh")
+            .args(["-c", r#""$@" >&-"#, "sh", exe])
+            .args(args)
+            .env("TMPDIR", tmp.path())
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, stderr) = run(&["--versions", "12.0", "--", "true"]);
+    assert_eq!(code, Some(5), "{stderr}");
+    assert!(stderr.contains("stdout is closed"), "{stderr}");
+    let (code, _) = run(&["merge", "/nonexistent.json"]);
+    assert_eq!(code, Some(5));
+    // /dev/null is a stdout like any other.
+    let out = Command::new(exe).args(["--versions", "12.0", "--", "true"]).stdout(std::process::Stdio::null()).output();
+    assert_eq!(out.unwrap().status.code(), Some(0));
+}
+
+#[test]
+fn each_cell_ends_with_a_progress_line_on_stderr() {
+    let out = matrix(&["--versions", "11.8,12.4,13.0", "--", "sh", "-c", "[ $CUDRV_MATRIX_VERSION != 12.4 ]"], &[]);
+    assert_eq!(out.code, Some(1));
+    let progress: Vec<&str> = out.stderr.lines().filter(|l| l.starts_with("cudrv-matrix: [")).collect();
+    assert_eq!(progress.len(), 3, "{}", out.stderr);
+    for (i, line) in progress.iter().enumerate() {
+        assert!(line.starts_with(&format!("cudrv-matrix: [{}/3] ", i + 1)), "{line}");
+    }
+    for v in ["11.8 pass in ", "12.4 FAIL [exit 1] in ", "13.0 pass in "] {
+        assert_eq!(progress.iter().filter(|l| l.contains(v)).count(), 1, "{v}: {}", out.stderr);
+    }
+}
+
+#[test]
+fn versions_take_majors_ranges_and_only_releases() {
+    let list = |spec: &str| {
+        let out = matrix(&["--versions", spec, "--json", "--", "true"], &[]);
+        assert_eq!(out.code, Some(0), "{spec}: {}", out.stderr);
+        versions(&out.json())
+    };
+    assert_eq!(list("12"), ["12.0", "12.1", "12.2", "12.3", "12.4", "12.5", "12.6", "12.8", "12.9"]);
+    assert_eq!(list("12.6-13.0"), ["12.6", "12.8", "12.9", "13.0"]);
+    assert_eq!(list("13.4-13,11.8"), ["11.8", "13.4", "13.5"]);
+    let out = matrix(&["--versions", "12.7", "--", "true"], &[]);
+    assert_eq!(out.code, Some(2));
+    assert_eq!(out.stdout, "");
+    assert!(
+        out.stderr.contains("12.7 is not a CUDA release; the releases are 11.3 11.4 11.5 11.6 11.7 11.8 12.0"),
+        "{}",
+        out.stderr
+    );
+}
+
+/// Writes its own pid to `$PIDS/<cell version>`, then becomes `sleep 777`: a grandchild
+/// of the runner (the cell's `sh` waits for it), as `sh -c 'sleep 777; true'` makes one.
+const SLEEPER: &str = r#"sh -c 'echo $$ > "$PIDS/$CUDRV_MATRIX_VERSION"; exec sleep 777'; true"#;
+
+/// Whether `pid` is a live (not zombie) `sleep`.
+fn sleeping(pid: i32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+    let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+    stat.contains("(sleep)") && state != Some(Some('Z'))
+}
+
+/// The pids the sleepers of `dir` wrote (waits up to a minute for `count` of them).
+fn sleeper_pids(dir: &Path, count: usize) -> Vec<i32> {
+    for _ in 0..1200 {
+        let pids: Vec<i32> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| std::fs::read_to_string(e.unwrap().path()).ok())
+            .filter_map(|t| t.trim().parse().ok())
+            .collect();
+        if pids.len() == count {
+            return pids;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the cells' sleeps did not all start (their pid files are missing)");
+}
+
+/// Checks that no sleeper of `pids` is left (after a grace of up to 10 s for SIGKILL to
+/// land); kills any that is, so that a failing test leaves nothing behind.
+fn assert_no_sleeper_left(pids: &[i32]) {
+    let mut left: Vec<i32> = pids.to_vec();
+    for _ in 0..200 {
+        left.retain(|&p| sleeping(p));
+        if left.is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    for &p in &left {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(p), nix::sys::signal::Signal::SIGKILL);
+    }
+    panic!("the cells' sleeps {left:?} survived the runner");
+}
+
+#[test]
+fn the_timeout_kills_the_whole_process_group() {
+    let pids = tempfile::tempdir().unwrap();
+    let out = matrix(
+        &["--versions", "12.0,12.4", "-j", "2", "--timeout", "5", "--json", "--", "sh", "-c", SLEEPER],
+        &[("PIDS", pids.path().to_str().unwrap())],
+    );
+    let sleepers = sleeper_pids(pids.path(), 2);
+    assert_no_sleeper_left(&sleepers);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    for v in ["12.0", "12.4"] {
+        assert_eq!(cell(&out.json(), v)["error"], "timed out: killed");
+    }
+}
+
+#[test]
+fn what_a_cell_leaves_running_is_killed_when_it_ends() {
+    let pids = tempfile::tempdir().unwrap();
+    let script = r#"sh -c 'echo $$ > "$PIDS/$CUDRV_MATRIX_VERSION"; exec sleep 777' &
+while [ ! -s "$PIDS/$CUDRV_MATRIX_VERSION" ]; do sleep 0.01; done"#;
+    let out = matrix(&["--versions", "12.0", "--", "sh", "-c", script], &[("PIDS", pids.path().to_str().unwrap())]);
+    let sleepers = sleeper_pids(pids.path(), 1);
+    assert_no_sleeper_left(&sleepers);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn a_signal_to_the_runner_kills_every_cell_and_removes_its_scratch_folder() {
+    use nix::sys::signal::{kill, Signal};
+    for (signal, code, name) in
+        [(Signal::SIGINT, 130, "SIGINT"), (Signal::SIGTERM, 143, "SIGTERM"), (Signal::SIGHUP, 129, "SIGHUP")]
+    {
+        let pids = tempfile::tempdir().unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_cudrv-matrix"));
+        for name in CLEARED {
+            cmd.env_remove(name);
+        }
+        let mut runner = cmd
+            .args(["--versions", "11.8,12.0,12.4", "-j", "2", "--", "sh", "-c", SLEEPER])
+            .env("PIDS", pids.path())
+            .env("TMPDIR", tmp.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Two cells run (-j 2); the third waits for a slot.
+        let sleepers = sleeper_pids(pids.path(), 2);
+        let runner_pid = nix::unistd::Pid::from_raw(i32::try_from(runner.id()).unwrap());
+        kill(runner_pid, signal).unwrap();
+        let mut status = None;
+        for _ in 0..600 {
+            status = runner.try_wait().unwrap();
+            if status.is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let Some(status) = status else {
+            let _ = runner.kill();
+            assert_no_sleeper_left(&sleepers);
+            panic!("{name}: the runner did not stop");
+        };
+        let out = runner.wait_with_output().unwrap();
+        assert_no_sleeper_left(&sleepers);
+        assert_eq!(status.code(), Some(code), "{name}: {status}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(&format!("stopped by {name}: every cell was killed")), "{stderr}");
+        assert_eq!(out.stdout, b"", "{name}");
+        // The third cell never started; the scratch folder is gone.
+        assert_eq!(std::fs::read_dir(pids.path()).unwrap().count(), 2, "{name}");
+        let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().collect();
+        assert!(left.is_empty(), "{name}: the runner left {left:?}");
+    }
+}
+
+#[test]
+fn a_panic_message_is_in_the_tail_under_rust_backtrace() {
+    let mut args = vec!["--versions", "12.0", "--tail", "10", "--json", "--"];
+    let cmd = probe_command();
+    args.extend(cmd.iter().map(String::as_str));
+    let out = matrix(&args, &[(PROBE, "panic"), ("RUST_BACKTRACE", "1")]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let doc = out.json();
+    let tail: Vec<&str> =
+        cell(&doc, "12.0")["output_tail"].as_array().unwrap().iter().map(|l| l.as_str().unwrap()).collect();
+    assert!(tail.len() <= 10, "{tail:#?}");
+    let at = tail.iter().position(|l| l.contains("panicked at")).unwrap_or_else(|| panic!("{tail:#?}"));
+    assert_eq!(tail.get(at + 1), Some(&"the probe's own panic message"), "{tail:#?}");
+    // And the end of the output, the harness's verdict.
+    assert!(tail.last().unwrap().contains("test result: FAILED"), "{tail:#?}");
+}
+
+/// Validates `xml` against tests/junit.xsd with xmllint (libxml2-utils): `Err` with
+/// xmllint's messages if it does not validate. Panics if xmllint cannot be run.
+fn xmllint(xml: &Path) -> Result<(), String> {
+    let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("junit.xsd");
+    let out = match Command::new("xmllint").arg("--noout").arg("--schema").arg(&xsd).arg(xml).output() {
+        Ok(out) => out,
+        Err(e) => panic!(
+            "xmllint could not be run ({e}): install it to validate the JUnit report \
+             (Debian/Ubuntu: apt-get install libxml2-utils)"
+        ),
+    };
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
+fn validate_junit(xml: &Path) {
+    if let Err(e) = xmllint(xml) {
+        panic!("{} does not validate against junit.xsd:\n{e}", xml.display());
+    }
+}
+
+/// A cell per outcome: pass, exit status, signal, and output that XML must escape.
+const MIXED: &str = r#"printf "cuMemcpyBatchAsync\tneeds driver 12.8\n" >> "$CUDRV_GATED_LOG"
+case "$CUDRV_MATRIX_VERSION" in
+  11.8) printf '<tag attr="x"> & \033[31mred\033[0m \001 ]]>\n'; exit 3;;
+  12.0) kill -9 $$;;
+esac"#;
+
+#[test]
+fn the_junit_report_validates_against_the_schema() {
+    let dir = tempfile::tempdir().unwrap();
+    let xml = dir.path().join("matrix.xml");
+    let out = matrix(&["--versions", "11.8,12.0,12.4", "--junit", xml.to_str().unwrap(), "--", "sh", "-c", MIXED], &[]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    // The text grid is still printed.
+    assert_eq!(out.rows().len(), 3, "{}", out.stdout);
+    validate_junit(&xml);
+    let text = std::fs::read_to_string(&xml).unwrap();
+    assert_eq!(text.matches("<testcase ").count(), 3, "{text}");
+    assert!(text.contains(r#"<testsuites name="cudrv-matrix" tests="3""#), "{text}");
+    assert!(text.contains(r#"failures="2""#), "{text}");
+    assert!(text.contains(r#"<testcase name="11.8" classname="cudrv-matrix.stand-in""#), "{text}");
+    assert!(
+        text.contains(r#"<failure message="exit 3" type="exit">&lt;tag attr=&quot;x&quot;&gt; &amp; red"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"<failure message="signal 9 (SIGKILL)" type="signal">(no output)</failure>"#), "{text}");
+    assert!(text.contains("<system-out>gated: cuMemcpyBatchAsync needs driver 12.8</system-out>"), "{text}");
+}
+
+#[test]
+fn the_junit_test_fails_on_a_report_that_breaks_the_schema() {
+    // The schema is strict enough to catch a broken report: a test case without a class
+    // name, a negative time.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.xml");
+    std::fs::write(
+        &bad,
+        r#"<testsuites tests="1" failures="0" errors="0"><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="12.4" time="-1"/></testsuite></testsuites>"#,
+    )
+    .unwrap();
+    let e = xmllint(&bad).unwrap_err();
+    assert!(e.contains("'classname' is required") && e.contains("'time'"), "{e}");
+}
+
+#[test]
+fn json_file_and_text_grid_together() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("m.json");
+    let out = matrix(&["--versions", "12.0,12.4", "--json", file.to_str().unwrap(), "--", "true"], &[]);
+    assert_eq!(out.code, Some(0), "{}", out.stderr);
+    assert_eq!(out.rows().len(), 2, "{}", out.stdout);
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(versions(&doc), ["12.0", "12.4"]);
+    assert_eq!(cell(&doc, "12.4")["outcome"], "passed");
+    // A report that cannot be written is exit 5.
+    let out = matrix(&["--versions", "12.0", "--json", "/nonexistent/m.json", "--", "true"], &[]);
+    assert_eq!(out.code, Some(5), "{}", out.stderr);
+    let out = matrix(&["--versions", "12.0", "--junit", "/nonexistent/m.xml", "--", "true"], &[]);
+    assert_eq!(out.code, Some(5), "{}", out.stderr);
+}
+
+/// Runs a matrix writing its JSON to `dir/name`; returns that path.
+fn json_run(dir: &Path, name: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+    let file = dir.join(name).to_str().unwrap().to_string();
+    let mut all = vec!["--json", file.as_str()];
+    all.extend_from_slice(args);
+    let out = matrix(&all, env);
+    assert!(out.code == Some(0) || out.code == Some(1), "{}", out.stderr);
+    file
+}
+
+#[test]
+fn merge_reads_several_runs_into_one_grid() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = r#"[ "$CUDRV_MATRIX_VERSION" != 12.4 ] || { echo "fails on 12.4"; exit 2; }"#;
+    let a = json_run(dir.path(), "a.json", &["--versions", "12.4,11.8", "--", "sh", "-c", script], &[]);
+    let b = json_run(dir.path(), "b.json", &["--versions", "13.0,12.0", "--", "sh", "-c", script], &[]);
+    let xml = dir.path().join("merged.xml");
+    let out = matrix(&["merge", &b, &a, "--junit", xml.to_str().unwrap()], &[]);
+    assert_eq!(out.code, Some(1), "{}{}", out.stdout, out.stderr);
+    let firsts: Vec<&str> = out.rows().iter().map(|r| r.split_whitespace().next().unwrap()).collect();
+    assert_eq!(firsts, ["11.8", "12.0", "12.4", "13.0"], "{}", out.stdout);
+    assert!(out.stdout.contains("3 of 4 passed, 1 failed (stand-in): 12.4"), "{}", out.stdout);
+    assert!(out.stdout.contains("--- 12.4: exit 2 ---\nfails on 12.4\n"), "{}", out.stdout);
+    validate_junit(&xml);
+    assert_eq!(std::fs::read_to_string(&xml).unwrap().matches("<testcase ").count(), 4);
+
+    let out = matrix(&["merge", &a, &b, "--json"], &[]);
+    let doc = out.json();
+    assert_eq!(versions(&doc), ["11.8", "12.0", "12.4", "13.0"]);
+    assert_eq!(doc["summary"], serde_json::json!({"cells": 4, "passed": 3, "failed": 1}));
+    assert_eq!(cell(&doc, "13.0")["source"], b.as_str());
+    assert_eq!(doc["sources"].as_array().unwrap().len(), 2);
+    // A merged document merges again.
+    let merged = dir.path().join("ab.json");
+    std::fs::write(&merged, &out.stdout).unwrap();
+    let c = json_run(dir.path(), "c.json", &["--versions", "13.5", "--", "sh", "-c", script], &[]);
+    let out = matrix(&["merge", merged.to_str().unwrap(), &c], &[]);
+    assert_eq!(out.rows().len(), 5, "{}{}", out.stdout, out.stderr);
+}
+
+#[test]
+fn merge_refuses_a_cell_two_files_have() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = json_run(dir.path(), "a.json", &["--versions", "12.0,12.4", "--", "true"], &[]);
+    let b = json_run(dir.path(), "b.json", &["--versions", "12.4,13.0", "--", "true"], &[]);
+    let out = matrix(&["merge", &a, &b], &[]);
+    assert_eq!(out.code, Some(2), "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.stdout, "");
+    assert!(out.stderr.contains(&format!("cell 12.4 (stand-in) is in both {a} and {b}")), "{}", out.stderr);
+
+    // Other commands, or not a document at all.
+    let c = json_run(dir.path(), "c.json", &["--versions", "11.8", "--", "sh", "-c", "true"], &[]);
+    let out = matrix(&["merge", &a, &c], &[]);
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("ran different commands"), "{}", out.stderr);
+    let out = matrix(&["merge", &a, "/nonexistent.json"], &[]);
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("/nonexistent.json"), "{}", out.stderr);
+    std::fs::write(dir.path().join("x.json"), "{}").unwrap();
+    let out = matrix(&["merge", dir.path().join("x.json").to_str().unwrap()], &[]);
+    assert_eq!(out.code, Some(2));
+    assert!(out.stderr.contains("not a cudrv-matrix --json document"), "{}", out.stderr);
+}
+
+#[test]
+fn merge_keeps_cells_of_different_drivers_apart() {
+    // Two CI runners, one driver each (the stand-in playing drivers 12.1 and 12.4), each
+    // capping its driver at 12.0 and at its own version.
+    let dir = tempfile::tempdir().unwrap();
+    let lib = stand_in_lib();
+    let runner = |name: &str, driver: &str| {
+        let env = [("CUDRV_LIBCUDA", lib.as_str()), ("CUDRV_STANDIN_VERSION", driver)];
+        let list = format!("12.0,{driver}");
+        json_run(dir.path(), name, &["--real", "--versions", &list, "--", "true"], &env)
+    };
+    let (a, b) = (runner("a.json", "12.1"), runner("b.json", "12.4"));
+    let out = matrix(&["merge", &a, &b], &[]);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let rows: Vec<Vec<&str>> = out.rows().iter().map(|r| r.split_whitespace().take(4).collect()).collect();
+    assert_eq!(
+        rows,
+        [
+            ["12.0", "real", "12.1", "pass"],
+            ["12.0", "real", "12.4", "pass"],
+            ["12.1", "real", "12.1", "pass"],
+            ["12.4", "real", "12.4", "pass"]
+        ]
+    );
+    assert!(out.stdout.contains("4 of 4 passed (real)"), "{}", out.stdout);
+}
+
+#[test]
 fn usage_errors_exit_2() {
     for args in [
         &["--versions", "12.x", "--", "true"][..],
         &["--versions", "14.0", "--", "true"],
+        &["--versions", "12.7", "--", "true"],
+        &["--versions", "14", "--", "true"],
+        &["--versions", "13.0-12.0", "--", "true"],
         &["--versions", "12.4,", "--", "true"],
         &["--jobs", "0", "--", "true"],
         &["--real", "--stand-in", "--", "true"],
