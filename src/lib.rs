@@ -36,7 +36,7 @@
     clippy::indexing_slicing,
     clippy::exit
 )]
-#![warn(clippy::undocumented_unsafe_blocks, missing_debug_implementations)]
+#![warn(clippy::undocumented_unsafe_blocks, missing_debug_implementations, missing_docs)]
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
 
 pub mod availability;
@@ -50,7 +50,7 @@ pub mod p;
 pub mod pc;
 pub mod pw;
 pub mod report;
-pub mod resources;
+mod resources;
 mod scope;
 pub mod sys;
 pub mod table;

@@ -142,19 +142,44 @@ impl LoadOptions {
 pub enum LoadError {
     /// The library could not be opened.
     #[error("no CUDA driver found: looked for {looked}: {reason}")]
-    NotFound { looked: String, reason: String },
+    NotFound {
+        /// What was opened: a path, or `libcuda.so.1` through the system loader.
+        looked: String,
+        /// The system loader's message.
+        reason: String,
+    },
     /// The library opened but exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`.
     #[error("{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress")]
-    NotADriver { path: String },
+    NotADriver {
+        /// The library opened.
+        path: String,
+    },
     /// `cuDriverGetVersion` could not be resolved or failed.
     #[error("{path}: cuDriverGetVersion failed ({detail})")]
-    VersionQueryFailed { path: String, detail: String },
+    VersionQueryFailed {
+        /// The library opened.
+        path: String,
+        /// Why: the entry was not found, or the status it returned.
+        detail: String,
+    },
     /// The driver is older than 11.3, the first with `cuGetProcAddress`.
     #[error("{path}: CUDA driver {found} is older than 11.3, the oldest cudrv supports")]
-    TooOld { path: String, found: String },
+    TooOld {
+        /// The library opened.
+        path: String,
+        /// The version it reported (`11.2`).
+        found: String,
+    },
     /// A load setting (option or environment variable) has a value that cannot be used.
     #[error("{name}={value:?} is not valid: expected {expected}")]
-    InvalidSetting { name: &'static str, value: String, expected: &'static str },
+    InvalidSetting {
+        /// The environment variable or option (`CUDRV_MAX_DRIVER_VERSION`).
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What it should look like.
+        expected: &'static str,
+    },
 }
 
 impl Driver {

@@ -230,6 +230,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 mod api;
 mod backing;
@@ -257,6 +258,7 @@ mod graph_node;
 mod handles;
 mod host_memory;
 mod image;
+mod install;
 mod ipc;
 mod kernels;
 mod launch;
@@ -292,6 +294,7 @@ pub use device::{
 };
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
+pub use install::{install, InstallError};
 pub use kernels::{
     cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
     CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
@@ -378,8 +381,10 @@ impl StandIn {
 }
 
 // The symbols a `libcuda.so.1` exports, for loading through dlopen. They answer as the
-// environment's instance.
+// environment's instance. Hidden from the documentation: they are the C driver API (what
+// `cuda.h` declares), not this crate's Rust API; a Rust program reaches them through cudrv.
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuGetProcAddress_v2(
     symbol: *const c_char,
@@ -393,6 +398,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     unsafe { gpa::gpa_v2::<0>(symbol, pfn, version, flags, query) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuGetProcAddress(
     symbol: *const c_char,
@@ -405,6 +411,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
     unsafe { gpa::gpa_v1::<0>(symbol, pfn, version, flags) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     LazyLock::force(&ENV_INSTANCE);
@@ -412,6 +419,7 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     unsafe { gpa::driver_get_version::<0>(version) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
     // SAFETY: forwarded as received.
