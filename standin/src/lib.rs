@@ -292,6 +292,7 @@ use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 pub use device::{
     device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
 };
+#[doc(inline)]
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
 pub use install::{install, InstallError};
