@@ -4,6 +4,17 @@
 //! `libcudrv_standin.so` to that name); as an `rlib` it gives an in-process
 //! `cuGetProcAddress` for [`cudrv::Driver::from_get_proc_address`].
 //!
+//! In a program's tests, one line makes it the driver `cudrv::init()` loads:
+//! [`install`] (idempotent, from any test, on any thread).
+//!
+//! ```
+//! cudrv_standin::install()?;
+//! let ctx = cudrv::init()?.device(0)?.primary_context()?;
+//! let x = cudrv::DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0])?;
+//! assert_eq!(x.to_vec()?, [1.0, 2.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - Emulates any driver version from 11.3 to 13.5 ([`StandIn::new`], or
 //!   `CUDRV_STANDIN_VERSION=12.4` for the exported symbols), answering
 //!   `cuGetProcAddress`/`_v2` as `docs/driver-facts.md` describes, with the set of
@@ -303,6 +314,11 @@ pub use kernels::{
 pub use launch::FAULT_KERNEL;
 pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
 pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+
+/// The README's examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// Makes every later call of every entry point (emulated or stub) return
 /// CUDA_ERROR_DEINITIALIZED, process-wide, as a real driver does while the process tears
