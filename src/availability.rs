@@ -10,9 +10,15 @@ use crate::version;
 #[non_exhaustive]
 pub enum Availability {
     /// Callable; bound at this ABI version (for a name: the version of the variant it binds).
-    Resolved { version: u32 },
+    Resolved {
+        /// The ABI version bound, in driver form (`3020`).
+        version: u32,
+    },
     /// The variant is newer than the driver (or than the version cap): it was not requested.
-    NeedsDriver { version: u32 },
+    NeedsDriver {
+        /// The driver version the variant needs, in driver form (`13010`).
+        version: u32,
+    },
     /// Requested at its own version, and the driver did not provide it.
     NotInDriver(Missing),
     /// Not requested: a per-thread default stream variant while that option is off.
@@ -70,9 +76,21 @@ impl fmt::Display for Availability {
 #[non_exhaustive]
 pub enum EntryKind {
     /// A `PFN_<name>_v<version>` variant, requested at exactly that version.
-    Variant { symbol: &'static str, version: u32, per_thread: bool },
+    Variant {
+        /// The symbol requested from `cuGetProcAddress` (`cuMemAlloc`, without the version).
+        symbol: &'static str,
+        /// The ABI version it is requested at, in driver form (`3020`).
+        version: u32,
+        /// Whether it is a per-thread default stream variant (`_ptds`/`_ptsz`, requested
+        /// with flag 2).
+        per_thread: bool,
+    },
     /// An unversioned name, bound to the newest suitable resolved variant.
-    Name { bound: Option<&'static str> },
+    Name {
+        /// The variant the name calls (`cuMemAlloc_v3020`); `None` if no variant of it is
+        /// resolved.
+        bound: Option<&'static str>,
+    },
 }
 
 /// One entry of the table and its state.
@@ -81,6 +99,8 @@ pub enum EntryKind {
 pub struct EntryInfo {
     /// The wrapper's name: `cuMemAlloc_v3020` or `cuMemAlloc`.
     pub name: &'static str,
+    /// A variant or an unversioned name, with what it is bound to.
     pub kind: EntryKind,
+    /// What became of it when the driver was loaded.
     pub availability: Availability,
 }

@@ -140,31 +140,62 @@ impl LoadOptions {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum LoadError {
-    /// The library could not be opened. The message says what to do: install a driver,
-    /// name one with `CUDRV_LIBCUDA`, or use the stand-in driver.
+    /// The library could not be opened. The message says what to do: name a driver with
+    /// `CUDRV_LIBCUDA`, or use the stand-in driver.
     #[error(
         "no CUDA driver found: looked for {looked}: {reason}. Set CUDRV_LIBCUDA=/path/to/libcuda.so.1 \
          to use a driver that is not on the loader's path; without a GPU, use cudrv's stand-in \
-         driver (crate cudrv-standin): CUDRV_LIBCUDA=<target dir>/debug/libcudrv_standin.so"
+         driver (crate cudrv-standin): `cudrv_standin::install()` in tests, or \
+         CUDRV_LIBCUDA=<cargo target dir>/debug/libcudrv_standin.so for any program"
     )]
-    NotFound { looked: String, reason: String },
+    NotFound {
+        /// What was opened: a path, or `libcuda.so.1` through the system loader.
+        looked: String,
+        /// The system loader's message.
+        reason: String,
+    },
     /// The path names something other than a regular file (a FIFO, a pipe such as
     /// `/dev/stdin`, a socket, a device or a directory). Refused before it is opened:
     /// the system loader would wait for ever on a FIFO or a pipe.
     #[error("{path} is {what}: a CUDA driver library must be a regular file")]
-    NotARegularFile { path: String, what: &'static str },
+    NotARegularFile {
+        /// The path given.
+        path: String,
+        /// What it is instead (`a FIFO or a pipe`, `a directory`, ...).
+        what: &'static str,
+    },
     /// The library opened but exports neither `cuGetProcAddress_v2` nor `cuGetProcAddress`.
     #[error("{path} is not a CUDA driver: it exports neither cuGetProcAddress_v2 nor cuGetProcAddress")]
-    NotADriver { path: String },
+    NotADriver {
+        /// The library opened.
+        path: String,
+    },
     /// `cuDriverGetVersion` could not be resolved or failed.
     #[error("{path}: cuDriverGetVersion failed ({detail})")]
-    VersionQueryFailed { path: String, detail: String },
+    VersionQueryFailed {
+        /// The library opened.
+        path: String,
+        /// Why: the entry was not found, or the status it returned.
+        detail: String,
+    },
     /// The driver is older than 11.3, the first with `cuGetProcAddress`.
     #[error("{path}: CUDA driver {found} is older than 11.3, the oldest cudrv supports")]
-    TooOld { path: String, found: String },
+    TooOld {
+        /// The library opened.
+        path: String,
+        /// The version it reported (`11.2`).
+        found: String,
+    },
     /// A load setting (option or environment variable) has a value that cannot be used.
     #[error("{name}={value:?} is not valid: expected {expected}")]
-    InvalidSetting { name: &'static str, value: String, expected: &'static str },
+    InvalidSetting {
+        /// The environment variable or option (`CUDRV_MAX_DRIVER_VERSION`).
+        name: &'static str,
+        /// The value given.
+        value: String,
+        /// What it should look like.
+        expected: &'static str,
+    },
 }
 
 impl Driver {

@@ -40,10 +40,20 @@ pub fn parse(text: &str) -> Option<u32> {
 pub enum RequireError {
     /// The requirement text is not a semver requirement.
     #[error("`{text}` is not a version requirement (expected e.g. \">=12.4\"): {reason}")]
-    Invalid { text: String, reason: String },
+    Invalid {
+        /// The requirement as given.
+        text: String,
+        /// Why semver refused it.
+        reason: String,
+    },
     /// The driver's version does not satisfy it.
     #[error("this program needs CUDA driver {required}; the driver is {found}")]
-    Unsatisfied { required: String, found: String },
+    Unsatisfied {
+        /// The requirement as given (`>=12.4`).
+        required: String,
+        /// The driver's version as cudrv uses it (capped by `CUDRV_MAX_DRIVER_VERSION`).
+        found: String,
+    },
 }
 
 /// Checks `version` (the driver's integer form) against a semver requirement.

@@ -93,15 +93,20 @@ unsafe extern "C" fn trampoline(data: *mut c_void) {
 /// that; `Graph::add_host_node` is the form for graphs). If the driver did not take it, dropping the `HostFn` drops the closure
 /// unrun; once the driver took it, call [`HostFn::handed_over`].
 ///
-/// ```no_run
-/// # fn demo(stream: &cudrv::Stream) {
-/// let f = cudrv::HostFn::new(|| println!("done"));
+/// ```
+/// # cudrv_standin::install().unwrap();
+/// # let ctx = cudrv::init()?.device(0)?.primary_context()?;
+/// # let stream = cudrv::Stream::new(&ctx, 0)?;
+/// let (done, ran) = std::sync::mpsc::channel();
+/// let f = cudrv::HostFn::new(move || done.send("done").unwrap_or(()));
 /// // SAFETY: a live stream; the callback and data come from `f`.
 /// let status = unsafe { cudrv::p::cuLaunchHostFunc(stream.as_raw(), f.callback(), f.user_data()) };
 /// if status == cudrv::CUresult::CUDA_SUCCESS {
 ///     f.handed_over();
 /// }
-/// # }
+/// stream.synchronize()?;
+/// assert_eq!(ran.try_recv(), Ok("done"));
+/// # Ok::<(), cudrv::Error>(())
 /// ```
 pub struct HostFn {
     data: *mut c_void,

@@ -8,10 +8,14 @@ use cudrv::sys::*;
 
 use crate::entry::{enter, put, register};
 
-/// Name, memory and compute capability of every virtual device.
+/// The name of every virtual device (`cuDeviceGetName`).
 pub const DEVICE_NAME: &str = "cudrv stand-in device";
+/// The memory of every virtual device in bytes (`cuDeviceTotalMem`): 80 GiB.
 pub const DEVICE_TOTAL_MEM: usize = 80 << 30;
+/// The compute capability of every virtual device (major, minor): 9.0.
 pub const DEVICE_CC: (c_int, c_int) = (9, 0);
+/// The multiprocessor count of every virtual device
+/// (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`).
 pub const DEVICE_SM_COUNT: c_int = 132;
 
 /// The most dynamic shared memory a block may use (an H200's opt-in limit, 227 KiB).

@@ -19,8 +19,11 @@ use crate::entry::thread_key;
 /// How many times a fault fires.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Times {
+    /// At the next matching call only.
     Once,
+    /// At each of the next `n` matching calls.
     N(u32),
+    /// At every matching call, until cleared.
     Always,
 }
 

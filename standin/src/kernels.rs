@@ -44,7 +44,12 @@ pub enum Param {
     /// `double`.
     F64,
     /// Any other parameter (a struct passed by value): its size and alignment in bytes.
-    Bytes { size: usize, align: usize },
+    Bytes {
+        /// Its size in bytes.
+        size: usize,
+        /// Its alignment in bytes (0 is taken as 1).
+        align: usize,
+    },
 }
 
 impl Param {
@@ -69,8 +74,11 @@ impl Param {
 /// Three dimensions, as CUDA's `dim3`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Dim3 {
+    /// The first dimension.
     pub x: u32,
+    /// The second dimension.
     pub y: u32,
+    /// The third dimension.
     pub z: u32,
 }
 

@@ -4,6 +4,17 @@
 //! `libcudrv_standin.so` to that name); as an `rlib` it gives an in-process
 //! `cuGetProcAddress` for [`cudrv::Driver::from_get_proc_address`].
 //!
+//! In a program's tests, one line makes it the driver `cudrv::init()` loads:
+//! [`install`] (idempotent, from any test, on any thread).
+//!
+//! ```
+//! cudrv_standin::install()?;
+//! let ctx = cudrv::init()?.device(0)?.primary_context()?;
+//! let x = cudrv::DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0])?;
+//! assert_eq!(x.to_vec()?, [1.0, 2.0]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! - Emulates any driver version from 11.3 to 13.5 ([`StandIn::new`], or
 //!   `CUDRV_STANDIN_VERSION=12.4` for the exported symbols), answering
 //!   `cuGetProcAddress`/`_v2` as `docs/driver-facts.md` describes, with the set of
@@ -230,6 +241,7 @@
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
+#![warn(missing_docs)]
 
 mod api;
 mod backing;
@@ -257,6 +269,7 @@ mod graph_node;
 mod handles;
 mod host_memory;
 mod image;
+mod install;
 mod ipc;
 mod kernels;
 mod launch;
@@ -290,8 +303,10 @@ use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 pub use device::{
     device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
 };
+#[doc(inline)]
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
+pub use install::{install, InstallError};
 pub use kernels::{
     cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
     CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
@@ -299,6 +314,11 @@ pub use kernels::{
 pub use launch::FAULT_KERNEL;
 pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
 pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+
+/// The README's examples, compiled and run as doctests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 /// Makes every later call of every entry point (emulated or stub) return
 /// CUDA_ERROR_DEINITIALIZED, process-wide, as a real driver does while the process tears
@@ -378,8 +398,10 @@ impl StandIn {
 }
 
 // The symbols a `libcuda.so.1` exports, for loading through dlopen. They answer as the
-// environment's instance.
+// environment's instance. Hidden from the documentation: they are the C driver API (what
+// `cuda.h` declares), not this crate's Rust API; a Rust program reaches them through cudrv.
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuGetProcAddress_v2(
     symbol: *const c_char,
@@ -393,6 +415,7 @@ pub unsafe extern "C" fn cuGetProcAddress_v2(
     unsafe { gpa::gpa_v2::<0>(symbol, pfn, version, flags, query) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuGetProcAddress(
     symbol: *const c_char,
@@ -405,6 +428,7 @@ pub unsafe extern "C" fn cuGetProcAddress(
     unsafe { gpa::gpa_v1::<0>(symbol, pfn, version, flags) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     LazyLock::force(&ENV_INSTANCE);
@@ -412,6 +436,7 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
     unsafe { gpa::driver_get_version::<0>(version) }
 }
 
+#[doc(hidden)]
 #[no_mangle]
 pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
     // SAFETY: forwarded as received.

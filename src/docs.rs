@@ -1,0 +1,31 @@
+//! The user guides, as they are in the repository's `docs/` folder, one module each, so
+//! that they can be read here (on docs.rs) as well as on GitHub. Nothing here is code.
+//!
+//! - [`error_handling`]: the three forms of every entry point, what an `Err` guarantees,
+//!   reports, sticky errors, shutdown.
+//! - [`version_gating`]: the entry table, availability states, the version cap and the
+//!   per-thread default stream.
+//! - [`compatibility_matrix`]: `cudrv-matrix`, which runs a program's tests once per
+//!   driver version.
+//! - [`stand_in`]: the stand-in driver (`cudrv-standin`) and how true it is to the real
+//!   one.
+//! - [`performance`]: measured per-call, loading and handle cost.
+//! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
+
+#[doc = include_str!("../docs/error-handling.md")]
+pub mod error_handling {}
+
+#[doc = include_str!("../docs/version-gating.md")]
+pub mod version_gating {}
+
+#[doc = include_str!("../docs/compatibility-matrix.md")]
+pub mod compatibility_matrix {}
+
+#[doc = include_str!("../docs/stand-in.md")]
+pub mod stand_in {}
+
+#[doc = include_str!("../docs/performance.md")]
+pub mod performance {}
+
+#[doc = include_str!("../docs/driver-facts.md")]
+pub mod driver_facts {}
