@@ -5,6 +5,7 @@
 //!   driver does not know is refused by the driver;
 //! - `into_raw` of a stream, an event and buffers that hold their context's last clone
 //!   returns handles that are still alive;
+//! - an IPC import inside a host function is refused with CUDA_ERROR_NOT_PERMITTED;
 //! - an entry newer than the driver gives an error that leads with the reason.
 //!
 //! Prints one line per check; exits 1 if any failed.
@@ -109,6 +110,31 @@ fn main() -> Result<(), cudrv::Error> {
         p.cuCtxPopCurrent(&mut popped);
         p.cuCtxDestroy(raw_ctx);
     }
+
+    // An IPC import inside a host function is refused at once (the driver forbids CUDA
+    // calls there), never waited for.
+    let pool = cudrv::MemoryPool::new(&primary, true)?;
+    let stream = Stream::new(&primary, StreamFlags::NON_BLOCKING)?;
+    let buffer = pool.alloc_async::<u8>(&stream, 1 << 16)?;
+    stream.synchronize()?;
+    // A real driver exports a pointer only from a pool whose shareable handle exists. The
+    // handle is left open: the process ends soon after.
+    let _fd = pool.export_fd()?;
+    let export = buffer.export_ipc()?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (pool2, stream2) = (pool.clone(), stream.clone());
+    stream.launch_host_fn(move || {
+        let got = cudrv::ImportedBuffer::import(&pool2, &export, &stream2).map(|b| b.len()).map_err(|e| e.code());
+        let _ = tx.send(got);
+    })?;
+    stream.synchronize()?;
+    let got = rx.recv_timeout(std::time::Duration::from_secs(10));
+    c.check(
+        matches!(got, Ok(Err(CUresult::CUDA_ERROR_NOT_PERMITTED))),
+        format!("an IPC import inside a host function: {got:?}"),
+    );
+    drop(buffer);
+    stream.synchronize()?;
 
     // A gated entry's error leads with the reason (on a driver older than 13.1).
     if driver.version_code() < 13010 {

@@ -2,11 +2,11 @@
 # gpu-bundle.sh [DIR]: builds, in release, everything scripts/gpu-suite.sh runs on a GPU
 # machine (which has no cargo) and copies the stripped binaries into DIR (default
 # gpu-bin/, which git ignores): the examples, cudrv-info, cudrv-matrix with the stand-in
-# library beside it, and the benchmarks (side_by_side, peer_copy). Carry DIR to the GPU machine.
+# library beside it, cudrv-conformance, and the benchmarks (side_by_side, peer_copy). Carry DIR to the GPU machine.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-gpu-bin}"
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check"
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check"
 args=()
 for e in $examples; do args+=(--example "$e"); done
 cargo build --release --quiet "${args[@]}" -p cudrv
@@ -24,7 +24,7 @@ rm -rf "$dir"
 mkdir -p "$dir"
 release="$target/release"
 for e in $examples; do cp "$release/examples/$e" "$dir/"; done
-cp "$release/cudrv-info" "$release/cudrv-matrix" "$release/libcudrv_standin.so" "$dir/"
+cp "$release/cudrv-info" "$release/cudrv-matrix" "$release/cudrv-conformance" "$release/libcudrv_standin.so" "$dir/"
 while read -r name exe; do cp "$exe" "$dir/$name"; done <<< "$benches"
 strip "$dir"/*
 du -sh "$dir"

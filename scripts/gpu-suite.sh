@@ -9,6 +9,8 @@
 #   fallback-paths.txt                the path version_fallback takes under each cap
 #   bench.txt                         the side-by-side benchmark against cudarc
 #   peer-copy.txt                     peer copy bandwidth, raw against cudrv (two GPUs)
+#   matrix-real.junit.xml, .json      cudrv-matrix --real -- dependable_check, as CI reads it
+#   conformance.txt                   cudrv-conformance run (the H200's answers)
 #   summary.txt                       one line per part; exit status 1 if any failed
 set -uo pipefail
 bin=$(cd "$1" && pwd)
@@ -31,7 +33,7 @@ part() { # part NAME STATUS
 "$bin/cudrv-info" > "$out/cudrv-info.txt" 2>&1; part "cudrv-info" $?
 "$bin/cudrv-info" --json --all > "$out/cudrv-info.json" 2>&1; part "cudrv-info --json --all" $?
 
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check"
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check"
 : > "$out/examples.txt"
 for e in $examples; do
   echo "=== $e" >> "$out/examples.txt"
@@ -52,7 +54,7 @@ if command -v compute-sanitizer > /dev/null; then
     # checks make failing API calls on purpose: for them only memory errors and leaks count.
     targets=all api=explicit
     [ "$e" = handles_check ] && targets=application-only
-    case "$e" in handles_check|real_driver_check) api=no ;; esac
+    case "$e" in handles_check|real_driver_check|dependable_check) api=no ;; esac
     echo "=== $e (target processes: $targets, API errors: $api)" >> "$out/sanitizer.txt"
     (cd "$bin" && compute-sanitizer --tool memcheck --leak-check full --target-processes "$targets" \
       --report-api-errors "$api" --error-exitcode 9 "./$e") >> "$out/sanitizer.txt" 2>&1; s=$?
@@ -71,6 +73,16 @@ for v in 11.8 12.0 12.6 12.8 12.9 13.0; do
 done > "$out/fallback-paths.txt"; part "version_fallback paths under caps" $?
 (cd "$bin" && ./cudrv-matrix --stand-in --stand-in-lib ./libcudrv_standin.so --versions all -- ./version_fallback) \
   > "$out/matrix-standin.txt" 2>&1; part "cudrv-matrix --stand-in --versions all -- version_fallback" $?
+
+# Both CLIs exit 5 when stdout is closed when they start.
+"$bin/cudrv-info" >&- 2>/dev/null; s=$?; [ "$s" -eq 5 ]; part "cudrv-info with stdout closed exits 5 (got $s)" $?
+(cd "$bin" && ./cudrv-matrix --real -- ./device_query >&- 2>/dev/null); s=$?; [ "$s" -eq 5 ]
+part "cudrv-matrix with stdout closed exits 5 (got $s)" $?
+# The matrix as a CI system reads it: JUnit XML and JSON, on the real driver.
+(cd "$bin" && ./cudrv-matrix --real --junit "$out/matrix-real.junit.xml" --json "$out/matrix-real.json" \
+  -- ./dependable_check) > "$out/matrix-real-dependable.txt" 2>&1; part "cudrv-matrix --real --junit --json -- dependable_check" $?
+# The conformance suite, whole, on this driver (compare with conformance/expected/).
+"$bin/cudrv-conformance" run --jobs 8 > "$out/conformance.txt" 2>&1; part "cudrv-conformance run" $?
 
 "$bin/side_by_side" --rounds 7 > "$out/bench.txt" 2>&1; part "side_by_side benchmark" $?
 if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then

@@ -9,11 +9,11 @@
 //!
 //! ```
 //! # cudrv_standin::install().unwrap(); // in `cargo test`, this runs on the stand-in driver
-//! use cudrv::{DeviceBuffer, LaunchConfig, Module, Stream};
+//! use cudrv::{DeviceBuffer, LaunchConfig, Module, Stream, StreamFlags};
 //!
 //! let driver = cudrv::init()?;                    // load the driver once, cuInit(0) once
 //! let ctx = driver.device(0)?.primary_context()?; // released when the last clone drops
-//! let stream = Stream::new(&ctx, 0)?;
+//! let stream = Stream::new(&ctx, StreamFlags::NON_BLOCKING)?; // or raw bits: `1`
 //!
 //! let a = DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0, 3.0])?;
 //! let b = DeviceBuffer::from_slice(&ctx, &[10.0f32, 20.0, 30.0])?;
@@ -42,7 +42,9 @@
 //! asynchronous copies, [`MemoryPool`]s with IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
 //! [`Graph`]s and stream capture, [`UserObject`]s, host functions ([`HostFn`],
-//! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). The
+//! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
+//! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
+//! [`HostAllocFlags`]), and raw bits are still accepted. The
 //! examples in the repository's `examples/` folder use each of them.
 //!
 //! # Testing without a GPU

@@ -28,7 +28,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("version_fallback", 1, "4 copies of 65536 values, 0 wrong"),
     ("multi_gpu", 1, "multi_gpu: needs two GPUs, this machine has 1; nothing to do"),
     ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
-    ("dependable_check", 1, "dependable_check: 11 checks passed, 0 failed"),
+    ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

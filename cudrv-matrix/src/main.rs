@@ -13,7 +13,7 @@ use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc;
 
 use clap::{Parser, Subcommand};
@@ -226,21 +226,30 @@ fn version_flag() -> Option<u8> {
 }
 
 /// Whether stdout was closed when the runner started (`cudrv-matrix ... >&-`). Rust's
-/// runtime opens /dev/null read-write on a closed stdout before `main`, so that is what
-/// such a stdout is; a shell's `>/dev/null` opens it write-only.
+/// start-up code opens `/dev/null` on a closed standard descriptor before `main` runs, so
+/// it is recorded before that, by [`record_closed_stdout`] (as cudrv-info does).
+static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
+
 fn stdout_is_closed() -> bool {
-    use nix::fcntl::{fcntl, FcntlArg, OFlag};
-    use std::os::fd::AsFd;
-    let stdout = std::io::stdout();
-    let fd = stdout.as_fd();
-    let (Ok(flags), Ok(st), Ok(null)) =
-        (fcntl(fd, FcntlArg::F_GETFL), nix::sys::stat::fstat(fd), nix::sys::stat::stat("/dev/null"))
-    else {
-        return false;
-    };
-    let rdwr = OFlag::from_bits_truncate(flags) & OFlag::O_ACCMODE == OFlag::O_RDWR;
-    rdwr && st.st_rdev == null.st_rdev && (st.st_mode & nix::libc::S_IFMT) == nix::libc::S_IFCHR
+    STDOUT_CLOSED_AT_START.load(Ordering::Relaxed)
 }
+
+/// Records whether descriptor 1 is open. Runs from `.init_array`, as the loader calls the
+/// program's constructors, before Rust's start-up code.
+#[cfg(target_os = "linux")]
+extern "C" fn record_closed_stdout() {
+    // SAFETY: F_GETFD only reads the descriptor's flags; it fails (EBADF) only when the
+    // descriptor is not open, and touches no memory of ours.
+    let closed = unsafe { nix::libc::fcntl(nix::libc::STDOUT_FILENO, nix::libc::F_GETFD) } == -1;
+    STDOUT_CLOSED_AT_START.store(closed, Ordering::Relaxed);
+}
+
+/// The constructor entry for [`record_closed_stdout`]. `#[used]` keeps it in the binary;
+/// the dynamic loader calls every function in `.init_array` before `main`.
+#[cfg(target_os = "linux")]
+#[used]
+#[link_section = ".init_array"]
+static RECORD_CLOSED_STDOUT: extern "C" fn() = record_closed_stdout;
 
 /// The real driver the cells will load (`CUDRV_LIBCUDA`, else the system's), uncapped:
 /// its version and path. Returns a one-line message if there is none.

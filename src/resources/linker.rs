@@ -2,7 +2,7 @@
 
 use std::ffi::c_void;
 
-use crate::error::{CudaError, Error};
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::{kind, Unique};
 use crate::resources::module::c_name;
@@ -63,19 +63,31 @@ impl Linker {
         Ok(self.0.owner().run(add)?)
     }
 
-    /// Finishes the link and returns a copy of the linked image (`cuLinkComplete`).
-    pub fn complete(&mut self) -> Result<Vec<u8>, CudaError> {
+    /// Finishes the link and returns a copy of the linked image (`cuLinkComplete`). An
+    /// image the host cannot hold a copy of is an [`InvalidArgument`] naming its size,
+    /// never an abort; the link state stays as the driver left it.
+    pub fn complete(&mut self) -> Result<Vec<u8>, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        self.0.owner().run(|| {
+        let (image, len) = self.0.owner().run(|| {
             let mut image: *mut c_void = std::ptr::null_mut();
             let mut len = 0usize;
             // SAFETY: valid out-pointers.
             unsafe { pc.cuLinkComplete(raw, &mut image, &mut len) }?;
-            if image.is_null() {
-                return Ok(Vec::new());
-            }
-            // SAFETY: the driver owns `len` bytes at `image` until the link state is destroyed.
-            Ok(unsafe { std::slice::from_raw_parts(image.cast::<u8>(), len) }.to_vec())
-        })
+            Ok((image, len))
+        })?;
+        if image.is_null() {
+            return Ok(Vec::new());
+        }
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(len).map_err(|e| {
+            InvalidArgument::new(
+                "Linker::complete",
+                format!("a host copy of the {len}-byte image cannot be allocated: {e}"),
+            )
+        })?;
+        // SAFETY: the driver owns `len` bytes at `image` until the link state is destroyed,
+        // which `&mut self` prevents until we return.
+        copy.extend_from_slice(unsafe { std::slice::from_raw_parts(image.cast::<u8>(), len) });
+        Ok(copy)
     }
 }

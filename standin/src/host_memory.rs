@@ -23,13 +23,15 @@ fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresul
     write(pp, memory::alloc_pinned(size, memory::Owner::of(&c), flags)?.cast())
 }
 
-/// `cuMemHostGetFlags`: the flags the allocation holding `p` was made with
-/// (docs/driver-facts.md, "Pinned host memory").
+/// `cuMemHostGetFlags`: the flags the allocation holding `p` (any address inside it) was
+/// made with, and CU_MEMHOSTALLOC_DEVICEMAP, which the real driver always adds (0 and
+/// `cuMemAllocHost` give 2, PORTABLE gives 3); any other address is
+/// CUDA_ERROR_INVALID_VALUE and writes nothing (docs/driver-facts.md, "Pinned host memory").
 unsafe extern "C" fn cu_mem_host_get_flags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
     enter!("cuMemHostGetFlags");
     status(non_null(flags).and_then(|()| {
         context::current()?;
-        write(flags, memory::pinned_flags(from_ptr(p))?)
+        write(flags, memory::pinned_flags(from_ptr(p))? | CU_MEMHOSTALLOC_DEVICEMAP)
     }))
 }
 

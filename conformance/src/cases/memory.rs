@@ -225,6 +225,26 @@ pub fn cases() -> Vec<Case> {
             let mut f = UNTOUCHED as u32;
             Out::of(e.p.cuMemHostGetFlags(&mut f, h)).eq("flags", number32(f))
         }),
+        case!("host.get_flags_alloc_host_created_ctx", Init, |e| {
+            let mut c = std::ptr::null_mut();
+            step!(e.p.cuCtxCreate_v3020(&mut c, 0, e.dev));
+            let mut h = std::ptr::null_mut();
+            step!(e.p.cuMemAllocHost(&mut h, 4096));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, h)).eq("flags", number32(f))
+        }),
+        case!("host.get_flags_host_alloc_0", Ctx, |e| {
+            let mut h = std::ptr::null_mut();
+            step!(e.p.cuMemHostAlloc(&mut h, 4096, 0));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, h)).eq("flags", number32(f))
+        }),
+        case!("host.get_flags_interior", Ctx, |e| {
+            let mut h = std::ptr::null_mut();
+            step!(e.p.cuMemHostAlloc(&mut h, 4096, CU_MEMHOSTALLOC_PORTABLE));
+            let mut f = UNTOUCHED as u32;
+            Out::of(e.p.cuMemHostGetFlags(&mut f, h.cast::<u8>().wrapping_add(100).cast())).eq("flags", number32(f))
+        }),
         case!("host.get_flags_portable_devicemap", Ctx, |e| {
             let mut h = std::ptr::null_mut();
             step!(e.p.cuMemHostAlloc(&mut h, 4096, CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP));
