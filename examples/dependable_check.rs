@@ -15,21 +15,9 @@ use cudrv::{
     Context, ContextFlags, DeviceBuffer, Event, EventFlags, HostAllocFlags, PinnedBuffer, Stream, StreamFlags,
 };
 
-struct Checks {
-    failed: usize,
-    passed: usize,
-}
-
-impl Checks {
-    fn check(&mut self, ok: bool, what: impl std::fmt::Display) {
-        println!("[{}] {what}", if ok { "ok" } else { "FAILED" });
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-        }
-    }
-}
+#[path = "common/checks.rs"]
+mod checks;
+use checks::Checks;
 
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
@@ -39,7 +27,7 @@ fn main() -> Result<(), cudrv::Error> {
         driver.path().map_or("in-process".into(), |p| p.display().to_string())
     );
     let device = driver.device(0)?;
-    let mut c = Checks { failed: 0, passed: 0 };
+    let mut c = Checks::default();
 
     // Typed flags.
     let flags = ContextFlags::SCHED_BLOCKING_SYNC | ContextFlags::LMEM_RESIZE_TO_MAX;

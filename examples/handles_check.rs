@@ -18,6 +18,10 @@ use cudrv::{
     Module, PinnedBuffer, Stream, UserObject,
 };
 
+#[path = "common/checks.rs"]
+mod checks;
+use checks::Checks;
+
 const PTX: &str = r#"
 .version 8.0
 .target sm_90
@@ -61,38 +65,9 @@ fn ptx() -> CString {
     CString::new(PTX).unwrap()
 }
 
-struct Checks {
-    passed: usize,
-    failed: usize,
-}
-
-impl Checks {
-    fn check(&mut self, ok: bool, what: impl std::fmt::Display) {
-        println!("[{}] {what}", if ok { "ok" } else { "FAILED" });
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-        }
-    }
-
-    fn ok<T, E: std::fmt::Display>(&mut self, r: Result<T, E>, what: &str) -> Option<T> {
-        match r {
-            Ok(v) => {
-                self.check(true, what);
-                Some(v)
-            }
-            Err(e) => {
-                self.check(false, format!("{what}: {e}"));
-                None
-            }
-        }
-    }
-
-    fn finish(self) -> ! {
-        println!("{} passed, {} failed", self.passed, self.failed);
-        std::process::exit(if self.failed == 0 { 0 } else { 1 });
-    }
+fn finish(c: Checks) -> ! {
+    println!("{} passed, {} failed", c.passed, c.failed);
+    std::process::exit(if c.failed == 0 { 0 } else { 1 });
 }
 
 fn current(d: &Driver) -> CUcontext {
@@ -148,7 +123,7 @@ fn watchdog(seconds: u64) {
 
 fn parent() {
     watchdog(35);
-    let mut c = Checks { passed: 0, failed: 0 };
+    let mut c = Checks::default();
     let reports = collect_reports();
     let d = cudrv::init().expect("a CUDA driver");
     println!("driver: {} ({:?}), CUDA {}", d.source(), d.file(), d.version());
@@ -289,7 +264,7 @@ fn parent() {
     drop_each!(pinned, pb, pool, a, buf, start, end, f, kernel, module, b2, s2, created, stream);
     let left = reports.lock().unwrap().clone();
     c.check(left.is_empty(), format!("no reports from dropping everything: {left:?}"));
-    c.finish();
+    finish(c);
 }
 
 extern "C" {

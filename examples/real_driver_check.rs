@@ -12,21 +12,9 @@ use cudrv::sys::{CUcontext, CUdeviceptr, CUresult, CUstream};
 use cudrv::table::{NAMES, VARIANTS};
 use cudrv::{Availability, Driver, EntryKind, LoadOptions};
 
-struct Checks {
-    passed: usize,
-    failed: usize,
-}
-
-impl Checks {
-    fn check(&mut self, ok: bool, what: impl std::fmt::Display) {
-        println!("[{}] {what}", if ok { "ok" } else { "FAILED" });
-        if ok {
-            self.passed += 1;
-        } else {
-            self.failed += 1;
-        }
-    }
-}
+#[path = "common/checks.rs"]
+mod checks;
+use checks::Checks;
 
 fn state_counts(d: &Driver) -> (usize, usize, usize, usize) {
     let (mut r, mut g, mut n, mut q) = (0, 0, 0, 0);
@@ -42,7 +30,7 @@ fn state_counts(d: &Driver) -> (usize, usize, usize, usize) {
 }
 
 fn main() {
-    let mut c = Checks { passed: 0, failed: 0 };
+    let mut c = Checks::default();
     let reports: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = reports.clone();
     cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
