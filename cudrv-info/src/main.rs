@@ -7,9 +7,8 @@ mod json;
 mod render;
 mod report;
 
-use std::ffi::{c_int, OsStr, OsString};
+use std::ffi::{c_int, OsString};
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -130,12 +129,23 @@ impl Failure {
     /// The failure of loading a driver, with the exit code its kind calls for.
     fn load(e: &LoadError) -> Failure {
         let code = match e {
-            LoadError::NotFound { .. } | LoadError::NotADriver { .. } | LoadError::InvalidSetting { .. } => {
-                EXIT_BAD_INPUT
-            }
+            LoadError::NotFound { .. }
+            | LoadError::NotADriver { .. }
+            | LoadError::InvalidSetting { .. }
+            | LoadError::NotARegularFile { .. } => EXIT_BAD_INPUT,
             _ => EXIT_LOAD_FAILED,
         };
         Failure { code, message: e.to_string() }
+    }
+
+    /// [`Failure::load`] for a path given by `origin` (`--driver`, `CUDRV_LIBCUDA`), which
+    /// a path that is not a regular file names.
+    fn load_from(origin: &str, e: &LoadError) -> Failure {
+        let mut failure = Failure::load(e);
+        if matches!(e, LoadError::NotARegularFile { .. }) {
+            failure.message = format!("{origin} {}", failure.message);
+        }
+        failure
     }
 
     fn bad_input(message: String) -> Failure {
@@ -197,41 +207,6 @@ fn options(args: &Args) -> Result<LoadOptions, Failure> {
     Ok(opts)
 }
 
-/// Refuses a driver path that names something other than a regular file (after
-/// symbolic links): `dlopen` of a FIFO waits for a writer for ever. A bare name (no `/`)
-/// is searched for by the system loader and is not checked here; a path that does not
-/// exist is left to the loader's own message.
-fn check_regular_file(path: &OsStr, origin: &str) -> Result<(), Failure> {
-    if !path.as_encoded_bytes().contains(&b'/') {
-        return Ok(());
-    }
-    let Ok(meta) = std::fs::metadata(path) else {
-        return Ok(());
-    };
-    if meta.is_file() {
-        return Ok(());
-    }
-    use std::os::unix::fs::FileTypeExt;
-    let t = meta.file_type();
-    let what = if t.is_dir() {
-        "a directory"
-    } else if t.is_fifo() {
-        "a FIFO"
-    } else if t.is_socket() {
-        "a socket"
-    } else if t.is_char_device() {
-        "a character device"
-    } else if t.is_block_device() {
-        "a block device"
-    } else {
-        "not a regular file"
-    };
-    Err(Failure::bad_input(format!(
-        "{origin} {} is {what}: a driver library must be a regular file",
-        Path::new(path).display()
-    )))
-}
-
 /// Refuses an unparsable or out-of-range stand-in setting (bad input, not ignored).
 fn check_stand_in_settings() -> Result<(), Failure> {
     if let Some(text) = var(cudrv_standin::ENV_VERSION) {
@@ -272,29 +247,29 @@ fn load(args: &Args) -> Result<(Driver, Origin, u8), Failure> {
         Some(d) if d == "stand-in" => Ok((stand_in(opts)?, Origin::StandInRequested, EXIT_OK)),
         Some(d) if d.is_empty() => Err(Failure::bad_input("--driver needs a path, or stand-in".to_string())),
         Some(path) => {
-            check_regular_file(path, "--driver")?;
-            // SAFETY: the user named this file as the driver to inspect; it is a regular file.
+            // SAFETY: the user named this file as the driver to inspect (cudrv refuses one
+            // that is not a regular file before opening it).
             match unsafe { Driver::load(opts.with_path(path)) } {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
-                Err(e) => Err(Failure::load(&e)),
+                Err(e) => Err(Failure::load_from("--driver", &e)),
             }
         }
         None => {
             // A path from CUDRV_LIBCUDA was asked for explicitly: no fallback for it.
             let explicit = opts.path.is_some();
-            if let Some(path) = &opts.path {
-                check_regular_file(path.as_os_str(), cudrv::ENV_LIBCUDA)?;
-            }
             // SAFETY: the system's driver, or the one CUDRV_LIBCUDA names: trusted as cudrv::driver() trusts it.
             match unsafe { Driver::load(opts.clone()) } {
                 Ok(d) => Ok((d, Origin::Library, EXIT_OK)),
-                Err(e @ LoadError::NotFound { .. }) if !explicit => {
+                Err(LoadError::NotFound { looked, reason }) if !explicit => {
                     // Check the stand-in's settings before saying anything about it.
                     check_stand_in_settings()?;
-                    say(&format!("{e}; showing the bundled stand-in driver instead"));
+                    // The error's advice (use the stand-in) is what happens next: not repeated.
+                    say(&format!(
+                        "no CUDA driver found: looked for {looked}: {reason}; showing the bundled stand-in driver instead"
+                    ));
                     Ok((stand_in(opts)?, Origin::StandInFallback, EXIT_STAND_IN_FALLBACK))
                 }
-                Err(e) => Err(Failure::load(&e)),
+                Err(e) => Err(Failure::load_from(cudrv::ENV_LIBCUDA, &e)),
             }
         }
     }

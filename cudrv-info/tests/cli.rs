@@ -380,7 +380,7 @@ fn a_driver_path_that_is_not_a_regular_file_is_bad_input() {
 
     for path in [&fifo, &link] {
         let o = output_with_watchdog(cmd(&["--driver", path.to_str().unwrap()]));
-        assert_bad_input(&o, "is a FIFO: a driver library must be a regular file");
+        assert_bad_input(&o, "is a FIFO or a pipe: a CUDA driver library must be a regular file");
         // The same from the environment.
         let mut c = cmd(&[]);
         c.env("CUDRV_LIBCUDA", path);
