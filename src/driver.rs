@@ -382,7 +382,6 @@ fn global_slow() -> &'static Driver {
         Ok(d) => d,
         Err(_) => &NO_DRIVER,
     };
-    crate::gated_log::check_setting();
     GLOBAL_FAST.store(std::ptr::from_ref(d).cast_mut(), Ordering::Release);
     d
 }

@@ -184,10 +184,9 @@ impl std::error::Error for CudaError {
 pub(crate) fn unresolved_reason(availability: &Availability, version: u32, driver_version: u32) -> String {
     match availability {
         Availability::NeedsDriver { .. } if version < driver_version => format!(
-            "{availability}; this driver is {}, capped at {} ({})",
+            "{availability}; this driver is {}, capped at {}",
             version::display(driver_version),
-            version::display(version),
-            crate::ENV_MAX_VERSION
+            version::display(version)
         ),
         Availability::NeedsDriver { .. } => format!("{availability}; this driver is {}", version::display(version)),
         other => other.to_string(),

@@ -5,9 +5,10 @@
 //! recorded without the variable, and the calls' results are the same either way.
 //!
 //! The log must be a regular file (created if missing, in a folder that exists). A FIFO,
-//! a device or a missing folder is reported once when the driver is loaded and never
-//! written: the file is opened non-blocking and written only if it is a regular file, so
-//! a call never waits on it.
+//! a device or a missing folder is never written (the file is opened non-blocking and
+//! written only if it is a regular file, so a call never waits on it), and is reported
+//! once when the process-wide driver is first obtained (`driver()`, `init()`,
+//! `set_driver()`; a `p` call reports nothing).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -131,7 +131,7 @@ fn execute(command: &[OsString], spec: &Spec, groups: &Groups) -> Outcome {
         }
     };
     let timed_out = AtomicBool::new(false);
-    let waited = std::thread::scope(|scope| {
+    let ended = std::thread::scope(|scope| {
         let (done, watch) = mpsc::channel::<()>();
         if let Some(limit) = spec.timeout {
             let timed_out = &timed_out;
@@ -143,13 +143,20 @@ fn execute(command: &[OsString], spec: &Spec, groups: &Groups) -> Outcome {
                 }
             });
         }
-        // Waits for the leader, then reaps the rest of the group that are our children.
-        let waited = child.wait();
+        // Waits for the leader to end without reaping it: while it is a zombie its pid, the
+        // group's id, cannot be reused, so no kill below can reach another process group.
+        let ended = wait_unreaped(pgid);
         drop(done);
-        waited
+        ended
     });
+    // Kills what is left of the group (the leader's pid still reserved), then reaps.
     groups.finish(pgid);
-    if timed_out.load(Ordering::SeqCst) {
+    let waited = match ended {
+        Ok(()) => child.wait(),
+        Err(e) => Err(e),
+    };
+    // A command that ended by itself just as the limit passed keeps its own status.
+    if timed_out.load(Ordering::SeqCst) && waited.as_ref().is_ok_and(|s| signal_of(s) == Some(9)) {
         return Outcome::TimedOut;
     }
     match waited {
@@ -160,6 +167,25 @@ fn execute(command: &[OsString], spec: &Spec, groups: &Groups) -> Outcome {
         },
         Err(e) => Outcome::Lost(format!("cannot wait for the command: {e}")),
     }
+}
+
+/// Waits until the process `pid` has ended, leaving it unreaped (`waitid` with `WNOWAIT`).
+#[cfg(target_os = "linux")]
+fn wait_unreaped(pid: i32) -> std::io::Result<()> {
+    use nix::sys::wait::{waitid, Id, WaitPidFlag};
+    loop {
+        match waitid(Id::Pid(nix::unistd::Pid::from_raw(pid)), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(_) => return Ok(()),
+            Err(nix::errno::Errno::EINTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+}
+
+/// Elsewhere the wait that reaps is the only one: the group is killed after it.
+#[cfg(not(target_os = "linux"))]
+fn wait_unreaped(_pid: i32) -> std::io::Result<()> {
+    Ok(())
 }
 
 #[cfg(unix)]

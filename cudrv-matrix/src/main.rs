@@ -339,7 +339,15 @@ fn run(args: &Args) -> Result<u8, Failure> {
         cells: cells.iter().map(|c| (0, c.clone())).collect(),
     };
     let code = if cells.iter().all(CellResult::passed) { EXIT_PASSED } else { EXIT_FAILED };
-    write_results(&run, &args.out)?;
+    let written = write_results(&run, &args.out);
+    // A signal while the results were written (the handler is still installed) still
+    // ends the run with 128 + the signal, as one before it would.
+    if let Some(signal) = GROUPS.stopped() {
+        let name = render::signal_name(signal).unwrap_or("a signal");
+        say(&format!("stopped by {name} while the results were written"));
+        return Ok(u8::try_from(128 + signal).unwrap_or(EXIT_FAILED));
+    }
+    written?;
     let not_started = cells.iter().find(|c| matches!(c.outcome, Outcome::NotStarted(_)));
     if let Some(Outcome::NotStarted(message)) = not_started.map(|c| &c.outcome) {
         say(message);

@@ -142,7 +142,8 @@ flag_set!(
         SCHED_YIELD = CUctx_flags::CU_CTX_SCHED_YIELD.0,
         /// A waiting thread blocks.
         SCHED_BLOCKING_SYNC = CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC.0,
-        /// Mapped pinned host allocations are allowed (always on in current drivers).
+        /// Mapped pinned host allocations are allowed (a primary context reports it; a
+        /// created context reports exactly the flags it was created with).
         MAP_HOST = CUctx_flags::CU_CTX_MAP_HOST.0,
         /// Local memory is not shrunk after a kernel that needed more.
         LMEM_RESIZE_TO_MAX = CUctx_flags::CU_CTX_LMEM_RESIZE_TO_MAX.0,
@@ -158,7 +159,7 @@ flag_set!(
 flag_set!(
     /// How page-locked host memory is allocated (`cuMemHostAlloc`'s `CU_MEMHOSTALLOC_*`).
     HostAllocFlags {
-        /// Pinned for the allocating context only.
+        /// No flag (the driver reports `DEVICEMAP` for such memory all the same).
         NONE = 0,
         /// Pinned for every context.
         PORTABLE = CU_MEMHOSTALLOC_PORTABLE,

@@ -138,12 +138,14 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         }
     }
 
-    /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver may add
-    /// bits such as `DEVICEMAP`).
+    /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver adds
+    /// `DEVICEMAP`). A buffer of no values allocates nothing (its flags are not checked
+    /// either): the driver answers `CUDA_ERROR_INVALID_VALUE` for it.
     pub fn flags(&self) -> Result<HostAllocFlags, CudaError> {
         let (pc, ptr) = (self.context().driver().pc(), self.as_raw());
         let mut bits = 0;
-        // SAFETY: `ptr` is this buffer's live pinned allocation; `bits` is a valid out-pointer.
+        // SAFETY: `ptr` is this buffer's pinned allocation (or, for no values, an address the
+        // driver refuses without touching); `bits` is a valid out-pointer.
         self.context().run(|| unsafe { pc.cuMemHostGetFlags(&mut bits, ptr) })?;
         Ok(HostAllocFlags::from_bits_retain(bits))
     }
