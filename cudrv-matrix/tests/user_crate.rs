@@ -79,3 +79,22 @@ fn a_user_crate_tests_on_the_stand_in_in_one_line_alone_and_under_the_matrix() {
     assert_eq!(rows.len(), 3, "{all}");
     assert!(rows.iter().all(|r| r.contains("pass")), "{all}");
 }
+
+#[test]
+fn the_stand_in_readme_shows_the_user_crate() {
+    let root = workspace();
+    if !root.join("standin/Cargo.toml").is_file() {
+        eprintln!("not in the cudrv workspace: the stand-in's README is not checked");
+        return;
+    }
+    let read = |p: &str| std::fs::read_to_string(root.join(p)).unwrap();
+    let (readme, manifest) = (read("standin/README.md"), read("standin/tests/user-crate/Cargo.toml"));
+    // The complete test it shows is the crate's, word for word.
+    let test = read("standin/tests/user-crate/tests/add.rs");
+    assert!(readme.contains(&format!("```rust,ignore\n{test}```")), "standin/README.md does not show tests/add.rs");
+    // The manifest lines it shows are the crate's (which has path dependencies).
+    let profile = "[profile.dev.package.cudrv-standin]\nopt-level = 2\n";
+    assert!(readme.contains(profile) && manifest.contains(profile));
+    assert!(readme.contains("[dev-dependencies]\ncudrv-standin = \"0.1\"\n"));
+    assert!(manifest.contains("[dev-dependencies]\ncudrv-standin = { path = \"../..\" }"));
+}
