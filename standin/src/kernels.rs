@@ -230,11 +230,13 @@ static REGISTRY: LazyLock<Mutex<BTreeMap<String, Arc<HostKernel>>>> = LazyLock::
 /// here if cudrv has not opened it yet (the system loader gives cudrv the same copy; it
 /// stays loaded), and its launches run `f` through the library's checked memory access.
 /// There, a [`Param::Bytes`] parameter is aligned as its size (up to 8) in a launch's
-/// `extra` buffer. When `CUDRV_LIBCUDA` names anything else (a real driver, nothing), only
-/// this process's in-process stand-in knows the kernel; a stand-in library opened any
-/// other way (a `cudrv::Driver::load` of another path, a C program's `dlopen`) has a
-/// registry of its own, which [`cudrv_standin_register_kernel`] fills: a module loaded
-/// there with a kernel it does not know fails with CUDA_ERROR_INVALID_IMAGE.
+/// `extra` buffer. When `CUDRV_LIBCUDA` names anything else (a real driver, which is
+/// opened to find out and stays loaded, as cudrv keeps it; nothing; a file that cannot
+/// be loaded), only this process's in-process stand-in knows the kernel; a stand-in
+/// library opened any other way (a `cudrv::Driver::load` of another path, a C program's
+/// `dlopen`) has a registry of its own, which [`cudrv_standin_register_kernel`] fills: a
+/// module loaded there with a kernel it does not know fails with
+/// CUDA_ERROR_INVALID_IMAGE.
 pub fn register_kernel<F>(name: &str, params: &[Param], f: F) -> bool
 where
     F: Fn(&Thread<'_>) -> Result<(), KernelError> + Send + Sync + 'static,

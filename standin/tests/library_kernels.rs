@@ -48,6 +48,15 @@ fn unregistering_removes_the_kernel_from_the_library() {
     run_with_library("unregister");
 }
 
+#[test]
+fn a_library_that_is_no_stand_in_changes_nothing_in_process() {
+    // A library without the stand-in's registration function, then a path to nothing:
+    // the kernel is registered in-process only, and runs there (install() opens nothing).
+    run_child("in-process", &[("CUDRV_LIBCUDA", "libm.so.6")]);
+    run_child("in-process", &[("CUDRV_LIBCUDA", "/nonexistent/libcuda.so.1")]);
+    run_child("in-process", &[("CUDRV_LIBCUDA", "/")]);
+}
+
 /// `__global__ void NAME(unsigned* x, int n)`, as PTX.
 fn ptx(name: &str) -> std::ffi::CString {
     std::ffi::CString::new(format!(
@@ -176,6 +185,23 @@ fn child() {
             assert!(unregister_kernel("library_test_removed"));
             assert_eq!(launch("library_test_removed", &[1], 1).unwrap_err().code(), CUresult::CUDA_ERROR_INVALID_IMAGE);
             assert!(!registered_kernels().contains(&"library_test_removed".to_string()));
+        }
+        "in-process" => {
+            register_add("library_test_in_process", 1);
+            let d = cudrv_standin::install().unwrap();
+            assert_eq!(d.path(), None);
+            let ctx = Context::create(cudrv::init().unwrap(), 0, 0u32).unwrap();
+            let module = Module::load_ptx(&ctx, &ptx("library_test_in_process")).unwrap();
+            let stream = Stream::new(&ctx, 0).unwrap();
+            let x = DeviceBuffer::from_slice(&ctx, &[1u32, 2]).unwrap();
+            let n = 2i32;
+            let f = module.function("library_test_in_process").unwrap();
+            let mut launch = f.builder(&stream);
+            launch.arg(&x).arg(&n);
+            // SAFETY: the arguments match NAME(unsigned*, int).
+            unsafe { launch.launch(LaunchConfig::for_num_elems(2)) }.unwrap();
+            stream.synchronize().unwrap();
+            assert_eq!(x.to_vec().unwrap(), [2, 3]);
         }
         other => panic!("unknown scenario {other}"),
     }
