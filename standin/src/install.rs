@@ -61,7 +61,8 @@ static INSTALLED: OnceLock<Result<&'static Driver, InstallError>> = OnceLock::ne
 ///
 /// - The stand-in emulates the version of `CUDRV_STANDIN_VERSION` (`12.4`; default: the
 ///   newest, 13.5), as [`StandIn::from_env`] does, so a test run under
-///   `cudrv-matrix --stand-in` emulates each cell's version.
+///   `cudrv-matrix --stand-in` emulates each cell's version, and the number of devices of
+///   `CUDRV_STANDIN_DEVICES` (0 to 8; default 1; [`crate::device_count`]).
 /// - `CUDRV_MAX_DRIVER_VERSION` and `CUDRV_PER_THREAD_DEFAULT_STREAM` apply as
 ///   `cudrv::LoadOptions::from_env` reads them; `CUDRV_LIBCUDA` is not used (nothing is
 ///   opened).
@@ -70,7 +71,7 @@ static INSTALLED: OnceLock<Result<&'static Driver, InstallError>> = OnceLock::ne
 /// - It does not call `cuInit`: `cudrv::init()` (or [`Driver::init`]) does, once.
 ///
 /// Kernels registered with [`crate::register_kernel`] run on this driver, as on any
-/// in-process stand-in.
+/// in-process stand-in (before or after this call).
 ///
 /// # Errors
 /// [`InstallError::OtherDriver`] if another driver was cudrv's process-wide driver

@@ -13,9 +13,10 @@
 //! CUDA_ERROR_ILLEGAL_ADDRESS, and the context becomes sticky-failed.
 
 use std::collections::BTreeMap;
-use std::ffi::{c_char, c_uint, c_void, CStr};
+use std::ffi::{c_char, c_uint, c_void, CStr, CString, OsStr, OsString};
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -218,26 +219,52 @@ static REGISTRY: LazyLock<Mutex<BTreeMap<String, Arc<HostKernel>>>> = LazyLock::
 /// held), and should return the error of a refused memory access (`?`): the launch fails
 /// with it anyway. A panic in `f` is caught and fails the launch with
 /// CUDA_ERROR_LAUNCH_FAILED.
+///
+/// # When the driver is the stand-in library
+///
+/// When `CUDRV_LIBCUDA` names a stand-in library (`libcudrv_standin.so`), as it does in
+/// every cell of `cudrv-matrix --stand-in`, the kernel is registered with that library
+/// too, so that it runs whichever driver the process uses: this in-process stand-in
+/// ([`crate::install`], [`StandIn`](crate::StandIn)) or that library, loaded by
+/// `cudrv::init()`/`cudrv::driver()`, before or after this call. The library is opened
+/// here if cudrv has not opened it yet (the system loader gives cudrv the same copy; it
+/// stays loaded), and its launches run `f` through the library's checked memory access.
+/// There, a [`Param::Bytes`] parameter is aligned as its size (up to 8) in a launch's
+/// `extra` buffer. When `CUDRV_LIBCUDA` names anything else (a real driver, which is
+/// opened to find out and stays loaded, as cudrv keeps it; nothing; a file that cannot
+/// be loaded), only this process's in-process stand-in knows the kernel; a stand-in
+/// library opened any other way (a `cudrv::Driver::load` of another path, a C program's
+/// `dlopen`) has a registry of its own, which [`cudrv_standin_register_kernel`] fills: a
+/// module loaded there with a kernel it does not know fails with
+/// CUDA_ERROR_INVALID_IMAGE.
 pub fn register_kernel<F>(name: &str, params: &[Param], f: F) -> bool
 where
     F: Fn(&Thread<'_>) -> Result<(), KernelError> + Send + Sync + 'static,
 {
-    insert(name, params.to_vec(), Body::Rust(Box::new(f)))
+    let kernel = Arc::new(HostKernel { params: params.to_vec(), body: Body::Rust(Box::new(f)) });
+    forward(name, Some(&kernel));
+    lock(&REGISTRY).insert(name.to_string(), kernel).is_some()
 }
 
 /// Removes the implementation of `name` (the stand-in's own included), for modules
-/// loaded from now on; returns whether there was one.
+/// loaded from now on; returns whether there was one. Also removes it from the stand-in
+/// library `CUDRV_LIBCUDA` names, as [`register_kernel`] registers it there.
 pub fn unregister_kernel(name: &str) -> bool {
-    lock(&REGISTRY).remove(name).is_some()
+    forward(name, None);
+    remove(name)
 }
 
-/// The names of every registered kernel, in order.
+/// The names of every kernel registered in this process's in-process stand-in, in order.
 pub fn registered_kernels() -> Vec<String> {
     lock(&REGISTRY).keys().cloned().collect()
 }
 
 fn insert(name: &str, params: Vec<Param>, body: Body) -> bool {
     lock(&REGISTRY).insert(name.to_string(), Arc::new(HostKernel { params, body })).is_some()
+}
+
+fn remove(name: &str) -> bool {
+    lock(&REGISTRY).remove(name).is_some()
 }
 
 /// The implementation of `name`, if one is registered.
@@ -268,6 +295,16 @@ fn fault_code(e: KernelError) -> u8 {
     }
 }
 
+/// [`fault_code`] decoded.
+fn fault_of(code: u8) -> Option<KernelError> {
+    match code {
+        0 => None,
+        1 => Some(KernelError::IllegalAddress),
+        2 => Some(KernelError::Param),
+        _ => Some(KernelError::Failed),
+    }
+}
+
 impl Launch {
     fn fail(&self, e: KernelError) -> KernelError {
         let _ = self.fault.compare_exchange(0, fault_code(e), Ordering::AcqRel, Ordering::Acquire);
@@ -275,12 +312,7 @@ impl Launch {
     }
 
     fn fault(&self) -> Option<KernelError> {
-        match self.fault.load(Ordering::Acquire) {
-            0 => None,
-            1 => Some(KernelError::IllegalAddress),
-            2 => Some(KernelError::Param),
-            _ => Some(KernelError::Failed),
-        }
+        fault_of(self.fault.load(Ordering::Acquire))
     }
 
     /// A host pointer to `len` bytes of device memory at `address`, valid while the
@@ -330,20 +362,29 @@ impl Launch {
 /// What one thread of a host kernel sees: the launch's shape, its own indices, its
 /// parameters, and checked access to device memory.
 pub struct Thread<'a> {
-    launch: &'a Launch,
+    site: Site<'a>,
     block_idx: Dim3,
     thread_idx: Dim3,
+}
+
+/// Where the launch a [`Thread`] belongs to runs: in this copy of the stand-in, or in a
+/// stand-in library this copy registered the kernel with ([`register_kernel`]), which
+/// passes its C thread record.
+#[derive(Clone, Copy)]
+enum Site<'a> {
+    Here(&'a Launch),
+    Library(&'a Forwarded<'a>),
 }
 
 impl Thread<'_> {
     /// `gridDim`.
     pub fn grid_dim(&self) -> Dim3 {
-        Dim3::from_array(self.launch.grid)
+        Dim3::from_array(self.grid())
     }
 
     /// `blockDim`.
     pub fn block_dim(&self) -> Dim3 {
-        Dim3::from_array(self.launch.block)
+        Dim3::from_array(self.block())
     }
 
     /// `blockIdx`.
@@ -358,23 +399,30 @@ impl Thread<'_> {
 
     /// `blockIdx.x * blockDim.x + threadIdx.x`, without overflow.
     pub fn global_x(&self) -> u64 {
-        u64::from(self.block_idx.x) * u64::from(self.launch.block[0]) + u64::from(self.thread_idx.x)
+        u64::from(self.block_idx.x) * u64::from(self.block()[0]) + u64::from(self.thread_idx.x)
     }
 
     /// The number of parameters.
     pub fn param_count(&self) -> usize {
-        self.launch.params.len()
+        match self.site {
+            Site::Here(launch) => launch.params.len(),
+            Site::Library(f) => f.param_count(),
+        }
     }
 
     /// The bytes of parameter `index`; [`KernelError::Param`] past the layout.
     pub fn param_bytes(&self, index: usize) -> Result<&[u8], KernelError> {
-        self.launch.params.get(index).map(Vec::as_slice).ok_or_else(|| self.launch.fail(KernelError::Param))
+        let bytes = match self.site {
+            Site::Here(launch) => launch.params.get(index).map(Vec::as_slice),
+            Site::Library(f) => f.param_bytes(index),
+        };
+        bytes.ok_or_else(|| self.fail(KernelError::Param))
     }
 
     /// Parameter `index` as a `T`; [`KernelError::Param`] past the layout or if its size
     /// is not `T`'s.
     pub fn param<T: Scalar>(&self, index: usize) -> Result<T, KernelError> {
-        T::from_bytes(self.param_bytes(index)?).ok_or_else(|| self.launch.fail(KernelError::Param))
+        T::from_bytes(self.param_bytes(index)?).ok_or_else(|| self.fail(KernelError::Param))
     }
 
     /// Parameter `index` as a device pointer (8 bytes).
@@ -384,7 +432,7 @@ impl Thread<'_> {
 
     /// Element `index` of the `T` array at device address `base`: `base[index]`.
     pub fn load<T: Scalar>(&self, base: CUdeviceptr, index: u64) -> Result<T, KernelError> {
-        let address = element(base, index, T::SIZE).ok_or_else(|| self.launch.fail(KernelError::IllegalAddress))?;
+        let address = element(base, index, T::SIZE).ok_or_else(|| self.fail(KernelError::IllegalAddress))?;
         let mut bytes = [0u8; 8];
         let bytes = bytes.get_mut(..T::SIZE).ok_or(KernelError::Param)?;
         self.read(address, bytes)?;
@@ -393,7 +441,7 @@ impl Thread<'_> {
 
     /// Sets element `index` of the `T` array at `base`: `base[index] = value`.
     pub fn store<T: Scalar>(&self, base: CUdeviceptr, index: u64, value: T) -> Result<(), KernelError> {
-        let address = element(base, index, T::SIZE).ok_or_else(|| self.launch.fail(KernelError::IllegalAddress))?;
+        let address = element(base, index, T::SIZE).ok_or_else(|| self.fail(KernelError::IllegalAddress))?;
         let mut bytes = [0u8; 8];
         let bytes = bytes.get_mut(..T::SIZE).ok_or(KernelError::Param)?;
         value.put(bytes);
@@ -402,12 +450,40 @@ impl Thread<'_> {
 
     /// Copies `out.len()` bytes of device memory at `address` into `out`.
     pub fn read(&self, address: CUdeviceptr, out: &mut [u8]) -> Result<(), KernelError> {
-        self.launch.read(address, out)
+        match self.site {
+            Site::Here(launch) => launch.read(address, out),
+            Site::Library(f) => f.read(address, out),
+        }
     }
 
     /// Copies `bytes` to device memory at `address`.
     pub fn write(&self, address: CUdeviceptr, bytes: &[u8]) -> Result<(), KernelError> {
-        self.launch.write(address, bytes)
+        match self.site {
+            Site::Here(launch) => launch.write(address, bytes),
+            Site::Library(f) => f.write(address, bytes),
+        }
+    }
+
+    fn grid(&self) -> [u32; 3] {
+        match self.site {
+            Site::Here(launch) => launch.grid,
+            Site::Library(f) => f.record().grid_dim,
+        }
+    }
+
+    fn block(&self) -> [u32; 3] {
+        match self.site {
+            Site::Here(launch) => launch.block,
+            Site::Library(f) => f.record().block_dim,
+        }
+    }
+
+    /// Records `e` as the launch's failure (the first one wins) and returns it.
+    fn fail(&self, e: KernelError) -> KernelError {
+        match self.site {
+            Site::Here(launch) => launch.fail(e),
+            Site::Library(f) => f.fail(e),
+        }
     }
 }
 
@@ -447,7 +523,7 @@ pub(crate) fn run(
                             let r = match &kernel.body {
                                 Body::Rust(f) => {
                                     let thread = Thread {
-                                        launch: &launch,
+                                        site: Site::Here(&launch),
                                         block_idx: Dim3::from_array(b),
                                         thread_idx: Dim3::from_array(t),
                                     };
@@ -603,7 +679,7 @@ pub unsafe extern "C" fn cudrv_standin_register_kernel(
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
     let Some(f) = kernel else {
-        return if unregister_kernel(name) { CUresult::CUDA_SUCCESS } else { CUresult::CUDA_ERROR_NOT_FOUND };
+        return if remove(name) { CUresult::CUDA_SUCCESS } else { CUresult::CUDA_ERROR_NOT_FOUND };
     };
     let Ok(n) = usize::try_from(num_params) else {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
@@ -620,6 +696,176 @@ pub unsafe extern "C" fn cudrv_standin_register_kernel(
     let params = sizes.iter().map(|&size| Param::Bytes { size, align: size.min(8).next_power_of_two() }).collect();
     insert(name, params, Body::C { f, user_data: UserData(user_data) });
     CUresult::CUDA_SUCCESS
+}
+
+// Forwarding: a kernel registered from Rust runs in the stand-in library `CUDRV_LIBCUDA`
+// names as well (see `register_kernel`). The library gets `run_forwarded` as a C kernel,
+// with this copy's `HostKernel` as its `user_data`; `run_forwarded` runs the Rust body
+// with a `Thread` whose memory access goes through the library's thread record.
+
+/// The type of `cudrv_standin_register_kernel`.
+type RegisterFn = unsafe extern "C" fn(
+    name: *const c_char,
+    param_sizes: *const usize,
+    num_params: c_uint,
+    kernel: Option<CudrvStandinKernel>,
+    user_data: *mut c_void,
+) -> CUresult;
+
+/// Each `CUDRV_LIBCUDA` value looked at, with the registration function of the stand-in
+/// library it names (`None`: not a stand-in library, this copy, or nothing loadable).
+static LIBRARIES: Mutex<Vec<(OsString, Option<RegisterFn>)>> = Mutex::new(Vec::new());
+
+/// The registration function of the stand-in library `CUDRV_LIBCUDA` names, if it names
+/// one other than this copy; opened (and kept loaded) on first use.
+fn library_register() -> Option<RegisterFn> {
+    let path = std::env::var_os(cudrv::ENV_LIBCUDA).filter(|v| !v.is_empty())?;
+    let mut libraries = lock(&LIBRARIES);
+    if let Some((_, f)) = libraries.iter().find(|(p, _)| *p == path) {
+        return *f;
+    }
+    let f = open_register(&path);
+    libraries.push((path, f));
+    f
+}
+
+fn open_register(path: &OsStr) -> Option<RegisterFn> {
+    // As cudrv's loader: a path must name a regular file (dlopen of a FIFO waits for a
+    // writer for ever); a bare name is left to the system loader's search.
+    if path.as_encoded_bytes().contains(&b'/') && !Path::new(path).is_file() {
+        return None;
+    }
+    // SAFETY: `CUDRV_LIBCUDA` names the driver library cudrv's process-wide driver loads
+    // (cudrv::driver() trusts it to be a CUDA driver or the stand-in), and the system
+    // loader gives both opens one copy: opening it runs its initialisers, as that load does.
+    let library = unsafe { libloading::Library::new(path) }.ok()?;
+    // SAFETY: a stand-in library exports it with this signature; another driver does not
+    // export the name.
+    let f = unsafe { library.get::<RegisterFn>(b"cudrv_standin_register_kernel\0") }.map(|s| *s).ok();
+    // Never closed, as cudrv never closes a driver: its registry holds kernels of this copy.
+    std::mem::forget(library);
+    let own: RegisterFn = cudrv_standin_register_kernel;
+    f.filter(|&f| f as usize != own as usize)
+}
+
+/// Registers `kernel` (or, with `None`, removes `name`) with the stand-in library
+/// `CUDRV_LIBCUDA` names, if any. Its answer changes nothing here: a kernel it refuses
+/// (a parameter of size 0) fails there as an unknown one does.
+fn forward(name: &str, kernel: Option<&Arc<HostKernel>>) {
+    let Some(register) = library_register() else { return };
+    let Ok(name) = CString::new(name) else { return };
+    let Some(kernel) = kernel else {
+        // SAFETY: a NUL-terminated name; a null kernel removes it.
+        let _ = unsafe { register(name.as_ptr(), std::ptr::null(), 0, None, std::ptr::null_mut()) };
+        return;
+    };
+    let sizes = kernel.param_sizes();
+    let Ok(n) = c_uint::try_from(sizes.len()) else { return };
+    // The library may call `run_forwarded` with it for the rest of the process (modules
+    // loaded before a replacement keep the kernel they bound): never freed once taken.
+    let user_data = Arc::into_raw(Arc::clone(kernel)).cast_mut().cast::<c_void>();
+    // SAFETY: a NUL-terminated name, `n` sizes; `run_forwarded` may be called with
+    // `user_data` from any thread, for ever.
+    let status = unsafe { register(name.as_ptr(), sizes.as_ptr(), n, Some(run_forwarded), user_data) };
+    if status != CUresult::CUDA_SUCCESS {
+        // SAFETY: refused, so the library kept nothing: this is the only owner of the
+        // reference taken above.
+        drop(unsafe { Arc::from_raw(user_data.cast_const().cast::<HostKernel>()) });
+    }
+}
+
+/// The C kernel a stand-in library runs for a kernel [`forward`]ed to it: the Rust body of
+/// `user_data` (a [`HostKernel`] of this copy) for the thread `record` describes.
+unsafe extern "C" fn run_forwarded(record: *const CudrvStandinThread, user_data: *mut c_void) -> CUresult {
+    let ran = catch_unwind(AssertUnwindSafe(|| {
+        // SAFETY: `forward` registered this function with a `HostKernel` that is never
+        // freed; the library passes the record of the running thread, valid for the call.
+        let (kernel, record) = unsafe { (user_data.cast_const().cast::<HostKernel>().as_ref(), record.as_ref()) };
+        let (Some(kernel), Some(record)) = (kernel, record) else { return Err(KernelError::Param) };
+        let Body::Rust(f) = &kernel.body else { return Err(KernelError::Failed) };
+        let forwarded = Forwarded { record, params: &kernel.params, fault: AtomicU8::new(0) };
+        let thread = Thread {
+            site: Site::Library(&forwarded),
+            block_idx: Dim3::from_array(record.block_idx),
+            thread_idx: Dim3::from_array(record.thread_idx),
+        };
+        let r = f(&thread);
+        forwarded.fault().map_or(r, Err)
+    }));
+    match ran {
+        Ok(Ok(())) => CUresult::CUDA_SUCCESS,
+        Ok(Err(e)) => e.status(),
+        Err(_) => CUresult::CUDA_ERROR_LAUNCH_FAILED,
+    }
+}
+
+/// One thread of a forwarded kernel, run by a stand-in library: its record, the kernel's
+/// parameter layout (as registered there), and the first failure seen.
+struct Forwarded<'a> {
+    record: &'a CudrvStandinThread,
+    params: &'a [Param],
+    fault: AtomicU8,
+}
+
+// SAFETY: the record is only read, while the library's call of the kernel lasts (a
+// `Thread` borrows it no longer); what its pointers reach, the parameter bytes, is not
+// written during the call, and the library's `read`/`write` may be called from any thread
+// (the stand-in's lock what they touch), as `Launch`'s methods may be.
+unsafe impl Sync for Forwarded<'_> {}
+
+impl Forwarded<'_> {
+    fn record(&self) -> &CudrvStandinThread {
+        self.record
+    }
+
+    fn param_count(&self) -> usize {
+        usize::try_from(self.record.num_params).map_or(0, |n| n.min(self.params.len()))
+    }
+
+    fn param_bytes(&self, index: usize) -> Option<&[u8]> {
+        if index >= self.param_count() || self.record.params.is_null() {
+            return None;
+        }
+        let size = self.params.get(index)?.size();
+        // SAFETY: `params` holds `num_params` pointers (index is below it).
+        let p = unsafe { *self.record.params.add(index) };
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: the library passes each parameter's bytes, of the size registered with
+        // it (this layout's), valid for the call.
+        Some(unsafe { std::slice::from_raw_parts(p.cast::<u8>(), size) })
+    }
+
+    fn read(&self, address: CUdeviceptr, out: &mut [u8]) -> Result<(), KernelError> {
+        // SAFETY: the library's own record and function; `out` has `out.len()` bytes.
+        let status = unsafe { (self.record.read)(self.record, address, out.as_mut_ptr().cast(), out.len()) };
+        self.checked(status)
+    }
+
+    fn write(&self, address: CUdeviceptr, bytes: &[u8]) -> Result<(), KernelError> {
+        // SAFETY: as in `read`, the other way.
+        let status = unsafe { (self.record.write)(self.record, address, bytes.as_ptr().cast(), bytes.len()) };
+        self.checked(status)
+    }
+
+    fn checked(&self, status: CUresult) -> Result<(), KernelError> {
+        match status {
+            CUresult::CUDA_SUCCESS => Ok(()),
+            CUresult::CUDA_ERROR_ILLEGAL_ADDRESS => Err(self.fail(KernelError::IllegalAddress)),
+            CUresult::CUDA_ERROR_INVALID_VALUE => Err(self.fail(KernelError::Param)),
+            _ => Err(self.fail(KernelError::Failed)),
+        }
+    }
+
+    fn fail(&self, e: KernelError) -> KernelError {
+        let _ = self.fault.compare_exchange(0, fault_code(e), Ordering::AcqRel, Ordering::Acquire);
+        e
+    }
+
+    fn fault(&self) -> Option<KernelError> {
+        fault_of(self.fault.load(Ordering::Acquire))
+    }
 }
 
 /// The stand-in's own kernels, for the bundled examples.

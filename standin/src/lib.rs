@@ -146,9 +146,14 @@
 //! }
 //! ```
 //!
-//! A program that loads the `cdylib` as `libcuda.so.1` (its own registry: separate from
-//! an `rlib` linked into the same process) looks up the exported
-//! [`cudrv_standin_register_kernel`] with `dlsym` and registers C functions:
+//! When `CUDRV_LIBCUDA` names the `cdylib` (as in each cell of `cudrv-matrix --stand-in`),
+//! [`register_kernel`] registers the kernel with that library as well, so it runs whether
+//! cudrv's driver is the in-process stand-in ([`install`]) or the library
+//! (`cudrv::init()`): see [`register_kernel`].
+//!
+//! A program that loads the `cdylib` as `libcuda.so.1` (its registry is its own, apart from
+//! the in-process stand-in's) looks up the exported [`cudrv_standin_register_kernel`] with
+//! `dlsym` and registers C functions:
 //!
 //! ```c
 //! typedef struct cudrv_standin_thread {

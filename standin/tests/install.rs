@@ -82,7 +82,13 @@ fn a_kernel_registered_from_rust_runs_through_the_safe_layer_after_install() {
 fn run_child(scenario: &str, envs: &[(&str, &str)]) -> String {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child", "--ignored", "--nocapture", "--test-threads=1"]);
-    for var in [cudrv::ENV_LIBCUDA, cudrv::ENV_MAX_VERSION, cudrv::ENV_PER_THREAD, cudrv_standin::ENV_VERSION] {
+    for var in [
+        cudrv::ENV_LIBCUDA,
+        cudrv::ENV_MAX_VERSION,
+        cudrv::ENV_PER_THREAD,
+        cudrv_standin::ENV_VERSION,
+        cudrv_standin::ENV_DEVICES,
+    ] {
         cmd.env_remove(var);
     }
     cmd.env(CHILD_ENV, scenario).envs(envs.iter().copied());
@@ -106,6 +112,11 @@ fn a_failed_load_before_install_is_refused_with_loaded_before() {
 #[test]
 fn install_emulates_the_version_of_cudrv_standin_version() {
     run_child("version", &[(cudrv_standin::ENV_VERSION, "12.4")]);
+}
+
+#[test]
+fn install_emulates_the_devices_of_cudrv_standin_devices() {
+    run_child("devices", &[(cudrv_standin::ENV_DEVICES, "3")]);
 }
 
 #[test]
@@ -145,6 +156,15 @@ fn child() {
             // An entry newer than 12.4 is gated, as on a 12.4 driver.
             assert!(!d.entry("cuLaunchHostFunc_v13010").unwrap().availability.is_resolved());
             cudrv::init().unwrap();
+        }
+        "devices" => {
+            let d = install().unwrap();
+            assert_eq!(cudrv::init().unwrap().device_count().unwrap(), 3);
+            // Each one usable through the safe layer: a buffer on the last one.
+            let ctx = d.device(2).unwrap().primary_context().unwrap();
+            let x = DeviceBuffer::from_slice(&ctx, &[7u32, 8]).unwrap();
+            assert_eq!(x.to_vec().unwrap(), [7, 8]);
+            assert!(d.device(3).is_err());
         }
         other => panic!("unknown scenario {other}"),
     }
