@@ -258,6 +258,7 @@ mod device;
 mod entry;
 mod errors;
 mod event;
+mod exports;
 pub mod faults;
 mod func_attr;
 mod global;
@@ -293,16 +294,14 @@ mod stream_query;
 mod stubs;
 mod user_object;
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::LazyLock;
 
-use cudrv::sys::{cuuint64_t, CUresult};
-use cudrv::ProcAddressQuery;
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
 pub use device::{
     device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
 };
+pub use exports::exported_symbols;
 #[doc(inline)]
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
@@ -395,50 +394,4 @@ impl StandIn {
         // they live as long as the process.
         unsafe { Driver::from_get_proc_address(self.get_proc_address(), options) }
     }
-}
-
-// The symbols a `libcuda.so.1` exports, for loading through dlopen. They answer as the
-// environment's instance. Hidden from the documentation: they are the C driver API (what
-// `cuda.h` declares), not this crate's Rust API; a Rust program reaches them through cudrv.
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: cuuint64_t,
-    query: *mut ProcAddressQuery,
-) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::gpa_v2::<0>(symbol, pfn, version, flags, query) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: cuuint64_t,
-) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::gpa_v1::<0>(symbol, pfn, version, flags) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::driver_get_version::<0>(version) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
-    // SAFETY: forwarded as received.
-    unsafe { api::cu_init(flags) }
 }
