@@ -1,7 +1,11 @@
 //! A stand-in CUDA driver for tests without a GPU.
 //!
-//! Built as a `cdylib` it is a `libcuda.so.1` another process can load (copy or link
-//! `libcudrv_standin.so` to that name); as an `rlib` it gives an in-process
+//! Built as a `cdylib` it is a drop-in `libcuda.so.1` (its soname; copy or symlink
+//! `libcudrv_standin.so` to that name, and to `libcuda.so` to link with `-lcuda`): it
+//! exports every function name `cuda.h` 13.5 declares ([`exported_symbols`]: `sym`,
+//! `sym_v2`, ..., the `_ptds`/`_ptsz` forms), each with the signature of the variant the
+//! real driver binds it to, so C programs, programs linked with `-lcuda` and other
+//! bindings load it as well as cudrv. As an `rlib` it gives an in-process
 //! `cuGetProcAddress` for [`cudrv::Driver::from_get_proc_address`].
 //!
 //! In a program's tests, one line makes it the driver `cudrv::init()` loads:
@@ -203,6 +207,13 @@
 //!   real driver.
 //! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED, as
 //!   every driver call from a callback does (the real driver never returns).
+//!
+//! One more, outside the conformance suite (which calls through `cuGetProcAddress`): the
+//! `cdylib` exports every name of the 13.5 header whatever version it emulates. On a real
+//! driver a function newer than its version is not exported at all (`dlsym` fails, a
+//! program linked with `-lcuda` stops at its first call); on the stand-in such a function
+//! answers CUDA_ERROR_NOT_FOUND and writes nothing (at 12.4, `cuCtxCreate_v4`, 12.5).
+//! `cuGetProcAddress` answers as the older driver does.
 //!
 //! # Limits of the emulation
 //!
