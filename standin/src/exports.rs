@@ -9,7 +9,9 @@
 //! emulated entry or the generated stub), resolved at the first call and kept in the
 //! export's own slot: a later call costs a load and an indirect call. An export whose
 //! variant is newer than the emulated version (the real driver of that version has no
-//! such symbol) answers CUDA_ERROR_NOT_FOUND and writes nothing.
+//! such symbol) answers CUDA_ERROR_NOT_FOUND and writes nothing, except the bootstrap
+//! entries (`cuGetProcAddress`, `cuDriverGetVersion`), which answer at every version
+//! (`gpa::entry_of`).
 
 use std::ffi::{c_void, CStr};
 use std::sync::atomic::{AtomicPtr, Ordering};

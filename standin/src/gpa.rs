@@ -96,18 +96,23 @@ fn pointer(slot: usize, index: usize, v: &VariantSpec) -> *mut c_void {
 
 /// What `cuGetProcAddress` of `slot` answers for variant `index` (of `VARIANTS`) when it is
 /// requested at its own version: null if the variant is newer than the emulated version
-/// (or the stubs are not cudrv's table's).
+/// (or the stubs are not cudrv's table's). The bootstrap entries (`api::special`:
+/// `cuGetProcAddress`, `cuDriverGetVersion`) are answered at every version, as the exported
+/// symbols always did: cudrv reads an emulated 11.2's version through them.
 pub(crate) fn entry_of(slot: usize, index: usize) -> *mut c_void {
-    match VARIANTS.get(index) {
-        Some(v)
-            if v.version <= slot_version(slot)
-                && stubs::STUB_HEADER_VERSION == cudrv::table::HEADER_VERSION
-                && stubs::STUB_COUNT == VARIANT_COUNT =>
-        {
-            pointer(slot, index, v)
-        }
-        _ => std::ptr::null_mut(),
+    let Some(v) = VARIANTS.get(index) else {
+        return std::ptr::null_mut();
+    };
+    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION || stubs::STUB_COUNT != VARIANT_COUNT {
+        return std::ptr::null_mut();
     }
+    if let Some(p) = api::special(slot, v.symbol_str(), v.version) {
+        return p;
+    }
+    if v.version > slot_version(slot) {
+        return std::ptr::null_mut();
+    }
+    pointer(slot, index, v)
 }
 
 /// `cuGetProcAddress_v2` of slot `S`.

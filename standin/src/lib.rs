@@ -213,7 +213,9 @@
 //! driver a function newer than its version is not exported at all (`dlsym` fails, a
 //! program linked with `-lcuda` stops at its first call); on the stand-in such a function
 //! answers CUDA_ERROR_NOT_FOUND and writes nothing (at 12.4, `cuCtxCreate_v4`, 12.5).
-//! `cuGetProcAddress` answers as the older driver does.
+//! `cuGetProcAddress` answers as the older driver does. The bootstrap entries are exempt:
+//! `cuGetProcAddress` and `cuDriverGetVersion` answer at every version (an emulated 11.2
+//! too), and `cuGetProcAddress_v2` below 12.0 answers CUDA_ERROR_NOT_SUPPORTED.
 //!
 //! # Limits of the emulation
 //!
