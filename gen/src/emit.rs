@@ -15,6 +15,7 @@ pub struct Files {
     pub pc: String,
     pub calls: String,
     pub stubs: String,
+    pub exports: String,
 }
 
 fn banner(model: &Model, what: &str) -> String {
@@ -34,6 +35,7 @@ pub fn emit(file: &syn::File, model: &Model) -> Result<Files, String> {
         pc: pc(model),
         calls: calls(model),
         stubs: stubs(model)?,
+        exports: exports(model)?,
     })
 }
 
@@ -303,5 +305,42 @@ fn stubs(model: &Model) -> Result<String, String> {
         let _ = writeln!(s, "        {i} => stub_{i} as *mut c_void,");
     }
     let _ = writeln!(s, "        _ => core::ptr::null_mut(),\n    }}\n}}");
+    Ok(s)
+}
+
+/// The stand-in's exported C symbols: one function per exported name cuda.h declares, with
+/// its variant's exact signature, that calls what the stand-in answers for the variant
+/// (`crate::exports::entry`, resolved once and kept in the function's own slot).
+fn exports(model: &Model) -> Result<String, String> {
+    let mut s = banner(model, "the stand-in driver's exported C symbols, one per name cuda.h declares");
+    let _ = writeln!(s, "use cudrv::sys::*;\nuse core::ffi::c_void;\nuse core::sync::atomic::AtomicPtr;\n");
+    let _ = writeln!(s, "/// The header these exports were generated from; must equal cudrv's table.");
+    let _ = writeln!(s, "pub(crate) const EXPORT_HEADER_VERSION: u32 = {};", model.header_version);
+    let _ = writeln!(s, "/// Number of exported names.");
+    let _ = writeln!(s, "pub(crate) const EXPORT_COUNT: usize = {};\n", model.exports.len());
+    let _ = writeln!(s, "/// Every exported name and the variant (index into `cudrv::table::VARIANTS`) it binds.");
+    let _ = writeln!(s, "pub(crate) static EXPORTS: [(&core::ffi::CStr, usize); EXPORT_COUNT] = [");
+    for e in &model.exports {
+        let _ = writeln!(s, "    (c\"{}\", {}),", e.name, e.variant);
+    }
+    let _ = writeln!(s, "];");
+    for e in &model.exports {
+        let v = model.variants.get(e.variant).ok_or("bad variant index")?;
+        let _ = writeln!(s, "\n/// `{}`: `{}`.", e.name, v.ident);
+        let _ = writeln!(s, "#[doc(hidden)]\n#[no_mangle]");
+        let _ = writeln!(s, "pub unsafe extern \"C\" fn {}({}) -> CUresult {{", e.name, param_list(&v.params));
+        let _ = writeln!(s, "    static ENTRY: AtomicPtr<c_void> = AtomicPtr::new(core::ptr::null_mut());");
+        let _ =
+            writeln!(s, "    // SAFETY: the entry is null or the stand-in's function for variant {}, whose", e.variant);
+        let _ = writeln!(s, "    // signature is PFN_{}'s; null becomes None.", v.ident);
+        let _ = writeln!(
+            s,
+            "    match unsafe {{ core::mem::transmute::<*mut c_void, PFN_{}>(crate::exports::entry(&ENTRY, {})) }} {{",
+            v.ident, e.variant
+        );
+        let _ = writeln!(s, "        Some(entry_point) => unsafe {{ entry_point({}) }},", arg_names(&v.params));
+        let _ = writeln!(s, "        None => crate::exports::absent(),");
+        let _ = writeln!(s, "    }}\n}}");
+    }
     Ok(s)
 }

@@ -9,6 +9,9 @@
 //!   variant and every name.
 //! - `calls.rs`: one `Call` constant per variant and name, for errors and reports.
 //! - the stand-in driver's `stubs.rs`: one stub with the exact C signature per variant.
+//! - the stand-in driver's `exports.rs`: one exported C function per name cuda.h declares
+//!   (`cuMemAlloc`, `cuMemAlloc_v2`, `cuMemcpyHtoD_v2_ptds`, ...), with its variant's
+//!   signature, forwarding to what the stand-in answers for that variant.
 //!
 //! Everything is derived from the headers; nothing here names a CUDA function.
 
@@ -18,13 +21,13 @@ mod model;
 use std::fs;
 use std::path::Path;
 
-pub use model::{ArgKind, CudaH, Model, Name, Variant};
+pub use model::{ArgKind, CudaH, Export, Model, Name, Variant};
 
 /// Where the generated files go.
 pub struct Outputs<'a> {
     /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs`, `pc.rs`, `calls.rs` (cudrv's `src/generated`).
     pub cudrv: &'a Path,
-    /// Folder for the stand-in's `stubs.rs`, if wanted.
+    /// Folder for the stand-in's `stubs.rs` and `exports.rs`, if wanted.
     pub standin: Option<&'a Path>,
 }
 
@@ -105,19 +108,19 @@ pub fn probe_cuda_h(
     Ok(out)
 }
 
-/// The functions a bindgen output declares.
-fn declared_functions(file: &syn::File) -> std::collections::HashSet<String> {
-    let mut out = std::collections::HashSet::new();
+/// The functions a bindgen output declares, with their parameters.
+fn declared_functions(file: &syn::File) -> Result<std::collections::HashMap<String, Vec<(String, syn::Type)>>, String> {
+    let mut out = std::collections::HashMap::new();
     for item in &file.items {
         if let syn::Item::ForeignMod(m) = item {
             for fi in &m.items {
                 if let syn::ForeignItem::Fn(f) = fi {
-                    out.insert(f.sig.ident.to_string());
+                    out.insert(f.sig.ident.to_string(), model::params_of(f.sig.inputs.iter())?);
                 }
             }
         }
     }
-    out
+    Ok(out)
 }
 
 /// Generates every output file from the headers in `include`.
@@ -128,7 +131,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     };
     let mut file = parse(false)?;
     let internal = parse(true)?;
-    let exported = declared_functions(&internal);
+    let exported = declared_functions(&internal)?;
     merge_older_typedefs(&mut file, internal);
     let symbols = model::pfn_symbols(&file);
     let cuda = CudaH {
@@ -153,6 +156,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     if let Some(dir) = out.standin {
         fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         write(&dir.join("stubs.rs"), &files.stubs)?;
+        write(&dir.join("exports.rs"), &files.exports)?;
     }
     Ok(model)
 }

@@ -74,15 +74,27 @@ pub struct CudaH {
     /// The same with `CUDA_API_PER_THREAD_DEFAULT_STREAM` defined
     /// (`cuMemcpyHtoD` -> `cuMemcpyHtoD_v2_ptds`).
     pub expands_to_per_thread: HashMap<String, String>,
-    /// Every function cuda.h declares with `__CUDA_API_VERSION_INTERNAL` defined: all
-    /// the exported names, old ones included (`cuMemAlloc`, `cuMemAlloc_v2`).
-    pub exported: HashSet<String>,
+    /// Every function cuda.h declares with `__CUDA_API_VERSION_INTERNAL` defined, with its
+    /// prototype: all the exported names, old ones and per-thread ones included
+    /// (`cuMemAlloc`, `cuMemAlloc_v2`, `cuMemcpyHtoD_v2_ptds`).
+    pub exported: HashMap<String, Vec<(String, Type)>>,
+}
+
+/// One exported name of the driver library and the variant it is.
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// The C symbol: `cuMemAlloc_v2`, `cuMemcpyHtoD_v2_ptds`.
+    pub name: String,
+    /// The variant (index into `Model::variants`) the real driver binds it to.
+    pub variant: usize,
 }
 
 pub struct Model {
     pub header_version: u32,
     pub variants: Vec<Variant>,
     pub names: Vec<Name>,
+    /// Every exported name cuda.h declares, sorted by name.
+    pub exports: Vec<Export>,
 }
 
 struct Types {
@@ -155,19 +167,17 @@ impl Model {
         for (i, v) in variants.iter().enumerate() {
             by_symbol.entry(&v.symbol).or_default().push(i);
         }
+        let cx = Ctx { variants: &variants, by_symbol: &by_symbol, declared: &declared, cuda, types: &types };
         let mut names = Vec::new();
         for (symbol, idx) in &by_symbol {
-            names.push(build_name(
-                symbol,
-                idx,
-                &Ctx { variants: &variants, by_symbol: &by_symbol, declared: &declared, cuda, types: &types },
-            )?);
+            names.push(build_name(symbol, idx, &cx)?);
         }
+        let exports = build_exports(&cx)?;
         let all: HashSet<&str> = names.iter().map(|n| n.name.as_str()).collect();
         if let Some(v) = variants.iter().find(|v| all.contains(v.ident.as_str())) {
             return Err(format!("variant {} collides with a function name", v.ident));
         }
-        Ok(Model { header_version, variants, names })
+        Ok(Model { header_version, variants, names, exports })
     }
 }
 
@@ -226,7 +236,7 @@ impl Ctx<'_> {
         let mut names: Vec<usize> = self
             .cuda
             .exported
-            .iter()
+            .keys()
             .filter_map(|e| match version_suffix(e) {
                 _ if e == symbol => Some(1),
                 Some((s, k)) if s == symbol && !self.by_symbol.contains_key(e.as_str()) => Some(k),
@@ -243,6 +253,51 @@ impl Ctx<'_> {
         }
         Ok(k.checked_sub(1).and_then(|k| versions.get(k)).copied())
     }
+
+    /// The per-thread twin of variant `d`: the oldest `suffix` (`_ptds`/`_ptsz`) variant of
+    /// its symbol with its signature, no older than it and older than the symbol's next
+    /// version.
+    fn per_thread_twin(&self, d: &Variant, suffix: &str) -> Option<usize> {
+        let next = self
+            .of_symbol(&d.symbol, "")
+            .into_iter()
+            .filter_map(|i| self.variants.get(i).map(|v| v.version))
+            .find(|&v| v > d.version)
+            .unwrap_or(u32::MAX);
+        self.of_symbol(&d.symbol, suffix).into_iter().find(|&i| {
+            self.variants.get(i).is_some_and(|v| v.canon == d.canon && v.version >= d.version && v.version < next)
+        })
+    }
+}
+
+/// Every exported name cuda.h declares, each with the variant the driver binds it to:
+/// `sym_vK` is the K-th oldest version of `sym` (`exported_variant`), and `X_ptds`/`X_ptsz`
+/// the per-thread twin of `X`'s variant. An error if a name is none of these, or if its
+/// prototype is not its variant's with every type alias resolved.
+fn build_exports(cx: &Ctx<'_>) -> Result<Vec<Export>, String> {
+    let mut exported: Vec<(&String, &Vec<(String, Type)>)> = cx.cuda.exported.iter().collect();
+    exported.sort_by(|a, b| a.0.cmp(b.0));
+    let mut out = Vec::new();
+    for (name, prototype) in exported {
+        let (base, suffix) = match (name.strip_suffix("_ptds"), name.strip_suffix("_ptsz")) {
+            (Some(b), _) => (b, "_ptds"),
+            (_, Some(b)) => (b, "_ptsz"),
+            _ => (name.as_str(), ""),
+        };
+        let unknown = || format!("cuda.h declares `{name}`, which is no version of a cudaTypedefs.h symbol");
+        let base_variant = cx.exported_variant(base)?.ok_or_else(unknown)?;
+        let variant = if suffix.is_empty() {
+            base_variant
+        } else {
+            cx.per_thread_twin(cx.variant(base_variant)?, suffix).ok_or_else(unknown)?
+        };
+        let v = cx.variant(variant)?;
+        if cx.types.signature(prototype) != v.canon {
+            return Err(format!("`{name}`: cuda.h's prototype is not {}'s", v.ident));
+        }
+        out.push(Export { name: name.clone(), variant });
+    }
+    Ok(out)
 }
 
 /// `cuMemAlloc_v2` -> (`cuMemAlloc`, 2).
@@ -314,18 +369,8 @@ fn build_name(symbol: &str, idx: &[usize], cx: &Ctx<'_>) -> Result<Name, String>
                     "{symbol}: cuda.h maps it to `{binds}`, and to `{pt}` in per-thread mode, which is not its per-thread form"
                 ));
             }
-            let next = cx
-                .of_symbol(&d.symbol, "")
-                .into_iter()
-                .filter_map(|i| cx.variants.get(i).map(|v| v.version))
-                .find(|&v| v > d.version)
-                .unwrap_or(u32::MAX);
-            let all = cx.of_symbol(&d.symbol, suffix);
-            let twin = all.iter().copied().find(|&i| {
-                cx.variants.get(i).is_some_and(|v| v.canon == d.canon && v.version >= d.version && v.version < next)
-            });
-            if let Some(t) = twin {
-                per_thread_candidates = same_or_older(all, cx.variant(t)?.version);
+            if let Some(t) = cx.per_thread_twin(d, suffix) {
+                per_thread_candidates = same_or_older(cx.of_symbol(&d.symbol, suffix), cx.variant(t)?.version);
             }
         }
     }
@@ -396,7 +441,7 @@ fn pfn_params(ty: &Type) -> Option<Vec<(String, Type)>> {
     Some(out)
 }
 
-fn params_of<'a>(inputs: impl Iterator<Item = &'a FnArg>) -> Result<Vec<(String, Type)>, String> {
+pub(crate) fn params_of<'a>(inputs: impl Iterator<Item = &'a FnArg>) -> Result<Vec<(String, Type)>, String> {
     let mut out = Vec::new();
     for (i, a) in inputs.enumerate() {
         let FnArg::Typed(t) = a else {

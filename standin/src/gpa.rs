@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 use cudrv::sys::{cuuint64_t, CUresult};
-use cudrv::table::{VARIANTS, VARIANT_COUNT};
+use cudrv::table::{VariantSpec, VARIANTS, VARIANT_COUNT};
 use cudrv::ProcAddressQuery;
 
 use crate::{api, faults, stubs};
@@ -82,11 +82,37 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     let Some((index, v)) = chosen else {
         return Answer::VersionNotSufficient;
     };
-    let pointer = match api::special(slot, name, v.version) {
+    Answer::Found(pointer(slot, index, v))
+}
+
+/// The stand-in's function for variant `index` (of `VARIANTS`) in `slot`: emulated, or its
+/// generated stub.
+fn pointer(slot: usize, index: usize, v: &VariantSpec) -> *mut c_void {
+    match api::special(slot, v.symbol_str(), v.version) {
         Some(p) => p,
         None => api::implemented(v.ident).unwrap_or_else(|| stubs::stub(index)),
+    }
+}
+
+/// What `cuGetProcAddress` of `slot` answers for variant `index` (of `VARIANTS`) when it is
+/// requested at its own version: null if the variant is newer than the emulated version
+/// (or the stubs are not cudrv's table's). The bootstrap entries (`api::special`:
+/// `cuGetProcAddress`, `cuDriverGetVersion`) are answered at every version, as the exported
+/// symbols always did: cudrv reads an emulated 11.2's version through them.
+pub(crate) fn entry_of(slot: usize, index: usize) -> *mut c_void {
+    let Some(v) = VARIANTS.get(index) else {
+        return std::ptr::null_mut();
     };
-    Answer::Found(pointer)
+    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION || stubs::STUB_COUNT != VARIANT_COUNT {
+        return std::ptr::null_mut();
+    }
+    if let Some(p) = api::special(slot, v.symbol_str(), v.version) {
+        return p;
+    }
+    if v.version > slot_version(slot) {
+        return std::ptr::null_mut();
+    }
+    pointer(slot, index, v)
 }
 
 /// `cuGetProcAddress_v2` of slot `S`.

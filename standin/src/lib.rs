@@ -1,7 +1,11 @@
 //! A stand-in CUDA driver for tests without a GPU.
 //!
-//! Built as a `cdylib` it is a `libcuda.so.1` another process can load (copy or link
-//! `libcudrv_standin.so` to that name); as an `rlib` it gives an in-process
+//! Built as a `cdylib` it is a drop-in `libcuda.so.1` (its soname; copy or symlink
+//! `libcudrv_standin.so` to that name, and to `libcuda.so` to link with `-lcuda`): it
+//! exports every function name `cuda.h` 13.5 declares ([`exported_symbols`]: `sym`,
+//! `sym_v2`, ..., the `_ptds`/`_ptsz` forms), each with the signature of the variant the
+//! real driver binds it to, so C programs, programs linked with `-lcuda` and other
+//! bindings load it as well as cudrv. As an `rlib` it gives an in-process
 //! `cuGetProcAddress` for [`cudrv::Driver::from_get_proc_address`].
 //!
 //! In a program's tests, one line makes it the driver `cudrv::init()` loads:
@@ -209,6 +213,15 @@
 //! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED, as
 //!   every driver call from a callback does (the real driver never returns).
 //!
+//! One more, outside the conformance suite (which calls through `cuGetProcAddress`): the
+//! `cdylib` exports every name of the 13.5 header whatever version it emulates. On a real
+//! driver a function newer than its version is not exported at all (`dlsym` fails, a
+//! program linked with `-lcuda` stops at its first call); on the stand-in such a function
+//! answers CUDA_ERROR_NOT_FOUND and writes nothing (at 12.4, `cuCtxCreate_v4`, 12.5).
+//! `cuGetProcAddress` answers as the older driver does. The bootstrap entries are exempt:
+//! `cuGetProcAddress` and `cuDriverGetVersion` answer at every version (an emulated 11.2
+//! too), and `cuGetProcAddress_v2` below 12.0 answers CUDA_ERROR_NOT_SUPPORTED.
+//!
 //! # Limits of the emulation
 //!
 //! Beyond what the conformance suite covers, the emulation knowingly differs:
@@ -263,6 +276,7 @@ mod device;
 mod entry;
 mod errors;
 mod event;
+mod exports;
 pub mod faults;
 mod func_attr;
 mod global;
@@ -298,16 +312,14 @@ mod stream_query;
 mod stubs;
 mod user_object;
 
-use std::ffi::{c_char, c_int, c_uint, c_void};
 use std::sync::LazyLock;
 
-use cudrv::sys::{cuuint64_t, CUresult};
-use cudrv::ProcAddressQuery;
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
 pub use device::{
     device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
 };
+pub use exports::exported_symbols;
 #[doc(inline)]
 pub use faults::Times;
 pub use image::{fake_image, FAKE_IMAGE_MAGIC};
@@ -400,50 +412,4 @@ impl StandIn {
         // they live as long as the process.
         unsafe { Driver::from_get_proc_address(self.get_proc_address(), options) }
     }
-}
-
-// The symbols a `libcuda.so.1` exports, for loading through dlopen. They answer as the
-// environment's instance. Hidden from the documentation: they are the C driver API (what
-// `cuda.h` declares), not this crate's Rust API; a Rust program reaches them through cudrv.
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress_v2(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: cuuint64_t,
-    query: *mut ProcAddressQuery,
-) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::gpa_v2::<0>(symbol, pfn, version, flags, query) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuGetProcAddress(
-    symbol: *const c_char,
-    pfn: *mut *mut c_void,
-    version: c_int,
-    flags: cuuint64_t,
-) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::gpa_v1::<0>(symbol, pfn, version, flags) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
-    LazyLock::force(&ENV_INSTANCE);
-    // SAFETY: forwarded as received.
-    unsafe { gpa::driver_get_version::<0>(version) }
-}
-
-#[doc(hidden)]
-#[no_mangle]
-pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
-    // SAFETY: forwarded as received.
-    unsafe { api::cu_init(flags) }
 }
