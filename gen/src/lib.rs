@@ -8,11 +8,13 @@
 //! - `p.rs` / `pw.rs` / `pc.rs`: a silent, a reporting and a checked wrapper for every
 //!   variant and every name.
 //! - `calls.rs`: one `Call` constant per variant and name, for errors and reports.
-//! - the stand-in driver's `stubs.rs`: one stub with the exact C signature per variant.
+//! - the stand-in driver's `entries.rs`: one entry point with the exact C signature per
+//!   variant, and the `Table` type that `standin/src/table.rs` fills.
 //!
 //! Everything is derived from the headers; nothing here names a CUDA function.
 
 mod emit;
+mod entries;
 mod model;
 
 use std::fs;
@@ -24,7 +26,7 @@ pub use model::{ArgKind, CudaH, Model, Name, Variant};
 pub struct Outputs<'a> {
     /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs`, `pc.rs`, `calls.rs` (cudrv's `src/generated`).
     pub cudrv: &'a Path,
-    /// Folder for the stand-in's `stubs.rs`, if wanted.
+    /// Folder for the stand-in's `entries.rs`, if wanted.
     pub standin: Option<&'a Path>,
 }
 
@@ -152,7 +154,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     }
     if let Some(dir) = out.standin {
         fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        write(&dir.join("stubs.rs"), &files.stubs)?;
+        write(&dir.join("entries.rs"), &entries::entries(&model))?;
     }
     Ok(model)
 }

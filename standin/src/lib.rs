@@ -243,7 +243,6 @@
 #![allow(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
-mod api;
 mod backing;
 mod callback;
 mod capture;
@@ -255,6 +254,8 @@ mod copy;
 mod copy_any;
 mod ctx_query;
 mod device;
+#[allow(non_snake_case, clippy::all)]
+mod entries;
 mod entry;
 mod errors;
 mod event;
@@ -289,8 +290,7 @@ mod ptx;
 mod queue;
 mod stream;
 mod stream_query;
-#[allow(non_snake_case, clippy::all)]
-mod stubs;
+mod table;
 mod user_object;
 
 use std::ffi::{c_char, c_int, c_uint, c_void};
@@ -440,5 +440,5 @@ pub unsafe extern "C" fn cuDriverGetVersion(version: *mut c_int) -> CUresult {
 #[no_mangle]
 pub unsafe extern "C" fn cuInit(flags: c_uint) -> CUresult {
     // SAFETY: forwarded as received.
-    unsafe { api::cu_init(flags) }
+    unsafe { entries::cuInit_v2000(flags) }
 }
