@@ -79,10 +79,9 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     let newest =
         |per_thread: bool| in_driver(per_thread).filter(|(_, v)| v.version <= requested).max_by_key(|(_, v)| v.version);
     let chosen = if flags & 2 != 0 { newest(true).or_else(|| newest(false)) } else { newest(false) };
-    let Some((index, v)) = chosen else {
+    let Some((index, _)) = chosen else {
         return Answer::VersionNotSufficient;
     };
-    let _ = v;
     Answer::Found(special(slot, index).unwrap_or_else(|| entries::entry(index)))
 }
 
