@@ -1,7 +1,7 @@
 //! The one place listing the variants the stand-in implements.
 //!
-//! `generated/entries.rs` (module `entries`) has one C entry point per variant of cudrv's table, with its
-//! exact signature; each reads its field of [`TABLE`] at compile time. A field set here
+//! `generated/entries.rs` (module `entries`) has one C entry point per variant of cudrv's
+//! table, with its exact signature; each reads its field of [`TABLE`] at compile time. A field set here
 //! makes the entry run the prologue its [`Gate`](crate::entry::Gate) names (fault injection,
 //! shutdown, callbacks, `cuInit`; see [`crate::entry::enter`]), then call the function (a
 //! direct call); a field left `None` makes it answer `CUDA_ERROR_NOT_SUPPORTED` (after an
@@ -22,7 +22,8 @@ use crate::{
 
 /// The implemented variants; every other field is `None`.
 pub(crate) const TABLE: Table = Table {
-    // Before cuInit, inside callbacks, after shutdown: see `Gate`.
+    // Entries a real driver answers before cuInit (and, but for cuInit, inside callbacks
+    // and after shutdown): see `Gate`.
     cuInit_v2000: before_init(entry::cu_init),
     cuGetErrorName_v6000: always(errors::cu_get_error_name),
     cuGetErrorString_v6000: always(errors::cu_get_error_string),
