@@ -34,19 +34,19 @@ impl Rng {
     }
 }
 
-const SYMBOLS: [&str; 12] = [
-    "cuStreamCreate",
-    "cuStreamDestroy",
-    "cuEventCreate",
-    "cuEventDestroy",
-    "cuMemAlloc",
-    "cuMemFree",
-    "cuMemAllocAsync",
-    "cuMemFreeAsync",
-    "cuMemAllocHost",
-    "cuMemFreeHost",
-    "cuCtxSetCurrent",
-    "cuMemcpyHtoD",
+const SYMBOLS: [cudrv::Call; 12] = [
+    cudrv::call::cuStreamCreate,
+    cudrv::call::cuStreamDestroy,
+    cudrv::call::cuEventCreate,
+    cudrv::call::cuEventDestroy,
+    cudrv::call::cuMemAlloc,
+    cudrv::call::cuMemFree,
+    cudrv::call::cuMemAllocAsync,
+    cudrv::call::cuMemFreeAsync,
+    cudrv::call::cuMemAllocHost,
+    cudrv::call::cuMemFreeHost,
+    cudrv::call::cuCtxSetCurrent,
+    cudrv::call::cuMemcpyHtoD,
 ];
 
 fn random_work(ctx: &Context, seed: u64) {
@@ -62,7 +62,11 @@ fn random_work(ctx: &Context, seed: u64) {
                 // A fault that hits the drop itself: its context cannot be entered, so the
                 // buffer is leaked and the leak reported.
                 if let Ok(b) = DeviceBuffer::<u8>::alloc(ctx, 64) {
-                    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+                    faults::inject_on_this_thread(
+                        cudrv::call::cuCtxSetCurrent,
+                        CUresult::CUDA_ERROR_UNKNOWN,
+                        Times::Once,
+                    );
                     drop(b);
                 }
             }

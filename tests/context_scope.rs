@@ -81,7 +81,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
 #[test]
 fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
     let (ctx, _serial) = setup();
-    faults::inject_on_this_thread("cuStreamCreate", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuStreamCreate, CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     faults::fail_next_context_restore(RESTORE_FAILS);
     let e = Stream::new(&ctx, 0).err().unwrap();
     assert_eq!(e.call(), cudrv::call::cuStreamCreate);
@@ -161,7 +161,7 @@ fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
     let d = standin_driver();
     let other = Context::create(d, 0, 0).unwrap();
     ctx.set_current().unwrap();
-    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let e = other.set_current().unwrap_err();
     assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert_eq!(current_context(d), ctx.as_raw());
@@ -193,7 +193,7 @@ fn a_resource_whose_context_cannot_be_entered_is_leaked_and_reported() {
     let (ctx, _serial) = setup();
     let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     let address = buffer.as_raw();
-    faults::inject_on_this_thread("cuCtxSetCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     drop(buffer);
     let reports = my_reports();
     assert_eq!(reports.len(), 1, "{reports:?}");
@@ -225,7 +225,7 @@ fn drop_reports_after_the_callers_context_is_back() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
     let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
-    faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemFree, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     drop(buffer);
     // The capture reporter recorded the driver's current context when it was called.
     let seen = common::my_reports_with_context();
@@ -240,7 +240,7 @@ fn creating_a_context_whose_pop_fails_destroys_it_again() {
     let (_ctx, _serial) = setup();
     let d = standin_driver();
     let handles_before = cudrv_standin::ledger().live_handles.len();
-    faults::inject_on_this_thread("cuCtxPopCurrent", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let e = Context::create(d, 0, 0).err().unwrap();
     assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert!(e.notes().iter().any(|n| n.contains("was destroyed again")), "{e}");

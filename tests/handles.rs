@@ -188,45 +188,45 @@ fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
     let ctx = context();
     let d = standin_driver();
     // Each case owns a handle; calling it names the handle and drops it.
-    type Case = (&'static str, Box<dyn FnOnce() -> String>);
+    type Case = (cudrv::Call, Box<dyn FnOnce() -> String>);
     let cases: Vec<Case> = vec![
-        ("cuStreamDestroy", {
+        (cudrv::call::cuStreamDestroy, {
             let s = Stream::new(&ctx, 0).unwrap();
             Box::new(move || format!("cuStreamDestroy({:#x})", s.as_raw() as usize))
         }),
-        ("cuEventDestroy", {
+        (cudrv::call::cuEventDestroy, {
             let e = Event::new(&ctx, 0).unwrap();
             Box::new(move || format!("cuEventDestroy({:#x})", e.as_raw() as usize))
         }),
-        ("cuMemFree", {
+        (cudrv::call::cuMemFree, {
             let b = DeviceBuffer::<u8>::alloc(&ctx, 256).unwrap();
             Box::new(move || format!("cuMemFree({:#x})", b.as_raw()))
         }),
-        ("cuMemPoolDestroy", {
+        (cudrv::call::cuMemPoolDestroy, {
             let p = MemoryPool::new(&ctx, false).unwrap();
             Box::new(move || format!("cuMemPoolDestroy({:#x})", p.as_raw() as usize))
         }),
-        ("cuModuleUnload", {
+        (cudrv::call::cuModuleUnload, {
             let m = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
             Box::new(move || format!("cuModuleUnload({:#x})", m.as_raw() as usize))
         }),
-        ("cuLibraryUnload", {
+        (cudrv::call::cuLibraryUnload, {
             let l = Library::load_ptx(d, &fake_ptx(&["k"])).unwrap();
             Box::new(move || format!("cuLibraryUnload({:#x})", l.as_raw() as usize))
         }),
-        ("cuGraphDestroy", {
+        (cudrv::call::cuGraphDestroy, {
             let g = Graph::new(&ctx).unwrap();
             Box::new(move || format!("cuGraphDestroy({:#x})", g.as_raw() as usize))
         }),
-        ("cuMemFreeHost", {
+        (cudrv::call::cuMemFreeHost, {
             let p = PinnedBuffer::<u8>::zeroed(&ctx, 64).unwrap();
             Box::new(move || format!("cuMemFreeHost({:#x})", p.as_raw() as usize))
         }),
-        ("cuLinkDestroy", {
+        (cudrv::call::cuLinkDestroy, {
             let l = Linker::new(&ctx).unwrap();
             Box::new(move || format!("cuLinkDestroy({:#x})", l.as_raw() as usize))
         }),
-        ("cuUserObjectRelease", {
+        (cudrv::call::cuUserObjectRelease, {
             let u = UserObject::new(d, 5u32).unwrap();
             Box::new(move || format!("cuUserObjectRelease({:#x})", u.as_raw() as usize))
         }),
@@ -280,7 +280,7 @@ fn an_import_whose_free_fails_stays_registered_and_is_reused() {
     let first = cudrv::ImportedBuffer::import(&imported, &export, &stream).unwrap();
     let address = first.as_raw();
     assert_eq!(first.len(), 256);
-    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     drop(first);
     let reports = my_reports();
     assert_eq!(reports, [format!("cuMemFreeAsync({address:#x}) failed: CUDA_ERROR_INVALID_VALUE (invalid argument)")]);
@@ -413,8 +413,8 @@ fn a_pinned_buffer_whose_copy_cannot_be_covered_refuses_access_and_is_leaked() {
     let address = pinned.as_raw() as usize;
     // The copy is queued, but neither recording the buffer's event after it nor waiting
     // for the stream works: the buffer cannot know when the copy is done.
-    faults::inject_on_this_thread("cuEventRecord", CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
-    faults::inject_on_this_thread("cuStreamSynchronize", CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuEventRecord, CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_LAUNCH_FAILED, Times::Once);
     let e = device.copy_to_pinned_async(&mut pinned, &stream).unwrap_err();
     assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_LAUNCH_FAILED), "{e}");
     let refused = pinned.as_slice().unwrap_err();

@@ -63,8 +63,8 @@ fn assert_live_and_whole(import: &ImportedBuffer) {
 fn an_import_whose_size_and_undo_fail_is_never_handed_out_with_length_zero() {
     let ctx = context();
     let ipc = ipc_setup(&ctx);
-    faults::inject_on_this_thread("cuMemGetAddressRange", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
-    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     let e = ipc.import().unwrap_err();
     assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
     assert!(e.notes().iter().any(|n| n.contains("never handed out")), "{e}");
@@ -79,8 +79,8 @@ fn an_import_whose_size_and_undo_fail_is_never_handed_out_with_length_zero() {
 fn an_import_kept_apart_that_still_cannot_be_freed_fails_clearly_until_it_can() {
     let ctx = context();
     let ipc = ipc_setup(&ctx);
-    faults::inject_on_this_thread("cuMemGetAddressRange", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
-    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
+    faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
     assert_eq!(ipc.import().unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
     // Freeing the mapping kept apart fails again: the import fails, saying why.
     let e = ipc.import().unwrap_err();
@@ -98,8 +98,8 @@ fn an_import_whose_undo_was_not_waited_for_is_waited_for_before_mapping_again() 
     let ctx = context();
     let ipc = ipc_setup(&ctx);
     // The size cannot be read; the mapping's free is queued, but waiting for it fails.
-    faults::inject_on_this_thread("cuMemGetAddressRange", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
-    faults::inject_on_this_thread("cuStreamSynchronize", CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
     let e = ipc.import().unwrap_err();
     assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
     assert!(e.notes().iter().any(|n| n.contains("waits for the free first")), "{e}");
@@ -115,7 +115,7 @@ fn a_dropped_import_whose_free_was_not_waited_for_is_not_handed_out_again() {
     let ipc = ipc_setup(&ctx);
     let first = ipc.import().unwrap();
     let address = first.as_raw();
-    faults::inject_on_this_thread("cuStreamSynchronize", CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
     drop(first);
     let reports = my_reports();
     assert_eq!(reports.len(), 1, "{reports:?}");
@@ -242,7 +242,7 @@ fn a_pinned_buffer_whose_wait_fails_is_leaked_and_the_report_names_the_event() {
     let ptr = pinned.as_raw();
     let events: Vec<u64> =
         cudrv_standin::ledger().live_handles.iter().filter(|(k, _)| *k == "event").map(|&(_, h)| h).collect();
-    faults::inject_on_this_thread("cuEventSynchronize", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuEventSynchronize, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     drop(pinned);
     assert!(pinned_is_live(ptr), "the wait failed: the memory is leaked, not freed under a copy");
     let reports = my_reports();

@@ -89,7 +89,7 @@ fn child() {
                 panic!("reporter boom");
             });
             // From a pw call, from a Drop, and from a driver thread.
-            faults::inject_on_this_thread("cuMemFree", CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
+            faults::inject_on_this_thread(cudrv::call::cuMemFree, CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
             // SAFETY: the stand-in never dereferences the pointer.
             assert_eq!(unsafe { d.pw().cuMemFree(0xdead0000) }, CUresult::CUDA_ERROR_INVALID_VALUE);
             drop(DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap());
@@ -117,7 +117,11 @@ fn child() {
             let (tx, rx) = std::sync::mpsc::channel();
             std::thread::scope(|s| {
                 s.spawn(move || {
-                    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+                    faults::inject_on_this_thread(
+                        cudrv::call::cuMemFreeAsync,
+                        CUresult::CUDA_ERROR_INVALID_VALUE,
+                        Times::Once,
+                    );
                     drop(ia);
                     tx.send(()).unwrap();
                 });

@@ -64,8 +64,8 @@ fn a_failed_import_whose_undo_fails_stays_registered_and_is_not_mapped_twice() {
     let buffer = pool.alloc_async::<u8>(&stream, 256).unwrap();
     let export = buffer.export_ipc().unwrap();
     // The size cannot be read, and freeing the mapping again fails too: it is leaked.
-    faults::inject_on_this_thread("cuMemGetAddressRange", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
-    faults::inject_on_this_thread("cuMemFreeAsync", CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     let e = ImportedBuffer::import(&imported, &export, &stream).unwrap_err();
     assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
     assert!(e.notes().iter().any(|n| n.contains("stays registered")), "{e}");
@@ -81,7 +81,7 @@ fn a_failed_synchronise_in_an_import_drop_names_the_stream() {
     let (stream, pool, imported) = ipc_setup(&ctx);
     let buffer = pool.alloc_async::<u8>(&stream, 256).unwrap();
     let import = ImportedBuffer::import(&imported, &buffer.export_ipc().unwrap(), &stream).unwrap();
-    faults::inject_on_this_thread("cuStreamSynchronize", CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
+    faults::inject_on_this_thread(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
     drop(import);
     let reports = my_reports();
     let stream_arg = format!("cuStreamSynchronize({:#x}) failed", stream.as_raw() as usize);

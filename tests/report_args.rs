@@ -28,17 +28,17 @@ fn child() {
     assert_eq!(unsafe { cudrv::pw::cuInit(0) }, CUresult::CUDA_SUCCESS);
 
     // Out-pointers only: the report names nothing.
-    faults::inject("cuMemAlloc", CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
+    faults::inject(cudrv::call::cuMemAlloc, CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     let mut dptr = 0;
     // SAFETY: valid out-pointer.
     assert_eq!(unsafe { cudrv::pw::cuMemAlloc(&mut dptr, 64) }, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
     assert_eq!(taken(), ["cuMemAlloc() failed: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"]);
-    faults::inject("cuDeviceGetCount", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    faults::inject(cudrv::call::cuDeviceGetCount, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     let mut n = 0;
     // SAFETY: valid out-pointer.
     assert_eq!(unsafe { cudrv::pw::cuDeviceGetCount(&mut n) }, CUresult::CUDA_ERROR_UNKNOWN);
     assert_eq!(taken(), ["cuDeviceGetCount() failed: CUDA_ERROR_UNKNOWN (unknown error)"]);
-    faults::inject("cuStreamCreate", CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    faults::inject(cudrv::call::cuStreamCreate, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let mut s: CUstream = std::ptr::null_mut();
     // SAFETY: valid out-pointer.
     assert_eq!(unsafe { cudrv::pw::cuStreamCreate(&mut s, 0) }, CUresult::CUDA_ERROR_INVALID_CONTEXT);
@@ -60,7 +60,7 @@ fn child() {
     assert_eq!(taken(), ["cuDevicePrimaryCtxRetain(99) failed: CUDA_ERROR_INVALID_DEVICE (invalid device ordinal)"]);
 
     // The first handle passed by value, after an out-pointer.
-    faults::inject("cuModuleGetFunction", CUresult::CUDA_ERROR_NOT_FOUND, Times::Once);
+    faults::inject(cudrv::call::cuModuleGetFunction, CUresult::CUDA_ERROR_NOT_FOUND, Times::Once);
     let mut f: CUfunction = std::ptr::null_mut();
     let module = 0x5000 as CUmodule;
     // SAFETY: the injected fault answers before anything is looked at.
@@ -69,7 +69,7 @@ fn child() {
     let r = taken();
     assert_eq!(r.len(), 1, "{r:?}");
     assert!(r[0].starts_with("cuModuleGetFunction(0x5000) failed: CUDA_ERROR_NOT_FOUND"), "{r:?}");
-    faults::inject("cuStreamSynchronize", CUresult::CUDA_ERROR_INVALID_HANDLE, Times::Once);
+    faults::inject(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_INVALID_HANDLE, Times::Once);
     // SAFETY: as above.
     let status = unsafe { cudrv::pw::cuStreamSynchronize(0x6000 as CUstream) };
     assert_eq!(status, CUresult::CUDA_ERROR_INVALID_HANDLE);

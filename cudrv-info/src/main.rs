@@ -408,7 +408,7 @@ mod tests {
     fn a_device_is_refused_when_the_devices_cannot_be_listed() {
         // As a driver installed on a machine without a GPU answers.
         let driver = StandIn::new(13050).unwrap().load(LoadOptions::default()).unwrap();
-        faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
+        faults::inject_on_this_thread(cudrv::call::cuInit, CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
         let f = report(&args(&["--device", "0"]), &driver, Origin::StandInRequested, EXIT_OK).unwrap_err();
         assert_eq!(f.code, EXIT_BAD_INPUT);
         assert!(
@@ -418,7 +418,7 @@ mod tests {
         );
 
         // Without --device the failure is part of the report, which is shown.
-        faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
+        faults::inject_on_this_thread(cudrv::call::cuInit, CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
         let (out, code) = report(&args(&[]), &driver, Origin::StandInRequested, EXIT_OK).unwrap();
         assert_eq!(code, EXIT_OK);
         assert!(out.contains("\ndevices: unavailable: cuInit failed: CUDA_ERROR_NO_DEVICE"), "{out}");

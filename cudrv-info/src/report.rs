@@ -615,17 +615,17 @@ mod tests {
     #[test]
     fn a_failing_device_call_is_shown_not_fatal() {
         let d = stand_in(13050, LoadOptions::default());
-        faults::inject_on_this_thread("cuDeviceGetName", CUresult::CUDA_ERROR_INVALID_DEVICE, Times::Once);
+        faults::inject_on_this_thread(cudrv::call::cuDeviceGetName, CUresult::CUDA_ERROR_INVALID_DEVICE, Times::Once);
         let devices = devices(&d, None, false).unwrap();
         let err = devices.list[0].info.as_ref().unwrap_err();
         assert!(err.starts_with("cuDeviceGetName failed: CUDA_ERROR_INVALID_DEVICE"));
 
-        faults::inject_on_this_thread("cuDeviceGetUuid", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+        faults::inject_on_this_thread(cudrv::call::cuDeviceGetUuid, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
         let devices = super::devices(&d, None, false).unwrap();
         let err = devices.list[0].info.as_ref().unwrap_err();
         assert!(err.starts_with("cuDeviceGetUuid failed: CUDA_ERROR_UNKNOWN"), "{err}");
 
-        faults::inject_on_this_thread("cuInit", CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
+        faults::inject_on_this_thread(cudrv::call::cuInit, CUresult::CUDA_ERROR_NO_DEVICE, Times::Once);
         let err = super::devices(&d, None, false).unwrap_err();
         assert!(err.starts_with("cuInit failed: CUDA_ERROR_NO_DEVICE"), "{err}");
     }

@@ -8,7 +8,8 @@
 //! - `p.rs` / `pw.rs` / `pc.rs`: a silent, a reporting and a checked wrapper for every
 //!   variant and every name.
 //! - `calls.rs`: one `Call` constant per variant and name, for errors and reports.
-//! - the stand-in driver's `stubs.rs`: one stub with the exact C signature per variant.
+//! - the stand-in driver's `entries.rs`: one entry point with the exact C signature per
+//!   variant, and the `Table` type that `standin/src/table.rs` fills.
 //! - the stand-in driver's `exports.rs`: one exported C function per name cuda.h declares
 //!   (`cuMemAlloc`, `cuMemAlloc_v2`, `cuMemcpyHtoD_v2_ptds`, ...), with its variant's
 //!   signature, forwarding to what the stand-in answers for that variant.
@@ -16,6 +17,7 @@
 //! Everything is derived from the headers; nothing here names a CUDA function.
 
 mod emit;
+mod entries;
 mod model;
 
 use std::fs;
@@ -27,7 +29,7 @@ pub use model::{ArgKind, CudaH, Export, Model, Name, Variant};
 pub struct Outputs<'a> {
     /// Folder for `sys.rs`, `table.rs`, `p.rs`, `pw.rs`, `pc.rs`, `calls.rs` (cudrv's `src/generated`).
     pub cudrv: &'a Path,
-    /// Folder for the stand-in's `stubs.rs` and `exports.rs`, if wanted.
+    /// Folder for the stand-in's `entries.rs` and `exports.rs`, if wanted.
     pub standin: Option<&'a Path>,
 }
 
@@ -155,7 +157,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     }
     if let Some(dir) = out.standin {
         fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-        write(&dir.join("stubs.rs"), &files.stubs)?;
+        write(&dir.join("entries.rs"), &entries::entries(&model))?;
         write(&dir.join("exports.rs"), &files.exports)?;
     }
     Ok(model)

@@ -7,7 +7,7 @@
 use cudrv::sys::*;
 
 use crate::capture::{self, Info};
-use crate::entry::{enter, from_ptr, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::stream;
 
 /// Begins a capture on `s`: a default stream (facts: the NULL stream) answers
@@ -21,19 +21,17 @@ fn begin(s: CUstream, into: Option<(u64, Vec<u64>)>, mode: CUstreamCaptureMode) 
 }
 
 /// `cuStreamBeginCapture` (10.0): the global mode.
-unsafe extern "C" fn cu_stream_begin_capture(s: CUstream) -> CUresult {
-    enter!("cuStreamBeginCapture");
+pub(crate) unsafe fn cu_stream_begin_capture(s: CUstream) -> CUresult {
     status(begin(s, None, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL))
 }
 
-unsafe extern "C" fn cu_stream_begin_capture_v10010(s: CUstream, mode: CUstreamCaptureMode) -> CUresult {
-    enter!("cuStreamBeginCapture");
+pub(crate) unsafe fn cu_stream_begin_capture_v10010(s: CUstream, mode: CUstreamCaptureMode) -> CUresult {
     status(begin(s, None, mode))
 }
 
 /// `cuStreamBeginCaptureToGraph`: captures into `g` after `deps`; only default edges
 /// (`edges` null or all zero), else CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_stream_begin_capture_to_graph(
+pub(crate) unsafe fn cu_stream_begin_capture_to_graph(
     s: CUstream,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -41,7 +39,6 @@ unsafe extern "C" fn cu_stream_begin_capture_to_graph(
     n: usize,
     mode: CUstreamCaptureMode,
 ) -> CUresult {
-    enter!("cuStreamBeginCaptureToGraph");
     let r = crate::graph::node_list(deps, n).and_then(|deps| {
         if !edges.is_null() && n > 0 {
             // SAFETY: the program passes `n` edges at a non-null `edges`.
@@ -57,8 +54,7 @@ unsafe extern "C" fn cu_stream_begin_capture_to_graph(
 
 /// `cuStreamEndCapture`: the graph, or NULL and an error (facts: INVALIDATED after an
 /// invalidating call, ILLEGAL_STATE when not capturing).
-unsafe extern "C" fn cu_stream_end_capture(s: CUstream, ph: *mut CUgraph) -> CUresult {
-    enter!("cuStreamEndCapture");
+pub(crate) unsafe fn cu_stream_end_capture(s: CUstream, ph: *mut CUgraph) -> CUresult {
     let r = non_null(ph).and_then(|()| {
         stream::resolve(s)?;
         let graph = capture::end(s);
@@ -75,8 +71,7 @@ fn info_of(s: CUstream) -> Result<Info, CUresult> {
 }
 
 /// `cuStreamIsCapturing`: facts: 0 none, 1 active, 2 invalidated.
-unsafe extern "C" fn cu_stream_is_capturing(s: CUstream, out: *mut CUstreamCaptureStatus) -> CUresult {
-    enter!("cuStreamIsCapturing");
+pub(crate) unsafe fn cu_stream_is_capturing(s: CUstream, out: *mut CUstreamCaptureStatus) -> CUresult {
     status(non_null(out).and_then(|()| write(out, info_of(s)?.status)))
 }
 
@@ -113,17 +108,16 @@ fn get_info(
     put_opt(n_out, n)
 }
 
-unsafe extern "C" fn cu_stream_get_capture_info(
+pub(crate) unsafe fn cu_stream_get_capture_info(
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
 ) -> CUresult {
-    enter!("cuStreamGetCaptureInfo");
     let null = std::ptr::null_mut();
     status(get_info(s, status_out, id_out, null, null.cast(), null.cast(), null.cast()))
 }
 
-unsafe extern "C" fn cu_stream_get_capture_info_v11030(
+pub(crate) unsafe fn cu_stream_get_capture_info_v11030(
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
@@ -131,11 +125,10 @@ unsafe extern "C" fn cu_stream_get_capture_info_v11030(
     deps_out: *mut *const CUgraphNode,
     n_out: *mut usize,
 ) -> CUresult {
-    enter!("cuStreamGetCaptureInfo");
     status(get_info(s, status_out, id_out, graph_out, deps_out, std::ptr::null_mut(), n_out))
 }
 
-unsafe extern "C" fn cu_stream_get_capture_info_v12030(
+pub(crate) unsafe fn cu_stream_get_capture_info_v12030(
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
@@ -144,37 +137,15 @@ unsafe extern "C" fn cu_stream_get_capture_info_v12030(
     edges_out: *mut *const CUgraphEdgeData,
     n_out: *mut usize,
 ) -> CUresult {
-    enter!("cuStreamGetCaptureInfo");
     status(get_info(s, status_out, id_out, graph_out, deps_out, edges_out, n_out))
 }
 
 /// `cuThreadExchangeStreamCaptureMode`: swaps the calling thread's mode with `*mode`.
-unsafe extern "C" fn cu_thread_exchange_stream_capture_mode(mode: *mut CUstreamCaptureMode) -> CUresult {
-    enter!("cuThreadExchangeStreamCaptureMode");
+pub(crate) unsafe fn cu_thread_exchange_stream_capture_mode(mode: *mut CUstreamCaptureMode) -> CUresult {
     let r = non_null(mode).and_then(|()| {
         // SAFETY: a non-null pointer to the caller's mode.
         let old = capture::exchange_thread_mode(unsafe { *mode })?;
         write(mode, old)
     });
     status(r)
-}
-
-register! {
-    cuStreamBeginCapture_v10000: PFN_cuStreamBeginCapture_v10000 => cu_stream_begin_capture,
-    cuStreamBeginCapture_v10000_ptsz: PFN_cuStreamBeginCapture_v10000_ptsz => cu_stream_begin_capture,
-    cuStreamBeginCapture_v10010: PFN_cuStreamBeginCapture_v10010 => cu_stream_begin_capture_v10010,
-    cuStreamBeginCapture_v10010_ptsz: PFN_cuStreamBeginCapture_v10010_ptsz => cu_stream_begin_capture_v10010,
-    cuStreamBeginCaptureToGraph_v12030: PFN_cuStreamBeginCaptureToGraph_v12030 => cu_stream_begin_capture_to_graph,
-    cuStreamBeginCaptureToGraph_v12030_ptsz: PFN_cuStreamBeginCaptureToGraph_v12030_ptsz => cu_stream_begin_capture_to_graph,
-    cuStreamEndCapture_v10000: PFN_cuStreamEndCapture_v10000 => cu_stream_end_capture,
-    cuStreamEndCapture_v10000_ptsz: PFN_cuStreamEndCapture_v10000_ptsz => cu_stream_end_capture,
-    cuStreamIsCapturing_v10000: PFN_cuStreamIsCapturing_v10000 => cu_stream_is_capturing,
-    cuStreamIsCapturing_v10000_ptsz: PFN_cuStreamIsCapturing_v10000_ptsz => cu_stream_is_capturing,
-    cuStreamGetCaptureInfo_v10010: PFN_cuStreamGetCaptureInfo_v10010 => cu_stream_get_capture_info,
-    cuStreamGetCaptureInfo_v10010_ptsz: PFN_cuStreamGetCaptureInfo_v10010_ptsz => cu_stream_get_capture_info,
-    cuStreamGetCaptureInfo_v11030: PFN_cuStreamGetCaptureInfo_v11030 => cu_stream_get_capture_info_v11030,
-    cuStreamGetCaptureInfo_v11030_ptsz: PFN_cuStreamGetCaptureInfo_v11030_ptsz => cu_stream_get_capture_info_v11030,
-    cuStreamGetCaptureInfo_v12030: PFN_cuStreamGetCaptureInfo_v12030 => cu_stream_get_capture_info_v12030,
-    cuStreamGetCaptureInfo_v12030_ptsz: PFN_cuStreamGetCaptureInfo_v12030_ptsz => cu_stream_get_capture_info_v12030,
-    cuThreadExchangeStreamCaptureMode_v10010: PFN_cuThreadExchangeStreamCaptureMode_v10010 => cu_thread_exchange_stream_capture_mode,
 }

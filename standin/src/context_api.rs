@@ -9,7 +9,7 @@ use cudrv::sys::*;
 
 use crate::context::{self, Context};
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, non_null, put, register, status, to_ptr, write};
+use crate::entry::{from_ptr, non_null, put, status, to_ptr, write};
 use crate::faults;
 
 fn handle_of(c: &Context) -> CUcontext {
@@ -31,40 +31,36 @@ fn create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Result<(), CUre
 }
 
 /// `cuCtxCreate` (v2000/v3020): makes a context on `dev`, pushes it and returns it.
-unsafe extern "C" fn cu_ctx_create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
-    enter!("cuCtxCreate");
+pub(crate) unsafe fn cu_ctx_create(pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> CUresult {
     status(create(pctx, flags, dev))
 }
 
 /// `cuCtxCreate_v11040`: the execution affinity parameters are accepted and ignored.
-unsafe extern "C" fn cu_ctx_create_v11040(
+pub(crate) unsafe fn cu_ctx_create_v11040(
     pctx: *mut CUcontext,
     _params: *mut CUexecAffinityParam,
     _num_params: c_int,
     flags: c_uint,
     dev: CUdevice,
 ) -> CUresult {
-    enter!("cuCtxCreate");
     status(create(pctx, flags, dev))
 }
 
 /// `cuCtxCreate_v12050` (cuda.h's `cuCtxCreate` since 13.0): the creation parameters are
 /// accepted and ignored.
-unsafe extern "C" fn cu_ctx_create_v12050(
+pub(crate) unsafe fn cu_ctx_create_v12050(
     pctx: *mut CUcontext,
     _params: *mut CUctxCreateParams,
     flags: c_uint,
     dev: CUdevice,
 ) -> CUresult {
-    enter!("cuCtxCreate");
     status(create(pctx, flags, dev))
 }
 
 /// `cuCtxDestroy`: waits for the context's work, destroys it and pops it if it is current
 /// on this thread. Destroying it again: CUDA_ERROR_CONTEXT_IS_DESTROYED (facts), and a
 /// double destroy in the ledger. The resources made in it stay as they are (see the crate docs).
-unsafe extern "C" fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
-    enter!("cuCtxDestroy");
+pub(crate) unsafe fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
     if ctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -73,8 +69,7 @@ unsafe extern "C" fn cu_ctx_destroy(ctx: CUcontext) -> CUresult {
 
 /// `cuCtxPushCurrent`: NULL answers CUDA_ERROR_INVALID_VALUE; a destroyed context can be
 /// pushed, and work then answers CUDA_ERROR_CONTEXT_IS_DESTROYED (facts).
-unsafe extern "C" fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
-    enter!("cuCtxPushCurrent");
+pub(crate) unsafe fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
     if ctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -90,8 +85,7 @@ unsafe extern "C" fn cu_ctx_push_current(ctx: CUcontext) -> CUresult {
 /// `cuCtxPopCurrent`: with an empty stack CUDA_ERROR_INVALID_CONTEXT (facts); with a
 /// destroyed current context CUDA_ERROR_CONTEXT_IS_DESTROYED, and it stays current
 /// (`cuCtxSetCurrent` replaces it).
-unsafe extern "C" fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
-    enter!("cuCtxPopCurrent");
+pub(crate) unsafe fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
     match context::top() {
         None => return CUresult::CUDA_ERROR_INVALID_CONTEXT,
         Some(c) if c.is_destroyed() => return CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED,
@@ -111,8 +105,7 @@ unsafe extern "C" fn cu_ctx_pop_current(pctx: *mut CUcontext) -> CUresult {
 
 /// `cuCtxSetCurrent`: replaces the top of the stack (pushes on an empty one); NULL pops it
 /// (facts: SUCCESS with an empty stack). A destroyed context can be made current (facts). Honours [`faults::fail_next_context_restore`].
-unsafe extern "C" fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
-    enter!("cuCtxSetCurrent");
+pub(crate) unsafe fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
     let target = from_ptr(ctx);
     if let Some(s) = faults::restore_fault(target) {
         // As a real driver does when the switch fails: nothing changes.
@@ -131,8 +124,7 @@ unsafe extern "C" fn cu_ctx_set_current(ctx: CUcontext) -> CUresult {
     CUresult::CUDA_SUCCESS
 }
 
-unsafe extern "C" fn cu_ctx_get_current(pctx: *mut CUcontext) -> CUresult {
-    enter!("cuCtxGetCurrent");
+pub(crate) unsafe fn cu_ctx_get_current(pctx: *mut CUcontext) -> CUresult {
     if pctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -152,16 +144,14 @@ fn device_of(ctx: CUcontext) -> Result<CUdevice, CUresult> {
     Ok(c.device)
 }
 
-unsafe extern "C" fn cu_ctx_get_device(device: *mut CUdevice) -> CUresult {
-    enter!("cuCtxGetDevice");
+pub(crate) unsafe fn cu_ctx_get_device(device: *mut CUdevice) -> CUresult {
     match device_of(std::ptr::null_mut()) {
         Ok(d) => put(device, d),
         Err(s) => s,
     }
 }
 
-unsafe extern "C" fn cu_ctx_get_device_v13000(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
-    enter!("cuCtxGetDevice");
+pub(crate) unsafe fn cu_ctx_get_device_v13000(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
     match device_of(ctx) {
         Ok(d) => put(device, d),
         Err(s) => s,
@@ -179,31 +169,10 @@ fn synchronize(ctx: CUcontext) -> Result<(), CUresult> {
     c.synchronize()
 }
 
-unsafe extern "C" fn cu_ctx_synchronize() -> CUresult {
-    enter!("cuCtxSynchronize");
+pub(crate) unsafe fn cu_ctx_synchronize() -> CUresult {
     status(synchronize(std::ptr::null_mut()))
 }
 
-unsafe extern "C" fn cu_ctx_synchronize_v13000(ctx: CUcontext) -> CUresult {
-    enter!("cuCtxSynchronize");
+pub(crate) unsafe fn cu_ctx_synchronize_v13000(ctx: CUcontext) -> CUresult {
     status(synchronize(ctx))
-}
-
-register! {
-    cuCtxCreate_v2000: PFN_cuCtxCreate_v2000 => cu_ctx_create,
-    cuCtxCreate_v3020: PFN_cuCtxCreate_v3020 => cu_ctx_create,
-    cuCtxCreate_v11040: PFN_cuCtxCreate_v11040 => cu_ctx_create_v11040,
-    cuCtxCreate_v12050: PFN_cuCtxCreate_v12050 => cu_ctx_create_v12050,
-    cuCtxDestroy_v2000: PFN_cuCtxDestroy_v2000 => cu_ctx_destroy,
-    cuCtxDestroy_v4000: PFN_cuCtxDestroy_v4000 => cu_ctx_destroy,
-    cuCtxPushCurrent_v2000: PFN_cuCtxPushCurrent_v2000 => cu_ctx_push_current,
-    cuCtxPushCurrent_v4000: PFN_cuCtxPushCurrent_v4000 => cu_ctx_push_current,
-    cuCtxPopCurrent_v2000: PFN_cuCtxPopCurrent_v2000 => cu_ctx_pop_current,
-    cuCtxPopCurrent_v4000: PFN_cuCtxPopCurrent_v4000 => cu_ctx_pop_current,
-    cuCtxSetCurrent_v4000: PFN_cuCtxSetCurrent_v4000 => cu_ctx_set_current,
-    cuCtxGetCurrent_v4000: PFN_cuCtxGetCurrent_v4000 => cu_ctx_get_current,
-    cuCtxGetDevice_v2000: PFN_cuCtxGetDevice_v2000 => cu_ctx_get_device,
-    cuCtxGetDevice_v13000: PFN_cuCtxGetDevice_v13000 => cu_ctx_get_device_v13000,
-    cuCtxSynchronize_v2000: PFN_cuCtxSynchronize_v2000 => cu_ctx_synchronize,
-    cuCtxSynchronize_v13000: PFN_cuCtxSynchronize_v13000 => cu_ctx_synchronize_v13000,
 }

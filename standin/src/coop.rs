@@ -8,7 +8,7 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::device::DEVICE_SM_COUNT;
-use crate::entry::{enter, register, status};
+use crate::entry::status;
 
 /// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
 /// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
@@ -25,7 +25,7 @@ fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult>
 }
 
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn cu_launch_cooperative_kernel(
+pub(crate) unsafe fn cu_launch_cooperative_kernel(
     f: CUfunction,
     grid_x: c_uint,
     grid_y: c_uint,
@@ -37,14 +37,8 @@ unsafe extern "C" fn cu_launch_cooperative_kernel(
     s: CUstream,
     params: *mut *mut c_void,
 ) -> CUresult {
-    enter!("cuLaunchCooperativeKernel");
     let (grid, block) = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z]);
     // SAFETY: forwarded from the program; no `extra`.
     let launch = || unsafe { crate::launch::launch(f, grid, block, shared_mem, s, params, std::ptr::null_mut()) };
     status(check_resident(grid, block).and_then(|()| launch()))
-}
-
-register! {
-    cuLaunchCooperativeKernel_v9000: PFN_cuLaunchCooperativeKernel_v9000 => cu_launch_cooperative_kernel,
-    cuLaunchCooperativeKernel_v9000_ptsz: PFN_cuLaunchCooperativeKernel_v9000_ptsz => cu_launch_cooperative_kernel,
 }

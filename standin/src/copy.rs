@@ -8,7 +8,7 @@ use std::ffi::{c_uchar, c_void};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, register, status};
+use crate::entry::status;
 use crate::graph_node::{CopyNode, End, MemsetNode, Node};
 use crate::{capture, context, stream};
 
@@ -65,89 +65,50 @@ fn memset_wide(dst: CUdeviceptr, value: u32, width: usize, n: usize, s: Option<C
     }
 }
 
-unsafe extern "C" fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
-    enter!("cuMemsetD16");
+pub(crate) unsafe fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
     memset_wide(dst, value.into(), 2, n, None)
 }
 
-unsafe extern "C" fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemsetD16Async");
+pub(crate) unsafe fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
     memset_wide(dst, value.into(), 2, n, Some(s))
 }
 
-unsafe extern "C" fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
-    enter!("cuMemsetD32");
+pub(crate) unsafe fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
     memset_wide(dst, value, 4, n, None)
 }
 
-unsafe extern "C" fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemsetD32Async");
+pub(crate) unsafe fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
     memset_wide(dst, value, 4, n, Some(s))
 }
 
-unsafe extern "C" fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
-    enter!("cuMemcpyHtoD");
+pub(crate) unsafe fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
     htod(dst, src, n, None)
 }
 
-unsafe extern "C" fn cu_memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
-    enter!("cuMemcpyDtoH");
+pub(crate) unsafe fn cu_memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
     dtoh(dst, src, n, None)
 }
 
-unsafe extern "C" fn cu_memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
-    enter!("cuMemcpyDtoD");
+pub(crate) unsafe fn cu_memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     dtod(dst, src, n, None)
 }
 
-unsafe extern "C" fn cu_memcpy_htod_async(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemcpyHtoDAsync");
+pub(crate) unsafe fn cu_memcpy_htod_async(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) -> CUresult {
     htod(dst, src, n, Some(s))
 }
 
-unsafe extern "C" fn cu_memcpy_dtoh_async(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemcpyDtoHAsync");
+pub(crate) unsafe fn cu_memcpy_dtoh_async(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     dtoh(dst, src, n, Some(s))
 }
 
-unsafe extern "C" fn cu_memcpy_dtod_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemcpyDtoDAsync");
+pub(crate) unsafe fn cu_memcpy_dtod_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     dtod(dst, src, n, Some(s))
 }
 
-unsafe extern "C" fn cu_memset_d8(dst: CUdeviceptr, value: c_uchar, n: usize) -> CUresult {
-    enter!("cuMemsetD8");
+pub(crate) unsafe fn cu_memset_d8(dst: CUdeviceptr, value: c_uchar, n: usize) -> CUresult {
     memset(dst, value, n, None)
 }
 
-unsafe extern "C" fn cu_memset_d8_async(dst: CUdeviceptr, value: c_uchar, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemsetD8Async");
+pub(crate) unsafe fn cu_memset_d8_async(dst: CUdeviceptr, value: c_uchar, n: usize, s: CUstream) -> CUresult {
     memset(dst, value, n, Some(s))
-}
-
-register! {
-    cuMemcpyHtoD_v3020: PFN_cuMemcpyHtoD_v3020 => cu_memcpy_htod,
-    cuMemcpyHtoD_v7000_ptds: PFN_cuMemcpyHtoD_v7000_ptds => cu_memcpy_htod,
-    cuMemcpyDtoH_v3020: PFN_cuMemcpyDtoH_v3020 => cu_memcpy_dtoh,
-    cuMemcpyDtoH_v7000_ptds: PFN_cuMemcpyDtoH_v7000_ptds => cu_memcpy_dtoh,
-    cuMemcpyDtoD_v3020: PFN_cuMemcpyDtoD_v3020 => cu_memcpy_dtod,
-    cuMemcpyDtoD_v7000_ptds: PFN_cuMemcpyDtoD_v7000_ptds => cu_memcpy_dtod,
-    cuMemcpyHtoDAsync_v3020: PFN_cuMemcpyHtoDAsync_v3020 => cu_memcpy_htod_async,
-    cuMemcpyHtoDAsync_v7000_ptsz: PFN_cuMemcpyHtoDAsync_v7000_ptsz => cu_memcpy_htod_async,
-    cuMemcpyDtoHAsync_v3020: PFN_cuMemcpyDtoHAsync_v3020 => cu_memcpy_dtoh_async,
-    cuMemcpyDtoHAsync_v7000_ptsz: PFN_cuMemcpyDtoHAsync_v7000_ptsz => cu_memcpy_dtoh_async,
-    cuMemcpyDtoDAsync_v3020: PFN_cuMemcpyDtoDAsync_v3020 => cu_memcpy_dtod_async,
-    cuMemcpyDtoDAsync_v7000_ptsz: PFN_cuMemcpyDtoDAsync_v7000_ptsz => cu_memcpy_dtod_async,
-    cuMemsetD8_v3020: PFN_cuMemsetD8_v3020 => cu_memset_d8,
-    cuMemsetD8_v7000_ptds: PFN_cuMemsetD8_v7000_ptds => cu_memset_d8,
-    cuMemsetD8Async_v3020: PFN_cuMemsetD8Async_v3020 => cu_memset_d8_async,
-    cuMemsetD8Async_v7000_ptsz: PFN_cuMemsetD8Async_v7000_ptsz => cu_memset_d8_async,
-    cuMemsetD16_v3020: PFN_cuMemsetD16_v3020 => cu_memset_d16,
-    cuMemsetD16_v7000_ptds: PFN_cuMemsetD16_v7000_ptds => cu_memset_d16,
-    cuMemsetD16Async_v3020: PFN_cuMemsetD16Async_v3020 => cu_memset_d16_async,
-    cuMemsetD16Async_v7000_ptsz: PFN_cuMemsetD16Async_v7000_ptsz => cu_memset_d16_async,
-    cuMemsetD32_v3020: PFN_cuMemsetD32_v3020 => cu_memset_d32,
-    cuMemsetD32_v7000_ptds: PFN_cuMemsetD32_v7000_ptds => cu_memset_d32,
-    cuMemsetD32Async_v3020: PFN_cuMemsetD32Async_v3020 => cu_memset_d32_async,
-    cuMemsetD32Async_v7000_ptsz: PFN_cuMemsetD32Async_v7000_ptsz => cu_memset_d32_async,
 }

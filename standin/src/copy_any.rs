@@ -6,7 +6,7 @@
 use cudrv::sys::*;
 
 use crate::copy::copy;
-use crate::entry::{enter, register};
+
 use crate::graph_node::End;
 use crate::memory;
 
@@ -18,19 +18,17 @@ fn end(address: CUdeviceptr) -> End {
     }
 }
 
-unsafe extern "C" fn cu_memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
-    enter!("cuMemcpy");
+pub(crate) unsafe fn cu_memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     copy(end(dst), end(src), n, None)
 }
 
-unsafe extern "C" fn cu_memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    enter!("cuMemcpyAsync");
+pub(crate) unsafe fn cu_memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     copy(end(dst), end(src), n, Some(s))
 }
 
 /// `cuMemcpyAsync_ptsz`: the same copy behind its own pointer, as a real driver gives the
 /// per-thread variant one (driver-facts.md, `cuGetProcAddress` with flag 2).
-unsafe extern "C" fn cu_memcpy_async_ptsz(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+pub(crate) unsafe fn cu_memcpy_async_ptsz(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
     // SAFETY: forwarded from the program.
     unsafe { cu_memcpy_async(dst, src, n, s) }
 }
@@ -85,7 +83,8 @@ unsafe fn batch(
 }
 
 /// `cuMemcpyBatchAsync_v13000`: see [`batch`].
-unsafe extern "C" fn cu_memcpy_batch_async(
+#[allow(clippy::too_many_arguments)] // the C signature
+pub(crate) unsafe fn cu_memcpy_batch_async(
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -95,7 +94,6 @@ unsafe extern "C" fn cu_memcpy_batch_async(
     num_attrs: usize,
     s: CUstream,
 ) -> CUresult {
-    enter!("cuMemcpyBatchAsync");
     // SAFETY: the caller's arrays, as the call's contract describes them.
     match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
         Ok(()) => CUresult::CUDA_SUCCESS,
@@ -105,7 +103,8 @@ unsafe extern "C" fn cu_memcpy_batch_async(
 
 /// `cuMemcpyBatchAsync_v12080`: as `_v13000`, and on failure the failing copy's index in
 /// `*fail_idx` (`SIZE_MAX` when the arguments were refused before any copy).
-unsafe extern "C" fn cu_memcpy_batch_async_v12080(
+#[allow(clippy::too_many_arguments)] // the C signature
+pub(crate) unsafe fn cu_memcpy_batch_async_v12080(
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -116,7 +115,6 @@ unsafe extern "C" fn cu_memcpy_batch_async_v12080(
     fail_idx: *mut usize,
     s: CUstream,
 ) -> CUresult {
-    enter!("cuMemcpyBatchAsync");
     // SAFETY: the caller's arrays, as the call's contract describes them.
     match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
         Ok(()) => CUresult::CUDA_SUCCESS,
@@ -128,15 +126,4 @@ unsafe extern "C" fn cu_memcpy_batch_async_v12080(
             status
         }
     }
-}
-
-register! {
-    cuMemcpy_v4000: PFN_cuMemcpy_v4000 => cu_memcpy,
-    cuMemcpy_v7000_ptds: PFN_cuMemcpy_v7000_ptds => cu_memcpy,
-    cuMemcpyAsync_v4000: PFN_cuMemcpyAsync_v4000 => cu_memcpy_async,
-    cuMemcpyAsync_v7000_ptsz: PFN_cuMemcpyAsync_v7000_ptsz => cu_memcpy_async_ptsz,
-    cuMemcpyBatchAsync_v12080: PFN_cuMemcpyBatchAsync_v12080 => cu_memcpy_batch_async_v12080,
-    cuMemcpyBatchAsync_v12080_ptsz: PFN_cuMemcpyBatchAsync_v12080_ptsz => cu_memcpy_batch_async_v12080,
-    cuMemcpyBatchAsync_v13000: PFN_cuMemcpyBatchAsync_v13000 => cu_memcpy_batch_async,
-    cuMemcpyBatchAsync_v13000_ptsz: PFN_cuMemcpyBatchAsync_v13000_ptsz => cu_memcpy_batch_async,
 }

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use cudrv::sys::*;
 
 use crate::context::{self, Context};
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+use crate::entry::{from_ptr, lock, non_null, status, write};
 use crate::primaries;
 
 /// The least (numerically greatest) stream priority.
@@ -30,8 +30,7 @@ fn context_arg(ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
     Ok(c)
 }
 
-unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint) -> CUresult {
-    enter!("cuCtxGetApiVersion");
+pub(crate) unsafe fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint) -> CUresult {
     status(non_null(version).and_then(|()| {
         // facts (conformance): a destroyed context answers INVALID_CONTEXT here.
         context_arg(ctx).map_err(|e| match e {
@@ -45,8 +44,7 @@ unsafe extern "C" fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint
 /// `cuCtxGetFlags`: a created context's creation flags exactly; a primary context's flags
 /// with CU_CTX_MAP_HOST, which the driver adds there only (driver-facts.md, "Contexts":
 /// the primary context's flags are 8; a created context's are what it was created with).
-unsafe extern "C" fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
-    enter!("cuCtxGetFlags");
+pub(crate) unsafe fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
     let r = non_null(flags).and_then(|()| {
         let c = context::current()?;
         let f = match c.is_primary() {
@@ -79,8 +77,7 @@ fn default_limit(limit: L) -> Option<usize> {
     Some(v)
 }
 
-unsafe extern "C" fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
-    enter!("cuCtxGetLimit");
+pub(crate) unsafe fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
     let r = non_null(value).and_then(|()| {
         let c = context::current()?;
         let default = default_limit(limit).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
@@ -92,8 +89,7 @@ unsafe extern "C" fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
 
 /// `cuCtxSetLimit`: kept for the current context (and changes nothing else); the shared
 /// memory size and CIG state are read-only (CUDA_ERROR_INVALID_VALUE).
-unsafe extern "C" fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
-    enter!("cuCtxSetLimit");
+pub(crate) unsafe fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
     let r = context::current().and_then(|c| {
         if default_limit(limit).is_none() || matches!(limit, L::CU_LIMIT_SHMEM_SIZE | L::CU_LIMIT_CIG_ENABLED) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -105,8 +101,7 @@ unsafe extern "C" fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
 }
 
 /// `cuCtxGetStreamPriorityRange`: 0 and -5; either out-pointer may be null.
-unsafe extern "C" fn cu_ctx_get_stream_priority_range(least: *mut c_int, greatest: *mut c_int) -> CUresult {
-    enter!("cuCtxGetStreamPriorityRange");
+pub(crate) unsafe fn cu_ctx_get_stream_priority_range(least: *mut c_int, greatest: *mut c_int) -> CUresult {
     let r = context::current().and_then(|_| {
         if !least.is_null() {
             write(least, LEAST_PRIORITY)?;
@@ -117,12 +112,4 @@ unsafe extern "C" fn cu_ctx_get_stream_priority_range(least: *mut c_int, greates
         Ok(())
     });
     status(r)
-}
-
-register! {
-    cuCtxGetApiVersion_v3020: PFN_cuCtxGetApiVersion_v3020 => cu_ctx_get_api_version,
-    cuCtxGetFlags_v7000: PFN_cuCtxGetFlags_v7000 => cu_ctx_get_flags,
-    cuCtxGetLimit_v3010: PFN_cuCtxGetLimit_v3010 => cu_ctx_get_limit,
-    cuCtxSetLimit_v3010: PFN_cuCtxSetLimit_v3010 => cu_ctx_set_limit,
-    cuCtxGetStreamPriorityRange_v5050: PFN_cuCtxGetStreamPriorityRange_v5050 => cu_ctx_get_stream_priority_range,
 }

@@ -6,7 +6,7 @@ use std::sync::LazyLock;
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, put, register};
+use crate::entry::put;
 
 /// The name of every virtual device (`cuDeviceGetName`).
 pub const DEVICE_NAME: &str = "cudrv stand-in device";
@@ -65,13 +65,11 @@ pub(crate) fn valid_device(dev: CUdevice) -> bool {
     (0..device_count()).contains(&dev)
 }
 
-unsafe extern "C" fn cu_device_get_count(count: *mut c_int) -> CUresult {
-    enter!("cuDeviceGetCount");
+pub(crate) unsafe fn cu_device_get_count(count: *mut c_int) -> CUresult {
     put(count, device_count())
 }
 
-unsafe extern "C" fn cu_device_get(device: *mut CUdevice, ordinal: c_int) -> CUresult {
-    enter!("cuDeviceGet");
+pub(crate) unsafe fn cu_device_get(device: *mut CUdevice, ordinal: c_int) -> CUresult {
     // facts: cuDeviceGet(&d, 5) on a one-GPU machine -> CUDA_ERROR_INVALID_DEVICE.
     if !valid_device(ordinal) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
@@ -81,8 +79,7 @@ unsafe extern "C" fn cu_device_get(device: *mut CUdevice, ordinal: c_int) -> CUr
 
 /// `cuDeviceGetName`: facts: a negative length writes the whole name (as if the buffer
 /// were large enough); length 0 crashes a real driver, here CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_device_get_name(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetName");
+pub(crate) unsafe fn cu_device_get_name(name: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
@@ -111,16 +108,14 @@ pub(crate) unsafe fn put_string(buf: *mut c_char, len: c_int, s: &str) -> CUresu
     CUresult::CUDA_SUCCESS
 }
 
-unsafe extern "C" fn cu_device_total_mem(bytes: *mut usize, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceTotalMem");
+pub(crate) unsafe fn cu_device_total_mem(bytes: *mut usize, dev: CUdevice) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
     put(bytes, DEVICE_TOTAL_MEM)
 }
 
-unsafe extern "C" fn cu_device_get_attribute(value: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetAttribute");
+pub(crate) unsafe fn cu_device_get_attribute(value: *mut c_int, attrib: CUdevice_attribute, dev: CUdevice) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
@@ -152,8 +147,7 @@ unsafe extern "C" fn cu_device_get_attribute(value: *mut c_int, attrib: CUdevice
     put(value, v)
 }
 
-unsafe extern "C" fn cu_device_get_uuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetUuid");
+pub(crate) unsafe fn cu_device_get_uuid(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
@@ -165,14 +159,4 @@ unsafe extern "C" fn cu_device_get_uuid(uuid: *mut CUuuid, dev: CUdevice) -> CUr
         *last = c_char::try_from(dev).unwrap_or(0);
     }
     put(uuid, CUuuid { bytes })
-}
-
-register! {
-    cuDeviceGetCount_v2000: PFN_cuDeviceGetCount_v2000 => cu_device_get_count,
-    cuDeviceGet_v2000: PFN_cuDeviceGet_v2000 => cu_device_get,
-    cuDeviceGetName_v2000: PFN_cuDeviceGetName_v2000 => cu_device_get_name,
-    cuDeviceTotalMem_v3020: PFN_cuDeviceTotalMem_v3020 => cu_device_total_mem,
-    cuDeviceGetAttribute_v2000: PFN_cuDeviceGetAttribute_v2000 => cu_device_get_attribute,
-    cuDeviceGetUuid_v9020: PFN_cuDeviceGetUuid_v9020 => cu_device_get_uuid,
-    cuDeviceGetUuid_v11040: PFN_cuDeviceGetUuid_v11040 => cu_device_get_uuid,
 }

@@ -1,12 +1,17 @@
-//! What every emulated entry point does first, and the small helpers they share: the
-//! initialised and shut-down flags, out-pointer writes, lock acquisition and the
-//! registration macro.
+//! What every generated entry point does first ([`enter`], [`unsupported`]; `table.rs`
+//! picks a [`Gate`] per implemented variant), `cuInit`, and the small helpers the
+//! implementations share: the initialised and shut-down flags, out-pointer writes and lock
+//! acquisition.
 
 use std::cell::Cell;
+use std::ffi::c_uint;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use cudrv::sys::CUresult;
+use cudrv::Call;
+
+use crate::faults;
 
 static INITIALIZED: AtomicBool = AtomicBool::new(false);
 static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
@@ -56,45 +61,91 @@ pub(crate) fn set_shut_down(on: bool) {
     SHUT_DOWN.store(on, Ordering::Release);
 }
 
-/// The common prologue of an entry point: an injected fault for `symbol`, then
-/// CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], then CUDA_ERROR_NOT_PERMITTED
-/// inside a program's callback (`callback.rs`), then CUDA_ERROR_NOT_INITIALIZED before
-/// `cuInit`.
-macro_rules! enter {
-    ($symbol:literal) => {
-        if let Some(s) = $crate::faults::take($symbol) {
-            return s;
-        }
-        if $crate::entry::shut_down() {
-            return ::cudrv::sys::CUresult::CUDA_ERROR_DEINITIALIZED;
-        }
-        if let Err(s) = $crate::callback::permitted() {
-            return s;
-        }
-        if !$crate::entry::initialized() {
-            return ::cudrv::sys::CUresult::CUDA_ERROR_NOT_INITIALIZED;
-        }
-    };
+/// The checks the generated prologue of an implemented entry makes before calling the
+/// implementation (`table.rs` declares one per variant).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// An injected fault, then CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], then
+    /// CUDA_ERROR_NOT_PERMITTED inside a program's callback (`callback.rs`), then
+    /// CUDA_ERROR_NOT_INITIALIZED before `cuInit`: every entry but those below.
+    Initialized,
+    /// The same without the `cuInit` check: `cuInit` itself.
+    BeforeInit,
+    /// An injected fault only: the entry answers before `cuInit`, inside callbacks and
+    /// after shutdown (`cuDriverGetVersion`, `cuGetProcAddress`, `cuGetErrorName`,
+    /// `cuGetErrorString`, as on a real driver).
+    Always,
 }
-pub(crate) use enter;
 
-/// Defines `lookup(ident)`, the implementation of a variant if this module emulates it.
-/// Each implementation is type-checked against its variant's `PFN_*` typedef.
-macro_rules! register {
-    ($($ident:ident: $pfn:ident => $f:path,)*) => {
-        /// The implementation of the variant `ident`, if this module emulates it.
-        pub(crate) fn lookup(ident: &str) -> Option<*mut ::std::ffi::c_void> {
-            match ident {
-                $(stringify!($ident) => {
-                    let f: ::cudrv::sys::$pfn = Some($f);
-                    f.map(|f| f as *mut ::std::ffi::c_void)
-                })*
-                _ => None,
-            }
-        }
-    };
+/// An implementation of a variant, and the prologue its entry runs first.
+#[derive(Clone, Copy)]
+pub(crate) struct Imp<F> {
+    /// The implementation: a plain Rust function with the variant's C signature.
+    pub(crate) f: F,
+    /// The checks made before `f` runs.
+    pub(crate) gate: Gate,
 }
-pub(crate) use register;
+
+/// `f` behind the usual prologue ([`Gate::Initialized`]).
+pub(crate) const fn imp<F>(f: F) -> Option<Imp<F>> {
+    Some(Imp { f, gate: Gate::Initialized })
+}
+
+/// `f` behind [`Gate::BeforeInit`].
+pub(crate) const fn before_init<F>(f: F) -> Option<Imp<F>> {
+    Some(Imp { f, gate: Gate::BeforeInit })
+}
+
+/// `f` behind [`Gate::Always`].
+pub(crate) const fn always<F>(f: F) -> Option<Imp<F>> {
+    Some(Imp { f, gate: Gate::Always })
+}
+
+/// The prologue of an implemented entry point (`call` is its variant): `Err(status)` when
+/// the entry must answer `status` without running its implementation (see [`Gate`]).
+#[inline(always)]
+pub(crate) fn enter(call: Call, gate: Gate) -> Result<(), CUresult> {
+    if let Some(s) = faults::take(call) {
+        return Err(s);
+    }
+    if gate == Gate::Always {
+        return Ok(());
+    }
+    if shut_down() {
+        return Err(CUresult::CUDA_ERROR_DEINITIALIZED);
+    }
+    crate::callback::permitted()?;
+    if gate == Gate::Initialized && !initialized() {
+        return Err(CUresult::CUDA_ERROR_NOT_INITIALIZED);
+    }
+    Ok(())
+}
+
+/// The answer of an entry point the stand-in does not implement (`call` is its variant):
+/// an injected fault, else CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], else
+/// CUDA_ERROR_NOT_PERMITTED inside a program's callback, else CUDA_ERROR_NOT_SUPPORTED.
+pub(crate) fn unsupported(call: Call) -> CUresult {
+    if let Some(s) = faults::take(call) {
+        return s;
+    }
+    if shut_down() {
+        return CUresult::CUDA_ERROR_DEINITIALIZED;
+    }
+    if let Err(s) = crate::callback::permitted() {
+        return s;
+    }
+    CUresult::CUDA_ERROR_NOT_SUPPORTED
+}
+
+/// `cuInit` (behind [`Gate::BeforeInit`]). facts: cuInit(7) -> CUDA_ERROR_INVALID_VALUE;
+/// cuInit(0) -> SUCCESS.
+pub(crate) fn cu_init(flags: c_uint) -> CUresult {
+    if flags != 0 {
+        return CUresult::CUDA_ERROR_INVALID_VALUE;
+    }
+    set_initialized();
+    CUresult::CUDA_SUCCESS
+}
 
 /// Turns an implementation's `Result` into the status an entry point returns.
 pub(crate) fn status(r: Result<(), CUresult>) -> CUresult {

@@ -9,7 +9,7 @@ use std::time::Instant;
 use cudrv::sys::*;
 
 use crate::context::{self, Context};
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::handles::Registry;
 use crate::queue::{Pushed, Queue};
 use crate::{capture, stream};
@@ -58,15 +58,13 @@ fn create(ph: *mut CUevent, flags: c_uint) -> Result<(), CUresult> {
     write(ph, to_ptr(h))
 }
 
-unsafe extern "C" fn cu_event_create(ph: *mut CUevent, flags: c_uint) -> CUresult {
-    enter!("cuEventCreate");
+pub(crate) unsafe fn cu_event_create(ph: *mut CUevent, flags: c_uint) -> CUresult {
     status(create(ph, flags))
 }
 
 /// `cuEventDestroy`: NULL or unknown: CUDA_ERROR_INVALID_HANDLE (facts); destroyed
 /// before: the same, and a double destroy in the ledger.
-unsafe extern "C" fn cu_event_destroy(e: CUevent) -> CUresult {
-    enter!("cuEventDestroy");
+pub(crate) unsafe fn cu_event_destroy(e: CUevent) -> CUresult {
     let h = from_ptr(e);
     let mut events = lock(&EVENTS);
     if let Ok(ev) = events.get(h) {
@@ -107,16 +105,14 @@ fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
     Ok(())
 }
 
-unsafe extern "C" fn cu_event_record(e: CUevent, s: CUstream) -> CUresult {
-    enter!("cuEventRecord");
+pub(crate) unsafe fn cu_event_record(e: CUevent, s: CUstream) -> CUresult {
     status(record(e, s))
 }
 
 /// `cuCtxRecordEvent`: records `e` on the default stream of `ctx`, which must be the
 /// current context (the stand-in runs all of a context's work in order, so its default
 /// stream's position covers the context's work).
-unsafe extern "C" fn cu_ctx_record_event(ctx: CUcontext, e: CUevent) -> CUresult {
-    enter!("cuCtxRecordEvent");
+pub(crate) unsafe fn cu_ctx_record_event(ctx: CUcontext, e: CUevent) -> CUresult {
     if crate::context::top_handle() != Some(crate::entry::from_ptr(ctx)) {
         return CUresult::CUDA_ERROR_INVALID_CONTEXT;
     }
@@ -132,8 +128,7 @@ fn recorded(e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
 
 /// `cuEventQuery`: SUCCESS for an event never recorded or complete, else
 /// CUDA_ERROR_NOT_READY.
-unsafe extern "C" fn cu_event_query(e: CUevent) -> CUresult {
-    enter!("cuEventQuery");
+pub(crate) unsafe fn cu_event_query(e: CUevent) -> CUresult {
     let r = recorded(e).and_then(|(ctx, at)| {
         ctx.usable()?;
         match at {
@@ -145,8 +140,7 @@ unsafe extern "C" fn cu_event_query(e: CUevent) -> CUresult {
 }
 
 /// Waits for the work before the last record; a sticky failure shows here.
-unsafe extern "C" fn cu_event_synchronize(e: CUevent) -> CUresult {
-    enter!("cuEventSynchronize");
+pub(crate) unsafe fn cu_event_synchronize(e: CUevent) -> CUresult {
     let r = recorded(e).and_then(|(ctx, at)| {
         ctx.usable()?;
         if let Some((q, p)) = at {
@@ -174,8 +168,7 @@ fn stamp(e: CUevent) -> Result<Instant, CUresult> {
 }
 
 /// `cuEventElapsedTime`: milliseconds between the two completions (never negative).
-unsafe extern "C" fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
-    enter!("cuEventElapsedTime");
+pub(crate) unsafe fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     let r = non_null(ms).and_then(|()| {
         let (a, b) = (stamp(start)?, stamp(end)?);
         write(ms, b.saturating_duration_since(a).as_secs_f32() * 1000.0)
@@ -186,8 +179,7 @@ unsafe extern "C" fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CU
 /// `cuStreamWaitEvent`: later host functions on `s` wait for the work before the event's
 /// last record (on another stream). An event recorded in a capture forks or joins
 /// capturing streams instead (`capture.rs`).
-unsafe extern "C" fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
-    enter!("cuStreamWaitEvent");
+pub(crate) unsafe fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
     if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -219,19 +211,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&EVENTS).forget_destroyed();
-}
-
-register! {
-    cuCtxRecordEvent_v12050: PFN_cuCtxRecordEvent_v12050 => cu_ctx_record_event,
-    cuEventCreate_v2000: PFN_cuEventCreate_v2000 => cu_event_create,
-    cuEventDestroy_v2000: PFN_cuEventDestroy_v2000 => cu_event_destroy,
-    cuEventDestroy_v4000: PFN_cuEventDestroy_v4000 => cu_event_destroy,
-    cuEventRecord_v2000: PFN_cuEventRecord_v2000 => cu_event_record,
-    cuEventRecord_v7000_ptsz: PFN_cuEventRecord_v7000_ptsz => cu_event_record,
-    cuEventQuery_v2000: PFN_cuEventQuery_v2000 => cu_event_query,
-    cuEventSynchronize_v2000: PFN_cuEventSynchronize_v2000 => cu_event_synchronize,
-    cuEventElapsedTime_v2000: PFN_cuEventElapsedTime_v2000 => cu_event_elapsed_time,
-    cuEventElapsedTime_v12080: PFN_cuEventElapsedTime_v12080 => cu_event_elapsed_time,
-    cuStreamWaitEvent_v3020: PFN_cuStreamWaitEvent_v3020 => cu_stream_wait_event,
-    cuStreamWaitEvent_v7000_ptsz: PFN_cuStreamWaitEvent_v7000_ptsz => cu_stream_wait_event,
 }

@@ -1,8 +1,9 @@
 //! Fault injection: make any entry point return a chosen status, once, N times or always.
 //!
-//! A fault names a symbol (`cuMemFree`) and applies to all its variants. It is either
-//! process-wide or limited to the thread that injected it, so parallel tests do not see
-//! each other's faults.
+//! A fault names a call by its `cudrv::call` constant (`cudrv::call::cuMemFree`, or a
+//! variant's, `cudrv::call::cuMemFree_v3020`), so a misspelt fault point does not compile,
+//! and applies to every variant of its symbol. It is either process-wide or limited to the
+//! thread that injected it, so parallel tests do not see each other's faults.
 //!
 //! [`fail_next_context_restore`] makes a context *restoration* fail, as a scope that
 //! switches to a context and back would see it: see there.
@@ -12,7 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use cudrv::sys::CUresult;
-use cudrv::table::VARIANTS;
+use cudrv::table::{Entry, NAMES, VARIANTS};
+use cudrv::Call;
 
 use crate::entry::thread_key;
 
@@ -28,7 +30,8 @@ pub enum Times {
 }
 
 struct Fault {
-    symbol: String,
+    /// The symbol of the call it was injected for: it fires on every variant of it.
+    symbol: &'static str,
     status: CUresult,
     remaining: Option<u32>,
     /// The injecting thread's [`crate::entry::thread_key`], for a fault on one thread.
@@ -43,24 +46,35 @@ fn faults() -> std::sync::MutexGuard<'static, Vec<Fault>> {
     FAULTS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// Makes `symbol` return `status`, for every thread.
-pub fn inject(symbol: &str, status: CUresult, times: Times) {
-    push(symbol, status, times, None);
+/// Makes `call` (every variant of its symbol) return `status`, for every thread.
+pub fn inject(call: Call, status: CUresult, times: Times) {
+    push(call, status, times, None);
 }
 
-/// Makes `symbol` return `status` when called from the current thread only.
-pub fn inject_on_this_thread(symbol: &str, status: CUresult, times: Times) {
-    push(symbol, status, times, Some(thread_key()));
+/// Makes `call` (every variant of its symbol) return `status` when called from the current
+/// thread only.
+pub fn inject_on_this_thread(call: Call, status: CUresult, times: Times) {
+    push(call, status, times, Some(thread_key()));
 }
 
-fn push(symbol: &str, status: CUresult, times: Times, thread: Option<u64>) {
+/// The symbol of `call`: a variant's, or that of the variants a name binds.
+fn symbol(call: Call) -> &'static str {
+    let variant = match call.entry() {
+        Entry::Variant(i) => Some(i),
+        Entry::Name(i) => NAMES.get(i).and_then(|n| n.candidates.first().copied()),
+        _ => None,
+    };
+    variant.and_then(|i| VARIANTS.get(i)).map_or("", |v| v.symbol_str())
+}
+
+fn push(call: Call, status: CUresult, times: Times, thread: Option<u64>) {
     let remaining = match times {
         Times::Once => Some(1),
         Times::N(n) => Some(n),
         Times::Always => None,
     };
     let mut f = faults();
-    f.push(Fault { symbol: symbol.to_string(), status, remaining, thread });
+    f.push(Fault { symbol: symbol(call), status, remaining, thread });
     ACTIVE.store(f.len(), Ordering::SeqCst);
 }
 
@@ -74,11 +88,16 @@ pub fn clear() {
     ACTIVE.store(f.len(), Ordering::SeqCst);
 }
 
-/// The status an injected fault makes `symbol` return now, if any (consuming one firing).
-pub fn take(symbol: &str) -> Option<CUresult> {
+/// The status an injected fault makes `call` return now, if any (consuming one firing).
+#[inline(always)]
+pub(crate) fn take(call: Call) -> Option<CUresult> {
     if ACTIVE.load(Ordering::SeqCst) == 0 {
         return None;
     }
+    take_slow(symbol(call))
+}
+
+fn take_slow(symbol: &str) -> Option<CUresult> {
     let me = thread_key();
     let mut f = faults();
     let pos = f.iter().position(|x| x.symbol == symbol && x.thread.is_none_or(|t| t == me))?;
@@ -92,23 +111,6 @@ pub fn take(symbol: &str) -> Option<CUresult> {
     }
     ACTIVE.store(f.len(), Ordering::SeqCst);
     Some(status)
-}
-
-/// Body of every generated stub: an injected fault, else CUDA_ERROR_DEINITIALIZED after
-/// [`crate::shutdown`], else CUDA_ERROR_NOT_PERMITTED inside a program's callback, else
-/// CUDA_ERROR_NOT_SUPPORTED (the stand-in does not emulate this call).
-pub(crate) fn stub_call(index: usize) -> CUresult {
-    let symbol = VARIANTS.get(index).map_or("", |v| v.symbol_str());
-    if let Some(s) = take(symbol) {
-        return s;
-    }
-    if crate::entry::shut_down() {
-        return CUresult::CUDA_ERROR_DEINITIALIZED;
-    }
-    if let Err(s) = crate::callback::permitted() {
-        return s;
-    }
-    CUresult::CUDA_ERROR_NOT_SUPPORTED
 }
 
 /// The state of [`fail_next_context_restore`] on one thread.

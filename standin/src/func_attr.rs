@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+use crate::entry::{from_ptr, lock, non_null, status, write};
 use crate::module;
 
 type F = CUfunction_attribute;
@@ -44,8 +44,7 @@ fn value(attr: F) -> Result<c_int, CUresult> {
     Ok(v)
 }
 
-unsafe extern "C" fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunction) -> CUresult {
-    enter!("cuFuncGetAttribute");
+pub(crate) unsafe fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunction) -> CUresult {
     status(non_null(pi).and_then(|()| {
         module::kernel_of(from_ptr(f))?;
         match attr {
@@ -60,8 +59,7 @@ unsafe extern "C" fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunctio
 /// `cuFuncSetAttribute`: the dynamic shared memory limit (at most the device's opt-in
 /// limit) and the preferred carveout (-1 to 100, kept nowhere); other attributes are
 /// read-only: CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> CUresult {
-    enter!("cuFuncSetAttribute");
+pub(crate) unsafe fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> CUresult {
     status(module::kernel_of(from_ptr(f)).and_then(|_| match attr {
         F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES if (0..=crate::device::MAX_SHARED_OPTIN).contains(&v) => {
             lock(&MAX_DYNAMIC_SHARED).insert(from_ptr(f), v);
@@ -72,8 +70,7 @@ unsafe extern "C" fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> 
     }))
 }
 
-unsafe extern "C" fn cu_kernel_get_attribute(pi: *mut c_int, attr: F, kernel: CUkernel, dev: CUdevice) -> CUresult {
-    enter!("cuKernelGetAttribute");
+pub(crate) unsafe fn cu_kernel_get_attribute(pi: *mut c_int, attr: F, kernel: CUkernel, dev: CUdevice) -> CUresult {
     status(non_null(pi).and_then(|()| {
         module::kernel_of(from_ptr(kernel))?;
         if !valid_device(dev) {
@@ -81,10 +78,4 @@ unsafe extern "C" fn cu_kernel_get_attribute(pi: *mut c_int, attr: F, kernel: CU
         }
         write(pi, value(attr)?)
     }))
-}
-
-register! {
-    cuFuncSetAttribute_v9000: PFN_cuFuncSetAttribute_v9000 => cu_func_set_attribute,
-    cuFuncGetAttribute_v2020: PFN_cuFuncGetAttribute_v2020 => cu_func_get_attribute,
-    cuKernelGetAttribute_v12000: PFN_cuKernelGetAttribute_v12000 => cu_kernel_get_attribute,
 }

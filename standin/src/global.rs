@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, lock, register, status, write};
+use crate::entry::{from_ptr, lock, status, write};
 use crate::ledger::AllocationKind;
 use crate::memory::{self, Owner};
 use crate::{context, module};
@@ -62,16 +62,11 @@ fn get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: *
 }
 
 /// `cuModuleGetGlobal`: either out-pointer may be null.
-unsafe extern "C" fn cu_module_get_global(
+pub(crate) unsafe fn cu_module_get_global(
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    enter!("cuModuleGetGlobal");
     status(get_global(dptr, bytes, hmod, name))
-}
-
-register! {
-    cuModuleGetGlobal_v3020: PFN_cuModuleGetGlobal_v3020 => cu_module_get_global,
 }

@@ -9,11 +9,11 @@ use std::ffi::{c_char, c_int, c_void, CStr};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
-use cudrv::sys::{cuuint64_t, CUresult};
-use cudrv::table::{VariantSpec, VARIANTS, VARIANT_COUNT};
-use cudrv::ProcAddressQuery;
+use cudrv::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
+use cudrv::table::{Entry, VARIANTS, VARIANT_COUNT};
+use cudrv::{call, Call, ProcAddressQuery};
 
-use crate::{api, faults, stubs};
+use crate::{entries, faults};
 
 /// Number of versions one process can emulate at once (slot 0 is the environment's).
 pub(crate) const SLOTS: usize = 24;
@@ -64,7 +64,7 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     // SAFETY: the caller passes a NUL-terminated symbol name (checked non-null above us).
     let name = unsafe { CStr::from_ptr(symbol) };
     let name = name.to_str().unwrap_or("");
-    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION || stubs::STUB_COUNT != VARIANT_COUNT {
+    if entries::ENTRY_HEADER_VERSION != cudrv::table::HEADER_VERSION || entries::ENTRY_COUNT != VARIANT_COUNT {
         return Answer::SymbolNotFound;
     }
     let in_driver = |per_thread: bool| {
@@ -79,43 +79,46 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     let newest =
         |per_thread: bool| in_driver(per_thread).filter(|(_, v)| v.version <= requested).max_by_key(|(_, v)| v.version);
     let chosen = if flags & 2 != 0 { newest(true).or_else(|| newest(false)) } else { newest(false) };
-    let Some((index, v)) = chosen else {
+    let Some((index, _)) = chosen else {
         return Answer::VersionNotSufficient;
     };
-    Answer::Found(pointer(slot, index, v))
-}
-
-/// The stand-in's function for variant `index` (of `VARIANTS`) in `slot`: emulated, or its
-/// generated stub.
-fn pointer(slot: usize, index: usize, v: &VariantSpec) -> *mut c_void {
-    match api::special(slot, v.symbol_str(), v.version) {
-        Some(p) => p,
-        None => api::implemented(v.ident).unwrap_or_else(|| stubs::stub(index)),
-    }
+    Answer::Found(special(slot, index).unwrap_or_else(|| entries::entry(index)))
 }
 
 /// What `cuGetProcAddress` of `slot` answers for variant `index` (of `VARIANTS`) when it is
-/// requested at its own version: null if the variant is newer than the emulated version
-/// (or the stubs are not cudrv's table's). The bootstrap entries (`api::special`:
-/// `cuGetProcAddress`, `cuDriverGetVersion`) are answered at every version, as the exported
-/// symbols always did: cudrv reads an emulated 11.2's version through them.
+/// requested at its own version: null if the variant is newer than the emulated version.
+/// The bootstrap entries ([`special`]: `cuGetProcAddress`, `cuDriverGetVersion`) are
+/// answered at every version, as the exported symbols always did: cudrv reads an emulated
+/// 11.2's version through them.
 pub(crate) fn entry_of(slot: usize, index: usize) -> *mut c_void {
     let Some(v) = VARIANTS.get(index) else {
         return std::ptr::null_mut();
     };
-    if stubs::STUB_HEADER_VERSION != cudrv::table::HEADER_VERSION || stubs::STUB_COUNT != VARIANT_COUNT {
-        return std::ptr::null_mut();
-    }
-    if let Some(p) = api::special(slot, v.symbol_str(), v.version) {
+    if let Some(p) = special(slot, index) {
         return p;
     }
     if v.version > slot_version(slot) {
         return std::ptr::null_mut();
     }
-    pointer(slot, index, v)
+    entries::entry(index)
 }
 
-/// `cuGetProcAddress_v2` of slot `S`.
+/// The entry point of variant `index` when it depends on the slot: `cuDriverGetVersion`
+/// and `cuGetProcAddress` answer as the slot's version.
+fn special(slot: usize, index: usize) -> Option<*mut c_void> {
+    let call = Call::of(Entry::Variant(index));
+    if call == call::cuDriverGetVersion_v2020 {
+        Some(driver_get_version_of(slot))
+    } else if call == call::cuGetProcAddress_v11030 {
+        gpa_v1_of(slot).map(|f| f as *mut c_void)
+    } else if call == call::cuGetProcAddress_v12000 {
+        gpa_v2_of(slot).map(|f| f as *mut c_void)
+    } else {
+        None
+    }
+}
+
+/// `cuGetProcAddress_v2` of slot `S`: an injected fault, else [`get_proc_address_v2`].
 pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
@@ -123,18 +126,43 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     flags: cuuint64_t,
     query: *mut ProcAddressQuery,
 ) -> CUresult {
-    if let Some(s) = faults::take("cuGetProcAddress") {
-        return s;
+    match faults::take(call::cuGetProcAddress_v12000) {
+        Some(s) => s,
+        // SAFETY: forwarded as received.
+        None => unsafe { get_proc_address_v2(S, symbol, pfn, version, flags, query) },
     }
+}
+
+/// `cuGetProcAddress_v2` of the environment's slot (0), behind the generated prologue.
+pub(crate) unsafe fn get_proc_address_v2_env(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+    query: *mut CUdriverProcAddressQueryResult,
+) -> CUresult {
+    // SAFETY: forwarded as received (`ProcAddressQuery` is the same `c_uint`).
+    unsafe { get_proc_address_v2(0, symbol, pfn, version, flags, query.cast()) }
+}
+
+/// `cuGetProcAddress_v2` as slot `slot` answers it.
+unsafe fn get_proc_address_v2(
+    slot: usize,
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+    query: *mut ProcAddressQuery,
+) -> CUresult {
     if symbol.is_null() || pfn.is_null() {
         // A real driver crashes here (driver-facts.md); the stand-in refuses instead.
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    if slot_version(S) < 12000 {
+    if slot_version(slot) < 12000 {
         // Drivers before 12.0 have no cuGetProcAddress_v2.
         return CUresult::CUDA_ERROR_NOT_SUPPORTED;
     }
-    let (p, q) = match answer(S, symbol, version, flags) {
+    let (p, q) = match answer(slot, symbol, version, flags) {
         Answer::Invalid => return CUresult::CUDA_ERROR_INVALID_VALUE,
         Answer::Found(p) => (p, cudrv::ProcAddressQuery::SUCCESS),
         Answer::SymbolNotFound => (std::ptr::null_mut(), cudrv::ProcAddressQuery::SYMBOL_NOT_FOUND),
@@ -150,20 +178,45 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     CUresult::CUDA_SUCCESS
 }
 
-/// The 4-argument `cuGetProcAddress` of slot `S`.
+/// The 4-argument `cuGetProcAddress` of slot `S`: an injected fault, else
+/// [`get_proc_address`].
 pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
     flags: cuuint64_t,
 ) -> CUresult {
-    if let Some(s) = faults::take("cuGetProcAddress") {
-        return s;
+    match faults::take(call::cuGetProcAddress_v11030) {
+        Some(s) => s,
+        // SAFETY: forwarded as received.
+        None => unsafe { get_proc_address(S, symbol, pfn, version, flags) },
     }
+}
+
+/// The 4-argument `cuGetProcAddress` of the environment's slot (0), behind the generated
+/// prologue.
+pub(crate) unsafe fn get_proc_address_env(
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+) -> CUresult {
+    // SAFETY: forwarded as received.
+    unsafe { get_proc_address(0, symbol, pfn, version, flags) }
+}
+
+/// The 4-argument `cuGetProcAddress` as slot `slot` answers it.
+unsafe fn get_proc_address(
+    slot: usize,
+    symbol: *const c_char,
+    pfn: *mut *mut c_void,
+    version: c_int,
+    flags: cuuint64_t,
+) -> CUresult {
     if symbol.is_null() || pfn.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    match answer(S, symbol, version, flags) {
+    match answer(slot, symbol, version, flags) {
         Answer::Invalid => CUresult::CUDA_ERROR_INVALID_VALUE,
         Answer::Found(p) => {
             // SAFETY: pfn is non-null (checked).
@@ -174,17 +227,21 @@ pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
     }
 }
 
-/// `cuDriverGetVersion` of slot `S`.
+/// `cuDriverGetVersion` of slot `S`: an injected fault, else the slot's version.
 pub(crate) unsafe extern "C" fn driver_get_version<const S: usize>(version: *mut c_int) -> CUresult {
-    if let Some(s) = faults::take("cuDriverGetVersion") {
-        return s;
+    match faults::take(call::cuDriverGetVersion_v2020) {
+        Some(s) => s,
+        None => put_version(S, version),
     }
-    if version.is_null() {
-        return CUresult::CUDA_ERROR_INVALID_VALUE;
-    }
-    // SAFETY: non-null out-pointer from the caller.
-    unsafe { *version = c_int::try_from(slot_version(S)).unwrap_or(0) };
-    CUresult::CUDA_SUCCESS
+}
+
+/// `cuDriverGetVersion` of the environment's slot (0), behind the generated prologue.
+pub(crate) fn driver_get_version_env(version: *mut c_int) -> CUresult {
+    put_version(0, version)
+}
+
+fn put_version(slot: usize, version: *mut c_int) -> CUresult {
+    crate::entry::put(version, c_int::try_from(slot_version(slot)).unwrap_or(0))
 }
 
 macro_rules! per_slot {

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::graph_node::Node;
 use crate::handles::{self, Registry};
 use crate::queue::HostCall;
@@ -72,8 +72,7 @@ pub(crate) fn add(g: u64, deps: &[u64], node: Node) -> Result<u64, CUresult> {
     Ok(h)
 }
 
-unsafe extern "C" fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresult {
-    enter!("cuGraphCreate");
+pub(crate) unsafe fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresult {
     let r = non_null(ph).and_then(|()| {
         if flags != 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -85,8 +84,7 @@ unsafe extern "C" fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresul
 
 /// `cuGraphDestroy`: releases the graph's user object references. Twice (or NULL):
 /// CUDA_ERROR_INVALID_VALUE (facts), and a double destroy in the ledger.
-unsafe extern "C" fn cu_graph_destroy(g: CUgraph) -> CUresult {
-    enter!("cuGraphDestroy");
+pub(crate) unsafe fn cu_graph_destroy(g: CUgraph) -> CUresult {
     let removed = lock(&GRAPHS).remove(from_ptr(g));
     status(removed.map(|graph| user_object::release_all(graph.user_objects)))
 }
@@ -117,8 +115,7 @@ pub(crate) fn add_node(
 
 /// `cuGraphGetNodes`: with a null `nodes`, the count; else up to `*count` handles, in the
 /// order they were added, and the number written.
-unsafe extern "C" fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
-    enter!("cuGraphGetNodes");
+pub(crate) unsafe fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
     let r = non_null(count).and_then(|()| {
         let graphs = lock(&GRAPHS);
         let graph = graphs.get(from_ptr(g))?;
@@ -137,8 +134,7 @@ unsafe extern "C" fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, cou
 }
 
 /// `cuGraphNodeGetType`: CUDA_ERROR_INVALID_VALUE for a node of no live graph.
-unsafe extern "C" fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
-    enter!("cuGraphNodeGetType");
+pub(crate) unsafe fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
     let r = non_null(ty).and_then(|()| {
         let h = from_ptr(node);
         let graphs = lock(&GRAPHS);
@@ -148,14 +144,13 @@ unsafe extern "C" fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphN
     status(r)
 }
 
-unsafe extern "C" fn cu_graph_add_host_node(
+pub(crate) unsafe fn cu_graph_add_host_node(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
     n: usize,
     params: *const CUDA_HOST_NODE_PARAMS,
 ) -> CUresult {
-    enter!("cuGraphAddHostNode");
     let r = non_null(params).and_then(|()| {
         // SAFETY: a non-null pointer to the caller's parameters.
         let p = unsafe { &*params };
@@ -165,13 +160,12 @@ unsafe extern "C" fn cu_graph_add_host_node(
     status(r)
 }
 
-unsafe extern "C" fn cu_graph_add_empty_node(
+pub(crate) unsafe fn cu_graph_add_empty_node(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
     n: usize,
 ) -> CUresult {
-    enter!("cuGraphAddEmptyNode");
     status(add_node(ph, g, deps, n, Node::Empty))
 }
 
@@ -202,13 +196,12 @@ fn retain_user_object(g: u64, o: u64, count: c_uint, flags: c_uint) -> Result<()
 
 /// `cuGraphRetainUserObject`: the graph takes `count` references (with
 /// CU_GRAPH_USER_OBJECT_MOVE, the caller's).
-unsafe extern "C" fn cu_graph_retain_user_object(
+pub(crate) unsafe fn cu_graph_retain_user_object(
     g: CUgraph,
     o: CUuserObject,
     count: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    enter!("cuGraphRetainUserObject");
     status(retain_user_object(from_ptr(g), from_ptr(o), count, flags))
 }
 
@@ -228,8 +221,7 @@ fn release_user_object(g: u64, o: u64, count: c_uint) -> Result<(), CUresult> {
     user_object::release(o, count)
 }
 
-unsafe extern "C" fn cu_graph_release_user_object(g: CUgraph, o: CUuserObject, count: c_uint) -> CUresult {
-    enter!("cuGraphReleaseUserObject");
+pub(crate) unsafe fn cu_graph_release_user_object(g: CUgraph, o: CUuserObject, count: c_uint) -> CUresult {
     status(release_user_object(from_ptr(g), from_ptr(o), count))
 }
 
@@ -241,15 +233,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&GRAPHS).forget_destroyed();
-}
-
-register! {
-    cuGraphCreate_v10000: PFN_cuGraphCreate_v10000 => cu_graph_create,
-    cuGraphDestroy_v10000: PFN_cuGraphDestroy_v10000 => cu_graph_destroy,
-    cuGraphAddHostNode_v10000: PFN_cuGraphAddHostNode_v10000 => cu_graph_add_host_node,
-    cuGraphAddEmptyNode_v10000: PFN_cuGraphAddEmptyNode_v10000 => cu_graph_add_empty_node,
-    cuGraphGetNodes_v10000: PFN_cuGraphGetNodes_v10000 => cu_graph_get_nodes,
-    cuGraphNodeGetType_v10000: PFN_cuGraphNodeGetType_v10000 => cu_graph_node_get_type,
-    cuGraphRetainUserObject_v11030: PFN_cuGraphRetainUserObject_v11030 => cu_graph_retain_user_object,
-    cuGraphReleaseUserObject_v11030: PFN_cuGraphReleaseUserObject_v11030 => cu_graph_release_user_object,
 }

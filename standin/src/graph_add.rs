@@ -7,7 +7,7 @@ use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, non_null, register, status};
+use crate::entry::{non_null, status};
 use crate::graph::add_node;
 use crate::graph_node::{CopyNode, End, MemsetNode, Node};
 use crate::launch::kernel_node;
@@ -34,14 +34,13 @@ unsafe fn add_kernel(
     add_node(ph, g, deps, n, Node::Kernel(kernel))
 }
 
-unsafe extern "C" fn cu_graph_add_kernel_node(
+pub(crate) unsafe fn cu_graph_add_kernel_node(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
     n: usize,
     p: *const CUDA_KERNEL_NODE_PARAMS_v1,
 ) -> CUresult {
-    enter!("cuGraphAddKernelNode");
     if p.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -53,14 +52,13 @@ unsafe extern "C" fn cu_graph_add_kernel_node(
 }
 
 /// `cuGraphAddKernelNode_v2`: the function is `func`, or else `kern`; `ctx` is not used.
-unsafe extern "C" fn cu_graph_add_kernel_node_v12000(
+pub(crate) unsafe fn cu_graph_add_kernel_node_v12000(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
     n: usize,
     p: *const CUDA_KERNEL_NODE_PARAMS_v2,
 ) -> CUresult {
-    enter!("cuGraphAddKernelNode");
     if p.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -74,7 +72,7 @@ unsafe extern "C" fn cu_graph_add_kernel_node_v12000(
 
 /// `cuGraphAddMemsetNode`: `height` rows of `width` values of `elementSize` bytes (1, 2
 /// or 4), `pitch` bytes apart.
-unsafe extern "C" fn cu_graph_add_memset_node(
+pub(crate) unsafe fn cu_graph_add_memset_node(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -82,7 +80,6 @@ unsafe extern "C" fn cu_graph_add_memset_node(
     p: *const CUDA_MEMSET_NODE_PARAMS_v1,
     _ctx: CUcontext,
 ) -> CUresult {
-    enter!("cuGraphAddMemsetNode");
     let r = non_null(p).and_then(|()| {
         // SAFETY: a non-null pointer to the program's parameters.
         let p = unsafe { &*p };
@@ -111,7 +108,7 @@ fn end(ty: CUmemorytype, host: usize, device: CUdeviceptr, x: usize) -> Result<E
 
 /// `cuGraphAddMemcpyNode`: one contiguous row (`Height` and `Depth` 0 or 1, no Y or Z
 /// offsets); host to host is CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_graph_add_memcpy_node(
+pub(crate) unsafe fn cu_graph_add_memcpy_node(
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -119,7 +116,6 @@ unsafe extern "C" fn cu_graph_add_memcpy_node(
     p: *const CUDA_MEMCPY3D_v2,
     _ctx: CUcontext,
 ) -> CUresult {
-    enter!("cuGraphAddMemcpyNode");
     let r = non_null(p).and_then(|()| {
         // SAFETY: a non-null pointer to the program's parameters.
         let p = unsafe { &*p };
@@ -134,11 +130,4 @@ unsafe extern "C" fn cu_graph_add_memcpy_node(
         add_node(ph, g, deps, n, Node::Copy(CopyNode { dst, src, len: p.WidthInBytes }))
     });
     status(r)
-}
-
-register! {
-    cuGraphAddKernelNode_v10000: PFN_cuGraphAddKernelNode_v10000 => cu_graph_add_kernel_node,
-    cuGraphAddKernelNode_v12000: PFN_cuGraphAddKernelNode_v12000 => cu_graph_add_kernel_node_v12000,
-    cuGraphAddMemsetNode_v10000: PFN_cuGraphAddMemsetNode_v10000 => cu_graph_add_memset_node,
-    cuGraphAddMemcpyNode_v10000: PFN_cuGraphAddMemcpyNode_v10000 => cu_graph_add_memcpy_node,
 }

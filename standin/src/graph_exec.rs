@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex};
 use cudrv::sys::*;
 
 use crate::context;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::graph;
 use crate::graph_node::Node;
 use crate::handles::Registry;
@@ -54,14 +54,13 @@ fn instantiate(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(
 }
 
 /// `cuGraphInstantiate` (v10000/v11000): no error node, an empty log.
-unsafe extern "C" fn cu_graph_instantiate(
+pub(crate) unsafe fn cu_graph_instantiate(
     ph: *mut CUgraphExec,
     g: CUgraph,
     error_node: *mut CUgraphNode,
     log: *mut c_char,
     log_size: usize,
 ) -> CUresult {
-    enter!("cuGraphInstantiate");
     if !error_node.is_null() {
         // SAFETY: a non-null out-pointer from the caller.
         unsafe { error_node.write(std::ptr::null_mut()) };
@@ -73,19 +72,17 @@ unsafe extern "C" fn cu_graph_instantiate(
     status(instantiate(ph, g, 0))
 }
 
-unsafe extern "C" fn cu_graph_instantiate_with_flags(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> CUresult {
-    enter!("cuGraphInstantiateWithFlags");
+pub(crate) unsafe fn cu_graph_instantiate_with_flags(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> CUresult {
     status(instantiate(ph, g, flags))
 }
 
 /// `cuGraphInstantiateWithParams`: reports success in the parameters (the upload stream
 /// is not used: nothing needs uploading).
-unsafe extern "C" fn cu_graph_instantiate_with_params(
+pub(crate) unsafe fn cu_graph_instantiate_with_params(
     ph: *mut CUgraphExec,
     g: CUgraph,
     params: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
 ) -> CUresult {
-    enter!("cuGraphInstantiateWithParams");
     let r = non_null(params).and_then(|()| {
         // SAFETY: a non-null pointer to the caller's parameters.
         let p = unsafe { &mut *params };
@@ -102,8 +99,7 @@ unsafe extern "C" fn cu_graph_instantiate_with_params(
 
 /// `cuGraphExecDestroy`: twice (or NULL): CUDA_ERROR_INVALID_VALUE (facts), and a double
 /// destroy in the ledger.
-unsafe extern "C" fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
-    enter!("cuGraphExecDestroy");
+pub(crate) unsafe fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
     let exec = match lock(&EXECS).remove(from_ptr(e)) {
         Ok(exec) => exec,
         Err(s) => return s,
@@ -153,8 +149,7 @@ fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
 /// `cuGraphLaunch`: the device work is done at once, the host nodes run in order on the
 /// stream's driver thread. On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
 /// and the capture is invalidated (a real driver would capture a child graph node).
-unsafe extern "C" fn cu_graph_launch(e: CUgraphExec, s: CUstream) -> CUresult {
-    enter!("cuGraphLaunch");
+pub(crate) unsafe fn cu_graph_launch(e: CUgraphExec, s: CUstream) -> CUresult {
     status(launch(e, s))
 }
 
@@ -166,15 +161,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&EXECS).forget_destroyed();
-}
-
-register! {
-    cuGraphInstantiate_v10000: PFN_cuGraphInstantiate_v10000 => cu_graph_instantiate,
-    cuGraphInstantiate_v11000: PFN_cuGraphInstantiate_v11000 => cu_graph_instantiate,
-    cuGraphInstantiateWithFlags_v11040: PFN_cuGraphInstantiateWithFlags_v11040 => cu_graph_instantiate_with_flags,
-    cuGraphInstantiateWithParams_v12000: PFN_cuGraphInstantiateWithParams_v12000 => cu_graph_instantiate_with_params,
-    cuGraphInstantiateWithParams_v12000_ptsz: PFN_cuGraphInstantiateWithParams_v12000_ptsz => cu_graph_instantiate_with_params,
-    cuGraphExecDestroy_v10000: PFN_cuGraphExecDestroy_v10000 => cu_graph_exec_destroy,
-    cuGraphLaunch_v10000: PFN_cuGraphLaunch_v10000 => cu_graph_launch,
-    cuGraphLaunch_v10000_ptsz: PFN_cuGraphLaunch_v10000_ptsz => cu_graph_launch,
 }

@@ -7,7 +7,7 @@ use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, non_null, register, status, write};
+use crate::entry::{from_ptr, non_null, status, write};
 use crate::{context, memory};
 
 const VALID_FLAGS: c_uint = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
@@ -27,37 +27,26 @@ fn alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> Result<(), CUresul
 /// made with, and CU_MEMHOSTALLOC_DEVICEMAP, which the real driver always adds (0 and
 /// `cuMemAllocHost` give 2, PORTABLE gives 3); any other address is
 /// CUDA_ERROR_INVALID_VALUE and writes nothing (docs/driver-facts.md, "Pinned host memory").
-unsafe extern "C" fn cu_mem_host_get_flags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
-    enter!("cuMemHostGetFlags");
+pub(crate) unsafe fn cu_mem_host_get_flags(flags: *mut c_uint, p: *mut c_void) -> CUresult {
     status(non_null(flags).and_then(|()| {
         context::current()?;
         write(flags, memory::pinned_flags(from_ptr(p))? | CU_MEMHOSTALLOC_DEVICEMAP)
     }))
 }
 
-unsafe extern "C" fn cu_mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CUresult {
-    enter!("cuMemAllocHost");
+pub(crate) unsafe fn cu_mem_alloc_host(pp: *mut *mut c_void, size: usize) -> CUresult {
     status(alloc(pp, size, 0))
 }
 
-unsafe extern "C" fn cu_mem_host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
-    enter!("cuMemHostAlloc");
+pub(crate) unsafe fn cu_mem_host_alloc(pp: *mut *mut c_void, size: usize, flags: c_uint) -> CUresult {
     status(alloc(pp, size, flags))
 }
 
 /// `cuMemFreeHost`: NULL succeeds (facts); a freed buffer is CUDA_ERROR_INVALID_VALUE and
 /// a double free in the ledger.
-unsafe extern "C" fn cu_mem_free_host(p: *mut c_void) -> CUresult {
-    enter!("cuMemFreeHost");
+pub(crate) unsafe fn cu_mem_free_host(p: *mut c_void) -> CUresult {
     if p.is_null() {
         return CUresult::CUDA_SUCCESS;
     }
     status(memory::free_pinned(from_ptr(p)))
-}
-
-register! {
-    cuMemAllocHost_v3020: PFN_cuMemAllocHost_v3020 => cu_mem_alloc_host,
-    cuMemHostAlloc_v2020: PFN_cuMemHostAlloc_v2020 => cu_mem_host_alloc,
-    cuMemFreeHost_v2000: PFN_cuMemFreeHost_v2000 => cu_mem_free_host,
-    cuMemHostGetFlags_v2030: PFN_cuMemHostGetFlags_v2030 => cu_mem_host_get_flags,
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::memory;
 use crate::pool::{self, Pool};
 
@@ -60,13 +60,12 @@ fn export_pool(
 
 /// `cuMemPoolExportToShareableHandle`: writes an `int` "file descriptor" for a pool made
 /// with POSIX_FILE_DESCRIPTOR handles; other handle types: CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_mem_pool_export_to_shareable_handle(
+pub(crate) unsafe fn cu_mem_pool_export_to_shareable_handle(
     out: *mut c_void,
     pool: CUmemoryPool,
     t: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    enter!("cuMemPoolExportToShareableHandle");
     status(export_pool(out, pool, t, flags))
 }
 
@@ -82,13 +81,12 @@ fn import_pool(out: *mut CUmemoryPool, handle: *mut c_void, t: CUmemAllocationHa
 }
 
 /// `cuMemPoolImportFromShareableHandle`: a new pool handle for the importing side.
-unsafe extern "C" fn cu_mem_pool_import_from_shareable_handle(
+pub(crate) unsafe fn cu_mem_pool_import_from_shareable_handle(
     out: *mut CUmemoryPool,
     handle: *mut c_void,
     t: CUmemAllocationHandleType,
     _flags: c_ulonglong,
 ) -> CUresult {
-    enter!("cuMemPoolImportFromShareableHandle");
     status(import_pool(out, handle, t))
 }
 
@@ -116,8 +114,7 @@ fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<
 
 /// `cuMemPoolExportPointer`: export data naming the allocation (a live allocation at its
 /// start, from an exportable pool that has been exported).
-unsafe extern "C" fn cu_mem_pool_export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
-    enter!("cuMemPoolExportPointer");
+pub(crate) unsafe fn cu_mem_pool_export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
     status(export_pointer(out, ptr))
 }
 
@@ -148,18 +145,10 @@ fn import_pointer(
 /// `cuMemPoolImportPointer`: a new address mapping the exported allocation, through a pool
 /// imported from the exporting pool. Importing the same data again while an earlier import
 /// is mapped gives another address (a duplicate import in the ledger).
-unsafe extern "C" fn cu_mem_pool_import_pointer(
+pub(crate) unsafe fn cu_mem_pool_import_pointer(
     out: *mut CUdeviceptr,
     pool: CUmemoryPool,
     data: *mut CUmemPoolPtrExportData,
 ) -> CUresult {
-    enter!("cuMemPoolImportPointer");
     status(import_pointer(out, pool, data))
-}
-
-register! {
-    cuMemPoolExportToShareableHandle_v11020: PFN_cuMemPoolExportToShareableHandle_v11020 => cu_mem_pool_export_to_shareable_handle,
-    cuMemPoolImportFromShareableHandle_v11020: PFN_cuMemPoolImportFromShareableHandle_v11020 => cu_mem_pool_import_from_shareable_handle,
-    cuMemPoolExportPointer_v11020: PFN_cuMemPoolExportPointer_v11020 => cu_mem_pool_export_pointer,
-    cuMemPoolImportPointer_v11020: PFN_cuMemPoolImportPointer_v11020 => cu_mem_pool_import_pointer,
 }

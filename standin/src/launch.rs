@@ -15,7 +15,7 @@ use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, non_null, register, status};
+use crate::entry::{from_ptr, non_null, status};
 use crate::graph_node::{KernelNode, Node};
 use crate::kernels::Param;
 use crate::{capture, module, stream};
@@ -206,7 +206,7 @@ unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_
 /// access it makes outside every live allocation fails the launch with
 /// CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn cu_launch_kernel(
+pub(crate) unsafe fn cu_launch_kernel(
     f: CUfunction,
     grid_x: c_uint,
     grid_y: c_uint,
@@ -219,20 +219,18 @@ unsafe extern "C" fn cu_launch_kernel(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    enter!("cuLaunchKernel");
     // SAFETY: forwarded from the program.
     status(unsafe { launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared_mem, s, params, extra) })
 }
 
 /// `cuLaunchKernelEx`: as `cuLaunchKernel`, with the shape and stream from `config`; its
 /// attributes are ignored.
-unsafe extern "C" fn cu_launch_kernel_ex(
+pub(crate) unsafe fn cu_launch_kernel_ex(
     config: *const CUlaunchConfig,
     f: CUfunction,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> CUresult {
-    enter!("cuLaunchKernelEx");
     if config.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -245,11 +243,4 @@ unsafe extern "C" fn cu_launch_kernel_ex(
     }
     // SAFETY: forwarded from the program.
     status(unsafe { launch(f, grid, block, c.sharedMemBytes, c.hStream, params, extra) })
-}
-
-register! {
-    cuLaunchKernel_v4000: PFN_cuLaunchKernel_v4000 => cu_launch_kernel,
-    cuLaunchKernel_v7000_ptsz: PFN_cuLaunchKernel_v7000_ptsz => cu_launch_kernel,
-    cuLaunchKernelEx_v11060: PFN_cuLaunchKernelEx_v11060 => cu_launch_kernel_ex,
-    cuLaunchKernelEx_v11060_ptsz: PFN_cuLaunchKernelEx_v11060_ptsz => cu_launch_kernel_ex,
 }

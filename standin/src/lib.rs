@@ -41,8 +41,8 @@
 //!   stream priorities and flags, PCI bus ids, pointer attributes, mapped pinned memory
 //!   (its device pointer is its host address), function and kernel attributes, pool
 //!   attributes and each device's current pool, module globals of fake images, and
-//!   `cuLaunchCooperativeKernel`. Every other variant is a stub with its exact signature
-//!   that returns `CUDA_ERROR_NOT_SUPPORTED`.
+//!   `cuLaunchCooperativeKernel`. Every other variant has a generated entry point with its
+//!   exact signature that returns `CUDA_ERROR_NOT_SUPPORTED`.
 //! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
 //!   launches) and user object destructors, which run later on driver threads, in stream
 //!   order, never under a stand-in lock; synchronising waits for them.
@@ -261,7 +261,6 @@
 #![allow(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
-mod api;
 mod backing;
 mod callback;
 mod capture;
@@ -273,6 +272,8 @@ mod copy;
 mod copy_any;
 mod ctx_query;
 mod device;
+#[allow(non_snake_case, clippy::all)]
+mod entries;
 mod entry;
 mod errors;
 mod event;
@@ -308,8 +309,7 @@ mod ptx;
 mod queue;
 mod stream;
 mod stream_query;
-#[allow(non_snake_case, clippy::all)]
-mod stubs;
+mod table;
 mod user_object;
 
 use std::sync::LazyLock;
@@ -337,7 +337,7 @@ pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-/// Makes every later call of every entry point (emulated or stub) return
+/// Makes every later call of every entry point (emulated or not) return
 /// CUDA_ERROR_DEINITIALIZED, process-wide, as a real driver does while the process tears
 /// down. `cuGetProcAddress`, `cuDriverGetVersion`, `cuGetErrorName` and
 /// `cuGetErrorString` keep working. Nothing is freed; [`restart`] undoes it.

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use cudrv::sys::*;
 
 use crate::context;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::handles::Registry;
 use crate::image::Image;
 
@@ -21,13 +21,12 @@ struct Link {
 static LINKS: Mutex<Registry<Link>> = Mutex::new(Registry::new("link state", CUresult::CUDA_ERROR_INVALID_HANDLE));
 
 /// `cuLinkCreate`: the options are ignored.
-unsafe extern "C" fn cu_link_create(
+pub(crate) unsafe fn cu_link_create(
     _num_options: c_uint,
     _options: *mut CUjit_option,
     _values: *mut *mut c_void,
     state: *mut CUlinkState,
 ) -> CUresult {
-    enter!("cuLinkCreate");
     let r = non_null(state).and_then(|()| {
         context::current()?;
         let h = lock(&LINKS).insert(Link { image: Image::default(), outputs: Vec::new() });
@@ -39,7 +38,7 @@ unsafe extern "C" fn cu_link_create(
 /// `cuLinkAddData`: any `CU_JIT_INPUT_*` type; the data must be a fake image
 /// (CUDA_ERROR_INVALID_IMAGE otherwise).
 #[allow(clippy::too_many_arguments)]
-unsafe extern "C" fn cu_link_add_data(
+pub(crate) unsafe fn cu_link_add_data(
     state: CUlinkState,
     input_type: CUjitInputType,
     data: *mut c_void,
@@ -49,7 +48,6 @@ unsafe extern "C" fn cu_link_add_data(
     _options: *mut CUjit_option,
     _values: *mut *mut c_void,
 ) -> CUresult {
-    enter!("cuLinkAddData");
     let r = non_null(data).and_then(|()| {
         if input_type.0 >= CUjitInputType::CU_JIT_NUM_INPUT_TYPES.0 || size == 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -65,8 +63,7 @@ unsafe extern "C" fn cu_link_add_data(
 }
 
 /// `cuLinkComplete`: a fake image of everything added, and its size (with its NUL).
-unsafe extern "C" fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void, size: *mut usize) -> CUresult {
-    enter!("cuLinkComplete");
+pub(crate) unsafe fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void, size: *mut usize) -> CUresult {
     let r = non_null(out).and_then(|()| {
         non_null(size)?;
         let mut links = lock(&LINKS);
@@ -81,8 +78,7 @@ unsafe extern "C" fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void,
 }
 
 /// `cuLinkDestroy`: twice: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
-unsafe extern "C" fn cu_link_destroy(state: CUlinkState) -> CUresult {
-    enter!("cuLinkDestroy");
+pub(crate) unsafe fn cu_link_destroy(state: CUlinkState) -> CUresult {
     status(lock(&LINKS).remove(from_ptr(state)).map(drop))
 }
 
@@ -94,13 +90,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&LINKS).forget_destroyed();
-}
-
-register! {
-    cuLinkCreate_v5050: PFN_cuLinkCreate_v5050 => cu_link_create,
-    cuLinkCreate_v6050: PFN_cuLinkCreate_v6050 => cu_link_create,
-    cuLinkAddData_v5050: PFN_cuLinkAddData_v5050 => cu_link_add_data,
-    cuLinkAddData_v6050: PFN_cuLinkAddData_v6050 => cu_link_add_data,
-    cuLinkComplete_v5050: PFN_cuLinkComplete_v5050 => cu_link_complete,
-    cuLinkDestroy_v5050: PFN_cuLinkDestroy_v5050 => cu_link_destroy,
 }

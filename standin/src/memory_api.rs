@@ -9,15 +9,14 @@
 use cudrv::sys::*;
 
 use crate::context;
-use crate::entry::{enter, non_null, register, status, write};
+use crate::entry::{non_null, status, write};
 use crate::ledger::AllocationKind;
 use crate::memory::Owner;
 use crate::{capture, memory, pool_attr, stream};
 
 /// `cuMemAlloc`: facts: size 0 is CUDA_ERROR_INVALID_VALUE, `1 << 62` is
 /// CUDA_ERROR_OUT_OF_MEMORY.
-unsafe extern "C" fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
-    enter!("cuMemAlloc");
+pub(crate) unsafe fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         // facts (conformance): a failed allocation writes 0.
         write(dptr, 0)?;
@@ -30,16 +29,14 @@ unsafe extern "C" fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresu
 
 /// `cuMemFree`: facts: 0 is SUCCESS (even with no current context). A freed address:
 /// CUDA_ERROR_INVALID_VALUE and a double free in the ledger.
-unsafe extern "C" fn cu_mem_free(dptr: CUdeviceptr) -> CUresult {
-    enter!("cuMemFree");
+pub(crate) unsafe fn cu_mem_free(dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return CUresult::CUDA_SUCCESS;
     }
     status(context::current().and_then(|_| memory::free(dptr)))
 }
 
-unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUresult {
-    enter!("cuMemGetInfo");
+pub(crate) unsafe fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUresult {
     let r = non_null(free).and_then(|()| {
         non_null(total)?;
         context::current()?;
@@ -52,8 +49,7 @@ unsafe extern "C" fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUr
 
 /// `cuMemGetAddressRange`: either out-pointer may be null. Outside every live allocation:
 /// CUDA_ERROR_NOT_FOUND, with base and size written as 0 (facts).
-unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
-    enter!("cuMemGetAddressRange");
+pub(crate) unsafe fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
     let r = context::current().and_then(|_| {
         let (start, len) =
             memory::range(dptr).or_else(|e| if e == CUresult::CUDA_ERROR_NOT_FOUND { Ok((0, 0)) } else { Err(e) })?;
@@ -75,8 +71,7 @@ unsafe extern "C" fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut
 
 /// `cuMemAllocAsync`: from the current pool of the stream's device, at once. Size 0
 /// gives 0 (facts).
-unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
-    enter!("cuMemAllocAsync");
+pub(crate) unsafe fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         write(dptr, 0)?;
         let t = stream::resolve(s)?;
@@ -91,8 +86,7 @@ unsafe extern "C" fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: 
 }
 
 /// `cuMemFreeAsync`: at once; as `cuMemFree` (0 succeeds, facts).
-unsafe extern "C" fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
-    enter!("cuMemFreeAsync");
+pub(crate) unsafe fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
     let r = stream::resolve(s).and_then(|_| {
         capture::refuse(s)?;
         match dptr {
@@ -101,15 +95,4 @@ unsafe extern "C" fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresu
         }
     });
     status(r)
-}
-
-register! {
-    cuMemAlloc_v3020: PFN_cuMemAlloc_v3020 => cu_mem_alloc,
-    cuMemFree_v3020: PFN_cuMemFree_v3020 => cu_mem_free,
-    cuMemGetInfo_v3020: PFN_cuMemGetInfo_v3020 => cu_mem_get_info,
-    cuMemGetAddressRange_v3020: PFN_cuMemGetAddressRange_v3020 => cu_mem_get_address_range,
-    cuMemAllocAsync_v11020: PFN_cuMemAllocAsync_v11020 => cu_mem_alloc_async,
-    cuMemAllocAsync_v11020_ptsz: PFN_cuMemAllocAsync_v11020_ptsz => cu_mem_alloc_async,
-    cuMemFreeAsync_v11020: PFN_cuMemFreeAsync_v11020 => cu_mem_free_async,
-    cuMemFreeAsync_v11020_ptsz: PFN_cuMemFreeAsync_v11020_ptsz => cu_mem_free_async,
 }

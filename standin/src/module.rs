@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use cudrv::sys::*;
 
 use crate::context;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::handles::{self, Registry};
 use crate::image::Image;
 use crate::kernels::HostKernel;
@@ -121,29 +121,26 @@ fn load_module(module: *mut CUmodule, image: *const c_void) -> Result<(), CUresu
 
 /// `cuModuleLoadData`: a fake image, or PTX whose kernels all have host implementations
 /// (see `image.rs`); CUDA_ERROR_INVALID_IMAGE otherwise.
-unsafe extern "C" fn cu_module_load_data(module: *mut CUmodule, image: *const c_void) -> CUresult {
-    enter!("cuModuleLoadData");
+pub(crate) unsafe fn cu_module_load_data(module: *mut CUmodule, image: *const c_void) -> CUresult {
     status(load_module(module, image))
 }
 
 /// `cuModuleLoadDataEx`: as `cuModuleLoadData`; the JIT options are ignored (nothing is
 /// written to their log buffers).
-unsafe extern "C" fn cu_module_load_data_ex(
+pub(crate) unsafe fn cu_module_load_data_ex(
     module: *mut CUmodule,
     image: *const c_void,
     _num_options: c_uint,
     _options: *mut CUjit_option,
     _values: *mut *mut c_void,
 ) -> CUresult {
-    enter!("cuModuleLoadDataEx");
     status(load_module(module, image))
 }
 
 /// `cuModuleUnload`: a library's module is unloaded with its library
 /// (CUDA_ERROR_INVALID_HANDLE here); unloading twice: CUDA_ERROR_INVALID_HANDLE and a
 /// double destroy in the ledger.
-unsafe extern "C" fn cu_module_unload(module: CUmodule) -> CUresult {
-    enter!("cuModuleUnload");
+pub(crate) unsafe fn cu_module_unload(module: CUmodule) -> CUresult {
     let h = from_ptr(module);
     let mut s = lock(&STATE);
     if s.modules.get(h).is_ok_and(|m| m.library.is_some()) {
@@ -153,8 +150,7 @@ unsafe extern "C" fn cu_module_unload(module: CUmodule) -> CUresult {
 }
 
 /// `cuModuleGetFunction`: CUDA_ERROR_NOT_FOUND for a name the image does not have.
-unsafe extern "C" fn cu_module_get_function(f: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult {
-    enter!("cuModuleGetFunction");
+pub(crate) unsafe fn cu_module_get_function(f: *mut CUfunction, module: CUmodule, name: *const c_char) -> CUresult {
     let r = non_null(f).and_then(|()| {
         // facts (conformance): a name the module lacks leaves the function NULL.
         write(f, std::ptr::null_mut())?;
@@ -169,7 +165,8 @@ unsafe extern "C" fn cu_module_get_function(f: *mut CUfunction, module: CUmodule
 /// non-null image is accepted, as a real driver loading lazily does (driver-facts.md,
 /// "Edge cases": garbage bytes succeeded); one the stand-in cannot run answers
 /// CUDA_ERROR_INVALID_IMAGE when a kernel or the module is asked for.
-unsafe extern "C" fn cu_library_load_data(
+#[allow(clippy::too_many_arguments)] // the C signature
+pub(crate) unsafe fn cu_library_load_data(
     library: *mut CUlibrary,
     code: *const c_void,
     _jit_options: *mut CUjit_option,
@@ -179,7 +176,6 @@ unsafe extern "C" fn cu_library_load_data(
     _lib_values: *mut *mut c_void,
     _num_lib: c_uint,
 ) -> CUresult {
-    enter!("cuLibraryLoadData");
     let r = non_null(library).and_then(|()| {
         non_null(code)?;
         // SAFETY: the program's image, NUL-terminated if it is text.
@@ -196,8 +192,7 @@ unsafe extern "C" fn cu_library_load_data(
 
 /// `cuLibraryUnload`: with its module, kernels and functions. Twice:
 /// CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
-unsafe extern "C" fn cu_library_unload(library: CUlibrary) -> CUresult {
-    enter!("cuLibraryUnload");
+pub(crate) unsafe fn cu_library_unload(library: CUlibrary) -> CUresult {
     let h = from_ptr(library);
     let mut s = lock(&STATE);
     let r = s.libraries.remove(h).and_then(|lib| {
@@ -211,8 +206,7 @@ unsafe extern "C" fn cu_library_unload(library: CUlibrary) -> CUresult {
 }
 
 /// `cuLibraryGetKernel`: CUDA_ERROR_NOT_FOUND for a name the image does not have.
-unsafe extern "C" fn cu_library_get_kernel(kernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult {
-    enter!("cuLibraryGetKernel");
+pub(crate) unsafe fn cu_library_get_kernel(kernel: *mut CUkernel, library: CUlibrary, name: *const c_char) -> CUresult {
     let r = non_null(kernel).and_then(|()| {
         let name = name_arg(name)?;
         let h = from_ptr(library);
@@ -231,8 +225,7 @@ unsafe extern "C" fn cu_library_get_kernel(kernel: *mut CUkernel, library: CUlib
     status(r)
 }
 
-unsafe extern "C" fn cu_library_get_module(module: *mut CUmodule, library: CUlibrary) -> CUresult {
-    enter!("cuLibraryGetModule");
+pub(crate) unsafe fn cu_library_get_module(module: *mut CUmodule, library: CUlibrary) -> CUresult {
     let r = non_null(module).and_then(|()| {
         context::current()?;
         let m = lock(&STATE).library_module(from_ptr(library))?;
@@ -242,8 +235,7 @@ unsafe extern "C" fn cu_library_get_module(module: *mut CUmodule, library: CUlib
 }
 
 /// `cuKernelGetFunction`: the function of the kernel in its library's module.
-unsafe extern "C" fn cu_kernel_get_function(f: *mut CUfunction, kernel: CUkernel) -> CUresult {
-    enter!("cuKernelGetFunction");
+pub(crate) unsafe fn cu_kernel_get_function(f: *mut CUfunction, kernel: CUkernel) -> CUresult {
     let r = non_null(f).and_then(|()| {
         context::current()?;
         let mut s = lock(&STATE);
@@ -270,8 +262,7 @@ fn interned(name: &str) -> Result<*const c_char, CUresult> {
 }
 
 /// `cuFuncGetName`: the kernel name of a function.
-unsafe extern "C" fn cu_func_get_name(name: *mut *const c_char, f: CUfunction) -> CUresult {
-    enter!("cuFuncGetName");
+pub(crate) unsafe fn cu_func_get_name(name: *mut *const c_char, f: CUfunction) -> CUresult {
     let r = non_null(name).and_then(|()| {
         let n = lock(&STATE).functions.get(&from_ptr(f)).map(|(_, n)| n.clone());
         write(name, interned(&n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
@@ -280,8 +271,7 @@ unsafe extern "C" fn cu_func_get_name(name: *mut *const c_char, f: CUfunction) -
 }
 
 /// `cuKernelGetName`: the name of a library's kernel.
-unsafe extern "C" fn cu_kernel_get_name(name: *mut *const c_char, k: CUkernel) -> CUresult {
-    enter!("cuKernelGetName");
+pub(crate) unsafe fn cu_kernel_get_name(name: *mut *const c_char, k: CUkernel) -> CUresult {
     let r = non_null(name).and_then(|()| {
         let n = lock(&STATE).kernels.get(&from_ptr(k)).map(|(_, n)| n.clone());
         write(name, interned(&n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
@@ -290,8 +280,7 @@ unsafe extern "C" fn cu_kernel_get_name(name: *mut *const c_char, k: CUkernel) -
 }
 
 /// `cuLibraryGetKernelCount`: the number of kernels in the library's image.
-unsafe extern "C" fn cu_library_get_kernel_count(count: *mut std::ffi::c_uint, library: CUlibrary) -> CUresult {
-    enter!("cuLibraryGetKernelCount");
+pub(crate) unsafe fn cu_library_get_kernel_count(count: *mut std::ffi::c_uint, library: CUlibrary) -> CUresult {
     let r = non_null(count).and_then(|()| {
         let n = lock(&STATE).libraries.get(from_ptr(library))?.image.kernels.len();
         write(count, std::ffi::c_uint::try_from(n).unwrap_or(std::ffi::c_uint::MAX))
@@ -324,19 +313,4 @@ pub(crate) fn forget_destroyed() {
     let mut s = lock(&STATE);
     s.modules.forget_destroyed();
     s.libraries.forget_destroyed();
-}
-
-register! {
-    cuModuleLoadData_v2000: PFN_cuModuleLoadData_v2000 => cu_module_load_data,
-    cuModuleLoadDataEx_v2010: PFN_cuModuleLoadDataEx_v2010 => cu_module_load_data_ex,
-    cuModuleUnload_v2000: PFN_cuModuleUnload_v2000 => cu_module_unload,
-    cuModuleGetFunction_v2000: PFN_cuModuleGetFunction_v2000 => cu_module_get_function,
-    cuLibraryLoadData_v12000: PFN_cuLibraryLoadData_v12000 => cu_library_load_data,
-    cuLibraryUnload_v12000: PFN_cuLibraryUnload_v12000 => cu_library_unload,
-    cuLibraryGetKernel_v12000: PFN_cuLibraryGetKernel_v12000 => cu_library_get_kernel,
-    cuLibraryGetModule_v12000: PFN_cuLibraryGetModule_v12000 => cu_library_get_module,
-    cuKernelGetFunction_v12000: PFN_cuKernelGetFunction_v12000 => cu_kernel_get_function,
-    cuFuncGetName_v12030: PFN_cuFuncGetName_v12030 => cu_func_get_name,
-    cuKernelGetName_v12030: PFN_cuKernelGetName_v12030 => cu_kernel_get_name,
-    cuLibraryGetKernelCount_v12040: PFN_cuLibraryGetKernelCount_v12040 => cu_library_get_kernel_count,
 }

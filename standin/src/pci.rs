@@ -8,7 +8,7 @@ use std::ffi::{c_char, c_int, CStr};
 use cudrv::sys::*;
 
 use crate::device::{device_count, put_string, valid_device, FIRST_PCI_DEVICE};
-use crate::entry::{enter, put};
+use crate::entry::put;
 
 /// The bus id of `dev`.
 fn bus_id(dev: CUdevice) -> String {
@@ -16,8 +16,7 @@ fn bus_id(dev: CUdevice) -> String {
 }
 
 /// `cuDeviceGetPCIBusId`: the id cut to `len - 1` bytes and a NUL.
-unsafe extern "C" fn cu_device_get_pci_bus_id(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetPCIBusId");
+pub(crate) unsafe fn cu_device_get_pci_bus_id(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
@@ -45,8 +44,7 @@ fn parse(id: &str) -> Option<(u32, u32, u32, u32)> {
 
 /// `cuDeviceGetByPCIBusId`: CUDA_ERROR_INVALID_VALUE for a null or malformed id,
 /// CUDA_ERROR_INVALID_DEVICE for one no device has.
-unsafe extern "C" fn cu_device_get_by_pci_bus_id(dev: *mut CUdevice, id: *const c_char) -> CUresult {
-    enter!("cuDeviceGetByPCIBusId");
+pub(crate) unsafe fn cu_device_get_by_pci_bus_id(dev: *mut CUdevice, id: *const c_char) -> CUresult {
     if dev.is_null() || id.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -59,9 +57,4 @@ unsafe extern "C" fn cu_device_get_by_pci_bus_id(dev: *mut CUdevice, id: *const 
         Some(d) => put(dev, d),
         None => CUresult::CUDA_ERROR_INVALID_DEVICE,
     }
-}
-
-crate::entry::register! {
-    cuDeviceGetPCIBusId_v4010: PFN_cuDeviceGetPCIBusId_v4010 => cu_device_get_pci_bus_id,
-    cuDeviceGetByPCIBusId_v4010: PFN_cuDeviceGetByPCIBusId_v4010 => cu_device_get_by_pci_bus_id,
 }

@@ -19,7 +19,7 @@ use cudrv::sys::*;
 
 use crate::context::{self, Context};
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, write};
+use crate::entry::{from_ptr, lock, non_null, status, write};
 use crate::{memory, stream};
 
 /// `(context, peer)` pairs with peer access enabled.
@@ -30,8 +30,7 @@ pub(crate) fn forget_context(ctx: u64) {
     lock(&ENABLED).retain(|&(a, b)| a != ctx && b != ctx);
 }
 
-unsafe extern "C" fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
-    enter!("cuDeviceCanAccessPeer");
+pub(crate) unsafe fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
     let r = non_null(can).and_then(|()| {
         if !valid_device(dev) || !valid_device(peer) {
             return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
@@ -44,13 +43,12 @@ unsafe extern "C" fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, p
 /// `cuDeviceGetP2PAttribute`: between distinct devices, access, native atomics and array
 /// access are supported and the performance rank is 0; a device and itself:
 /// CUDA_ERROR_INVALID_DEVICE, as the CUDA documentation says.
-unsafe extern "C" fn cu_device_get_p2p_attribute(
+pub(crate) unsafe fn cu_device_get_p2p_attribute(
     value: *mut c_int,
     attrib: CUdevice_P2PAttribute,
     src: CUdevice,
     dst: CUdevice,
 ) -> CUresult {
-    enter!("cuDeviceGetP2PAttribute");
     type A = CUdevice_P2PAttribute;
     let r = non_null(value).and_then(|()| {
         if !valid_device(src) || !valid_device(dst) || src == dst {
@@ -91,13 +89,11 @@ fn enable(peer: CUcontext, flags: c_uint) -> Result<(), CUresult> {
 }
 
 /// `cuCtxEnablePeerAccess`: flags must be 0.
-unsafe extern "C" fn cu_ctx_enable_peer_access(peer: CUcontext, flags: c_uint) -> CUresult {
-    enter!("cuCtxEnablePeerAccess");
+pub(crate) unsafe fn cu_ctx_enable_peer_access(peer: CUcontext, flags: c_uint) -> CUresult {
     status(enable(peer, flags))
 }
 
-unsafe extern "C" fn cu_ctx_disable_peer_access(peer: CUcontext) -> CUresult {
-    enter!("cuCtxDisablePeerAccess");
+pub(crate) unsafe fn cu_ctx_disable_peer_access(peer: CUcontext) -> CUresult {
     let r = pair(peer).and_then(|(current, peer)| {
         if !lock(&ENABLED).remove(&(current.handle, peer.handle)) {
             return Err(CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
@@ -121,20 +117,19 @@ fn copy_peer(dst: CUdeviceptr, dst_ctx: CUcontext, src: CUdeviceptr, src_ctx: CU
     status(r)
 }
 
-unsafe extern "C" fn cu_memcpy_peer(
+pub(crate) unsafe fn cu_memcpy_peer(
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
     src_ctx: CUcontext,
     n: usize,
 ) -> CUresult {
-    enter!("cuMemcpyPeer");
     copy_peer(dst, dst_ctx, src, src_ctx, n)
 }
 
 /// `cuMemcpyPeerAsync`: at once (see the crate docs). On a capturing stream:
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
-unsafe extern "C" fn cu_memcpy_peer_async(
+pub(crate) unsafe fn cu_memcpy_peer_async(
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
@@ -142,20 +137,8 @@ unsafe extern "C" fn cu_memcpy_peer_async(
     n: usize,
     s: CUstream,
 ) -> CUresult {
-    enter!("cuMemcpyPeerAsync");
     if let Err(e) = stream::resolve(s).and_then(|_| crate::capture::refuse(s)) {
         return e;
     }
     copy_peer(dst, dst_ctx, src, src_ctx, n)
-}
-
-register! {
-    cuDeviceCanAccessPeer_v4000: PFN_cuDeviceCanAccessPeer_v4000 => cu_device_can_access_peer,
-    cuDeviceGetP2PAttribute_v8000: PFN_cuDeviceGetP2PAttribute_v8000 => cu_device_get_p2p_attribute,
-    cuCtxEnablePeerAccess_v4000: PFN_cuCtxEnablePeerAccess_v4000 => cu_ctx_enable_peer_access,
-    cuCtxDisablePeerAccess_v4000: PFN_cuCtxDisablePeerAccess_v4000 => cu_ctx_disable_peer_access,
-    cuMemcpyPeer_v4000: PFN_cuMemcpyPeer_v4000 => cu_memcpy_peer,
-    cuMemcpyPeer_v7000_ptds: PFN_cuMemcpyPeer_v7000_ptds => cu_memcpy_peer,
-    cuMemcpyPeerAsync_v4000: PFN_cuMemcpyPeerAsync_v4000 => cu_memcpy_peer_async,
-    cuMemcpyPeerAsync_v7000_ptsz: PFN_cuMemcpyPeerAsync_v7000_ptsz => cu_memcpy_peer_async,
 }

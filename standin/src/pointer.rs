@@ -10,7 +10,7 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::context;
-use crate::entry::{enter, non_null, register, status, write};
+use crate::entry::{non_null, status, write};
 use crate::memory::{self, PointerInfo};
 use crate::pool;
 
@@ -90,21 +90,19 @@ fn get_attribute(data: *mut c_void, attr: P, address: CUdeviceptr) -> Result<(),
 }
 
 /// `cuPointerGetAttribute`: needs no current context.
-unsafe extern "C" fn cu_pointer_get_attribute(data: *mut c_void, attr: P, ptr: CUdeviceptr) -> CUresult {
-    enter!("cuPointerGetAttribute");
+pub(crate) unsafe fn cu_pointer_get_attribute(data: *mut c_void, attr: P, ptr: CUdeviceptr) -> CUresult {
     status(get_attribute(data, attr, ptr))
 }
 
 /// `cuPointerGetAttributes`: for a pointer the driver did not make, every value is 0 (the
 /// CUDA documentation: no error); an unknown attribute or a null data pointer is
 /// CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_pointer_get_attributes(
+pub(crate) unsafe fn cu_pointer_get_attributes(
     count: c_uint,
     attrs: *mut P,
     data: *mut *mut c_void,
     ptr: CUdeviceptr,
 ) -> CUresult {
-    enter!("cuPointerGetAttributes");
     let r = (|| {
         non_null(attrs)?;
         non_null(data)?;
@@ -125,12 +123,11 @@ unsafe extern "C" fn cu_pointer_get_attributes(
 /// `cuMemHostGetDevicePointer`: the device pointer of pinned memory is its own address;
 /// flags must be 0, and a pointer that is not in a live pinned buffer is
 /// CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_mem_host_get_device_pointer(
+pub(crate) unsafe fn cu_mem_host_get_device_pointer(
     pdptr: *mut CUdeviceptr,
     p: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    enter!("cuMemHostGetDevicePointer");
     let r = non_null(pdptr).and_then(|()| {
         context::current()?;
         let address = p as usize as u64;
@@ -140,10 +137,4 @@ unsafe extern "C" fn cu_mem_host_get_device_pointer(
         }
     });
     status(r)
-}
-
-register! {
-    cuPointerGetAttribute_v4000: PFN_cuPointerGetAttribute_v4000 => cu_pointer_get_attribute,
-    cuPointerGetAttributes_v7000: PFN_cuPointerGetAttributes_v7000 => cu_pointer_get_attributes,
-    cuMemHostGetDevicePointer_v3020: PFN_cuMemHostGetDevicePointer_v3020 => cu_mem_host_get_device_pointer,
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, lock, non_null, put, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, put, status, to_ptr, write};
 use crate::handles::Registry;
 use crate::ledger::AllocationKind;
 use crate::{memory, stream};
@@ -101,15 +101,13 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
 
 /// `cuMemPoolCreate`: a device location with a valid device id, or a host one; handle
 /// types NONE or POSIX_FILE_DESCRIPTOR.
-unsafe extern "C" fn cu_mem_pool_create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
-    enter!("cuMemPoolCreate");
+pub(crate) unsafe fn cu_mem_pool_create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
     status(create(pool_out, props))
 }
 
 /// `cuMemPoolDestroy`: a default pool cannot be destroyed (CUDA_ERROR_INVALID_VALUE); a
 /// destroyed one: CUDA_ERROR_INVALID_VALUE and a double destroy in the ledger.
-unsafe extern "C" fn cu_mem_pool_destroy(pool: CUmemoryPool) -> CUresult {
-    enter!("cuMemPoolDestroy");
+pub(crate) unsafe fn cu_mem_pool_destroy(pool: CUmemoryPool) -> CUresult {
     let h = from_ptr(pool);
     let mut s = lock(&STATE);
     if s.pools.get(h).is_ok_and(|p| p.default) {
@@ -118,8 +116,7 @@ unsafe extern "C" fn cu_mem_pool_destroy(pool: CUmemoryPool) -> CUresult {
     status(s.pools.remove(h).map(drop))
 }
 
-unsafe extern "C" fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetDefaultMemPool");
+pub(crate) unsafe fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
     if pool_out.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -131,12 +128,11 @@ unsafe extern "C" fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool,
 
 /// `cuMemGetDefaultMemPool`: the default pool of a device location for pinned
 /// allocations (the only kind the stand-in emulates: others are CUDA_ERROR_NOT_SUPPORTED).
-unsafe extern "C" fn cu_mem_get_default_mem_pool(
+pub(crate) unsafe fn cu_mem_get_default_mem_pool(
     pool_out: *mut CUmemoryPool,
     location: *mut CUmemLocation,
     kind: CUmemAllocationType,
 ) -> CUresult {
-    enter!("cuMemGetDefaultMemPool");
     let r = non_null(pool_out).and_then(|()| non_null(location)).and_then(|()| {
         // SAFETY: a non-null location from the caller.
         let loc = unsafe { *location };
@@ -155,13 +151,12 @@ unsafe extern "C" fn cu_mem_get_default_mem_pool(
 
 /// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. Size 0 gives 0 (facts).
 /// On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
-unsafe extern "C" fn cu_mem_alloc_from_pool_async(
+pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
     dptr: *mut CUdeviceptr,
     size: usize,
     pool: CUmemoryPool,
     s: CUstream,
 ) -> CUresult {
-    enter!("cuMemAllocFromPoolAsync");
     let r = non_null(dptr).and_then(|()| {
         let h = from_ptr(pool);
         if find(h)?.imported_from.is_some() {
@@ -178,16 +173,14 @@ unsafe extern "C" fn cu_mem_alloc_from_pool_async(
 }
 
 /// `cuMemPoolTrimTo`: nothing to trim (freed memory is released at once).
-unsafe extern "C" fn cu_mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CUresult {
-    enter!("cuMemPoolTrimTo");
+pub(crate) unsafe fn cu_mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CUresult {
     status(find(from_ptr(pool)).map(drop))
 }
 
 /// `cuMemPoolSetAccess`: checks the pool, the descriptors (device locations of existing
 /// devices, known flags) and accepts them. Host-backed memory is reachable from every
 /// device, so nothing else changes.
-unsafe extern "C" fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
-    enter!("cuMemPoolSetAccess");
+pub(crate) unsafe fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
     let check = || -> Result<(), CUresult> {
         find(from_ptr(pool))?;
         if count == 0 || map.is_null() {
@@ -224,15 +217,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&STATE).pools.forget_destroyed();
-}
-
-register! {
-    cuMemGetDefaultMemPool_v13000: PFN_cuMemGetDefaultMemPool_v13000 => cu_mem_get_default_mem_pool,
-    cuMemPoolCreate_v11020: PFN_cuMemPoolCreate_v11020 => cu_mem_pool_create,
-    cuMemPoolDestroy_v11020: PFN_cuMemPoolDestroy_v11020 => cu_mem_pool_destroy,
-    cuDeviceGetDefaultMemPool_v11020: PFN_cuDeviceGetDefaultMemPool_v11020 => cu_device_get_default_mem_pool,
-    cuMemAllocFromPoolAsync_v11020: PFN_cuMemAllocFromPoolAsync_v11020 => cu_mem_alloc_from_pool_async,
-    cuMemAllocFromPoolAsync_v11020_ptsz: PFN_cuMemAllocFromPoolAsync_v11020_ptsz => cu_mem_alloc_from_pool_async,
-    cuMemPoolTrimTo_v11020: PFN_cuMemPoolTrimTo_v11020 => cu_mem_pool_trim_to,
-    cuMemPoolSetAccess_v11020: PFN_cuMemPoolSetAccess_v11020 => cu_mem_pool_set_access,
 }

@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::{memory, pool};
 
 /// The settable attributes of one pool.
@@ -86,8 +86,7 @@ fn get(h: u64, attr: A) -> Result<Value, CUresult> {
 }
 
 /// `cuMemPoolGetAttribute`: `value` is an int or a `cuuint64_t`, as the attribute takes.
-unsafe extern "C" fn cu_mem_pool_get_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
-    enter!("cuMemPoolGetAttribute");
+pub(crate) unsafe fn cu_mem_pool_get_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
     let r = non_null(value).and_then(|()| match get(from_ptr(pool), attr)? {
         Value::Int(v) => write(value.cast::<c_int>(), v),
         Value::U64(v) => write(value.cast::<u64>(), v),
@@ -121,19 +120,16 @@ fn set(h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
 /// `cuMemPoolSetAttribute`: the reuse flags and the release threshold are kept (they
 /// change nothing else); the high marks are reset with 0; anything else is
 /// CUDA_ERROR_INVALID_VALUE.
-unsafe extern "C" fn cu_mem_pool_set_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
-    enter!("cuMemPoolSetAttribute");
+pub(crate) unsafe fn cu_mem_pool_set_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
     status(set(from_ptr(pool), attr, value))
 }
 
-unsafe extern "C" fn cu_device_get_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
-    enter!("cuDeviceGetMemPool");
+pub(crate) unsafe fn cu_device_get_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
     status(non_null(pool_out).and_then(|()| write(pool_out, to_ptr(current_pool(dev)?))))
 }
 
 /// `cuDeviceSetMemPool`: a live pool of that device (CUDA_ERROR_INVALID_VALUE otherwise).
-unsafe extern "C" fn cu_device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
-    enter!("cuDeviceSetMemPool");
+pub(crate) unsafe fn cu_device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
     if !valid_device(dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
@@ -146,11 +142,4 @@ unsafe extern "C" fn cu_device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -
         Ok(())
     });
     status(r)
-}
-
-register! {
-    cuMemPoolGetAttribute_v11020: PFN_cuMemPoolGetAttribute_v11020 => cu_mem_pool_get_attribute,
-    cuMemPoolSetAttribute_v11020: PFN_cuMemPoolSetAttribute_v11020 => cu_mem_pool_set_attribute,
-    cuDeviceGetMemPool_v11020: PFN_cuDeviceGetMemPool_v11020 => cu_device_get_mem_pool,
-    cuDeviceSetMemPool_v11020: PFN_cuDeviceSetMemPool_v11020 => cu_device_set_mem_pool,
 }

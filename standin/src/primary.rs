@@ -7,11 +7,10 @@ use std::ffi::{c_int, c_uint};
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, non_null, put, register, status, to_ptr, write};
+use crate::entry::{non_null, put, status, to_ptr, write};
 use crate::primaries;
 
-unsafe extern "C" fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
-    enter!("cuDevicePrimaryCtxRetain");
+pub(crate) unsafe fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
     if ctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -21,23 +20,20 @@ unsafe extern "C" fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUde
     }
 }
 
-unsafe extern "C" fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
-    enter!("cuDevicePrimaryCtxRelease");
+pub(crate) unsafe fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
     status(primaries::release(dev))
 }
 
 /// `cuDevicePrimaryCtxReset`: waits for the context's work and destroys it.
-unsafe extern "C" fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
-    enter!("cuDevicePrimaryCtxReset");
+pub(crate) unsafe fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
     status(primaries::reset(dev))
 }
 
-unsafe extern "C" fn cu_device_primary_ctx_get_state(
+pub(crate) unsafe fn cu_device_primary_ctx_get_state(
     dev: CUdevice,
     flags: *mut c_uint,
     active: *mut c_int,
 ) -> CUresult {
-    enter!("cuDevicePrimaryCtxGetState");
     let r = non_null(flags).and_then(|()| {
         non_null(active)?;
         let (f, is_active) = primaries::state(dev)?;
@@ -49,22 +45,10 @@ unsafe extern "C" fn cu_device_primary_ctx_get_state(
 
 /// `cuDevicePrimaryCtxSetFlags`: kept, reported by `cuDevicePrimaryCtxGetState` and
 /// `cuCtxGetFlags`; they change nothing else.
-unsafe extern "C" fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
-    enter!("cuDevicePrimaryCtxSetFlags");
+pub(crate) unsafe fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
     if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
         // The device is checked first.
         return status(primaries::state(dev).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
     }
     status(primaries::set_flags(dev, flags))
-}
-
-register! {
-    cuDevicePrimaryCtxGetState_v7000: PFN_cuDevicePrimaryCtxGetState_v7000 => cu_device_primary_ctx_get_state,
-    cuDevicePrimaryCtxSetFlags_v7000: PFN_cuDevicePrimaryCtxSetFlags_v7000 => cu_device_primary_ctx_set_flags,
-    cuDevicePrimaryCtxSetFlags_v11000: PFN_cuDevicePrimaryCtxSetFlags_v11000 => cu_device_primary_ctx_set_flags,
-    cuDevicePrimaryCtxRetain_v7000: PFN_cuDevicePrimaryCtxRetain_v7000 => cu_device_primary_ctx_retain,
-    cuDevicePrimaryCtxRelease_v7000: PFN_cuDevicePrimaryCtxRelease_v7000 => cu_device_primary_ctx_release,
-    cuDevicePrimaryCtxRelease_v11000: PFN_cuDevicePrimaryCtxRelease_v11000 => cu_device_primary_ctx_release,
-    cuDevicePrimaryCtxReset_v7000: PFN_cuDevicePrimaryCtxReset_v7000 => cu_device_primary_ctx_reset,
-    cuDevicePrimaryCtxReset_v11000: PFN_cuDevicePrimaryCtxReset_v11000 => cu_device_primary_ctx_reset,
 }

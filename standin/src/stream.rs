@@ -14,7 +14,7 @@ use cudrv::sys::*;
 use crate::capture;
 use crate::context::{self, Context};
 use crate::ctx_query::{GREATEST_PRIORITY, LEAST_PRIORITY};
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::graph_node::Node;
 use crate::handles::Registry;
 use crate::queue::{HostCall, Queue};
@@ -105,15 +105,13 @@ fn create(ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUres
     write(ph, to_ptr(h))
 }
 
-unsafe extern "C" fn cu_stream_create(ph: *mut CUstream, flags: c_uint) -> CUresult {
-    enter!("cuStreamCreate");
+pub(crate) unsafe fn cu_stream_create(ph: *mut CUstream, flags: c_uint) -> CUresult {
     status(create(ph, flags, 0))
 }
 
 /// `cuStreamCreateWithPriority`: any priority is accepted, clamped to the range (it has
 /// no other effect).
-unsafe extern "C" fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult {
-    enter!("cuStreamCreateWithPriority");
+pub(crate) unsafe fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult {
     status(create(ph, flags, priority))
 }
 
@@ -121,8 +119,7 @@ unsafe extern "C" fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_
 /// `cuStreamDestroy(NULL)`) or an unknown stream: CUDA_ERROR_INVALID_HANDLE. A destroyed
 /// one: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger (facts: a real driver
 /// crashes).
-unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
-    enter!("cuStreamDestroy");
+pub(crate) unsafe fn cu_stream_destroy(h: CUstream) -> CUresult {
     let h = from_ptr(h);
     if is_default(h) {
         return CUresult::CUDA_ERROR_INVALID_HANDLE;
@@ -143,8 +140,7 @@ unsafe extern "C" fn cu_stream_destroy(h: CUstream) -> CUresult {
 
 /// Waits for the host functions pushed on `s` so far; a sticky failure shows here. On a
 /// capturing stream: see [`cu_stream_query`].
-unsafe extern "C" fn cu_stream_synchronize(s: CUstream) -> CUresult {
-    enter!("cuStreamSynchronize");
+pub(crate) unsafe fn cu_stream_synchronize(s: CUstream) -> CUresult {
     status(resolve(s).and_then(|t| {
         capture::refuse(s)?;
         t.queue.drain()?;
@@ -154,8 +150,7 @@ unsafe extern "C" fn cu_stream_synchronize(s: CUstream) -> CUresult {
 
 /// CUDA_ERROR_NOT_READY while host functions are pending. On a capturing stream (facts):
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated.
-unsafe extern "C" fn cu_stream_query(s: CUstream) -> CUresult {
-    enter!("cuStreamQuery");
+pub(crate) unsafe fn cu_stream_query(s: CUstream) -> CUresult {
     match resolve(s).and_then(|t| capture::refuse(s).map(|()| t)) {
         Ok(t) if t.queue.busy() => CUresult::CUDA_ERROR_NOT_READY,
         Ok(_) => CUresult::CUDA_SUCCESS,
@@ -169,14 +164,12 @@ fn context_of(s: CUstream) -> Result<CUcontext, CUresult> {
     Ok(to_ptr(t.ctx.handle))
 }
 
-unsafe extern "C" fn cu_stream_get_ctx(s: CUstream, pctx: *mut CUcontext) -> CUresult {
-    enter!("cuStreamGetCtx");
+pub(crate) unsafe fn cu_stream_get_ctx(s: CUstream, pctx: *mut CUcontext) -> CUresult {
     status(non_null(pctx).and_then(|()| write(pctx, context_of(s)?)))
 }
 
 /// `cuStreamGetCtx_v12050`: never a green context (NULL).
-unsafe extern "C" fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext, pgreen: *mut CUgreenCtx) -> CUresult {
-    enter!("cuStreamGetCtx");
+pub(crate) unsafe fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext, pgreen: *mut CUgreenCtx) -> CUresult {
     if pctx.is_null() && pgreen.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -206,19 +199,17 @@ fn launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), C
 
 /// `cuLaunchHostFunc`: `f(data)` runs on the stream's driver thread, after the work pushed
 /// before it. On a capturing stream it becomes a host node.
-unsafe extern "C" fn cu_launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
-    enter!("cuLaunchHostFunc");
+pub(crate) unsafe fn cu_launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
     status(launch_host_func(s, f, data))
 }
 
 /// `cuLaunchHostFunc_v13010`: the sync mode is checked (0 or 1) and otherwise ignored.
-unsafe extern "C" fn cu_launch_host_func_v13010(
+pub(crate) unsafe fn cu_launch_host_func_v13010(
     s: CUstream,
     f: CUhostFn,
     data: *mut c_void,
     sync_mode: c_uint,
 ) -> CUresult {
-    enter!("cuLaunchHostFunc");
     if sync_mode > 1 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -258,13 +249,12 @@ fn add_callback(s: CUstream, f: CUstreamCallback, data: *mut c_void, flags: c_ui
 
 /// `cuStreamAddCallback`: the callback runs as a host function does, with status SUCCESS;
 /// flags must be 0.
-unsafe extern "C" fn cu_stream_add_callback(
+pub(crate) unsafe fn cu_stream_add_callback(
     s: CUstream,
     f: CUstreamCallback,
     data: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    enter!("cuStreamAddCallback");
     status(add_callback(s, f, data, flags))
 }
 
@@ -276,25 +266,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&STREAMS).forget_destroyed();
-}
-
-register! {
-    cuStreamCreate_v2000: PFN_cuStreamCreate_v2000 => cu_stream_create,
-    cuStreamCreateWithPriority_v5050: PFN_cuStreamCreateWithPriority_v5050 => cu_stream_create_with_priority,
-    cuStreamDestroy_v2000: PFN_cuStreamDestroy_v2000 => cu_stream_destroy,
-    cuStreamDestroy_v4000: PFN_cuStreamDestroy_v4000 => cu_stream_destroy,
-    cuStreamSynchronize_v2000: PFN_cuStreamSynchronize_v2000 => cu_stream_synchronize,
-    cuStreamSynchronize_v7000_ptsz: PFN_cuStreamSynchronize_v7000_ptsz => cu_stream_synchronize,
-    cuStreamQuery_v2000: PFN_cuStreamQuery_v2000 => cu_stream_query,
-    cuStreamQuery_v7000_ptsz: PFN_cuStreamQuery_v7000_ptsz => cu_stream_query,
-    cuStreamGetCtx_v9020: PFN_cuStreamGetCtx_v9020 => cu_stream_get_ctx,
-    cuStreamGetCtx_v9020_ptsz: PFN_cuStreamGetCtx_v9020_ptsz => cu_stream_get_ctx,
-    cuStreamGetCtx_v12050: PFN_cuStreamGetCtx_v12050 => cu_stream_get_ctx_v12050,
-    cuStreamGetCtx_v12050_ptsz: PFN_cuStreamGetCtx_v12050_ptsz => cu_stream_get_ctx_v12050,
-    cuLaunchHostFunc_v10000: PFN_cuLaunchHostFunc_v10000 => cu_launch_host_func,
-    cuLaunchHostFunc_v10000_ptsz: PFN_cuLaunchHostFunc_v10000_ptsz => cu_launch_host_func,
-    cuLaunchHostFunc_v13010: PFN_cuLaunchHostFunc_v13010 => cu_launch_host_func_v13010,
-    cuLaunchHostFunc_v13010_ptsz: PFN_cuLaunchHostFunc_v13010_ptsz => cu_launch_host_func_v13010,
-    cuStreamAddCallback_v5000: PFN_cuStreamAddCallback_v5000 => cu_stream_add_callback,
-    cuStreamAddCallback_v7000_ptsz: PFN_cuStreamAddCallback_v7000_ptsz => cu_stream_add_callback,
 }

@@ -7,7 +7,7 @@ use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{enter, from_ptr, lock, non_null, register, status, to_ptr, write};
+use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
 use crate::handles::Registry;
 use crate::queue::{driver_thread, HostCall};
 
@@ -72,14 +72,13 @@ pub(crate) fn release_all(refs: impl IntoIterator<Item = (u64, c_uint)>) {
 }
 
 /// `cuUserObjectCreate`: flags must be CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.
-unsafe extern "C" fn cu_user_object_create(
+pub(crate) unsafe fn cu_user_object_create(
     out: *mut CUuserObject,
     ptr: *mut c_void,
     destroy: CUhostFn,
     initial: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    enter!("cuUserObjectCreate");
     let r = non_null(out).and_then(|()| {
         let destroy = HostCall::new(destroy, ptr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         if initial == 0 || flags != CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.0 {
@@ -91,13 +90,11 @@ unsafe extern "C" fn cu_user_object_create(
     status(r)
 }
 
-unsafe extern "C" fn cu_user_object_retain(object: CUuserObject, count: c_uint) -> CUresult {
-    enter!("cuUserObjectRetain");
+pub(crate) unsafe fn cu_user_object_retain(object: CUuserObject, count: c_uint) -> CUresult {
     status(retain(from_ptr(object), count))
 }
 
-unsafe extern "C" fn cu_user_object_release(object: CUuserObject, count: c_uint) -> CUresult {
-    enter!("cuUserObjectRelease");
+pub(crate) unsafe fn cu_user_object_release(object: CUuserObject, count: c_uint) -> CUresult {
     status(release(from_ptr(object), count))
 }
 
@@ -109,10 +106,4 @@ pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
 /// See [`Registry::forget_destroyed`].
 pub(crate) fn forget_destroyed() {
     lock(&OBJECTS).forget_destroyed();
-}
-
-register! {
-    cuUserObjectCreate_v11030: PFN_cuUserObjectCreate_v11030 => cu_user_object_create,
-    cuUserObjectRetain_v11030: PFN_cuUserObjectRetain_v11030 => cu_user_object_retain,
-    cuUserObjectRelease_v11030: PFN_cuUserObjectRelease_v11030 => cu_user_object_release,
 }

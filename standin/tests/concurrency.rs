@@ -14,23 +14,23 @@ const THREADS: usize = 16;
 const ROUNDS: usize = 60;
 
 /// Entries a fault may hit.
-const FAULTY: [&str; 16] = [
-    "cuCtxCreate",
-    "cuStreamCreate",
-    "cuEventCreate",
-    "cuMemAlloc",
-    "cuLaunchHostFunc",
-    "cuMemcpyHtoD",
-    "cuEventRecord",
-    "cuStreamSynchronize",
-    "cuMemFree",
-    "cuStreamDestroy",
-    "cuEventDestroy",
-    "cuCtxDestroy",
-    "cuGraphCreate",
-    "cuGraphLaunch",
-    "cuUserObjectCreate",
-    "cuGraphDestroy",
+const FAULTY: [cudrv::Call; 16] = [
+    cudrv::call::cuCtxCreate,
+    cudrv::call::cuStreamCreate,
+    cudrv::call::cuEventCreate,
+    cudrv::call::cuMemAlloc,
+    cudrv::call::cuLaunchHostFunc,
+    cudrv::call::cuMemcpyHtoD,
+    cudrv::call::cuEventRecord,
+    cudrv::call::cuStreamSynchronize,
+    cudrv::call::cuMemFree,
+    cudrv::call::cuStreamDestroy,
+    cudrv::call::cuEventDestroy,
+    cudrv::call::cuCtxDestroy,
+    cudrv::call::cuGraphCreate,
+    cudrv::call::cuGraphLaunch,
+    cudrv::call::cuUserObjectCreate,
+    cudrv::call::cuGraphDestroy,
 ];
 
 static HOST_CALLS: AtomicUsize = AtomicUsize::new(0);

@@ -244,7 +244,11 @@ fn calls_before_faults_and_stubs() {
     // SAFETY: valid out-pointers.
     unsafe {
         // An injected fault answers before anything is looked at.
-        faults::inject_on_this_thread("cuCtxCreate", CUresult::CUDA_ERROR_OUT_OF_MEMORY, faults::Times::Once);
+        faults::inject_on_this_thread(
+            cudrv::call::cuCtxCreate,
+            CUresult::CUDA_ERROR_OUT_OF_MEMORY,
+            faults::Times::Once,
+        );
         let mut c = std::ptr::null_mut();
         assert_eq!(p.cuCtxCreate(&mut c, std::ptr::null_mut(), 0, 0), CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         assert!(c.is_null());

@@ -46,7 +46,7 @@ impl Drop for Held {
             let mut popped = none;
             note("cuCtxPopCurrent", p.cuCtxPopCurrent(&mut popped), popped);
             note("cuCtxPopCurrent", p.cuCtxPopCurrent(&mut popped), none);
-            faults::inject_on_this_thread("cuDeviceGetCount", CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+            faults::inject_on_this_thread(cudrv::call::cuDeviceGetCount, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
             let mut n = 0;
             note("cuDeviceGetCount", p.cuDeviceGetCount(&mut n), none);
             note("cuDeviceGetCount", p.cuDeviceGetCount(&mut n), none);

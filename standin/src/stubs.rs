@@ -1,3 +1,0 @@
-//! One stub per variant, generated with the exact C signature (see `generated/stubs.rs`).
-
-include!("generated/stubs.rs");
