@@ -7,17 +7,10 @@ use std::ffi::c_void;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use cudrv::table::VARIANTS;
+mod common;
 
-/// The stand-in's cdylib, as built with the tests.
-fn cdylib() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.join("libcudrv_standin.so"), deps.parent().unwrap().join("libcudrv_standin.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("the stand-in cdylib is built with the tests")
-}
+use common::cdylib;
+use cudrv::table::VARIANTS;
 
 const C_PROGRAM: &str = include_str!("c/driver_api.c");
 

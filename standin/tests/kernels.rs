@@ -6,7 +6,7 @@ mod common;
 
 use std::ffi::{c_uint, c_void, CStr, CString};
 
-use common::{driver, new_context, ok};
+use common::{cdylib, driver, new_context, ok};
 use cudrv::sys::{CUcontext, CUdeviceptr, CUfunction, CUlaunchConfig, CUmodule, CUresult, CUstream};
 use cudrv::Driver;
 use cudrv_standin::{
@@ -504,16 +504,6 @@ fn freed_memory_and_a_panic_fail_the_launch_too() {
         ok(p.cuCtxDestroy(ctx));
     }
     unregister_kernel(name);
-}
-
-/// The stand-in's cdylib, as built with the tests.
-fn cdylib() -> std::path::PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.join("libcudrv_standin.so"), deps.parent().unwrap().join("libcudrv_standin.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("the stand-in cdylib is built with the tests")
 }
 
 #[test]

@@ -6,22 +6,11 @@
 
 mod common;
 
-use std::path::PathBuf;
 
-use common::{child_scenario, run_child};
+use common::{cdylib, child_scenario, run_child};
 use cudrv::sys::CUresult;
 use cudrv::{Context, CudaError, DeviceBuffer, LaunchConfig, Module, Stream};
 use cudrv_standin::{register_kernel, registered_kernels, unregister_kernel, KernelError, Param};
-
-/// The stand-in's cdylib, as built with the tests.
-fn cdylib() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let deps = exe.parent().unwrap();
-    [deps.join("libcudrv_standin.so"), deps.parent().unwrap().join("libcudrv_standin.so")]
-        .into_iter()
-        .find(|p| p.exists())
-        .expect("the stand-in cdylib is built with the tests")
-}
 
 fn run_with_library(scenario: &str) {
     let lib = cdylib();

@@ -28,6 +28,17 @@ fn driver_with(options: LoadOptions) -> Driver {
     d
 }
 
+/// The stand-in's cdylib, as cargo built it with the tests (next to the test binary, or
+/// one folder up).
+pub fn cdylib() -> std::path::PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let deps = exe.parent().unwrap();
+    [deps.join("libcudrv_standin.so"), deps.parent().unwrap().join("libcudrv_standin.so")]
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("the stand-in cdylib is built with the tests")
+}
+
 /// Asserts CUDA_SUCCESS.
 #[track_caller]
 pub fn ok(status: CUresult) {
