@@ -27,7 +27,8 @@ const AFTER_HELP: &str = "\
 Each cell runs the command with its own environment, as the leader of a process group of
 its own (whatever it starts is killed with it, at --timeout and when the cell ends):
   --stand-in (default)  CUDRV_LIBCUDA=<the stand-in library>, CUDRV_STANDIN_VERSION=X.Y,
-                        CUDRV_MAX_DRIVER_VERSION removed
+                        LD_LIBRARY_PATH=<a folder with it as libcuda.so.1>:<the runner's>
+                        (so -lcuda programs load it too), CUDRV_MAX_DRIVER_VERSION removed
   --real                CUDRV_MAX_DRIVER_VERSION=X.Y (the driver found as cudrv finds it:
                         CUDRV_LIBCUDA, else libcuda.so.1)
   both                  CUDRV_GATED_LOG=<a file of the cell>, CUDRV_MATRIX_VERSION=X.Y
@@ -251,6 +252,24 @@ extern "C" fn record_closed_stdout() {
 #[link_section = ".init_array"]
 static RECORD_CLOSED_STDOUT: extern "C" fn() = record_closed_stdout;
 
+/// The loader's search path variable.
+const ENV_LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+
+/// Makes `<scratch>/lib/libcuda.so.1`, a link to the stand-in `library`, and returns the
+/// cells' `LD_LIBRARY_PATH`: that folder, then the runner's own path.
+fn stand_in_loader_path(scratch: &Path, library: &Path) -> Result<OsString, String> {
+    let dir = scratch.join("lib");
+    let absolute = std::fs::canonicalize(library).map_err(|e| format!("{}: {e}", library.display()))?;
+    std::fs::create_dir(&dir)
+        .and_then(|()| std::os::unix::fs::symlink(&absolute, dir.join(cudrv::SYSTEM_LIBCUDA)))
+        .map_err(|e| format!("cannot make {}: {e}", dir.join(cudrv::SYSTEM_LIBCUDA).display()))?;
+    let mut paths = vec![dir];
+    if let Some(old) = std::env::var_os(ENV_LD_LIBRARY_PATH) {
+        paths.extend(std::env::split_paths(&old));
+    }
+    std::env::join_paths(paths).map_err(|e| format!("{ENV_LD_LIBRARY_PATH}: {e}"))
+}
+
 /// The real driver the cells will load (`CUDRV_LIBCUDA`, else the system's), uncapped:
 /// its version and path. Returns a one-line message if there is none.
 fn probe_real() -> Result<(u32, String), String> {
@@ -289,6 +308,13 @@ fn run(args: &Args) -> Result<u8, Failure> {
         .prefix("cudrv-matrix.")
         .tempdir()
         .map_err(|e| format!("cannot create a folder in {}: {e}", std::env::temp_dir().display()))?;
+    // The stand-in as `libcuda.so.1` in a folder of its own, first on the loader's path: a
+    // program linked with -lcuda, or another binding that opens libcuda.so.1 by name, loads
+    // the stand-in too (the cdylib exports the whole driver API).
+    let loader_path = match &setup {
+        Setup::StandIn { library } => Some(stand_in_loader_path(scratch.path(), library)?),
+        Setup::Real { .. } => None,
+    };
     let specs: Vec<Spec> = list
         .iter()
         .map(|&v| {
@@ -303,6 +329,9 @@ fn run(args: &Args) -> Result<u8, Failure> {
                 ),
                 Setup::Real { .. } => (vec![(cudrv::ENV_MAX_VERSION, text.clone())], vec![]),
             };
+            if let Some(path) = &loader_path {
+                set.push((ENV_LD_LIBRARY_PATH, path.clone()));
+            }
             let gated_log = scratch.path().join(format!("{}.gated", version::display(v)));
             set.push((cell::ENV_GATED_LOG, gated_log.clone().into_os_string()));
             set.push((cell::ENV_MATRIX_VERSION, text));

@@ -852,3 +852,43 @@ fn output_is_not_left_over_between_cells() {
         assert_eq!(cell(&doc, v)["output_tail"], serde_json::json!([format!("from {v}")]));
     }
 }
+
+/// A C program linked with `-lcuda` (no CUDA headers): prints the driver version and exits
+/// 0 if it is the cell's (`CUDRV_MATRIX_VERSION`).
+const LINKED_C: &str = r#"
+#include <stdio.h>
+#include <stdlib.h>
+int cuDriverGetVersion(int *version);
+int main(void) {
+    int v = 0, major = 0, minor = 0;
+    const char *want = getenv("CUDRV_MATRIX_VERSION");
+    if (cuDriverGetVersion(&v) != 0) return 2;
+    if (!want || sscanf(want, "%d.%d", &major, &minor) != 2) return 3;
+    printf("libcuda.so.1 says %d\n", v);
+    return v == major * 1000 + minor * 10 ? 0 : 1;
+}
+"#;
+
+#[test]
+fn a_program_linked_with_lcuda_loads_the_stand_in_of_its_cell() {
+    let dir = tempfile::tempdir().unwrap();
+    let lib = stand_in_lib();
+    // Linked against the stand-in as libcuda.so, as against a CUDA toolkit's stub.
+    std::os::unix::fs::symlink(&lib, dir.path().join("libcuda.so")).unwrap();
+    let source = dir.path().join("linked.c");
+    std::fs::write(&source, LINKED_C).unwrap();
+    let program = dir.path().join("linked");
+    let cc = Command::new("cc")
+        .arg(&source)
+        .arg("-o")
+        .arg(&program)
+        .arg(format!("-L{}", dir.path().display()))
+        .arg("-lcuda")
+        .output()
+        .expect("this test needs a C compiler, `cc` (install gcc or clang)");
+    assert!(cc.status.success(), "cc: {}", String::from_utf8_lossy(&cc.stderr));
+    // No LD_LIBRARY_PATH of ours: each cell's path finds libcuda.so.1 (the stand-in).
+    let out = matrix(&["--versions", "11.8,12.4,13.0", "--", program.to_str().unwrap()], &[]);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    assert_eq!(out.rows().len(), 3, "{}", out.stdout);
+}

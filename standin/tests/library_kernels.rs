@@ -6,7 +6,6 @@
 
 mod common;
 
-
 use common::{cdylib, child_scenario, run_child};
 use cudrv::sys::CUresult;
 use cudrv::{Context, CudaError, DeviceBuffer, LaunchConfig, Module, Stream};
