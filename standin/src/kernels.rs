@@ -646,6 +646,23 @@ unsafe extern "C" fn c_write(t: *const CudrvStandinThread, dst: CUdeviceptr, src
     }
 }
 
+/// The stand-in's build, for a copy that forwards kernels to this library
+/// (`register_kernel`): forwarding needs both to be the same version of this crate, since
+/// the kernel reads this library's thread record with its own layout.
+const ABI: &CStr =
+    match CStr::from_bytes_with_nul(concat!("cudrv-standin ", env!("CARGO_PKG_VERSION"), "\0").as_bytes()) {
+        Ok(s) => s,
+        Err(_) => c"cudrv-standin",
+    };
+
+/// This library's build (`cudrv-standin X.Y.Z`), checked by a copy of the stand-in before
+/// it forwards kernels here.
+#[doc(hidden)]
+#[no_mangle]
+pub extern "C" fn cudrv_standin_abi() -> *const c_char {
+    ABI.as_ptr()
+}
+
 /// Registers a kernel implemented in C (for a program that loads the stand-in as
 /// `libcuda.so.1`; look it up with `dlsym`): `kernel` runs for each thread of a launch
 /// of `name`, with `user_data`; `param_sizes` holds the size in bytes of each of its
@@ -717,7 +734,8 @@ type RegisterFn = unsafe extern "C" fn(
 static LIBRARIES: Mutex<Vec<(OsString, Option<RegisterFn>)>> = Mutex::new(Vec::new());
 
 /// The registration function of the stand-in library `CUDRV_LIBCUDA` names, if it names
-/// one other than this copy; opened (and kept loaded) on first use.
+/// one other than this copy, of this very build (`cudrv_standin_abi`); opened (and kept
+/// loaded) on first use.
 fn library_register() -> Option<RegisterFn> {
     let path = std::env::var_os(cudrv::ENV_LIBCUDA).filter(|v| !v.is_empty())?;
     let mut libraries = lock(&LIBRARIES);
@@ -739,9 +757,16 @@ fn open_register(path: &OsStr) -> Option<RegisterFn> {
     // (cudrv::driver() trusts it to be a CUDA driver or the stand-in), and the system
     // loader gives both opens one copy: opening it runs its initialisers, as that load does.
     let library = unsafe { libloading::Library::new(path) }.ok()?;
-    // SAFETY: a stand-in library exports it with this signature; another driver does not
-    // export the name.
-    let f = unsafe { library.get::<RegisterFn>(b"cudrv_standin_register_kernel\0") }.map(|s| *s).ok();
+    // Only a library of this very build: the forwarded kernel reads its thread record.
+    // SAFETY: a stand-in library exports it with this signature (a static string).
+    let abi = unsafe { library.get::<extern "C" fn() -> *const c_char>(b"cudrv_standin_abi\0") }.map(|s| *s).ok();
+    // SAFETY: the function returns a NUL-terminated static string.
+    let same_build = abi.is_some_and(|abi| unsafe { CStr::from_ptr(abi()) } == ABI);
+    // SAFETY: a stand-in library of this build exports it with this signature.
+    let f = unsafe { library.get::<RegisterFn>(b"cudrv_standin_register_kernel\0") }
+        .map(|s| *s)
+        .ok()
+        .filter(|_| same_build);
     // Never closed, as cudrv never closes a driver: its registry holds kernels of this copy.
     std::mem::forget(library);
     let own: RegisterFn = cudrv_standin_register_kernel;
