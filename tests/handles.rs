@@ -441,3 +441,18 @@ fn a_pinned_buffer_serves_a_stream_of_another_context() {
     assert_eq!(pinned.as_slice().unwrap(), [7; 16]);
     assert!(my_reports().is_empty());
 }
+
+#[test]
+fn a_function_or_kernel_that_is_not_there_is_named_in_the_error() {
+    let ctx = context();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
+    let e = module.function("typo").unwrap_err();
+    let cudrv::Error::Driver(e) = e else { panic!("{e}") };
+    assert_eq!((e.call(), e.code()), (cudrv::call::cuModuleGetFunction, CUresult::CUDA_ERROR_NOT_FOUND));
+    assert_eq!(e.notes(), [r#"no function named "typo" in it"#.to_string()], "{e}");
+    let library = Library::load_ptx(standin_driver(), &fake_ptx(&["k"])).unwrap();
+    let e = library.kernel("typo").unwrap_err();
+    assert!(e.to_string().ends_with(r#"; note: no kernel named "typo" in it"#), "{e}");
+    assert!(module.function("k").is_ok() && library.kernel("k").is_ok());
+    assert!(my_reports().is_empty());
+}

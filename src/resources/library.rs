@@ -76,7 +76,8 @@ impl Library {
         let name = c_name("Library::kernel", name)?;
         let mut raw: CUkernel = std::ptr::null_mut();
         // SAFETY: valid out-pointer and C string; the library is live.
-        unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }?;
+        unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }
+            .map_err(|e| crate::resources::module::named(e, "kernel", &name))?;
         Ok(Kernel(Handle::new(self.clone(), raw, Ownership::Borrowed)))
     }
 }

@@ -7,7 +7,7 @@ use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::launch::Launch;
 use crate::resources::stream::Stream;
-use crate::sys::{CUfunction, CUmodule};
+use crate::sys::{CUfunction, CUmodule, CUresult};
 
 kind!(
     /// The module kind: owned by its context, unloaded in it.
@@ -76,8 +76,19 @@ impl Module {
         let name = c_name("Module::function", name)?;
         let mut raw: CUfunction = std::ptr::null_mut();
         // SAFETY: valid out-pointer and C string; the module is live.
-        unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }?;
+        unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }
+            .map_err(|e| named(e, "function", &name))?;
         Ok(Function(Handle::new(self.clone(), raw, Ownership::Borrowed)))
+    }
+}
+
+/// `error` of a lookup by name, with a note naming what was looked for when the driver
+/// does not have it (`CUDA_ERROR_NOT_FOUND`: `no kernel named "typo" in it`).
+pub(crate) fn named(error: CudaError, what: &str, name: &CStr) -> CudaError {
+    if error.code() == CUresult::CUDA_ERROR_NOT_FOUND && error.unresolved().is_none() {
+        error.with_note(format!("no {what} named {:?} in it", name.to_string_lossy()))
+    } else {
+        error
     }
 }
 
