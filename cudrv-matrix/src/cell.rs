@@ -156,7 +156,7 @@ fn execute(command: &[OsString], spec: &Spec, groups: &Groups) -> Outcome {
         Err(e) => Err(e),
     };
     // A command that ended by itself just as the limit passed keeps its own status.
-    if timed_out.load(Ordering::SeqCst) && waited.as_ref().is_ok_and(|s| signal_of(s) == Some(9)) {
+    if timed_out.load(Ordering::SeqCst) && waited.as_ref().is_ok_and(|s| signal_of(s) == Some(nix::libc::SIGKILL)) {
         return Outcome::TimedOut;
     }
     match waited {

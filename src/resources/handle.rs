@@ -261,9 +261,15 @@ impl<K: Kind> Unique<K> {
         self.0.ownership = Ownership::Borrowed;
     }
 
-    /// Gives up ownership and returns the raw handle (never fails: there are no clones).
+    /// Gives up ownership and returns the raw handle (never fails: there are no clones;
+    /// the `Result` matches [`Handle::into_raw`] for `handle_type!`).
     pub(crate) fn into_raw(self) -> Result<K::Raw, Unique<K>> {
-        Ok(self.0.into_raw())
+        Ok(self.give_up())
+    }
+
+    /// Gives up ownership and returns the raw handle, its owner leaked with it.
+    pub(crate) fn give_up(self) -> K::Raw {
+        self.0.into_raw()
     }
 
     pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -127,15 +127,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let (mem, in_use, failed) =
             unsafe { (std::ptr::read(&this.mem), std::ptr::read(&this.in_use), std::ptr::read(&this.failed)) };
         drop((in_use, failed));
-        match mem.into_raw() {
-            Ok(raw) => Ok(raw),
-            // A unique handle always gives up its raw handle; keep it leaked if not.
-            Err(mem) => {
-                let raw = mem.raw();
-                std::mem::forget(mem);
-                Ok(raw)
-            }
-        }
+        Ok(mem.give_up())
     }
 
     /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver adds
