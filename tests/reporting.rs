@@ -5,10 +5,15 @@ mod common;
 use common::my_reports;
 use cudrv::sys::CUresult;
 use cudrv::LoadOptions;
-use cudrv_standin::{faults, StandIn, Times};
+use cudrv_standin::{StandIn, Times};
+
+/// The stand-in these tests drive (its own world: faults are injected there).
+fn standin() -> StandIn {
+    StandIn::new(13000).unwrap()
+}
 
 fn driver() -> cudrv::Driver {
-    let d = StandIn::new(13000).unwrap().load(LoadOptions::default()).unwrap();
+    let d = standin().load(LoadOptions::default()).unwrap();
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
     d
@@ -18,7 +23,7 @@ fn driver() -> cudrv::Driver {
 fn p_returns_the_injected_status_and_reports_nothing() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(cudrv::call::cuDeviceGetCount, CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
+    standin().inject_on_this_thread(cudrv::call::cuDeviceGetCount, CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     let mut n = 0;
     // SAFETY: valid out-pointer.
     assert_eq!(unsafe { d.p().cuDeviceGetCount(&mut n) }, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
@@ -32,7 +37,7 @@ fn p_returns_the_injected_status_and_reports_nothing() {
 fn pw_reports_once_naming_the_call_and_the_handle() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(cudrv::call::cuMemFree, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
+    standin().inject_on_this_thread(cudrv::call::cuMemFree, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     // SAFETY: the stand-in never dereferences a device pointer.
     let status = unsafe { d.pw().cuMemFree(0x7f3a00000000) };
     assert_eq!(status, CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -48,7 +53,7 @@ fn pw_reports_once_naming_the_call_and_the_handle() {
 fn two_failures_of_one_call_site_give_two_reports() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::N(2));
+    standin().inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::N(2));
     for handle in [0x1000usize, 0x2000] {
         // SAFETY: the fault answers before the handle is looked at.
         let status = unsafe { d.pw().cuCtxSetCurrent(handle as cudrv::sys::CUcontext) };
@@ -64,7 +69,7 @@ fn two_failures_of_one_call_site_give_two_reports() {
 fn deinitialized_is_not_reported() {
     common::capture_reports();
     let d = driver();
-    faults::inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_DEINITIALIZED, Times::Once);
+    standin().inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_DEINITIALIZED, Times::Once);
     // SAFETY: null is a valid argument.
     let status = unsafe { d.pw().cuCtxSetCurrent(std::ptr::null_mut()) };
     assert_eq!(status, CUresult::CUDA_ERROR_DEINITIALIZED);

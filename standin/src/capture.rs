@@ -11,17 +11,19 @@
 //! every other stream's work to have been joined back (else
 //! CUDA_ERROR_STREAM_CAPTURE_UNJOINED).
 
-use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::atomic::Ordering;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, lock, thread_key};
+use crate::entry::from_ptr;
 use crate::graph;
-use crate::graph_node::Node;
-use crate::stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+use crate::model::capture::{Captures, Member, Sequence};
+use crate::model::graph::Node;
+use crate::model::stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+use crate::run::lock::lock;
+use crate::run::thread;
+use crate::world::World;
 
 // Dependencies are kept as `u64` handles and handed out as `CUgraphNode` arrays.
 const _: () = assert!(std::mem::size_of::<u64>() == std::mem::size_of::<CUgraphNode>());
@@ -29,61 +31,6 @@ const _: () = assert!(std::mem::size_of::<u64>() == std::mem::size_of::<CUgraphN
 const GLOBAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
 const THREAD_LOCAL: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL;
 const RELAXED: CUstreamCaptureMode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_RELAXED;
-
-/// One capture sequence.
-struct Sequence {
-    graph: u64,
-    /// Whether the capture made its graph (destroyed when the capture fails) or was given
-    /// it (`cuStreamBeginCaptureToGraph`).
-    owns_graph: bool,
-    mode: CUstreamCaptureMode,
-    /// The thread that began it.
-    thread: u64,
-    /// The context of its origin stream.
-    ctx: u64,
-    origin: u64,
-    invalidated: bool,
-    /// The dependencies of each captured node.
-    parents: BTreeMap<u64, Vec<u64>>,
-}
-
-/// A stream taking part in a capture sequence.
-struct Member {
-    id: u64,
-    /// The nodes the stream's next captured work depends on.
-    deps: Vec<u64>,
-    /// One default edge per dependency (`cuStreamGetCaptureInfo_v3`).
-    edges: Vec<CUgraphEdgeData>,
-}
-
-impl Member {
-    fn new(id: u64, deps: Vec<u64>) -> Member {
-        let edges = vec![CUgraphEdgeData::default(); deps.len()];
-        Member { id, deps, edges }
-    }
-
-    fn set_deps(&mut self, deps: Vec<u64>) {
-        self.edges = vec![CUgraphEdgeData::default(); deps.len()];
-        self.deps = deps;
-    }
-}
-
-struct State {
-    sequences: BTreeMap<u64, Sequence>,
-    /// Capturing streams, by handle.
-    members: BTreeMap<u64, Member>,
-    /// Events recorded on a capturing stream: the sequence and the dependencies then.
-    events: BTreeMap<u64, (u64, Vec<u64>)>,
-}
-
-static STATE: Mutex<State> =
-    Mutex::new(State { sequences: BTreeMap::new(), members: BTreeMap::new(), events: BTreeMap::new() });
-static NEXT_ID: AtomicU64 = AtomicU64::new(1);
-
-thread_local! {
-    /// The thread's capture interaction mode (`cuThreadExchangeStreamCaptureMode`).
-    static THREAD_MODE: Cell<CUstreamCaptureMode> = const { Cell::new(GLOBAL) };
-}
 
 /// Whether `s` names a default stream (never captured).
 pub(crate) fn is_default(s: CUstream) -> bool {
@@ -99,14 +46,15 @@ pub(crate) fn check_mode(mode: CUstreamCaptureMode) -> Result<(), CUresult> {
 }
 
 /// Swaps the calling thread's capture interaction mode with `mode`.
-pub(crate) fn exchange_thread_mode(mode: CUstreamCaptureMode) -> Result<CUstreamCaptureMode, CUresult> {
+pub(crate) fn exchange_thread_mode(w: &World, mode: CUstreamCaptureMode) -> Result<CUstreamCaptureMode, CUresult> {
     check_mode(mode)?;
-    THREAD_MODE.try_with(|m| m.replace(mode)).map_err(|_| CUresult::CUDA_ERROR_NOT_PERMITTED)
+    w.contexts.with_thread(|t| std::mem::replace(&mut t.capture_mode, mode)).ok_or(CUresult::CUDA_ERROR_NOT_PERMITTED)
 }
 
 /// Begins a capture on the non-default stream `s` of context `ctx` into `into` (a given
 /// graph and dependencies) or a new graph: CUDA_ERROR_ILLEGAL_STATE if `s` is capturing.
 pub(crate) fn begin(
+    w: &World,
     s: CUstream,
     ctx: u64,
     into: Option<(u64, Vec<u64>)>,
@@ -114,19 +62,19 @@ pub(crate) fn begin(
 ) -> Result<(), CUresult> {
     check_mode(mode)?;
     if let Some((g, deps)) = &into {
-        graph::check_deps(*g, deps)?;
+        graph::check_deps(w, *g, deps)?;
     }
     let h = from_ptr(s);
-    let mut st = lock(&STATE);
+    let mut st = lock(&w.captures);
     if st.members.contains_key(&h) {
         return Err(CUresult::CUDA_ERROR_ILLEGAL_STATE);
     }
     let (graph, deps, owns_graph) = match into {
         Some((g, deps)) => (g, deps, false),
-        None => (graph::create(), Vec::new(), true),
+        None => (graph::create(w), Vec::new(), true),
     };
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let (thread, parents) = (thread_key(), BTreeMap::new());
+    let id = w.next_capture.fetch_add(1, Ordering::Relaxed);
+    let (thread, parents) = (thread::key(), BTreeMap::new());
     st.sequences.insert(id, Sequence { graph, owns_graph, mode, thread, ctx, origin: h, invalidated: false, parents });
     st.members.insert(h, Member::new(id, deps));
     Ok(())
@@ -137,10 +85,10 @@ pub(crate) fn begin(
 /// on another stream), CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD (not relaxed, begun on
 /// another thread; the capture goes on), CUDA_ERROR_STREAM_CAPTURE_INVALIDATED or
 /// CUDA_ERROR_STREAM_CAPTURE_UNJOINED (the capture is over and its graph gone).
-pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
+pub(crate) fn end(w: &World, s: CUstream) -> Result<u64, CUresult> {
     let h = from_ptr(s);
     let (graph, result) = {
-        let mut st = lock(&STATE);
+        let mut st = lock(&w.captures);
         let id = st.members.get(&h).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?.id;
         let seq = st.sequences.get_mut(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
         if seq.origin != h {
@@ -150,7 +98,7 @@ pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
             return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNMATCHED);
         }
         let seq = st.sequences.get(&id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
-        if seq.mode != RELAXED && seq.thread != thread_key() {
+        if seq.mode != RELAXED && seq.thread != thread::key() {
             return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_WRONG_THREAD);
         }
         let result = if seq.invalidated {
@@ -164,7 +112,7 @@ pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
     };
     if result.is_err() {
         if let Some(g) = graph {
-            graph::destroy(g);
+            graph::destroy(w, g);
         }
     }
     result
@@ -172,7 +120,7 @@ pub(crate) fn end(s: CUstream) -> Result<u64, CUresult> {
 
 /// Whether every stream of sequence `id` has had its work joined back into `origin`: its
 /// dependencies are the origin's or their ancestors.
-fn joined(st: &State, id: u64, origin: u64) -> bool {
+fn joined(st: &Captures, id: u64, origin: u64) -> bool {
     let (Some(seq), Some(o)) = (st.sequences.get(&id), st.members.get(&origin)) else {
         return false;
     };
@@ -187,7 +135,7 @@ fn joined(st: &State, id: u64, origin: u64) -> bool {
 }
 
 /// Removes sequence `id`, its streams and its events; its graph if the capture made it.
-fn remove(st: &mut State, id: u64) -> Option<u64> {
+fn remove(st: &mut Captures, id: u64) -> Option<u64> {
     st.members.retain(|_, m| m.id != id);
     st.events.retain(|_, (e, _)| *e != id);
     st.sequences.remove(&id).filter(|s| s.owns_graph).map(|s| s.graph)
@@ -204,8 +152,8 @@ pub(crate) struct Info {
 }
 
 /// The capture state of `s` (a default stream: none).
-pub(crate) fn info(s: CUstream) -> Info {
-    let st = lock(&STATE);
+pub(crate) fn info(w: &World, s: CUstream) -> Info {
+    let st = lock(&w.captures);
     let none = Info {
         status: CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE,
         id: 0,
@@ -228,10 +176,10 @@ pub(crate) fn info(s: CUstream) -> Info {
 
 /// Records `node` if `s` is capturing (`Ok(None)`), or hands it back to be done
 /// (`Ok(Some)`). A capture that was invalidated: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
-pub(crate) fn record(s: CUstream, node: Node) -> Result<Option<Node>, CUresult> {
+pub(crate) fn record(w: &World, s: CUstream, node: Node) -> Result<Option<Node>, CUresult> {
     let h = from_ptr(s);
-    let mut st = lock(&STATE);
-    let State { sequences, members, .. } = &mut *st;
+    let mut st = lock(&w.captures);
+    let Captures { sequences, members, .. } = &mut *st;
     let Some(m) = members.get_mut(&h) else {
         return Ok(Some(node));
     };
@@ -239,25 +187,30 @@ pub(crate) fn record(s: CUstream, node: Node) -> Result<Option<Node>, CUresult> 
     if seq.invalidated {
         return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     }
-    let n = graph::add(seq.graph, &m.deps, node)?;
+    let n = graph::add(w, seq.graph, &m.deps, node)?;
     seq.parents.insert(n, m.deps.clone());
     m.set_deps(vec![n]);
     Ok(None)
 }
 
 /// Does `node` in `ctx` at once unless `s` is capturing, which records it instead.
-pub(crate) fn record_or_run(s: CUstream, node: Node, ctx: &crate::context::Context) -> Result<(), CUresult> {
-    match record(s, node)? {
-        Some(node) => node.run(ctx),
+pub(crate) fn record_or_run(
+    w: &World,
+    s: CUstream,
+    node: Node,
+    ctx: &crate::model::context::Context,
+) -> Result<(), CUresult> {
+    match record(w, s, node)? {
+        Some(node) => crate::graph_node::run(w, &node, ctx),
         None => Ok(()),
     }
 }
 
 /// Invalidates the capture of `s` and answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED if it
 /// is capturing (facts: `cuStreamQuery` on a capturing stream); `Ok` otherwise.
-pub(crate) fn refuse(s: CUstream) -> Result<(), CUresult> {
-    let mut st = lock(&STATE);
-    let State { sequences, members, .. } = &mut *st;
+pub(crate) fn refuse(w: &World, s: CUstream) -> Result<(), CUresult> {
+    let mut st = lock(&w.captures);
+    let Captures { sequences, members, .. } = &mut *st;
     match members.get(&from_ptr(s)).and_then(|m| sequences.get_mut(&m.id)) {
         Some(seq) => {
             seq.invalidated = true;
@@ -270,8 +223,8 @@ pub(crate) fn refuse(s: CUstream) -> Result<(), CUresult> {
 /// `cuEventRecord(e, s)`: on a capturing stream the event remembers the stream's
 /// dependencies (`Ok(true)`: nothing else to do); elsewhere it stops being a captured
 /// event (`Ok(false)`: record it as usual).
-pub(crate) fn record_event(e: CUevent, s: CUstream) -> Result<bool, CUresult> {
-    let mut st = lock(&STATE);
+pub(crate) fn record_event(w: &World, e: CUevent, s: CUstream) -> Result<bool, CUresult> {
+    let mut st = lock(&w.captures);
     let (e, h) = (from_ptr(e), from_ptr(s));
     let Some(m) = st.members.get(&h) else {
         st.events.remove(&e);
@@ -292,8 +245,8 @@ pub(crate) fn record_event(e: CUevent, s: CUstream) -> Result<bool, CUresult> {
 /// outside every capture: CUDA_ERROR_STREAM_CAPTURE_ISOLATION (without
 /// CU_EVENT_WAIT_EXTERNAL, then nothing is recorded). A default stream waiting for a
 /// captured event: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED. Errors invalidate the captures.
-pub(crate) fn wait_event(s: CUstream, e: CUevent, flags: u32) -> Result<bool, CUresult> {
-    let mut st = lock(&STATE);
+pub(crate) fn wait_event(w: &World, s: CUstream, e: CUevent, flags: u32) -> Result<bool, CUresult> {
+    let mut st = lock(&w.captures);
     let h = from_ptr(s);
     let mark = st.events.get(&from_ptr(e)).cloned();
     let own = st.members.get(&h).map(|m| m.id);
@@ -327,16 +280,16 @@ pub(crate) fn wait_event(s: CUstream, e: CUevent, flags: u32) -> Result<bool, CU
 /// Before synchronising context `ctx` (`cuCtxSynchronize`): captures in that context, and
 /// captures whose mode forbids the calling thread such calls (see [`refuse_forbidden`]),
 /// are invalidated and the call answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
-pub(crate) fn before_sync(ctx: u64) -> Result<(), CUresult> {
-    refuse_forbidden(Some(ctx), CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, false)
+pub(crate) fn before_sync(w: &World, ctx: u64) -> Result<(), CUresult> {
+    refuse_forbidden(w, Some(ctx), CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, false)
 }
 
 /// Before a call a capture's mode forbids (`cuMemAlloc`: `status` UNSUPPORTED; work on the
 /// legacy stream, which would synchronise with the capturing stream: IMPLICIT): the
 /// captures whose mode forbids the calling thread such calls are invalidated and the call
 /// answers `status` (driver-facts.md, the conformance suite on the H200).
-pub(crate) fn before_unsafe_call(status: CUresult) -> Result<(), CUresult> {
-    refuse_forbidden(None, status, true)
+pub(crate) fn before_unsafe_call(w: &World, status: CUresult) -> Result<(), CUresult> {
+    refuse_forbidden(w, None, status, true)
 }
 
 /// Invalidates the captures in context `ctx` and those whose mode forbids the calling
@@ -344,10 +297,10 @@ pub(crate) fn before_unsafe_call(status: CUresult) -> Result<(), CUresult> {
 /// thread's mode is relaxed); `status` if there were any. `own_only`: only captures the
 /// calling thread began (the stand-in's limit for unsafe calls other than synchronising:
 /// a real driver's global mode forbids them on every thread).
-fn refuse_forbidden(ctx: Option<u64>, status: CUresult, own_only: bool) -> Result<(), CUresult> {
-    let thread_mode = THREAD_MODE.try_with(Cell::get).unwrap_or(GLOBAL);
-    let me = thread_key();
-    let mut st = lock(&STATE);
+fn refuse_forbidden(w: &World, ctx: Option<u64>, status: CUresult, own_only: bool) -> Result<(), CUresult> {
+    let thread_mode = w.contexts.with_thread(|t| t.capture_mode).unwrap_or(GLOBAL);
+    let me = thread::key();
+    let mut st = lock(&w.captures);
     let mut refused = false;
     for seq in st.sequences.values_mut() {
         let forbids = thread_mode != RELAXED
@@ -369,15 +322,15 @@ fn refuse_forbidden(ctx: Option<u64>, status: CUresult, own_only: bool) -> Resul
 
 /// Stream `s` is being destroyed: it leaves its capture; a capture begun on it ends, and
 /// its graph is destroyed.
-pub(crate) fn forget_stream(s: u64) {
+pub(crate) fn forget_stream(w: &World, s: u64) {
     let graph = {
-        let mut st = lock(&STATE);
+        let mut st = lock(&w.captures);
         match st.members.remove(&s) {
             Some(m) if st.sequences.get(&m.id).is_some_and(|q| q.origin == s) => remove(&mut st, m.id),
             _ => None,
         }
     };
     if let Some(g) = graph {
-        graph::destroy(g);
+        graph::destroy(w, g);
     }
 }

@@ -9,29 +9,31 @@ use cudrv::sys::*;
 use crate::capture::{self, Info};
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::stream;
+use crate::world::World;
 
 /// Begins a capture on `s`: a default stream (facts: the NULL stream) answers
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, a capturing one CUDA_ERROR_ILLEGAL_STATE.
-fn begin(s: CUstream, into: Option<(u64, Vec<u64>)>, mode: CUstreamCaptureMode) -> Result<(), CUresult> {
-    let t = stream::resolve(s)?;
+fn begin(w: &World, s: CUstream, into: Option<(u64, Vec<u64>)>, mode: CUstreamCaptureMode) -> Result<(), CUresult> {
+    let t = stream::resolve(w, s)?;
     if capture::is_default(s) {
         return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
     }
-    capture::begin(s, t.ctx.handle, into, mode)
+    capture::begin(w, s, t.ctx.handle, into, mode)
 }
 
 /// `cuStreamBeginCapture` (10.0): the global mode.
-pub(crate) unsafe fn cu_stream_begin_capture(s: CUstream) -> CUresult {
-    status(begin(s, None, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL))
+pub(crate) unsafe fn cu_stream_begin_capture(w: &World, s: CUstream) -> CUresult {
+    status(begin(w, s, None, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL))
 }
 
-pub(crate) unsafe fn cu_stream_begin_capture_v10010(s: CUstream, mode: CUstreamCaptureMode) -> CUresult {
-    status(begin(s, None, mode))
+pub(crate) unsafe fn cu_stream_begin_capture_v10010(w: &World, s: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+    status(begin(w, s, None, mode))
 }
 
 /// `cuStreamBeginCaptureToGraph`: captures into `g` after `deps`; only default edges
 /// (`edges` null or all zero), else CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_stream_begin_capture_to_graph(
+    w: &World,
     s: CUstream,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -47,17 +49,17 @@ pub(crate) unsafe fn cu_stream_begin_capture_to_graph(
                 return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
             }
         }
-        begin(s, Some((from_ptr(g), deps)), mode)
+        begin(w, s, Some((from_ptr(g), deps)), mode)
     });
     status(r)
 }
 
 /// `cuStreamEndCapture`: the graph, or NULL and an error (facts: INVALIDATED after an
 /// invalidating call, ILLEGAL_STATE when not capturing).
-pub(crate) unsafe fn cu_stream_end_capture(s: CUstream, ph: *mut CUgraph) -> CUresult {
+pub(crate) unsafe fn cu_stream_end_capture(w: &World, s: CUstream, ph: *mut CUgraph) -> CUresult {
     let r = non_null(ph).and_then(|()| {
-        stream::resolve(s)?;
-        let graph = capture::end(s);
+        stream::resolve(w, s)?;
+        let graph = capture::end(w, s);
         write(ph, to_ptr(*graph.as_ref().unwrap_or(&0)))?;
         graph.map(drop)
     });
@@ -65,14 +67,14 @@ pub(crate) unsafe fn cu_stream_end_capture(s: CUstream, ph: *mut CUgraph) -> CUr
 }
 
 /// The capture state of `s`, a live stream.
-fn info_of(s: CUstream) -> Result<Info, CUresult> {
-    stream::resolve(s)?;
-    Ok(capture::info(s))
+fn info_of(w: &World, s: CUstream) -> Result<Info, CUresult> {
+    stream::resolve(w, s)?;
+    Ok(capture::info(w, s))
 }
 
 /// `cuStreamIsCapturing`: facts: 0 none, 1 active, 2 invalidated.
-pub(crate) unsafe fn cu_stream_is_capturing(s: CUstream, out: *mut CUstreamCaptureStatus) -> CUresult {
-    status(non_null(out).and_then(|()| write(out, info_of(s)?.status)))
+pub(crate) unsafe fn cu_stream_is_capturing(w: &World, s: CUstream, out: *mut CUstreamCaptureStatus) -> CUresult {
+    status(non_null(out).and_then(|()| write(out, info_of(w, s)?.status)))
 }
 
 /// Writes `value` through `out` unless it is null.
@@ -85,7 +87,9 @@ fn put_opt<T>(out: *mut T, value: T) -> Result<(), CUresult> {
 
 /// The common part of `cuStreamGetCaptureInfo`'s forms: the status (required), then,
 /// while the stream is in a capture, whichever of the others are asked for.
+#[allow(clippy::too_many_arguments)] // the world and the widest form's out-pointers
 fn get_info(
+    w: &World,
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
@@ -95,7 +99,7 @@ fn get_info(
     n_out: *mut usize,
 ) -> Result<(), CUresult> {
     non_null(status_out)?;
-    let info = info_of(s)?;
+    let info = info_of(w, s)?;
     write(status_out, info.status)?;
     if info.status == CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE {
         return Ok(());
@@ -109,15 +113,17 @@ fn get_info(
 }
 
 pub(crate) unsafe fn cu_stream_get_capture_info(
+    w: &World,
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
 ) -> CUresult {
     let null = std::ptr::null_mut();
-    status(get_info(s, status_out, id_out, null, null.cast(), null.cast(), null.cast()))
+    status(get_info(w, s, status_out, id_out, null, null.cast(), null.cast(), null.cast()))
 }
 
 pub(crate) unsafe fn cu_stream_get_capture_info_v11030(
+    w: &World,
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
@@ -125,10 +131,12 @@ pub(crate) unsafe fn cu_stream_get_capture_info_v11030(
     deps_out: *mut *const CUgraphNode,
     n_out: *mut usize,
 ) -> CUresult {
-    status(get_info(s, status_out, id_out, graph_out, deps_out, std::ptr::null_mut(), n_out))
+    status(get_info(w, s, status_out, id_out, graph_out, deps_out, std::ptr::null_mut(), n_out))
 }
 
+#[allow(clippy::too_many_arguments)] // the world and the C signature
 pub(crate) unsafe fn cu_stream_get_capture_info_v12030(
+    w: &World,
     s: CUstream,
     status_out: *mut CUstreamCaptureStatus,
     id_out: *mut cuuint64_t,
@@ -137,14 +145,14 @@ pub(crate) unsafe fn cu_stream_get_capture_info_v12030(
     edges_out: *mut *const CUgraphEdgeData,
     n_out: *mut usize,
 ) -> CUresult {
-    status(get_info(s, status_out, id_out, graph_out, deps_out, edges_out, n_out))
+    status(get_info(w, s, status_out, id_out, graph_out, deps_out, edges_out, n_out))
 }
 
 /// `cuThreadExchangeStreamCaptureMode`: swaps the calling thread's mode with `*mode`.
-pub(crate) unsafe fn cu_thread_exchange_stream_capture_mode(mode: *mut CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe fn cu_thread_exchange_stream_capture_mode(w: &World, mode: *mut CUstreamCaptureMode) -> CUresult {
     let r = non_null(mode).and_then(|()| {
         // SAFETY: a non-null pointer to the caller's mode.
-        let old = capture::exchange_thread_mode(unsafe { *mode })?;
+        let old = capture::exchange_thread_mode(w, unsafe { *mode })?;
         write(mode, old)
     });
     status(r)

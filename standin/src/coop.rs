@@ -7,8 +7,9 @@ use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::device::DEVICE_SM_COUNT;
 use crate::entry::status;
+use crate::model::device::DEVICE_SM_COUNT;
+use crate::world::World;
 
 /// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
 /// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
@@ -26,6 +27,7 @@ fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult>
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_launch_cooperative_kernel(
+    w: &World,
     f: CUfunction,
     grid_x: c_uint,
     grid_y: c_uint,
@@ -39,6 +41,6 @@ pub(crate) unsafe fn cu_launch_cooperative_kernel(
 ) -> CUresult {
     let (grid, block) = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z]);
     // SAFETY: forwarded from the program; no `extra`.
-    let launch = || unsafe { crate::launch::launch(f, grid, block, shared_mem, s, params, std::ptr::null_mut()) };
+    let launch = || unsafe { crate::launch::launch(w, f, grid, block, shared_mem, s, params, std::ptr::null_mut()) };
     status(check_resident(grid, block).and_then(|()| launch()))
 }

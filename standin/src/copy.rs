@@ -9,106 +9,133 @@ use std::ffi::{c_uchar, c_void};
 use cudrv::sys::*;
 
 use crate::entry::status;
-use crate::graph_node::{CopyNode, End, MemsetNode, Node};
-use crate::{capture, context, stream};
+use crate::model::graph::{CopyNode, End, MemsetNode, Node};
+use crate::world::World;
+use crate::{capture, stream};
 
 /// Does `node` (nothing when `empty`) in the current context (synchronous forms) or the
 /// stream's; on a capturing stream records it instead.
-fn ordered(s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
+fn ordered(w: &World, s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
     // Work on the legacy stream (the synchronous forms use it) would wait for a capturing
     // stream: STREAM_CAPTURE_IMPLICIT (driver-facts.md, conformance on the H200).
     if s.is_none_or(capture::is_default) {
-        if let Err(e) = capture::before_unsafe_call(CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) {
+        if let Err(e) = capture::before_unsafe_call(w, CUresult::CUDA_ERROR_STREAM_CAPTURE_IMPLICIT) {
             return e;
         }
     }
     let r = match s {
-        None => context::current().and_then(|ctx| if empty { Ok(()) } else { node.run(&ctx) }),
+        None => {
+            w.contexts.current().and_then(|ctx| if empty { Ok(()) } else { crate::graph_node::run(w, &node, &ctx) })
+        }
         Some(s) => {
-            stream::resolve(s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(s, node, &t.ctx) })
+            stream::resolve(w, s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(w, s, node, &t.ctx) })
         }
     };
     status(r)
 }
 
 /// Copies `n` bytes in the current context (`s`: `None`) or in stream order.
-pub(crate) fn copy(dst: End, src: End, n: usize, s: Option<CUstream>) -> CUresult {
-    ordered(s, n == 0, Node::Copy(CopyNode { dst, src, len: n }))
+pub(crate) fn copy(w: &World, dst: End, src: End, n: usize, s: Option<CUstream>) -> CUresult {
+    ordered(w, s, n == 0, Node::Copy(CopyNode { dst, src, len: n }))
 }
 
-fn htod(dst: CUdeviceptr, src: *const c_void, n: usize, s: Option<CUstream>) -> CUresult {
-    copy(End::Device(dst), End::Host(src as usize), n, s)
+fn htod(w: &World, dst: CUdeviceptr, src: *const c_void, n: usize, s: Option<CUstream>) -> CUresult {
+    copy(w, End::Device(dst), End::Host(src as usize), n, s)
 }
 
-fn dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
-    copy(End::Host(dst as usize), End::Device(src), n, s)
+fn dtoh(w: &World, dst: *mut c_void, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
+    copy(w, End::Host(dst as usize), End::Device(src), n, s)
 }
 
-fn dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
-    copy(End::Device(dst), End::Device(src), n, s)
+fn dtod(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: Option<CUstream>) -> CUresult {
+    copy(w, End::Device(dst), End::Device(src), n, s)
 }
 
-fn memset(dst: CUdeviceptr, value: c_uchar, n: usize, s: Option<CUstream>) -> CUresult {
-    memset_wide(dst, u32::from(value), 1, n, s)
+fn memset(w: &World, dst: CUdeviceptr, value: c_uchar, n: usize, s: Option<CUstream>) -> CUresult {
+    memset_wide(w, dst, u32::from(value), 1, n, s)
 }
 
 /// `n` values of `value` (`width` bytes each) from `dst`, which must be aligned to them
 /// (a real driver refuses a misaligned address with CUDA_ERROR_INVALID_VALUE).
-fn memset_wide(dst: CUdeviceptr, value: u32, width: usize, n: usize, s: Option<CUstream>) -> CUresult {
+fn memset_wide(w: &World, dst: CUdeviceptr, value: u32, width: usize, n: usize, s: Option<CUstream>) -> CUresult {
     match MemsetNode::new(dst, value, width, n) {
-        Ok(node) => ordered(s, n == 0, Node::Memset(node)),
+        Ok(node) => ordered(w, s, n == 0, Node::Memset(node)),
         // The context is checked first.
-        Err(e) => match ordered(s, true, Node::Empty) {
+        Err(e) => match ordered(w, s, true, Node::Empty) {
             CUresult::CUDA_SUCCESS => e,
             other => other,
         },
     }
 }
 
-pub(crate) unsafe fn cu_memset_d16(dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
-    memset_wide(dst, value.into(), 2, n, None)
+pub(crate) unsafe fn cu_memset_d16(w: &World, dst: CUdeviceptr, value: u16, n: usize) -> CUresult {
+    memset_wide(w, dst, value.into(), 2, n, None)
 }
 
-pub(crate) unsafe fn cu_memset_d16_async(dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
-    memset_wide(dst, value.into(), 2, n, Some(s))
+pub(crate) unsafe fn cu_memset_d16_async(w: &World, dst: CUdeviceptr, value: u16, n: usize, s: CUstream) -> CUresult {
+    memset_wide(w, dst, value.into(), 2, n, Some(s))
 }
 
-pub(crate) unsafe fn cu_memset_d32(dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
-    memset_wide(dst, value, 4, n, None)
+pub(crate) unsafe fn cu_memset_d32(w: &World, dst: CUdeviceptr, value: u32, n: usize) -> CUresult {
+    memset_wide(w, dst, value, 4, n, None)
 }
 
-pub(crate) unsafe fn cu_memset_d32_async(dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
-    memset_wide(dst, value, 4, n, Some(s))
+pub(crate) unsafe fn cu_memset_d32_async(w: &World, dst: CUdeviceptr, value: u32, n: usize, s: CUstream) -> CUresult {
+    memset_wide(w, dst, value, 4, n, Some(s))
 }
 
-pub(crate) unsafe fn cu_memcpy_htod(dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
-    htod(dst, src, n, None)
+pub(crate) unsafe fn cu_memcpy_htod(w: &World, dst: CUdeviceptr, src: *const c_void, n: usize) -> CUresult {
+    htod(w, dst, src, n, None)
 }
 
-pub(crate) unsafe fn cu_memcpy_dtoh(dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
-    dtoh(dst, src, n, None)
+pub(crate) unsafe fn cu_memcpy_dtoh(w: &World, dst: *mut c_void, src: CUdeviceptr, n: usize) -> CUresult {
+    dtoh(w, dst, src, n, None)
 }
 
-pub(crate) unsafe fn cu_memcpy_dtod(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
-    dtod(dst, src, n, None)
+pub(crate) unsafe fn cu_memcpy_dtod(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+    dtod(w, dst, src, n, None)
 }
 
-pub(crate) unsafe fn cu_memcpy_htod_async(dst: CUdeviceptr, src: *const c_void, n: usize, s: CUstream) -> CUresult {
-    htod(dst, src, n, Some(s))
+pub(crate) unsafe fn cu_memcpy_htod_async(
+    w: &World,
+    dst: CUdeviceptr,
+    src: *const c_void,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
+    htod(w, dst, src, n, Some(s))
 }
 
-pub(crate) unsafe fn cu_memcpy_dtoh_async(dst: *mut c_void, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    dtoh(dst, src, n, Some(s))
+pub(crate) unsafe fn cu_memcpy_dtoh_async(
+    w: &World,
+    dst: *mut c_void,
+    src: CUdeviceptr,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
+    dtoh(w, dst, src, n, Some(s))
 }
 
-pub(crate) unsafe fn cu_memcpy_dtod_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    dtod(dst, src, n, Some(s))
+pub(crate) unsafe fn cu_memcpy_dtod_async(
+    w: &World,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
+    dtod(w, dst, src, n, Some(s))
 }
 
-pub(crate) unsafe fn cu_memset_d8(dst: CUdeviceptr, value: c_uchar, n: usize) -> CUresult {
-    memset(dst, value, n, None)
+pub(crate) unsafe fn cu_memset_d8(w: &World, dst: CUdeviceptr, value: c_uchar, n: usize) -> CUresult {
+    memset(w, dst, value, n, None)
 }
 
-pub(crate) unsafe fn cu_memset_d8_async(dst: CUdeviceptr, value: c_uchar, n: usize, s: CUstream) -> CUresult {
-    memset(dst, value, n, Some(s))
+pub(crate) unsafe fn cu_memset_d8_async(
+    w: &World,
+    dst: CUdeviceptr,
+    value: c_uchar,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
+    memset(w, dst, value, n, Some(s))
 }

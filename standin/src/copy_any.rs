@@ -6,31 +6,38 @@
 use cudrv::sys::*;
 
 use crate::copy::copy;
+use crate::run::lock::lock;
+use crate::world::World;
 
-use crate::graph_node::End;
-use crate::memory;
+use crate::model::graph::End;
 
 /// Where `address` is: device memory if a live allocation holds it, else host memory.
-fn end(address: CUdeviceptr) -> End {
-    match memory::allocation_at(address) {
+fn end(w: &World, address: CUdeviceptr) -> End {
+    match lock(&w.memory).allocation_at(address) {
         Ok(_) => End::Device(address),
         Err(_) => End::Host(address as usize),
     }
 }
 
-pub(crate) unsafe fn cu_memcpy(dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
-    copy(end(dst), end(src), n, None)
+pub(crate) unsafe fn cu_memcpy(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+    copy(w, end(w, dst), end(w, src), n, None)
 }
 
-pub(crate) unsafe fn cu_memcpy_async(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
-    copy(end(dst), end(src), n, Some(s))
+pub(crate) unsafe fn cu_memcpy_async(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+    copy(w, end(w, dst), end(w, src), n, Some(s))
 }
 
 /// `cuMemcpyAsync_ptsz`: the same copy behind its own pointer, as a real driver gives the
 /// per-thread variant one (driver-facts.md, `cuGetProcAddress` with flag 2).
-pub(crate) unsafe fn cu_memcpy_async_ptsz(dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+pub(crate) unsafe fn cu_memcpy_async_ptsz(
+    w: &World,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
     // SAFETY: forwarded from the program.
-    unsafe { cu_memcpy_async(dst, src, n, s) }
+    unsafe { cu_memcpy_async(w, dst, src, n, s) }
 }
 
 /// The `i`th element of a caller's array.
@@ -51,6 +58,7 @@ unsafe fn nth<T: Copy>(p: *const T, i: usize) -> T {
 /// The arrays hold `count` (`attr_idxs`: `num_attrs`) elements, or are NULL.
 #[allow(clippy::too_many_arguments)] // the C signature's arguments
 unsafe fn batch(
+    w: &World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -74,7 +82,7 @@ unsafe fn batch(
     for i in 0..count {
         // SAFETY: the three arrays hold `count` elements each (the call's contract).
         let (d, src, n) = unsafe { (nth(dsts, i), nth(srcs, i), nth(sizes, i)) };
-        match copy(end(d), end(src), n, Some(s)) {
+        match copy(w, end(w, d), end(w, src), n, Some(s)) {
             CUresult::CUDA_SUCCESS => {}
             failed => return Err((failed, i)),
         }
@@ -85,6 +93,7 @@ unsafe fn batch(
 /// `cuMemcpyBatchAsync_v13000`: see [`batch`].
 #[allow(clippy::too_many_arguments)] // the C signature
 pub(crate) unsafe fn cu_memcpy_batch_async(
+    w: &World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -95,7 +104,7 @@ pub(crate) unsafe fn cu_memcpy_batch_async(
     s: CUstream,
 ) -> CUresult {
     // SAFETY: the caller's arrays, as the call's contract describes them.
-    match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
+    match unsafe { batch(w, dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
         Ok(()) => CUresult::CUDA_SUCCESS,
         Err((status, _)) => status,
     }
@@ -105,6 +114,7 @@ pub(crate) unsafe fn cu_memcpy_batch_async(
 /// `*fail_idx` (`SIZE_MAX` when the arguments were refused before any copy).
 #[allow(clippy::too_many_arguments)] // the C signature
 pub(crate) unsafe fn cu_memcpy_batch_async_v12080(
+    w: &World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -116,7 +126,7 @@ pub(crate) unsafe fn cu_memcpy_batch_async_v12080(
     s: CUstream,
 ) -> CUresult {
     // SAFETY: the caller's arrays, as the call's contract describes them.
-    match unsafe { batch(dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
+    match unsafe { batch(w, dsts, srcs, sizes, count, attrs, attr_idxs, num_attrs, s) } {
         Ok(()) => CUresult::CUDA_SUCCESS,
         Err((status, index)) => {
             if !fail_idx.is_null() {

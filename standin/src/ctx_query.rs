@@ -2,38 +2,35 @@
 //! `cuCtxGetLimit`/`SetLimit` and `cuCtxGetStreamPriorityRange`. Answers as
 //! driver-facts.md ("Edge cases": API version 3020; stack limit 1024; priorities 0 to -5; an unknown limit is CUDA_ERROR_INVALID_VALUE).
 
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudrv::sys::*;
 
-use crate::context::{self, Context};
-use crate::entry::{from_ptr, lock, non_null, status, write};
-use crate::primaries;
+use crate::entry::{from_ptr, non_null, status, write};
+use crate::model::context::Context;
+use crate::run::lock::lock;
+use crate::world::World;
 
 /// The least (numerically greatest) stream priority.
 pub(crate) const LEAST_PRIORITY: c_int = 0;
 /// The greatest (numerically least) stream priority.
 pub(crate) const GREATEST_PRIORITY: c_int = -5;
 
-/// Limits set in each context, by context and limit number.
-static LIMITS: Mutex<BTreeMap<(u64, c_uint), usize>> = Mutex::new(BTreeMap::new());
-
 /// `ctx`, or the current context for NULL; a live one.
-fn context_arg(ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
+fn context_arg(w: &World, ctx: CUcontext) -> Result<Arc<Context>, CUresult> {
     let c = match from_ptr(ctx) {
-        0 => context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?,
-        h => context::lookup(h)?,
+        0 => w.contexts.top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?,
+        h => w.contexts.lookup(h)?,
     };
     c.alive()?;
     Ok(c)
 }
 
-pub(crate) unsafe fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint) -> CUresult {
+pub(crate) unsafe fn cu_ctx_get_api_version(w: &World, ctx: CUcontext, version: *mut c_uint) -> CUresult {
     status(non_null(version).and_then(|()| {
         // facts (conformance): a destroyed context answers INVALID_CONTEXT here.
-        context_arg(ctx).map_err(|e| match e {
+        context_arg(w, ctx).map_err(|e| match e {
             CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED => CUresult::CUDA_ERROR_INVALID_CONTEXT,
             e => e,
         })?;
@@ -44,11 +41,11 @@ pub(crate) unsafe fn cu_ctx_get_api_version(ctx: CUcontext, version: *mut c_uint
 /// `cuCtxGetFlags`: a created context's creation flags exactly; a primary context's flags
 /// with CU_CTX_MAP_HOST, which the driver adds there only (driver-facts.md, "Contexts":
 /// the primary context's flags are 8; a created context's are what it was created with).
-pub(crate) unsafe fn cu_ctx_get_flags(flags: *mut c_uint) -> CUresult {
+pub(crate) unsafe fn cu_ctx_get_flags(w: &World, flags: *mut c_uint) -> CUresult {
     let r = non_null(flags).and_then(|()| {
-        let c = context::current()?;
+        let c = w.contexts.current()?;
         let f = match c.is_primary() {
-            true => primaries::state(c.device)?.0 | CUctx_flags::CU_CTX_MAP_HOST.0,
+            true => w.primaries.state(c.device, true)?.0 | CUctx_flags::CU_CTX_MAP_HOST.0,
             false => c.flags,
         };
         write(flags, f)
@@ -77,11 +74,11 @@ fn default_limit(limit: L) -> Option<usize> {
     Some(v)
 }
 
-pub(crate) unsafe fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
+pub(crate) unsafe fn cu_ctx_get_limit(w: &World, value: *mut usize, limit: L) -> CUresult {
     let r = non_null(value).and_then(|()| {
-        let c = context::current()?;
+        let c = w.contexts.current()?;
         let default = default_limit(limit).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        let set = lock(&LIMITS).get(&(c.handle, limit.0)).copied();
+        let set = lock(&w.limits).get(&(c.handle, limit.0)).copied();
         write(value, set.unwrap_or(default))
     });
     status(r)
@@ -89,20 +86,20 @@ pub(crate) unsafe fn cu_ctx_get_limit(value: *mut usize, limit: L) -> CUresult {
 
 /// `cuCtxSetLimit`: kept for the current context (and changes nothing else); the shared
 /// memory size and CIG state are read-only (CUDA_ERROR_INVALID_VALUE).
-pub(crate) unsafe fn cu_ctx_set_limit(limit: L, value: usize) -> CUresult {
-    let r = context::current().and_then(|c| {
+pub(crate) unsafe fn cu_ctx_set_limit(w: &World, limit: L, value: usize) -> CUresult {
+    let r = w.contexts.current().and_then(|c| {
         if default_limit(limit).is_none() || matches!(limit, L::CU_LIMIT_SHMEM_SIZE | L::CU_LIMIT_CIG_ENABLED) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        lock(&LIMITS).insert((c.handle, limit.0), value);
+        lock(&w.limits).insert((c.handle, limit.0), value);
         Ok(())
     });
     status(r)
 }
 
 /// `cuCtxGetStreamPriorityRange`: 0 and -5; either out-pointer may be null.
-pub(crate) unsafe fn cu_ctx_get_stream_priority_range(least: *mut c_int, greatest: *mut c_int) -> CUresult {
-    let r = context::current().and_then(|_| {
+pub(crate) unsafe fn cu_ctx_get_stream_priority_range(w: &World, least: *mut c_int, greatest: *mut c_int) -> CUresult {
+    let r = w.contexts.current().and_then(|_| {
         if !least.is_null() {
             write(least, LEAST_PRIORITY)?;
         }

@@ -3,62 +3,23 @@
 //! implementations share: the initialised and shut-down flags, out-pointer writes and lock
 //! acquisition.
 
-use std::cell::Cell;
 use std::ffi::c_uint;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::Ordering;
 
 use cudrv::sys::CUresult;
 use cudrv::Call;
 
 use crate::faults;
+use crate::world::World;
 
-static INITIALIZED: AtomicBool = AtomicBool::new(false);
-static SHUT_DOWN: AtomicBool = AtomicBool::new(false);
-
-thread_local! {
-    /// This thread's key (0 until first asked). A `const` thread-local of a type without
-    /// a destructor: it stays readable while the thread's other thread-locals are torn
-    /// down, so asking for it never fails.
-    static THREAD_KEY: Cell<u64> = const { Cell::new(0) };
-}
-static NEXT_THREAD_KEY: AtomicU64 = AtomicU64::new(1);
-
-/// A number naming the calling thread, never reused, available at any point of the
-/// thread's life (unlike `std::thread::current()`, which may be gone while thread-locals
-/// are destroyed at thread exit).
-pub(crate) fn thread_key() -> u64 {
-    let key = THREAD_KEY.try_with(|k| match k.get() {
-        0 => {
-            let key = NEXT_THREAD_KEY.fetch_add(1, Ordering::Relaxed);
-            k.set(key);
-            key
-        }
-        key => key,
-    });
-    // A thread-local without a destructor is never torn down: the error case cannot
-    // happen; 0 would name every such thread.
-    key.unwrap_or(0)
+/// Whether `cuInit` has succeeded in `w`.
+pub(crate) fn initialized(w: &World) -> bool {
+    w.initialized.load(Ordering::Acquire)
 }
 
-/// Records a successful `cuInit`.
-pub(crate) fn set_initialized() {
-    INITIALIZED.store(true, Ordering::Release);
-}
-
-/// Whether `cuInit` has succeeded in this process.
-pub(crate) fn initialized() -> bool {
-    INITIALIZED.load(Ordering::Acquire)
-}
-
-/// Whether [`crate::shutdown`] is in effect.
-pub(crate) fn shut_down() -> bool {
-    SHUT_DOWN.load(Ordering::Acquire)
-}
-
-/// Sets or clears the process-wide shut-down state.
-pub(crate) fn set_shut_down(on: bool) {
-    SHUT_DOWN.store(on, Ordering::Release);
+/// Whether [`crate::shutdown`] is in effect in `w`.
+pub(crate) fn shut_down(w: &World) -> bool {
+    w.shut_down.load(Ordering::Acquire)
 }
 
 /// The checks the generated prologue of an implemented entry makes before calling the
@@ -104,18 +65,18 @@ pub(crate) const fn always<F>(f: F) -> Option<Imp<F>> {
 /// The prologue of an implemented entry point (`call` is its variant): `Err(status)` when
 /// the entry must answer `status` without running its implementation (see [`Gate`]).
 #[inline(always)]
-pub(crate) fn enter(call: Call, gate: Gate) -> Result<(), CUresult> {
-    if let Some(s) = faults::take(call) {
+pub(crate) fn enter(w: &World, call: Call, gate: Gate) -> Result<(), CUresult> {
+    if let Some(s) = faults::take(w, call) {
         return Err(s);
     }
     if gate == Gate::Always {
         return Ok(());
     }
-    if shut_down() {
+    if shut_down(w) {
         return Err(CUresult::CUDA_ERROR_DEINITIALIZED);
     }
-    crate::callback::permitted()?;
-    if gate == Gate::Initialized && !initialized() {
+    crate::run::callback::permitted()?;
+    if gate == Gate::Initialized && !initialized(w) {
         return Err(CUresult::CUDA_ERROR_NOT_INITIALIZED);
     }
     Ok(())
@@ -124,14 +85,14 @@ pub(crate) fn enter(call: Call, gate: Gate) -> Result<(), CUresult> {
 /// The answer of an entry point the stand-in does not implement (`call` is its variant):
 /// an injected fault, else CUDA_ERROR_DEINITIALIZED after [`crate::shutdown`], else
 /// CUDA_ERROR_NOT_PERMITTED inside a program's callback, else CUDA_ERROR_NOT_SUPPORTED.
-pub(crate) fn unsupported(call: Call) -> CUresult {
-    if let Some(s) = faults::take(call) {
+pub(crate) fn unsupported(w: &World, call: Call) -> CUresult {
+    if let Some(s) = faults::take(w, call) {
         return s;
     }
-    if shut_down() {
+    if shut_down(w) {
         return CUresult::CUDA_ERROR_DEINITIALIZED;
     }
-    if let Err(s) = crate::callback::permitted() {
+    if let Err(s) = crate::run::callback::permitted() {
         return s;
     }
     CUresult::CUDA_ERROR_NOT_SUPPORTED
@@ -139,11 +100,11 @@ pub(crate) fn unsupported(call: Call) -> CUresult {
 
 /// `cuInit` (behind [`Gate::BeforeInit`]). facts: cuInit(7) -> CUDA_ERROR_INVALID_VALUE;
 /// cuInit(0) -> SUCCESS.
-pub(crate) fn cu_init(flags: c_uint) -> CUresult {
+pub(crate) fn cu_init(w: &World, flags: c_uint) -> CUresult {
     if flags != 0 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    set_initialized();
+    w.initialized.store(true, Ordering::Release);
     CUresult::CUDA_SUCCESS
 }
 
@@ -175,12 +136,6 @@ pub(crate) fn write<T>(out: *mut T, value: T) -> Result<(), CUresult> {
     // SAFETY: a non-null out-pointer from the caller, who passes writable storage.
     unsafe { out.write(value) };
     Ok(())
-}
-
-/// Locks `m`. Every critical section leaves its state consistent before anything that
-/// could fail, so a poisoned lock (impossible without a panic) is used as it is.
-pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// A handle as the opaque pointer type the API uses.

@@ -7,6 +7,8 @@ use std::sync::LazyLock;
 
 use cudrv::sys::CUresult;
 
+use crate::world::World;
+
 /// Descriptions a real driver gives (driver-facts.md and cuda.h); other known codes get
 /// their name in words.
 fn known_description(code: u32) -> Option<&'static CStr> {
@@ -75,11 +77,11 @@ fn write(out: *mut *const c_char, s: Option<*const c_char>) -> CUresult {
     }
 }
 
-pub(crate) unsafe fn cu_get_error_name(error: CUresult, out: *mut *const c_char) -> CUresult {
+pub(crate) unsafe fn cu_get_error_name(_w: &World, error: CUresult, out: *mut *const c_char) -> CUresult {
     write(out, lookup(&STRINGS.names, error.0))
 }
 
-pub(crate) unsafe fn cu_get_error_string(error: CUresult, out: *mut *const c_char) -> CUresult {
+pub(crate) unsafe fn cu_get_error_string(_w: &World, error: CUresult, out: *mut *const c_char) -> CUresult {
     let s = known_description(error.0).map(CStr::as_ptr).or_else(|| lookup(&STRINGS.descriptions, error.0));
     write(out, s)
 }

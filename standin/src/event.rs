@@ -3,70 +3,49 @@
 //! time it completed, for `cuEventElapsedTime`.
 
 use std::ffi::c_uint;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use cudrv::sys::*;
 
-use crate::context::{self, Context};
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::handles::Registry;
-use crate::queue::{Pushed, Queue};
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::context::Context;
+use crate::model::event::{Event, Position};
+use crate::run::lock::lock;
+use crate::run::queue::Pushed;
+use crate::world::World;
 use crate::{capture, stream};
 
-/// A point in a queue's work.
-type Position = (Arc<Queue>, u64);
-
-/// Where an event stands.
-#[derive(Default)]
-struct Mark {
-    /// Bumped by every record, so a stale stamp task does nothing.
-    generation: u64,
-    /// The queue and position of the last record.
-    at: Option<Position>,
-    /// When the last record completed.
-    time: Option<Instant>,
-}
-
-#[derive(Clone)]
-struct Event {
-    ctx: Arc<Context>,
-    flags: c_uint,
-    mark: Arc<Mutex<Mark>>,
-}
-
-static EVENTS: Mutex<Registry<Event>> = Mutex::new(Registry::new("event", CUresult::CUDA_ERROR_INVALID_HANDLE));
-
 /// The live event `e`.
-fn find(e: CUevent) -> Result<Event, CUresult> {
-    lock(&EVENTS).get(from_ptr(e)).cloned()
+fn find(w: &World, e: CUevent) -> Result<Event, CUresult> {
+    lock(&w.events).get(from_ptr(e)).cloned()
 }
 
 const VALID_FLAGS: c_uint = CUevent_flags::CU_EVENT_BLOCKING_SYNC.0
     | CUevent_flags::CU_EVENT_DISABLE_TIMING.0
     | CUevent_flags::CU_EVENT_INTERPROCESS.0;
 
-fn create(ph: *mut CUevent, flags: c_uint) -> Result<(), CUresult> {
+fn create(w: &World, ph: *mut CUevent, flags: c_uint) -> Result<(), CUresult> {
     non_null(ph)?;
     let interprocess = flags & CUevent_flags::CU_EVENT_INTERPROCESS.0 != 0;
     let timing = flags & CUevent_flags::CU_EVENT_DISABLE_TIMING.0 == 0;
     if flags & !VALID_FLAGS != 0 || (interprocess && timing) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let ctx = context::current()?;
-    let h = lock(&EVENTS).insert(Event { ctx, flags, mark: Arc::default() });
+    let ctx = w.contexts.current()?;
+    let h = lock(&w.events).insert(Event { ctx, flags, mark: Arc::default() });
     write(ph, to_ptr(h))
 }
 
-pub(crate) unsafe fn cu_event_create(ph: *mut CUevent, flags: c_uint) -> CUresult {
-    status(create(ph, flags))
+pub(crate) unsafe fn cu_event_create(w: &World, ph: *mut CUevent, flags: c_uint) -> CUresult {
+    status(create(w, ph, flags))
 }
 
 /// `cuEventDestroy`: NULL or unknown: CUDA_ERROR_INVALID_HANDLE (facts); destroyed
 /// before: the same, and a double destroy in the ledger.
-pub(crate) unsafe fn cu_event_destroy(e: CUevent) -> CUresult {
+pub(crate) unsafe fn cu_event_destroy(w: &World, e: CUevent) -> CUresult {
     let h = from_ptr(e);
-    let mut events = lock(&EVENTS);
+    let mut events = lock(&w.events);
     if let Ok(ev) = events.get(h) {
         if let Err(s) = ev.ctx.not_sticky() {
             return s;
@@ -75,11 +54,11 @@ pub(crate) unsafe fn cu_event_destroy(e: CUevent) -> CUresult {
     status(events.remove(h).map(drop))
 }
 
-fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
-    let Event { ctx, mark, .. } = find(e)?;
+fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
+    let Event { ctx, mark, .. } = find(w, e)?;
     ctx.usable()?;
-    let t = stream::resolve(s)?;
-    if capture::record_event(e, s)? {
+    let t = stream::resolve(w, s)?;
+    if capture::record_event(w, e, s)? {
         return Ok(());
     }
     let mut m = lock(&mark);
@@ -105,31 +84,31 @@ fn record(e: CUevent, s: CUstream) -> Result<(), CUresult> {
     Ok(())
 }
 
-pub(crate) unsafe fn cu_event_record(e: CUevent, s: CUstream) -> CUresult {
-    status(record(e, s))
+pub(crate) unsafe fn cu_event_record(w: &World, e: CUevent, s: CUstream) -> CUresult {
+    status(record(w, e, s))
 }
 
 /// `cuCtxRecordEvent`: records `e` on the default stream of `ctx`, which must be the
 /// current context (the stand-in runs all of a context's work in order, so its default
 /// stream's position covers the context's work).
-pub(crate) unsafe fn cu_ctx_record_event(ctx: CUcontext, e: CUevent) -> CUresult {
-    if crate::context::top_handle() != Some(crate::entry::from_ptr(ctx)) {
+pub(crate) unsafe fn cu_ctx_record_event(w: &World, ctx: CUcontext, e: CUevent) -> CUresult {
+    if w.contexts.top_handle() != Some(crate::entry::from_ptr(ctx)) {
         return CUresult::CUDA_ERROR_INVALID_CONTEXT;
     }
-    status(record(e, std::ptr::null_mut()))
+    status(record(w, e, std::ptr::null_mut()))
 }
 
 /// The context of `e` and where it was last recorded, if it was.
-fn recorded(e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
-    let ev = find(e)?;
+fn recorded(w: &World, e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
+    let ev = find(w, e)?;
     let at = lock(&ev.mark).at.clone();
     Ok((ev.ctx, at))
 }
 
 /// `cuEventQuery`: SUCCESS for an event never recorded or complete, else
 /// CUDA_ERROR_NOT_READY.
-pub(crate) unsafe fn cu_event_query(e: CUevent) -> CUresult {
-    let r = recorded(e).and_then(|(ctx, at)| {
+pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
+    let r = recorded(w, e).and_then(|(ctx, at)| {
         ctx.usable()?;
         match at {
             Some((q, p)) if !q.reached(p) => Err(CUresult::CUDA_ERROR_NOT_READY),
@@ -140,8 +119,8 @@ pub(crate) unsafe fn cu_event_query(e: CUevent) -> CUresult {
 }
 
 /// Waits for the work before the last record; a sticky failure shows here.
-pub(crate) unsafe fn cu_event_synchronize(e: CUevent) -> CUresult {
-    let r = recorded(e).and_then(|(ctx, at)| {
+pub(crate) unsafe fn cu_event_synchronize(w: &World, e: CUevent) -> CUresult {
+    let r = recorded(w, e).and_then(|(ctx, at)| {
         ctx.usable()?;
         if let Some((q, p)) = at {
             q.wait(p)?;
@@ -153,8 +132,8 @@ pub(crate) unsafe fn cu_event_synchronize(e: CUevent) -> CUresult {
 
 /// The completion time of `e`: CUDA_ERROR_INVALID_HANDLE if it has no timing or was never
 /// recorded, CUDA_ERROR_NOT_READY if not complete.
-fn stamp(e: CUevent) -> Result<Instant, CUresult> {
-    let ev = find(e)?;
+fn stamp(w: &World, e: CUevent) -> Result<Instant, CUresult> {
+    let ev = find(w, e)?;
     ev.ctx.usable()?;
     if ev.flags & CUevent_flags::CU_EVENT_DISABLE_TIMING.0 != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
@@ -168,9 +147,9 @@ fn stamp(e: CUevent) -> Result<Instant, CUresult> {
 }
 
 /// `cuEventElapsedTime`: milliseconds between the two completions (never negative).
-pub(crate) unsafe fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
+pub(crate) unsafe fn cu_event_elapsed_time(w: &World, ms: *mut f32, start: CUevent, end: CUevent) -> CUresult {
     let r = non_null(ms).and_then(|()| {
-        let (a, b) = (stamp(start)?, stamp(end)?);
+        let (a, b) = (stamp(w, start)?, stamp(w, end)?);
         write(ms, b.saturating_duration_since(a).as_secs_f32() * 1000.0)
     });
     status(r)
@@ -179,14 +158,14 @@ pub(crate) unsafe fn cu_event_elapsed_time(ms: *mut f32, start: CUevent, end: CU
 /// `cuStreamWaitEvent`: later host functions on `s` wait for the work before the event's
 /// last record (on another stream). An event recorded in a capture forks or joins
 /// capturing streams instead (`capture.rs`).
-pub(crate) unsafe fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
+pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
     if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    let r = recorded(e).and_then(|(ctx, at)| {
+    let r = recorded(w, e).and_then(|(ctx, at)| {
         ctx.usable()?;
-        let t = stream::resolve(s)?;
-        if capture::wait_event(s, e, flags)? {
+        let t = stream::resolve(w, s)?;
+        if capture::wait_event(w, s, e, flags)? {
             return Ok(());
         }
         match at {
@@ -201,14 +180,4 @@ pub(crate) unsafe fn cu_stream_wait_event(s: CUstream, e: CUevent, flags: c_uint
         }
     });
     status(r)
-}
-
-/// Appends the live events.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&EVENTS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&EVENTS).forget_destroyed();
 }

@@ -5,27 +5,24 @@
 //! function may use (48 KiB until then; up to the device's opt-in limit), which launches
 //! check, and the preferred carveout; the other attributes are read-only.
 
-use std::collections::BTreeMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{from_ptr, lock, non_null, status, write};
+use crate::entry::{from_ptr, non_null, status, write};
 use crate::module;
+use crate::run::lock::lock;
+use crate::world::World;
 
 type F = CUfunction_attribute;
 
 /// The dynamic shared memory a function may use without opting in.
 const DEFAULT_DYNAMIC_SHARED: c_int = 48 << 10;
 
-/// The dynamic shared memory limit each function was given by `cuFuncSetAttribute`.
-static MAX_DYNAMIC_SHARED: Mutex<BTreeMap<u64, c_int>> = Mutex::new(BTreeMap::new());
-
 /// The dynamic shared memory (bytes) a launch of function `f` may ask for.
-pub(crate) fn max_dynamic_shared(f: u64) -> u32 {
-    let v = lock(&MAX_DYNAMIC_SHARED).get(&f).copied().unwrap_or(DEFAULT_DYNAMIC_SHARED);
+pub(crate) fn max_dynamic_shared(w: &World, f: u64) -> u32 {
+    let v = lock(&w.max_dynamic_shared).get(&f).copied().unwrap_or(DEFAULT_DYNAMIC_SHARED);
     u32::try_from(v).unwrap_or(0)
 }
 
@@ -44,12 +41,12 @@ fn value(attr: F) -> Result<c_int, CUresult> {
     Ok(v)
 }
 
-pub(crate) unsafe fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunction) -> CUresult {
+pub(crate) unsafe fn cu_func_get_attribute(w: &World, pi: *mut c_int, attr: F, f: CUfunction) -> CUresult {
     status(non_null(pi).and_then(|()| {
-        module::kernel_of(from_ptr(f))?;
+        module::kernel_of(w, from_ptr(f))?;
         match attr {
             F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES => {
-                write(pi, c_int::try_from(max_dynamic_shared(from_ptr(f))).unwrap_or(c_int::MAX))
+                write(pi, c_int::try_from(max_dynamic_shared(w, from_ptr(f))).unwrap_or(c_int::MAX))
             }
             _ => write(pi, value(attr)?),
         }
@@ -59,10 +56,12 @@ pub(crate) unsafe fn cu_func_get_attribute(pi: *mut c_int, attr: F, f: CUfunctio
 /// `cuFuncSetAttribute`: the dynamic shared memory limit (at most the device's opt-in
 /// limit) and the preferred carveout (-1 to 100, kept nowhere); other attributes are
 /// read-only: CUDA_ERROR_INVALID_VALUE.
-pub(crate) unsafe fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> CUresult {
-    status(module::kernel_of(from_ptr(f)).and_then(|_| match attr {
-        F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES if (0..=crate::device::MAX_SHARED_OPTIN).contains(&v) => {
-            lock(&MAX_DYNAMIC_SHARED).insert(from_ptr(f), v);
+pub(crate) unsafe fn cu_func_set_attribute(w: &World, f: CUfunction, attr: F, v: c_int) -> CUresult {
+    status(module::kernel_of(w, from_ptr(f)).and_then(|_| match attr {
+        F::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            if (0..=crate::model::device::MAX_SHARED_OPTIN).contains(&v) =>
+        {
+            lock(&w.max_dynamic_shared).insert(from_ptr(f), v);
             Ok(())
         }
         F::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT if (-1..=100).contains(&v) => Ok(()),
@@ -70,10 +69,16 @@ pub(crate) unsafe fn cu_func_set_attribute(f: CUfunction, attr: F, v: c_int) -> 
     }))
 }
 
-pub(crate) unsafe fn cu_kernel_get_attribute(pi: *mut c_int, attr: F, kernel: CUkernel, dev: CUdevice) -> CUresult {
+pub(crate) unsafe fn cu_kernel_get_attribute(
+    w: &World,
+    pi: *mut c_int,
+    attr: F,
+    kernel: CUkernel,
+    dev: CUdevice,
+) -> CUresult {
     status(non_null(pi).and_then(|()| {
-        module::kernel_of(from_ptr(kernel))?;
-        if !valid_device(dev) {
+        module::kernel_of(w, from_ptr(kernel))?;
+        if !valid_device(w, dev) {
             return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
         }
         write(pi, value(attr)?)

@@ -3,33 +3,24 @@
 //! is listed in the ledger as a device allocation until its module is unloaded. A name
 //! the image does not have is CUDA_ERROR_NOT_FOUND (driver-facts.md, "Edge cases").
 
-use std::collections::BTreeMap;
 use std::ffi::c_char;
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, lock, status, write};
-use crate::ledger::AllocationKind;
-use crate::memory::{self, Owner};
-use crate::{context, module};
+use crate::entry::{from_ptr, status, write};
+use crate::model::memory::AllocationKind;
+use crate::model::memory::Owner;
+use crate::module;
+use crate::run::lock::lock;
+use crate::world::World;
 
-/// The address of each global asked for, by module and name.
-static GLOBALS: Mutex<BTreeMap<(u64, String), u64>> = Mutex::new(BTreeMap::new());
-
-/// Frees the globals of an unloaded module.
-pub(crate) fn forget_module(module: u64) {
-    let mut g = lock(&GLOBALS);
-    let gone: Vec<(u64, String)> = g.keys().filter(|(m, _)| *m == module).cloned().collect();
-    for key in gone {
-        if let Some(address) = g.remove(&key) {
-            // Freed once, here: it cannot fail.
-            let _ = memory::free(address);
-        }
-    }
-}
-
-fn get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: *const c_char) -> Result<(), CUresult> {
+fn get_global(
+    w: &World,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    hmod: CUmodule,
+    name: *const c_char,
+) -> Result<(), CUresult> {
     // facts (conformance): a missing global writes 0 and 0.
     if !dptr.is_null() {
         write(dptr, 0)?;
@@ -37,16 +28,16 @@ fn get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: *
     if !bytes.is_null() {
         write(bytes, 0)?;
     }
-    let c = context::current()?;
+    let c = w.contexts.current()?;
     let name = module::name_of(name)?;
     let m = from_ptr(hmod);
-    let size = module::global_size(m, &name)?;
+    let size = module::global_size(w, m, &name)?;
     let address = {
-        let mut g = lock(&GLOBALS);
+        let mut g = lock(&w.globals);
         match g.get(&(m, name.clone())) {
             Some(&a) => a,
             None => {
-                let a = memory::alloc(size.max(1), AllocationKind::Device, None, Owner::of(&c))?;
+                let a = lock(&w.memory).alloc(size.max(1), AllocationKind::Device, None, Owner::of(&c))?;
                 g.insert((m, name), a);
                 a
             }
@@ -63,10 +54,11 @@ fn get_global(dptr: *mut CUdeviceptr, bytes: *mut usize, hmod: CUmodule, name: *
 
 /// `cuModuleGetGlobal`: either out-pointer may be null.
 pub(crate) unsafe fn cu_module_get_global(
+    w: &World,
     dptr: *mut CUdeviceptr,
     bytes: *mut usize,
     hmod: CUmodule,
     name: *const c_char,
 ) -> CUresult {
-    status(get_global(dptr, bytes, hmod, name))
+    status(get_global(w, dptr, bytes, hmod, name))
 }

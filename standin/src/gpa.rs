@@ -2,42 +2,63 @@
 //! them, for an emulated driver version. The set of symbols a version has is taken from
 //! cudrv's generated table: every variant at or below that version.
 //!
-//! Each emulated version lives in a slot; the bootstrap functions are instantiated per slot
-//! (`gpa_v2::<S>`), so several versions can be emulated in one process at once.
+//! Each emulated driver is a world in a slot (`world.rs`); the bootstrap functions and the
+//! entry points are instantiated per slot (`gpa_v2::<S>`), so several drivers, of one
+//! version or of several, can be emulated in one process at once, each with its own state.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Mutex;
 
 use cudrv::sys::{cuuint64_t, CUdriverProcAddressQueryResult, CUresult};
 use cudrv::table::{Entry, VARIANTS, VARIANT_COUNT};
 use cudrv::{call, Call, ProcAddressQuery};
 
+use crate::world::{World, SLOTS};
 use crate::{entries, faults};
 
-/// Number of versions one process can emulate at once (slot 0 is the environment's).
-pub(crate) const SLOTS: usize = 24;
-
-static SLOT_VERSIONS: [AtomicU32; SLOTS] = [const { AtomicU32::new(0) }; SLOTS];
+/// Taken while a slot is handed out.
 static SLOT_LOCK: Mutex<()> = Mutex::new(());
 
+/// The version slot `slot`'s world emulates (0: unused).
 pub(crate) fn slot_version(slot: usize) -> u32 {
-    SLOT_VERSIONS.get(slot).map_or(0, |v| v.load(Ordering::Acquire))
+    World::of(slot).map_or(0, |w| w.version.load(Ordering::Acquire))
 }
 
+/// Sets the version slot `slot`'s world emulates.
 pub(crate) fn set_slot_version(slot: usize, version: u32) {
-    if let Some(v) = SLOT_VERSIONS.get(slot) {
-        v.store(version, Ordering::Release);
+    if let Some(w) = World::of(slot) {
+        w.version.store(version, Ordering::Release);
     }
 }
 
-/// The slot emulating `version` (1..SLOTS), taking a free one if needed.
-pub(crate) fn slot_for(version: u32) -> Option<usize> {
+/// The slot of the world shared by every `StandIn::new(version)`: the default world
+/// (slot 0) when it emulates `version`, else the first other slot emulating it and not
+/// taken by [`fresh_slot`], taking an unused one if needed.
+pub(crate) fn shared_slot(version: u32) -> Option<usize> {
     let _guard = SLOT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(s) = (1..SLOTS).find(|&s| slot_version(s) == version) {
+    if slot_version(0) == version {
+        return Some(0);
+    }
+    let shared = |s: &usize| World::of(*s).is_some_and(|w| !w.isolated.load(Ordering::Acquire));
+    if let Some(s) = (1..SLOTS).filter(shared).find(|&s| slot_version(s) == version) {
         return Some(s);
     }
+    take_unused(version, false)
+}
+
+/// A slot no one else has, with a fresh world emulating `version` (`StandIn::isolated`).
+pub(crate) fn fresh_slot(version: u32) -> Option<usize> {
+    let _guard = SLOT_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    take_unused(version, true)
+}
+
+/// Takes an unused slot (1..SLOTS) for `version` (under `SLOT_LOCK`).
+fn take_unused(version: u32, isolated: bool) -> Option<usize> {
     let s = (1..SLOTS).find(|&s| slot_version(s) == 0)?;
+    if let Some(w) = World::of(s) {
+        w.isolated.store(isolated, Ordering::Release);
+    }
     set_slot_version(s, version);
     Some(s)
 }
@@ -82,7 +103,7 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
     let Some((index, _)) = chosen else {
         return Answer::VersionNotSufficient;
     };
-    Answer::Found(special(slot, index).unwrap_or_else(|| entries::entry(index)))
+    Answer::Found(special(slot, index).unwrap_or_else(|| entry_in(slot, index)))
 }
 
 /// What `cuGetProcAddress` of `slot` answers for variant `index` (of `VARIANTS`) when it is
@@ -100,7 +121,7 @@ pub(crate) fn entry_of(slot: usize, index: usize) -> *mut c_void {
     if v.version > slot_version(slot) {
         return std::ptr::null_mut();
     }
-    entries::entry(index)
+    entry_in(slot, index)
 }
 
 /// The entry point of variant `index` when it depends on the slot: `cuDriverGetVersion`
@@ -126,7 +147,7 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
     flags: cuuint64_t,
     query: *mut ProcAddressQuery,
 ) -> CUresult {
-    match faults::take(call::cuGetProcAddress_v12000) {
+    match faults::take(World::at::<S>(), call::cuGetProcAddress_v12000) {
         Some(s) => s,
         // SAFETY: forwarded as received.
         None => unsafe { get_proc_address_v2(S, symbol, pfn, version, flags, query) },
@@ -134,7 +155,8 @@ pub(crate) unsafe extern "C" fn gpa_v2<const S: usize>(
 }
 
 /// `cuGetProcAddress_v2` of the environment's slot (0), behind the generated prologue.
-pub(crate) unsafe fn get_proc_address_v2_env(
+pub(crate) unsafe fn get_proc_address_v2_entry(
+    w: &World,
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
@@ -142,7 +164,7 @@ pub(crate) unsafe fn get_proc_address_v2_env(
     query: *mut CUdriverProcAddressQueryResult,
 ) -> CUresult {
     // SAFETY: forwarded as received (`ProcAddressQuery` is the same `c_uint`).
-    unsafe { get_proc_address_v2(0, symbol, pfn, version, flags, query.cast()) }
+    unsafe { get_proc_address_v2(w.slot(), symbol, pfn, version, flags, query.cast()) }
 }
 
 /// `cuGetProcAddress_v2` as slot `slot` answers it.
@@ -186,7 +208,7 @@ pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
     version: c_int,
     flags: cuuint64_t,
 ) -> CUresult {
-    match faults::take(call::cuGetProcAddress_v11030) {
+    match faults::take(World::at::<S>(), call::cuGetProcAddress_v11030) {
         Some(s) => s,
         // SAFETY: forwarded as received.
         None => unsafe { get_proc_address(S, symbol, pfn, version, flags) },
@@ -195,14 +217,15 @@ pub(crate) unsafe extern "C" fn gpa_v1<const S: usize>(
 
 /// The 4-argument `cuGetProcAddress` of the environment's slot (0), behind the generated
 /// prologue.
-pub(crate) unsafe fn get_proc_address_env(
+pub(crate) unsafe fn get_proc_address_entry(
+    w: &World,
     symbol: *const c_char,
     pfn: *mut *mut c_void,
     version: c_int,
     flags: cuuint64_t,
 ) -> CUresult {
     // SAFETY: forwarded as received.
-    unsafe { get_proc_address(0, symbol, pfn, version, flags) }
+    unsafe { get_proc_address(w.slot(), symbol, pfn, version, flags) }
 }
 
 /// The 4-argument `cuGetProcAddress` as slot `slot` answers it.
@@ -229,15 +252,15 @@ unsafe fn get_proc_address(
 
 /// `cuDriverGetVersion` of slot `S`: an injected fault, else the slot's version.
 pub(crate) unsafe extern "C" fn driver_get_version<const S: usize>(version: *mut c_int) -> CUresult {
-    match faults::take(call::cuDriverGetVersion_v2020) {
+    match faults::take(World::at::<S>(), call::cuDriverGetVersion_v2020) {
         Some(s) => s,
         None => put_version(S, version),
     }
 }
 
 /// `cuDriverGetVersion` of the environment's slot (0), behind the generated prologue.
-pub(crate) fn driver_get_version_env(version: *mut c_int) -> CUresult {
-    put_version(0, version)
+pub(crate) fn driver_get_version_entry(w: &World, version: *mut c_int) -> CUresult {
+    put_version(w.slot(), version)
 }
 
 fn put_version(slot: usize, version: *mut c_int) -> CUresult {
@@ -254,6 +277,10 @@ macro_rules! per_slot {
         }
         pub(crate) fn driver_get_version_of(slot: usize) -> *mut c_void {
             match slot { $($s => driver_get_version::<$s> as *mut c_void,)* _ => std::ptr::null_mut() }
+        }
+        /// The entry point of variant `index` in slot `slot`'s world.
+        fn entry_in(slot: usize, index: usize) -> *mut c_void {
+            match slot { $($s => entries::entry::<$s>(index),)* _ => std::ptr::null_mut() }
         }
     };
 }

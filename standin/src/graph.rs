@@ -7,44 +7,35 @@
 
 use std::collections::BTreeMap;
 use std::ffi::c_uint;
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::graph_node::Node;
-use crate::handles::{self, Registry};
-use crate::queue::HostCall;
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::graph::{Graph, Node};
+use crate::model::handles;
+use crate::run::lock::lock;
+use crate::run::queue::HostCall;
 use crate::user_object;
-
-struct Graph {
-    /// Nodes in the order they were added (an order that respects every dependency, as a
-    /// dependency must exist before its dependent).
-    nodes: Vec<(u64, Node)>,
-    /// References owned by the graph.
-    user_objects: BTreeMap<u64, c_uint>,
-}
-
-static GRAPHS: Mutex<Registry<Graph>> = Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_VALUE));
+use crate::world::World;
 
 /// What an instantiation takes from a graph: its nodes in order, and its user object
 /// references.
-pub(crate) fn snapshot(g: u64) -> Result<(Vec<Node>, BTreeMap<u64, c_uint>), CUresult> {
-    let graphs = lock(&GRAPHS);
+pub(crate) fn snapshot(w: &World, g: u64) -> Result<(Vec<Node>, BTreeMap<u64, c_uint>), CUresult> {
+    let graphs = lock(&w.graphs);
     let graph = graphs.get(g)?;
     let nodes = graph.nodes.iter().map(|(_, n)| n.clone()).collect();
     Ok((nodes, graph.user_objects.clone()))
 }
 
 /// A new empty graph (for a stream capture).
-pub(crate) fn create() -> u64 {
-    lock(&GRAPHS).insert(Graph { nodes: Vec::new(), user_objects: BTreeMap::new() })
+pub(crate) fn create(w: &World) -> u64 {
+    lock(&w.graphs).insert(Graph { nodes: Vec::new(), user_objects: BTreeMap::new() })
 }
 
 /// Destroys graph `g` (an invalidated capture's), releasing its user object references.
-pub(crate) fn destroy(g: u64) {
-    if let Ok(graph) = lock(&GRAPHS).remove(g) {
-        user_object::release_all(graph.user_objects);
+pub(crate) fn destroy(w: &World, g: u64) {
+    if let Ok(graph) = lock(&w.graphs).remove(g) {
+        user_object::release_all(w, graph.user_objects);
     }
 }
 
@@ -57,14 +48,14 @@ fn known(graph: &Graph, deps: &[u64]) -> Result<(), CUresult> {
 }
 
 /// Checks that graph `g` exists and has the nodes `deps`.
-pub(crate) fn check_deps(g: u64, deps: &[u64]) -> Result<(), CUresult> {
-    known(lock(&GRAPHS).get(g)?, deps)
+pub(crate) fn check_deps(w: &World, g: u64, deps: &[u64]) -> Result<(), CUresult> {
+    known(lock(&w.graphs).get(g)?, deps)
 }
 
 /// Adds `node` to graph `g` after `deps` (nodes of `g`: else CUDA_ERROR_INVALID_VALUE);
 /// returns its handle.
-pub(crate) fn add(g: u64, deps: &[u64], node: Node) -> Result<u64, CUresult> {
-    let mut graphs = lock(&GRAPHS);
+pub(crate) fn add(w: &World, g: u64, deps: &[u64], node: Node) -> Result<u64, CUresult> {
+    let mut graphs = lock(&w.graphs);
     let graph = graphs.get_mut(g)?;
     known(graph, deps)?;
     let h = handles::fresh();
@@ -72,21 +63,21 @@ pub(crate) fn add(g: u64, deps: &[u64], node: Node) -> Result<u64, CUresult> {
     Ok(h)
 }
 
-pub(crate) unsafe fn cu_graph_create(ph: *mut CUgraph, flags: c_uint) -> CUresult {
+pub(crate) unsafe fn cu_graph_create(w: &World, ph: *mut CUgraph, flags: c_uint) -> CUresult {
     let r = non_null(ph).and_then(|()| {
         if flags != 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        write(ph, to_ptr(create()))
+        write(ph, to_ptr(create(w)))
     });
     status(r)
 }
 
 /// `cuGraphDestroy`: releases the graph's user object references. Twice (or NULL):
 /// CUDA_ERROR_INVALID_VALUE (facts), and a double destroy in the ledger.
-pub(crate) unsafe fn cu_graph_destroy(g: CUgraph) -> CUresult {
-    let removed = lock(&GRAPHS).remove(from_ptr(g));
-    status(removed.map(|graph| user_object::release_all(graph.user_objects)))
+pub(crate) unsafe fn cu_graph_destroy(w: &World, g: CUgraph) -> CUresult {
+    let removed = lock(&w.graphs).remove(from_ptr(g));
+    status(removed.map(|graph| user_object::release_all(w, graph.user_objects)))
 }
 
 /// The `n` node handles at `deps` (null when `n` is 0).
@@ -102,6 +93,7 @@ pub(crate) fn node_list(deps: *const CUgraphNode, n: usize) -> Result<Vec<u64>, 
 
 /// `cuGraphAdd*Node`: adds `node` to `g` after the `n` nodes at `deps`, writing its handle.
 pub(crate) fn add_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -109,15 +101,15 @@ pub(crate) fn add_node(
     node: Node,
 ) -> Result<(), CUresult> {
     non_null(ph)?;
-    let h = add(from_ptr(g), &node_list(deps, n)?, node)?;
+    let h = add(w, from_ptr(g), &node_list(deps, n)?, node)?;
     write(ph, to_ptr(h))
 }
 
 /// `cuGraphGetNodes`: with a null `nodes`, the count; else up to `*count` handles, in the
 /// order they were added, and the number written.
-pub(crate) unsafe fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
+pub(crate) unsafe fn cu_graph_get_nodes(w: &World, g: CUgraph, nodes: *mut CUgraphNode, count: *mut usize) -> CUresult {
     let r = non_null(count).and_then(|()| {
-        let graphs = lock(&GRAPHS);
+        let graphs = lock(&w.graphs);
         let graph = graphs.get(from_ptr(g))?;
         if nodes.is_null() {
             return write(count, graph.nodes.len());
@@ -134,10 +126,10 @@ pub(crate) unsafe fn cu_graph_get_nodes(g: CUgraph, nodes: *mut CUgraphNode, cou
 }
 
 /// `cuGraphNodeGetType`: CUDA_ERROR_INVALID_VALUE for a node of no live graph.
-pub(crate) unsafe fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
+pub(crate) unsafe fn cu_graph_node_get_type(w: &World, node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
     let r = non_null(ty).and_then(|()| {
         let h = from_ptr(node);
-        let graphs = lock(&GRAPHS);
+        let graphs = lock(&w.graphs);
         let kind = graphs.iter().find_map(|(_, g)| g.nodes.iter().find(|(n, _)| *n == h).map(|(_, n)| n.kind()));
         write(ty, kind.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?)
     });
@@ -145,6 +137,7 @@ pub(crate) unsafe fn cu_graph_node_get_type(node: CUgraphNode, ty: *mut CUgraphN
 }
 
 pub(crate) unsafe fn cu_graph_add_host_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -155,41 +148,42 @@ pub(crate) unsafe fn cu_graph_add_host_node(
         // SAFETY: a non-null pointer to the caller's parameters.
         let p = unsafe { &*params };
         let call = HostCall::new(p.fn_, p.userData).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        add_node(ph, g, deps, n, Node::Host(call))
+        add_node(w, ph, g, deps, n, Node::Host(call))
     });
     status(r)
 }
 
 pub(crate) unsafe fn cu_graph_add_empty_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
     n: usize,
 ) -> CUresult {
-    status(add_node(ph, g, deps, n, Node::Empty))
+    status(add_node(w, ph, g, deps, n, Node::Empty))
 }
 
 const MOVE: c_uint = CUuserObjectRetain_flags::CU_GRAPH_USER_OBJECT_MOVE.0;
 
-fn retain_user_object(g: u64, o: u64, count: c_uint, flags: c_uint) -> Result<(), CUresult> {
+fn retain_user_object(w: &World, g: u64, o: u64, count: c_uint, flags: c_uint) -> Result<(), CUresult> {
     if count == 0 || flags & !MOVE != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    lock(&GRAPHS).get(g)?;
+    lock(&w.graphs).get(g)?;
     if flags & MOVE != 0 {
         // The caller's references become the graph's.
-        user_object::has(o, count)?;
+        user_object::has(w, o, count)?;
     } else {
-        user_object::retain(o, count)?;
+        user_object::retain(w, o, count)?;
     }
-    let added = lock(&GRAPHS).get_mut(g).and_then(|graph| {
+    let added = lock(&w.graphs).get_mut(g).and_then(|graph| {
         let n = graph.user_objects.entry(o).or_insert(0);
         *n = n.checked_add(count).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         Ok(())
     });
     if added.is_err() && flags & MOVE == 0 {
         // The graph went away meanwhile: give the references back.
-        user_object::release_all([(o, count)]);
+        user_object::release_all(w, [(o, count)]);
     }
     added
 }
@@ -197,20 +191,21 @@ fn retain_user_object(g: u64, o: u64, count: c_uint, flags: c_uint) -> Result<()
 /// `cuGraphRetainUserObject`: the graph takes `count` references (with
 /// CU_GRAPH_USER_OBJECT_MOVE, the caller's).
 pub(crate) unsafe fn cu_graph_retain_user_object(
+    w: &World,
     g: CUgraph,
     o: CUuserObject,
     count: c_uint,
     flags: c_uint,
 ) -> CUresult {
-    status(retain_user_object(from_ptr(g), from_ptr(o), count, flags))
+    status(retain_user_object(w, from_ptr(g), from_ptr(o), count, flags))
 }
 
-fn release_user_object(g: u64, o: u64, count: c_uint) -> Result<(), CUresult> {
+fn release_user_object(w: &World, g: u64, o: u64, count: c_uint) -> Result<(), CUresult> {
     if count == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     {
-        let mut graphs = lock(&GRAPHS);
+        let mut graphs = lock(&w.graphs);
         let graph = graphs.get_mut(g)?;
         let n = graph.user_objects.get_mut(&o).filter(|n| **n >= count).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         *n -= count;
@@ -218,19 +213,9 @@ fn release_user_object(g: u64, o: u64, count: c_uint) -> Result<(), CUresult> {
             graph.user_objects.remove(&o);
         }
     }
-    user_object::release(o, count)
+    user_object::release(w, o, count)
 }
 
-pub(crate) unsafe fn cu_graph_release_user_object(g: CUgraph, o: CUuserObject, count: c_uint) -> CUresult {
-    status(release_user_object(from_ptr(g), from_ptr(o), count))
-}
-
-/// Appends the live graphs.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&GRAPHS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&GRAPHS).forget_destroyed();
+pub(crate) unsafe fn cu_graph_release_user_object(w: &World, g: CUgraph, o: CUuserObject, count: c_uint) -> CUresult {
+    status(release_user_object(w, from_ptr(g), from_ptr(o), count))
 }

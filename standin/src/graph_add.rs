@@ -9,8 +9,9 @@ use cudrv::sys::*;
 
 use crate::entry::{non_null, status};
 use crate::graph::add_node;
-use crate::graph_node::{CopyNode, End, MemsetNode, Node};
 use crate::launch::kernel_node;
+use crate::model::graph::{CopyNode, End, MemsetNode, Node};
+use crate::world::World;
 
 /// Adds a kernel node of `f` (a function, or a kernel cast to one).
 ///
@@ -18,6 +19,7 @@ use crate::launch::kernel_node;
 /// `params` and `extra` as `cuLaunchKernel` requires.
 #[allow(clippy::too_many_arguments)]
 unsafe fn add_kernel(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -30,11 +32,12 @@ unsafe fn add_kernel(
 ) -> Result<(), CUresult> {
     non_null(ph)?;
     // SAFETY: forwarded from the program.
-    let kernel = unsafe { kernel_node(f, shape[0], shape[1], shared, params, extra) }?;
-    add_node(ph, g, deps, n, Node::Kernel(kernel))
+    let kernel = unsafe { kernel_node(w, f, shape[0], shape[1], shared, params, extra) }?;
+    add_node(w, ph, g, deps, n, Node::Kernel(kernel))
 }
 
 pub(crate) unsafe fn cu_graph_add_kernel_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -48,11 +51,12 @@ pub(crate) unsafe fn cu_graph_add_kernel_node(
     let p = unsafe { &*p };
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     // SAFETY: the parameters are the program's, as for a launch.
-    status(unsafe { add_kernel(ph, g, deps, n, p.func, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
+    status(unsafe { add_kernel(w, ph, g, deps, n, p.func, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
 }
 
 /// `cuGraphAddKernelNode_v2`: the function is `func`, or else `kern`; `ctx` is not used.
 pub(crate) unsafe fn cu_graph_add_kernel_node_v12000(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -67,12 +71,13 @@ pub(crate) unsafe fn cu_graph_add_kernel_node_v12000(
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     let f = if p.func.is_null() { p.kern.cast() } else { p.func };
     // SAFETY: the parameters are the program's, as for a launch.
-    status(unsafe { add_kernel(ph, g, deps, n, f, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
+    status(unsafe { add_kernel(w, ph, g, deps, n, f, shape, p.sharedMemBytes, p.kernelParams, p.extra) })
 }
 
 /// `cuGraphAddMemsetNode`: `height` rows of `width` values of `elementSize` bytes (1, 2
 /// or 4), `pitch` bytes apart.
 pub(crate) unsafe fn cu_graph_add_memset_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -89,7 +94,7 @@ pub(crate) unsafe fn cu_graph_add_memset_node(
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         (node.rows, node.pitch) = (p.height, p.pitch);
-        add_node(ph, g, deps, n, Node::Memset(node))
+        add_node(w, ph, g, deps, n, Node::Memset(node))
     });
     status(r)
 }
@@ -109,6 +114,7 @@ fn end(ty: CUmemorytype, host: usize, device: CUdeviceptr, x: usize) -> Result<E
 /// `cuGraphAddMemcpyNode`: one contiguous row (`Height` and `Depth` 0 or 1, no Y or Z
 /// offsets); host to host is CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_graph_add_memcpy_node(
+    w: &World,
     ph: *mut CUgraphNode,
     g: CUgraph,
     deps: *const CUgraphNode,
@@ -127,7 +133,7 @@ pub(crate) unsafe fn cu_graph_add_memcpy_node(
         if let (End::Host(_), End::Host(_)) = (dst, src) {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        add_node(ph, g, deps, n, Node::Copy(CopyNode { dst, src, len: p.WidthInBytes }))
+        add_node(w, ph, g, deps, n, Node::Copy(CopyNode { dst, src, len: p.WidthInBytes }))
     });
     status(r)
 }

@@ -5,56 +5,47 @@
 //! before it. Destroying an exec releases its user object references once its launches
 //! have completed.
 
-use std::collections::BTreeMap;
-use std::ffi::{c_char, c_uint, c_ulonglong};
-use std::sync::{Arc, Mutex};
+use std::ffi::{c_char, c_ulonglong};
+use std::sync::Arc;
 
 use cudrv::sys::*;
 
-use crate::context;
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::graph;
-use crate::graph_node::Node;
-use crate::handles::Registry;
-use crate::queue::{driver_thread, HostCall, Queue};
+use crate::model::graph::Exec;
+use crate::run::lock::lock;
+use crate::run::queue::HostCall;
 use crate::stream;
 use crate::user_object;
-
-struct Exec {
-    nodes: Vec<Node>,
-    user_objects: BTreeMap<u64, c_uint>,
-    /// The last launch on each queue.
-    launches: Vec<(Arc<Queue>, u64)>,
-}
-
-static EXECS: Mutex<Registry<Exec>> = Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_VALUE));
+use crate::world::World;
 
 /// Every `CUgraphInstantiate_flags` of the header.
 const VALID_FLAGS: c_ulonglong = 0x1 | 0x2 | 0x4 | 0x8;
 
-fn instantiate(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(), CUresult> {
+fn instantiate(w: &World, ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(), CUresult> {
     non_null(ph)?;
     if flags & !VALID_FLAGS != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    context::current()?;
-    let (nodes, user_objects) = graph::snapshot(from_ptr(g))?;
+    w.contexts.current()?;
+    let (nodes, user_objects) = graph::snapshot(w, from_ptr(g))?;
     // The graph holds these references, so the objects are live; should a retain fail
     // anyway, the ones taken are given back.
     let mut taken = Vec::new();
     for (&o, &n) in &user_objects {
-        if let Err(s) = user_object::retain(o, n) {
-            user_object::release_all(taken);
+        if let Err(s) = user_object::retain(w, o, n) {
+            user_object::release_all(w, taken);
             return Err(s);
         }
         taken.push((o, n));
     }
-    let h = lock(&EXECS).insert(Exec { nodes, user_objects, launches: Vec::new() });
+    let h = lock(&w.execs).insert(Exec { nodes, user_objects, launches: Vec::new() });
     write(ph, to_ptr(h))
 }
 
 /// `cuGraphInstantiate` (v10000/v11000): no error node, an empty log.
 pub(crate) unsafe fn cu_graph_instantiate(
+    w: &World,
     ph: *mut CUgraphExec,
     g: CUgraph,
     error_node: *mut CUgraphNode,
@@ -69,16 +60,22 @@ pub(crate) unsafe fn cu_graph_instantiate(
         // SAFETY: the caller's buffer has `log_size` > 0 bytes.
         unsafe { log.write(0) };
     }
-    status(instantiate(ph, g, 0))
+    status(instantiate(w, ph, g, 0))
 }
 
-pub(crate) unsafe fn cu_graph_instantiate_with_flags(ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> CUresult {
-    status(instantiate(ph, g, flags))
+pub(crate) unsafe fn cu_graph_instantiate_with_flags(
+    w: &World,
+    ph: *mut CUgraphExec,
+    g: CUgraph,
+    flags: c_ulonglong,
+) -> CUresult {
+    status(instantiate(w, ph, g, flags))
 }
 
 /// `cuGraphInstantiateWithParams`: reports success in the parameters (the upload stream
 /// is not used: nothing needs uploading).
 pub(crate) unsafe fn cu_graph_instantiate_with_params(
+    w: &World,
     ph: *mut CUgraphExec,
     g: CUgraph,
     params: *mut CUDA_GRAPH_INSTANTIATE_PARAMS,
@@ -87,7 +84,7 @@ pub(crate) unsafe fn cu_graph_instantiate_with_params(
         // SAFETY: a non-null pointer to the caller's parameters.
         let p = unsafe { &mut *params };
         p.hErrNode_out = std::ptr::null_mut();
-        let r = instantiate(ph, g, p.flags);
+        let r = instantiate(w, ph, g, p.flags);
         p.result_out = match r {
             Ok(()) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
             Err(_) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_ERROR,
@@ -99,15 +96,15 @@ pub(crate) unsafe fn cu_graph_instantiate_with_params(
 
 /// `cuGraphExecDestroy`: twice (or NULL): CUDA_ERROR_INVALID_VALUE (facts), and a double
 /// destroy in the ledger.
-pub(crate) unsafe fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
-    let exec = match lock(&EXECS).remove(from_ptr(e)) {
+pub(crate) unsafe fn cu_graph_exec_destroy(w: &'static World, e: CUgraphExec) -> CUresult {
+    let exec = match lock(&w.execs).remove(from_ptr(e)) {
         Ok(exec) => exec,
         Err(s) => return s,
     };
     let pending: Vec<_> = exec.launches.into_iter().filter(|(q, p)| !q.reached(*p)).collect();
     let refs = exec.user_objects;
     if pending.is_empty() {
-        user_object::release_all(refs);
+        user_object::release_all(w, refs);
         return CUresult::CUDA_SUCCESS;
     }
     // After the launches, on the driver thread (never a stream's worker).
@@ -115,30 +112,30 @@ pub(crate) unsafe fn cu_graph_exec_destroy(e: CUgraphExec) -> CUresult {
         for (q, p) in pending {
             let _ = q.wait(p);
         }
-        user_object::release_all(refs);
+        user_object::release_all(w, refs);
     });
     // If no thread can be started the references are leaked.
-    let _ = driver_thread().push(release);
+    let _ = w.driver_thread.push(release);
     CUresult::CUDA_SUCCESS
 }
 
-fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
+fn launch(w: &World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     let h = from_ptr(e);
-    let nodes = lock(&EXECS).get(h)?.nodes.clone();
-    let t = stream::resolve(s)?;
-    crate::capture::refuse(s)?;
+    let nodes = lock(&w.execs).get(h)?.nodes.clone();
+    let t = stream::resolve(w, s)?;
+    crate::capture::refuse(w, s)?;
     let mut calls = Vec::new();
     for node in nodes.iter() {
         match node.host_call() {
             Some(call) => calls.push(call),
-            None => node.run(&t.ctx)?,
+            None => crate::graph_node::run(w, node, &t.ctx)?,
         }
     }
     if calls.is_empty() {
         return Ok(());
     }
     let position = t.queue.push(Box::new(move || calls.into_iter().for_each(HostCall::run)))?;
-    let mut execs = lock(&EXECS);
+    let mut execs = lock(&w.execs);
     if let Ok(exec) = execs.get_mut(h) {
         exec.launches.retain(|(q, _)| !Arc::ptr_eq(q, &t.queue));
         exec.launches.push((t.queue, position));
@@ -149,16 +146,6 @@ fn launch(e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
 /// `cuGraphLaunch`: the device work is done at once, the host nodes run in order on the
 /// stream's driver thread. On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
 /// and the capture is invalidated (a real driver would capture a child graph node).
-pub(crate) unsafe fn cu_graph_launch(e: CUgraphExec, s: CUstream) -> CUresult {
-    status(launch(e, s))
-}
-
-/// Appends the live graph execs.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&EXECS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&EXECS).forget_destroyed();
+pub(crate) unsafe fn cu_graph_launch(w: &World, e: CUgraphExec, s: CUstream) -> CUresult {
+    status(launch(w, e, s))
 }

@@ -5,28 +5,18 @@
 //! Duplicate imports and the unmapping of all of them by the free of one follow a real
 //! driver (nvbug 5570902): see `memory.rs`.
 
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_ulonglong, c_void};
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::memory;
-use crate::pool::{self, Pool};
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::pool::Pool;
+use crate::pool;
+use crate::run::lock::lock;
+use crate::world::World;
 
-/// The first "file descriptor" handed out.
-const FIRST_FD: c_int = 1000;
 /// Marks export data made by the stand-in.
 const MAGIC: [u8; 8] = *b"cudrvIPC";
-
-struct Fds {
-    next: c_int,
-    /// Pool exported under each descriptor.
-    pools: BTreeMap<c_int, u64>,
-}
-
-static FDS: Mutex<Fds> = Mutex::new(Fds { next: FIRST_FD, pools: BTreeMap::new() });
 
 fn posix_fd(t: CUmemAllocationHandleType) -> Result<(), CUresult> {
     if t == CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR {
@@ -37,6 +27,7 @@ fn posix_fd(t: CUmemAllocationHandleType) -> Result<(), CUresult> {
 }
 
 fn export_pool(
+    w: &World,
     out: *mut c_void,
     pool: CUmemoryPool,
     t: CUmemAllocationHandleType,
@@ -45,11 +36,11 @@ fn export_pool(
     non_null(out)?;
     posix_fd(t)?;
     let h = from_ptr(pool);
-    if flags != 0 || !pool::find(h)?.exportable {
+    if flags != 0 || !pool::find(w, h)?.exportable {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     let fd = {
-        let mut f = lock(&FDS);
+        let mut f = lock(&w.ipc_fds);
         let fd = f.next;
         f.next = fd.saturating_add(1);
         f.pools.insert(fd, h);
@@ -61,45 +52,52 @@ fn export_pool(
 /// `cuMemPoolExportToShareableHandle`: writes an `int` "file descriptor" for a pool made
 /// with POSIX_FILE_DESCRIPTOR handles; other handle types: CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_mem_pool_export_to_shareable_handle(
+    w: &World,
     out: *mut c_void,
     pool: CUmemoryPool,
     t: CUmemAllocationHandleType,
     flags: c_ulonglong,
 ) -> CUresult {
-    status(export_pool(out, pool, t, flags))
+    status(export_pool(w, out, pool, t, flags))
 }
 
-fn import_pool(out: *mut CUmemoryPool, handle: *mut c_void, t: CUmemAllocationHandleType) -> Result<(), CUresult> {
+fn import_pool(
+    w: &World,
+    out: *mut CUmemoryPool,
+    handle: *mut c_void,
+    t: CUmemAllocationHandleType,
+) -> Result<(), CUresult> {
     non_null(out)?;
     posix_fd(t)?;
     // A file descriptor is passed as the handle's value.
     let fd = c_int::try_from(handle as usize).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let source = *lock(&FDS).pools.get(&fd).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let exported = pool::find(source)?;
-    let h = pool::add(Pool::imported(source, exported.device));
+    let source = *lock(&w.ipc_fds).pools.get(&fd).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let exported = pool::find(w, source)?;
+    let h = pool::add(w, Pool::imported(source, exported.device));
     write(out, to_ptr(h))
 }
 
 /// `cuMemPoolImportFromShareableHandle`: a new pool handle for the importing side.
 pub(crate) unsafe fn cu_mem_pool_import_from_shareable_handle(
+    w: &World,
     out: *mut CUmemoryPool,
     handle: *mut c_void,
     t: CUmemAllocationHandleType,
     _flags: c_ulonglong,
 ) -> CUresult {
-    status(import_pool(out, handle, t))
+    status(import_pool(w, out, handle, t))
 }
 
-fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<(), CUresult> {
+fn export_pointer(w: &World, out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<(), CUresult> {
     non_null(out)?;
-    let (pool, size) = memory::exportable(ptr)?;
+    let (pool, size) = lock(&w.memory).exportable(ptr)?;
     let pool = pool.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    if !pool::find(pool)?.exportable {
+    if !pool::find(w, pool)?.exportable {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     // docs/driver-facts.md ("IPC"): a real driver exports a pointer only from a pool that
     // has been exported with cuMemPoolExportToShareableHandle.
-    if !lock(&FDS).pools.values().any(|&p| p == pool) {
+    if !lock(&w.ipc_fds).pools.values().any(|&p| p == pool) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     let mut data = CUmemPoolPtrExportData { reserved: [0; 64] };
@@ -114,8 +112,12 @@ fn export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> Result<
 
 /// `cuMemPoolExportPointer`: export data naming the allocation (a live allocation at its
 /// start, from an exportable pool that has been exported).
-pub(crate) unsafe fn cu_mem_pool_export_pointer(out: *mut CUmemPoolPtrExportData, ptr: CUdeviceptr) -> CUresult {
-    status(export_pointer(out, ptr))
+pub(crate) unsafe fn cu_mem_pool_export_pointer(
+    w: &World,
+    out: *mut CUmemPoolPtrExportData,
+    ptr: CUdeviceptr,
+) -> CUresult {
+    status(export_pointer(w, out, ptr))
 }
 
 /// The `(address, pool)` export data names, if the stand-in made it.
@@ -128,6 +130,7 @@ fn parse(data: &CUmemPoolPtrExportData) -> Option<(u64, u64)> {
 }
 
 fn import_pointer(
+    w: &World,
     out: *mut CUdeviceptr,
     pool: CUmemoryPool,
     data: *mut CUmemPoolPtrExportData,
@@ -136,19 +139,20 @@ fn import_pointer(
     non_null(data)?;
     // SAFETY: a non-null pointer to the caller's export data.
     let (address, exporter) = parse(unsafe { &*data }).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    if pool::find(from_ptr(pool))?.imported_from != Some(exporter) {
+    if pool::find(w, from_ptr(pool))?.imported_from != Some(exporter) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    write(out, memory::import(address)?)
+    write(out, lock(&w.memory).import(address)?)
 }
 
 /// `cuMemPoolImportPointer`: a new address mapping the exported allocation, through a pool
 /// imported from the exporting pool. Importing the same data again while an earlier import
 /// is mapped gives another address (a duplicate import in the ledger).
 pub(crate) unsafe fn cu_mem_pool_import_pointer(
+    w: &World,
     out: *mut CUdeviceptr,
     pool: CUmemoryPool,
     data: *mut CUmemPoolPtrExportData,
 ) -> CUresult {
-    status(import_pointer(out, pool, data))
+    status(import_pointer(w, out, pool, data))
 }

@@ -16,12 +16,10 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status};
-use crate::graph_node::{KernelNode, Node};
-use crate::kernels::Param;
+use crate::model::graph::{KernelNode, Node};
+use crate::run::kernels::Param;
+use crate::world::World;
 use crate::{capture, module, stream};
-
-/// The kernel that faults.
-pub const FAULT_KERNEL: &str = "fault";
 
 /// `extra` keys (cuda.h's `CU_LAUNCH_PARAM_*`, pointers with these values).
 const PARAM_END: usize = 0;
@@ -42,7 +40,7 @@ fn check_shape(grid: [c_uint; 3], block: [c_uint; 3], shared: c_uint) -> Result<
         || gx >= 1 << 31
         || gy > 65535
         || gz > 65535
-        || i64::from(shared) > i64::from(crate::device::MAX_SHARED_OPTIN)
+        || i64::from(shared) > i64::from(crate::model::device::MAX_SHARED_OPTIN)
     {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
@@ -131,6 +129,7 @@ unsafe fn read_params(
 /// # Safety
 /// As [`read_params`].
 pub(crate) unsafe fn kernel_node(
+    w: &World,
     f: CUfunction,
     grid: [c_uint; 3],
     block: [c_uint; 3],
@@ -138,9 +137,9 @@ pub(crate) unsafe fn kernel_node(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<KernelNode, CUresult> {
-    let (name, code) = module::kernel_of(from_ptr(f))?;
+    let (name, code) = module::kernel_of(w, from_ptr(f))?;
     check_shape(grid, block, shared)?;
-    if shared > crate::func_attr::max_dynamic_shared(from_ptr(f)) {
+    if shared > crate::func_attr::max_dynamic_shared(w, from_ptr(f)) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     let values = match &code {
@@ -153,7 +152,9 @@ pub(crate) unsafe fn kernel_node(
 
 /// # Safety
 /// As [`read_params`].
+#[allow(clippy::too_many_arguments)] // the world and the C signature
 pub(crate) unsafe fn launch(
+    w: &World,
     f: CUfunction,
     grid: [c_uint; 3],
     block: [c_uint; 3],
@@ -163,9 +164,9 @@ pub(crate) unsafe fn launch(
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
     // SAFETY: forwarded from the program.
-    let kernel = unsafe { kernel_node(f, grid, block, shared, params, extra) }?;
-    let t = stream::resolve(s)?;
-    capture::record_or_run(s, Node::Kernel(kernel), &t.ctx)
+    let kernel = unsafe { kernel_node(w, f, grid, block, shared, params, extra) }?;
+    let t = stream::resolve(w, s)?;
+    capture::record_or_run(w, s, Node::Kernel(kernel), &t.ctx)
 }
 
 /// Checks the attributes of a `cuLaunchKernelEx`: an unknown one is
@@ -207,6 +208,7 @@ unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_
 /// CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_launch_kernel(
+    w: &World,
     f: CUfunction,
     grid_x: c_uint,
     grid_y: c_uint,
@@ -220,12 +222,13 @@ pub(crate) unsafe fn cu_launch_kernel(
     extra: *mut *mut c_void,
 ) -> CUresult {
     // SAFETY: forwarded from the program.
-    status(unsafe { launch(f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared_mem, s, params, extra) })
+    status(unsafe { launch(w, f, [grid_x, grid_y, grid_z], [block_x, block_y, block_z], shared_mem, s, params, extra) })
 }
 
 /// `cuLaunchKernelEx`: as `cuLaunchKernel`, with the shape and stream from `config`; its
 /// attributes are ignored.
 pub(crate) unsafe fn cu_launch_kernel_ex(
+    w: &World,
     config: *const CUlaunchConfig,
     f: CUfunction,
     params: *mut *mut c_void,
@@ -242,5 +245,5 @@ pub(crate) unsafe fn cu_launch_kernel_ex(
         return e;
     }
     // SAFETY: forwarded from the program.
-    status(unsafe { launch(f, grid, block, c.sharedMemBytes, c.hStream, params, extra) })
+    status(unsafe { launch(w, f, grid, block, c.sharedMemBytes, c.hStream, params, extra) })
 }

@@ -1,43 +1,20 @@
 //! The ledger: what the program did with memory and handles, for tests to inspect.
 //!
 //! It lists live allocations (device, stream-ordered, pool, pinned host, IPC imports) and
-//! live handles, and records the mistakes a real driver would crash on or hide: double
-//! frees, accesses to freed memory, double destroys, and duplicate IPC imports
-//! (nvbug 5570902, see `shared/background/cuda-core-error-policy-review.txt`).
+//! live handles, and the mistakes a real driver would crash on or hide: double frees,
+//! accesses to freed memory, double destroys, and duplicate IPC imports (nvbug 5570902,
+//! see `shared/background/cuda-core-error-policy-review.txt`). It is computed from the
+//! world's registries: each keeps its live objects and the mistakes made with them.
 //!
-//! The ledger is process-wide: tests running in parallel see each other's entries, so a
-//! test should look for its own addresses and handles rather than expect it empty.
+//! Each world has its own ledger: [`ledger`] reads the default world's, and
+//! [`crate::StandIn::ledger`] a stand-in's own. Tests running in parallel on one world see
+//! each other's entries, so a test should look for its own addresses and handles rather
+//! than expect it empty.
 
-use std::sync::Mutex;
-
-use crate::entry::lock;
-use crate::{context, event, graph, graph_exec, linker, memory, module, pool, stream, user_object};
-
-/// How an allocation was made.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum AllocationKind {
-    /// `cuMemAlloc`.
-    Device,
-    /// `cuMemAllocAsync` (from the device's default pool).
-    Async,
-    /// `cuMemAllocFromPoolAsync`.
-    Pool,
-    /// `cuMemAllocHost` / `cuMemHostAlloc`: page-locked host memory.
-    Pinned,
-    /// `cuMemPoolImportPointer`: a mapping of another allocation.
-    Import,
-}
-
-/// One live allocation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Allocation {
-    /// Its device address (for pinned memory, the host address).
-    pub address: u64,
-    /// Its size in bytes.
-    pub size: usize,
-    /// How it was made.
-    pub kind: AllocationKind,
-}
+use crate::model::handles::Registry;
+pub use crate::model::memory::{Allocation, AllocationKind};
+use crate::run::lock::lock;
+use crate::world::World;
 
 /// A snapshot of the ledger (see [`ledger`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -74,90 +51,76 @@ impl Ledger {
     }
 }
 
-/// The mistakes recorded so far.
-struct Events {
-    double_frees: Vec<u64>,
-    use_after_free: Vec<u64>,
-    double_destroys: Vec<(&'static str, u64)>,
-    duplicate_imports: Vec<u64>,
+/// Appends the live handles and double destroys of `registry`.
+fn registry<T>(l: &mut Ledger, registry: &Registry<T>) {
+    registry.live_handles(&mut l.live_handles);
+    l.double_destroys.extend(registry.double_destroys().iter().map(|&h| (registry.kind(), h)));
 }
 
-static EVENTS: Mutex<Events> = Mutex::new(Events {
-    double_frees: Vec::new(),
-    use_after_free: Vec::new(),
-    double_destroys: Vec::new(),
-    duplicate_imports: Vec::new(),
-});
-
-// The recorders take only EVENTS, and are called with at most one module's lock held:
-// EVENTS is always the innermost lock.
-
-pub(crate) fn double_free(address: u64) {
-    lock(&EVENTS).double_frees.push(address);
-}
-
-pub(crate) fn use_after_free(address: u64) {
-    lock(&EVENTS).use_after_free.push(address);
-}
-
-pub(crate) fn double_destroy(kind: &'static str, handle: u64) {
-    lock(&EVENTS).double_destroys.push((kind, handle));
-}
-
-pub(crate) fn duplicate_import(address: u64) {
-    lock(&EVENTS).duplicate_imports.push(address);
-}
-
-/// A snapshot of the ledger: live allocations and handles, and every mistake recorded
-/// since the process started (or since [`ledger_reset`]).
-pub fn ledger() -> Ledger {
-    let mut l = {
-        let e = lock(&EVENTS);
-        Ledger {
-            double_frees: e.double_frees.clone(),
-            use_after_free: e.use_after_free.clone(),
-            double_destroys: e.double_destroys.clone(),
-            duplicate_imports: e.duplicate_imports.clone(),
-            ..Ledger::default()
-        }
-    };
-    memory::live(&mut l.live);
-    let h = &mut l.live_handles;
-    context::live_handles(h);
-    stream::live_handles(h);
-    event::live_handles(h);
-    pool::live_handles(h);
-    module::live_handles(h);
-    linker::live_handles(h);
-    graph::live_handles(h);
-    graph_exec::live_handles(h);
-    user_object::live_handles(h);
+/// The ledger of `w`.
+pub(crate) fn of(w: &World) -> Ledger {
+    let mut l = Ledger::default();
+    {
+        let m = lock(&w.memory);
+        m.live(&mut l.live);
+        l.double_frees = m.double_frees.clone();
+        l.use_after_free = m.use_after_free.clone();
+        l.duplicate_imports = m.duplicate_imports.clone();
+    }
+    l.live_handles.extend(w.contexts.live_handles().into_iter().map(|h| ("context", h)));
+    l.double_destroys.extend(w.contexts.double_destroys().into_iter().map(|h| ("context", h)));
+    registry(&mut l, &lock(&w.streams));
+    registry(&mut l, &lock(&w.events));
+    {
+        let pools = lock(&w.pools);
+        // Default pools are the driver's, not the program's.
+        let p = &pools.pools;
+        l.live_handles.extend(p.iter().filter(|(_, pool)| !pool.default).map(|(&h, _)| (p.kind(), h)));
+        l.double_destroys.extend(p.double_destroys().iter().map(|&h| (p.kind(), h)));
+    }
+    {
+        let modules = lock(&w.modules);
+        registry(&mut l, &modules.modules);
+        registry(&mut l, &modules.libraries);
+    }
+    registry(&mut l, &lock(&w.links));
+    registry(&mut l, &lock(&w.graphs));
+    registry(&mut l, &lock(&w.execs));
+    registry(&mut l, &lock(&w.user_objects));
     l
 }
 
-/// Forgets everything recorded: the mistakes (double frees, uses after free, double
-/// destroys, duplicate imports), the freed allocations and which handles were destroyed.
-/// Live allocations and handles stay live and usable. Afterwards a forgotten freed
-/// address is unknown (CUDA_ERROR_INVALID_VALUE when used or freed, without a ledger
-/// entry) and a second destroy of a handle destroyed before the reset is an invalid
-/// handle but not a double destroy. Addresses and handles are still never reused (but
-/// the memory of a forgotten pinned buffer may be handed out again).
-pub fn ledger_reset() {
+/// Forgets everything recorded in `w` (see [`ledger_reset`]).
+pub(crate) fn reset(w: &World) {
+    lock(&w.memory).forget_freed();
+    w.contexts.forget_destroyed();
+    lock(&w.streams).forget_destroyed();
+    lock(&w.events).forget_destroyed();
+    lock(&w.pools).pools.forget_destroyed();
     {
-        let mut e = lock(&EVENTS);
-        e.double_frees.clear();
-        e.use_after_free.clear();
-        e.double_destroys.clear();
-        e.duplicate_imports.clear();
+        let mut modules = lock(&w.modules);
+        modules.modules.forget_destroyed();
+        modules.libraries.forget_destroyed();
     }
-    memory::forget_freed();
-    context::forget_destroyed();
-    stream::forget_destroyed();
-    event::forget_destroyed();
-    pool::forget_destroyed();
-    module::forget_destroyed();
-    linker::forget_destroyed();
-    graph::forget_destroyed();
-    graph_exec::forget_destroyed();
-    user_object::forget_destroyed();
+    lock(&w.links).forget_destroyed();
+    lock(&w.graphs).forget_destroyed();
+    lock(&w.execs).forget_destroyed();
+    lock(&w.user_objects).forget_destroyed();
+}
+
+/// A snapshot of the default world's ledger: live allocations and handles, and every
+/// mistake recorded since the process started (or since [`ledger_reset`]).
+pub fn ledger() -> Ledger {
+    of(World::at::<0>())
+}
+
+/// Forgets everything recorded in the default world: the mistakes (double frees, uses
+/// after free, double destroys, duplicate imports), the freed allocations and which
+/// handles were destroyed. Live allocations and handles stay live and usable. Afterwards a
+/// forgotten freed address is unknown (CUDA_ERROR_INVALID_VALUE when used or freed,
+/// without a ledger entry) and a second destroy of a handle destroyed before the reset is
+/// an invalid handle but not a double destroy. Addresses and handles are still never
+/// reused (but the memory of a forgotten pinned buffer may be handed out again).
+pub fn ledger_reset() {
+    reset(World::at::<0>());
 }

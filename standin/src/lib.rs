@@ -261,11 +261,8 @@
 #![allow(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
-mod backing;
-mod callback;
 mod capture;
 mod capture_api;
-mod context;
 mod context_api;
 mod coop;
 mod copy;
@@ -286,68 +283,78 @@ mod graph;
 mod graph_add;
 mod graph_exec;
 mod graph_node;
-mod handles;
 mod host_memory;
-mod image;
 mod install;
 mod ipc;
-mod kernels;
 mod launch;
 mod ledger;
+mod lifecycle;
 mod linker;
-mod memory;
 mod memory_api;
+mod model;
 mod module;
 mod pci;
 mod peer;
 mod pointer;
 mod pool;
 mod pool_attr;
-mod primaries;
 mod primary;
-mod ptx;
-mod queue;
+mod run;
 mod stream;
 mod stream_query;
 mod table;
 mod user_object;
+mod world;
 
 use std::sync::LazyLock;
 
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
-pub use device::{
-    device_count, set_device_count, DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES,
-};
 pub use exports::exported_symbols;
 #[doc(inline)]
 pub use faults::Times;
-pub use image::{fake_image, FAKE_IMAGE_MAGIC};
 pub use install::{install, InstallError};
-pub use kernels::{
+pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
+pub use model::device::{DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, ENV_DEVICES, MAX_DEVICES};
+pub use model::image::{fake_image, FAKE_IMAGE_MAGIC, FAULT_KERNEL};
+pub use model::stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+pub use run::kernels::{
     cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
     CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
 };
-pub use launch::FAULT_KERNEL;
-pub use ledger::{ledger, ledger_reset, Allocation, AllocationKind, Ledger};
-pub use stream::{STREAM_LEGACY, STREAM_PER_THREAD};
+use world::World;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
-/// Makes every later call of every entry point (emulated or not) return
-/// CUDA_ERROR_DEINITIALIZED, process-wide, as a real driver does while the process tears
-/// down. `cuGetProcAddress`, `cuDriverGetVersion`, `cuGetErrorName` and
-/// `cuGetErrorString` keep working. Nothing is freed; [`restart`] undoes it.
+/// Makes every later call of every entry point (emulated or not) of the default world
+/// return CUDA_ERROR_DEINITIALIZED, as a real driver does while the process tears down.
+/// `cuGetProcAddress`, `cuDriverGetVersion`, `cuGetErrorName` and `cuGetErrorString` keep
+/// working. Nothing is freed; [`restart`] undoes it. [`StandIn::shutdown`] does it in a
+/// stand-in's own world.
 pub fn shutdown() {
-    entry::set_shut_down(true);
+    StandIn::DEFAULT.shutdown();
 }
 
 /// Undoes [`shutdown`] (for tests).
 pub fn restart() {
-    entry::set_shut_down(false);
+    StandIn::DEFAULT.restart();
+}
+
+/// Number of virtual devices of the default world: the last [`set_device_count`], else
+/// `CUDRV_STANDIN_DEVICES` (0 to 8; another value is ignored), default 1.
+pub fn device_count() -> std::ffi::c_int {
+    StandIn::DEFAULT.device_count()
+}
+
+/// Sets the number of virtual devices of the default world (0 to [`MAX_DEVICES`]), in
+/// place of `CUDRV_STANDIN_DEVICES`; returns `false` (and changes nothing) for another
+/// count. Devices beyond a lowered count become invalid ordinals; what was made on them
+/// stays as it is. [`StandIn::set_device_count`] sets a stand-in's own.
+pub fn set_device_count(count: std::ffi::c_int) -> bool {
+    StandIn::DEFAULT.set_device_count(count)
 }
 
 /// The oldest version the stand-in emulates (older ones are refused by cudrv anyway, but
@@ -358,7 +365,18 @@ pub const DEFAULT_VERSION: u32 = cudrv::table::HEADER_VERSION;
 /// Environment variable choosing the version of the exported symbols (`12.4` or `12040`).
 pub const ENV_VERSION: &str = "CUDRV_STANDIN_VERSION";
 
-/// One emulated driver version in this process.
+/// One emulated driver in this process: a world of its own (its devices, contexts,
+/// memory, ... and ledger) answering as a driver of one version.
+///
+/// - [`StandIn::from_env`] is the default world, which the `cdylib`'s exported symbols
+///   and [`install`] serve, of the version `CUDRV_STANDIN_VERSION` names.
+/// - [`StandIn::new`] is the world every `StandIn::new` of that version shares (the
+///   default world for the default world's version).
+/// - [`StandIn::isolated`] is a fresh world no one else sees: tests that run in parallel
+///   in one process and must not see each other's objects, faults or ledger entries each
+///   take one.
+///
+/// A process holds up to 24 worlds; they live as long as the process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StandIn {
     slot: usize,
@@ -371,18 +389,95 @@ static ENV_INSTANCE: LazyLock<StandIn> = LazyLock::new(|| {
 });
 
 impl StandIn {
-    /// A driver of `version` (driver form, `12040`). `None` if the version is outside
-    /// what the header describes, or too many versions are emulated already (24).
+    /// The default world, whatever its version (for the free functions).
+    const DEFAULT: StandIn = StandIn { slot: 0 };
+
+    /// The stand-in of `version` (driver form, `12040`) that every call with this version
+    /// shares. `None` if the version is outside what the header describes, or the
+    /// process holds 24 worlds already.
     pub fn new(version: u32) -> Option<StandIn> {
         if !(MIN_VERSION..=DEFAULT_VERSION).contains(&version) {
             return None;
         }
-        gpa::slot_for(version).map(|slot| StandIn { slot })
+        // The default world's version is settled first, so that it is shared when it
+        // matches.
+        let _ = StandIn::from_env();
+        gpa::shared_slot(version).map(|slot| StandIn { slot })
+    }
+
+    /// A stand-in of `version` in a fresh world of its own, which nothing else in the
+    /// process sees: its own devices, contexts, memory, faults and ledger. `None` if the
+    /// version is outside what the header describes, or the process holds 24 worlds
+    /// already.
+    pub fn isolated(version: u32) -> Option<StandIn> {
+        if !(MIN_VERSION..=DEFAULT_VERSION).contains(&version) {
+            return None;
+        }
+        let _ = StandIn::from_env();
+        gpa::fresh_slot(version).map(|slot| StandIn { slot })
     }
 
     /// The instance behind the exported symbols (`CUDRV_STANDIN_VERSION`, default 13.5).
     pub fn from_env() -> StandIn {
         *ENV_INSTANCE
+    }
+
+    fn world(&self) -> &'static World {
+        // Every StandIn holds a slot in range.
+        World::of(self.slot).unwrap_or(World::at::<0>())
+    }
+
+    /// A snapshot of this stand-in's ledger (see [`ledger`]).
+    pub fn ledger(&self) -> Ledger {
+        ledger::of(self.world())
+    }
+
+    /// Forgets everything recorded in this stand-in's ledger (see [`ledger_reset`]).
+    pub fn ledger_reset(&self) {
+        ledger::reset(self.world())
+    }
+
+    /// Makes every later call of this stand-in return CUDA_ERROR_DEINITIALIZED (see
+    /// [`shutdown`]).
+    pub fn shutdown(&self) {
+        self.world().shut_down.store(true, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Undoes [`StandIn::shutdown`].
+    pub fn restart(&self) {
+        self.world().shut_down.store(false, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Its number of virtual devices (see [`device_count`]).
+    pub fn device_count(&self) -> std::ffi::c_int {
+        self.world().device_count()
+    }
+
+    /// Sets its number of virtual devices (see [`set_device_count`]).
+    pub fn set_device_count(&self, count: std::ffi::c_int) -> bool {
+        if !(0..=MAX_DEVICES).contains(&count) {
+            return false;
+        }
+        self.world().device_count.store(count, std::sync::atomic::Ordering::Release);
+        true
+    }
+
+    /// Makes `call` (every variant of its symbol) of this stand-in return `status`, for
+    /// every thread (see [`faults::inject`]).
+    pub fn inject(&self, call: cudrv::Call, status: cudrv::sys::CUresult, times: Times) {
+        self.world().faults.inject(call, status, times, None);
+    }
+
+    /// The same for calls from the current thread only (see
+    /// [`faults::inject_on_this_thread`]).
+    pub fn inject_on_this_thread(&self, call: cudrv::Call, status: cudrv::sys::CUresult, times: Times) {
+        self.world().faults.inject(call, status, times, Some(run::thread::key()));
+    }
+
+    /// Removes this stand-in's faults of this thread and of every thread, and disarms its
+    /// context-restore hook on this thread (see [`faults::clear`]).
+    pub fn clear_faults(&self) {
+        faults::clear_in(self.world());
     }
 
     /// The emulated version.

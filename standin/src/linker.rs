@@ -3,33 +3,26 @@
 //! state and stays valid until `cuLinkDestroy`.
 
 use std::ffi::{c_char, c_uint, c_void};
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::context;
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::handles::Registry;
-use crate::image::Image;
-
-struct Link {
-    image: Image,
-    /// Every image `cuLinkComplete` returned (each stays valid until destroy).
-    outputs: Vec<Box<[u8]>>,
-}
-
-static LINKS: Mutex<Registry<Link>> = Mutex::new(Registry::new("link state", CUresult::CUDA_ERROR_INVALID_HANDLE));
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::image::Image;
+use crate::model::link::Link;
+use crate::run::lock::lock;
+use crate::world::World;
 
 /// `cuLinkCreate`: the options are ignored.
 pub(crate) unsafe fn cu_link_create(
+    w: &World,
     _num_options: c_uint,
     _options: *mut CUjit_option,
     _values: *mut *mut c_void,
     state: *mut CUlinkState,
 ) -> CUresult {
     let r = non_null(state).and_then(|()| {
-        context::current()?;
-        let h = lock(&LINKS).insert(Link { image: Image::default(), outputs: Vec::new() });
+        w.contexts.current()?;
+        let h = lock(&w.links).insert(Link { image: Image::default(), outputs: Vec::new() });
         write(state, to_ptr(h))
     });
     status(r)
@@ -39,6 +32,7 @@ pub(crate) unsafe fn cu_link_create(
 /// (CUDA_ERROR_INVALID_IMAGE otherwise).
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_link_add_data(
+    w: &World,
     state: CUlinkState,
     input_type: CUjitInputType,
     data: *mut c_void,
@@ -56,17 +50,22 @@ pub(crate) unsafe fn cu_link_add_data(
         let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) };
         let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
         let image = Image::parse(bytes)?;
-        lock(&LINKS).get_mut(from_ptr(state))?.image.merge(image);
+        lock(&w.links).get_mut(from_ptr(state))?.image.merge(image);
         Ok(())
     });
     status(r)
 }
 
 /// `cuLinkComplete`: a fake image of everything added, and its size (with its NUL).
-pub(crate) unsafe fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void, size: *mut usize) -> CUresult {
+pub(crate) unsafe fn cu_link_complete(
+    w: &World,
+    state: CUlinkState,
+    out: *mut *mut c_void,
+    size: *mut usize,
+) -> CUresult {
     let r = non_null(out).and_then(|()| {
         non_null(size)?;
-        let mut links = lock(&LINKS);
+        let mut links = lock(&w.links);
         let link = links.get_mut(from_ptr(state))?;
         let bytes = link.image.to_bytes().into_boxed_slice();
         let (p, n) = (bytes.as_ptr(), bytes.len());
@@ -78,16 +77,6 @@ pub(crate) unsafe fn cu_link_complete(state: CUlinkState, out: *mut *mut c_void,
 }
 
 /// `cuLinkDestroy`: twice: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger.
-pub(crate) unsafe fn cu_link_destroy(state: CUlinkState) -> CUresult {
-    status(lock(&LINKS).remove(from_ptr(state)).map(drop))
-}
-
-/// Appends the live link states.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&LINKS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&LINKS).forget_destroyed();
+pub(crate) unsafe fn cu_link_destroy(w: &World, state: CUlinkState) -> CUresult {
+    status(lock(&w.links).remove(from_ptr(state)).map(drop))
 }

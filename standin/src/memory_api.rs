@@ -8,39 +8,40 @@
 
 use cudrv::sys::*;
 
-use crate::context;
 use crate::entry::{non_null, status, write};
-use crate::ledger::AllocationKind;
-use crate::memory::Owner;
-use crate::{capture, memory, pool_attr, stream};
+use crate::model::memory::AllocationKind;
+use crate::model::memory::Owner;
+use crate::run::lock::lock;
+use crate::world::World;
+use crate::{capture, pool_attr, stream};
 
 /// `cuMemAlloc`: facts: size 0 is CUDA_ERROR_INVALID_VALUE, `1 << 62` is
 /// CUDA_ERROR_OUT_OF_MEMORY.
-pub(crate) unsafe fn cu_mem_alloc(dptr: *mut CUdeviceptr, size: usize) -> CUresult {
+pub(crate) unsafe fn cu_mem_alloc(w: &World, dptr: *mut CUdeviceptr, size: usize) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         // facts (conformance): a failed allocation writes 0.
         write(dptr, 0)?;
-        let c = context::current()?;
-        capture::before_unsafe_call(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)?;
-        write(dptr, memory::alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
+        let c = w.contexts.current()?;
+        capture::before_unsafe_call(w, CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)?;
+        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
     });
     status(r)
 }
 
 /// `cuMemFree`: facts: 0 is SUCCESS (even with no current context). A freed address:
 /// CUDA_ERROR_INVALID_VALUE and a double free in the ledger.
-pub(crate) unsafe fn cu_mem_free(dptr: CUdeviceptr) -> CUresult {
+pub(crate) unsafe fn cu_mem_free(w: &World, dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return CUresult::CUDA_SUCCESS;
     }
-    status(context::current().and_then(|_| memory::free(dptr)))
+    status(w.contexts.current().and_then(|_| lock(&w.memory).free(dptr)))
 }
 
-pub(crate) unsafe fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUresult {
+pub(crate) unsafe fn cu_mem_get_info(w: &World, free: *mut usize, total: *mut usize) -> CUresult {
     let r = non_null(free).and_then(|()| {
         non_null(total)?;
-        context::current()?;
-        let (f, t) = memory::info();
+        w.contexts.current()?;
+        let (f, t) = lock(&w.memory).info();
         write(free, f)?;
         write(total, t)
     });
@@ -49,10 +50,20 @@ pub(crate) unsafe fn cu_mem_get_info(free: *mut usize, total: *mut usize) -> CUr
 
 /// `cuMemGetAddressRange`: either out-pointer may be null. Outside every live allocation:
 /// CUDA_ERROR_NOT_FOUND, with base and size written as 0 (facts).
-pub(crate) unsafe fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut usize, dptr: CUdeviceptr) -> CUresult {
-    let r = context::current().and_then(|_| {
-        let (start, len) =
-            memory::range(dptr).or_else(|e| if e == CUresult::CUDA_ERROR_NOT_FOUND { Ok((0, 0)) } else { Err(e) })?;
+pub(crate) unsafe fn cu_mem_get_address_range(
+    w: &World,
+    base: *mut CUdeviceptr,
+    size: *mut usize,
+    dptr: CUdeviceptr,
+) -> CUresult {
+    let r = w.contexts.current().and_then(|_| {
+        let (start, len) = lock(&w.memory).range(dptr).or_else(|e| {
+            if e == CUresult::CUDA_ERROR_NOT_FOUND {
+                Ok((0, 0))
+            } else {
+                Err(e)
+            }
+        })?;
         let found = len != 0;
         if !base.is_null() {
             write(base, start)?;
@@ -71,27 +82,27 @@ pub(crate) unsafe fn cu_mem_get_address_range(base: *mut CUdeviceptr, size: *mut
 
 /// `cuMemAllocAsync`: from the current pool of the stream's device, at once. Size 0
 /// gives 0 (facts).
-pub(crate) unsafe fn cu_mem_alloc_async(dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
+pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         write(dptr, 0)?;
-        let t = stream::resolve(s)?;
-        capture::refuse(s)?;
+        let t = stream::resolve(w, s)?;
+        capture::refuse(w, s)?;
         if size == 0 {
             return write(dptr, 0);
         }
-        let pool = pool_attr::current_pool(t.ctx.device)?;
-        write(dptr, memory::alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?)
+        let pool = pool_attr::current_pool(w, t.ctx.device)?;
+        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?)
     });
     status(r)
 }
 
 /// `cuMemFreeAsync`: at once; as `cuMemFree` (0 succeeds, facts).
-pub(crate) unsafe fn cu_mem_free_async(dptr: CUdeviceptr, s: CUstream) -> CUresult {
-    let r = stream::resolve(s).and_then(|_| {
-        capture::refuse(s)?;
+pub(crate) unsafe fn cu_mem_free_async(w: &World, dptr: CUdeviceptr, s: CUstream) -> CUresult {
+    let r = stream::resolve(w, s).and_then(|_| {
+        capture::refuse(w, s)?;
         match dptr {
             0 => Ok(()),
-            _ => memory::free(dptr),
+            _ => lock(&w.memory).free(dptr),
         }
     });
     status(r)

@@ -7,8 +7,10 @@ use std::ffi::{c_char, c_int, CStr};
 
 use cudrv::sys::*;
 
-use crate::device::{device_count, put_string, valid_device, FIRST_PCI_DEVICE};
+use crate::device::{put_string, valid_device};
 use crate::entry::put;
+use crate::model::device::FIRST_PCI_DEVICE;
+use crate::world::World;
 
 /// The bus id of `dev`.
 fn bus_id(dev: CUdevice) -> String {
@@ -16,8 +18,8 @@ fn bus_id(dev: CUdevice) -> String {
 }
 
 /// `cuDeviceGetPCIBusId`: the id cut to `len - 1` bytes and a NUL.
-pub(crate) unsafe fn cu_device_get_pci_bus_id(id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
-    if !valid_device(dev) {
+pub(crate) unsafe fn cu_device_get_pci_bus_id(w: &World, id: *mut c_char, len: c_int, dev: CUdevice) -> CUresult {
+    if !valid_device(w, dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
     if len < 0 {
@@ -44,7 +46,7 @@ fn parse(id: &str) -> Option<(u32, u32, u32, u32)> {
 
 /// `cuDeviceGetByPCIBusId`: CUDA_ERROR_INVALID_VALUE for a null or malformed id,
 /// CUDA_ERROR_INVALID_DEVICE for one no device has.
-pub(crate) unsafe fn cu_device_get_by_pci_bus_id(dev: *mut CUdevice, id: *const c_char) -> CUresult {
+pub(crate) unsafe fn cu_device_get_by_pci_bus_id(w: &World, dev: *mut CUdevice, id: *const c_char) -> CUresult {
     if dev.is_null() || id.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
@@ -53,7 +55,7 @@ pub(crate) unsafe fn cu_device_get_by_pci_bus_id(dev: *mut CUdevice, id: *const 
     let Some(wanted) = id.to_str().ok().and_then(parse) else {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     };
-    match (0..device_count()).find(|&d| parse(&bus_id(d)) == Some(wanted)) {
+    match (0..w.device_count()).find(|&d| parse(&bus_id(d)) == Some(wanted)) {
         Some(d) => put(dev, d),
         None => CUresult::CUDA_ERROR_INVALID_DEVICE,
     }

@@ -11,28 +11,21 @@
 //! Peer copies work with or without peer access (a real driver stages them without): the
 //! memory is host memory, so they are checked copies (`memory.rs`), done at once.
 
-use std::collections::BTreeSet;
 use std::ffi::{c_int, c_uint};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudrv::sys::*;
 
-use crate::context::{self, Context};
 use crate::device::valid_device;
-use crate::entry::{from_ptr, lock, non_null, status, write};
-use crate::{memory, stream};
+use crate::entry::{from_ptr, non_null, status, write};
+use crate::model::context::Context;
+use crate::run::lock::lock;
+use crate::stream;
+use crate::world::World;
 
-/// `(context, peer)` pairs with peer access enabled.
-static ENABLED: Mutex<BTreeSet<(u64, u64)>> = Mutex::new(BTreeSet::new());
-
-/// Ends every pair `ctx` is in (it was destroyed).
-pub(crate) fn forget_context(ctx: u64) {
-    lock(&ENABLED).retain(|&(a, b)| a != ctx && b != ctx);
-}
-
-pub(crate) unsafe fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
+pub(crate) unsafe fn cu_device_can_access_peer(w: &World, can: *mut c_int, dev: CUdevice, peer: CUdevice) -> CUresult {
     let r = non_null(can).and_then(|()| {
-        if !valid_device(dev) || !valid_device(peer) {
+        if !valid_device(w, dev) || !valid_device(w, peer) {
             return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
         }
         write(can, c_int::from(dev != peer))
@@ -44,6 +37,7 @@ pub(crate) unsafe fn cu_device_can_access_peer(can: *mut c_int, dev: CUdevice, p
 /// access are supported and the performance rank is 0; a device and itself:
 /// CUDA_ERROR_INVALID_DEVICE, as the CUDA documentation says.
 pub(crate) unsafe fn cu_device_get_p2p_attribute(
+    w: &World,
     value: *mut c_int,
     attrib: CUdevice_P2PAttribute,
     src: CUdevice,
@@ -51,7 +45,7 @@ pub(crate) unsafe fn cu_device_get_p2p_attribute(
 ) -> CUresult {
     type A = CUdevice_P2PAttribute;
     let r = non_null(value).and_then(|()| {
-        if !valid_device(src) || !valid_device(dst) || src == dst {
+        if !valid_device(w, src) || !valid_device(w, dst) || src == dst {
             return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
         }
         let v = match attrib {
@@ -68,34 +62,34 @@ pub(crate) unsafe fn cu_device_get_p2p_attribute(
 }
 
 /// The current context and the live context `peer` names.
-fn pair(peer: CUcontext) -> Result<(Arc<Context>, Arc<Context>), CUresult> {
-    let current = context::current()?;
-    let peer = context::lookup(from_ptr(peer))?;
+fn pair(w: &World, peer: CUcontext) -> Result<(Arc<Context>, Arc<Context>), CUresult> {
+    let current = w.contexts.current()?;
+    let peer = w.contexts.lookup(from_ptr(peer))?;
     Ok((current, peer))
 }
 
-fn enable(peer: CUcontext, flags: c_uint) -> Result<(), CUresult> {
+fn enable(w: &World, peer: CUcontext, flags: c_uint) -> Result<(), CUresult> {
     if flags != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let (current, peer) = pair(peer)?;
+    let (current, peer) = pair(w, peer)?;
     if current.device == peer.device {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
-    if !lock(&ENABLED).insert((current.handle, peer.handle)) {
+    if !lock(&w.peers).insert((current.handle, peer.handle)) {
         return Err(CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED);
     }
     Ok(())
 }
 
 /// `cuCtxEnablePeerAccess`: flags must be 0.
-pub(crate) unsafe fn cu_ctx_enable_peer_access(peer: CUcontext, flags: c_uint) -> CUresult {
-    status(enable(peer, flags))
+pub(crate) unsafe fn cu_ctx_enable_peer_access(w: &World, peer: CUcontext, flags: c_uint) -> CUresult {
+    status(enable(w, peer, flags))
 }
 
-pub(crate) unsafe fn cu_ctx_disable_peer_access(peer: CUcontext) -> CUresult {
-    let r = pair(peer).and_then(|(current, peer)| {
-        if !lock(&ENABLED).remove(&(current.handle, peer.handle)) {
+pub(crate) unsafe fn cu_ctx_disable_peer_access(w: &World, peer: CUcontext) -> CUresult {
+    let r = pair(w, peer).and_then(|(current, peer)| {
+        if !lock(&w.peers).remove(&(current.handle, peer.handle)) {
             return Err(CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
         }
         Ok(())
@@ -105,31 +99,40 @@ pub(crate) unsafe fn cu_ctx_disable_peer_access(peer: CUcontext) -> CUresult {
 
 /// A copy of `n` bytes from `src` (in `src_ctx`) to `dst` (in `dst_ctx`): both contexts
 /// must be live and usable; the ranges are checked as every device copy's.
-fn copy_peer(dst: CUdeviceptr, dst_ctx: CUcontext, src: CUdeviceptr, src_ctx: CUcontext, n: usize) -> CUresult {
-    let r = context::lookup(from_ptr(dst_ctx)).and_then(|d| {
-        d.usable()?;
-        context::lookup(from_ptr(src_ctx))?.usable()?;
-        match n {
-            0 => Ok(()),
-            n => memory::copy_device(dst, src, n),
-        }
-    });
-    status(r)
-}
-
-pub(crate) unsafe fn cu_memcpy_peer(
+fn copy_peer(
+    w: &World,
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
     src_ctx: CUcontext,
     n: usize,
 ) -> CUresult {
-    copy_peer(dst, dst_ctx, src, src_ctx, n)
+    let r = w.contexts.lookup(from_ptr(dst_ctx)).and_then(|d| {
+        d.usable()?;
+        w.contexts.lookup(from_ptr(src_ctx))?.usable()?;
+        match n {
+            0 => Ok(()),
+            n => lock(&w.memory).copy_device(dst, src, n),
+        }
+    });
+    status(r)
+}
+
+pub(crate) unsafe fn cu_memcpy_peer(
+    w: &World,
+    dst: CUdeviceptr,
+    dst_ctx: CUcontext,
+    src: CUdeviceptr,
+    src_ctx: CUcontext,
+    n: usize,
+) -> CUresult {
+    copy_peer(w, dst, dst_ctx, src, src_ctx, n)
 }
 
 /// `cuMemcpyPeerAsync`: at once (see the crate docs). On a capturing stream:
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 pub(crate) unsafe fn cu_memcpy_peer_async(
+    w: &World,
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
@@ -137,8 +140,8 @@ pub(crate) unsafe fn cu_memcpy_peer_async(
     n: usize,
     s: CUstream,
 ) -> CUresult {
-    if let Err(e) = stream::resolve(s).and_then(|_| crate::capture::refuse(s)) {
+    if let Err(e) = stream::resolve(w, s).and_then(|_| crate::capture::refuse(w, s)) {
         return e;
     }
-    copy_peer(dst, dst_ctx, src, src_ctx, n)
+    copy_peer(w, dst, dst_ctx, src, src_ctx, n)
 }

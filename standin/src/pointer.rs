@@ -9,10 +9,11 @@ use std::ffi::{c_uint, c_void};
 
 use cudrv::sys::*;
 
-use crate::context;
 use crate::entry::{non_null, status, write};
-use crate::memory::{self, PointerInfo};
+use crate::model::memory::PointerInfo;
 use crate::pool;
+use crate::run::lock::lock;
+use crate::world::World;
 
 type P = CUpointer_attribute;
 
@@ -46,7 +47,7 @@ fn width(attr: P) -> Option<usize> {
 
 /// The value of `attr` for `address` in the allocation `i`: CUDA_ERROR_INVALID_VALUE for
 /// the host pointer of device memory and for an unknown attribute.
-fn value(i: &PointerInfo, address: u64, attr: P) -> Result<u64, CUresult> {
+fn value(w: &World, i: &PointerInfo, address: u64, attr: P) -> Result<u64, CUresult> {
     let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
     let memory_type = if i.host { CUmemorytype::CU_MEMORYTYPE_HOST } else { CUmemorytype::CU_MEMORYTYPE_DEVICE };
     let v = match attr {
@@ -67,7 +68,7 @@ fn value(i: &PointerInfo, address: u64, attr: P) -> Result<u64, CUresult> {
             u64::from(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE.0)
         }
         // A pool allocation's pool, while the pool lives.
-        P::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => i.pool.filter(|&p| pool::find(p).is_ok()).unwrap_or(0),
+        P::CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE => i.pool.filter(|&p| pool::find(w, p).is_ok()).unwrap_or(0),
         _ => return Err(invalid),
     };
     Ok(v)
@@ -82,22 +83,23 @@ fn store(data: *mut c_void, width: usize, v: u64) -> Result<(), CUresult> {
     }
 }
 
-fn get_attribute(data: *mut c_void, attr: P, address: CUdeviceptr) -> Result<(), CUresult> {
+fn get_attribute(w: &World, data: *mut c_void, attr: P, address: CUdeviceptr) -> Result<(), CUresult> {
     non_null(data)?;
     let width = width(attr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let info = memory::describe(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    store(data, width, value(&info, address, attr)?)
+    let info = lock(&w.memory).describe(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    store(data, width, value(w, &info, address, attr)?)
 }
 
 /// `cuPointerGetAttribute`: needs no current context.
-pub(crate) unsafe fn cu_pointer_get_attribute(data: *mut c_void, attr: P, ptr: CUdeviceptr) -> CUresult {
-    status(get_attribute(data, attr, ptr))
+pub(crate) unsafe fn cu_pointer_get_attribute(w: &World, data: *mut c_void, attr: P, ptr: CUdeviceptr) -> CUresult {
+    status(get_attribute(w, data, attr, ptr))
 }
 
 /// `cuPointerGetAttributes`: for a pointer the driver did not make, every value is 0 (the
 /// CUDA documentation: no error); an unknown attribute or a null data pointer is
 /// CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_pointer_get_attributes(
+    w: &World,
     count: c_uint,
     attrs: *mut P,
     data: *mut *mut c_void,
@@ -109,10 +111,10 @@ pub(crate) unsafe fn cu_pointer_get_attributes(
         let n = usize::try_from(count).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
         // SAFETY: the caller passes `count` attributes and as many data pointers.
         let (attrs, data) = unsafe { (std::slice::from_raw_parts(attrs, n), std::slice::from_raw_parts(data, n)) };
-        let info = memory::describe(ptr);
+        let info = lock(&w.memory).describe(ptr);
         for (&attr, &out) in attrs.iter().zip(data) {
             let width = width(attr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-            let v = info.as_ref().map_or(Ok(0), |i| value(i, ptr, attr).or(Ok::<u64, CUresult>(0)))?;
+            let v = info.as_ref().map_or(Ok(0), |i| value(w, i, ptr, attr).or(Ok::<u64, CUresult>(0)))?;
             store(out, width, v)?;
         }
         Ok(())
@@ -124,14 +126,15 @@ pub(crate) unsafe fn cu_pointer_get_attributes(
 /// flags must be 0, and a pointer that is not in a live pinned buffer is
 /// CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_mem_host_get_device_pointer(
+    w: &World,
     pdptr: *mut CUdeviceptr,
     p: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
     let r = non_null(pdptr).and_then(|()| {
-        context::current()?;
+        w.contexts.current()?;
         let address = p as usize as u64;
-        match memory::describe(address) {
+        match lock(&w.memory).describe(address) {
             Some(i) if i.host && flags == 0 => write(pdptr, address),
             _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }

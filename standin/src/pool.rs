@@ -4,63 +4,34 @@
 //! Destroying a pool that still has allocations succeeds and leaves them live in the
 //! ledger (the leak stays visible); they can still be used and freed.
 
-use std::collections::BTreeMap;
 use std::ffi::c_int;
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{from_ptr, lock, non_null, put, status, to_ptr, write};
-use crate::handles::Registry;
-use crate::ledger::AllocationKind;
-use crate::{memory, stream};
-
-/// One pool.
-#[derive(Clone, Copy)]
-pub(crate) struct Pool {
-    pub(crate) device: c_int,
-    /// Made with `CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR`: can be exported.
-    pub(crate) exportable: bool,
-    /// For a pool imported from a shareable handle: the exported pool.
-    pub(crate) imported_from: Option<u64>,
-    /// A device's default pool: never destroyed.
-    default: bool,
-}
-
-impl Pool {
-    /// A pool imported from the exported pool `source` on `device`.
-    pub(crate) fn imported(source: u64, device: c_int) -> Pool {
-        Pool { device, exportable: false, imported_from: Some(source), default: false }
-    }
-}
-
-struct State {
-    pools: Registry<Pool>,
-    defaults: BTreeMap<c_int, u64>,
-}
-
-static STATE: Mutex<State> = Mutex::new(State {
-    pools: Registry::new("memory pool", CUresult::CUDA_ERROR_INVALID_VALUE),
-    defaults: BTreeMap::new(),
-});
+use crate::entry::{from_ptr, non_null, put, status, to_ptr, write};
+use crate::model::memory::AllocationKind;
+use crate::model::pool::Pool;
+use crate::run::lock::lock;
+use crate::stream;
+use crate::world::World;
 
 /// The live pool `handle` names (CUDA_ERROR_INVALID_VALUE otherwise).
-pub(crate) fn find(handle: u64) -> Result<Pool, CUresult> {
-    lock(&STATE).pools.get(handle).copied()
+pub(crate) fn find(w: &World, handle: u64) -> Result<Pool, CUresult> {
+    lock(&w.pools).pools.get(handle).copied()
 }
 
 /// Adds a pool, returning its handle.
-pub(crate) fn add(pool: Pool) -> u64 {
-    lock(&STATE).pools.insert(pool)
+pub(crate) fn add(w: &World, pool: Pool) -> u64 {
+    lock(&w.pools).pools.insert(pool)
 }
 
 /// The default pool of `device`, made on first use.
-pub(crate) fn default_pool(device: c_int) -> Result<u64, CUresult> {
-    if !valid_device(device) {
+pub(crate) fn default_pool(w: &World, device: c_int) -> Result<u64, CUresult> {
+    if !valid_device(w, device) {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
-    let mut s = lock(&STATE);
+    let mut s = lock(&w.pools);
     if let Some(&h) = s.defaults.get(&device) {
         return Ok(h);
     }
@@ -69,7 +40,7 @@ pub(crate) fn default_pool(device: c_int) -> Result<u64, CUresult> {
     Ok(h)
 }
 
-fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(), CUresult> {
+fn create(w: &World, pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(), CUresult> {
     non_null(pool_out)?;
     non_null(props)?;
     // SAFETY: a non-null pointer to the caller's properties.
@@ -84,7 +55,7 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
     let id = unsafe { props.location.__bindgen_anon_1.id };
     type L = CUmemLocationType;
     let device = match props.location.type_ {
-        L::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(id) => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        L::CU_MEM_LOCATION_TYPE_DEVICE if !valid_device(w, id) => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         L::CU_MEM_LOCATION_TYPE_DEVICE => id,
         L::CU_MEM_LOCATION_TYPE_HOST
         | L::CU_MEM_LOCATION_TYPE_HOST_NUMA
@@ -95,32 +66,36 @@ fn create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> Result<(
     if props.allocType == CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_INVALID {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let h = add(Pool { device, exportable, imported_from: None, default: false });
+    let h = add(w, Pool { device, exportable, imported_from: None, default: false });
     write(pool_out, to_ptr(h))
 }
 
 /// `cuMemPoolCreate`: a device location with a valid device id, or a host one; handle
 /// types NONE or POSIX_FILE_DESCRIPTOR.
-pub(crate) unsafe fn cu_mem_pool_create(pool_out: *mut CUmemoryPool, props: *const CUmemPoolProps) -> CUresult {
-    status(create(pool_out, props))
+pub(crate) unsafe fn cu_mem_pool_create(
+    w: &World,
+    pool_out: *mut CUmemoryPool,
+    props: *const CUmemPoolProps,
+) -> CUresult {
+    status(create(w, pool_out, props))
 }
 
 /// `cuMemPoolDestroy`: a default pool cannot be destroyed (CUDA_ERROR_INVALID_VALUE); a
 /// destroyed one: CUDA_ERROR_INVALID_VALUE and a double destroy in the ledger.
-pub(crate) unsafe fn cu_mem_pool_destroy(pool: CUmemoryPool) -> CUresult {
+pub(crate) unsafe fn cu_mem_pool_destroy(w: &World, pool: CUmemoryPool) -> CUresult {
     let h = from_ptr(pool);
-    let mut s = lock(&STATE);
+    let mut s = lock(&w.pools);
     if s.pools.get(h).is_ok_and(|p| p.default) {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
     status(s.pools.remove(h).map(drop))
 }
 
-pub(crate) unsafe fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+pub(crate) unsafe fn cu_device_get_default_mem_pool(w: &World, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
     if pool_out.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    match default_pool(dev) {
+    match default_pool(w, dev) {
         Ok(h) => put(pool_out, to_ptr(h)),
         Err(s) => s,
     }
@@ -129,6 +104,7 @@ pub(crate) unsafe fn cu_device_get_default_mem_pool(pool_out: *mut CUmemoryPool,
 /// `cuMemGetDefaultMemPool`: the default pool of a device location for pinned
 /// allocations (the only kind the stand-in emulates: others are CUDA_ERROR_NOT_SUPPORTED).
 pub(crate) unsafe fn cu_mem_get_default_mem_pool(
+    w: &World,
     pool_out: *mut CUmemoryPool,
     location: *mut CUmemLocation,
     kind: CUmemAllocationType,
@@ -144,7 +120,7 @@ pub(crate) unsafe fn cu_mem_get_default_mem_pool(
         }
         // SAFETY: a device location's union holds its id.
         let device = unsafe { loc.__bindgen_anon_1.id };
-        write(pool_out, to_ptr(default_pool(device)?))
+        write(pool_out, to_ptr(default_pool(w, device)?))
     });
     status(r)
 }
@@ -152,6 +128,7 @@ pub(crate) unsafe fn cu_mem_get_default_mem_pool(
 /// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. Size 0 gives 0 (facts).
 /// On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
+    w: &World,
     dptr: *mut CUdeviceptr,
     size: usize,
     pool: CUmemoryPool,
@@ -159,30 +136,38 @@ pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
 ) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         let h = from_ptr(pool);
-        if find(h)?.imported_from.is_some() {
+        if find(w, h)?.imported_from.is_some() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let t = stream::resolve(s)?;
-        crate::capture::refuse(s)?;
+        let t = stream::resolve(w, s)?;
+        crate::capture::refuse(w, s)?;
         if size == 0 {
             return write(dptr, 0);
         }
-        write(dptr, memory::alloc(size, AllocationKind::Pool, Some(h), memory::Owner::of(&t.ctx))?)
+        write(
+            dptr,
+            lock(&w.memory).alloc(size, AllocationKind::Pool, Some(h), crate::model::memory::Owner::of(&t.ctx))?,
+        )
     });
     status(r)
 }
 
 /// `cuMemPoolTrimTo`: nothing to trim (freed memory is released at once).
-pub(crate) unsafe fn cu_mem_pool_trim_to(pool: CUmemoryPool, _keep: usize) -> CUresult {
-    status(find(from_ptr(pool)).map(drop))
+pub(crate) unsafe fn cu_mem_pool_trim_to(w: &World, pool: CUmemoryPool, _keep: usize) -> CUresult {
+    status(find(w, from_ptr(pool)).map(drop))
 }
 
 /// `cuMemPoolSetAccess`: checks the pool, the descriptors (device locations of existing
 /// devices, known flags) and accepts them. Host-backed memory is reachable from every
 /// device, so nothing else changes.
-pub(crate) unsafe fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUmemAccessDesc, count: usize) -> CUresult {
+pub(crate) unsafe fn cu_mem_pool_set_access(
+    w: &World,
+    pool: CUmemoryPool,
+    map: *const CUmemAccessDesc,
+    count: usize,
+) -> CUresult {
     let check = || -> Result<(), CUresult> {
-        find(from_ptr(pool))?;
+        find(w, from_ptr(pool))?;
         if count == 0 || map.is_null() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
@@ -197,7 +182,7 @@ pub(crate) unsafe fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUme
                 CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
             ];
             if d.location.type_ != CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE
-                || !valid_device(id)
+                || !valid_device(w, id)
                 || !known.contains(&d.flags)
             {
                 return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -206,15 +191,4 @@ pub(crate) unsafe fn cu_mem_pool_set_access(pool: CUmemoryPool, map: *const CUme
         Ok(())
     };
     status(check())
-}
-
-/// Appends the live pools (not the default ones).
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    let s = lock(&STATE);
-    out.extend(s.pools.iter().filter(|(_, p)| !p.default).map(|(&h, _)| ("memory pool", h)));
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&STATE).pools.forget_destroyed();
 }

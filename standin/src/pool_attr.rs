@@ -6,48 +6,24 @@
 //! Freed memory goes back at once (nothing is kept for reuse), so a pool's reserved
 //! memory is its used memory.
 
-use std::collections::BTreeMap;
 use std::ffi::{c_int, c_void};
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
 use crate::device::valid_device;
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::{memory, pool};
-
-/// The settable attributes of one pool.
-#[derive(Clone, Copy)]
-struct Settings {
-    follow_event_dependencies: c_int,
-    allow_opportunistic: c_int,
-    allow_internal_dependencies: c_int,
-    release_threshold: u64,
-}
-
-/// A new pool's settings (the CUDA documentation's defaults).
-const DEFAULT: Settings = Settings {
-    follow_event_dependencies: 1,
-    allow_opportunistic: 1,
-    allow_internal_dependencies: 1,
-    release_threshold: 0,
-};
-
-struct State {
-    settings: BTreeMap<u64, Settings>,
-    /// The pool set with `cuDeviceSetMemPool`, by device.
-    current: BTreeMap<c_int, u64>,
-}
-
-static STATE: Mutex<State> = Mutex::new(State { settings: BTreeMap::new(), current: BTreeMap::new() });
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::pool::DEFAULT;
+use crate::pool;
+use crate::run::lock::lock;
+use crate::world::World;
 
 /// The current pool of `device`: the one set with `cuDeviceSetMemPool` while it lives,
 /// else the default pool.
-pub(crate) fn current_pool(device: c_int) -> Result<u64, CUresult> {
-    let set = lock(&STATE).current.get(&device).copied();
+pub(crate) fn current_pool(w: &World, device: c_int) -> Result<u64, CUresult> {
+    let set = lock(&w.pool_settings).current.get(&device).copied();
     match set {
-        Some(h) if pool::find(h).is_ok() => Ok(h),
-        _ => pool::default_pool(device),
+        Some(h) if pool::find(w, h).is_ok() => Ok(h),
+        _ => pool::default_pool(w, device),
     }
 }
 
@@ -59,10 +35,10 @@ enum Value {
     U64(u64),
 }
 
-fn get(h: u64, attr: A) -> Result<Value, CUresult> {
-    let p = pool::find(h)?;
-    let s = lock(&STATE).settings.get(&h).copied().unwrap_or(DEFAULT);
-    let (used, high) = memory::pool_use(h);
+fn get(w: &World, h: u64, attr: A) -> Result<Value, CUresult> {
+    let p = pool::find(w, h)?;
+    let s = lock(&w.pool_settings).settings.get(&h).copied().unwrap_or(DEFAULT);
+    let (used, high) = lock(&w.memory).pool_use(h);
     let (used, high) = (used as u64, high as u64);
     let v = match attr {
         A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES => Value::Int(s.follow_event_dependencies),
@@ -86,22 +62,22 @@ fn get(h: u64, attr: A) -> Result<Value, CUresult> {
 }
 
 /// `cuMemPoolGetAttribute`: `value` is an int or a `cuuint64_t`, as the attribute takes.
-pub(crate) unsafe fn cu_mem_pool_get_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
-    let r = non_null(value).and_then(|()| match get(from_ptr(pool), attr)? {
+pub(crate) unsafe fn cu_mem_pool_get_attribute(w: &World, pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
+    let r = non_null(value).and_then(|()| match get(w, from_ptr(pool), attr)? {
         Value::Int(v) => write(value.cast::<c_int>(), v),
         Value::U64(v) => write(value.cast::<u64>(), v),
     });
     status(r)
 }
 
-fn set(h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
+fn set(w: &World, h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
     non_null(value)?;
-    pool::find(h)?;
+    pool::find(w, h)?;
     // SAFETY: a non-null pointer to the value of the attribute's type (int or cuuint64_t).
     let int = || unsafe { value.cast::<c_int>().read() };
     // SAFETY: as above.
     let u64 = || unsafe { value.cast::<u64>().read() };
-    let mut state = lock(&STATE);
+    let mut state = lock(&w.pool_settings);
     let s = state.settings.entry(h).or_insert(DEFAULT);
     match attr {
         A::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES => s.follow_event_dependencies = int(),
@@ -110,7 +86,7 @@ fn set(h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
         A::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD => s.release_threshold = u64(),
         // The high marks can only be reset (to the current use), with 0.
         A::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH | A::CU_MEMPOOL_ATTR_USED_MEM_HIGH if u64() == 0 => {
-            memory::reset_pool_high(h)
+            lock(&w.memory).reset_pool_high(h)
         }
         _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }
@@ -120,25 +96,25 @@ fn set(h: u64, attr: A, value: *mut c_void) -> Result<(), CUresult> {
 /// `cuMemPoolSetAttribute`: the reuse flags and the release threshold are kept (they
 /// change nothing else); the high marks are reset with 0; anything else is
 /// CUDA_ERROR_INVALID_VALUE.
-pub(crate) unsafe fn cu_mem_pool_set_attribute(pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
-    status(set(from_ptr(pool), attr, value))
+pub(crate) unsafe fn cu_mem_pool_set_attribute(w: &World, pool: CUmemoryPool, attr: A, value: *mut c_void) -> CUresult {
+    status(set(w, from_ptr(pool), attr, value))
 }
 
-pub(crate) unsafe fn cu_device_get_mem_pool(pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
-    status(non_null(pool_out).and_then(|()| write(pool_out, to_ptr(current_pool(dev)?))))
+pub(crate) unsafe fn cu_device_get_mem_pool(w: &World, pool_out: *mut CUmemoryPool, dev: CUdevice) -> CUresult {
+    status(non_null(pool_out).and_then(|()| write(pool_out, to_ptr(current_pool(w, dev)?))))
 }
 
 /// `cuDeviceSetMemPool`: a live pool of that device (CUDA_ERROR_INVALID_VALUE otherwise).
-pub(crate) unsafe fn cu_device_set_mem_pool(dev: CUdevice, pool: CUmemoryPool) -> CUresult {
-    if !valid_device(dev) {
+pub(crate) unsafe fn cu_device_set_mem_pool(w: &World, dev: CUdevice, pool: CUmemoryPool) -> CUresult {
+    if !valid_device(w, dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
     let h = from_ptr(pool);
-    let r = pool::find(h).and_then(|p| {
+    let r = pool::find(w, h).and_then(|p| {
         if p.device != dev || p.imported_from.is_some() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        lock(&STATE).current.insert(dev, h);
+        lock(&w.pool_settings).current.insert(dev, h);
         Ok(())
     });
     status(r)

@@ -7,36 +7,42 @@ use std::ffi::{c_int, c_uint};
 
 use cudrv::sys::*;
 
+use crate::device::valid_device;
 use crate::entry::{non_null, put, status, to_ptr, write};
-use crate::primaries;
+use crate::lifecycle;
+use crate::world::World;
 
-pub(crate) unsafe fn cu_device_primary_ctx_retain(ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
+pub(crate) unsafe fn cu_device_primary_ctx_retain(w: &World, ctx: *mut CUcontext, dev: CUdevice) -> CUresult {
     if ctx.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    match primaries::retain(dev) {
+    match w.primaries.retain(&w.contexts, dev, valid_device(w, dev)) {
         Ok(c) => put(ctx, to_ptr(c.handle)),
         Err(s) => s,
     }
 }
 
-pub(crate) unsafe fn cu_device_primary_ctx_release(dev: CUdevice) -> CUresult {
-    status(primaries::release(dev))
+pub(crate) unsafe fn cu_device_primary_ctx_release(w: &World, dev: CUdevice) -> CUresult {
+    let ended = w.primaries.release(dev, valid_device(w, dev));
+    // Outside the slot's lock: waiting may take a while.
+    status(ended.and_then(|c| c.map_or(Ok(()), |c| lifecycle::end_primary(w, &c))))
 }
 
 /// `cuDevicePrimaryCtxReset`: waits for the context's work and destroys it.
-pub(crate) unsafe fn cu_device_primary_ctx_reset(dev: CUdevice) -> CUresult {
-    status(primaries::reset(dev))
+pub(crate) unsafe fn cu_device_primary_ctx_reset(w: &World, dev: CUdevice) -> CUresult {
+    let ended = w.primaries.reset(dev, valid_device(w, dev));
+    status(ended.and_then(|c| c.map_or(Ok(()), |c| lifecycle::end_primary(w, &c))))
 }
 
 pub(crate) unsafe fn cu_device_primary_ctx_get_state(
+    w: &World,
     dev: CUdevice,
     flags: *mut c_uint,
     active: *mut c_int,
 ) -> CUresult {
     let r = non_null(flags).and_then(|()| {
         non_null(active)?;
-        let (f, is_active) = primaries::state(dev)?;
+        let (f, is_active) = w.primaries.state(dev, valid_device(w, dev))?;
         write(flags, f)?;
         write(active, c_int::from(is_active))
     });
@@ -45,10 +51,10 @@ pub(crate) unsafe fn cu_device_primary_ctx_get_state(
 
 /// `cuDevicePrimaryCtxSetFlags`: kept, reported by `cuDevicePrimaryCtxGetState` and
 /// `cuCtxGetFlags`; they change nothing else.
-pub(crate) unsafe fn cu_device_primary_ctx_set_flags(dev: CUdevice, flags: c_uint) -> CUresult {
+pub(crate) unsafe fn cu_device_primary_ctx_set_flags(w: &World, dev: CUdevice, flags: c_uint) -> CUresult {
     if flags & !CUctx_flags::CU_CTX_FLAGS_MASK.0 != 0 {
         // The device is checked first.
-        return status(primaries::state(dev).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
+        return status(w.primaries.state(dev, valid_device(w, dev)).and(Err(CUresult::CUDA_ERROR_INVALID_VALUE)));
     }
-    status(primaries::set_flags(dev, flags))
+    status(w.primaries.set_flags(dev, valid_device(w, dev), flags))
 }

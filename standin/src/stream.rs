@@ -7,34 +7,19 @@
 //! stream (one per context: the emulation does not separate per-thread default streams).
 
 use std::ffi::{c_int, c_uint, c_void};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use cudrv::sys::*;
 
 use crate::capture;
-use crate::context::{self, Context};
 use crate::ctx_query::{GREATEST_PRIORITY, LEAST_PRIORITY};
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::graph_node::Node;
-use crate::handles::Registry;
-use crate::queue::{HostCall, Queue};
-
-/// `CU_STREAM_LEGACY` (a cuda.h macro).
-pub const STREAM_LEGACY: u64 = 0x1;
-/// `CU_STREAM_PER_THREAD` (a cuda.h macro).
-pub const STREAM_PER_THREAD: u64 = 0x2;
-
-/// One stream made by `cuStreamCreate`.
-struct Stream {
-    ctx: Arc<Context>,
-    queue: Arc<Queue>,
-    /// As created (`cuStreamGetFlags`).
-    flags: c_uint,
-    /// As created, clamped to the context's range (`cuStreamGetPriority`).
-    priority: c_int,
-}
-
-static STREAMS: Mutex<Registry<Stream>> = Mutex::new(Registry::new("stream", CUresult::CUDA_ERROR_INVALID_HANDLE));
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::context::Context;
+use crate::model::graph::Node;
+use crate::model::stream::{is_default, Stream};
+use crate::run::lock::lock;
+use crate::run::queue::{HostCall, Queue};
+use crate::world::World;
 
 /// What a stream argument stands for: its context and its queue.
 pub(crate) struct Target {
@@ -42,22 +27,17 @@ pub(crate) struct Target {
     pub(crate) queue: Arc<Queue>,
 }
 
-/// Whether `s` is one of the default stream's names.
-fn is_default(s: u64) -> bool {
-    matches!(s, 0 | STREAM_LEGACY | STREAM_PER_THREAD)
-}
-
 /// The stream `s` names, whatever its context's state: a default stream needs a current
 /// context (CUDA_ERROR_INVALID_CONTEXT), another an existing stream
 /// (CUDA_ERROR_INVALID_HANDLE).
-fn find(s: CUstream) -> Result<Target, CUresult> {
+fn find(w: &World, s: CUstream) -> Result<Target, CUresult> {
     let h = from_ptr(s);
     if is_default(h) {
-        let ctx = context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        let ctx = w.contexts.top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
         let queue = Arc::clone(&ctx.default_queue);
         return Ok(Target { ctx, queue });
     }
-    let streams = lock(&STREAMS);
+    let streams = lock(&w.streams);
     let st = streams.get(h)?;
     Ok(Target { ctx: Arc::clone(&st.ctx), queue: Arc::clone(&st.queue) })
 }
@@ -74,57 +54,62 @@ pub(crate) struct Properties {
 }
 
 /// The properties of the stream `s` names, whatever its context's state (as [`find`]).
-pub(crate) fn properties(s: CUstream) -> Result<Properties, CUresult> {
+pub(crate) fn properties(w: &World, s: CUstream) -> Result<Properties, CUresult> {
     let h = from_ptr(s);
     if is_default(h) {
-        let ctx = context::top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        let ctx = w.contexts.top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
         return Ok(Properties { ctx, id: 0, flags: 0, priority: 0 });
     }
-    let streams = lock(&STREAMS);
+    let streams = lock(&w.streams);
     let st = streams.get(h)?;
     Ok(Properties { ctx: Arc::clone(&st.ctx), id: h, flags: st.flags, priority: st.priority })
 }
 
 /// The stream `s` names, in a usable context (see [`Context::usable`]).
-pub(crate) fn resolve(s: CUstream) -> Result<Target, CUresult> {
-    let t = find(s)?;
+pub(crate) fn resolve(w: &World, s: CUstream) -> Result<Target, CUresult> {
+    let t = find(w, s)?;
     t.ctx.usable()?;
     Ok(t)
 }
 
-fn create(ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
+fn create(w: &World, ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
     non_null(ph)?;
     if flags & !CUstream_flags::CU_STREAM_NON_BLOCKING.0 != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let ctx = context::current()?;
+    let ctx = w.contexts.current()?;
     let queue = Queue::new();
     ctx.add_queue(&queue);
     let priority = priority.clamp(GREATEST_PRIORITY, LEAST_PRIORITY);
-    let h = lock(&STREAMS).insert(Stream { ctx, queue, flags, priority });
+    let h = lock(&w.streams).insert(Stream { ctx, queue, flags, priority });
     write(ph, to_ptr(h))
 }
 
-pub(crate) unsafe fn cu_stream_create(ph: *mut CUstream, flags: c_uint) -> CUresult {
-    status(create(ph, flags, 0))
+pub(crate) unsafe fn cu_stream_create(w: &World, ph: *mut CUstream, flags: c_uint) -> CUresult {
+    status(create(w, ph, flags, 0))
 }
 
 /// `cuStreamCreateWithPriority`: any priority is accepted, clamped to the range (it has
 /// no other effect).
-pub(crate) unsafe fn cu_stream_create_with_priority(ph: *mut CUstream, flags: c_uint, priority: c_int) -> CUresult {
-    status(create(ph, flags, priority))
+pub(crate) unsafe fn cu_stream_create_with_priority(
+    w: &World,
+    ph: *mut CUstream,
+    flags: c_uint,
+    priority: c_int,
+) -> CUresult {
+    status(create(w, ph, flags, priority))
 }
 
 /// `cuStreamDestroy`: pending host functions still run. A default stream (facts:
 /// `cuStreamDestroy(NULL)`) or an unknown stream: CUDA_ERROR_INVALID_HANDLE. A destroyed
 /// one: CUDA_ERROR_INVALID_HANDLE and a double destroy in the ledger (facts: a real driver
 /// crashes).
-pub(crate) unsafe fn cu_stream_destroy(h: CUstream) -> CUresult {
+pub(crate) unsafe fn cu_stream_destroy(w: &World, h: CUstream) -> CUresult {
     let h = from_ptr(h);
     if is_default(h) {
         return CUresult::CUDA_ERROR_INVALID_HANDLE;
     }
-    let mut streams = lock(&STREAMS);
+    let mut streams = lock(&w.streams);
     if let Ok(s) = streams.get(h) {
         if let Err(e) = s.ctx.not_sticky() {
             return e;
@@ -133,16 +118,16 @@ pub(crate) unsafe fn cu_stream_destroy(h: CUstream) -> CUresult {
     let removed = streams.remove(h).map(drop);
     drop(streams);
     if removed.is_ok() {
-        capture::forget_stream(h);
+        capture::forget_stream(w, h);
     }
     status(removed)
 }
 
 /// Waits for the host functions pushed on `s` so far; a sticky failure shows here. On a
 /// capturing stream: see [`cu_stream_query`].
-pub(crate) unsafe fn cu_stream_synchronize(s: CUstream) -> CUresult {
-    status(resolve(s).and_then(|t| {
-        capture::refuse(s)?;
+pub(crate) unsafe fn cu_stream_synchronize(w: &World, s: CUstream) -> CUresult {
+    status(resolve(w, s).and_then(|t| {
+        capture::refuse(w, s)?;
         t.queue.drain()?;
         t.ctx.usable()
     }))
@@ -150,30 +135,35 @@ pub(crate) unsafe fn cu_stream_synchronize(s: CUstream) -> CUresult {
 
 /// CUDA_ERROR_NOT_READY while host functions are pending. On a capturing stream (facts):
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated.
-pub(crate) unsafe fn cu_stream_query(s: CUstream) -> CUresult {
-    match resolve(s).and_then(|t| capture::refuse(s).map(|()| t)) {
+pub(crate) unsafe fn cu_stream_query(w: &World, s: CUstream) -> CUresult {
+    match resolve(w, s).and_then(|t| capture::refuse(w, s).map(|()| t)) {
         Ok(t) if t.queue.busy() => CUresult::CUDA_ERROR_NOT_READY,
         Ok(_) => CUresult::CUDA_SUCCESS,
         Err(e) => e,
     }
 }
 
-fn context_of(s: CUstream) -> Result<CUcontext, CUresult> {
-    let t = find(s)?;
+fn context_of(w: &World, s: CUstream) -> Result<CUcontext, CUresult> {
+    let t = find(w, s)?;
     t.ctx.alive()?;
     Ok(to_ptr(t.ctx.handle))
 }
 
-pub(crate) unsafe fn cu_stream_get_ctx(s: CUstream, pctx: *mut CUcontext) -> CUresult {
-    status(non_null(pctx).and_then(|()| write(pctx, context_of(s)?)))
+pub(crate) unsafe fn cu_stream_get_ctx(w: &World, s: CUstream, pctx: *mut CUcontext) -> CUresult {
+    status(non_null(pctx).and_then(|()| write(pctx, context_of(w, s)?)))
 }
 
 /// `cuStreamGetCtx_v12050`: never a green context (NULL).
-pub(crate) unsafe fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext, pgreen: *mut CUgreenCtx) -> CUresult {
+pub(crate) unsafe fn cu_stream_get_ctx_v12050(
+    w: &World,
+    s: CUstream,
+    pctx: *mut CUcontext,
+    pgreen: *mut CUgreenCtx,
+) -> CUresult {
     if pctx.is_null() && pgreen.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    let ctx = match context_of(s) {
+    let ctx = match context_of(w, s) {
         Ok(c) => c,
         Err(e) => return e,
     };
@@ -188,10 +178,10 @@ pub(crate) unsafe fn cu_stream_get_ctx_v12050(s: CUstream, pctx: *mut CUcontext,
     CUresult::CUDA_SUCCESS
 }
 
-fn launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), CUresult> {
+fn launch_host_func(w: &World, s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), CUresult> {
     let call = HostCall::new(f, data).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let t = resolve(s)?;
-    match capture::record(s, Node::Host(call))? {
+    let t = resolve(w, s)?;
+    match capture::record(w, s, Node::Host(call))? {
         Some(_) => t.queue.push(call.task()).map(drop),
         None => Ok(()),
     }
@@ -199,12 +189,13 @@ fn launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> Result<(), C
 
 /// `cuLaunchHostFunc`: `f(data)` runs on the stream's driver thread, after the work pushed
 /// before it. On a capturing stream it becomes a host node.
-pub(crate) unsafe fn cu_launch_host_func(s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
-    status(launch_host_func(s, f, data))
+pub(crate) unsafe fn cu_launch_host_func(w: &World, s: CUstream, f: CUhostFn, data: *mut c_void) -> CUresult {
+    status(launch_host_func(w, s, f, data))
 }
 
 /// `cuLaunchHostFunc_v13010`: the sync mode is checked (0 or 1) and otherwise ignored.
 pub(crate) unsafe fn cu_launch_host_func_v13010(
+    w: &World,
     s: CUstream,
     f: CUhostFn,
     data: *mut c_void,
@@ -213,7 +204,7 @@ pub(crate) unsafe fn cu_launch_host_func_v13010(
     if sync_mode > 1 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    status(launch_host_func(s, f, data))
+    status(launch_host_func(w, s, f, data))
 }
 
 /// What `cuStreamAddCallback` queues: the callback, its stream and argument.
@@ -233,12 +224,12 @@ unsafe extern "C" fn run_callback(data: *mut c_void) {
     });
 }
 
-fn add_callback(s: CUstream, f: CUstreamCallback, data: *mut c_void, flags: c_uint) -> Result<(), CUresult> {
+fn add_callback(w: &World, s: CUstream, f: CUstreamCallback, data: *mut c_void, flags: c_uint) -> Result<(), CUresult> {
     let f = f.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     if flags != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let t = resolve(s)?;
+    let t = resolve(w, s)?;
     let cb = Box::into_raw(Box::new(Callback { f, stream: s, data })).cast::<c_void>();
     let call = HostCall::new(Some(run_callback), cb).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     t.queue.push(call.task()).map(drop).inspect_err(|_| {
@@ -250,20 +241,11 @@ fn add_callback(s: CUstream, f: CUstreamCallback, data: *mut c_void, flags: c_ui
 /// `cuStreamAddCallback`: the callback runs as a host function does, with status SUCCESS;
 /// flags must be 0.
 pub(crate) unsafe fn cu_stream_add_callback(
+    w: &World,
     s: CUstream,
     f: CUstreamCallback,
     data: *mut c_void,
     flags: c_uint,
 ) -> CUresult {
-    status(add_callback(s, f, data, flags))
-}
-
-/// Appends the live streams.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&STREAMS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&STREAMS).forget_destroyed();
+    status(add_callback(w, s, f, data, flags))
 }

@@ -9,8 +9,7 @@
 //! variant's C signature. When a name is implemented, every variant it may bind must be
 //! (a test checks it), usually with the same function.
 //!
-//! `cuDriverGetVersion` and `cuGetProcAddress` answer per emulated version: `gpa.rs` hands
-//! out per-slot entry points for them; the fields here are the environment's (slot 0).
+//! `cuDriverGetVersion` and `cuGetProcAddress` answer as the world of the entry's slot.
 
 use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
@@ -27,9 +26,9 @@ pub(crate) const TABLE: Table = Table {
     cuInit_v2000: before_init(entry::cu_init),
     cuGetErrorName_v6000: always(errors::cu_get_error_name),
     cuGetErrorString_v6000: always(errors::cu_get_error_string),
-    cuDriverGetVersion_v2020: always(gpa::driver_get_version_env),
-    cuGetProcAddress_v11030: always(gpa::get_proc_address_env),
-    cuGetProcAddress_v12000: always(gpa::get_proc_address_v2_env),
+    cuDriverGetVersion_v2020: always(gpa::driver_get_version_entry),
+    cuGetProcAddress_v11030: always(gpa::get_proc_address_entry),
+    cuGetProcAddress_v12000: always(gpa::get_proc_address_v2_entry),
     // device.rs
     cuDeviceGetCount_v2000: imp(device::cu_device_get_count),
     cuDeviceGet_v2000: imp(device::cu_device_get),

@@ -3,36 +3,29 @@
 //! lock. Graphs and graph execs hold references (`graph.rs`, `graph_exec.rs`).
 
 use std::ffi::{c_uint, c_void};
-use std::sync::Mutex;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, lock, non_null, status, to_ptr, write};
-use crate::handles::Registry;
-use crate::queue::{driver_thread, HostCall};
-
-struct UserObject {
-    destroy: HostCall,
-    refs: c_uint,
-}
-
-static OBJECTS: Mutex<Registry<UserObject>> =
-    Mutex::new(Registry::new("user object", CUresult::CUDA_ERROR_INVALID_HANDLE));
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::user_object::UserObject;
+use crate::run::lock::lock;
+use crate::run::queue::HostCall;
+use crate::world::World;
 
 /// Adds `n` references to `h`.
-pub(crate) fn retain(h: u64, n: c_uint) -> Result<(), CUresult> {
+pub(crate) fn retain(w: &World, h: u64, n: c_uint) -> Result<(), CUresult> {
     if n == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let mut objects = lock(&OBJECTS);
+    let mut objects = lock(&w.user_objects);
     let o = objects.get_mut(h)?;
     o.refs = o.refs.checked_add(n).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     Ok(())
 }
 
 /// CUDA_ERROR_INVALID_VALUE unless `h` is live with at least `n` references.
-pub(crate) fn has(h: u64, n: c_uint) -> Result<(), CUresult> {
-    if n == 0 || lock(&OBJECTS).get(h)?.refs < n {
+pub(crate) fn has(w: &World, h: u64, n: c_uint) -> Result<(), CUresult> {
+    if n == 0 || lock(&w.user_objects).get(h)?.refs < n {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     Ok(())
@@ -41,12 +34,12 @@ pub(crate) fn has(h: u64, n: c_uint) -> Result<(), CUresult> {
 /// Drops `n` references to `h`; at zero the object is destroyed and its destructor
 /// queued on the driver thread. An object destroyed before: CUDA_ERROR_INVALID_HANDLE and
 /// a double destroy in the ledger.
-pub(crate) fn release(h: u64, n: c_uint) -> Result<(), CUresult> {
+pub(crate) fn release(w: &World, h: u64, n: c_uint) -> Result<(), CUresult> {
     if n == 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     let destroy = {
-        let mut objects = lock(&OBJECTS);
+        let mut objects = lock(&w.user_objects);
         let o = match objects.get_mut(h) {
             Ok(o) => o,
             // Records a double destroy if it was destroyed.
@@ -59,20 +52,21 @@ pub(crate) fn release(h: u64, n: c_uint) -> Result<(), CUresult> {
         objects.remove(h)?.destroy
     };
     // With no lock held. If no thread can be started the destructor is leaked.
-    let _ = driver_thread().push(destroy.task());
+    let _ = w.driver_thread.push(destroy.task());
     Ok(())
 }
 
 /// Releases each `(object, count)`.
-pub(crate) fn release_all(refs: impl IntoIterator<Item = (u64, c_uint)>) {
+pub(crate) fn release_all(w: &World, refs: impl IntoIterator<Item = (u64, c_uint)>) {
     for (h, n) in refs {
         // They were retained: releasing cannot fail.
-        let _ = release(h, n);
+        let _ = release(w, h, n);
     }
 }
 
 /// `cuUserObjectCreate`: flags must be CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.
 pub(crate) unsafe fn cu_user_object_create(
+    w: &World,
     out: *mut CUuserObject,
     ptr: *mut c_void,
     destroy: CUhostFn,
@@ -84,26 +78,16 @@ pub(crate) unsafe fn cu_user_object_create(
         if initial == 0 || flags != CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let h = lock(&OBJECTS).insert(UserObject { destroy, refs: initial });
+        let h = lock(&w.user_objects).insert(UserObject { destroy, refs: initial });
         write(out, to_ptr(h))
     });
     status(r)
 }
 
-pub(crate) unsafe fn cu_user_object_retain(object: CUuserObject, count: c_uint) -> CUresult {
-    status(retain(from_ptr(object), count))
+pub(crate) unsafe fn cu_user_object_retain(w: &World, object: CUuserObject, count: c_uint) -> CUresult {
+    status(retain(w, from_ptr(object), count))
 }
 
-pub(crate) unsafe fn cu_user_object_release(object: CUuserObject, count: c_uint) -> CUresult {
-    status(release(from_ptr(object), count))
-}
-
-/// Appends the live user objects.
-pub(crate) fn live_handles(out: &mut Vec<(&'static str, u64)>) {
-    lock(&OBJECTS).live_handles(out);
-}
-
-/// See [`Registry::forget_destroyed`].
-pub(crate) fn forget_destroyed() {
-    lock(&OBJECTS).forget_destroyed();
+pub(crate) unsafe fn cu_user_object_release(w: &World, object: CUuserObject, count: c_uint) -> CUresult {
+    status(release(w, from_ptr(object), count))
 }

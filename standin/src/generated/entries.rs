@@ -5,6 +5,7 @@ use cudrv::sys::*;
 use core::ffi::c_void;
 
 use crate::entry::Imp;
+use crate::world::World;
 
 /// The header these entries were generated from; must equal cudrv's table.
 pub(crate) const ENTRY_HEADER_VERSION: u32 = 13050;
@@ -13,691 +14,691 @@ pub(crate) const ENTRY_COUNT: usize = 685;
 
 /// One field per variant: its implementation and prologue, or `None` (unsupported).
 pub(crate) struct Table {
-    pub(crate) cuArray3DCreate_v2000: Option<Imp<unsafe fn(*mut CUarray, *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult>>,
-    pub(crate) cuArray3DCreate_v3020: Option<Imp<unsafe fn(*mut CUarray, *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult>>,
-    pub(crate) cuArray3DGetDescriptor_v2000: Option<Imp<unsafe fn(*mut CUDA_ARRAY3D_DESCRIPTOR_v1, CUarray) -> CUresult>>,
-    pub(crate) cuArray3DGetDescriptor_v3020: Option<Imp<unsafe fn(*mut CUDA_ARRAY3D_DESCRIPTOR_v2, CUarray) -> CUresult>>,
-    pub(crate) cuArrayCreate_v2000: Option<Imp<unsafe fn(*mut CUarray, *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult>>,
-    pub(crate) cuArrayCreate_v3020: Option<Imp<unsafe fn(*mut CUarray, *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult>>,
-    pub(crate) cuArrayDestroy_v2000: Option<Imp<unsafe fn(CUarray) -> CUresult>>,
-    pub(crate) cuArrayGetDescriptor_v2000: Option<Imp<unsafe fn(*mut CUDA_ARRAY_DESCRIPTOR_v1, CUarray) -> CUresult>>,
-    pub(crate) cuArrayGetDescriptor_v3020: Option<Imp<unsafe fn(*mut CUDA_ARRAY_DESCRIPTOR_v2, CUarray) -> CUresult>>,
-    pub(crate) cuArrayGetMemoryRequirements_v11060: Option<Imp<unsafe fn(*mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CUarray, CUdevice) -> CUresult>>,
-    pub(crate) cuArrayGetPlane_v11020: Option<Imp<unsafe fn(*mut CUarray, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuArrayGetSparseProperties_v11010: Option<Imp<unsafe fn(*mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, CUarray) -> CUresult>>,
-    pub(crate) cuCheckpointOperationComplete_v13040: Option<Imp<unsafe fn(CUcheckpointOperationHandle) -> CUresult>>,
-    pub(crate) cuCheckpointProcessCheckpoint_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, *mut CUcheckpointCheckpointArgs) -> CUresult>>,
-    pub(crate) cuCheckpointProcessGetRestoreThreadId_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuCheckpointProcessGetState_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, *mut CUprocessState) -> CUresult>>,
-    pub(crate) cuCheckpointProcessLock_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, *mut CUcheckpointLockArgs) -> CUresult>>,
-    pub(crate) cuCheckpointProcessRestore_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, *mut CUcheckpointRestoreArgs) -> CUresult>>,
-    pub(crate) cuCheckpointProcessUnlock_v12080: Option<Imp<unsafe fn(::std::os::raw::c_int, *mut CUcheckpointUnlockArgs) -> CUresult>>,
-    pub(crate) cuCoredumpDeregisterCompleteCallback_v13020: Option<Imp<unsafe fn(CUcoredumpCallbackHandle) -> CUresult>>,
-    pub(crate) cuCoredumpDeregisterStartCallback_v13020: Option<Imp<unsafe fn(CUcoredumpCallbackHandle) -> CUresult>>,
-    pub(crate) cuCoredumpGetAttribute_v12010: Option<Imp<unsafe fn(CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
-    pub(crate) cuCoredumpGetAttributeGlobal_v12010: Option<Imp<unsafe fn(CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
-    pub(crate) cuCoredumpRegisterCompleteCallback_v13020: Option<Imp<unsafe fn(CUcoredumpStatusCallback, * mut::std::os::raw::c_void, *mut CUcoredumpCallbackHandle) -> CUresult>>,
-    pub(crate) cuCoredumpRegisterStartCallback_v13020: Option<Imp<unsafe fn(CUcoredumpStatusCallback, * mut::std::os::raw::c_void, *mut CUcoredumpCallbackHandle) -> CUresult>>,
-    pub(crate) cuCoredumpSetAttribute_v12010: Option<Imp<unsafe fn(CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
-    pub(crate) cuCoredumpSetAttributeGlobal_v12010: Option<Imp<unsafe fn(CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
-    pub(crate) cuCtxAttach_v2000: Option<Imp<unsafe fn(*mut CUcontext, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuCtxCreate_v2000: Option<Imp<unsafe fn(*mut CUcontext, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuCtxCreate_v3020: Option<Imp<unsafe fn(*mut CUcontext, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuCtxCreate_v11040: Option<Imp<unsafe fn(*mut CUcontext, *mut CUexecAffinityParam, ::std::os::raw::c_int, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuCtxCreate_v12050: Option<Imp<unsafe fn(*mut CUcontext, *mut CUctxCreateParams, ::std::os::raw::c_uint, CUdevice) -> CUresult>>,
-    pub(crate) cuCtxDestroy_v2000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxDestroy_v4000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxDetach_v2000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxDisablePeerAccess_v4000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxEnablePeerAccess_v4000: Option<Imp<unsafe fn(CUcontext, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuCtxFromGreenCtx_v12040: Option<Imp<unsafe fn(*mut CUcontext, CUgreenCtx) -> CUresult>>,
-    pub(crate) cuCtxGetApiVersion_v3020: Option<Imp<unsafe fn(CUcontext, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuCtxGetCacheConfig_v3020: Option<Imp<unsafe fn(*mut CUfunc_cache) -> CUresult>>,
-    pub(crate) cuCtxGetCurrent_v4000: Option<Imp<unsafe fn(*mut CUcontext) -> CUresult>>,
-    pub(crate) cuCtxGetDevResource_v12040: Option<Imp<unsafe fn(CUcontext, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
-    pub(crate) cuCtxGetDevice_v2000: Option<Imp<unsafe fn(*mut CUdevice_v1) -> CUresult>>,
-    pub(crate) cuCtxGetDevice_v13000: Option<Imp<unsafe fn(*mut CUdevice, CUcontext) -> CUresult>>,
-    pub(crate) cuCtxGetExecAffinity_v11040: Option<Imp<unsafe fn(*mut CUexecAffinityParam, CUexecAffinityType) -> CUresult>>,
-    pub(crate) cuCtxGetFlags_v7000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuCtxGetId_v12000: Option<Imp<unsafe fn(CUcontext, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuCtxGetLimit_v3010: Option<Imp<unsafe fn(*mut usize, CUlimit) -> CUresult>>,
-    pub(crate) cuCtxGetSharedMemConfig_v4020: Option<Imp<unsafe fn(*mut CUsharedconfig) -> CUresult>>,
-    pub(crate) cuCtxGetStreamPriorityRange_v5050: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuCtxPopCurrent_v2000: Option<Imp<unsafe fn(*mut CUcontext) -> CUresult>>,
-    pub(crate) cuCtxPopCurrent_v4000: Option<Imp<unsafe fn(*mut CUcontext) -> CUresult>>,
-    pub(crate) cuCtxPushCurrent_v2000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxPushCurrent_v4000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxRecordEvent_v12050: Option<Imp<unsafe fn(CUcontext, CUevent) -> CUresult>>,
-    pub(crate) cuCtxResetPersistingL2Cache_v11000: Option<Imp<unsafe fn() -> CUresult>>,
-    pub(crate) cuCtxSetCacheConfig_v3020: Option<Imp<unsafe fn(CUfunc_cache) -> CUresult>>,
-    pub(crate) cuCtxSetCurrent_v4000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxSetFlags_v12010: Option<Imp<unsafe fn(::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuCtxSetLimit_v3010: Option<Imp<unsafe fn(CUlimit, usize) -> CUresult>>,
-    pub(crate) cuCtxSetSharedMemConfig_v4020: Option<Imp<unsafe fn(CUsharedconfig) -> CUresult>>,
-    pub(crate) cuCtxSynchronize_v2000: Option<Imp<unsafe fn() -> CUresult>>,
-    pub(crate) cuCtxSynchronize_v13000: Option<Imp<unsafe fn(CUcontext) -> CUresult>>,
-    pub(crate) cuCtxWaitEvent_v12050: Option<Imp<unsafe fn(CUcontext, CUevent) -> CUresult>>,
-    pub(crate) cuDestroyExternalMemory_v10000: Option<Imp<unsafe fn(CUexternalMemory) -> CUresult>>,
-    pub(crate) cuDestroyExternalSemaphore_v10000: Option<Imp<unsafe fn(CUexternalSemaphore) -> CUresult>>,
-    pub(crate) cuDevResourceGenerateDesc_v12040: Option<Imp<unsafe fn(*mut CUdevResourceDesc, *mut CUdevResource, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuDevSmResourceSplit_v13010: Option<Imp<unsafe fn(*mut CUdevResource, ::std::os::raw::c_uint, *const CUdevResource, *mut CUdevResource, ::std::os::raw::c_uint, *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult>>,
-    pub(crate) cuDevSmResourceSplitByCount_v12040: Option<Imp<unsafe fn(*mut CUdevResource, * mut::std::os::raw::c_uint, *const CUdevResource, *mut CUdevResource, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuDeviceCanAccessPeer_v4000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUdevice_v1, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceComputeCapability_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGet_v2000: Option<Imp<unsafe fn(*mut CUdevice_v1, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuDeviceGetAttribute_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUdevice_attribute, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetByPCIBusId_v4010: Option<Imp<unsafe fn(*mut CUdevice_v1, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuDeviceGetCliqueCount_v13040: Option<Imp<unsafe fn(*mut usize, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetCliqueInfo_v13040: Option<Imp<unsafe fn(*mut CUcliqueInfo, *mut usize, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetCount_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuDeviceGetDefaultMemPool_v11020: Option<Imp<unsafe fn(*mut CUmemoryPool, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetDevResource_v12040: Option<Imp<unsafe fn(CUdevice, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
-    pub(crate) cuDeviceGetExecAffinitySupport_v11040: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUexecAffinityType, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetFabricClusterUuid_v13040: Option<Imp<unsafe fn(*mut CUuuid, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetGraphMemAttribute_v11040: Option<Imp<unsafe fn(CUdevice, CUgraphMem_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuDeviceGetHostAtomicCapabilities_v13000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, *const CUatomicOperation, ::std::os::raw::c_uint, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetLuid_v10000: Option<Imp<unsafe fn(* mut::std::os::raw::c_char, * mut::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetMemPool_v11020: Option<Imp<unsafe fn(*mut CUmemoryPool, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetName_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_char, ::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetNvSciSyncAttributes_v10020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdevice_v1, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuDeviceGetP2PAtomicCapabilities_v13000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, *const CUatomicOperation, ::std::os::raw::c_uint, CUdevice, CUdevice) -> CUresult>>,
-    pub(crate) cuDeviceGetP2PAttribute_v8000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUdevice_P2PAttribute, CUdevice_v1, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetPCIBusId_v4010: Option<Imp<unsafe fn(* mut::std::os::raw::c_char, ::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetProperties_v2000: Option<Imp<unsafe fn(*mut CUdevprop_v1, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetTexture1DLinearMaxWidth_v11010: Option<Imp<unsafe fn(*mut usize, CUarray_format, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetUuid_v9020: Option<Imp<unsafe fn(*mut CUuuid, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGetUuid_v11040: Option<Imp<unsafe fn(*mut CUuuid, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceGraphMemTrim_v11040: Option<Imp<unsafe fn(CUdevice) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxGetState_v7000: Option<Imp<unsafe fn(CUdevice_v1, * mut::std::os::raw::c_uint, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxRelease_v7000: Option<Imp<unsafe fn(CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxRelease_v11000: Option<Imp<unsafe fn(CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxReset_v7000: Option<Imp<unsafe fn(CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxReset_v11000: Option<Imp<unsafe fn(CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxRetain_v7000: Option<Imp<unsafe fn(*mut CUcontext, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxSetFlags_v7000: Option<Imp<unsafe fn(CUdevice_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuDevicePrimaryCtxSetFlags_v11000: Option<Imp<unsafe fn(CUdevice_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuDeviceRegisterAsyncNotification_v12040: Option<Imp<unsafe fn(CUdevice, CUasyncCallback, * mut::std::os::raw::c_void, *mut CUasyncCallbackHandle) -> CUresult>>,
-    pub(crate) cuDeviceSetGraphMemAttribute_v11040: Option<Imp<unsafe fn(CUdevice, CUgraphMem_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuDeviceSetMemPool_v11020: Option<Imp<unsafe fn(CUdevice_v1, CUmemoryPool) -> CUresult>>,
-    pub(crate) cuDeviceTotalMem_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceTotalMem_v3020: Option<Imp<unsafe fn(*mut usize, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuDeviceUnregisterAsyncNotification_v12040: Option<Imp<unsafe fn(CUdevice, CUasyncCallbackHandle) -> CUresult>>,
-    pub(crate) cuDriverGetVersion_v2020: Option<Imp<unsafe fn(* mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuEventCreate_v2000: Option<Imp<unsafe fn(*mut CUevent, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuEventDestroy_v2000: Option<Imp<unsafe fn(CUevent) -> CUresult>>,
-    pub(crate) cuEventDestroy_v4000: Option<Imp<unsafe fn(CUevent) -> CUresult>>,
-    pub(crate) cuEventElapsedTime_v2000: Option<Imp<unsafe fn(*mut f32, CUevent, CUevent) -> CUresult>>,
-    pub(crate) cuEventElapsedTime_v12080: Option<Imp<unsafe fn(*mut f32, CUevent, CUevent) -> CUresult>>,
-    pub(crate) cuEventQuery_v2000: Option<Imp<unsafe fn(CUevent) -> CUresult>>,
-    pub(crate) cuEventRecord_v2000: Option<Imp<unsafe fn(CUevent, CUstream) -> CUresult>>,
-    pub(crate) cuEventRecord_v7000_ptsz: Option<Imp<unsafe fn(CUevent, CUstream) -> CUresult>>,
-    pub(crate) cuEventRecordWithFlags_v11010: Option<Imp<unsafe fn(CUevent, CUstream, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuEventRecordWithFlags_v11010_ptsz: Option<Imp<unsafe fn(CUevent, CUstream, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuEventSynchronize_v2000: Option<Imp<unsafe fn(CUevent) -> CUresult>>,
-    pub(crate) cuExternalMemoryGetMappedBuffer_v10000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult>>,
-    pub(crate) cuExternalMemoryGetMappedMipmappedArray_v10000: Option<Imp<unsafe fn(*mut CUmipmappedArray, CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult>>,
-    pub(crate) cuFabricCpyBatchAsync_v13050: Option<Imp<unsafe fn(usize, *mut CUDA_FABRIC_COPY_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuFabricCpyBatchAsync_v13050_ptsz: Option<Imp<unsafe fn(usize, *mut CUDA_FABRIC_COPY_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuFlushGPUDirectRDMAWrites_v11030: Option<Imp<unsafe fn(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) -> CUresult>>,
-    pub(crate) cuFuncGetAttribute_v2020: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction_attribute, CUfunction) -> CUresult>>,
-    pub(crate) cuFuncGetModule_v11000: Option<Imp<unsafe fn(*mut CUmodule, CUfunction) -> CUresult>>,
-    pub(crate) cuFuncGetName_v12030: Option<Imp<unsafe fn(*mut * const::std::os::raw::c_char, CUfunction) -> CUresult>>,
-    pub(crate) cuFuncGetParamCount_v13020: Option<Imp<unsafe fn(CUfunction, *mut usize) -> CUresult>>,
-    pub(crate) cuFuncGetParamInfo_v12040: Option<Imp<unsafe fn(CUfunction, usize, *mut usize, *mut usize) -> CUresult>>,
-    pub(crate) cuFuncIsLoaded_v12040: Option<Imp<unsafe fn(*mut CUfunctionLoadingState, CUfunction) -> CUresult>>,
-    pub(crate) cuFuncLoad_v12040: Option<Imp<unsafe fn(CUfunction) -> CUresult>>,
-    pub(crate) cuFuncSetAttribute_v9000: Option<Imp<unsafe fn(CUfunction, CUfunction_attribute, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuFuncSetBlockShape_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuFuncSetCacheConfig_v3000: Option<Imp<unsafe fn(CUfunction, CUfunc_cache) -> CUresult>>,
-    pub(crate) cuFuncSetSharedMemConfig_v4020: Option<Imp<unsafe fn(CUfunction, CUsharedconfig) -> CUresult>>,
-    pub(crate) cuFuncSetSharedSize_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGetErrorName_v6000: Option<Imp<unsafe fn(CUresult, *mut * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuGetErrorString_v6000: Option<Imp<unsafe fn(CUresult, *mut * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuGetExportTable_v3000: Option<Imp<unsafe fn(*mut * const::std::os::raw::c_void, *const CUuuid) -> CUresult>>,
-    pub(crate) cuGetProcAddress_v11030: Option<Imp<unsafe fn(* const::std::os::raw::c_char, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_int, cuuint64_t) -> CUresult>>,
-    pub(crate) cuGetProcAddress_v12000: Option<Imp<unsafe fn(* const::std::os::raw::c_char, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_int, cuuint64_t, *mut CUdriverProcAddressQueryResult) -> CUresult>>,
-    pub(crate) cuGraphAddBatchMemOpNode_v11070: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphAddChildGraphNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph) -> CUresult>>,
-    pub(crate) cuGraphAddDependencies_v10000: Option<Imp<unsafe fn(CUgraph, *const CUgraphNode, *const CUgraphNode, usize) -> CUresult>>,
-    pub(crate) cuGraphAddDependencies_v12030: Option<Imp<unsafe fn(CUgraph, *const CUgraphNode, *const CUgraphNode, *const CUgraphEdgeData, usize) -> CUresult>>,
-    pub(crate) cuGraphAddEmptyNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize) -> CUresult>>,
-    pub(crate) cuGraphAddEventRecordNode_v11010: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent) -> CUresult>>,
-    pub(crate) cuGraphAddEventWaitNode_v11010: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent) -> CUresult>>,
-    pub(crate) cuGraphAddExternalSemaphoresSignalNode_v11020: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphAddExternalSemaphoresWaitNode_v11020: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphAddHostNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphAddKernelNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphAddKernelNode_v12000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
-    pub(crate) cuGraphAddMemAllocNode_v11040: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphAddMemFreeNode_v11040: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUdeviceptr) -> CUresult>>,
-    pub(crate) cuGraphAddMemcpyNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMCPY3D_v2, CUcontext) -> CUresult>>,
-    pub(crate) cuGraphAddMemsetNode_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMSET_NODE_PARAMS_v1, CUcontext) -> CUresult>>,
-    pub(crate) cuGraphAddNode_v12020: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphAddNode_v12030: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphAddNode_v13040: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphBatchMemOpNodeGetParams_v11070: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphBatchMemOpNodeSetParams_v11070: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphChildGraphNodeGetGraph_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraph) -> CUresult>>,
-    pub(crate) cuGraphClone_v10000: Option<Imp<unsafe fn(*mut CUgraph, CUgraph) -> CUresult>>,
-    pub(crate) cuGraphConditionalHandleCreate_v12030: Option<Imp<unsafe fn(*mut CUgraphConditionalHandle, CUgraph, CUcontext, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphCreate_v10000: Option<Imp<unsafe fn(*mut CUgraph, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphDebugDotPrint_v11030: Option<Imp<unsafe fn(CUgraph, * const::std::os::raw::c_char, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphDestroy_v10000: Option<Imp<unsafe fn(CUgraph) -> CUresult>>,
-    pub(crate) cuGraphDestroyNode_v10000: Option<Imp<unsafe fn(CUgraphNode) -> CUresult>>,
-    pub(crate) cuGraphEventRecordNodeGetEvent_v11010: Option<Imp<unsafe fn(CUgraphNode, *mut CUevent) -> CUresult>>,
-    pub(crate) cuGraphEventRecordNodeSetEvent_v11010: Option<Imp<unsafe fn(CUgraphNode, CUevent) -> CUresult>>,
-    pub(crate) cuGraphEventWaitNodeGetEvent_v11010: Option<Imp<unsafe fn(CUgraphNode, *mut CUevent) -> CUresult>>,
-    pub(crate) cuGraphEventWaitNodeSetEvent_v11010: Option<Imp<unsafe fn(CUgraphNode, CUevent) -> CUresult>>,
-    pub(crate) cuGraphExecBatchMemOpNodeSetParams_v11070: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphExecChildGraphNodeSetParams_v11010: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, CUgraph) -> CUresult>>,
-    pub(crate) cuGraphExecDestroy_v10000: Option<Imp<unsafe fn(CUgraphExec) -> CUresult>>,
-    pub(crate) cuGraphExecEventRecordNodeSetEvent_v11010: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, CUevent) -> CUresult>>,
-    pub(crate) cuGraphExecEventWaitNodeSetEvent_v11010: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, CUevent) -> CUresult>>,
-    pub(crate) cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExecGetFlags_v12000: Option<Imp<unsafe fn(CUgraphExec, *mut cuuint64_t) -> CUresult>>,
-    pub(crate) cuGraphExecGetId_v13010: Option<Imp<unsafe fn(CUgraphExec, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphExecHostNodeSetParams_v10020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExecKernelNodeSetParams_v10010: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExecKernelNodeSetParams_v12000: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
-    pub(crate) cuGraphExecMemcpyNodeSetParams_v10020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_MEMCPY3D_v2, CUcontext) -> CUresult>>,
-    pub(crate) cuGraphExecMemsetNodeSetParams_v10020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *const CUDA_MEMSET_NODE_PARAMS_v1, CUcontext) -> CUresult>>,
-    pub(crate) cuGraphExecNodeSetParams_v12020: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphExecUpdate_v10020: Option<Imp<unsafe fn(CUgraphExec, CUgraph, *mut CUgraphNode, *mut CUgraphExecUpdateResult) -> CUresult>>,
-    pub(crate) cuGraphExecUpdate_v12000: Option<Imp<unsafe fn(CUgraphExec, CUgraph, *mut CUgraphExecUpdateResultInfo) -> CUresult>>,
-    pub(crate) cuGraphExternalSemaphoresSignalNodeGetParams_v11020: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExternalSemaphoresSignalNodeSetParams_v11020: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExternalSemaphoresWaitNodeGetParams_v11020: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphExternalSemaphoresWaitNodeSetParams_v11020: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphGetEdges_v10000: Option<Imp<unsafe fn(CUgraph, *mut CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphGetEdges_v12030: Option<Imp<unsafe fn(CUgraph, *mut CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphGetId_v13010: Option<Imp<unsafe fn(CUgraph, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphGetNodes_v10000: Option<Imp<unsafe fn(CUgraph, *mut CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphGetRootNodes_v10000: Option<Imp<unsafe fn(CUgraph, *mut CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphHostNodeGetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphHostNodeSetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphInstantiate_v10000: Option<Imp<unsafe fn(*mut CUgraphExec, CUgraph, *mut CUgraphNode, * mut::std::os::raw::c_char, usize) -> CUresult>>,
-    pub(crate) cuGraphInstantiate_v11000: Option<Imp<unsafe fn(*mut CUgraphExec, CUgraph, *mut CUgraphNode, * mut::std::os::raw::c_char, usize) -> CUresult>>,
-    pub(crate) cuGraphInstantiateWithFlags_v11040: Option<Imp<unsafe fn(*mut CUgraphExec, CUgraph, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuGraphInstantiateWithParams_v12000: Option<Imp<unsafe fn(*mut CUgraphExec, CUgraph, *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphInstantiateWithParams_v12000_ptsz: Option<Imp<unsafe fn(*mut CUgraphExec, CUgraph, *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeCopyAttributes_v11000: Option<Imp<unsafe fn(CUgraphNode, CUgraphNode) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeGetAttribute_v11000: Option<Imp<unsafe fn(CUgraphNode, CUkernelNodeAttrID, *mut CUkernelNodeAttrValue_v1) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeGetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeGetParams_v12000: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeSetAttribute_v11000: Option<Imp<unsafe fn(CUgraphNode, CUkernelNodeAttrID, *const CUkernelNodeAttrValue_v1) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeSetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphKernelNodeSetParams_v12000: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
-    pub(crate) cuGraphLaunch_v10000: Option<Imp<unsafe fn(CUgraphExec, CUstream) -> CUresult>>,
-    pub(crate) cuGraphLaunch_v10000_ptsz: Option<Imp<unsafe fn(CUgraphExec, CUstream) -> CUresult>>,
-    pub(crate) cuGraphMemAllocNodeGetParams_v11040: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>,
-    pub(crate) cuGraphMemFreeNodeGetParams_v11040: Option<Imp<unsafe fn(CUgraphNode, *mut CUdeviceptr) -> CUresult>>,
-    pub(crate) cuGraphMemcpyNodeGetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_MEMCPY3D_v2) -> CUresult>>,
-    pub(crate) cuGraphMemcpyNodeSetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_MEMCPY3D_v2) -> CUresult>>,
-    pub(crate) cuGraphMemsetNodeGetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphMemsetNodeSetParams_v10000: Option<Imp<unsafe fn(CUgraphNode, *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult>>,
-    pub(crate) cuGraphNodeFindInClone_v10000: Option<Imp<unsafe fn(*mut CUgraphNode, CUgraphNode, CUgraph) -> CUresult>>,
-    pub(crate) cuGraphNodeGetContainingGraph_v13010: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraph) -> CUresult>>,
-    pub(crate) cuGraphNodeGetDependencies_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphNodeGetDependencies_v12030: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphNodeGetDependentNodes_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphNodeGetDependentNodes_v12030: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
-    pub(crate) cuGraphNodeGetEnabled_v11060: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphNodeGetLocalId_v13010: Option<Imp<unsafe fn(CUgraphNode, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphNodeGetParams_v13020: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphNodeGetToolsId_v13010: Option<Imp<unsafe fn(CUgraphNode, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuGraphNodeGetType_v10000: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNodeType) -> CUresult>>,
-    pub(crate) cuGraphNodeSetEnabled_v11060: Option<Imp<unsafe fn(CUgraphExec, CUgraphNode, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphNodeSetParams_v12020: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphNodeSetParams_v13040: Option<Imp<unsafe fn(CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
-    pub(crate) cuGraphReleaseUserObject_v11030: Option<Imp<unsafe fn(CUgraph, CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphRemoveDependencies_v10000: Option<Imp<unsafe fn(CUgraph, *const CUgraphNode, *const CUgraphNode, usize) -> CUresult>>,
-    pub(crate) cuGraphRemoveDependencies_v12030: Option<Imp<unsafe fn(CUgraph, *const CUgraphNode, *const CUgraphNode, *const CUgraphEdgeData, usize) -> CUresult>>,
-    pub(crate) cuGraphRetainUserObject_v11030: Option<Imp<unsafe fn(CUgraph, CUuserObject, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphUpload_v11010: Option<Imp<unsafe fn(CUgraphExec, CUstream) -> CUresult>>,
-    pub(crate) cuGraphUpload_v11010_ptsz: Option<Imp<unsafe fn(CUgraphExec, CUstream) -> CUresult>>,
-    pub(crate) cuGraphicsMapResources_v3000: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
-    pub(crate) cuGraphicsMapResources_v7000_ptsz: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
-    pub(crate) cuGraphicsResourceGetMappedMipmappedArray_v5000: Option<Imp<unsafe fn(*mut CUmipmappedArray, CUgraphicsResource) -> CUresult>>,
-    pub(crate) cuGraphicsResourceGetMappedPointer_v3000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUgraphicsResource) -> CUresult>>,
-    pub(crate) cuGraphicsResourceGetMappedPointer_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, CUgraphicsResource) -> CUresult>>,
-    pub(crate) cuGraphicsResourceSetMapFlags_v3000: Option<Imp<unsafe fn(CUgraphicsResource, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphicsResourceSetMapFlags_v6050: Option<Imp<unsafe fn(CUgraphicsResource, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphicsSubResourceGetMappedArray_v3000: Option<Imp<unsafe fn(*mut CUarray, CUgraphicsResource, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGraphicsUnmapResources_v3000: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
-    pub(crate) cuGraphicsUnmapResources_v7000_ptsz: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
-    pub(crate) cuGraphicsUnregisterResource_v3000: Option<Imp<unsafe fn(CUgraphicsResource) -> CUresult>>,
-    pub(crate) cuGreenCtxCreate_v12040: Option<Imp<unsafe fn(*mut CUgreenCtx, CUdevResourceDesc, CUdevice, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuGreenCtxDestroy_v12040: Option<Imp<unsafe fn(CUgreenCtx) -> CUresult>>,
-    pub(crate) cuGreenCtxGetDevResource_v12040: Option<Imp<unsafe fn(CUgreenCtx, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
-    pub(crate) cuGreenCtxGetId_v12090: Option<Imp<unsafe fn(CUgreenCtx, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuGreenCtxRecordEvent_v12040: Option<Imp<unsafe fn(CUgreenCtx, CUevent) -> CUresult>>,
-    pub(crate) cuGreenCtxStreamCreate_v12050: Option<Imp<unsafe fn(*mut CUstream, CUgreenCtx, ::std::os::raw::c_uint, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuGreenCtxWaitEvent_v12040: Option<Imp<unsafe fn(CUgreenCtx, CUevent) -> CUresult>>,
-    pub(crate) cuImportExternalMemory_v10000: Option<Imp<unsafe fn(*mut CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult>>,
-    pub(crate) cuImportExternalSemaphore_v10000: Option<Imp<unsafe fn(*mut CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult>>,
-    pub(crate) cuInit_v2000: Option<Imp<unsafe fn(::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuIpcCloseMemHandle_v4010: Option<Imp<unsafe fn(CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuIpcGetEventHandle_v4010: Option<Imp<unsafe fn(*mut CUipcEventHandle_v1, CUevent) -> CUresult>>,
-    pub(crate) cuIpcGetMemHandle_v4010: Option<Imp<unsafe fn(*mut CUipcMemHandle_v1, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuIpcOpenEventHandle_v4010: Option<Imp<unsafe fn(*mut CUevent, CUipcEventHandle_v1) -> CUresult>>,
-    pub(crate) cuIpcOpenMemHandle_v4010: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, CUipcMemHandle_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuIpcOpenMemHandle_v11000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, CUipcMemHandle_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuKernelGetAttribute_v12000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction_attribute, CUkernel, CUdevice) -> CUresult>>,
-    pub(crate) cuKernelGetFunction_v12000: Option<Imp<unsafe fn(*mut CUfunction, CUkernel) -> CUresult>>,
-    pub(crate) cuKernelGetLibrary_v12050: Option<Imp<unsafe fn(*mut CUlibrary, CUkernel) -> CUresult>>,
-    pub(crate) cuKernelGetName_v12030: Option<Imp<unsafe fn(*mut * const::std::os::raw::c_char, CUkernel) -> CUresult>>,
-    pub(crate) cuKernelGetParamCount_v13020: Option<Imp<unsafe fn(CUkernel, *mut usize) -> CUresult>>,
-    pub(crate) cuKernelGetParamInfo_v12040: Option<Imp<unsafe fn(CUkernel, usize, *mut usize, *mut usize) -> CUresult>>,
-    pub(crate) cuKernelSetAttribute_v12000: Option<Imp<unsafe fn(CUfunction_attribute, ::std::os::raw::c_int, CUkernel, CUdevice) -> CUresult>>,
-    pub(crate) cuKernelSetCacheConfig_v12000: Option<Imp<unsafe fn(CUkernel, CUfunc_cache, CUdevice) -> CUresult>>,
-    pub(crate) cuLaunch_v2000: Option<Imp<unsafe fn(CUfunction) -> CUresult>>,
-    pub(crate) cuLaunchCooperativeKernel_v9000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchCooperativeKernel_v9000_ptsz: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchCooperativeKernelMultiDevice_v9000: Option<Imp<unsafe fn(*mut CUDA_LAUNCH_PARAMS_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLaunchGrid_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuLaunchGridAsync_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int, CUstream) -> CUresult>>,
-    pub(crate) cuLaunchHostFunc_v10000: Option<Imp<unsafe fn(CUstream, CUhostFn, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchHostFunc_v10000_ptsz: Option<Imp<unsafe fn(CUstream, CUhostFn, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchHostFunc_v13010: Option<Imp<unsafe fn(CUstream, CUhostFn, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLaunchHostFunc_v13010_ptsz: Option<Imp<unsafe fn(CUstream, CUhostFn, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLaunchKernel_v4000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchKernel_v7000_ptsz: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchKernelEx_v11060: Option<Imp<unsafe fn(*const CUlaunchConfig, CUfunction, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLaunchKernelEx_v11060_ptsz: Option<Imp<unsafe fn(*const CUlaunchConfig, CUfunction, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLibraryEnumerateKernels_v12040: Option<Imp<unsafe fn(*mut CUkernel, ::std::os::raw::c_uint, CUlibrary) -> CUresult>>,
-    pub(crate) cuLibraryGetGlobal_v12000: Option<Imp<unsafe fn(*mut CUdeviceptr, *mut usize, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuLibraryGetKernel_v12000: Option<Imp<unsafe fn(*mut CUkernel, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuLibraryGetKernelCount_v12040: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, CUlibrary) -> CUresult>>,
-    pub(crate) cuLibraryGetManaged_v12000: Option<Imp<unsafe fn(*mut CUdeviceptr, *mut usize, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuLibraryGetModule_v12000: Option<Imp<unsafe fn(*mut CUmodule, CUlibrary) -> CUresult>>,
-    pub(crate) cuLibraryGetUnifiedFunction_v12000: Option<Imp<unsafe fn(*mut * mut::std::os::raw::c_void, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuLibraryLoadData_v12000: Option<Imp<unsafe fn(*mut CUlibrary, * const::std::os::raw::c_void, *mut CUjit_option, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUlibraryOption, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLibraryLoadFromFile_v12000: Option<Imp<unsafe fn(*mut CUlibrary, * const::std::os::raw::c_char, *mut CUjit_option, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUlibraryOption, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLibraryUnload_v12000: Option<Imp<unsafe fn(CUlibrary) -> CUresult>>,
-    pub(crate) cuLinkAddData_v5050: Option<Imp<unsafe fn(CUlinkState, CUjitInputType, * mut::std::os::raw::c_void, usize, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLinkAddData_v6050: Option<Imp<unsafe fn(CUlinkState, CUjitInputType, * mut::std::os::raw::c_void, usize, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLinkAddFile_v5050: Option<Imp<unsafe fn(CUlinkState, CUjitInputType, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLinkAddFile_v6050: Option<Imp<unsafe fn(CUlinkState, CUjitInputType, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuLinkComplete_v5050: Option<Imp<unsafe fn(CUlinkState, *mut * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
-    pub(crate) cuLinkCreate_v5050: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void, *mut CUlinkState) -> CUresult>>,
-    pub(crate) cuLinkCreate_v6050: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void, *mut CUlinkState) -> CUresult>>,
-    pub(crate) cuLinkDestroy_v5050: Option<Imp<unsafe fn(CUlinkState) -> CUresult>>,
-    pub(crate) cuLogicalEndpointAddDevice_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, CUdevice) -> CUresult>>,
-    pub(crate) cuLogicalEndpointBindAddr_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, CUdevice, cuuint64_t, * mut::std::os::raw::c_void, cuuint64_t, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuLogicalEndpointBindMem_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, CUdevice, cuuint64_t, CUmemGenericAllocationHandle, cuuint64_t, cuuint64_t, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuLogicalEndpointCreate_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, *const CUlogicalEndpointProp) -> CUresult>>,
-    pub(crate) cuLogicalEndpointDestroy_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId) -> CUresult>>,
-    pub(crate) cuLogicalEndpointExport_v13030: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUlogicalEndpointId, CUlogicalEndpointIpcHandleType) -> CUresult>>,
-    pub(crate) cuLogicalEndpointGetLimits_v13030: Option<Imp<unsafe fn(*mut cuuint64_t, *mut cuuint64_t, *const CUlogicalEndpointProp) -> CUresult>>,
-    pub(crate) cuLogicalEndpointIdRelease_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, cuuint32_t) -> CUresult>>,
-    pub(crate) cuLogicalEndpointIdReserve_v13030: Option<Imp<unsafe fn(*mut CUlogicalEndpointId, cuuint32_t) -> CUresult>>,
-    pub(crate) cuLogicalEndpointImport_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, * const::std::os::raw::c_void, CUlogicalEndpointIpcHandleType) -> CUresult>>,
-    pub(crate) cuLogicalEndpointQuery_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, cuuint32_t, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuLogicalEndpointUnbind_v13030: Option<Imp<unsafe fn(CUlogicalEndpointId, CUdevice, cuuint64_t, cuuint64_t) -> CUresult>>,
-    pub(crate) cuLogsCurrent_v12090: Option<Imp<unsafe fn(*mut CUlogIterator, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLogsDumpToFile_v12090: Option<Imp<unsafe fn(*mut CUlogIterator, * const::std::os::raw::c_char, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLogsDumpToMemory_v12090: Option<Imp<unsafe fn(*mut CUlogIterator, * mut::std::os::raw::c_char, *mut usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuLogsRegisterCallback_v12090: Option<Imp<unsafe fn(CUlogsCallback, * mut::std::os::raw::c_void, *mut CUlogsCallbackHandle) -> CUresult>>,
-    pub(crate) cuLogsUnregisterCallback_v12090: Option<Imp<unsafe fn(CUlogsCallbackHandle) -> CUresult>>,
-    pub(crate) cuMemAddressFree_v10020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemAddressReserve_v10020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, usize, CUdeviceptr_v2, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemAdvise_v8000: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUmem_advise, CUdevice_v1) -> CUresult>>,
-    pub(crate) cuMemAdvise_v12020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUmem_advise, CUmemLocation_v1) -> CUresult>>,
-    pub(crate) cuMemAlloc_v2000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemAlloc_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemAllocAsync_v11020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemAllocAsync_v11020_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemAllocFromPoolAsync_v11020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, CUmemoryPool, CUstream) -> CUresult>>,
-    pub(crate) cuMemAllocFromPoolAsync_v11020_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, CUmemoryPool, CUstream) -> CUresult>>,
-    pub(crate) cuMemAllocHost_v2000: Option<Imp<unsafe fn(*mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemAllocHost_v3020: Option<Imp<unsafe fn(*mut * mut::std::os::raw::c_void, usize) -> CUresult>>,
-    pub(crate) cuMemAllocManaged_v6000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemAllocPitch_v2000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemAllocPitch_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemBatchDecompressAsync_v12060: Option<Imp<unsafe fn(*mut CUmemDecompressParams, usize, ::std::os::raw::c_uint, *mut usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemBatchDecompressAsync_v12060_ptsz: Option<Imp<unsafe fn(*mut CUmemDecompressParams, usize, ::std::os::raw::c_uint, *mut usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemCreate_v10020: Option<Imp<unsafe fn(*mut CUmemGenericAllocationHandle_v1, usize, *const CUmemAllocationProp_v1, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemDiscardAndPrefetchBatchAsync_v13000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemDiscardBatchAsync_v13000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemDiscardBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemExportToShareableHandle_v10020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUmemGenericAllocationHandle_v1, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemFree_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1) -> CUresult>>,
-    pub(crate) cuMemFree_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuMemFreeAsync_v11020: Option<Imp<unsafe fn(CUdeviceptr_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemFreeAsync_v11020_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemFreeHost_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemGetAccess_v10020: Option<Imp<unsafe fn(* mut::std::os::raw::c_ulonglong, *const CUmemLocation_v1, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuMemGetAddressRange_v2000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUdeviceptr_v1) -> CUresult>>,
-    pub(crate) cuMemGetAddressRange_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuMemGetAllocationGranularity_v10020: Option<Imp<unsafe fn(*mut usize, *const CUmemAllocationProp_v1, CUmemAllocationGranularity_flags) -> CUresult>>,
-    pub(crate) cuMemGetAllocationPropertiesFromHandle_v10020: Option<Imp<unsafe fn(*mut CUmemAllocationProp_v1, CUmemGenericAllocationHandle_v1) -> CUresult>>,
-    pub(crate) cuMemGetDefaultMemPool_v13000: Option<Imp<unsafe fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult>>,
-    pub(crate) cuMemGetHandleForAddressRange_v11070: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr, usize, CUmemRangeHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemGetInfo_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemGetInfo_v3020: Option<Imp<unsafe fn(*mut usize, *mut usize) -> CUresult>>,
-    pub(crate) cuMemGetLocationInfo_v13040: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, usize, usize, *mut CUmemLocation_v1) -> CUresult>>,
-    pub(crate) cuMemGetMemPool_v13000: Option<Imp<unsafe fn(*mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult>>,
-    pub(crate) cuMemHostAlloc_v2020: Option<Imp<unsafe fn(*mut * mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemHostGetDevicePointer_v2020: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemHostGetDevicePointer_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemHostGetFlags_v2030: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemHostRegister_v4000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemHostRegister_v6050: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemHostUnregister_v4000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemImportFromShareableHandle_v10020: Option<Imp<unsafe fn(*mut CUmemGenericAllocationHandle_v1, * mut::std::os::raw::c_void, CUmemAllocationHandleType) -> CUresult>>,
-    pub(crate) cuMemMap_v10020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, usize, CUmemGenericAllocationHandle_v1, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemMapArrayAsync_v11010: Option<Imp<unsafe fn(*mut CUarrayMapInfo_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemMapArrayAsync_v11010_ptsz: Option<Imp<unsafe fn(*mut CUarrayMapInfo_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemPoolCreate_v11020: Option<Imp<unsafe fn(*mut CUmemoryPool, *const CUmemPoolProps_v1) -> CUresult>>,
-    pub(crate) cuMemPoolDestroy_v11020: Option<Imp<unsafe fn(CUmemoryPool) -> CUresult>>,
-    pub(crate) cuMemPoolExportPointer_v11020: Option<Imp<unsafe fn(*mut CUmemPoolPtrExportData_v1, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuMemPoolExportToShareableHandle_v11020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUmemoryPool, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemPoolGetAccess_v11020: Option<Imp<unsafe fn(*mut CUmemAccess_flags, CUmemoryPool, *mut CUmemLocation_v1) -> CUresult>>,
-    pub(crate) cuMemPoolGetAttribute_v11020: Option<Imp<unsafe fn(CUmemoryPool, CUmemPool_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemPoolImportFromShareableHandle_v11020: Option<Imp<unsafe fn(*mut CUmemoryPool, * mut::std::os::raw::c_void, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMemPoolImportPointer_v11020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, CUmemoryPool, *mut CUmemPoolPtrExportData_v1) -> CUresult>>,
-    pub(crate) cuMemPoolSetAccess_v11020: Option<Imp<unsafe fn(CUmemoryPool, *const CUmemAccessDesc_v1, usize) -> CUresult>>,
-    pub(crate) cuMemPoolSetAttribute_v11020: Option<Imp<unsafe fn(CUmemoryPool, CUmemPool_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemPoolTrimTo_v11020: Option<Imp<unsafe fn(CUmemoryPool, usize) -> CUresult>>,
-    pub(crate) cuMemPrefetchAsync_v8000: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUdevice_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemPrefetchAsync_v8000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUdevice_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemPrefetchAsync_v12020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUmemLocation_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemPrefetchAsync_v12020_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, CUmemLocation_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemPrefetchBatchAsync_v13000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemPrefetchBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemRangeGetAttribute_v8000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, usize, CUmem_range_attribute, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemRangeGetAttributes_v8000: Option<Imp<unsafe fn(*mut * mut::std::os::raw::c_void, *mut usize, *mut CUmem_range_attribute, usize, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemRelease_v10020: Option<Imp<unsafe fn(CUmemGenericAllocationHandle_v1) -> CUresult>>,
-    pub(crate) cuMemRetainAllocationHandle_v11000: Option<Imp<unsafe fn(*mut CUmemGenericAllocationHandle_v1, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuMemSetAccess_v10020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, *const CUmemAccessDesc_v1, usize) -> CUresult>>,
-    pub(crate) cuMemSetMemPool_v13000: Option<Imp<unsafe fn(*mut CUmemLocation, CUmemAllocationType, CUmemoryPool) -> CUresult>>,
-    pub(crate) cuMemUnmap_v10020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpy_v4000: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpy_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpy2D_v2000: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v1) -> CUresult>>,
-    pub(crate) cuMemcpy2D_v3020: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy2D_v7000_ptds: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy2DAsync_v2000: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy2DAsync_v3020: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy2DAsync_v7000_ptsz: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy2DUnaligned_v2000: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v1) -> CUresult>>,
-    pub(crate) cuMemcpy2DUnaligned_v3020: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy2DUnaligned_v7000_ptds: Option<Imp<unsafe fn(*const CUDA_MEMCPY2D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy3D_v2000: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v1) -> CUresult>>,
-    pub(crate) cuMemcpy3D_v3020: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy3D_v7000_ptds: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v2) -> CUresult>>,
-    pub(crate) cuMemcpy3DAsync_v2000: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DAsync_v3020: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DAsync_v7000_ptsz: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_v2, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DBatchAsync_v12080: Option<Imp<unsafe fn(usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, *mut usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DBatchAsync_v12080_ptsz: Option<Imp<unsafe fn(usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, *mut usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DBatchAsync_v13000: Option<Imp<unsafe fn(usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DPeer_v4000: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_PEER_v1) -> CUresult>>,
-    pub(crate) cuMemcpy3DPeer_v7000_ptds: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_PEER_v1) -> CUresult>>,
-    pub(crate) cuMemcpy3DPeerAsync_v4000: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_PEER_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DPeerAsync_v7000_ptsz: Option<Imp<unsafe fn(*const CUDA_MEMCPY3D_PEER_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DWithAttributesAsync_v13020: Option<Imp<unsafe fn(*mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpy3DWithAttributesAsync_v13020_ptsz: Option<Imp<unsafe fn(*mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyAsync_v4000: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyAsync_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyAtoA_v2000: Option<Imp<unsafe fn(CUarray, ::std::os::raw::c_uint, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyAtoA_v3020: Option<Imp<unsafe fn(CUarray, usize, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoA_v7000_ptds: Option<Imp<unsafe fn(CUarray, usize, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoD_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyAtoD_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoD_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoH_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyAtoH_v3020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoH_v7000_ptds: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, usize, usize) -> CUresult>>,
-    pub(crate) cuMemcpyAtoHAsync_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyAtoHAsync_v3020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyAtoHAsync_v7000_ptsz: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUarray, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyBatchAsync_v12080: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, *mut usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyBatchAsync_v12080_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, *mut usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyBatchAsync_v13000: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoA_v2000: Option<Imp<unsafe fn(CUarray, ::std::os::raw::c_uint, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyDtoA_v3020: Option<Imp<unsafe fn(CUarray, usize, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoA_v7000_ptds: Option<Imp<unsafe fn(CUarray, usize, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoD_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyDtoD_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoD_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoDAsync_v3000: Option<Imp<unsafe fn(CUdeviceptr_v1, CUdeviceptr_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoDAsync_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoDAsync_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoH_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyDtoH_v3020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoH_v7000_ptds: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuMemcpyDtoHAsync_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoHAsync_v3020: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyDtoHAsync_v7000_ptsz: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoA_v2000: Option<Imp<unsafe fn(CUarray, ::std::os::raw::c_uint, * const::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyHtoA_v3020: Option<Imp<unsafe fn(CUarray, usize, * const::std::os::raw::c_void, usize) -> CUresult>>,
-    pub(crate) cuMemcpyHtoA_v7000_ptds: Option<Imp<unsafe fn(CUarray, usize, * const::std::os::raw::c_void, usize) -> CUresult>>,
-    pub(crate) cuMemcpyHtoAAsync_v2000: Option<Imp<unsafe fn(CUarray, ::std::os::raw::c_uint, * const::std::os::raw::c_void, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoAAsync_v3020: Option<Imp<unsafe fn(CUarray, usize, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoAAsync_v7000_ptsz: Option<Imp<unsafe fn(CUarray, usize, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoD_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, * const::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemcpyHtoD_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, * const::std::os::raw::c_void, usize) -> CUresult>>,
-    pub(crate) cuMemcpyHtoD_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, * const::std::os::raw::c_void, usize) -> CUresult>>,
-    pub(crate) cuMemcpyHtoDAsync_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, * const::std::os::raw::c_void, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoDAsync_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyHtoDAsync_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyPeer_v4000: Option<Imp<unsafe fn(CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize) -> CUresult>>,
-    pub(crate) cuMemcpyPeer_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize) -> CUresult>>,
-    pub(crate) cuMemcpyPeerAsync_v4000: Option<Imp<unsafe fn(CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyPeerAsync_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyWithAttributesAsync_v13020: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, *mut CUmemcpyAttributes_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemcpyWithAttributesAsync_v13020_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, CUdeviceptr_v2, usize, *mut CUmemcpyAttributes_v1, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD16_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_ushort, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD16_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_ushort, usize) -> CUresult>>,
-    pub(crate) cuMemsetD16_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_ushort, usize) -> CUresult>>,
-    pub(crate) cuMemsetD16Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_ushort, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD16Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_ushort, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D16_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_ushort, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD2D16_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D16_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D16Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D16Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D32_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD2D32_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D32_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D32Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D32Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D8_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uchar, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD2D8_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D8_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize) -> CUresult>>,
-    pub(crate) cuMemsetD2D8Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD2D8Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD32_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD32_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uint, usize) -> CUresult>>,
-    pub(crate) cuMemsetD32_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uint, usize) -> CUresult>>,
-    pub(crate) cuMemsetD32Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uint, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD32Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uint, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD8_v2000: Option<Imp<unsafe fn(CUdeviceptr_v1, ::std::os::raw::c_uchar, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMemsetD8_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uchar, usize) -> CUresult>>,
-    pub(crate) cuMemsetD8_v7000_ptds: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uchar, usize) -> CUresult>>,
-    pub(crate) cuMemsetD8Async_v3020: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uchar, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMemsetD8Async_v7000_ptsz: Option<Imp<unsafe fn(CUdeviceptr_v2, ::std::os::raw::c_uchar, usize, CUstream) -> CUresult>>,
-    pub(crate) cuMipmappedArrayCreate_v5000: Option<Imp<unsafe fn(*mut CUmipmappedArray, *const CUDA_ARRAY3D_DESCRIPTOR_v2, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMipmappedArrayDestroy_v5000: Option<Imp<unsafe fn(CUmipmappedArray) -> CUresult>>,
-    pub(crate) cuMipmappedArrayGetLevel_v5000: Option<Imp<unsafe fn(*mut CUarray, CUmipmappedArray, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuMipmappedArrayGetMemoryRequirements_v11060: Option<Imp<unsafe fn(*mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CUmipmappedArray, CUdevice) -> CUresult>>,
-    pub(crate) cuMipmappedArrayGetSparseProperties_v11010: Option<Imp<unsafe fn(*mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, CUmipmappedArray) -> CUresult>>,
-    pub(crate) cuModuleEnumerateFunctions_v12040: Option<Imp<unsafe fn(*mut CUfunction, ::std::os::raw::c_uint, CUmodule) -> CUresult>>,
-    pub(crate) cuModuleGetFunction_v2000: Option<Imp<unsafe fn(*mut CUfunction, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleGetFunctionCount_v12040: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, CUmodule) -> CUresult>>,
-    pub(crate) cuModuleGetGlobal_v2000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleGetGlobal_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, *mut usize, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleGetLoadingMode_v11070: Option<Imp<unsafe fn(*mut CUmoduleLoadingMode) -> CUresult>>,
-    pub(crate) cuModuleGetSurfRef_v3000: Option<Imp<unsafe fn(*mut CUsurfref, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleGetTexRef_v2000: Option<Imp<unsafe fn(*mut CUtexref, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleLoad_v2000: Option<Imp<unsafe fn(*mut CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
-    pub(crate) cuModuleLoadData_v2000: Option<Imp<unsafe fn(*mut CUmodule, * const::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuModuleLoadDataEx_v2010: Option<Imp<unsafe fn(*mut CUmodule, * const::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuModuleLoadFatBinary_v2000: Option<Imp<unsafe fn(*mut CUmodule, * const::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuModuleUnload_v2000: Option<Imp<unsafe fn(CUmodule) -> CUresult>>,
-    pub(crate) cuMulticastAddDevice_v12010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, CUdevice) -> CUresult>>,
-    pub(crate) cuMulticastBindAddr_v12010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, usize, CUdeviceptr, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMulticastBindAddr_v13010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, CUdevice, usize, CUdeviceptr, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMulticastBindMem_v12010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, usize, CUmemGenericAllocationHandle, usize, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMulticastBindMem_v13010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, CUdevice, usize, CUmemGenericAllocationHandle, usize, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuMulticastCreate_v12010: Option<Imp<unsafe fn(*mut CUmemGenericAllocationHandle, *const CUmulticastObjectProp) -> CUresult>>,
-    pub(crate) cuMulticastGetGranularity_v12010: Option<Imp<unsafe fn(*mut usize, *const CUmulticastObjectProp, CUmulticastGranularity_flags) -> CUresult>>,
-    pub(crate) cuMulticastUnbind_v12010: Option<Imp<unsafe fn(CUmemGenericAllocationHandle, CUdevice, usize, usize) -> CUresult>>,
-    pub(crate) cuOccupancyAvailableDynamicSMemPerBlock_v10020: Option<Imp<unsafe fn(*mut usize, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction, ::std::os::raw::c_int, usize) -> CUresult>>,
-    pub(crate) cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction, ::std::os::raw::c_int, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuOccupancyMaxActiveClusters_v11070: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction, *const CUlaunchConfig) -> CUresult>>,
-    pub(crate) cuOccupancyMaxPotentialBlockSize_v6050: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUfunction, CUoccupancyB2DSize, usize, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuOccupancyMaxPotentialBlockSizeWithFlags_v7000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUfunction, CUoccupancyB2DSize, usize, ::std::os::raw::c_int, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuOccupancyMaxPotentialClusterSize_v11070: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUfunction, *const CUlaunchConfig) -> CUresult>>,
-    pub(crate) cuParamSetSize_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuParamSetTexRef_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, CUtexref) -> CUresult>>,
-    pub(crate) cuParamSetf_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, f32) -> CUresult>>,
-    pub(crate) cuParamSeti_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuParamSetv_v2000: Option<Imp<unsafe fn(CUfunction, ::std::os::raw::c_int, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuPointerGetAttribute_v4000: Option<Imp<unsafe fn(* mut::std::os::raw::c_void, CUpointer_attribute, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuPointerGetAttributes_v7000: Option<Imp<unsafe fn(::std::os::raw::c_uint, *mut CUpointer_attribute, *mut * mut::std::os::raw::c_void, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuPointerSetAttribute_v6000: Option<Imp<unsafe fn(* const::std::os::raw::c_void, CUpointer_attribute, CUdeviceptr_v2) -> CUresult>>,
-    pub(crate) cuSignalExternalSemaphoresAsync_v10000: Option<Imp<unsafe fn(*const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuSignalExternalSemaphoresAsync_v10000_ptsz: Option<Imp<unsafe fn(*const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuStreamAddCallback_v5000: Option<Imp<unsafe fn(CUstream, CUstreamCallback, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamAddCallback_v7000_ptsz: Option<Imp<unsafe fn(CUstream, CUstreamCallback, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamAttachMemAsync_v6000: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamAttachMemAsync_v7000_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamBatchMemOp_v8000: Option<Imp<unsafe fn(CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamBatchMemOp_v8000_ptsz: Option<Imp<unsafe fn(CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamBatchMemOp_v11070: Option<Imp<unsafe fn(CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamBatchMemOp_v11070_ptsz: Option<Imp<unsafe fn(CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamBeginCapture_v10000: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamBeginCapture_v10000_ptsz: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamBeginCapture_v10010: Option<Imp<unsafe fn(CUstream, CUstreamCaptureMode) -> CUresult>>,
-    pub(crate) cuStreamBeginCapture_v10010_ptsz: Option<Imp<unsafe fn(CUstream, CUstreamCaptureMode) -> CUresult>>,
-    pub(crate) cuStreamBeginCaptureToCig_v13010: Option<Imp<unsafe fn(CUstream, *mut CUstreamCigCaptureParams) -> CUresult>>,
-    pub(crate) cuStreamBeginCaptureToCig_v13010_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUstreamCigCaptureParams) -> CUresult>>,
-    pub(crate) cuStreamBeginCaptureToGraph_v12030: Option<Imp<unsafe fn(CUstream, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, CUstreamCaptureMode) -> CUresult>>,
-    pub(crate) cuStreamBeginCaptureToGraph_v12030_ptsz: Option<Imp<unsafe fn(CUstream, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, CUstreamCaptureMode) -> CUresult>>,
-    pub(crate) cuStreamBeginRecaptureToGraph_v13030: Option<Imp<unsafe fn(CUstream, CUstreamCaptureMode, CUgraph, CUgraphRecaptureCallback, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuStreamBeginRecaptureToGraph_v13030_ptsz: Option<Imp<unsafe fn(CUstream, CUstreamCaptureMode, CUgraph, CUgraphRecaptureCallback, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuStreamCopyAttributes_v11000: Option<Imp<unsafe fn(CUstream, CUstream) -> CUresult>>,
-    pub(crate) cuStreamCopyAttributes_v11000_ptsz: Option<Imp<unsafe fn(CUstream, CUstream) -> CUresult>>,
-    pub(crate) cuStreamCreate_v2000: Option<Imp<unsafe fn(*mut CUstream, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamCreateWithPriority_v5050: Option<Imp<unsafe fn(*mut CUstream, ::std::os::raw::c_uint, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuStreamDestroy_v2000: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamDestroy_v4000: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamEndCapture_v10000: Option<Imp<unsafe fn(CUstream, *mut CUgraph) -> CUresult>>,
-    pub(crate) cuStreamEndCapture_v10000_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUgraph) -> CUresult>>,
-    pub(crate) cuStreamEndCaptureToCig_v13010: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamEndCaptureToCig_v13010_ptsz: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamGetAttribute_v11000: Option<Imp<unsafe fn(CUstream, CUstreamAttrID, *mut CUstreamAttrValue_v1) -> CUresult>>,
-    pub(crate) cuStreamGetAttribute_v11000_ptsz: Option<Imp<unsafe fn(CUstream, CUstreamAttrID, *mut CUstreamAttrValue_v1) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v10010: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v10010_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v11030: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v11030_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut usize) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v12030: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut *const CUgraphEdgeData, *mut usize) -> CUresult>>,
-    pub(crate) cuStreamGetCaptureInfo_v12030_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut *const CUgraphEdgeData, *mut usize) -> CUresult>>,
-    pub(crate) cuStreamGetCtx_v9020: Option<Imp<unsafe fn(CUstream, *mut CUcontext) -> CUresult>>,
-    pub(crate) cuStreamGetCtx_v9020_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUcontext) -> CUresult>>,
-    pub(crate) cuStreamGetCtx_v12050: Option<Imp<unsafe fn(CUstream, *mut CUcontext, *mut CUgreenCtx) -> CUresult>>,
-    pub(crate) cuStreamGetCtx_v12050_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUcontext, *mut CUgreenCtx) -> CUresult>>,
-    pub(crate) cuStreamGetDevResource_v13010: Option<Imp<unsafe fn(CUstream, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
-    pub(crate) cuStreamGetDevResource_v13010_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
-    pub(crate) cuStreamGetDevice_v12080: Option<Imp<unsafe fn(CUstream, *mut CUdevice) -> CUresult>>,
-    pub(crate) cuStreamGetDevice_v12080_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUdevice) -> CUresult>>,
-    pub(crate) cuStreamGetFlags_v5050: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamGetFlags_v7000_ptsz: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamGetGreenCtx_v12040: Option<Imp<unsafe fn(CUstream, *mut CUgreenCtx) -> CUresult>>,
-    pub(crate) cuStreamGetId_v12000: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuStreamGetId_v12000_ptsz: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
-    pub(crate) cuStreamGetPriority_v5050: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuStreamGetPriority_v7000_ptsz: Option<Imp<unsafe fn(CUstream, * mut::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuStreamIsCapturing_v10000: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus) -> CUresult>>,
-    pub(crate) cuStreamIsCapturing_v10000_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUstreamCaptureStatus) -> CUresult>>,
-    pub(crate) cuStreamQuery_v2000: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamQuery_v7000_ptsz: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamSetAttribute_v11000: Option<Imp<unsafe fn(CUstream, CUstreamAttrID, *const CUstreamAttrValue_v1) -> CUresult>>,
-    pub(crate) cuStreamSetAttribute_v11000_ptsz: Option<Imp<unsafe fn(CUstream, CUstreamAttrID, *const CUstreamAttrValue_v1) -> CUresult>>,
-    pub(crate) cuStreamSynchronize_v2000: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamSynchronize_v7000_ptsz: Option<Imp<unsafe fn(CUstream) -> CUresult>>,
-    pub(crate) cuStreamUpdateCaptureDependencies_v11030: Option<Imp<unsafe fn(CUstream, *mut CUgraphNode, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamUpdateCaptureDependencies_v11030_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUgraphNode, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamUpdateCaptureDependencies_v12030: Option<Imp<unsafe fn(CUstream, *mut CUgraphNode, *const CUgraphEdgeData, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamUpdateCaptureDependencies_v12030_ptsz: Option<Imp<unsafe fn(CUstream, *mut CUgraphNode, *const CUgraphEdgeData, usize, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitEvent_v3020: Option<Imp<unsafe fn(CUstream, CUevent, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitEvent_v7000_ptsz: Option<Imp<unsafe fn(CUstream, CUevent, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue32_v8000: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue32_v8000_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue32_v11070: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue32_v11070_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue64_v9000: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue64_v9000_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue64_v11070: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWaitValue64_v11070_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue32_v8000: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue32_v8000_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue32_v11070: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue32_v11070_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue64_v9000: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue64_v9000_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue64_v11070: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuStreamWriteValue64_v11070_ptsz: Option<Imp<unsafe fn(CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuSurfObjectCreate_v5000: Option<Imp<unsafe fn(*mut CUsurfObject_v1, *const CUDA_RESOURCE_DESC_v1) -> CUresult>>,
-    pub(crate) cuSurfObjectDestroy_v5000: Option<Imp<unsafe fn(CUsurfObject_v1) -> CUresult>>,
-    pub(crate) cuSurfObjectGetResourceDesc_v5000: Option<Imp<unsafe fn(*mut CUDA_RESOURCE_DESC_v1, CUsurfObject_v1) -> CUresult>>,
-    pub(crate) cuSurfRefGetArray_v3000: Option<Imp<unsafe fn(*mut CUarray, CUsurfref) -> CUresult>>,
-    pub(crate) cuSurfRefSetArray_v3000: Option<Imp<unsafe fn(CUsurfref, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTensorMapEncodeIm2col_v12000: Option<Imp<unsafe fn(*mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, * const::std::os::raw::c_int, * const::std::os::raw::c_int, cuuint32_t, cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
-    pub(crate) cuTensorMapEncodeIm2colWide_v12080: Option<Imp<unsafe fn(*mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, ::std::os::raw::c_int, ::std::os::raw::c_int, cuuint32_t, cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
-    pub(crate) cuTensorMapEncodeTiled_v12000: Option<Imp<unsafe fn(*mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, *const cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
-    pub(crate) cuTensorMapReplaceAddress_v12000: Option<Imp<unsafe fn(*mut CUtensorMap, * mut::std::os::raw::c_void) -> CUresult>>,
-    pub(crate) cuTensorMapSetAllocationClass_v13050: Option<Imp<unsafe fn(*mut CUtensorMap, CUtensorMapAllocClass, *mut CUtensorMapAllocClass) -> CUresult>>,
-    pub(crate) cuTexObjectCreate_v5000: Option<Imp<unsafe fn(*mut CUtexObject_v1, *const CUDA_RESOURCE_DESC_v1, *const CUDA_TEXTURE_DESC_v1, *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult>>,
-    pub(crate) cuTexObjectDestroy_v5000: Option<Imp<unsafe fn(CUtexObject_v1) -> CUresult>>,
-    pub(crate) cuTexObjectGetResourceDesc_v5000: Option<Imp<unsafe fn(*mut CUDA_RESOURCE_DESC_v1, CUtexObject_v1) -> CUresult>>,
-    pub(crate) cuTexObjectGetResourceViewDesc_v5000: Option<Imp<unsafe fn(*mut CUDA_RESOURCE_VIEW_DESC_v1, CUtexObject_v1) -> CUresult>>,
-    pub(crate) cuTexObjectGetTextureDesc_v5000: Option<Imp<unsafe fn(*mut CUDA_TEXTURE_DESC_v1, CUtexObject_v1) -> CUresult>>,
-    pub(crate) cuTexRefCreate_v2000: Option<Imp<unsafe fn(*mut CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefDestroy_v2000: Option<Imp<unsafe fn(CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetAddress_v2000: Option<Imp<unsafe fn(*mut CUdeviceptr_v1, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetAddress_v3020: Option<Imp<unsafe fn(*mut CUdeviceptr_v2, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetAddressMode_v2000: Option<Imp<unsafe fn(*mut CUaddress_mode, CUtexref, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuTexRefGetArray_v2000: Option<Imp<unsafe fn(*mut CUarray, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetBorderColor_v8000: Option<Imp<unsafe fn(*mut f32, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetFilterMode_v2000: Option<Imp<unsafe fn(*mut CUfilter_mode, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetFlags_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetFormat_v2000: Option<Imp<unsafe fn(*mut CUarray_format, * mut::std::os::raw::c_int, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetMaxAnisotropy_v5000: Option<Imp<unsafe fn(* mut::std::os::raw::c_int, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetMipmapFilterMode_v5000: Option<Imp<unsafe fn(*mut CUfilter_mode, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetMipmapLevelBias_v5000: Option<Imp<unsafe fn(*mut f32, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetMipmapLevelClamp_v5000: Option<Imp<unsafe fn(*mut f32, *mut f32, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefGetMipmappedArray_v5000: Option<Imp<unsafe fn(*mut CUmipmappedArray, CUtexref) -> CUresult>>,
-    pub(crate) cuTexRefSetAddress_v2000: Option<Imp<unsafe fn(* mut::std::os::raw::c_uint, CUtexref, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTexRefSetAddress_v3020: Option<Imp<unsafe fn(*mut usize, CUtexref, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuTexRefSetAddress2D_v2020: Option<Imp<unsafe fn(CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v1, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTexRefSetAddress2D_v3020: Option<Imp<unsafe fn(CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuTexRefSetAddress2D_v4010: Option<Imp<unsafe fn(CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v2, CUdeviceptr_v2, usize) -> CUresult>>,
-    pub(crate) cuTexRefSetAddressMode_v2000: Option<Imp<unsafe fn(CUtexref, ::std::os::raw::c_int, CUaddress_mode) -> CUresult>>,
-    pub(crate) cuTexRefSetArray_v2000: Option<Imp<unsafe fn(CUtexref, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTexRefSetBorderColor_v8000: Option<Imp<unsafe fn(CUtexref, *mut f32) -> CUresult>>,
-    pub(crate) cuTexRefSetFilterMode_v2000: Option<Imp<unsafe fn(CUtexref, CUfilter_mode) -> CUresult>>,
-    pub(crate) cuTexRefSetFlags_v2000: Option<Imp<unsafe fn(CUtexref, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTexRefSetFormat_v2000: Option<Imp<unsafe fn(CUtexref, CUarray_format, ::std::os::raw::c_int) -> CUresult>>,
-    pub(crate) cuTexRefSetMaxAnisotropy_v5000: Option<Imp<unsafe fn(CUtexref, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuTexRefSetMipmapFilterMode_v5000: Option<Imp<unsafe fn(CUtexref, CUfilter_mode) -> CUresult>>,
-    pub(crate) cuTexRefSetMipmapLevelBias_v5000: Option<Imp<unsafe fn(CUtexref, f32) -> CUresult>>,
-    pub(crate) cuTexRefSetMipmapLevelClamp_v5000: Option<Imp<unsafe fn(CUtexref, f32, f32) -> CUresult>>,
-    pub(crate) cuTexRefSetMipmappedArray_v5000: Option<Imp<unsafe fn(CUtexref, CUmipmappedArray, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuThreadExchangeStreamCaptureMode_v10010: Option<Imp<unsafe fn(*mut CUstreamCaptureMode) -> CUresult>>,
-    pub(crate) cuUserObjectCreate_v11030: Option<Imp<unsafe fn(*mut CUuserObject, * mut::std::os::raw::c_void, CUhostFn, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuUserObjectRelease_v11030: Option<Imp<unsafe fn(CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuUserObjectRetain_v11030: Option<Imp<unsafe fn(CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
-    pub(crate) cuWaitExternalSemaphoresAsync_v10000: Option<Imp<unsafe fn(*const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
-    pub(crate) cuWaitExternalSemaphoresAsync_v10000_ptsz: Option<Imp<unsafe fn(*const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuArray3DCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUarray, *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult>>,
+    pub(crate) cuArray3DCreate_v3020: Option<Imp<unsafe fn(&'static World, *mut CUarray, *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult>>,
+    pub(crate) cuArray3DGetDescriptor_v2000: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY3D_DESCRIPTOR_v1, CUarray) -> CUresult>>,
+    pub(crate) cuArray3DGetDescriptor_v3020: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY3D_DESCRIPTOR_v2, CUarray) -> CUresult>>,
+    pub(crate) cuArrayCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUarray, *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult>>,
+    pub(crate) cuArrayCreate_v3020: Option<Imp<unsafe fn(&'static World, *mut CUarray, *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult>>,
+    pub(crate) cuArrayDestroy_v2000: Option<Imp<unsafe fn(&'static World, CUarray) -> CUresult>>,
+    pub(crate) cuArrayGetDescriptor_v2000: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_DESCRIPTOR_v1, CUarray) -> CUresult>>,
+    pub(crate) cuArrayGetDescriptor_v3020: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_DESCRIPTOR_v2, CUarray) -> CUresult>>,
+    pub(crate) cuArrayGetMemoryRequirements_v11060: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CUarray, CUdevice) -> CUresult>>,
+    pub(crate) cuArrayGetPlane_v11020: Option<Imp<unsafe fn(&'static World, *mut CUarray, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuArrayGetSparseProperties_v11010: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, CUarray) -> CUresult>>,
+    pub(crate) cuCheckpointOperationComplete_v13040: Option<Imp<unsafe fn(&'static World, CUcheckpointOperationHandle) -> CUresult>>,
+    pub(crate) cuCheckpointProcessCheckpoint_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, *mut CUcheckpointCheckpointArgs) -> CUresult>>,
+    pub(crate) cuCheckpointProcessGetRestoreThreadId_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuCheckpointProcessGetState_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, *mut CUprocessState) -> CUresult>>,
+    pub(crate) cuCheckpointProcessLock_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, *mut CUcheckpointLockArgs) -> CUresult>>,
+    pub(crate) cuCheckpointProcessRestore_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, *mut CUcheckpointRestoreArgs) -> CUresult>>,
+    pub(crate) cuCheckpointProcessUnlock_v12080: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_int, *mut CUcheckpointUnlockArgs) -> CUresult>>,
+    pub(crate) cuCoredumpDeregisterCompleteCallback_v13020: Option<Imp<unsafe fn(&'static World, CUcoredumpCallbackHandle) -> CUresult>>,
+    pub(crate) cuCoredumpDeregisterStartCallback_v13020: Option<Imp<unsafe fn(&'static World, CUcoredumpCallbackHandle) -> CUresult>>,
+    pub(crate) cuCoredumpGetAttribute_v12010: Option<Imp<unsafe fn(&'static World, CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
+    pub(crate) cuCoredumpGetAttributeGlobal_v12010: Option<Imp<unsafe fn(&'static World, CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
+    pub(crate) cuCoredumpRegisterCompleteCallback_v13020: Option<Imp<unsafe fn(&'static World, CUcoredumpStatusCallback, * mut::std::os::raw::c_void, *mut CUcoredumpCallbackHandle) -> CUresult>>,
+    pub(crate) cuCoredumpRegisterStartCallback_v13020: Option<Imp<unsafe fn(&'static World, CUcoredumpStatusCallback, * mut::std::os::raw::c_void, *mut CUcoredumpCallbackHandle) -> CUresult>>,
+    pub(crate) cuCoredumpSetAttribute_v12010: Option<Imp<unsafe fn(&'static World, CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
+    pub(crate) cuCoredumpSetAttributeGlobal_v12010: Option<Imp<unsafe fn(&'static World, CUcoredumpSettings, * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
+    pub(crate) cuCtxAttach_v2000: Option<Imp<unsafe fn(&'static World, *mut CUcontext, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuCtxCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUcontext, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuCtxCreate_v3020: Option<Imp<unsafe fn(&'static World, *mut CUcontext, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuCtxCreate_v11040: Option<Imp<unsafe fn(&'static World, *mut CUcontext, *mut CUexecAffinityParam, ::std::os::raw::c_int, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuCtxCreate_v12050: Option<Imp<unsafe fn(&'static World, *mut CUcontext, *mut CUctxCreateParams, ::std::os::raw::c_uint, CUdevice) -> CUresult>>,
+    pub(crate) cuCtxDestroy_v2000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxDestroy_v4000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxDetach_v2000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxDisablePeerAccess_v4000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxEnablePeerAccess_v4000: Option<Imp<unsafe fn(&'static World, CUcontext, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuCtxFromGreenCtx_v12040: Option<Imp<unsafe fn(&'static World, *mut CUcontext, CUgreenCtx) -> CUresult>>,
+    pub(crate) cuCtxGetApiVersion_v3020: Option<Imp<unsafe fn(&'static World, CUcontext, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuCtxGetCacheConfig_v3020: Option<Imp<unsafe fn(&'static World, *mut CUfunc_cache) -> CUresult>>,
+    pub(crate) cuCtxGetCurrent_v4000: Option<Imp<unsafe fn(&'static World, *mut CUcontext) -> CUresult>>,
+    pub(crate) cuCtxGetDevResource_v12040: Option<Imp<unsafe fn(&'static World, CUcontext, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
+    pub(crate) cuCtxGetDevice_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdevice_v1) -> CUresult>>,
+    pub(crate) cuCtxGetDevice_v13000: Option<Imp<unsafe fn(&'static World, *mut CUdevice, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxGetExecAffinity_v11040: Option<Imp<unsafe fn(&'static World, *mut CUexecAffinityParam, CUexecAffinityType) -> CUresult>>,
+    pub(crate) cuCtxGetFlags_v7000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuCtxGetId_v12000: Option<Imp<unsafe fn(&'static World, CUcontext, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuCtxGetLimit_v3010: Option<Imp<unsafe fn(&'static World, *mut usize, CUlimit) -> CUresult>>,
+    pub(crate) cuCtxGetSharedMemConfig_v4020: Option<Imp<unsafe fn(&'static World, *mut CUsharedconfig) -> CUresult>>,
+    pub(crate) cuCtxGetStreamPriorityRange_v5050: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuCtxPopCurrent_v2000: Option<Imp<unsafe fn(&'static World, *mut CUcontext) -> CUresult>>,
+    pub(crate) cuCtxPopCurrent_v4000: Option<Imp<unsafe fn(&'static World, *mut CUcontext) -> CUresult>>,
+    pub(crate) cuCtxPushCurrent_v2000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxPushCurrent_v4000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxRecordEvent_v12050: Option<Imp<unsafe fn(&'static World, CUcontext, CUevent) -> CUresult>>,
+    pub(crate) cuCtxResetPersistingL2Cache_v11000: Option<Imp<unsafe fn(&'static World) -> CUresult>>,
+    pub(crate) cuCtxSetCacheConfig_v3020: Option<Imp<unsafe fn(&'static World, CUfunc_cache) -> CUresult>>,
+    pub(crate) cuCtxSetCurrent_v4000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxSetFlags_v12010: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuCtxSetLimit_v3010: Option<Imp<unsafe fn(&'static World, CUlimit, usize) -> CUresult>>,
+    pub(crate) cuCtxSetSharedMemConfig_v4020: Option<Imp<unsafe fn(&'static World, CUsharedconfig) -> CUresult>>,
+    pub(crate) cuCtxSynchronize_v2000: Option<Imp<unsafe fn(&'static World) -> CUresult>>,
+    pub(crate) cuCtxSynchronize_v13000: Option<Imp<unsafe fn(&'static World, CUcontext) -> CUresult>>,
+    pub(crate) cuCtxWaitEvent_v12050: Option<Imp<unsafe fn(&'static World, CUcontext, CUevent) -> CUresult>>,
+    pub(crate) cuDestroyExternalMemory_v10000: Option<Imp<unsafe fn(&'static World, CUexternalMemory) -> CUresult>>,
+    pub(crate) cuDestroyExternalSemaphore_v10000: Option<Imp<unsafe fn(&'static World, CUexternalSemaphore) -> CUresult>>,
+    pub(crate) cuDevResourceGenerateDesc_v12040: Option<Imp<unsafe fn(&'static World, *mut CUdevResourceDesc, *mut CUdevResource, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuDevSmResourceSplit_v13010: Option<Imp<unsafe fn(&'static World, *mut CUdevResource, ::std::os::raw::c_uint, *const CUdevResource, *mut CUdevResource, ::std::os::raw::c_uint, *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult>>,
+    pub(crate) cuDevSmResourceSplitByCount_v12040: Option<Imp<unsafe fn(&'static World, *mut CUdevResource, * mut::std::os::raw::c_uint, *const CUdevResource, *mut CUdevResource, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuDeviceCanAccessPeer_v4000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUdevice_v1, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceComputeCapability_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGet_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdevice_v1, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuDeviceGetAttribute_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUdevice_attribute, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetByPCIBusId_v4010: Option<Imp<unsafe fn(&'static World, *mut CUdevice_v1, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuDeviceGetCliqueCount_v13040: Option<Imp<unsafe fn(&'static World, *mut usize, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetCliqueInfo_v13040: Option<Imp<unsafe fn(&'static World, *mut CUcliqueInfo, *mut usize, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetCount_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuDeviceGetDefaultMemPool_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetDevResource_v12040: Option<Imp<unsafe fn(&'static World, CUdevice, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
+    pub(crate) cuDeviceGetExecAffinitySupport_v11040: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUexecAffinityType, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetFabricClusterUuid_v13040: Option<Imp<unsafe fn(&'static World, *mut CUuuid, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetGraphMemAttribute_v11040: Option<Imp<unsafe fn(&'static World, CUdevice, CUgraphMem_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuDeviceGetHostAtomicCapabilities_v13000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, *const CUatomicOperation, ::std::os::raw::c_uint, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetLuid_v10000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_char, * mut::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetMemPool_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetName_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_char, ::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetNvSciSyncAttributes_v10020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdevice_v1, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuDeviceGetP2PAtomicCapabilities_v13000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, *const CUatomicOperation, ::std::os::raw::c_uint, CUdevice, CUdevice) -> CUresult>>,
+    pub(crate) cuDeviceGetP2PAttribute_v8000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUdevice_P2PAttribute, CUdevice_v1, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetPCIBusId_v4010: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_char, ::std::os::raw::c_int, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetProperties_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdevprop_v1, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetTexture1DLinearMaxWidth_v11010: Option<Imp<unsafe fn(&'static World, *mut usize, CUarray_format, ::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetUuid_v9020: Option<Imp<unsafe fn(&'static World, *mut CUuuid, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGetUuid_v11040: Option<Imp<unsafe fn(&'static World, *mut CUuuid, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceGraphMemTrim_v11040: Option<Imp<unsafe fn(&'static World, CUdevice) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxGetState_v7000: Option<Imp<unsafe fn(&'static World, CUdevice_v1, * mut::std::os::raw::c_uint, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxRelease_v7000: Option<Imp<unsafe fn(&'static World, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxRelease_v11000: Option<Imp<unsafe fn(&'static World, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxReset_v7000: Option<Imp<unsafe fn(&'static World, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxReset_v11000: Option<Imp<unsafe fn(&'static World, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxRetain_v7000: Option<Imp<unsafe fn(&'static World, *mut CUcontext, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxSetFlags_v7000: Option<Imp<unsafe fn(&'static World, CUdevice_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuDevicePrimaryCtxSetFlags_v11000: Option<Imp<unsafe fn(&'static World, CUdevice_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuDeviceRegisterAsyncNotification_v12040: Option<Imp<unsafe fn(&'static World, CUdevice, CUasyncCallback, * mut::std::os::raw::c_void, *mut CUasyncCallbackHandle) -> CUresult>>,
+    pub(crate) cuDeviceSetGraphMemAttribute_v11040: Option<Imp<unsafe fn(&'static World, CUdevice, CUgraphMem_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuDeviceSetMemPool_v11020: Option<Imp<unsafe fn(&'static World, CUdevice_v1, CUmemoryPool) -> CUresult>>,
+    pub(crate) cuDeviceTotalMem_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceTotalMem_v3020: Option<Imp<unsafe fn(&'static World, *mut usize, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuDeviceUnregisterAsyncNotification_v12040: Option<Imp<unsafe fn(&'static World, CUdevice, CUasyncCallbackHandle) -> CUresult>>,
+    pub(crate) cuDriverGetVersion_v2020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuEventCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUevent, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuEventDestroy_v2000: Option<Imp<unsafe fn(&'static World, CUevent) -> CUresult>>,
+    pub(crate) cuEventDestroy_v4000: Option<Imp<unsafe fn(&'static World, CUevent) -> CUresult>>,
+    pub(crate) cuEventElapsedTime_v2000: Option<Imp<unsafe fn(&'static World, *mut f32, CUevent, CUevent) -> CUresult>>,
+    pub(crate) cuEventElapsedTime_v12080: Option<Imp<unsafe fn(&'static World, *mut f32, CUevent, CUevent) -> CUresult>>,
+    pub(crate) cuEventQuery_v2000: Option<Imp<unsafe fn(&'static World, CUevent) -> CUresult>>,
+    pub(crate) cuEventRecord_v2000: Option<Imp<unsafe fn(&'static World, CUevent, CUstream) -> CUresult>>,
+    pub(crate) cuEventRecord_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUevent, CUstream) -> CUresult>>,
+    pub(crate) cuEventRecordWithFlags_v11010: Option<Imp<unsafe fn(&'static World, CUevent, CUstream, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuEventRecordWithFlags_v11010_ptsz: Option<Imp<unsafe fn(&'static World, CUevent, CUstream, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuEventSynchronize_v2000: Option<Imp<unsafe fn(&'static World, CUevent) -> CUresult>>,
+    pub(crate) cuExternalMemoryGetMappedBuffer_v10000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult>>,
+    pub(crate) cuExternalMemoryGetMappedMipmappedArray_v10000: Option<Imp<unsafe fn(&'static World, *mut CUmipmappedArray, CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult>>,
+    pub(crate) cuFabricCpyBatchAsync_v13050: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_FABRIC_COPY_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuFabricCpyBatchAsync_v13050_ptsz: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_FABRIC_COPY_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuFlushGPUDirectRDMAWrites_v11030: Option<Imp<unsafe fn(&'static World, CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) -> CUresult>>,
+    pub(crate) cuFuncGetAttribute_v2020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction_attribute, CUfunction) -> CUresult>>,
+    pub(crate) cuFuncGetModule_v11000: Option<Imp<unsafe fn(&'static World, *mut CUmodule, CUfunction) -> CUresult>>,
+    pub(crate) cuFuncGetName_v12030: Option<Imp<unsafe fn(&'static World, *mut * const::std::os::raw::c_char, CUfunction) -> CUresult>>,
+    pub(crate) cuFuncGetParamCount_v13020: Option<Imp<unsafe fn(&'static World, CUfunction, *mut usize) -> CUresult>>,
+    pub(crate) cuFuncGetParamInfo_v12040: Option<Imp<unsafe fn(&'static World, CUfunction, usize, *mut usize, *mut usize) -> CUresult>>,
+    pub(crate) cuFuncIsLoaded_v12040: Option<Imp<unsafe fn(&'static World, *mut CUfunctionLoadingState, CUfunction) -> CUresult>>,
+    pub(crate) cuFuncLoad_v12040: Option<Imp<unsafe fn(&'static World, CUfunction) -> CUresult>>,
+    pub(crate) cuFuncSetAttribute_v9000: Option<Imp<unsafe fn(&'static World, CUfunction, CUfunction_attribute, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuFuncSetBlockShape_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuFuncSetCacheConfig_v3000: Option<Imp<unsafe fn(&'static World, CUfunction, CUfunc_cache) -> CUresult>>,
+    pub(crate) cuFuncSetSharedMemConfig_v4020: Option<Imp<unsafe fn(&'static World, CUfunction, CUsharedconfig) -> CUresult>>,
+    pub(crate) cuFuncSetSharedSize_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGetErrorName_v6000: Option<Imp<unsafe fn(&'static World, CUresult, *mut * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuGetErrorString_v6000: Option<Imp<unsafe fn(&'static World, CUresult, *mut * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuGetExportTable_v3000: Option<Imp<unsafe fn(&'static World, *mut * const::std::os::raw::c_void, *const CUuuid) -> CUresult>>,
+    pub(crate) cuGetProcAddress_v11030: Option<Imp<unsafe fn(&'static World, * const::std::os::raw::c_char, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_int, cuuint64_t) -> CUresult>>,
+    pub(crate) cuGetProcAddress_v12000: Option<Imp<unsafe fn(&'static World, * const::std::os::raw::c_char, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_int, cuuint64_t, *mut CUdriverProcAddressQueryResult) -> CUresult>>,
+    pub(crate) cuGraphAddBatchMemOpNode_v11070: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphAddChildGraphNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUgraph) -> CUresult>>,
+    pub(crate) cuGraphAddDependencies_v10000: Option<Imp<unsafe fn(&'static World, CUgraph, *const CUgraphNode, *const CUgraphNode, usize) -> CUresult>>,
+    pub(crate) cuGraphAddDependencies_v12030: Option<Imp<unsafe fn(&'static World, CUgraph, *const CUgraphNode, *const CUgraphNode, *const CUgraphEdgeData, usize) -> CUresult>>,
+    pub(crate) cuGraphAddEmptyNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize) -> CUresult>>,
+    pub(crate) cuGraphAddEventRecordNode_v11010: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent) -> CUresult>>,
+    pub(crate) cuGraphAddEventWaitNode_v11010: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUevent) -> CUresult>>,
+    pub(crate) cuGraphAddExternalSemaphoresSignalNode_v11020: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphAddExternalSemaphoresWaitNode_v11020: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphAddHostNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphAddKernelNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphAddKernelNode_v12000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
+    pub(crate) cuGraphAddMemAllocNode_v11040: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphAddMemFreeNode_v11040: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, CUdeviceptr) -> CUresult>>,
+    pub(crate) cuGraphAddMemcpyNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMCPY3D_v2, CUcontext) -> CUresult>>,
+    pub(crate) cuGraphAddMemsetNode_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *const CUDA_MEMSET_NODE_PARAMS_v1, CUcontext) -> CUresult>>,
+    pub(crate) cuGraphAddNode_v12020: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, usize, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphAddNode_v12030: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphAddNode_v13040: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphBatchMemOpNodeGetParams_v11070: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphBatchMemOpNodeSetParams_v11070: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphChildGraphNodeGetGraph_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraph) -> CUresult>>,
+    pub(crate) cuGraphClone_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraph, CUgraph) -> CUresult>>,
+    pub(crate) cuGraphConditionalHandleCreate_v12030: Option<Imp<unsafe fn(&'static World, *mut CUgraphConditionalHandle, CUgraph, CUcontext, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphCreate_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraph, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphDebugDotPrint_v11030: Option<Imp<unsafe fn(&'static World, CUgraph, * const::std::os::raw::c_char, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphDestroy_v10000: Option<Imp<unsafe fn(&'static World, CUgraph) -> CUresult>>,
+    pub(crate) cuGraphDestroyNode_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode) -> CUresult>>,
+    pub(crate) cuGraphEventRecordNodeGetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUevent) -> CUresult>>,
+    pub(crate) cuGraphEventRecordNodeSetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphNode, CUevent) -> CUresult>>,
+    pub(crate) cuGraphEventWaitNodeGetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUevent) -> CUresult>>,
+    pub(crate) cuGraphEventWaitNodeSetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphNode, CUevent) -> CUresult>>,
+    pub(crate) cuGraphExecBatchMemOpNodeSetParams_v11070: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphExecChildGraphNodeSetParams_v11010: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, CUgraph) -> CUresult>>,
+    pub(crate) cuGraphExecDestroy_v10000: Option<Imp<unsafe fn(&'static World, CUgraphExec) -> CUresult>>,
+    pub(crate) cuGraphExecEventRecordNodeSetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, CUevent) -> CUresult>>,
+    pub(crate) cuGraphExecEventWaitNodeSetEvent_v11010: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, CUevent) -> CUresult>>,
+    pub(crate) cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExecGetFlags_v12000: Option<Imp<unsafe fn(&'static World, CUgraphExec, *mut cuuint64_t) -> CUresult>>,
+    pub(crate) cuGraphExecGetId_v13010: Option<Imp<unsafe fn(&'static World, CUgraphExec, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphExecHostNodeSetParams_v10020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExecKernelNodeSetParams_v10010: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExecKernelNodeSetParams_v12000: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
+    pub(crate) cuGraphExecMemcpyNodeSetParams_v10020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_MEMCPY3D_v2, CUcontext) -> CUresult>>,
+    pub(crate) cuGraphExecMemsetNodeSetParams_v10020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *const CUDA_MEMSET_NODE_PARAMS_v1, CUcontext) -> CUresult>>,
+    pub(crate) cuGraphExecNodeSetParams_v12020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphExecUpdate_v10020: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraph, *mut CUgraphNode, *mut CUgraphExecUpdateResult) -> CUresult>>,
+    pub(crate) cuGraphExecUpdate_v12000: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraph, *mut CUgraphExecUpdateResultInfo) -> CUresult>>,
+    pub(crate) cuGraphExternalSemaphoresSignalNodeGetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExternalSemaphoresSignalNodeSetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExternalSemaphoresWaitNodeGetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphExternalSemaphoresWaitNodeSetParams_v11020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphGetEdges_v10000: Option<Imp<unsafe fn(&'static World, CUgraph, *mut CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphGetEdges_v12030: Option<Imp<unsafe fn(&'static World, CUgraph, *mut CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphGetId_v13010: Option<Imp<unsafe fn(&'static World, CUgraph, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphGetNodes_v10000: Option<Imp<unsafe fn(&'static World, CUgraph, *mut CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphGetRootNodes_v10000: Option<Imp<unsafe fn(&'static World, CUgraph, *mut CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphHostNodeGetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphHostNodeSetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphInstantiate_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphExec, CUgraph, *mut CUgraphNode, * mut::std::os::raw::c_char, usize) -> CUresult>>,
+    pub(crate) cuGraphInstantiate_v11000: Option<Imp<unsafe fn(&'static World, *mut CUgraphExec, CUgraph, *mut CUgraphNode, * mut::std::os::raw::c_char, usize) -> CUresult>>,
+    pub(crate) cuGraphInstantiateWithFlags_v11040: Option<Imp<unsafe fn(&'static World, *mut CUgraphExec, CUgraph, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuGraphInstantiateWithParams_v12000: Option<Imp<unsafe fn(&'static World, *mut CUgraphExec, CUgraph, *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphInstantiateWithParams_v12000_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUgraphExec, CUgraph, *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeCopyAttributes_v11000: Option<Imp<unsafe fn(&'static World, CUgraphNode, CUgraphNode) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeGetAttribute_v11000: Option<Imp<unsafe fn(&'static World, CUgraphNode, CUkernelNodeAttrID, *mut CUkernelNodeAttrValue_v1) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeGetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeGetParams_v12000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeSetAttribute_v11000: Option<Imp<unsafe fn(&'static World, CUgraphNode, CUkernelNodeAttrID, *const CUkernelNodeAttrValue_v1) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeSetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphKernelNodeSetParams_v12000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult>>,
+    pub(crate) cuGraphLaunch_v10000: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUstream) -> CUresult>>,
+    pub(crate) cuGraphLaunch_v10000_ptsz: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUstream) -> CUresult>>,
+    pub(crate) cuGraphMemAllocNodeGetParams_v11040: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult>>,
+    pub(crate) cuGraphMemFreeNodeGetParams_v11040: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUdeviceptr) -> CUresult>>,
+    pub(crate) cuGraphMemcpyNodeGetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_MEMCPY3D_v2) -> CUresult>>,
+    pub(crate) cuGraphMemcpyNodeSetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_MEMCPY3D_v2) -> CUresult>>,
+    pub(crate) cuGraphMemsetNodeGetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphMemsetNodeSetParams_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult>>,
+    pub(crate) cuGraphNodeFindInClone_v10000: Option<Imp<unsafe fn(&'static World, *mut CUgraphNode, CUgraphNode, CUgraph) -> CUresult>>,
+    pub(crate) cuGraphNodeGetContainingGraph_v13010: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraph) -> CUresult>>,
+    pub(crate) cuGraphNodeGetDependencies_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphNodeGetDependencies_v12030: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphNodeGetDependentNodes_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphNodeGetDependentNodes_v12030: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNode, *mut CUgraphEdgeData, *mut usize) -> CUresult>>,
+    pub(crate) cuGraphNodeGetEnabled_v11060: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphNodeGetLocalId_v13010: Option<Imp<unsafe fn(&'static World, CUgraphNode, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphNodeGetParams_v13020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphNodeGetToolsId_v13010: Option<Imp<unsafe fn(&'static World, CUgraphNode, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuGraphNodeGetType_v10000: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNodeType) -> CUresult>>,
+    pub(crate) cuGraphNodeSetEnabled_v11060: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUgraphNode, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphNodeSetParams_v12020: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphNodeSetParams_v13040: Option<Imp<unsafe fn(&'static World, CUgraphNode, *mut CUgraphNodeParams) -> CUresult>>,
+    pub(crate) cuGraphReleaseUserObject_v11030: Option<Imp<unsafe fn(&'static World, CUgraph, CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphRemoveDependencies_v10000: Option<Imp<unsafe fn(&'static World, CUgraph, *const CUgraphNode, *const CUgraphNode, usize) -> CUresult>>,
+    pub(crate) cuGraphRemoveDependencies_v12030: Option<Imp<unsafe fn(&'static World, CUgraph, *const CUgraphNode, *const CUgraphNode, *const CUgraphEdgeData, usize) -> CUresult>>,
+    pub(crate) cuGraphRetainUserObject_v11030: Option<Imp<unsafe fn(&'static World, CUgraph, CUuserObject, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphUpload_v11010: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUstream) -> CUresult>>,
+    pub(crate) cuGraphUpload_v11010_ptsz: Option<Imp<unsafe fn(&'static World, CUgraphExec, CUstream) -> CUresult>>,
+    pub(crate) cuGraphicsMapResources_v3000: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
+    pub(crate) cuGraphicsMapResources_v7000_ptsz: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
+    pub(crate) cuGraphicsResourceGetMappedMipmappedArray_v5000: Option<Imp<unsafe fn(&'static World, *mut CUmipmappedArray, CUgraphicsResource) -> CUresult>>,
+    pub(crate) cuGraphicsResourceGetMappedPointer_v3000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUgraphicsResource) -> CUresult>>,
+    pub(crate) cuGraphicsResourceGetMappedPointer_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, CUgraphicsResource) -> CUresult>>,
+    pub(crate) cuGraphicsResourceSetMapFlags_v3000: Option<Imp<unsafe fn(&'static World, CUgraphicsResource, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphicsResourceSetMapFlags_v6050: Option<Imp<unsafe fn(&'static World, CUgraphicsResource, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphicsSubResourceGetMappedArray_v3000: Option<Imp<unsafe fn(&'static World, *mut CUarray, CUgraphicsResource, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGraphicsUnmapResources_v3000: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
+    pub(crate) cuGraphicsUnmapResources_v7000_ptsz: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUgraphicsResource, CUstream) -> CUresult>>,
+    pub(crate) cuGraphicsUnregisterResource_v3000: Option<Imp<unsafe fn(&'static World, CUgraphicsResource) -> CUresult>>,
+    pub(crate) cuGreenCtxCreate_v12040: Option<Imp<unsafe fn(&'static World, *mut CUgreenCtx, CUdevResourceDesc, CUdevice, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuGreenCtxDestroy_v12040: Option<Imp<unsafe fn(&'static World, CUgreenCtx) -> CUresult>>,
+    pub(crate) cuGreenCtxGetDevResource_v12040: Option<Imp<unsafe fn(&'static World, CUgreenCtx, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
+    pub(crate) cuGreenCtxGetId_v12090: Option<Imp<unsafe fn(&'static World, CUgreenCtx, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuGreenCtxRecordEvent_v12040: Option<Imp<unsafe fn(&'static World, CUgreenCtx, CUevent) -> CUresult>>,
+    pub(crate) cuGreenCtxStreamCreate_v12050: Option<Imp<unsafe fn(&'static World, *mut CUstream, CUgreenCtx, ::std::os::raw::c_uint, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuGreenCtxWaitEvent_v12040: Option<Imp<unsafe fn(&'static World, CUgreenCtx, CUevent) -> CUresult>>,
+    pub(crate) cuImportExternalMemory_v10000: Option<Imp<unsafe fn(&'static World, *mut CUexternalMemory, *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult>>,
+    pub(crate) cuImportExternalSemaphore_v10000: Option<Imp<unsafe fn(&'static World, *mut CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult>>,
+    pub(crate) cuInit_v2000: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuIpcCloseMemHandle_v4010: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuIpcGetEventHandle_v4010: Option<Imp<unsafe fn(&'static World, *mut CUipcEventHandle_v1, CUevent) -> CUresult>>,
+    pub(crate) cuIpcGetMemHandle_v4010: Option<Imp<unsafe fn(&'static World, *mut CUipcMemHandle_v1, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuIpcOpenEventHandle_v4010: Option<Imp<unsafe fn(&'static World, *mut CUevent, CUipcEventHandle_v1) -> CUresult>>,
+    pub(crate) cuIpcOpenMemHandle_v4010: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, CUipcMemHandle_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuIpcOpenMemHandle_v11000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, CUipcMemHandle_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuKernelGetAttribute_v12000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction_attribute, CUkernel, CUdevice) -> CUresult>>,
+    pub(crate) cuKernelGetFunction_v12000: Option<Imp<unsafe fn(&'static World, *mut CUfunction, CUkernel) -> CUresult>>,
+    pub(crate) cuKernelGetLibrary_v12050: Option<Imp<unsafe fn(&'static World, *mut CUlibrary, CUkernel) -> CUresult>>,
+    pub(crate) cuKernelGetName_v12030: Option<Imp<unsafe fn(&'static World, *mut * const::std::os::raw::c_char, CUkernel) -> CUresult>>,
+    pub(crate) cuKernelGetParamCount_v13020: Option<Imp<unsafe fn(&'static World, CUkernel, *mut usize) -> CUresult>>,
+    pub(crate) cuKernelGetParamInfo_v12040: Option<Imp<unsafe fn(&'static World, CUkernel, usize, *mut usize, *mut usize) -> CUresult>>,
+    pub(crate) cuKernelSetAttribute_v12000: Option<Imp<unsafe fn(&'static World, CUfunction_attribute, ::std::os::raw::c_int, CUkernel, CUdevice) -> CUresult>>,
+    pub(crate) cuKernelSetCacheConfig_v12000: Option<Imp<unsafe fn(&'static World, CUkernel, CUfunc_cache, CUdevice) -> CUresult>>,
+    pub(crate) cuLaunch_v2000: Option<Imp<unsafe fn(&'static World, CUfunction) -> CUresult>>,
+    pub(crate) cuLaunchCooperativeKernel_v9000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchCooperativeKernel_v9000_ptsz: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchCooperativeKernelMultiDevice_v9000: Option<Imp<unsafe fn(&'static World, *mut CUDA_LAUNCH_PARAMS_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLaunchGrid_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuLaunchGridAsync_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int, CUstream) -> CUresult>>,
+    pub(crate) cuLaunchHostFunc_v10000: Option<Imp<unsafe fn(&'static World, CUstream, CUhostFn, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchHostFunc_v10000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUhostFn, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchHostFunc_v13010: Option<Imp<unsafe fn(&'static World, CUstream, CUhostFn, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLaunchHostFunc_v13010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUhostFn, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLaunchKernel_v4000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchKernel_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchKernelEx_v11060: Option<Imp<unsafe fn(&'static World, *const CUlaunchConfig, CUfunction, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLaunchKernelEx_v11060_ptsz: Option<Imp<unsafe fn(&'static World, *const CUlaunchConfig, CUfunction, *mut * mut::std::os::raw::c_void, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLibraryEnumerateKernels_v12040: Option<Imp<unsafe fn(&'static World, *mut CUkernel, ::std::os::raw::c_uint, CUlibrary) -> CUresult>>,
+    pub(crate) cuLibraryGetGlobal_v12000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr, *mut usize, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuLibraryGetKernel_v12000: Option<Imp<unsafe fn(&'static World, *mut CUkernel, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuLibraryGetKernelCount_v12040: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, CUlibrary) -> CUresult>>,
+    pub(crate) cuLibraryGetManaged_v12000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr, *mut usize, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuLibraryGetModule_v12000: Option<Imp<unsafe fn(&'static World, *mut CUmodule, CUlibrary) -> CUresult>>,
+    pub(crate) cuLibraryGetUnifiedFunction_v12000: Option<Imp<unsafe fn(&'static World, *mut * mut::std::os::raw::c_void, CUlibrary, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuLibraryLoadData_v12000: Option<Imp<unsafe fn(&'static World, *mut CUlibrary, * const::std::os::raw::c_void, *mut CUjit_option, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUlibraryOption, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLibraryLoadFromFile_v12000: Option<Imp<unsafe fn(&'static World, *mut CUlibrary, * const::std::os::raw::c_char, *mut CUjit_option, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUlibraryOption, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLibraryUnload_v12000: Option<Imp<unsafe fn(&'static World, CUlibrary) -> CUresult>>,
+    pub(crate) cuLinkAddData_v5050: Option<Imp<unsafe fn(&'static World, CUlinkState, CUjitInputType, * mut::std::os::raw::c_void, usize, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLinkAddData_v6050: Option<Imp<unsafe fn(&'static World, CUlinkState, CUjitInputType, * mut::std::os::raw::c_void, usize, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLinkAddFile_v5050: Option<Imp<unsafe fn(&'static World, CUlinkState, CUjitInputType, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLinkAddFile_v6050: Option<Imp<unsafe fn(&'static World, CUlinkState, CUjitInputType, * const::std::os::raw::c_char, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuLinkComplete_v5050: Option<Imp<unsafe fn(&'static World, CUlinkState, *mut * mut::std::os::raw::c_void, *mut usize) -> CUresult>>,
+    pub(crate) cuLinkCreate_v5050: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void, *mut CUlinkState) -> CUresult>>,
+    pub(crate) cuLinkCreate_v6050: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void, *mut CUlinkState) -> CUresult>>,
+    pub(crate) cuLinkDestroy_v5050: Option<Imp<unsafe fn(&'static World, CUlinkState) -> CUresult>>,
+    pub(crate) cuLogicalEndpointAddDevice_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, CUdevice) -> CUresult>>,
+    pub(crate) cuLogicalEndpointBindAddr_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, CUdevice, cuuint64_t, * mut::std::os::raw::c_void, cuuint64_t, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuLogicalEndpointBindMem_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, CUdevice, cuuint64_t, CUmemGenericAllocationHandle, cuuint64_t, cuuint64_t, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuLogicalEndpointCreate_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, *const CUlogicalEndpointProp) -> CUresult>>,
+    pub(crate) cuLogicalEndpointDestroy_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId) -> CUresult>>,
+    pub(crate) cuLogicalEndpointExport_v13030: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUlogicalEndpointId, CUlogicalEndpointIpcHandleType) -> CUresult>>,
+    pub(crate) cuLogicalEndpointGetLimits_v13030: Option<Imp<unsafe fn(&'static World, *mut cuuint64_t, *mut cuuint64_t, *const CUlogicalEndpointProp) -> CUresult>>,
+    pub(crate) cuLogicalEndpointIdRelease_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, cuuint32_t) -> CUresult>>,
+    pub(crate) cuLogicalEndpointIdReserve_v13030: Option<Imp<unsafe fn(&'static World, *mut CUlogicalEndpointId, cuuint32_t) -> CUresult>>,
+    pub(crate) cuLogicalEndpointImport_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, * const::std::os::raw::c_void, CUlogicalEndpointIpcHandleType) -> CUresult>>,
+    pub(crate) cuLogicalEndpointQuery_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, cuuint32_t, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuLogicalEndpointUnbind_v13030: Option<Imp<unsafe fn(&'static World, CUlogicalEndpointId, CUdevice, cuuint64_t, cuuint64_t) -> CUresult>>,
+    pub(crate) cuLogsCurrent_v12090: Option<Imp<unsafe fn(&'static World, *mut CUlogIterator, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLogsDumpToFile_v12090: Option<Imp<unsafe fn(&'static World, *mut CUlogIterator, * const::std::os::raw::c_char, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLogsDumpToMemory_v12090: Option<Imp<unsafe fn(&'static World, *mut CUlogIterator, * mut::std::os::raw::c_char, *mut usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuLogsRegisterCallback_v12090: Option<Imp<unsafe fn(&'static World, CUlogsCallback, * mut::std::os::raw::c_void, *mut CUlogsCallbackHandle) -> CUresult>>,
+    pub(crate) cuLogsUnregisterCallback_v12090: Option<Imp<unsafe fn(&'static World, CUlogsCallbackHandle) -> CUresult>>,
+    pub(crate) cuMemAddressFree_v10020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemAddressReserve_v10020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, usize, CUdeviceptr_v2, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemAdvise_v8000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUmem_advise, CUdevice_v1) -> CUresult>>,
+    pub(crate) cuMemAdvise_v12020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUmem_advise, CUmemLocation_v1) -> CUresult>>,
+    pub(crate) cuMemAlloc_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemAlloc_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemAllocAsync_v11020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemAllocAsync_v11020_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemAllocFromPoolAsync_v11020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, CUmemoryPool, CUstream) -> CUresult>>,
+    pub(crate) cuMemAllocFromPoolAsync_v11020_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, CUmemoryPool, CUstream) -> CUresult>>,
+    pub(crate) cuMemAllocHost_v2000: Option<Imp<unsafe fn(&'static World, *mut * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemAllocHost_v3020: Option<Imp<unsafe fn(&'static World, *mut * mut::std::os::raw::c_void, usize) -> CUresult>>,
+    pub(crate) cuMemAllocManaged_v6000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemAllocPitch_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemAllocPitch_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemBatchDecompressAsync_v12060: Option<Imp<unsafe fn(&'static World, *mut CUmemDecompressParams, usize, ::std::os::raw::c_uint, *mut usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemBatchDecompressAsync_v12060_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUmemDecompressParams, usize, ::std::os::raw::c_uint, *mut usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemCreate_v10020: Option<Imp<unsafe fn(&'static World, *mut CUmemGenericAllocationHandle_v1, usize, *const CUmemAllocationProp_v1, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemDiscardAndPrefetchBatchAsync_v13000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemDiscardBatchAsync_v13000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemDiscardBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemExportToShareableHandle_v10020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUmemGenericAllocationHandle_v1, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemFree_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1) -> CUresult>>,
+    pub(crate) cuMemFree_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuMemFreeAsync_v11020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemFreeAsync_v11020_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemFreeHost_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemGetAccess_v10020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_ulonglong, *const CUmemLocation_v1, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuMemGetAddressRange_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUdeviceptr_v1) -> CUresult>>,
+    pub(crate) cuMemGetAddressRange_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuMemGetAllocationGranularity_v10020: Option<Imp<unsafe fn(&'static World, *mut usize, *const CUmemAllocationProp_v1, CUmemAllocationGranularity_flags) -> CUresult>>,
+    pub(crate) cuMemGetAllocationPropertiesFromHandle_v10020: Option<Imp<unsafe fn(&'static World, *mut CUmemAllocationProp_v1, CUmemGenericAllocationHandle_v1) -> CUresult>>,
+    pub(crate) cuMemGetDefaultMemPool_v13000: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult>>,
+    pub(crate) cuMemGetHandleForAddressRange_v11070: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr, usize, CUmemRangeHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemGetInfo_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemGetInfo_v3020: Option<Imp<unsafe fn(&'static World, *mut usize, *mut usize) -> CUresult>>,
+    pub(crate) cuMemGetLocationInfo_v13040: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, usize, usize, *mut CUmemLocation_v1) -> CUresult>>,
+    pub(crate) cuMemGetMemPool_v13000: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, *mut CUmemLocation, CUmemAllocationType) -> CUresult>>,
+    pub(crate) cuMemHostAlloc_v2020: Option<Imp<unsafe fn(&'static World, *mut * mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemHostGetDevicePointer_v2020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemHostGetDevicePointer_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemHostGetFlags_v2030: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemHostRegister_v4000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemHostRegister_v6050: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemHostUnregister_v4000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemImportFromShareableHandle_v10020: Option<Imp<unsafe fn(&'static World, *mut CUmemGenericAllocationHandle_v1, * mut::std::os::raw::c_void, CUmemAllocationHandleType) -> CUresult>>,
+    pub(crate) cuMemMap_v10020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, usize, CUmemGenericAllocationHandle_v1, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemMapArrayAsync_v11010: Option<Imp<unsafe fn(&'static World, *mut CUarrayMapInfo_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemMapArrayAsync_v11010_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUarrayMapInfo_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemPoolCreate_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, *const CUmemPoolProps_v1) -> CUresult>>,
+    pub(crate) cuMemPoolDestroy_v11020: Option<Imp<unsafe fn(&'static World, CUmemoryPool) -> CUresult>>,
+    pub(crate) cuMemPoolExportPointer_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemPoolPtrExportData_v1, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuMemPoolExportToShareableHandle_v11020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUmemoryPool, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemPoolGetAccess_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemAccess_flags, CUmemoryPool, *mut CUmemLocation_v1) -> CUresult>>,
+    pub(crate) cuMemPoolGetAttribute_v11020: Option<Imp<unsafe fn(&'static World, CUmemoryPool, CUmemPool_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemPoolImportFromShareableHandle_v11020: Option<Imp<unsafe fn(&'static World, *mut CUmemoryPool, * mut::std::os::raw::c_void, CUmemAllocationHandleType, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMemPoolImportPointer_v11020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, CUmemoryPool, *mut CUmemPoolPtrExportData_v1) -> CUresult>>,
+    pub(crate) cuMemPoolSetAccess_v11020: Option<Imp<unsafe fn(&'static World, CUmemoryPool, *const CUmemAccessDesc_v1, usize) -> CUresult>>,
+    pub(crate) cuMemPoolSetAttribute_v11020: Option<Imp<unsafe fn(&'static World, CUmemoryPool, CUmemPool_attribute, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemPoolTrimTo_v11020: Option<Imp<unsafe fn(&'static World, CUmemoryPool, usize) -> CUresult>>,
+    pub(crate) cuMemPrefetchAsync_v8000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUdevice_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemPrefetchAsync_v8000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUdevice_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemPrefetchAsync_v12020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUmemLocation_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemPrefetchAsync_v12020_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, CUmemLocation_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemPrefetchBatchAsync_v13000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemPrefetchBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemLocation_v1, *mut usize, usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemRangeGetAttribute_v8000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, usize, CUmem_range_attribute, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemRangeGetAttributes_v8000: Option<Imp<unsafe fn(&'static World, *mut * mut::std::os::raw::c_void, *mut usize, *mut CUmem_range_attribute, usize, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemRelease_v10020: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle_v1) -> CUresult>>,
+    pub(crate) cuMemRetainAllocationHandle_v11000: Option<Imp<unsafe fn(&'static World, *mut CUmemGenericAllocationHandle_v1, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuMemSetAccess_v10020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, *const CUmemAccessDesc_v1, usize) -> CUresult>>,
+    pub(crate) cuMemSetMemPool_v13000: Option<Imp<unsafe fn(&'static World, *mut CUmemLocation, CUmemAllocationType, CUmemoryPool) -> CUresult>>,
+    pub(crate) cuMemUnmap_v10020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpy_v4000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpy_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpy2D_v2000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v1) -> CUresult>>,
+    pub(crate) cuMemcpy2D_v3020: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy2D_v7000_ptds: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy2DAsync_v2000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy2DAsync_v3020: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy2DAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy2DUnaligned_v2000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v1) -> CUresult>>,
+    pub(crate) cuMemcpy2DUnaligned_v3020: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy2DUnaligned_v7000_ptds: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY2D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy3D_v2000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v1) -> CUresult>>,
+    pub(crate) cuMemcpy3D_v3020: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy3D_v7000_ptds: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v2) -> CUresult>>,
+    pub(crate) cuMemcpy3DAsync_v2000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DAsync_v3020: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_v2, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DBatchAsync_v12080: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, *mut usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DBatchAsync_v12080_ptsz: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, *mut usize, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DBatchAsync_v13000: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(&'static World, usize, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DPeer_v4000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_PEER_v1) -> CUresult>>,
+    pub(crate) cuMemcpy3DPeer_v7000_ptds: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_PEER_v1) -> CUresult>>,
+    pub(crate) cuMemcpy3DPeerAsync_v4000: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_PEER_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DPeerAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, *const CUDA_MEMCPY3D_PEER_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DWithAttributesAsync_v13020: Option<Imp<unsafe fn(&'static World, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpy3DWithAttributesAsync_v13020_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUDA_MEMCPY3D_BATCH_OP_v1, ::std::os::raw::c_ulonglong, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyAsync_v4000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyAtoA_v2000: Option<Imp<unsafe fn(&'static World, CUarray, ::std::os::raw::c_uint, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyAtoA_v3020: Option<Imp<unsafe fn(&'static World, CUarray, usize, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoA_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUarray, usize, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoD_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyAtoD_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoD_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoH_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyAtoH_v3020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoH_v7000_ptds: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, usize, usize) -> CUresult>>,
+    pub(crate) cuMemcpyAtoHAsync_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, ::std::os::raw::c_uint, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyAtoHAsync_v3020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyAtoHAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUarray, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyBatchAsync_v12080: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, *mut usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyBatchAsync_v12080_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, *mut usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyBatchAsync_v13000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyBatchAsync_v13000_ptsz: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut CUdeviceptr_v2, *mut usize, usize, *mut CUmemcpyAttributes_v1, *mut usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoA_v2000: Option<Imp<unsafe fn(&'static World, CUarray, ::std::os::raw::c_uint, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyDtoA_v3020: Option<Imp<unsafe fn(&'static World, CUarray, usize, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoA_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUarray, usize, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoD_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyDtoD_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoD_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoDAsync_v3000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, CUdeviceptr_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoDAsync_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoDAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoH_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyDtoH_v3020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoH_v7000_ptds: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuMemcpyDtoHAsync_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoHAsync_v3020: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyDtoHAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUdeviceptr_v2, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoA_v2000: Option<Imp<unsafe fn(&'static World, CUarray, ::std::os::raw::c_uint, * const::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyHtoA_v3020: Option<Imp<unsafe fn(&'static World, CUarray, usize, * const::std::os::raw::c_void, usize) -> CUresult>>,
+    pub(crate) cuMemcpyHtoA_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUarray, usize, * const::std::os::raw::c_void, usize) -> CUresult>>,
+    pub(crate) cuMemcpyHtoAAsync_v2000: Option<Imp<unsafe fn(&'static World, CUarray, ::std::os::raw::c_uint, * const::std::os::raw::c_void, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoAAsync_v3020: Option<Imp<unsafe fn(&'static World, CUarray, usize, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoAAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUarray, usize, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoD_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, * const::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemcpyHtoD_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, * const::std::os::raw::c_void, usize) -> CUresult>>,
+    pub(crate) cuMemcpyHtoD_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, * const::std::os::raw::c_void, usize) -> CUresult>>,
+    pub(crate) cuMemcpyHtoDAsync_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, * const::std::os::raw::c_void, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoDAsync_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyHtoDAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, * const::std::os::raw::c_void, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyPeer_v4000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize) -> CUresult>>,
+    pub(crate) cuMemcpyPeer_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize) -> CUresult>>,
+    pub(crate) cuMemcpyPeerAsync_v4000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyPeerAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUcontext, CUdeviceptr_v2, CUcontext, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyWithAttributesAsync_v13020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, *mut CUmemcpyAttributes_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemcpyWithAttributesAsync_v13020_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, CUdeviceptr_v2, usize, *mut CUmemcpyAttributes_v1, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD16_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_ushort, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD16_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_ushort, usize) -> CUresult>>,
+    pub(crate) cuMemsetD16_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_ushort, usize) -> CUresult>>,
+    pub(crate) cuMemsetD16Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_ushort, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD16Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_ushort, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D16_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_ushort, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD2D16_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D16_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D16Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D16Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_ushort, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D32_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD2D32_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D32_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D32Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D32Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uint, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D8_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uchar, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD2D8_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D8_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize) -> CUresult>>,
+    pub(crate) cuMemsetD2D8Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD2D8Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, usize, ::std::os::raw::c_uchar, usize, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD32_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD32_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uint, usize) -> CUresult>>,
+    pub(crate) cuMemsetD32_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uint, usize) -> CUresult>>,
+    pub(crate) cuMemsetD32Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uint, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD32Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uint, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD8_v2000: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v1, ::std::os::raw::c_uchar, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMemsetD8_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uchar, usize) -> CUresult>>,
+    pub(crate) cuMemsetD8_v7000_ptds: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uchar, usize) -> CUresult>>,
+    pub(crate) cuMemsetD8Async_v3020: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uchar, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMemsetD8Async_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUdeviceptr_v2, ::std::os::raw::c_uchar, usize, CUstream) -> CUresult>>,
+    pub(crate) cuMipmappedArrayCreate_v5000: Option<Imp<unsafe fn(&'static World, *mut CUmipmappedArray, *const CUDA_ARRAY3D_DESCRIPTOR_v2, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMipmappedArrayDestroy_v5000: Option<Imp<unsafe fn(&'static World, CUmipmappedArray) -> CUresult>>,
+    pub(crate) cuMipmappedArrayGetLevel_v5000: Option<Imp<unsafe fn(&'static World, *mut CUarray, CUmipmappedArray, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuMipmappedArrayGetMemoryRequirements_v11060: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CUmipmappedArray, CUdevice) -> CUresult>>,
+    pub(crate) cuMipmappedArrayGetSparseProperties_v11010: Option<Imp<unsafe fn(&'static World, *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, CUmipmappedArray) -> CUresult>>,
+    pub(crate) cuModuleEnumerateFunctions_v12040: Option<Imp<unsafe fn(&'static World, *mut CUfunction, ::std::os::raw::c_uint, CUmodule) -> CUresult>>,
+    pub(crate) cuModuleGetFunction_v2000: Option<Imp<unsafe fn(&'static World, *mut CUfunction, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleGetFunctionCount_v12040: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, CUmodule) -> CUresult>>,
+    pub(crate) cuModuleGetGlobal_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, * mut::std::os::raw::c_uint, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleGetGlobal_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, *mut usize, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleGetLoadingMode_v11070: Option<Imp<unsafe fn(&'static World, *mut CUmoduleLoadingMode) -> CUresult>>,
+    pub(crate) cuModuleGetSurfRef_v3000: Option<Imp<unsafe fn(&'static World, *mut CUsurfref, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleGetTexRef_v2000: Option<Imp<unsafe fn(&'static World, *mut CUtexref, CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleLoad_v2000: Option<Imp<unsafe fn(&'static World, *mut CUmodule, * const::std::os::raw::c_char) -> CUresult>>,
+    pub(crate) cuModuleLoadData_v2000: Option<Imp<unsafe fn(&'static World, *mut CUmodule, * const::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuModuleLoadDataEx_v2010: Option<Imp<unsafe fn(&'static World, *mut CUmodule, * const::std::os::raw::c_void, ::std::os::raw::c_uint, *mut CUjit_option, *mut * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuModuleLoadFatBinary_v2000: Option<Imp<unsafe fn(&'static World, *mut CUmodule, * const::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuModuleUnload_v2000: Option<Imp<unsafe fn(&'static World, CUmodule) -> CUresult>>,
+    pub(crate) cuMulticastAddDevice_v12010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, CUdevice) -> CUresult>>,
+    pub(crate) cuMulticastBindAddr_v12010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, usize, CUdeviceptr, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMulticastBindAddr_v13010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, CUdevice, usize, CUdeviceptr, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMulticastBindMem_v12010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, usize, CUmemGenericAllocationHandle, usize, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMulticastBindMem_v13010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, CUdevice, usize, CUmemGenericAllocationHandle, usize, usize, ::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuMulticastCreate_v12010: Option<Imp<unsafe fn(&'static World, *mut CUmemGenericAllocationHandle, *const CUmulticastObjectProp) -> CUresult>>,
+    pub(crate) cuMulticastGetGranularity_v12010: Option<Imp<unsafe fn(&'static World, *mut usize, *const CUmulticastObjectProp, CUmulticastGranularity_flags) -> CUresult>>,
+    pub(crate) cuMulticastUnbind_v12010: Option<Imp<unsafe fn(&'static World, CUmemGenericAllocationHandle, CUdevice, usize, usize) -> CUresult>>,
+    pub(crate) cuOccupancyAvailableDynamicSMemPerBlock_v10020: Option<Imp<unsafe fn(&'static World, *mut usize, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction, ::std::os::raw::c_int, usize) -> CUresult>>,
+    pub(crate) cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction, ::std::os::raw::c_int, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuOccupancyMaxActiveClusters_v11070: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction, *const CUlaunchConfig) -> CUresult>>,
+    pub(crate) cuOccupancyMaxPotentialBlockSize_v6050: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUfunction, CUoccupancyB2DSize, usize, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuOccupancyMaxPotentialBlockSizeWithFlags_v7000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, * mut::std::os::raw::c_int, CUfunction, CUoccupancyB2DSize, usize, ::std::os::raw::c_int, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuOccupancyMaxPotentialClusterSize_v11070: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUfunction, *const CUlaunchConfig) -> CUresult>>,
+    pub(crate) cuParamSetSize_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuParamSetTexRef_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, CUtexref) -> CUresult>>,
+    pub(crate) cuParamSetf_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, f32) -> CUresult>>,
+    pub(crate) cuParamSeti_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuParamSetv_v2000: Option<Imp<unsafe fn(&'static World, CUfunction, ::std::os::raw::c_int, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuPointerGetAttribute_v4000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_void, CUpointer_attribute, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuPointerGetAttributes_v7000: Option<Imp<unsafe fn(&'static World, ::std::os::raw::c_uint, *mut CUpointer_attribute, *mut * mut::std::os::raw::c_void, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuPointerSetAttribute_v6000: Option<Imp<unsafe fn(&'static World, * const::std::os::raw::c_void, CUpointer_attribute, CUdeviceptr_v2) -> CUresult>>,
+    pub(crate) cuSignalExternalSemaphoresAsync_v10000: Option<Imp<unsafe fn(&'static World, *const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuSignalExternalSemaphoresAsync_v10000_ptsz: Option<Imp<unsafe fn(&'static World, *const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuStreamAddCallback_v5000: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCallback, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamAddCallback_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCallback, * mut::std::os::raw::c_void, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamAttachMemAsync_v6000: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamAttachMemAsync_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamBatchMemOp_v8000: Option<Imp<unsafe fn(&'static World, CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamBatchMemOp_v8000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamBatchMemOp_v11070: Option<Imp<unsafe fn(&'static World, CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamBatchMemOp_v11070_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, ::std::os::raw::c_uint, *mut CUstreamBatchMemOpParams, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamBeginCapture_v10000: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamBeginCapture_v10000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamBeginCapture_v10010: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCaptureMode) -> CUresult>>,
+    pub(crate) cuStreamBeginCapture_v10010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCaptureMode) -> CUresult>>,
+    pub(crate) cuStreamBeginCaptureToCig_v13010: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCigCaptureParams) -> CUresult>>,
+    pub(crate) cuStreamBeginCaptureToCig_v13010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCigCaptureParams) -> CUresult>>,
+    pub(crate) cuStreamBeginCaptureToGraph_v12030: Option<Imp<unsafe fn(&'static World, CUstream, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, CUstreamCaptureMode) -> CUresult>>,
+    pub(crate) cuStreamBeginCaptureToGraph_v12030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUgraph, *const CUgraphNode, *const CUgraphEdgeData, usize, CUstreamCaptureMode) -> CUresult>>,
+    pub(crate) cuStreamBeginRecaptureToGraph_v13030: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCaptureMode, CUgraph, CUgraphRecaptureCallback, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuStreamBeginRecaptureToGraph_v13030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamCaptureMode, CUgraph, CUgraphRecaptureCallback, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuStreamCopyAttributes_v11000: Option<Imp<unsafe fn(&'static World, CUstream, CUstream) -> CUresult>>,
+    pub(crate) cuStreamCopyAttributes_v11000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstream) -> CUresult>>,
+    pub(crate) cuStreamCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUstream, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamCreateWithPriority_v5050: Option<Imp<unsafe fn(&'static World, *mut CUstream, ::std::os::raw::c_uint, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuStreamDestroy_v2000: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamDestroy_v4000: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamEndCapture_v10000: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraph) -> CUresult>>,
+    pub(crate) cuStreamEndCapture_v10000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraph) -> CUresult>>,
+    pub(crate) cuStreamEndCaptureToCig_v13010: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamEndCaptureToCig_v13010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamGetAttribute_v11000: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamAttrID, *mut CUstreamAttrValue_v1) -> CUresult>>,
+    pub(crate) cuStreamGetAttribute_v11000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamAttrID, *mut CUstreamAttrValue_v1) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v10010: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v10010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v11030: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v11030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut usize) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v12030: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut *const CUgraphEdgeData, *mut usize) -> CUresult>>,
+    pub(crate) cuStreamGetCaptureInfo_v12030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus, *mut cuuint64_t, *mut CUgraph, *mut *const CUgraphNode, *mut *const CUgraphEdgeData, *mut usize) -> CUresult>>,
+    pub(crate) cuStreamGetCtx_v9020: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUcontext) -> CUresult>>,
+    pub(crate) cuStreamGetCtx_v9020_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUcontext) -> CUresult>>,
+    pub(crate) cuStreamGetCtx_v12050: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUcontext, *mut CUgreenCtx) -> CUresult>>,
+    pub(crate) cuStreamGetCtx_v12050_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUcontext, *mut CUgreenCtx) -> CUresult>>,
+    pub(crate) cuStreamGetDevResource_v13010: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
+    pub(crate) cuStreamGetDevResource_v13010_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUdevResource, CUdevResourceType) -> CUresult>>,
+    pub(crate) cuStreamGetDevice_v12080: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUdevice) -> CUresult>>,
+    pub(crate) cuStreamGetDevice_v12080_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUdevice) -> CUresult>>,
+    pub(crate) cuStreamGetFlags_v5050: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamGetFlags_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamGetGreenCtx_v12040: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgreenCtx) -> CUresult>>,
+    pub(crate) cuStreamGetId_v12000: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuStreamGetId_v12000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_ulonglong) -> CUresult>>,
+    pub(crate) cuStreamGetPriority_v5050: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuStreamGetPriority_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, * mut::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuStreamIsCapturing_v10000: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus) -> CUresult>>,
+    pub(crate) cuStreamIsCapturing_v10000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUstreamCaptureStatus) -> CUresult>>,
+    pub(crate) cuStreamQuery_v2000: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamQuery_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamSetAttribute_v11000: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamAttrID, *const CUstreamAttrValue_v1) -> CUresult>>,
+    pub(crate) cuStreamSetAttribute_v11000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUstreamAttrID, *const CUstreamAttrValue_v1) -> CUresult>>,
+    pub(crate) cuStreamSynchronize_v2000: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamSynchronize_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream) -> CUresult>>,
+    pub(crate) cuStreamUpdateCaptureDependencies_v11030: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraphNode, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamUpdateCaptureDependencies_v11030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraphNode, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamUpdateCaptureDependencies_v12030: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraphNode, *const CUgraphEdgeData, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamUpdateCaptureDependencies_v12030_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, *mut CUgraphNode, *const CUgraphEdgeData, usize, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitEvent_v3020: Option<Imp<unsafe fn(&'static World, CUstream, CUevent, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitEvent_v7000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUevent, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue32_v8000: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue32_v8000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue32_v11070: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue32_v11070_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue64_v9000: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue64_v9000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue64_v11070: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWaitValue64_v11070_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue32_v8000: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue32_v8000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue32_v11070: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue32_v11070_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint32_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue64_v9000: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue64_v9000_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue64_v11070: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuStreamWriteValue64_v11070_ptsz: Option<Imp<unsafe fn(&'static World, CUstream, CUdeviceptr_v2, cuuint64_t, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuSurfObjectCreate_v5000: Option<Imp<unsafe fn(&'static World, *mut CUsurfObject_v1, *const CUDA_RESOURCE_DESC_v1) -> CUresult>>,
+    pub(crate) cuSurfObjectDestroy_v5000: Option<Imp<unsafe fn(&'static World, CUsurfObject_v1) -> CUresult>>,
+    pub(crate) cuSurfObjectGetResourceDesc_v5000: Option<Imp<unsafe fn(&'static World, *mut CUDA_RESOURCE_DESC_v1, CUsurfObject_v1) -> CUresult>>,
+    pub(crate) cuSurfRefGetArray_v3000: Option<Imp<unsafe fn(&'static World, *mut CUarray, CUsurfref) -> CUresult>>,
+    pub(crate) cuSurfRefSetArray_v3000: Option<Imp<unsafe fn(&'static World, CUsurfref, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTensorMapEncodeIm2col_v12000: Option<Imp<unsafe fn(&'static World, *mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, * const::std::os::raw::c_int, * const::std::os::raw::c_int, cuuint32_t, cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
+    pub(crate) cuTensorMapEncodeIm2colWide_v12080: Option<Imp<unsafe fn(&'static World, *mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, ::std::os::raw::c_int, ::std::os::raw::c_int, cuuint32_t, cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapIm2ColWideMode, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
+    pub(crate) cuTensorMapEncodeTiled_v12000: Option<Imp<unsafe fn(&'static World, *mut CUtensorMap, CUtensorMapDataType, cuuint32_t, * mut::std::os::raw::c_void, *const cuuint64_t, *const cuuint64_t, *const cuuint32_t, *const cuuint32_t, CUtensorMapInterleave, CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) -> CUresult>>,
+    pub(crate) cuTensorMapReplaceAddress_v12000: Option<Imp<unsafe fn(&'static World, *mut CUtensorMap, * mut::std::os::raw::c_void) -> CUresult>>,
+    pub(crate) cuTensorMapSetAllocationClass_v13050: Option<Imp<unsafe fn(&'static World, *mut CUtensorMap, CUtensorMapAllocClass, *mut CUtensorMapAllocClass) -> CUresult>>,
+    pub(crate) cuTexObjectCreate_v5000: Option<Imp<unsafe fn(&'static World, *mut CUtexObject_v1, *const CUDA_RESOURCE_DESC_v1, *const CUDA_TEXTURE_DESC_v1, *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult>>,
+    pub(crate) cuTexObjectDestroy_v5000: Option<Imp<unsafe fn(&'static World, CUtexObject_v1) -> CUresult>>,
+    pub(crate) cuTexObjectGetResourceDesc_v5000: Option<Imp<unsafe fn(&'static World, *mut CUDA_RESOURCE_DESC_v1, CUtexObject_v1) -> CUresult>>,
+    pub(crate) cuTexObjectGetResourceViewDesc_v5000: Option<Imp<unsafe fn(&'static World, *mut CUDA_RESOURCE_VIEW_DESC_v1, CUtexObject_v1) -> CUresult>>,
+    pub(crate) cuTexObjectGetTextureDesc_v5000: Option<Imp<unsafe fn(&'static World, *mut CUDA_TEXTURE_DESC_v1, CUtexObject_v1) -> CUresult>>,
+    pub(crate) cuTexRefCreate_v2000: Option<Imp<unsafe fn(&'static World, *mut CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefDestroy_v2000: Option<Imp<unsafe fn(&'static World, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetAddress_v2000: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v1, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetAddress_v3020: Option<Imp<unsafe fn(&'static World, *mut CUdeviceptr_v2, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetAddressMode_v2000: Option<Imp<unsafe fn(&'static World, *mut CUaddress_mode, CUtexref, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuTexRefGetArray_v2000: Option<Imp<unsafe fn(&'static World, *mut CUarray, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetBorderColor_v8000: Option<Imp<unsafe fn(&'static World, *mut f32, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetFilterMode_v2000: Option<Imp<unsafe fn(&'static World, *mut CUfilter_mode, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetFlags_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetFormat_v2000: Option<Imp<unsafe fn(&'static World, *mut CUarray_format, * mut::std::os::raw::c_int, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetMaxAnisotropy_v5000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_int, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetMipmapFilterMode_v5000: Option<Imp<unsafe fn(&'static World, *mut CUfilter_mode, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetMipmapLevelBias_v5000: Option<Imp<unsafe fn(&'static World, *mut f32, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetMipmapLevelClamp_v5000: Option<Imp<unsafe fn(&'static World, *mut f32, *mut f32, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefGetMipmappedArray_v5000: Option<Imp<unsafe fn(&'static World, *mut CUmipmappedArray, CUtexref) -> CUresult>>,
+    pub(crate) cuTexRefSetAddress_v2000: Option<Imp<unsafe fn(&'static World, * mut::std::os::raw::c_uint, CUtexref, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTexRefSetAddress_v3020: Option<Imp<unsafe fn(&'static World, *mut usize, CUtexref, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuTexRefSetAddress2D_v2020: Option<Imp<unsafe fn(&'static World, CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v1, CUdeviceptr_v1, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTexRefSetAddress2D_v3020: Option<Imp<unsafe fn(&'static World, CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuTexRefSetAddress2D_v4010: Option<Imp<unsafe fn(&'static World, CUtexref, *const CUDA_ARRAY_DESCRIPTOR_v2, CUdeviceptr_v2, usize) -> CUresult>>,
+    pub(crate) cuTexRefSetAddressMode_v2000: Option<Imp<unsafe fn(&'static World, CUtexref, ::std::os::raw::c_int, CUaddress_mode) -> CUresult>>,
+    pub(crate) cuTexRefSetArray_v2000: Option<Imp<unsafe fn(&'static World, CUtexref, CUarray, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTexRefSetBorderColor_v8000: Option<Imp<unsafe fn(&'static World, CUtexref, *mut f32) -> CUresult>>,
+    pub(crate) cuTexRefSetFilterMode_v2000: Option<Imp<unsafe fn(&'static World, CUtexref, CUfilter_mode) -> CUresult>>,
+    pub(crate) cuTexRefSetFlags_v2000: Option<Imp<unsafe fn(&'static World, CUtexref, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTexRefSetFormat_v2000: Option<Imp<unsafe fn(&'static World, CUtexref, CUarray_format, ::std::os::raw::c_int) -> CUresult>>,
+    pub(crate) cuTexRefSetMaxAnisotropy_v5000: Option<Imp<unsafe fn(&'static World, CUtexref, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuTexRefSetMipmapFilterMode_v5000: Option<Imp<unsafe fn(&'static World, CUtexref, CUfilter_mode) -> CUresult>>,
+    pub(crate) cuTexRefSetMipmapLevelBias_v5000: Option<Imp<unsafe fn(&'static World, CUtexref, f32) -> CUresult>>,
+    pub(crate) cuTexRefSetMipmapLevelClamp_v5000: Option<Imp<unsafe fn(&'static World, CUtexref, f32, f32) -> CUresult>>,
+    pub(crate) cuTexRefSetMipmappedArray_v5000: Option<Imp<unsafe fn(&'static World, CUtexref, CUmipmappedArray, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuThreadExchangeStreamCaptureMode_v10010: Option<Imp<unsafe fn(&'static World, *mut CUstreamCaptureMode) -> CUresult>>,
+    pub(crate) cuUserObjectCreate_v11030: Option<Imp<unsafe fn(&'static World, *mut CUuserObject, * mut::std::os::raw::c_void, CUhostFn, ::std::os::raw::c_uint, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuUserObjectRelease_v11030: Option<Imp<unsafe fn(&'static World, CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuUserObjectRetain_v11030: Option<Imp<unsafe fn(&'static World, CUuserObject, ::std::os::raw::c_uint) -> CUresult>>,
+    pub(crate) cuWaitExternalSemaphoresAsync_v10000: Option<Imp<unsafe fn(&'static World, *const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
+    pub(crate) cuWaitExternalSemaphoresAsync_v10000_ptsz: Option<Imp<unsafe fn(&'static World, *const CUexternalSemaphore, *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, ::std::os::raw::c_uint, CUstream) -> CUresult>>,
 }
 
 impl Table {
@@ -1391,6860 +1392,7546 @@ impl Table {
     };
 }
 
-pub(crate) unsafe extern "C" fn cuArray3DCreate_v2000(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArray3DCreate_v2000<const W: usize>(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArray3DCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArray3DCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, pAllocateArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArray3DCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, pAllocateArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArray3DCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuArray3DCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuArray3DCreate_v3020(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArray3DCreate_v3020<const W: usize>(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY3D_DESCRIPTOR_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArray3DCreate_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArray3DCreate_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, pAllocateArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArray3DCreate_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, pAllocateArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArray3DCreate_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuArray3DCreate_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuArray3DGetDescriptor_v2000(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArray3DGetDescriptor_v2000<const W: usize>(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArray3DGetDescriptor_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArray3DGetDescriptor_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pArrayDescriptor, hArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArray3DGetDescriptor_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pArrayDescriptor, hArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArray3DGetDescriptor_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuArray3DGetDescriptor_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuArray3DGetDescriptor_v3020(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArray3DGetDescriptor_v3020<const W: usize>(pArrayDescriptor: *mut CUDA_ARRAY3D_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArray3DGetDescriptor_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArray3DGetDescriptor_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pArrayDescriptor, hArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArray3DGetDescriptor_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pArrayDescriptor, hArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArray3DGetDescriptor_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuArray3DGetDescriptor_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayCreate_v2000(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayCreate_v2000<const W: usize>(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, pAllocateArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, pAllocateArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayCreate_v3020(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayCreate_v3020<const W: usize>(pHandle: *mut CUarray, pAllocateArray: *const CUDA_ARRAY_DESCRIPTOR_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayCreate_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayCreate_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, pAllocateArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayCreate_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, pAllocateArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayCreate_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayCreate_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayDestroy_v2000(hArray: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayDestroy_v2000<const W: usize>(hArray: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayDestroy_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayDestroy_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayDestroy_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayDestroy_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayDestroy_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayGetDescriptor_v2000(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayGetDescriptor_v2000<const W: usize>(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v1, hArray: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayGetDescriptor_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayGetDescriptor_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pArrayDescriptor, hArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayGetDescriptor_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pArrayDescriptor, hArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayGetDescriptor_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayGetDescriptor_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayGetDescriptor_v3020(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayGetDescriptor_v3020<const W: usize>(pArrayDescriptor: *mut CUDA_ARRAY_DESCRIPTOR_v2, hArray: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayGetDescriptor_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayGetDescriptor_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pArrayDescriptor, hArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayGetDescriptor_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pArrayDescriptor, hArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayGetDescriptor_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayGetDescriptor_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayGetMemoryRequirements_v11060(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayGetMemoryRequirements_v11060<const W: usize>(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, array: CUarray, device: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayGetMemoryRequirements_v11060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayGetMemoryRequirements_v11060, imp.gate) {
-            Ok(()) => (imp.f)(memoryRequirements, array, device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayGetMemoryRequirements_v11060, imp.gate) {
+            Ok(()) => (imp.f)(w, memoryRequirements, array, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayGetMemoryRequirements_v11060),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayGetMemoryRequirements_v11060),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayGetPlane_v11020(pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayGetPlane_v11020<const W: usize>(pPlaneArray: *mut CUarray, hArray: CUarray, planeIdx: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayGetPlane_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayGetPlane_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pPlaneArray, hArray, planeIdx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayGetPlane_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pPlaneArray, hArray, planeIdx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayGetPlane_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayGetPlane_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuArrayGetSparseProperties_v11010(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuArrayGetSparseProperties_v11010<const W: usize>(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, array: CUarray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuArrayGetSparseProperties_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuArrayGetSparseProperties_v11010, imp.gate) {
-            Ok(()) => (imp.f)(sparseProperties, array),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuArrayGetSparseProperties_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, sparseProperties, array),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuArrayGetSparseProperties_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuArrayGetSparseProperties_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointOperationComplete_v13040(handle: CUcheckpointOperationHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointOperationComplete_v13040<const W: usize>(handle: CUcheckpointOperationHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointOperationComplete_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointOperationComplete_v13040, imp.gate) {
-            Ok(()) => (imp.f)(handle),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointOperationComplete_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, handle),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointOperationComplete_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointOperationComplete_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessCheckpoint_v12080(pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessCheckpoint_v12080<const W: usize>(pid: ::std::os::raw::c_int, args: *mut CUcheckpointCheckpointArgs) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessCheckpoint_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessCheckpoint_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, args),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessCheckpoint_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, args),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessCheckpoint_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessCheckpoint_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessGetRestoreThreadId_v12080(pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessGetRestoreThreadId_v12080<const W: usize>(pid: ::std::os::raw::c_int, tid: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessGetRestoreThreadId_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessGetRestoreThreadId_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, tid),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessGetRestoreThreadId_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, tid),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessGetRestoreThreadId_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessGetRestoreThreadId_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessGetState_v12080(pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessGetState_v12080<const W: usize>(pid: ::std::os::raw::c_int, state: *mut CUprocessState) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessGetState_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessGetState_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, state),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessGetState_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, state),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessGetState_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessGetState_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessLock_v12080(pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessLock_v12080<const W: usize>(pid: ::std::os::raw::c_int, args: *mut CUcheckpointLockArgs) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessLock_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessLock_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, args),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessLock_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, args),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessLock_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessLock_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessRestore_v12080(pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessRestore_v12080<const W: usize>(pid: ::std::os::raw::c_int, args: *mut CUcheckpointRestoreArgs) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessRestore_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessRestore_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, args),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessRestore_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, args),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessRestore_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessRestore_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCheckpointProcessUnlock_v12080(pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCheckpointProcessUnlock_v12080<const W: usize>(pid: ::std::os::raw::c_int, args: *mut CUcheckpointUnlockArgs) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCheckpointProcessUnlock_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCheckpointProcessUnlock_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pid, args),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCheckpointProcessUnlock_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pid, args),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCheckpointProcessUnlock_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuCheckpointProcessUnlock_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpDeregisterCompleteCallback_v13020(callback: CUcoredumpCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpDeregisterCompleteCallback_v13020<const W: usize>(callback: CUcoredumpCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpDeregisterCompleteCallback_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpDeregisterCompleteCallback_v13020, imp.gate) {
-            Ok(()) => (imp.f)(callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpDeregisterCompleteCallback_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpDeregisterCompleteCallback_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpDeregisterCompleteCallback_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpDeregisterStartCallback_v13020(callback: CUcoredumpCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpDeregisterStartCallback_v13020<const W: usize>(callback: CUcoredumpCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpDeregisterStartCallback_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpDeregisterStartCallback_v13020, imp.gate) {
-            Ok(()) => (imp.f)(callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpDeregisterStartCallback_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpDeregisterStartCallback_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpDeregisterStartCallback_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpGetAttribute_v12010(get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpGetAttribute_v12010<const W: usize>(get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpGetAttribute_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpGetAttribute_v12010, imp.gate) {
-            Ok(()) => (imp.f)(get, value, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpGetAttribute_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, get, value, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpGetAttribute_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpGetAttribute_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpGetAttributeGlobal_v12010(get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpGetAttributeGlobal_v12010<const W: usize>(get: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpGetAttributeGlobal_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpGetAttributeGlobal_v12010, imp.gate) {
-            Ok(()) => (imp.f)(get, value, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpGetAttributeGlobal_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, get, value, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpGetAttributeGlobal_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpGetAttributeGlobal_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpRegisterCompleteCallback_v13020(callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpRegisterCompleteCallback_v13020<const W: usize>(callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpRegisterCompleteCallback_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpRegisterCompleteCallback_v13020, imp.gate) {
-            Ok(()) => (imp.f)(callback, userData, callbackOut),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpRegisterCompleteCallback_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, callback, userData, callbackOut),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpRegisterCompleteCallback_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpRegisterCompleteCallback_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpRegisterStartCallback_v13020(callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpRegisterStartCallback_v13020<const W: usize>(callback: CUcoredumpStatusCallback, userData: * mut::std::os::raw::c_void, callbackOut: *mut CUcoredumpCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpRegisterStartCallback_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpRegisterStartCallback_v13020, imp.gate) {
-            Ok(()) => (imp.f)(callback, userData, callbackOut),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpRegisterStartCallback_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, callback, userData, callbackOut),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpRegisterStartCallback_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpRegisterStartCallback_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpSetAttribute_v12010(set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpSetAttribute_v12010<const W: usize>(set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpSetAttribute_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpSetAttribute_v12010, imp.gate) {
-            Ok(()) => (imp.f)(set, value, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpSetAttribute_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, set, value, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpSetAttribute_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpSetAttribute_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCoredumpSetAttributeGlobal_v12010(set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCoredumpSetAttributeGlobal_v12010<const W: usize>(set: CUcoredumpSettings, value: * mut::std::os::raw::c_void, size: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCoredumpSetAttributeGlobal_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCoredumpSetAttributeGlobal_v12010, imp.gate) {
-            Ok(()) => (imp.f)(set, value, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCoredumpSetAttributeGlobal_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, set, value, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCoredumpSetAttributeGlobal_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCoredumpSetAttributeGlobal_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxAttach_v2000(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxAttach_v2000<const W: usize>(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxAttach_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxAttach_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pctx, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxAttach_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxAttach_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxAttach_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxCreate_v2000(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxCreate_v2000<const W: usize>(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pctx, flags, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, flags, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxCreate_v3020(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxCreate_v3020<const W: usize>(pctx: *mut CUcontext, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxCreate_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxCreate_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pctx, flags, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxCreate_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, flags, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxCreate_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxCreate_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxCreate_v11040(pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxCreate_v11040<const W: usize>(pctx: *mut CUcontext, paramsArray: *mut CUexecAffinityParam, numParams: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxCreate_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxCreate_v11040, imp.gate) {
-            Ok(()) => (imp.f)(pctx, paramsArray, numParams, flags, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxCreate_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, paramsArray, numParams, flags, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxCreate_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxCreate_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxCreate_v12050(pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxCreate_v12050<const W: usize>(pctx: *mut CUcontext, ctxCreateParams: *mut CUctxCreateParams, flags: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxCreate_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxCreate_v12050, imp.gate) {
-            Ok(()) => (imp.f)(pctx, ctxCreateParams, flags, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxCreate_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, ctxCreateParams, flags, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxCreate_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxCreate_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxDestroy_v2000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxDestroy_v2000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxDestroy_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxDestroy_v2000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxDestroy_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxDestroy_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxDestroy_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxDestroy_v4000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxDestroy_v4000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxDestroy_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxDestroy_v4000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxDestroy_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxDestroy_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxDestroy_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxDetach_v2000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxDetach_v2000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxDetach_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxDetach_v2000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxDetach_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxDetach_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxDetach_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxDisablePeerAccess_v4000(peerContext: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxDisablePeerAccess_v4000<const W: usize>(peerContext: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxDisablePeerAccess_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxDisablePeerAccess_v4000, imp.gate) {
-            Ok(()) => (imp.f)(peerContext),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxDisablePeerAccess_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, peerContext),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxDisablePeerAccess_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxDisablePeerAccess_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxEnablePeerAccess_v4000(peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxEnablePeerAccess_v4000<const W: usize>(peerContext: CUcontext, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxEnablePeerAccess_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxEnablePeerAccess_v4000, imp.gate) {
-            Ok(()) => (imp.f)(peerContext, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxEnablePeerAccess_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, peerContext, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxEnablePeerAccess_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxEnablePeerAccess_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxFromGreenCtx_v12040(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxFromGreenCtx_v12040<const W: usize>(pContext: *mut CUcontext, hCtx: CUgreenCtx) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxFromGreenCtx_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxFromGreenCtx_v12040, imp.gate) {
-            Ok(()) => (imp.f)(pContext, hCtx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxFromGreenCtx_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, pContext, hCtx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxFromGreenCtx_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxFromGreenCtx_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetApiVersion_v3020(ctx: CUcontext, version: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetApiVersion_v3020<const W: usize>(ctx: CUcontext, version: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetApiVersion_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetApiVersion_v3020, imp.gate) {
-            Ok(()) => (imp.f)(ctx, version),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetApiVersion_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx, version),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetApiVersion_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetApiVersion_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetCacheConfig_v3020(pconfig: *mut CUfunc_cache) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetCacheConfig_v3020<const W: usize>(pconfig: *mut CUfunc_cache) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetCacheConfig_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetCacheConfig_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pconfig),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetCacheConfig_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pconfig),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetCacheConfig_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetCacheConfig_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetCurrent_v4000(pctx: *mut CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetCurrent_v4000<const W: usize>(pctx: *mut CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetCurrent_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetCurrent_v4000, imp.gate) {
-            Ok(()) => (imp.f)(pctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetCurrent_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetCurrent_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetCurrent_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetDevResource_v12040(hCtx: CUcontext, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetDevResource_v12040<const W: usize>(hCtx: CUcontext, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetDevResource_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetDevResource_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, result, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetDevResource_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, result, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetDevResource_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetDevResource_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetDevice_v2000(device: *mut CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetDevice_v2000<const W: usize>(device: *mut CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetDevice_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetDevice_v2000, imp.gate) {
-            Ok(()) => (imp.f)(device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetDevice_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetDevice_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetDevice_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetDevice_v13000(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetDevice_v13000<const W: usize>(device: *mut CUdevice, ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetDevice_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetDevice_v13000, imp.gate) {
-            Ok(()) => (imp.f)(device, ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetDevice_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, device, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetDevice_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetDevice_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetExecAffinity_v11040(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetExecAffinity_v11040<const W: usize>(pExecAffinity: *mut CUexecAffinityParam, type_: CUexecAffinityType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetExecAffinity_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetExecAffinity_v11040, imp.gate) {
-            Ok(()) => (imp.f)(pExecAffinity, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetExecAffinity_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, pExecAffinity, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetExecAffinity_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetExecAffinity_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetFlags_v7000(flags: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetFlags_v7000<const W: usize>(flags: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetFlags_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetFlags_v7000, imp.gate) {
-            Ok(()) => (imp.f)(flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetFlags_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetFlags_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetFlags_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetId_v12000(ctx: CUcontext, ctxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetId_v12000<const W: usize>(ctx: CUcontext, ctxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetId_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetId_v12000, imp.gate) {
-            Ok(()) => (imp.f)(ctx, ctxId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetId_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx, ctxId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetId_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetId_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetLimit_v3010(pvalue: *mut usize, limit: CUlimit) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetLimit_v3010<const W: usize>(pvalue: *mut usize, limit: CUlimit) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetLimit_v3010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetLimit_v3010, imp.gate) {
-            Ok(()) => (imp.f)(pvalue, limit),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetLimit_v3010, imp.gate) {
+            Ok(()) => (imp.f)(w, pvalue, limit),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetLimit_v3010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetLimit_v3010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetSharedMemConfig_v4020(pConfig: *mut CUsharedconfig) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetSharedMemConfig_v4020<const W: usize>(pConfig: *mut CUsharedconfig) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetSharedMemConfig_v4020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetSharedMemConfig_v4020, imp.gate) {
-            Ok(()) => (imp.f)(pConfig),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetSharedMemConfig_v4020, imp.gate) {
+            Ok(()) => (imp.f)(w, pConfig),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetSharedMemConfig_v4020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetSharedMemConfig_v4020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxGetStreamPriorityRange_v5050(leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxGetStreamPriorityRange_v5050<const W: usize>(leastPriority: * mut::std::os::raw::c_int, greatestPriority: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxGetStreamPriorityRange_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxGetStreamPriorityRange_v5050, imp.gate) {
-            Ok(()) => (imp.f)(leastPriority, greatestPriority),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxGetStreamPriorityRange_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, leastPriority, greatestPriority),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxGetStreamPriorityRange_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxGetStreamPriorityRange_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxPopCurrent_v2000(pctx: *mut CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxPopCurrent_v2000<const W: usize>(pctx: *mut CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxPopCurrent_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxPopCurrent_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxPopCurrent_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxPopCurrent_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxPopCurrent_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxPopCurrent_v4000(pctx: *mut CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxPopCurrent_v4000<const W: usize>(pctx: *mut CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxPopCurrent_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxPopCurrent_v4000, imp.gate) {
-            Ok(()) => (imp.f)(pctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxPopCurrent_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxPopCurrent_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxPopCurrent_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxPushCurrent_v2000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxPushCurrent_v2000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxPushCurrent_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxPushCurrent_v2000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxPushCurrent_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxPushCurrent_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxPushCurrent_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxPushCurrent_v4000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxPushCurrent_v4000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxPushCurrent_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxPushCurrent_v4000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxPushCurrent_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxPushCurrent_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxPushCurrent_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxRecordEvent_v12050(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxRecordEvent_v12050<const W: usize>(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxRecordEvent_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxRecordEvent_v12050, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxRecordEvent_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxRecordEvent_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxRecordEvent_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxResetPersistingL2Cache_v11000() -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxResetPersistingL2Cache_v11000<const W: usize>() -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxResetPersistingL2Cache_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxResetPersistingL2Cache_v11000, imp.gate) {
-            Ok(()) => (imp.f)(),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxResetPersistingL2Cache_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxResetPersistingL2Cache_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxResetPersistingL2Cache_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSetCacheConfig_v3020(config: CUfunc_cache) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSetCacheConfig_v3020<const W: usize>(config: CUfunc_cache) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSetCacheConfig_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSetCacheConfig_v3020, imp.gate) {
-            Ok(()) => (imp.f)(config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSetCacheConfig_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSetCacheConfig_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSetCacheConfig_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSetCurrent_v4000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSetCurrent_v4000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSetCurrent_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSetCurrent_v4000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSetCurrent_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSetCurrent_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSetCurrent_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSetFlags_v12010(flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSetFlags_v12010<const W: usize>(flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSetFlags_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSetFlags_v12010, imp.gate) {
-            Ok(()) => (imp.f)(flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSetFlags_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSetFlags_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSetFlags_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSetLimit_v3010(limit: CUlimit, value: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSetLimit_v3010<const W: usize>(limit: CUlimit, value: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSetLimit_v3010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSetLimit_v3010, imp.gate) {
-            Ok(()) => (imp.f)(limit, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSetLimit_v3010, imp.gate) {
+            Ok(()) => (imp.f)(w, limit, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSetLimit_v3010),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSetLimit_v3010),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSetSharedMemConfig_v4020(config: CUsharedconfig) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSetSharedMemConfig_v4020<const W: usize>(config: CUsharedconfig) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSetSharedMemConfig_v4020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSetSharedMemConfig_v4020, imp.gate) {
-            Ok(()) => (imp.f)(config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSetSharedMemConfig_v4020, imp.gate) {
+            Ok(()) => (imp.f)(w, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSetSharedMemConfig_v4020),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSetSharedMemConfig_v4020),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSynchronize_v2000() -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSynchronize_v2000<const W: usize>() -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSynchronize_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSynchronize_v2000, imp.gate) {
-            Ok(()) => (imp.f)(),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSynchronize_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSynchronize_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSynchronize_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxSynchronize_v13000(ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxSynchronize_v13000<const W: usize>(ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxSynchronize_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxSynchronize_v13000, imp.gate) {
-            Ok(()) => (imp.f)(ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxSynchronize_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxSynchronize_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxSynchronize_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuCtxWaitEvent_v12050(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuCtxWaitEvent_v12050<const W: usize>(hCtx: CUcontext, hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuCtxWaitEvent_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuCtxWaitEvent_v12050, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuCtxWaitEvent_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuCtxWaitEvent_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuCtxWaitEvent_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuDestroyExternalMemory_v10000(extMem: CUexternalMemory) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDestroyExternalMemory_v10000<const W: usize>(extMem: CUexternalMemory) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDestroyExternalMemory_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDestroyExternalMemory_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extMem),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDestroyExternalMemory_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extMem),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDestroyExternalMemory_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDestroyExternalMemory_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDestroyExternalSemaphore_v10000(extSem: CUexternalSemaphore) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDestroyExternalSemaphore_v10000<const W: usize>(extSem: CUexternalSemaphore) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDestroyExternalSemaphore_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDestroyExternalSemaphore_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extSem),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDestroyExternalSemaphore_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extSem),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDestroyExternalSemaphore_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDestroyExternalSemaphore_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevResourceGenerateDesc_v12040(phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevResourceGenerateDesc_v12040<const W: usize>(phDesc: *mut CUdevResourceDesc, resources: *mut CUdevResource, nbResources: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevResourceGenerateDesc_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevResourceGenerateDesc_v12040, imp.gate) {
-            Ok(()) => (imp.f)(phDesc, resources, nbResources),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevResourceGenerateDesc_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, phDesc, resources, nbResources),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevResourceGenerateDesc_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevResourceGenerateDesc_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevSmResourceSplit_v13010(result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevSmResourceSplit_v13010<const W: usize>(result: *mut CUdevResource, nbGroups: ::std::os::raw::c_uint, input: *const CUdevResource, remainder: *mut CUdevResource, flags: ::std::os::raw::c_uint, groupParams: *mut CU_DEV_SM_RESOURCE_GROUP_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevSmResourceSplit_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevSmResourceSplit_v13010, imp.gate) {
-            Ok(()) => (imp.f)(result, nbGroups, input, remainder, flags, groupParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevSmResourceSplit_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, result, nbGroups, input, remainder, flags, groupParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevSmResourceSplit_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevSmResourceSplit_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevSmResourceSplitByCount_v12040(result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevSmResourceSplitByCount_v12040<const W: usize>(result: *mut CUdevResource, nbGroups: * mut::std::os::raw::c_uint, input: *const CUdevResource, remaining: *mut CUdevResource, useFlags: ::std::os::raw::c_uint, minCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevSmResourceSplitByCount_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevSmResourceSplitByCount_v12040, imp.gate) {
-            Ok(()) => (imp.f)(result, nbGroups, input, remaining, useFlags, minCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevSmResourceSplitByCount_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, result, nbGroups, input, remaining, useFlags, minCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevSmResourceSplitByCount_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevSmResourceSplitByCount_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceCanAccessPeer_v4000(canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceCanAccessPeer_v4000<const W: usize>(canAccessPeer: * mut::std::os::raw::c_int, dev: CUdevice_v1, peerDev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceCanAccessPeer_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceCanAccessPeer_v4000, imp.gate) {
-            Ok(()) => (imp.f)(canAccessPeer, dev, peerDev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceCanAccessPeer_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, canAccessPeer, dev, peerDev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceCanAccessPeer_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceCanAccessPeer_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceComputeCapability_v2000(major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceComputeCapability_v2000<const W: usize>(major: * mut::std::os::raw::c_int, minor: * mut::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceComputeCapability_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceComputeCapability_v2000, imp.gate) {
-            Ok(()) => (imp.f)(major, minor, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceComputeCapability_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, major, minor, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceComputeCapability_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceComputeCapability_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGet_v2000(device: *mut CUdevice_v1, ordinal: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGet_v2000<const W: usize>(device: *mut CUdevice_v1, ordinal: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGet_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGet_v2000, imp.gate) {
-            Ok(()) => (imp.f)(device, ordinal),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGet_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, device, ordinal),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGet_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGet_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetAttribute_v2000(pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetAttribute_v2000<const W: usize>(pi: * mut::std::os::raw::c_int, attrib: CUdevice_attribute, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetAttribute_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetAttribute_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pi, attrib, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetAttribute_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pi, attrib, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetAttribute_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetAttribute_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetByPCIBusId_v4010(dev: *mut CUdevice_v1, pciBusId: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetByPCIBusId_v4010<const W: usize>(dev: *mut CUdevice_v1, pciBusId: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetByPCIBusId_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetByPCIBusId_v4010, imp.gate) {
-            Ok(()) => (imp.f)(dev, pciBusId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetByPCIBusId_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, pciBusId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetByPCIBusId_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetByPCIBusId_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetCliqueCount_v13040(count: *mut usize, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetCliqueCount_v13040<const W: usize>(count: *mut usize, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetCliqueCount_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetCliqueCount_v13040, imp.gate) {
-            Ok(()) => (imp.f)(count, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetCliqueCount_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, count, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetCliqueCount_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetCliqueCount_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetCliqueInfo_v13040(cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetCliqueInfo_v13040<const W: usize>(cliqueInfo: *mut CUcliqueInfo, count: *mut usize, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetCliqueInfo_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetCliqueInfo_v13040, imp.gate) {
-            Ok(()) => (imp.f)(cliqueInfo, count, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetCliqueInfo_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, cliqueInfo, count, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetCliqueInfo_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetCliqueInfo_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetCount_v2000(count: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetCount_v2000<const W: usize>(count: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetCount_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetCount_v2000, imp.gate) {
-            Ok(()) => (imp.f)(count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetCount_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetCount_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetCount_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetDefaultMemPool_v11020(pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetDefaultMemPool_v11020<const W: usize>(pool_out: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetDefaultMemPool_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetDefaultMemPool_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool_out, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetDefaultMemPool_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool_out, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetDefaultMemPool_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetDefaultMemPool_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetDevResource_v12040(dev: CUdevice, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetDevResource_v12040<const W: usize>(dev: CUdevice, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetDevResource_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetDevResource_v12040, imp.gate) {
-            Ok(()) => (imp.f)(dev, result, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetDevResource_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, result, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetDevResource_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetDevResource_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetExecAffinitySupport_v11040(pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetExecAffinitySupport_v11040<const W: usize>(pi: * mut::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetExecAffinitySupport_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetExecAffinitySupport_v11040, imp.gate) {
-            Ok(()) => (imp.f)(pi, type_, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetExecAffinitySupport_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, pi, type_, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetExecAffinitySupport_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetExecAffinitySupport_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetFabricClusterUuid_v13040(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetFabricClusterUuid_v13040<const W: usize>(uuid: *mut CUuuid, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetFabricClusterUuid_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetFabricClusterUuid_v13040, imp.gate) {
-            Ok(()) => (imp.f)(uuid, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetFabricClusterUuid_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, uuid, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetFabricClusterUuid_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetFabricClusterUuid_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetGraphMemAttribute_v11040(device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetGraphMemAttribute_v11040<const W: usize>(device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetGraphMemAttribute_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetGraphMemAttribute_v11040, imp.gate) {
-            Ok(()) => (imp.f)(device, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetGraphMemAttribute_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, device, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetGraphMemAttribute_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetGraphMemAttribute_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetHostAtomicCapabilities_v13000(capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetHostAtomicCapabilities_v13000<const W: usize>(capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetHostAtomicCapabilities_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetHostAtomicCapabilities_v13000, imp.gate) {
-            Ok(()) => (imp.f)(capabilities, operations, count, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetHostAtomicCapabilities_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, capabilities, operations, count, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetHostAtomicCapabilities_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetHostAtomicCapabilities_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetLuid_v10000(luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetLuid_v10000<const W: usize>(luid: * mut::std::os::raw::c_char, deviceNodeMask: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetLuid_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetLuid_v10000, imp.gate) {
-            Ok(()) => (imp.f)(luid, deviceNodeMask, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetLuid_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, luid, deviceNodeMask, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetLuid_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetLuid_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetMemPool_v11020(pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetMemPool_v11020<const W: usize>(pool: *mut CUmemoryPool, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetMemPool_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetMemPool_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetMemPool_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetMemPool_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetMemPool_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetName_v2000(name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetName_v2000<const W: usize>(name: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetName_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetName_v2000, imp.gate) {
-            Ok(()) => (imp.f)(name, len, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetName_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, name, len, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetName_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetName_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetNvSciSyncAttributes_v10020(nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice_v1, flags: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetNvSciSyncAttributes_v10020<const W: usize>(nvSciSyncAttrList: * mut::std::os::raw::c_void, dev: CUdevice_v1, flags: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetNvSciSyncAttributes_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetNvSciSyncAttributes_v10020, imp.gate) {
-            Ok(()) => (imp.f)(nvSciSyncAttrList, dev, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetNvSciSyncAttributes_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, nvSciSyncAttrList, dev, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetNvSciSyncAttributes_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetNvSciSyncAttributes_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetP2PAtomicCapabilities_v13000(capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetP2PAtomicCapabilities_v13000<const W: usize>(capabilities: * mut::std::os::raw::c_uint, operations: *const CUatomicOperation, count: ::std::os::raw::c_uint, srcDevice: CUdevice, dstDevice: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetP2PAtomicCapabilities_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetP2PAtomicCapabilities_v13000, imp.gate) {
-            Ok(()) => (imp.f)(capabilities, operations, count, srcDevice, dstDevice),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetP2PAtomicCapabilities_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, capabilities, operations, count, srcDevice, dstDevice),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetP2PAtomicCapabilities_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetP2PAtomicCapabilities_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetP2PAttribute_v8000(value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetP2PAttribute_v8000<const W: usize>(value: * mut::std::os::raw::c_int, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetP2PAttribute_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetP2PAttribute_v8000, imp.gate) {
-            Ok(()) => (imp.f)(value, attrib, srcDevice, dstDevice),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetP2PAttribute_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, value, attrib, srcDevice, dstDevice),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetP2PAttribute_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetP2PAttribute_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetPCIBusId_v4010(pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetPCIBusId_v4010<const W: usize>(pciBusId: * mut::std::os::raw::c_char, len: ::std::os::raw::c_int, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetPCIBusId_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetPCIBusId_v4010, imp.gate) {
-            Ok(()) => (imp.f)(pciBusId, len, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetPCIBusId_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, pciBusId, len, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetPCIBusId_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetPCIBusId_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetProperties_v2000(prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetProperties_v2000<const W: usize>(prop: *mut CUdevprop_v1, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetProperties_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetProperties_v2000, imp.gate) {
-            Ok(()) => (imp.f)(prop, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetProperties_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, prop, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetProperties_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetProperties_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetTexture1DLinearMaxWidth_v11010(maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetTexture1DLinearMaxWidth_v11010<const W: usize>(maxWidthInElements: *mut usize, format: CUarray_format, numChannels: ::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetTexture1DLinearMaxWidth_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetTexture1DLinearMaxWidth_v11010, imp.gate) {
-            Ok(()) => (imp.f)(maxWidthInElements, format, numChannels, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetTexture1DLinearMaxWidth_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, maxWidthInElements, format, numChannels, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetTexture1DLinearMaxWidth_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetTexture1DLinearMaxWidth_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetUuid_v9020(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetUuid_v9020<const W: usize>(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetUuid_v9020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetUuid_v9020, imp.gate) {
-            Ok(()) => (imp.f)(uuid, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetUuid_v9020, imp.gate) {
+            Ok(()) => (imp.f)(w, uuid, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetUuid_v9020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetUuid_v9020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGetUuid_v11040(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGetUuid_v11040<const W: usize>(uuid: *mut CUuuid, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGetUuid_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGetUuid_v11040, imp.gate) {
-            Ok(()) => (imp.f)(uuid, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGetUuid_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, uuid, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGetUuid_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGetUuid_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceGraphMemTrim_v11040(device: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceGraphMemTrim_v11040<const W: usize>(device: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceGraphMemTrim_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceGraphMemTrim_v11040, imp.gate) {
-            Ok(()) => (imp.f)(device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceGraphMemTrim_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceGraphMemTrim_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceGraphMemTrim_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxGetState_v7000(dev: CUdevice_v1, flags: * mut::std::os::raw::c_uint, active: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxGetState_v7000<const W: usize>(dev: CUdevice_v1, flags: * mut::std::os::raw::c_uint, active: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxGetState_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxGetState_v7000, imp.gate) {
-            Ok(()) => (imp.f)(dev, flags, active),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxGetState_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, flags, active),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxGetState_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxGetState_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRelease_v7000(dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRelease_v7000<const W: usize>(dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxRelease_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxRelease_v7000, imp.gate) {
-            Ok(()) => (imp.f)(dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxRelease_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxRelease_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxRelease_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRelease_v11000(dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRelease_v11000<const W: usize>(dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxRelease_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxRelease_v11000, imp.gate) {
-            Ok(()) => (imp.f)(dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxRelease_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxRelease_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxRelease_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxReset_v7000(dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxReset_v7000<const W: usize>(dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxReset_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxReset_v7000, imp.gate) {
-            Ok(()) => (imp.f)(dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxReset_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxReset_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxReset_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxReset_v11000(dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxReset_v11000<const W: usize>(dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxReset_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxReset_v11000, imp.gate) {
-            Ok(()) => (imp.f)(dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxReset_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxReset_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxReset_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRetain_v7000(pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxRetain_v7000<const W: usize>(pctx: *mut CUcontext, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxRetain_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxRetain_v7000, imp.gate) {
-            Ok(()) => (imp.f)(pctx, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxRetain_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, pctx, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxRetain_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxRetain_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v7000(dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v7000<const W: usize>(dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxSetFlags_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxSetFlags_v7000, imp.gate) {
-            Ok(()) => (imp.f)(dev, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxSetFlags_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxSetFlags_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxSetFlags_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v11000(dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDevicePrimaryCtxSetFlags_v11000<const W: usize>(dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDevicePrimaryCtxSetFlags_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDevicePrimaryCtxSetFlags_v11000, imp.gate) {
-            Ok(()) => (imp.f)(dev, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDevicePrimaryCtxSetFlags_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDevicePrimaryCtxSetFlags_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDevicePrimaryCtxSetFlags_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceRegisterAsyncNotification_v12040(device: CUdevice, callbackFunc: CUasyncCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUasyncCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceRegisterAsyncNotification_v12040<const W: usize>(device: CUdevice, callbackFunc: CUasyncCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUasyncCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceRegisterAsyncNotification_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceRegisterAsyncNotification_v12040, imp.gate) {
-            Ok(()) => (imp.f)(device, callbackFunc, userData, callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceRegisterAsyncNotification_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, device, callbackFunc, userData, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceRegisterAsyncNotification_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceRegisterAsyncNotification_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceSetGraphMemAttribute_v11040(device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceSetGraphMemAttribute_v11040<const W: usize>(device: CUdevice, attr: CUgraphMem_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceSetGraphMemAttribute_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceSetGraphMemAttribute_v11040, imp.gate) {
-            Ok(()) => (imp.f)(device, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceSetGraphMemAttribute_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, device, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceSetGraphMemAttribute_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceSetGraphMemAttribute_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceSetMemPool_v11020(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceSetMemPool_v11020<const W: usize>(dev: CUdevice_v1, pool: CUmemoryPool) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceSetMemPool_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceSetMemPool_v11020, imp.gate) {
-            Ok(()) => (imp.f)(dev, pool),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceSetMemPool_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, dev, pool),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceSetMemPool_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceSetMemPool_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceTotalMem_v2000(bytes: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceTotalMem_v2000<const W: usize>(bytes: * mut::std::os::raw::c_uint, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceTotalMem_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceTotalMem_v2000, imp.gate) {
-            Ok(()) => (imp.f)(bytes, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceTotalMem_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, bytes, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceTotalMem_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceTotalMem_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceTotalMem_v3020(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceTotalMem_v3020<const W: usize>(bytes: *mut usize, dev: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceTotalMem_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceTotalMem_v3020, imp.gate) {
-            Ok(()) => (imp.f)(bytes, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceTotalMem_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, bytes, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceTotalMem_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceTotalMem_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuDeviceUnregisterAsyncNotification_v12040(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDeviceUnregisterAsyncNotification_v12040<const W: usize>(device: CUdevice, callback: CUasyncCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDeviceUnregisterAsyncNotification_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDeviceUnregisterAsyncNotification_v12040, imp.gate) {
-            Ok(()) => (imp.f)(device, callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDeviceUnregisterAsyncNotification_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, device, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDeviceUnregisterAsyncNotification_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuDeviceUnregisterAsyncNotification_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuDriverGetVersion_v2020(driverVersion: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuDriverGetVersion_v2020<const W: usize>(driverVersion: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuDriverGetVersion_v2020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuDriverGetVersion_v2020, imp.gate) {
-            Ok(()) => (imp.f)(driverVersion),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuDriverGetVersion_v2020, imp.gate) {
+            Ok(()) => (imp.f)(w, driverVersion),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuDriverGetVersion_v2020),
+        None => crate::entry::unsupported(w, cudrv::call::cuDriverGetVersion_v2020),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventCreate_v2000(phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventCreate_v2000<const W: usize>(phEvent: *mut CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(phEvent, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, phEvent, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventDestroy_v2000(hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventDestroy_v2000<const W: usize>(hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventDestroy_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventDestroy_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventDestroy_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventDestroy_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventDestroy_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventDestroy_v4000(hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventDestroy_v4000<const W: usize>(hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventDestroy_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventDestroy_v4000, imp.gate) {
-            Ok(()) => (imp.f)(hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventDestroy_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventDestroy_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventDestroy_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventElapsedTime_v2000(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventElapsedTime_v2000<const W: usize>(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventElapsedTime_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventElapsedTime_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pMilliseconds, hStart, hEnd),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventElapsedTime_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pMilliseconds, hStart, hEnd),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventElapsedTime_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventElapsedTime_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventElapsedTime_v12080(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventElapsedTime_v12080<const W: usize>(pMilliseconds: *mut f32, hStart: CUevent, hEnd: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventElapsedTime_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventElapsedTime_v12080, imp.gate) {
-            Ok(()) => (imp.f)(pMilliseconds, hStart, hEnd),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventElapsedTime_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, pMilliseconds, hStart, hEnd),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventElapsedTime_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventElapsedTime_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventQuery_v2000(hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventQuery_v2000<const W: usize>(hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventQuery_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventQuery_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventQuery_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventQuery_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventQuery_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventRecord_v2000(hEvent: CUevent, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventRecord_v2000<const W: usize>(hEvent: CUevent, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventRecord_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventRecord_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hEvent, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventRecord_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventRecord_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventRecord_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventRecord_v7000_ptsz(hEvent: CUevent, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventRecord_v7000_ptsz<const W: usize>(hEvent: CUevent, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventRecord_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventRecord_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hEvent, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventRecord_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventRecord_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventRecord_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventRecordWithFlags_v11010(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventRecordWithFlags_v11010<const W: usize>(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventRecordWithFlags_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventRecordWithFlags_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hEvent, hStream, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventRecordWithFlags_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent, hStream, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventRecordWithFlags_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventRecordWithFlags_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventRecordWithFlags_v11010_ptsz(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventRecordWithFlags_v11010_ptsz<const W: usize>(hEvent: CUevent, hStream: CUstream, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventRecordWithFlags_v11010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventRecordWithFlags_v11010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hEvent, hStream, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventRecordWithFlags_v11010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent, hStream, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventRecordWithFlags_v11010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventRecordWithFlags_v11010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuEventSynchronize_v2000(hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuEventSynchronize_v2000<const W: usize>(hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuEventSynchronize_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuEventSynchronize_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuEventSynchronize_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuEventSynchronize_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuEventSynchronize_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuExternalMemoryGetMappedBuffer_v10000(devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuExternalMemoryGetMappedBuffer_v10000<const W: usize>(devPtr: *mut CUdeviceptr_v2, extMem: CUexternalMemory, bufferDesc: *const CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuExternalMemoryGetMappedBuffer_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuExternalMemoryGetMappedBuffer_v10000, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, extMem, bufferDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuExternalMemoryGetMappedBuffer_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, extMem, bufferDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuExternalMemoryGetMappedBuffer_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuExternalMemoryGetMappedBuffer_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuExternalMemoryGetMappedMipmappedArray_v10000(mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuExternalMemoryGetMappedMipmappedArray_v10000<const W: usize>(mipmap: *mut CUmipmappedArray, extMem: CUexternalMemory, mipmapDesc: *const CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuExternalMemoryGetMappedMipmappedArray_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuExternalMemoryGetMappedMipmappedArray_v10000, imp.gate) {
-            Ok(()) => (imp.f)(mipmap, extMem, mipmapDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuExternalMemoryGetMappedMipmappedArray_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, mipmap, extMem, mipmapDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuExternalMemoryGetMappedMipmappedArray_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuExternalMemoryGetMappedMipmappedArray_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuFabricCpyBatchAsync_v13050(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFabricCpyBatchAsync_v13050<const W: usize>(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFabricCpyBatchAsync_v13050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFabricCpyBatchAsync_v13050, imp.gate) {
-            Ok(()) => (imp.f)(numOps, opList, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFabricCpyBatchAsync_v13050, imp.gate) {
+            Ok(()) => (imp.f)(w, numOps, opList, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFabricCpyBatchAsync_v13050),
+        None => crate::entry::unsupported(w, cudrv::call::cuFabricCpyBatchAsync_v13050),
     }
 }
-pub(crate) unsafe extern "C" fn cuFabricCpyBatchAsync_v13050_ptsz(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFabricCpyBatchAsync_v13050_ptsz<const W: usize>(numOps: usize, opList: *mut CUDA_FABRIC_COPY_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFabricCpyBatchAsync_v13050_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFabricCpyBatchAsync_v13050_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(numOps, opList, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFabricCpyBatchAsync_v13050_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, numOps, opList, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFabricCpyBatchAsync_v13050_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuFabricCpyBatchAsync_v13050_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuFlushGPUDirectRDMAWrites_v11030(target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFlushGPUDirectRDMAWrites_v11030<const W: usize>(target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFlushGPUDirectRDMAWrites_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFlushGPUDirectRDMAWrites_v11030, imp.gate) {
-            Ok(()) => (imp.f)(target, scope),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFlushGPUDirectRDMAWrites_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, target, scope),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFlushGPUDirectRDMAWrites_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuFlushGPUDirectRDMAWrites_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncGetAttribute_v2020(pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncGetAttribute_v2020<const W: usize>(pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, hfunc: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncGetAttribute_v2020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncGetAttribute_v2020, imp.gate) {
-            Ok(()) => (imp.f)(pi, attrib, hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncGetAttribute_v2020, imp.gate) {
+            Ok(()) => (imp.f)(w, pi, attrib, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncGetAttribute_v2020),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncGetAttribute_v2020),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncGetModule_v11000(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncGetModule_v11000<const W: usize>(hmod: *mut CUmodule, hfunc: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncGetModule_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncGetModule_v11000, imp.gate) {
-            Ok(()) => (imp.f)(hmod, hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncGetModule_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, hmod, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncGetModule_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncGetModule_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncGetName_v12030(name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncGetName_v12030<const W: usize>(name: *mut * const::std::os::raw::c_char, hfunc: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncGetName_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncGetName_v12030, imp.gate) {
-            Ok(()) => (imp.f)(name, hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncGetName_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, name, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncGetName_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncGetName_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncGetParamCount_v13020(func: CUfunction, paramCount: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncGetParamCount_v13020<const W: usize>(func: CUfunction, paramCount: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncGetParamCount_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncGetParamCount_v13020, imp.gate) {
-            Ok(()) => (imp.f)(func, paramCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncGetParamCount_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, func, paramCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncGetParamCount_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncGetParamCount_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncGetParamInfo_v12040(func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncGetParamInfo_v12040<const W: usize>(func: CUfunction, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncGetParamInfo_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncGetParamInfo_v12040, imp.gate) {
-            Ok(()) => (imp.f)(func, paramIndex, paramOffset, paramSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncGetParamInfo_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, func, paramIndex, paramOffset, paramSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncGetParamInfo_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncGetParamInfo_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncIsLoaded_v12040(state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncIsLoaded_v12040<const W: usize>(state: *mut CUfunctionLoadingState, hfunc: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncIsLoaded_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncIsLoaded_v12040, imp.gate) {
-            Ok(()) => (imp.f)(state, hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncIsLoaded_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, state, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncIsLoaded_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncIsLoaded_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncLoad_v12040(hfunc: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncLoad_v12040<const W: usize>(hfunc: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncLoad_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncLoad_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncLoad_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncLoad_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncLoad_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncSetAttribute_v9000(hfunc: CUfunction, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncSetAttribute_v9000<const W: usize>(hfunc: CUfunction, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncSetAttribute_v9000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncSetAttribute_v9000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, attrib, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncSetAttribute_v9000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, attrib, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncSetAttribute_v9000),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncSetAttribute_v9000),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncSetBlockShape_v2000(hfunc: CUfunction, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncSetBlockShape_v2000<const W: usize>(hfunc: CUfunction, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncSetBlockShape_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncSetBlockShape_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, x, y, z),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncSetBlockShape_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, x, y, z),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncSetBlockShape_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncSetBlockShape_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncSetCacheConfig_v3000(hfunc: CUfunction, config: CUfunc_cache) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncSetCacheConfig_v3000<const W: usize>(hfunc: CUfunction, config: CUfunc_cache) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncSetCacheConfig_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncSetCacheConfig_v3000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncSetCacheConfig_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncSetCacheConfig_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncSetCacheConfig_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncSetSharedMemConfig_v4020(hfunc: CUfunction, config: CUsharedconfig) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncSetSharedMemConfig_v4020<const W: usize>(hfunc: CUfunction, config: CUsharedconfig) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncSetSharedMemConfig_v4020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncSetSharedMemConfig_v4020, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncSetSharedMemConfig_v4020, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncSetSharedMemConfig_v4020),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncSetSharedMemConfig_v4020),
     }
 }
-pub(crate) unsafe extern "C" fn cuFuncSetSharedSize_v2000(hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuFuncSetSharedSize_v2000<const W: usize>(hfunc: CUfunction, bytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuFuncSetSharedSize_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuFuncSetSharedSize_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, bytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuFuncSetSharedSize_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, bytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuFuncSetSharedSize_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuFuncSetSharedSize_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGetErrorName_v6000(error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGetErrorName_v6000<const W: usize>(error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGetErrorName_v6000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGetErrorName_v6000, imp.gate) {
-            Ok(()) => (imp.f)(error, pStr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGetErrorName_v6000, imp.gate) {
+            Ok(()) => (imp.f)(w, error, pStr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGetErrorName_v6000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGetErrorName_v6000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGetErrorString_v6000(error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGetErrorString_v6000<const W: usize>(error: CUresult, pStr: *mut * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGetErrorString_v6000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGetErrorString_v6000, imp.gate) {
-            Ok(()) => (imp.f)(error, pStr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGetErrorString_v6000, imp.gate) {
+            Ok(()) => (imp.f)(w, error, pStr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGetErrorString_v6000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGetErrorString_v6000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGetExportTable_v3000(ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGetExportTable_v3000<const W: usize>(ppExportTable: *mut * const::std::os::raw::c_void, pExportTableId: *const CUuuid) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGetExportTable_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGetExportTable_v3000, imp.gate) {
-            Ok(()) => (imp.f)(ppExportTable, pExportTableId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGetExportTable_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, ppExportTable, pExportTableId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGetExportTable_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGetExportTable_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGetProcAddress_v11030(symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGetProcAddress_v11030<const W: usize>(symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGetProcAddress_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGetProcAddress_v11030, imp.gate) {
-            Ok(()) => (imp.f)(symbol, pfn, driverVersion, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGetProcAddress_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, symbol, pfn, driverVersion, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGetProcAddress_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGetProcAddress_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGetProcAddress_v12000(symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGetProcAddress_v12000<const W: usize>(symbol: * const::std::os::raw::c_char, pfn: *mut * mut::std::os::raw::c_void, driverVersion: ::std::os::raw::c_int, flags: cuuint64_t, symbolFound: *mut CUdriverProcAddressQueryResult) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGetProcAddress_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGetProcAddress_v12000, imp.gate) {
-            Ok(()) => (imp.f)(symbol, pfn, driverVersion, flags, symbolFound),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGetProcAddress_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, symbol, pfn, driverVersion, flags, symbolFound),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGetProcAddress_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGetProcAddress_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddBatchMemOpNode_v11070(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddBatchMemOpNode_v11070<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddBatchMemOpNode_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddBatchMemOpNode_v11070, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddBatchMemOpNode_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddBatchMemOpNode_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddBatchMemOpNode_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddChildGraphNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddChildGraphNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, childGraph: CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddChildGraphNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddChildGraphNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, childGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddChildGraphNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, childGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddChildGraphNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddChildGraphNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddDependencies_v10000(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddDependencies_v10000<const W: usize>(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddDependencies_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddDependencies_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddDependencies_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddDependencies_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddDependencies_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddDependencies_v12030(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddDependencies_v12030<const W: usize>(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddDependencies_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddDependencies_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, edgeData, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddDependencies_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, edgeData, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddDependencies_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddDependencies_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddEmptyNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddEmptyNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddEmptyNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddEmptyNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddEmptyNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddEmptyNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddEmptyNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddEventRecordNode_v11010(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddEventRecordNode_v11010<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddEventRecordNode_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddEventRecordNode_v11010, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddEventRecordNode_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddEventRecordNode_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddEventRecordNode_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddEventWaitNode_v11010(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddEventWaitNode_v11010<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddEventWaitNode_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddEventWaitNode_v11010, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddEventWaitNode_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddEventWaitNode_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddEventWaitNode_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddExternalSemaphoresSignalNode_v11020(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddExternalSemaphoresSignalNode_v11020<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddExternalSemaphoresSignalNode_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddExternalSemaphoresSignalNode_v11020, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddExternalSemaphoresSignalNode_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddExternalSemaphoresSignalNode_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddExternalSemaphoresSignalNode_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddExternalSemaphoresWaitNode_v11020(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddExternalSemaphoresWaitNode_v11020<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddExternalSemaphoresWaitNode_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddExternalSemaphoresWaitNode_v11020, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddExternalSemaphoresWaitNode_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddExternalSemaphoresWaitNode_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddExternalSemaphoresWaitNode_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddHostNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddHostNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddHostNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddHostNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddHostNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddHostNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddHostNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddKernelNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddKernelNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddKernelNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddKernelNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddKernelNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddKernelNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddKernelNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddKernelNode_v12000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddKernelNode_v12000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddKernelNode_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddKernelNode_v12000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddKernelNode_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddKernelNode_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddKernelNode_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddMemAllocNode_v11040(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddMemAllocNode_v11040<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddMemAllocNode_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddMemAllocNode_v11040, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddMemAllocNode_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddMemAllocNode_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddMemAllocNode_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddMemFreeNode_v11040(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddMemFreeNode_v11040<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, dptr: CUdeviceptr) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddMemFreeNode_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddMemFreeNode_v11040, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddMemFreeNode_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddMemFreeNode_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddMemFreeNode_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddMemcpyNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddMemcpyNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddMemcpyNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddMemcpyNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddMemcpyNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddMemcpyNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddMemcpyNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddMemsetNode_v10000(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddMemsetNode_v10000<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddMemsetNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddMemsetNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddMemsetNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddMemsetNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddMemsetNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddNode_v12020(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddNode_v12020<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddNode_v12020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddNode_v12020, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddNode_v12020, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddNode_v12020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddNode_v12020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddNode_v12030(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddNode_v12030<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddNode_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddNode_v12030, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddNode_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddNode_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddNode_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphAddNode_v13040(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphAddNode_v13040<const W: usize>(phGraphNode: *mut CUgraphNode, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphAddNode_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphAddNode_v13040, imp.gate) {
-            Ok(()) => (imp.f)(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphAddNode_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphAddNode_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphAddNode_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphBatchMemOpNodeGetParams_v11070(hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphBatchMemOpNodeGetParams_v11070<const W: usize>(hNode: CUgraphNode, nodeParams_out: *mut CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphBatchMemOpNodeGetParams_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphBatchMemOpNodeGetParams_v11070, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphBatchMemOpNodeGetParams_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphBatchMemOpNodeGetParams_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphBatchMemOpNodeGetParams_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphBatchMemOpNodeSetParams_v11070(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphBatchMemOpNodeSetParams_v11070<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphBatchMemOpNodeSetParams_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphBatchMemOpNodeSetParams_v11070, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphBatchMemOpNodeSetParams_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphBatchMemOpNodeSetParams_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphBatchMemOpNodeSetParams_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphChildGraphNodeGetGraph_v10000(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphChildGraphNodeGetGraph_v10000<const W: usize>(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphChildGraphNodeGetGraph_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphChildGraphNodeGetGraph_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, phGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphChildGraphNodeGetGraph_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, phGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphChildGraphNodeGetGraph_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphChildGraphNodeGetGraph_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphClone_v10000(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphClone_v10000<const W: usize>(phGraphClone: *mut CUgraph, originalGraph: CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphClone_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphClone_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphClone, originalGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphClone_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphClone, originalGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphClone_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphClone_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphConditionalHandleCreate_v12030(pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphConditionalHandleCreate_v12030<const W: usize>(pHandle_out: *mut CUgraphConditionalHandle, hGraph: CUgraph, ctx: CUcontext, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphConditionalHandleCreate_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphConditionalHandleCreate_v12030, imp.gate) {
-            Ok(()) => (imp.f)(pHandle_out, hGraph, ctx, defaultLaunchValue, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphConditionalHandleCreate_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle_out, hGraph, ctx, defaultLaunchValue, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphConditionalHandleCreate_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphConditionalHandleCreate_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphCreate_v10000(phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphCreate_v10000<const W: usize>(phGraph: *mut CUgraph, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphCreate_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphCreate_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraph, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphCreate_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraph, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphCreate_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphCreate_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphDebugDotPrint_v11030(hGraph: CUgraph, path: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphDebugDotPrint_v11030<const W: usize>(hGraph: CUgraph, path: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphDebugDotPrint_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphDebugDotPrint_v11030, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, path, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphDebugDotPrint_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, path, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphDebugDotPrint_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphDebugDotPrint_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphDestroy_v10000(hGraph: CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphDestroy_v10000<const W: usize>(hGraph: CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphDestroy_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphDestroy_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphDestroy_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphDestroy_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphDestroy_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphDestroyNode_v10000(hNode: CUgraphNode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphDestroyNode_v10000<const W: usize>(hNode: CUgraphNode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphDestroyNode_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphDestroyNode_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphDestroyNode_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphDestroyNode_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphDestroyNode_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphEventRecordNodeGetEvent_v11010(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphEventRecordNodeGetEvent_v11010<const W: usize>(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphEventRecordNodeGetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphEventRecordNodeGetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, event_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphEventRecordNodeGetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, event_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphEventRecordNodeGetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphEventRecordNodeGetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphEventRecordNodeSetEvent_v11010(hNode: CUgraphNode, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphEventRecordNodeSetEvent_v11010<const W: usize>(hNode: CUgraphNode, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphEventRecordNodeSetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphEventRecordNodeSetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphEventRecordNodeSetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphEventRecordNodeSetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphEventRecordNodeSetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphEventWaitNodeGetEvent_v11010(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphEventWaitNodeGetEvent_v11010<const W: usize>(hNode: CUgraphNode, event_out: *mut CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphEventWaitNodeGetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphEventWaitNodeGetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, event_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphEventWaitNodeGetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, event_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphEventWaitNodeGetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphEventWaitNodeGetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphEventWaitNodeSetEvent_v11010(hNode: CUgraphNode, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphEventWaitNodeSetEvent_v11010<const W: usize>(hNode: CUgraphNode, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphEventWaitNodeSetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphEventWaitNodeSetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphEventWaitNodeSetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphEventWaitNodeSetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphEventWaitNodeSetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecBatchMemOpNodeSetParams_v11070(graphExec: CUgraphExec, node: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecBatchMemOpNodeSetParams_v11070<const W: usize>(graphExec: CUgraphExec, node: CUgraphNode, nodeParams: *const CUDA_BATCH_MEM_OP_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecBatchMemOpNodeSetParams_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecBatchMemOpNodeSetParams_v11070, imp.gate) {
-            Ok(()) => (imp.f)(graphExec, node, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecBatchMemOpNodeSetParams_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, graphExec, node, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecBatchMemOpNodeSetParams_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecBatchMemOpNodeSetParams_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecChildGraphNodeSetParams_v11010(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecChildGraphNodeSetParams_v11010<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, childGraph: CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecChildGraphNodeSetParams_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecChildGraphNodeSetParams_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, childGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecChildGraphNodeSetParams_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, childGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecChildGraphNodeSetParams_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecChildGraphNodeSetParams_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecDestroy_v10000(hGraphExec: CUgraphExec) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecDestroy_v10000<const W: usize>(hGraphExec: CUgraphExec) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecDestroy_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecDestroy_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecDestroy_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecDestroy_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecDestroy_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecEventRecordNodeSetEvent_v11010(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecEventRecordNodeSetEvent_v11010<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecEventRecordNodeSetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecEventRecordNodeSetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecEventRecordNodeSetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecEventRecordNodeSetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecEventRecordNodeSetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecEventWaitNodeSetEvent_v11010(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecEventWaitNodeSetEvent_v11010<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecEventWaitNodeSetEvent_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecEventWaitNodeSetEvent_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecEventWaitNodeSetEvent_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecEventWaitNodeSetEvent_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecEventWaitNodeSetEvent_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecGetFlags_v12000(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecGetFlags_v12000<const W: usize>(hGraphExec: CUgraphExec, flags: *mut cuuint64_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecGetFlags_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecGetFlags_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecGetFlags_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecGetFlags_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecGetFlags_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecGetId_v13010(hGraphExec: CUgraphExec, graphId: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecGetId_v13010<const W: usize>(hGraphExec: CUgraphExec, graphId: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecGetId_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecGetId_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, graphId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecGetId_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, graphId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecGetId_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecGetId_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecHostNodeSetParams_v10020(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecHostNodeSetParams_v10020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecHostNodeSetParams_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecHostNodeSetParams_v10020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecHostNodeSetParams_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecHostNodeSetParams_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecHostNodeSetParams_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v10010(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v10010<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecKernelNodeSetParams_v10010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecKernelNodeSetParams_v10010, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecKernelNodeSetParams_v10010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecKernelNodeSetParams_v10010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecKernelNodeSetParams_v10010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v12000(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecKernelNodeSetParams_v12000<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecKernelNodeSetParams_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecKernelNodeSetParams_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecKernelNodeSetParams_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecKernelNodeSetParams_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecKernelNodeSetParams_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecMemcpyNodeSetParams_v10020(hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecMemcpyNodeSetParams_v10020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, copyParams: *const CUDA_MEMCPY3D_v2, ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecMemcpyNodeSetParams_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecMemcpyNodeSetParams_v10020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, copyParams, ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecMemcpyNodeSetParams_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, copyParams, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecMemcpyNodeSetParams_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecMemcpyNodeSetParams_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecMemsetNodeSetParams_v10020(hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecMemsetNodeSetParams_v10020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, memsetParams: *const CUDA_MEMSET_NODE_PARAMS_v1, ctx: CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecMemsetNodeSetParams_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecMemsetNodeSetParams_v10020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, memsetParams, ctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecMemsetNodeSetParams_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, memsetParams, ctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecMemsetNodeSetParams_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecMemsetNodeSetParams_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecNodeSetParams_v12020(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecNodeSetParams_v12020<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecNodeSetParams_v12020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecNodeSetParams_v12020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecNodeSetParams_v12020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecNodeSetParams_v12020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecNodeSetParams_v12020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecUpdate_v10020(hGraphExec: CUgraphExec, hGraph: CUgraph, hErrorNode_out: *mut CUgraphNode, updateResult_out: *mut CUgraphExecUpdateResult) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecUpdate_v10020<const W: usize>(hGraphExec: CUgraphExec, hGraph: CUgraph, hErrorNode_out: *mut CUgraphNode, updateResult_out: *mut CUgraphExecUpdateResult) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecUpdate_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecUpdate_v10020, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hGraph, hErrorNode_out, updateResult_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecUpdate_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hGraph, hErrorNode_out, updateResult_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecUpdate_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecUpdate_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExecUpdate_v12000(hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExecUpdate_v12000<const W: usize>(hGraphExec: CUgraphExec, hGraph: CUgraph, resultInfo: *mut CUgraphExecUpdateResultInfo) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExecUpdate_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExecUpdate_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hGraph, resultInfo),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExecUpdate_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hGraph, resultInfo),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExecUpdate_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExecUpdate_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresSignalNodeGetParams_v11020(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresSignalNodeGetParams_v11020<const W: usize>(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExternalSemaphoresSignalNodeGetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExternalSemaphoresSignalNodeGetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, params_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExternalSemaphoresSignalNodeGetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, params_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExternalSemaphoresSignalNodeGetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExternalSemaphoresSignalNodeGetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresSignalNodeSetParams_v11020(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresSignalNodeSetParams_v11020<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExternalSemaphoresSignalNodeSetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExternalSemaphoresSignalNodeSetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExternalSemaphoresSignalNodeSetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExternalSemaphoresSignalNodeSetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExternalSemaphoresSignalNodeSetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresWaitNodeGetParams_v11020(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresWaitNodeGetParams_v11020<const W: usize>(hNode: CUgraphNode, params_out: *mut CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExternalSemaphoresWaitNodeGetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExternalSemaphoresWaitNodeGetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, params_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExternalSemaphoresWaitNodeGetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, params_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExternalSemaphoresWaitNodeGetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExternalSemaphoresWaitNodeGetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresWaitNodeSetParams_v11020(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphExternalSemaphoresWaitNodeSetParams_v11020<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphExternalSemaphoresWaitNodeSetParams_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphExternalSemaphoresWaitNodeSetParams_v11020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphExternalSemaphoresWaitNodeSetParams_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphExternalSemaphoresWaitNodeSetParams_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphExternalSemaphoresWaitNodeSetParams_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphGetEdges_v10000(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, numEdges: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphGetEdges_v10000<const W: usize>(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, numEdges: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphGetEdges_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphGetEdges_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, numEdges),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphGetEdges_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, numEdges),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphGetEdges_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphGetEdges_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphGetEdges_v12030(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphGetEdges_v12030<const W: usize>(hGraph: CUgraph, from: *mut CUgraphNode, to: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numEdges: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphGetEdges_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphGetEdges_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, edgeData, numEdges),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphGetEdges_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, edgeData, numEdges),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphGetEdges_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphGetEdges_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphGetId_v13010(hGraph: CUgraph, graphId: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphGetId_v13010<const W: usize>(hGraph: CUgraph, graphId: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphGetId_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphGetId_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, graphId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphGetId_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, graphId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphGetId_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphGetId_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphGetNodes_v10000(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphGetNodes_v10000<const W: usize>(hGraph: CUgraph, nodes: *mut CUgraphNode, numNodes: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphGetNodes_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphGetNodes_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, nodes, numNodes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphGetNodes_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, nodes, numNodes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphGetNodes_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphGetNodes_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphGetRootNodes_v10000(hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphGetRootNodes_v10000<const W: usize>(hGraph: CUgraph, rootNodes: *mut CUgraphNode, numRootNodes: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphGetRootNodes_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphGetRootNodes_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, rootNodes, numRootNodes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphGetRootNodes_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, rootNodes, numRootNodes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphGetRootNodes_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphGetRootNodes_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphHostNodeGetParams_v10000(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphHostNodeGetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphHostNodeGetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphHostNodeGetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphHostNodeGetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphHostNodeGetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphHostNodeGetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphHostNodeSetParams_v10000(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphHostNodeSetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_HOST_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphHostNodeSetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphHostNodeSetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphHostNodeSetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphHostNodeSetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphHostNodeSetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphInstantiate_v10000(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphInstantiate_v10000<const W: usize>(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphInstantiate_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphInstantiate_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphInstantiate_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphInstantiate_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphInstantiate_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphInstantiate_v11000(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphInstantiate_v11000<const W: usize>(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, phErrorNode: *mut CUgraphNode, logBuffer: * mut::std::os::raw::c_char, bufferSize: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphInstantiate_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphInstantiate_v11000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphInstantiate_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphInstantiate_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphInstantiate_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphInstantiateWithFlags_v11040(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphInstantiateWithFlags_v11040<const W: usize>(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphInstantiateWithFlags_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphInstantiateWithFlags_v11040, imp.gate) {
-            Ok(()) => (imp.f)(phGraphExec, hGraph, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphInstantiateWithFlags_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphExec, hGraph, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphInstantiateWithFlags_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphInstantiateWithFlags_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphInstantiateWithParams_v12000(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphInstantiateWithParams_v12000<const W: usize>(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphInstantiateWithParams_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphInstantiateWithParams_v12000, imp.gate) {
-            Ok(()) => (imp.f)(phGraphExec, hGraph, instantiateParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphInstantiateWithParams_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphExec, hGraph, instantiateParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphInstantiateWithParams_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphInstantiateWithParams_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphInstantiateWithParams_v12000_ptsz(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphInstantiateWithParams_v12000_ptsz<const W: usize>(phGraphExec: *mut CUgraphExec, hGraph: CUgraph, instantiateParams: *mut CUDA_GRAPH_INSTANTIATE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphInstantiateWithParams_v12000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphInstantiateWithParams_v12000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(phGraphExec, hGraph, instantiateParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphInstantiateWithParams_v12000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, phGraphExec, hGraph, instantiateParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphInstantiateWithParams_v12000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphInstantiateWithParams_v12000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeCopyAttributes_v11000(dst: CUgraphNode, src: CUgraphNode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeCopyAttributes_v11000<const W: usize>(dst: CUgraphNode, src: CUgraphNode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeCopyAttributes_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeCopyAttributes_v11000, imp.gate) {
-            Ok(()) => (imp.f)(dst, src),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeCopyAttributes_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeCopyAttributes_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeCopyAttributes_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetAttribute_v11000(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetAttribute_v11000<const W: usize>(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value_out: *mut CUkernelNodeAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeGetAttribute_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeGetAttribute_v11000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, attr, value_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeGetAttribute_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, attr, value_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeGetAttribute_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeGetAttribute_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetParams_v10000(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeGetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeGetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeGetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeGetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeGetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetParams_v12000(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeGetParams_v12000<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeGetParams_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeGetParams_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeGetParams_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeGetParams_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeGetParams_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetAttribute_v11000(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetAttribute_v11000<const W: usize>(hNode: CUgraphNode, attr: CUkernelNodeAttrID, value: *const CUkernelNodeAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeSetAttribute_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeSetAttribute_v11000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeSetAttribute_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeSetAttribute_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeSetAttribute_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetParams_v10000(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeSetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeSetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeSetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeSetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeSetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetParams_v12000(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphKernelNodeSetParams_v12000<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_KERNEL_NODE_PARAMS_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphKernelNodeSetParams_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphKernelNodeSetParams_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphKernelNodeSetParams_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphKernelNodeSetParams_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphKernelNodeSetParams_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphLaunch_v10000(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphLaunch_v10000<const W: usize>(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphLaunch_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphLaunch_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphLaunch_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphLaunch_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphLaunch_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphLaunch_v10000_ptsz(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphLaunch_v10000_ptsz<const W: usize>(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphLaunch_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphLaunch_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphLaunch_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphLaunch_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphLaunch_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemAllocNodeGetParams_v11040(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemAllocNodeGetParams_v11040<const W: usize>(hNode: CUgraphNode, params_out: *mut CUDA_MEM_ALLOC_NODE_PARAMS) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemAllocNodeGetParams_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemAllocNodeGetParams_v11040, imp.gate) {
-            Ok(()) => (imp.f)(hNode, params_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemAllocNodeGetParams_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, params_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemAllocNodeGetParams_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemAllocNodeGetParams_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemFreeNodeGetParams_v11040(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemFreeNodeGetParams_v11040<const W: usize>(hNode: CUgraphNode, dptr_out: *mut CUdeviceptr) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemFreeNodeGetParams_v11040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemFreeNodeGetParams_v11040, imp.gate) {
-            Ok(()) => (imp.f)(hNode, dptr_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemFreeNodeGetParams_v11040, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, dptr_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemFreeNodeGetParams_v11040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemFreeNodeGetParams_v11040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemcpyNodeGetParams_v10000(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemcpyNodeGetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMCPY3D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemcpyNodeGetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemcpyNodeGetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemcpyNodeGetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemcpyNodeGetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemcpyNodeGetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemcpyNodeSetParams_v10000(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemcpyNodeSetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_MEMCPY3D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemcpyNodeSetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemcpyNodeSetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemcpyNodeSetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemcpyNodeSetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemcpyNodeSetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemsetNodeGetParams_v10000(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemsetNodeGetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemsetNodeGetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemsetNodeGetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemsetNodeGetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemsetNodeGetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemsetNodeGetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphMemsetNodeSetParams_v10000(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphMemsetNodeSetParams_v10000<const W: usize>(hNode: CUgraphNode, nodeParams: *const CUDA_MEMSET_NODE_PARAMS_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphMemsetNodeSetParams_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphMemsetNodeSetParams_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphMemsetNodeSetParams_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphMemsetNodeSetParams_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphMemsetNodeSetParams_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeFindInClone_v10000(phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeFindInClone_v10000<const W: usize>(phNode: *mut CUgraphNode, hOriginalNode: CUgraphNode, hClonedGraph: CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeFindInClone_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeFindInClone_v10000, imp.gate) {
-            Ok(()) => (imp.f)(phNode, hOriginalNode, hClonedGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeFindInClone_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, phNode, hOriginalNode, hClonedGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeFindInClone_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeFindInClone_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetContainingGraph_v13010(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetContainingGraph_v13010<const W: usize>(hNode: CUgraphNode, phGraph: *mut CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetContainingGraph_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetContainingGraph_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, phGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetContainingGraph_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, phGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetContainingGraph_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetContainingGraph_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetDependencies_v10000(hNode: CUgraphNode, dependencies: *mut CUgraphNode, numDependencies: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetDependencies_v10000<const W: usize>(hNode: CUgraphNode, dependencies: *mut CUgraphNode, numDependencies: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetDependencies_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetDependencies_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, dependencies, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetDependencies_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, dependencies, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetDependencies_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetDependencies_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetDependencies_v12030(hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetDependencies_v12030<const W: usize>(hNode: CUgraphNode, dependencies: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependencies: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetDependencies_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetDependencies_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hNode, dependencies, edgeData, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetDependencies_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, dependencies, edgeData, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetDependencies_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetDependencies_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetDependentNodes_v10000(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, numDependentNodes: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetDependentNodes_v10000<const W: usize>(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, numDependentNodes: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetDependentNodes_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetDependentNodes_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, dependentNodes, numDependentNodes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetDependentNodes_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, dependentNodes, numDependentNodes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetDependentNodes_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetDependentNodes_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetDependentNodes_v12030(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetDependentNodes_v12030<const W: usize>(hNode: CUgraphNode, dependentNodes: *mut CUgraphNode, edgeData: *mut CUgraphEdgeData, numDependentNodes: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetDependentNodes_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetDependentNodes_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hNode, dependentNodes, edgeData, numDependentNodes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetDependentNodes_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, dependentNodes, edgeData, numDependentNodes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetDependentNodes_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetDependentNodes_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetEnabled_v11060(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetEnabled_v11060<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetEnabled_v11060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetEnabled_v11060, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, isEnabled),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetEnabled_v11060, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, isEnabled),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetEnabled_v11060),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetEnabled_v11060),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetLocalId_v13010(hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetLocalId_v13010<const W: usize>(hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetLocalId_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetLocalId_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetLocalId_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetLocalId_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetLocalId_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetParams_v13020(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetParams_v13020<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetParams_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetParams_v13020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetParams_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetParams_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetParams_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetToolsId_v13010(hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetToolsId_v13010<const W: usize>(hNode: CUgraphNode, nodeId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetToolsId_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetToolsId_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetToolsId_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetToolsId_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetToolsId_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeGetType_v10000(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeGetType_v10000<const W: usize>(hNode: CUgraphNode, type_: *mut CUgraphNodeType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeGetType_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeGetType_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hNode, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeGetType_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeGetType_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeGetType_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeSetEnabled_v11060(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeSetEnabled_v11060<const W: usize>(hGraphExec: CUgraphExec, hNode: CUgraphNode, isEnabled: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeSetEnabled_v11060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeSetEnabled_v11060, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hNode, isEnabled),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeSetEnabled_v11060, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hNode, isEnabled),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeSetEnabled_v11060),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeSetEnabled_v11060),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeSetParams_v12020(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeSetParams_v12020<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeSetParams_v12020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeSetParams_v12020, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeSetParams_v12020, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeSetParams_v12020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeSetParams_v12020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphNodeSetParams_v13040(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphNodeSetParams_v13040<const W: usize>(hNode: CUgraphNode, nodeParams: *mut CUgraphNodeParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphNodeSetParams_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphNodeSetParams_v13040, imp.gate) {
-            Ok(()) => (imp.f)(hNode, nodeParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphNodeSetParams_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, hNode, nodeParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphNodeSetParams_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphNodeSetParams_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphReleaseUserObject_v11030(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphReleaseUserObject_v11030<const W: usize>(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphReleaseUserObject_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphReleaseUserObject_v11030, imp.gate) {
-            Ok(()) => (imp.f)(graph, object, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphReleaseUserObject_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, graph, object, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphReleaseUserObject_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphReleaseUserObject_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphRemoveDependencies_v10000(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphRemoveDependencies_v10000<const W: usize>(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, numDependencies: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphRemoveDependencies_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphRemoveDependencies_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphRemoveDependencies_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphRemoveDependencies_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphRemoveDependencies_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphRemoveDependencies_v12030(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphRemoveDependencies_v12030<const W: usize>(hGraph: CUgraph, from: *const CUgraphNode, to: *const CUgraphNode, edgeData: *const CUgraphEdgeData, numDependencies: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphRemoveDependencies_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphRemoveDependencies_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, from, to, edgeData, numDependencies),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphRemoveDependencies_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, from, to, edgeData, numDependencies),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphRemoveDependencies_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphRemoveDependencies_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphRetainUserObject_v11030(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphRetainUserObject_v11030<const W: usize>(graph: CUgraph, object: CUuserObject, count: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphRetainUserObject_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphRetainUserObject_v11030, imp.gate) {
-            Ok(()) => (imp.f)(graph, object, count, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphRetainUserObject_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, graph, object, count, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphRetainUserObject_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphRetainUserObject_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphUpload_v11010(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphUpload_v11010<const W: usize>(hGraph: CUgraphExec, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphUpload_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphUpload_v11010, imp.gate) {
-            Ok(()) => (imp.f)(hGraph, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphUpload_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraph, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphUpload_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphUpload_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphUpload_v11010_ptsz(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphUpload_v11010_ptsz<const W: usize>(hGraphExec: CUgraphExec, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphUpload_v11010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphUpload_v11010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hGraphExec, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphUpload_v11010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hGraphExec, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphUpload_v11010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphUpload_v11010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsMapResources_v3000(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsMapResources_v3000<const W: usize>(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsMapResources_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsMapResources_v3000, imp.gate) {
-            Ok(()) => (imp.f)(count, resources, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsMapResources_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, count, resources, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsMapResources_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsMapResources_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsMapResources_v7000_ptsz(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsMapResources_v7000_ptsz<const W: usize>(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsMapResources_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsMapResources_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(count, resources, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsMapResources_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, count, resources, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsMapResources_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsMapResources_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedMipmappedArray_v5000(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedMipmappedArray_v5000<const W: usize>(pMipmappedArray: *mut CUmipmappedArray, resource: CUgraphicsResource) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsResourceGetMappedMipmappedArray_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsResourceGetMappedMipmappedArray_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pMipmappedArray, resource),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsResourceGetMappedMipmappedArray_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pMipmappedArray, resource),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsResourceGetMappedMipmappedArray_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsResourceGetMappedMipmappedArray_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedPointer_v3000(pDevPtr: *mut CUdeviceptr_v1, pSize: * mut::std::os::raw::c_uint, resource: CUgraphicsResource) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedPointer_v3000<const W: usize>(pDevPtr: *mut CUdeviceptr_v1, pSize: * mut::std::os::raw::c_uint, resource: CUgraphicsResource) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsResourceGetMappedPointer_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsResourceGetMappedPointer_v3000, imp.gate) {
-            Ok(()) => (imp.f)(pDevPtr, pSize, resource),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsResourceGetMappedPointer_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, pDevPtr, pSize, resource),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsResourceGetMappedPointer_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsResourceGetMappedPointer_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedPointer_v3020(pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsResourceGetMappedPointer_v3020<const W: usize>(pDevPtr: *mut CUdeviceptr_v2, pSize: *mut usize, resource: CUgraphicsResource) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsResourceGetMappedPointer_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsResourceGetMappedPointer_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pDevPtr, pSize, resource),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsResourceGetMappedPointer_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pDevPtr, pSize, resource),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsResourceGetMappedPointer_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsResourceGetMappedPointer_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsResourceSetMapFlags_v3000(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsResourceSetMapFlags_v3000<const W: usize>(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsResourceSetMapFlags_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsResourceSetMapFlags_v3000, imp.gate) {
-            Ok(()) => (imp.f)(resource, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsResourceSetMapFlags_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, resource, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsResourceSetMapFlags_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsResourceSetMapFlags_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsResourceSetMapFlags_v6050(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsResourceSetMapFlags_v6050<const W: usize>(resource: CUgraphicsResource, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsResourceSetMapFlags_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsResourceSetMapFlags_v6050, imp.gate) {
-            Ok(()) => (imp.f)(resource, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsResourceSetMapFlags_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, resource, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsResourceSetMapFlags_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsResourceSetMapFlags_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsSubResourceGetMappedArray_v3000(pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsSubResourceGetMappedArray_v3000<const W: usize>(pArray: *mut CUarray, resource: CUgraphicsResource, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsSubResourceGetMappedArray_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsSubResourceGetMappedArray_v3000, imp.gate) {
-            Ok(()) => (imp.f)(pArray, resource, arrayIndex, mipLevel),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsSubResourceGetMappedArray_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, pArray, resource, arrayIndex, mipLevel),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsSubResourceGetMappedArray_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsSubResourceGetMappedArray_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsUnmapResources_v3000(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsUnmapResources_v3000<const W: usize>(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsUnmapResources_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsUnmapResources_v3000, imp.gate) {
-            Ok(()) => (imp.f)(count, resources, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsUnmapResources_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, count, resources, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsUnmapResources_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsUnmapResources_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsUnmapResources_v7000_ptsz(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsUnmapResources_v7000_ptsz<const W: usize>(count: ::std::os::raw::c_uint, resources: *mut CUgraphicsResource, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsUnmapResources_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsUnmapResources_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(count, resources, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsUnmapResources_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, count, resources, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsUnmapResources_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsUnmapResources_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuGraphicsUnregisterResource_v3000(resource: CUgraphicsResource) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGraphicsUnregisterResource_v3000<const W: usize>(resource: CUgraphicsResource) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGraphicsUnregisterResource_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGraphicsUnregisterResource_v3000, imp.gate) {
-            Ok(()) => (imp.f)(resource),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGraphicsUnregisterResource_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, resource),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGraphicsUnregisterResource_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuGraphicsUnregisterResource_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxCreate_v12040(phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxCreate_v12040<const W: usize>(phCtx: *mut CUgreenCtx, desc: CUdevResourceDesc, dev: CUdevice, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxCreate_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxCreate_v12040, imp.gate) {
-            Ok(()) => (imp.f)(phCtx, desc, dev, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxCreate_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, phCtx, desc, dev, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxCreate_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxCreate_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxDestroy_v12040(hCtx: CUgreenCtx) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxDestroy_v12040<const W: usize>(hCtx: CUgreenCtx) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxDestroy_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxDestroy_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hCtx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxDestroy_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxDestroy_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxDestroy_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxGetDevResource_v12040(hCtx: CUgreenCtx, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxGetDevResource_v12040<const W: usize>(hCtx: CUgreenCtx, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxGetDevResource_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxGetDevResource_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, result, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxGetDevResource_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, result, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxGetDevResource_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxGetDevResource_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxGetId_v12090(greenCtx: CUgreenCtx, greenCtxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxGetId_v12090<const W: usize>(greenCtx: CUgreenCtx, greenCtxId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxGetId_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxGetId_v12090, imp.gate) {
-            Ok(()) => (imp.f)(greenCtx, greenCtxId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxGetId_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, greenCtx, greenCtxId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxGetId_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxGetId_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxRecordEvent_v12040(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxRecordEvent_v12040<const W: usize>(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxRecordEvent_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxRecordEvent_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxRecordEvent_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxRecordEvent_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxRecordEvent_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxStreamCreate_v12050(phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxStreamCreate_v12050<const W: usize>(phStream: *mut CUstream, greenCtx: CUgreenCtx, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxStreamCreate_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxStreamCreate_v12050, imp.gate) {
-            Ok(()) => (imp.f)(phStream, greenCtx, flags, priority),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxStreamCreate_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, phStream, greenCtx, flags, priority),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxStreamCreate_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxStreamCreate_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuGreenCtxWaitEvent_v12040(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuGreenCtxWaitEvent_v12040<const W: usize>(hCtx: CUgreenCtx, hEvent: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuGreenCtxWaitEvent_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuGreenCtxWaitEvent_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hCtx, hEvent),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuGreenCtxWaitEvent_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hCtx, hEvent),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuGreenCtxWaitEvent_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuGreenCtxWaitEvent_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuImportExternalMemory_v10000(extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuImportExternalMemory_v10000<const W: usize>(extMem_out: *mut CUexternalMemory, memHandleDesc: *const CUDA_EXTERNAL_MEMORY_HANDLE_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuImportExternalMemory_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuImportExternalMemory_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extMem_out, memHandleDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuImportExternalMemory_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extMem_out, memHandleDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuImportExternalMemory_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuImportExternalMemory_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuImportExternalSemaphore_v10000(extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuImportExternalSemaphore_v10000<const W: usize>(extSem_out: *mut CUexternalSemaphore, semHandleDesc: *const CUDA_EXTERNAL_SEMAPHORE_HANDLE_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuImportExternalSemaphore_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuImportExternalSemaphore_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extSem_out, semHandleDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuImportExternalSemaphore_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extSem_out, semHandleDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuImportExternalSemaphore_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuImportExternalSemaphore_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuInit_v2000(Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuInit_v2000<const W: usize>(Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuInit_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuInit_v2000, imp.gate) {
-            Ok(()) => (imp.f)(Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuInit_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuInit_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuInit_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcCloseMemHandle_v4010(dptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcCloseMemHandle_v4010<const W: usize>(dptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcCloseMemHandle_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcCloseMemHandle_v4010, imp.gate) {
-            Ok(()) => (imp.f)(dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcCloseMemHandle_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcCloseMemHandle_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcCloseMemHandle_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcGetEventHandle_v4010(pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcGetEventHandle_v4010<const W: usize>(pHandle: *mut CUipcEventHandle_v1, event: CUevent) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcGetEventHandle_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcGetEventHandle_v4010, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, event),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcGetEventHandle_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, event),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcGetEventHandle_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcGetEventHandle_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcGetMemHandle_v4010(pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcGetMemHandle_v4010<const W: usize>(pHandle: *mut CUipcMemHandle_v1, dptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcGetMemHandle_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcGetMemHandle_v4010, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcGetMemHandle_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcGetMemHandle_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcGetMemHandle_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcOpenEventHandle_v4010(phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcOpenEventHandle_v4010<const W: usize>(phEvent: *mut CUevent, handle: CUipcEventHandle_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcOpenEventHandle_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcOpenEventHandle_v4010, imp.gate) {
-            Ok(()) => (imp.f)(phEvent, handle),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcOpenEventHandle_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, phEvent, handle),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcOpenEventHandle_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcOpenEventHandle_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcOpenMemHandle_v4010(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcOpenMemHandle_v4010<const W: usize>(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcOpenMemHandle_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcOpenMemHandle_v4010, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, handle, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcOpenMemHandle_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, handle, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcOpenMemHandle_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcOpenMemHandle_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuIpcOpenMemHandle_v11000(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuIpcOpenMemHandle_v11000<const W: usize>(pdptr: *mut CUdeviceptr_v2, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuIpcOpenMemHandle_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuIpcOpenMemHandle_v11000, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, handle, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuIpcOpenMemHandle_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, handle, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuIpcOpenMemHandle_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuIpcOpenMemHandle_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetAttribute_v12000(pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetAttribute_v12000<const W: usize>(pi: * mut::std::os::raw::c_int, attrib: CUfunction_attribute, kernel: CUkernel, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetAttribute_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetAttribute_v12000, imp.gate) {
-            Ok(()) => (imp.f)(pi, attrib, kernel, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetAttribute_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, pi, attrib, kernel, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetAttribute_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetAttribute_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetFunction_v12000(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetFunction_v12000<const W: usize>(pFunc: *mut CUfunction, kernel: CUkernel) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetFunction_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetFunction_v12000, imp.gate) {
-            Ok(()) => (imp.f)(pFunc, kernel),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetFunction_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, pFunc, kernel),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetFunction_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetFunction_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetLibrary_v12050(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetLibrary_v12050<const W: usize>(pLib: *mut CUlibrary, kernel: CUkernel) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetLibrary_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetLibrary_v12050, imp.gate) {
-            Ok(()) => (imp.f)(pLib, kernel),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetLibrary_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, pLib, kernel),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetLibrary_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetLibrary_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetName_v12030(name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetName_v12030<const W: usize>(name: *mut * const::std::os::raw::c_char, hfunc: CUkernel) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetName_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetName_v12030, imp.gate) {
-            Ok(()) => (imp.f)(name, hfunc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetName_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, name, hfunc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetName_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetName_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetParamCount_v13020(kernel: CUkernel, paramCount: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetParamCount_v13020<const W: usize>(kernel: CUkernel, paramCount: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetParamCount_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetParamCount_v13020, imp.gate) {
-            Ok(()) => (imp.f)(kernel, paramCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetParamCount_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, kernel, paramCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetParamCount_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetParamCount_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelGetParamInfo_v12040(kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelGetParamInfo_v12040<const W: usize>(kernel: CUkernel, paramIndex: usize, paramOffset: *mut usize, paramSize: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelGetParamInfo_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelGetParamInfo_v12040, imp.gate) {
-            Ok(()) => (imp.f)(kernel, paramIndex, paramOffset, paramSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelGetParamInfo_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, kernel, paramIndex, paramOffset, paramSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelGetParamInfo_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelGetParamInfo_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelSetAttribute_v12000(attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelSetAttribute_v12000<const W: usize>(attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: CUkernel, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelSetAttribute_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelSetAttribute_v12000, imp.gate) {
-            Ok(()) => (imp.f)(attrib, val, kernel, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelSetAttribute_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, attrib, val, kernel, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelSetAttribute_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelSetAttribute_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuKernelSetCacheConfig_v12000(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuKernelSetCacheConfig_v12000<const W: usize>(kernel: CUkernel, config: CUfunc_cache, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuKernelSetCacheConfig_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuKernelSetCacheConfig_v12000, imp.gate) {
-            Ok(()) => (imp.f)(kernel, config, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuKernelSetCacheConfig_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, kernel, config, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuKernelSetCacheConfig_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuKernelSetCacheConfig_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunch_v2000(f: CUfunction) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunch_v2000<const W: usize>(f: CUfunction) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunch_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunch_v2000, imp.gate) {
-            Ok(()) => (imp.f)(f),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunch_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, f),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunch_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunch_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernel_v9000(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernel_v9000<const W: usize>(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchCooperativeKernel_v9000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchCooperativeKernel_v9000, imp.gate) {
-            Ok(()) => (imp.f)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchCooperativeKernel_v9000, imp.gate) {
+            Ok(()) => (imp.f)(w, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchCooperativeKernel_v9000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchCooperativeKernel_v9000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernel_v9000_ptsz(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernel_v9000_ptsz<const W: usize>(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchCooperativeKernel_v9000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchCooperativeKernel_v9000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchCooperativeKernel_v9000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchCooperativeKernel_v9000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchCooperativeKernel_v9000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernelMultiDevice_v9000(launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchCooperativeKernelMultiDevice_v9000<const W: usize>(launchParamsList: *mut CUDA_LAUNCH_PARAMS_v1, numDevices: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchCooperativeKernelMultiDevice_v9000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchCooperativeKernelMultiDevice_v9000, imp.gate) {
-            Ok(()) => (imp.f)(launchParamsList, numDevices, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchCooperativeKernelMultiDevice_v9000, imp.gate) {
+            Ok(()) => (imp.f)(w, launchParamsList, numDevices, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchCooperativeKernelMultiDevice_v9000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchCooperativeKernelMultiDevice_v9000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchGrid_v2000(f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchGrid_v2000<const W: usize>(f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchGrid_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchGrid_v2000, imp.gate) {
-            Ok(()) => (imp.f)(f, grid_width, grid_height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchGrid_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, f, grid_width, grid_height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchGrid_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchGrid_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchGridAsync_v2000(f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchGridAsync_v2000<const W: usize>(f: CUfunction, grid_width: ::std::os::raw::c_int, grid_height: ::std::os::raw::c_int, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchGridAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchGridAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(f, grid_width, grid_height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchGridAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, f, grid_width, grid_height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchGridAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchGridAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v10000(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v10000<const W: usize>(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchHostFunc_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchHostFunc_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, fn_, userData),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchHostFunc_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, fn_, userData),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchHostFunc_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchHostFunc_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v10000_ptsz(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v10000_ptsz<const W: usize>(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchHostFunc_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchHostFunc_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, fn_, userData),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchHostFunc_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, fn_, userData),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchHostFunc_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchHostFunc_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v13010(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v13010<const W: usize>(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchHostFunc_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchHostFunc_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hStream, fn_, userData, syncMode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchHostFunc_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, fn_, userData, syncMode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchHostFunc_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchHostFunc_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v13010_ptsz(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchHostFunc_v13010_ptsz<const W: usize>(hStream: CUstream, fn_: CUhostFn, userData: * mut::std::os::raw::c_void, syncMode: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchHostFunc_v13010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchHostFunc_v13010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, fn_, userData, syncMode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchHostFunc_v13010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, fn_, userData, syncMode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchHostFunc_v13010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchHostFunc_v13010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchKernel_v4000(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchKernel_v4000<const W: usize>(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchKernel_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchKernel_v4000, imp.gate) {
-            Ok(()) => (imp.f)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchKernel_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchKernel_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchKernel_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchKernel_v7000_ptsz(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchKernel_v7000_ptsz<const W: usize>(f: CUfunction, gridDimX: ::std::os::raw::c_uint, gridDimY: ::std::os::raw::c_uint, gridDimZ: ::std::os::raw::c_uint, blockDimX: ::std::os::raw::c_uint, blockDimY: ::std::os::raw::c_uint, blockDimZ: ::std::os::raw::c_uint, sharedMemBytes: ::std::os::raw::c_uint, hStream: CUstream, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchKernel_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchKernel_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchKernel_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchKernel_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchKernel_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchKernelEx_v11060(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchKernelEx_v11060<const W: usize>(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchKernelEx_v11060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchKernelEx_v11060, imp.gate) {
-            Ok(()) => (imp.f)(config, f, kernelParams, extra),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchKernelEx_v11060, imp.gate) {
+            Ok(()) => (imp.f)(w, config, f, kernelParams, extra),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchKernelEx_v11060),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchKernelEx_v11060),
     }
 }
-pub(crate) unsafe extern "C" fn cuLaunchKernelEx_v11060_ptsz(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLaunchKernelEx_v11060_ptsz<const W: usize>(config: *const CUlaunchConfig, f: CUfunction, kernelParams: *mut * mut::std::os::raw::c_void, extra: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLaunchKernelEx_v11060_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLaunchKernelEx_v11060_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(config, f, kernelParams, extra),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLaunchKernelEx_v11060_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, config, f, kernelParams, extra),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLaunchKernelEx_v11060_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuLaunchKernelEx_v11060_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryEnumerateKernels_v12040(kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryEnumerateKernels_v12040<const W: usize>(kernels: *mut CUkernel, numKernels: ::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryEnumerateKernels_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryEnumerateKernels_v12040, imp.gate) {
-            Ok(()) => (imp.f)(kernels, numKernels, lib),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryEnumerateKernels_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, kernels, numKernels, lib),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryEnumerateKernels_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryEnumerateKernels_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetGlobal_v12000(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetGlobal_v12000<const W: usize>(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetGlobal_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetGlobal_v12000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytes, library, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetGlobal_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytes, library, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetGlobal_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetGlobal_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetKernel_v12000(pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetKernel_v12000<const W: usize>(pKernel: *mut CUkernel, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetKernel_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetKernel_v12000, imp.gate) {
-            Ok(()) => (imp.f)(pKernel, library, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetKernel_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, pKernel, library, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetKernel_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetKernel_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetKernelCount_v12040(count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetKernelCount_v12040<const W: usize>(count: * mut::std::os::raw::c_uint, lib: CUlibrary) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetKernelCount_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetKernelCount_v12040, imp.gate) {
-            Ok(()) => (imp.f)(count, lib),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetKernelCount_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, count, lib),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetKernelCount_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetKernelCount_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetManaged_v12000(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetManaged_v12000<const W: usize>(dptr: *mut CUdeviceptr, bytes: *mut usize, library: CUlibrary, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetManaged_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetManaged_v12000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytes, library, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetManaged_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytes, library, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetManaged_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetManaged_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetModule_v12000(pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetModule_v12000<const W: usize>(pMod: *mut CUmodule, library: CUlibrary) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetModule_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetModule_v12000, imp.gate) {
-            Ok(()) => (imp.f)(pMod, library),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetModule_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, pMod, library),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetModule_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetModule_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryGetUnifiedFunction_v12000(fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryGetUnifiedFunction_v12000<const W: usize>(fptr: *mut * mut::std::os::raw::c_void, library: CUlibrary, symbol: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryGetUnifiedFunction_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryGetUnifiedFunction_v12000, imp.gate) {
-            Ok(()) => (imp.f)(fptr, library, symbol),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryGetUnifiedFunction_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, fptr, library, symbol),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryGetUnifiedFunction_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryGetUnifiedFunction_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryLoadData_v12000(library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryLoadData_v12000<const W: usize>(library: *mut CUlibrary, code: * const::std::os::raw::c_void, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryLoadData_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryLoadData_v12000, imp.gate) {
-            Ok(()) => (imp.f)(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryLoadData_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryLoadData_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryLoadData_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryLoadFromFile_v12000(library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryLoadFromFile_v12000<const W: usize>(library: *mut CUlibrary, fileName: * const::std::os::raw::c_char, jitOptions: *mut CUjit_option, jitOptionsValues: *mut * mut::std::os::raw::c_void, numJitOptions: ::std::os::raw::c_uint, libraryOptions: *mut CUlibraryOption, libraryOptionValues: *mut * mut::std::os::raw::c_void, numLibraryOptions: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryLoadFromFile_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryLoadFromFile_v12000, imp.gate) {
-            Ok(()) => (imp.f)(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryLoadFromFile_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryLoadFromFile_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryLoadFromFile_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLibraryUnload_v12000(library: CUlibrary) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLibraryUnload_v12000<const W: usize>(library: CUlibrary) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLibraryUnload_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLibraryUnload_v12000, imp.gate) {
-            Ok(()) => (imp.f)(library),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLibraryUnload_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, library),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLibraryUnload_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuLibraryUnload_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkAddData_v5050(state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkAddData_v5050<const W: usize>(state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkAddData_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkAddData_v5050, imp.gate) {
-            Ok(()) => (imp.f)(state, type_, data, size, name, numOptions, options, optionValues),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkAddData_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, state, type_, data, size, name, numOptions, options, optionValues),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkAddData_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkAddData_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkAddData_v6050(state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkAddData_v6050<const W: usize>(state: CUlinkState, type_: CUjitInputType, data: * mut::std::os::raw::c_void, size: usize, name: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkAddData_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkAddData_v6050, imp.gate) {
-            Ok(()) => (imp.f)(state, type_, data, size, name, numOptions, options, optionValues),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkAddData_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, state, type_, data, size, name, numOptions, options, optionValues),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkAddData_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkAddData_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkAddFile_v5050(state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkAddFile_v5050<const W: usize>(state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkAddFile_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkAddFile_v5050, imp.gate) {
-            Ok(()) => (imp.f)(state, type_, path, numOptions, options, optionValues),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkAddFile_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, state, type_, path, numOptions, options, optionValues),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkAddFile_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkAddFile_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkAddFile_v6050(state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkAddFile_v6050<const W: usize>(state: CUlinkState, type_: CUjitInputType, path: * const::std::os::raw::c_char, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkAddFile_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkAddFile_v6050, imp.gate) {
-            Ok(()) => (imp.f)(state, type_, path, numOptions, options, optionValues),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkAddFile_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, state, type_, path, numOptions, options, optionValues),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkAddFile_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkAddFile_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkComplete_v5050(state: CUlinkState, cubinOut: *mut * mut::std::os::raw::c_void, sizeOut: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkComplete_v5050<const W: usize>(state: CUlinkState, cubinOut: *mut * mut::std::os::raw::c_void, sizeOut: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkComplete_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkComplete_v5050, imp.gate) {
-            Ok(()) => (imp.f)(state, cubinOut, sizeOut),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkComplete_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, state, cubinOut, sizeOut),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkComplete_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkComplete_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkCreate_v5050(numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkCreate_v5050<const W: usize>(numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkCreate_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkCreate_v5050, imp.gate) {
-            Ok(()) => (imp.f)(numOptions, options, optionValues, stateOut),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkCreate_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, numOptions, options, optionValues, stateOut),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkCreate_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkCreate_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkCreate_v6050(numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkCreate_v6050<const W: usize>(numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void, stateOut: *mut CUlinkState) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkCreate_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkCreate_v6050, imp.gate) {
-            Ok(()) => (imp.f)(numOptions, options, optionValues, stateOut),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkCreate_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, numOptions, options, optionValues, stateOut),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkCreate_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkCreate_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLinkDestroy_v5050(state: CUlinkState) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLinkDestroy_v5050<const W: usize>(state: CUlinkState) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLinkDestroy_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLinkDestroy_v5050, imp.gate) {
-            Ok(()) => (imp.f)(state),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLinkDestroy_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, state),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLinkDestroy_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuLinkDestroy_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointAddDevice_v13030(leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointAddDevice_v13030<const W: usize>(leId: CUlogicalEndpointId, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointAddDevice_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointAddDevice_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointAddDevice_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointAddDevice_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointAddDevice_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointBindAddr_v13030(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointBindAddr_v13030<const W: usize>(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, ptr: * mut::std::os::raw::c_void, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointBindAddr_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointBindAddr_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, dev, offset, ptr, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointBindAddr_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, dev, offset, ptr, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointBindAddr_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointBindAddr_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointBindMem_v13030(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointBindMem_v13030<const W: usize>(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: CUmemGenericAllocationHandle, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointBindMem_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointBindMem_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, dev, offset, memHandle, memOffset, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointBindMem_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, dev, offset, memHandle, memOffset, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointBindMem_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointBindMem_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointCreate_v13030(leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointCreate_v13030<const W: usize>(leId: CUlogicalEndpointId, prop: *const CUlogicalEndpointProp) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointCreate_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointCreate_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, prop),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointCreate_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, prop),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointCreate_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointCreate_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointDestroy_v13030(leId: CUlogicalEndpointId) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointDestroy_v13030<const W: usize>(leId: CUlogicalEndpointId) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointDestroy_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointDestroy_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointDestroy_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointDestroy_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointDestroy_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointExport_v13030(handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointExport_v13030<const W: usize>(handle: * mut::std::os::raw::c_void, leId: CUlogicalEndpointId, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointExport_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointExport_v13030, imp.gate) {
-            Ok(()) => (imp.f)(handle, leId, handleType),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointExport_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, handle, leId, handleType),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointExport_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointExport_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointGetLimits_v13030(bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointGetLimits_v13030<const W: usize>(bindAlignment: *mut cuuint64_t, maxSize: *mut cuuint64_t, prop: *const CUlogicalEndpointProp) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointGetLimits_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointGetLimits_v13030, imp.gate) {
-            Ok(()) => (imp.f)(bindAlignment, maxSize, prop),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointGetLimits_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, bindAlignment, maxSize, prop),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointGetLimits_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointGetLimits_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointIdRelease_v13030(leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointIdRelease_v13030<const W: usize>(leId: CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointIdRelease_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointIdRelease_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointIdRelease_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointIdRelease_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointIdRelease_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointIdReserve_v13030(leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointIdReserve_v13030<const W: usize>(leId: *mut CUlogicalEndpointId, count: cuuint32_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointIdReserve_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointIdReserve_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointIdReserve_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointIdReserve_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointIdReserve_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointImport_v13030(leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointImport_v13030<const W: usize>(leId: CUlogicalEndpointId, handle: * const::std::os::raw::c_void, handleType: CUlogicalEndpointIpcHandleType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointImport_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointImport_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, handle, handleType),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointImport_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, handle, handleType),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointImport_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointImport_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointQuery_v13030(leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointQuery_v13030<const W: usize>(leId: CUlogicalEndpointId, count: cuuint32_t, queryStatus: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointQuery_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointQuery_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, count, queryStatus),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointQuery_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, count, queryStatus),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointQuery_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointQuery_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogicalEndpointUnbind_v13030(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogicalEndpointUnbind_v13030<const W: usize>(leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogicalEndpointUnbind_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogicalEndpointUnbind_v13030, imp.gate) {
-            Ok(()) => (imp.f)(leId, dev, offset, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogicalEndpointUnbind_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, leId, dev, offset, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogicalEndpointUnbind_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogicalEndpointUnbind_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogsCurrent_v12090(iterator: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogsCurrent_v12090<const W: usize>(iterator: *mut CUlogIterator, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogsCurrent_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogsCurrent_v12090, imp.gate) {
-            Ok(()) => (imp.f)(iterator, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogsCurrent_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, iterator, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogsCurrent_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogsCurrent_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogsDumpToFile_v12090(iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogsDumpToFile_v12090<const W: usize>(iterator: *mut CUlogIterator, pathToFile: * const::std::os::raw::c_char, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogsDumpToFile_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogsDumpToFile_v12090, imp.gate) {
-            Ok(()) => (imp.f)(iterator, pathToFile, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogsDumpToFile_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, iterator, pathToFile, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogsDumpToFile_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogsDumpToFile_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogsDumpToMemory_v12090(iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogsDumpToMemory_v12090<const W: usize>(iterator: *mut CUlogIterator, buffer: * mut::std::os::raw::c_char, size: *mut usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogsDumpToMemory_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogsDumpToMemory_v12090, imp.gate) {
-            Ok(()) => (imp.f)(iterator, buffer, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogsDumpToMemory_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, iterator, buffer, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogsDumpToMemory_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogsDumpToMemory_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogsRegisterCallback_v12090(callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUlogsCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogsRegisterCallback_v12090<const W: usize>(callbackFunc: CUlogsCallback, userData: * mut::std::os::raw::c_void, callback: *mut CUlogsCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogsRegisterCallback_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogsRegisterCallback_v12090, imp.gate) {
-            Ok(()) => (imp.f)(callbackFunc, userData, callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogsRegisterCallback_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, callbackFunc, userData, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogsRegisterCallback_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogsRegisterCallback_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuLogsUnregisterCallback_v12090(callback: CUlogsCallbackHandle) -> CUresult {
+pub(crate) unsafe extern "C" fn cuLogsUnregisterCallback_v12090<const W: usize>(callback: CUlogsCallbackHandle) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuLogsUnregisterCallback_v12090 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuLogsUnregisterCallback_v12090, imp.gate) {
-            Ok(()) => (imp.f)(callback),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuLogsUnregisterCallback_v12090, imp.gate) {
+            Ok(()) => (imp.f)(w, callback),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuLogsUnregisterCallback_v12090),
+        None => crate::entry::unsupported(w, cudrv::call::cuLogsUnregisterCallback_v12090),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAddressFree_v10020(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAddressFree_v10020<const W: usize>(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAddressFree_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAddressFree_v10020, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAddressFree_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAddressFree_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAddressFree_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAddressReserve_v10020(ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAddressReserve_v10020<const W: usize>(ptr: *mut CUdeviceptr_v2, size: usize, alignment: usize, addr: CUdeviceptr_v2, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAddressReserve_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAddressReserve_v10020, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size, alignment, addr, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAddressReserve_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size, alignment, addr, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAddressReserve_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAddressReserve_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAdvise_v8000(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, device: CUdevice_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAdvise_v8000<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, device: CUdevice_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAdvise_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAdvise_v8000, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, advice, device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAdvise_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, advice, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAdvise_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAdvise_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAdvise_v12020(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, location: CUmemLocation_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAdvise_v12020<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, advice: CUmem_advise, location: CUmemLocation_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAdvise_v12020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAdvise_v12020, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, advice, location),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAdvise_v12020, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, advice, location),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAdvise_v12020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAdvise_v12020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAlloc_v2000(dptr: *mut CUdeviceptr_v1, bytesize: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAlloc_v2000<const W: usize>(dptr: *mut CUdeviceptr_v1, bytesize: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAlloc_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAlloc_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAlloc_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAlloc_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAlloc_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAlloc_v3020(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAlloc_v3020<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAlloc_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAlloc_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAlloc_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAlloc_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAlloc_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocAsync_v11020(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocAsync_v11020<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocAsync_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocAsync_v11020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocAsync_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocAsync_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocAsync_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocAsync_v11020_ptsz(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocAsync_v11020_ptsz<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocAsync_v11020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocAsync_v11020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocAsync_v11020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocAsync_v11020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocAsync_v11020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocFromPoolAsync_v11020(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocFromPoolAsync_v11020<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocFromPoolAsync_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocFromPoolAsync_v11020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize, pool, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocFromPoolAsync_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize, pool, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocFromPoolAsync_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocFromPoolAsync_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocFromPoolAsync_v11020_ptsz(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocFromPoolAsync_v11020_ptsz<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize, pool: CUmemoryPool, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocFromPoolAsync_v11020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocFromPoolAsync_v11020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize, pool, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocFromPoolAsync_v11020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize, pool, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocFromPoolAsync_v11020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocFromPoolAsync_v11020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocHost_v2000(pp: *mut * mut::std::os::raw::c_void, bytesize: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocHost_v2000<const W: usize>(pp: *mut * mut::std::os::raw::c_void, bytesize: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocHost_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocHost_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pp, bytesize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocHost_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pp, bytesize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocHost_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocHost_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocHost_v3020(pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocHost_v3020<const W: usize>(pp: *mut * mut::std::os::raw::c_void, bytesize: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocHost_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocHost_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pp, bytesize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocHost_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pp, bytesize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocHost_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocHost_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocManaged_v6000(dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocManaged_v6000<const W: usize>(dptr: *mut CUdeviceptr_v2, bytesize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocManaged_v6000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocManaged_v6000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytesize, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocManaged_v6000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytesize, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocManaged_v6000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocManaged_v6000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocPitch_v2000(dptr: *mut CUdeviceptr_v1, pPitch: * mut::std::os::raw::c_uint, WidthInBytes: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocPitch_v2000<const W: usize>(dptr: *mut CUdeviceptr_v1, pPitch: * mut::std::os::raw::c_uint, WidthInBytes: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocPitch_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocPitch_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocPitch_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocPitch_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocPitch_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemAllocPitch_v3020(dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemAllocPitch_v3020<const W: usize>(dptr: *mut CUdeviceptr_v2, pPitch: *mut usize, WidthInBytes: usize, Height: usize, ElementSizeBytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemAllocPitch_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemAllocPitch_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemAllocPitch_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemAllocPitch_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemAllocPitch_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemBatchDecompressAsync_v12060(paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemBatchDecompressAsync_v12060<const W: usize>(paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemBatchDecompressAsync_v12060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemBatchDecompressAsync_v12060, imp.gate) {
-            Ok(()) => (imp.f)(paramsArray, count, flags, errorIndex, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemBatchDecompressAsync_v12060, imp.gate) {
+            Ok(()) => (imp.f)(w, paramsArray, count, flags, errorIndex, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemBatchDecompressAsync_v12060),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemBatchDecompressAsync_v12060),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemBatchDecompressAsync_v12060_ptsz(paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemBatchDecompressAsync_v12060_ptsz<const W: usize>(paramsArray: *mut CUmemDecompressParams, count: usize, flags: ::std::os::raw::c_uint, errorIndex: *mut usize, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemBatchDecompressAsync_v12060_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemBatchDecompressAsync_v12060_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(paramsArray, count, flags, errorIndex, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemBatchDecompressAsync_v12060_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, paramsArray, count, flags, errorIndex, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemBatchDecompressAsync_v12060_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemBatchDecompressAsync_v12060_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemCreate_v10020(handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemCreate_v10020<const W: usize>(handle: *mut CUmemGenericAllocationHandle_v1, size: usize, prop: *const CUmemAllocationProp_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemCreate_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemCreate_v10020, imp.gate) {
-            Ok(()) => (imp.f)(handle, size, prop, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemCreate_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, handle, size, prop, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemCreate_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemCreate_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemDiscardAndPrefetchBatchAsync_v13000(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemDiscardAndPrefetchBatchAsync_v13000<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemDiscardAndPrefetchBatchAsync_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemDiscardBatchAsync_v13000(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemDiscardBatchAsync_v13000<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemDiscardBatchAsync_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemDiscardBatchAsync_v13000, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemDiscardBatchAsync_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemDiscardBatchAsync_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemDiscardBatchAsync_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemDiscardBatchAsync_v13000_ptsz(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemDiscardBatchAsync_v13000_ptsz<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemDiscardBatchAsync_v13000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemDiscardBatchAsync_v13000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemDiscardBatchAsync_v13000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemDiscardBatchAsync_v13000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemDiscardBatchAsync_v13000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemExportToShareableHandle_v10020(shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemExportToShareableHandle_v10020<const W: usize>(shareableHandle: * mut::std::os::raw::c_void, handle: CUmemGenericAllocationHandle_v1, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemExportToShareableHandle_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemExportToShareableHandle_v10020, imp.gate) {
-            Ok(()) => (imp.f)(shareableHandle, handle, handleType, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemExportToShareableHandle_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, shareableHandle, handle, handleType, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemExportToShareableHandle_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemExportToShareableHandle_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemFree_v2000(dptr: CUdeviceptr_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemFree_v2000<const W: usize>(dptr: CUdeviceptr_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemFree_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemFree_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemFree_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemFree_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemFree_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemFree_v3020(dptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemFree_v3020<const W: usize>(dptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemFree_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemFree_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemFree_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemFree_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemFree_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemFreeAsync_v11020(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemFreeAsync_v11020<const W: usize>(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemFreeAsync_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemFreeAsync_v11020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemFreeAsync_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemFreeAsync_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemFreeAsync_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemFreeAsync_v11020_ptsz(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemFreeAsync_v11020_ptsz<const W: usize>(dptr: CUdeviceptr_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemFreeAsync_v11020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemFreeAsync_v11020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptr, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemFreeAsync_v11020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemFreeAsync_v11020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemFreeAsync_v11020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemFreeHost_v2000(p: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemFreeHost_v2000<const W: usize>(p: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemFreeHost_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemFreeHost_v2000, imp.gate) {
-            Ok(()) => (imp.f)(p),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemFreeHost_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, p),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemFreeHost_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemFreeHost_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetAccess_v10020(flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetAccess_v10020<const W: usize>(flags: * mut::std::os::raw::c_ulonglong, location: *const CUmemLocation_v1, ptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetAccess_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetAccess_v10020, imp.gate) {
-            Ok(()) => (imp.f)(flags, location, ptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetAccess_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, flags, location, ptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetAccess_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetAccess_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetAddressRange_v2000(pbase: *mut CUdeviceptr_v1, psize: * mut::std::os::raw::c_uint, dptr: CUdeviceptr_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetAddressRange_v2000<const W: usize>(pbase: *mut CUdeviceptr_v1, psize: * mut::std::os::raw::c_uint, dptr: CUdeviceptr_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetAddressRange_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetAddressRange_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pbase, psize, dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetAddressRange_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pbase, psize, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetAddressRange_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetAddressRange_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetAddressRange_v3020(pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetAddressRange_v3020<const W: usize>(pbase: *mut CUdeviceptr_v2, psize: *mut usize, dptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetAddressRange_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetAddressRange_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pbase, psize, dptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetAddressRange_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pbase, psize, dptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetAddressRange_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetAddressRange_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetAllocationGranularity_v10020(granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetAllocationGranularity_v10020<const W: usize>(granularity: *mut usize, prop: *const CUmemAllocationProp_v1, option: CUmemAllocationGranularity_flags) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetAllocationGranularity_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetAllocationGranularity_v10020, imp.gate) {
-            Ok(()) => (imp.f)(granularity, prop, option),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetAllocationGranularity_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, granularity, prop, option),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetAllocationGranularity_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetAllocationGranularity_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetAllocationPropertiesFromHandle_v10020(prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetAllocationPropertiesFromHandle_v10020<const W: usize>(prop: *mut CUmemAllocationProp_v1, handle: CUmemGenericAllocationHandle_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetAllocationPropertiesFromHandle_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetAllocationPropertiesFromHandle_v10020, imp.gate) {
-            Ok(()) => (imp.f)(prop, handle),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetAllocationPropertiesFromHandle_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, prop, handle),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetAllocationPropertiesFromHandle_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetAllocationPropertiesFromHandle_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetDefaultMemPool_v13000(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetDefaultMemPool_v13000<const W: usize>(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetDefaultMemPool_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetDefaultMemPool_v13000, imp.gate) {
-            Ok(()) => (imp.f)(pool_out, location, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetDefaultMemPool_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, pool_out, location, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetDefaultMemPool_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetDefaultMemPool_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetHandleForAddressRange_v11070(handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetHandleForAddressRange_v11070<const W: usize>(handle: * mut::std::os::raw::c_void, dptr: CUdeviceptr, size: usize, handleType: CUmemRangeHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetHandleForAddressRange_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetHandleForAddressRange_v11070, imp.gate) {
-            Ok(()) => (imp.f)(handle, dptr, size, handleType, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetHandleForAddressRange_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, handle, dptr, size, handleType, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetHandleForAddressRange_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetHandleForAddressRange_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetInfo_v2000(free: * mut::std::os::raw::c_uint, total: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetInfo_v2000<const W: usize>(free: * mut::std::os::raw::c_uint, total: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetInfo_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetInfo_v2000, imp.gate) {
-            Ok(()) => (imp.f)(free, total),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetInfo_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, free, total),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetInfo_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetInfo_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetInfo_v3020(free: *mut usize, total: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetInfo_v3020<const W: usize>(free: *mut usize, total: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetInfo_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetInfo_v3020, imp.gate) {
-            Ok(()) => (imp.f)(free, total),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetInfo_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, free, total),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetInfo_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetInfo_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetLocationInfo_v13040(ptr: CUdeviceptr_v2, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetLocationInfo_v13040<const W: usize>(ptr: CUdeviceptr_v2, size: usize, summaryGranularity: usize, samplingGranularity: usize, location_out: *mut CUmemLocation_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetLocationInfo_v13040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetLocationInfo_v13040, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size, summaryGranularity, samplingGranularity, location_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetLocationInfo_v13040, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size, summaryGranularity, samplingGranularity, location_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetLocationInfo_v13040),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetLocationInfo_v13040),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemGetMemPool_v13000(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemGetMemPool_v13000<const W: usize>(pool_out: *mut CUmemoryPool, location: *mut CUmemLocation, type_: CUmemAllocationType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemGetMemPool_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemGetMemPool_v13000, imp.gate) {
-            Ok(()) => (imp.f)(pool_out, location, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemGetMemPool_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, pool_out, location, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemGetMemPool_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemGetMemPool_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostAlloc_v2020(pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostAlloc_v2020<const W: usize>(pp: *mut * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostAlloc_v2020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostAlloc_v2020, imp.gate) {
-            Ok(()) => (imp.f)(pp, bytesize, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostAlloc_v2020, imp.gate) {
+            Ok(()) => (imp.f)(w, pp, bytesize, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostAlloc_v2020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostAlloc_v2020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostGetDevicePointer_v2020(pdptr: *mut CUdeviceptr_v1, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostGetDevicePointer_v2020<const W: usize>(pdptr: *mut CUdeviceptr_v1, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostGetDevicePointer_v2020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostGetDevicePointer_v2020, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, p, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostGetDevicePointer_v2020, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, p, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostGetDevicePointer_v2020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostGetDevicePointer_v2020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostGetDevicePointer_v3020(pdptr: *mut CUdeviceptr_v2, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostGetDevicePointer_v3020<const W: usize>(pdptr: *mut CUdeviceptr_v2, p: * mut::std::os::raw::c_void, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostGetDevicePointer_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostGetDevicePointer_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, p, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostGetDevicePointer_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, p, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostGetDevicePointer_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostGetDevicePointer_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostGetFlags_v2030(pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostGetFlags_v2030<const W: usize>(pFlags: * mut::std::os::raw::c_uint, p: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostGetFlags_v2030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostGetFlags_v2030, imp.gate) {
-            Ok(()) => (imp.f)(pFlags, p),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostGetFlags_v2030, imp.gate) {
+            Ok(()) => (imp.f)(w, pFlags, p),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostGetFlags_v2030),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostGetFlags_v2030),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostRegister_v4000(p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostRegister_v4000<const W: usize>(p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostRegister_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostRegister_v4000, imp.gate) {
-            Ok(()) => (imp.f)(p, bytesize, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostRegister_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, p, bytesize, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostRegister_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostRegister_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostRegister_v6050(p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostRegister_v6050<const W: usize>(p: * mut::std::os::raw::c_void, bytesize: usize, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostRegister_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostRegister_v6050, imp.gate) {
-            Ok(()) => (imp.f)(p, bytesize, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostRegister_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, p, bytesize, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostRegister_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostRegister_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemHostUnregister_v4000(p: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemHostUnregister_v4000<const W: usize>(p: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemHostUnregister_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemHostUnregister_v4000, imp.gate) {
-            Ok(()) => (imp.f)(p),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemHostUnregister_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, p),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemHostUnregister_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemHostUnregister_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemImportFromShareableHandle_v10020(handle: *mut CUmemGenericAllocationHandle_v1, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemImportFromShareableHandle_v10020<const W: usize>(handle: *mut CUmemGenericAllocationHandle_v1, osHandle: * mut::std::os::raw::c_void, shHandleType: CUmemAllocationHandleType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemImportFromShareableHandle_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemImportFromShareableHandle_v10020, imp.gate) {
-            Ok(()) => (imp.f)(handle, osHandle, shHandleType),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemImportFromShareableHandle_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, handle, osHandle, shHandleType),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemImportFromShareableHandle_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemImportFromShareableHandle_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemMap_v10020(ptr: CUdeviceptr_v2, size: usize, offset: usize, handle: CUmemGenericAllocationHandle_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemMap_v10020<const W: usize>(ptr: CUdeviceptr_v2, size: usize, offset: usize, handle: CUmemGenericAllocationHandle_v1, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemMap_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemMap_v10020, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size, offset, handle, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemMap_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size, offset, handle, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemMap_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemMap_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemMapArrayAsync_v11010(mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemMapArrayAsync_v11010<const W: usize>(mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemMapArrayAsync_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemMapArrayAsync_v11010, imp.gate) {
-            Ok(()) => (imp.f)(mapInfoList, count, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemMapArrayAsync_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, mapInfoList, count, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemMapArrayAsync_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemMapArrayAsync_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemMapArrayAsync_v11010_ptsz(mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemMapArrayAsync_v11010_ptsz<const W: usize>(mapInfoList: *mut CUarrayMapInfo_v1, count: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemMapArrayAsync_v11010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemMapArrayAsync_v11010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(mapInfoList, count, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemMapArrayAsync_v11010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, mapInfoList, count, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemMapArrayAsync_v11010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemMapArrayAsync_v11010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolCreate_v11020(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolCreate_v11020<const W: usize>(pool: *mut CUmemoryPool, poolProps: *const CUmemPoolProps_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolCreate_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolCreate_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, poolProps),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolCreate_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, poolProps),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolCreate_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolCreate_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolDestroy_v11020(pool: CUmemoryPool) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolDestroy_v11020<const W: usize>(pool: CUmemoryPool) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolDestroy_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolDestroy_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolDestroy_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolDestroy_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolDestroy_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolExportPointer_v11020(shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolExportPointer_v11020<const W: usize>(shareData_out: *mut CUmemPoolPtrExportData_v1, ptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolExportPointer_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolExportPointer_v11020, imp.gate) {
-            Ok(()) => (imp.f)(shareData_out, ptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolExportPointer_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, shareData_out, ptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolExportPointer_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolExportPointer_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolExportToShareableHandle_v11020(handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolExportToShareableHandle_v11020<const W: usize>(handle_out: * mut::std::os::raw::c_void, pool: CUmemoryPool, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolExportToShareableHandle_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolExportToShareableHandle_v11020, imp.gate) {
-            Ok(()) => (imp.f)(handle_out, pool, handleType, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolExportToShareableHandle_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, handle_out, pool, handleType, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolExportToShareableHandle_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolExportToShareableHandle_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolGetAccess_v11020(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolGetAccess_v11020<const W: usize>(flags: *mut CUmemAccess_flags, memPool: CUmemoryPool, location: *mut CUmemLocation_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolGetAccess_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolGetAccess_v11020, imp.gate) {
-            Ok(()) => (imp.f)(flags, memPool, location),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolGetAccess_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, flags, memPool, location),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolGetAccess_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolGetAccess_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolGetAttribute_v11020(pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolGetAttribute_v11020<const W: usize>(pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolGetAttribute_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolGetAttribute_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolGetAttribute_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolGetAttribute_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolGetAttribute_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolImportFromShareableHandle_v11020(pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolImportFromShareableHandle_v11020<const W: usize>(pool_out: *mut CUmemoryPool, handle: * mut::std::os::raw::c_void, handleType: CUmemAllocationHandleType, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolImportFromShareableHandle_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolImportFromShareableHandle_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool_out, handle, handleType, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolImportFromShareableHandle_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool_out, handle, handleType, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolImportFromShareableHandle_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolImportFromShareableHandle_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolImportPointer_v11020(ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolImportPointer_v11020<const W: usize>(ptr_out: *mut CUdeviceptr_v2, pool: CUmemoryPool, shareData: *mut CUmemPoolPtrExportData_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolImportPointer_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolImportPointer_v11020, imp.gate) {
-            Ok(()) => (imp.f)(ptr_out, pool, shareData),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolImportPointer_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr_out, pool, shareData),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolImportPointer_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolImportPointer_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolSetAccess_v11020(pool: CUmemoryPool, map: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolSetAccess_v11020<const W: usize>(pool: CUmemoryPool, map: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolSetAccess_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolSetAccess_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, map, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolSetAccess_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, map, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolSetAccess_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolSetAccess_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolSetAttribute_v11020(pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolSetAttribute_v11020<const W: usize>(pool: CUmemoryPool, attr: CUmemPool_attribute, value: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolSetAttribute_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolSetAttribute_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolSetAttribute_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolSetAttribute_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolSetAttribute_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPoolTrimTo_v11020(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPoolTrimTo_v11020<const W: usize>(pool: CUmemoryPool, minBytesToKeep: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPoolTrimTo_v11020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPoolTrimTo_v11020, imp.gate) {
-            Ok(()) => (imp.f)(pool, minBytesToKeep),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPoolTrimTo_v11020, imp.gate) {
+            Ok(()) => (imp.f)(w, pool, minBytesToKeep),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPoolTrimTo_v11020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPoolTrimTo_v11020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v8000(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v8000<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchAsync_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchAsync_v8000, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, dstDevice, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchAsync_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, dstDevice, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchAsync_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchAsync_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v8000_ptsz(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v8000_ptsz<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, dstDevice: CUdevice_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchAsync_v8000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchAsync_v8000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, dstDevice, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchAsync_v8000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, dstDevice, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchAsync_v8000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchAsync_v8000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v12020(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v12020<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchAsync_v12020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchAsync_v12020, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, location, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchAsync_v12020, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, location, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchAsync_v12020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchAsync_v12020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v12020_ptsz(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchAsync_v12020_ptsz<const W: usize>(devPtr: CUdeviceptr_v2, count: usize, location: CUmemLocation_v1, flags: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchAsync_v12020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchAsync_v12020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(devPtr, count, location, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchAsync_v12020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, devPtr, count, location, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchAsync_v12020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchAsync_v12020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchBatchAsync_v13000(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchBatchAsync_v13000<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchBatchAsync_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchBatchAsync_v13000, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchBatchAsync_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchBatchAsync_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchBatchAsync_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemPrefetchBatchAsync_v13000_ptsz(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemPrefetchBatchAsync_v13000_ptsz<const W: usize>(dptrs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, prefetchLocs: *mut CUmemLocation_v1, prefetchLocIdxs: *mut usize, numPrefetchLocs: usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemPrefetchBatchAsync_v13000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemPrefetchBatchAsync_v13000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemPrefetchBatchAsync_v13000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemPrefetchBatchAsync_v13000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemPrefetchBatchAsync_v13000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemRangeGetAttribute_v8000(data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemRangeGetAttribute_v8000<const W: usize>(data: * mut::std::os::raw::c_void, dataSize: usize, attribute: CUmem_range_attribute, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemRangeGetAttribute_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemRangeGetAttribute_v8000, imp.gate) {
-            Ok(()) => (imp.f)(data, dataSize, attribute, devPtr, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemRangeGetAttribute_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, data, dataSize, attribute, devPtr, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemRangeGetAttribute_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemRangeGetAttribute_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemRangeGetAttributes_v8000(data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemRangeGetAttributes_v8000<const W: usize>(data: *mut * mut::std::os::raw::c_void, dataSizes: *mut usize, attributes: *mut CUmem_range_attribute, numAttributes: usize, devPtr: CUdeviceptr_v2, count: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemRangeGetAttributes_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemRangeGetAttributes_v8000, imp.gate) {
-            Ok(()) => (imp.f)(data, dataSizes, attributes, numAttributes, devPtr, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemRangeGetAttributes_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, data, dataSizes, attributes, numAttributes, devPtr, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemRangeGetAttributes_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemRangeGetAttributes_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemRelease_v10020(handle: CUmemGenericAllocationHandle_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemRelease_v10020<const W: usize>(handle: CUmemGenericAllocationHandle_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemRelease_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemRelease_v10020, imp.gate) {
-            Ok(()) => (imp.f)(handle),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemRelease_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, handle),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemRelease_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemRelease_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemRetainAllocationHandle_v11000(handle: *mut CUmemGenericAllocationHandle_v1, addr: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemRetainAllocationHandle_v11000<const W: usize>(handle: *mut CUmemGenericAllocationHandle_v1, addr: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemRetainAllocationHandle_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemRetainAllocationHandle_v11000, imp.gate) {
-            Ok(()) => (imp.f)(handle, addr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemRetainAllocationHandle_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, handle, addr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemRetainAllocationHandle_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemRetainAllocationHandle_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemSetAccess_v10020(ptr: CUdeviceptr_v2, size: usize, desc: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemSetAccess_v10020<const W: usize>(ptr: CUdeviceptr_v2, size: usize, desc: *const CUmemAccessDesc_v1, count: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemSetAccess_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemSetAccess_v10020, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size, desc, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemSetAccess_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size, desc, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemSetAccess_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemSetAccess_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemSetMemPool_v13000(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemSetMemPool_v13000<const W: usize>(location: *mut CUmemLocation, type_: CUmemAllocationType, pool: CUmemoryPool) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemSetMemPool_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemSetMemPool_v13000, imp.gate) {
-            Ok(()) => (imp.f)(location, type_, pool),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemSetMemPool_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, location, type_, pool),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemSetMemPool_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemSetMemPool_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemUnmap_v10020(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemUnmap_v10020<const W: usize>(ptr: CUdeviceptr_v2, size: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemUnmap_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemUnmap_v10020, imp.gate) {
-            Ok(()) => (imp.f)(ptr, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemUnmap_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, ptr, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemUnmap_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemUnmap_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy_v4000(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy_v4000<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy_v4000, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy_v7000_ptds(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy_v7000_ptds<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2D_v2000(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2D_v2000<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2D_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2D_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2D_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2D_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2D_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2D_v3020(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2D_v3020<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2D_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2D_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2D_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2D_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2D_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2D_v7000_ptds(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2D_v7000_ptds<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2D_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2D_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2D_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2D_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2D_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v2000(pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v2000<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v3020(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v3020<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v7000_ptsz(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DAsync_v7000_ptsz<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v2000(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v2000<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DUnaligned_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DUnaligned_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DUnaligned_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DUnaligned_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DUnaligned_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v3020(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v3020<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DUnaligned_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DUnaligned_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DUnaligned_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DUnaligned_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DUnaligned_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v7000_ptds(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy2DUnaligned_v7000_ptds<const W: usize>(pCopy: *const CUDA_MEMCPY2D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy2DUnaligned_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy2DUnaligned_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy2DUnaligned_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy2DUnaligned_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy2DUnaligned_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3D_v2000(pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3D_v2000<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3D_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3D_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3D_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3D_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3D_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3D_v3020(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3D_v3020<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3D_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3D_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3D_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3D_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3D_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3D_v7000_ptds(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3D_v7000_ptds<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3D_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3D_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3D_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3D_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3D_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v2000(pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v2000<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v3020(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v3020<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v7000_ptsz(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DAsync_v7000_ptsz<const W: usize>(pCopy: *const CUDA_MEMCPY3D_v2, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v12080(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v12080<const W: usize>(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DBatchAsync_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DBatchAsync_v12080, imp.gate) {
-            Ok(()) => (imp.f)(numParams, opList, failIdx, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DBatchAsync_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, numParams, opList, failIdx, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DBatchAsync_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DBatchAsync_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v12080_ptsz(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v12080_ptsz<const W: usize>(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, failIdx: *mut usize, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DBatchAsync_v12080_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DBatchAsync_v12080_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(numParams, opList, failIdx, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DBatchAsync_v12080_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, numParams, opList, failIdx, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DBatchAsync_v12080_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DBatchAsync_v12080_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v13000(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v13000<const W: usize>(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DBatchAsync_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DBatchAsync_v13000, imp.gate) {
-            Ok(()) => (imp.f)(numParams, opList, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DBatchAsync_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, numParams, opList, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DBatchAsync_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DBatchAsync_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v13000_ptsz(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DBatchAsync_v13000_ptsz<const W: usize>(numParams: usize, opList: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DBatchAsync_v13000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DBatchAsync_v13000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(numParams, opList, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DBatchAsync_v13000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, numParams, opList, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DBatchAsync_v13000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DBatchAsync_v13000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DPeer_v4000(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DPeer_v4000<const W: usize>(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DPeer_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DPeer_v4000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DPeer_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DPeer_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DPeer_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DPeer_v7000_ptds(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DPeer_v7000_ptds<const W: usize>(pCopy: *const CUDA_MEMCPY3D_PEER_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DPeer_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DPeer_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(pCopy),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DPeer_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DPeer_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DPeer_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DPeerAsync_v4000(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DPeerAsync_v4000<const W: usize>(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DPeerAsync_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DPeerAsync_v4000, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DPeerAsync_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DPeerAsync_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DPeerAsync_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DPeerAsync_v7000_ptsz(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DPeerAsync_v7000_ptsz<const W: usize>(pCopy: *const CUDA_MEMCPY3D_PEER_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DPeerAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DPeerAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(pCopy, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DPeerAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, pCopy, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DPeerAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DPeerAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DWithAttributesAsync_v13020(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DWithAttributesAsync_v13020<const W: usize>(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DWithAttributesAsync_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DWithAttributesAsync_v13020, imp.gate) {
-            Ok(()) => (imp.f)(op, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DWithAttributesAsync_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, op, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DWithAttributesAsync_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DWithAttributesAsync_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpy3DWithAttributesAsync_v13020_ptsz(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpy3DWithAttributesAsync_v13020_ptsz<const W: usize>(op: *mut CUDA_MEMCPY3D_BATCH_OP_v1, flags: ::std::os::raw::c_ulonglong, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpy3DWithAttributesAsync_v13020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpy3DWithAttributesAsync_v13020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(op, flags, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpy3DWithAttributesAsync_v13020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, op, flags, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpy3DWithAttributesAsync_v13020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpy3DWithAttributesAsync_v13020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAsync_v4000(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAsync_v4000<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAsync_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAsync_v4000, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAsync_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAsync_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAsync_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAsync_v7000_ptsz(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAsync_v7000_ptsz<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v2000(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v2000<const W: usize>(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoA_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoA_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoA_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoA_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoA_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v3020(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v3020<const W: usize>(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoA_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoA_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoA_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoA_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoA_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v7000_ptds(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoA_v7000_ptds<const W: usize>(dstArray: CUarray, dstOffset: usize, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoA_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoA_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoA_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoA_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoA_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v2000(dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoD_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoD_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoD_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoD_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoD_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v3020(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoD_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoD_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoD_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoD_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoD_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v7000_ptds(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoD_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoD_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoD_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoD_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoD_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoD_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v2000(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v2000<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoH_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoH_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoH_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoH_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoH_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v3020(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v3020<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoH_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoH_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoH_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoH_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoH_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v7000_ptds(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoH_v7000_ptds<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoH_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoH_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoH_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoH_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoH_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v2000(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v2000<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoHAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoHAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoHAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoHAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoHAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v3020(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v3020<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoHAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoHAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoHAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoHAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoHAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v7000_ptsz(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyAtoHAsync_v7000_ptsz<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcArray: CUarray, srcOffset: usize, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyAtoHAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyAtoHAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcArray, srcOffset, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyAtoHAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcArray, srcOffset, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyAtoHAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyAtoHAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v12080(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v12080<const W: usize>(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyBatchAsync_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyBatchAsync_v12080, imp.gate) {
-            Ok(()) => (imp.f)(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyBatchAsync_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyBatchAsync_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyBatchAsync_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v12080_ptsz(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v12080_ptsz<const W: usize>(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, failIdx: *mut usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyBatchAsync_v12080_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyBatchAsync_v12080_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyBatchAsync_v12080_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, failIdx, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyBatchAsync_v12080_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyBatchAsync_v12080_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v13000(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v13000<const W: usize>(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyBatchAsync_v13000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyBatchAsync_v13000, imp.gate) {
-            Ok(()) => (imp.f)(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyBatchAsync_v13000, imp.gate) {
+            Ok(()) => (imp.f)(w, dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyBatchAsync_v13000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyBatchAsync_v13000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v13000_ptsz(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyBatchAsync_v13000_ptsz<const W: usize>(dsts: *mut CUdeviceptr_v2, srcs: *mut CUdeviceptr_v2, sizes: *mut usize, count: usize, attrs: *mut CUmemcpyAttributes_v1, attrIdxs: *mut usize, numAttrs: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyBatchAsync_v13000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyBatchAsync_v13000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyBatchAsync_v13000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dsts, srcs, sizes, count, attrs, attrIdxs, numAttrs, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyBatchAsync_v13000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyBatchAsync_v13000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v2000(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v2000<const W: usize>(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoA_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoA_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoA_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoA_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoA_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v3020(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v3020<const W: usize>(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoA_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoA_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoA_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoA_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoA_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v7000_ptds(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoA_v7000_ptds<const W: usize>(dstArray: CUarray, dstOffset: usize, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoA_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoA_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoA_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoA_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoA_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v2000(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoD_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoD_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoD_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoD_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoD_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v3020(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoD_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoD_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoD_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoD_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoD_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v7000_ptds(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoD_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoD_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoD_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoD_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoD_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoD_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v3000(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v3000<const W: usize>(dstDevice: CUdeviceptr_v1, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoDAsync_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoDAsync_v3000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoDAsync_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoDAsync_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoDAsync_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v3020(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoDAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoDAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoDAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoDAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoDAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v7000_ptsz(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoDAsync_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoDAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoDAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoDAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoDAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoDAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v2000(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v2000<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoH_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoH_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoH_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoH_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoH_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v3020(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v3020<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoH_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoH_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoH_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoH_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoH_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v7000_ptds(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoH_v7000_ptds<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoH_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoH_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoH_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoH_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoH_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v2000(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v2000<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v1, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoHAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoHAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoHAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoHAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoHAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v3020(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v3020<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoHAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoHAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoHAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoHAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoHAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v7000_ptsz(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyDtoHAsync_v7000_ptsz<const W: usize>(dstHost: * mut::std::os::raw::c_void, srcDevice: CUdeviceptr_v2, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyDtoHAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyDtoHAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstHost, srcDevice, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyDtoHAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstHost, srcDevice, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyDtoHAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyDtoHAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v2000(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v2000<const W: usize>(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoA_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoA_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoA_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoA_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoA_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v3020(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v3020<const W: usize>(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoA_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoA_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoA_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoA_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoA_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v7000_ptds(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoA_v7000_ptds<const W: usize>(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoA_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoA_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoA_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoA_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoA_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v2000(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v2000<const W: usize>(dstArray: CUarray, dstOffset: ::std::os::raw::c_uint, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoAAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoAAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoAAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoAAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoAAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v3020(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v3020<const W: usize>(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoAAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoAAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoAAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoAAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoAAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v7000_ptsz(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoAAsync_v7000_ptsz<const W: usize>(dstArray: CUarray, dstOffset: usize, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoAAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoAAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstArray, dstOffset, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoAAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstArray, dstOffset, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoAAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoAAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v2000(dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoD_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoD_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoD_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoD_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoD_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v3020(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoD_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoD_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoD_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoD_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoD_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v7000_ptds(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoD_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoD_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoD_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoD_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoD_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoD_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v2000(dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, srcHost: * const::std::os::raw::c_void, ByteCount: ::std::os::raw::c_uint, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoDAsync_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoDAsync_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoDAsync_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoDAsync_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoDAsync_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v3020(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoDAsync_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoDAsync_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoDAsync_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoDAsync_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoDAsync_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v7000_ptsz(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyHtoDAsync_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, srcHost: * const::std::os::raw::c_void, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyHtoDAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyHtoDAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, srcHost, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyHtoDAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, srcHost, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyHtoDAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyHtoDAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyPeer_v4000(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyPeer_v4000<const W: usize>(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyPeer_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyPeer_v4000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyPeer_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstContext, srcDevice, srcContext, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyPeer_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyPeer_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyPeer_v7000_ptds(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyPeer_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyPeer_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyPeer_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstContext, srcDevice, srcContext, ByteCount),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyPeer_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstContext, srcDevice, srcContext, ByteCount),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyPeer_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyPeer_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyPeerAsync_v4000(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyPeerAsync_v4000<const W: usize>(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyPeerAsync_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyPeerAsync_v4000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyPeerAsync_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyPeerAsync_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyPeerAsync_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyPeerAsync_v7000_ptsz(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyPeerAsync_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, dstContext: CUcontext, srcDevice: CUdeviceptr_v2, srcContext: CUcontext, ByteCount: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyPeerAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyPeerAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyPeerAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyPeerAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyPeerAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyWithAttributesAsync_v13020(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyWithAttributesAsync_v13020<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyWithAttributesAsync_v13020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyWithAttributesAsync_v13020, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, size, attr, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyWithAttributesAsync_v13020, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, size, attr, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyWithAttributesAsync_v13020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyWithAttributesAsync_v13020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemcpyWithAttributesAsync_v13020_ptsz(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemcpyWithAttributesAsync_v13020_ptsz<const W: usize>(dst: CUdeviceptr_v2, src: CUdeviceptr_v2, size: usize, attr: *mut CUmemcpyAttributes_v1, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemcpyWithAttributesAsync_v13020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemcpyWithAttributesAsync_v13020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dst, src, size, attr, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemcpyWithAttributesAsync_v13020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src, size, attr, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemcpyWithAttributesAsync_v13020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemcpyWithAttributesAsync_v13020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD16_v2000(dstDevice: CUdeviceptr_v1, us: ::std::os::raw::c_ushort, N: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD16_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, us: ::std::os::raw::c_ushort, N: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD16_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD16_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, us, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD16_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, us, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD16_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD16_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD16_v3020(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD16_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD16_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD16_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, us, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD16_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, us, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD16_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD16_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD16_v7000_ptds(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD16_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD16_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD16_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, us, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD16_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, us, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD16_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD16_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD16Async_v3020(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD16Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD16Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD16Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, us, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD16Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, us, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD16Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD16Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD16Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD16Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, us: ::std::os::raw::c_ushort, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD16Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD16Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, us, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD16Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, us, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD16Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD16Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D16_v2000(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, us: ::std::os::raw::c_ushort, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D16_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, us: ::std::os::raw::c_ushort, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D16_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D16_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, us, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D16_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, us, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D16_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D16_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D16_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D16_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D16_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D16_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, us, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D16_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, us, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D16_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D16_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D16_v7000_ptds(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D16_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D16_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D16_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, us, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D16_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, us, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D16_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D16_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D16Async_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D16Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D16Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D16Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, us, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D16Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, us, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D16Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D16Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D16Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D16Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, us: ::std::os::raw::c_ushort, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D16Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D16Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, us, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D16Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, us, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D16Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D16Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D32_v2000(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, ui: ::std::os::raw::c_uint, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D32_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, ui: ::std::os::raw::c_uint, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D32_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D32_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, ui, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D32_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, ui, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D32_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D32_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D32_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D32_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D32_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D32_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, ui, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D32_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, ui, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D32_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D32_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D32_v7000_ptds(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D32_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D32_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D32_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, ui, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D32_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, ui, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D32_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D32_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D32Async_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D32Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D32Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D32Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, ui, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D32Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, ui, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D32Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D32Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D32Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D32Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, ui: ::std::os::raw::c_uint, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D32Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D32Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, ui, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D32Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, ui, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D32Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D32Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D8_v2000(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, uc: ::std::os::raw::c_uchar, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D8_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, dstPitch: ::std::os::raw::c_uint, uc: ::std::os::raw::c_uchar, Width: ::std::os::raw::c_uint, Height: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D8_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D8_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, uc, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D8_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, uc, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D8_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D8_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D8_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D8_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D8_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D8_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, uc, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D8_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, uc, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D8_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D8_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D8_v7000_ptds(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D8_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D8_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D8_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, uc, Width, Height),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D8_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, uc, Width, Height),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D8_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D8_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D8Async_v3020(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D8Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D8Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D8Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, uc, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D8Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, uc, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D8Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D8Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD2D8Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD2D8Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, dstPitch: usize, uc: ::std::os::raw::c_uchar, Width: usize, Height: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD2D8Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD2D8Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, dstPitch, uc, Width, Height, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD2D8Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, dstPitch, uc, Width, Height, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD2D8Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD2D8Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD32_v2000(dstDevice: CUdeviceptr_v1, ui: ::std::os::raw::c_uint, N: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD32_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, ui: ::std::os::raw::c_uint, N: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD32_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD32_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, ui, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD32_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, ui, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD32_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD32_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD32_v3020(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD32_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD32_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD32_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, ui, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD32_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, ui, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD32_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD32_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD32_v7000_ptds(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD32_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD32_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD32_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, ui, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD32_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, ui, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD32_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD32_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD32Async_v3020(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD32Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD32Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD32Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, ui, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD32Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, ui, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD32Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD32Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD32Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD32Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, ui: ::std::os::raw::c_uint, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD32Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD32Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, ui, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD32Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, ui, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD32Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD32Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD8_v2000(dstDevice: CUdeviceptr_v1, uc: ::std::os::raw::c_uchar, N: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD8_v2000<const W: usize>(dstDevice: CUdeviceptr_v1, uc: ::std::os::raw::c_uchar, N: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD8_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD8_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, uc, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD8_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, uc, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD8_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD8_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD8_v3020(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD8_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD8_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD8_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, uc, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD8_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, uc, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD8_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD8_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD8_v7000_ptds(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD8_v7000_ptds<const W: usize>(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD8_v7000_ptds } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD8_v7000_ptds, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, uc, N),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD8_v7000_ptds, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, uc, N),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD8_v7000_ptds),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD8_v7000_ptds),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD8Async_v3020(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD8Async_v3020<const W: usize>(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD8Async_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD8Async_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, uc, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD8Async_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, uc, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD8Async_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD8Async_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuMemsetD8Async_v7000_ptsz(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMemsetD8Async_v7000_ptsz<const W: usize>(dstDevice: CUdeviceptr_v2, uc: ::std::os::raw::c_uchar, N: usize, hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMemsetD8Async_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMemsetD8Async_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dstDevice, uc, N, hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMemsetD8Async_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dstDevice, uc, N, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMemsetD8Async_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuMemsetD8Async_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuMipmappedArrayCreate_v5000(pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMipmappedArrayCreate_v5000<const W: usize>(pHandle: *mut CUmipmappedArray, pMipmappedArrayDesc: *const CUDA_ARRAY3D_DESCRIPTOR_v2, numMipmapLevels: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMipmappedArrayCreate_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMipmappedArrayCreate_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pHandle, pMipmappedArrayDesc, numMipmapLevels),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMipmappedArrayCreate_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pHandle, pMipmappedArrayDesc, numMipmapLevels),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMipmappedArrayCreate_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMipmappedArrayCreate_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMipmappedArrayDestroy_v5000(hMipmappedArray: CUmipmappedArray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMipmappedArrayDestroy_v5000<const W: usize>(hMipmappedArray: CUmipmappedArray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMipmappedArrayDestroy_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMipmappedArrayDestroy_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hMipmappedArray),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMipmappedArrayDestroy_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hMipmappedArray),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMipmappedArrayDestroy_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMipmappedArrayDestroy_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMipmappedArrayGetLevel_v5000(pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMipmappedArrayGetLevel_v5000<const W: usize>(pLevelArray: *mut CUarray, hMipmappedArray: CUmipmappedArray, level: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMipmappedArrayGetLevel_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMipmappedArrayGetLevel_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pLevelArray, hMipmappedArray, level),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMipmappedArrayGetLevel_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pLevelArray, hMipmappedArray, level),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMipmappedArrayGetLevel_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuMipmappedArrayGetLevel_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMipmappedArrayGetMemoryRequirements_v11060(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMipmappedArrayGetMemoryRequirements_v11060<const W: usize>(memoryRequirements: *mut CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, mipmap: CUmipmappedArray, device: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMipmappedArrayGetMemoryRequirements_v11060 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMipmappedArrayGetMemoryRequirements_v11060, imp.gate) {
-            Ok(()) => (imp.f)(memoryRequirements, mipmap, device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMipmappedArrayGetMemoryRequirements_v11060, imp.gate) {
+            Ok(()) => (imp.f)(w, memoryRequirements, mipmap, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMipmappedArrayGetMemoryRequirements_v11060),
+        None => crate::entry::unsupported(w, cudrv::call::cuMipmappedArrayGetMemoryRequirements_v11060),
     }
 }
-pub(crate) unsafe extern "C" fn cuMipmappedArrayGetSparseProperties_v11010(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMipmappedArrayGetSparseProperties_v11010<const W: usize>(sparseProperties: *mut CUDA_ARRAY_SPARSE_PROPERTIES_v1, mipmap: CUmipmappedArray) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMipmappedArrayGetSparseProperties_v11010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMipmappedArrayGetSparseProperties_v11010, imp.gate) {
-            Ok(()) => (imp.f)(sparseProperties, mipmap),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMipmappedArrayGetSparseProperties_v11010, imp.gate) {
+            Ok(()) => (imp.f)(w, sparseProperties, mipmap),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMipmappedArrayGetSparseProperties_v11010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMipmappedArrayGetSparseProperties_v11010),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleEnumerateFunctions_v12040(functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleEnumerateFunctions_v12040<const W: usize>(functions: *mut CUfunction, numFunctions: ::std::os::raw::c_uint, mod_: CUmodule) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleEnumerateFunctions_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleEnumerateFunctions_v12040, imp.gate) {
-            Ok(()) => (imp.f)(functions, numFunctions, mod_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleEnumerateFunctions_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, functions, numFunctions, mod_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleEnumerateFunctions_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleEnumerateFunctions_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetFunction_v2000(hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetFunction_v2000<const W: usize>(hfunc: *mut CUfunction, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetFunction_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetFunction_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, hmod, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetFunction_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, hmod, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetFunction_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetFunction_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetFunctionCount_v12040(count: * mut::std::os::raw::c_uint, hmod: CUmodule) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetFunctionCount_v12040<const W: usize>(count: * mut::std::os::raw::c_uint, hmod: CUmodule) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetFunctionCount_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetFunctionCount_v12040, imp.gate) {
-            Ok(()) => (imp.f)(count, hmod),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetFunctionCount_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, count, hmod),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetFunctionCount_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetFunctionCount_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetGlobal_v2000(dptr: *mut CUdeviceptr_v1, bytes: * mut::std::os::raw::c_uint, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetGlobal_v2000<const W: usize>(dptr: *mut CUdeviceptr_v1, bytes: * mut::std::os::raw::c_uint, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetGlobal_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetGlobal_v2000, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytes, hmod, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetGlobal_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytes, hmod, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetGlobal_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetGlobal_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetGlobal_v3020(dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetGlobal_v3020<const W: usize>(dptr: *mut CUdeviceptr_v2, bytes: *mut usize, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetGlobal_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetGlobal_v3020, imp.gate) {
-            Ok(()) => (imp.f)(dptr, bytes, hmod, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetGlobal_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, dptr, bytes, hmod, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetGlobal_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetGlobal_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetLoadingMode_v11070(mode: *mut CUmoduleLoadingMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetLoadingMode_v11070<const W: usize>(mode: *mut CUmoduleLoadingMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetLoadingMode_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetLoadingMode_v11070, imp.gate) {
-            Ok(()) => (imp.f)(mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetLoadingMode_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetLoadingMode_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetLoadingMode_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetSurfRef_v3000(pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetSurfRef_v3000<const W: usize>(pSurfRef: *mut CUsurfref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetSurfRef_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetSurfRef_v3000, imp.gate) {
-            Ok(()) => (imp.f)(pSurfRef, hmod, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetSurfRef_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, pSurfRef, hmod, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetSurfRef_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetSurfRef_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleGetTexRef_v2000(pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleGetTexRef_v2000<const W: usize>(pTexRef: *mut CUtexref, hmod: CUmodule, name: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleGetTexRef_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleGetTexRef_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pTexRef, hmod, name),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleGetTexRef_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pTexRef, hmod, name),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleGetTexRef_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleGetTexRef_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleLoad_v2000(module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleLoad_v2000<const W: usize>(module: *mut CUmodule, fname: * const::std::os::raw::c_char) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleLoad_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleLoad_v2000, imp.gate) {
-            Ok(()) => (imp.f)(module, fname),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleLoad_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, module, fname),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleLoad_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleLoad_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleLoadData_v2000(module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleLoadData_v2000<const W: usize>(module: *mut CUmodule, image: * const::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleLoadData_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleLoadData_v2000, imp.gate) {
-            Ok(()) => (imp.f)(module, image),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleLoadData_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, module, image),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleLoadData_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleLoadData_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleLoadDataEx_v2010(module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleLoadDataEx_v2010<const W: usize>(module: *mut CUmodule, image: * const::std::os::raw::c_void, numOptions: ::std::os::raw::c_uint, options: *mut CUjit_option, optionValues: *mut * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleLoadDataEx_v2010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleLoadDataEx_v2010, imp.gate) {
-            Ok(()) => (imp.f)(module, image, numOptions, options, optionValues),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleLoadDataEx_v2010, imp.gate) {
+            Ok(()) => (imp.f)(w, module, image, numOptions, options, optionValues),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleLoadDataEx_v2010),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleLoadDataEx_v2010),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleLoadFatBinary_v2000(module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleLoadFatBinary_v2000<const W: usize>(module: *mut CUmodule, fatCubin: * const::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleLoadFatBinary_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleLoadFatBinary_v2000, imp.gate) {
-            Ok(()) => (imp.f)(module, fatCubin),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleLoadFatBinary_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, module, fatCubin),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleLoadFatBinary_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleLoadFatBinary_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuModuleUnload_v2000(hmod: CUmodule) -> CUresult {
+pub(crate) unsafe extern "C" fn cuModuleUnload_v2000<const W: usize>(hmod: CUmodule) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuModuleUnload_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuModuleUnload_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hmod),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuModuleUnload_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hmod),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuModuleUnload_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuModuleUnload_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastAddDevice_v12010(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastAddDevice_v12010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastAddDevice_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastAddDevice_v12010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, dev),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastAddDevice_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, dev),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastAddDevice_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastAddDevice_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastBindAddr_v12010(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastBindAddr_v12010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastBindAddr_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastBindAddr_v12010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, mcOffset, memptr, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastBindAddr_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, mcOffset, memptr, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastBindAddr_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastBindAddr_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastBindAddr_v13010(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastBindAddr_v13010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memptr: CUdeviceptr, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastBindAddr_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastBindAddr_v13010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, dev, mcOffset, memptr, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastBindAddr_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, dev, mcOffset, memptr, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastBindAddr_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastBindAddr_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastBindMem_v12010(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastBindMem_v12010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastBindMem_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastBindMem_v12010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, mcOffset, memHandle, memOffset, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastBindMem_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, mcOffset, memHandle, memOffset, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastBindMem_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastBindMem_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastBindMem_v13010(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastBindMem_v13010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, memHandle: CUmemGenericAllocationHandle, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastBindMem_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastBindMem_v13010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, dev, mcOffset, memHandle, memOffset, size, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastBindMem_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, dev, mcOffset, memHandle, memOffset, size, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastBindMem_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastBindMem_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastCreate_v12010(mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastCreate_v12010<const W: usize>(mcHandle: *mut CUmemGenericAllocationHandle, prop: *const CUmulticastObjectProp) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastCreate_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastCreate_v12010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, prop),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastCreate_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, prop),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastCreate_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastCreate_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastGetGranularity_v12010(granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastGetGranularity_v12010<const W: usize>(granularity: *mut usize, prop: *const CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastGetGranularity_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastGetGranularity_v12010, imp.gate) {
-            Ok(()) => (imp.f)(granularity, prop, option),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastGetGranularity_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, granularity, prop, option),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastGetGranularity_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastGetGranularity_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuMulticastUnbind_v12010(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuMulticastUnbind_v12010<const W: usize>(mcHandle: CUmemGenericAllocationHandle, dev: CUdevice, mcOffset: usize, size: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuMulticastUnbind_v12010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuMulticastUnbind_v12010, imp.gate) {
-            Ok(()) => (imp.f)(mcHandle, dev, mcOffset, size),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuMulticastUnbind_v12010, imp.gate) {
+            Ok(()) => (imp.f)(w, mcHandle, dev, mcOffset, size),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuMulticastUnbind_v12010),
+        None => crate::entry::unsupported(w, cudrv::call::cuMulticastUnbind_v12010),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock_v10020(dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyAvailableDynamicSMemPerBlock_v10020<const W: usize>(dynamicSmemSize: *mut usize, func: CUfunction, numBlocks: ::std::os::raw::c_int, blockSize: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyAvailableDynamicSMemPerBlock_v10020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyAvailableDynamicSMemPerBlock_v10020, imp.gate) {
-            Ok(()) => (imp.f)(dynamicSmemSize, func, numBlocks, blockSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyAvailableDynamicSMemPerBlock_v10020, imp.gate) {
+            Ok(()) => (imp.f)(w, dynamicSmemSize, func, numBlocks, blockSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyAvailableDynamicSMemPerBlock_v10020),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyAvailableDynamicSMemPerBlock_v10020),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050<const W: usize>(numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, imp.gate) {
-            Ok(()) => (imp.f)(numBlocks, func, blockSize, dynamicSMemSize),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, numBlocks, func, blockSize, dynamicSMemSize),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000<const W: usize>(numBlocks: * mut::std::os::raw::c_int, func: CUfunction, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, imp.gate) {
-            Ok(()) => (imp.f)(numBlocks, func, blockSize, dynamicSMemSize, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, numBlocks, func, blockSize, dynamicSMemSize, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveClusters_v11070(numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxActiveClusters_v11070<const W: usize>(numClusters: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxActiveClusters_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxActiveClusters_v11070, imp.gate) {
-            Ok(()) => (imp.f)(numClusters, func, config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxActiveClusters_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, numClusters, func, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxActiveClusters_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxActiveClusters_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize_v6050(minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialBlockSize_v6050<const W: usize>(minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxPotentialBlockSize_v6050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxPotentialBlockSize_v6050, imp.gate) {
-            Ok(()) => (imp.f)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxPotentialBlockSize_v6050, imp.gate) {
+            Ok(()) => (imp.f)(w, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxPotentialBlockSize_v6050),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxPotentialBlockSize_v6050),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags_v7000(minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialBlockSizeWithFlags_v7000<const W: usize>(minGridSize: * mut::std::os::raw::c_int, blockSize: * mut::std::os::raw::c_int, func: CUfunction, blockSizeToDynamicSMemSize: CUoccupancyB2DSize, dynamicSMemSize: usize, blockSizeLimit: ::std::os::raw::c_int, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000, imp.gate) {
-            Ok(()) => (imp.f)(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxPotentialBlockSizeWithFlags_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialClusterSize_v11070(clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
+pub(crate) unsafe extern "C" fn cuOccupancyMaxPotentialClusterSize_v11070<const W: usize>(clusterSize: * mut::std::os::raw::c_int, func: CUfunction, config: *const CUlaunchConfig) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuOccupancyMaxPotentialClusterSize_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuOccupancyMaxPotentialClusterSize_v11070, imp.gate) {
-            Ok(()) => (imp.f)(clusterSize, func, config),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuOccupancyMaxPotentialClusterSize_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, clusterSize, func, config),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuOccupancyMaxPotentialClusterSize_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuOccupancyMaxPotentialClusterSize_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuParamSetSize_v2000(hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuParamSetSize_v2000<const W: usize>(hfunc: CUfunction, numbytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuParamSetSize_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuParamSetSize_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, numbytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuParamSetSize_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, numbytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuParamSetSize_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuParamSetSize_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuParamSetTexRef_v2000(hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuParamSetTexRef_v2000<const W: usize>(hfunc: CUfunction, texunit: ::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuParamSetTexRef_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuParamSetTexRef_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, texunit, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuParamSetTexRef_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, texunit, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuParamSetTexRef_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuParamSetTexRef_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuParamSetf_v2000(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult {
+pub(crate) unsafe extern "C" fn cuParamSetf_v2000<const W: usize>(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: f32) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuParamSetf_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuParamSetf_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, offset, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuParamSetf_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, offset, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuParamSetf_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuParamSetf_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuParamSeti_v2000(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuParamSeti_v2000<const W: usize>(hfunc: CUfunction, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuParamSeti_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuParamSeti_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, offset, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuParamSeti_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, offset, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuParamSeti_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuParamSeti_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuParamSetv_v2000(hfunc: CUfunction, offset: ::std::os::raw::c_int, ptr: * mut::std::os::raw::c_void, numbytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuParamSetv_v2000<const W: usize>(hfunc: CUfunction, offset: ::std::os::raw::c_int, ptr: * mut::std::os::raw::c_void, numbytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuParamSetv_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuParamSetv_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hfunc, offset, ptr, numbytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuParamSetv_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hfunc, offset, ptr, numbytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuParamSetv_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuParamSetv_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuPointerGetAttribute_v4000(data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuPointerGetAttribute_v4000<const W: usize>(data: * mut::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuPointerGetAttribute_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuPointerGetAttribute_v4000, imp.gate) {
-            Ok(()) => (imp.f)(data, attribute, ptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuPointerGetAttribute_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, data, attribute, ptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuPointerGetAttribute_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuPointerGetAttribute_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuPointerGetAttributes_v7000(numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuPointerGetAttributes_v7000<const W: usize>(numAttributes: ::std::os::raw::c_uint, attributes: *mut CUpointer_attribute, data: *mut * mut::std::os::raw::c_void, ptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuPointerGetAttributes_v7000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuPointerGetAttributes_v7000, imp.gate) {
-            Ok(()) => (imp.f)(numAttributes, attributes, data, ptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuPointerGetAttributes_v7000, imp.gate) {
+            Ok(()) => (imp.f)(w, numAttributes, attributes, data, ptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuPointerGetAttributes_v7000),
+        None => crate::entry::unsupported(w, cudrv::call::cuPointerGetAttributes_v7000),
     }
 }
-pub(crate) unsafe extern "C" fn cuPointerSetAttribute_v6000(value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
+pub(crate) unsafe extern "C" fn cuPointerSetAttribute_v6000<const W: usize>(value: * const::std::os::raw::c_void, attribute: CUpointer_attribute, ptr: CUdeviceptr_v2) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuPointerSetAttribute_v6000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuPointerSetAttribute_v6000, imp.gate) {
-            Ok(()) => (imp.f)(value, attribute, ptr),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuPointerSetAttribute_v6000, imp.gate) {
+            Ok(()) => (imp.f)(w, value, attribute, ptr),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuPointerSetAttribute_v6000),
+        None => crate::entry::unsupported(w, cudrv::call::cuPointerSetAttribute_v6000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSignalExternalSemaphoresAsync_v10000(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSignalExternalSemaphoresAsync_v10000<const W: usize>(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSignalExternalSemaphoresAsync_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSignalExternalSemaphoresAsync_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extSemArray, paramsArray, numExtSems, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSignalExternalSemaphoresAsync_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extSemArray, paramsArray, numExtSems, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSignalExternalSemaphoresAsync_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSignalExternalSemaphoresAsync_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSignalExternalSemaphoresAsync_v10000_ptsz(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSignalExternalSemaphoresAsync_v10000_ptsz<const W: usize>(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSignalExternalSemaphoresAsync_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSignalExternalSemaphoresAsync_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(extSemArray, paramsArray, numExtSems, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSignalExternalSemaphoresAsync_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, extSemArray, paramsArray, numExtSems, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSignalExternalSemaphoresAsync_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuSignalExternalSemaphoresAsync_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamAddCallback_v5000(hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamAddCallback_v5000<const W: usize>(hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamAddCallback_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamAddCallback_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, callback, userData, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamAddCallback_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, callback, userData, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamAddCallback_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamAddCallback_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamAddCallback_v7000_ptsz(hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamAddCallback_v7000_ptsz<const W: usize>(hStream: CUstream, callback: CUstreamCallback, userData: * mut::std::os::raw::c_void, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamAddCallback_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamAddCallback_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, callback, userData, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamAddCallback_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, callback, userData, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamAddCallback_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamAddCallback_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamAttachMemAsync_v6000(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamAttachMemAsync_v6000<const W: usize>(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamAttachMemAsync_v6000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamAttachMemAsync_v6000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dptr, length, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamAttachMemAsync_v6000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dptr, length, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamAttachMemAsync_v6000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamAttachMemAsync_v6000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamAttachMemAsync_v7000_ptsz(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamAttachMemAsync_v7000_ptsz<const W: usize>(hStream: CUstream, dptr: CUdeviceptr_v2, length: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamAttachMemAsync_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamAttachMemAsync_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dptr, length, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamAttachMemAsync_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dptr, length, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamAttachMemAsync_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamAttachMemAsync_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v8000(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v8000<const W: usize>(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBatchMemOp_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBatchMemOp_v8000, imp.gate) {
-            Ok(()) => (imp.f)(stream, count, paramArray, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBatchMemOp_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, count, paramArray, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBatchMemOp_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBatchMemOp_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v8000_ptsz(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v8000_ptsz<const W: usize>(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams_v1, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBatchMemOp_v8000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBatchMemOp_v8000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, count, paramArray, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBatchMemOp_v8000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, count, paramArray, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBatchMemOp_v8000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBatchMemOp_v8000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v11070(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v11070<const W: usize>(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBatchMemOp_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBatchMemOp_v11070, imp.gate) {
-            Ok(()) => (imp.f)(stream, count, paramArray, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBatchMemOp_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, count, paramArray, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBatchMemOp_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBatchMemOp_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v11070_ptsz(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBatchMemOp_v11070_ptsz<const W: usize>(stream: CUstream, count: ::std::os::raw::c_uint, paramArray: *mut CUstreamBatchMemOpParams, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBatchMemOp_v11070_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBatchMemOp_v11070_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, count, paramArray, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBatchMemOp_v11070_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, count, paramArray, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBatchMemOp_v11070_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBatchMemOp_v11070_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10000(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10000<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCapture_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCapture_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCapture_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCapture_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCapture_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10000_ptsz(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10000_ptsz<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCapture_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCapture_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCapture_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCapture_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCapture_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10010(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10010<const W: usize>(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCapture_v10010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCapture_v10010, imp.gate) {
-            Ok(()) => (imp.f)(hStream, mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCapture_v10010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCapture_v10010),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCapture_v10010),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10010_ptsz(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCapture_v10010_ptsz<const W: usize>(hStream: CUstream, mode: CUstreamCaptureMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCapture_v10010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCapture_v10010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCapture_v10010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCapture_v10010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCapture_v10010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToCig_v13010(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToCig_v13010<const W: usize>(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCaptureToCig_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCaptureToCig_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hStream, streamCigCaptureParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCaptureToCig_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, streamCigCaptureParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCaptureToCig_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCaptureToCig_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToCig_v13010_ptsz(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToCig_v13010_ptsz<const W: usize>(hStream: CUstream, streamCigCaptureParams: *mut CUstreamCigCaptureParams) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCaptureToCig_v13010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCaptureToCig_v13010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, streamCigCaptureParams),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCaptureToCig_v13010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, streamCigCaptureParams),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCaptureToCig_v13010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCaptureToCig_v13010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToGraph_v12030(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToGraph_v12030<const W: usize>(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCaptureToGraph_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCaptureToGraph_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCaptureToGraph_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCaptureToGraph_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCaptureToGraph_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToGraph_v12030_ptsz(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginCaptureToGraph_v12030_ptsz<const W: usize>(hStream: CUstream, hGraph: CUgraph, dependencies: *const CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, mode: CUstreamCaptureMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginCaptureToGraph_v12030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginCaptureToGraph_v12030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginCaptureToGraph_v12030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, hGraph, dependencies, dependencyData, numDependencies, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginCaptureToGraph_v12030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginCaptureToGraph_v12030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginRecaptureToGraph_v13030(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginRecaptureToGraph_v13030<const W: usize>(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginRecaptureToGraph_v13030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginRecaptureToGraph_v13030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, mode, hGraph, callbackFunc, userData),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginRecaptureToGraph_v13030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, mode, hGraph, callbackFunc, userData),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginRecaptureToGraph_v13030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginRecaptureToGraph_v13030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamBeginRecaptureToGraph_v13030_ptsz(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamBeginRecaptureToGraph_v13030_ptsz<const W: usize>(hStream: CUstream, mode: CUstreamCaptureMode, hGraph: CUgraph, callbackFunc: CUgraphRecaptureCallback, userData: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamBeginRecaptureToGraph_v13030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamBeginRecaptureToGraph_v13030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, mode, hGraph, callbackFunc, userData),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamBeginRecaptureToGraph_v13030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, mode, hGraph, callbackFunc, userData),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamBeginRecaptureToGraph_v13030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamBeginRecaptureToGraph_v13030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamCopyAttributes_v11000(dstStream: CUstream, srcStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamCopyAttributes_v11000<const W: usize>(dstStream: CUstream, srcStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamCopyAttributes_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamCopyAttributes_v11000, imp.gate) {
-            Ok(()) => (imp.f)(dstStream, srcStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamCopyAttributes_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, dstStream, srcStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamCopyAttributes_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamCopyAttributes_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamCopyAttributes_v11000_ptsz(dst: CUstream, src: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamCopyAttributes_v11000_ptsz<const W: usize>(dst: CUstream, src: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamCopyAttributes_v11000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamCopyAttributes_v11000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(dst, src),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamCopyAttributes_v11000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, dst, src),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamCopyAttributes_v11000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamCopyAttributes_v11000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamCreate_v2000(phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamCreate_v2000<const W: usize>(phStream: *mut CUstream, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(phStream, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, phStream, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamCreateWithPriority_v5050(phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamCreateWithPriority_v5050<const W: usize>(phStream: *mut CUstream, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamCreateWithPriority_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamCreateWithPriority_v5050, imp.gate) {
-            Ok(()) => (imp.f)(phStream, flags, priority),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamCreateWithPriority_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, phStream, flags, priority),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamCreateWithPriority_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamCreateWithPriority_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamDestroy_v2000(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamDestroy_v2000<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamDestroy_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamDestroy_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamDestroy_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamDestroy_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamDestroy_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamDestroy_v4000(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamDestroy_v4000<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamDestroy_v4000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamDestroy_v4000, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamDestroy_v4000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamDestroy_v4000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamDestroy_v4000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamEndCapture_v10000(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamEndCapture_v10000<const W: usize>(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamEndCapture_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamEndCapture_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, phGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamEndCapture_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, phGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamEndCapture_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamEndCapture_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamEndCapture_v10000_ptsz(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamEndCapture_v10000_ptsz<const W: usize>(hStream: CUstream, phGraph: *mut CUgraph) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamEndCapture_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamEndCapture_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, phGraph),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamEndCapture_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, phGraph),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamEndCapture_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamEndCapture_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamEndCaptureToCig_v13010(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamEndCaptureToCig_v13010<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamEndCaptureToCig_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamEndCaptureToCig_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamEndCaptureToCig_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamEndCaptureToCig_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamEndCaptureToCig_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamEndCaptureToCig_v13010_ptsz(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamEndCaptureToCig_v13010_ptsz<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamEndCaptureToCig_v13010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamEndCaptureToCig_v13010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamEndCaptureToCig_v13010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamEndCaptureToCig_v13010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamEndCaptureToCig_v13010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetAttribute_v11000(hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetAttribute_v11000<const W: usize>(hStream: CUstream, attr: CUstreamAttrID, value: *mut CUstreamAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetAttribute_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetAttribute_v11000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetAttribute_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetAttribute_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetAttribute_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetAttribute_v11000_ptsz(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetAttribute_v11000_ptsz<const W: usize>(hStream: CUstream, attr: CUstreamAttrID, value_out: *mut CUstreamAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetAttribute_v11000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetAttribute_v11000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, attr, value_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetAttribute_v11000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, attr, value_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetAttribute_v11000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetAttribute_v11000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v10010(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v10010<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v10010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v10010, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v10010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v10010),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v10010),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v10010_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v10010_ptsz<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v10010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v10010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v10010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v10010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v10010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v11030(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v11030<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v11030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v11030_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v11030_ptsz<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, numDependencies_out: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v11030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v11030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v11030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v11030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v11030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v12030(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v12030<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v12030_ptsz(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCaptureInfo_v12030_ptsz<const W: usize>(hStream: CUstream, captureStatus_out: *mut CUstreamCaptureStatus, id_out: *mut cuuint64_t, graph_out: *mut CUgraph, dependencies_out: *mut *const CUgraphNode, edgeData_out: *mut *const CUgraphEdgeData, numDependencies_out: *mut usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCaptureInfo_v12030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCaptureInfo_v12030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCaptureInfo_v12030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCaptureInfo_v12030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCaptureInfo_v12030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCtx_v9020(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCtx_v9020<const W: usize>(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCtx_v9020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCtx_v9020, imp.gate) {
-            Ok(()) => (imp.f)(hStream, pctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCtx_v9020, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, pctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCtx_v9020),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCtx_v9020),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCtx_v9020_ptsz(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCtx_v9020_ptsz<const W: usize>(hStream: CUstream, pctx: *mut CUcontext) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCtx_v9020_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCtx_v9020_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, pctx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCtx_v9020_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, pctx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCtx_v9020_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCtx_v9020_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCtx_v12050(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCtx_v12050<const W: usize>(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCtx_v12050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCtx_v12050, imp.gate) {
-            Ok(()) => (imp.f)(hStream, pctx, pGreenCtx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCtx_v12050, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, pctx, pGreenCtx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCtx_v12050),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCtx_v12050),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetCtx_v12050_ptsz(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetCtx_v12050_ptsz<const W: usize>(hStream: CUstream, pctx: *mut CUcontext, pGreenCtx: *mut CUgreenCtx) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetCtx_v12050_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetCtx_v12050_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, pctx, pGreenCtx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetCtx_v12050_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, pctx, pGreenCtx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetCtx_v12050_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetCtx_v12050_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetDevResource_v13010(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetDevResource_v13010<const W: usize>(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetDevResource_v13010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetDevResource_v13010, imp.gate) {
-            Ok(()) => (imp.f)(hStream, result, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetDevResource_v13010, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, result, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetDevResource_v13010),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetDevResource_v13010),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetDevResource_v13010_ptsz(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetDevResource_v13010_ptsz<const W: usize>(hStream: CUstream, result: *mut CUdevResource, type_: CUdevResourceType) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetDevResource_v13010_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetDevResource_v13010_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, result, type_),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetDevResource_v13010_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, result, type_),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetDevResource_v13010_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetDevResource_v13010_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetDevice_v12080(hStream: CUstream, device: *mut CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetDevice_v12080<const W: usize>(hStream: CUstream, device: *mut CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetDevice_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetDevice_v12080, imp.gate) {
-            Ok(()) => (imp.f)(hStream, device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetDevice_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetDevice_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetDevice_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetDevice_v12080_ptsz(hStream: CUstream, device: *mut CUdevice) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetDevice_v12080_ptsz<const W: usize>(hStream: CUstream, device: *mut CUdevice) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetDevice_v12080_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetDevice_v12080_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, device),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetDevice_v12080_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, device),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetDevice_v12080_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetDevice_v12080_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetFlags_v5050(hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetFlags_v5050<const W: usize>(hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetFlags_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetFlags_v5050, imp.gate) {
-            Ok(()) => (imp.f)(hStream, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetFlags_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetFlags_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetFlags_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetFlags_v7000_ptsz(hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetFlags_v7000_ptsz<const W: usize>(hStream: CUstream, flags: * mut::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetFlags_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetFlags_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetFlags_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetFlags_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetFlags_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetGreenCtx_v12040(hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetGreenCtx_v12040<const W: usize>(hStream: CUstream, phCtx: *mut CUgreenCtx) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetGreenCtx_v12040 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetGreenCtx_v12040, imp.gate) {
-            Ok(()) => (imp.f)(hStream, phCtx),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetGreenCtx_v12040, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, phCtx),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetGreenCtx_v12040),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetGreenCtx_v12040),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetId_v12000(hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetId_v12000<const W: usize>(hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetId_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetId_v12000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, streamId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetId_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, streamId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetId_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetId_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetId_v12000_ptsz(hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetId_v12000_ptsz<const W: usize>(hStream: CUstream, streamId: * mut::std::os::raw::c_ulonglong) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetId_v12000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetId_v12000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, streamId),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetId_v12000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, streamId),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetId_v12000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetId_v12000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetPriority_v5050(hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetPriority_v5050<const W: usize>(hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetPriority_v5050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetPriority_v5050, imp.gate) {
-            Ok(()) => (imp.f)(hStream, priority),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetPriority_v5050, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, priority),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetPriority_v5050),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetPriority_v5050),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamGetPriority_v7000_ptsz(hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamGetPriority_v7000_ptsz<const W: usize>(hStream: CUstream, priority: * mut::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamGetPriority_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamGetPriority_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, priority),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamGetPriority_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, priority),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamGetPriority_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamGetPriority_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamIsCapturing_v10000(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamIsCapturing_v10000<const W: usize>(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamIsCapturing_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamIsCapturing_v10000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamIsCapturing_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamIsCapturing_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamIsCapturing_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamIsCapturing_v10000_ptsz(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamIsCapturing_v10000_ptsz<const W: usize>(hStream: CUstream, captureStatus: *mut CUstreamCaptureStatus) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamIsCapturing_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamIsCapturing_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, captureStatus),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamIsCapturing_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, captureStatus),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamIsCapturing_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamIsCapturing_v10000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamQuery_v2000(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamQuery_v2000<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamQuery_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamQuery_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamQuery_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamQuery_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamQuery_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamQuery_v7000_ptsz(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamQuery_v7000_ptsz<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamQuery_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamQuery_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamQuery_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamQuery_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamQuery_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamSetAttribute_v11000(hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamSetAttribute_v11000<const W: usize>(hStream: CUstream, attr: CUstreamAttrID, param: *const CUstreamAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamSetAttribute_v11000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamSetAttribute_v11000, imp.gate) {
-            Ok(()) => (imp.f)(hStream, attr, param),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamSetAttribute_v11000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, attr, param),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamSetAttribute_v11000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamSetAttribute_v11000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamSetAttribute_v11000_ptsz(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamSetAttribute_v11000_ptsz<const W: usize>(hStream: CUstream, attr: CUstreamAttrID, value: *const CUstreamAttrValue_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamSetAttribute_v11000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamSetAttribute_v11000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, attr, value),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamSetAttribute_v11000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, attr, value),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamSetAttribute_v11000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamSetAttribute_v11000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamSynchronize_v2000(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamSynchronize_v2000<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamSynchronize_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamSynchronize_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamSynchronize_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamSynchronize_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamSynchronize_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamSynchronize_v7000_ptsz(hStream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamSynchronize_v7000_ptsz<const W: usize>(hStream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamSynchronize_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamSynchronize_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamSynchronize_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamSynchronize_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamSynchronize_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v11030(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v11030<const W: usize>(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamUpdateCaptureDependencies_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamUpdateCaptureDependencies_v11030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dependencies, numDependencies, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamUpdateCaptureDependencies_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dependencies, numDependencies, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamUpdateCaptureDependencies_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamUpdateCaptureDependencies_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v11030_ptsz(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v11030_ptsz<const W: usize>(hStream: CUstream, dependencies: *mut CUgraphNode, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamUpdateCaptureDependencies_v11030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamUpdateCaptureDependencies_v11030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dependencies, numDependencies, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamUpdateCaptureDependencies_v11030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dependencies, numDependencies, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamUpdateCaptureDependencies_v11030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamUpdateCaptureDependencies_v11030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v12030(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v12030<const W: usize>(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamUpdateCaptureDependencies_v12030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamUpdateCaptureDependencies_v12030, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dependencies, dependencyData, numDependencies, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamUpdateCaptureDependencies_v12030, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dependencies, dependencyData, numDependencies, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamUpdateCaptureDependencies_v12030),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamUpdateCaptureDependencies_v12030),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v12030_ptsz(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamUpdateCaptureDependencies_v12030_ptsz<const W: usize>(hStream: CUstream, dependencies: *mut CUgraphNode, dependencyData: *const CUgraphEdgeData, numDependencies: usize, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamUpdateCaptureDependencies_v12030_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamUpdateCaptureDependencies_v12030_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, dependencies, dependencyData, numDependencies, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamUpdateCaptureDependencies_v12030_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, dependencies, dependencyData, numDependencies, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamUpdateCaptureDependencies_v12030_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamUpdateCaptureDependencies_v12030_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitEvent_v3020(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitEvent_v3020<const W: usize>(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitEvent_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitEvent_v3020, imp.gate) {
-            Ok(()) => (imp.f)(hStream, hEvent, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitEvent_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, hEvent, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitEvent_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitEvent_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitEvent_v7000_ptsz(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitEvent_v7000_ptsz<const W: usize>(hStream: CUstream, hEvent: CUevent, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitEvent_v7000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitEvent_v7000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(hStream, hEvent, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitEvent_v7000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, hStream, hEvent, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitEvent_v7000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitEvent_v7000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v8000(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v8000<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue32_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue32_v8000, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue32_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue32_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue32_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v8000_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v8000_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue32_v8000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue32_v8000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue32_v8000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue32_v8000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue32_v8000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v11070(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v11070<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue32_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue32_v11070, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue32_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue32_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue32_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v11070_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue32_v11070_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue32_v11070_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue32_v11070_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue32_v11070_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue32_v11070_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue32_v11070_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v9000(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v9000<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue64_v9000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue64_v9000, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue64_v9000, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue64_v9000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue64_v9000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v9000_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v9000_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue64_v9000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue64_v9000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue64_v9000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue64_v9000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue64_v9000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v11070(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v11070<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue64_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue64_v11070, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue64_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue64_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue64_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v11070_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWaitValue64_v11070_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWaitValue64_v11070_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWaitValue64_v11070_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWaitValue64_v11070_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWaitValue64_v11070_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWaitValue64_v11070_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v8000(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v8000<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue32_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue32_v8000, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue32_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue32_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue32_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v8000_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v8000_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue32_v8000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue32_v8000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue32_v8000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue32_v8000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue32_v8000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v11070(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v11070<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue32_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue32_v11070, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue32_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue32_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue32_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v11070_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue32_v11070_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint32_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue32_v11070_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue32_v11070_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue32_v11070_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue32_v11070_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue32_v11070_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v9000(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v9000<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue64_v9000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue64_v9000, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue64_v9000, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue64_v9000),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue64_v9000),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v9000_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v9000_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue64_v9000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue64_v9000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue64_v9000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue64_v9000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue64_v9000_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v11070(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v11070<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue64_v11070 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue64_v11070, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue64_v11070, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue64_v11070),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue64_v11070),
     }
 }
-pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v11070_ptsz(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuStreamWriteValue64_v11070_ptsz<const W: usize>(stream: CUstream, addr: CUdeviceptr_v2, value: cuuint64_t, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuStreamWriteValue64_v11070_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuStreamWriteValue64_v11070_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(stream, addr, value, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuStreamWriteValue64_v11070_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, stream, addr, value, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuStreamWriteValue64_v11070_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuStreamWriteValue64_v11070_ptsz),
     }
 }
-pub(crate) unsafe extern "C" fn cuSurfObjectCreate_v5000(pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSurfObjectCreate_v5000<const W: usize>(pSurfObject: *mut CUsurfObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSurfObjectCreate_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSurfObjectCreate_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pSurfObject, pResDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSurfObjectCreate_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pSurfObject, pResDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSurfObjectCreate_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSurfObjectCreate_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSurfObjectDestroy_v5000(surfObject: CUsurfObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSurfObjectDestroy_v5000<const W: usize>(surfObject: CUsurfObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSurfObjectDestroy_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSurfObjectDestroy_v5000, imp.gate) {
-            Ok(()) => (imp.f)(surfObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSurfObjectDestroy_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, surfObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSurfObjectDestroy_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSurfObjectDestroy_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSurfObjectGetResourceDesc_v5000(pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSurfObjectGetResourceDesc_v5000<const W: usize>(pResDesc: *mut CUDA_RESOURCE_DESC_v1, surfObject: CUsurfObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSurfObjectGetResourceDesc_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSurfObjectGetResourceDesc_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pResDesc, surfObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSurfObjectGetResourceDesc_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pResDesc, surfObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSurfObjectGetResourceDesc_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSurfObjectGetResourceDesc_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSurfRefGetArray_v3000(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSurfRefGetArray_v3000<const W: usize>(phArray: *mut CUarray, hSurfRef: CUsurfref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSurfRefGetArray_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSurfRefGetArray_v3000, imp.gate) {
-            Ok(()) => (imp.f)(phArray, hSurfRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSurfRefGetArray_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, phArray, hSurfRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSurfRefGetArray_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSurfRefGetArray_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuSurfRefSetArray_v3000(hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuSurfRefSetArray_v3000<const W: usize>(hSurfRef: CUsurfref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuSurfRefSetArray_v3000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuSurfRefSetArray_v3000, imp.gate) {
-            Ok(()) => (imp.f)(hSurfRef, hArray, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuSurfRefSetArray_v3000, imp.gate) {
+            Ok(()) => (imp.f)(w, hSurfRef, hArray, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuSurfRefSetArray_v3000),
+        None => crate::entry::unsupported(w, cudrv::call::cuSurfRefSetArray_v3000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTensorMapEncodeIm2col_v12000(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTensorMapEncodeIm2col_v12000<const W: usize>(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCorner: * const::std::os::raw::c_int, pixelBoxUpperCorner: * const::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTensorMapEncodeIm2col_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTensorMapEncodeIm2col_v12000, imp.gate) {
-            Ok(()) => (imp.f)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTensorMapEncodeIm2col_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTensorMapEncodeIm2col_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTensorMapEncodeIm2col_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTensorMapEncodeIm2colWide_v12080(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTensorMapEncodeIm2colWide_v12080<const W: usize>(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, pixelBoxLowerCornerWidth: ::std::os::raw::c_int, pixelBoxUpperCornerWidth: ::std::os::raw::c_int, channelsPerPixel: cuuint32_t, pixelsPerColumn: cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, mode: CUtensorMapIm2ColWideMode, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTensorMapEncodeIm2colWide_v12080 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTensorMapEncodeIm2colWide_v12080, imp.gate) {
-            Ok(()) => (imp.f)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTensorMapEncodeIm2colWide_v12080, imp.gate) {
+            Ok(()) => (imp.f)(w, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTensorMapEncodeIm2colWide_v12080),
+        None => crate::entry::unsupported(w, cudrv::call::cuTensorMapEncodeIm2colWide_v12080),
     }
 }
-pub(crate) unsafe extern "C" fn cuTensorMapEncodeTiled_v12000(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTensorMapEncodeTiled_v12000<const W: usize>(tensorMap: *mut CUtensorMap, tensorDataType: CUtensorMapDataType, tensorRank: cuuint32_t, globalAddress: * mut::std::os::raw::c_void, globalDim: *const cuuint64_t, globalStrides: *const cuuint64_t, boxDim: *const cuuint32_t, elementStrides: *const cuuint32_t, interleave: CUtensorMapInterleave, swizzle: CUtensorMapSwizzle, l2Promotion: CUtensorMapL2promotion, oobFill: CUtensorMapFloatOOBfill) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTensorMapEncodeTiled_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTensorMapEncodeTiled_v12000, imp.gate) {
-            Ok(()) => (imp.f)(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTensorMapEncodeTiled_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTensorMapEncodeTiled_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTensorMapEncodeTiled_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTensorMapReplaceAddress_v12000(tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTensorMapReplaceAddress_v12000<const W: usize>(tensorMap: *mut CUtensorMap, globalAddress: * mut::std::os::raw::c_void) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTensorMapReplaceAddress_v12000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTensorMapReplaceAddress_v12000, imp.gate) {
-            Ok(()) => (imp.f)(tensorMap, globalAddress),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTensorMapReplaceAddress_v12000, imp.gate) {
+            Ok(()) => (imp.f)(w, tensorMap, globalAddress),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTensorMapReplaceAddress_v12000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTensorMapReplaceAddress_v12000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTensorMapSetAllocationClass_v13050(tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTensorMapSetAllocationClass_v13050<const W: usize>(tensorMap: *mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: *mut CUtensorMapAllocClass) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTensorMapSetAllocationClass_v13050 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTensorMapSetAllocationClass_v13050, imp.gate) {
-            Ok(()) => (imp.f)(tensorMap, allocClass, outAllocClass),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTensorMapSetAllocationClass_v13050, imp.gate) {
+            Ok(()) => (imp.f)(w, tensorMap, allocClass, outAllocClass),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTensorMapSetAllocationClass_v13050),
+        None => crate::entry::unsupported(w, cudrv::call::cuTensorMapSetAllocationClass_v13050),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexObjectCreate_v5000(pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexObjectCreate_v5000<const W: usize>(pTexObject: *mut CUtexObject_v1, pResDesc: *const CUDA_RESOURCE_DESC_v1, pTexDesc: *const CUDA_TEXTURE_DESC_v1, pResViewDesc: *const CUDA_RESOURCE_VIEW_DESC_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexObjectCreate_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexObjectCreate_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pTexObject, pResDesc, pTexDesc, pResViewDesc),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexObjectCreate_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pTexObject, pResDesc, pTexDesc, pResViewDesc),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexObjectCreate_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexObjectCreate_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexObjectDestroy_v5000(texObject: CUtexObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexObjectDestroy_v5000<const W: usize>(texObject: CUtexObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexObjectDestroy_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexObjectDestroy_v5000, imp.gate) {
-            Ok(()) => (imp.f)(texObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexObjectDestroy_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, texObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexObjectDestroy_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexObjectDestroy_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexObjectGetResourceDesc_v5000(pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexObjectGetResourceDesc_v5000<const W: usize>(pResDesc: *mut CUDA_RESOURCE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexObjectGetResourceDesc_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexObjectGetResourceDesc_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pResDesc, texObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexObjectGetResourceDesc_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pResDesc, texObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexObjectGetResourceDesc_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexObjectGetResourceDesc_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexObjectGetResourceViewDesc_v5000(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexObjectGetResourceViewDesc_v5000<const W: usize>(pResViewDesc: *mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexObjectGetResourceViewDesc_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexObjectGetResourceViewDesc_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pResViewDesc, texObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexObjectGetResourceViewDesc_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pResViewDesc, texObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexObjectGetResourceViewDesc_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexObjectGetResourceViewDesc_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexObjectGetTextureDesc_v5000(pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexObjectGetTextureDesc_v5000<const W: usize>(pTexDesc: *mut CUDA_TEXTURE_DESC_v1, texObject: CUtexObject_v1) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexObjectGetTextureDesc_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexObjectGetTextureDesc_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pTexDesc, texObject),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexObjectGetTextureDesc_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pTexDesc, texObject),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexObjectGetTextureDesc_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexObjectGetTextureDesc_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefCreate_v2000(pTexRef: *mut CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefCreate_v2000<const W: usize>(pTexRef: *mut CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefCreate_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefCreate_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefCreate_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefCreate_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefCreate_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefDestroy_v2000(hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefDestroy_v2000<const W: usize>(hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefDestroy_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefDestroy_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefDestroy_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefDestroy_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefDestroy_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetAddress_v2000(pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetAddress_v2000<const W: usize>(pdptr: *mut CUdeviceptr_v1, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetAddress_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetAddress_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetAddress_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetAddress_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetAddress_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetAddress_v3020(pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetAddress_v3020<const W: usize>(pdptr: *mut CUdeviceptr_v2, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetAddress_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetAddress_v3020, imp.gate) {
-            Ok(()) => (imp.f)(pdptr, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetAddress_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, pdptr, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetAddress_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetAddress_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetAddressMode_v2000(pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetAddressMode_v2000<const W: usize>(pam: *mut CUaddress_mode, hTexRef: CUtexref, dim: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetAddressMode_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetAddressMode_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pam, hTexRef, dim),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetAddressMode_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pam, hTexRef, dim),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetAddressMode_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetAddressMode_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetArray_v2000(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetArray_v2000<const W: usize>(phArray: *mut CUarray, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetArray_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetArray_v2000, imp.gate) {
-            Ok(()) => (imp.f)(phArray, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetArray_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, phArray, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetArray_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetArray_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetBorderColor_v8000(pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetBorderColor_v8000<const W: usize>(pBorderColor: *mut f32, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetBorderColor_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetBorderColor_v8000, imp.gate) {
-            Ok(()) => (imp.f)(pBorderColor, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetBorderColor_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, pBorderColor, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetBorderColor_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetBorderColor_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetFilterMode_v2000(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetFilterMode_v2000<const W: usize>(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetFilterMode_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetFilterMode_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pfm, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetFilterMode_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pfm, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetFilterMode_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetFilterMode_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetFlags_v2000(pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetFlags_v2000<const W: usize>(pFlags: * mut::std::os::raw::c_uint, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetFlags_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetFlags_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pFlags, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetFlags_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pFlags, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetFlags_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetFlags_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetFormat_v2000(pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetFormat_v2000<const W: usize>(pFormat: *mut CUarray_format, pNumChannels: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetFormat_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetFormat_v2000, imp.gate) {
-            Ok(()) => (imp.f)(pFormat, pNumChannels, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetFormat_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, pFormat, pNumChannels, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetFormat_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetFormat_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetMaxAnisotropy_v5000(pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetMaxAnisotropy_v5000<const W: usize>(pmaxAniso: * mut::std::os::raw::c_int, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetMaxAnisotropy_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetMaxAnisotropy_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pmaxAniso, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetMaxAnisotropy_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pmaxAniso, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetMaxAnisotropy_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetMaxAnisotropy_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetMipmapFilterMode_v5000(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetMipmapFilterMode_v5000<const W: usize>(pfm: *mut CUfilter_mode, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetMipmapFilterMode_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetMipmapFilterMode_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pfm, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetMipmapFilterMode_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pfm, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetMipmapFilterMode_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetMipmapFilterMode_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetMipmapLevelBias_v5000(pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetMipmapLevelBias_v5000<const W: usize>(pbias: *mut f32, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetMipmapLevelBias_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetMipmapLevelBias_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pbias, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetMipmapLevelBias_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pbias, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetMipmapLevelBias_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetMipmapLevelBias_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetMipmapLevelClamp_v5000(pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetMipmapLevelClamp_v5000<const W: usize>(pminMipmapLevelClamp: *mut f32, pmaxMipmapLevelClamp: *mut f32, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetMipmapLevelClamp_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetMipmapLevelClamp_v5000, imp.gate) {
-            Ok(()) => (imp.f)(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetMipmapLevelClamp_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetMipmapLevelClamp_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetMipmapLevelClamp_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefGetMipmappedArray_v5000(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefGetMipmappedArray_v5000<const W: usize>(phMipmappedArray: *mut CUmipmappedArray, hTexRef: CUtexref) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefGetMipmappedArray_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefGetMipmappedArray_v5000, imp.gate) {
-            Ok(()) => (imp.f)(phMipmappedArray, hTexRef),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefGetMipmappedArray_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, phMipmappedArray, hTexRef),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefGetMipmappedArray_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefGetMipmappedArray_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddress_v2000(ByteOffset: * mut::std::os::raw::c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddress_v2000<const W: usize>(ByteOffset: * mut::std::os::raw::c_uint, hTexRef: CUtexref, dptr: CUdeviceptr_v1, bytes: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddress_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddress_v2000, imp.gate) {
-            Ok(()) => (imp.f)(ByteOffset, hTexRef, dptr, bytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddress_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, ByteOffset, hTexRef, dptr, bytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddress_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddress_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddress_v3020(ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddress_v3020<const W: usize>(ByteOffset: *mut usize, hTexRef: CUtexref, dptr: CUdeviceptr_v2, bytes: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddress_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddress_v3020, imp.gate) {
-            Ok(()) => (imp.f)(ByteOffset, hTexRef, dptr, bytes),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddress_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, ByteOffset, hTexRef, dptr, bytes),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddress_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddress_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v2020(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v1, dptr: CUdeviceptr_v1, Pitch: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v2020<const W: usize>(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v1, dptr: CUdeviceptr_v1, Pitch: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddress2D_v2020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddress2D_v2020, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, desc, dptr, Pitch),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddress2D_v2020, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, desc, dptr, Pitch),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddress2D_v2020),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddress2D_v2020),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v3020(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v3020<const W: usize>(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddress2D_v3020 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddress2D_v3020, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, desc, dptr, Pitch),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddress2D_v3020, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, desc, dptr, Pitch),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddress2D_v3020),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddress2D_v3020),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v4010(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddress2D_v4010<const W: usize>(hTexRef: CUtexref, desc: *const CUDA_ARRAY_DESCRIPTOR_v2, dptr: CUdeviceptr_v2, Pitch: usize) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddress2D_v4010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddress2D_v4010, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, desc, dptr, Pitch),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddress2D_v4010, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, desc, dptr, Pitch),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddress2D_v4010),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddress2D_v4010),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetAddressMode_v2000(hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetAddressMode_v2000<const W: usize>(hTexRef: CUtexref, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetAddressMode_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetAddressMode_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, dim, am),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetAddressMode_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, dim, am),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetAddressMode_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetAddressMode_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetArray_v2000(hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetArray_v2000<const W: usize>(hTexRef: CUtexref, hArray: CUarray, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetArray_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetArray_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, hArray, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetArray_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, hArray, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetArray_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetArray_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetBorderColor_v8000(hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetBorderColor_v8000<const W: usize>(hTexRef: CUtexref, pBorderColor: *mut f32) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetBorderColor_v8000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetBorderColor_v8000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, pBorderColor),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetBorderColor_v8000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, pBorderColor),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetBorderColor_v8000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetBorderColor_v8000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetFilterMode_v2000(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetFilterMode_v2000<const W: usize>(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetFilterMode_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetFilterMode_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, fm),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetFilterMode_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, fm),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetFilterMode_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetFilterMode_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetFlags_v2000(hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetFlags_v2000<const W: usize>(hTexRef: CUtexref, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetFlags_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetFlags_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetFlags_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetFlags_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetFlags_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetFormat_v2000(hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetFormat_v2000<const W: usize>(hTexRef: CUtexref, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetFormat_v2000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetFormat_v2000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, fmt, NumPackedComponents),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetFormat_v2000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, fmt, NumPackedComponents),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetFormat_v2000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetFormat_v2000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetMaxAnisotropy_v5000(hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetMaxAnisotropy_v5000<const W: usize>(hTexRef: CUtexref, maxAniso: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetMaxAnisotropy_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetMaxAnisotropy_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, maxAniso),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetMaxAnisotropy_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, maxAniso),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetMaxAnisotropy_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetMaxAnisotropy_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetMipmapFilterMode_v5000(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetMipmapFilterMode_v5000<const W: usize>(hTexRef: CUtexref, fm: CUfilter_mode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetMipmapFilterMode_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetMipmapFilterMode_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, fm),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetMipmapFilterMode_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, fm),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetMipmapFilterMode_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetMipmapFilterMode_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetMipmapLevelBias_v5000(hTexRef: CUtexref, bias: f32) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetMipmapLevelBias_v5000<const W: usize>(hTexRef: CUtexref, bias: f32) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetMipmapLevelBias_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetMipmapLevelBias_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, bias),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetMipmapLevelBias_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, bias),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetMipmapLevelBias_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetMipmapLevelBias_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetMipmapLevelClamp_v5000(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetMipmapLevelClamp_v5000<const W: usize>(hTexRef: CUtexref, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetMipmapLevelClamp_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetMipmapLevelClamp_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetMipmapLevelClamp_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetMipmapLevelClamp_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetMipmapLevelClamp_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuTexRefSetMipmappedArray_v5000(hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuTexRefSetMipmappedArray_v5000<const W: usize>(hTexRef: CUtexref, hMipmappedArray: CUmipmappedArray, Flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuTexRefSetMipmappedArray_v5000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuTexRefSetMipmappedArray_v5000, imp.gate) {
-            Ok(()) => (imp.f)(hTexRef, hMipmappedArray, Flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuTexRefSetMipmappedArray_v5000, imp.gate) {
+            Ok(()) => (imp.f)(w, hTexRef, hMipmappedArray, Flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuTexRefSetMipmappedArray_v5000),
+        None => crate::entry::unsupported(w, cudrv::call::cuTexRefSetMipmappedArray_v5000),
     }
 }
-pub(crate) unsafe extern "C" fn cuThreadExchangeStreamCaptureMode_v10010(mode: *mut CUstreamCaptureMode) -> CUresult {
+pub(crate) unsafe extern "C" fn cuThreadExchangeStreamCaptureMode_v10010<const W: usize>(mode: *mut CUstreamCaptureMode) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuThreadExchangeStreamCaptureMode_v10010 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuThreadExchangeStreamCaptureMode_v10010, imp.gate) {
-            Ok(()) => (imp.f)(mode),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuThreadExchangeStreamCaptureMode_v10010, imp.gate) {
+            Ok(()) => (imp.f)(w, mode),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuThreadExchangeStreamCaptureMode_v10010),
+        None => crate::entry::unsupported(w, cudrv::call::cuThreadExchangeStreamCaptureMode_v10010),
     }
 }
-pub(crate) unsafe extern "C" fn cuUserObjectCreate_v11030(object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuUserObjectCreate_v11030<const W: usize>(object_out: *mut CUuserObject, ptr: * mut::std::os::raw::c_void, destroy: CUhostFn, initialRefcount: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuUserObjectCreate_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuUserObjectCreate_v11030, imp.gate) {
-            Ok(()) => (imp.f)(object_out, ptr, destroy, initialRefcount, flags),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuUserObjectCreate_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, object_out, ptr, destroy, initialRefcount, flags),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuUserObjectCreate_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuUserObjectCreate_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuUserObjectRelease_v11030(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuUserObjectRelease_v11030<const W: usize>(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuUserObjectRelease_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuUserObjectRelease_v11030, imp.gate) {
-            Ok(()) => (imp.f)(object, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuUserObjectRelease_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, object, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuUserObjectRelease_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuUserObjectRelease_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuUserObjectRetain_v11030(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+pub(crate) unsafe extern "C" fn cuUserObjectRetain_v11030<const W: usize>(object: CUuserObject, count: ::std::os::raw::c_uint) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuUserObjectRetain_v11030 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuUserObjectRetain_v11030, imp.gate) {
-            Ok(()) => (imp.f)(object, count),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuUserObjectRetain_v11030, imp.gate) {
+            Ok(()) => (imp.f)(w, object, count),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuUserObjectRetain_v11030),
+        None => crate::entry::unsupported(w, cudrv::call::cuUserObjectRetain_v11030),
     }
 }
-pub(crate) unsafe extern "C" fn cuWaitExternalSemaphoresAsync_v10000(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuWaitExternalSemaphoresAsync_v10000<const W: usize>(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuWaitExternalSemaphoresAsync_v10000 } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuWaitExternalSemaphoresAsync_v10000, imp.gate) {
-            Ok(()) => (imp.f)(extSemArray, paramsArray, numExtSems, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuWaitExternalSemaphoresAsync_v10000, imp.gate) {
+            Ok(()) => (imp.f)(w, extSemArray, paramsArray, numExtSems, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuWaitExternalSemaphoresAsync_v10000),
+        None => crate::entry::unsupported(w, cudrv::call::cuWaitExternalSemaphoresAsync_v10000),
     }
 }
-pub(crate) unsafe extern "C" fn cuWaitExternalSemaphoresAsync_v10000_ptsz(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+pub(crate) unsafe extern "C" fn cuWaitExternalSemaphoresAsync_v10000_ptsz<const W: usize>(extSemArray: *const CUexternalSemaphore, paramsArray: *const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS_v1, numExtSems: ::std::os::raw::c_uint, stream: CUstream) -> CUresult {
+    let w = World::at::<W>();
     match const { crate::table::TABLE.cuWaitExternalSemaphoresAsync_v10000_ptsz } {
-        Some(imp) => match crate::entry::enter(cudrv::call::cuWaitExternalSemaphoresAsync_v10000_ptsz, imp.gate) {
-            Ok(()) => (imp.f)(extSemArray, paramsArray, numExtSems, stream),
+        Some(imp) => match crate::entry::enter(w, cudrv::call::cuWaitExternalSemaphoresAsync_v10000_ptsz, imp.gate) {
+            Ok(()) => (imp.f)(w, extSemArray, paramsArray, numExtSems, stream),
             Err(status) => status,
         },
-        None => crate::entry::unsupported(cudrv::call::cuWaitExternalSemaphoresAsync_v10000_ptsz),
+        None => crate::entry::unsupported(w, cudrv::call::cuWaitExternalSemaphoresAsync_v10000_ptsz),
     }
 }
 
-/// The entry point of variant `index` of `cudrv::table::VARIANTS`, null if there is none.
-pub(crate) fn entry(index: usize) -> *mut c_void {
+/// The entry point of variant `index` of `cudrv::table::VARIANTS` in the world of slot `W`,
+/// null if there is none.
+pub(crate) fn entry<const W: usize>(index: usize) -> *mut c_void {
     match index {
-        0 => cuArray3DCreate_v2000 as *mut c_void,
-        1 => cuArray3DCreate_v3020 as *mut c_void,
-        2 => cuArray3DGetDescriptor_v2000 as *mut c_void,
-        3 => cuArray3DGetDescriptor_v3020 as *mut c_void,
-        4 => cuArrayCreate_v2000 as *mut c_void,
-        5 => cuArrayCreate_v3020 as *mut c_void,
-        6 => cuArrayDestroy_v2000 as *mut c_void,
-        7 => cuArrayGetDescriptor_v2000 as *mut c_void,
-        8 => cuArrayGetDescriptor_v3020 as *mut c_void,
-        9 => cuArrayGetMemoryRequirements_v11060 as *mut c_void,
-        10 => cuArrayGetPlane_v11020 as *mut c_void,
-        11 => cuArrayGetSparseProperties_v11010 as *mut c_void,
-        12 => cuCheckpointOperationComplete_v13040 as *mut c_void,
-        13 => cuCheckpointProcessCheckpoint_v12080 as *mut c_void,
-        14 => cuCheckpointProcessGetRestoreThreadId_v12080 as *mut c_void,
-        15 => cuCheckpointProcessGetState_v12080 as *mut c_void,
-        16 => cuCheckpointProcessLock_v12080 as *mut c_void,
-        17 => cuCheckpointProcessRestore_v12080 as *mut c_void,
-        18 => cuCheckpointProcessUnlock_v12080 as *mut c_void,
-        19 => cuCoredumpDeregisterCompleteCallback_v13020 as *mut c_void,
-        20 => cuCoredumpDeregisterStartCallback_v13020 as *mut c_void,
-        21 => cuCoredumpGetAttribute_v12010 as *mut c_void,
-        22 => cuCoredumpGetAttributeGlobal_v12010 as *mut c_void,
-        23 => cuCoredumpRegisterCompleteCallback_v13020 as *mut c_void,
-        24 => cuCoredumpRegisterStartCallback_v13020 as *mut c_void,
-        25 => cuCoredumpSetAttribute_v12010 as *mut c_void,
-        26 => cuCoredumpSetAttributeGlobal_v12010 as *mut c_void,
-        27 => cuCtxAttach_v2000 as *mut c_void,
-        28 => cuCtxCreate_v2000 as *mut c_void,
-        29 => cuCtxCreate_v3020 as *mut c_void,
-        30 => cuCtxCreate_v11040 as *mut c_void,
-        31 => cuCtxCreate_v12050 as *mut c_void,
-        32 => cuCtxDestroy_v2000 as *mut c_void,
-        33 => cuCtxDestroy_v4000 as *mut c_void,
-        34 => cuCtxDetach_v2000 as *mut c_void,
-        35 => cuCtxDisablePeerAccess_v4000 as *mut c_void,
-        36 => cuCtxEnablePeerAccess_v4000 as *mut c_void,
-        37 => cuCtxFromGreenCtx_v12040 as *mut c_void,
-        38 => cuCtxGetApiVersion_v3020 as *mut c_void,
-        39 => cuCtxGetCacheConfig_v3020 as *mut c_void,
-        40 => cuCtxGetCurrent_v4000 as *mut c_void,
-        41 => cuCtxGetDevResource_v12040 as *mut c_void,
-        42 => cuCtxGetDevice_v2000 as *mut c_void,
-        43 => cuCtxGetDevice_v13000 as *mut c_void,
-        44 => cuCtxGetExecAffinity_v11040 as *mut c_void,
-        45 => cuCtxGetFlags_v7000 as *mut c_void,
-        46 => cuCtxGetId_v12000 as *mut c_void,
-        47 => cuCtxGetLimit_v3010 as *mut c_void,
-        48 => cuCtxGetSharedMemConfig_v4020 as *mut c_void,
-        49 => cuCtxGetStreamPriorityRange_v5050 as *mut c_void,
-        50 => cuCtxPopCurrent_v2000 as *mut c_void,
-        51 => cuCtxPopCurrent_v4000 as *mut c_void,
-        52 => cuCtxPushCurrent_v2000 as *mut c_void,
-        53 => cuCtxPushCurrent_v4000 as *mut c_void,
-        54 => cuCtxRecordEvent_v12050 as *mut c_void,
-        55 => cuCtxResetPersistingL2Cache_v11000 as *mut c_void,
-        56 => cuCtxSetCacheConfig_v3020 as *mut c_void,
-        57 => cuCtxSetCurrent_v4000 as *mut c_void,
-        58 => cuCtxSetFlags_v12010 as *mut c_void,
-        59 => cuCtxSetLimit_v3010 as *mut c_void,
-        60 => cuCtxSetSharedMemConfig_v4020 as *mut c_void,
-        61 => cuCtxSynchronize_v2000 as *mut c_void,
-        62 => cuCtxSynchronize_v13000 as *mut c_void,
-        63 => cuCtxWaitEvent_v12050 as *mut c_void,
-        64 => cuDestroyExternalMemory_v10000 as *mut c_void,
-        65 => cuDestroyExternalSemaphore_v10000 as *mut c_void,
-        66 => cuDevResourceGenerateDesc_v12040 as *mut c_void,
-        67 => cuDevSmResourceSplit_v13010 as *mut c_void,
-        68 => cuDevSmResourceSplitByCount_v12040 as *mut c_void,
-        69 => cuDeviceCanAccessPeer_v4000 as *mut c_void,
-        70 => cuDeviceComputeCapability_v2000 as *mut c_void,
-        71 => cuDeviceGet_v2000 as *mut c_void,
-        72 => cuDeviceGetAttribute_v2000 as *mut c_void,
-        73 => cuDeviceGetByPCIBusId_v4010 as *mut c_void,
-        74 => cuDeviceGetCliqueCount_v13040 as *mut c_void,
-        75 => cuDeviceGetCliqueInfo_v13040 as *mut c_void,
-        76 => cuDeviceGetCount_v2000 as *mut c_void,
-        77 => cuDeviceGetDefaultMemPool_v11020 as *mut c_void,
-        78 => cuDeviceGetDevResource_v12040 as *mut c_void,
-        79 => cuDeviceGetExecAffinitySupport_v11040 as *mut c_void,
-        80 => cuDeviceGetFabricClusterUuid_v13040 as *mut c_void,
-        81 => cuDeviceGetGraphMemAttribute_v11040 as *mut c_void,
-        82 => cuDeviceGetHostAtomicCapabilities_v13000 as *mut c_void,
-        83 => cuDeviceGetLuid_v10000 as *mut c_void,
-        84 => cuDeviceGetMemPool_v11020 as *mut c_void,
-        85 => cuDeviceGetName_v2000 as *mut c_void,
-        86 => cuDeviceGetNvSciSyncAttributes_v10020 as *mut c_void,
-        87 => cuDeviceGetP2PAtomicCapabilities_v13000 as *mut c_void,
-        88 => cuDeviceGetP2PAttribute_v8000 as *mut c_void,
-        89 => cuDeviceGetPCIBusId_v4010 as *mut c_void,
-        90 => cuDeviceGetProperties_v2000 as *mut c_void,
-        91 => cuDeviceGetTexture1DLinearMaxWidth_v11010 as *mut c_void,
-        92 => cuDeviceGetUuid_v9020 as *mut c_void,
-        93 => cuDeviceGetUuid_v11040 as *mut c_void,
-        94 => cuDeviceGraphMemTrim_v11040 as *mut c_void,
-        95 => cuDevicePrimaryCtxGetState_v7000 as *mut c_void,
-        96 => cuDevicePrimaryCtxRelease_v7000 as *mut c_void,
-        97 => cuDevicePrimaryCtxRelease_v11000 as *mut c_void,
-        98 => cuDevicePrimaryCtxReset_v7000 as *mut c_void,
-        99 => cuDevicePrimaryCtxReset_v11000 as *mut c_void,
-        100 => cuDevicePrimaryCtxRetain_v7000 as *mut c_void,
-        101 => cuDevicePrimaryCtxSetFlags_v7000 as *mut c_void,
-        102 => cuDevicePrimaryCtxSetFlags_v11000 as *mut c_void,
-        103 => cuDeviceRegisterAsyncNotification_v12040 as *mut c_void,
-        104 => cuDeviceSetGraphMemAttribute_v11040 as *mut c_void,
-        105 => cuDeviceSetMemPool_v11020 as *mut c_void,
-        106 => cuDeviceTotalMem_v2000 as *mut c_void,
-        107 => cuDeviceTotalMem_v3020 as *mut c_void,
-        108 => cuDeviceUnregisterAsyncNotification_v12040 as *mut c_void,
-        109 => cuDriverGetVersion_v2020 as *mut c_void,
-        110 => cuEventCreate_v2000 as *mut c_void,
-        111 => cuEventDestroy_v2000 as *mut c_void,
-        112 => cuEventDestroy_v4000 as *mut c_void,
-        113 => cuEventElapsedTime_v2000 as *mut c_void,
-        114 => cuEventElapsedTime_v12080 as *mut c_void,
-        115 => cuEventQuery_v2000 as *mut c_void,
-        116 => cuEventRecord_v2000 as *mut c_void,
-        117 => cuEventRecord_v7000_ptsz as *mut c_void,
-        118 => cuEventRecordWithFlags_v11010 as *mut c_void,
-        119 => cuEventRecordWithFlags_v11010_ptsz as *mut c_void,
-        120 => cuEventSynchronize_v2000 as *mut c_void,
-        121 => cuExternalMemoryGetMappedBuffer_v10000 as *mut c_void,
-        122 => cuExternalMemoryGetMappedMipmappedArray_v10000 as *mut c_void,
-        123 => cuFabricCpyBatchAsync_v13050 as *mut c_void,
-        124 => cuFabricCpyBatchAsync_v13050_ptsz as *mut c_void,
-        125 => cuFlushGPUDirectRDMAWrites_v11030 as *mut c_void,
-        126 => cuFuncGetAttribute_v2020 as *mut c_void,
-        127 => cuFuncGetModule_v11000 as *mut c_void,
-        128 => cuFuncGetName_v12030 as *mut c_void,
-        129 => cuFuncGetParamCount_v13020 as *mut c_void,
-        130 => cuFuncGetParamInfo_v12040 as *mut c_void,
-        131 => cuFuncIsLoaded_v12040 as *mut c_void,
-        132 => cuFuncLoad_v12040 as *mut c_void,
-        133 => cuFuncSetAttribute_v9000 as *mut c_void,
-        134 => cuFuncSetBlockShape_v2000 as *mut c_void,
-        135 => cuFuncSetCacheConfig_v3000 as *mut c_void,
-        136 => cuFuncSetSharedMemConfig_v4020 as *mut c_void,
-        137 => cuFuncSetSharedSize_v2000 as *mut c_void,
-        138 => cuGetErrorName_v6000 as *mut c_void,
-        139 => cuGetErrorString_v6000 as *mut c_void,
-        140 => cuGetExportTable_v3000 as *mut c_void,
-        141 => cuGetProcAddress_v11030 as *mut c_void,
-        142 => cuGetProcAddress_v12000 as *mut c_void,
-        143 => cuGraphAddBatchMemOpNode_v11070 as *mut c_void,
-        144 => cuGraphAddChildGraphNode_v10000 as *mut c_void,
-        145 => cuGraphAddDependencies_v10000 as *mut c_void,
-        146 => cuGraphAddDependencies_v12030 as *mut c_void,
-        147 => cuGraphAddEmptyNode_v10000 as *mut c_void,
-        148 => cuGraphAddEventRecordNode_v11010 as *mut c_void,
-        149 => cuGraphAddEventWaitNode_v11010 as *mut c_void,
-        150 => cuGraphAddExternalSemaphoresSignalNode_v11020 as *mut c_void,
-        151 => cuGraphAddExternalSemaphoresWaitNode_v11020 as *mut c_void,
-        152 => cuGraphAddHostNode_v10000 as *mut c_void,
-        153 => cuGraphAddKernelNode_v10000 as *mut c_void,
-        154 => cuGraphAddKernelNode_v12000 as *mut c_void,
-        155 => cuGraphAddMemAllocNode_v11040 as *mut c_void,
-        156 => cuGraphAddMemFreeNode_v11040 as *mut c_void,
-        157 => cuGraphAddMemcpyNode_v10000 as *mut c_void,
-        158 => cuGraphAddMemsetNode_v10000 as *mut c_void,
-        159 => cuGraphAddNode_v12020 as *mut c_void,
-        160 => cuGraphAddNode_v12030 as *mut c_void,
-        161 => cuGraphAddNode_v13040 as *mut c_void,
-        162 => cuGraphBatchMemOpNodeGetParams_v11070 as *mut c_void,
-        163 => cuGraphBatchMemOpNodeSetParams_v11070 as *mut c_void,
-        164 => cuGraphChildGraphNodeGetGraph_v10000 as *mut c_void,
-        165 => cuGraphClone_v10000 as *mut c_void,
-        166 => cuGraphConditionalHandleCreate_v12030 as *mut c_void,
-        167 => cuGraphCreate_v10000 as *mut c_void,
-        168 => cuGraphDebugDotPrint_v11030 as *mut c_void,
-        169 => cuGraphDestroy_v10000 as *mut c_void,
-        170 => cuGraphDestroyNode_v10000 as *mut c_void,
-        171 => cuGraphEventRecordNodeGetEvent_v11010 as *mut c_void,
-        172 => cuGraphEventRecordNodeSetEvent_v11010 as *mut c_void,
-        173 => cuGraphEventWaitNodeGetEvent_v11010 as *mut c_void,
-        174 => cuGraphEventWaitNodeSetEvent_v11010 as *mut c_void,
-        175 => cuGraphExecBatchMemOpNodeSetParams_v11070 as *mut c_void,
-        176 => cuGraphExecChildGraphNodeSetParams_v11010 as *mut c_void,
-        177 => cuGraphExecDestroy_v10000 as *mut c_void,
-        178 => cuGraphExecEventRecordNodeSetEvent_v11010 as *mut c_void,
-        179 => cuGraphExecEventWaitNodeSetEvent_v11010 as *mut c_void,
-        180 => cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020 as *mut c_void,
-        181 => cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020 as *mut c_void,
-        182 => cuGraphExecGetFlags_v12000 as *mut c_void,
-        183 => cuGraphExecGetId_v13010 as *mut c_void,
-        184 => cuGraphExecHostNodeSetParams_v10020 as *mut c_void,
-        185 => cuGraphExecKernelNodeSetParams_v10010 as *mut c_void,
-        186 => cuGraphExecKernelNodeSetParams_v12000 as *mut c_void,
-        187 => cuGraphExecMemcpyNodeSetParams_v10020 as *mut c_void,
-        188 => cuGraphExecMemsetNodeSetParams_v10020 as *mut c_void,
-        189 => cuGraphExecNodeSetParams_v12020 as *mut c_void,
-        190 => cuGraphExecUpdate_v10020 as *mut c_void,
-        191 => cuGraphExecUpdate_v12000 as *mut c_void,
-        192 => cuGraphExternalSemaphoresSignalNodeGetParams_v11020 as *mut c_void,
-        193 => cuGraphExternalSemaphoresSignalNodeSetParams_v11020 as *mut c_void,
-        194 => cuGraphExternalSemaphoresWaitNodeGetParams_v11020 as *mut c_void,
-        195 => cuGraphExternalSemaphoresWaitNodeSetParams_v11020 as *mut c_void,
-        196 => cuGraphGetEdges_v10000 as *mut c_void,
-        197 => cuGraphGetEdges_v12030 as *mut c_void,
-        198 => cuGraphGetId_v13010 as *mut c_void,
-        199 => cuGraphGetNodes_v10000 as *mut c_void,
-        200 => cuGraphGetRootNodes_v10000 as *mut c_void,
-        201 => cuGraphHostNodeGetParams_v10000 as *mut c_void,
-        202 => cuGraphHostNodeSetParams_v10000 as *mut c_void,
-        203 => cuGraphInstantiate_v10000 as *mut c_void,
-        204 => cuGraphInstantiate_v11000 as *mut c_void,
-        205 => cuGraphInstantiateWithFlags_v11040 as *mut c_void,
-        206 => cuGraphInstantiateWithParams_v12000 as *mut c_void,
-        207 => cuGraphInstantiateWithParams_v12000_ptsz as *mut c_void,
-        208 => cuGraphKernelNodeCopyAttributes_v11000 as *mut c_void,
-        209 => cuGraphKernelNodeGetAttribute_v11000 as *mut c_void,
-        210 => cuGraphKernelNodeGetParams_v10000 as *mut c_void,
-        211 => cuGraphKernelNodeGetParams_v12000 as *mut c_void,
-        212 => cuGraphKernelNodeSetAttribute_v11000 as *mut c_void,
-        213 => cuGraphKernelNodeSetParams_v10000 as *mut c_void,
-        214 => cuGraphKernelNodeSetParams_v12000 as *mut c_void,
-        215 => cuGraphLaunch_v10000 as *mut c_void,
-        216 => cuGraphLaunch_v10000_ptsz as *mut c_void,
-        217 => cuGraphMemAllocNodeGetParams_v11040 as *mut c_void,
-        218 => cuGraphMemFreeNodeGetParams_v11040 as *mut c_void,
-        219 => cuGraphMemcpyNodeGetParams_v10000 as *mut c_void,
-        220 => cuGraphMemcpyNodeSetParams_v10000 as *mut c_void,
-        221 => cuGraphMemsetNodeGetParams_v10000 as *mut c_void,
-        222 => cuGraphMemsetNodeSetParams_v10000 as *mut c_void,
-        223 => cuGraphNodeFindInClone_v10000 as *mut c_void,
-        224 => cuGraphNodeGetContainingGraph_v13010 as *mut c_void,
-        225 => cuGraphNodeGetDependencies_v10000 as *mut c_void,
-        226 => cuGraphNodeGetDependencies_v12030 as *mut c_void,
-        227 => cuGraphNodeGetDependentNodes_v10000 as *mut c_void,
-        228 => cuGraphNodeGetDependentNodes_v12030 as *mut c_void,
-        229 => cuGraphNodeGetEnabled_v11060 as *mut c_void,
-        230 => cuGraphNodeGetLocalId_v13010 as *mut c_void,
-        231 => cuGraphNodeGetParams_v13020 as *mut c_void,
-        232 => cuGraphNodeGetToolsId_v13010 as *mut c_void,
-        233 => cuGraphNodeGetType_v10000 as *mut c_void,
-        234 => cuGraphNodeSetEnabled_v11060 as *mut c_void,
-        235 => cuGraphNodeSetParams_v12020 as *mut c_void,
-        236 => cuGraphNodeSetParams_v13040 as *mut c_void,
-        237 => cuGraphReleaseUserObject_v11030 as *mut c_void,
-        238 => cuGraphRemoveDependencies_v10000 as *mut c_void,
-        239 => cuGraphRemoveDependencies_v12030 as *mut c_void,
-        240 => cuGraphRetainUserObject_v11030 as *mut c_void,
-        241 => cuGraphUpload_v11010 as *mut c_void,
-        242 => cuGraphUpload_v11010_ptsz as *mut c_void,
-        243 => cuGraphicsMapResources_v3000 as *mut c_void,
-        244 => cuGraphicsMapResources_v7000_ptsz as *mut c_void,
-        245 => cuGraphicsResourceGetMappedMipmappedArray_v5000 as *mut c_void,
-        246 => cuGraphicsResourceGetMappedPointer_v3000 as *mut c_void,
-        247 => cuGraphicsResourceGetMappedPointer_v3020 as *mut c_void,
-        248 => cuGraphicsResourceSetMapFlags_v3000 as *mut c_void,
-        249 => cuGraphicsResourceSetMapFlags_v6050 as *mut c_void,
-        250 => cuGraphicsSubResourceGetMappedArray_v3000 as *mut c_void,
-        251 => cuGraphicsUnmapResources_v3000 as *mut c_void,
-        252 => cuGraphicsUnmapResources_v7000_ptsz as *mut c_void,
-        253 => cuGraphicsUnregisterResource_v3000 as *mut c_void,
-        254 => cuGreenCtxCreate_v12040 as *mut c_void,
-        255 => cuGreenCtxDestroy_v12040 as *mut c_void,
-        256 => cuGreenCtxGetDevResource_v12040 as *mut c_void,
-        257 => cuGreenCtxGetId_v12090 as *mut c_void,
-        258 => cuGreenCtxRecordEvent_v12040 as *mut c_void,
-        259 => cuGreenCtxStreamCreate_v12050 as *mut c_void,
-        260 => cuGreenCtxWaitEvent_v12040 as *mut c_void,
-        261 => cuImportExternalMemory_v10000 as *mut c_void,
-        262 => cuImportExternalSemaphore_v10000 as *mut c_void,
-        263 => cuInit_v2000 as *mut c_void,
-        264 => cuIpcCloseMemHandle_v4010 as *mut c_void,
-        265 => cuIpcGetEventHandle_v4010 as *mut c_void,
-        266 => cuIpcGetMemHandle_v4010 as *mut c_void,
-        267 => cuIpcOpenEventHandle_v4010 as *mut c_void,
-        268 => cuIpcOpenMemHandle_v4010 as *mut c_void,
-        269 => cuIpcOpenMemHandle_v11000 as *mut c_void,
-        270 => cuKernelGetAttribute_v12000 as *mut c_void,
-        271 => cuKernelGetFunction_v12000 as *mut c_void,
-        272 => cuKernelGetLibrary_v12050 as *mut c_void,
-        273 => cuKernelGetName_v12030 as *mut c_void,
-        274 => cuKernelGetParamCount_v13020 as *mut c_void,
-        275 => cuKernelGetParamInfo_v12040 as *mut c_void,
-        276 => cuKernelSetAttribute_v12000 as *mut c_void,
-        277 => cuKernelSetCacheConfig_v12000 as *mut c_void,
-        278 => cuLaunch_v2000 as *mut c_void,
-        279 => cuLaunchCooperativeKernel_v9000 as *mut c_void,
-        280 => cuLaunchCooperativeKernel_v9000_ptsz as *mut c_void,
-        281 => cuLaunchCooperativeKernelMultiDevice_v9000 as *mut c_void,
-        282 => cuLaunchGrid_v2000 as *mut c_void,
-        283 => cuLaunchGridAsync_v2000 as *mut c_void,
-        284 => cuLaunchHostFunc_v10000 as *mut c_void,
-        285 => cuLaunchHostFunc_v10000_ptsz as *mut c_void,
-        286 => cuLaunchHostFunc_v13010 as *mut c_void,
-        287 => cuLaunchHostFunc_v13010_ptsz as *mut c_void,
-        288 => cuLaunchKernel_v4000 as *mut c_void,
-        289 => cuLaunchKernel_v7000_ptsz as *mut c_void,
-        290 => cuLaunchKernelEx_v11060 as *mut c_void,
-        291 => cuLaunchKernelEx_v11060_ptsz as *mut c_void,
-        292 => cuLibraryEnumerateKernels_v12040 as *mut c_void,
-        293 => cuLibraryGetGlobal_v12000 as *mut c_void,
-        294 => cuLibraryGetKernel_v12000 as *mut c_void,
-        295 => cuLibraryGetKernelCount_v12040 as *mut c_void,
-        296 => cuLibraryGetManaged_v12000 as *mut c_void,
-        297 => cuLibraryGetModule_v12000 as *mut c_void,
-        298 => cuLibraryGetUnifiedFunction_v12000 as *mut c_void,
-        299 => cuLibraryLoadData_v12000 as *mut c_void,
-        300 => cuLibraryLoadFromFile_v12000 as *mut c_void,
-        301 => cuLibraryUnload_v12000 as *mut c_void,
-        302 => cuLinkAddData_v5050 as *mut c_void,
-        303 => cuLinkAddData_v6050 as *mut c_void,
-        304 => cuLinkAddFile_v5050 as *mut c_void,
-        305 => cuLinkAddFile_v6050 as *mut c_void,
-        306 => cuLinkComplete_v5050 as *mut c_void,
-        307 => cuLinkCreate_v5050 as *mut c_void,
-        308 => cuLinkCreate_v6050 as *mut c_void,
-        309 => cuLinkDestroy_v5050 as *mut c_void,
-        310 => cuLogicalEndpointAddDevice_v13030 as *mut c_void,
-        311 => cuLogicalEndpointBindAddr_v13030 as *mut c_void,
-        312 => cuLogicalEndpointBindMem_v13030 as *mut c_void,
-        313 => cuLogicalEndpointCreate_v13030 as *mut c_void,
-        314 => cuLogicalEndpointDestroy_v13030 as *mut c_void,
-        315 => cuLogicalEndpointExport_v13030 as *mut c_void,
-        316 => cuLogicalEndpointGetLimits_v13030 as *mut c_void,
-        317 => cuLogicalEndpointIdRelease_v13030 as *mut c_void,
-        318 => cuLogicalEndpointIdReserve_v13030 as *mut c_void,
-        319 => cuLogicalEndpointImport_v13030 as *mut c_void,
-        320 => cuLogicalEndpointQuery_v13030 as *mut c_void,
-        321 => cuLogicalEndpointUnbind_v13030 as *mut c_void,
-        322 => cuLogsCurrent_v12090 as *mut c_void,
-        323 => cuLogsDumpToFile_v12090 as *mut c_void,
-        324 => cuLogsDumpToMemory_v12090 as *mut c_void,
-        325 => cuLogsRegisterCallback_v12090 as *mut c_void,
-        326 => cuLogsUnregisterCallback_v12090 as *mut c_void,
-        327 => cuMemAddressFree_v10020 as *mut c_void,
-        328 => cuMemAddressReserve_v10020 as *mut c_void,
-        329 => cuMemAdvise_v8000 as *mut c_void,
-        330 => cuMemAdvise_v12020 as *mut c_void,
-        331 => cuMemAlloc_v2000 as *mut c_void,
-        332 => cuMemAlloc_v3020 as *mut c_void,
-        333 => cuMemAllocAsync_v11020 as *mut c_void,
-        334 => cuMemAllocAsync_v11020_ptsz as *mut c_void,
-        335 => cuMemAllocFromPoolAsync_v11020 as *mut c_void,
-        336 => cuMemAllocFromPoolAsync_v11020_ptsz as *mut c_void,
-        337 => cuMemAllocHost_v2000 as *mut c_void,
-        338 => cuMemAllocHost_v3020 as *mut c_void,
-        339 => cuMemAllocManaged_v6000 as *mut c_void,
-        340 => cuMemAllocPitch_v2000 as *mut c_void,
-        341 => cuMemAllocPitch_v3020 as *mut c_void,
-        342 => cuMemBatchDecompressAsync_v12060 as *mut c_void,
-        343 => cuMemBatchDecompressAsync_v12060_ptsz as *mut c_void,
-        344 => cuMemCreate_v10020 as *mut c_void,
-        345 => cuMemDiscardAndPrefetchBatchAsync_v13000 as *mut c_void,
-        346 => cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz as *mut c_void,
-        347 => cuMemDiscardBatchAsync_v13000 as *mut c_void,
-        348 => cuMemDiscardBatchAsync_v13000_ptsz as *mut c_void,
-        349 => cuMemExportToShareableHandle_v10020 as *mut c_void,
-        350 => cuMemFree_v2000 as *mut c_void,
-        351 => cuMemFree_v3020 as *mut c_void,
-        352 => cuMemFreeAsync_v11020 as *mut c_void,
-        353 => cuMemFreeAsync_v11020_ptsz as *mut c_void,
-        354 => cuMemFreeHost_v2000 as *mut c_void,
-        355 => cuMemGetAccess_v10020 as *mut c_void,
-        356 => cuMemGetAddressRange_v2000 as *mut c_void,
-        357 => cuMemGetAddressRange_v3020 as *mut c_void,
-        358 => cuMemGetAllocationGranularity_v10020 as *mut c_void,
-        359 => cuMemGetAllocationPropertiesFromHandle_v10020 as *mut c_void,
-        360 => cuMemGetDefaultMemPool_v13000 as *mut c_void,
-        361 => cuMemGetHandleForAddressRange_v11070 as *mut c_void,
-        362 => cuMemGetInfo_v2000 as *mut c_void,
-        363 => cuMemGetInfo_v3020 as *mut c_void,
-        364 => cuMemGetLocationInfo_v13040 as *mut c_void,
-        365 => cuMemGetMemPool_v13000 as *mut c_void,
-        366 => cuMemHostAlloc_v2020 as *mut c_void,
-        367 => cuMemHostGetDevicePointer_v2020 as *mut c_void,
-        368 => cuMemHostGetDevicePointer_v3020 as *mut c_void,
-        369 => cuMemHostGetFlags_v2030 as *mut c_void,
-        370 => cuMemHostRegister_v4000 as *mut c_void,
-        371 => cuMemHostRegister_v6050 as *mut c_void,
-        372 => cuMemHostUnregister_v4000 as *mut c_void,
-        373 => cuMemImportFromShareableHandle_v10020 as *mut c_void,
-        374 => cuMemMap_v10020 as *mut c_void,
-        375 => cuMemMapArrayAsync_v11010 as *mut c_void,
-        376 => cuMemMapArrayAsync_v11010_ptsz as *mut c_void,
-        377 => cuMemPoolCreate_v11020 as *mut c_void,
-        378 => cuMemPoolDestroy_v11020 as *mut c_void,
-        379 => cuMemPoolExportPointer_v11020 as *mut c_void,
-        380 => cuMemPoolExportToShareableHandle_v11020 as *mut c_void,
-        381 => cuMemPoolGetAccess_v11020 as *mut c_void,
-        382 => cuMemPoolGetAttribute_v11020 as *mut c_void,
-        383 => cuMemPoolImportFromShareableHandle_v11020 as *mut c_void,
-        384 => cuMemPoolImportPointer_v11020 as *mut c_void,
-        385 => cuMemPoolSetAccess_v11020 as *mut c_void,
-        386 => cuMemPoolSetAttribute_v11020 as *mut c_void,
-        387 => cuMemPoolTrimTo_v11020 as *mut c_void,
-        388 => cuMemPrefetchAsync_v8000 as *mut c_void,
-        389 => cuMemPrefetchAsync_v8000_ptsz as *mut c_void,
-        390 => cuMemPrefetchAsync_v12020 as *mut c_void,
-        391 => cuMemPrefetchAsync_v12020_ptsz as *mut c_void,
-        392 => cuMemPrefetchBatchAsync_v13000 as *mut c_void,
-        393 => cuMemPrefetchBatchAsync_v13000_ptsz as *mut c_void,
-        394 => cuMemRangeGetAttribute_v8000 as *mut c_void,
-        395 => cuMemRangeGetAttributes_v8000 as *mut c_void,
-        396 => cuMemRelease_v10020 as *mut c_void,
-        397 => cuMemRetainAllocationHandle_v11000 as *mut c_void,
-        398 => cuMemSetAccess_v10020 as *mut c_void,
-        399 => cuMemSetMemPool_v13000 as *mut c_void,
-        400 => cuMemUnmap_v10020 as *mut c_void,
-        401 => cuMemcpy_v4000 as *mut c_void,
-        402 => cuMemcpy_v7000_ptds as *mut c_void,
-        403 => cuMemcpy2D_v2000 as *mut c_void,
-        404 => cuMemcpy2D_v3020 as *mut c_void,
-        405 => cuMemcpy2D_v7000_ptds as *mut c_void,
-        406 => cuMemcpy2DAsync_v2000 as *mut c_void,
-        407 => cuMemcpy2DAsync_v3020 as *mut c_void,
-        408 => cuMemcpy2DAsync_v7000_ptsz as *mut c_void,
-        409 => cuMemcpy2DUnaligned_v2000 as *mut c_void,
-        410 => cuMemcpy2DUnaligned_v3020 as *mut c_void,
-        411 => cuMemcpy2DUnaligned_v7000_ptds as *mut c_void,
-        412 => cuMemcpy3D_v2000 as *mut c_void,
-        413 => cuMemcpy3D_v3020 as *mut c_void,
-        414 => cuMemcpy3D_v7000_ptds as *mut c_void,
-        415 => cuMemcpy3DAsync_v2000 as *mut c_void,
-        416 => cuMemcpy3DAsync_v3020 as *mut c_void,
-        417 => cuMemcpy3DAsync_v7000_ptsz as *mut c_void,
-        418 => cuMemcpy3DBatchAsync_v12080 as *mut c_void,
-        419 => cuMemcpy3DBatchAsync_v12080_ptsz as *mut c_void,
-        420 => cuMemcpy3DBatchAsync_v13000 as *mut c_void,
-        421 => cuMemcpy3DBatchAsync_v13000_ptsz as *mut c_void,
-        422 => cuMemcpy3DPeer_v4000 as *mut c_void,
-        423 => cuMemcpy3DPeer_v7000_ptds as *mut c_void,
-        424 => cuMemcpy3DPeerAsync_v4000 as *mut c_void,
-        425 => cuMemcpy3DPeerAsync_v7000_ptsz as *mut c_void,
-        426 => cuMemcpy3DWithAttributesAsync_v13020 as *mut c_void,
-        427 => cuMemcpy3DWithAttributesAsync_v13020_ptsz as *mut c_void,
-        428 => cuMemcpyAsync_v4000 as *mut c_void,
-        429 => cuMemcpyAsync_v7000_ptsz as *mut c_void,
-        430 => cuMemcpyAtoA_v2000 as *mut c_void,
-        431 => cuMemcpyAtoA_v3020 as *mut c_void,
-        432 => cuMemcpyAtoA_v7000_ptds as *mut c_void,
-        433 => cuMemcpyAtoD_v2000 as *mut c_void,
-        434 => cuMemcpyAtoD_v3020 as *mut c_void,
-        435 => cuMemcpyAtoD_v7000_ptds as *mut c_void,
-        436 => cuMemcpyAtoH_v2000 as *mut c_void,
-        437 => cuMemcpyAtoH_v3020 as *mut c_void,
-        438 => cuMemcpyAtoH_v7000_ptds as *mut c_void,
-        439 => cuMemcpyAtoHAsync_v2000 as *mut c_void,
-        440 => cuMemcpyAtoHAsync_v3020 as *mut c_void,
-        441 => cuMemcpyAtoHAsync_v7000_ptsz as *mut c_void,
-        442 => cuMemcpyBatchAsync_v12080 as *mut c_void,
-        443 => cuMemcpyBatchAsync_v12080_ptsz as *mut c_void,
-        444 => cuMemcpyBatchAsync_v13000 as *mut c_void,
-        445 => cuMemcpyBatchAsync_v13000_ptsz as *mut c_void,
-        446 => cuMemcpyDtoA_v2000 as *mut c_void,
-        447 => cuMemcpyDtoA_v3020 as *mut c_void,
-        448 => cuMemcpyDtoA_v7000_ptds as *mut c_void,
-        449 => cuMemcpyDtoD_v2000 as *mut c_void,
-        450 => cuMemcpyDtoD_v3020 as *mut c_void,
-        451 => cuMemcpyDtoD_v7000_ptds as *mut c_void,
-        452 => cuMemcpyDtoDAsync_v3000 as *mut c_void,
-        453 => cuMemcpyDtoDAsync_v3020 as *mut c_void,
-        454 => cuMemcpyDtoDAsync_v7000_ptsz as *mut c_void,
-        455 => cuMemcpyDtoH_v2000 as *mut c_void,
-        456 => cuMemcpyDtoH_v3020 as *mut c_void,
-        457 => cuMemcpyDtoH_v7000_ptds as *mut c_void,
-        458 => cuMemcpyDtoHAsync_v2000 as *mut c_void,
-        459 => cuMemcpyDtoHAsync_v3020 as *mut c_void,
-        460 => cuMemcpyDtoHAsync_v7000_ptsz as *mut c_void,
-        461 => cuMemcpyHtoA_v2000 as *mut c_void,
-        462 => cuMemcpyHtoA_v3020 as *mut c_void,
-        463 => cuMemcpyHtoA_v7000_ptds as *mut c_void,
-        464 => cuMemcpyHtoAAsync_v2000 as *mut c_void,
-        465 => cuMemcpyHtoAAsync_v3020 as *mut c_void,
-        466 => cuMemcpyHtoAAsync_v7000_ptsz as *mut c_void,
-        467 => cuMemcpyHtoD_v2000 as *mut c_void,
-        468 => cuMemcpyHtoD_v3020 as *mut c_void,
-        469 => cuMemcpyHtoD_v7000_ptds as *mut c_void,
-        470 => cuMemcpyHtoDAsync_v2000 as *mut c_void,
-        471 => cuMemcpyHtoDAsync_v3020 as *mut c_void,
-        472 => cuMemcpyHtoDAsync_v7000_ptsz as *mut c_void,
-        473 => cuMemcpyPeer_v4000 as *mut c_void,
-        474 => cuMemcpyPeer_v7000_ptds as *mut c_void,
-        475 => cuMemcpyPeerAsync_v4000 as *mut c_void,
-        476 => cuMemcpyPeerAsync_v7000_ptsz as *mut c_void,
-        477 => cuMemcpyWithAttributesAsync_v13020 as *mut c_void,
-        478 => cuMemcpyWithAttributesAsync_v13020_ptsz as *mut c_void,
-        479 => cuMemsetD16_v2000 as *mut c_void,
-        480 => cuMemsetD16_v3020 as *mut c_void,
-        481 => cuMemsetD16_v7000_ptds as *mut c_void,
-        482 => cuMemsetD16Async_v3020 as *mut c_void,
-        483 => cuMemsetD16Async_v7000_ptsz as *mut c_void,
-        484 => cuMemsetD2D16_v2000 as *mut c_void,
-        485 => cuMemsetD2D16_v3020 as *mut c_void,
-        486 => cuMemsetD2D16_v7000_ptds as *mut c_void,
-        487 => cuMemsetD2D16Async_v3020 as *mut c_void,
-        488 => cuMemsetD2D16Async_v7000_ptsz as *mut c_void,
-        489 => cuMemsetD2D32_v2000 as *mut c_void,
-        490 => cuMemsetD2D32_v3020 as *mut c_void,
-        491 => cuMemsetD2D32_v7000_ptds as *mut c_void,
-        492 => cuMemsetD2D32Async_v3020 as *mut c_void,
-        493 => cuMemsetD2D32Async_v7000_ptsz as *mut c_void,
-        494 => cuMemsetD2D8_v2000 as *mut c_void,
-        495 => cuMemsetD2D8_v3020 as *mut c_void,
-        496 => cuMemsetD2D8_v7000_ptds as *mut c_void,
-        497 => cuMemsetD2D8Async_v3020 as *mut c_void,
-        498 => cuMemsetD2D8Async_v7000_ptsz as *mut c_void,
-        499 => cuMemsetD32_v2000 as *mut c_void,
-        500 => cuMemsetD32_v3020 as *mut c_void,
-        501 => cuMemsetD32_v7000_ptds as *mut c_void,
-        502 => cuMemsetD32Async_v3020 as *mut c_void,
-        503 => cuMemsetD32Async_v7000_ptsz as *mut c_void,
-        504 => cuMemsetD8_v2000 as *mut c_void,
-        505 => cuMemsetD8_v3020 as *mut c_void,
-        506 => cuMemsetD8_v7000_ptds as *mut c_void,
-        507 => cuMemsetD8Async_v3020 as *mut c_void,
-        508 => cuMemsetD8Async_v7000_ptsz as *mut c_void,
-        509 => cuMipmappedArrayCreate_v5000 as *mut c_void,
-        510 => cuMipmappedArrayDestroy_v5000 as *mut c_void,
-        511 => cuMipmappedArrayGetLevel_v5000 as *mut c_void,
-        512 => cuMipmappedArrayGetMemoryRequirements_v11060 as *mut c_void,
-        513 => cuMipmappedArrayGetSparseProperties_v11010 as *mut c_void,
-        514 => cuModuleEnumerateFunctions_v12040 as *mut c_void,
-        515 => cuModuleGetFunction_v2000 as *mut c_void,
-        516 => cuModuleGetFunctionCount_v12040 as *mut c_void,
-        517 => cuModuleGetGlobal_v2000 as *mut c_void,
-        518 => cuModuleGetGlobal_v3020 as *mut c_void,
-        519 => cuModuleGetLoadingMode_v11070 as *mut c_void,
-        520 => cuModuleGetSurfRef_v3000 as *mut c_void,
-        521 => cuModuleGetTexRef_v2000 as *mut c_void,
-        522 => cuModuleLoad_v2000 as *mut c_void,
-        523 => cuModuleLoadData_v2000 as *mut c_void,
-        524 => cuModuleLoadDataEx_v2010 as *mut c_void,
-        525 => cuModuleLoadFatBinary_v2000 as *mut c_void,
-        526 => cuModuleUnload_v2000 as *mut c_void,
-        527 => cuMulticastAddDevice_v12010 as *mut c_void,
-        528 => cuMulticastBindAddr_v12010 as *mut c_void,
-        529 => cuMulticastBindAddr_v13010 as *mut c_void,
-        530 => cuMulticastBindMem_v12010 as *mut c_void,
-        531 => cuMulticastBindMem_v13010 as *mut c_void,
-        532 => cuMulticastCreate_v12010 as *mut c_void,
-        533 => cuMulticastGetGranularity_v12010 as *mut c_void,
-        534 => cuMulticastUnbind_v12010 as *mut c_void,
-        535 => cuOccupancyAvailableDynamicSMemPerBlock_v10020 as *mut c_void,
-        536 => cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050 as *mut c_void,
-        537 => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000 as *mut c_void,
-        538 => cuOccupancyMaxActiveClusters_v11070 as *mut c_void,
-        539 => cuOccupancyMaxPotentialBlockSize_v6050 as *mut c_void,
-        540 => cuOccupancyMaxPotentialBlockSizeWithFlags_v7000 as *mut c_void,
-        541 => cuOccupancyMaxPotentialClusterSize_v11070 as *mut c_void,
-        542 => cuParamSetSize_v2000 as *mut c_void,
-        543 => cuParamSetTexRef_v2000 as *mut c_void,
-        544 => cuParamSetf_v2000 as *mut c_void,
-        545 => cuParamSeti_v2000 as *mut c_void,
-        546 => cuParamSetv_v2000 as *mut c_void,
-        547 => cuPointerGetAttribute_v4000 as *mut c_void,
-        548 => cuPointerGetAttributes_v7000 as *mut c_void,
-        549 => cuPointerSetAttribute_v6000 as *mut c_void,
-        550 => cuSignalExternalSemaphoresAsync_v10000 as *mut c_void,
-        551 => cuSignalExternalSemaphoresAsync_v10000_ptsz as *mut c_void,
-        552 => cuStreamAddCallback_v5000 as *mut c_void,
-        553 => cuStreamAddCallback_v7000_ptsz as *mut c_void,
-        554 => cuStreamAttachMemAsync_v6000 as *mut c_void,
-        555 => cuStreamAttachMemAsync_v7000_ptsz as *mut c_void,
-        556 => cuStreamBatchMemOp_v8000 as *mut c_void,
-        557 => cuStreamBatchMemOp_v8000_ptsz as *mut c_void,
-        558 => cuStreamBatchMemOp_v11070 as *mut c_void,
-        559 => cuStreamBatchMemOp_v11070_ptsz as *mut c_void,
-        560 => cuStreamBeginCapture_v10000 as *mut c_void,
-        561 => cuStreamBeginCapture_v10000_ptsz as *mut c_void,
-        562 => cuStreamBeginCapture_v10010 as *mut c_void,
-        563 => cuStreamBeginCapture_v10010_ptsz as *mut c_void,
-        564 => cuStreamBeginCaptureToCig_v13010 as *mut c_void,
-        565 => cuStreamBeginCaptureToCig_v13010_ptsz as *mut c_void,
-        566 => cuStreamBeginCaptureToGraph_v12030 as *mut c_void,
-        567 => cuStreamBeginCaptureToGraph_v12030_ptsz as *mut c_void,
-        568 => cuStreamBeginRecaptureToGraph_v13030 as *mut c_void,
-        569 => cuStreamBeginRecaptureToGraph_v13030_ptsz as *mut c_void,
-        570 => cuStreamCopyAttributes_v11000 as *mut c_void,
-        571 => cuStreamCopyAttributes_v11000_ptsz as *mut c_void,
-        572 => cuStreamCreate_v2000 as *mut c_void,
-        573 => cuStreamCreateWithPriority_v5050 as *mut c_void,
-        574 => cuStreamDestroy_v2000 as *mut c_void,
-        575 => cuStreamDestroy_v4000 as *mut c_void,
-        576 => cuStreamEndCapture_v10000 as *mut c_void,
-        577 => cuStreamEndCapture_v10000_ptsz as *mut c_void,
-        578 => cuStreamEndCaptureToCig_v13010 as *mut c_void,
-        579 => cuStreamEndCaptureToCig_v13010_ptsz as *mut c_void,
-        580 => cuStreamGetAttribute_v11000 as *mut c_void,
-        581 => cuStreamGetAttribute_v11000_ptsz as *mut c_void,
-        582 => cuStreamGetCaptureInfo_v10010 as *mut c_void,
-        583 => cuStreamGetCaptureInfo_v10010_ptsz as *mut c_void,
-        584 => cuStreamGetCaptureInfo_v11030 as *mut c_void,
-        585 => cuStreamGetCaptureInfo_v11030_ptsz as *mut c_void,
-        586 => cuStreamGetCaptureInfo_v12030 as *mut c_void,
-        587 => cuStreamGetCaptureInfo_v12030_ptsz as *mut c_void,
-        588 => cuStreamGetCtx_v9020 as *mut c_void,
-        589 => cuStreamGetCtx_v9020_ptsz as *mut c_void,
-        590 => cuStreamGetCtx_v12050 as *mut c_void,
-        591 => cuStreamGetCtx_v12050_ptsz as *mut c_void,
-        592 => cuStreamGetDevResource_v13010 as *mut c_void,
-        593 => cuStreamGetDevResource_v13010_ptsz as *mut c_void,
-        594 => cuStreamGetDevice_v12080 as *mut c_void,
-        595 => cuStreamGetDevice_v12080_ptsz as *mut c_void,
-        596 => cuStreamGetFlags_v5050 as *mut c_void,
-        597 => cuStreamGetFlags_v7000_ptsz as *mut c_void,
-        598 => cuStreamGetGreenCtx_v12040 as *mut c_void,
-        599 => cuStreamGetId_v12000 as *mut c_void,
-        600 => cuStreamGetId_v12000_ptsz as *mut c_void,
-        601 => cuStreamGetPriority_v5050 as *mut c_void,
-        602 => cuStreamGetPriority_v7000_ptsz as *mut c_void,
-        603 => cuStreamIsCapturing_v10000 as *mut c_void,
-        604 => cuStreamIsCapturing_v10000_ptsz as *mut c_void,
-        605 => cuStreamQuery_v2000 as *mut c_void,
-        606 => cuStreamQuery_v7000_ptsz as *mut c_void,
-        607 => cuStreamSetAttribute_v11000 as *mut c_void,
-        608 => cuStreamSetAttribute_v11000_ptsz as *mut c_void,
-        609 => cuStreamSynchronize_v2000 as *mut c_void,
-        610 => cuStreamSynchronize_v7000_ptsz as *mut c_void,
-        611 => cuStreamUpdateCaptureDependencies_v11030 as *mut c_void,
-        612 => cuStreamUpdateCaptureDependencies_v11030_ptsz as *mut c_void,
-        613 => cuStreamUpdateCaptureDependencies_v12030 as *mut c_void,
-        614 => cuStreamUpdateCaptureDependencies_v12030_ptsz as *mut c_void,
-        615 => cuStreamWaitEvent_v3020 as *mut c_void,
-        616 => cuStreamWaitEvent_v7000_ptsz as *mut c_void,
-        617 => cuStreamWaitValue32_v8000 as *mut c_void,
-        618 => cuStreamWaitValue32_v8000_ptsz as *mut c_void,
-        619 => cuStreamWaitValue32_v11070 as *mut c_void,
-        620 => cuStreamWaitValue32_v11070_ptsz as *mut c_void,
-        621 => cuStreamWaitValue64_v9000 as *mut c_void,
-        622 => cuStreamWaitValue64_v9000_ptsz as *mut c_void,
-        623 => cuStreamWaitValue64_v11070 as *mut c_void,
-        624 => cuStreamWaitValue64_v11070_ptsz as *mut c_void,
-        625 => cuStreamWriteValue32_v8000 as *mut c_void,
-        626 => cuStreamWriteValue32_v8000_ptsz as *mut c_void,
-        627 => cuStreamWriteValue32_v11070 as *mut c_void,
-        628 => cuStreamWriteValue32_v11070_ptsz as *mut c_void,
-        629 => cuStreamWriteValue64_v9000 as *mut c_void,
-        630 => cuStreamWriteValue64_v9000_ptsz as *mut c_void,
-        631 => cuStreamWriteValue64_v11070 as *mut c_void,
-        632 => cuStreamWriteValue64_v11070_ptsz as *mut c_void,
-        633 => cuSurfObjectCreate_v5000 as *mut c_void,
-        634 => cuSurfObjectDestroy_v5000 as *mut c_void,
-        635 => cuSurfObjectGetResourceDesc_v5000 as *mut c_void,
-        636 => cuSurfRefGetArray_v3000 as *mut c_void,
-        637 => cuSurfRefSetArray_v3000 as *mut c_void,
-        638 => cuTensorMapEncodeIm2col_v12000 as *mut c_void,
-        639 => cuTensorMapEncodeIm2colWide_v12080 as *mut c_void,
-        640 => cuTensorMapEncodeTiled_v12000 as *mut c_void,
-        641 => cuTensorMapReplaceAddress_v12000 as *mut c_void,
-        642 => cuTensorMapSetAllocationClass_v13050 as *mut c_void,
-        643 => cuTexObjectCreate_v5000 as *mut c_void,
-        644 => cuTexObjectDestroy_v5000 as *mut c_void,
-        645 => cuTexObjectGetResourceDesc_v5000 as *mut c_void,
-        646 => cuTexObjectGetResourceViewDesc_v5000 as *mut c_void,
-        647 => cuTexObjectGetTextureDesc_v5000 as *mut c_void,
-        648 => cuTexRefCreate_v2000 as *mut c_void,
-        649 => cuTexRefDestroy_v2000 as *mut c_void,
-        650 => cuTexRefGetAddress_v2000 as *mut c_void,
-        651 => cuTexRefGetAddress_v3020 as *mut c_void,
-        652 => cuTexRefGetAddressMode_v2000 as *mut c_void,
-        653 => cuTexRefGetArray_v2000 as *mut c_void,
-        654 => cuTexRefGetBorderColor_v8000 as *mut c_void,
-        655 => cuTexRefGetFilterMode_v2000 as *mut c_void,
-        656 => cuTexRefGetFlags_v2000 as *mut c_void,
-        657 => cuTexRefGetFormat_v2000 as *mut c_void,
-        658 => cuTexRefGetMaxAnisotropy_v5000 as *mut c_void,
-        659 => cuTexRefGetMipmapFilterMode_v5000 as *mut c_void,
-        660 => cuTexRefGetMipmapLevelBias_v5000 as *mut c_void,
-        661 => cuTexRefGetMipmapLevelClamp_v5000 as *mut c_void,
-        662 => cuTexRefGetMipmappedArray_v5000 as *mut c_void,
-        663 => cuTexRefSetAddress_v2000 as *mut c_void,
-        664 => cuTexRefSetAddress_v3020 as *mut c_void,
-        665 => cuTexRefSetAddress2D_v2020 as *mut c_void,
-        666 => cuTexRefSetAddress2D_v3020 as *mut c_void,
-        667 => cuTexRefSetAddress2D_v4010 as *mut c_void,
-        668 => cuTexRefSetAddressMode_v2000 as *mut c_void,
-        669 => cuTexRefSetArray_v2000 as *mut c_void,
-        670 => cuTexRefSetBorderColor_v8000 as *mut c_void,
-        671 => cuTexRefSetFilterMode_v2000 as *mut c_void,
-        672 => cuTexRefSetFlags_v2000 as *mut c_void,
-        673 => cuTexRefSetFormat_v2000 as *mut c_void,
-        674 => cuTexRefSetMaxAnisotropy_v5000 as *mut c_void,
-        675 => cuTexRefSetMipmapFilterMode_v5000 as *mut c_void,
-        676 => cuTexRefSetMipmapLevelBias_v5000 as *mut c_void,
-        677 => cuTexRefSetMipmapLevelClamp_v5000 as *mut c_void,
-        678 => cuTexRefSetMipmappedArray_v5000 as *mut c_void,
-        679 => cuThreadExchangeStreamCaptureMode_v10010 as *mut c_void,
-        680 => cuUserObjectCreate_v11030 as *mut c_void,
-        681 => cuUserObjectRelease_v11030 as *mut c_void,
-        682 => cuUserObjectRetain_v11030 as *mut c_void,
-        683 => cuWaitExternalSemaphoresAsync_v10000 as *mut c_void,
-        684 => cuWaitExternalSemaphoresAsync_v10000_ptsz as *mut c_void,
+        0 => cuArray3DCreate_v2000::<W> as *mut c_void,
+        1 => cuArray3DCreate_v3020::<W> as *mut c_void,
+        2 => cuArray3DGetDescriptor_v2000::<W> as *mut c_void,
+        3 => cuArray3DGetDescriptor_v3020::<W> as *mut c_void,
+        4 => cuArrayCreate_v2000::<W> as *mut c_void,
+        5 => cuArrayCreate_v3020::<W> as *mut c_void,
+        6 => cuArrayDestroy_v2000::<W> as *mut c_void,
+        7 => cuArrayGetDescriptor_v2000::<W> as *mut c_void,
+        8 => cuArrayGetDescriptor_v3020::<W> as *mut c_void,
+        9 => cuArrayGetMemoryRequirements_v11060::<W> as *mut c_void,
+        10 => cuArrayGetPlane_v11020::<W> as *mut c_void,
+        11 => cuArrayGetSparseProperties_v11010::<W> as *mut c_void,
+        12 => cuCheckpointOperationComplete_v13040::<W> as *mut c_void,
+        13 => cuCheckpointProcessCheckpoint_v12080::<W> as *mut c_void,
+        14 => cuCheckpointProcessGetRestoreThreadId_v12080::<W> as *mut c_void,
+        15 => cuCheckpointProcessGetState_v12080::<W> as *mut c_void,
+        16 => cuCheckpointProcessLock_v12080::<W> as *mut c_void,
+        17 => cuCheckpointProcessRestore_v12080::<W> as *mut c_void,
+        18 => cuCheckpointProcessUnlock_v12080::<W> as *mut c_void,
+        19 => cuCoredumpDeregisterCompleteCallback_v13020::<W> as *mut c_void,
+        20 => cuCoredumpDeregisterStartCallback_v13020::<W> as *mut c_void,
+        21 => cuCoredumpGetAttribute_v12010::<W> as *mut c_void,
+        22 => cuCoredumpGetAttributeGlobal_v12010::<W> as *mut c_void,
+        23 => cuCoredumpRegisterCompleteCallback_v13020::<W> as *mut c_void,
+        24 => cuCoredumpRegisterStartCallback_v13020::<W> as *mut c_void,
+        25 => cuCoredumpSetAttribute_v12010::<W> as *mut c_void,
+        26 => cuCoredumpSetAttributeGlobal_v12010::<W> as *mut c_void,
+        27 => cuCtxAttach_v2000::<W> as *mut c_void,
+        28 => cuCtxCreate_v2000::<W> as *mut c_void,
+        29 => cuCtxCreate_v3020::<W> as *mut c_void,
+        30 => cuCtxCreate_v11040::<W> as *mut c_void,
+        31 => cuCtxCreate_v12050::<W> as *mut c_void,
+        32 => cuCtxDestroy_v2000::<W> as *mut c_void,
+        33 => cuCtxDestroy_v4000::<W> as *mut c_void,
+        34 => cuCtxDetach_v2000::<W> as *mut c_void,
+        35 => cuCtxDisablePeerAccess_v4000::<W> as *mut c_void,
+        36 => cuCtxEnablePeerAccess_v4000::<W> as *mut c_void,
+        37 => cuCtxFromGreenCtx_v12040::<W> as *mut c_void,
+        38 => cuCtxGetApiVersion_v3020::<W> as *mut c_void,
+        39 => cuCtxGetCacheConfig_v3020::<W> as *mut c_void,
+        40 => cuCtxGetCurrent_v4000::<W> as *mut c_void,
+        41 => cuCtxGetDevResource_v12040::<W> as *mut c_void,
+        42 => cuCtxGetDevice_v2000::<W> as *mut c_void,
+        43 => cuCtxGetDevice_v13000::<W> as *mut c_void,
+        44 => cuCtxGetExecAffinity_v11040::<W> as *mut c_void,
+        45 => cuCtxGetFlags_v7000::<W> as *mut c_void,
+        46 => cuCtxGetId_v12000::<W> as *mut c_void,
+        47 => cuCtxGetLimit_v3010::<W> as *mut c_void,
+        48 => cuCtxGetSharedMemConfig_v4020::<W> as *mut c_void,
+        49 => cuCtxGetStreamPriorityRange_v5050::<W> as *mut c_void,
+        50 => cuCtxPopCurrent_v2000::<W> as *mut c_void,
+        51 => cuCtxPopCurrent_v4000::<W> as *mut c_void,
+        52 => cuCtxPushCurrent_v2000::<W> as *mut c_void,
+        53 => cuCtxPushCurrent_v4000::<W> as *mut c_void,
+        54 => cuCtxRecordEvent_v12050::<W> as *mut c_void,
+        55 => cuCtxResetPersistingL2Cache_v11000::<W> as *mut c_void,
+        56 => cuCtxSetCacheConfig_v3020::<W> as *mut c_void,
+        57 => cuCtxSetCurrent_v4000::<W> as *mut c_void,
+        58 => cuCtxSetFlags_v12010::<W> as *mut c_void,
+        59 => cuCtxSetLimit_v3010::<W> as *mut c_void,
+        60 => cuCtxSetSharedMemConfig_v4020::<W> as *mut c_void,
+        61 => cuCtxSynchronize_v2000::<W> as *mut c_void,
+        62 => cuCtxSynchronize_v13000::<W> as *mut c_void,
+        63 => cuCtxWaitEvent_v12050::<W> as *mut c_void,
+        64 => cuDestroyExternalMemory_v10000::<W> as *mut c_void,
+        65 => cuDestroyExternalSemaphore_v10000::<W> as *mut c_void,
+        66 => cuDevResourceGenerateDesc_v12040::<W> as *mut c_void,
+        67 => cuDevSmResourceSplit_v13010::<W> as *mut c_void,
+        68 => cuDevSmResourceSplitByCount_v12040::<W> as *mut c_void,
+        69 => cuDeviceCanAccessPeer_v4000::<W> as *mut c_void,
+        70 => cuDeviceComputeCapability_v2000::<W> as *mut c_void,
+        71 => cuDeviceGet_v2000::<W> as *mut c_void,
+        72 => cuDeviceGetAttribute_v2000::<W> as *mut c_void,
+        73 => cuDeviceGetByPCIBusId_v4010::<W> as *mut c_void,
+        74 => cuDeviceGetCliqueCount_v13040::<W> as *mut c_void,
+        75 => cuDeviceGetCliqueInfo_v13040::<W> as *mut c_void,
+        76 => cuDeviceGetCount_v2000::<W> as *mut c_void,
+        77 => cuDeviceGetDefaultMemPool_v11020::<W> as *mut c_void,
+        78 => cuDeviceGetDevResource_v12040::<W> as *mut c_void,
+        79 => cuDeviceGetExecAffinitySupport_v11040::<W> as *mut c_void,
+        80 => cuDeviceGetFabricClusterUuid_v13040::<W> as *mut c_void,
+        81 => cuDeviceGetGraphMemAttribute_v11040::<W> as *mut c_void,
+        82 => cuDeviceGetHostAtomicCapabilities_v13000::<W> as *mut c_void,
+        83 => cuDeviceGetLuid_v10000::<W> as *mut c_void,
+        84 => cuDeviceGetMemPool_v11020::<W> as *mut c_void,
+        85 => cuDeviceGetName_v2000::<W> as *mut c_void,
+        86 => cuDeviceGetNvSciSyncAttributes_v10020::<W> as *mut c_void,
+        87 => cuDeviceGetP2PAtomicCapabilities_v13000::<W> as *mut c_void,
+        88 => cuDeviceGetP2PAttribute_v8000::<W> as *mut c_void,
+        89 => cuDeviceGetPCIBusId_v4010::<W> as *mut c_void,
+        90 => cuDeviceGetProperties_v2000::<W> as *mut c_void,
+        91 => cuDeviceGetTexture1DLinearMaxWidth_v11010::<W> as *mut c_void,
+        92 => cuDeviceGetUuid_v9020::<W> as *mut c_void,
+        93 => cuDeviceGetUuid_v11040::<W> as *mut c_void,
+        94 => cuDeviceGraphMemTrim_v11040::<W> as *mut c_void,
+        95 => cuDevicePrimaryCtxGetState_v7000::<W> as *mut c_void,
+        96 => cuDevicePrimaryCtxRelease_v7000::<W> as *mut c_void,
+        97 => cuDevicePrimaryCtxRelease_v11000::<W> as *mut c_void,
+        98 => cuDevicePrimaryCtxReset_v7000::<W> as *mut c_void,
+        99 => cuDevicePrimaryCtxReset_v11000::<W> as *mut c_void,
+        100 => cuDevicePrimaryCtxRetain_v7000::<W> as *mut c_void,
+        101 => cuDevicePrimaryCtxSetFlags_v7000::<W> as *mut c_void,
+        102 => cuDevicePrimaryCtxSetFlags_v11000::<W> as *mut c_void,
+        103 => cuDeviceRegisterAsyncNotification_v12040::<W> as *mut c_void,
+        104 => cuDeviceSetGraphMemAttribute_v11040::<W> as *mut c_void,
+        105 => cuDeviceSetMemPool_v11020::<W> as *mut c_void,
+        106 => cuDeviceTotalMem_v2000::<W> as *mut c_void,
+        107 => cuDeviceTotalMem_v3020::<W> as *mut c_void,
+        108 => cuDeviceUnregisterAsyncNotification_v12040::<W> as *mut c_void,
+        109 => cuDriverGetVersion_v2020::<W> as *mut c_void,
+        110 => cuEventCreate_v2000::<W> as *mut c_void,
+        111 => cuEventDestroy_v2000::<W> as *mut c_void,
+        112 => cuEventDestroy_v4000::<W> as *mut c_void,
+        113 => cuEventElapsedTime_v2000::<W> as *mut c_void,
+        114 => cuEventElapsedTime_v12080::<W> as *mut c_void,
+        115 => cuEventQuery_v2000::<W> as *mut c_void,
+        116 => cuEventRecord_v2000::<W> as *mut c_void,
+        117 => cuEventRecord_v7000_ptsz::<W> as *mut c_void,
+        118 => cuEventRecordWithFlags_v11010::<W> as *mut c_void,
+        119 => cuEventRecordWithFlags_v11010_ptsz::<W> as *mut c_void,
+        120 => cuEventSynchronize_v2000::<W> as *mut c_void,
+        121 => cuExternalMemoryGetMappedBuffer_v10000::<W> as *mut c_void,
+        122 => cuExternalMemoryGetMappedMipmappedArray_v10000::<W> as *mut c_void,
+        123 => cuFabricCpyBatchAsync_v13050::<W> as *mut c_void,
+        124 => cuFabricCpyBatchAsync_v13050_ptsz::<W> as *mut c_void,
+        125 => cuFlushGPUDirectRDMAWrites_v11030::<W> as *mut c_void,
+        126 => cuFuncGetAttribute_v2020::<W> as *mut c_void,
+        127 => cuFuncGetModule_v11000::<W> as *mut c_void,
+        128 => cuFuncGetName_v12030::<W> as *mut c_void,
+        129 => cuFuncGetParamCount_v13020::<W> as *mut c_void,
+        130 => cuFuncGetParamInfo_v12040::<W> as *mut c_void,
+        131 => cuFuncIsLoaded_v12040::<W> as *mut c_void,
+        132 => cuFuncLoad_v12040::<W> as *mut c_void,
+        133 => cuFuncSetAttribute_v9000::<W> as *mut c_void,
+        134 => cuFuncSetBlockShape_v2000::<W> as *mut c_void,
+        135 => cuFuncSetCacheConfig_v3000::<W> as *mut c_void,
+        136 => cuFuncSetSharedMemConfig_v4020::<W> as *mut c_void,
+        137 => cuFuncSetSharedSize_v2000::<W> as *mut c_void,
+        138 => cuGetErrorName_v6000::<W> as *mut c_void,
+        139 => cuGetErrorString_v6000::<W> as *mut c_void,
+        140 => cuGetExportTable_v3000::<W> as *mut c_void,
+        141 => cuGetProcAddress_v11030::<W> as *mut c_void,
+        142 => cuGetProcAddress_v12000::<W> as *mut c_void,
+        143 => cuGraphAddBatchMemOpNode_v11070::<W> as *mut c_void,
+        144 => cuGraphAddChildGraphNode_v10000::<W> as *mut c_void,
+        145 => cuGraphAddDependencies_v10000::<W> as *mut c_void,
+        146 => cuGraphAddDependencies_v12030::<W> as *mut c_void,
+        147 => cuGraphAddEmptyNode_v10000::<W> as *mut c_void,
+        148 => cuGraphAddEventRecordNode_v11010::<W> as *mut c_void,
+        149 => cuGraphAddEventWaitNode_v11010::<W> as *mut c_void,
+        150 => cuGraphAddExternalSemaphoresSignalNode_v11020::<W> as *mut c_void,
+        151 => cuGraphAddExternalSemaphoresWaitNode_v11020::<W> as *mut c_void,
+        152 => cuGraphAddHostNode_v10000::<W> as *mut c_void,
+        153 => cuGraphAddKernelNode_v10000::<W> as *mut c_void,
+        154 => cuGraphAddKernelNode_v12000::<W> as *mut c_void,
+        155 => cuGraphAddMemAllocNode_v11040::<W> as *mut c_void,
+        156 => cuGraphAddMemFreeNode_v11040::<W> as *mut c_void,
+        157 => cuGraphAddMemcpyNode_v10000::<W> as *mut c_void,
+        158 => cuGraphAddMemsetNode_v10000::<W> as *mut c_void,
+        159 => cuGraphAddNode_v12020::<W> as *mut c_void,
+        160 => cuGraphAddNode_v12030::<W> as *mut c_void,
+        161 => cuGraphAddNode_v13040::<W> as *mut c_void,
+        162 => cuGraphBatchMemOpNodeGetParams_v11070::<W> as *mut c_void,
+        163 => cuGraphBatchMemOpNodeSetParams_v11070::<W> as *mut c_void,
+        164 => cuGraphChildGraphNodeGetGraph_v10000::<W> as *mut c_void,
+        165 => cuGraphClone_v10000::<W> as *mut c_void,
+        166 => cuGraphConditionalHandleCreate_v12030::<W> as *mut c_void,
+        167 => cuGraphCreate_v10000::<W> as *mut c_void,
+        168 => cuGraphDebugDotPrint_v11030::<W> as *mut c_void,
+        169 => cuGraphDestroy_v10000::<W> as *mut c_void,
+        170 => cuGraphDestroyNode_v10000::<W> as *mut c_void,
+        171 => cuGraphEventRecordNodeGetEvent_v11010::<W> as *mut c_void,
+        172 => cuGraphEventRecordNodeSetEvent_v11010::<W> as *mut c_void,
+        173 => cuGraphEventWaitNodeGetEvent_v11010::<W> as *mut c_void,
+        174 => cuGraphEventWaitNodeSetEvent_v11010::<W> as *mut c_void,
+        175 => cuGraphExecBatchMemOpNodeSetParams_v11070::<W> as *mut c_void,
+        176 => cuGraphExecChildGraphNodeSetParams_v11010::<W> as *mut c_void,
+        177 => cuGraphExecDestroy_v10000::<W> as *mut c_void,
+        178 => cuGraphExecEventRecordNodeSetEvent_v11010::<W> as *mut c_void,
+        179 => cuGraphExecEventWaitNodeSetEvent_v11010::<W> as *mut c_void,
+        180 => cuGraphExecExternalSemaphoresSignalNodeSetParams_v11020::<W> as *mut c_void,
+        181 => cuGraphExecExternalSemaphoresWaitNodeSetParams_v11020::<W> as *mut c_void,
+        182 => cuGraphExecGetFlags_v12000::<W> as *mut c_void,
+        183 => cuGraphExecGetId_v13010::<W> as *mut c_void,
+        184 => cuGraphExecHostNodeSetParams_v10020::<W> as *mut c_void,
+        185 => cuGraphExecKernelNodeSetParams_v10010::<W> as *mut c_void,
+        186 => cuGraphExecKernelNodeSetParams_v12000::<W> as *mut c_void,
+        187 => cuGraphExecMemcpyNodeSetParams_v10020::<W> as *mut c_void,
+        188 => cuGraphExecMemsetNodeSetParams_v10020::<W> as *mut c_void,
+        189 => cuGraphExecNodeSetParams_v12020::<W> as *mut c_void,
+        190 => cuGraphExecUpdate_v10020::<W> as *mut c_void,
+        191 => cuGraphExecUpdate_v12000::<W> as *mut c_void,
+        192 => cuGraphExternalSemaphoresSignalNodeGetParams_v11020::<W> as *mut c_void,
+        193 => cuGraphExternalSemaphoresSignalNodeSetParams_v11020::<W> as *mut c_void,
+        194 => cuGraphExternalSemaphoresWaitNodeGetParams_v11020::<W> as *mut c_void,
+        195 => cuGraphExternalSemaphoresWaitNodeSetParams_v11020::<W> as *mut c_void,
+        196 => cuGraphGetEdges_v10000::<W> as *mut c_void,
+        197 => cuGraphGetEdges_v12030::<W> as *mut c_void,
+        198 => cuGraphGetId_v13010::<W> as *mut c_void,
+        199 => cuGraphGetNodes_v10000::<W> as *mut c_void,
+        200 => cuGraphGetRootNodes_v10000::<W> as *mut c_void,
+        201 => cuGraphHostNodeGetParams_v10000::<W> as *mut c_void,
+        202 => cuGraphHostNodeSetParams_v10000::<W> as *mut c_void,
+        203 => cuGraphInstantiate_v10000::<W> as *mut c_void,
+        204 => cuGraphInstantiate_v11000::<W> as *mut c_void,
+        205 => cuGraphInstantiateWithFlags_v11040::<W> as *mut c_void,
+        206 => cuGraphInstantiateWithParams_v12000::<W> as *mut c_void,
+        207 => cuGraphInstantiateWithParams_v12000_ptsz::<W> as *mut c_void,
+        208 => cuGraphKernelNodeCopyAttributes_v11000::<W> as *mut c_void,
+        209 => cuGraphKernelNodeGetAttribute_v11000::<W> as *mut c_void,
+        210 => cuGraphKernelNodeGetParams_v10000::<W> as *mut c_void,
+        211 => cuGraphKernelNodeGetParams_v12000::<W> as *mut c_void,
+        212 => cuGraphKernelNodeSetAttribute_v11000::<W> as *mut c_void,
+        213 => cuGraphKernelNodeSetParams_v10000::<W> as *mut c_void,
+        214 => cuGraphKernelNodeSetParams_v12000::<W> as *mut c_void,
+        215 => cuGraphLaunch_v10000::<W> as *mut c_void,
+        216 => cuGraphLaunch_v10000_ptsz::<W> as *mut c_void,
+        217 => cuGraphMemAllocNodeGetParams_v11040::<W> as *mut c_void,
+        218 => cuGraphMemFreeNodeGetParams_v11040::<W> as *mut c_void,
+        219 => cuGraphMemcpyNodeGetParams_v10000::<W> as *mut c_void,
+        220 => cuGraphMemcpyNodeSetParams_v10000::<W> as *mut c_void,
+        221 => cuGraphMemsetNodeGetParams_v10000::<W> as *mut c_void,
+        222 => cuGraphMemsetNodeSetParams_v10000::<W> as *mut c_void,
+        223 => cuGraphNodeFindInClone_v10000::<W> as *mut c_void,
+        224 => cuGraphNodeGetContainingGraph_v13010::<W> as *mut c_void,
+        225 => cuGraphNodeGetDependencies_v10000::<W> as *mut c_void,
+        226 => cuGraphNodeGetDependencies_v12030::<W> as *mut c_void,
+        227 => cuGraphNodeGetDependentNodes_v10000::<W> as *mut c_void,
+        228 => cuGraphNodeGetDependentNodes_v12030::<W> as *mut c_void,
+        229 => cuGraphNodeGetEnabled_v11060::<W> as *mut c_void,
+        230 => cuGraphNodeGetLocalId_v13010::<W> as *mut c_void,
+        231 => cuGraphNodeGetParams_v13020::<W> as *mut c_void,
+        232 => cuGraphNodeGetToolsId_v13010::<W> as *mut c_void,
+        233 => cuGraphNodeGetType_v10000::<W> as *mut c_void,
+        234 => cuGraphNodeSetEnabled_v11060::<W> as *mut c_void,
+        235 => cuGraphNodeSetParams_v12020::<W> as *mut c_void,
+        236 => cuGraphNodeSetParams_v13040::<W> as *mut c_void,
+        237 => cuGraphReleaseUserObject_v11030::<W> as *mut c_void,
+        238 => cuGraphRemoveDependencies_v10000::<W> as *mut c_void,
+        239 => cuGraphRemoveDependencies_v12030::<W> as *mut c_void,
+        240 => cuGraphRetainUserObject_v11030::<W> as *mut c_void,
+        241 => cuGraphUpload_v11010::<W> as *mut c_void,
+        242 => cuGraphUpload_v11010_ptsz::<W> as *mut c_void,
+        243 => cuGraphicsMapResources_v3000::<W> as *mut c_void,
+        244 => cuGraphicsMapResources_v7000_ptsz::<W> as *mut c_void,
+        245 => cuGraphicsResourceGetMappedMipmappedArray_v5000::<W> as *mut c_void,
+        246 => cuGraphicsResourceGetMappedPointer_v3000::<W> as *mut c_void,
+        247 => cuGraphicsResourceGetMappedPointer_v3020::<W> as *mut c_void,
+        248 => cuGraphicsResourceSetMapFlags_v3000::<W> as *mut c_void,
+        249 => cuGraphicsResourceSetMapFlags_v6050::<W> as *mut c_void,
+        250 => cuGraphicsSubResourceGetMappedArray_v3000::<W> as *mut c_void,
+        251 => cuGraphicsUnmapResources_v3000::<W> as *mut c_void,
+        252 => cuGraphicsUnmapResources_v7000_ptsz::<W> as *mut c_void,
+        253 => cuGraphicsUnregisterResource_v3000::<W> as *mut c_void,
+        254 => cuGreenCtxCreate_v12040::<W> as *mut c_void,
+        255 => cuGreenCtxDestroy_v12040::<W> as *mut c_void,
+        256 => cuGreenCtxGetDevResource_v12040::<W> as *mut c_void,
+        257 => cuGreenCtxGetId_v12090::<W> as *mut c_void,
+        258 => cuGreenCtxRecordEvent_v12040::<W> as *mut c_void,
+        259 => cuGreenCtxStreamCreate_v12050::<W> as *mut c_void,
+        260 => cuGreenCtxWaitEvent_v12040::<W> as *mut c_void,
+        261 => cuImportExternalMemory_v10000::<W> as *mut c_void,
+        262 => cuImportExternalSemaphore_v10000::<W> as *mut c_void,
+        263 => cuInit_v2000::<W> as *mut c_void,
+        264 => cuIpcCloseMemHandle_v4010::<W> as *mut c_void,
+        265 => cuIpcGetEventHandle_v4010::<W> as *mut c_void,
+        266 => cuIpcGetMemHandle_v4010::<W> as *mut c_void,
+        267 => cuIpcOpenEventHandle_v4010::<W> as *mut c_void,
+        268 => cuIpcOpenMemHandle_v4010::<W> as *mut c_void,
+        269 => cuIpcOpenMemHandle_v11000::<W> as *mut c_void,
+        270 => cuKernelGetAttribute_v12000::<W> as *mut c_void,
+        271 => cuKernelGetFunction_v12000::<W> as *mut c_void,
+        272 => cuKernelGetLibrary_v12050::<W> as *mut c_void,
+        273 => cuKernelGetName_v12030::<W> as *mut c_void,
+        274 => cuKernelGetParamCount_v13020::<W> as *mut c_void,
+        275 => cuKernelGetParamInfo_v12040::<W> as *mut c_void,
+        276 => cuKernelSetAttribute_v12000::<W> as *mut c_void,
+        277 => cuKernelSetCacheConfig_v12000::<W> as *mut c_void,
+        278 => cuLaunch_v2000::<W> as *mut c_void,
+        279 => cuLaunchCooperativeKernel_v9000::<W> as *mut c_void,
+        280 => cuLaunchCooperativeKernel_v9000_ptsz::<W> as *mut c_void,
+        281 => cuLaunchCooperativeKernelMultiDevice_v9000::<W> as *mut c_void,
+        282 => cuLaunchGrid_v2000::<W> as *mut c_void,
+        283 => cuLaunchGridAsync_v2000::<W> as *mut c_void,
+        284 => cuLaunchHostFunc_v10000::<W> as *mut c_void,
+        285 => cuLaunchHostFunc_v10000_ptsz::<W> as *mut c_void,
+        286 => cuLaunchHostFunc_v13010::<W> as *mut c_void,
+        287 => cuLaunchHostFunc_v13010_ptsz::<W> as *mut c_void,
+        288 => cuLaunchKernel_v4000::<W> as *mut c_void,
+        289 => cuLaunchKernel_v7000_ptsz::<W> as *mut c_void,
+        290 => cuLaunchKernelEx_v11060::<W> as *mut c_void,
+        291 => cuLaunchKernelEx_v11060_ptsz::<W> as *mut c_void,
+        292 => cuLibraryEnumerateKernels_v12040::<W> as *mut c_void,
+        293 => cuLibraryGetGlobal_v12000::<W> as *mut c_void,
+        294 => cuLibraryGetKernel_v12000::<W> as *mut c_void,
+        295 => cuLibraryGetKernelCount_v12040::<W> as *mut c_void,
+        296 => cuLibraryGetManaged_v12000::<W> as *mut c_void,
+        297 => cuLibraryGetModule_v12000::<W> as *mut c_void,
+        298 => cuLibraryGetUnifiedFunction_v12000::<W> as *mut c_void,
+        299 => cuLibraryLoadData_v12000::<W> as *mut c_void,
+        300 => cuLibraryLoadFromFile_v12000::<W> as *mut c_void,
+        301 => cuLibraryUnload_v12000::<W> as *mut c_void,
+        302 => cuLinkAddData_v5050::<W> as *mut c_void,
+        303 => cuLinkAddData_v6050::<W> as *mut c_void,
+        304 => cuLinkAddFile_v5050::<W> as *mut c_void,
+        305 => cuLinkAddFile_v6050::<W> as *mut c_void,
+        306 => cuLinkComplete_v5050::<W> as *mut c_void,
+        307 => cuLinkCreate_v5050::<W> as *mut c_void,
+        308 => cuLinkCreate_v6050::<W> as *mut c_void,
+        309 => cuLinkDestroy_v5050::<W> as *mut c_void,
+        310 => cuLogicalEndpointAddDevice_v13030::<W> as *mut c_void,
+        311 => cuLogicalEndpointBindAddr_v13030::<W> as *mut c_void,
+        312 => cuLogicalEndpointBindMem_v13030::<W> as *mut c_void,
+        313 => cuLogicalEndpointCreate_v13030::<W> as *mut c_void,
+        314 => cuLogicalEndpointDestroy_v13030::<W> as *mut c_void,
+        315 => cuLogicalEndpointExport_v13030::<W> as *mut c_void,
+        316 => cuLogicalEndpointGetLimits_v13030::<W> as *mut c_void,
+        317 => cuLogicalEndpointIdRelease_v13030::<W> as *mut c_void,
+        318 => cuLogicalEndpointIdReserve_v13030::<W> as *mut c_void,
+        319 => cuLogicalEndpointImport_v13030::<W> as *mut c_void,
+        320 => cuLogicalEndpointQuery_v13030::<W> as *mut c_void,
+        321 => cuLogicalEndpointUnbind_v13030::<W> as *mut c_void,
+        322 => cuLogsCurrent_v12090::<W> as *mut c_void,
+        323 => cuLogsDumpToFile_v12090::<W> as *mut c_void,
+        324 => cuLogsDumpToMemory_v12090::<W> as *mut c_void,
+        325 => cuLogsRegisterCallback_v12090::<W> as *mut c_void,
+        326 => cuLogsUnregisterCallback_v12090::<W> as *mut c_void,
+        327 => cuMemAddressFree_v10020::<W> as *mut c_void,
+        328 => cuMemAddressReserve_v10020::<W> as *mut c_void,
+        329 => cuMemAdvise_v8000::<W> as *mut c_void,
+        330 => cuMemAdvise_v12020::<W> as *mut c_void,
+        331 => cuMemAlloc_v2000::<W> as *mut c_void,
+        332 => cuMemAlloc_v3020::<W> as *mut c_void,
+        333 => cuMemAllocAsync_v11020::<W> as *mut c_void,
+        334 => cuMemAllocAsync_v11020_ptsz::<W> as *mut c_void,
+        335 => cuMemAllocFromPoolAsync_v11020::<W> as *mut c_void,
+        336 => cuMemAllocFromPoolAsync_v11020_ptsz::<W> as *mut c_void,
+        337 => cuMemAllocHost_v2000::<W> as *mut c_void,
+        338 => cuMemAllocHost_v3020::<W> as *mut c_void,
+        339 => cuMemAllocManaged_v6000::<W> as *mut c_void,
+        340 => cuMemAllocPitch_v2000::<W> as *mut c_void,
+        341 => cuMemAllocPitch_v3020::<W> as *mut c_void,
+        342 => cuMemBatchDecompressAsync_v12060::<W> as *mut c_void,
+        343 => cuMemBatchDecompressAsync_v12060_ptsz::<W> as *mut c_void,
+        344 => cuMemCreate_v10020::<W> as *mut c_void,
+        345 => cuMemDiscardAndPrefetchBatchAsync_v13000::<W> as *mut c_void,
+        346 => cuMemDiscardAndPrefetchBatchAsync_v13000_ptsz::<W> as *mut c_void,
+        347 => cuMemDiscardBatchAsync_v13000::<W> as *mut c_void,
+        348 => cuMemDiscardBatchAsync_v13000_ptsz::<W> as *mut c_void,
+        349 => cuMemExportToShareableHandle_v10020::<W> as *mut c_void,
+        350 => cuMemFree_v2000::<W> as *mut c_void,
+        351 => cuMemFree_v3020::<W> as *mut c_void,
+        352 => cuMemFreeAsync_v11020::<W> as *mut c_void,
+        353 => cuMemFreeAsync_v11020_ptsz::<W> as *mut c_void,
+        354 => cuMemFreeHost_v2000::<W> as *mut c_void,
+        355 => cuMemGetAccess_v10020::<W> as *mut c_void,
+        356 => cuMemGetAddressRange_v2000::<W> as *mut c_void,
+        357 => cuMemGetAddressRange_v3020::<W> as *mut c_void,
+        358 => cuMemGetAllocationGranularity_v10020::<W> as *mut c_void,
+        359 => cuMemGetAllocationPropertiesFromHandle_v10020::<W> as *mut c_void,
+        360 => cuMemGetDefaultMemPool_v13000::<W> as *mut c_void,
+        361 => cuMemGetHandleForAddressRange_v11070::<W> as *mut c_void,
+        362 => cuMemGetInfo_v2000::<W> as *mut c_void,
+        363 => cuMemGetInfo_v3020::<W> as *mut c_void,
+        364 => cuMemGetLocationInfo_v13040::<W> as *mut c_void,
+        365 => cuMemGetMemPool_v13000::<W> as *mut c_void,
+        366 => cuMemHostAlloc_v2020::<W> as *mut c_void,
+        367 => cuMemHostGetDevicePointer_v2020::<W> as *mut c_void,
+        368 => cuMemHostGetDevicePointer_v3020::<W> as *mut c_void,
+        369 => cuMemHostGetFlags_v2030::<W> as *mut c_void,
+        370 => cuMemHostRegister_v4000::<W> as *mut c_void,
+        371 => cuMemHostRegister_v6050::<W> as *mut c_void,
+        372 => cuMemHostUnregister_v4000::<W> as *mut c_void,
+        373 => cuMemImportFromShareableHandle_v10020::<W> as *mut c_void,
+        374 => cuMemMap_v10020::<W> as *mut c_void,
+        375 => cuMemMapArrayAsync_v11010::<W> as *mut c_void,
+        376 => cuMemMapArrayAsync_v11010_ptsz::<W> as *mut c_void,
+        377 => cuMemPoolCreate_v11020::<W> as *mut c_void,
+        378 => cuMemPoolDestroy_v11020::<W> as *mut c_void,
+        379 => cuMemPoolExportPointer_v11020::<W> as *mut c_void,
+        380 => cuMemPoolExportToShareableHandle_v11020::<W> as *mut c_void,
+        381 => cuMemPoolGetAccess_v11020::<W> as *mut c_void,
+        382 => cuMemPoolGetAttribute_v11020::<W> as *mut c_void,
+        383 => cuMemPoolImportFromShareableHandle_v11020::<W> as *mut c_void,
+        384 => cuMemPoolImportPointer_v11020::<W> as *mut c_void,
+        385 => cuMemPoolSetAccess_v11020::<W> as *mut c_void,
+        386 => cuMemPoolSetAttribute_v11020::<W> as *mut c_void,
+        387 => cuMemPoolTrimTo_v11020::<W> as *mut c_void,
+        388 => cuMemPrefetchAsync_v8000::<W> as *mut c_void,
+        389 => cuMemPrefetchAsync_v8000_ptsz::<W> as *mut c_void,
+        390 => cuMemPrefetchAsync_v12020::<W> as *mut c_void,
+        391 => cuMemPrefetchAsync_v12020_ptsz::<W> as *mut c_void,
+        392 => cuMemPrefetchBatchAsync_v13000::<W> as *mut c_void,
+        393 => cuMemPrefetchBatchAsync_v13000_ptsz::<W> as *mut c_void,
+        394 => cuMemRangeGetAttribute_v8000::<W> as *mut c_void,
+        395 => cuMemRangeGetAttributes_v8000::<W> as *mut c_void,
+        396 => cuMemRelease_v10020::<W> as *mut c_void,
+        397 => cuMemRetainAllocationHandle_v11000::<W> as *mut c_void,
+        398 => cuMemSetAccess_v10020::<W> as *mut c_void,
+        399 => cuMemSetMemPool_v13000::<W> as *mut c_void,
+        400 => cuMemUnmap_v10020::<W> as *mut c_void,
+        401 => cuMemcpy_v4000::<W> as *mut c_void,
+        402 => cuMemcpy_v7000_ptds::<W> as *mut c_void,
+        403 => cuMemcpy2D_v2000::<W> as *mut c_void,
+        404 => cuMemcpy2D_v3020::<W> as *mut c_void,
+        405 => cuMemcpy2D_v7000_ptds::<W> as *mut c_void,
+        406 => cuMemcpy2DAsync_v2000::<W> as *mut c_void,
+        407 => cuMemcpy2DAsync_v3020::<W> as *mut c_void,
+        408 => cuMemcpy2DAsync_v7000_ptsz::<W> as *mut c_void,
+        409 => cuMemcpy2DUnaligned_v2000::<W> as *mut c_void,
+        410 => cuMemcpy2DUnaligned_v3020::<W> as *mut c_void,
+        411 => cuMemcpy2DUnaligned_v7000_ptds::<W> as *mut c_void,
+        412 => cuMemcpy3D_v2000::<W> as *mut c_void,
+        413 => cuMemcpy3D_v3020::<W> as *mut c_void,
+        414 => cuMemcpy3D_v7000_ptds::<W> as *mut c_void,
+        415 => cuMemcpy3DAsync_v2000::<W> as *mut c_void,
+        416 => cuMemcpy3DAsync_v3020::<W> as *mut c_void,
+        417 => cuMemcpy3DAsync_v7000_ptsz::<W> as *mut c_void,
+        418 => cuMemcpy3DBatchAsync_v12080::<W> as *mut c_void,
+        419 => cuMemcpy3DBatchAsync_v12080_ptsz::<W> as *mut c_void,
+        420 => cuMemcpy3DBatchAsync_v13000::<W> as *mut c_void,
+        421 => cuMemcpy3DBatchAsync_v13000_ptsz::<W> as *mut c_void,
+        422 => cuMemcpy3DPeer_v4000::<W> as *mut c_void,
+        423 => cuMemcpy3DPeer_v7000_ptds::<W> as *mut c_void,
+        424 => cuMemcpy3DPeerAsync_v4000::<W> as *mut c_void,
+        425 => cuMemcpy3DPeerAsync_v7000_ptsz::<W> as *mut c_void,
+        426 => cuMemcpy3DWithAttributesAsync_v13020::<W> as *mut c_void,
+        427 => cuMemcpy3DWithAttributesAsync_v13020_ptsz::<W> as *mut c_void,
+        428 => cuMemcpyAsync_v4000::<W> as *mut c_void,
+        429 => cuMemcpyAsync_v7000_ptsz::<W> as *mut c_void,
+        430 => cuMemcpyAtoA_v2000::<W> as *mut c_void,
+        431 => cuMemcpyAtoA_v3020::<W> as *mut c_void,
+        432 => cuMemcpyAtoA_v7000_ptds::<W> as *mut c_void,
+        433 => cuMemcpyAtoD_v2000::<W> as *mut c_void,
+        434 => cuMemcpyAtoD_v3020::<W> as *mut c_void,
+        435 => cuMemcpyAtoD_v7000_ptds::<W> as *mut c_void,
+        436 => cuMemcpyAtoH_v2000::<W> as *mut c_void,
+        437 => cuMemcpyAtoH_v3020::<W> as *mut c_void,
+        438 => cuMemcpyAtoH_v7000_ptds::<W> as *mut c_void,
+        439 => cuMemcpyAtoHAsync_v2000::<W> as *mut c_void,
+        440 => cuMemcpyAtoHAsync_v3020::<W> as *mut c_void,
+        441 => cuMemcpyAtoHAsync_v7000_ptsz::<W> as *mut c_void,
+        442 => cuMemcpyBatchAsync_v12080::<W> as *mut c_void,
+        443 => cuMemcpyBatchAsync_v12080_ptsz::<W> as *mut c_void,
+        444 => cuMemcpyBatchAsync_v13000::<W> as *mut c_void,
+        445 => cuMemcpyBatchAsync_v13000_ptsz::<W> as *mut c_void,
+        446 => cuMemcpyDtoA_v2000::<W> as *mut c_void,
+        447 => cuMemcpyDtoA_v3020::<W> as *mut c_void,
+        448 => cuMemcpyDtoA_v7000_ptds::<W> as *mut c_void,
+        449 => cuMemcpyDtoD_v2000::<W> as *mut c_void,
+        450 => cuMemcpyDtoD_v3020::<W> as *mut c_void,
+        451 => cuMemcpyDtoD_v7000_ptds::<W> as *mut c_void,
+        452 => cuMemcpyDtoDAsync_v3000::<W> as *mut c_void,
+        453 => cuMemcpyDtoDAsync_v3020::<W> as *mut c_void,
+        454 => cuMemcpyDtoDAsync_v7000_ptsz::<W> as *mut c_void,
+        455 => cuMemcpyDtoH_v2000::<W> as *mut c_void,
+        456 => cuMemcpyDtoH_v3020::<W> as *mut c_void,
+        457 => cuMemcpyDtoH_v7000_ptds::<W> as *mut c_void,
+        458 => cuMemcpyDtoHAsync_v2000::<W> as *mut c_void,
+        459 => cuMemcpyDtoHAsync_v3020::<W> as *mut c_void,
+        460 => cuMemcpyDtoHAsync_v7000_ptsz::<W> as *mut c_void,
+        461 => cuMemcpyHtoA_v2000::<W> as *mut c_void,
+        462 => cuMemcpyHtoA_v3020::<W> as *mut c_void,
+        463 => cuMemcpyHtoA_v7000_ptds::<W> as *mut c_void,
+        464 => cuMemcpyHtoAAsync_v2000::<W> as *mut c_void,
+        465 => cuMemcpyHtoAAsync_v3020::<W> as *mut c_void,
+        466 => cuMemcpyHtoAAsync_v7000_ptsz::<W> as *mut c_void,
+        467 => cuMemcpyHtoD_v2000::<W> as *mut c_void,
+        468 => cuMemcpyHtoD_v3020::<W> as *mut c_void,
+        469 => cuMemcpyHtoD_v7000_ptds::<W> as *mut c_void,
+        470 => cuMemcpyHtoDAsync_v2000::<W> as *mut c_void,
+        471 => cuMemcpyHtoDAsync_v3020::<W> as *mut c_void,
+        472 => cuMemcpyHtoDAsync_v7000_ptsz::<W> as *mut c_void,
+        473 => cuMemcpyPeer_v4000::<W> as *mut c_void,
+        474 => cuMemcpyPeer_v7000_ptds::<W> as *mut c_void,
+        475 => cuMemcpyPeerAsync_v4000::<W> as *mut c_void,
+        476 => cuMemcpyPeerAsync_v7000_ptsz::<W> as *mut c_void,
+        477 => cuMemcpyWithAttributesAsync_v13020::<W> as *mut c_void,
+        478 => cuMemcpyWithAttributesAsync_v13020_ptsz::<W> as *mut c_void,
+        479 => cuMemsetD16_v2000::<W> as *mut c_void,
+        480 => cuMemsetD16_v3020::<W> as *mut c_void,
+        481 => cuMemsetD16_v7000_ptds::<W> as *mut c_void,
+        482 => cuMemsetD16Async_v3020::<W> as *mut c_void,
+        483 => cuMemsetD16Async_v7000_ptsz::<W> as *mut c_void,
+        484 => cuMemsetD2D16_v2000::<W> as *mut c_void,
+        485 => cuMemsetD2D16_v3020::<W> as *mut c_void,
+        486 => cuMemsetD2D16_v7000_ptds::<W> as *mut c_void,
+        487 => cuMemsetD2D16Async_v3020::<W> as *mut c_void,
+        488 => cuMemsetD2D16Async_v7000_ptsz::<W> as *mut c_void,
+        489 => cuMemsetD2D32_v2000::<W> as *mut c_void,
+        490 => cuMemsetD2D32_v3020::<W> as *mut c_void,
+        491 => cuMemsetD2D32_v7000_ptds::<W> as *mut c_void,
+        492 => cuMemsetD2D32Async_v3020::<W> as *mut c_void,
+        493 => cuMemsetD2D32Async_v7000_ptsz::<W> as *mut c_void,
+        494 => cuMemsetD2D8_v2000::<W> as *mut c_void,
+        495 => cuMemsetD2D8_v3020::<W> as *mut c_void,
+        496 => cuMemsetD2D8_v7000_ptds::<W> as *mut c_void,
+        497 => cuMemsetD2D8Async_v3020::<W> as *mut c_void,
+        498 => cuMemsetD2D8Async_v7000_ptsz::<W> as *mut c_void,
+        499 => cuMemsetD32_v2000::<W> as *mut c_void,
+        500 => cuMemsetD32_v3020::<W> as *mut c_void,
+        501 => cuMemsetD32_v7000_ptds::<W> as *mut c_void,
+        502 => cuMemsetD32Async_v3020::<W> as *mut c_void,
+        503 => cuMemsetD32Async_v7000_ptsz::<W> as *mut c_void,
+        504 => cuMemsetD8_v2000::<W> as *mut c_void,
+        505 => cuMemsetD8_v3020::<W> as *mut c_void,
+        506 => cuMemsetD8_v7000_ptds::<W> as *mut c_void,
+        507 => cuMemsetD8Async_v3020::<W> as *mut c_void,
+        508 => cuMemsetD8Async_v7000_ptsz::<W> as *mut c_void,
+        509 => cuMipmappedArrayCreate_v5000::<W> as *mut c_void,
+        510 => cuMipmappedArrayDestroy_v5000::<W> as *mut c_void,
+        511 => cuMipmappedArrayGetLevel_v5000::<W> as *mut c_void,
+        512 => cuMipmappedArrayGetMemoryRequirements_v11060::<W> as *mut c_void,
+        513 => cuMipmappedArrayGetSparseProperties_v11010::<W> as *mut c_void,
+        514 => cuModuleEnumerateFunctions_v12040::<W> as *mut c_void,
+        515 => cuModuleGetFunction_v2000::<W> as *mut c_void,
+        516 => cuModuleGetFunctionCount_v12040::<W> as *mut c_void,
+        517 => cuModuleGetGlobal_v2000::<W> as *mut c_void,
+        518 => cuModuleGetGlobal_v3020::<W> as *mut c_void,
+        519 => cuModuleGetLoadingMode_v11070::<W> as *mut c_void,
+        520 => cuModuleGetSurfRef_v3000::<W> as *mut c_void,
+        521 => cuModuleGetTexRef_v2000::<W> as *mut c_void,
+        522 => cuModuleLoad_v2000::<W> as *mut c_void,
+        523 => cuModuleLoadData_v2000::<W> as *mut c_void,
+        524 => cuModuleLoadDataEx_v2010::<W> as *mut c_void,
+        525 => cuModuleLoadFatBinary_v2000::<W> as *mut c_void,
+        526 => cuModuleUnload_v2000::<W> as *mut c_void,
+        527 => cuMulticastAddDevice_v12010::<W> as *mut c_void,
+        528 => cuMulticastBindAddr_v12010::<W> as *mut c_void,
+        529 => cuMulticastBindAddr_v13010::<W> as *mut c_void,
+        530 => cuMulticastBindMem_v12010::<W> as *mut c_void,
+        531 => cuMulticastBindMem_v13010::<W> as *mut c_void,
+        532 => cuMulticastCreate_v12010::<W> as *mut c_void,
+        533 => cuMulticastGetGranularity_v12010::<W> as *mut c_void,
+        534 => cuMulticastUnbind_v12010::<W> as *mut c_void,
+        535 => cuOccupancyAvailableDynamicSMemPerBlock_v10020::<W> as *mut c_void,
+        536 => cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050::<W> as *mut c_void,
+        537 => cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000::<W> as *mut c_void,
+        538 => cuOccupancyMaxActiveClusters_v11070::<W> as *mut c_void,
+        539 => cuOccupancyMaxPotentialBlockSize_v6050::<W> as *mut c_void,
+        540 => cuOccupancyMaxPotentialBlockSizeWithFlags_v7000::<W> as *mut c_void,
+        541 => cuOccupancyMaxPotentialClusterSize_v11070::<W> as *mut c_void,
+        542 => cuParamSetSize_v2000::<W> as *mut c_void,
+        543 => cuParamSetTexRef_v2000::<W> as *mut c_void,
+        544 => cuParamSetf_v2000::<W> as *mut c_void,
+        545 => cuParamSeti_v2000::<W> as *mut c_void,
+        546 => cuParamSetv_v2000::<W> as *mut c_void,
+        547 => cuPointerGetAttribute_v4000::<W> as *mut c_void,
+        548 => cuPointerGetAttributes_v7000::<W> as *mut c_void,
+        549 => cuPointerSetAttribute_v6000::<W> as *mut c_void,
+        550 => cuSignalExternalSemaphoresAsync_v10000::<W> as *mut c_void,
+        551 => cuSignalExternalSemaphoresAsync_v10000_ptsz::<W> as *mut c_void,
+        552 => cuStreamAddCallback_v5000::<W> as *mut c_void,
+        553 => cuStreamAddCallback_v7000_ptsz::<W> as *mut c_void,
+        554 => cuStreamAttachMemAsync_v6000::<W> as *mut c_void,
+        555 => cuStreamAttachMemAsync_v7000_ptsz::<W> as *mut c_void,
+        556 => cuStreamBatchMemOp_v8000::<W> as *mut c_void,
+        557 => cuStreamBatchMemOp_v8000_ptsz::<W> as *mut c_void,
+        558 => cuStreamBatchMemOp_v11070::<W> as *mut c_void,
+        559 => cuStreamBatchMemOp_v11070_ptsz::<W> as *mut c_void,
+        560 => cuStreamBeginCapture_v10000::<W> as *mut c_void,
+        561 => cuStreamBeginCapture_v10000_ptsz::<W> as *mut c_void,
+        562 => cuStreamBeginCapture_v10010::<W> as *mut c_void,
+        563 => cuStreamBeginCapture_v10010_ptsz::<W> as *mut c_void,
+        564 => cuStreamBeginCaptureToCig_v13010::<W> as *mut c_void,
+        565 => cuStreamBeginCaptureToCig_v13010_ptsz::<W> as *mut c_void,
+        566 => cuStreamBeginCaptureToGraph_v12030::<W> as *mut c_void,
+        567 => cuStreamBeginCaptureToGraph_v12030_ptsz::<W> as *mut c_void,
+        568 => cuStreamBeginRecaptureToGraph_v13030::<W> as *mut c_void,
+        569 => cuStreamBeginRecaptureToGraph_v13030_ptsz::<W> as *mut c_void,
+        570 => cuStreamCopyAttributes_v11000::<W> as *mut c_void,
+        571 => cuStreamCopyAttributes_v11000_ptsz::<W> as *mut c_void,
+        572 => cuStreamCreate_v2000::<W> as *mut c_void,
+        573 => cuStreamCreateWithPriority_v5050::<W> as *mut c_void,
+        574 => cuStreamDestroy_v2000::<W> as *mut c_void,
+        575 => cuStreamDestroy_v4000::<W> as *mut c_void,
+        576 => cuStreamEndCapture_v10000::<W> as *mut c_void,
+        577 => cuStreamEndCapture_v10000_ptsz::<W> as *mut c_void,
+        578 => cuStreamEndCaptureToCig_v13010::<W> as *mut c_void,
+        579 => cuStreamEndCaptureToCig_v13010_ptsz::<W> as *mut c_void,
+        580 => cuStreamGetAttribute_v11000::<W> as *mut c_void,
+        581 => cuStreamGetAttribute_v11000_ptsz::<W> as *mut c_void,
+        582 => cuStreamGetCaptureInfo_v10010::<W> as *mut c_void,
+        583 => cuStreamGetCaptureInfo_v10010_ptsz::<W> as *mut c_void,
+        584 => cuStreamGetCaptureInfo_v11030::<W> as *mut c_void,
+        585 => cuStreamGetCaptureInfo_v11030_ptsz::<W> as *mut c_void,
+        586 => cuStreamGetCaptureInfo_v12030::<W> as *mut c_void,
+        587 => cuStreamGetCaptureInfo_v12030_ptsz::<W> as *mut c_void,
+        588 => cuStreamGetCtx_v9020::<W> as *mut c_void,
+        589 => cuStreamGetCtx_v9020_ptsz::<W> as *mut c_void,
+        590 => cuStreamGetCtx_v12050::<W> as *mut c_void,
+        591 => cuStreamGetCtx_v12050_ptsz::<W> as *mut c_void,
+        592 => cuStreamGetDevResource_v13010::<W> as *mut c_void,
+        593 => cuStreamGetDevResource_v13010_ptsz::<W> as *mut c_void,
+        594 => cuStreamGetDevice_v12080::<W> as *mut c_void,
+        595 => cuStreamGetDevice_v12080_ptsz::<W> as *mut c_void,
+        596 => cuStreamGetFlags_v5050::<W> as *mut c_void,
+        597 => cuStreamGetFlags_v7000_ptsz::<W> as *mut c_void,
+        598 => cuStreamGetGreenCtx_v12040::<W> as *mut c_void,
+        599 => cuStreamGetId_v12000::<W> as *mut c_void,
+        600 => cuStreamGetId_v12000_ptsz::<W> as *mut c_void,
+        601 => cuStreamGetPriority_v5050::<W> as *mut c_void,
+        602 => cuStreamGetPriority_v7000_ptsz::<W> as *mut c_void,
+        603 => cuStreamIsCapturing_v10000::<W> as *mut c_void,
+        604 => cuStreamIsCapturing_v10000_ptsz::<W> as *mut c_void,
+        605 => cuStreamQuery_v2000::<W> as *mut c_void,
+        606 => cuStreamQuery_v7000_ptsz::<W> as *mut c_void,
+        607 => cuStreamSetAttribute_v11000::<W> as *mut c_void,
+        608 => cuStreamSetAttribute_v11000_ptsz::<W> as *mut c_void,
+        609 => cuStreamSynchronize_v2000::<W> as *mut c_void,
+        610 => cuStreamSynchronize_v7000_ptsz::<W> as *mut c_void,
+        611 => cuStreamUpdateCaptureDependencies_v11030::<W> as *mut c_void,
+        612 => cuStreamUpdateCaptureDependencies_v11030_ptsz::<W> as *mut c_void,
+        613 => cuStreamUpdateCaptureDependencies_v12030::<W> as *mut c_void,
+        614 => cuStreamUpdateCaptureDependencies_v12030_ptsz::<W> as *mut c_void,
+        615 => cuStreamWaitEvent_v3020::<W> as *mut c_void,
+        616 => cuStreamWaitEvent_v7000_ptsz::<W> as *mut c_void,
+        617 => cuStreamWaitValue32_v8000::<W> as *mut c_void,
+        618 => cuStreamWaitValue32_v8000_ptsz::<W> as *mut c_void,
+        619 => cuStreamWaitValue32_v11070::<W> as *mut c_void,
+        620 => cuStreamWaitValue32_v11070_ptsz::<W> as *mut c_void,
+        621 => cuStreamWaitValue64_v9000::<W> as *mut c_void,
+        622 => cuStreamWaitValue64_v9000_ptsz::<W> as *mut c_void,
+        623 => cuStreamWaitValue64_v11070::<W> as *mut c_void,
+        624 => cuStreamWaitValue64_v11070_ptsz::<W> as *mut c_void,
+        625 => cuStreamWriteValue32_v8000::<W> as *mut c_void,
+        626 => cuStreamWriteValue32_v8000_ptsz::<W> as *mut c_void,
+        627 => cuStreamWriteValue32_v11070::<W> as *mut c_void,
+        628 => cuStreamWriteValue32_v11070_ptsz::<W> as *mut c_void,
+        629 => cuStreamWriteValue64_v9000::<W> as *mut c_void,
+        630 => cuStreamWriteValue64_v9000_ptsz::<W> as *mut c_void,
+        631 => cuStreamWriteValue64_v11070::<W> as *mut c_void,
+        632 => cuStreamWriteValue64_v11070_ptsz::<W> as *mut c_void,
+        633 => cuSurfObjectCreate_v5000::<W> as *mut c_void,
+        634 => cuSurfObjectDestroy_v5000::<W> as *mut c_void,
+        635 => cuSurfObjectGetResourceDesc_v5000::<W> as *mut c_void,
+        636 => cuSurfRefGetArray_v3000::<W> as *mut c_void,
+        637 => cuSurfRefSetArray_v3000::<W> as *mut c_void,
+        638 => cuTensorMapEncodeIm2col_v12000::<W> as *mut c_void,
+        639 => cuTensorMapEncodeIm2colWide_v12080::<W> as *mut c_void,
+        640 => cuTensorMapEncodeTiled_v12000::<W> as *mut c_void,
+        641 => cuTensorMapReplaceAddress_v12000::<W> as *mut c_void,
+        642 => cuTensorMapSetAllocationClass_v13050::<W> as *mut c_void,
+        643 => cuTexObjectCreate_v5000::<W> as *mut c_void,
+        644 => cuTexObjectDestroy_v5000::<W> as *mut c_void,
+        645 => cuTexObjectGetResourceDesc_v5000::<W> as *mut c_void,
+        646 => cuTexObjectGetResourceViewDesc_v5000::<W> as *mut c_void,
+        647 => cuTexObjectGetTextureDesc_v5000::<W> as *mut c_void,
+        648 => cuTexRefCreate_v2000::<W> as *mut c_void,
+        649 => cuTexRefDestroy_v2000::<W> as *mut c_void,
+        650 => cuTexRefGetAddress_v2000::<W> as *mut c_void,
+        651 => cuTexRefGetAddress_v3020::<W> as *mut c_void,
+        652 => cuTexRefGetAddressMode_v2000::<W> as *mut c_void,
+        653 => cuTexRefGetArray_v2000::<W> as *mut c_void,
+        654 => cuTexRefGetBorderColor_v8000::<W> as *mut c_void,
+        655 => cuTexRefGetFilterMode_v2000::<W> as *mut c_void,
+        656 => cuTexRefGetFlags_v2000::<W> as *mut c_void,
+        657 => cuTexRefGetFormat_v2000::<W> as *mut c_void,
+        658 => cuTexRefGetMaxAnisotropy_v5000::<W> as *mut c_void,
+        659 => cuTexRefGetMipmapFilterMode_v5000::<W> as *mut c_void,
+        660 => cuTexRefGetMipmapLevelBias_v5000::<W> as *mut c_void,
+        661 => cuTexRefGetMipmapLevelClamp_v5000::<W> as *mut c_void,
+        662 => cuTexRefGetMipmappedArray_v5000::<W> as *mut c_void,
+        663 => cuTexRefSetAddress_v2000::<W> as *mut c_void,
+        664 => cuTexRefSetAddress_v3020::<W> as *mut c_void,
+        665 => cuTexRefSetAddress2D_v2020::<W> as *mut c_void,
+        666 => cuTexRefSetAddress2D_v3020::<W> as *mut c_void,
+        667 => cuTexRefSetAddress2D_v4010::<W> as *mut c_void,
+        668 => cuTexRefSetAddressMode_v2000::<W> as *mut c_void,
+        669 => cuTexRefSetArray_v2000::<W> as *mut c_void,
+        670 => cuTexRefSetBorderColor_v8000::<W> as *mut c_void,
+        671 => cuTexRefSetFilterMode_v2000::<W> as *mut c_void,
+        672 => cuTexRefSetFlags_v2000::<W> as *mut c_void,
+        673 => cuTexRefSetFormat_v2000::<W> as *mut c_void,
+        674 => cuTexRefSetMaxAnisotropy_v5000::<W> as *mut c_void,
+        675 => cuTexRefSetMipmapFilterMode_v5000::<W> as *mut c_void,
+        676 => cuTexRefSetMipmapLevelBias_v5000::<W> as *mut c_void,
+        677 => cuTexRefSetMipmapLevelClamp_v5000::<W> as *mut c_void,
+        678 => cuTexRefSetMipmappedArray_v5000::<W> as *mut c_void,
+        679 => cuThreadExchangeStreamCaptureMode_v10010::<W> as *mut c_void,
+        680 => cuUserObjectCreate_v11030::<W> as *mut c_void,
+        681 => cuUserObjectRelease_v11030::<W> as *mut c_void,
+        682 => cuUserObjectRetain_v11030::<W> as *mut c_void,
+        683 => cuWaitExternalSemaphoresAsync_v10000::<W> as *mut c_void,
+        684 => cuWaitExternalSemaphoresAsync_v10000_ptsz::<W> as *mut c_void,
         _ => core::ptr::null_mut(),
     }
 }

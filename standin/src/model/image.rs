@@ -9,8 +9,12 @@ use std::sync::Arc;
 
 use cudrv::sys::CUresult;
 
-use crate::kernels::{self, HostKernel};
-use crate::ptx;
+use crate::model::ptx;
+use crate::run::kernels::{self, HostKernel};
+
+/// The name of the kernel of a fake image that faults: launching it makes its context
+/// sticky-failed with CUDA_ERROR_ILLEGAL_ADDRESS, as a kernel's illegal access does.
+pub const FAULT_KERNEL: &str = "fault";
 
 /// The first line of every fake image.
 ///
@@ -29,7 +33,7 @@ use crate::ptx;
 /// kernels all have host implementations ([`crate::register_kernel`]); anything else is
 /// CUDA_ERROR_INVALID_IMAGE. `cuLinkComplete` returns one holding every kernel added. The
 /// kernels of a fake image run nothing, except that launching one named
-/// [`crate::FAULT_KERNEL`] makes its context sticky-failed. [`fake_image`] makes one.
+/// [`FAULT_KERNEL`] makes its context sticky-failed. [`fake_image`] makes one.
 pub const FAKE_IMAGE_MAGIC: &str = "cudrv-fake-image";
 
 /// A host implementation bound to an image (compared by identity).

@@ -1,13 +1,11 @@
-//! Opaque handles: fresh values that are never reused, and a registry per handle kind that
-//! remembers destroyed handles so a second destroy is recognised (and recorded in the
-//! ledger) instead of touching anything.
+//! Opaque handles: fresh values that are never reused (in the whole process, across
+//! worlds), and a registry per handle kind that remembers destroyed handles, so a second
+//! destroy is recognised (and kept for the ledger) instead of touching anything.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use cudrv::sys::CUresult;
-
-use crate::ledger;
 
 /// The first handle value; handles step by 16 and never reach the device address range
 /// (see `memory.rs`), so a handle of one kind is never a valid handle of another.
@@ -25,13 +23,15 @@ pub(crate) struct Registry<T> {
     invalid: CUresult,
     live: BTreeMap<u64, T>,
     destroyed: BTreeSet<u64>,
+    /// Handles destroyed again, in the order it happened (for the ledger).
+    double_destroys: Vec<u64>,
 }
 
 impl<T> Registry<T> {
     /// An empty registry; `kind` names the handles in the ledger, `invalid` is the status
     /// for an unknown or destroyed handle (CUDA_ERROR_INVALID_HANDLE for most kinds).
     pub(crate) const fn new(kind: &'static str, invalid: CUresult) -> Registry<T> {
-        Registry { kind, invalid, live: BTreeMap::new(), destroyed: BTreeSet::new() }
+        Registry { kind, invalid, live: BTreeMap::new(), destroyed: BTreeSet::new(), double_destroys: Vec::new() }
     }
 
     /// Adds a live object under a fresh handle, which it returns.
@@ -51,17 +51,27 @@ impl<T> Registry<T> {
         self.live.get_mut(&handle).ok_or(self.invalid)
     }
 
-    /// Destroys `handle`, returning its object. A handle destroyed before is recorded in
-    /// the ledger as a double destroy; it and an unknown handle give the invalid status.
+    /// Destroys `handle`, returning its object. A handle destroyed before is recorded as a
+    /// double destroy; it and an unknown handle give the invalid status.
     pub(crate) fn remove(&mut self, handle: u64) -> Result<T, CUresult> {
         if let Some(value) = self.live.remove(&handle) {
             self.destroyed.insert(handle);
             return Ok(value);
         }
         if self.destroyed.contains(&handle) {
-            ledger::double_destroy(self.kind, handle);
+            self.double_destroys.push(handle);
         }
         Err(self.invalid)
+    }
+
+    /// The kind of handle it holds, as the ledger names it.
+    pub(crate) fn kind(&self) -> &'static str {
+        self.kind
+    }
+
+    /// Handles destroyed again since the last [`Registry::forget_destroyed`].
+    pub(crate) fn double_destroys(&self) -> &[u64] {
+        &self.double_destroys
     }
 
     /// The live handles and their objects.
@@ -74,8 +84,10 @@ impl<T> Registry<T> {
         out.extend(self.live.keys().map(|&h| (self.kind, h)));
     }
 
-    /// Forgets which handles were destroyed (a later destroy of one is then only invalid).
+    /// Forgets which handles were destroyed and which were destroyed twice (a later
+    /// destroy of one is then only invalid).
     pub(crate) fn forget_destroyed(&mut self) {
         self.destroyed.clear();
+        self.double_destroys.clear();
     }
 }

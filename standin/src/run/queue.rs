@@ -9,11 +9,11 @@
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::ffi::c_void;
-use std::sync::{Arc, Condvar, LazyLock, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 use cudrv::sys::{CUhostFn, CUresult};
 
-use crate::entry::lock;
+use crate::run::lock::lock;
 
 /// One piece of queued work.
 pub(crate) type Task = Box<dyn FnOnce() + Send>;
@@ -40,7 +40,7 @@ impl HostCall {
     /// from it answer CUDA_ERROR_NOT_PERMITTED). Never called with a stand-in lock held.
     pub(crate) fn run(self) {
         // SAFETY: the program's host function with its own argument, as it asked.
-        crate::callback::run(|| unsafe { (self.f)(self.data) })
+        crate::run::callback::run(|| unsafe { (self.f)(self.data) })
     }
 
     /// The call as a queue task.
@@ -173,11 +173,4 @@ impl Queue {
     pub(crate) fn drain(&self) -> Result<(), CUresult> {
         self.wait(self.position())
     }
-}
-
-/// The driver's own thread for callbacks that belong to no stream (user object
-/// destructors).
-pub(crate) fn driver_thread() -> &'static Arc<Queue> {
-    static DRIVER: LazyLock<Arc<Queue>> = LazyLock::new(Queue::new);
-    &DRIVER
 }

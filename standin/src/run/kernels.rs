@@ -22,9 +22,8 @@ use std::sync::{Arc, LazyLock, Mutex};
 
 use cudrv::sys::{CUdeviceptr, CUresult};
 
-use crate::backing::Backing;
-use crate::entry::lock;
-use crate::memory;
+use crate::run::backing::Backing;
+use crate::run::lock::lock;
 
 /// The kind of one kernel parameter: how many bytes `cuLaunchKernel` passes for it, and
 /// how [`Thread`] reads it.
@@ -274,7 +273,10 @@ pub(crate) fn find(name: &str) -> Option<Arc<HostKernel>> {
 
 /// One launch in progress: its shape, its parameter values and the allocations its
 /// threads have touched (kept alive until it ends).
-struct Launch {
+struct Launch<'m> {
+    /// The memory the kernel runs on: the start, size and memory of the live allocation
+    /// containing an address.
+    memory: Memory<'m>,
     grid: [u32; 3],
     block: [u32; 3],
     params: Vec<Vec<u8>>,
@@ -305,7 +307,11 @@ fn fault_of(code: u8) -> Option<KernelError> {
     }
 }
 
-impl Launch {
+/// How a launch finds device memory: the start, size and memory of the live allocation
+/// containing an address (CUDA_ERROR_ILLEGAL_ADDRESS outside every one).
+pub(crate) type Memory<'m> = &'m (dyn Fn(u64) -> Result<(u64, usize, Arc<Backing>), CUresult> + Sync);
+
+impl Launch<'_> {
     fn fail(&self, e: KernelError) -> KernelError {
         let _ = self.fault.compare_exchange(0, fault_code(e), Ordering::AcqRel, Ordering::Acquire);
         e
@@ -325,7 +331,7 @@ impl Launch {
         let at = match seen.iter().position(|&(start, stop, _)| (start..stop).contains(&address)) {
             Some(i) => i,
             None => {
-                let (start, size, backing) = memory::allocation_at(address).map_err(|_| illegal)?;
+                let (start, size, backing) = (self.memory)(address).map_err(|_| illegal)?;
                 let stop = u64::try_from(size).ok().and_then(|s| start.checked_add(s)).ok_or(illegal)?;
                 seen.push((start, stop, backing));
                 seen.len() - 1
@@ -372,7 +378,7 @@ pub struct Thread<'a> {
 /// passes its C thread record.
 #[derive(Clone, Copy)]
 enum Site<'a> {
-    Here(&'a Launch),
+    Here(&'a Launch<'a>),
     Library(&'a Forwarded<'a>),
 }
 
@@ -495,12 +501,13 @@ fn element(base: u64, index: u64, size: usize) -> Option<u64> {
 /// Runs `kernel` over the grid with these parameter values (one per parameter, of its
 /// size), thread after thread, stopping at the first failure.
 pub(crate) fn run(
+    memory: Memory<'_>,
     kernel: &HostKernel,
     grid: [u32; 3],
     block: [u32; 3],
     params: Vec<Vec<u8>>,
 ) -> Result<(), KernelError> {
-    let launch = Launch { grid, block, params, seen: Mutex::new(Vec::new()), fault: AtomicU8::new(0) };
+    let launch = Launch { memory, grid, block, params, seen: Mutex::new(Vec::new()), fault: AtomicU8::new(0) };
     let param_ptrs: Vec<*const c_void> = launch.params.iter().map(|p| p.as_ptr().cast()).collect();
     let mut c_thread = CudrvStandinThread {
         grid_dim: grid,
@@ -602,7 +609,7 @@ pub type CudrvStandinKernel =
 ///
 /// # Safety
 /// `t` is null or the record passed to a running C kernel.
-unsafe fn launch_of<'a>(t: *const CudrvStandinThread) -> Option<&'a Launch> {
+unsafe fn launch_of<'a>(t: *const CudrvStandinThread) -> Option<&'a Launch<'a>> {
     // SAFETY: the caller passes the record it was given, whose `reserved` is the
     // running launch.
     unsafe { t.as_ref().and_then(|t| t.reserved.cast::<Launch>().as_ref()) }

@@ -1,0 +1,73 @@
+//! Object lifetimes across families, in one place: what ends with a context, and what a
+//! destroy takes with it.
+//!
+//! - A context ends (`cuCtxDestroy`, a primary context's last release or reset) after its
+//!   queued work; the peer access pairs it is in end with it. What was made in it stays
+//!   (see the crate docs, "Limits of the emulation"): its allocations stay live in the
+//!   ledger, its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED.
+//! - A stream's destroy ends the capture begun on it, destroying the capture's graph.
+//! - A module's unload (its own, or its library's) frees its globals.
+
+use cudrv::sys::CUresult;
+
+use crate::model::context::Context;
+use crate::run::lock::lock;
+use crate::world::World;
+
+/// Marks `c` destroyed and ends the peer access pairs it is in; `false` if it already was.
+pub(crate) fn end_context(w: &World, c: &Context) -> bool {
+    if !c.end() {
+        return false;
+    }
+    lock(&w.peers).retain(|&(a, b)| a != c.handle && b != c.handle);
+    true
+}
+
+/// Ends a primary context (its last release, or a reset): waits for its work, then marks
+/// it destroyed. Its handle then answers CUDA_ERROR_CONTEXT_IS_DESTROYED.
+pub(crate) fn end_primary(w: &World, c: &Context) -> Result<(), CUresult> {
+    let r = c.wait_all();
+    end_context(w, c);
+    r
+}
+
+/// Destroys a created context: waits for its work, marks it destroyed, and pops it if it
+/// is this thread's current context. A primary context cannot be destroyed
+/// (CUDA_ERROR_INVALID_CONTEXT); a destroyed one answers CUDA_ERROR_CONTEXT_IS_DESTROYED
+/// (facts) and is recorded as a double destroy.
+pub(crate) fn destroy_context(w: &World, handle: u64) -> Result<(), CUresult> {
+    let c = w.contexts.find(handle)?;
+    if c.is_primary() {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
+    let twice = || {
+        w.contexts.double_destroy(handle);
+        Err(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED)
+    };
+    if c.is_destroyed() {
+        return twice();
+    }
+    // The work already queued finishes first (outside any lock).
+    c.wait_all()?;
+    if !end_context(w, &c) {
+        return twice();
+    }
+    w.contexts.pop_if_top(handle);
+    Ok(())
+}
+
+/// Unloads `module` and its functions, and frees its globals.
+pub(crate) fn unload_module(w: &World, module: u64) -> Result<(), CUresult> {
+    lock(&w.modules).unload_module(module)?;
+    let gone: Vec<u64> = {
+        let mut g = lock(&w.globals);
+        let keys: Vec<(u64, String)> = g.keys().filter(|(m, _)| *m == module).cloned().collect();
+        keys.iter().filter_map(|k| g.remove(k)).collect()
+    };
+    let mut memory = lock(&w.memory);
+    for address in gone {
+        // Freed once, here: it cannot fail.
+        let _ = memory.free(address);
+    }
+    Ok(())
+}

@@ -1,0 +1,60 @@
+//! The state of a world's stream captures: each capture sequence, the streams taking
+//! part in one, and the events recorded in one (`capture.rs` has the rules).
+
+use std::collections::BTreeMap;
+
+use cudrv::sys::{CUgraphEdgeData, CUstreamCaptureMode};
+
+/// One capture sequence.
+pub(crate) struct Sequence {
+    pub(crate) graph: u64,
+    /// Whether the capture made its graph (destroyed when the capture fails) or was given
+    /// it (`cuStreamBeginCaptureToGraph`).
+    pub(crate) owns_graph: bool,
+    pub(crate) mode: CUstreamCaptureMode,
+    /// The thread that began it.
+    pub(crate) thread: u64,
+    /// The context of its origin stream.
+    pub(crate) ctx: u64,
+    pub(crate) origin: u64,
+    pub(crate) invalidated: bool,
+    /// The dependencies of each captured node.
+    pub(crate) parents: BTreeMap<u64, Vec<u64>>,
+}
+
+/// A stream taking part in a capture sequence.
+pub(crate) struct Member {
+    pub(crate) id: u64,
+    /// The nodes the stream's next captured work depends on.
+    pub(crate) deps: Vec<u64>,
+    /// One default edge per dependency (`cuStreamGetCaptureInfo_v3`).
+    pub(crate) edges: Vec<CUgraphEdgeData>,
+}
+
+impl Member {
+    pub(crate) fn new(id: u64, deps: Vec<u64>) -> Member {
+        let edges = vec![CUgraphEdgeData::default(); deps.len()];
+        Member { id, deps, edges }
+    }
+
+    pub(crate) fn set_deps(&mut self, deps: Vec<u64>) {
+        self.edges = vec![CUgraphEdgeData::default(); deps.len()];
+        self.deps = deps;
+    }
+}
+
+/// A world's capture sequences.
+pub(crate) struct Captures {
+    pub(crate) sequences: BTreeMap<u64, Sequence>,
+    /// Capturing streams, by handle.
+    pub(crate) members: BTreeMap<u64, Member>,
+    /// Events recorded on a capturing stream: the sequence and the dependencies then.
+    pub(crate) events: BTreeMap<u64, (u64, Vec<u64>)>,
+}
+
+impl Captures {
+    /// No capture.
+    pub(crate) const fn new() -> Captures {
+        Captures { sequences: BTreeMap::new(), members: BTreeMap::new(), events: BTreeMap::new() }
+    }
+}

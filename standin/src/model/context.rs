@@ -1,0 +1,308 @@
+//! Contexts: the primary context of each device, contexts made by `cuCtxCreate`, and each
+//! thread's context stack (its current context is the top).
+//!
+//! A context can be sticky-failed (a `fault` kernel was launched in it, or a host kernel
+//! failed): every call that uses it then returns the failure (CUDA_ERROR_ILLEGAL_ADDRESS,
+//! CUDA_ERROR_LAUNCH_FAILED), until it is destroyed (a primary context: until it is reset
+//! or released for the last time, which destroys it; see `primaries.rs`).
+//!
+//! A destroyed context's handle stays known (`docs/driver-facts.md`, "Edge cases on the
+//! real driver"): it can still be made current, and every use of it answers
+//! CUDA_ERROR_CONTEXT_IS_DESTROYED.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ffi::{c_int, c_uint};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use cudrv::sys::{CUresult, CUstreamCaptureMode};
+
+use crate::model::faults::Restore;
+use crate::model::handles;
+use crate::run::lock::lock;
+use crate::run::queue::Queue;
+use crate::run::thread;
+
+/// One context.
+pub(crate) struct Context {
+    /// Its handle (`CUcontext`).
+    pub(crate) handle: u64,
+    /// Its device.
+    pub(crate) device: c_int,
+    primary: bool,
+    /// The flags it was created with (a primary context's are its device's: `primaries.rs`).
+    pub(crate) flags: c_uint,
+    /// The sticky failure's status (0: none).
+    sticky: AtomicU32,
+    destroyed: AtomicBool,
+    /// Its default stream (the NULL stream, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`).
+    pub(crate) default_queue: Arc<Queue>,
+    /// The queues of its streams, for `cuCtxSynchronize` (a destroyed stream's pending
+    /// work still counts).
+    queues: Mutex<Vec<Weak<Queue>>>,
+}
+
+impl Context {
+    fn new(device: c_int, primary: bool, flags: c_uint) -> Context {
+        Context {
+            handle: handles::fresh(),
+            device,
+            primary,
+            flags,
+            sticky: AtomicU32::new(0),
+            destroyed: AtomicBool::new(false),
+            default_queue: Queue::new(),
+            queues: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Whether calls may use it: CUDA_ERROR_CONTEXT_IS_DESTROYED once destroyed, the sticky
+    /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
+    pub(crate) fn usable(&self) -> Result<(), CUresult> {
+        self.alive()?;
+        match self.sticky.load(Ordering::Acquire) {
+            0 => Ok(()),
+            s => Err(CUresult(s)),
+        }
+    }
+
+    /// CUDA_ERROR_CONTEXT_IS_DESTROYED once destroyed.
+    pub(crate) fn alive(&self) -> Result<(), CUresult> {
+        if self.is_destroyed() {
+            return Err(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
+        }
+        Ok(())
+    }
+
+    /// Whether it is a device's primary context.
+    pub(crate) fn is_primary(&self) -> bool {
+        self.primary
+    }
+
+    /// Whether it has been destroyed (a primary one: released for the last time, or reset).
+    pub(crate) fn is_destroyed(&self) -> bool {
+        self.destroyed.load(Ordering::Acquire)
+    }
+
+    /// The sticky failure while sticky-failed (a destroyed context is not).
+    pub(crate) fn not_sticky(&self) -> Result<(), CUresult> {
+        match self.sticky.load(Ordering::Acquire) {
+            s if s != 0 && !self.destroyed.load(Ordering::Acquire) => Err(CUresult(s)),
+            _ => Ok(()),
+        }
+    }
+
+    /// Makes it sticky-failed with `status` (a kernel faulted), unless it already is.
+    pub(crate) fn make_sticky(&self, status: CUresult) {
+        let _ = self.sticky.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
+    }
+
+    /// Marks it destroyed; `false` if it already was.
+    pub(crate) fn end(&self) -> bool {
+        !self.destroyed.swap(true, Ordering::AcqRel)
+    }
+
+    /// Adds a stream's queue.
+    pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
+        let mut queues = lock(&self.queues);
+        queues.retain(|w| w.strong_count() > 0);
+        queues.push(Arc::downgrade(q));
+    }
+
+    /// Waits for the work pushed so far on all its streams.
+    pub(crate) fn wait_all(&self) -> Result<(), CUresult> {
+        let queues: Vec<Arc<Queue>> = lock(&self.queues).iter().filter_map(Weak::upgrade).collect();
+        self.default_queue.drain()?;
+        queues.iter().try_for_each(|q| q.drain())
+    }
+
+    /// `cuCtxSynchronize`: waits for all its work, then reports a sticky failure.
+    pub(crate) fn synchronize(&self) -> Result<(), CUresult> {
+        self.alive()?;
+        self.wait_all()?;
+        self.usable()
+    }
+}
+
+/// What a world keeps for one thread: its context stack, its capture interaction mode
+/// (`cuThreadExchangeStreamCaptureMode`) and its context-restore hook.
+pub(crate) struct PerThread {
+    /// The context stack; the current context is the top.
+    pub(crate) stack: Vec<Arc<Context>>,
+    /// The capture interaction mode.
+    pub(crate) capture_mode: CUstreamCaptureMode,
+    /// The context-restore fault hook (`faults::fail_next_context_restore`).
+    pub(crate) restore: Restore,
+}
+
+impl Default for PerThread {
+    fn default() -> PerThread {
+        PerThread {
+            stack: Vec::new(),
+            capture_mode: CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL,
+            restore: Restore::Off,
+        }
+    }
+}
+
+impl PerThread {
+    fn is_default(&self) -> bool {
+        self.stack.is_empty()
+            && self.capture_mode == CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL
+            && matches!(self.restore, Restore::Off)
+    }
+}
+
+thread_local! {
+    /// This thread's state in each world it used, by the world's [`Contexts`] address.
+    static THREADS: RefCell<Vec<(usize, PerThread)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A world's contexts: every context, live and destroyed (a destroyed one can still be
+/// made current, and is recognised when destroyed again), made by `cuCtxCreate` and by
+/// primary context retains; and each thread's [`PerThread`] state.
+pub(crate) struct Contexts {
+    all: Mutex<BTreeMap<u64, Arc<Context>>>,
+    /// The state of threads whose thread-locals are already destroyed (code running in
+    /// another thread-local's destructor at thread exit), by thread key. Such a thread
+    /// starts again with no current context, as the stand-in can no longer see the stack it
+    /// had; an entry goes when it is back to the default state (one left non-empty at
+    /// thread exit stays, holding only references to contexts, which live on anyway).
+    late: Mutex<BTreeMap<u64, PerThread>>,
+    /// Created contexts destroyed again.
+    double_destroys: Mutex<Vec<u64>>,
+}
+
+impl Contexts {
+    /// No context.
+    pub(crate) const fn new() -> Contexts {
+        Contexts {
+            all: Mutex::new(BTreeMap::new()),
+            late: Mutex::new(BTreeMap::new()),
+            double_destroys: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs `f` on the calling thread's state in this world. Works at any point of the
+    /// thread's life: while or after its thread-locals are destroyed, it uses the thread's
+    /// entry in `late`. (`None` only if `f` was not run, which cannot happen.)
+    pub(crate) fn with_thread<R>(&self, f: impl FnOnce(&mut PerThread) -> R) -> Option<R> {
+        let me = self as *const Contexts as usize;
+        let mut f = Some(f);
+        let done = THREADS.try_with(|t| {
+            // Nothing run under the borrow comes back here, so it is always free; should it
+            // not be, the late state answers.
+            let mut t = t.try_borrow_mut().ok()?;
+            let i = match t.iter().position(|(w, _)| *w == me) {
+                Some(i) => i,
+                None => {
+                    t.push((me, PerThread::default()));
+                    t.len() - 1
+                }
+            };
+            let state = &mut t.get_mut(i)?.1;
+            f.take().map(|f| f(state))
+        });
+        if let Ok(Some(r)) = done {
+            return Some(r);
+        }
+        let key = thread::key();
+        let mut late = lock(&self.late);
+        let state = late.entry(key).or_default();
+        let r = f.take().map(|f| f(state));
+        if state.is_default() {
+            late.remove(&key);
+        }
+        r
+    }
+
+    /// The context `handle` names, destroyed or not; CUDA_ERROR_INVALID_CONTEXT for a handle
+    /// that never named one.
+    pub(crate) fn find(&self, handle: u64) -> Result<Arc<Context>, CUresult> {
+        lock(&self.all).get(&handle).cloned().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)
+    }
+
+    /// The live context `handle` names: CUDA_ERROR_CONTEXT_IS_DESTROYED for a destroyed one,
+    /// CUDA_ERROR_INVALID_CONTEXT for a handle that never named one.
+    pub(crate) fn lookup(&self, handle: u64) -> Result<Arc<Context>, CUresult> {
+        let c = self.find(handle)?;
+        c.alive()?;
+        Ok(c)
+    }
+
+    /// The calling thread's current context, whatever its state.
+    pub(crate) fn top(&self) -> Option<Arc<Context>> {
+        self.with_thread(|t| t.stack.last().cloned()).flatten()
+    }
+
+    /// The handle of the calling thread's current context (no reference count taken).
+    pub(crate) fn top_handle(&self) -> Option<u64> {
+        self.with_thread(|t| t.stack.last().map(|c| c.handle)).flatten()
+    }
+
+    /// The current context, usable: CUDA_ERROR_INVALID_CONTEXT with none,
+    /// CUDA_ERROR_CONTEXT_IS_DESTROYED for a destroyed one, the sticky failure while it is
+    /// sticky-failed.
+    pub(crate) fn current(&self) -> Result<Arc<Context>, CUresult> {
+        let c = self.top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
+        c.usable()?;
+        Ok(c)
+    }
+
+    /// Pushes `c` on this thread's stack.
+    pub(crate) fn push(&self, c: Arc<Context>) {
+        let _ = self.with_thread(|t| t.stack.push(c));
+    }
+
+    /// Pops this thread's stack.
+    pub(crate) fn pop(&self) -> Option<Arc<Context>> {
+        self.with_thread(|t| t.stack.pop()).flatten()
+    }
+
+    /// Replaces the top of this thread's stack (pushes on an empty one).
+    pub(crate) fn replace_top(&self, c: Arc<Context>) {
+        let _ = self.with_thread(|t| {
+            t.stack.pop();
+            t.stack.push(c);
+        });
+    }
+
+    /// Pops `handle` if it is this thread's current context.
+    pub(crate) fn pop_if_top(&self, handle: u64) {
+        let _ = self.with_thread(|t| {
+            if t.stack.last().is_some_and(|c| c.handle == handle) {
+                t.stack.pop();
+            }
+        });
+    }
+
+    /// Makes a context on `device` (not current yet): a created one, or a primary one.
+    pub(crate) fn create(&self, device: c_int, primary: bool, flags: c_uint) -> Arc<Context> {
+        let c = Arc::new(Context::new(device, primary, flags));
+        lock(&self.all).insert(c.handle, Arc::clone(&c));
+        c
+    }
+
+    /// Records that the created context `handle` was destroyed again.
+    pub(crate) fn double_destroy(&self, handle: u64) {
+        lock(&self.double_destroys).push(handle);
+    }
+
+    /// The created contexts destroyed again.
+    pub(crate) fn double_destroys(&self) -> Vec<u64> {
+        lock(&self.double_destroys).clone()
+    }
+
+    /// The live created contexts.
+    pub(crate) fn live_handles(&self) -> Vec<u64> {
+        lock(&self.all).values().filter(|c| !c.primary && !c.is_destroyed()).map(|c| c.handle).collect()
+    }
+
+    /// Forgets destroyed contexts (their handles then answer CUDA_ERROR_INVALID_CONTEXT, and
+    /// a destroy is no longer recognised as a double one).
+    pub(crate) fn forget_destroyed(&self) {
+        lock(&self.all).retain(|_, c| !c.is_destroyed());
+        lock(&self.double_destroys).clear();
+    }
+}

@@ -1,0 +1,466 @@
+//! Device memory and the allocation side of the ledger.
+//!
+//! Device addresses come from an increasing range (from 2^45) that is never reused; each
+//! live allocation is backed by zeroed host memory, so copies really copy. A freed
+//! allocation keeps its address range in the table (its memory is released): a copy or
+//! memset touching it is CUDA_ERROR_INVALID_VALUE (as on a real driver, driver-facts.md
+//! "Edge cases") and a use after free in the ledger, a kernel touching it
+//! CUDA_ERROR_ILLEGAL_ADDRESS; freeing it again is CUDA_ERROR_INVALID_VALUE and a double
+//! free. An address in no allocation is CUDA_ERROR_INVALID_VALUE.
+//!
+//! IPC imports (`cuMemPoolImportPointer`) are further address ranges over the same host
+//! memory. As a real driver does (nvbug 5570902), importing export data again while an
+//! earlier import of it is mapped gives another address for the same mapping, and freeing
+//! any of those addresses unmaps them all. Freeing the exporter's own allocation does not
+//! unmap the imports in this emulation (their memory stays alive until they are freed).
+//!
+//! The world holds one [`Memory`] under one lock, which is never held while calling the
+//! program. Its mistakes (double frees, uses after free, duplicate imports) are kept here
+//! for the ledger.
+
+use std::collections::BTreeMap;
+use std::ffi::c_int;
+use std::sync::Arc;
+
+use cudrv::sys::CUresult;
+
+use crate::model::device::DEVICE_TOTAL_MEM;
+use crate::run::backing::Backing;
+
+/// How an allocation was made.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum AllocationKind {
+    /// `cuMemAlloc`.
+    Device,
+    /// `cuMemAllocAsync` (from the device's default pool).
+    Async,
+    /// `cuMemAllocFromPoolAsync`.
+    Pool,
+    /// `cuMemAllocHost` / `cuMemHostAlloc`: page-locked host memory.
+    Pinned,
+    /// `cuMemPoolImportPointer`: a mapping of another allocation.
+    Import,
+}
+
+/// One live allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Allocation {
+    /// Its device address (for pinned memory, the host address).
+    pub address: u64,
+    /// Its size in bytes.
+    pub size: usize,
+    /// How it was made.
+    pub kind: AllocationKind,
+}
+
+/// The first device address.
+const FIRST_ADDRESS: u64 = 1 << 45;
+/// Allocations start on this boundary, with at least this much unused space between two.
+const GRANULE: u64 = 1 << 16;
+
+/// Who made an allocation: the context and its device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Owner {
+    /// The context's handle.
+    pub(crate) ctx: u64,
+    /// Its device.
+    pub(crate) device: c_int,
+}
+
+impl Owner {
+    /// The owner for allocations made in `c`.
+    pub(crate) fn of(c: &crate::model::context::Context) -> Owner {
+        Owner { ctx: c.handle, device: c.device }
+    }
+}
+
+/// What `cuPointerGetAttribute` tells of the live allocation containing an address.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PointerInfo {
+    /// Pinned host memory (else device memory).
+    pub(crate) host: bool,
+    /// Its first address.
+    pub(crate) start: u64,
+    /// Its size.
+    pub(crate) size: usize,
+    /// Who made it.
+    pub(crate) owner: Owner,
+    /// The pool it came from.
+    pub(crate) pool: Option<u64>,
+}
+
+/// One device address range.
+struct Mapping {
+    size: usize,
+    owner: Owner,
+    kind: AllocationKind,
+    /// The memory; `None` once freed.
+    backing: Option<Arc<Backing>>,
+    /// The pool it came from (a pool allocation or a stream-ordered one).
+    pool: Option<u64>,
+    /// For an import: the exported allocation's address.
+    import_of: Option<u64>,
+}
+
+/// One pinned host buffer. Its memory is kept after it is freed, so the address is not
+/// handed out again while the ledger remembers it.
+struct Pinned {
+    size: usize,
+    owner: Owner,
+    /// The memory, owned here and used by the program directly; read and written here
+    /// only as mapped memory (its device pointer is its host address).
+    backing: Arc<Backing>,
+    freed: bool,
+    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with.
+    flags: u32,
+}
+
+/// A world's device address space and pinned host memory.
+pub(crate) struct Memory {
+    next: u64,
+    device: BTreeMap<u64, Mapping>,
+    pinned: BTreeMap<u64, Pinned>,
+    /// Bytes of live allocations (not counting imports): what `cuMemGetInfo` takes from
+    /// the total.
+    used: usize,
+    /// Live imports of each exported allocation (by its address).
+    imports: BTreeMap<u64, Vec<u64>>,
+    /// Bytes of live allocations from each pool, and the most there were (since the last
+    /// reset of the high mark).
+    pool_use: BTreeMap<u64, (usize, usize)>,
+    /// Addresses freed again after they had been freed.
+    pub(crate) double_frees: Vec<u64>,
+    /// Addresses of accesses to freed memory.
+    pub(crate) use_after_free: Vec<u64>,
+    /// Addresses of IPC imports of export data already imported and still mapped.
+    pub(crate) duplicate_imports: Vec<u64>,
+}
+
+impl Memory {
+    /// No allocation.
+    pub(crate) const fn new() -> Memory {
+        Memory {
+            next: FIRST_ADDRESS,
+            device: BTreeMap::new(),
+            pinned: BTreeMap::new(),
+            used: 0,
+            imports: BTreeMap::new(),
+            pool_use: BTreeMap::new(),
+            double_frees: Vec::new(),
+            use_after_free: Vec::new(),
+            duplicate_imports: Vec::new(),
+        }
+    }
+
+    /// A fresh address range of `size` bytes.
+    fn reserve(&mut self, size: usize) -> Result<u64, CUresult> {
+        let address = self.next;
+        let end = u64::try_from(size)
+            .ok()
+            .and_then(|s| address.checked_add(s)?.checked_add(2 * GRANULE - 1))
+            .ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        self.next = end & !(GRANULE - 1);
+        Ok(address)
+    }
+
+    /// The mapping containing `address`, with its start.
+    fn containing(&mut self, address: u64) -> Option<(u64, &mut Mapping)> {
+        let (&start, m) = self.device.range_mut(..=address).next_back()?;
+        let end = start.saturating_add(u64::try_from(m.size).ok()?);
+        (address < end).then_some((start, m))
+    }
+
+    /// The live pinned buffer containing `address`, with its start.
+    fn pinned_at(&self, address: u64) -> Option<(u64, &Pinned)> {
+        let (&start, b) = self.pinned.range(..=address).next_back()?;
+        let end = start.saturating_add(u64::try_from(b.size).ok()?);
+        (address < end && !b.freed).then_some((start, b))
+    }
+
+    /// The host pointer for `len` bytes at `address`: CUDA_ERROR_INVALID_VALUE outside
+    /// every allocation (or past its end), and in freed memory (then also a use after free
+    /// in the ledger). Pinned host memory is mapped: its host address is its device
+    /// pointer.
+    fn at(&mut self, address: u64, len: usize) -> Result<*mut u8, CUresult> {
+        if let Some((start, b)) = self.pinned_at(address) {
+            let offset = usize::try_from(address - start).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+            if offset.checked_add(len).is_none_or(|end| end > b.size) {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            // SAFETY: offset < size: inside the buffer.
+            return Ok(unsafe { b.backing.as_ptr().add(offset) });
+        }
+        let (start, m) = self.containing(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let Some(backing) = &m.backing else {
+            self.use_after_free.push(address);
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        };
+        let offset = usize::try_from(address - start).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if offset.checked_add(len).is_none_or(|end| end > m.size) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: offset < size: inside the backing allocation.
+        Ok(unsafe { backing.as_ptr().add(offset) })
+    }
+
+    /// Whether `[p, p + len)` overlaps a device address range (a device address passed as
+    /// a host pointer).
+    fn is_device(&mut self, p: usize, len: usize) -> bool {
+        let p = p as u64;
+        let last = p.saturating_add(u64::try_from(len.max(1) - 1).unwrap_or(u64::MAX));
+        self.containing(p).is_some() || self.containing(last).is_some() || self.device.range(p..=last).next().is_some()
+    }
+
+    /// Allocates `size` bytes of `kind` (from `pool`) for `owner`: CUDA_ERROR_INVALID_VALUE
+    /// for size 0, CUDA_ERROR_OUT_OF_MEMORY beyond the device's free memory (facts:
+    /// `1 << 62`) or when the host has no memory to back it.
+    pub(crate) fn alloc(
+        &mut self,
+        size: usize,
+        kind: AllocationKind,
+        pool: Option<u64>,
+        owner: Owner,
+    ) -> Result<u64, CUresult> {
+        if size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let s = self;
+        if size > DEVICE_TOTAL_MEM.saturating_sub(s.used) {
+            return Err(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        let address = s.reserve(size)?;
+        s.used += size;
+        s.device
+            .insert(address, Mapping { size, owner, kind, backing: Some(Arc::new(backing)), pool, import_of: None });
+        if let Some(pool) = pool {
+            let (used, high) = s.pool_use.entry(pool).or_default();
+            *used += size;
+            *high = (*high).max(*used);
+        }
+        Ok(address)
+    }
+
+    /// Frees the allocation starting at `address`. Freeing an import unmaps every import of
+    /// the same export. A freed allocation: CUDA_ERROR_INVALID_VALUE and a double free; an
+    /// address that starts no allocation: CUDA_ERROR_INVALID_VALUE.
+    pub(crate) fn free(&mut self, address: u64) -> Result<(), CUresult> {
+        let s = self;
+        let m = s.device.get_mut(&address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if m.backing.take().is_none() {
+            s.double_frees.push(address);
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let (size, import_of, pool) = (m.size, m.import_of, m.pool);
+        if let Some((used, _)) = pool.and_then(|p| s.pool_use.get_mut(&p)) {
+            *used = used.saturating_sub(size);
+        }
+        match import_of {
+            None => s.used = s.used.saturating_sub(size),
+            Some(source) => {
+                for other in s.imports.remove(&source).unwrap_or_default() {
+                    if let Some(m) = s.device.get_mut(&other) {
+                        m.backing = None;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The live allocation containing `address`, for a kernel's access: its start, size and
+    /// memory. CUDA_ERROR_ILLEGAL_ADDRESS outside every allocation, and in freed memory (then
+    /// also a use after free in the ledger).
+    pub(crate) fn allocation_at(&mut self, address: u64) -> Result<(u64, usize, Arc<Backing>), CUresult> {
+        let s = self;
+        if let Some((start, b)) = s.pinned_at(address) {
+            return Ok((start, b.size, Arc::clone(&b.backing)));
+        }
+        let (start, m) = s.containing(address).ok_or(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)?;
+        match m.backing.as_ref().map(|b| (start, m.size, Arc::clone(b))) {
+            Some(found) => Ok(found),
+            None => {
+                s.use_after_free.push(address);
+                Err(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS)
+            }
+        }
+    }
+
+    /// Copies `len` bytes from host memory to `dst`.
+    pub(crate) fn copy_to_device(&mut self, dst: u64, src: *const u8, len: usize) -> Result<(), CUresult> {
+        let s = self;
+        s.host_range(src as usize, len)?;
+        let d = s.at(dst, len)?;
+        // SAFETY: `src` is the program's host buffer of `len` bytes (not device memory,
+        // checked), `d` has `len` bytes (checked); distinct allocations.
+        unsafe { std::ptr::copy_nonoverlapping(src, d, len) };
+        Ok(())
+    }
+
+    /// Copies `len` bytes from `src` to host memory.
+    pub(crate) fn copy_to_host(&mut self, dst: *mut u8, src: u64, len: usize) -> Result<(), CUresult> {
+        let s = self;
+        s.host_range(dst as usize, len)?;
+        let p = s.at(src, len)?;
+        // SAFETY: as in copy_to_device, the other way.
+        unsafe { std::ptr::copy_nonoverlapping(p, dst, len) };
+        Ok(())
+    }
+
+    /// Copies `len` bytes between device ranges (which may overlap).
+    pub(crate) fn copy_device(&mut self, dst: u64, src: u64, len: usize) -> Result<(), CUresult> {
+        let s = self;
+        let from = s.at(src, len)?;
+        let to = s.at(dst, len)?;
+        // SAFETY: both ranges have `len` bytes (checked); `copy` allows overlap.
+        unsafe { std::ptr::copy(from, to, len) };
+        Ok(())
+    }
+
+    /// Sets `len` bytes at `dst` to `value`.
+    pub(crate) fn set(&mut self, dst: u64, value: u8, len: usize) -> Result<(), CUresult> {
+        let s = self;
+        let to = s.at(dst, len)?;
+        // SAFETY: the range has `len` bytes (checked).
+        unsafe { std::ptr::write_bytes(to, value, len) };
+        Ok(())
+    }
+
+    /// CUDA_ERROR_INVALID_VALUE for a null host pointer or one into device address ranges.
+    fn host_range(&mut self, p: usize, len: usize) -> Result<(), CUresult> {
+        if p == 0 || self.is_device(p, len) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    }
+
+    /// The start and size of the live allocation containing `address`
+    /// (`cuMemGetAddressRange`); CUDA_ERROR_NOT_FOUND outside every live allocation (facts).
+    pub(crate) fn range(&mut self, address: u64) -> Result<(u64, usize), CUresult> {
+        let s = self;
+        match s.containing(address) {
+            Some((start, m)) if m.backing.is_some() => Ok((start, m.size)),
+            _ => Err(CUresult::CUDA_ERROR_NOT_FOUND),
+        }
+    }
+
+    /// The live device allocation or pinned host buffer containing `address`.
+    pub(crate) fn describe(&mut self, address: u64) -> Option<PointerInfo> {
+        let s = self;
+        if let Some((start, m)) = s.containing(address).filter(|(_, m)| m.backing.is_some()) {
+            return Some(PointerInfo { host: false, start, size: m.size, owner: m.owner, pool: m.pool });
+        }
+        let (start, b) = s.pinned_at(address)?;
+        Some(PointerInfo { host: true, start, size: b.size, owner: b.owner, pool: None })
+    }
+
+    /// Bytes of live allocations from `pool` now, and the most there were since the last
+    /// [`reset_pool_high`].
+    pub(crate) fn pool_use(&self, pool: u64) -> (usize, usize) {
+        self.pool_use.get(&pool).copied().unwrap_or_default()
+    }
+
+    /// Resets `pool`'s high mark to its current use.
+    pub(crate) fn reset_pool_high(&mut self, pool: u64) {
+        if let Some((used, high)) = self.pool_use.get_mut(&pool) {
+            *high = *used;
+        }
+    }
+
+    /// `(free, total)` device memory.
+    pub(crate) fn info(&self) -> (usize, usize) {
+        let used = self.used;
+        (DEVICE_TOTAL_MEM.saturating_sub(used), DEVICE_TOTAL_MEM)
+    }
+
+    /// The pool and size of the live allocation starting at `address`, for export.
+    pub(crate) fn exportable(&self, address: u64) -> Result<(Option<u64>, usize), CUresult> {
+        let s = self;
+        match s.device.get(&address) {
+            Some(m) if m.backing.is_some() && m.import_of.is_none() => Ok((m.pool, m.size)),
+            _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        }
+    }
+
+    /// Maps the live allocation at `source` at a new address (an IPC import); one of its
+    /// imports still mapped makes it a duplicate import in the ledger.
+    pub(crate) fn import(&mut self, source: u64) -> Result<u64, CUresult> {
+        let s = self;
+        let (size, owner, backing) = match s.device.get(&source) {
+            Some(Mapping { size, owner, backing: Some(b), import_of: None, .. }) => (*size, *owner, Arc::clone(b)),
+            _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        };
+        let address = s.reserve(size)?;
+        let kind = AllocationKind::Import;
+        s.device.insert(
+            address,
+            Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: Some(source) },
+        );
+        let imports = s.imports.entry(source).or_default();
+        if !imports.is_empty() {
+            s.duplicate_imports.push(address);
+        }
+        imports.push(address);
+        Ok(address)
+    }
+
+    /// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
+    /// size 0 gives NULL, as a real driver does (facts).
+    pub(crate) fn alloc_pinned(&mut self, size: usize, owner: Owner, flags: u32) -> Result<*mut u8, CUresult> {
+        if size == 0 {
+            return Ok(std::ptr::null_mut());
+        }
+        let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        let p = backing.as_ptr();
+        self.pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags });
+        Ok(p)
+    }
+
+    /// The flags of the live pinned allocation that holds `p`; CUDA_ERROR_INVALID_VALUE for
+    /// any other address.
+    pub(crate) fn pinned_flags(&self, p: u64) -> Result<u32, CUresult> {
+        let s = self;
+        let (start, b) = s.pinned.range(..=p).next_back().ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if b.freed || p - start >= b.size as u64 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(b.flags)
+    }
+
+    /// Frees pinned memory: a freed buffer is CUDA_ERROR_INVALID_VALUE and a double free, an
+    /// unknown pointer CUDA_ERROR_INVALID_VALUE.
+    pub(crate) fn free_pinned(&mut self, p: u64) -> Result<(), CUresult> {
+        let s = self;
+        let b = s.pinned.get_mut(&p).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if std::mem::replace(&mut b.freed, true) {
+            s.double_frees.push(p);
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    }
+
+    /// Appends the live allocations.
+    pub(crate) fn live(&self, out: &mut Vec<Allocation>) {
+        let s = self;
+        out.extend(s.device.iter().filter_map(|(&address, m)| {
+            m.backing.as_ref().map(|_| Allocation { address, size: m.size, kind: m.kind })
+        }));
+        out.extend(s.pinned.iter().filter(|(_, b)| !b.freed).map(|(&address, b)| Allocation {
+            address,
+            size: b.size,
+            kind: AllocationKind::Pinned,
+        }));
+    }
+
+    /// Forgets the freed allocations (see [`crate::ledger_reset`]) and the mistakes kept:
+    /// freed address ranges become unknown and the memory kept for freed pinned buffers is
+    /// released. Live allocations stay as they are.
+    pub(crate) fn forget_freed(&mut self) {
+        let s = self;
+        s.device.retain(|_, m| m.backing.is_some());
+        s.pinned.retain(|_, b| !b.freed);
+        s.double_frees.clear();
+        s.use_after_free.clear();
+        s.duplicate_imports.clear();
+    }
+}
