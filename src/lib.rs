@@ -171,12 +171,13 @@ pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
-pub use resources::memory::{DeviceBuffer, DeviceRepr};
+pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::pinned::PinnedBuffer;
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
 pub use resources::user_object::UserObject;
+pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 pub use scope::{set_current, with_context};
 pub use sys::CUresult;
 #[doc(inline)]
