@@ -2,10 +2,13 @@
 //! (`DeviceSlice`/`DeviceSliceMut`): a split reduction (halve the range, add the upper
 //! half onto the lower with a kernel, repeat) and a copy in chunks spread over several
 //! streams. Each runs on a plain buffer, a view of one and a pool allocation, and is
-//! checked against the host: `cargo run --example views`. Exits non-zero on a wrong result.
+//! checked against the host; then memory of no bytes (no driver call, null, every
+//! operation a no-op) and the pool's attributes are checked, and the device's free
+//! memory printed: `cargo run --example views`. Exits non-zero on a wrong result.
 
 use cudrv::{
-    DeviceBuffer, DeviceSlice, DeviceSliceMut, Function, LaunchConfig, MemoryPool, Module, Stream, StreamFlags,
+    Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, Function, LaunchConfig, MemoryPool, Module, PinnedBuffer,
+    Stream, StreamFlags,
 };
 
 /// The sum of `mem`'s values, computed in place (the values are overwritten): while more
@@ -55,6 +58,30 @@ fn copy_in_chunks<T: cudrv::DeviceRepr>(
     Ok(())
 }
 
+/// Buffers of no bytes, of every kind: null, and every operation on them `Ok`. Returns
+/// the number of checks that failed.
+fn zero_lengths(ctx: &Context, stream: &Stream, pool: &MemoryPool) -> cudrv::Result<usize> {
+    let mut plain = DeviceBuffer::<f32>::alloc(ctx, 0)?;
+    let from_slice = DeviceBuffer::<f32>::from_slice(ctx, &[])?;
+    let ordered = DeviceBuffer::<f32>::alloc_async(stream, 0)?;
+    let pooled = pool.alloc_async::<f32>(stream, 0)?;
+    let pinned = PinnedBuffer::<f32>::zeroed(ctx, 0)?;
+    let full = DeviceBuffer::from_slice(ctx, &[1.0f32, 2.0])?;
+    let null = [&plain, &from_slice, &ordered, &pooled].iter().all(|b| b.as_raw() == 0) && pinned.as_raw().is_null();
+    plain.fill(1.0)?;
+    plain.copy_from_host(&[])?;
+    plain.copy_from_device(&full.slice(1..1)?)?;
+    plain.copy_from_pinned_async(&pinned, stream)?;
+    plain.slice_mut(..)?.fill_async(2.0, stream)?;
+    full.copy_from_device(&ordered)?;
+    full.copy_from_peer_async(&pooled, stream)?;
+    stream.synchronize()?;
+    let untouched = full.to_vec()? == [1.0, 2.0] && plain.to_vec()?.is_empty();
+    let raw = plain.into_raw().ok() == Some(0) && pinned.into_raw().is_ok_and(|p| p.is_null());
+    println!("buffers of no bytes: null {null}, copies and fills no-ops {untouched}, into_raw null {raw}");
+    Ok(usize::from(!null) + usize::from(!untouched) + usize::from(!raw))
+}
+
 fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
@@ -99,13 +126,21 @@ fn main() -> Result<(), cudrv::Error> {
     failures += usize::from(wrong != 0);
     failures += check("split reduction of a pool allocation", reduce_sum(&mut pooled, &add, &stream)?, sum_of(0..n));
 
+    failures += zero_lengths(&ctx, &stream, &pool)?;
+
+    // The pool's attributes: a threshold set is read back; the high mark saw the buffer.
+    pool.set_release_threshold(32 << 20)?;
+    let threshold = pool.release_threshold()?;
+    let high = pool.used_high()?;
+    drop(pooled);
+    stream.synchronize()?;
+    pool.trim_to(0)?;
+    let used = pool.used_current()?;
+    println!("pool: release threshold {threshold}, used high mark {high} bytes, used after the free {used}");
+    failures += usize::from(threshold != 32 << 20) + usize::from(high < (n * 4) as u64) + usize::from(used != 0);
     let info = ctx.memory_info()?;
-    println!(
-        "device memory: {} MiB free of {} MiB; the pool's high mark: {} bytes",
-        info.free >> 20,
-        info.total >> 20,
-        pool.used_high()?
-    );
+    println!("device memory: {} MiB free of {} MiB", info.free >> 20, info.total >> 20);
+    failures += usize::from(info.free > info.total || info.total == 0);
     if failures != 0 {
         println!("views: {failures} checks failed");
         std::process::exit(1);
