@@ -149,7 +149,9 @@ impl<T> DeviceBuffer<T> {
         self.mem.into_raw().map_err(|mem| DeviceBuffer { mem, len, _values: PhantomData })
     }
 
-    /// The device address; 0 (null) for a buffer of no bytes that cudrv allocated.
+    /// The device address; 0 (null) for a buffer of no bytes that cudrv allocated. (One
+    /// adopted with `from_raw`/`borrowed` keeps the address it was given, even for no
+    /// values; its views of no bytes, [`crate::DeviceSlice::as_raw`] included, are null.)
     #[inline(always)]
     pub fn as_raw(&self) -> CUdeviceptr {
         self.mem.raw()
