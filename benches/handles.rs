@@ -1,5 +1,7 @@
 //! Creating and dropping a stream, an event and a 1 MiB allocation through cudrv's
-//! handles, against the same raw `p` calls. A benchmark, not a test.
+//! handles, against the same raw `p` calls; making a view of a buffer, against the address
+//! arithmetic it stands for, and a 4 KiB device-to-device copy into a view, against the
+//! raw `cuMemcpyDtoD`. A benchmark, not a test.
 //!
 //! `cargo bench --bench handles -- [--driver stand-in|system] [--iters N] [--rounds R]`
 //!
@@ -11,7 +13,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cudrv::sys::{CUdeviceptr, CUevent, CUresult, CUstream};
-use cudrv::{Context, DeviceBuffer, Driver, Event, LoadOptions, Stream};
+use cudrv::{Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, Driver, Event, LoadOptions, Stream};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -102,5 +104,37 @@ fn main() {
             }
         },
         || drop(black_box(DeviceBuffer::<u8>::alloc(&ctx, 1 << 20).unwrap())),
+    );
+    // Views: no driver call, no allocation (issue 18's target); a bounds check and the
+    // arithmetic.
+    let mut buf = DeviceBuffer::<u32>::alloc(&ctx, 1 << 20).unwrap();
+    let base = buf.as_raw();
+    compare(
+        "view: slice + split_at + as_raw",
+        rounds,
+        iters,
+        || {
+            let (start, mid) = (black_box(1000u64), black_box(500u64));
+            black_box(base + start * 4 + mid * 4);
+        },
+        || {
+            let view = buf.slice(black_box(1000)..black_box(3000)).unwrap();
+            black_box(view.split_at(black_box(500)).unwrap().1.as_raw());
+        },
+    );
+    let src = DeviceBuffer::<u32>::alloc(&ctx, 1024).unwrap();
+    compare(
+        "4 KiB copy into a view (DtoD)",
+        rounds,
+        iters,
+        || {
+            // SAFETY: both ranges are live allocations of at least 4 KiB.
+            let status = unsafe { p.cuMemcpyDtoD(black_box(base + 4096), src.as_raw(), 4096) };
+            assert_eq!(status, CUresult::CUDA_SUCCESS);
+        },
+        || {
+            let mut view = buf.slice_mut(1024..2048).unwrap();
+            view.copy_from_device(&src).unwrap();
+        },
     );
 }

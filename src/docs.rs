@@ -7,6 +7,8 @@
 //!   per-thread default stream.
 //! - [`compatibility_matrix`]: `cudrv-matrix`, which runs a program's tests once per
 //!   driver version.
+//! - [`memory`]: what each kind of memory guarantees, views and the traits for device
+//!   memory of `T`, zero lengths, free and total memory, pool attributes.
 //! - [`stand_in`]: the stand-in driver (`cudrv-standin`) and how true it is to the real
 //!   one.
 //! - [`performance`]: measured per-call, loading and handle cost.
@@ -20,6 +22,9 @@ pub mod version_gating {}
 
 #[doc = include_str!("../docs/compatibility-matrix.md")]
 pub mod compatibility_matrix {}
+
+#[doc = include_str!("../docs/memory.md")]
+pub mod memory {}
 
 #[doc = include_str!("../docs/stand-in.md")]
 pub mod stand_in {}

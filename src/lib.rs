@@ -39,7 +39,10 @@
 //! reporting a failure through [`report()`] instead of panicking.
 //!
 //! More of the safe layer: [`Event`]s, [`PinnedBuffer`]s (page-locked host memory) for
-//! asynchronous copies, [`MemoryPool`]s with IPC ([`IpcExport`], [`ImportedBuffer`]),
+//! asynchronous copies, views of device memory ([`DeviceView`], [`DeviceViewMut`]) and
+//! the traits every kind of device memory implements ([`DeviceSlice`],
+//! [`DeviceSliceMut`]; [`docs::memory`]), device memory information ([`MemoryInfo`]),
+//! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
 //! [`Graph`]s and stream capture, [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
@@ -105,7 +108,7 @@
 //!
 //! The user guides are in [`docs`]: [error handling](docs::error_handling),
 //! [version gating](docs::version_gating), [the compatibility
-//! matrix](docs::compatibility_matrix), [the stand-in](docs::stand_in),
+//! matrix](docs::compatibility_matrix), [memory](docs::memory), [the stand-in](docs::stand_in),
 //! [performance](docs::performance), [driver facts](docs::driver_facts).
 
 #![deny(
@@ -171,12 +174,13 @@ pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
-pub use resources::memory::{DeviceBuffer, DeviceRepr};
+pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::pinned::PinnedBuffer;
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
 pub use resources::user_object::UserObject;
+pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 pub use scope::{set_current, with_context};
 pub use sys::CUresult;
 #[doc(inline)]

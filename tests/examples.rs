@@ -29,6 +29,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("multi_gpu", 1, "multi_gpu: needs two GPUs, this machine has 1; nothing to do"),
     ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
     ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
+    ("views", 1, "views: every result verified, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -38,6 +38,7 @@ use crate::resources::host_fn::in_driver_callback;
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
+use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 use crate::scope::cleanup_steps_in_context;
 use crate::sys::{CUdeviceptr, CUmemPoolPtrExportData, CUresult};
 use crate::Driver;
@@ -352,6 +353,22 @@ impl ImportedBuffer {
     /// Sets every byte of the mapping to `value`.
     pub fn fill(&self, value: u8) -> Result<(), crate::Error> {
         self.0.buffer.fill(value)
+    }
+}
+
+impl sealed::Sealed for ImportedBuffer {}
+
+/// The mapping's bytes: copies, fills and views as for any device memory. A view borrows
+/// this handle, so the mapping outlives it.
+impl DeviceSlice<u8> for ImportedBuffer {
+    fn as_view(&self) -> DeviceView<'_, u8> {
+        self.0.buffer.as_view()
+    }
+}
+
+impl DeviceSliceMut<u8> for ImportedBuffer {
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, u8> {
+        self.0.buffer.as_view().into_mut()
     }
 }
 

@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use crate::error::CudaError;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
+use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
 
 /// Grid and block dimensions and dynamic shared memory of a launch.
@@ -74,6 +75,20 @@ unsafe impl<T> KernelArg for DeviceBuffer<T> {
     }
 }
 
+// SAFETY: the parameter is the view's device address, kept in the view while it is borrowed.
+unsafe impl<T> KernelArg for DeviceView<'_, T> {
+    fn param(&self) -> *mut c_void {
+        (self.raw_ref() as *const u64).cast_mut().cast()
+    }
+}
+
+// SAFETY: as above.
+unsafe impl<T> KernelArg for DeviceViewMut<'_, T> {
+    fn param(&self) -> *mut c_void {
+        (self.raw_ref() as *const u64).cast_mut().cast()
+    }
+}
+
 const INLINE_ARGS: usize = 16;
 
 /// A launch being built: the function, the stream, the arguments (borrowed until the
@@ -113,8 +128,8 @@ impl<'a> Launch<'a> {
         }
     }
 
-    /// Pushes the next kernel argument: a plain value (`&n`) or a device buffer (`&buf`,
-    /// passed as its device address). It stays borrowed until the builder is dropped.
+    /// Pushes the next kernel argument: a plain value (`&n`), a device buffer (`&buf`) or
+    /// a view of one (`&buf.slice(8..)?`), passed as its device address. It stays borrowed until the builder is dropped.
     #[inline]
     pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut Launch<'a> {
         let p = arg.param();

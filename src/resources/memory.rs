@@ -1,6 +1,11 @@
 //! Typed device memory: synchronous (`cuMemAlloc`/`cuMemFree`) and stream-ordered
 //! (`cuMemAllocAsync`/`cuMemFreeAsync`, which remember their deallocation stream)
-//! allocations of `T`, and copies and fills between them and the host.
+//! allocations of `T`, and the device's free and total memory (`cuMemGetInfo`). Their
+//! copies, fills and views are those of every kind of device memory (`view.rs`).
+//!
+//! An allocation of no bytes calls no driver function: it is the null address, owned by
+//! nobody (never freed), so every kind of buffer of length 0 behaves the same on every
+//! driver (a real one refuses `cuMemAlloc(0)` but gives null for `cuMemAllocAsync(0)`).
 
 use std::marker::PhantomData;
 
@@ -9,7 +14,6 @@ use crate::error::{CudaError, Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::handle::{Handle, Kind, Ownership};
-use crate::resources::pinned::PinnedBuffer;
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
 use crate::sys::{CUcontext, CUdeviceptr};
@@ -43,6 +47,13 @@ pub(crate) struct DeviceMemory;
 pub(crate) struct MemoryOwner {
     context: Context,
     release: Release,
+}
+
+impl MemoryOwner {
+    /// The context the allocation belongs to.
+    pub(crate) fn context(&self) -> &Context {
+        &self.context
+    }
 }
 
 enum Release {
@@ -123,27 +134,33 @@ fn bytes_of<T>(what: &'static str, len: usize) -> Result<usize, InvalidArgument>
         .ok_or_else(|| InvalidArgument::new(what, format!("{len} values of {} bytes overflow usize", size_of::<T>())))
 }
 
-/// Checks that `n` values fit in a buffer of `len`.
-fn check_fits(what: &'static str, n: usize, len: usize) -> Result<(), InvalidArgument> {
-    if n > len {
-        return Err(InvalidArgument::new(what, format!("{n} values do not fit in a buffer of {len}")));
-    }
-    Ok(())
-}
-
 impl<T> DeviceBuffer<T> {
     /// Gives up ownership: returns the address, which cudrv will no longer free, if this
     /// is the only clone; otherwise returns the buffer unchanged. Its context is kept alive
     /// for the rest of the process, so the address stays valid until freed by hand.
+    ///
+    /// A buffer at the null address (one of no bytes that cudrv allocated) owns nothing:
+    /// it returns `Ok(0)`, which needs no free, and keeps nothing alive.
     pub fn into_raw(self) -> Result<CUdeviceptr, DeviceBuffer<T>> {
+        if self.as_raw() == 0 && self.mem.ownership() == Ownership::Borrowed {
+            return Ok(0);
+        }
         let len = self.len;
         self.mem.into_raw().map_err(|mem| DeviceBuffer { mem, len, _values: PhantomData })
     }
 
-    /// The device address.
+    /// The device address; 0 (null) for a buffer of no bytes that cudrv allocated. (One
+    /// adopted with `from_raw`/`borrowed` keeps the address it was given, even for no
+    /// values; its views of no bytes, [`crate::DeviceSlice::as_raw`] included, are null.)
     #[inline(always)]
     pub fn as_raw(&self) -> CUdeviceptr {
         self.mem.raw()
+    }
+
+    /// The allocation's shared state: what its views refer to.
+    #[inline(always)]
+    pub(crate) fn allocation(&self) -> &Handle<DeviceMemory> {
+        &self.mem
     }
 
     /// Where the address is kept for the life of the buffer: what a kernel parameter points to.
@@ -183,9 +200,13 @@ impl<T> DeviceBuffer<T> {
 
 impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Allocates `len` values in `context` (`cuMemAlloc`), uninitialised. On error nothing
-    /// is allocated.
+    /// is allocated. No bytes (`len` 0) make no driver call: the buffer has the null
+    /// address, and every copy, fill and view of it is a no-op.
     pub fn alloc(context: &Context, len: usize) -> Result<DeviceBuffer<T>, Error> {
         let bytes = bytes_of::<T>("DeviceBuffer::alloc", len)?;
+        if bytes == 0 {
+            return Ok(DeviceBuffer::empty(MemoryOwner { context: context.clone(), release: Release::Free }, len));
+        }
         let pc = context.driver().pc();
         let create = || {
             let mut ptr: CUdeviceptr = 0;
@@ -199,13 +220,14 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     /// Allocates `len` values ordered on `stream` (`cuMemAllocAsync`), uninitialised; it is
-    /// freed on the same stream. On error nothing is allocated.
+    /// freed on the same stream. On error nothing is allocated. No bytes make no driver
+    /// call (the null address, as [`DeviceBuffer::alloc`]).
     pub fn alloc_async(stream: &Stream, len: usize) -> Result<DeviceBuffer<T>, Error> {
         DeviceBuffer::alloc_ordered(stream, None, len)
     }
 
     /// A new buffer holding a copy of `values` (`cuMemAlloc`, `cuMemcpyHtoD`). On error
-    /// nothing is allocated.
+    /// nothing is allocated. An empty slice makes no driver call.
     pub fn from_slice(context: &Context, values: &[T]) -> Result<DeviceBuffer<T>, Error> {
         let buffer = DeviceBuffer::alloc(context, values.len())?;
         buffer.copy_from_host(values)?;
@@ -220,6 +242,10 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     ) -> Result<DeviceBuffer<T>, Error> {
         let bytes = bytes_of::<T>("DeviceBuffer::alloc_async", len)?;
         let context = stream.context();
+        if bytes == 0 {
+            let release = Release::FreeAsync { stream: stream.clone(), _pool: pool.cloned() };
+            return Ok(DeviceBuffer::empty(MemoryOwner { context: context.clone(), release }, len));
+        }
         let (pc, s) = (context.driver().pc(), stream.as_raw());
         let create = || {
             let mut ptr: CUdeviceptr = 0;
@@ -254,166 +280,44 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         DeviceBuffer::adopt(context, ptr, len, Ownership::Borrowed)
     }
 
+    /// A buffer of no bytes: the null address, which nothing frees.
+    fn empty(owner: MemoryOwner, len: usize) -> DeviceBuffer<T> {
+        DeviceBuffer { mem: Handle::new(owner, 0, Ownership::Borrowed), len, _values: PhantomData }
+    }
+
     fn adopt(context: &Context, ptr: CUdeviceptr, len: usize, ownership: Ownership) -> DeviceBuffer<T> {
         let owner = MemoryOwner { context: context.clone(), release: Release::Free };
         DeviceBuffer { mem: Handle::new(owner, ptr, ownership), len, _values: PhantomData }
     }
+}
 
-    fn pc(&self) -> crate::Pc {
-        self.context().driver().pc()
-    }
+/// A device's free and total memory, in bytes, as `cuMemGetInfo` reports them at one
+/// moment (other contexts and processes allocate too: the free amount is a snapshot).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MemoryInfo {
+    /// Bytes free on the device.
+    pub free: usize,
+    /// The device's memory, in bytes.
+    pub total: usize,
+}
 
-    /// Copies `src` to the start of the buffer (`cuMemcpyHtoD`, synchronous). A source
-    /// longer than the buffer is refused before any driver call.
-    pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_from_host", src.len(), self.len)?;
-        let (pc, ptr, bytes) = (self.pc(), self.as_raw(), size_of_val(src));
-        // SAFETY: `src` is readable for `bytes`, which fit in the buffer.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
-    }
-
-    /// Copies the start of the buffer into `dst` (`cuMemcpyDtoH`, synchronous). A
-    /// destination longer than the buffer is refused before any driver call.
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_to_host", dst.len(), self.len)?;
-        let (pc, ptr, bytes) = (self.pc(), self.as_raw(), size_of_val(dst));
-        // SAFETY: `dst` is writable for `bytes`, which fit in the buffer; T: DeviceRepr
-        // accepts any bytes.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
-    }
-
-    /// The whole buffer, copied to a new vector (`cuMemcpyDtoH`, synchronous).
-    ///
-    /// A vector the host cannot allocate (a buffer larger than host memory) is an
-    /// [`InvalidArgument`] naming the size, returned before any driver call; the process is
-    /// never aborted.
-    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        let mut out = Vec::<T>::new();
-        out.try_reserve_exact(self.len).map_err(|e| {
-            let why =
-                format!("a host vector of {} values ({} bytes) cannot be allocated: {e}", self.len, self.size_bytes());
-            InvalidArgument::new("DeviceBuffer::to_vec", why)
-        })?;
-        let (pc, ptr, bytes) = (self.pc(), self.as_raw(), self.size_bytes());
-        // SAFETY: the vector has room for `len` values; the copy writes all of them.
-        self.context().run(|| unsafe { pc.cuMemcpyDtoH(out.as_mut_ptr().cast(), ptr, bytes) })?;
-        // SAFETY: the copy above initialised `len` values (any bytes are a valid T).
-        unsafe { out.set_len(self.len) };
-        Ok(out)
-    }
-
-    /// Copies `src` to the start of the buffer (`cuMemcpyDtoD`, synchronous with respect
-    /// to the host). A longer source is refused before any driver call.
-    pub fn copy_from_device(&self, src: &DeviceBuffer<T>) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_from_device", src.len, self.len)?;
-        let (pc, dst, from, bytes) = (self.pc(), self.as_raw(), src.as_raw(), src.size_bytes());
-        // SAFETY: both ranges are live allocations of at least `bytes`.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
-    }
-
-    /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyDtoDAsync`).
-    pub fn copy_from_device_async(&self, src: &DeviceBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_from_device_async", src.len, self.len)?;
-        let (pc, dst, from, bytes, s) = (self.pc(), self.as_raw(), src.as_raw(), src.size_bytes(), stream.as_raw());
-        // SAFETY: both ranges are live allocations of at least `bytes`; the stream is live.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoDAsync(dst, from, bytes, s) })?)
-    }
-
-    /// Copies the pinned buffer `src` to the start of this one, ordered on `stream`
-    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
-    pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_from_pinned_async", src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), src.size_bytes(), stream.as_raw());
-        let host = src.as_ptr().cast();
-        // SAFETY: `src` stays allocated and unwritten until the copy is done: the copy is
-        // one of its uses, which it waits for before any write or its free.
-        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
-    }
-
-    /// Copies the start of this buffer into the pinned buffer `dst`, ordered on `stream`
-    /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
-    pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_to_pinned_async", dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), dst.size_bytes(), stream.as_raw());
-        let host = dst.as_mut_ptr().cast();
-        // SAFETY: as above, for reads of `dst`.
-        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
-    }
-
-    /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyHtoDAsync`).
-    ///
-    /// # Safety
-    /// `src` must stay allocated and unwritten until the copy is done (synchronise the
-    /// stream, or an event recorded after it). [`DeviceBuffer::copy_from_pinned_async`]
-    /// is the safe form.
-    pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_from_host_async", src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), size_of_val(src), stream.as_raw());
-        // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
-    }
-
-    /// Copies the start of the buffer into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
-    ///
-    /// # Safety
-    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
-    /// [`DeviceBuffer::copy_to_pinned_async`] is the safe form.
-    pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
-        check_fits("DeviceBuffer::copy_to_host_async", dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.as_raw(), size_of_val(dst), stream.as_raw());
-        // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
-    }
-
-    /// Sets every value to `value` (`cuMemsetD8`/`D16`/`D32`, synchronous). `T` must be
-    /// 1, 2 or 4 bytes; other sizes are refused before any driver call.
-    pub fn fill(&self, value: T) -> Result<(), Error> {
-        let (pc, ptr, n) = (self.pc(), self.as_raw(), self.len);
-        let fill = Fill::of("DeviceBuffer::fill", value)?;
-        Ok(self.context().run(|| match fill {
-            // SAFETY: the range is this live allocation.
-            Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
-            // SAFETY: as above.
-            Fill::D16(v) => unsafe { pc.cuMemsetD16(ptr, v, n) },
-            // SAFETY: as above.
-            Fill::D32(v) => unsafe { pc.cuMemsetD32(ptr, v, n) },
-        })?)
-    }
-
-    /// Sets every value to `value`, ordered on `stream` (`cuMemsetD8Async`/`D16`/`D32`).
-    pub fn fill_async(&self, value: T, stream: &Stream) -> Result<(), Error> {
-        let (pc, ptr, n, s) = (self.pc(), self.as_raw(), self.len, stream.as_raw());
-        let fill = Fill::of("DeviceBuffer::fill_async", value)?;
-        Ok(stream.run(|| match fill {
-            // SAFETY: the range is this live allocation; the stream is live.
-            Fill::D8(v) => unsafe { pc.cuMemsetD8Async(ptr, v, n, s) },
-            // SAFETY: as above.
-            Fill::D16(v) => unsafe { pc.cuMemsetD16Async(ptr, v, n, s) },
-            // SAFETY: as above.
-            Fill::D32(v) => unsafe { pc.cuMemsetD32Async(ptr, v, n, s) },
-        })?)
+impl MemoryInfo {
+    /// The free and total memory of the device of the calling thread's current context
+    /// (`cuMemGetInfo`). Without a current context the driver's error is returned.
+    pub fn of_current_context(driver: &'static Driver) -> Result<MemoryInfo, CudaError> {
+        let (mut free, mut total) = (0usize, 0usize);
+        // SAFETY: both are valid out-pointers.
+        unsafe { driver.pc().cuMemGetInfo(&mut free, &mut total) }?;
+        Ok(MemoryInfo { free, total })
     }
 }
 
-/// A fill value as the memset of its width takes it.
-#[derive(Clone, Copy)]
-enum Fill {
-    D8(u8),
-    D16(u16),
-    D32(u32),
-}
-
-impl Fill {
-    fn of<T: DeviceRepr>(what: &'static str, value: T) -> Result<Fill, InvalidArgument> {
-        let bytes = size_of::<T>();
-        match bytes {
-            // SAFETY: T is plain data of exactly one byte.
-            1 => Ok(Fill::D8(unsafe { std::mem::transmute_copy::<T, u8>(&value) })),
-            // SAFETY: T is plain data of exactly two bytes.
-            2 => Ok(Fill::D16(unsafe { std::mem::transmute_copy::<T, u16>(&value) })),
-            // SAFETY: T is plain data of exactly four bytes.
-            4 => Ok(Fill::D32(unsafe { std::mem::transmute_copy::<T, u32>(&value) })),
-            _ => Err(InvalidArgument::new(what, format!("a fill value must be 1, 2 or 4 bytes, not {bytes}"))),
-        }
+impl Context {
+    /// The free and total memory of this context's device (`cuMemGetInfo` with this
+    /// context current). On error the calling thread's context is unchanged.
+    pub fn memory_info(&self) -> Result<MemoryInfo, CudaError> {
+        let driver = self.driver();
+        self.run(|| MemoryInfo::of_current_context(driver))
     }
 }

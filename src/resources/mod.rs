@@ -28,3 +28,4 @@ pub mod pinned;
 pub mod pool;
 pub mod stream;
 pub mod user_object;
+pub mod view;

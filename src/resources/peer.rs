@@ -17,13 +17,13 @@
 //!
 //! Peer copies work without peer access too (the driver stages them through the host,
 //! about ten times slower on NVLink): enabling access is a matter of speed, and of
-//! kernels that dereference the peer's memory.
+//! kernels that dereference the peer's memory. The copies themselves are those of every
+//! kind of device memory (`DeviceBuffer::copy_from_peer_async`,
+//! `DeviceSliceMut::copy_from_peer_async`, in `view.rs`).
 
 use crate::call;
-use crate::error::{CudaError, Error, InvalidArgument};
+use crate::error::CudaError;
 use crate::resources::context::Context;
-use crate::resources::memory::{DeviceBuffer, DeviceRepr};
-use crate::resources::stream::Stream;
 use crate::sys::CUresult;
 
 impl Context {
@@ -60,26 +60,5 @@ impl Context {
                 status => Err(d.error(call::cuCtxDisablePeerAccess, status)),
             }
         })
-    }
-}
-
-impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// Copies `src`, which may belong to another context or device, to the start of this
-    /// buffer, ordered on `stream` (`cuMemcpyPeerAsync` with both buffers' contexts). Works
-    /// with or without peer access (without it the driver stages the copy). Order `src`'s
-    /// producer before it with an event ([`Stream::wait_event`]). A source longer than
-    /// this buffer is refused before any driver call.
-    pub fn copy_from_peer_async(&self, src: &DeviceBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        if src.len() > self.len() {
-            let why = format!("{} values do not fit in a buffer of {}", src.len(), self.len());
-            return Err(InvalidArgument::new("DeviceBuffer::copy_from_peer_async", why).into());
-        }
-        let pc = stream.context().driver().pc();
-        let (dst, dst_ctx) = (self.as_raw(), self.context().as_raw());
-        let (from, src_ctx) = (src.as_raw(), src.context().as_raw());
-        let (bytes, s) = (src.size_bytes(), stream.as_raw());
-        // SAFETY: both ranges are live allocations of at least `bytes` in their contexts,
-        // which we hold; the stream is live.
-        Ok(stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })?)
     }
 }

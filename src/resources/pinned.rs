@@ -31,11 +31,16 @@ kind!(
 /// (an event recorded after it): reading or writing it ([`PinnedBuffer::as_slice`],
 /// [`PinnedBuffer::as_mut_slice`]) and dropping it wait for that event first, so the host
 /// never sees a copy half done and the memory is never freed under one.
+///
+/// A buffer of no bytes makes no driver call: no memory, no event; its address is null
+/// (never a dangling one, not even from [`PinnedBuffer::into_raw`]), its slices are empty
+/// and every copy of it is a no-op.
 pub struct PinnedBuffer<T> {
     mem: Unique<PinnedMemory>,
     len: usize,
-    /// Recorded after every asynchronous copy that uses the buffer (each waits for it first).
-    in_use: Event,
+    /// Recorded after every asynchronous copy that uses the buffer (each waits for it
+    /// first); `None` for a buffer of no bytes, which no copy uses.
+    in_use: Option<Event>,
     /// Why a queued copy could not be covered by `in_use` (nor waited for).
     failed: Mutex<Option<CudaError>>,
     _values: PhantomData<T>,
@@ -49,7 +54,8 @@ impl<T> std::fmt::Debug for PinnedBuffer<T> {
 
 impl<T: DeviceRepr> PinnedBuffer<T> {
     /// Allocates `len` zeroed values of page-locked host memory in `context`
-    /// (`cuMemAllocHost`). On error nothing is allocated.
+    /// (`cuMemAllocHost`). On error nothing is allocated. No bytes make no driver call
+    /// (the null address).
     pub fn zeroed(context: &Context, len: usize) -> Result<PinnedBuffer<T>, Error> {
         PinnedBuffer::alloc(context, len, None)
     }
@@ -72,12 +78,9 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         })?;
         let pc = context.driver().pc();
         if bytes == 0 {
-            // Nothing to allocate (cuMemAllocHost(0) gives a null pointer): a dangling,
-            // aligned address that is never freed or touched.
-            let in_use = Event::new(context, EventFlags::DISABLE_TIMING)?;
-            let dangling = std::ptr::NonNull::<T>::dangling().as_ptr().cast::<c_void>();
-            let mem = Unique::new(context.clone(), dangling, Ownership::Borrowed);
-            return Ok(PinnedBuffer { mem, len, in_use, failed: Mutex::new(None), _values: PhantomData });
+            // Nothing to allocate, nothing to guard: the null address, never freed.
+            let mem = Unique::new(context.clone(), std::ptr::null_mut(), Ownership::Borrowed);
+            return Ok(PinnedBuffer { mem, len, in_use: None, failed: Mutex::new(None), _values: PhantomData });
         }
         // The event and the memory are made under one switch to the context.
         let mut in_use = None;
@@ -102,7 +105,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             mem.leak();
             return Err(InvalidArgument::new("PinnedBuffer::zeroed", "internal error: no event was made").into());
         };
-        Ok(PinnedBuffer { mem, len, in_use, failed: Mutex::new(None), _values: PhantomData })
+        Ok(PinnedBuffer { mem, len, in_use: Some(in_use), failed: Mutex::new(None), _values: PhantomData })
     }
 
     /// A pinned copy of `values`. On error nothing is allocated.
@@ -115,10 +118,15 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// Gives up ownership: waits for pending copies, then returns the address, which
     /// cudrv will no longer free. Its context is kept alive for the rest of the process, so
     /// the address stays valid until freed by hand. On error (the wait failed) the buffer
-    /// is returned.
+    /// is returned. A buffer of no bytes returns the null pointer, which needs no free
+    /// (`cuMemFreeHost` is never to be called on it), and keeps nothing alive.
     pub fn into_raw(self) -> Result<*mut c_void, (PinnedBuffer<T>, CudaError)> {
         if let Err(e) = self.wait() {
             return Err((self, e));
+        }
+        if self.in_use.is_none() {
+            // No bytes: nothing was allocated, nothing is given up.
+            return Ok(std::ptr::null_mut());
         }
         // Take the buffer apart without its `Drop`: the memory is given up with its owner
         // (the context stays alive); the guard event, now complete, is destroyed.
@@ -131,18 +139,18 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     }
 
     /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver adds
-    /// `DEVICEMAP`). A buffer of no values allocates nothing (its flags are not checked
-    /// either): the driver answers `CUDA_ERROR_INVALID_VALUE` for it.
+    /// `DEVICEMAP`). A buffer of no bytes allocates nothing (its flags are not checked
+    /// either): the driver answers `CUDA_ERROR_INVALID_VALUE` for its null address.
     pub fn flags(&self) -> Result<HostAllocFlags, CudaError> {
         let (pc, ptr) = (self.context().driver().pc(), self.as_raw());
         let mut bits = 0;
-        // SAFETY: `ptr` is this buffer's pinned allocation (or, for no values, an address the
-        // driver refuses without touching); `bits` is a valid out-pointer.
+        // SAFETY: `ptr` is this buffer's pinned allocation (or, for no bytes, null, which the
+        // driver refuses); `bits` is a valid out-pointer.
         self.context().run(|| unsafe { pc.cuMemHostGetFlags(&mut bits, ptr) })?;
         Ok(HostAllocFlags::from_bits_retain(bits))
     }
 
-    /// The host address.
+    /// The host address; null for a buffer of no bytes.
     pub fn as_raw(&self) -> *mut c_void {
         self.mem.raw()
     }
@@ -153,6 +161,17 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
 
     pub(crate) fn as_mut_ptr(&mut self) -> *mut T {
         self.mem.raw().cast::<T>()
+    }
+
+    /// The address a slice of the values starts at: the memory, or for no bytes (the
+    /// null address) a dangling, aligned one, as slices of no bytes need.
+    fn slice_ptr(&self) -> *mut T {
+        let ptr = self.mem.raw().cast::<T>();
+        if ptr.is_null() {
+            std::ptr::NonNull::<T>::dangling().as_ptr()
+        } else {
+            ptr
+        }
     }
 
     /// The number of values.
@@ -179,16 +198,17 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// (the wait failed) nothing can be read.
     pub fn as_slice(&self) -> Result<&[T], CudaError> {
         self.wait()?;
-        // SAFETY: the allocation holds `len` initialised values (zeroed or copied in);
-        // no copy is pending, and `&mut self` excludes new ones while the slice lives.
-        Ok(unsafe { std::slice::from_raw_parts(self.as_ptr(), self.len) })
+        // SAFETY: the allocation holds `len` initialised values (zeroed or copied in), or
+        // has no bytes (then the address is a dangling, aligned one); no copy is pending,
+        // and `&mut self` excludes new ones while the slice lives.
+        Ok(unsafe { std::slice::from_raw_parts(self.slice_ptr(), self.len) })
     }
 
     /// The values, for writing, once every copy that uses them is done (waits for it).
     pub fn as_mut_slice(&mut self) -> Result<&mut [T], CudaError> {
         self.wait()?;
         // SAFETY: as above; `&mut self` makes this the only access.
-        Ok(unsafe { std::slice::from_raw_parts_mut(self.as_mut_ptr(), self.len) })
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.slice_ptr(), self.len) })
     }
 
     /// Queues `copy` on `stream` as a use of the buffer, under one switch to the stream's
@@ -203,8 +223,12 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         stream: &Stream,
         copy: impl FnOnce() -> Result<(), CudaError>,
     ) -> Result<(), CudaError> {
-        let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), self.in_use.as_raw());
-        let same_context = self.in_use.context().as_raw() == stream.context().as_raw();
+        let Some(in_use) = &self.in_use else {
+            // No bytes: no copy touches the buffer (the callers queue none).
+            return stream.run(copy);
+        };
+        let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), in_use.as_raw());
+        let same_context = in_use.context().as_raw() == stream.context().as_raw();
         let mut queued = false;
         let result = stream.run(|| {
             // SAFETY: the stream and the event are live.
@@ -235,7 +259,10 @@ impl<T> PinnedBuffer<T> {
         if let Some(e) = self.failed.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
             return Err(e.clone().with_note("a copy that uses this buffer may still be running: it cannot be used"));
         }
-        self.in_use.synchronize()
+        match &self.in_use {
+            Some(in_use) => in_use.synchronize(),
+            None => Ok(()),
+        }
     }
 }
 
@@ -246,8 +273,12 @@ impl<T> Drop for PinnedBuffer<T> {
     /// wait succeeded and only restoring the caller's context failed, the memory is still
     /// freed, and the failed restoration is reported, naming that context.
     fn drop(&mut self) {
+        let Some(in_use) = &self.in_use else {
+            // No bytes: nothing was allocated (the memory's handle frees nothing).
+            return;
+        };
         let bytes = self.len.saturating_mul(size_of::<T>());
-        let (ptr, ev) = (self.mem.raw() as usize, self.in_use.as_raw());
+        let (ptr, ev) = (self.mem.raw() as usize, in_use.as_raw());
         let leaked = |why: &str| format!("{bytes} bytes of pinned memory at {ptr:#x} leaked: {why}");
         if let Some(e) = self.failed.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
             self.mem.leak();
@@ -260,7 +291,7 @@ impl<T> Drop for PinnedBuffer<T> {
         // One switch to the buffer's context for the wait (the free follows, through the
         // handle core); the report of a failed wait names the event, that of a failed
         // restoration the context being restored.
-        let d = self.in_use.context().driver();
+        let d = in_use.context().driver();
         let waited = Cell::new(false);
         let wait = || {
             // SAFETY: the event is live (we hold it).
@@ -271,7 +302,7 @@ impl<T> Drop for PinnedBuffer<T> {
             waited.set(true);
             Ok(())
         };
-        let ctx = Some(self.in_use.context().as_raw());
+        let ctx = Some(in_use.context().as_raw());
         cleanup_steps_in_context(d, ctx, call::cuEventSynchronize, Arg::Pointer(ev as usize), wait, || {});
         if !waited.get() {
             self.mem.leak();

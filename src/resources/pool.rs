@@ -1,7 +1,9 @@
-//! Memory pools (`cuMemPoolCreate`), their stream-ordered allocations, and the sharing of
-//! a pool with another process through a POSIX file descriptor.
+//! Memory pools (`cuMemPoolCreate`), their stream-ordered allocations, their attributes
+//! (`cuMemPoolGetAttribute`/`SetAttribute`: release threshold, reserved and used memory,
+//! reuse policies) and trimming (`cuMemPoolTrimTo`), and the sharing of a pool with
+//! another process through a POSIX file descriptor.
 
-use std::ffi::c_void;
+use std::ffi::{c_int, c_void};
 
 use crate::device::Device;
 use crate::error::{CudaError, Error};
@@ -11,7 +13,7 @@ use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
 use crate::sys::{
     CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
-    CUmemLocationType, CUmemPoolProps, CUmemoryPool,
+    CUmemLocationType, CUmemPoolProps, CUmemPool_attribute, CUmemoryPool,
 };
 
 kind!(
@@ -106,5 +108,126 @@ impl MemoryPool {
         // SAFETY: for POSIX fds the driver writes an int through the handle pointer.
         unsafe { pc.cuMemPoolExportToShareableHandle((&mut fd as *mut i32).cast(), self.as_raw(), kind, 0) }?;
         Ok(fd)
+    }
+
+    /// The bytes the pool keeps reserved when memory is freed back to it, before it
+    /// releases memory to the system at the next synchronisation
+    /// (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`; 0 by default: release everything).
+    pub fn release_threshold(&self) -> Result<u64, CudaError> {
+        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    }
+
+    /// Sets the release threshold (see [`MemoryPool::release_threshold`]; `u64::MAX`
+    /// keeps everything). On error it is unchanged.
+    pub fn set_release_threshold(&self, bytes: u64) -> Result<(), CudaError> {
+        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)
+    }
+
+    /// The bytes of device memory the pool holds now, in use or not
+    /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
+    pub fn reserved_current(&self) -> Result<u64, CudaError> {
+        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+    }
+
+    /// The most bytes the pool has held since it was made or the mark was reset
+    /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`).
+    pub fn reserved_high(&self) -> Result<u64, CudaError> {
+        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
+    }
+
+    /// Resets the reserved high mark to the current reservation.
+    pub fn reset_reserved_high(&self) -> Result<(), CudaError> {
+        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0)
+    }
+
+    /// The bytes of the pool's allocations in use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`).
+    pub fn used_current(&self) -> Result<u64, CudaError> {
+        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+    }
+
+    /// The most bytes in use since the pool was made or the mark was reset
+    /// (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
+    pub fn used_high(&self) -> Result<u64, CudaError> {
+        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)
+    }
+
+    /// Resets the used high mark to the current use.
+    pub fn reset_used_high(&self) -> Result<(), CudaError> {
+        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0)
+    }
+
+    /// Whether memory freed on one stream may be reused on another that waits for an
+    /// event recorded after the free (`CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`;
+    /// on by default).
+    pub fn reuse_follow_event_dependencies(&self) -> Result<bool, CudaError> {
+        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
+    }
+
+    /// Sets [`MemoryPool::reuse_follow_event_dependencies`].
+    pub fn set_reuse_follow_event_dependencies(&self, on: bool) -> Result<(), CudaError> {
+        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, on)
+    }
+
+    /// Whether memory may be reused once its free is known to be done, with no
+    /// dependency between the streams (`CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`; on
+    /// by default).
+    pub fn reuse_allow_opportunistic(&self) -> Result<bool, CudaError> {
+        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+    }
+
+    /// Sets [`MemoryPool::reuse_allow_opportunistic`].
+    pub fn set_reuse_allow_opportunistic(&self, on: bool) -> Result<(), CudaError> {
+        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, on)
+    }
+
+    /// Whether the driver may add a dependency on a free's stream to reuse its memory
+    /// (`CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`; on by default).
+    pub fn reuse_allow_internal_dependencies(&self) -> Result<bool, CudaError> {
+        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+    }
+
+    /// Sets [`MemoryPool::reuse_allow_internal_dependencies`].
+    pub fn set_reuse_allow_internal_dependencies(&self, on: bool) -> Result<(), CudaError> {
+        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on)
+    }
+
+    /// Releases memory the pool holds but does not use, keeping at least
+    /// `min_bytes_to_keep` reserved (`cuMemPoolTrimTo`). Memory of live allocations is
+    /// never released.
+    pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<(), CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        // SAFETY: the pool is live.
+        self.context().run(|| unsafe { pc.cuMemPoolTrimTo(raw, min_bytes_to_keep) })
+    }
+
+    /// A 64-bit attribute (`cuuint64_t`).
+    fn get_u64(&self, attr: CUmemPool_attribute) -> Result<u64, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut value: u64 = 0;
+        // SAFETY: `attr` takes a cuuint64_t, which `value` is; the pool is live.
+        self.context().run(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut u64).cast()) })?;
+        Ok(value)
+    }
+
+    fn set_u64(&self, attr: CUmemPool_attribute, mut value: u64) -> Result<(), CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        // SAFETY: as above; the driver reads the value.
+        self.context().run(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut u64).cast()) })
+    }
+
+    /// A reuse policy (an `int`, 0 or 1).
+    fn get_flag(&self, attr: CUmemPool_attribute) -> Result<bool, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut value: c_int = 0;
+        // SAFETY: `attr` takes an int, which `value` is; the pool is live.
+        self.context().run(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })?;
+        Ok(value != 0)
+    }
+
+    fn set_flag(&self, attr: CUmemPool_attribute, on: bool) -> Result<(), CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut value = c_int::from(on);
+        // SAFETY: as above; the driver reads the value.
+        self.context().run(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })
     }
 }

@@ -1,0 +1,804 @@
+//! Device memory of `T`, whatever made it: the traits [`DeviceSlice`] (read access) and
+//! [`DeviceSliceMut`] (write access), which buffers, pool allocations, imported IPC
+//! buffers and views implement; views, borrowed sub-ranges of them; and the copies and
+//! fills they all share, implemented once, over a view.
+//!
+//! A view is an address, a length and a reference to its parent allocation's shared state
+//! (the `Handle` of the allocation): creating one makes no driver call and allocates
+//! nothing. The reference keeps the parent borrowed (it cannot be dropped while the view
+//! lives) and is what the tracking of uses across streams will attribute a view's uses to
+//! (DESIGN.md, "Device memory of T").
+
+use std::marker::PhantomData;
+use std::ops::{Bound, RangeBounds};
+
+use crate::error::{Error, InvalidArgument};
+use crate::resources::context::Context;
+use crate::resources::handle::Handle;
+use crate::resources::memory::{DeviceBuffer, DeviceMemory, DeviceRepr};
+use crate::resources::pinned::PinnedBuffer;
+use crate::resources::stream::Stream;
+use crate::sys::CUdeviceptr;
+use crate::Pc;
+
+pub(crate) mod sealed {
+    /// Only cudrv's kinds of device memory implement [`super::DeviceSlice`]: the copies
+    /// trust the address and length a kind gives, and each kind's view names its
+    /// allocation (for the tracking of uses across streams).
+    pub trait Sealed {}
+}
+
+/// A borrowed, read-only range of device memory holding `len` values of `T`: all of a
+/// buffer, or a part of it ([`DeviceSlice::slice`], [`DeviceSlice::split_at`],
+/// [`DeviceSlice::chunks`]). It borrows its parent, which cannot be dropped while the
+/// view lives. Making one makes no driver call and allocates nothing; a view of no bytes
+/// has the null address. It is a kernel argument (its device address), like a buffer.
+pub struct DeviceView<'a, T> {
+    ptr: CUdeviceptr,
+    len: usize,
+    /// The parent allocation: what the view's uses belong to.
+    mem: &'a Handle<DeviceMemory>,
+    _values: PhantomData<&'a [T]>,
+}
+
+/// A borrowed, writable range of device memory holding `len` values of `T`
+/// ([`DeviceSliceMut::slice_mut`], [`DeviceSliceMut::split_at_mut`],
+/// [`DeviceSliceMut::chunks_mut`]): the parent is borrowed mutably while it lives, so the
+/// views of one handle that can be written never overlap. (A buffer's clones share its
+/// memory: as with `&DeviceBuffer` methods, writes through two clones are ordered by
+/// their streams, not by Rust's borrows.) It reads like a [`DeviceView`].
+pub struct DeviceViewMut<'a, T> {
+    view: DeviceView<'a, T>,
+    _mut: PhantomData<&'a mut [T]>,
+}
+
+/// The views of `size` values each (the last may be shorter) of a range of device memory,
+/// in order: [`DeviceSlice::chunks`].
+pub struct DeviceChunks<'a, T> {
+    rest: DeviceView<'a, T>,
+    size: usize,
+}
+
+/// The writable views of `size` values each (the last may be shorter), in order:
+/// [`DeviceSliceMut::chunks_mut`]. They never overlap.
+pub struct DeviceChunksMut<'a, T> {
+    rest: DeviceView<'a, T>,
+    size: usize,
+    _mut: PhantomData<&'a mut [T]>,
+}
+
+/// Device memory holding values of `T` that can be read: [`DeviceBuffer`] (also pool
+/// allocations), [`crate::ImportedBuffer`] (bytes), [`DeviceView`] and [`DeviceViewMut`].
+/// A function written once over `&impl DeviceSlice<T>` takes any of them.
+///
+/// Implemented by cudrv's kinds of memory only (the trait is sealed). Every method checks
+/// its arguments before any driver call ([`InvalidArgument`]); one that moves no bytes
+/// (an empty range) makes no driver call and returns `Ok`.
+pub trait DeviceSlice<T: DeviceRepr>: sealed::Sealed {
+    /// All of it, as a view (no driver call, no allocation).
+    fn as_view(&self) -> DeviceView<'_, T>;
+
+    /// The device address of its first value; 0 (null) if it has no bytes.
+    fn as_raw(&self) -> CUdeviceptr {
+        self.as_view().ptr
+    }
+
+    /// The number of values.
+    fn len(&self) -> usize {
+        self.as_view().len
+    }
+
+    /// Whether it holds no values.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Its size in bytes.
+    fn size_bytes(&self) -> usize {
+        self.as_view().bytes()
+    }
+
+    /// The context its memory belongs to.
+    fn context(&self) -> &Context {
+        self.as_view().context()
+    }
+
+    /// The values in `range` (`2..6`, `..4`, `..`), as a view. A range that does not lie
+    /// within the values is an [`InvalidArgument`] naming the range and the length.
+    fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'_, T>, InvalidArgument> {
+        self.as_view().slice(range)
+    }
+
+    /// The values before `mid` and from `mid` on, as two views. `mid` past the end is an
+    /// [`InvalidArgument`].
+    fn split_at(&self, mid: usize) -> Result<(DeviceView<'_, T>, DeviceView<'_, T>), InvalidArgument> {
+        self.as_view().split_at(mid)
+    }
+
+    /// The views of `size` values each, in order (the last may be shorter; none for no
+    /// values). A `size` of 0 is an [`InvalidArgument`].
+    fn chunks(&self, size: usize) -> Result<DeviceChunks<'_, T>, InvalidArgument> {
+        self.as_view().chunks(size)
+    }
+
+    /// Copies the first `dst.len()` values into `dst` (`cuMemcpyDtoH`, synchronous). A
+    /// destination longer than this memory is refused before any driver call.
+    fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
+        self.as_view().read_to_host("DeviceSlice::copy_to_host", dst)
+    }
+
+    /// All the values, copied to a new vector (`cuMemcpyDtoH`, synchronous). A vector
+    /// the host cannot allocate is an [`InvalidArgument`] naming the size, never an abort.
+    fn to_vec(&self) -> Result<Vec<T>, Error> {
+        self.as_view().read_to_vec("DeviceSlice::to_vec")
+    }
+
+    /// Copies the first `dst.len()` values into the pinned buffer `dst`, ordered on
+    /// `stream` (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or
+    /// freed.
+    fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        self.as_view().read_to_pinned_async("DeviceSlice::copy_to_pinned_async", dst, stream)
+    }
+
+    /// Copies the first `dst.len()` values into `dst`, ordered on `stream`
+    /// (`cuMemcpyDtoHAsync`).
+    ///
+    /// # Safety
+    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
+    /// [`DeviceSlice::copy_to_pinned_async`] is the safe form.
+    unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.as_view().read_to_host_async("DeviceSlice::copy_to_host_async", dst, stream) }
+    }
+}
+
+/// Device memory holding values of `T` that can be written: [`DeviceBuffer`],
+/// [`crate::ImportedBuffer`] (bytes) and [`DeviceViewMut`]. Each copy writes from the
+/// start of this memory; a source longer than it is refused before any driver call, and
+/// a copy of no bytes makes no driver call. Overlapping source and destination give the
+/// driver's (undefined) result.
+pub trait DeviceSliceMut<T: DeviceRepr>: DeviceSlice<T> {
+    /// All of it, as a writable view (no driver call, no allocation).
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T>;
+
+    /// The values in `range`, as a writable view. A range that does not lie within the
+    /// values is an [`InvalidArgument`] naming the range and the length.
+    fn slice_mut(&mut self, range: impl RangeBounds<usize>) -> Result<DeviceViewMut<'_, T>, InvalidArgument> {
+        let view = self.as_view_mut().view.slice(range)?;
+        Ok(DeviceViewMut { view, _mut: PhantomData })
+    }
+
+    /// The values before `mid` and from `mid` on, as two writable views that do not
+    /// overlap. `mid` past the end is an [`InvalidArgument`].
+    #[allow(clippy::type_complexity)]
+    fn split_at_mut(&mut self, mid: usize) -> Result<(DeviceViewMut<'_, T>, DeviceViewMut<'_, T>), InvalidArgument> {
+        let (head, tail) = self.as_view_mut().view.split_at(mid)?;
+        Ok((DeviceViewMut { view: head, _mut: PhantomData }, DeviceViewMut { view: tail, _mut: PhantomData }))
+    }
+
+    /// The writable views of `size` values each, in order (the last may be shorter). A
+    /// `size` of 0 is an [`InvalidArgument`].
+    fn chunks_mut(&mut self, size: usize) -> Result<DeviceChunksMut<'_, T>, InvalidArgument> {
+        let rest = self.as_view_mut().view;
+        let DeviceChunks { rest, size } = rest.chunks(size)?;
+        Ok(DeviceChunksMut { rest, size, _mut: PhantomData })
+    }
+
+    /// Copies `src` to the start (`cuMemcpyHtoD`, synchronous).
+    fn copy_from_host(&mut self, src: &[T]) -> Result<(), Error> {
+        self.as_view_mut().view.write_from_host("DeviceSliceMut::copy_from_host", src)
+    }
+
+    /// Copies `src` (any device memory of `T` in this context) to the start
+    /// (`cuMemcpyDtoD`, synchronous with respect to the host).
+    fn copy_from_device<S: DeviceSlice<T> + ?Sized>(&mut self, src: &S) -> Result<(), Error> {
+        self.as_view_mut().view.write_from_device("DeviceSliceMut::copy_from_device", src.as_view())
+    }
+
+    /// Copies `src` to the start, ordered on `stream` (`cuMemcpyDtoDAsync`).
+    fn copy_from_device_async<S: DeviceSlice<T> + ?Sized>(&mut self, src: &S, stream: &Stream) -> Result<(), Error> {
+        let what = "DeviceSliceMut::copy_from_device_async";
+        self.as_view_mut().view.write_from_device_async(what, src.as_view(), stream)
+    }
+
+    /// Copies `src`, which may belong to another context or device, to the start, ordered
+    /// on `stream` (`cuMemcpyPeerAsync` with both contexts; see
+    /// [`DeviceBuffer::copy_from_peer_async`]).
+    fn copy_from_peer_async<S: DeviceSlice<T> + ?Sized>(&mut self, src: &S, stream: &Stream) -> Result<(), Error> {
+        let what = "DeviceSliceMut::copy_from_peer_async";
+        self.as_view_mut().view.write_from_peer_async(what, src.as_view(), stream)
+    }
+
+    /// Copies the pinned buffer `src` to the start, ordered on `stream`
+    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
+    fn copy_from_pinned_async(&mut self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        self.as_view_mut().view.write_from_pinned_async("DeviceSliceMut::copy_from_pinned_async", src, stream)
+    }
+
+    /// Copies `src` to the start, ordered on `stream` (`cuMemcpyHtoDAsync`).
+    ///
+    /// # Safety
+    /// `src` must stay allocated and unwritten until the copy is done.
+    /// [`DeviceSliceMut::copy_from_pinned_async`] is the safe form.
+    unsafe fn copy_from_host_async(&mut self, src: &[T], stream: &Stream) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.as_view_mut().view.write_from_host_async("DeviceSliceMut::copy_from_host_async", src, stream) }
+    }
+
+    /// Sets every value to `value` (`cuMemsetD8`/`D16`/`D32`, synchronous). `T` must be
+    /// 1, 2 or 4 bytes; other sizes are refused before any driver call, whatever the
+    /// length.
+    fn fill(&mut self, value: T) -> Result<(), Error> {
+        self.as_view_mut().view.fill("DeviceSliceMut::fill", value)
+    }
+
+    /// Sets every value to `value`, ordered on `stream` (`cuMemsetD8Async`/`D16`/`D32`).
+    fn fill_async(&mut self, value: T, stream: &Stream) -> Result<(), Error> {
+        self.as_view_mut().view.fill_async("DeviceSliceMut::fill_async", value, stream)
+    }
+}
+
+impl<T> Clone for DeviceView<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for DeviceView<'_, T> {}
+
+impl<T> std::fmt::Debug for DeviceView<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceView({:#x}, {} values, of ", self.ptr, self.len)?;
+        self.mem.fmt_debug(f)?;
+        write!(f, ")")
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceViewMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "DeviceViewMut({:#x}, {} values, of ", self.view.ptr, self.view.len)?;
+        self.view.mem.fmt_debug(f)?;
+        write!(f, ")")
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceChunks<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceChunks").field("rest", &self.rest).field("size", &self.size).finish()
+    }
+}
+
+impl<T> std::fmt::Debug for DeviceChunksMut<'_, T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeviceChunksMut").field("rest", &self.rest).field("size", &self.size).finish()
+    }
+}
+
+/// `range` as written (`2..6`, `2..=5`, `..`), for errors.
+fn show(range: &impl RangeBounds<usize>) -> String {
+    let start = match range.start_bound() {
+        Bound::Included(s) => s.to_string(),
+        Bound::Excluded(s) => format!("{s} (excluded)"),
+        Bound::Unbounded => String::new(),
+    };
+    match range.end_bound() {
+        Bound::Included(e) => format!("{start}..={e}"),
+        Bound::Excluded(e) => format!("{start}..{e}"),
+        Bound::Unbounded => format!("{start}.."),
+    }
+}
+
+/// The start and end of `range` within `len` values, or an error naming both.
+fn bounds(what: &'static str, range: impl RangeBounds<usize>, len: usize) -> Result<(usize, usize), InvalidArgument> {
+    let start = match range.start_bound() {
+        Bound::Included(&s) => Some(s),
+        Bound::Excluded(&s) => s.checked_add(1),
+        Bound::Unbounded => Some(0),
+    };
+    let end = match range.end_bound() {
+        Bound::Included(&e) => e.checked_add(1),
+        Bound::Excluded(&e) => Some(e),
+        Bound::Unbounded => Some(len),
+    };
+    match (start, end) {
+        (Some(start), Some(end)) if start <= end && end <= len => Ok((start, end)),
+        _ => Err(InvalidArgument::new(what, format!("range {} is out of bounds of {len} values", show(&range)))),
+    }
+}
+
+/// Checks that `n` values fit in `len`.
+fn check_fits(what: &'static str, n: usize, len: usize) -> Result<(), InvalidArgument> {
+    if n > len {
+        return Err(InvalidArgument::new(what, format!("{n} values do not fit in a range of {len}")));
+    }
+    Ok(())
+}
+
+impl<'a, T> DeviceView<'a, T> {
+    /// The first `len` values of the allocation `mem` (whose own length the caller knows).
+    pub(crate) fn whole(mem: &'a Handle<DeviceMemory>, len: usize) -> DeviceView<'a, T> {
+        let ptr = if len.saturating_mul(size_of::<T>()) == 0 { 0 } else { mem.raw() };
+        DeviceView { ptr, len, mem, _values: PhantomData }
+    }
+
+    /// Values `start..end`, which the caller checked lie within the view.
+    fn part(self, start: usize, end: usize) -> DeviceView<'a, T> {
+        let len = end.saturating_sub(start);
+        let offset = (start as u64).saturating_mul(size_of::<T>() as u64);
+        let ptr = if len.saturating_mul(size_of::<T>()) == 0 { 0 } else { self.ptr.saturating_add(offset) };
+        DeviceView { ptr, len, mem: self.mem, _values: PhantomData }
+    }
+
+    /// The device address of its first value; 0 (null) if it has no bytes.
+    #[inline(always)]
+    pub fn as_raw(&self) -> CUdeviceptr {
+        self.ptr
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The context its memory belongs to (the parent's).
+    pub fn context(&self) -> &'a Context {
+        self.mem.owner().context()
+    }
+
+    /// The values in `range` of this view, as a view of the same parent (see
+    /// [`DeviceSlice::slice`]).
+    pub fn slice(&self, range: impl RangeBounds<usize>) -> Result<DeviceView<'a, T>, InvalidArgument> {
+        let (start, end) = bounds("DeviceView::slice", range, self.len)?;
+        Ok(self.part(start, end))
+    }
+
+    /// The values before `mid` and from `mid` on (see [`DeviceSlice::split_at`]).
+    pub fn split_at(&self, mid: usize) -> Result<(DeviceView<'a, T>, DeviceView<'a, T>), InvalidArgument> {
+        if mid > self.len {
+            let why = format!("split point {mid} is past the end of {} values", self.len);
+            return Err(InvalidArgument::new("DeviceView::split_at", why));
+        }
+        Ok((self.part(0, mid), self.part(mid, self.len)))
+    }
+
+    /// The views of `size` values each (see [`DeviceSlice::chunks`]).
+    pub fn chunks(&self, size: usize) -> Result<DeviceChunks<'a, T>, InvalidArgument> {
+        if size == 0 {
+            return Err(InvalidArgument::new("DeviceView::chunks", "a chunk size of 0 values"));
+        }
+        Ok(DeviceChunks { rest: *self, size })
+    }
+
+    /// Where the address is kept while the view is borrowed: what a kernel parameter points to.
+    pub(crate) fn raw_ref(&self) -> &CUdeviceptr {
+        &self.ptr
+    }
+
+    /// The same range, writable: only for a kind's [`DeviceSliceMut::as_view_mut`], whose
+    /// `&mut self` keeps the parent borrowed mutably for `'a`.
+    pub(crate) fn into_mut(self) -> DeviceViewMut<'a, T> {
+        DeviceViewMut { view: self, _mut: PhantomData }
+    }
+
+    /// The parent allocation (what the view's uses belong to).
+    #[allow(dead_code)]
+    pub(crate) fn allocation(&self) -> &'a Handle<DeviceMemory> {
+        self.mem
+    }
+
+    fn bytes(&self) -> usize {
+        self.len.saturating_mul(size_of::<T>())
+    }
+
+    fn pc(&self) -> Pc {
+        self.context().driver().pc()
+    }
+}
+
+impl<'a, T> DeviceViewMut<'a, T> {
+    /// The device address of its first value; 0 (null) if it has no bytes.
+    #[inline(always)]
+    pub fn as_raw(&self) -> CUdeviceptr {
+        self.view.ptr
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.view.len
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.view.len == 0
+    }
+
+    /// The context its memory belongs to (the parent's).
+    pub fn context(&self) -> &'a Context {
+        self.view.context()
+    }
+
+    /// Where the address is kept while the view is borrowed: what a kernel parameter points to.
+    pub(crate) fn raw_ref(&self) -> &CUdeviceptr {
+        &self.view.ptr
+    }
+}
+
+impl<'a, T> Iterator for DeviceChunks<'a, T> {
+    type Item = DeviceView<'a, T>;
+
+    fn next(&mut self) -> Option<DeviceView<'a, T>> {
+        if self.rest.len == 0 {
+            return None;
+        }
+        let n = self.size.min(self.rest.len);
+        let (head, tail) = (self.rest.part(0, n), self.rest.part(n, self.rest.len));
+        self.rest = tail;
+        Some(head)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest.len.div_ceil(self.size.max(1));
+        (n, Some(n))
+    }
+}
+
+impl<T> ExactSizeIterator for DeviceChunks<'_, T> {}
+
+impl<'a, T> Iterator for DeviceChunksMut<'a, T> {
+    type Item = DeviceViewMut<'a, T>;
+
+    fn next(&mut self) -> Option<DeviceViewMut<'a, T>> {
+        if self.rest.len == 0 {
+            return None;
+        }
+        let n = self.size.min(self.rest.len);
+        let (head, tail) = (self.rest.part(0, n), self.rest.part(n, self.rest.len));
+        self.rest = tail;
+        // Each chunk is handed out once and the chunks do not overlap.
+        Some(DeviceViewMut { view: head, _mut: PhantomData })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.rest.len.div_ceil(self.size.max(1));
+        (n, Some(n))
+    }
+}
+
+impl<T> ExactSizeIterator for DeviceChunksMut<'_, T> {}
+
+impl<T> sealed::Sealed for DeviceView<'_, T> {}
+impl<T: DeviceRepr> DeviceSlice<T> for DeviceView<'_, T> {
+    fn as_view(&self) -> DeviceView<'_, T> {
+        *self
+    }
+}
+
+impl<T> sealed::Sealed for DeviceViewMut<'_, T> {}
+impl<T: DeviceRepr> DeviceSlice<T> for DeviceViewMut<'_, T> {
+    fn as_view(&self) -> DeviceView<'_, T> {
+        self.view
+    }
+}
+impl<T: DeviceRepr> DeviceSliceMut<T> for DeviceViewMut<'_, T> {
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut { view: self.view, _mut: PhantomData }
+    }
+}
+
+impl<T> sealed::Sealed for DeviceBuffer<T> {}
+impl<T: DeviceRepr> DeviceSlice<T> for DeviceBuffer<T> {
+    fn as_view(&self) -> DeviceView<'_, T> {
+        DeviceView::whole(self.allocation(), self.len())
+    }
+}
+impl<T: DeviceRepr> DeviceSliceMut<T> for DeviceBuffer<T> {
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        DeviceViewMut { view: DeviceView::whole(self.allocation(), self.len()), _mut: PhantomData }
+    }
+}
+
+/// The one implementation of every copy and fill: a view is the destination (writes) or
+/// the source (reads). Each checks its arguments first, returns `Ok` without a driver call
+/// when no bytes move, and runs in the memory's context (or the stream's).
+impl<T: DeviceRepr> DeviceView<'_, T> {
+    pub(crate) fn write_from_host(self, what: &'static str, src: &[T]) -> Result<(), Error> {
+        check_fits(what, src.len(), self.len)?;
+        let (pc, ptr, bytes) = (self.pc(), self.ptr, size_of_val(src));
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: `src` is readable for `bytes`, which fit in this live range.
+        Ok(self.context().run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
+    }
+
+    pub(crate) fn read_to_host(self, what: &'static str, dst: &mut [T]) -> Result<(), Error> {
+        check_fits(what, dst.len(), self.len)?;
+        let (pc, ptr, bytes) = (self.pc(), self.ptr, size_of_val(dst));
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: `dst` is writable for `bytes`, which fit in this live range; T: DeviceRepr
+        // accepts any bytes.
+        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
+    }
+
+    pub(crate) fn read_to_vec(self, what: &'static str) -> Result<Vec<T>, Error> {
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(self.len).map_err(|e| {
+            let why = format!("a host vector of {} values ({} bytes) cannot be allocated: {e}", self.len, self.bytes());
+            InvalidArgument::new(what, why)
+        })?;
+        let (pc, ptr, bytes) = (self.pc(), self.ptr, self.bytes());
+        if bytes != 0 {
+            // SAFETY: the vector has room for `len` values; the copy writes all of them.
+            self.context().run(|| unsafe { pc.cuMemcpyDtoH(out.as_mut_ptr().cast(), ptr, bytes) })?;
+        }
+        // SAFETY: the copy above initialised `len` values (any bytes are a valid T), or
+        // there are no bytes to initialise (no values, or values of no size).
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    pub(crate) fn write_from_device(self, what: &'static str, src: DeviceView<'_, T>) -> Result<(), Error> {
+        check_fits(what, src.len, self.len)?;
+        let (pc, dst, from, bytes) = (self.pc(), self.ptr, src.ptr, src.bytes());
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are live and at least `bytes` long.
+        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
+    }
+
+    pub(crate) fn write_from_device_async(
+        self,
+        what: &'static str,
+        src: DeviceView<'_, T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, src.len, self.len)?;
+        let (pc, dst, from, bytes, s) = (self.pc(), self.ptr, src.ptr, src.bytes(), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are live and at least `bytes` long; the stream is live.
+        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoDAsync(dst, from, bytes, s) })?)
+    }
+
+    pub(crate) fn write_from_peer_async(
+        self,
+        what: &'static str,
+        src: DeviceView<'_, T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, src.len, self.len)?;
+        let pc = stream.context().driver().pc();
+        let (dst, dst_ctx) = (self.ptr, self.context().as_raw());
+        let (from, src_ctx) = (src.ptr, src.context().as_raw());
+        let (bytes, s) = (src.bytes(), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: both ranges are live and at least `bytes` long in their contexts, which
+        // their parents hold; the stream is live.
+        Ok(stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })?)
+    }
+
+    pub(crate) fn write_from_pinned_async(
+        self,
+        what: &'static str,
+        src: &PinnedBuffer<T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, src.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, src.size_bytes(), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        let host = src.as_ptr().cast();
+        // SAFETY: `src` stays allocated and unwritten until the copy is done: the copy is
+        // one of its uses, which it waits for before any write or its free.
+        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
+    }
+
+    pub(crate) fn read_to_pinned_async(
+        self,
+        what: &'static str,
+        dst: &mut PinnedBuffer<T>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, dst.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, dst.size_bytes(), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        let host = dst.as_mut_ptr().cast();
+        // SAFETY: as above, for reads of `dst`.
+        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
+    }
+
+    /// # Safety
+    /// `src` must stay allocated and unwritten until the copy is done.
+    pub(crate) unsafe fn write_from_host_async(
+        self,
+        what: &'static str,
+        src: &[T],
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, src.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, size_of_val(src), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
+        Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
+    }
+
+    /// # Safety
+    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
+    pub(crate) unsafe fn read_to_host_async(
+        self,
+        what: &'static str,
+        dst: &mut [T],
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, dst.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, size_of_val(dst), stream.as_raw());
+        if bytes == 0 {
+            return Ok(());
+        }
+        // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
+        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
+    }
+
+    pub(crate) fn fill(self, what: &'static str, value: T) -> Result<(), Error> {
+        let fill = Fill::of(what, value)?;
+        let (pc, ptr, n) = (self.pc(), self.ptr, self.len);
+        if n == 0 {
+            return Ok(());
+        }
+        Ok(self.context().run(|| match fill {
+            // SAFETY: the range is live and `n` values long.
+            Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
+            // SAFETY: as above.
+            Fill::D16(v) => unsafe { pc.cuMemsetD16(ptr, v, n) },
+            // SAFETY: as above.
+            Fill::D32(v) => unsafe { pc.cuMemsetD32(ptr, v, n) },
+        })?)
+    }
+
+    pub(crate) fn fill_async(self, what: &'static str, value: T, stream: &Stream) -> Result<(), Error> {
+        let fill = Fill::of(what, value)?;
+        let (pc, ptr, n, s) = (self.pc(), self.ptr, self.len, stream.as_raw());
+        if n == 0 {
+            return Ok(());
+        }
+        Ok(stream.run(|| match fill {
+            // SAFETY: the range is live and `n` values long; the stream is live.
+            Fill::D8(v) => unsafe { pc.cuMemsetD8Async(ptr, v, n, s) },
+            // SAFETY: as above.
+            Fill::D16(v) => unsafe { pc.cuMemsetD16Async(ptr, v, n, s) },
+            // SAFETY: as above.
+            Fill::D32(v) => unsafe { pc.cuMemsetD32Async(ptr, v, n, s) },
+        })?)
+    }
+}
+
+/// A fill value as the memset of its width takes it.
+#[derive(Clone, Copy)]
+enum Fill {
+    D8(u8),
+    D16(u16),
+    D32(u32),
+}
+
+impl Fill {
+    fn of<T: DeviceRepr>(what: &'static str, value: T) -> Result<Fill, InvalidArgument> {
+        let bytes = size_of::<T>();
+        match bytes {
+            // SAFETY: T is plain data of exactly one byte.
+            1 => Ok(Fill::D8(unsafe { std::mem::transmute_copy::<T, u8>(&value) })),
+            // SAFETY: T is plain data of exactly two bytes.
+            2 => Ok(Fill::D16(unsafe { std::mem::transmute_copy::<T, u16>(&value) })),
+            // SAFETY: T is plain data of exactly four bytes.
+            4 => Ok(Fill::D32(unsafe { std::mem::transmute_copy::<T, u32>(&value) })),
+            _ => Err(InvalidArgument::new(what, format!("a fill value must be 1, 2 or 4 bytes, not {bytes}"))),
+        }
+    }
+}
+
+/// The copies and fills of [`DeviceBuffer`] (`&self`, as before the traits): each is the
+/// trait's, named after the buffer in its errors.
+impl<T: DeviceRepr> DeviceBuffer<T> {
+    /// Copies `src` to the start of the buffer (`cuMemcpyHtoD`, synchronous). A source
+    /// longer than the buffer is refused before any driver call; an empty one makes no
+    /// driver call.
+    pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
+        self.as_view().write_from_host("DeviceBuffer::copy_from_host", src)
+    }
+
+    /// Copies the start of the buffer into `dst` (`cuMemcpyDtoH`, synchronous). A
+    /// destination longer than the buffer is refused before any driver call.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
+        self.as_view().read_to_host("DeviceBuffer::copy_to_host", dst)
+    }
+
+    /// The whole buffer, copied to a new vector (`cuMemcpyDtoH`, synchronous).
+    ///
+    /// A vector the host cannot allocate (a buffer larger than host memory) is an
+    /// [`InvalidArgument`] naming the size, returned before any driver call; the process is
+    /// never aborted.
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
+        self.as_view().read_to_vec("DeviceBuffer::to_vec")
+    }
+
+    /// Copies `src` (any device memory of `T`: a buffer, a view, an imported buffer) to
+    /// the start of the buffer (`cuMemcpyDtoD`, synchronous with respect to the host). A
+    /// longer source is refused before any driver call.
+    pub fn copy_from_device<S: DeviceSlice<T> + ?Sized>(&self, src: &S) -> Result<(), Error> {
+        self.as_view().write_from_device("DeviceBuffer::copy_from_device", src.as_view())
+    }
+
+    /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyDtoDAsync`).
+    pub fn copy_from_device_async<S: DeviceSlice<T> + ?Sized>(&self, src: &S, stream: &Stream) -> Result<(), Error> {
+        self.as_view().write_from_device_async("DeviceBuffer::copy_from_device_async", src.as_view(), stream)
+    }
+
+    /// Copies the pinned buffer `src` to the start of this one, ordered on `stream`
+    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
+    pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        self.as_view().write_from_pinned_async("DeviceBuffer::copy_from_pinned_async", src, stream)
+    }
+
+    /// Copies the start of this buffer into the pinned buffer `dst`, ordered on `stream`
+    /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
+    pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        self.as_view().read_to_pinned_async("DeviceBuffer::copy_to_pinned_async", dst, stream)
+    }
+
+    /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyHtoDAsync`).
+    ///
+    /// # Safety
+    /// `src` must stay allocated and unwritten until the copy is done (synchronise the
+    /// stream, or an event recorded after it). [`DeviceBuffer::copy_from_pinned_async`]
+    /// is the safe form.
+    pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.as_view().write_from_host_async("DeviceBuffer::copy_from_host_async", src, stream) }
+    }
+
+    /// Copies the start of the buffer into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
+    ///
+    /// # Safety
+    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
+    /// [`DeviceBuffer::copy_to_pinned_async`] is the safe form.
+    pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.as_view().read_to_host_async("DeviceBuffer::copy_to_host_async", dst, stream) }
+    }
+
+    /// Sets every value to `value` (`cuMemsetD8`/`D16`/`D32`, synchronous). `T` must be
+    /// 1, 2 or 4 bytes; other sizes are refused before any driver call (whatever the
+    /// length); an empty buffer makes no driver call.
+    pub fn fill(&self, value: T) -> Result<(), Error> {
+        self.as_view().fill("DeviceBuffer::fill", value)
+    }
+
+    /// Sets every value to `value`, ordered on `stream` (`cuMemsetD8Async`/`D16`/`D32`).
+    pub fn fill_async(&self, value: T, stream: &Stream) -> Result<(), Error> {
+        self.as_view().fill_async("DeviceBuffer::fill_async", value, stream)
+    }
+
+    /// Copies `src`, which may belong to another context or device, to the start of this
+    /// buffer, ordered on `stream` (`cuMemcpyPeerAsync` with both memories' contexts).
+    /// Works with or without peer access (without it the driver stages the copy). Order
+    /// `src`'s producer before it with an event ([`Stream::wait_event`]). A source longer
+    /// than this buffer is refused before any driver call.
+    pub fn copy_from_peer_async<S: DeviceSlice<T> + ?Sized>(&self, src: &S, stream: &Stream) -> Result<(), Error> {
+        self.as_view().write_from_peer_async("DeviceBuffer::copy_from_peer_async", src.as_view(), stream)
+    }
+}
