@@ -41,7 +41,8 @@
 //! More of the safe layer: [`Event`]s, [`PinnedBuffer`]s (page-locked host memory) for
 //! asynchronous copies, [`MemoryPool`]s with IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
-//! [`Graph`]s and stream capture, [`UserObject`]s, host functions ([`HostFn`],
+//! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
+//! occupancy ([`docs::kernels`]), [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
 //! [`HostAllocFlags`]), and raw bits are still accepted. The
@@ -106,6 +107,7 @@
 //! The user guides are in [`docs`]: [error handling](docs::error_handling),
 //! [version gating](docs::version_gating), [the compatibility
 //! matrix](docs::compatibility_matrix), [the stand-in](docs::stand_in),
+//! [kernels: attributes, globals, JIT options, occupancy](docs::kernels),
 //! [performance](docs::performance), [driver facts](docs::driver_facts).
 
 #![deny(

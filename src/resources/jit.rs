@@ -153,8 +153,6 @@ impl JitOptions {
             values: Vec::new(),
             info: vec![0; self.info_log],
             error: vec![0; self.error_log],
-            info_at: None,
-            error_at: None,
             wall_at: None,
             threads_at: None,
         };
@@ -191,12 +189,12 @@ impl JitOptions {
         if self.info_log > 0 {
             let buffer = b.info.as_mut_ptr() as usize;
             b.push(O::CU_JIT_INFO_LOG_BUFFER, buffer);
-            b.info_at = Some(b.push(O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, self.info_log));
+            b.push(O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, self.info_log);
         }
         if self.error_log > 0 {
             let buffer = b.error.as_mut_ptr() as usize;
             b.push(O::CU_JIT_ERROR_LOG_BUFFER, buffer);
-            b.error_at = Some(b.push(O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, self.error_log));
+            b.push(O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, self.error_log);
         }
         if self.wall_time {
             b.wall_at = Some(b.push(O::CU_JIT_WALL_TIME, 0));
@@ -240,16 +238,15 @@ pub(crate) struct JitBuffers {
     values: Vec<usize>,
     info: Vec<u8>,
     error: Vec<u8>,
-    info_at: Option<usize>,
-    error_at: Option<usize>,
     wall_at: Option<usize>,
     threads_at: Option<usize>,
 }
 
-/// The text of a log buffer: up to the length the driver reported and its first NUL.
-fn log_text(buffer: &[u8], reported: Option<usize>) -> String {
-    let filled = reported.and_then(|n| buffer.get(..n)).unwrap_or(buffer);
-    let text = filled.split(|b| *b == 0).next().unwrap_or(&[]);
+/// The text of a log buffer, up to its first NUL. The buffer starts zeroed and the driver
+/// NUL-terminates what it writes; the length it reports in the size option's slot is not
+/// used (a link state may report it at creation and write the log later).
+fn log_text(buffer: &[u8]) -> String {
+    let text = buffer.split(|b| *b == 0).next().unwrap_or(&[]);
     String::from_utf8_lossy(text).trim_end().to_string()
 }
 
@@ -288,8 +285,8 @@ impl JitBuffers {
             f32::from_ne_bytes([a, b, c, d])
         });
         JitLogs {
-            info: log_text(&self.info, self.slot(self.info_at)),
-            error: log_text(&self.error, self.slot(self.error_at)),
+            info: log_text(&self.info),
+            error: log_text(&self.error),
             wall_time_ms,
             threads_per_block: self.slot(self.threads_at).and_then(|v| u32::try_from(v).ok()),
         }
@@ -416,9 +413,22 @@ mod tests {
     }
 
     #[test]
-    fn logs_stop_at_the_reported_length_and_the_first_nul() {
-        assert_eq!(log_text(b"error: bad\0junk", None), "error: bad");
-        assert_eq!(log_text(b"error: bad\0junk", Some(5)), "error");
-        assert_eq!(log_text(b"", Some(9)), "");
+    fn logs_stop_at_the_first_nul() {
+        assert_eq!(log_text(b"error: bad\n\0junk"), "error: bad");
+        assert_eq!(log_text(b"no nul at all"), "no nul at all");
+        assert_eq!(log_text(b""), "");
+    }
+
+    #[test]
+    fn every_option_has_its_value_and_the_logs_point_to_their_buffers() {
+        let mut jit = JitOptions::new().optimization_level(2).threads_per_block(128).info_log(64).error_log(32).build();
+        // level, threads, info buffer and size, error buffer and size, wall time.
+        assert_eq!(jit.count(), 7);
+        let (options, values) = (jit.options.clone(), jit.values.clone());
+        assert_eq!(options[0], CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
+        assert_eq!(values[..2], [2, 128]);
+        assert_eq!(values[2], jit.info.as_mut_ptr() as usize);
+        assert_eq!((values[3], values[5]), (64, 32));
+        assert_eq!(jit.logs().threads_per_block, Some(128));
     }
 }
