@@ -11,6 +11,7 @@ use cudrv::{
     CacheConfig, Context, DeviceBuffer, Error, FunctionAttribute, JitOptions, Library, Linker, Module, PinnedBuffer,
     Stream,
 };
+use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
@@ -68,6 +69,23 @@ fn function_attributes_read_and_set() {
     assert_eq!(f.attribute(unknown).unwrap_err().code(), CUresult::CUDA_ERROR_INVALID_VALUE);
     assert_eq!(f.required_cluster_dims().unwrap(), (0, 0, 0));
     assert!(my_reports().is_empty());
+}
+
+#[test]
+fn an_attribute_call_the_driver_refuses_without_a_context_is_retried_in_it() {
+    let ctx = context();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
+    let f = module.function("k").unwrap();
+    common::clear_current(standin_driver());
+    // First without a context check; on INVALID_CONTEXT, once more in the function's context.
+    faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
+    assert_eq!(f.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap(), 1024);
+    // A second refusal is the error; the calling thread's context is unchanged.
+    faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::N(2));
+    let e = f.attribute(FunctionAttribute::NumRegs).unwrap_err();
+    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    assert!(common::current_context(standin_driver()).is_null());
+    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
 }
 
 #[test]

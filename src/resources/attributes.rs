@@ -206,9 +206,17 @@ impl Function {
         self.module().context().driver()
     }
 
-    /// Runs `f` in the function's context.
-    fn run<T>(&self, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        self.module().context().run(f)
+    /// Runs the call `f`, which names the function (and so its context): first as it is,
+    /// with no context check (one driver call: these calls do not use the current
+    /// context); only if the driver answers `CUDA_ERROR_INVALID_CONTEXT` again with the
+    /// function's context current.
+    fn run<T>(&self, mut f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        match f() {
+            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
+                self.module().context().run(f)
+            }
+            done => done,
+        }
     }
 
     /// The value of `attribute` (`cuFuncGetAttribute`).
@@ -291,7 +299,7 @@ impl Function {
     /// that the driver answers with `CUDA_ERROR_INVALID_VALUE`): its length is the number
     /// of parameters. Driver 12.4+.
     pub fn params(&self) -> Result<Vec<ParamInfo>, CudaError> {
-        self.run(|| params_of(|i| self.param_info(i)))
+        params_of(|i| self.param_info(i))
     }
 }
 
