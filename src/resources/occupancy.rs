@@ -304,8 +304,9 @@ impl Launch<'_> {
 
     /// The largest cluster size this launch could use with `config`'s grid, block and
     /// shared memory (`cuOccupancyMaxPotentialClusterSize`, driver 11.7+): a portable
-    /// size (at most 8) unless the function allows non-portable ones. Cluster dimensions
-    /// set on the builder are ignored by the driver here.
+    /// size (at most 8) unless the function allows non-portable ones. The builder's
+    /// cluster dimensions, if set, are passed too (a function compiled with required
+    /// cluster dimensions answers those).
     pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, CudaError> {
         let (pc, f, stream) = (self.stream().context().driver().pc(), self.function(), self.stream());
         let mut size: c_int = 0;
