@@ -192,7 +192,7 @@ fn main() -> Result<(), Error> {
         "per device: reads back",
     );
     c.ok(kernel.set_cache_config(CacheConfig::PreferL1, &device), "cuKernelSetCacheConfig");
-    let kparams = lib.kernel("mixed_params")?.params();
+    let kparams = lib.kernel("mixed_params")?.params(&ctx);
     let kgot: Vec<(usize, usize)> = kparams.unwrap_or_default().iter().map(|p| (p.offset, p.size)).collect();
     c.check(kgot == want, "cuKernelGetParamInfo: the same layout");
     let ltable = lib.global::<f32>(&ctx, "table")?;

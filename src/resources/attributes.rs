@@ -7,6 +7,7 @@ use std::ffi::{c_char, c_int, CStr};
 
 use crate::device::Device;
 use crate::error::CudaError;
+use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::sys::{CUfunc_cache, CUfunction_attribute, CUresult};
@@ -351,17 +352,19 @@ impl Kernel {
         name_of(|out| unsafe { pc.cuKernelGetName(out, raw) })
     }
 
-    /// Where parameter `index` lies (`cuKernelGetParamInfo`, driver 12.4+).
-    pub fn param_info(&self, index: usize) -> Result<ParamInfo, CudaError> {
+    /// Where parameter `index` lies (`cuKernelGetParamInfo`, driver 12.4+), asked with
+    /// `context` current: the driver answers `CUDA_ERROR_INVALID_CONTEXT` without one (any
+    /// context will do; driver-facts.md).
+    pub fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
         let (pc, raw) = (self.library().driver().pc(), self.as_raw());
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: a live kernel and valid out-pointers.
-        unsafe { pc.cuKernelGetParamInfo(raw, index, &mut offset, &mut size) }?;
+        context.run(|| unsafe { pc.cuKernelGetParamInfo(raw, index, &mut offset, &mut size) })?;
         Ok(ParamInfo { offset, size })
     }
 
-    /// Every parameter's place, as [`Function::params`]. Driver 12.4+.
-    pub fn params(&self) -> Result<Vec<ParamInfo>, CudaError> {
-        params_of(|i| self.param_info(i))
+    /// Every parameter's place, as [`Function::params`], with `context` current. Driver 12.4+.
+    pub fn params(&self, context: &Context) -> Result<Vec<ParamInfo>, CudaError> {
+        context.run(|| params_of(|i| self.param_info(context, i)))
     }
 }
