@@ -256,3 +256,13 @@ fn linker_with_options_and_adopted() {
     assert!(!cudrv_standin::ledger().handle_is_live("link state", raw as u64));
     assert!(my_reports().is_empty());
 }
+
+#[test]
+fn the_new_types_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Linker>();
+    send_sync::<cudrv::Global<f32>>();
+    send_sync::<cudrv::JitOutput<Module>>();
+    send_sync::<JitOptions>();
+    send_sync::<cudrv::FunctionAttributes>();
+}
