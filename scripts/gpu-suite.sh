@@ -33,7 +33,7 @@ part() { # part NAME STATUS
 "$bin/cudrv-info" > "$out/cudrv-info.txt" 2>&1; part "cudrv-info" $?
 "$bin/cudrv-info" --json --all > "$out/cudrv-info.json" 2>&1; part "cudrv-info --json --all" $?
 
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check"
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features"
 : > "$out/examples.txt"
 for e in $examples; do
   echo "=== $e" >> "$out/examples.txt"
@@ -50,11 +50,11 @@ if command -v compute-sanitizer > /dev/null; then
   : > "$out/sanitizer.txt"
   for e in $examples; do
     # handles_check starts a child that faults on purpose (a sticky error): check the
-    # parent only there; elsewhere children (the IPC importer) are checked too. The two
+    # parent only there; elsewhere children (the IPC importer) are checked too. The
     # checks make failing API calls on purpose: for them only memory errors and leaks count.
     targets=all api=explicit
     [ "$e" = handles_check ] && targets=application-only
-    case "$e" in handles_check|real_driver_check|dependable_check) api=no ;; esac
+    case "$e" in handles_check|real_driver_check|dependable_check|kernel_features) api=no ;; esac
     echo "=== $e (target processes: $targets, API errors: $api)" >> "$out/sanitizer.txt"
     (cd "$bin" && compute-sanitizer --tool memcheck --leak-check full --target-processes "$targets" \
       --report-api-errors "$api" --error-exitcode 9 "./$e") >> "$out/sanitizer.txt" 2>&1; s=$?

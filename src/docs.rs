@@ -11,6 +11,8 @@
 //!   memory of `T`, zero lengths, free and total memory, pool attributes.
 //! - [`stand_in`]: the stand-in driver (`cudrv-standin`) and how true it is to the real
 //!   one.
+//! - [`kernels`]: function and kernel attributes, module and library globals, JIT
+//!   options and logs, occupancy.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -28,6 +30,9 @@ pub mod memory {}
 
 #[doc = include_str!("../docs/stand-in.md")]
 pub mod stand_in {}
+
+#[doc = include_str!("../docs/kernels.md")]
+pub mod kernels {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

@@ -44,7 +44,8 @@
 //! [`DeviceSliceMut`]; [`docs::memory`]), device memory information ([`MemoryInfo`]),
 //! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
-//! [`Graph`]s and stream capture, [`UserObject`]s, host functions ([`HostFn`],
+//! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
+//! occupancy ([`docs::kernels`]), [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
 //! [`HostAllocFlags`]), and raw bits are still accepted. The
@@ -109,6 +110,7 @@
 //! The user guides are in [`docs`]: [error handling](docs::error_handling),
 //! [version gating](docs::version_gating), [the compatibility
 //! matrix](docs::compatibility_matrix), [memory](docs::memory), [the stand-in](docs::stand_in),
+//! [kernels: attributes, globals, JIT options, occupancy](docs::kernels),
 //! [performance](docs::performance), [driver facts](docs::driver_facts).
 
 #![deny(
@@ -165,17 +167,21 @@ pub use pc::Pc;
 pub use pw::Pw;
 #[doc(inline)]
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
+pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
 pub use resources::context::Context;
 pub use resources::event::Event;
-pub use resources::flags::{ContextFlags, EventFlags, HostAllocFlags, StreamFlags};
+pub use resources::flags::{ContextFlags, EventFlags, HostAllocFlags, OccupancyFlags, StreamFlags};
+pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
 pub use resources::host_fn::HostFn;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
+pub use resources::jit::{JitFallback, JitLogs, JitOptions, JitOutput};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
 pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
+pub use resources::occupancy::PotentialBlockSize;
 pub use resources::pinned::PinnedBuffer;
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;

@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Examples that need a real GPU (their kernels have no host implementation in the stand-in).
-const GPU_ONLY: &[&str] = &["handles_check", "real_driver_check"];
+/// `kernel_features` needs what the stand-in does not serve yet (occupancy, parameter
+/// layout, library globals, JIT logs).
+const GPU_ONLY: &[&str] = &["handles_check", "real_driver_check", "kernel_features"];
 
 /// Every example the stand-in runs: its name, `CUDRV_STANDIN_DEVICES`, and the line (a part
 /// of it) that says its result was verified.

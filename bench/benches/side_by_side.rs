@@ -10,8 +10,9 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cudarc::driver::{CudaContext, PushKernelArg};
+use cudrv::sys::CUfunction_attribute;
 use cudrv::sys::{CUcontext, CUdeviceptr, CUevent, CUstream};
-use cudrv::{DeviceBuffer, Event, LaunchConfig, Module, Stream};
+use cudrv::{DeviceBuffer, Event, FunctionAttribute, LaunchConfig, Module, Stream};
 
 const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
 .visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
@@ -200,6 +201,61 @@ fn main() {
                     l.arg(&cu_buf).arg(&n);
                     // SAFETY: the arguments match noop(u64, u32).
                     unsafe { l.launch(cu_cfg) }.unwrap();
+                }),
+            ],
+        },
+        Case {
+            name: "function attribute get (registers)",
+            per_round: 500_000,
+            ops: [
+                Box::new(|| {
+                    let mut v = 0;
+                    // SAFETY: a live function and a valid out-pointer.
+                    black_box(unsafe {
+                        p.cuFuncGetAttribute(&mut v, CUfunction_attribute::CU_FUNC_ATTRIBUTE_NUM_REGS, f.as_raw())
+                    });
+                }),
+                Box::new(|| {
+                    black_box(f.attribute(FunctionAttribute::NumRegs).unwrap());
+                }),
+                Box::new(|| {
+                    black_box(cu_f.num_regs().unwrap());
+                }),
+            ],
+        },
+        Case {
+            name: "function attribute set (max dynamic shared memory)",
+            per_round: 500_000,
+            ops: [
+                Box::new(|| {
+                    let a = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                    // SAFETY: a live function.
+                    black_box(unsafe { p.cuFuncSetAttribute(f.as_raw(), a, 1024) });
+                }),
+                Box::new(|| f.set_max_dynamic_shared_size_bytes(1024).unwrap()),
+                Box::new(|| {
+                    let a =
+                        cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                    cu_f.set_attribute(a, 1024).unwrap();
+                }),
+            ],
+        },
+        Case {
+            name: "occupancy: max active blocks per SM",
+            per_round: 200_000,
+            ops: [
+                Box::new(|| {
+                    let mut blocks = 0;
+                    // SAFETY: a live function and a valid out-pointer.
+                    black_box(unsafe {
+                        p.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut blocks, f.as_raw(), 256, 0, 0)
+                    });
+                }),
+                Box::new(|| {
+                    black_box(f.max_active_blocks_per_multiprocessor(256, 0, 0).unwrap());
+                }),
+                Box::new(|| {
+                    black_box(cu_f.occupancy_max_active_blocks_per_multiprocessor(256, 0, None).unwrap());
                 }),
             ],
         },

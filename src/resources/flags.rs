@@ -1,5 +1,5 @@
-//! Typed creation flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`] and
-//! [`HostAllocFlags`]. Each is the driver's bit set with a named constant per bit of the
+//! Typed flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`], [`HostAllocFlags`]
+//! and [`OccupancyFlags`]. Each is the driver's bit set with a named constant per bit of the
 //! pinned `cuda.h`, combined with `|`. Raw bits are still accepted (every function taking
 //! flags takes `impl Into<XFlags>`, and `u32` converts), and are passed to the driver as
 //! they are: a bit the driver does not know is refused by the driver, not by cudrv.
@@ -8,7 +8,7 @@ use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
 
 use crate::sys::{
-    CUctx_flags, CUevent_flags, CUstream_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
+    CUctx_flags, CUevent_flags, CUoccupancy_flags, CUstream_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
     CU_MEMHOSTALLOC_WRITECOMBINED,
 };
 
@@ -167,6 +167,17 @@ flag_set!(
         DEVICEMAP = CU_MEMHOSTALLOC_DEVICEMAP,
         /// Write-combined: fast for the device to read, slow for the host to read.
         WRITECOMBINED = CU_MEMHOSTALLOC_WRITECOMBINED,
+    }
+);
+
+flag_set!(
+    /// How an occupancy query counts (`cuOccupancy*WithFlags`' `CU_OCCUPANCY_*` flags).
+    OccupancyFlags {
+        /// The default: the function's preferred cache configuration is used.
+        DEFAULT = CUoccupancy_flags::CU_OCCUPANCY_DEFAULT.0,
+        /// The device's own cache split, ignoring the function's preference (a global
+        /// caching override may not be in effect).
+        DISABLE_CACHING_OVERRIDE = CUoccupancy_flags::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE.0,
     }
 );
 

@@ -187,6 +187,27 @@ impl<'a> Launch<'a> {
 
     #[cold]
     unsafe fn launch_ex(&mut self, config: LaunchConfig, params: *mut *mut c_void) -> Result<(), CudaError> {
+        let (pc, f) = (self.stream.context().driver().pc(), self.function);
+        self.with_raw_config(config, |launch| {
+            // SAFETY: the configuration and attributes live across the call; the caller
+            // vouches for the parameters.
+            self.stream.run(|| unsafe { pc.cuLaunchKernelEx(launch, f, params, std::ptr::null_mut()) })
+        })
+    }
+
+    /// The function being launched.
+    pub(crate) fn function(&self) -> CUfunction {
+        self.function
+    }
+
+    /// The stream it launches on.
+    pub(crate) fn stream(&self) -> &'a Stream {
+        self.stream
+    }
+
+    /// Runs `f` with the `CUlaunchConfig` this builder would launch with (`config`, its
+    /// stream and its attributes), which lives only during `f`.
+    pub(crate) fn with_raw_config<T>(&self, config: LaunchConfig, f: impl FnOnce(&CUlaunchConfig) -> T) -> T {
         let mut attrs: [CUlaunchAttribute; 2] = Default::default();
         let mut n = 0;
         if let (Some((x, y, z)), Some(a)) = (self.cluster, attrs.get_mut(n)) {
@@ -213,9 +234,6 @@ impl<'a> Launch<'a> {
             attrs: attrs.as_mut_ptr(),
             numAttrs: n as u32,
         };
-        let (pc, f) = (self.stream.context().driver().pc(), self.function);
-        // SAFETY: the configuration and attributes live across the call; the caller
-        // vouches for the parameters.
-        self.stream.run(|| unsafe { pc.cuLaunchKernelEx(&launch, f, params, std::ptr::null_mut()) })
+        f(&launch)
     }
 }

@@ -4,7 +4,8 @@ use std::ffi::c_void;
 
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::handle::{kind, Unique};
+use crate::resources::handle::{kind, Ownership, Unique};
+use crate::resources::jit::{JitBuffers, JitLogs, JitOptions};
 use crate::resources::module::c_name;
 use crate::sys::{CUjitInputType, CUlinkState};
 
@@ -16,11 +17,16 @@ kind!(
 
 /// A link in progress. Not `Clone`: a link state is built by one owner. Dropping it
 /// destroys the link state in its context.
-pub struct Linker(Unique<LinkerKind>);
+pub struct Linker {
+    // Declared first, so dropped first: the link state is destroyed before the option
+    // arrays and log buffers it writes into.
+    link: Unique<LinkerKind>,
+    jit: Option<JitBuffers>,
+}
 
 impl std::fmt::Debug for Linker {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt_debug(f)
+        self.link.fmt_debug(f)
     }
 }
 
@@ -31,12 +37,55 @@ impl Linker {
         let (options, values) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: valid out-pointer; no options.
         let create = |raw: &mut CUlinkState| unsafe { pc.cuLinkCreate(0, options, values, raw) };
-        Unique::create_out(context.clone(), context.as_raw(), create).map(Linker)
+        let link = Unique::create_out(context.clone(), context.as_raw(), create)?;
+        Ok(Linker { link, jit: None })
+    }
+
+    /// Starts a link in `context` with JIT `options` (`cuLinkCreate`): the log buffers
+    /// live as long as the linker, [`Linker::logs`] reads them at any time, and a failed
+    /// [`Linker::add_ptx`], [`Linker::add_data`] or [`Linker::complete`] carries the error
+    /// log in its notes. On error nothing is created (and the error carries the logs).
+    pub fn new_with(context: &Context, options: &JitOptions) -> Result<Linker, CudaError> {
+        let pc = context.driver().pc();
+        let mut jit = options.build();
+        let (n, o, v) = (jit.count(), jit.options(), jit.values());
+        // SAFETY: valid out-pointer; the option arrays and log buffers live as long as the
+        // link state (the linker holds them and drops them after it).
+        let create = |raw: &mut CUlinkState| unsafe { pc.cuLinkCreate(n, o, v, raw) };
+        match Unique::create_out(context.clone(), context.as_raw(), create) {
+            Ok(link) => Ok(Linker { link, jit: Some(jit) }),
+            Err(e) => Err(jit.annotate(e)),
+        }
+    }
+
+    /// Adopts a link state made with `cuLinkCreate`: dropping the linker destroys it in
+    /// `context`. cudrv does not know its options, so [`Linker::logs`] is empty (read the
+    /// logs from the buffers you gave the driver).
+    ///
+    /// # Safety
+    /// `raw` must be a live link state created in `context` that nothing else destroys,
+    /// and the option values and log buffers it was created with must outlive it.
+    pub unsafe fn from_raw(context: &Context, raw: CUlinkState) -> Linker {
+        Linker { link: Unique::new(context.clone(), raw, Ownership::Owned), jit: None }
     }
 
     /// The raw handle.
     pub fn as_raw(&self) -> CUlinkState {
-        self.0.raw()
+        self.link.raw()
+    }
+
+    /// What the linker has reported so far (empty for a linker made without options):
+    /// the info and error logs, and after [`Linker::complete`] the wall time.
+    pub fn logs(&self) -> JitLogs {
+        self.jit.as_ref().map(JitBuffers::logs).unwrap_or_default()
+    }
+
+    /// `error` with the linker's error log as a note, if it has one.
+    fn annotate(&self, error: CudaError) -> CudaError {
+        match &self.jit {
+            Some(jit) => jit.annotate(error),
+            None => error,
+        }
     }
 
     /// Adds PTX text under `name` (`cuLinkAddData`), with the NUL the driver needs. Text
@@ -56,25 +105,31 @@ impl Linker {
     /// `kind` ([`Linker::add_ptx`] is the safe form for PTX).
     pub unsafe fn add_data(&mut self, kind: CUjitInputType, data: &[u8], name: &str) -> Result<(), Error> {
         let name = c_name("Linker::add_data", name)?;
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let (pc, raw) = (self.link.driver().pc(), self.as_raw());
         let (image, options, values) = (data.as_ptr().cast_mut().cast(), std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: the driver reads `data` for its length; no options.
         let add = || unsafe { pc.cuLinkAddData(raw, kind, image, data.len(), name.as_ptr(), 0, options, values) };
-        Ok(self.0.owner().run(add)?)
+        Ok(self.link.owner().run(add).map_err(|e| self.annotate(e))?)
     }
 
-    /// Finishes the link and returns a copy of the linked image (`cuLinkComplete`). An
+    /// Finishes the link and returns a copy of the linked image (`cuLinkComplete`); on a
+    /// linker made with [`Linker::new_with`], a failure carries the error log in its notes,
+    /// and [`Linker::logs`] then has the info log and the wall time. An
     /// image the host cannot hold a copy of is an [`InvalidArgument`] naming its size,
     /// never an abort; the link state stays as the driver left it.
     pub fn complete(&mut self) -> Result<Vec<u8>, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let (image, len) = self.0.owner().run(|| {
-            let mut image: *mut c_void = std::ptr::null_mut();
-            let mut len = 0usize;
-            // SAFETY: valid out-pointers.
-            unsafe { pc.cuLinkComplete(raw, &mut image, &mut len) }?;
-            Ok((image, len))
-        })?;
+        let (pc, raw) = (self.link.driver().pc(), self.as_raw());
+        let (image, len) = self
+            .link
+            .owner()
+            .run(|| {
+                let mut image: *mut c_void = std::ptr::null_mut();
+                let mut len = 0usize;
+                // SAFETY: valid out-pointers.
+                unsafe { pc.cuLinkComplete(raw, &mut image, &mut len) }?;
+                Ok((image, len))
+            })
+            .map_err(|e| self.annotate(e))?;
         if image.is_null() {
             return Ok(Vec::new());
         }

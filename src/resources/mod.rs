@@ -11,18 +11,22 @@
 //! Drop never panics. A resource whose context cannot be made current is leaked, and the
 //! leak reported, rather than destroyed from the wrong context.
 
+pub mod attributes;
 pub mod context;
 pub mod event;
 pub mod flags;
+pub mod global;
 pub mod graph;
 pub(crate) mod handle;
 pub mod host_fn;
 pub mod ipc;
+pub mod jit;
 pub mod launch;
 pub mod library;
 pub mod linker;
 pub mod memory;
 pub mod module;
+pub mod occupancy;
 pub mod peer;
 pub mod pinned;
 pub mod pool;

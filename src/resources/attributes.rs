@@ -1,0 +1,370 @@
+//! Function and kernel attributes (`cuFuncGetAttribute`/`cuFuncSetAttribute`,
+//! `cuKernelGetAttribute`/`cuKernelSetAttribute` per device), cache configuration, names
+//! (`cuFuncGetName`/`cuKernelGetName`, 12.3+) and parameter layout
+//! (`cuFuncGetParamInfo`/`cuKernelGetParamInfo`, 12.4+).
+
+use std::ffi::{c_char, c_int, CStr};
+
+use crate::device::Device;
+use crate::error::CudaError;
+use crate::resources::context::Context;
+use crate::resources::library::Kernel;
+use crate::resources::module::Function;
+use crate::sys::{CUfunc_cache, CUfunction_attribute, CUresult};
+use crate::Driver;
+
+/// An attribute of a function or kernel (`CUfunction_attribute`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum FunctionAttribute {
+    /// The most threads per block a launch may have (read-only; depends on the function's
+    /// resources and the device).
+    MaxThreadsPerBlock,
+    /// Statically allocated shared memory per block, in bytes (read-only).
+    SharedSizeBytes,
+    /// User-allocated constant memory, in bytes (read-only).
+    ConstSizeBytes,
+    /// Local memory per thread, in bytes (read-only).
+    LocalSizeBytes,
+    /// Registers per thread (read-only).
+    NumRegs,
+    /// The PTX virtual architecture it was compiled for, as `major * 10 + minor` (read-only).
+    PtxVersion,
+    /// The binary architecture it was compiled for, as `major * 10 + minor` (read-only).
+    BinaryVersion,
+    /// Whether it was compiled with `-Xptxas --dlcm=ca` (read-only).
+    CacheModeCa,
+    /// The most dynamic shared memory per block a launch may ask for, in bytes
+    /// (settable: above 48 KiB a kernel must opt in).
+    MaxDynamicSharedSizeBytes,
+    /// The preferred shared-memory carveout, in percent of the maximum (settable; -1 is
+    /// no preference).
+    PreferredSharedMemoryCarveout,
+    /// Whether a launch must give a cluster size (read-only; compute capability 9.0+).
+    ClusterSizeMustBeSet,
+    /// The cluster width it was compiled for, 0 if none (settable before the first launch).
+    RequiredClusterWidth,
+    /// The cluster height it was compiled for, 0 if none (settable before the first launch).
+    RequiredClusterHeight,
+    /// The cluster depth it was compiled for, 0 if none (settable before the first launch).
+    RequiredClusterDepth,
+    /// Whether it may be launched with a non-portable cluster size (settable).
+    NonPortableClusterSizeAllowed,
+    /// The cluster scheduling policy preference (`CUclusterSchedulingPolicy`, settable).
+    ClusterSchedulingPolicyPreference,
+    /// Any other attribute, by its raw value (newer than this enum, or unknown: the
+    /// driver answers `CUDA_ERROR_INVALID_VALUE` for an attribute it does not know).
+    Raw(CUfunction_attribute),
+}
+
+impl FunctionAttribute {
+    /// The driver's value.
+    pub fn raw(self) -> CUfunction_attribute {
+        type A = CUfunction_attribute;
+        match self {
+            FunctionAttribute::MaxThreadsPerBlock => A::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+            FunctionAttribute::SharedSizeBytes => A::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+            FunctionAttribute::ConstSizeBytes => A::CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+            FunctionAttribute::LocalSizeBytes => A::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES,
+            FunctionAttribute::NumRegs => A::CU_FUNC_ATTRIBUTE_NUM_REGS,
+            FunctionAttribute::PtxVersion => A::CU_FUNC_ATTRIBUTE_PTX_VERSION,
+            FunctionAttribute::BinaryVersion => A::CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+            FunctionAttribute::CacheModeCa => A::CU_FUNC_ATTRIBUTE_CACHE_MODE_CA,
+            FunctionAttribute::MaxDynamicSharedSizeBytes => A::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+            FunctionAttribute::PreferredSharedMemoryCarveout => A::CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
+            FunctionAttribute::ClusterSizeMustBeSet => A::CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET,
+            FunctionAttribute::RequiredClusterWidth => A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH,
+            FunctionAttribute::RequiredClusterHeight => A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+            FunctionAttribute::RequiredClusterDepth => A::CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH,
+            FunctionAttribute::NonPortableClusterSizeAllowed => A::CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+            FunctionAttribute::ClusterSchedulingPolicyPreference => {
+                A::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+            }
+            FunctionAttribute::Raw(raw) => raw,
+        }
+    }
+}
+
+/// The attributes of a function (or of a kernel on one device), read together by
+/// [`Function::attributes`] and [`Kernel::attributes`]. Sizes are in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FunctionAttributes {
+    /// The most threads per block a launch may have.
+    pub max_threads_per_block: u32,
+    /// Statically allocated shared memory per block.
+    pub shared_size_bytes: usize,
+    /// User-allocated constant memory.
+    pub const_size_bytes: usize,
+    /// Local memory per thread.
+    pub local_size_bytes: usize,
+    /// Registers per thread.
+    pub num_regs: u32,
+    /// PTX virtual architecture (major, minor), e.g. (9, 0).
+    pub ptx_version: (u32, u32),
+    /// Binary architecture (major, minor).
+    pub binary_version: (u32, u32),
+    /// The most dynamic shared memory per block a launch may ask for.
+    pub max_dynamic_shared_size_bytes: usize,
+    /// The preferred shared-memory carveout in percent, `None` if there is no preference (-1).
+    pub preferred_shared_memory_carveout: Option<u32>,
+}
+
+/// A function's cache preference (`CUfunc_cache`): how on-chip memory is split between
+/// L1 cache and shared memory, where the device lets it be chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CacheConfig {
+    /// No preference.
+    PreferNone,
+    /// Larger shared memory, smaller L1.
+    PreferShared,
+    /// Larger L1, smaller shared memory.
+    PreferL1,
+    /// Equal L1 and shared memory.
+    PreferEqual,
+}
+
+impl CacheConfig {
+    /// The driver's value.
+    pub fn raw(self) -> CUfunc_cache {
+        match self {
+            CacheConfig::PreferNone => CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE,
+            CacheConfig::PreferShared => CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED,
+            CacheConfig::PreferL1 => CUfunc_cache::CU_FUNC_CACHE_PREFER_L1,
+            CacheConfig::PreferEqual => CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL,
+        }
+    }
+}
+
+/// Where one kernel parameter lies in the parameter buffer, as the driver reports it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct ParamInfo {
+    /// Its offset in the parameter buffer, in bytes.
+    pub offset: usize,
+    /// Its size, in bytes.
+    pub size: usize,
+}
+
+/// At most this many parameters are asked for (a kernel's parameters fit in 32 764 bytes,
+/// each at least one byte): a driver that never answered INVALID_VALUE stops here.
+const MAX_PARAMS: usize = 32_764;
+
+/// The parameters of a function, asked one index at a time until the driver answers
+/// `CUDA_ERROR_INVALID_VALUE` (the first index past the last parameter).
+fn params_of(get: impl Fn(usize) -> Result<ParamInfo, CudaError>) -> Result<Vec<ParamInfo>, CudaError> {
+    let mut out = Vec::new();
+    for i in 0..MAX_PARAMS {
+        match get(i) {
+            Ok(info) => out.push(info),
+            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => break,
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(out)
+}
+
+/// All the attributes of [`FunctionAttributes`], read with `get`.
+fn read_all(get: impl Fn(FunctionAttribute) -> Result<i32, CudaError>) -> Result<FunctionAttributes, CudaError> {
+    let size = |a| get(a).map(|v| usize::try_from(v).unwrap_or(0));
+    let count = |a| get(a).map(|v| u32::try_from(v).unwrap_or(0));
+    let version = |a| count(a).map(|v| (v / 10, v % 10));
+    let carveout = get(FunctionAttribute::PreferredSharedMemoryCarveout)?;
+    Ok(FunctionAttributes {
+        max_threads_per_block: count(FunctionAttribute::MaxThreadsPerBlock)?,
+        shared_size_bytes: size(FunctionAttribute::SharedSizeBytes)?,
+        const_size_bytes: size(FunctionAttribute::ConstSizeBytes)?,
+        local_size_bytes: size(FunctionAttribute::LocalSizeBytes)?,
+        num_regs: count(FunctionAttribute::NumRegs)?,
+        ptx_version: version(FunctionAttribute::PtxVersion)?,
+        binary_version: version(FunctionAttribute::BinaryVersion)?,
+        max_dynamic_shared_size_bytes: size(FunctionAttribute::MaxDynamicSharedSizeBytes)?,
+        preferred_shared_memory_carveout: u32::try_from(carveout).ok(),
+    })
+}
+
+/// A size given as bytes, as the driver's `int`; larger than `i32::MAX` becomes
+/// `i32::MAX`, which the driver refuses as beyond any device's limit.
+fn int_of(bytes: usize) -> c_int {
+    c_int::try_from(bytes).unwrap_or(c_int::MAX)
+}
+
+/// The string the driver returned through `get` (driver-owned, NUL-terminated), copied.
+fn name_of(get: impl FnOnce(*mut *const c_char) -> Result<(), CudaError>) -> Result<String, CudaError> {
+    let mut name: *const c_char = std::ptr::null();
+    get(&mut name)?;
+    if name.is_null() {
+        return Ok(String::new());
+    }
+    // SAFETY: the driver returned a NUL-terminated string that lives as long as the
+    // function's module (which the handle keeps alive while we copy it).
+    Ok(unsafe { CStr::from_ptr(name) }.to_string_lossy().into_owned())
+}
+
+impl Function {
+    fn driver(&self) -> &'static Driver {
+        self.module().context().driver()
+    }
+
+    /// Runs the call `f`, which names the function (and so its context): first as it is,
+    /// with no context check (one driver call: these calls do not use the current
+    /// context); only if the driver answers `CUDA_ERROR_INVALID_CONTEXT` again with the
+    /// function's context current.
+    fn run<T>(&self, mut f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        match f() {
+            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
+                self.module().context().run(f)
+            }
+            done => done,
+        }
+    }
+
+    /// The value of `attribute` (`cuFuncGetAttribute`).
+    pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, CudaError> {
+        let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
+        let mut value: c_int = 0;
+        // SAFETY: a live function (its module is held) and a valid out-pointer.
+        self.run(|| unsafe { pc.cuFuncGetAttribute(&mut value, attr, raw) })?;
+        Ok(value)
+    }
+
+    /// Sets `attribute` (`cuFuncSetAttribute`): the driver refuses a read-only attribute or
+    /// a value out of range with `CUDA_ERROR_INVALID_VALUE`. On error nothing changed.
+    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<(), CudaError> {
+        let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
+        // SAFETY: a live function.
+        self.run(|| unsafe { pc.cuFuncSetAttribute(raw, attr, value) })
+    }
+
+    /// Its attributes, read together (one `cuFuncGetAttribute` each).
+    pub fn attributes(&self) -> Result<FunctionAttributes, CudaError> {
+        read_all(|a| self.attribute(a))
+    }
+
+    /// Lets launches ask for up to `bytes` of dynamic shared memory per block
+    /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): needed above 48 KiB.
+    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize) -> Result<(), CudaError> {
+        self.set_attribute(FunctionAttribute::MaxDynamicSharedSizeBytes, int_of(bytes))
+    }
+
+    /// Sets the preferred shared-memory carveout, in percent of the most the device has
+    /// (`None`: no preference, -1). A hint; the driver may choose otherwise.
+    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>) -> Result<(), CudaError> {
+        let value = percent.map_or(-1, |p| c_int::try_from(p).unwrap_or(c_int::MAX));
+        self.set_attribute(FunctionAttribute::PreferredSharedMemoryCarveout, value)
+    }
+
+    /// Allows (or forbids) launches with a non-portable cluster size (more than 8 blocks).
+    pub fn set_non_portable_cluster_size_allowed(&self, allowed: bool) -> Result<(), CudaError> {
+        self.set_attribute(FunctionAttribute::NonPortableClusterSizeAllowed, c_int::from(allowed))
+    }
+
+    /// The cluster dimensions it was compiled for (`__cluster_dims__`), `(0, 0, 0)` if none.
+    pub fn required_cluster_dims(&self) -> Result<(u32, u32, u32), CudaError> {
+        let dim = |a| self.attribute(a).map(|v| u32::try_from(v).unwrap_or(0));
+        Ok((
+            dim(FunctionAttribute::RequiredClusterWidth)?,
+            dim(FunctionAttribute::RequiredClusterHeight)?,
+            dim(FunctionAttribute::RequiredClusterDepth)?,
+        ))
+    }
+
+    /// Sets its cache preference (`cuFuncSetCacheConfig`). A hint, ignored by devices with
+    /// a fixed split.
+    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), CudaError> {
+        let (pc, raw, config) = (self.driver().pc(), self.as_raw(), config.raw());
+        // SAFETY: a live function.
+        self.run(|| unsafe { pc.cuFuncSetCacheConfig(raw, config) })
+    }
+
+    /// Its name as the module has it (`cuFuncGetName`, driver 12.3+: on an older one the
+    /// error says which version it needs). Mangled for C++ kernels not declared `extern "C"`.
+    pub fn name(&self) -> Result<String, CudaError> {
+        let (pc, raw) = (self.driver().pc(), self.as_raw());
+        // SAFETY: a live function and a valid out-pointer.
+        name_of(|out| unsafe { pc.cuFuncGetName(out, raw) })
+    }
+
+    /// Where parameter `index` lies in the parameter buffer (`cuFuncGetParamInfo`, driver
+    /// 12.4+). An index past the last parameter is `CUDA_ERROR_INVALID_VALUE`.
+    pub fn param_info(&self, index: usize) -> Result<ParamInfo, CudaError> {
+        let (pc, raw) = (self.driver().pc(), self.as_raw());
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a live function and valid out-pointers.
+        self.run(|| unsafe { pc.cuFuncGetParamInfo(raw, index, &mut offset, &mut size) })?;
+        Ok(ParamInfo { offset, size })
+    }
+
+    /// Every parameter's place (`cuFuncGetParamInfo` for index 0, 1, ... up to the first
+    /// that the driver answers with `CUDA_ERROR_INVALID_VALUE`): its length is the number
+    /// of parameters. Driver 12.4+.
+    pub fn params(&self) -> Result<Vec<ParamInfo>, CudaError> {
+        params_of(|i| self.param_info(i))
+    }
+}
+
+impl Kernel {
+    /// The value of `attribute` on `device` (`cuKernelGetAttribute`).
+    pub fn attribute(&self, attribute: FunctionAttribute, device: &Device) -> Result<i32, CudaError> {
+        let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
+        let mut value: c_int = 0;
+        // SAFETY: a live kernel (its library is held) and a valid out-pointer.
+        unsafe { pc.cuKernelGetAttribute(&mut value, attr, raw, dev) }?;
+        Ok(value)
+    }
+
+    /// Sets `attribute` on `device` (`cuKernelSetAttribute`); the driver refuses a
+    /// read-only attribute or a value out of range. On error nothing changed.
+    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32, device: &Device) -> Result<(), CudaError> {
+        let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
+        // SAFETY: a live kernel.
+        unsafe { pc.cuKernelSetAttribute(attr, value, raw, dev) }
+    }
+
+    /// Its attributes on `device`, read together (one `cuKernelGetAttribute` each).
+    pub fn attributes(&self, device: &Device) -> Result<FunctionAttributes, CudaError> {
+        read_all(|a| self.attribute(a, device))
+    }
+
+    /// Lets launches on `device` ask for up to `bytes` of dynamic shared memory per block.
+    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize, device: &Device) -> Result<(), CudaError> {
+        self.set_attribute(FunctionAttribute::MaxDynamicSharedSizeBytes, int_of(bytes), device)
+    }
+
+    /// Sets the preferred shared-memory carveout on `device` (`None`: no preference).
+    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>, device: &Device) -> Result<(), CudaError> {
+        let value = percent.map_or(-1, |p| c_int::try_from(p).unwrap_or(c_int::MAX));
+        self.set_attribute(FunctionAttribute::PreferredSharedMemoryCarveout, value, device)
+    }
+
+    /// Sets its cache preference on `device` (`cuKernelSetCacheConfig`).
+    pub fn set_cache_config(&self, config: CacheConfig, device: &Device) -> Result<(), CudaError> {
+        let (pc, raw, dev) = (self.library().driver().pc(), self.as_raw(), device.as_raw());
+        // SAFETY: a live kernel.
+        unsafe { pc.cuKernelSetCacheConfig(raw, config.raw(), dev) }
+    }
+
+    /// Its name (`cuKernelGetName`, driver 12.3+).
+    pub fn name(&self) -> Result<String, CudaError> {
+        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
+        // SAFETY: a live kernel and a valid out-pointer.
+        name_of(|out| unsafe { pc.cuKernelGetName(out, raw) })
+    }
+
+    /// Where parameter `index` lies (`cuKernelGetParamInfo`, driver 12.4+), asked with
+    /// `context` current: the driver answers `CUDA_ERROR_INVALID_CONTEXT` without one (any
+    /// context will do; driver-facts.md).
+    pub fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
+        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: a live kernel and valid out-pointers.
+        context.run(|| unsafe { pc.cuKernelGetParamInfo(raw, index, &mut offset, &mut size) })?;
+        Ok(ParamInfo { offset, size })
+    }
+
+    /// Every parameter's place, as [`Function::params`], with `context` current. Driver 12.4+.
+    pub fn params(&self, context: &Context) -> Result<Vec<ParamInfo>, CudaError> {
+        context.run(|| params_of(|i| self.param_info(context, i)))
+    }
+}

@@ -1,0 +1,313 @@
+//! Module and library globals (`__device__`, `__constant__` and `__managed__` variables):
+//! `cuModuleGetGlobal`, `cuLibraryGetGlobal` and `cuLibraryGetManaged`, as typed device
+//! memory that keeps its module or library loaded.
+
+use std::ffi::{c_void, CStr};
+use std::marker::PhantomData;
+
+use crate::error::{Error, InvalidArgument};
+use crate::resources::context::Context;
+use crate::resources::launch::KernelArg;
+use crate::resources::library::Library;
+use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::module::{c_name, named, Module};
+use crate::resources::pinned::PinnedBuffer;
+use crate::resources::stream::Stream;
+use crate::sys::CUdeviceptr;
+
+/// What keeps a global's memory alive: the module or library that holds it.
+#[derive(Clone)]
+enum Holder {
+    Module(Module),
+    Library(Library),
+}
+
+/// A global variable of a loaded [`Module`] or [`Library`]: `len` values of `T` at a
+/// device address, in a context. It keeps its module (or library) loaded, so the address
+/// stays valid as long as any clone lives. Made by [`Module::global`],
+/// [`Library::global`] and [`Library::managed_global`].
+///
+/// It is device memory like a [`DeviceBuffer`]: it can be copied to and from the host
+/// (synchronously, or ordered on a stream through a [`PinnedBuffer`]) and passed to a
+/// kernel as its address (`launch.arg(&global)`). `__constant__` data is written from
+/// the host the same way; kernels only read it.
+pub struct Global<T> {
+    address: CUdeviceptr,
+    len: usize,
+    context: Context,
+    managed: bool,
+    holder: Holder,
+    _values: PhantomData<T>,
+}
+
+impl<T> Clone for Global<T> {
+    fn clone(&self) -> Global<T> {
+        Global {
+            address: self.address,
+            len: self.len,
+            context: self.context.clone(),
+            managed: self.managed,
+            holder: self.holder.clone(),
+            _values: PhantomData,
+        }
+    }
+}
+
+impl<T> std::fmt::Debug for Global<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Global({:#x}, {} x {} bytes)", self.address, self.len, size_of::<T>())
+    }
+}
+
+/// How a global is looked up.
+#[derive(Clone, Copy)]
+enum Lookup {
+    Module,
+    Library,
+    Managed,
+}
+
+impl Lookup {
+    fn what(self) -> &'static str {
+        match self {
+            Lookup::Module => "Module::global",
+            Lookup::Library => "Library::global",
+            Lookup::Managed => "Library::managed_global",
+        }
+    }
+}
+
+/// `bytes` as a number of `T`, or an error naming the symbol and both sizes.
+fn len_of<T>(lookup: Lookup, name: &CStr, bytes: usize) -> Result<usize, InvalidArgument> {
+    let size = size_of::<T>();
+    if size == 0 || bytes % size != 0 {
+        let why = format!(
+            "the global {:?} is {bytes} bytes, not a whole number of {} values of {size} bytes",
+            name.to_string_lossy(),
+            std::any::type_name::<T>()
+        );
+        return Err(InvalidArgument::new(lookup.what(), why));
+    }
+    Ok(bytes / size)
+}
+
+impl<T: DeviceRepr> Global<T> {
+    fn find(context: &Context, holder: Holder, lookup: Lookup, name: &str) -> Result<Global<T>, Error> {
+        let name = c_name(lookup.what(), name)?;
+        let pc = context.driver().pc();
+        let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
+        let (a, b, n) = (&mut address, &mut bytes, name.as_ptr());
+        context
+            .run(|| match (&holder, lookup) {
+                // SAFETY: valid out-pointers and C string; the module is live (held).
+                (Holder::Module(m), _) => unsafe { pc.cuModuleGetGlobal(a, b, m.as_raw(), n) },
+                // SAFETY: as above, for the library.
+                (Holder::Library(l), Lookup::Managed) => unsafe { pc.cuLibraryGetManaged(a, b, l.as_raw(), n) },
+                // SAFETY: as above.
+                (Holder::Library(l), _) => unsafe { pc.cuLibraryGetGlobal(a, b, l.as_raw(), n) },
+            })
+            .map_err(|e| named(e, "global", &name))?;
+        let len = len_of::<T>(lookup, &name, bytes)?;
+        let managed = matches!(lookup, Lookup::Managed);
+        Ok(Global { address, len, context: context.clone(), managed, holder, _values: PhantomData })
+    }
+}
+
+impl Module {
+    /// The global variable `name` of this module (`cuModuleGetGlobal`; `__device__` or
+    /// `__constant__`), as `len` values of `T`. A name with a NUL byte is refused before
+    /// any driver call; a name the module does not have is the driver's
+    /// `CUDA_ERROR_NOT_FOUND` with a note naming it; a global whose size is not a whole
+    /// number of `T` is an [`InvalidArgument`] naming the symbol and both sizes (the
+    /// lookup changed nothing). The global keeps the module loaded.
+    pub fn global<T: DeviceRepr>(&self, name: &str) -> Result<Global<T>, Error> {
+        Global::find(self.context(), Holder::Module(self.clone()), Lookup::Module, name)
+    }
+}
+
+impl Library {
+    /// The global variable `name` of this library as loaded in `context`
+    /// (`cuLibraryGetGlobal`, with `context` current: each context has its own copy), as
+    /// values of `T`. Errors as [`Module::global`]. The global keeps the library loaded.
+    pub fn global<T: DeviceRepr>(&self, context: &Context, name: &str) -> Result<Global<T>, Error> {
+        Global::find(context, Holder::Library(self.clone()), Lookup::Library, name)
+    }
+
+    /// The managed (`__managed__`) variable `name` of this library (`cuLibraryGetManaged`),
+    /// as values of `T`; `context` is the context its copies run in. Errors as
+    /// [`Module::global`].
+    pub fn managed_global<T: DeviceRepr>(&self, context: &Context, name: &str) -> Result<Global<T>, Error> {
+        Global::find(context, Holder::Library(self.clone()), Lookup::Managed, name)
+    }
+}
+
+/// Checks that `n` values fit in a global of `len`.
+fn check_fits(what: &'static str, n: usize, len: usize) -> Result<(), InvalidArgument> {
+    if n > len {
+        return Err(InvalidArgument::new(what, format!("{n} values do not fit in a global of {len}")));
+    }
+    Ok(())
+}
+
+impl<T> Global<T> {
+    /// The device address.
+    #[inline(always)]
+    pub fn as_raw(&self) -> CUdeviceptr {
+        self.address
+    }
+
+    /// The number of values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Its size in bytes.
+    pub fn size_bytes(&self) -> usize {
+        self.len.saturating_mul(size_of::<T>())
+    }
+
+    /// The context its copies run in (the module's, or the one the library's global was
+    /// looked up in).
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// Whether it is a managed variable ([`Library::managed_global`]).
+    pub fn is_managed(&self) -> bool {
+        self.managed
+    }
+
+    /// The module that holds it, if it is a module's.
+    pub fn module(&self) -> Option<&Module> {
+        match &self.holder {
+            Holder::Module(m) => Some(m),
+            Holder::Library(_) => None,
+        }
+    }
+
+    /// The library that holds it, if it is a library's.
+    pub fn library(&self) -> Option<&Library> {
+        match &self.holder {
+            Holder::Library(l) => Some(l),
+            Holder::Module(_) => None,
+        }
+    }
+}
+
+impl<T: DeviceRepr> Global<T> {
+    fn pc(&self) -> crate::Pc {
+        self.context.driver().pc()
+    }
+
+    /// Copies `src` to the start of the global (`cuMemcpyHtoD`, synchronous). A source
+    /// longer than the global is refused before any driver call.
+    pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
+        check_fits("Global::copy_from_host", src.len(), self.len)?;
+        let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(src));
+        // SAFETY: `src` is readable for `bytes`, which fit in the global.
+        Ok(self.context.run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
+    }
+
+    /// Copies the start of the global into `dst` (`cuMemcpyDtoH`, synchronous). A
+    /// destination longer than the global is refused before any driver call.
+    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
+        check_fits("Global::copy_to_host", dst.len(), self.len)?;
+        let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(dst));
+        // SAFETY: `dst` is writable for `bytes`, which fit in the global; any bytes are a T.
+        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
+    }
+
+    /// The whole global, copied to a new vector (`cuMemcpyDtoH`, synchronous). A vector
+    /// the host cannot allocate is an [`InvalidArgument`], returned before any driver call.
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(self.len).map_err(|e| {
+            let why = format!("a host vector of {} values cannot be allocated: {e}", self.len);
+            InvalidArgument::new("Global::to_vec", why)
+        })?;
+        let (pc, ptr, bytes) = (self.pc(), self.address, self.size_bytes());
+        let host: *mut c_void = out.as_mut_ptr().cast();
+        // SAFETY: the vector has room for `len` values; the copy writes all of them.
+        self.context.run(|| unsafe { pc.cuMemcpyDtoH(host, ptr, bytes) })?;
+        // SAFETY: the copy above initialised `len` values (any bytes are a valid T).
+        unsafe { out.set_len(self.len) };
+        Ok(out)
+    }
+
+    /// Copies `src` to the start of the global (`cuMemcpyDtoD`, synchronous with respect
+    /// to the host). A longer source is refused before any driver call.
+    pub fn copy_from_device(&self, src: &DeviceBuffer<T>) -> Result<(), Error> {
+        check_fits("Global::copy_from_device", src.len(), self.len)?;
+        let (pc, dst, from, bytes) = (self.pc(), self.address, src.as_raw(), src.size_bytes());
+        // SAFETY: both ranges are live device memory of at least `bytes`.
+        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
+    }
+
+    /// Copies the start of the global into `dst` (`cuMemcpyDtoD`). A destination longer
+    /// than the global is refused before any driver call.
+    pub fn copy_to_device(&self, dst: &DeviceBuffer<T>) -> Result<(), Error> {
+        check_fits("Global::copy_to_device", dst.len(), self.len)?;
+        let (pc, to, from, bytes) = (self.pc(), dst.as_raw(), self.address, dst.size_bytes());
+        // SAFETY: both ranges are live device memory of at least `bytes`.
+        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoD(to, from, bytes) })?)
+    }
+
+    /// Copies the pinned buffer `src` to the start of the global, ordered on `stream`
+    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
+    pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        check_fits("Global::copy_from_pinned_async", src.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.address, src.size_bytes(), stream.as_raw());
+        let host = src.as_ptr().cast();
+        // SAFETY: `src` stays allocated and unwritten until the copy is done (one of its
+        // uses, which it waits for); the global lives as long as its module, which `self`
+        // keeps: the caller must keep a clone until the stream is done (as for any kernel).
+        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
+    }
+
+    /// Copies the start of the global into the pinned buffer `dst`, ordered on `stream`
+    /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
+    pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
+        check_fits("Global::copy_to_pinned_async", dst.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.address, dst.size_bytes(), stream.as_raw());
+        let host = dst.as_mut_ptr().cast();
+        // SAFETY: as above, for reads of `dst`.
+        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
+    }
+
+    /// Copies `src` to the start of the global ordered on `stream` (`cuMemcpyHtoDAsync`).
+    ///
+    /// # Safety
+    /// `src` must stay allocated and unwritten until the copy is done.
+    /// [`Global::copy_from_pinned_async`] is the safe form.
+    pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
+        check_fits("Global::copy_from_host_async", src.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.address, size_of_val(src), stream.as_raw());
+        // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
+        Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
+    }
+
+    /// Copies the start of the global into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
+    ///
+    /// # Safety
+    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
+    /// [`Global::copy_to_pinned_async`] is the safe form.
+    pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
+        check_fits("Global::copy_to_host_async", dst.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.address, size_of_val(dst), stream.as_raw());
+        // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
+        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
+    }
+}
+
+// SAFETY: the parameter is the device address, a field of the global: stable while it is
+// borrowed by the launch.
+unsafe impl<T> KernelArg for Global<T> {
+    fn param(&self) -> *mut c_void {
+        (&self.address as *const CUdeviceptr).cast_mut().cast()
+    }
+}

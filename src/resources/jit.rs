@@ -1,0 +1,434 @@
+//! JIT options and logs: [`JitOptions`] for `cuModuleLoadDataEx`, `cuLibraryLoadData` and
+//! `cuLinkCreate`, and the logs and wall time the driver gives back ([`JitLogs`]).
+
+use std::ffi::{c_void, CStr};
+
+use crate::error::{CudaError, Error};
+use crate::resources::context::Context;
+use crate::resources::handle::{Handle, Ownership};
+use crate::resources::library::Library;
+use crate::resources::module::{c_name, Module};
+use crate::sys::{CUjit_fallback, CUjit_option, CUjit_target, CUlibrary, CUmodule};
+use crate::Driver;
+
+/// What the JIT compiler falls back to when no exact binary matches the device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum JitFallback {
+    /// Compile the PTX (`CU_PREFER_PTX`).
+    PreferPtx,
+    /// Use a compatible binary (`CU_PREFER_BINARY`).
+    PreferBinary,
+}
+
+/// Options for the JIT compiler and linker: a builder. The defaults ask for an error log
+/// and an info log of 4 KiB each and for the wall time; every other option is the
+/// driver's default.
+///
+/// ```
+/// let options = cudrv::JitOptions::new().optimization_level(4).max_registers(64).line_info(true);
+/// assert_eq!(options.error_log_capacity(), 4096);
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct JitOptions {
+    optimization_level: Option<u32>,
+    target: Option<CUjit_target>,
+    max_registers: Option<u32>,
+    threads_per_block: Option<u32>,
+    debug_info: Option<bool>,
+    line_info: Option<bool>,
+    log_verbose: Option<bool>,
+    fallback: Option<JitFallback>,
+    info_log: usize,
+    error_log: usize,
+    wall_time: bool,
+}
+
+impl Default for JitOptions {
+    fn default() -> JitOptions {
+        JitOptions::new()
+    }
+}
+
+impl JitOptions {
+    /// The defaults: 4 KiB error and info logs, the wall time, nothing else set.
+    pub fn new() -> JitOptions {
+        JitOptions {
+            optimization_level: None,
+            target: None,
+            max_registers: None,
+            threads_per_block: None,
+            debug_info: None,
+            line_info: None,
+            log_verbose: None,
+            fallback: None,
+            info_log: 4096,
+            error_log: 4096,
+            wall_time: true,
+        }
+    }
+
+    /// Optimisation level 0 to 4 (`CU_JIT_OPTIMIZATION_LEVEL`; the driver's default is 4).
+    pub fn optimization_level(mut self, level: u32) -> JitOptions {
+        self.optimization_level = Some(level);
+        self
+    }
+
+    /// Compiles for `target` (`CU_JIT_TARGET`) instead of the current context's device.
+    pub fn target(mut self, target: CUjit_target) -> JitOptions {
+        self.target = Some(target);
+        self
+    }
+
+    /// At most `registers` registers per thread (`CU_JIT_MAX_REGISTERS`).
+    pub fn max_registers(mut self, registers: u32) -> JitOptions {
+        self.max_registers = Some(registers);
+        self
+    }
+
+    /// Compiles for blocks of at least `threads` threads (`CU_JIT_THREADS_PER_BLOCK`); the
+    /// number the compiler targeted is in [`JitLogs::threads_per_block`].
+    pub fn threads_per_block(mut self, threads: u32) -> JitOptions {
+        self.threads_per_block = Some(threads);
+        self
+    }
+
+    /// Generates debug information (`CU_JIT_GENERATE_DEBUG_INFO`).
+    pub fn debug_info(mut self, on: bool) -> JitOptions {
+        self.debug_info = Some(on);
+        self
+    }
+
+    /// Generates line information (`CU_JIT_GENERATE_LINE_INFO`).
+    pub fn line_info(mut self, on: bool) -> JitOptions {
+        self.line_info = Some(on);
+        self
+    }
+
+    /// Writes verbose information to the info log (`CU_JIT_LOG_VERBOSE`).
+    pub fn log_verbose(mut self, on: bool) -> JitOptions {
+        self.log_verbose = Some(on);
+        self
+    }
+
+    /// What to fall back to when no exact binary matches (`CU_JIT_FALLBACK_STRATEGY`).
+    pub fn fallback(mut self, fallback: JitFallback) -> JitOptions {
+        self.fallback = Some(fallback);
+        self
+    }
+
+    /// An info log of `bytes` bytes (`CU_JIT_INFO_LOG_BUFFER`); 0 asks for none.
+    pub fn info_log(mut self, bytes: usize) -> JitOptions {
+        self.info_log = bytes;
+        self
+    }
+
+    /// An error log of `bytes` bytes (`CU_JIT_ERROR_LOG_BUFFER`); 0 asks for none.
+    pub fn error_log(mut self, bytes: usize) -> JitOptions {
+        self.error_log = bytes;
+        self
+    }
+
+    /// Whether to ask for the wall time (`CU_JIT_WALL_TIME`).
+    pub fn wall_time(mut self, on: bool) -> JitOptions {
+        self.wall_time = on;
+        self
+    }
+
+    /// The error log's size in bytes (0: none).
+    pub fn error_log_capacity(&self) -> usize {
+        self.error_log
+    }
+
+    /// The info log's size in bytes (0: none).
+    pub fn info_log_capacity(&self) -> usize {
+        self.info_log
+    }
+
+    /// The options as the driver takes them, with the log buffers they point to.
+    pub(crate) fn build(&self) -> JitBuffers {
+        let mut b = JitBuffers {
+            options: Vec::new(),
+            values: Vec::new(),
+            info: vec![0; self.info_log],
+            error: vec![0; self.error_log],
+            wall_at: None,
+            threads_at: None,
+        };
+        type O = CUjit_option;
+        let flag = |on: bool| usize::from(on);
+        if let Some(v) = self.optimization_level {
+            b.push(O::CU_JIT_OPTIMIZATION_LEVEL, v as usize);
+        }
+        if let Some(t) = self.target {
+            b.push(O::CU_JIT_TARGET, t.0 as usize);
+        }
+        if let Some(v) = self.max_registers {
+            b.push(O::CU_JIT_MAX_REGISTERS, v as usize);
+        }
+        if let Some(v) = self.threads_per_block {
+            b.threads_at = Some(b.push(O::CU_JIT_THREADS_PER_BLOCK, v as usize));
+        }
+        if let Some(on) = self.debug_info {
+            b.push(O::CU_JIT_GENERATE_DEBUG_INFO, flag(on));
+        }
+        if let Some(on) = self.line_info {
+            b.push(O::CU_JIT_GENERATE_LINE_INFO, flag(on));
+        }
+        if let Some(on) = self.log_verbose {
+            b.push(O::CU_JIT_LOG_VERBOSE, flag(on));
+        }
+        if let Some(f) = self.fallback {
+            let raw = match f {
+                JitFallback::PreferPtx => CUjit_fallback::CU_PREFER_PTX,
+                JitFallback::PreferBinary => CUjit_fallback::CU_PREFER_BINARY,
+            };
+            b.push(O::CU_JIT_FALLBACK_STRATEGY, raw.0 as usize);
+        }
+        if self.info_log > 0 {
+            let buffer = b.info.as_mut_ptr() as usize;
+            b.push(O::CU_JIT_INFO_LOG_BUFFER, buffer);
+            b.push(O::CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, self.info_log);
+        }
+        if self.error_log > 0 {
+            let buffer = b.error.as_mut_ptr() as usize;
+            b.push(O::CU_JIT_ERROR_LOG_BUFFER, buffer);
+            b.push(O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, self.error_log);
+        }
+        if self.wall_time {
+            b.wall_at = Some(b.push(O::CU_JIT_WALL_TIME, 0));
+        }
+        b
+    }
+}
+
+/// What the JIT compiler or linker reported.
+#[derive(Clone, Debug, Default, PartialEq)]
+#[non_exhaustive]
+pub struct JitLogs {
+    /// The info log (empty if none was asked for or nothing was written).
+    pub info: String,
+    /// The error log (usually empty on success).
+    pub error: String,
+    /// The wall time spent compiling and linking, in milliseconds, if asked for.
+    pub wall_time_ms: Option<f32>,
+    /// The threads per block the compiler targeted, if [`JitOptions::threads_per_block`]
+    /// was given.
+    pub threads_per_block: Option<u32>,
+}
+
+/// A module, library or linked image made by the JIT, with what it reported.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct JitOutput<T> {
+    /// What was made.
+    pub value: T,
+    /// The logs and wall time.
+    pub logs: JitLogs,
+}
+
+/// The option arrays handed to the driver and the log buffers they point to. The driver
+/// writes the logs into the buffers and its outputs (log lengths, the wall time, the
+/// threads per block) into the value slots; for a link state it keeps both until it is
+/// destroyed, so whoever holds the link state holds these too, and drops them after it.
+/// Values are kept as `usize` (pointer-sized slots) so that the holder stays `Send`.
+pub(crate) struct JitBuffers {
+    options: Vec<CUjit_option>,
+    values: Vec<usize>,
+    info: Vec<u8>,
+    error: Vec<u8>,
+    wall_at: Option<usize>,
+    threads_at: Option<usize>,
+}
+
+/// The text of a log buffer, up to its first NUL. The buffer starts zeroed and the driver
+/// NUL-terminates what it writes; the length it reports in the size option's slot is not
+/// used (a link state may report it at creation and write the log later).
+fn log_text(buffer: &[u8]) -> String {
+    let text = buffer.split(|b| *b == 0).next().unwrap_or(&[]);
+    String::from_utf8_lossy(text).trim_end().to_string()
+}
+
+impl JitBuffers {
+    /// Adds an option; returns its index.
+    fn push(&mut self, option: CUjit_option, value: usize) -> usize {
+        self.options.push(option);
+        self.values.push(value);
+        self.values.len() - 1
+    }
+
+    /// The number of options.
+    pub(crate) fn count(&self) -> u32 {
+        u32::try_from(self.options.len()).unwrap_or(0)
+    }
+
+    /// The option array.
+    pub(crate) fn options(&mut self) -> *mut CUjit_option {
+        self.options.as_mut_ptr()
+    }
+
+    /// The value array: pointer-sized slots.
+    pub(crate) fn values(&mut self) -> *mut *mut c_void {
+        self.values.as_mut_ptr().cast()
+    }
+
+    fn slot(&self, at: Option<usize>) -> Option<usize> {
+        at.and_then(|i| self.values.get(i).copied())
+    }
+
+    /// What the driver wrote: the logs, the wall time (a `float` the driver writes into
+    /// the first four bytes of its pointer-sized slot, not an integer), the threads per block.
+    pub(crate) fn logs(&self) -> JitLogs {
+        let wall_time_ms = self.slot(self.wall_at).map(|v| {
+            let [a, b, c, d, ..] = v.to_ne_bytes();
+            f32::from_ne_bytes([a, b, c, d])
+        });
+        JitLogs {
+            info: log_text(&self.info),
+            error: log_text(&self.error),
+            wall_time_ms,
+            threads_per_block: self.slot(self.threads_at).and_then(|v| u32::try_from(v).ok()),
+        }
+    }
+
+    /// `error` with the error log (and the info log, if any) as notes.
+    pub(crate) fn annotate(&self, error: CudaError) -> CudaError {
+        let logs = self.logs();
+        let mut error = error;
+        if !logs.error.is_empty() {
+            error = error.with_note(format!("JIT error log: {}", logs.error));
+        }
+        if !logs.info.is_empty() {
+            error = error.with_note(format!("JIT info log: {}", logs.info));
+        }
+        error
+    }
+}
+
+impl Module {
+    /// Loads NUL-terminated PTX into `context` with JIT `options` (`cuModuleLoadDataEx`),
+    /// returning the module and what the JIT reported. On error nothing is loaded and the
+    /// error's notes carry the JIT's error log (its text says what the log says).
+    pub fn load_ptx_with(context: &Context, ptx: &CStr, options: &JitOptions) -> Result<JitOutput<Module>, CudaError> {
+        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
+        unsafe { Module::load_data_with(context, ptx.to_bytes_with_nul(), options) }
+    }
+
+    /// [`Module::load_ptx_with`] for PTX text, adding the NUL the driver needs. Text with a
+    /// NUL byte inside is refused before any driver call.
+    pub fn from_ptx_with(context: &Context, ptx: &str, options: &JitOptions) -> Result<JitOutput<Module>, Error> {
+        let ptx = c_name("Module::from_ptx_with", ptx)?;
+        Ok(Module::load_ptx_with(context, &ptx, options)?)
+    }
+
+    /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context` with JIT
+    /// `options` (`cuModuleLoadDataEx`). Errors as [`Module::load_ptx_with`].
+    ///
+    /// # Safety
+    /// As [`Module::load_data`]: `image` must be a complete cubin or fatbin, or text that
+    /// ends with a NUL byte.
+    pub unsafe fn load_data_with(
+        context: &Context,
+        image: &[u8],
+        options: &JitOptions,
+    ) -> Result<JitOutput<Module>, CudaError> {
+        let pc = context.driver().pc();
+        let mut jit = options.build();
+        let (n, o, v) = (jit.count(), jit.options(), jit.values());
+        // SAFETY: `raw` is a valid out-pointer; the option arrays and log buffers live
+        // across the call; the caller vouches for `image`.
+        let create = |raw: &mut CUmodule| unsafe { pc.cuModuleLoadDataEx(raw, image.as_ptr().cast(), n, o, v) };
+        match Handle::create_out(context.clone(), context.as_raw(), create) {
+            Ok(h) => Ok(JitOutput { value: Module(h), logs: jit.logs() }),
+            Err(e) => Err(jit.annotate(e)),
+        }
+    }
+}
+
+impl Library {
+    /// Loads NUL-terminated PTX with JIT `options` (`cuLibraryLoadData`'s JIT options).
+    /// Needs no current context. On error nothing is loaded and the error's notes carry the
+    /// JIT's error log.
+    pub fn load_ptx_with(
+        driver: &'static Driver,
+        ptx: &CStr,
+        options: &JitOptions,
+    ) -> Result<JitOutput<Library>, CudaError> {
+        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
+        unsafe { Library::load_data_with(driver, ptx.to_bytes_with_nul(), options) }
+    }
+
+    /// [`Library::load_ptx_with`] for PTX text, adding the NUL the driver needs. Text with
+    /// a NUL byte inside is refused before any driver call.
+    pub fn from_ptx_with(
+        driver: &'static Driver,
+        ptx: &str,
+        options: &JitOptions,
+    ) -> Result<JitOutput<Library>, Error> {
+        let ptx = c_name("Library::from_ptx_with", ptx)?;
+        Ok(Library::load_ptx_with(driver, &ptx, options)?)
+    }
+
+    /// Loads `image` with JIT `options` (`cuLibraryLoadData`). Errors as
+    /// [`Library::load_ptx_with`].
+    ///
+    /// # Safety
+    /// As [`Library::load_data`]: `image` must be a complete cubin or fatbin, or text that
+    /// ends with a NUL byte.
+    pub unsafe fn load_data_with(
+        driver: &'static Driver,
+        image: &[u8],
+        options: &JitOptions,
+    ) -> Result<JitOutput<Library>, CudaError> {
+        let mut raw: CUlibrary = std::ptr::null_mut();
+        let mut jit = options.build();
+        let (n, o, v) = (jit.count(), jit.options(), jit.values());
+        let (library_options, library_values) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let image = image.as_ptr().cast();
+        // SAFETY: valid out-pointer; the option arrays and log buffers live across the
+        // call; the caller vouches for `image`.
+        let loaded =
+            unsafe { driver.pc().cuLibraryLoadData(&mut raw, image, o, v, n, library_options, library_values, 0) };
+        match loaded {
+            Ok(()) => Ok(JitOutput { value: Library(Handle::new(driver, raw, Ownership::Owned)), logs: jit.logs() }),
+            Err(e) => Err(jit.annotate(e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wall_time_is_a_float_in_the_first_four_bytes_of_its_slot() {
+        let mut jit = JitOptions::new().info_log(0).error_log(0).build();
+        assert_eq!(jit.count(), 1);
+        let slot = jit.values();
+        // What the driver does: `*(float *)&values[i] = ms`.
+        // SAFETY: the slot is pointer-sized, so it has room and alignment for an f32.
+        unsafe { slot.cast::<f32>().write(12.5) };
+        assert_eq!(jit.logs().wall_time_ms, Some(12.5));
+    }
+
+    #[test]
+    fn logs_stop_at_the_first_nul() {
+        assert_eq!(log_text(b"error: bad\n\0junk"), "error: bad");
+        assert_eq!(log_text(b"no nul at all"), "no nul at all");
+        assert_eq!(log_text(b""), "");
+    }
+
+    #[test]
+    fn every_option_has_its_value_and_the_logs_point_to_their_buffers() {
+        let mut jit = JitOptions::new().optimization_level(2).threads_per_block(128).info_log(64).error_log(32).build();
+        // level, threads, info buffer and size, error buffer and size, wall time.
+        assert_eq!(jit.count(), 7);
+        let (options, values) = (jit.options.clone(), jit.values.clone());
+        assert_eq!(options[0], CUjit_option::CU_JIT_OPTIMIZATION_LEVEL);
+        assert_eq!(values[..2], [2, 128]);
+        assert_eq!(values[2], jit.info.as_mut_ptr() as usize);
+        assert_eq!((values[3], values[5]), (64, 32));
+        assert_eq!(jit.logs().threads_per_block, Some(128));
+    }
+}
