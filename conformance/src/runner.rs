@@ -8,17 +8,34 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use cudrv::sys::CUresult;
-use cudrv::Availability;
+use cudrv::{Availability, Driver};
 
 use crate::cases::{Case, Env, Out, Setup};
 use crate::record::{version_text, Field, Line};
 
-/// Runs one case in this process and returns its line.
+/// Runs one case in this process, on cudrv's process-wide driver, and returns its line.
 pub fn run_case(case: &Case) -> Line {
-    let out = match prepare(case.setup) {
-        Ok(env) => gate(case).unwrap_or_else(|| (case.run)(&env)),
+    match cudrv::driver() {
+        Ok(driver) => run_case_on(case, driver),
+        Err(e) => {
+            line(case, Out { status: "SETUP_FAILED".into(), fields: Vec::new() }.eq("at", "load").info("error", e))
+        }
+    }
+}
+
+/// Runs one case in this process on `driver` and returns its line. The case assumes the
+/// driver is as a new process finds it (for a stand-in: a fresh or reset world) and that
+/// the calling thread has no current context.
+pub fn run_case_on(case: &Case, driver: &'static Driver) -> Line {
+    let out = match prepare(driver, case.setup) {
+        Ok(env) => gate(driver, case).unwrap_or_else(|| (case.run)(&env)),
         Err(out) => out,
     };
+    line(case, out)
+}
+
+/// The line of `case`, which answered `out`.
+fn line(case: &Case, out: Out) -> Line {
     let mut fields = out.fields;
     if let Some((since, _)) = case.since {
         fields.push(Field { key: "since".into(), value: version_text(since), compared: false });
@@ -27,9 +44,8 @@ pub fn run_case(case: &Case) -> Line {
 }
 
 /// The case's answer when cudrv gates one of the entries it needs (no driver call made).
-fn gate(case: &Case) -> Option<Out> {
+fn gate(driver: &Driver, case: &Case) -> Option<Out> {
     let (_, calls) = case.since?;
-    let driver = cudrv::driver().ok()?;
     calls.iter().find_map(|call| match driver.entry(call.name()).map(|e| e.availability) {
         Some(Availability::NeedsDriver { version }) => {
             Some(Out { status: "GATED".into(), fields: Vec::new() }.eq("needs", version_text(version)))
@@ -39,10 +55,8 @@ fn gate(case: &Case) -> Option<Out> {
     })
 }
 
-/// Loads the driver and makes the state `setup` asks for.
-fn prepare(setup: Setup) -> Result<Env, Out> {
-    let driver = cudrv::driver()
-        .map_err(|e| Out { status: "SETUP_FAILED".into(), fields: Vec::new() }.eq("at", "load").info("error", e))?;
+/// Makes the state `setup` asks for on `driver`.
+fn prepare(driver: &'static Driver, setup: Setup) -> Result<Env, Out> {
     let mut env = Env { p: driver.p(), dev: 0, ctx: std::ptr::null_mut() };
     if setup == Setup::Bare {
         return Ok(env);

@@ -427,6 +427,20 @@ impl StandIn {
         World::of(self.slot).unwrap_or(World::at::<0>())
     }
 
+    /// Returns this stand-in's world to the state a new process sees, keeping its version:
+    /// every context, stream, event, allocation, module, pool, graph, user object, fault,
+    /// setting (the device count included) and ledger record is forgotten, and `cuInit`
+    /// has to run again. Memory the program still holds is freed; handles and addresses
+    /// handed out before are unknown afterwards (they are never handed out again).
+    ///
+    /// For tests that each want a fresh driver, one after another, in one world. Call it
+    /// only while nothing uses the world: no other thread calling this stand-in's entry
+    /// points, no work queued on its streams (synchronise first), no callback of it
+    /// running. Queued work that is still pending runs against the fresh world.
+    pub fn reset(&self) {
+        self.world().reset();
+    }
+
     /// A snapshot of this stand-in's ledger (see [`ledger`]).
     pub fn ledger(&self) -> Ledger {
         ledger::of(self.world())
@@ -480,7 +494,7 @@ impl StandIn {
         faults::clear_in(self.world());
     }
 
-    /// The emulated version.
+    /// The emulated version (driver form, `12040`).
     pub fn version(&self) -> u32 {
         gpa::slot_version(self.slot)
     }

@@ -26,6 +26,7 @@ use crate::model::faults::Faults;
 use crate::model::handles::Registry;
 use crate::model::memory::Memory;
 use crate::model::{capture, event, graph, link, module, pool, primary, stream, user_object};
+use crate::run::lock::lock;
 use crate::run::queue::Queue;
 
 /// Number of worlds one process can hold (slot 0 is the default world).
@@ -128,6 +129,67 @@ impl World {
         }
     }
 
+    /// Returns the world to the state of a new process, keeping its version: every object,
+    /// setting, fault and ledger record is forgotten (memory the program still holds is
+    /// freed), `cuInit` has not run. Only for a world nothing uses at the time: no other
+    /// thread calling it, no queued work pending (see `StandIn::reset`).
+    pub(crate) fn reset(&self) {
+        use std::sync::atomic::Ordering::Release;
+        // Every field is named here, so a field added to `World` must be said how it
+        // resets (the compiler refuses a missing one).
+        let World {
+            version: _,
+            isolated: _,
+            initialized,
+            shut_down,
+            device_count,
+            faults: _,
+            contexts: _,
+            primaries: _,
+            limits,
+            streams,
+            events,
+            memory,
+            pools,
+            pool_settings,
+            ipc_fds,
+            modules,
+            globals,
+            max_dynamic_shared,
+            names: _,
+            links,
+            graphs,
+            execs,
+            user_objects,
+            captures,
+            next_capture: _,
+            peers,
+            driver_thread: _,
+        } = World::new();
+        self.initialized.store(initialized.into_inner(), Release);
+        self.shut_down.store(shut_down.into_inner(), Release);
+        self.device_count.store(device_count.into_inner(), Release);
+        self.faults.reset();
+        self.contexts.reset();
+        self.primaries.clear();
+        replace(&self.limits, limits);
+        replace(&self.streams, streams);
+        replace(&self.events, events);
+        replace(&self.memory, memory);
+        replace(&self.pools, pools);
+        replace(&self.pool_settings, pool_settings);
+        replace(&self.ipc_fds, ipc_fds);
+        replace(&self.modules, modules);
+        replace(&self.globals, globals);
+        replace(&self.max_dynamic_shared, max_dynamic_shared);
+        replace(&self.links, links);
+        replace(&self.graphs, graphs);
+        replace(&self.execs, execs);
+        replace(&self.user_objects, user_objects);
+        replace(&self.captures, captures);
+        replace(&self.peers, peers);
+    }
+
     /// The world of slot `W` (the default world if `W` is out of range, which the
     /// generated code never asks for).
     #[inline(always)]
@@ -150,4 +212,11 @@ impl World {
     pub(crate) fn device_count(&self) -> c_int {
         crate::model::device::count(&self.device_count)
     }
+}
+
+/// Puts `fresh`'s value in `m` (dropping the old one after the lock is released).
+fn replace<T>(m: &Mutex<T>, fresh: Mutex<T>) {
+    let fresh = fresh.into_inner().unwrap_or_else(|e| e.into_inner());
+    let old = std::mem::replace(&mut *lock(m), fresh);
+    drop(old);
 }

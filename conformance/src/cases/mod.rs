@@ -152,6 +152,18 @@ macro_rules! with {
 }
 pub(crate) use with;
 
+/// Cases that need a process of their own (beyond a fresh driver): their host functions
+/// count runs or keep what they saw in process-wide statics, or call back through cudrv's
+/// process-wide driver. [`crate::runner::run_case_on`] cannot run them beside other
+/// drivers in one process; the suite's runner (a process per case) runs every case.
+pub fn needs_own_process(name: &str) -> bool {
+    name.starts_with("host_fn.")
+        || matches!(
+            name,
+            "graph.host_node_launch_twice" | "graph.launch_after_graph_destroyed" | "graph.launch_legacy_stream"
+        )
+}
+
 /// Every case, in the order the suite runs them.
 pub fn all() -> Vec<Case> {
     [

@@ -13,7 +13,7 @@
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint};
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use cudrv::sys::{CUresult, CUstreamCaptureMode};
@@ -155,8 +155,9 @@ impl PerThread {
 }
 
 thread_local! {
-    /// This thread's state in each world it used, by the world's [`Contexts`] address.
-    static THREADS: RefCell<Vec<(usize, PerThread)>> = const { RefCell::new(Vec::new()) };
+    /// This thread's state in each world it used, by the world's [`Contexts`] address and
+    /// generation (a reset world starts a new generation: the old states are dropped).
+    static THREADS: RefCell<Vec<(usize, u64, PerThread)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// A world's contexts: every context, live and destroyed (a destroyed one can still be
@@ -172,6 +173,8 @@ pub(crate) struct Contexts {
     late: Mutex<BTreeMap<u64, PerThread>>,
     /// Created contexts destroyed again.
     double_destroys: Mutex<Vec<u64>>,
+    /// Bumped by [`Contexts::reset`]: threads' states of older generations are gone.
+    generation: AtomicU64,
 }
 
 impl Contexts {
@@ -181,6 +184,7 @@ impl Contexts {
             all: Mutex::new(BTreeMap::new()),
             late: Mutex::new(BTreeMap::new()),
             double_destroys: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -189,19 +193,24 @@ impl Contexts {
     /// entry in `late`. (`None` only if `f` was not run, which cannot happen.)
     pub(crate) fn with_thread<R>(&self, f: impl FnOnce(&mut PerThread) -> R) -> Option<R> {
         let me = self as *const Contexts as usize;
+        let generation = self.generation.load(Ordering::Acquire);
         let mut f = Some(f);
         let done = THREADS.try_with(|t| {
             // Nothing run under the borrow comes back here, so it is always free; should it
             // not be, the late state answers.
             let mut t = t.try_borrow_mut().ok()?;
-            let i = match t.iter().position(|(w, _)| *w == me) {
-                Some(i) => i,
-                None => {
-                    t.push((me, PerThread::default()));
+            let i = match t.iter().position(|(w, _, _)| *w == me) {
+                Some(i) if t.get(i).is_some_and(|(_, g, _)| *g == generation) => i,
+                found => {
+                    // A state of an older generation (the world was reset) goes.
+                    if let Some(i) = found {
+                        t.swap_remove(i);
+                    }
+                    t.push((me, generation, PerThread::default()));
                     t.len() - 1
                 }
             };
-            let state = &mut t.get_mut(i)?.1;
+            let state = &mut t.get_mut(i)?.2;
             f.take().map(|f| f(state))
         });
         if let Ok(Some(r)) = done {
@@ -297,6 +306,15 @@ impl Contexts {
     /// The live created contexts.
     pub(crate) fn live_handles(&self) -> Vec<u64> {
         lock(&self.all).values().filter(|c| !c.primary && !c.is_destroyed()).map(|c| c.handle).collect()
+    }
+
+    /// Forgets every context and every thread's state, as a new process starts: only for
+    /// a world nothing uses at the time (see `StandIn::reset`).
+    pub(crate) fn reset(&self) {
+        lock(&self.all).clear();
+        lock(&self.late).clear();
+        lock(&self.double_destroys).clear();
+        self.generation.fetch_add(1, Ordering::AcqRel);
     }
 
     /// Forgets destroyed contexts (their handles then answer CUDA_ERROR_INVALID_CONTEXT, and

@@ -68,6 +68,13 @@ impl Faults {
         self.active.store(f.len(), Ordering::SeqCst);
     }
 
+    /// Removes every fault, of every thread.
+    pub(crate) fn reset(&self) {
+        let mut f = self.list();
+        f.clear();
+        self.active.store(0, Ordering::SeqCst);
+    }
+
     /// The status an injected fault makes `call` return now on the thread of key
     /// `thread()`, if any (consuming one firing).
     #[inline(always)]

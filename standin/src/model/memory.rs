@@ -464,3 +464,47 @@ impl Memory {
         s.duplicate_imports.clear();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner { ctx: 1, device: 0 }
+    }
+
+    #[test]
+    fn copies_reach_the_allocation_and_mistakes_are_kept() {
+        let mut m = Memory::new();
+        let a = m.alloc(16, AllocationKind::Device, None, owner()).unwrap();
+        let data = [7u8; 16];
+        m.copy_to_device(a, data.as_ptr(), 16).unwrap();
+        let mut back = [0u8; 16];
+        m.copy_to_host(back.as_mut_ptr(), a, 16).unwrap();
+        assert_eq!(back, data);
+        // Past the end: refused, nothing recorded.
+        assert_eq!(m.copy_to_host(back.as_mut_ptr(), a + 8, 16), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+        m.free(a).unwrap();
+        assert_eq!(m.free(a), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(m.double_frees, [a]);
+        assert_eq!(m.copy_to_host(back.as_mut_ptr(), a, 4), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert_eq!(m.use_after_free, [a]);
+        m.forget_freed();
+        assert!(m.double_frees.is_empty() && m.use_after_free.is_empty());
+        assert_eq!(m.free(a), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+        assert!(m.double_frees.is_empty(), "a forgotten address is unknown, not freed twice");
+    }
+
+    #[test]
+    fn a_second_import_of_one_export_is_a_duplicate_and_one_free_unmaps_both() {
+        let mut m = Memory::new();
+        let a = m.alloc(64, AllocationKind::Pool, Some(9), owner()).unwrap();
+        let (i1, i2) = (m.import(a).unwrap(), m.import(a).unwrap());
+        assert_ne!(i1, i2);
+        assert_eq!(m.duplicate_imports, [i2]);
+        m.free(i1).unwrap();
+        assert!(m.describe(i2).is_none(), "freeing one import unmapped the other");
+        assert!(m.describe(a).is_some(), "the exporter's allocation stays");
+        assert_eq!(m.pool_use(9), (64, 64));
+    }
+}

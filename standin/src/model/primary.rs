@@ -37,6 +37,13 @@ impl Primaries {
         Primaries { slots: (0..MAX_DEVICES).map(|_| Mutex::default()).collect() }
     }
 
+    /// No primary context retained, flags 0, again (see `Contexts::reset`).
+    pub(crate) fn clear(&self) {
+        for slot in &self.slots {
+            *lock(slot) = Slot::default();
+        }
+    }
+
     /// The slot of `device` (a valid ordinal, `valid`): CUDA_ERROR_INVALID_DEVICE otherwise.
     fn slot(&self, device: c_int, valid: bool) -> Result<&Mutex<Slot>, CUresult> {
         let i = usize::try_from(device).ok().filter(|_| valid);
