@@ -19,6 +19,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! - Each emulated driver is a world of its own ([`StandIn`]): [`StandIn::isolated`] gives a
+//!   test a driver no other test in the process sees (its objects, faults and ledger), and
+//!   [`StandIn::reset`] returns a world to the state of a new process. The exported symbols,
+//!   [`install`] and the free functions use the default world.
 //! - Emulates any driver version from 11.3 to 13.5 ([`StandIn::new`], or
 //!   `CUDRV_STANDIN_VERSION=12.4` for the exported symbols), answering
 //!   `cuGetProcAddress`/`_v2` as `docs/driver-facts.md` describes, with the set of
@@ -67,8 +71,9 @@
 //! - Inside a program's callback (a host function, a graph host node, a user object
 //!   destructor) every entry answers CUDA_ERROR_NOT_PERMITTED, except `cuGetProcAddress`,
 //!   `cuDriverGetVersion`, `cuGetErrorName` and `cuGetErrorString`.
-//! - A [`ledger`] of live allocations and handles, double frees, uses after free, double
-//!   destroys and duplicate IPC imports.
+//! - A ledger of each world's live allocations and handles, double frees, uses after free,
+//!   double destroys and duplicate IPC imports ([`ledger`] for the default world,
+//!   [`StandIn::ledger`] for a stand-in's own).
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
 //!   every later call that uses the context returns CUDA_ERROR_ILLEGAL_ADDRESS until it
 //!   is destroyed (a primary context: reset or released for the last time).
