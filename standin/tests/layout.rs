@@ -71,6 +71,7 @@ const ALLOWED_STATICS: &[(&str, &str, &str)] = &[
     ("src/model/device.rs", "FROM_ENV", "CUDRV_STANDIN_DEVICES, read once"),
     ("src/model/handles.rs", "NEXT_HANDLE", "handles unique across worlds"),
     ("src/model/context.rs", "THREADS", "each thread's state, keyed by world"),
+    ("src/model/context.rs", "TOP", "a cache of THREADS: this thread's current context"),
     ("src/run/kernels.rs", "REGISTRY", "host kernels are code, shared by every world"),
     ("src/run/kernels.rs", "LIBRARIES", "stand-in libraries kernels are forwarded to"),
     ("src/run/thread.rs", "THREAD_KEY", "thread names"),

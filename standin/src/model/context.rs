@@ -10,7 +10,7 @@
 //! real driver"): it can still be made current, and every use of it answers
 //! CUDA_ERROR_CONTEXT_IS_DESTROYED.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::ffi::{c_int, c_uint};
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -158,6 +158,12 @@ thread_local! {
     /// This thread's state in each world it used, by the world's [`Contexts`] address and
     /// generation (a reset world starts a new generation: the old states are dropped).
     static THREADS: RefCell<Vec<(usize, u64, PerThread)>> = const { RefCell::new(Vec::new()) };
+    /// The current context's handle (0: none) in the world this thread used last, with that
+    /// world's [`Contexts`] address and generation: `cuCtxGetCurrent` without a borrow or a
+    /// search. Every [`Contexts::with_thread`] refreshes it, so it is right whenever its
+    /// world and generation match. A `const` thread-local without a destructor: always
+    /// readable.
+    static TOP: Cell<(usize, u64, u64)> = const { Cell::new((0, 0, 0)) };
 }
 
 /// A world's contexts: every context, live and destroyed (a destroyed one can still be
@@ -211,11 +217,16 @@ impl Contexts {
                 }
             };
             let state = &mut t.get_mut(i)?.2;
-            f.take().map(|f| f(state))
+            let r = f.take().map(|f| f(state));
+            let top = state.stack.last().map_or(0, |c| c.handle);
+            let _ = TOP.try_with(|c| c.set((me, generation, top)));
+            r
         });
         if let Ok(Some(r)) = done {
             return Some(r);
         }
+        // The late state is not cached.
+        let _ = TOP.try_with(|c| c.set((0, 0, 0)));
         let key = thread::key();
         let mut late = lock(&self.late);
         let state = late.entry(key).or_default();
@@ -246,7 +257,14 @@ impl Contexts {
     }
 
     /// The handle of the calling thread's current context (no reference count taken).
+    #[inline]
     pub(crate) fn top_handle(&self) -> Option<u64> {
+        let me = self as *const Contexts as usize;
+        if let Ok((w, generation, top)) = TOP.try_with(Cell::get) {
+            if w == me && generation == self.generation.load(Ordering::Acquire) {
+                return (top != 0).then_some(top);
+            }
+        }
         self.with_thread(|t| t.stack.last().map(|c| c.handle)).flatten()
     }
 
