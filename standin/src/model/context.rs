@@ -154,10 +154,21 @@ impl PerThread {
     }
 }
 
+/// A thread's state in each world it used: `(world's Contexts address, generation, state)`.
+struct Threads(Vec<(usize, u64, PerThread)>);
+
+impl Drop for Threads {
+    /// The thread's states are gone: so is the cache of its current context, which later
+    /// calls (from other thread-locals' destructors) must not read.
+    fn drop(&mut self) {
+        let _ = TOP.try_with(|c| c.set((0, 0, 0)));
+    }
+}
+
 thread_local! {
     /// This thread's state in each world it used, by the world's [`Contexts`] address and
     /// generation (a reset world starts a new generation: the old states are dropped).
-    static THREADS: RefCell<Vec<(usize, u64, PerThread)>> = const { RefCell::new(Vec::new()) };
+    static THREADS: RefCell<Threads> = const { RefCell::new(Threads(Vec::new())) };
     /// The current context's handle (0: none) in the world this thread used last, with that
     /// world's [`Contexts`] address and generation: `cuCtxGetCurrent` without a borrow or a
     /// search. Every [`Contexts::with_thread`] refreshes it, so it is right whenever its
@@ -205,6 +216,7 @@ impl Contexts {
             // Nothing run under the borrow comes back here, so it is always free; should it
             // not be, the late state answers.
             let mut t = t.try_borrow_mut().ok()?;
+            let t = &mut t.0;
             let i = match t.iter().position(|(w, _, _)| *w == me) {
                 Some(i) if t.get(i).is_some_and(|(_, g, _)| *g == generation) => i,
                 found => {
