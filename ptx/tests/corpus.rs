@@ -414,3 +414,17 @@ fn device_functions_divergence_and_printf() {
     assert_eq!(mem.printed(), want);
     assert_eq!(i32s(&output(&c, &mem, "out"))[5], inp[5] + 1);
 }
+
+#[test]
+fn the_generator_is_the_one_record_py_uses() {
+    // The values record.py's generate() gives for the same arguments.
+    let f = f32s(&generate("f32", 4, &["rand", "1"]));
+    let bits: Vec<u32> = f.iter().map(|v| v.to_bits()).collect();
+    let want: Vec<u32> = [-0.9193934202194214f64, -0.6526920795440674, -0.17693984508514404, -0.6935508251190186]
+        .iter()
+        .map(|v| (*v as f32).to_bits())
+        .collect();
+    assert_eq!(bits, want);
+    assert_eq!(generate("u8", 6, &["rand", "13"]), [0x1d, 0x8f, 0x0c, 0xe2, 0xea, 0x3b]);
+    assert_eq!(i32s(&generate("i32", 3, &["randmod", "11", "1000"])), [160, 26, 516]);
+}
