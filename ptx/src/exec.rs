@@ -95,7 +95,6 @@ struct Warp {
     red_dst: Option<(u32, u8)>,
     carry: u32,
     frames: Vec<Frame>,
-    tid: [[u32; 3]; WARP],
     local: Vec<Vec<u8>>,
     local_top: u64,
     clock: u64,
@@ -136,6 +135,18 @@ struct Block<'l, 'a> {
     shared: Vec<u8>,
     bars: [BarState; 16],
     nthreads: u32,
+    /// Thread-instructions executed (lanes issued, guard false included).
+    executed: u64,
+    issued: u64,
+}
+
+/// What a launch executed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// Instructions issued by warps (one per warp and instruction).
+    pub warp_instructions: u64,
+    /// Instructions executed by threads (one per thread and instruction).
+    pub thread_instructions: u64,
 }
 
 enum Flow {
@@ -161,10 +172,10 @@ impl Module {
         memory: &dyn GlobalMemory,
     ) -> Result<(), Fault> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        self.launch_on(kernel, grid, block, dynamic_smem, params, memory, threads)
+        self.launch_on(kernel, grid, block, dynamic_smem, params, memory, threads).map(|_| ())
     }
 
-    /// [`Module::launch`] on at most `threads` host threads.
+    /// [`Module::launch`] on at most `threads` host threads; what it executed.
     #[allow(clippy::too_many_arguments)]
     pub fn launch_on(
         &self,
@@ -175,7 +186,7 @@ impl Module {
         params: &[&[u8]],
         memory: &dyn GlobalMemory,
         threads: usize,
-    ) -> Result<(), Fault> {
+    ) -> Result<LaunchStats, Fault> {
         let f = self
             .funcs
             .iter()
@@ -224,6 +235,8 @@ impl Module {
         let fault: Mutex<Option<Fault>> = Mutex::new(None);
         let workers = threads.max(1).min(nblocks.min(1 << 16) as usize);
         let sm_counter = AtomicUsize::new(0);
+        let warp_instr = AtomicU64::new(0);
+        let thread_instr = AtomicU64::new(0);
         let work = || {
             let sm = sm_counter.fetch_add(1, Ordering::Relaxed) as u32;
             loop {
@@ -237,12 +250,18 @@ impl Module {
                 let gx = u64::from(grid[0]);
                 let gy = u64::from(grid[1]);
                 let ctaid = [(b % gx) as u32, ((b / gx) % gy) as u32, (b / (gx * gy)) as u32];
-                if let Err(e) = run_block(&l, ctaid, sm, &stop) {
-                    stop.store(true, Ordering::Relaxed);
-                    if let Ok(mut f) = fault.lock() {
-                        f.get_or_insert(e);
+                match run_block(&l, ctaid, sm, &stop) {
+                    Ok(st) => {
+                        warp_instr.fetch_add(st.warp_instructions, Ordering::Relaxed);
+                        thread_instr.fetch_add(st.thread_instructions, Ordering::Relaxed);
                     }
-                    break;
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        if let Ok(mut f) = fault.lock() {
+                            f.get_or_insert(e);
+                        }
+                        break;
+                    }
                 }
             }
         };
@@ -257,7 +276,10 @@ impl Module {
         }
         match fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
             Some(e) => Err(e),
-            None => Ok(()),
+            None => Ok(LaunchStats {
+                warp_instructions: warp_instr.into_inner(),
+                thread_instructions: thread_instr.into_inner(),
+            }),
         }
     }
 }
@@ -277,7 +299,7 @@ fn new_frame(f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> F
     }
 }
 
-fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<(), Fault> {
+fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<LaunchStats, Fault> {
     let nthreads = l.block[0] * l.block[1] * l.block[2];
     let nwarps = nthreads.div_ceil(WARP as u32);
     let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
@@ -289,9 +311,6 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
             let t = w * WARP as u32 + lane;
             if t < nthreads {
                 mask |= 1 << lane;
-                if let Some(x) = warp.tid.get_mut(lane as usize) {
-                    *x = [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])];
-                }
             }
         }
         let local = l.kernel.local_size;
@@ -313,6 +332,8 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
         shared: vec![0; shared_size.max(l.m.shared_size as usize)],
         bars: [BarState::default(); 16],
         nthreads,
+        executed: 0,
+        issued: 0,
     };
     loop {
         let mut progress = false;
@@ -326,11 +347,11 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
                 progress = true;
             }
             if stop.load(Ordering::Relaxed) {
-                return Ok(());
+                return Ok(b.stats());
             }
         }
         if all_done {
-            return Ok(());
+            return Ok(b.stats());
         }
         if !progress && !b.release(&mut warps) {
             return Err(Fault::BarrierDeadlock { block: ctaid });
@@ -339,6 +360,10 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
 }
 
 impl Block<'_, '_> {
+    fn stats(&self) -> LaunchStats {
+        LaunchStats { warp_instructions: self.issued, thread_instructions: self.executed }
+    }
+
     /// Releases every barrier whose expected arrivals are in (or that all live threads
     /// wait at); whether any was.
     fn release(&mut self, warps: &mut [Warp]) -> bool {
@@ -407,12 +432,13 @@ impl Block<'_, '_> {
                 return Ok(true);
             }
             let mut pc = u32::MAX;
-            for lane in lanes(runnable) {
-                pc = pc.min(frame.pc.get(lane).copied().unwrap_or(u32::MAX));
-            }
             let mut mask = 0u32;
             for lane in lanes(runnable) {
-                if frame.pc.get(lane).copied() == Some(pc) {
+                let p = frame.pc.get(lane).copied().unwrap_or(u32::MAX);
+                if p < pc {
+                    pc = p;
+                    mask = 1 << lane;
+                } else if p == pc {
                     mask |= 1 << lane;
                 }
             }
@@ -424,6 +450,8 @@ impl Block<'_, '_> {
             };
             progress = true;
             w.clock += 1;
+            self.executed += u64::from(mask.count_ones());
+            self.issued += 1;
             let mut exec = mask;
             if let Some((p, neg)) = inst.guard {
                 let regs = &frame.regs;
@@ -499,9 +527,11 @@ impl Block<'_, '_> {
         Ok(())
     }
 
+    #[inline(never)]
     fn sreg(&self, w: &WarpSnap, s: Sreg, lane: usize) -> u64 {
         let l = self.l;
-        let tid = w.tid.get(lane).copied().unwrap_or([0; 3]);
+        let t = w.id * WARP as u32 + lane as u32;
+        let tid = [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])];
         let lt = (1u64 << lane) - 1;
         match s {
             Sreg::Tid(d) => u64::from(tid.get(d as usize).copied().unwrap_or(0)),
@@ -542,8 +572,16 @@ impl Block<'_, '_> {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn val(&self, w: &WarpSnap, frame: &Frame, o: &Opd, lane: usize) -> u64 {
+        if let Opd::Reg(r) = o {
+            return rget(&frame.regs, *r, lane);
+        }
+        self.val_slow(w, frame, o, lane)
+    }
+
+    #[inline(never)]
+    fn val_slow(&self, w: &WarpSnap, frame: &Frame, o: &Opd, lane: usize) -> u64 {
         match o {
             Opd::Reg(r) => rget(&frame.regs, *r, lane),
             Opd::Imm(v) => *v,
@@ -556,28 +594,29 @@ impl Block<'_, '_> {
     }
 
     /// Reads `out.len()` bytes at `addr` of space `sp` for `lane`.
+    #[inline]
     fn read(&self, w: &Warp, sp: Sp, addr: u64, lane: usize, out: &mut [u8], line: u32) -> Result<(), Fault> {
         let n = out.len();
-        let bad = Fault::IllegalAddress { addr, line };
+        let bad = || Fault::IllegalAddress { addr, line };
         let (sp, a) = resolve(sp, addr);
         let src: &[u8] = match sp {
             Sp::Global | Sp::Const | Sp::Generic => {
                 if n > 1 && addr % n.min(16) as u64 != 0 {
                     return Err(Fault::MisalignedAddress { addr, line });
                 }
-                return self.l.mem.read(addr, out).map_err(|_| bad);
+                return self.l.mem.read(addr, out).map_err(|_| bad());
             }
-            Sp::Shared => self.shared.get(a as usize..(a as usize).saturating_add(n)).ok_or(bad)?,
+            Sp::Shared => self.shared.get(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?,
             Sp::Local => {
-                w.local.get(lane).and_then(|v| v.get(a as usize..(a as usize).saturating_add(n))).ok_or(bad)?
+                w.local.get(lane).and_then(|v| v.get(a as usize..(a as usize).saturating_add(n))).ok_or_else(bad)?
             }
             Sp::Param => {
                 if a >= FPARAM_TAG {
-                    let f = w.frames.last().ok_or(bad.clone())?;
+                    let f = w.frames.last().ok_or_else(bad)?;
                     let at = lane * f.psize + (a - FPARAM_TAG) as usize;
-                    f.params.get(at..at + n).ok_or(bad)?
+                    f.params.get(at..at + n).ok_or_else(bad)?
                 } else {
-                    self.l.kparams.get(a as usize..(a as usize).saturating_add(n)).ok_or(bad)?
+                    self.l.kparams.get(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?
                 }
             }
         };
@@ -587,26 +626,28 @@ impl Block<'_, '_> {
 
     fn write(&mut self, w: &mut Warp, sp: Sp, addr: u64, lane: usize, data: &[u8], line: u32) -> Result<(), Fault> {
         let n = data.len();
-        let bad = Fault::IllegalAddress { addr, line };
+        let bad = || Fault::IllegalAddress { addr, line };
         let (sp, a) = resolve(sp, addr);
         let dst: &mut [u8] = match sp {
             Sp::Global | Sp::Const | Sp::Generic => {
                 if n > 1 && addr % n.min(16) as u64 != 0 {
                     return Err(Fault::MisalignedAddress { addr, line });
                 }
-                return self.l.mem.write(addr, data).map_err(|_| bad);
+                return self.l.mem.write(addr, data).map_err(|_| bad());
             }
-            Sp::Shared => self.shared.get_mut(a as usize..(a as usize).saturating_add(n)).ok_or(bad)?,
-            Sp::Local => {
-                w.local.get_mut(lane).and_then(|v| v.get_mut(a as usize..(a as usize).saturating_add(n))).ok_or(bad)?
-            }
+            Sp::Shared => self.shared.get_mut(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?,
+            Sp::Local => w
+                .local
+                .get_mut(lane)
+                .and_then(|v| v.get_mut(a as usize..(a as usize).saturating_add(n)))
+                .ok_or_else(bad)?,
             Sp::Param => {
                 if a >= FPARAM_TAG {
-                    let f = w.frames.last_mut().ok_or(bad.clone())?;
+                    let f = w.frames.last_mut().ok_or_else(bad)?;
                     let at = lane * f.psize + (a - FPARAM_TAG) as usize;
-                    f.params.get_mut(at..at + n).ok_or(bad)?
+                    f.params.get_mut(at..at + n).ok_or_else(bad)?
                 } else {
-                    return Err(bad);
+                    return Err(bad());
                 }
             }
         };
@@ -673,7 +714,7 @@ impl Block<'_, '_> {
         };
         // `val` needs of the warp only what special registers read: a snapshot (a frame is
         // borrowed mutably from the warp while lanes execute).
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         macro_rules! frame {
             () => {
                 match w.frames.last_mut() {
@@ -1443,7 +1484,7 @@ impl Block<'_, '_> {
     fn carry_op(&mut self, w: &mut Warp, inst: &Inst, mask: u32, sub: bool, use_carry: bool) -> Result<Flow, Fault> {
         let bits = inst.ty.bits;
         let mk = mask_of(bits);
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         let mut carry = w.carry;
         let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
         let d = match inst.ops.first() {
@@ -1478,7 +1519,7 @@ impl Block<'_, '_> {
         let bits = inst.ty.bits;
         let signed = inst.ty.k == K::S;
         let mk = mask_of(bits);
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         let mut carry = w.carry;
         let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
         let d = match inst.ops.first() {
@@ -1513,7 +1554,7 @@ impl Block<'_, '_> {
         let ty = inst.ty;
         let es = ty.bytes().max(1);
         let n = inst.vec as usize;
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         let (data_op, addr_op) =
             if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
         let (Some(data_op), Some(addr_op)) = (data_op, addr_op) else { return Ok(Flow::Next) };
@@ -1566,7 +1607,7 @@ impl Block<'_, '_> {
         let size = ty.bytes().max(1);
         let bits = ty.bits;
         let mk = mask_of(bits);
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         let base = usize::from(ret);
         let (Some(addr_op), Some(b_op)) = (inst.ops.get(base), inst.ops.get(base + 1)) else { return Ok(Flow::Next) };
         let c_op = inst.ops.get(base + 2);
@@ -1646,7 +1687,7 @@ impl Block<'_, '_> {
             Some(Opd::List(a)) => a,
             _ => &[],
         };
-        let snap = WarpSnap { id: w.id, tid: w.tid, clock: w.clock };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
         // Argument bytes per lane from the caller.
         let arg_bytes = |this: &Self, f: &Frame, k: usize, lane: usize, size: usize| -> Vec<u8> {
             match args.get(k) {
@@ -1964,7 +2005,6 @@ fn c_exp(v: f64, prec: usize) -> String {
 /// What `val` needs of the warp (special registers).
 struct WarpSnap {
     id: u32,
-    tid: [[u32; 3]; WARP],
     clock: u64,
 }
 

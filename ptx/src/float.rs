@@ -330,6 +330,17 @@ pub enum FOp {
 
 /// `a op b` in a narrow format: operands and result are bits.
 pub fn bin_narrow(op: FOp, a: u64, b: u64, rnd: Rnd, fmt: Fmt) -> u64 {
+    if rnd == Rnd::Rn && fmt == Fmt::F32 {
+        // The host's f32 arithmetic is IEEE round-to-nearest: only NaNs differ (canonical).
+        let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+        let r = match op {
+            FOp::Add => x + y,
+            FOp::Sub => x - y,
+            FOp::Mul => x * y,
+            FOp::Div => x / y,
+        };
+        return if r.is_nan() { fmt.nan() } else { u64::from(r.to_bits()) };
+    }
     let (x, y) = (fmt.to_f64(a), fmt.to_f64(b));
     let (r, rest) = match op {
         FOp::Add => add_exact(x, y),
@@ -342,6 +353,10 @@ pub fn bin_narrow(op: FOp, a: u64, b: u64, rnd: Rnd, fmt: Fmt) -> u64 {
 
 /// `a * b + c` in a narrow format, rounded once.
 pub fn fma_narrow(a: u64, b: u64, c: u64, rnd: Rnd, fmt: Fmt) -> u64 {
+    if rnd == Rnd::Rn && fmt == Fmt::F32 {
+        let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
+        return if r.is_nan() { fmt.nan() } else { u64::from(r.to_bits()) };
+    }
     let (x, y, z) = (fmt.to_f64(a), fmt.to_f64(b), fmt.to_f64(c));
     let p = x * y; // exact for f32 and narrower
     let (r, rest) = if p.is_finite() { add_exact(p, z) } else { (p + z, 0) };
@@ -356,6 +371,15 @@ pub fn sqrt_narrow(a: u64, rnd: Rnd, fmt: Fmt) -> u64 {
 
 /// `a op b` in f64.
 pub fn bin_f64(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
+    if rnd == Rnd::Rn {
+        let r = match op {
+            FOp::Add => a + b,
+            FOp::Sub => a - b,
+            FOp::Mul => a * b,
+            FOp::Div => a / b,
+        };
+        return canon64(r);
+    }
     let (r, rest) = match op {
         FOp::Add => add_exact(a, b),
         FOp::Sub => add_exact(a, -b),
@@ -368,6 +392,9 @@ pub fn bin_f64(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
 
 /// `a * b + c` in f64, rounded once.
 pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
+    if rnd == Rnd::Rn {
+        return canon64(a.mul_add(b, c));
+    }
     let (r, rest) = fma_exact(a, b, c);
     let finite = a.is_finite() && b.is_finite() && c.is_finite();
     canon64(fix_overflow(directed_f64(r, rest, rnd), finite, rnd))

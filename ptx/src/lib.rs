@@ -52,7 +52,7 @@ mod memory;
 mod module;
 mod parse;
 
-pub use exec::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+pub use exec::{LaunchStats, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Global, KernelParam, Module};
 pub use parse::PtxError;
