@@ -817,7 +817,11 @@ impl Block<'_, '_> {
                     alu!(|a, b| fbin(ty, FOp::Div, a, b, rnd, ftz, sat))
                 }
             }
-            Op::Fma | Op::Mad(_) if ty.is_float() => alu!(|a, b, c| ffma(ty, a, b, c, rnd, ftz, sat)),
+            Op::Fma | Op::Mad(_) if ty.is_float() => {
+                let sign = 1u64 << (bits - 1);
+                let (na, nc) = (if inst.neg & 1 != 0 { sign } else { 0 }, if inst.neg & 2 != 0 { sign } else { 0 });
+                alu!(|a, b, c| ffma(ty, a ^ na, b, c ^ nc, rnd, ftz, sat))
+            }
             Op::Add => {
                 if inst.cc {
                     return self.carry_op(w, inst, mask, false, false);

@@ -337,6 +337,8 @@ pub(crate) struct Inst {
     pub(crate) bop: BoolOp,
     pub(crate) sp: Sp,
     pub(crate) vec: u32,
+    /// fma only: bit 0 negates the first factor, bit 1 the addend (set by [`contract`]).
+    pub(crate) neg: u8,
     pub(crate) guard: Option<(u32, bool)>,
     pub(crate) ops: Box<[Opd]>,
     pub(crate) line: u32,
@@ -786,11 +788,13 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         bop: BoolOp::None,
         sp: Sp::Generic,
         vec: 1,
+        neg: 0,
         guard: None,
         ops: Box::new([]),
         line: f.line,
         name: "ret".into(),
     });
+    contract(&mut code);
     Ok(Func {
         name: f.name.clone(),
         is_entry: f.is_entry,
@@ -919,6 +923,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         bop: BoolOp::None,
         sp: Sp::Generic,
         vec: 1,
+        neg: 0,
         guard: None,
         ops: Box::new([]),
         line,
@@ -1293,4 +1298,130 @@ fn check_operands(inst: &Inst) -> Result<(), PtxError> {
         return Err(err(inst.line, &inst.name, format!("expected {need} operands, found {}", inst.ops.len())));
     }
     Ok(())
+}
+
+/// The registers an instruction writes.
+fn dest_regs(inst: &Inst) -> Vec<u32> {
+    if matches!(inst.op, Op::St | Op::Red(_) | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Nop) {
+        return Vec::new();
+    }
+    if matches!(inst.op, Op::Bar { red: 0, .. }) {
+        return Vec::new();
+    }
+    match inst.ops.first() {
+        Some(Opd::Reg(r)) => vec![*r],
+        Some(Opd::Vector(v)) => v.iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn count_reg_uses(o: &Opd, uses: &mut HashMap<u32, u32>) {
+    match o {
+        Opd::Reg(r) | Opd::NotReg(r) | Opd::Addr(Base::Reg(r), _) | Opd::SymAddr(Base::Reg(r), _) => {
+            *uses.entry(*r).or_insert(0) += 1;
+        }
+        Opd::Vector(v) | Opd::List(v) => v.iter().for_each(|o| count_reg_uses(o, uses)),
+        _ => {}
+    }
+}
+
+/// ptxas contracts a `mul` and an `add`/`sub` of f32/f64 without rounding modifiers into one
+/// fused multiply-add (its default `--fmad=true`); the H200 computes what that code gives.
+/// This pass does the same where the product is used once, by an add or sub later in the
+/// same basic block, with no operand of the multiply redefined in between. (A best
+/// emulation of ptxas's choice: the corpus's recorded outputs check it.)
+fn contract(code: &mut [Inst]) {
+    let n = code.len();
+    let mut leader = vec![false; n + 1];
+    for (i, inst) in code.iter().enumerate() {
+        for o in inst.ops.iter() {
+            if let Opd::Label(l) = o {
+                if let Some(x) = leader.get_mut(*l as usize) {
+                    *x = true;
+                }
+            }
+        }
+        if matches!(inst.op, Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Bar { .. }) {
+            if let Some(x) = leader.get_mut(i + 1) {
+                *x = true;
+            }
+        }
+    }
+    let mut uses: HashMap<u32, u32> = HashMap::new();
+    for inst in code.iter() {
+        let dests = dest_regs(inst);
+        for (k, o) in inst.ops.iter().enumerate() {
+            if k == 0 && !dests.is_empty() {
+                continue;
+            }
+            count_reg_uses(o, &mut uses);
+        }
+        if let Some((p, _)) = inst.guard {
+            *uses.entry(p).or_insert(0) += 1;
+        }
+    }
+    let contractible = |inst: &Inst| {
+        inst.ty.k == K::F && (inst.ty.bits == 32 || inst.ty.bits == 64) && !inst.has_rnd && !inst.sat && !inst.approx
+    };
+    for i in 0..n {
+        let Some(add) = code.get(i) else { continue };
+        if !matches!(add.op, Op::Add | Op::Sub) || !contractible(add) {
+            continue;
+        }
+        let mut done = None;
+        for k in [1usize, 2] {
+            let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
+            if uses.get(x).copied() != Some(1) {
+                continue;
+            }
+            // The nearest definition of x before i, within the block.
+            let mut j = i;
+            let mut found = None;
+            while j > 0 {
+                if leader.get(j).copied().unwrap_or(true) {
+                    break;
+                }
+                j -= 1;
+                let Some(c) = code.get(j) else { break };
+                if dest_regs(c).contains(x) {
+                    found = Some(j);
+                    break;
+                }
+            }
+            let Some(j) = found else { continue };
+            let Some(mul) = code.get(j) else { continue };
+            if mul.op != Op::Mul(MulMode::Lo)
+                || !contractible(mul)
+                || mul.ty != add.ty
+                || mul.ftz != add.ftz
+                || mul.guard.is_some()
+                || add.guard.is_some()
+            {
+                continue;
+            }
+            let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
+            let srcs: Vec<u32> =
+                [a, b].iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect();
+            let clobbered =
+                (j + 1..i).any(|m| code.get(m).is_some_and(|c| dest_regs(c).iter().any(|d| srcs.contains(d))));
+            if clobbered {
+                continue;
+            }
+            let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
+            let neg = match (add.op, k) {
+                (Op::Add, _) => 0,
+                (_, 1) => 2, // a*b - y
+                _ => 1,      // x - a*b = (-a)*b + x
+            };
+            let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
+            done = Some((vec![d, a.clone(), b.clone(), other], neg));
+            break;
+        }
+        if let (Some((ops, neg)), Some(add)) = (done, code.get_mut(i)) {
+            add.op = Op::Fma;
+            add.ops = ops.into_boxed_slice();
+            add.neg = neg;
+            add.rnd = Rnd::Rn;
+        }
+    }
 }

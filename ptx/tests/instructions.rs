@@ -396,3 +396,24 @@ fn blocks_run_in_parallel_with_global_atomics() {
     assert_eq!(u64::from_le_bytes(b[8..16].try_into().unwrap()), 19200);
     assert_eq!(u32::from_le_bytes(b[16..20].try_into().unwrap()), 6399);
 }
+
+#[test]
+fn plain_mul_add_contract_to_fma_as_ptxas_does() {
+    // a = 1 + 2^-12, a*a = 1 + 2^-11 + 2^-24: rounding the product first loses 2^-24.
+    let body = "mov.f32 %f1, 0f3F800800; mov.f32 %f2, 0fBF801000;\n\
+        mul.f32 %f3, %f1, %f1; add.f32 %f4, %f3, %f2;\n\
+        mul.rn.f32 %f5, %f1, %f1; add.f32 %f6, %f5, %f2;\n\
+        mul.f32 %f7, %f1, %f1; sub.f32 %f8, %f2, %f7;\n\
+        mov.b32 %r1, %f4; mov.b32 %r2, %f6; mov.b32 %r3, %f8;\n\
+        cvt.u64.u32 %rd1, %r1; cvt.u64.u32 %rd2, %r2; cvt.u64.u32 %rd3, %r3;\n"
+        .to_string()
+        + &store(&["%rd1", "%rd2", "%rd3"]);
+    let r: Vec<u32> = run(&body, 1, 3).unwrap().iter().map(|v| *v as u32).collect();
+    let a = f32::from_bits(0x3f80_0800);
+    let c = f32::from_bits(0xbf80_1000);
+    assert_eq!(r[0], a.mul_add(a, c).to_bits());
+    assert_eq!(r[0], 2f32.powi(-24).to_bits());
+    assert_eq!(r[1], (a * a + c).to_bits());
+    assert_eq!(r[1], 0);
+    assert_eq!(r[2], (-a).mul_add(a, c).to_bits());
+}
