@@ -24,11 +24,21 @@ fn floats(n: usize, seed: u32) -> Vec<u8> {
         .collect()
 }
 
-fn report(what: &str, threads: usize, instr: u64, secs: f64) {
+/// This process's CPU time (user + system) in seconds, from /proc (Linux; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn report(what: &str, threads: usize, instr: u64, secs: f64, cpu: f64) {
     let rate = instr as f64 / secs;
     println!(
-        "{what:<28} {threads} thread(s): {instr:>12} thread-instr in {secs:7.3} s = {rate:10.3e}/s ({:10.3e}/s per thread)",
-        rate / threads as f64
+        "{what:<22} {threads} thread(s): {instr:>11} thread-instr, {secs:6.3} s wall = {rate:9.3e}/s; {cpu:6.2} s CPU = {:9.3e}/s per CPU-second",
+        instr as f64 / cpu.max(0.01)
     );
 }
 
@@ -46,7 +56,7 @@ fn main() {
     let y = mem.alloc_from(&floats(n_saxpy, 2));
     for &t in &counts {
         let blocks = (n_saxpy as u32).div_ceil(256);
-        let start = Instant::now();
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
         let st = saxpy
             .launch_on(
                 "saxpy",
@@ -58,7 +68,8 @@ fn main() {
                 t,
             )
             .expect("saxpy");
-        report(&format!("saxpy n={n_saxpy}"), t, st.thread_instructions, start.elapsed().as_secs_f64());
+        let secs = start.elapsed().as_secs_f64();
+        report(&format!("saxpy n={n_saxpy}"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
     }
 
     let mm = corpus("matmul_tiled");
@@ -67,7 +78,7 @@ fn main() {
     let c = mem.alloc(n * n * 4);
     for &t in &counts {
         let g = (n as u32).div_ceil(16);
-        let start = Instant::now();
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
         let st = mm
             .launch_on(
                 "matmul_tiled",
@@ -79,6 +90,7 @@ fn main() {
                 t,
             )
             .expect("sgemm");
-        report(&format!("tiled sgemm {n}^3"), t, st.thread_instructions, start.elapsed().as_secs_f64());
+        let secs = start.elapsed().as_secs_f64();
+        report(&format!("tiled sgemm {n}^3"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
     }
 }

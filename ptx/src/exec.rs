@@ -574,10 +574,12 @@ impl Block<'_, '_> {
 
     #[inline(always)]
     fn val(&self, w: &WarpSnap, frame: &Frame, o: &Opd, lane: usize) -> u64 {
-        if let Opd::Reg(r) = o {
-            return rget(&frame.regs, *r, lane);
+        match o {
+            Opd::Reg(r) => rget(&frame.regs, *r, lane),
+            Opd::Imm(v) => *v,
+            Opd::Addr(Base::Reg(r), off) => rget(&frame.regs, *r, lane).wrapping_add(*off as u64),
+            _ => self.val_slow(w, frame, o, lane),
         }
-        self.val_slow(w, frame, o, lane)
     }
 
     #[inline(never)]
@@ -1563,6 +1565,36 @@ impl Block<'_, '_> {
             if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
         let (Some(data_op), Some(addr_op)) = (data_op, addr_op) else { return Ok(Flow::Next) };
         let total = es * n;
+        // Scalars in shared memory: straight to and from the block's bytes.
+        if n == 1 && matches!(es, 1 | 2 | 4 | 8) && inst.sp == Sp::Shared {
+            let signed = ty.k == K::S;
+            for lane in lanes(mask) {
+                let Some(f) = w.frames.last_mut() else { break };
+                let addr = self.val(&snap, f, addr_op, lane);
+                let a = addr as usize;
+                let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                if load {
+                    let mut v = match es {
+                        1 => u64::from(cell.first().copied().unwrap_or(0)),
+                        2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
+                        4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
+                        _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
+                    };
+                    if signed {
+                        v = sext(v, ty.bits) as u64;
+                    }
+                    if let Opd::Reg(r) = data_op {
+                        rset(&mut f.regs, *r, lane, v);
+                    }
+                } else {
+                    let v = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                    cell.copy_from_slice(v.get(..es).unwrap_or(&[]));
+                }
+            }
+            return Ok(Flow::Next);
+        }
         let mut buf = [0u8; 64];
         for lane in lanes(mask) {
             let Some(f) = w.frames.last() else { break };
