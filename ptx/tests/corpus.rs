@@ -428,3 +428,84 @@ fn the_generator_is_the_one_record_py_uses() {
     assert_eq!(generate("u8", 6, &["rand", "13"]), [0x1d, 0x8f, 0x0c, 0xe2, 0xea, 0x3b]);
     assert_eq!(i32s(&generate("i32", 3, &["randmod", "11", "1000"])), [160, 26, 516]);
 }
+
+#[test]
+fn warp_votes_and_shuffles_match_rust() {
+    let (c, mem, _) = run_case("warp_vote");
+    let inp = i32s(&input(&c, "in"));
+    let got = u32s(&output(&c, &mem, "out"));
+    for w in 0..4 {
+        let lanes: Vec<i32> = inp[w * 32..w * 32 + 32].to_vec();
+        let ballot = |f: &dyn Fn(i32) -> bool| {
+            lanes.iter().enumerate().filter(|(_, v)| f(**v)).fold(0u32, |m, (l, _)| m | (1 << l))
+        };
+        let odd = ballot(&|v| v & 1 == 1);
+        for l in 0..32 {
+            let v = lanes[l];
+            let o = &got[(w * 32 + l) * 8..(w * 32 + l) * 8 + 8];
+            assert_eq!(o[0], ballot(&|v| v > 0), "warp {w} lane {l}");
+            assert_eq!(o[1], u32::from(lanes.iter().all(|v| *v > -1_000_000_000)));
+            assert_eq!(o[2], u32::from(lanes.iter().any(|v| *v > 2_000_000_000)));
+            if v & 1 == 1 {
+                assert_eq!(o[3], odd);
+                assert_eq!(o[4], odd & ballot(&|v| v > 0));
+            } else {
+                assert_eq!(o[3], !odd ^ 1);
+                assert_eq!(o[4], 7);
+            }
+            assert_eq!(o[5], ballot(&|x| x & 3 == v & 3));
+            assert_eq!(o[6], lanes.iter().map(|v| *v as u32 & 0xff).sum::<u32>());
+            let max = lanes.iter().map(|v| *v as u32 & 0xffff).max().unwrap();
+            let or = lanes.iter().fold(0, |a, v| a | (*v as u32 & 0xf0));
+            assert_eq!(o[7], max + or);
+        }
+    }
+    let (c, mem, _) = run_case("shuffles");
+    let inp = f32s(&input(&c, "in"));
+    let got = f32s(&output(&c, &mem, "out"));
+    for t in 0..192usize {
+        let (base, lane) = (t & !31, t & 31);
+        let tid_x = t % 96;
+        let src = |l: usize| inp[base + l];
+        let o = &got[t * 5..t * 5 + 5];
+        assert_eq!(o[0], src((tid_x * 7) & 31), "t {t}");
+        assert_eq!(o[1], if lane >= 3 { src(lane - 3) } else { src(lane) });
+        assert_eq!(o[2], if lane % 16 + 5 < 16 { src(lane + 5) } else { src(lane) });
+        assert_eq!(o[3], src(lane ^ 9));
+        assert_eq!(o[4], src((lane & !7) + 2));
+    }
+}
+
+#[test]
+fn structs_local_arrays_and_block_reductions_match_rust() {
+    let (c, mem, _) = run_case("struct_byval");
+    let inp = f32s(&input(&c, "in"));
+    let got = f32s(&output(&c, &mem, "out"));
+    let v = [1.0f32, 2.0, 3.0];
+    for i in 0..100 {
+        let x = inp[i].mul_add(1.5, -2.0) + 0.5 + v[i % 3];
+        let want = x + 7.0;
+        assert!((got[i] - want).abs() <= 1e-6 * want.abs().max(1.0), "struct_byval {i}: {} vs {want}", got[i]);
+    }
+    let (c, mem, _) = run_case("local_array");
+    let idx = i32s(&input(&c, "idx"));
+    let got = i32s(&output(&c, &mem, "out"));
+    for i in 0..128i32 {
+        let arr: Vec<i32> = (0..32).map(|k: i32| k.wrapping_mul(i).wrapping_add(k ^ i)).collect();
+        let id = idx[i as usize];
+        let s = (0..8).fold(0i32, |s, k| s.wrapping_add(arr[(id.wrapping_add(k * 5) & 31) as usize]));
+        assert_eq!(got[i as usize], s.wrapping_add(arr[(id & 31) as usize]), "local_array {i}");
+    }
+    let (c, mem, _) = run_case("barrier_divergent_shared");
+    let inp = f32s(&input(&c, "in"));
+    let got = f32s(&output(&c, &mem, "out"));
+    for b in 0..3 {
+        let s = &inp[b * 512..b * 512 + 512];
+        let acc: Vec<f32> =
+            (0..512).map(|t| (0..(t & 7) + 1).fold(0.0f32, |a, k| a + s[(t * 13 + k * 29) & 511])).collect();
+        let cnt = acc.iter().filter(|a| **a > 0.0).count() as f32;
+        for t in 0..512 {
+            assert_eq!(got[b * 512 + t], acc[511 - t] + cnt + 0.5, "block {b} thread {t}");
+        }
+    }
+}
