@@ -77,6 +77,9 @@ struct Frame {
     func: u32,
     regs: Vec<u64>,
     pc: [u32; WARP],
+    /// All live lanes are at `upc` (then `pc` may be stale).
+    conv: bool,
+    upc: u32,
     mask: u32,
     returned: u32,
     params: Vec<u8>,
@@ -135,6 +138,8 @@ struct Block<'l, 'a> {
     shared: Vec<u8>,
     bars: [BarState; 16],
     nthreads: u32,
+    /// %tid of each thread of the block, by linear index.
+    tids: Vec<[u32; 3]>,
     /// Thread-instructions executed (lanes issued, guard false included).
     executed: u64,
     issued: u64,
@@ -290,6 +295,8 @@ fn new_frame(f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> F
         func: fidx,
         regs: vec![0; f.nregs as usize * WARP],
         pc: [0; WARP],
+        conv: true,
+        upc: 0,
         mask,
         returned: 0,
         params: vec![0; psize * WARP],
@@ -332,6 +339,9 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
         shared: vec![0; shared_size.max(l.m.shared_size as usize)],
         bars: [BarState::default(); 16],
         nthreads,
+        tids: (0..nthreads)
+            .map(|t| [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])])
+            .collect(),
         executed: 0,
         issued: 0,
     };
@@ -431,17 +441,36 @@ impl Block<'_, '_> {
             if budget == 0 {
                 return Ok(true);
             }
-            let mut pc = u32::MAX;
-            let mut mask = 0u32;
-            for lane in lanes(runnable) {
-                let p = frame.pc.get(lane).copied().unwrap_or(u32::MAX);
-                if p < pc {
-                    pc = p;
-                    mask = 1 << lane;
-                } else if p == pc {
-                    mask |= 1 << lane;
+            // Converged: every live lane is at `upc` (the per-lane array is stale).
+            let (pc, mask) = if frame.conv && runnable == live {
+                (frame.upc, live)
+            } else {
+                if frame.conv {
+                    let upc = frame.upc;
+                    for lane in lanes(frame.mask) {
+                        if let Some(x) = frame.pc.get_mut(lane) {
+                            *x = upc;
+                        }
+                    }
+                    frame.conv = false;
                 }
-            }
+                let mut pc = u32::MAX;
+                let mut mask = 0u32;
+                for lane in lanes(runnable) {
+                    let p = frame.pc.get(lane).copied().unwrap_or(u32::MAX);
+                    if p < pc {
+                        pc = p;
+                        mask = 1 << lane;
+                    } else if p == pc {
+                        mask |= 1 << lane;
+                    }
+                }
+                if mask == live {
+                    frame.conv = true;
+                    frame.upc = pc;
+                }
+                (pc, mask)
+            };
             let Some(func) = m.funcs.get(frame.func as usize) else { return Ok(progress) };
             let Some(inst) = func.code.get(pc as usize) else {
                 // Past the end (cannot happen: every body ends with ret/exit).
@@ -452,6 +481,16 @@ impl Block<'_, '_> {
             w.clock += 1;
             self.executed += u64::from(mask.count_ones());
             self.issued += 1;
+            let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
+            if control && frame.conv {
+                // Control instructions set per-lane program counters.
+                for lane in lanes(frame.mask) {
+                    if let Some(x) = frame.pc.get_mut(lane) {
+                        *x = pc;
+                    }
+                }
+                frame.conv = false;
+            }
             let mut exec = mask;
             if let Some((p, neg)) = inst.guard {
                 let regs = &frame.regs;
@@ -461,22 +500,31 @@ impl Block<'_, '_> {
                         exec |= 1 << lane;
                     }
                 }
-                let skip = mask & !exec;
-                for lane in lanes(skip) {
-                    if let Some(x) = frame.pc.get_mut(lane) {
-                        *x = pc + 1;
+                if !frame.conv {
+                    let skip = mask & !exec;
+                    for lane in lanes(skip) {
+                        if let Some(x) = frame.pc.get_mut(lane) {
+                            *x = pc + 1;
+                        }
                     }
                 }
                 if exec == 0 {
+                    if frame.conv {
+                        frame.upc = pc + 1;
+                    }
                     continue;
                 }
             }
             match self.exec(w, inst, exec, pc)? {
                 Flow::Next => {
                     if let Some(frame) = w.frames.last_mut() {
-                        for lane in lanes(exec) {
-                            if let Some(x) = frame.pc.get_mut(lane) {
-                                *x = pc + 1;
+                        if frame.conv {
+                            frame.upc = pc + 1;
+                        } else {
+                            for lane in lanes(exec) {
+                                if let Some(x) = frame.pc.get_mut(lane) {
+                                    *x = pc + 1;
+                                }
                             }
                         }
                     }
@@ -530,8 +578,7 @@ impl Block<'_, '_> {
     #[inline(never)]
     fn sreg(&self, w: &WarpSnap, s: Sreg, lane: usize) -> u64 {
         let l = self.l;
-        let t = w.id * WARP as u32 + lane as u32;
-        let tid = [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])];
+        let tid = self.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
         let lt = (1u64 << lane) - 1;
         match s {
             Sreg::Tid(d) => u64::from(tid.get(d as usize).copied().unwrap_or(0)),
@@ -1591,6 +1638,28 @@ impl Block<'_, '_> {
                     let v = self.val(&snap, f, data_op, lane).to_le_bytes();
                     let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
                     cell.copy_from_slice(v.get(..es).unwrap_or(&[]));
+                }
+            }
+            return Ok(Flow::Next);
+        }
+        if n == 1 && matches!(es, 1 | 2 | 4 | 8) {
+            let signed = ty.k == K::S;
+            for lane in lanes(mask) {
+                let Some(f) = w.frames.last() else { break };
+                let addr = self.val(&snap, f, addr_op, lane);
+                let mut b = [0u8; 8];
+                if load {
+                    self.read(w, inst.sp, addr, lane, b.get_mut(..es).unwrap_or(&mut []), inst.line)?;
+                    let mut v = u64::from_le_bytes(b);
+                    if signed {
+                        v = sext(v, ty.bits) as u64;
+                    }
+                    if let (Opd::Reg(r), Some(f)) = (data_op, w.frames.last_mut()) {
+                        rset(&mut f.regs, *r, lane, v);
+                    }
+                } else {
+                    b = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    self.write(w, inst.sp, addr, lane, b.get(..es).unwrap_or(&[]), inst.line)?;
                 }
             }
             return Ok(Flow::Next);
