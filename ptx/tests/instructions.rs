@@ -417,3 +417,38 @@ fn plain_mul_add_contract_to_fma_as_ptxas_does() {
     assert_eq!(r[1], 0);
     assert_eq!(r[2], (-a).mul_add(a, c).to_bits());
 }
+
+#[test]
+fn assertfail_and_vprintf() {
+    let ptx = format!(
+        "{HEADER}.extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n\
+         .extern .func __assertfail(.param .b64 m, .param .b64 f, .param .b32 l, .param .b64 fn, .param .b64 cs);\n\
+         .global .align 1 .b8 fmt[12] = {{108, 97, 110, 101, 32, 37, 117, 58, 37, 53, 100, 10}};\n\
+         .global .align 1 .b8 msg[6] = {{120, 32, 62, 32, 48, 0}};\n\
+         .global .align 1 .b8 file[5] = {{107, 46, 99, 117, 0}};\n\
+         .visible .entry k(.param .u32 fail)\n{{\n.local .align 8 .b8 depot[8];\n.reg .b32 %r<4>;\n.reg .b64 %rd<8>;\n.reg .pred %p<2>;\n\
+         mov.u32 %r1, %tid.x;\nmov.u64 %rd1, depot;\nst.local.u32 [%rd1], %r1;\nmul.lo.s32 %r2, %r1, -7;\nst.local.u32 [%rd1+4], %r2;\n\
+         cvta.local.u64 %rd2, %rd1;\nmov.u64 %rd3, fmt;\ncvta.global.u64 %rd4, %rd3;\n\
+         {{\n.param .b64 p0;\n.param .b64 p1;\n.param .b32 r0;\nst.param.b64 [p0], %rd4;\nst.param.b64 [p1], %rd2;\ncall.uni (r0), vprintf, (p0, p1);\n}}\n\
+         ld.param.u32 %r3, [fail];\nsetp.ne.u32 %p1, %r3, 0;\n@!%p1 bra DONE;\nmov.u64 %rd5, msg;\nmov.u64 %rd6, file;\n\
+         {{\n.param .b64 a0;\n.param .b64 a1;\n.param .b32 a2;\n.param .b64 a3;\n.param .b64 a4;\n\
+         st.param.b64 [a0], %rd5;\nst.param.b64 [a1], %rd6;\nst.param.b32 [a2], 42;\nst.param.b64 [a3], %rd6;\nst.param.b64 [a4], 1;\n\
+         call.uni __assertfail, (a0, a1, a2, a3, a4);\n}}\nDONE:\nret;\n}}\n"
+    );
+    let mut m = Module::load(&ptx).unwrap();
+    let mut mem = HostMemory::new();
+    mem.capture_printf();
+    let addrs: Vec<u64> = m.globals().iter().map(|g| mem.alloc(g.size as usize)).collect();
+    for (i, a) in addrs.iter().enumerate() {
+        let img = m.global_image(i, &addrs).unwrap();
+        cudrv_ptx::GlobalMemory::write(&mem, *a, &img).unwrap();
+    }
+    m.bind_globals(&addrs).unwrap();
+    m.launch("k", [1, 1, 1], [3, 1, 1], 0, &[&0u32.to_le_bytes()], &mem).unwrap();
+    assert_eq!(mem.printed(), "lane 0:    0\nlane 1:   -7\nlane 2:  -14\n");
+    let r = m.launch("k", [1, 1, 1], [1, 1, 1], 0, &[&1u32.to_le_bytes()], &mem);
+    assert_eq!(
+        r,
+        Err(Fault::Assert { message: "x > 0".into(), file: "k.cu".into(), source_line: 42, function: "k.cu".into() })
+    );
+}
