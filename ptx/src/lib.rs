@@ -54,5 +54,5 @@ mod parse;
 
 pub use exec::{LaunchStats, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
-pub use module::{Global, KernelParam, Module};
+pub use module::{Global, KernelInfo, KernelParam, Module};
 pub use parse::PtxError;

@@ -356,6 +356,8 @@ pub(crate) struct Func {
     pub(crate) param_size: u64,
     /// Offsets of formal parameters (in the frame block; for kernels in the param buffer).
     pub(crate) params: Vec<(u64, u64)>,
+    /// The declared alignment of each formal parameter.
+    pub(crate) param_aligns: Vec<u64>,
     pub(crate) rets: Vec<(u64, u64)>,
     pub(crate) local_size: u64,
     pub(crate) builtin: Option<Builtin>,
@@ -388,6 +390,19 @@ pub struct KernelParam {
     pub size: u64,
     /// Alignment in bytes.
     pub align: u64,
+}
+
+/// What `cuFuncGetAttribute` reports of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The parameters (offset, size, alignment in the parameter buffer).
+    pub params: Vec<KernelParam>,
+    /// Static shared memory in bytes (the module's, see [`Module::static_shared_size`]).
+    pub static_shared_bytes: u64,
+    /// Local memory per thread of the kernel's own frame, in bytes.
+    pub local_bytes: u64,
+    /// Registers the PTX declares (virtual registers; ptxas allocates fewer).
+    pub registers: u32,
 }
 
 /// A loaded PTX module: parsed, checked and pre-decoded.
@@ -500,9 +515,21 @@ impl Module {
         Some(
             f.params
                 .iter()
-                .map(|&(offset, size)| KernelParam { offset, size, align: if size >= 8 { 8 } else { size.max(1) } })
+                .zip(&f.param_aligns)
+                .map(|(&(offset, size), &align)| KernelParam { offset, size, align })
                 .collect(),
         )
+    }
+
+    /// What attributes report of kernel `name`, if it is one.
+    pub fn kernel_info(&self, name: &str) -> Option<KernelInfo> {
+        let f = self.funcs.iter().find(|f| f.is_entry && f.name == name)?;
+        Some(KernelInfo {
+            params: self.kernel_params(name)?,
+            static_shared_bytes: self.shared_size,
+            local_bytes: f.local_size,
+            registers: f.nregs,
+        })
     }
 
     /// The module's static shared memory in bytes (what every kernel of it gets).
@@ -675,10 +702,12 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
     let mut syms = Syms { globals, funcs, regs: HashMap::new(), locals: HashMap::new(), labels: HashMap::new() };
     let mut param_size = 0u64;
     let mut params = Vec::new();
+    let mut param_aligns = Vec::new();
     let mut rets = Vec::new();
     for p in &f.params {
         let size = var_size(p).max(1);
         let a = var_align(p).max(1);
+        param_aligns.push(a);
         param_size = align_up(param_size, a);
         params.push((param_size, size));
         syms.locals
@@ -710,6 +739,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
             code: Vec::new(),
             param_size,
             params,
+            param_aligns,
             rets,
             local_size: 0,
             builtin,
@@ -802,6 +832,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         code,
         param_size,
         params,
+        param_aligns,
         rets,
         local_size: local,
         builtin,

@@ -452,3 +452,21 @@ fn assertfail_and_vprintf() {
         Err(Fault::Assert { message: "x > 0".into(), file: "k.cu".into(), source_line: 42, function: "k.cu".into() })
     );
 }
+
+#[test]
+fn module_is_shared_between_threads_and_reports_kernels() {
+    fn send_sync<T: Send + Sync>() {}
+    send_sync::<Module>();
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 a, .param .u32 b, .param .align 8 .b8 s[24])\n{{\n.local .align 4 .b8 d[12];\n.shared .align 4 .b8 sh[100];\n.reg .b32 %r<5>;\nret;\n}}\n"
+    );
+    let m = Module::load(&ptx).unwrap();
+    assert_eq!(m.kernels(), ["k"]);
+    assert_eq!(m.version(), (8, 0));
+    assert_eq!(m.targets(), ["sm_90"]);
+    let info = m.kernel_info("k").unwrap();
+    let layout: Vec<(u64, u64, u64)> = info.params.iter().map(|p| (p.offset, p.size, p.align)).collect();
+    assert_eq!(layout, [(0, 8, 8), (8, 4, 4), (16, 24, 8)]);
+    assert_eq!((info.static_shared_bytes, info.local_bytes, info.registers), (100, 12, 5));
+    assert!(m.kernel_info("nope").is_none());
+}
