@@ -90,9 +90,18 @@ fn lex(text: &str) -> Result<Vec<Token>, PtxError> {
             out.push(Token { tok: Tok::Num(s), line });
         } else if c.is_alphabetic() || c == '_' || c == '$' || c == '%' || c == '.' {
             let mut s = String::new();
-            while i < chars.len() && (at(i).is_alphanumeric() || matches!(at(i), '_' | '$' | '%' | '.')) {
-                s.push(at(i));
-                i += 1;
+            loop {
+                let ch = at(i);
+                if i < chars.len() && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
+                    s.push(ch);
+                    i += 1;
+                } else if ch == ':' && at(i + 1) == ':' && at(i + 2).is_alphanumeric() {
+                    // Qualifiers such as .L1::no_allocate, .L2::256B
+                    s.push_str("::");
+                    i += 2;
+                } else {
+                    break;
+                }
             }
             out.push(Token { tok: Tok::Word(s), line });
         } else {

@@ -470,3 +470,19 @@ fn module_is_shared_between_threads_and_reports_kernels() {
     assert_eq!((info.static_shared_bytes, info.local_bytes, info.registers), (100, 12, 5));
     assert!(m.kernel_info("nope").is_none());
 }
+
+#[test]
+fn nvcc_debug_and_cache_qualifiers_parse() {
+    let ptx = format!(
+        "{HEADER}.file 1 \"/tmp/k.cu\", 1700000000, 321\n.visible .entry k(.param .u64 out)\n.maxntid 128, 1, 1\n{{\n.reg .b32 %r<4>;\n.reg .b64 %rd<4>;\n\
+         $L__func_begin0:\n.loc 1 3 0\nld.param.u64 %rd1, [out];\n.loc 1 4 5, function_name $L__info_string0, inlined_at 1 3 1\n\
+         ld.global.L1::no_allocate.u32 %r1, [%rd1];\nadd.s32 %r2, %r1, 1;\nst.global.L1::no_allocate.u32 [%rd1], %r2;\n\
+         ld.global.nc.L2::128B.u32 %r3, [%rd1];\nst.global.u32 [%rd1+4], %r3;\nret;\n$L__func_end0:\n}}\n\
+         .section .debug_abbrev\n{{\n.b8 17\n.b8 1\n}}\n"
+    );
+    let m = Module::load(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let mut mem = HostMemory::new();
+    let out = mem.alloc_from(&[41, 0, 0, 0, 0, 0, 0, 0]);
+    m.launch("k", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    assert_eq!(mem.bytes(out, 8).unwrap(), [42, 0, 0, 0, 42, 0, 0, 0]);
+}
