@@ -509,3 +509,94 @@ fn structs_local_arrays_and_block_reductions_match_rust() {
         }
     }
 }
+
+#[test]
+fn int_math_matches_rust() {
+    let (c, mem, _) = run_case("int_math");
+    let (a, b) = (i32s(&input(&c, "a")), i32s(&input(&c, "b")));
+    let got = i32s(&output(&c, &mem, "out"));
+    for i in 0..200 {
+        let x = a[i];
+        let y = b[i] | 1;
+        let (ux, uy) = (x as u32, y as u32);
+        let o = &got[i * 16..i * 16 + 16];
+        let bytes = |v: u64, s: u32| ((v >> (8 * (s & 7))) & 0xff) as u32;
+        let perm = {
+            let v = (u64::from(uy) << 32) | u64::from(ux);
+            let sel = 0x5140u32;
+            (0..4).fold(0u32, |r, k| r | (bytes(v, (sel >> (4 * k)) & 7) << (8 * k)))
+        };
+        let funnel = ((((u64::from(uy) << 32) | u64::from(ux)) << (y & 31)) >> 32) as u32;
+        let dp4a = (0..4)
+            .fold(3i32, |acc, k| acc.wrapping_add(i32::from((x >> (8 * k)) as i8) * i32::from((y >> (8 * k)) as i8)));
+        let ffs = |v: i64| if v == 0 { 0 } else { v.trailing_zeros() as i32 + 1 };
+        let want = [
+            x.wrapping_div(y),
+            x.wrapping_rem(y),
+            (ux / uy) as i32,
+            (ux % uy) as i32,
+            ((i64::from(x) * i64::from(y)) >> 32) as i32,
+            ((u64::from(ux) * u64::from(uy)) >> 32) as i32,
+            ux.count_ones() as i32,
+            x.leading_zeros() as i32,
+            ux.reverse_bits() as i32,
+            funnel as i32,
+            perm as i32,
+            x.max(y).wrapping_sub(x.min(y)).wrapping_add((x >> 3).wrapping_abs()),
+            (x.abs_diff(y).wrapping_add(7)) as i32,
+            dp4a,
+            ffs(i64::from(x) & 0xffff_ffff) + ffs(i64::from(x).wrapping_mul(i64::from(y))),
+            (((i64::from(x) * i64::from(y)) >> 17) as i32) ^ (x << (y & 15)),
+        ];
+        assert_eq!(o, want, "element {i}: x {x} y {y}");
+    }
+}
+
+fn next_up32(x: f32) -> f32 {
+    if x == 0.0 {
+        f32::from_bits(1)
+    } else if x > 0.0 {
+        f32::from_bits(x.to_bits() + 1)
+    } else {
+        f32::from_bits(x.to_bits() - 1)
+    }
+}
+
+fn next_down32(x: f32) -> f32 {
+    -next_up32(-x)
+}
+
+#[test]
+fn rounding_modes_bracket_the_exact_results() {
+    let (c, mem, _) = run_case("rounding_modes");
+    let (a, b) = (f32s(&input(&c, "a")), f32s(&input(&c, "b")));
+    let got = f32s(&output(&c, &mem, "of"));
+    // Each directed result r of an exact value v: down: r <= v < next_up(r);
+    // up: next_down(r) < v <= r; toward zero: the one of those nearer zero.
+    let down = |r: f32, v: f64| f64::from(r) <= v && v < f64::from(next_up32(r));
+    let up = |r: f32, v: f64| f64::from(next_down32(r)) < v && v <= f64::from(r);
+    let zero = |r: f32, v: f64| if v >= 0.0 { down(r, v) } else { up(r, v) };
+    for i in 0..128 {
+        let x = a[i];
+        let y = b[i] * 1e-3f32 + 1.0;
+        let p = &got[i * 12..i * 12 + 12];
+        let (xd, yd) = (f64::from(x), f64::from(y));
+        assert!(down(p[0], xd + yd), "add.rm {i}");
+        assert!(up(p[1], xd + yd), "add.rp {i}");
+        assert!(zero(p[2], xd + yd), "add.rz {i}");
+        assert!(down(p[3], xd * yd), "mul.rm {i}");
+        assert!(up(p[4], xd * yd), "mul.rp {i}");
+        // x / y with y > 0: r rounds down iff r*y <= x (products of f32 are exact in f64).
+        let q_down = |r: f32| f64::from(r) * yd <= xd && f64::from(next_up32(r)) * yd > xd;
+        let q_up = |r: f32| f64::from(r) * yd >= xd && f64::from(next_down32(r)) * yd < xd;
+        assert!(if x >= 0.0 { q_down(p[5]) } else { q_up(p[5]) }, "div.rz {i}");
+        assert!(q_up(p[6]), "div.rp {i}");
+        let r = p[7];
+        assert!(f64::from(r) * f64::from(r) <= yd && f64::from(next_up32(r)).powi(2) > yd, "sqrt.rm {i}");
+        let r = p[8];
+        assert!(f64::from(r) * f64::from(r) >= yd && f64::from(next_down32(r)).powi(2) < yd, "sqrt.rp {i}");
+        assert!(down(p[9], xd * yd + f64::from(1e-4f32)), "fma.rm {i}");
+        assert!(f64::from(p[10]) * yd <= 1.0 && f64::from(next_up32(p[10])) * yd > 1.0, "rcp.rz {i}");
+        assert!(up(p[11], xd - yd), "sub.rp {i}");
+    }
+}
