@@ -2195,15 +2195,10 @@ fn prmt(a: u64, b: u64, c: u64, mode: u8) -> u64 {
                 1 => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
                 2 => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
                 3 => [s, s, s, s],
-                4 => [0, 1, 2, 3].map(|k: u64| if k < s { k } else { s }).map(|x| x.min(3)),
-                5 => [0, 1, 2, 3].map(|k: u64| if k > s { k } else { s }),
+                // ecl: edge clamp left, byte k takes max(k, s); ecr: min(k, s)
+                4 => [0, 1, 2, 3].map(|k: u64| k.max(s)),
+                5 => [0, 1, 2, 3].map(|k: u64| k.min(s)),
                 _ => [(s & 1) * 2, (s & 1) * 2 + 1, (s & 1) * 2, (s & 1) * 2 + 1],
-            };
-            let sels = if mode == 4 {
-                // ecl: [b0 b1 b2 b3] with bytes at and above s replicated from s... (rarely used)
-                [0u64, 1, 2, 3].map(|k| if k <= s { k } else { s })
-            } else {
-                sels
             };
             for (k, s) in sels.iter().enumerate() {
                 r |= byte(*s) << (8 * k);

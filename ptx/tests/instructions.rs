@@ -486,3 +486,43 @@ fn nvcc_debug_and_cache_qualifiers_parse() {
     m.launch("k", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
     assert_eq!(mem.bytes(out, 8).unwrap(), [42, 0, 0, 0, 42, 0, 0, 0]);
 }
+
+#[test]
+fn prmt_modes() {
+    // a = bytes 0..3 = 10 11 12 13, b = bytes 4..7 = 14 15 16 17
+    let modes = ["f4e", "b4e", "rc8", "ecl", "ecr", "rc16"];
+    let mut body = String::from("mov.u32 %r1, 0x13121110; mov.u32 %r2, 0x17161514;\n");
+    let mut k = 0;
+    for m in modes {
+        for s in 0..4 {
+            body += &format!(
+                "prmt.b32.{m} %r3, %r1, %r2, {s}; cvt.u64.u32 %rd1, %r3; st.global.u64 [%rd0+{}], %rd1;\n",
+                k * 8
+            );
+            k += 1;
+        }
+    }
+    let r: Vec<u32> = run(&body, 1, 24).unwrap().iter().map(|v| *v as u32).collect();
+    let pick = |sel: [u32; 4]| sel.iter().enumerate().fold(0u32, |acc, (k, b)| acc | ((0x10 + b) << (8 * k)));
+    let mut want = Vec::new();
+    for s in 0..4u32 {
+        want.push(pick([s, (s + 1) % 8, (s + 2) % 8, (s + 3) % 8]));
+    }
+    for s in 0..4u32 {
+        want.push(pick([s, (s + 7) % 8, (s + 6) % 8, (s + 5) % 8]));
+    }
+    for s in 0..4u32 {
+        want.push(pick([s; 4]));
+    }
+    for s in 0..4u32 {
+        want.push(pick([0, 1, 2, 3].map(|k: u32| k.max(s))));
+    }
+    for s in 0..4u32 {
+        want.push(pick([0, 1, 2, 3].map(|k: u32| k.min(s))));
+    }
+    for s in 0..4u32 {
+        let h = (s & 1) * 2;
+        want.push(pick([h, h + 1, h, h + 1]));
+    }
+    assert_eq!(r, want);
+}
