@@ -39,7 +39,7 @@ fn mask_of(bits: u32) -> u64 {
 
 #[inline]
 fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 {
+    if bits >= 64 || bits == 0 {
         v as i64
     } else {
         let s = 64 - bits;
@@ -662,8 +662,8 @@ impl Block<'_, '_> {
             Sp::Param => {
                 if a >= FPARAM_TAG {
                     let f = w.frames.last().ok_or_else(bad)?;
-                    let at = lane * f.psize + (a - FPARAM_TAG) as usize;
-                    f.params.get(at..at + n).ok_or_else(bad)?
+                    let at = (lane * f.psize).wrapping_add((a - FPARAM_TAG) as usize);
+                    f.params.get(at..at.wrapping_add(n)).ok_or_else(bad)?
                 } else {
                     self.l.kparams.get(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?
                 }
@@ -693,8 +693,8 @@ impl Block<'_, '_> {
             Sp::Param => {
                 if a >= FPARAM_TAG {
                     let f = w.frames.last_mut().ok_or_else(bad)?;
-                    let at = lane * f.psize + (a - FPARAM_TAG) as usize;
-                    f.params.get_mut(at..at + n).ok_or_else(bad)?
+                    let at = (lane * f.psize).wrapping_add((a - FPARAM_TAG) as usize);
+                    f.params.get_mut(at..at.wrapping_add(n)).ok_or_else(bad)?
                 } else {
                     return Err(bad());
                 }
@@ -744,7 +744,7 @@ impl Block<'_, '_> {
                 break;
             }
             out.push(b[0]);
-            a += 1;
+            a = a.wrapping_add(1);
         }
         String::from_utf8_lossy(&out).into_owned()
     }
@@ -867,7 +867,7 @@ impl Block<'_, '_> {
                 }
             }
             Op::Fma | Op::Mad(_) if ty.is_float() => {
-                let sign = 1u64 << (bits - 1);
+                let sign = 1u64 << (bits.clamp(1, 64) - 1);
                 let (na, nc) = (if inst.neg & 1 != 0 { sign } else { 0 }, if inst.neg & 2 != 0 { sign } else { 0 });
                 alu!(|a, b, c| ffma(ty, a ^ na, b, c ^ nc, rnd, ftz, sat))
             }
@@ -1042,7 +1042,7 @@ impl Block<'_, '_> {
                     }
                 }
             }),
-            Op::Brev => alu!(|a| (a.reverse_bits() >> (64 - bits)) & mk),
+            Op::Brev => alu!(|a| (a.reverse_bits() >> (64 - bits.clamp(1, 64))) & mk),
             Op::Bfe => alu!(|a, b, c| {
                 let pos = (b & 0xff) as u32;
                 let len = (c & 0xff) as u32;
@@ -1254,7 +1254,7 @@ impl Block<'_, '_> {
                 alu!(|a| unary_float(op, ty, a, rnd, ftz, is_approx))
             }
             Op::Copysign => alu!(|a, b| {
-                let sb = 1u64 << (bits - 1);
+                let sb = 1u64 << (bits.clamp(1, 64) - 1);
                 (b & !sb & mk) | (a & sb)
             }),
             Op::Testp(kind) => alu!(|a| {
@@ -1330,7 +1330,7 @@ impl Block<'_, '_> {
                     }
                 }
                 let st = self.bars.get_mut(id as usize).ok_or(Fault::Trap { line: inst.line })?;
-                st.arrived += mask.count_ones();
+                st.arrived = st.arrived.saturating_add(mask.count_ones());
                 if expected != 0 {
                     st.expected = expected;
                 }
@@ -1898,7 +1898,14 @@ impl Block<'_, '_> {
         let mut next_arg = |size: u64| -> u64 {
             off = off.div_ceil(size) * size;
             let mut b = [0u8; 8];
-            let _ = self.read(w, Sp::Generic, args + off, lane, b.get_mut(..size as usize).unwrap_or(&mut []), 0);
+            let _ = self.read(
+                w,
+                Sp::Generic,
+                args.wrapping_add(off),
+                lane,
+                b.get_mut(..size as usize).unwrap_or(&mut []),
+                0,
+            );
             off += size;
             u64::from_le_bytes(b)
         };
@@ -2339,7 +2346,7 @@ fn fminmax(ty: Ty, a: u64, b: u64, max: bool, nan: bool, ftz: bool) -> u64 {
 fn fabs_neg(ty: Ty, a: u64, neg: bool, ftz: bool) -> u64 {
     let one = |bits: u32, fmt: Fmt, a: u64| -> u64 {
         let a = if ftz && bits == 32 { fmt.ftz(a) } else { a };
-        let sb = 1u64 << (bits - 1);
+        let sb = 1u64 << (bits.clamp(1, 64) - 1);
         if neg {
             a ^ sb
         } else {

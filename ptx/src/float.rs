@@ -450,6 +450,7 @@ pub fn round_integral(x: f64, rnd: Rnd) -> f64 {
 /// A float converted to an integer of `bits` bits, signed or not: rounded in mode `rnd`,
 /// saturated to the type's range, NaN to 0 (as cvt does).
 pub fn float_to_int(x: f64, rnd: Rnd, bits: u32, signed: bool) -> u64 {
+    let bits = bits.clamp(1, 64);
     if x.is_nan() {
         return 0;
     }

@@ -45,7 +45,7 @@ impl Ty {
                     _ => return None,
                 };
                 let bits: u32 = s.get(1..)?.parse().ok()?;
-                if ![8, 16, 32, 64, 128].contains(&bits) {
+                if ![8, 16, 32, 64].contains(&bits) {
                     return None;
                 }
                 (k, bits)
@@ -374,7 +374,8 @@ pub struct Global {
     pub size: u64,
     /// Alignment in bytes.
     pub align: u64,
-    /// Initial bytes (zeros when the PTX gives no initialiser).
+    /// The initialiser's bytes: the first `init.len()` bytes of the variable (empty when
+    /// the PTX gives none); the rest of it is zeros.
     pub init: Vec<u8>,
     /// Initialiser items that are addresses of other globals: (byte offset in `init`, index
     /// of the global, added offset). [`Module::global_image`] patches them.
@@ -423,9 +424,9 @@ fn elem_size(ty: &str) -> u64 {
 }
 
 fn var_size(v: &Var) -> u64 {
-    let mut n = elem_size(&v.ty) * u64::from(v.vec);
+    let mut n = elem_size(&v.ty).saturating_mul(u64::from(v.vec));
     for d in &v.dims {
-        n *= d.unwrap_or(0);
+        n = n.saturating_mul(d.unwrap_or(0));
     }
     n
 }
@@ -442,9 +443,16 @@ fn align_up(x: u64, a: u64) -> u64 {
     if a <= 1 {
         x
     } else {
-        x.div_ceil(a) * a
+        x.div_ceil(a).saturating_mul(a)
     }
 }
+
+/// Static shared memory a module may declare (ptxas's limit: 48 KiB).
+const MAX_STATIC_SHARED: u64 = 0xc000;
+/// Local memory per thread and frame (the GPU's limit: 512 KiB).
+const MAX_LOCAL: u64 = 512 * 1024;
+/// Registers a function may declare.
+const MAX_REGS: u32 = 1 << 16;
 
 /// Instructions this executor refuses at load (an error naming them, never a wrong result).
 const UNSUPPORTED: &[&str] = &[
@@ -554,8 +562,9 @@ impl Module {
         Ok(())
     }
 
-    /// The initial image of global `index` with its address initialisers resolved against
-    /// `addresses` (the addresses given to [`Module::bind_globals`]); `None` if out of range.
+    /// The initialiser's bytes of global `index` (its first bytes; the rest is zeros) with
+    /// address initialisers resolved against `addresses` (the addresses given to
+    /// [`Module::bind_globals`]); `None` if out of range.
     pub fn global_image(&self, index: usize, addresses: &[u64]) -> Option<Vec<u8>> {
         let g = self.globals.get(index)?;
         let mut bytes = g.init.clone();
@@ -581,9 +590,10 @@ struct Syms<'a> {
 type Relocations = Vec<(u64, u32, i64)>;
 
 fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> Result<(Vec<u8>, Relocations), PtxError> {
-    let mut out = vec![0u8; size as usize];
-    let mut rel = Vec::new();
     let es = elem_size(&v.ty) as usize;
+    let covered = (v.init.len() as u64).saturating_mul(es as u64).min(size);
+    let mut out = vec![0u8; covered as usize];
+    let mut rel = Vec::new();
     let ty = Ty::parse(&v.ty).unwrap_or(Ty { k: K::B, bits: 8 });
     for (i, item) in v.init.iter().enumerate() {
         let at = i * es;
@@ -634,7 +644,14 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         }
         shared = align_up(shared, var_align(v));
         gsyms.insert(v.name.clone(), Base::Shared(shared));
-        shared += var_size(v);
+        shared = shared.saturating_add(var_size(v));
+    }
+    if shared > MAX_STATIC_SHARED {
+        return Err(err(
+            0,
+            "",
+            format!("the module uses {shared} bytes of static shared memory ({MAX_STATIC_SHARED} max)"),
+        ));
     }
     let dyn_off = align_up(shared, 16);
     for n in extern_shared {
@@ -712,7 +729,11 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         params.push((param_size, size));
         syms.locals
             .insert(p.name.clone(), if f.is_entry { Base::KParam(param_size) } else { Base::FParam(param_size) });
-        param_size += size;
+        param_size = param_size.saturating_add(size);
+        // The kernel parameter limit of CUDA 12.1+ (32 764 bytes); functions the same here.
+        if param_size > 32764 {
+            return Err(err(p.line, &p.name, "more than 32764 bytes of parameters"));
+        }
     }
     let kparam_size = param_size;
     if f.is_entry {
@@ -723,7 +744,10 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         param_size = align_up(param_size, var_align(p).max(1));
         rets.push((param_size, size));
         syms.locals.insert(p.name.clone(), Base::FParam(param_size));
-        param_size += size;
+        param_size = param_size.saturating_add(size);
+        if param_size > MAX_LOCAL {
+            return Err(err(p.line, &p.name, "too many bytes of parameters"));
+        }
     }
     let _ = kparam_size;
     let builtin = match f.name.as_str() {
@@ -751,6 +775,9 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         match s {
             Stmt::Reg(r) => {
                 for (name, count) in &r.names {
+                    if count.unwrap_or(1) > MAX_REGS || n > MAX_REGS {
+                        return Err(err(f.line, &f.name, format!("more than {MAX_REGS} registers")));
+                    }
                     match count {
                         Some(c) => {
                             for i in 0..*c {
@@ -788,12 +815,18 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
                 Space::Local => {
                     local = align_up(local, var_align(v));
                     syms.locals.insert(v.name.clone(), Base::Local(local));
-                    local += var_size(v);
+                    local = local.saturating_add(var_size(v));
+                    if local > MAX_LOCAL {
+                        return Err(err(v.line, &v.name, format!("more than {MAX_LOCAL} bytes of local memory")));
+                    }
                 }
                 Space::Param => {
                     param_size = align_up(param_size, var_align(v).max(1));
                     syms.locals.insert(v.name.clone(), Base::FParam(param_size));
-                    param_size += var_size(v).max(1);
+                    param_size = param_size.saturating_add(var_size(v).max(1));
+                    if param_size > MAX_LOCAL {
+                        return Err(err(v.line, &v.name, "too many bytes of parameters"));
+                    }
                 }
                 Space::Shared => {}
                 _ => return Err(err(v.line, &v.name, "unsupported state space in a function body")),

@@ -526,3 +526,19 @@ fn prmt_modes() {
     }
     assert_eq!(r, want);
 }
+
+#[test]
+fn oversized_declarations_are_refused_not_allocated() {
+    let big_shared = format!("{HEADER}.shared .align 4 .b8 s[1000000];\n.visible .entry k()\n{{\nret;\n}}\n");
+    assert!(Module::load(&big_shared).unwrap_err().message.contains("shared"));
+    let big_local = format!("{HEADER}.visible .entry k()\n{{\n.local .b8 l[4000000000];\nret;\n}}\n");
+    assert!(Module::load(&big_local).unwrap_err().message.contains("local"));
+    let big_regs = format!("{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<4000000000>;\nret;\n}}\n");
+    assert!(Module::load(&big_regs).unwrap_err().message.contains("registers"));
+    let overflow = format!("{HEADER}.shared .b8 s[18446744073709551615][16];\n.visible .entry k()\n{{\nret;\n}}\n");
+    assert!(Module::load(&overflow).is_err());
+    // A large global without initialiser costs nothing to load.
+    let big_global = format!("{HEADER}.global .align 8 .b8 g[4000000000000];\n.visible .entry k()\n{{\nret;\n}}\n");
+    let m = Module::load(&big_global).unwrap();
+    assert_eq!((m.globals()[0].size, m.globals()[0].init.len()), (4_000_000_000_000, 0));
+}
