@@ -23,6 +23,8 @@ const WINDOW_SIZE: u64 = 1 << 40;
 /// Param-space addresses at and above this are the current frame's parameter block.
 const FPARAM_TAG: u64 = 1 << 32;
 const MAX_FRAMES: usize = 4096;
+/// Dynamic shared memory a launch may ask for (the H200's opt-in maximum per block).
+const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 /// The number of SMs `%nsmid` reports (the H200's).
 const NSM: u64 = 132;
 
@@ -205,6 +207,9 @@ impl Module {
             )));
         }
         let nthreads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
+        if dynamic_smem > MAX_DYNAMIC_SHARED {
+            return Err(Fault::InvalidLaunch(format!("{dynamic_smem} bytes of dynamic shared memory")));
+        }
         if nthreads == 0 || nthreads > 1024 || grid.contains(&0) {
             return Err(Fault::InvalidLaunch(format!("grid {grid:?} block {block:?}")));
         }
@@ -2042,7 +2047,7 @@ fn parse_spec(spec: &str) -> (String, usize, Option<usize>) {
         Some((w, p)) => (w, Some(p.parse().unwrap_or(0))),
         None => (rest, None),
     };
-    (flags, w.parse().unwrap_or(0), p)
+    (flags, w.parse::<usize>().unwrap_or(0).min(4096), p.map(|p: usize| p.min(4096)))
 }
 
 fn format_float(v: f64, conv: char, prec: usize, flags: &str) -> String {

@@ -244,7 +244,11 @@ pub(crate) struct Ast {
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
+    /// Nesting of braces in initialisers and operands (bounded: no deep recursion).
+    depth: u32,
 }
+
+const MAX_DEPTH: u32 = 32;
 
 fn parse_int(s: &str) -> Option<i128> {
     let s = s.trim_end_matches(['U', 'u']);
@@ -484,6 +488,10 @@ impl Parser {
 
     fn init_items(&mut self, out: &mut Vec<Init>, ctx: &str) -> Result<(), PtxError> {
         if self.is_punct('{') {
+            if self.depth >= MAX_DEPTH {
+                return Err(err(self.line(), ctx, "initialiser nested too deeply"));
+            }
+            self.depth += 1;
             self.pos += 1;
             loop {
                 if self.is_punct('}') {
@@ -495,6 +503,7 @@ impl Parser {
                     self.pos += 1;
                 }
             }
+            self.depth -= 1;
             return Ok(());
         }
         let neg = if self.is_punct('-') {
@@ -685,6 +694,16 @@ impl Parser {
     }
 
     fn operand(&mut self, ctx: &str) -> Result<Operand, PtxError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(err(self.line(), ctx, "operand nested too deeply"));
+        }
+        self.depth += 1;
+        let r = self.operand_inner(ctx);
+        self.depth -= 1;
+        r
+    }
+
+    fn operand_inner(&mut self, ctx: &str) -> Result<Operand, PtxError> {
         let line = self.line();
         match self.next() {
             Some(Tok::Punct('[')) => {
@@ -766,7 +785,7 @@ impl Parser {
 /// Parses PTX text.
 pub(crate) fn parse(text: &str) -> Result<Ast, PtxError> {
     let toks = lex(text)?;
-    let mut p = Parser { toks, pos: 0 };
+    let mut p = Parser { toks, pos: 0, depth: 0 };
     let ast = p.parse()?;
     if ast.version == (0, 0) {
         return Err(err(1, ".version", "no .version directive"));

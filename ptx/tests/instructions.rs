@@ -542,3 +542,21 @@ fn oversized_declarations_are_refused_not_allocated() {
     let m = Module::load(&big_global).unwrap();
     assert_eq!((m.globals()[0].size, m.globals()[0].init.len()), (4_000_000_000_000, 0));
 }
+
+#[test]
+fn hostile_text_gives_errors_not_crashes() {
+    let deep = format!("{HEADER}.global .b32 g[1] = {};\n", "{".repeat(100000));
+    assert!(Module::load(&deep).is_err());
+    let deep_op = format!("{HEADER}.visible .entry k()\n{{\nmov.u32 {}%r1;\n}}\n", "{".repeat(100000));
+    assert!(Module::load(&deep_op).is_err());
+    for text in ["", ".version", ".version 8.0\n.visible .entry", ".version 8.0\n.entry k(", "\u{0}\u{1}{}}}"] {
+        assert!(Module::load(text).is_err(), "{text:?}");
+    }
+    let ok = format!("{HEADER}.visible .entry k()\n{{\nret;\n}}\n");
+    let m = Module::load(&ok).unwrap();
+    let mem = HostMemory::new();
+    let r = m.launch("k", [1, 1, 1], [1, 1, 1], 1 << 30, &[], &mem);
+    assert!(matches!(r, Err(Fault::InvalidLaunch(_))), "{r:?}");
+    assert!(matches!(m.launch("k", [1, 1, 1], [1025, 1, 1], 0, &[], &mem), Err(Fault::InvalidLaunch(_))));
+    assert!(matches!(m.launch("nope", [1, 1, 1], [1, 1, 1], 0, &[], &mem), Err(Fault::InvalidLaunch(_))));
+}
