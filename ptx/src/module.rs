@@ -971,6 +971,31 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     let mut parts = name.split('.');
     let opname = parts.next().unwrap_or("");
     let mods: Vec<&str> = parts.collect();
+    // Modifiers whose meaning the executor does not implement: refused, never ignored.
+    const UNSUPPORTED_MODS: &[&str] = &[
+        "relu",
+        "xorsign",
+        "satfinite",
+        "tf32",
+        "e4m3x2",
+        "e5m2x2",
+        "e2m1x2",
+        "e2m3x2",
+        "e3m2x2",
+        "ue8m0x2",
+        "oob",
+        "mmio",
+        "multicast",
+        "b128",
+        "f8x4",
+        "e4m3",
+        "e5m2",
+        "s2f6x2",
+        "emulation",
+    ];
+    if let Some(m) = mods.iter().find(|m| UNSUPPORTED_MODS.contains(m)) {
+        return Err(err(line, name, format!("the .{m} modifier is not supported by the PTX executor")));
+    }
     let mut inst = Inst {
         op: Op::Nop,
         ty: Ty::NONE,
@@ -1023,7 +1048,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
                 inst.irnd = m.ends_with('i');
             }
             "ftz" => inst.ftz = true,
-            "sat" | "satfinite" => inst.sat = true,
+            "sat" => inst.sat = true,
             "approx" => inst.approx = true,
             "full" => inst.approx = true,
             "NaN" => inst.nan = true,
@@ -1271,6 +1296,9 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         }),
         _ => return Err(unsupported()),
     };
+    if matches!(inst.op, Op::Setp | Op::Set) && matches!(inst.ty2.k, K::F16x2 | K::Bf16x2) {
+        return Err(err(line, name, "packed half comparisons are not supported by the PTX executor"));
+    }
     if inst.op == Op::Set {
         // set.CmpOp.dtype.stype: types[0] is the destination, types[1] the compared.
         inst.ty2 = types.get(1).copied().unwrap_or(first_ty);

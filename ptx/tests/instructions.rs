@@ -560,3 +560,20 @@ fn hostile_text_gives_errors_not_crashes() {
     assert!(matches!(m.launch("k", [1, 1, 1], [1025, 1, 1], 0, &[], &mem), Err(Fault::InvalidLaunch(_))));
     assert!(matches!(m.launch("nope", [1, 1, 1], [1, 1, 1], 0, &[], &mem), Err(Fault::InvalidLaunch(_))));
 }
+
+#[test]
+fn unimplemented_modifiers_are_refused() {
+    for inst in [
+        "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;",
+        "max.relu.f32 %f1, %f2, %f3;",
+        "setp.eq.f16x2 %p1|%p2, %r1, %r2;",
+        "vabsdiff.u32.u32.u32 %r1, %r2, %r3;",
+        "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
+    ] {
+        let ptx = format!(
+            "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<8>;\n.reg .b16 %h<4>;\n.reg .f32 %f<8>;\n.reg .pred %p<4>;\n.reg .b64 %rd<4>;\n{inst}\nret;\n}}\n"
+        );
+        let e = Module::load(&ptx).unwrap_err();
+        assert_eq!(e.line, 11, "{inst}: {e}");
+    }
+}
