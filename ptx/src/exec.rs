@@ -871,6 +871,16 @@ impl Block<'_, '_> {
                     alu!(|a, b| fbin(ty, FOp::Div, a, b, rnd, ftz, sat))
                 }
             }
+            Op::Fma | Op::Mad(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == 0 => {
+                alu!(|a, b, c| {
+                    let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
+                    if r.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        u64::from(r.to_bits())
+                    }
+                })
+            }
             Op::Fma | Op::Mad(_) if ty.is_float() => {
                 let sign = 1u64 << (bits.clamp(1, 64) - 1);
                 let (na, nc) = (if inst.neg & 1 != 0 { sign } else { 0 }, if inst.neg & 2 != 0 { sign } else { 0 });
@@ -1620,8 +1630,8 @@ impl Block<'_, '_> {
         // Scalars in shared memory: straight to and from the block's bytes.
         if n == 1 && matches!(es, 1 | 2 | 4 | 8) && inst.sp == Sp::Shared {
             let signed = ty.k == K::S;
+            let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
             for lane in lanes(mask) {
-                let Some(f) = w.frames.last_mut() else { break };
                 let addr = self.val(&snap, f, addr_op, lane);
                 let a = addr as usize;
                 let bad = || Fault::IllegalAddress { addr, line: inst.line };
