@@ -353,13 +353,19 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
     loop {
         let mut progress = false;
         let mut all_done = true;
-        for warp in warps.iter_mut() {
+        for i in 0..warps.len() {
+            let Some(warp) = warps.get_mut(i) else { break };
             if warp.done() {
                 continue;
             }
             all_done = false;
             if b.run_warp(warp)? {
                 progress = true;
+            }
+            // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
+            // its count is in, not only when nothing else can run.
+            if b.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
+                b.release(&mut warps);
             }
             if stop.load(Ordering::Relaxed) {
                 return Ok(b.stats());

@@ -577,3 +577,25 @@ fn unimplemented_modifiers_are_refused() {
         assert_eq!(e.line, 11, "{inst}: {e}");
     }
 }
+
+#[test]
+fn named_barriers_with_counts_producer_consumer() {
+    // Warp 0 produces into shared memory and arrives at barrier 1 (64 threads: itself and
+    // warp 1), then waits at barrier 2 for warp 1's answer; warp 1 waits at barrier 1,
+    // reads, answers and arrives at barrier 2.
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 out)\n{{\n.shared .align 4 .b8 s[512];\n.reg .b32 %r<12>;\n.reg .b64 %rd<4>;\n.reg .pred %p<4>;\n\
+         ld.param.u64 %rd0, [out];\nmov.u32 %r1, %tid.x;\nshl.b32 %r2, %r1, 2;\nmov.u32 %r3, s;\nadd.u32 %r4, %r3, %r2;\nsetp.lt.u32 %p1, %r1, 32;\n\
+         @!%p1 bra CONSUMER;\nmul.lo.u32 %r5, %r1, 3;\nst.shared.u32 [%r4], %r5;\nbar.arrive 1, 64;\nbar.sync 2, 64;\nld.shared.u32 %r6, [%r4+256];\n\
+         mul.wide.u32 %rd1, %r1, 4;\nadd.s64 %rd2, %rd0, %rd1;\nst.global.u32 [%rd2], %r6;\nret;\n\
+         CONSUMER:\nbar.sync 1, 64;\nld.shared.u32 %r7, [%r4+-128];\nadd.u32 %r8, %r7, 1;\nst.shared.u32 [%r4+128], %r8;\nbar.arrive 2, 64;\nret;\n}}\n"
+    );
+    let m = Module::load(&ptx).unwrap_or_else(|e| panic!("{e}"));
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(128);
+    m.launch("k", [1, 1, 1], [64, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    let b = mem.bytes(out, 128).unwrap();
+    let got: Vec<u32> = b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect();
+    let want: Vec<u32> = (0..32).map(|t| t * 3 + 1).collect();
+    assert_eq!(got, want);
+}
