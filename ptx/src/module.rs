@@ -370,6 +370,9 @@ pub struct Global {
     pub name: String,
     /// `true` for .const, `false` for .global.
     pub is_const: bool,
+    /// `true` for `.attribute(.managed)` (`__managed__`): the embedder allocates it as managed
+    /// memory.
+    pub managed: bool,
     /// Size in bytes.
     pub size: u64,
     /// Alignment in bytes.
@@ -664,6 +667,7 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
             globals.push(Global {
                 name: v.name.clone(),
                 is_const: v.space == Space::Const,
+                managed: v.managed,
                 size: var_size(v),
                 align: var_align(v),
                 init: Vec::new(),

@@ -167,6 +167,8 @@ pub(crate) struct Var {
     pub(crate) init: Vec<Init>,
     pub(crate) line: u32,
     pub(crate) is_extern: bool,
+    /// `.attribute(.managed)`
+    pub(crate) managed: bool,
 }
 
 /// A register declaration.
@@ -447,6 +449,7 @@ impl Parser {
             init: Vec::new(),
             line,
             is_extern: false,
+            managed: false,
         };
         loop {
             let w = self.word(&sw)?;
@@ -456,6 +459,22 @@ impl Parser {
                 ".v4" => v.vec = 4,
                 ".v8" => v.vec = 8,
                 ".ptr" | ".volatile" => {}
+                ".attribute" => {
+                    // .attribute(.managed): a __managed__ variable.
+                    self.expect_punct('(', &sw)?;
+                    while !self.is_punct(')') {
+                        match self.next() {
+                            Some(Tok::Word(a)) => {
+                                if a == ".managed" {
+                                    v.managed = true;
+                                }
+                            }
+                            Some(Tok::Punct(',')) => {}
+                            t => return Err(err(line, &sw, format!("bad attribute {t:?}"))),
+                        }
+                    }
+                    self.pos += 1;
+                }
                 _ if w.starts_with(".global")
                     || w.starts_with(".shared")
                     || w.starts_with(".const")

@@ -628,3 +628,22 @@ fn rounding_modes_bracket_the_exact_results() {
         assert!(up(p[11], xd - yd), "sub.rp {i}");
     }
 }
+
+#[test]
+fn the_workspace_examples_ptx_loads() {
+    // The PTX that cudrv's examples ship (examples/kernels/) must load and list its kernels.
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("examples").join("kernels");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
+        if e.path().extension().is_some_and(|x| x == "ptx") {
+            let text = std::fs::read_to_string(e.path()).unwrap();
+            let m = Module::load(&text).unwrap_or_else(|err| panic!("{}: {err}", e.path().display()));
+            assert!(!m.kernels().is_empty(), "{}", e.path().display());
+            if let Some(g) = m.globals().iter().find(|g| g.name == "managed_value") {
+                assert!(g.managed && !g.is_const && g.size == 4);
+            }
+            n += 1;
+        }
+    }
+    assert!(n > 0);
+}
