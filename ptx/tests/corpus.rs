@@ -647,3 +647,46 @@ fn the_workspace_examples_ptx_loads() {
     }
     assert!(n > 0);
 }
+
+#[test]
+fn the_examples_kernels_compute_what_the_stand_ins_host_kernels_compute() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("examples").join("kernels");
+    let load = |n: &str| Module::load(&std::fs::read_to_string(dir.join(n)).unwrap()).unwrap();
+    let n = 1000usize;
+    let a: Vec<f32> = (0..n).map(|i| i as f32 * 0.5).collect();
+    let b: Vec<f32> = (0..n).map(|i| 3.0 - i as f32).collect();
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let mut mem = HostMemory::new();
+    let (pa, pb, pc) = (mem.alloc_from(&bytes(&a)), mem.alloc_from(&bytes(&b)), mem.alloc(n * 4));
+    let np = (n as u32).to_le_bytes();
+    load("vector_add.ptx")
+        .launch(
+            "vector_add",
+            [4, 1, 1],
+            [256, 1, 1],
+            0,
+            &[&pa.to_le_bytes(), &pb.to_le_bytes(), &pc.to_le_bytes(), &np],
+            &mem,
+        )
+        .unwrap();
+    let c = f32s(&mem.bytes(pc, n * 4).unwrap());
+    assert!(c.iter().enumerate().all(|(i, v)| *v == a[i] + b[i]));
+    load("saxpy.ptx")
+        .launch(
+            "saxpy",
+            [4, 1, 1],
+            [256, 1, 1],
+            0,
+            &[&2.0f32.to_le_bytes(), &pa.to_le_bytes(), &pb.to_le_bytes(), &np],
+            &mem,
+        )
+        .unwrap();
+    let y = f32s(&mem.bytes(pb, n * 4).unwrap());
+    // mul.rn then add.rn: not contracted.
+    assert!(y.iter().enumerate().all(|(i, v)| *v == 2.0 * a[i] + b[i]));
+    load("scale_f32.ptx")
+        .launch("scale_f32", [4, 1, 1], [256, 1, 1], 0, &[&pa.to_le_bytes(), &3.0f32.to_le_bytes(), &np], &mem)
+        .unwrap();
+    let x = f32s(&mem.bytes(pa, n * 4).unwrap());
+    assert!(x.iter().enumerate().all(|(i, v)| *v == a[i] * 3.0));
+}
