@@ -242,7 +242,9 @@ fn every_case_runs_and_matches_the_h200_where_recorded() {
             let got = output(&c, &mem, &b.name);
             if let Ok(want) = std::fs::read(&rec) {
                 compared += 1;
-                if approx.contains(&name) {
+                if name.ends_with("_probe") {
+                    // Probes record the H200's answers as data; they are not compared.
+                } else if approx.contains(&name) {
                     if let Some(at) = outside_bound(&b.ty, &want, &got) {
                         failures.push(format!("{name}/{}: element {at} outside the approximate bound", b.name));
                     }
