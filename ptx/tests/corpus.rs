@@ -191,20 +191,27 @@ fn cases() -> Vec<String> {
     v
 }
 
-fn approximate() -> Vec<String> {
+/// The approximate cases (approximate.txt): name and the f32 relative bound's exponent
+/// (`rel=2^-N` on the line; 2^-16 when not given).
+fn approximate() -> Vec<(String, i32)> {
     let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join("approximate.txt");
     std::fs::read_to_string(p)
         .unwrap_or_default()
         .lines()
-        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
-        .map(|l| l.split_whitespace().next().unwrap_or("").to_string())
+        .filter(|l| !l.starts_with('#') && !l.starts_with(' ') && !l.trim().is_empty())
+        .map(|l| {
+            let mut w = l.split_whitespace();
+            let name = w.next().unwrap_or("").to_string();
+            let rel = w.find_map(|t| t.strip_prefix("rel=2^-")).and_then(|n| n.parse().ok()).unwrap_or(16);
+            (name, -rel)
+        })
         .collect()
 }
 
 /// The first element where `got` differs from the H200's `want` by more than the bound of
-/// approximate cases (approximate.txt): f32 2^-16 relative or 2^-20 absolute, f64 2^-40
+/// approximate cases (approximate.txt): f32 2^`rel` relative or 2^-20 absolute, f64 2^-40
 /// relative or 2^-60 absolute; other types exactly. NaN must match NaN.
-fn outside_bound(ty: &str, want: &[u8], got: &[u8]) -> Option<usize> {
+fn outside_bound(ty: &str, want: &[u8], got: &[u8], rel: i32) -> Option<usize> {
     if want.len() != got.len() {
         return Some(0);
     }
@@ -215,7 +222,7 @@ fn outside_bound(ty: &str, want: &[u8], got: &[u8]) -> Option<usize> {
         "f32" => f32s(want)
             .iter()
             .zip(f32s(got))
-            .position(|(w, g)| !close(f64::from(*w), f64::from(g), 2f64.powi(-16), 2f64.powi(-20))),
+            .position(|(w, g)| !close(f64::from(*w), f64::from(g), 2f64.powi(rel), 2f64.powi(-20))),
         "f64" => want.chunks(8).zip(got.chunks(8)).position(|(w, g)| {
             let w = f64::from_le_bytes(w.try_into().unwrap());
             let g = f64::from_le_bytes(g.try_into().unwrap());
@@ -244,8 +251,8 @@ fn every_case_runs_and_matches_the_h200_where_recorded() {
                 compared += 1;
                 if name.ends_with("_probe") {
                     // Probes record the H200's answers as data; they are not compared.
-                } else if approx.contains(&name) {
-                    if let Some(at) = outside_bound(&b.ty, &want, &got) {
+                } else if let Some((_, rel)) = approx.iter().find(|(n, _)| *n == name) {
+                    if let Some(at) = outside_bound(&b.ty, &want, &got, *rel) {
                         failures.push(format!("{name}/{}: element {at} outside the approximate bound", b.name));
                     }
                 } else if want != got {
