@@ -1,0 +1,96 @@
+//! Executed thread-instructions per second on SAXPY and a 512³ shared-memory-tiled SGEMM
+//! (the corpus's NVRTC PTX), on 1 host thread and on all of them.
+//!
+//!     cargo run --release -p cudrv-ptx --example bench [-- N_SAXPY SGEMM_N]
+use std::time::Instant;
+
+use cudrv_ptx::{HostMemory, Module};
+
+fn corpus(name: &str) -> Module {
+    let path = format!("{}/corpus/{name}/kernel.ptx", env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    Module::load(&text).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn floats(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed.wrapping_mul(2654435761).wrapping_add(12345) | 1;
+    (0..n)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            ((x >> 8) as f32 / 16_777_216.0 * 2.0 - 1.0).to_le_bytes()
+        })
+        .collect()
+}
+
+/// This process's CPU time (user + system) in seconds, from /proc (Linux; 0 elsewhere).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses): utime is the 12th, stime the 13th.
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}
+
+fn report(what: &str, threads: usize, instr: u64, secs: f64, cpu: f64) {
+    let rate = instr as f64 / secs;
+    println!(
+        "{what:<22} {threads} thread(s): {instr:>11} thread-instr, {secs:6.3} s wall = {rate:9.3e}/s; {cpu:6.2} s CPU = {:9.3e}/s per CPU-second",
+        instr as f64 / cpu.max(0.01)
+    );
+}
+
+fn main() {
+    let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
+    let n_saxpy = args.first().copied().unwrap_or(1 << 22);
+    let n = args.get(1).copied().unwrap_or(512);
+    let all = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut counts: Vec<usize> = vec![1, all];
+    counts.dedup();
+
+    let saxpy = corpus("saxpy");
+    let mut mem = HostMemory::new();
+    let x = mem.alloc_from(&floats(n_saxpy, 1));
+    let y = mem.alloc_from(&floats(n_saxpy, 2));
+    for &t in &counts {
+        let blocks = (n_saxpy as u32).div_ceil(256);
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let st = saxpy
+            .launch_on(
+                "saxpy",
+                [blocks, 1, 1],
+                [256, 1, 1],
+                0,
+                &[&2.0f32.to_le_bytes(), &x.to_le_bytes(), &y.to_le_bytes(), &(n_saxpy as i32).to_le_bytes()],
+                &mem,
+                t,
+            )
+            .expect("saxpy");
+        let secs = start.elapsed().as_secs_f64();
+        report(&format!("saxpy n={n_saxpy}"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
+    }
+
+    let mm = corpus("matmul_tiled");
+    let a = mem.alloc_from(&floats(n * n, 3));
+    let b = mem.alloc_from(&floats(n * n, 4));
+    let c = mem.alloc(n * n * 4);
+    for &t in &counts {
+        let g = (n as u32).div_ceil(16);
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let st = mm
+            .launch_on(
+                "matmul_tiled",
+                [g, g, 1],
+                [16, 16, 1],
+                0,
+                &[&a.to_le_bytes(), &b.to_le_bytes(), &c.to_le_bytes(), &(n as i32).to_le_bytes()],
+                &mem,
+                t,
+            )
+            .expect("sgemm");
+        let secs = start.elapsed().as_secs_f64();
+        report(&format!("tiled sgemm {n}^3"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
+    }
+}

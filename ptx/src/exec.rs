@@ -1,0 +1,2573 @@
+//! The executor: blocks in parallel on the host's threads, each block's warps run in
+//! lockstep over an active mask, divergence by per-lane program counters with min-PC
+//! scheduling.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use crate::float::{self, approx, FOp, Fmt, Rnd};
+use crate::memory::{Fault, GlobalMemory};
+use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
+
+const WARP: usize = 32;
+
+/// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
+/// in generic form. Global addresses must lie outside the three windows.
+pub const SHARED_WINDOW: u64 = 0xfe00_0000_0000_0000;
+/// The generic-address window of local memory.
+pub const LOCAL_WINDOW: u64 = 0xfd00_0000_0000_0000;
+/// The generic-address window of the kernel's parameters.
+pub const PARAM_WINDOW: u64 = 0xfc00_0000_0000_0000;
+const WINDOW_SIZE: u64 = 1 << 40;
+/// Param-space addresses at and above this are the current frame's parameter block.
+const FPARAM_TAG: u64 = 1 << 32;
+const MAX_FRAMES: usize = 4096;
+/// Dynamic shared memory a launch may ask for (the H200's opt-in maximum per block).
+const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
+/// The number of SMs `%nsmid` reports (the H200's).
+const NSM: u64 = 132;
+
+static GRID_ID: AtomicU64 = AtomicU64::new(1);
+
+#[inline]
+fn mask_of(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+#[inline]
+fn sext(v: u64, bits: u32) -> i64 {
+    if bits >= 64 || bits == 0 {
+        v as i64
+    } else {
+        let s = 64 - bits;
+        ((v << s) as i64) >> s
+    }
+}
+
+/// Each set bit of `m`, as a lane index.
+#[inline]
+fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            Some(l as usize)
+        }
+    })
+}
+
+#[inline]
+fn rget(regs: &[u64], r: u32, lane: usize) -> u64 {
+    regs.get(r as usize * WARP + lane).copied().unwrap_or(0)
+}
+
+#[inline]
+fn rset(regs: &mut [u64], r: u32, lane: usize, v: u64) {
+    if let Some(x) = regs.get_mut(r as usize * WARP + lane) {
+        *x = v;
+    }
+}
+
+struct Frame {
+    func: u32,
+    regs: Vec<u64>,
+    pc: [u32; WARP],
+    /// All live lanes are at `upc` (then `pc` may be stale).
+    conv: bool,
+    upc: u32,
+    mask: u32,
+    returned: u32,
+    params: Vec<u8>,
+    psize: usize,
+    local_base: u64,
+    /// The caller's call instruction (for return values).
+    call_pc: u32,
+}
+
+#[derive(Default)]
+struct Warp {
+    id: u32,
+    exited: u32,
+    waiting: u32,
+    wait_bar: [u8; WARP],
+    red_dst: Option<(u32, u8)>,
+    carry: u32,
+    frames: Vec<Frame>,
+    local: Vec<Vec<u8>>,
+    local_top: u64,
+    clock: u64,
+}
+
+impl Warp {
+    fn done(&self) -> bool {
+        self.frames.is_empty()
+    }
+}
+
+struct Launch<'a> {
+    m: &'a Module,
+    kernel: &'a Func,
+    grid: [u32; 3],
+    block: [u32; 3],
+    dyn_smem: u32,
+    kparams: Vec<u8>,
+    mem: &'a dyn GlobalMemory,
+    start: Instant,
+    epoch_ns: u64,
+    grid_id: u64,
+}
+
+#[derive(Clone, Copy, Default)]
+struct BarState {
+    arrived: u32,
+    expected: u32,
+    popc: u32,
+    and: bool,
+    or: bool,
+}
+
+struct Block<'l, 'a> {
+    l: &'l Launch<'a>,
+    ctaid: [u32; 3],
+    sm: u32,
+    shared: Vec<u8>,
+    bars: [BarState; 16],
+    nthreads: u32,
+    /// %tid of each thread of the block, by linear index.
+    tids: Vec<[u32; 3]>,
+    /// Thread-instructions executed (lanes issued, guard false included).
+    executed: u64,
+    issued: u64,
+}
+
+/// What a launch executed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchStats {
+    /// Instructions issued by warps (one per warp and instruction).
+    pub warp_instructions: u64,
+    /// Instructions executed by threads (one per thread and instruction).
+    pub thread_instructions: u64,
+}
+
+enum Flow {
+    /// Every lane of the mask goes to the next instruction.
+    Next,
+    /// The instruction set the program counters of its lanes itself.
+    Jumped,
+}
+
+impl Module {
+    /// Runs kernel `kernel` over `grid` blocks of `block` threads with `dynamic_smem` bytes
+    /// of dynamic shared memory. `params` holds each parameter's bytes (as `cuLaunchKernel`
+    /// takes them). Blocks run in parallel on the host's cores; the call returns when all
+    /// have finished or the first fault (the other blocks stop at their next instruction;
+    /// memory they wrote stays written, as on the GPU).
+    pub fn launch(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_smem: u32,
+        params: &[&[u8]],
+        memory: &dyn GlobalMemory,
+    ) -> Result<(), Fault> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        self.launch_on(kernel, grid, block, dynamic_smem, params, memory, threads).map(|_| ())
+    }
+
+    /// [`Module::launch`] on at most `threads` host threads; what it executed.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_on(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_smem: u32,
+        params: &[&[u8]],
+        memory: &dyn GlobalMemory,
+        threads: usize,
+    ) -> Result<LaunchStats, Fault> {
+        let f = self
+            .funcs
+            .iter()
+            .find(|f| f.is_entry && f.name == kernel)
+            .ok_or_else(|| Fault::InvalidLaunch(format!("no kernel {kernel}")))?;
+        if params.len() != f.params.len() {
+            return Err(Fault::InvalidLaunch(format!(
+                "{kernel} takes {} parameters, {} given",
+                f.params.len(),
+                params.len()
+            )));
+        }
+        let nthreads = u64::from(block[0]) * u64::from(block[1]) * u64::from(block[2]);
+        if dynamic_smem > MAX_DYNAMIC_SHARED {
+            return Err(Fault::InvalidLaunch(format!("{dynamic_smem} bytes of dynamic shared memory")));
+        }
+        if nthreads == 0 || nthreads > 1024 || grid.contains(&0) {
+            return Err(Fault::InvalidLaunch(format!("grid {grid:?} block {block:?}")));
+        }
+        let size = f.params.last().map_or(0, |&(o, s)| o + s) as usize;
+        let mut kparams = vec![0u8; size];
+        for (&(off, sz), p) in f.params.iter().zip(params) {
+            if p.len() as u64 != sz {
+                return Err(Fault::InvalidLaunch(format!(
+                    "parameter at offset {off}: {} bytes, {sz} expected",
+                    p.len()
+                )));
+            }
+            if let Some(d) = kparams.get_mut(off as usize..(off + sz) as usize) {
+                d.copy_from_slice(p);
+            }
+        }
+        let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+        let l = Launch {
+            m: self,
+            kernel: f,
+            grid,
+            block,
+            dyn_smem: dynamic_smem,
+            kparams,
+            mem: memory,
+            start: Instant::now(),
+            epoch_ns,
+            grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
+        };
+        let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
+        let next = AtomicU64::new(0);
+        let stop = AtomicBool::new(false);
+        let fault: Mutex<Option<Fault>> = Mutex::new(None);
+        let workers = threads.max(1).min(nblocks.min(1 << 16) as usize);
+        let sm_counter = AtomicUsize::new(0);
+        let warp_instr = AtomicU64::new(0);
+        let thread_instr = AtomicU64::new(0);
+        let work = || {
+            let sm = sm_counter.fetch_add(1, Ordering::Relaxed) as u32;
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let b = next.fetch_add(1, Ordering::Relaxed);
+                if b >= nblocks {
+                    break;
+                }
+                let gx = u64::from(grid[0]);
+                let gy = u64::from(grid[1]);
+                let ctaid = [(b % gx) as u32, ((b / gx) % gy) as u32, (b / (gx * gy)) as u32];
+                match run_block(&l, ctaid, sm, &stop) {
+                    Ok(st) => {
+                        warp_instr.fetch_add(st.warp_instructions, Ordering::Relaxed);
+                        thread_instr.fetch_add(st.thread_instructions, Ordering::Relaxed);
+                    }
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        if let Ok(mut f) = fault.lock() {
+                            f.get_or_insert(e);
+                        }
+                        break;
+                    }
+                }
+            }
+        };
+        if workers <= 1 {
+            work();
+        } else {
+            std::thread::scope(|s| {
+                for _ in 0..workers {
+                    s.spawn(work);
+                }
+            });
+        }
+        match fault.into_inner().unwrap_or_else(|e| e.into_inner()) {
+            Some(e) => Err(e),
+            None => Ok(LaunchStats {
+                warp_instructions: warp_instr.into_inner(),
+                thread_instructions: thread_instr.into_inner(),
+            }),
+        }
+    }
+}
+
+fn new_frame(f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
+    let psize = f.param_size as usize;
+    Frame {
+        func: fidx,
+        regs: vec![0; f.nregs as usize * WARP],
+        pc: [0; WARP],
+        conv: true,
+        upc: 0,
+        mask,
+        returned: 0,
+        params: vec![0; psize * WARP],
+        psize,
+        local_base,
+        call_pc,
+    }
+}
+
+fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<LaunchStats, Fault> {
+    let nthreads = l.block[0] * l.block[1] * l.block[2];
+    let nwarps = nthreads.div_ceil(WARP as u32);
+    let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
+    let mut warps: Vec<Warp> = Vec::with_capacity(nwarps as usize);
+    for w in 0..nwarps {
+        let mut warp = Warp { id: w, ..Warp::default() };
+        let mut mask = 0u32;
+        for lane in 0..WARP as u32 {
+            let t = w * WARP as u32 + lane;
+            if t < nthreads {
+                mask |= 1 << lane;
+            }
+        }
+        let local = l.kernel.local_size;
+        warp.local = vec![Vec::new(); WARP];
+        for (lane, v) in warp.local.iter_mut().enumerate() {
+            if mask & (1 << lane) != 0 {
+                v.resize(local as usize, 0);
+            }
+        }
+        warp.local_top = local;
+        warp.frames.push(new_frame(l.kernel, kidx, mask, 0, 0));
+        warps.push(warp);
+    }
+    let shared_size = l.m.dyn_shared_offset as usize + l.dyn_smem as usize;
+    let mut b = Block {
+        l,
+        ctaid,
+        sm,
+        shared: vec![0; shared_size.max(l.m.shared_size as usize)],
+        bars: [BarState::default(); 16],
+        nthreads,
+        tids: (0..nthreads)
+            .map(|t| [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])])
+            .collect(),
+        executed: 0,
+        issued: 0,
+    };
+    loop {
+        let mut progress = false;
+        let mut all_done = true;
+        for i in 0..warps.len() {
+            let Some(warp) = warps.get_mut(i) else { break };
+            if warp.done() {
+                continue;
+            }
+            all_done = false;
+            if b.run_warp(warp)? {
+                progress = true;
+            }
+            // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
+            // its count is in, not only when nothing else can run.
+            if b.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
+                b.release(&mut warps);
+            }
+            if stop.load(Ordering::Relaxed) {
+                return Ok(b.stats());
+            }
+        }
+        if all_done {
+            return Ok(b.stats());
+        }
+        if !progress && !b.release(&mut warps) {
+            return Err(Fault::BarrierDeadlock { block: ctaid });
+        }
+    }
+}
+
+impl Block<'_, '_> {
+    fn stats(&self) -> LaunchStats {
+        LaunchStats { warp_instructions: self.issued, thread_instructions: self.executed }
+    }
+
+    /// Releases every barrier whose expected arrivals are in (or that all live threads
+    /// wait at); whether any was.
+    fn release(&mut self, warps: &mut [Warp]) -> bool {
+        let live: u32 = warps.iter().map(|w| w.frames.first().map_or(0, |f| (f.mask & !w.exited).count_ones())).sum();
+        let mut released = false;
+        for id in 0..16u8 {
+            let Some(st) = self.bars.get(id as usize).copied() else { continue };
+            if st.arrived == 0 {
+                continue;
+            }
+            let expected = if st.expected == 0 { live } else { st.expected };
+            if st.arrived < expected {
+                continue;
+            }
+            released = true;
+            for w in warps.iter_mut() {
+                let mut m = 0u32;
+                for lane in lanes(w.waiting) {
+                    if w.wait_bar.get(lane).copied() == Some(id) {
+                        m |= 1 << lane;
+                    }
+                }
+                if m == 0 {
+                    continue;
+                }
+                w.waiting &= !m;
+                if let Some((dst, kind)) = w.red_dst.take() {
+                    if let Some(f) = w.frames.last_mut() {
+                        for lane in lanes(m) {
+                            let v = match kind {
+                                1 => u64::from(st.popc),
+                                2 => u64::from(st.and),
+                                _ => u64::from(st.or),
+                            };
+                            rset(&mut f.regs, dst, lane, v);
+                        }
+                    }
+                }
+            }
+            if let Some(s) = self.bars.get_mut(id as usize) {
+                *s = BarState::default();
+            }
+        }
+        released
+    }
+
+    /// Runs `w` until it waits at a barrier or finishes; whether it executed anything.
+    fn run_warp(&mut self, w: &mut Warp) -> Result<bool, Fault> {
+        let m: &Module = self.l.m;
+        let mut progress = false;
+        let mut budget: u32 = 1 << 20;
+        loop {
+            let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
+            let live = frame.mask & !frame.returned & !w.exited;
+            let runnable = live & !w.waiting;
+            if runnable == 0 {
+                if live != 0 {
+                    return Ok(progress);
+                }
+                self.pop_frame(w)?;
+                progress = true;
+                continue;
+            }
+            budget = budget.saturating_sub(1);
+            if budget == 0 {
+                return Ok(true);
+            }
+            // Converged: every live lane is at `upc` (the per-lane array is stale).
+            let (pc, mask) = if frame.conv && runnable == live {
+                (frame.upc, live)
+            } else {
+                if frame.conv {
+                    let upc = frame.upc;
+                    for lane in lanes(frame.mask) {
+                        if let Some(x) = frame.pc.get_mut(lane) {
+                            *x = upc;
+                        }
+                    }
+                    frame.conv = false;
+                }
+                let mut pc = u32::MAX;
+                let mut mask = 0u32;
+                for lane in lanes(runnable) {
+                    let p = frame.pc.get(lane).copied().unwrap_or(u32::MAX);
+                    if p < pc {
+                        pc = p;
+                        mask = 1 << lane;
+                    } else if p == pc {
+                        mask |= 1 << lane;
+                    }
+                }
+                if mask == live {
+                    frame.conv = true;
+                    frame.upc = pc;
+                }
+                (pc, mask)
+            };
+            let Some(func) = m.funcs.get(frame.func as usize) else { return Ok(progress) };
+            let Some(inst) = func.code.get(pc as usize) else {
+                // Past the end (cannot happen: every body ends with ret/exit).
+                w.exited |= mask;
+                continue;
+            };
+            progress = true;
+            w.clock += 1;
+            self.executed += u64::from(mask.count_ones());
+            self.issued += 1;
+            let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
+            if control && frame.conv {
+                // Control instructions set per-lane program counters.
+                for lane in lanes(frame.mask) {
+                    if let Some(x) = frame.pc.get_mut(lane) {
+                        *x = pc;
+                    }
+                }
+                frame.conv = false;
+            }
+            let mut exec = mask;
+            if let Some((p, neg)) = inst.guard {
+                let regs = &frame.regs;
+                exec = 0;
+                for lane in lanes(mask) {
+                    if (rget(regs, p, lane) & 1 != 0) != neg {
+                        exec |= 1 << lane;
+                    }
+                }
+                if !frame.conv {
+                    let skip = mask & !exec;
+                    for lane in lanes(skip) {
+                        if let Some(x) = frame.pc.get_mut(lane) {
+                            *x = pc + 1;
+                        }
+                    }
+                }
+                if exec == 0 {
+                    if frame.conv {
+                        frame.upc = pc + 1;
+                    }
+                    continue;
+                }
+            }
+            match self.exec(w, inst, exec, pc)? {
+                Flow::Next => {
+                    if let Some(frame) = w.frames.last_mut() {
+                        if frame.conv {
+                            frame.upc = pc + 1;
+                        } else {
+                            for lane in lanes(exec) {
+                                if let Some(x) = frame.pc.get_mut(lane) {
+                                    *x = pc + 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                Flow::Jumped => {}
+            }
+        }
+    }
+
+    fn pop_frame(&mut self, w: &mut Warp) -> Result<(), Fault> {
+        let Some(frame) = w.frames.pop() else { return Ok(()) };
+        w.local_top = frame.local_base;
+        let Some(caller) = w.frames.last_mut() else { return Ok(()) };
+        let m = self.l.m;
+        let callee = m.funcs.get(frame.func as usize);
+        let cf = m.funcs.get(caller.func as usize);
+        let call = cf.and_then(|f| f.code.get(frame.call_pc as usize));
+        if let (Some(callee), Some(call)) = (callee, call) {
+            // Return values: the list before the function operand.
+            if let Some(Opd::List(rets)) = call.ops.first() {
+                let back = frame.returned & !w.exited;
+                for (k, r) in rets.iter().enumerate() {
+                    let Some(&(off, size)) = callee.rets.get(k) else { continue };
+                    for lane in lanes(back) {
+                        let src = frame
+                            .params
+                            .get(lane * frame.psize + off as usize..lane * frame.psize + (off + size) as usize);
+                        let Some(src) = src else { continue };
+                        let mut buf = [0u8; 8];
+                        let n = src.len().min(8);
+                        if let (Some(d), Some(s)) = (buf.get_mut(..n), src.get(..n)) {
+                            d.copy_from_slice(s);
+                        }
+                        match r {
+                            Opd::SymAddr(Base::FParam(coff), _) => {
+                                let at = lane * caller.psize + *coff as usize;
+                                if let Some(d) = caller.params.get_mut(at..at + src.len()) {
+                                    d.copy_from_slice(src);
+                                }
+                            }
+                            Opd::Reg(reg) => rset(&mut caller.regs, *reg, lane, u64::from_le_bytes(buf)),
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    #[inline(never)]
+    fn sreg(&self, w: &WarpSnap, s: Sreg, lane: usize) -> u64 {
+        let l = self.l;
+        let tid = self.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
+        let lt = (1u64 << lane) - 1;
+        match s {
+            Sreg::Tid(d) => u64::from(tid.get(d as usize).copied().unwrap_or(0)),
+            Sreg::Ntid(d) => u64::from(l.block.get(d as usize).copied().unwrap_or(1)),
+            Sreg::Ctaid(d) => u64::from(self.ctaid.get(d as usize).copied().unwrap_or(0)),
+            Sreg::Nctaid(d) => u64::from(l.grid.get(d as usize).copied().unwrap_or(1)),
+            Sreg::Laneid => lane as u64,
+            Sreg::Warpid => u64::from(w.id),
+            Sreg::Nwarpid => 64,
+            Sreg::Smid => u64::from(self.sm) % NSM,
+            Sreg::Nsmid => NSM,
+            Sreg::Gridid => l.grid_id,
+            Sreg::Clock => w.clock & 0xffff_ffff,
+            Sreg::Clock64 => w.clock,
+            Sreg::Globaltimer => l.epoch_ns + l.start.elapsed().as_nanos() as u64,
+            Sreg::GlobaltimerLo => (l.epoch_ns + l.start.elapsed().as_nanos() as u64) & 0xffff_ffff,
+            Sreg::GlobaltimerHi => (l.epoch_ns + l.start.elapsed().as_nanos() as u64) >> 32,
+            Sreg::DynSmem => u64::from(l.dyn_smem),
+            Sreg::TotalSmem => self.shared.len() as u64,
+            Sreg::LanemaskEq => 1 << lane,
+            Sreg::LanemaskLe => (lt << 1) | 1,
+            Sreg::LanemaskLt => lt,
+            Sreg::LanemaskGe => !lt & 0xffff_ffff,
+            Sreg::LanemaskGt => !((lt << 1) | 1) & 0xffff_ffff,
+            Sreg::Const(c) => c,
+        }
+    }
+
+    fn base_value(&self, _w: &WarpSnap, frame: &Frame, b: Base, lane: usize) -> u64 {
+        match b {
+            Base::None => 0,
+            Base::Reg(r) => rget(&frame.regs, r, lane),
+            Base::Shared(o) => o,
+            Base::Global(i) => self.l.m.global_addrs.get(i as usize).copied().unwrap_or(0),
+            Base::KParam(o) => o,
+            Base::FParam(o) => FPARAM_TAG + o,
+            Base::Local(o) => frame.local_base + o,
+        }
+    }
+
+    #[inline(always)]
+    fn val(&self, w: &WarpSnap, frame: &Frame, o: &Opd, lane: usize) -> u64 {
+        match o {
+            Opd::Reg(r) => rget(&frame.regs, *r, lane),
+            Opd::Imm(v) => *v,
+            Opd::Addr(Base::Reg(r), off) => rget(&frame.regs, *r, lane).wrapping_add(*off as u64),
+            _ => self.val_slow(w, frame, o, lane),
+        }
+    }
+
+    #[inline(never)]
+    fn val_slow(&self, w: &WarpSnap, frame: &Frame, o: &Opd, lane: usize) -> u64 {
+        match o {
+            Opd::Reg(r) => rget(&frame.regs, *r, lane),
+            Opd::Imm(v) => *v,
+            Opd::NotReg(r) => u64::from(rget(&frame.regs, *r, lane) & 1 == 0),
+            Opd::Sreg(s) => self.sreg(w, *s, lane),
+            Opd::SymAddr(b, off) => self.base_value(w, frame, *b, lane).wrapping_add(*off as u64),
+            Opd::Addr(b, off) => self.base_value(w, frame, *b, lane).wrapping_add(*off as u64),
+            _ => 0,
+        }
+    }
+
+    /// Reads `out.len()` bytes at `addr` of space `sp` for `lane`.
+    #[inline]
+    fn read(&self, w: &Warp, sp: Sp, addr: u64, lane: usize, out: &mut [u8], line: u32) -> Result<(), Fault> {
+        let n = out.len();
+        let bad = || Fault::IllegalAddress { addr, line };
+        let (sp, a) = resolve(sp, addr);
+        let src: &[u8] = match sp {
+            Sp::Global | Sp::Const | Sp::Generic => {
+                if n > 1 && addr % n.min(16) as u64 != 0 {
+                    return Err(Fault::MisalignedAddress { addr, line });
+                }
+                return self.l.mem.read(addr, out).map_err(|_| bad());
+            }
+            Sp::Shared => self.shared.get(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?,
+            Sp::Local => {
+                w.local.get(lane).and_then(|v| v.get(a as usize..(a as usize).saturating_add(n))).ok_or_else(bad)?
+            }
+            Sp::Param => {
+                if a >= FPARAM_TAG {
+                    let f = w.frames.last().ok_or_else(bad)?;
+                    let at = (lane * f.psize).wrapping_add((a - FPARAM_TAG) as usize);
+                    f.params.get(at..at.wrapping_add(n)).ok_or_else(bad)?
+                } else {
+                    self.l.kparams.get(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?
+                }
+            }
+        };
+        out.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn write(&mut self, w: &mut Warp, sp: Sp, addr: u64, lane: usize, data: &[u8], line: u32) -> Result<(), Fault> {
+        let n = data.len();
+        let bad = || Fault::IllegalAddress { addr, line };
+        let (sp, a) = resolve(sp, addr);
+        let dst: &mut [u8] = match sp {
+            Sp::Global | Sp::Const | Sp::Generic => {
+                if n > 1 && addr % n.min(16) as u64 != 0 {
+                    return Err(Fault::MisalignedAddress { addr, line });
+                }
+                return self.l.mem.write(addr, data).map_err(|_| bad());
+            }
+            Sp::Shared => self.shared.get_mut(a as usize..(a as usize).saturating_add(n)).ok_or_else(bad)?,
+            Sp::Local => w
+                .local
+                .get_mut(lane)
+                .and_then(|v| v.get_mut(a as usize..(a as usize).saturating_add(n)))
+                .ok_or_else(bad)?,
+            Sp::Param => {
+                if a >= FPARAM_TAG {
+                    let f = w.frames.last_mut().ok_or_else(bad)?;
+                    let at = (lane * f.psize).wrapping_add((a - FPARAM_TAG) as usize);
+                    f.params.get_mut(at..at.wrapping_add(n)).ok_or_else(bad)?
+                } else {
+                    return Err(bad());
+                }
+            }
+        };
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn atomic(
+        &mut self,
+        w: &mut Warp,
+        sp: Sp,
+        addr: u64,
+        lane: usize,
+        size: usize,
+        line: u32,
+        op: &mut dyn FnMut(u64) -> u64,
+    ) -> Result<u64, Fault> {
+        if addr % size as u64 != 0 {
+            return Err(Fault::MisalignedAddress { addr, line });
+        }
+        let (rsp, _) = resolve(sp, addr);
+        match rsp {
+            Sp::Global | Sp::Const | Sp::Generic => {
+                self.l.mem.atomic(addr, size, op).map_err(|_| Fault::IllegalAddress { addr, line })
+            }
+            _ => {
+                let mut buf = [0u8; 8];
+                let b = buf.get_mut(..size).ok_or(Fault::IllegalAddress { addr, line })?;
+                self.read(w, sp, addr, lane, b, line)?;
+                let old = u64::from_le_bytes(buf);
+                let new = op(old).to_le_bytes();
+                self.write(w, sp, addr, lane, new.get(..size).unwrap_or(&[]), line)?;
+                Ok(old)
+            }
+        }
+    }
+
+    fn read_cstr(&self, w: &Warp, addr: u64, lane: usize) -> String {
+        let mut out = Vec::new();
+        let mut a = addr;
+        while out.len() < 65536 {
+            let mut b = [0u8; 1];
+            if self.read(w, Sp::Generic, a, lane, &mut b, 0).is_err() || b[0] == 0 {
+                break;
+            }
+            out.push(b[0]);
+            a = a.wrapping_add(1);
+        }
+        String::from_utf8_lossy(&out).into_owned()
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn exec(&mut self, w: &mut Warp, inst: &Inst, mask: u32, pc: u32) -> Result<Flow, Fault> {
+        let ty = inst.ty;
+        let bits = ty.bits;
+        let mk = mask_of(bits);
+        let signed = ty.k == K::S;
+        let ops = &inst.ops;
+        let o = |k: usize| ops.get(k).unwrap_or(&Opd::Sink);
+        let dst = match o(0) {
+            Opd::Reg(r) => Some(*r),
+            _ => None,
+        };
+        // `val` needs of the warp only what special registers read: a snapshot (a frame is
+        // borrowed mutably from the warp while lanes execute).
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        macro_rules! frame {
+            () => {
+                match w.frames.last_mut() {
+                    Some(f) => f,
+                    None => return Ok(Flow::Next),
+                }
+            };
+        }
+        // A unary/binary/ternary ALU op over the lanes.
+        macro_rules! alu {
+            (|$a:ident| $e:expr) => {{
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let $a = self.val(&snap, f, o(1), lane);
+                    let r = $e;
+                    rset(&mut f.regs, d, lane, r);
+                }
+                return Ok(Flow::Next);
+            }};
+            (|$a:ident, $b:ident| $e:expr) => {{
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let $a = self.val(&snap, f, o(1), lane);
+                    let $b = self.val(&snap, f, o(2), lane);
+                    let r = $e;
+                    rset(&mut f.regs, d, lane, r);
+                }
+                return Ok(Flow::Next);
+            }};
+            (|$a:ident, $b:ident, $c:ident| $e:expr) => {{
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let $a = self.val(&snap, f, o(1), lane);
+                    let $b = self.val(&snap, f, o(2), lane);
+                    let $c = self.val(&snap, f, o(3), lane);
+                    let r = $e;
+                    rset(&mut f.regs, d, lane, r);
+                }
+                return Ok(Flow::Next);
+            }};
+        }
+        let rnd = inst.rnd;
+        let ftz = inst.ftz;
+        let sat = inst.sat;
+        match inst.op {
+            Op::Nop => Ok(Flow::Next),
+            Op::Mov => {
+                let f = frame!();
+                match (o(0), o(1)) {
+                    (Opd::Reg(d), Opd::Vector(parts)) => {
+                        // pack
+                        let n = parts.len().max(1) as u32;
+                        let pb = bits / n;
+                        for lane in lanes(mask) {
+                            let mut v = 0u64;
+                            for (k, p) in parts.iter().enumerate() {
+                                v |= (self.val(&snap, f, p, lane) & mask_of(pb)) << (pb * k as u32);
+                            }
+                            rset(&mut f.regs, *d, lane, v);
+                        }
+                    }
+                    (Opd::Vector(parts), src) => {
+                        let n = parts.len().max(1) as u32;
+                        let pb = bits / n;
+                        for lane in lanes(mask) {
+                            let v = self.val(&snap, f, src, lane);
+                            for (k, p) in parts.iter().enumerate() {
+                                if let Opd::Reg(r) = p {
+                                    rset(&mut f.regs, *r, lane, (v >> (pb * k as u32)) & mask_of(pb));
+                                }
+                            }
+                        }
+                    }
+                    (Opd::Reg(d), src) => {
+                        let d = *d;
+                        let mkp = if ty.k == K::Pred { 1 } else { mk };
+                        let global_shared = matches!(src, Opd::SymAddr(Base::Shared(_), _));
+                        for lane in lanes(mask) {
+                            let v = self.val(&snap, f, src, lane);
+                            let _ = global_shared;
+                            rset(&mut f.regs, d, lane, v & mkp);
+                        }
+                    }
+                    _ => {}
+                }
+                Ok(Flow::Next)
+            }
+            Op::Add | Op::Sub if ty.is_float() => {
+                let fop = if inst.op == Op::Add { FOp::Add } else { FOp::Sub };
+                alu!(|a, b| fbin(ty, fop, a, b, rnd, ftz, sat))
+            }
+            Op::Mul(_) if ty.is_float() => alu!(|a, b| fbin(ty, FOp::Mul, a, b, rnd, ftz, sat)),
+            Op::Div if ty.is_float() => {
+                if inst.approx && ty.bits == 32 {
+                    alu!(|a, b| approx_div(a, b, ftz))
+                } else {
+                    alu!(|a, b| fbin(ty, FOp::Div, a, b, rnd, ftz, sat))
+                }
+            }
+            Op::Fma | Op::Mad(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == 0 => {
+                alu!(|a, b, c| {
+                    let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
+                    if r.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        u64::from(r.to_bits())
+                    }
+                })
+            }
+            Op::Fma | Op::Mad(_) if ty.is_float() => {
+                let sign = 1u64 << (bits.clamp(1, 64) - 1);
+                let (na, nc) = (if inst.neg & 1 != 0 { sign } else { 0 }, if inst.neg & 2 != 0 { sign } else { 0 });
+                alu!(|a, b, c| ffma(ty, a ^ na, b, c ^ nc, rnd, ftz, sat))
+            }
+            Op::Add => {
+                if inst.cc {
+                    return self.carry_op(w, inst, mask, false, false);
+                }
+                if sat && signed {
+                    alu!(|a, b| (sext(a, 32).saturating_add(sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64)
+                        as u64)
+                        & mk)
+                }
+                alu!(|a, b| a.wrapping_add(b) & mk)
+            }
+            Op::Sub => {
+                if inst.cc {
+                    return self.carry_op(w, inst, mask, true, false);
+                }
+                if sat && signed {
+                    alu!(|a, b| (sext(a, 32).saturating_sub(sext(b, 32)).clamp(i32::MIN as i64, i32::MAX as i64)
+                        as u64)
+                        & mk)
+                }
+                alu!(|a, b| a.wrapping_sub(b) & mk)
+            }
+            Op::Addc => self.carry_op(w, inst, mask, false, true),
+            Op::Subc => self.carry_op(w, inst, mask, true, true),
+            Op::Mul(mode) => match mode {
+                MulMode::Lo => alu!(|a, b| a.wrapping_mul(b) & mk),
+                MulMode::Hi => alu!(|a, b| mul_hi(a, b, bits, signed)),
+                MulMode::Wide => alu!(|a, b| mul_wide(a, b, bits, signed)),
+            },
+            Op::Mad(mode) => {
+                if inst.cc {
+                    return self.mad_cc(w, inst, mask, mode, false);
+                }
+                match mode {
+                    MulMode::Lo => alu!(|a, b, c| a.wrapping_mul(b).wrapping_add(c) & mk),
+                    MulMode::Hi => {
+                        if sat {
+                            alu!(|a, b, c| {
+                                let p = (i128::from(sext(a, 32)) * i128::from(sext(b, 32))) >> 32;
+                                ((p + i128::from(sext(c, 32))).clamp(i32::MIN as i128, i32::MAX as i128) as u64) & mk
+                            })
+                        }
+                        alu!(|a, b, c| mul_hi(a, b, bits, signed).wrapping_add(c) & mk)
+                    }
+                    MulMode::Wide => alu!(|a, b, c| mul_wide(a, b, bits, signed).wrapping_add(c) & mask_of(bits * 2)),
+                }
+            }
+            Op::Madc(mode) => self.mad_cc(w, inst, mask, mode, true),
+            Op::Mul24(hi) => alu!(|a, b| {
+                let (x, y) = if signed {
+                    (sext(a, 24) as i128, sext(b, 24) as i128)
+                } else {
+                    ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
+                };
+                let p = (x * y) as u64;
+                if hi {
+                    (p >> 16) & mk
+                } else {
+                    p & mk
+                }
+            }),
+            Op::Mad24(hi) => alu!(|a, b, c| {
+                let (x, y) = if signed {
+                    (sext(a, 24) as i128, sext(b, 24) as i128)
+                } else {
+                    ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
+                };
+                let p = (x * y) as u64;
+                (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
+            }),
+            Op::Div => alu!(|a, b| int_div(a, b, bits, signed, false)),
+            Op::Rem => alu!(|a, b| int_div(a, b, bits, signed, true)),
+            Op::Min | Op::Max if ty.is_float() => {
+                let max = inst.op == Op::Max;
+                let nan = inst.nan;
+                alu!(|a, b| fminmax(ty, a, b, max, nan, ftz))
+            }
+            Op::Min | Op::Max => {
+                let max = inst.op == Op::Max;
+                alu!(|a, b| {
+                    let r = if signed {
+                        let (x, y) = (sext(a, bits), sext(b, bits));
+                        (if max { x.max(y) } else { x.min(y) }) as u64
+                    } else {
+                        let (x, y) = (a & mk, b & mk);
+                        if max {
+                            x.max(y)
+                        } else {
+                            x.min(y)
+                        }
+                    };
+                    r & mk
+                })
+            }
+            Op::Abs if ty.is_float() => alu!(|a| fabs_neg(ty, a, false, ftz)),
+            Op::Neg if ty.is_float() => alu!(|a| fabs_neg(ty, a, true, ftz)),
+            Op::Abs => alu!(|a| (sext(a, bits).wrapping_abs() as u64) & mk),
+            Op::Neg => alu!(|a| (sext(a, bits).wrapping_neg() as u64) & mk),
+            Op::Shl => alu!(|a, b| {
+                let s = b & 0xffff_ffff;
+                if s >= u64::from(bits) {
+                    0
+                } else {
+                    (a << s) & mk
+                }
+            }),
+            Op::Shr => alu!(|a, b| {
+                let s = (b & 0xffff_ffff).min(u64::from(bits));
+                if signed {
+                    let v = sext(a, bits);
+                    ((if s >= 64 { v >> 63 } else { v >> s.min(63) }) as u64) & mk
+                } else if s >= u64::from(bits) {
+                    0
+                } else {
+                    ((a & mk) >> s) & mk
+                }
+            }),
+            Op::Shf { left, clamp } => alu!(|a, b, c| {
+                let n = if clamp { (c & 0xffff_ffff).min(32) } else { c & 31 };
+                let v = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
+                if left {
+                    ((v << n) >> 32) & 0xffff_ffff
+                } else {
+                    (v >> n) & 0xffff_ffff
+                }
+            }),
+            Op::And if ty.k == K::Pred => alu!(|a, b| a & b & 1),
+            Op::Or if ty.k == K::Pred => alu!(|a, b| (a | b) & 1),
+            Op::Xor if ty.k == K::Pred => alu!(|a, b| (a ^ b) & 1),
+            Op::Not if ty.k == K::Pred => alu!(|a| (!a) & 1),
+            Op::And => alu!(|a, b| a & b & mk),
+            Op::Or => alu!(|a, b| (a | b) & mk),
+            Op::Xor => alu!(|a, b| (a ^ b) & mk),
+            Op::Not => alu!(|a| !a & mk),
+            Op::Cnot => alu!(|a| u64::from(a & mk == 0)),
+            Op::Lop3 => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let a = self.val(&snap, f, o(1), lane);
+                    let b = self.val(&snap, f, o(2), lane);
+                    let c = self.val(&snap, f, o(3), lane);
+                    let lut = self.val(&snap, f, o(4), lane) & 0xff;
+                    let mut r = 0u64;
+                    for i in 0..8 {
+                        if lut >> i & 1 == 1 {
+                            let ma = if i & 4 != 0 { a } else { !a };
+                            let mb = if i & 2 != 0 { b } else { !b };
+                            let mc = if i & 1 != 0 { c } else { !c };
+                            r |= ma & mb & mc;
+                        }
+                    }
+                    rset(&mut f.regs, d, lane, r & mk);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Popc => alu!(|a| u64::from((a & mk).count_ones())),
+            Op::Clz => alu!(|a| u64::from((a & mk).leading_zeros() - (64 - bits))),
+            Op::Bfind(shiftamt) => alu!(|a| {
+                let v = if signed && sext(a, bits) < 0 { !a & mk } else { a & mk };
+                if v == 0 {
+                    0xffff_ffff
+                } else {
+                    let msb = 63 - u64::from(v.leading_zeros());
+                    if shiftamt {
+                        u64::from(bits) - 1 - msb
+                    } else {
+                        msb
+                    }
+                }
+            }),
+            Op::Brev => alu!(|a| (a.reverse_bits() >> (64 - bits.clamp(1, 64))) & mk),
+            Op::Bfe => alu!(|a, b, c| {
+                let pos = (b & 0xff) as u32;
+                let len = (c & 0xff) as u32;
+                let msb = if signed {
+                    if len == 0 {
+                        false
+                    } else {
+                        let p = (pos + len - 1).min(bits - 1);
+                        a >> p & 1 == 1
+                    }
+                } else {
+                    false
+                };
+                let mut r = 0u64;
+                for i in 0..bits {
+                    let bit = if i < len && pos + i < bits { a >> (pos + i) & 1 == 1 } else { msb };
+                    if bit {
+                        r |= 1 << i;
+                    }
+                }
+                r & mk
+            }),
+            Op::Bfi => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let a = self.val(&snap, f, o(1), lane);
+                    let b = self.val(&snap, f, o(2), lane);
+                    let pos = (self.val(&snap, f, o(3), lane) & 0xff) as u32;
+                    let len = (self.val(&snap, f, o(4), lane) & 0xff) as u32;
+                    let mut r = b;
+                    for i in 0..len {
+                        if pos + i >= bits {
+                            break;
+                        }
+                        r = (r & !(1 << (pos + i))) | ((a >> i & 1) << (pos + i));
+                    }
+                    rset(&mut f.regs, d, lane, r & mk);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Prmt(mode) => alu!(|a, b, c| prmt(a, b, c, mode)),
+            Op::Dp4a => {
+                let us = ty.k != K::S;
+                let ut = inst.ty2.k != K::S;
+                alu!(|a, b, c| {
+                    let mut acc = c as i64;
+                    for i in 0..4 {
+                        let x = (a >> (8 * i)) & 0xff;
+                        let y = (b >> (8 * i)) & 0xff;
+                        let x = if us { x as i64 } else { sext(x, 8) };
+                        let y = if ut { y as i64 } else { sext(y, 8) };
+                        acc = acc.wrapping_add(x * y);
+                    }
+                    (acc as u64) & 0xffff_ffff
+                })
+            }
+            Op::Dp2a(hi) => {
+                let us = ty.k != K::S;
+                let ut = inst.ty2.k != K::S;
+                alu!(|a, b, c| {
+                    let mut acc = c as i64;
+                    for i in 0..2 {
+                        let x = (a >> (16 * i)) & 0xffff;
+                        let y = (b >> (8 * (i + if hi { 2 } else { 0 }))) & 0xff;
+                        let x = if us { x as i64 } else { sext(x, 16) };
+                        let y = if ut { y as i64 } else { sext(y, 8) };
+                        acc = acc.wrapping_add(x * y);
+                    }
+                    (acc as u64) & 0xffff_ffff
+                })
+            }
+            Op::Sad => alu!(|a, b, c| {
+                let diff = if signed { sext(a, bits).abs_diff(sext(b, bits)) } else { (a & mk).abs_diff(b & mk) };
+                c.wrapping_add(diff) & mk
+            }),
+            Op::Setp => {
+                let f = frame!();
+                let (p, q) = match o(0) {
+                    Opd::Reg(p) => (*p, None),
+                    Opd::Vector(v) => (
+                        match v.first() {
+                            Some(Opd::Reg(p)) => *p,
+                            _ => u32::MAX,
+                        },
+                        match v.get(1) {
+                            Some(Opd::Reg(q)) => Some(*q),
+                            _ => None,
+                        },
+                    ),
+                    _ => (u32::MAX, None),
+                };
+                for lane in lanes(mask) {
+                    let a = self.val(&snap, f, o(1), lane);
+                    let b = self.val(&snap, f, o(2), lane);
+                    let mut t = compare(ty, inst.cmp, a, b, ftz);
+                    let mut nt = !t;
+                    if inst.bop != BoolOp::None {
+                        let c = self.val(&snap, f, o(3), lane) & 1 == 1;
+                        let comb = |x: bool| match inst.bop {
+                            BoolOp::And => x && c,
+                            BoolOp::Or => x || c,
+                            BoolOp::Xor => x ^ c,
+                            BoolOp::None => x,
+                        };
+                        t = comb(t);
+                        nt = comb(nt);
+                    }
+                    rset(&mut f.regs, p, lane, u64::from(t));
+                    if let Some(q) = q {
+                        rset(&mut f.regs, q, lane, u64::from(nt));
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Set => {
+                let cty = inst.ty2;
+                let dty = ty;
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    let a = self.val(&snap, f, o(1), lane);
+                    let b = self.val(&snap, f, o(2), lane);
+                    let mut t = compare(cty, inst.cmp, a, b, ftz);
+                    if inst.bop != BoolOp::None {
+                        let c = self.val(&snap, f, o(3), lane) & 1 == 1;
+                        t = match inst.bop {
+                            BoolOp::And => t && c,
+                            BoolOp::Or => t || c,
+                            BoolOp::Xor => t ^ c,
+                            BoolOp::None => t,
+                        };
+                    }
+                    let v = if dty.k == K::F {
+                        if t {
+                            u64::from(1.0f32.to_bits())
+                        } else {
+                            0
+                        }
+                    } else if t {
+                        mask_of(dty.bits)
+                    } else {
+                        0
+                    };
+                    rset(&mut f.regs, d, lane, v);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Selp => alu!(|a, b, c| if c & 1 == 1 { a } else { b }),
+            Op::Slct => {
+                let cty = inst.ty2;
+                alu!(|a, b, c| {
+                    let ge = if cty.k == K::F { f32::from_bits(c as u32) >= 0.0 } else { sext(c, 32) >= 0 };
+                    if ge {
+                        a
+                    } else {
+                        b
+                    }
+                })
+            }
+            Op::Cvt => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                let sty = inst.ty2;
+                let irnd = inst.irnd;
+                let has_rnd = inst.has_rnd;
+                if (ty.k == K::F16x2 || ty.k == K::Bf16x2) && ops.len() >= 3 {
+                    for lane in lanes(mask) {
+                        let a = self.val(&snap, f, o(1), lane);
+                        let b = self.val(&snap, f, o(2), lane);
+                        let fmt = ty.fmt();
+                        let hi = cvt_f(a, sty, fmt, rnd, sat);
+                        let lo = cvt_f(b, sty, fmt, rnd, sat);
+                        rset(&mut f.regs, d, lane, (hi << 16) | lo);
+                    }
+                    return Ok(Flow::Next);
+                }
+                for lane in lanes(mask) {
+                    let a = self.val(&snap, f, o(1), lane);
+                    rset(&mut f.regs, d, lane, cvt(a, ty, sty, rnd, irnd, has_rnd, ftz, sat));
+                }
+                Ok(Flow::Next)
+            }
+            Op::Cvta { to, sp } => {
+                let window = match sp {
+                    Sp::Shared => SHARED_WINDOW,
+                    Sp::Local => LOCAL_WINDOW,
+                    Sp::Param => PARAM_WINDOW,
+                    _ => 0,
+                };
+                alu!(|a| if window == 0 {
+                    a
+                } else if to {
+                    a.wrapping_sub(window) & mk
+                } else {
+                    a.wrapping_add(window) & mk
+                })
+            }
+            Op::Isspacep(sp) => alu!(|a| {
+                let (s, _) = resolve(Sp::Generic, a);
+                u64::from(match sp {
+                    Sp::Global | Sp::Const => s == Sp::Generic,
+                    other => s == other,
+                })
+            }),
+            Op::Sqrt | Op::Rcp | Op::Rsqrt | Op::Ex2 | Op::Lg2 | Op::Sin | Op::Cos | Op::Tanh => {
+                let op = inst.op;
+                let is_approx = inst.approx || !matches!(op, Op::Sqrt | Op::Rcp) || !inst.has_rnd;
+                alu!(|a| unary_float(op, ty, a, rnd, ftz, is_approx))
+            }
+            Op::Copysign => alu!(|a, b| {
+                let sb = 1u64 << (bits.clamp(1, 64) - 1);
+                (b & !sb & mk) | (a & sb)
+            }),
+            Op::Testp(kind) => alu!(|a| {
+                let v = float_value(ty, a);
+                let fmt_sub = match ty.bits {
+                    64 => f64::from_bits(a).is_subnormal(),
+                    _ => ty.fmt().is_subnormal(a),
+                };
+                u64::from(match kind {
+                    0 => v.is_finite(),
+                    1 => v.is_infinite(),
+                    2 => !v.is_nan(),
+                    3 => v.is_nan(),
+                    4 => v.is_finite() && v != 0.0 && !fmt_sub,
+                    _ => fmt_sub,
+                })
+            }),
+            Op::Ld => self.ld_st(w, inst, mask, true),
+            Op::St => self.ld_st(w, inst, mask, false),
+            Op::Atom(a) => self.atom(w, inst, mask, a, true),
+            Op::Red(a) => self.atom(w, inst, mask, a, false),
+            Op::Bra => {
+                let target = match o(0) {
+                    Opd::Label(l) => *l,
+                    _ => pc + 1,
+                };
+                let f = frame!();
+                for lane in lanes(mask) {
+                    if let Some(x) = f.pc.get_mut(lane) {
+                        *x = target;
+                    }
+                }
+                Ok(Flow::Jumped)
+            }
+            Op::Exit => {
+                w.exited |= mask;
+                Ok(Flow::Jumped)
+            }
+            Op::Ret => {
+                let depth = w.frames.len();
+                let f = frame!();
+                if depth == 1 {
+                    w.exited |= mask;
+                } else {
+                    f.returned |= mask;
+                }
+                Ok(Flow::Jumped)
+            }
+            Op::Trap => Err(Fault::Trap { line: inst.line }),
+            Op::Call => self.call(w, inst, mask, pc),
+            Op::Bar { arrive, red } => {
+                let f = frame!();
+                let lane0 = mask.trailing_zeros() as usize;
+                let id = (self.val(&snap, f, o(if red > 0 { 1 } else { 0 }), lane0) & 15) as u8;
+                let count_op = if red > 0 {
+                    if ops.len() >= 4 {
+                        Some(o(2))
+                    } else {
+                        None
+                    }
+                } else {
+                    ops.get(1)
+                };
+                let expected = count_op.map_or(0, |c| self.val(&snap, f, c, lane0) as u32);
+                let _ = self.nthreads;
+                let pred_op = ops.last().unwrap_or(&Opd::Sink);
+                let mut preds = 0u32;
+                if red > 0 {
+                    for lane in lanes(mask) {
+                        if self.val(&snap, f, pred_op, lane) & 1 == 1 {
+                            preds |= 1 << lane;
+                        }
+                    }
+                }
+                let st = self.bars.get_mut(id as usize).ok_or(Fault::Trap { line: inst.line })?;
+                st.arrived = st.arrived.saturating_add(mask.count_ones());
+                if expected != 0 {
+                    st.expected = expected;
+                }
+                if red > 0 {
+                    if st.arrived == mask.count_ones() {
+                        st.and = true;
+                    }
+                    for lane in lanes(mask) {
+                        let p = preds >> lane & 1 == 1;
+                        st.popc += u32::from(p);
+                        st.and &= p;
+                        st.or |= p;
+                    }
+                    if let Opd::Reg(d) = o(0) {
+                        w.red_dst = Some((*d, red));
+                    }
+                }
+                for lane in lanes(mask) {
+                    if let Some(x) = f.pc.get_mut(lane) {
+                        *x = pc + 1;
+                    }
+                }
+                if !arrive {
+                    w.waiting |= mask;
+                    for lane in lanes(mask) {
+                        if let Some(x) = w.wait_bar.get_mut(lane) {
+                            *x = id;
+                        }
+                    }
+                }
+                Ok(Flow::Jumped)
+            }
+            Op::Activemask => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                for lane in lanes(mask) {
+                    rset(&mut f.regs, d, lane, u64::from(mask));
+                }
+                Ok(Flow::Next)
+            }
+            Op::Shfl(mode) => {
+                let f = frame!();
+                let (d, p) = match o(0) {
+                    Opd::Reg(d) => (*d, None),
+                    Opd::Vector(v) => (
+                        match v.first() {
+                            Some(Opd::Reg(d)) => *d,
+                            _ => u32::MAX,
+                        },
+                        match v.get(1) {
+                            Some(Opd::Reg(q)) => Some(*q),
+                            _ => None,
+                        },
+                    ),
+                    _ => (u32::MAX, None),
+                };
+                let mut out = [(0u64, false); WARP];
+                for lane in lanes(mask) {
+                    let bval = (self.val(&snap, f, o(2), lane) & 31) as i32;
+                    let c = self.val(&snap, f, o(3), lane) as u32;
+                    let cval = (c & 31) as i32;
+                    let segmask = ((c >> 8) & 31) as i32;
+                    let l = lane as i32;
+                    let max_lane = (l & segmask) | (cval & !segmask);
+                    let min_lane = l & segmask;
+                    let (j, pval) = match mode {
+                        1 => {
+                            let j = l - bval;
+                            (j, j >= max_lane)
+                        }
+                        2 => {
+                            let j = l + bval;
+                            (j, j <= max_lane)
+                        }
+                        3 => {
+                            let j = l ^ bval;
+                            (j, j <= max_lane)
+                        }
+                        _ => {
+                            let j = min_lane | (bval & !segmask);
+                            (j, j <= max_lane)
+                        }
+                    };
+                    let src = if pval { j as usize } else { lane };
+                    let v = self.val(&snap, f, o(1), src);
+                    if let Some(x) = out.get_mut(lane) {
+                        *x = (v & 0xffff_ffff, pval);
+                    }
+                }
+                for lane in lanes(mask) {
+                    let (v, pv) = out.get(lane).copied().unwrap_or((0, false));
+                    rset(&mut f.regs, d, lane, v);
+                    if let Some(p) = p {
+                        rset(&mut f.regs, p, lane, u64::from(pv));
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Vote(mode) => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                let lane0 = mask.trailing_zeros() as usize;
+                let member = if ops.len() >= 3 { self.val(&snap, f, o(2), lane0) as u32 } else { mask };
+                let group = mask & member;
+                let mut ballot = 0u32;
+                for lane in lanes(group) {
+                    if self.val(&snap, f, o(1), lane) & 1 == 1 {
+                        ballot |= 1 << lane;
+                    }
+                }
+                let r = match mode {
+                    0 => u64::from(ballot == group),
+                    1 => u64::from(ballot != 0),
+                    2 => u64::from(ballot == group || ballot == 0),
+                    _ => u64::from(ballot),
+                };
+                for lane in lanes(mask) {
+                    rset(&mut f.regs, d, lane, r);
+                }
+                Ok(Flow::Next)
+            }
+            Op::Match(all) => {
+                let f = frame!();
+                let (d, p) = match o(0) {
+                    Opd::Reg(d) => (*d, None),
+                    Opd::Vector(v) => (
+                        match v.first() {
+                            Some(Opd::Reg(d)) => *d,
+                            _ => u32::MAX,
+                        },
+                        match v.get(1) {
+                            Some(Opd::Reg(q)) => Some(*q),
+                            _ => None,
+                        },
+                    ),
+                    _ => (u32::MAX, None),
+                };
+                let lane0 = mask.trailing_zeros() as usize;
+                let member = self.val(&snap, f, o(2), lane0) as u32 & mask;
+                let mut vals = [0u64; WARP];
+                for lane in lanes(member) {
+                    if let Some(x) = vals.get_mut(lane) {
+                        *x = self.val(&snap, f, o(1), lane) & mk;
+                    }
+                }
+                for lane in lanes(mask) {
+                    let mine = vals.get(lane).copied().unwrap_or(0);
+                    let mut same = 0u32;
+                    for other in lanes(member) {
+                        if vals.get(other).copied() == Some(mine) {
+                            same |= 1 << other;
+                        }
+                    }
+                    if all {
+                        let ok = same == member;
+                        rset(&mut f.regs, d, lane, if ok { u64::from(member) } else { 0 });
+                        if let Some(p) = p {
+                            rset(&mut f.regs, p, lane, u64::from(ok));
+                        }
+                    } else {
+                        rset(&mut f.regs, d, lane, u64::from(same));
+                    }
+                }
+                Ok(Flow::Next)
+            }
+            Op::Redux(kind) => {
+                let f = frame!();
+                let d = dst.unwrap_or(u32::MAX);
+                let lane0 = mask.trailing_zeros() as usize;
+                let member = self.val(&snap, f, o(2), lane0) as u32 & mask;
+                let mut acc: Option<u64> = None;
+                for lane in lanes(member) {
+                    let v = self.val(&snap, f, o(1), lane) & 0xffff_ffff;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(a) => match kind {
+                            0 => a.wrapping_add(v) & 0xffff_ffff,
+                            1 | 2 => {
+                                let pick_max = kind == 2;
+                                if signed {
+                                    let (x, y) = (sext(a, 32), sext(v, 32));
+                                    (if pick_max { x.max(y) } else { x.min(y) } as u64) & 0xffff_ffff
+                                } else if pick_max {
+                                    a.max(v)
+                                } else {
+                                    a.min(v)
+                                }
+                            }
+                            3 => a & v,
+                            4 => a | v,
+                            _ => a ^ v,
+                        },
+                    });
+                }
+                for lane in lanes(mask) {
+                    rset(&mut f.regs, d, lane, acc.unwrap_or(0));
+                }
+                Ok(Flow::Next)
+            }
+            _ => Err(Fault::Trap { line: inst.line }),
+        }
+    }
+
+    fn carry_op(&mut self, w: &mut Warp, inst: &Inst, mask: u32, sub: bool, use_carry: bool) -> Result<Flow, Fault> {
+        let bits = inst.ty.bits;
+        let mk = mask_of(bits);
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        let mut carry = w.carry;
+        let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
+        let d = match inst.ops.first() {
+            Some(Opd::Reg(r)) => *r,
+            _ => u32::MAX,
+        };
+        for lane in lanes(mask) {
+            let a = u128::from(self.val(&snap, f, inst.ops.get(1).unwrap_or(&Opd::Sink), lane) & mk);
+            let b = u128::from(self.val(&snap, f, inst.ops.get(2).unwrap_or(&Opd::Sink), lane) & mk);
+            let cin = if use_carry { u128::from(carry >> lane & 1) } else { 0 };
+            let (r, c) = if sub {
+                let r = a.wrapping_sub(b).wrapping_sub(cin);
+                (r, a < b + cin)
+            } else {
+                let r = a + b + cin;
+                (r, (r >> bits) & 1 == 1)
+            };
+            rset(&mut f.regs, d, lane, (r as u64) & mk);
+            if inst.cc {
+                if c {
+                    carry |= 1 << lane;
+                } else {
+                    carry &= !(1 << lane);
+                }
+            }
+        }
+        w.carry = carry;
+        Ok(Flow::Next)
+    }
+
+    fn mad_cc(&mut self, w: &mut Warp, inst: &Inst, mask: u32, mode: MulMode, use_carry: bool) -> Result<Flow, Fault> {
+        let bits = inst.ty.bits;
+        let signed = inst.ty.k == K::S;
+        let mk = mask_of(bits);
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        let mut carry = w.carry;
+        let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
+        let d = match inst.ops.first() {
+            Some(Opd::Reg(r)) => *r,
+            _ => u32::MAX,
+        };
+        for lane in lanes(mask) {
+            let a = self.val(&snap, f, inst.ops.get(1).unwrap_or(&Opd::Sink), lane);
+            let b = self.val(&snap, f, inst.ops.get(2).unwrap_or(&Opd::Sink), lane);
+            let c = u128::from(self.val(&snap, f, inst.ops.get(3).unwrap_or(&Opd::Sink), lane) & mk);
+            let p = u128::from(match mode {
+                MulMode::Lo => a.wrapping_mul(b) & mk,
+                MulMode::Hi => mul_hi(a, b, bits, signed),
+                MulMode::Wide => mul_wide(a, b, bits, signed),
+            });
+            let cin = if use_carry { u128::from(carry >> lane & 1) } else { 0 };
+            let r = p + c + cin;
+            rset(&mut f.regs, d, lane, (r as u64) & mk);
+            if inst.cc {
+                if (r >> bits) & 1 == 1 {
+                    carry |= 1 << lane;
+                } else {
+                    carry &= !(1 << lane);
+                }
+            }
+        }
+        w.carry = carry;
+        Ok(Flow::Next)
+    }
+
+    fn ld_st(&mut self, w: &mut Warp, inst: &Inst, mask: u32, load: bool) -> Result<Flow, Fault> {
+        let ty = inst.ty;
+        let es = ty.bytes().max(1);
+        let n = inst.vec as usize;
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        let (data_op, addr_op) =
+            if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
+        let (Some(data_op), Some(addr_op)) = (data_op, addr_op) else { return Ok(Flow::Next) };
+        let total = es * n;
+        // Scalars in shared memory: straight to and from the block's bytes.
+        if n == 1 && matches!(es, 1 | 2 | 4 | 8) && inst.sp == Sp::Shared {
+            let signed = ty.k == K::S;
+            let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
+            for lane in lanes(mask) {
+                let addr = self.val(&snap, f, addr_op, lane);
+                let a = addr as usize;
+                let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                if load {
+                    let mut v = match es {
+                        1 => u64::from(cell.first().copied().unwrap_or(0)),
+                        2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
+                        4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
+                        _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
+                    };
+                    if signed {
+                        v = sext(v, ty.bits) as u64;
+                    }
+                    if let Opd::Reg(r) = data_op {
+                        rset(&mut f.regs, *r, lane, v);
+                    }
+                } else {
+                    let v = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                    cell.copy_from_slice(v.get(..es).unwrap_or(&[]));
+                }
+            }
+            return Ok(Flow::Next);
+        }
+        if n == 1 && matches!(es, 1 | 2 | 4 | 8) {
+            let signed = ty.k == K::S;
+            for lane in lanes(mask) {
+                let Some(f) = w.frames.last() else { break };
+                let addr = self.val(&snap, f, addr_op, lane);
+                let mut b = [0u8; 8];
+                if load {
+                    self.read(w, inst.sp, addr, lane, b.get_mut(..es).unwrap_or(&mut []), inst.line)?;
+                    let mut v = u64::from_le_bytes(b);
+                    if signed {
+                        v = sext(v, ty.bits) as u64;
+                    }
+                    if let (Opd::Reg(r), Some(f)) = (data_op, w.frames.last_mut()) {
+                        rset(&mut f.regs, *r, lane, v);
+                    }
+                } else {
+                    b = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    self.write(w, inst.sp, addr, lane, b.get(..es).unwrap_or(&[]), inst.line)?;
+                }
+            }
+            return Ok(Flow::Next);
+        }
+        let mut buf = [0u8; 64];
+        for lane in lanes(mask) {
+            let Some(f) = w.frames.last() else { break };
+            let addr = self.val(&snap, f, addr_op, lane);
+            let b = buf.get_mut(..total).ok_or(Fault::Trap { line: inst.line })?;
+            if load {
+                self.read(w, inst.sp, addr, lane, b, inst.line)?;
+                let Some(f) = w.frames.last_mut() else { break };
+                for k in 0..n {
+                    let reg = match data_op {
+                        Opd::Vector(v) => v.get(k),
+                        other => Some(other),
+                    };
+                    if let Some(Opd::Reg(r)) = reg {
+                        let mut e = [0u8; 8];
+                        if let (Some(d), Some(s)) = (e.get_mut(..es.min(8)), b.get(k * es..k * es + es.min(8))) {
+                            d.copy_from_slice(s);
+                        }
+                        let mut v = u64::from_le_bytes(e);
+                        if ty.k == K::S {
+                            v = sext(v, ty.bits) as u64;
+                        }
+                        rset(&mut f.regs, *r, lane, v);
+                    }
+                }
+            } else {
+                for k in 0..n {
+                    let op = match data_op {
+                        Opd::Vector(v) => v.get(k).unwrap_or(&Opd::Sink),
+                        other => other,
+                    };
+                    let v = self.val(&snap, f, op, lane);
+                    if let Some(d) = b.get_mut(k * es..k * es + es.min(8)) {
+                        d.copy_from_slice(v.to_le_bytes().get(..es.min(8)).unwrap_or(&[]));
+                    }
+                }
+                let data: [u8; 64] = buf;
+                self.write(w, inst.sp, addr, lane, data.get(..total).unwrap_or(&[]), inst.line)?;
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn atom(&mut self, w: &mut Warp, inst: &Inst, mask: u32, aop: AtomOp, ret: bool) -> Result<Flow, Fault> {
+        let ty = inst.ty;
+        let size = ty.bytes().max(1);
+        let bits = ty.bits;
+        let mk = mask_of(bits);
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        let base = usize::from(ret);
+        let (Some(addr_op), Some(b_op)) = (inst.ops.get(base), inst.ops.get(base + 1)) else { return Ok(Flow::Next) };
+        let c_op = inst.ops.get(base + 2);
+        for lane in lanes(mask) {
+            let Some(f) = w.frames.last() else { break };
+            let addr = self.val(&snap, f, addr_op, lane);
+            let b = self.val(&snap, f, b_op, lane) & mk;
+            let c = c_op.map_or(0, |o| self.val(&snap, f, o, lane) & mk);
+            let mut op = |old: u64| -> u64 {
+                let old = old & mk;
+                let r = match aop {
+                    AtomOp::Add => {
+                        if ty.is_float() {
+                            fbin(ty, FOp::Add, old, b, Rnd::Rn, false, false)
+                        } else {
+                            old.wrapping_add(b)
+                        }
+                    }
+                    AtomOp::Min | AtomOp::Max => {
+                        let max = aop == AtomOp::Max;
+                        if ty.is_float() {
+                            fminmax(ty, old, b, max, false, false)
+                        } else if ty.k == K::S {
+                            let (x, y) = (sext(old, bits), sext(b, bits));
+                            (if max { x.max(y) } else { x.min(y) }) as u64
+                        } else if max {
+                            old.max(b)
+                        } else {
+                            old.min(b)
+                        }
+                    }
+                    AtomOp::Inc => {
+                        if old >= b {
+                            0
+                        } else {
+                            old + 1
+                        }
+                    }
+                    AtomOp::Dec => {
+                        if old == 0 || old > b {
+                            b
+                        } else {
+                            old - 1
+                        }
+                    }
+                    AtomOp::And => old & b,
+                    AtomOp::Or => old | b,
+                    AtomOp::Xor => old ^ b,
+                    AtomOp::Exch => b,
+                    AtomOp::Cas => {
+                        if old == b {
+                            c
+                        } else {
+                            old
+                        }
+                    }
+                };
+                r & mk
+            };
+            let old = self.atomic(w, inst.sp, addr, lane, size, inst.line, &mut op)?;
+            if ret {
+                if let (Some(Opd::Reg(d)), Some(f)) = (inst.ops.first(), w.frames.last_mut()) {
+                    let v = if ty.k == K::S { sext(old, bits) as u64 } else { old & mk };
+                    rset(&mut f.regs, *d, lane, v);
+                }
+            }
+        }
+        Ok(Flow::Next)
+    }
+
+    fn call(&mut self, w: &mut Warp, inst: &Inst, mask: u32, pc: u32) -> Result<Flow, Fault> {
+        let m = self.l.m;
+        let fpos = inst.ops.iter().position(|o| matches!(o, Opd::Func(_))).unwrap_or(0);
+        let Some(Opd::Func(fi)) = inst.ops.get(fpos) else { return Ok(Flow::Next) };
+        let Some(callee) = m.funcs.get(*fi as usize) else { return Ok(Flow::Next) };
+        let args: &[Opd] = match inst.ops.get(fpos + 1) {
+            Some(Opd::List(a)) => a,
+            _ => &[],
+        };
+        let snap = WarpSnap { id: w.id, clock: w.clock };
+        // Argument bytes per lane from the caller.
+        let arg_bytes = |this: &Self, f: &Frame, k: usize, lane: usize, size: usize| -> Vec<u8> {
+            match args.get(k) {
+                Some(Opd::SymAddr(Base::FParam(off), _)) => {
+                    let at = lane * f.psize + *off as usize;
+                    f.params.get(at..at + size).map(<[u8]>::to_vec).unwrap_or_else(|| vec![0; size])
+                }
+                Some(o) => {
+                    let v = this.val(&snap, f, o, lane).to_le_bytes();
+                    let mut out = v.to_vec();
+                    out.resize(size, 0);
+                    out
+                }
+                None => vec![0; size],
+            }
+        };
+        if let Some(b) = callee.builtin {
+            let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
+            match b {
+                Builtin::Vprintf => {
+                    let mut outs = Vec::new();
+                    for lane in lanes(mask) {
+                        let fmt_addr = u64::from_le_bytes(arg_bytes(self, f, 0, lane, 8).try_into().unwrap_or([0; 8]));
+                        let args_addr = u64::from_le_bytes(arg_bytes(self, f, 1, lane, 8).try_into().unwrap_or([0; 8]));
+                        let fmt = self.read_cstr(w, fmt_addr, lane);
+                        let text = self.format(w, &fmt, args_addr, lane);
+                        outs.push((lane, text));
+                    }
+                    for (_, t) in &outs {
+                        self.l.mem.printf(t);
+                    }
+                    if let (Some(Opd::List(rets)), Some(f)) = (inst.ops.first(), w.frames.last_mut()) {
+                        if let Some(Opd::SymAddr(Base::FParam(off), _)) = rets.first() {
+                            for (lane, t) in &outs {
+                                let at = lane * f.psize + *off as usize;
+                                if let Some(d) = f.params.get_mut(at..at + 4) {
+                                    d.copy_from_slice(&(t.len() as u32).to_le_bytes());
+                                }
+                            }
+                        }
+                    }
+                }
+                Builtin::AssertFail => {
+                    let lane = mask.trailing_zeros() as usize;
+                    let rd = |k: usize| u64::from_le_bytes(arg_bytes(self, f, k, lane, 8).try_into().unwrap_or([0; 8]));
+                    let line_no = u32::from_le_bytes(arg_bytes(self, f, 2, lane, 4).try_into().unwrap_or([0; 4]));
+                    return Err(Fault::Assert {
+                        message: self.read_cstr(w, rd(0), lane),
+                        file: self.read_cstr(w, rd(1), lane),
+                        source_line: line_no,
+                        function: self.read_cstr(w, rd(3), lane),
+                    });
+                }
+            }
+            return Ok(Flow::Next);
+        }
+        if callee.code.is_empty() {
+            return Err(Fault::InvalidLaunch(format!("call to {} which has no body", callee.name)));
+        }
+        if w.frames.len() >= MAX_FRAMES {
+            return Err(Fault::StackOverflow { line: inst.line });
+        }
+        let local_base = w.local_top.div_ceil(16) * 16;
+        let mut nf = new_frame(callee, *fi, mask, local_base, pc);
+        {
+            let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
+            for (k, &(off, size)) in callee.params.iter().enumerate() {
+                for lane in lanes(mask) {
+                    let bytes = arg_bytes(self, f, k, lane, size as usize);
+                    let at = lane * nf.psize + off as usize;
+                    if let Some(d) = nf.params.get_mut(at..at + size as usize) {
+                        d.copy_from_slice(&bytes);
+                    }
+                }
+            }
+        }
+        w.local_top = local_base + callee.local_size;
+        let need = w.local_top as usize;
+        for lane in lanes(mask) {
+            if let Some(v) = w.local.get_mut(lane) {
+                if v.len() < need {
+                    v.resize(need, 0);
+                }
+            }
+        }
+        if let Some(f) = w.frames.last_mut() {
+            for lane in lanes(mask) {
+                if let Some(x) = f.pc.get_mut(lane) {
+                    *x = pc + 1;
+                }
+            }
+        }
+        nf.mask = mask;
+        w.frames.push(nf);
+        Ok(Flow::Jumped)
+    }
+
+    /// printf formatting of `fmt` with arguments packed at `args` (vprintf's buffer).
+    fn format(&self, w: &Warp, fmt: &str, args: u64, lane: usize) -> String {
+        let mut out = String::new();
+        let mut off = 0u64;
+        let mut it = fmt.chars().peekable();
+        let mut next_arg = |size: u64| -> u64 {
+            off = off.div_ceil(size) * size;
+            let mut b = [0u8; 8];
+            let _ = self.read(
+                w,
+                Sp::Generic,
+                args.wrapping_add(off),
+                lane,
+                b.get_mut(..size as usize).unwrap_or(&mut []),
+                0,
+            );
+            off += size;
+            u64::from_le_bytes(b)
+        };
+        while let Some(c) = it.next() {
+            if c != '%' {
+                out.push(c);
+                continue;
+            }
+            let mut spec = String::new();
+            while let Some(&n) = it.peek() {
+                if "-+ #0123456789.*".contains(n) {
+                    spec.push(n);
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            let mut lenmod = String::new();
+            while let Some(&n) = it.peek() {
+                if "hlLqjzt".contains(n) {
+                    lenmod.push(n);
+                    it.next();
+                } else {
+                    break;
+                }
+            }
+            let Some(conv) = it.next() else { break };
+            let long = lenmod.contains('l') || lenmod.contains('j') || lenmod.contains('z') || lenmod.contains('q');
+            let (flags, width, prec) = parse_spec(&spec);
+            let body = match conv {
+                '%' => "%".to_string(),
+                'd' | 'i' => {
+                    let v = next_arg(if long { 8 } else { 4 });
+                    let v = if long { v as i64 } else { v as u32 as i32 as i64 };
+                    let mut s = v.unsigned_abs().to_string();
+                    if let Some(p) = prec {
+                        while s.len() < p {
+                            s.insert(0, '0');
+                        }
+                    }
+                    if v < 0 {
+                        s.insert(0, '-');
+                    } else if flags.contains('+') {
+                        s.insert(0, '+');
+                    } else if flags.contains(' ') {
+                        s.insert(0, ' ');
+                    }
+                    s
+                }
+                'u' | 'x' | 'X' | 'o' => {
+                    let v = next_arg(if long { 8 } else { 4 });
+                    let v = if long { v } else { v & 0xffff_ffff };
+                    let mut s = match conv {
+                        'u' => v.to_string(),
+                        'x' => format!("{v:x}"),
+                        'X' => format!("{v:X}"),
+                        _ => format!("{v:o}"),
+                    };
+                    if let Some(p) = prec {
+                        while s.len() < p {
+                            s.insert(0, '0');
+                        }
+                    }
+                    if flags.contains('#') && v != 0 {
+                        s.insert_str(
+                            0,
+                            match conv {
+                                'x' => "0x",
+                                'X' => "0X",
+                                'o' => "0",
+                                _ => "",
+                            },
+                        );
+                    }
+                    s
+                }
+                'c' => char::from(next_arg(4) as u8).to_string(),
+                's' => {
+                    let p = next_arg(8);
+                    let s = self.read_cstr(w, p, lane);
+                    match prec {
+                        Some(pr) => s.chars().take(pr).collect(),
+                        None => s,
+                    }
+                }
+                'p' => format!("0x{:x}", next_arg(8)),
+                'f' | 'F' | 'e' | 'E' | 'g' | 'G' | 'a' | 'A' => {
+                    let v = f64::from_bits(next_arg(8));
+                    let s = format_float(v, conv, prec.unwrap_or(6), &flags);
+                    if v >= 0.0 && flags.contains('+') {
+                        format!("+{s}")
+                    } else if v >= 0.0 && flags.contains(' ') {
+                        format!(" {s}")
+                    } else {
+                        s
+                    }
+                }
+                other => format!("%{spec}{lenmod}{other}"),
+            };
+            let pad = width.saturating_sub(body.chars().count());
+            if flags.contains('-') {
+                out.push_str(&body);
+                out.extend(std::iter::repeat_n(' ', pad));
+            } else if flags.contains('0')
+                && !matches!(conv, 's' | 'c' | '%')
+                && prec.is_none_or(|_| matches!(conv, 'f' | 'e' | 'g' | 'F' | 'E' | 'G'))
+            {
+                let (sign, digits) =
+                    if body.starts_with(['-', '+', ' ']) { body.split_at(1) } else { ("", body.as_str()) };
+                out.push_str(sign);
+                out.extend(std::iter::repeat_n('0', pad));
+                out.push_str(digits);
+            } else {
+                out.extend(std::iter::repeat_n(' ', pad));
+                out.push_str(&body);
+            }
+        }
+        out
+    }
+}
+
+fn parse_spec(spec: &str) -> (String, usize, Option<usize>) {
+    let mut flags = String::new();
+    let mut rest = spec;
+    while let Some(c) = rest.chars().next() {
+        if "-+ #0".contains(c) {
+            flags.push(c);
+            rest = rest.get(1..).unwrap_or("");
+        } else {
+            break;
+        }
+    }
+    let (w, p) = match rest.split_once('.') {
+        Some((w, p)) => (w, Some(p.parse().unwrap_or(0))),
+        None => (rest, None),
+    };
+    (flags, w.parse::<usize>().unwrap_or(0).min(4096), p.map(|p: usize| p.min(4096)))
+}
+
+fn format_float(v: f64, conv: char, prec: usize, flags: &str) -> String {
+    if v.is_nan() {
+        return if conv.is_uppercase() { "NAN".into() } else { "nan".into() };
+    }
+    if v.is_infinite() {
+        let s = if v < 0.0 { "-inf" } else { "inf" };
+        return if conv.is_uppercase() { s.to_uppercase() } else { s.into() };
+    }
+    match conv {
+        'f' | 'F' => format!("{v:.prec$}"),
+        'e' | 'E' => {
+            let s = c_exp(v, prec);
+            if conv == 'E' {
+                s.to_uppercase()
+            } else {
+                s
+            }
+        }
+        'a' | 'A' => format!("{v:e}"),
+        _ => {
+            // %g: precision P (0 means 1); exponent X of %e form; P > X >= -4 uses %f.
+            let p = if prec == 0 { 1 } else { prec };
+            let x = if v == 0.0 {
+                0
+            } else {
+                let s = c_exp(v, p - 1);
+                s.rsplit_once('e').and_then(|(_, e)| e.parse::<i32>().ok()).unwrap_or(0)
+            };
+            let mut s = if (p as i32) > x && x >= -4 {
+                let dec = (p as i32 - 1 - x).max(0) as usize;
+                format!("{v:.dec$}")
+            } else {
+                c_exp(v, p - 1)
+            };
+            if !flags.contains('#') {
+                // strip trailing zeros of the fraction
+                let (mant, exp) = match s.find('e') {
+                    Some(i) => (s.get(..i).unwrap_or("").to_string(), s.get(i..).unwrap_or("").to_string()),
+                    None => (s.clone(), String::new()),
+                };
+                let mant = if mant.contains('.') {
+                    mant.trim_end_matches('0').trim_end_matches('.').to_string()
+                } else {
+                    mant
+                };
+                s = mant + &exp;
+            }
+            if conv == 'G' {
+                s.to_uppercase()
+            } else {
+                s
+            }
+        }
+    }
+}
+
+/// `%.{prec}e` as C writes it (exponent with sign and at least two digits).
+fn c_exp(v: f64, prec: usize) -> String {
+    let s = format!("{v:.prec$e}");
+    match s.split_once('e') {
+        Some((m, e)) => {
+            let (sign, digits) = if let Some(d) = e.strip_prefix('-') { ('-', d) } else { ('+', e) };
+            let digits = if digits.len() < 2 { format!("0{digits}") } else { digits.to_string() };
+            format!("{m}e{sign}{digits}")
+        }
+        None => s,
+    }
+}
+
+/// What `val` needs of the warp (special registers).
+struct WarpSnap {
+    id: u32,
+    clock: u64,
+}
+
+/// The space and in-space address of `addr` given the instruction's space.
+fn resolve(sp: Sp, addr: u64) -> (Sp, u64) {
+    match sp {
+        Sp::Generic => {
+            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Sp::Shared, addr - SHARED_WINDOW)
+            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Sp::Local, addr - LOCAL_WINDOW)
+            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
+                (Sp::Param, addr - PARAM_WINDOW)
+            } else {
+                (Sp::Generic, addr)
+            }
+        }
+        other => (other, addr),
+    }
+}
+
+fn mul_hi(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
+    let mk = mask_of(bits);
+    if signed {
+        let p = i128::from(sext(a, bits)) * i128::from(sext(b, bits));
+        ((p >> bits) as u64) & mk
+    } else {
+        let p = u128::from(a & mk) * u128::from(b & mk);
+        ((p >> bits) as u64) & mk
+    }
+}
+
+fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
+    if signed {
+        (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u64
+    } else {
+        let mk = mask_of(bits);
+        (u128::from(a & mk) * u128::from(b & mk)) as u64
+    }
+}
+
+fn int_div(a: u64, b: u64, bits: u32, signed: bool, rem: bool) -> u64 {
+    let mk = mask_of(bits);
+    if signed {
+        let (x, y) = (sext(a, bits), sext(b, bits));
+        if y == 0 {
+            // The GPU's answer for division by zero: quotient all ones... for rem, x.
+            return if rem { x as u64 & mk } else { mk };
+        }
+        let r = if rem { x.wrapping_rem(y) } else { x.wrapping_div(y) };
+        (r as u64) & mk
+    } else {
+        let (x, y) = (a & mk, b & mk);
+        if y == 0 {
+            return if rem { x } else { mk };
+        }
+        if rem {
+            x % y
+        } else {
+            x / y
+        }
+    }
+}
+
+fn prmt(a: u64, b: u64, c: u64, mode: u8) -> u64 {
+    let bytes = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
+    let byte = |i: u64| (bytes >> (8 * (i & 7))) & 0xff;
+    let mut r = 0u64;
+    match mode {
+        0 => {
+            for k in 0..4 {
+                let s = (c >> (4 * k)) & 0xf;
+                let mut v = byte(s & 7);
+                if s & 8 != 0 {
+                    v = if v & 0x80 != 0 { 0xff } else { 0 };
+                }
+                r |= v << (8 * k);
+            }
+        }
+        _ => {
+            let s = c & 3;
+            let sels: [u64; 4] = match mode {
+                1 => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
+                2 => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
+                3 => [s, s, s, s],
+                // ecl: edge clamp left, byte k takes max(k, s); ecr: min(k, s)
+                4 => [0, 1, 2, 3].map(|k: u64| k.max(s)),
+                5 => [0, 1, 2, 3].map(|k: u64| k.min(s)),
+                _ => [(s & 1) * 2, (s & 1) * 2 + 1, (s & 1) * 2, (s & 1) * 2 + 1],
+            };
+            for (k, s) in sels.iter().enumerate() {
+                r |= byte(*s) << (8 * k);
+            }
+        }
+    }
+    r
+}
+
+fn float_value(ty: Ty, a: u64) -> f64 {
+    if ty.bits == 64 {
+        f64::from_bits(a)
+    } else {
+        ty.fmt().to_f64(a)
+    }
+}
+
+fn halves(ty: Ty) -> bool {
+    matches!(ty.k, K::F16x2 | K::Bf16x2)
+}
+
+/// A float binary op of any float type (bits in, bits out).
+fn fbin(ty: Ty, op: FOp, a: u64, b: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    if halves(ty) {
+        let f = ty.fmt();
+        let lo = fbin1(f, 16, op, a & 0xffff, b & 0xffff, rnd, ftz, sat);
+        let hi = fbin1(f, 16, op, (a >> 16) & 0xffff, (b >> 16) & 0xffff, rnd, ftz, sat);
+        return (hi << 16) | lo;
+    }
+    fbin1(ty.fmt(), ty.bits, op, a, b, rnd, ftz, sat)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn fbin1(fmt: Fmt, bits: u32, op: FOp, a: u64, b: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    if bits == 64 {
+        let r = float::bin_f64(op, f64::from_bits(a), f64::from_bits(b), rnd);
+        return sat64(r, sat).to_bits();
+    }
+    let (a, b) = if ftz { (fmt.ftz(a), fmt.ftz(b)) } else { (a & mask_of(bits), b & mask_of(bits)) };
+    let mut r = float::bin_narrow(op, a, b, rnd, fmt);
+    if ftz {
+        r = fmt.ftz(r);
+    }
+    sat_narrow(r, fmt, sat)
+}
+
+fn sat64(r: f64, sat: bool) -> f64 {
+    if !sat {
+        return r;
+    }
+    if r.is_nan() {
+        0.0
+    } else {
+        r.clamp(0.0, 1.0)
+    }
+}
+
+fn sat_narrow(r: u64, fmt: Fmt, sat: bool) -> u64 {
+    if !sat {
+        return r;
+    }
+    let v = fmt.to_f64(r);
+    if v.is_nan() || v <= 0.0 {
+        0
+    } else if v >= 1.0 {
+        float::from_f64(1.0, Rnd::Rn, fmt)
+    } else {
+        r
+    }
+}
+
+fn ffma(ty: Ty, a: u64, b: u64, c: u64, rnd: Rnd, ftz: bool, sat: bool) -> u64 {
+    let one = |fmt: Fmt, bits: u32, a: u64, b: u64, c: u64| -> u64 {
+        if bits == 64 {
+            let r = float::fma_f64(f64::from_bits(a), f64::from_bits(b), f64::from_bits(c), rnd);
+            return sat64(r, sat).to_bits();
+        }
+        let (a, b, c) = if ftz { (fmt.ftz(a), fmt.ftz(b), fmt.ftz(c)) } else { (a, b, c) };
+        let mut r = float::fma_narrow(a, b, c, rnd, fmt);
+        if ftz {
+            r = fmt.ftz(r);
+        }
+        sat_narrow(r, fmt, sat)
+    };
+    if halves(ty) {
+        let f = ty.fmt();
+        let lo = one(f, 16, a & 0xffff, b & 0xffff, c & 0xffff);
+        let hi = one(f, 16, (a >> 16) & 0xffff, (b >> 16) & 0xffff, (c >> 16) & 0xffff);
+        return (hi << 16) | lo;
+    }
+    one(ty.fmt(), ty.bits, a & mask_of(ty.bits), b & mask_of(ty.bits), c & mask_of(ty.bits))
+}
+
+fn fminmax(ty: Ty, a: u64, b: u64, max: bool, nan: bool, ftz: bool) -> u64 {
+    let one = |bits: u32, fmt: Fmt, a: u64, b: u64| -> u64 {
+        let (x, y) = if bits == 64 {
+            (f64::from_bits(a), f64::from_bits(b))
+        } else {
+            let (a2, b2) = if ftz { (fmt.ftz(a), fmt.ftz(b)) } else { (a, b) };
+            (fmt.to_f64(a2), fmt.to_f64(b2))
+        };
+        let canon = if bits == 64 { float::NAN64 } else { fmt.nan() };
+        let (a, b) = if ftz && bits != 64 { (fmt.ftz(a), fmt.ftz(b)) } else { (a, b) };
+        if x.is_nan() || y.is_nan() {
+            if nan || (x.is_nan() && y.is_nan()) {
+                return canon;
+            }
+            return if x.is_nan() { b } else { a };
+        }
+        let pick_a = if x == y {
+            // -0 < +0
+            let a_neg = x.is_sign_negative();
+            if max {
+                !a_neg
+            } else {
+                a_neg
+            }
+        } else if max {
+            x > y
+        } else {
+            x < y
+        };
+        if pick_a {
+            a
+        } else {
+            b
+        }
+    };
+    if halves(ty) {
+        let f = ty.fmt();
+        let lo = one(16, f, a & 0xffff, b & 0xffff);
+        let hi = one(16, f, (a >> 16) & 0xffff, (b >> 16) & 0xffff);
+        return (hi << 16) | lo;
+    }
+    one(ty.bits, ty.fmt(), a & mask_of(ty.bits), b & mask_of(ty.bits))
+}
+
+fn fabs_neg(ty: Ty, a: u64, neg: bool, ftz: bool) -> u64 {
+    let one = |bits: u32, fmt: Fmt, a: u64| -> u64 {
+        let a = if ftz && bits == 32 { fmt.ftz(a) } else { a };
+        let sb = 1u64 << (bits.clamp(1, 64) - 1);
+        if neg {
+            a ^ sb
+        } else {
+            a & !sb
+        }
+    };
+    if halves(ty) {
+        let f = ty.fmt();
+        return (one(16, f, (a >> 16) & 0xffff) << 16) | one(16, f, a & 0xffff);
+    }
+    one(ty.bits, ty.fmt(), a & mask_of(ty.bits))
+}
+
+fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
+    if ty.is_float() {
+        let (x, y) = if ty.bits == 64 {
+            (f64::from_bits(a), f64::from_bits(b))
+        } else {
+            let f = ty.fmt();
+            let (a, b) = if ftz { (f.ftz(a), f.ftz(b)) } else { (a, b) };
+            (f.to_f64(a), f.to_f64(b))
+        };
+        let un = x.is_nan() || y.is_nan();
+        return match cmp {
+            Cmp::Eq => !un && x == y,
+            Cmp::Ne => !un && x != y,
+            Cmp::Lt | Cmp::Lo => !un && x < y,
+            Cmp::Le | Cmp::Ls => !un && x <= y,
+            Cmp::Gt | Cmp::Hi => !un && x > y,
+            Cmp::Ge | Cmp::Hs => !un && x >= y,
+            Cmp::Equ => un || x == y,
+            Cmp::Neu => un || x != y,
+            Cmp::Ltu => un || x < y,
+            Cmp::Leu => un || x <= y,
+            Cmp::Gtu => un || x > y,
+            Cmp::Geu => un || x >= y,
+            Cmp::Num => !un,
+            Cmp::Nan => un,
+        };
+    }
+    let bits = ty.bits.max(1);
+    let mk = mask_of(bits);
+    let signed = ty.k == K::S;
+    let ord = if signed && !matches!(cmp, Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs) {
+        sext(a, bits).cmp(&sext(b, bits))
+    } else {
+        (a & mk).cmp(&(b & mk))
+    };
+    use std::cmp::Ordering as O;
+    match cmp {
+        Cmp::Eq | Cmp::Equ => ord == O::Equal,
+        Cmp::Ne | Cmp::Neu => ord != O::Equal,
+        Cmp::Lt | Cmp::Lo | Cmp::Ltu => ord == O::Less,
+        Cmp::Le | Cmp::Ls | Cmp::Leu => ord != O::Greater,
+        Cmp::Gt | Cmp::Hi | Cmp::Gtu => ord == O::Greater,
+        Cmp::Ge | Cmp::Hs | Cmp::Geu => ord != O::Less,
+        Cmp::Num => true,
+        Cmp::Nan => false,
+    }
+}
+
+/// A float (of type `sty`, bits) converted to `fmt`.
+fn cvt_f(a: u64, sty: Ty, fmt: Fmt, rnd: Rnd, sat: bool) -> u64 {
+    let v = float_value(sty, a);
+    sat_narrow(float::from_f64(v, rnd, fmt), fmt, sat)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool, sat: bool) -> u64 {
+    let dfloat = dty.is_float();
+    let sfloat = sty.is_float();
+    let _ = has_rnd;
+    match (dfloat, sfloat) {
+        (false, false) => {
+            // integer to integer: extend from the source, truncate (or saturate) to dest.
+            let v: i128 = if sty.k == K::S { i128::from(sext(a, sty.bits)) } else { i128::from(a & mask_of(sty.bits)) };
+            if sat {
+                let (lo, hi) = if dty.k == K::S {
+                    (-(1i128 << (dty.bits - 1)), (1i128 << (dty.bits - 1)) - 1)
+                } else {
+                    (0, (1i128 << dty.bits) - 1)
+                };
+                (v.clamp(lo, hi) as u64) & mask_of(dty.bits)
+            } else if dty.k == K::S {
+                sext(v as u64, dty.bits) as u64
+            } else {
+                (v as u64) & mask_of(dty.bits)
+            }
+        }
+        (false, true) => {
+            let mut x = float_value(sty, if ftz && sty.bits == 32 { Fmt::F32.ftz(a) } else { a });
+            if ftz && sty.bits == 64 && x.is_subnormal() {
+                x = 0.0;
+            }
+            let r = if irnd { rnd } else { Rnd::Rz };
+            let v = float::float_to_int(x, r, dty.bits, dty.k == K::S);
+            if dty.k == K::S {
+                sext(v, dty.bits) as u64
+            } else {
+                v
+            }
+        }
+        (true, false) => {
+            let v: i128 = if sty.k == K::S { i128::from(sext(a, sty.bits)) } else { i128::from(a & mask_of(sty.bits)) };
+            if dty.bits == 64 {
+                sat64(float::int_to_f64(v, rnd), sat).to_bits()
+            } else {
+                sat_narrow(float::int_to_narrow(v, rnd, dty.fmt()), dty.fmt(), sat)
+            }
+        }
+        (true, true) => {
+            let a = if ftz && sty.bits == 32 { Fmt::F32.ftz(a) } else { a & mask_of(sty.bits) };
+            let x = float_value(sty, a);
+            if irnd {
+                // round to integral in the same format
+                let r = float::round_integral(x, rnd);
+                return if dty.bits == 64 {
+                    sat64(r, sat).to_bits()
+                } else {
+                    let mut o = float::from_f64(r, Rnd::Rn, dty.fmt());
+                    if ftz {
+                        o = dty.fmt().ftz(o);
+                    }
+                    sat_narrow(o, dty.fmt(), sat)
+                };
+            }
+            if dty.bits == 64 {
+                let r = if x.is_nan() { f64::from_bits(float::NAN64) } else { x };
+                sat64(r, sat).to_bits()
+            } else {
+                let mut o = float::from_f64(x, rnd, dty.fmt());
+                if ftz {
+                    o = dty.fmt().ftz(o);
+                }
+                sat_narrow(o, dty.fmt(), sat)
+            }
+        }
+    }
+}
+
+fn approx_div(a: u64, b: u64, ftz: bool) -> u64 {
+    // div.approx.f32 / div.full.f32: the correctly rounded quotient (see float::approx).
+    let f = Fmt::F32;
+    let (a, b) = if ftz { (f.ftz(a), f.ftz(b)) } else { (a, b) };
+    let mut r = float::bin_narrow(FOp::Div, a & 0xffff_ffff, b & 0xffff_ffff, Rnd::Rn, f);
+    if ftz {
+        r = f.ftz(r);
+    }
+    r
+}
+
+fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> u64 {
+    let func = match op {
+        Op::Sqrt => approx::Func::Sqrt,
+        Op::Rcp => approx::Func::Rcp,
+        Op::Rsqrt => approx::Func::Rsqrt,
+        Op::Ex2 => approx::Func::Ex2,
+        Op::Lg2 => approx::Func::Lg2,
+        Op::Sin => approx::Func::Sin,
+        Op::Cos => approx::Func::Cos,
+        _ => approx::Func::Tanh,
+    };
+    if ty.bits == 64 {
+        let x = f64::from_bits(a);
+        let r = match (op, is_approx) {
+            (Op::Sqrt, false) => float::sqrt_f64(x, rnd),
+            (Op::Rcp, false) => float::bin_f64(FOp::Div, 1.0, x, rnd),
+            _ => approx::f64(func, x),
+        };
+        return if r.is_nan() { float::NAN64 } else { r.to_bits() };
+    }
+    if halves(ty) || ty.bits == 16 {
+        let f = ty.fmt();
+        let one = |h: u64| float::from_f64(approx::f64(func, f.to_f64(h)), Rnd::Rn, f);
+        if halves(ty) {
+            return (one((a >> 16) & 0xffff) << 16) | one(a & 0xffff);
+        }
+        return one(a & 0xffff);
+    }
+    let f = Fmt::F32;
+    let a32 = a & 0xffff_ffff;
+    match (op, is_approx) {
+        (Op::Sqrt, false) => {
+            let x = if ftz { f.ftz(a32) } else { a32 };
+            let r = float::sqrt_narrow(x, rnd, f);
+            if ftz {
+                f.ftz(r)
+            } else {
+                r
+            }
+        }
+        (Op::Rcp, false) => {
+            let x = if ftz { f.ftz(a32) } else { a32 };
+            let r = float::bin_narrow(FOp::Div, u64::from(1.0f32.to_bits()), x, rnd, f);
+            if ftz {
+                f.ftz(r)
+            } else {
+                r
+            }
+        }
+        _ => u64::from(approx::f32(func, a32 as u32, ftz)),
+    }
+}

@@ -1,0 +1,222 @@
+//! What the executor asks of its embedder: device memory ([`GlobalMemory`]), and what a
+//! launch can fail with ([`Fault`]). [`HostMemory`] is a simple implementation for tests.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::Mutex;
+
+/// An access outside every live allocation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BadAddress {
+    /// The first address of the access.
+    pub addr: u64,
+}
+
+/// The device memory a launch reads and writes: the embedder's allocations (and the module
+/// globals it placed in them). Implementations must be usable from several threads at once
+/// (blocks run in parallel).
+pub trait GlobalMemory: Sync {
+    /// Reads `out.len()` bytes at `addr`; `Err` if any byte is outside a live allocation.
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress>;
+    /// Writes `data` at `addr`; `Err` (writing nothing) if any byte is outside a live
+    /// allocation.
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress>;
+    /// Atomically replaces the `size`-byte (4 or 8, or 2) little-endian value `old` at
+    /// `addr` by `op(old)` and returns `old`; no other `atomic` on an overlapping address
+    /// runs between the read and the write.
+    fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress>;
+    /// Receives the text a kernel's `printf` (vprintf) produces, one call's output at a
+    /// time. The default writes it to standard output.
+    fn printf(&self, text: &str) {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+}
+
+/// Why a launch failed. The stand-in maps each to the CUDA error the real driver gives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// A load, store or atomic outside every live allocation or outside shared/local memory
+    /// (CUDA_ERROR_ILLEGAL_ADDRESS).
+    IllegalAddress {
+        /// The address accessed.
+        addr: u64,
+        /// The PTX line of the instruction.
+        line: u32,
+    },
+    /// An access not aligned to its size (CUDA_ERROR_MISALIGNED_ADDRESS).
+    MisalignedAddress {
+        /// The address accessed.
+        addr: u64,
+        /// The PTX line of the instruction.
+        line: u32,
+    },
+    /// `trap` was executed (CUDA_ERROR_ILLEGAL_INSTRUCTION).
+    Trap {
+        /// The PTX line of the instruction.
+        line: u32,
+    },
+    /// A device-side `assert` failed (`__assertfail`; CUDA_ERROR_ASSERT).
+    Assert {
+        /// The message (the asserted expression).
+        message: String,
+        /// The source file.
+        file: String,
+        /// The source line.
+        source_line: u32,
+        /// The function.
+        function: String,
+    },
+    /// Threads wait at a barrier that the other threads of the block never reach (the GPU
+    /// hangs; the executor stops: a deliberate difference).
+    BarrierDeadlock {
+        /// The block.
+        block: [u32; 3],
+    },
+    /// Calls nested deeper than the executor allows (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES
+    /// or a stack overflow on the GPU).
+    StackOverflow {
+        /// The PTX line of the call.
+        line: u32,
+    },
+    /// The launch itself is invalid: unknown kernel, wrong parameters, bad dimensions
+    /// (CUDA_ERROR_INVALID_VALUE).
+    InvalidLaunch(String),
+}
+
+impl fmt::Display for Fault {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Fault::IllegalAddress { addr, line } => write!(f, "illegal address {addr:#x} (PTX line {line})"),
+            Fault::MisalignedAddress { addr, line } => write!(f, "misaligned address {addr:#x} (PTX line {line})"),
+            Fault::Trap { line } => write!(f, "trap (PTX line {line})"),
+            Fault::Assert { message, file, source_line, function } => {
+                write!(f, "{file}:{source_line}: {function}: Assertion `{message}` failed.")
+            }
+            Fault::BarrierDeadlock { block } => {
+                write!(f, "block {block:?}: threads wait at a barrier the others never reach")
+            }
+            Fault::StackOverflow { line } => write!(f, "call stack overflow (PTX line {line})"),
+            Fault::InvalidLaunch(s) => write!(f, "invalid launch: {s}"),
+        }
+    }
+}
+
+impl std::error::Error for Fault {}
+
+struct Alloc {
+    base: u64,
+    bytes: Box<[AtomicU8]>,
+}
+
+/// Device memory in host memory, for tests and benchmarks: allocations at distinct
+/// addresses, every access checked.
+pub struct HostMemory {
+    allocs: Vec<Alloc>,
+    next: u64,
+    atomics: Mutex<()>,
+    printed: Mutex<Option<String>>,
+}
+
+impl Default for HostMemory {
+    fn default() -> Self {
+        HostMemory::new()
+    }
+}
+
+impl fmt::Debug for HostMemory {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostMemory").field("allocations", &self.allocs.len()).finish()
+    }
+}
+
+impl HostMemory {
+    /// No allocations; printf output goes to standard output.
+    pub fn new() -> HostMemory {
+        HostMemory { allocs: Vec::new(), next: 0x7_0000_0000, atomics: Mutex::new(()), printed: Mutex::new(None) }
+    }
+
+    /// Keeps printf output (see [`HostMemory::printed`]) instead of writing it out.
+    pub fn capture_printf(&mut self) {
+        if let Ok(mut p) = self.printed.lock() {
+            *p = Some(String::new());
+        }
+    }
+
+    /// The printf output captured so far.
+    pub fn printed(&self) -> String {
+        self.printed.lock().ok().and_then(|p| p.clone()).unwrap_or_default()
+    }
+
+    /// A new zeroed allocation of `size` bytes; its address (256-byte aligned).
+    pub fn alloc(&mut self, size: usize) -> u64 {
+        let base = self.next;
+        let bytes: Box<[AtomicU8]> = (0..size).map(|_| AtomicU8::new(0)).collect();
+        self.allocs.push(Alloc { base, bytes });
+        self.next = (base + size as u64 + 4096).div_ceil(256) * 256;
+        base
+    }
+
+    /// A new allocation holding `data`.
+    pub fn alloc_from(&mut self, data: &[u8]) -> u64 {
+        let a = self.alloc(data.len());
+        let _ = self.write(a, data);
+        a
+    }
+
+    /// `len` bytes at `addr`, if inside one allocation.
+    pub fn bytes(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let mut v = vec![0; len];
+        self.read(addr, &mut v).ok()?;
+        Some(v)
+    }
+
+    fn find(&self, addr: u64, len: usize) -> Option<&[AtomicU8]> {
+        let i = self.allocs.partition_point(|a| a.base <= addr);
+        let a = self.allocs.get(i.checked_sub(1)?)?;
+        let off = (addr - a.base) as usize;
+        a.bytes.get(off..off.checked_add(len)?)
+    }
+}
+
+impl GlobalMemory for HostMemory {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
+        let src = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
+        for (o, s) in out.iter_mut().zip(src) {
+            *o = s.load(Ordering::Relaxed);
+        }
+        Ok(())
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
+        let dst = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
+        for (d, s) in dst.iter().zip(data) {
+            d.store(*s, Ordering::Relaxed);
+        }
+        Ok(())
+    }
+    fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress> {
+        let cell = self.find(addr, size).ok_or(BadAddress { addr })?;
+        let _guard = self.atomics.lock().unwrap_or_else(|e| e.into_inner());
+        let mut old = [0u8; 8];
+        for (o, s) in old.iter_mut().zip(cell) {
+            *o = s.load(Ordering::SeqCst);
+        }
+        let old = u64::from_le_bytes(old);
+        let new = op(old).to_le_bytes();
+        for (d, s) in cell.iter().zip(new.iter()) {
+            d.store(*s, Ordering::SeqCst);
+        }
+        Ok(old)
+    }
+    fn printf(&self, text: &str) {
+        if let Ok(mut p) = self.printed.lock() {
+            if let Some(s) = p.as_mut() {
+                s.push_str(text);
+                return;
+            }
+        }
+        print!("{text}");
+    }
+}

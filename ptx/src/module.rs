@@ -1,0 +1,1523 @@
+//! The pre-decoded form: a module's functions with registers resolved to slots, labels to
+//! instruction indices, symbols to their state space and offset, operands typed.
+
+use std::collections::HashMap;
+
+use crate::float::{Fmt, Rnd};
+use crate::parse::{err, parse, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
+
+/// The kind of a type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum K {
+    U,
+    S,
+    B,
+    F,
+    Bf,
+    F16x2,
+    Bf16x2,
+    Pred,
+}
+
+/// A PTX scalar type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Ty {
+    pub(crate) k: K,
+    pub(crate) bits: u32,
+}
+
+impl Ty {
+    pub(crate) const NONE: Ty = Ty { k: K::B, bits: 0 };
+    fn parse(s: &str) -> Option<Ty> {
+        let (k, bits) = match s {
+            "pred" => (K::Pred, 1),
+            "f16" => (K::F, 16),
+            "f32" => (K::F, 32),
+            "f64" => (K::F, 64),
+            "bf16" => (K::Bf, 16),
+            "f16x2" => (K::F16x2, 32),
+            "bf16x2" => (K::Bf16x2, 32),
+            _ => {
+                let k = match s.as_bytes().first() {
+                    Some(b'u') => K::U,
+                    Some(b's') => K::S,
+                    Some(b'b') => K::B,
+                    _ => return None,
+                };
+                let bits: u32 = s.get(1..)?.parse().ok()?;
+                if ![8, 16, 32, 64].contains(&bits) {
+                    return None;
+                }
+                (k, bits)
+            }
+        };
+        Some(Ty { k, bits })
+    }
+    pub(crate) fn bytes(self) -> usize {
+        (self.bits as usize).div_ceil(8)
+    }
+    pub(crate) fn is_float(self) -> bool {
+        matches!(self.k, K::F | K::Bf | K::F16x2 | K::Bf16x2)
+    }
+    pub(crate) fn fmt(self) -> Fmt {
+        match (self.k, self.bits) {
+            (K::Bf, _) | (K::Bf16x2, _) => Fmt::Bf16,
+            (K::F, 16) | (K::F16x2, _) => Fmt::F16,
+            _ => Fmt::F32,
+        }
+    }
+}
+
+/// A special register.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sreg {
+    Tid(u8),
+    Ntid(u8),
+    Ctaid(u8),
+    Nctaid(u8),
+    Laneid,
+    Warpid,
+    Nwarpid,
+    Smid,
+    Nsmid,
+    Gridid,
+    Clock,
+    Clock64,
+    Globaltimer,
+    GlobaltimerLo,
+    GlobaltimerHi,
+    DynSmem,
+    TotalSmem,
+    LanemaskEq,
+    LanemaskLe,
+    LanemaskLt,
+    LanemaskGe,
+    LanemaskGt,
+    Const(u64),
+}
+
+fn sreg(name: &str) -> Option<Sreg> {
+    let dim = |s: &str| match s {
+        "x" => Some(0u8),
+        "y" => Some(1),
+        "z" => Some(2),
+        _ => None,
+    };
+    if let Some((base, d)) = name.split_once('.') {
+        let d = dim(d)?;
+        return Some(match base {
+            "%tid" => Sreg::Tid(d),
+            "%ntid" => Sreg::Ntid(d),
+            "%ctaid" => Sreg::Ctaid(d),
+            "%nctaid" => Sreg::Nctaid(d),
+            "%clusterid" | "%cluster_ctaid" => Sreg::Const(0),
+            "%cluster_nctaid" => Sreg::Const(1),
+            "%nclusterid" => Sreg::Nctaid(d),
+            _ => return None,
+        });
+    }
+    Some(match name {
+        "%laneid" => Sreg::Laneid,
+        "%warpid" => Sreg::Warpid,
+        "%nwarpid" => Sreg::Nwarpid,
+        "%smid" => Sreg::Smid,
+        "%nsmid" => Sreg::Nsmid,
+        "%gridid" => Sreg::Gridid,
+        "%clock" => Sreg::Clock,
+        "%clock64" => Sreg::Clock64,
+        "%globaltimer" => Sreg::Globaltimer,
+        "%globaltimer_lo" => Sreg::GlobaltimerLo,
+        "%globaltimer_hi" => Sreg::GlobaltimerHi,
+        "%dynamic_smem_size" => Sreg::DynSmem,
+        "%total_smem_size" => Sreg::TotalSmem,
+        "%lanemask_eq" => Sreg::LanemaskEq,
+        "%lanemask_le" => Sreg::LanemaskLe,
+        "%lanemask_lt" => Sreg::LanemaskLt,
+        "%lanemask_ge" => Sreg::LanemaskGe,
+        "%lanemask_gt" => Sreg::LanemaskGt,
+        "%cluster_ctarank" | "%is_explicit_cluster" => Sreg::Const(0),
+        "%cluster_nctarank" => Sreg::Const(1),
+        _ => return None,
+    })
+}
+
+/// Where a symbol lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Base {
+    None,
+    Reg(u32),
+    /// Offset in the block's shared memory.
+    Shared(u64),
+    /// Index of a module global (.global/.const): its address is bound by the embedder.
+    Global(u32),
+    /// Offset in the kernel's parameter buffer.
+    KParam(u64),
+    /// Offset in the frame's per-thread parameter block.
+    FParam(u64),
+    /// Offset in the frame's per-thread local block.
+    Local(u64),
+}
+
+/// A decoded operand.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Opd {
+    Reg(u32),
+    NotReg(u32),
+    Imm(u64),
+    Sreg(Sreg),
+    /// A memory operand `[base+off]`.
+    Addr(Base, i64),
+    /// The address of a symbol as a value.
+    SymAddr(Base, i64),
+    Vector(Box<[Opd]>),
+    Label(u32),
+    Func(u32),
+    List(Box<[Opd]>),
+    Sink,
+}
+
+/// A memory state space of an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Sp {
+    Generic,
+    Global,
+    Const,
+    Shared,
+    Local,
+    Param,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Lo,
+    Ls,
+    Hi,
+    Hs,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BoolOp {
+    None,
+    And,
+    Or,
+    Xor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MulMode {
+    Lo,
+    Hi,
+    Wide,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AtomOp {
+    Add,
+    Min,
+    Max,
+    Inc,
+    Dec,
+    And,
+    Or,
+    Xor,
+    Exch,
+    Cas,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Builtin {
+    Vprintf,
+    AssertFail,
+}
+
+/// An operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Op {
+    Add,
+    Sub,
+    Addc,
+    Subc,
+    Mul(MulMode),
+    Mad(MulMode),
+    Madc(MulMode),
+    Mul24(bool),
+    Mad24(bool),
+    Div,
+    Rem,
+    Min,
+    Max,
+    Abs,
+    Neg,
+    Shl,
+    Shr,
+    Shf { left: bool, clamp: bool },
+    And,
+    Or,
+    Xor,
+    Not,
+    Cnot,
+    Lop3,
+    Popc,
+    Clz,
+    Bfind(bool),
+    Brev,
+    Bfe,
+    Bfi,
+    Prmt(u8),
+    Dp4a,
+    Dp2a(bool),
+    Sad,
+    Setp,
+    Selp,
+    Set,
+    Slct,
+    Mov,
+    Cvt,
+    Cvta { to: bool, sp: Sp },
+    Isspacep(Sp),
+    Fma,
+    Sqrt,
+    Rcp,
+    Rsqrt,
+    Ex2,
+    Lg2,
+    Sin,
+    Cos,
+    Tanh,
+    Copysign,
+    Testp(u8),
+    Ld,
+    St,
+    Atom(AtomOp),
+    Red(AtomOp),
+    Nop,
+    Bra,
+    Call,
+    Ret,
+    Exit,
+    Trap,
+    Bar { arrive: bool, red: u8 },
+    Shfl(u8),
+    Vote(u8),
+    Activemask,
+    Match(bool),
+    Redux(u8),
+}
+
+/// One decoded instruction.
+#[derive(Clone, Debug)]
+pub(crate) struct Inst {
+    pub(crate) op: Op,
+    pub(crate) ty: Ty,
+    pub(crate) ty2: Ty,
+    pub(crate) rnd: Rnd,
+    /// cvt: a float-to-integral rounding (.rni/...) was given; or an explicit rounding.
+    pub(crate) irnd: bool,
+    pub(crate) has_rnd: bool,
+    pub(crate) ftz: bool,
+    pub(crate) sat: bool,
+    pub(crate) approx: bool,
+    pub(crate) nan: bool,
+    pub(crate) cc: bool,
+    pub(crate) cmp: Cmp,
+    pub(crate) bop: BoolOp,
+    pub(crate) sp: Sp,
+    pub(crate) vec: u32,
+    /// fma only: bit 0 negates the first factor, bit 1 the addend (set by [`contract`]).
+    pub(crate) neg: u8,
+    pub(crate) guard: Option<(u32, bool)>,
+    pub(crate) ops: Box<[Opd]>,
+    pub(crate) line: u32,
+    pub(crate) name: Box<str>,
+}
+
+/// A decoded function.
+#[derive(Clone, Debug)]
+pub(crate) struct Func {
+    pub(crate) name: String,
+    pub(crate) is_entry: bool,
+    pub(crate) nregs: u32,
+    pub(crate) code: Vec<Inst>,
+    /// Byte size of the per-thread parameter block (formal params, returns, body params).
+    pub(crate) param_size: u64,
+    /// Offsets of formal parameters (in the frame block; for kernels in the param buffer).
+    pub(crate) params: Vec<(u64, u64)>,
+    /// The declared alignment of each formal parameter.
+    pub(crate) param_aligns: Vec<u64>,
+    pub(crate) rets: Vec<(u64, u64)>,
+    pub(crate) local_size: u64,
+    pub(crate) builtin: Option<Builtin>,
+}
+
+/// A module global (.global or .const variable) that the embedder allocates.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Global {
+    /// Its name in the PTX.
+    pub name: String,
+    /// `true` for .const, `false` for .global.
+    pub is_const: bool,
+    /// `true` for `.attribute(.managed)` (`__managed__`): the embedder allocates it as managed
+    /// memory.
+    pub managed: bool,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes.
+    pub align: u64,
+    /// The initialiser's bytes: the first `init.len()` bytes of the variable (empty when
+    /// the PTX gives none); the rest of it is zeros.
+    pub init: Vec<u8>,
+    /// Initialiser items that are addresses of other globals: (byte offset in `init`, index
+    /// of the global, added offset). [`Module::global_image`] patches them.
+    pub relocations: Vec<(u64, u32, i64)>,
+}
+
+/// A kernel's parameter: offset and size in the parameter buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelParam {
+    /// Byte offset in the kernel's parameter buffer.
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes.
+    pub align: u64,
+}
+
+/// What `cuFuncGetAttribute` reports of a kernel.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelInfo {
+    /// The parameters (offset, size, alignment in the parameter buffer).
+    pub params: Vec<KernelParam>,
+    /// Static shared memory in bytes (the module's, see [`Module::static_shared_size`]).
+    pub static_shared_bytes: u64,
+    /// Local memory per thread of the kernel's own frame, in bytes.
+    pub local_bytes: u64,
+    /// Registers the PTX declares (virtual registers; ptxas allocates fewer).
+    pub registers: u32,
+}
+
+/// A loaded PTX module: parsed, checked and pre-decoded.
+#[derive(Debug)]
+pub struct Module {
+    pub(crate) version: (u32, u32),
+    pub(crate) targets: Vec<String>,
+    pub(crate) funcs: Vec<Func>,
+    pub(crate) globals: Vec<Global>,
+    pub(crate) global_addrs: Vec<u64>,
+    /// Static shared memory of the module (all kernels).
+    pub(crate) shared_size: u64,
+    pub(crate) dyn_shared_offset: u64,
+}
+
+fn elem_size(ty: &str) -> u64 {
+    Ty::parse(ty).map_or(1, |t| t.bytes().max(1) as u64)
+}
+
+fn var_size(v: &Var) -> u64 {
+    let mut n = elem_size(&v.ty).saturating_mul(u64::from(v.vec));
+    for d in &v.dims {
+        n = n.saturating_mul(d.unwrap_or(0));
+    }
+    n
+}
+
+fn var_align(v: &Var) -> u64 {
+    if v.align > 0 {
+        u64::from(v.align)
+    } else {
+        elem_size(&v.ty) * u64::from(v.vec)
+    }
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    if a <= 1 {
+        x
+    } else {
+        x.div_ceil(a).saturating_mul(a)
+    }
+}
+
+/// Static shared memory a module may declare (ptxas's limit: 48 KiB).
+const MAX_STATIC_SHARED: u64 = 0xc000;
+/// Local memory per thread and frame (the GPU's limit: 512 KiB).
+const MAX_LOCAL: u64 = 512 * 1024;
+/// Registers a function may declare.
+const MAX_REGS: u32 = 1 << 16;
+
+/// Instructions this executor refuses at load (an error naming them, never a wrong result).
+const UNSUPPORTED: &[&str] = &[
+    "mma",
+    "wgmma",
+    "ldmatrix",
+    "stmatrix",
+    "movmatrix",
+    "cp",
+    "tex",
+    "tld4",
+    "txq",
+    "suld",
+    "sust",
+    "sured",
+    "suq",
+    "istypep",
+    "tensormap",
+    "mbarrier",
+    "griddepcontrol",
+    "setmaxnreg",
+    "elect",
+    "multimem",
+    "clusterlaunchcontrol",
+    "tcgen05",
+    "cvt.pack",
+    "alloca",
+    "stacksave",
+    "stackrestore",
+    "getctarank",
+    "mapa",
+    "applypriority",
+    "discard",
+    "createpolicy",
+    "barrier.cluster",
+    "wmma",
+    "bmma",
+    "szext",
+];
+
+impl Module {
+    /// Parses and decodes PTX text. Errors name the line and the instruction or directive;
+    /// an instruction outside what the executor supports (tensor cores, `cp.async`,
+    /// textures and surfaces, ...) is refused here.
+    pub fn load(text: &str) -> Result<Module, PtxError> {
+        let ast = parse(text)?;
+        decode_module(ast)
+    }
+
+    /// The PTX ISA version of `.version` (major, minor).
+    pub fn version(&self) -> (u32, u32) {
+        self.version
+    }
+
+    /// The `.target` list (`sm_90`, `debug`, ...).
+    pub fn targets(&self) -> &[String] {
+        &self.targets
+    }
+
+    /// The names of the module's kernels (`.entry`).
+    pub fn kernels(&self) -> Vec<&str> {
+        self.funcs.iter().filter(|f| f.is_entry).map(|f| f.name.as_str()).collect()
+    }
+
+    /// The parameters of kernel `name`, if it is one.
+    pub fn kernel_params(&self, name: &str) -> Option<Vec<KernelParam>> {
+        let f = self.funcs.iter().find(|f| f.is_entry && f.name == name)?;
+        Some(
+            f.params
+                .iter()
+                .zip(&f.param_aligns)
+                .map(|(&(offset, size), &align)| KernelParam { offset, size, align })
+                .collect(),
+        )
+    }
+
+    /// What attributes report of kernel `name`, if it is one.
+    pub fn kernel_info(&self, name: &str) -> Option<KernelInfo> {
+        let f = self.funcs.iter().find(|f| f.is_entry && f.name == name)?;
+        Some(KernelInfo {
+            params: self.kernel_params(name)?,
+            static_shared_bytes: self.shared_size,
+            local_bytes: f.local_size,
+            registers: f.nregs,
+        })
+    }
+
+    /// The module's static shared memory in bytes (what every kernel of it gets).
+    pub fn static_shared_size(&self) -> u64 {
+        self.shared_size
+    }
+
+    /// The module's globals (.global and .const variables, `__device__` and `__constant__`
+    /// data), in the order [`Module::bind_globals`] takes their addresses.
+    pub fn globals(&self) -> &[Global] {
+        &self.globals
+    }
+
+    /// Tells the module the device address of each global (same order as
+    /// [`Module::globals`]). Launches read and write them through the embedder's memory.
+    /// Errors (changing nothing) if the count differs.
+    pub fn bind_globals(&mut self, addresses: &[u64]) -> Result<(), String> {
+        if addresses.len() != self.globals.len() {
+            return Err(format!("{} addresses for {} globals", addresses.len(), self.globals.len()));
+        }
+        self.global_addrs = addresses.to_vec();
+        Ok(())
+    }
+
+    /// The initialiser's bytes of global `index` (its first bytes; the rest is zeros) with
+    /// address initialisers resolved against `addresses` (the addresses given to
+    /// [`Module::bind_globals`]); `None` if out of range.
+    pub fn global_image(&self, index: usize, addresses: &[u64]) -> Option<Vec<u8>> {
+        let g = self.globals.get(index)?;
+        let mut bytes = g.init.clone();
+        for &(off, target, add) in &g.relocations {
+            let a = addresses.get(target as usize).copied().unwrap_or(0).wrapping_add(add as u64);
+            if let Some(dst) = bytes.get_mut(off as usize..off as usize + 8) {
+                dst.copy_from_slice(&a.to_le_bytes());
+            }
+        }
+        Some(bytes)
+    }
+}
+
+struct Syms<'a> {
+    globals: &'a HashMap<String, Base>,
+    funcs: &'a HashMap<String, u32>,
+    regs: HashMap<String, u32>,
+    locals: HashMap<String, Base>,
+    labels: HashMap<String, u32>,
+}
+
+/// Address initialisers: (byte offset, global index, added offset).
+type Relocations = Vec<(u64, u32, i64)>;
+
+fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> Result<(Vec<u8>, Relocations), PtxError> {
+    let es = elem_size(&v.ty) as usize;
+    let covered = (v.init.len() as u64).saturating_mul(es as u64).min(size);
+    let mut out = vec![0u8; covered as usize];
+    let mut rel = Vec::new();
+    let ty = Ty::parse(&v.ty).unwrap_or(Ty { k: K::B, bits: 8 });
+    for (i, item) in v.init.iter().enumerate() {
+        let at = i * es;
+        let bytes: u64 = match item {
+            Init::Int(n) => *n as u64,
+            Init::Float(f) => match (ty.k, ty.bits) {
+                (K::F, 32) => u64::from((*f as f32).to_bits()),
+                (K::F, 64) => f.to_bits(),
+                (K::F, 16) => crate::float::from_f64(*f, Rnd::Rn, Fmt::F16),
+                _ => *f as i64 as u64,
+            },
+            Init::Sym(name, off) => {
+                let idx = global_index
+                    .get(name)
+                    .ok_or_else(|| err(v.line, &v.name, format!("initialiser names unknown symbol {name}")))?;
+                rel.push((at as u64, *idx, *off));
+                0
+            }
+        };
+        if let Some(dst) = out.get_mut(at..at + es) {
+            dst.copy_from_slice(bytes.to_le_bytes().get(..es).unwrap_or(&[]));
+        }
+    }
+    Ok((out, rel))
+}
+
+fn decode_module(ast: Ast) -> Result<Module, PtxError> {
+    let mut globals = Vec::new();
+    let mut gsyms: HashMap<String, Base> = HashMap::new();
+    let mut gindex: HashMap<String, u32> = HashMap::new();
+    let mut shared: u64 = 0;
+    let mut extern_shared: Vec<String> = Vec::new();
+    // Module-level and function-level shared variables share one static area.
+    let mut shared_vars: Vec<&Var> = ast.vars.iter().filter(|v| v.space == Space::Shared).collect();
+    for f in &ast.funcs {
+        for s in f.body.iter().flatten() {
+            if let Stmt::Var(v) = s {
+                if v.space == Space::Shared {
+                    shared_vars.push(v);
+                }
+            }
+        }
+    }
+    for v in &shared_vars {
+        if v.dims.iter().any(|d| d.is_none()) || (v.is_extern && var_size(v) == 0) {
+            extern_shared.push(v.name.clone());
+            continue;
+        }
+        shared = align_up(shared, var_align(v));
+        gsyms.insert(v.name.clone(), Base::Shared(shared));
+        shared = shared.saturating_add(var_size(v));
+    }
+    if shared > MAX_STATIC_SHARED {
+        return Err(err(
+            0,
+            "",
+            format!("the module uses {shared} bytes of static shared memory ({MAX_STATIC_SHARED} max)"),
+        ));
+    }
+    let dyn_off = align_up(shared, 16);
+    for n in extern_shared {
+        gsyms.insert(n, Base::Shared(dyn_off));
+    }
+    for v in &ast.vars {
+        if matches!(v.space, Space::Global | Space::Const) {
+            gindex.insert(v.name.clone(), globals.len() as u32);
+            gsyms.insert(v.name.clone(), Base::Global(globals.len() as u32));
+            globals.push(Global {
+                name: v.name.clone(),
+                is_const: v.space == Space::Const,
+                managed: v.managed,
+                size: var_size(v),
+                align: var_align(v),
+                init: Vec::new(),
+                relocations: Vec::new(),
+            });
+        } else if !matches!(v.space, Space::Shared) {
+            return Err(err(v.line, &v.name, "unsupported module-level state space"));
+        }
+    }
+    for v in &ast.vars {
+        if let Some(&i) = gindex.get(&v.name) {
+            let (init, rel) = init_bytes(v, var_size(v), &gindex)?;
+            if let Some(g) = globals.get_mut(i as usize) {
+                g.init = init;
+                g.relocations = rel;
+            }
+        }
+    }
+    // Functions: one per name; a declaration followed by a definition is one function.
+    let mut fidx: HashMap<String, u32> = HashMap::new();
+    let mut order: Vec<&FuncAst> = Vec::new();
+    for f in &ast.funcs {
+        match fidx.get(&f.name) {
+            Some(&i) => {
+                if f.body.is_some() {
+                    if let Some(slot) = order.get_mut(i as usize) {
+                        *slot = f;
+                    }
+                }
+            }
+            None => {
+                fidx.insert(f.name.clone(), order.len() as u32);
+                order.push(f);
+            }
+        }
+    }
+    let mut funcs = Vec::new();
+    for f in &order {
+        funcs.push(decode_func(f, &gsyms, &fidx)?);
+    }
+    Ok(Module {
+        version: ast.version,
+        targets: ast.targets,
+        funcs,
+        global_addrs: vec![0; globals.len()],
+        globals,
+        shared_size: shared,
+        dyn_shared_offset: dyn_off,
+    })
+}
+
+fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<String, u32>) -> Result<Func, PtxError> {
+    let mut syms = Syms { globals, funcs, regs: HashMap::new(), locals: HashMap::new(), labels: HashMap::new() };
+    let mut param_size = 0u64;
+    let mut params = Vec::new();
+    let mut param_aligns = Vec::new();
+    let mut rets = Vec::new();
+    for p in &f.params {
+        let size = var_size(p).max(1);
+        let a = var_align(p).max(1);
+        param_aligns.push(a);
+        param_size = align_up(param_size, a);
+        params.push((param_size, size));
+        syms.locals
+            .insert(p.name.clone(), if f.is_entry { Base::KParam(param_size) } else { Base::FParam(param_size) });
+        param_size = param_size.saturating_add(size);
+        // The kernel parameter limit of CUDA 12.1+ (32 764 bytes); functions the same here.
+        if param_size > 32764 {
+            return Err(err(p.line, &p.name, "more than 32764 bytes of parameters"));
+        }
+    }
+    let kparam_size = param_size;
+    if f.is_entry {
+        param_size = 0;
+    }
+    for p in &f.rets {
+        let size = var_size(p).max(1);
+        param_size = align_up(param_size, var_align(p).max(1));
+        rets.push((param_size, size));
+        syms.locals.insert(p.name.clone(), Base::FParam(param_size));
+        param_size = param_size.saturating_add(size);
+        if param_size > MAX_LOCAL {
+            return Err(err(p.line, &p.name, "too many bytes of parameters"));
+        }
+    }
+    let _ = kparam_size;
+    let builtin = match f.name.as_str() {
+        "vprintf" => Some(Builtin::Vprintf),
+        "__assertfail" | "__assert_fail" => Some(Builtin::AssertFail),
+        _ => None,
+    };
+    let Some(body) = &f.body else {
+        return Ok(Func {
+            name: f.name.clone(),
+            is_entry: f.is_entry,
+            nregs: 0,
+            code: Vec::new(),
+            param_size,
+            params,
+            param_aligns,
+            rets,
+            local_size: 0,
+            builtin,
+        });
+    };
+    let mut local = 0u64;
+    let mut n = 0u32;
+    for s in body {
+        match s {
+            Stmt::Reg(r) => {
+                for (name, count) in &r.names {
+                    if count.unwrap_or(1) > MAX_REGS || n > MAX_REGS {
+                        return Err(err(f.line, &f.name, format!("more than {MAX_REGS} registers")));
+                    }
+                    match count {
+                        Some(c) => {
+                            for i in 0..*c {
+                                syms.regs.entry(format!("{name}{i}")).or_insert_with(|| {
+                                    n += 1;
+                                    n - 1
+                                });
+                            }
+                        }
+                        None => {
+                            syms.regs.entry(name.clone()).or_insert_with(|| {
+                                n += 1;
+                                n - 1
+                            });
+                        }
+                    }
+                }
+            }
+            Stmt::Var(_) => {}
+            Stmt::Label(l) => {
+                let idx = body_index(body, l);
+                syms.labels.insert(l.clone(), idx);
+            }
+            Stmt::Inst(_) => {}
+        }
+    }
+    // `__local_depot` symbols are the frame's local block.
+    let mut code = Vec::new();
+    // In statement order: a `.param`/`.local` declared again in a later scope (nvcc's
+    // call sequences redeclare `param0`, `retval0`) is a new variable from there on.
+    for s in body {
+        match s {
+            Stmt::Inst(i) => code.push(decode_inst(i, &mut syms)?),
+            Stmt::Var(v) => match v.space {
+                Space::Local => {
+                    local = align_up(local, var_align(v));
+                    syms.locals.insert(v.name.clone(), Base::Local(local));
+                    local = local.saturating_add(var_size(v));
+                    if local > MAX_LOCAL {
+                        return Err(err(v.line, &v.name, format!("more than {MAX_LOCAL} bytes of local memory")));
+                    }
+                }
+                Space::Param => {
+                    param_size = align_up(param_size, var_align(v).max(1));
+                    syms.locals.insert(v.name.clone(), Base::FParam(param_size));
+                    param_size = param_size.saturating_add(var_size(v).max(1));
+                    if param_size > MAX_LOCAL {
+                        return Err(err(v.line, &v.name, "too many bytes of parameters"));
+                    }
+                }
+                Space::Shared => {}
+                _ => return Err(err(v.line, &v.name, "unsupported state space in a function body")),
+            },
+            _ => {}
+        }
+    }
+    // A body that falls off its end returns.
+    code.push(Inst {
+        op: if f.is_entry { Op::Exit } else { Op::Ret },
+        ty: Ty::NONE,
+        ty2: Ty::NONE,
+        rnd: Rnd::Rn,
+        irnd: false,
+        has_rnd: false,
+        ftz: false,
+        sat: false,
+        approx: false,
+        nan: false,
+        cc: false,
+        cmp: Cmp::Eq,
+        bop: BoolOp::None,
+        sp: Sp::Generic,
+        vec: 1,
+        neg: 0,
+        guard: None,
+        ops: Box::new([]),
+        line: f.line,
+        name: "ret".into(),
+    });
+    contract(&mut code);
+    Ok(Func {
+        name: f.name.clone(),
+        is_entry: f.is_entry,
+        nregs: syms.regs.len() as u32,
+        code,
+        param_size,
+        params,
+        param_aligns,
+        rets,
+        local_size: local,
+        builtin,
+    })
+}
+
+/// The instruction index a label at statement position refers to.
+fn body_index(body: &[Stmt], label: &str) -> u32 {
+    let mut n = 0;
+    for s in body {
+        match s {
+            Stmt::Label(l) if l == label => return n,
+            Stmt::Inst(_) => n += 1,
+            _ => {}
+        }
+    }
+    n
+}
+
+fn resolve_base(name: &str, syms: &Syms) -> Option<Base> {
+    if let Some(&r) = syms.regs.get(name) {
+        return Some(Base::Reg(r));
+    }
+    if let Some(&b) = syms.locals.get(name) {
+        return Some(b);
+    }
+    if name.starts_with("__local_depot") {
+        return Some(Base::Local(0));
+    }
+    syms.globals.get(name).copied()
+}
+
+fn imm_for(value: f64, f32_bits: Option<u32>, ty: Ty) -> u64 {
+    match (ty.k, ty.bits) {
+        (K::F, 64) => value.to_bits(),
+        (K::F, 16) | (K::Bf, 16) => crate::float::from_f64(value, Rnd::Rn, ty.fmt()),
+        (_, 64) if f32_bits.is_none() => value.to_bits(),
+        _ => u64::from(f32_bits.unwrap_or((value as f32).to_bits())),
+    }
+}
+
+fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Result<Opd, PtxError> {
+    Ok(match o {
+        Operand::Name(n) => {
+            if let Some(&r) = syms.regs.get(n) {
+                Opd::Reg(r)
+            } else if let Some(s) = sreg(n) {
+                Opd::Sreg(s)
+            } else if let Some(&l) = syms.labels.get(n) {
+                Opd::Label(l)
+            } else if let Some(&f) = syms.funcs.get(n) {
+                Opd::Func(f)
+            } else if let Some(b) = resolve_base(n, syms) {
+                Opd::SymAddr(b, 0)
+            } else if n == "WARP_SZ" {
+                Opd::Imm(32)
+            } else {
+                return Err(err(line, name, format!("unknown name {n}")));
+            }
+        }
+        Operand::Not(n) => match syms.regs.get(n) {
+            Some(&r) => Opd::NotReg(r),
+            None => return Err(err(line, name, format!("unknown predicate {n}"))),
+        },
+        Operand::Int(v) => Opd::Imm(*v as u64),
+        Operand::Float { value, f32_bits } => Opd::Imm(imm_for(*value, *f32_bits, ty)),
+        Operand::Addr(base, off) => {
+            let b = match base {
+                None => Base::None,
+                Some(n) => resolve_base(n, syms).ok_or_else(|| err(line, name, format!("unknown address base {n}")))?,
+            };
+            Opd::Addr(b, *off)
+        }
+        Operand::SymOff(n, off) => {
+            let b = resolve_base(n, syms).ok_or_else(|| err(line, name, format!("unknown symbol {n}")))?;
+            Opd::SymAddr(b, *off)
+        }
+        Operand::Vector(v) => Opd::Vector(
+            v.iter()
+                .map(|o| decode_operand(o, ty, syms, line, name))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_boxed_slice(),
+        ),
+        Operand::List(v) => Opd::List(
+            v.iter()
+                .map(|o| decode_operand(o, ty, syms, line, name))
+                .collect::<Result<Vec<_>, _>>()?
+                .into_boxed_slice(),
+        ),
+        Operand::Sink => Opd::Sink,
+    })
+}
+
+fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
+    let name = i.name.as_str();
+    let line = i.line;
+    for u in UNSUPPORTED {
+        let hit = if u.contains('.') { name.starts_with(u) } else { name == *u || name.starts_with(&format!("{u}.")) };
+        if hit {
+            return Err(err(line, name, "instruction not supported by the PTX executor"));
+        }
+    }
+    let mut parts = name.split('.');
+    let opname = parts.next().unwrap_or("");
+    let mods: Vec<&str> = parts.collect();
+    // Modifiers whose meaning the executor does not implement: refused, never ignored.
+    const UNSUPPORTED_MODS: &[&str] = &[
+        "relu",
+        "xorsign",
+        "satfinite",
+        "tf32",
+        "e4m3x2",
+        "e5m2x2",
+        "e2m1x2",
+        "e2m3x2",
+        "e3m2x2",
+        "ue8m0x2",
+        "oob",
+        "mmio",
+        "multicast",
+        "b128",
+        "f8x4",
+        "e4m3",
+        "e5m2",
+        "s2f6x2",
+        "emulation",
+    ];
+    if let Some(m) = mods.iter().find(|m| UNSUPPORTED_MODS.contains(m)) {
+        return Err(err(line, name, format!("the .{m} modifier is not supported by the PTX executor")));
+    }
+    let mut inst = Inst {
+        op: Op::Nop,
+        ty: Ty::NONE,
+        ty2: Ty::NONE,
+        rnd: Rnd::Rn,
+        irnd: false,
+        has_rnd: false,
+        ftz: false,
+        sat: false,
+        approx: false,
+        nan: false,
+        cc: false,
+        cmp: Cmp::Eq,
+        bop: BoolOp::None,
+        sp: Sp::Generic,
+        vec: 1,
+        neg: 0,
+        guard: None,
+        ops: Box::new([]),
+        line,
+        name: name.into(),
+    };
+    let mut types = Vec::new();
+    let mut mul = MulMode::Lo;
+    let mut aux: Option<&str> = None;
+    for m in &mods {
+        if let Some(t) = Ty::parse(m) {
+            types.push(t);
+            continue;
+        }
+        match *m {
+            "rn" | "rni" => {
+                inst.rnd = Rnd::Rn;
+                inst.has_rnd = true;
+                inst.irnd = m.ends_with('i');
+            }
+            "rz" | "rzi" => {
+                inst.rnd = Rnd::Rz;
+                inst.has_rnd = true;
+                inst.irnd = m.ends_with('i');
+            }
+            "rm" | "rmi" => {
+                inst.rnd = Rnd::Rm;
+                inst.has_rnd = true;
+                inst.irnd = m.ends_with('i');
+            }
+            "rp" | "rpi" => {
+                inst.rnd = Rnd::Rp;
+                inst.has_rnd = true;
+                inst.irnd = m.ends_with('i');
+            }
+            "ftz" => inst.ftz = true,
+            "sat" => inst.sat = true,
+            "approx" => inst.approx = true,
+            "full" => inst.approx = true,
+            "NaN" => inst.nan = true,
+            "cc" => inst.cc = true,
+            "lo" => mul = MulMode::Lo,
+            "hi" => mul = MulMode::Hi,
+            "wide" => mul = MulMode::Wide,
+            "v2" => inst.vec = 2,
+            "v4" => inst.vec = 4,
+            "v8" => inst.vec = 8,
+            "global" => inst.sp = Sp::Global,
+            "const" => inst.sp = Sp::Const,
+            "shared" => inst.sp = Sp::Shared,
+            "local" => inst.sp = Sp::Local,
+            "param" => inst.sp = Sp::Param,
+            "to" => aux = Some("to"),
+            "eq" | "ne" | "lt" | "le" | "gt" | "ge" | "ls" | "hs" | "equ" | "neu" | "ltu" | "leu" | "gtu" | "geu"
+            | "num" | "nan" => {
+                inst.cmp = match *m {
+                    "eq" => Cmp::Eq,
+                    "ne" => Cmp::Ne,
+                    "lt" => Cmp::Lt,
+                    "le" => Cmp::Le,
+                    "gt" => Cmp::Gt,
+                    "ge" => Cmp::Ge,
+                    "ls" => Cmp::Ls,
+                    "hs" => Cmp::Hs,
+                    "equ" => Cmp::Equ,
+                    "neu" => Cmp::Neu,
+                    "ltu" => Cmp::Ltu,
+                    "leu" => Cmp::Leu,
+                    "gtu" => Cmp::Gtu,
+                    "geu" => Cmp::Geu,
+                    "num" => Cmp::Num,
+                    _ => Cmp::Nan,
+                };
+                aux = Some(m);
+            }
+            _ => aux = aux.or(Some(m)),
+        }
+    }
+    // `lo` and `hi` are also comparison operators of integer setp (unsigned lower/higher).
+    let first_ty = types.first().copied().unwrap_or(Ty::NONE);
+    inst.ty = first_ty;
+    inst.ty2 = types.get(1).copied().unwrap_or(first_ty);
+    let has = |s: &str| mods.contains(&s);
+    let unsupported = || err(line, name, "instruction not supported by the PTX executor");
+    inst.op = match opname {
+        "add" => Op::Add,
+        "sub" => Op::Sub,
+        "addc" => Op::Addc,
+        "subc" => Op::Subc,
+        "mul" => Op::Mul(mul),
+        "mad" => Op::Mad(mul),
+        "madc" => Op::Madc(mul),
+        "mul24" => Op::Mul24(has("hi")),
+        "mad24" => Op::Mad24(has("hi")),
+        "div" => Op::Div,
+        "rem" => Op::Rem,
+        "min" => Op::Min,
+        "max" => Op::Max,
+        "abs" => Op::Abs,
+        "neg" => Op::Neg,
+        "shl" => Op::Shl,
+        "shr" => Op::Shr,
+        "shf" => Op::Shf { left: has("l"), clamp: has("clamp") },
+        "and" => Op::And,
+        "or" => Op::Or,
+        "xor" => Op::Xor,
+        "not" => Op::Not,
+        "cnot" => Op::Cnot,
+        "lop3" => Op::Lop3,
+        "popc" => Op::Popc,
+        "clz" => Op::Clz,
+        "bfind" => Op::Bfind(has("shiftamt")),
+        "brev" => Op::Brev,
+        "bfe" => Op::Bfe,
+        "bfi" => Op::Bfi,
+        "prmt" => Op::Prmt(match aux {
+            Some("f4e") => 1,
+            Some("b4e") => 2,
+            Some("rc8") => 3,
+            Some("ecl") => 4,
+            Some("ecr") => 5,
+            Some("rc16") => 6,
+            _ => 0,
+        }),
+        "dp4a" => Op::Dp4a,
+        "dp2a" => Op::Dp2a(has("hi")),
+        "sad" => Op::Sad,
+        "setp" | "set" => {
+            if has("lo") {
+                inst.cmp = Cmp::Lo;
+            } else if has("hi") {
+                inst.cmp = Cmp::Hi;
+            }
+            if has("and") {
+                inst.bop = BoolOp::And;
+            } else if has("or") {
+                inst.bop = BoolOp::Or;
+            } else if has("xor") {
+                inst.bop = BoolOp::Xor;
+            }
+            if opname == "setp" {
+                Op::Setp
+            } else {
+                // set.cmp.dtype.stype: the compared type is the second.
+                Op::Set
+            }
+        }
+        "selp" => Op::Selp,
+        "slct" => Op::Slct,
+        "mov" => Op::Mov,
+        "cvt" => {
+            if has("rn") && !inst.irnd && !inst.ty.is_float() {
+                // cvt.rn.s32.f32 means round-to-nearest-integer.
+            }
+            Op::Cvt
+        }
+        "cvta" => Op::Cvta { to: has("to"), sp: inst.sp },
+        "isspacep" => Op::Isspacep(inst.sp),
+        "fma" => Op::Fma,
+        "sqrt" => Op::Sqrt,
+        "rcp" => Op::Rcp,
+        "rsqrt" => Op::Rsqrt,
+        "ex2" => Op::Ex2,
+        "lg2" => Op::Lg2,
+        "sin" => Op::Sin,
+        "cos" => Op::Cos,
+        "tanh" => Op::Tanh,
+        "copysign" => Op::Copysign,
+        "testp" => Op::Testp(match aux {
+            Some("finite") => 0,
+            Some("infinite") => 1,
+            Some("number") => 2,
+            Some("notanumber") => 3,
+            Some("normal") => 4,
+            Some("subnormal") => 5,
+            _ => return Err(err(line, name, "unknown testp operator")),
+        }),
+        "ld" | "ldu" => Op::Ld,
+        "st" => Op::St,
+        "atom" | "red" => {
+            let a = if has("add") {
+                AtomOp::Add
+            } else if has("min") {
+                AtomOp::Min
+            } else if has("max") {
+                AtomOp::Max
+            } else if has("inc") {
+                AtomOp::Inc
+            } else if has("dec") {
+                AtomOp::Dec
+            } else if has("and") {
+                AtomOp::And
+            } else if has("or") {
+                AtomOp::Or
+            } else if has("xor") {
+                AtomOp::Xor
+            } else if has("exch") {
+                AtomOp::Exch
+            } else if has("cas") {
+                AtomOp::Cas
+            } else {
+                return Err(unsupported());
+            };
+            if inst.vec > 1 {
+                return Err(unsupported());
+            }
+            if opname == "atom" {
+                Op::Atom(a)
+            } else {
+                Op::Red(a)
+            }
+        }
+        "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "brkpt" => Op::Nop,
+        "bra" | "brx" => {
+            if opname == "brx" {
+                return Err(unsupported());
+            }
+            Op::Bra
+        }
+        "call" => Op::Call,
+        "ret" => Op::Ret,
+        "exit" => Op::Exit,
+        "trap" => Op::Trap,
+        "bar" | "barrier" => {
+            if has("cluster") {
+                return Err(unsupported());
+            }
+            if has("warp") {
+                Op::Nop
+            } else {
+                let red = if has("red") {
+                    if has("popc") {
+                        1
+                    } else if has("and") {
+                        2
+                    } else {
+                        3
+                    }
+                } else {
+                    0
+                };
+                Op::Bar { arrive: has("arrive"), red }
+            }
+        }
+        "shfl" => Op::Shfl(if has("up") {
+            1
+        } else if has("down") {
+            2
+        } else if has("bfly") {
+            3
+        } else {
+            0
+        }),
+        "vote" => {
+            if !has("sync") && !has("ballot") && !has("all") && !has("any") && !has("uni") {
+                return Err(unsupported());
+            }
+            Op::Vote(if has("all") {
+                0
+            } else if has("any") {
+                1
+            } else if has("uni") {
+                2
+            } else {
+                3
+            })
+        }
+        "activemask" => Op::Activemask,
+        "match" => Op::Match(has("all")),
+        "redux" => Op::Redux(if has("add") {
+            0
+        } else if has("min") {
+            1
+        } else if has("max") {
+            2
+        } else if has("and") {
+            3
+        } else if has("or") {
+            4
+        } else {
+            5
+        }),
+        _ => return Err(unsupported()),
+    };
+    if matches!(inst.op, Op::Setp | Op::Set) && matches!(inst.ty2.k, K::F16x2 | K::Bf16x2) {
+        return Err(err(line, name, "packed half comparisons are not supported by the PTX executor"));
+    }
+    if inst.op == Op::Set {
+        // set.CmpOp.dtype.stype: types[0] is the destination, types[1] the compared.
+        inst.ty2 = types.get(1).copied().unwrap_or(first_ty);
+    }
+    if let Some((g, neg)) = &i.guard {
+        let r = syms.regs.get(g).ok_or_else(|| err(line, name, format!("unknown predicate {g}")))?;
+        inst.guard = Some((*r, *neg));
+    }
+    // Operand typing: for cvt the source operand has the second type.
+    let mut ops = Vec::with_capacity(i.operands.len());
+    for (k, o) in i.operands.iter().enumerate() {
+        let ty = match inst.op {
+            Op::Cvt if k >= 1 => inst.ty2,
+            Op::Set | Op::Slct if k >= 1 => inst.ty2,
+            _ => inst.ty,
+        };
+        ops.push(decode_operand(o, ty, syms, line, name)?);
+    }
+    if inst.op == Op::Call {
+        // call[.uni] (rets), func, (args)  |  call func, (args)  |  call func
+        let target = ops.iter().find_map(|o| if let Opd::Func(f) = o { Some(*f) } else { None });
+        if target.is_none() {
+            return Err(err(line, name, "indirect calls are not supported by the PTX executor"));
+        }
+    }
+    inst.ops = ops.into_boxed_slice();
+    check_operands(&inst)?;
+    Ok(inst)
+}
+
+fn check_operands(inst: &Inst) -> Result<(), PtxError> {
+    let need = match inst.op {
+        Op::Add
+        | Op::Sub
+        | Op::Addc
+        | Op::Subc
+        | Op::Mul(_)
+        | Op::Div
+        | Op::Rem
+        | Op::Min
+        | Op::Max
+        | Op::Shl
+        | Op::Shr
+        | Op::And
+        | Op::Or
+        | Op::Xor
+        | Op::Copysign
+        | Op::Mul24(_) => 3,
+        Op::Mad(_)
+        | Op::Madc(_)
+        | Op::Fma
+        | Op::Selp
+        | Op::Slct
+        | Op::Shf { .. }
+        | Op::Bfe
+        | Op::Sad
+        | Op::Prmt(_)
+        | Op::Dp4a
+        | Op::Dp2a(_)
+        | Op::Mad24(_) => 4,
+        Op::Bfi | Op::Lop3 => 5,
+        Op::Abs
+        | Op::Neg
+        | Op::Not
+        | Op::Cnot
+        | Op::Popc
+        | Op::Clz
+        | Op::Bfind(_)
+        | Op::Brev
+        | Op::Mov
+        | Op::Cvt
+        | Op::Cvta { .. }
+        | Op::Sqrt
+        | Op::Rcp
+        | Op::Rsqrt
+        | Op::Ex2
+        | Op::Lg2
+        | Op::Sin
+        | Op::Cos
+        | Op::Tanh
+        | Op::Testp(_)
+        | Op::Ld
+        | Op::St
+        | Op::Isspacep(_) => 2,
+        Op::Bra => 1,
+        _ => 0,
+    };
+    if inst.ops.len() < need {
+        return Err(err(inst.line, &inst.name, format!("expected {need} operands, found {}", inst.ops.len())));
+    }
+    Ok(())
+}
+
+/// The registers an instruction writes.
+fn dest_regs(inst: &Inst) -> Vec<u32> {
+    if matches!(inst.op, Op::St | Op::Red(_) | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Nop) {
+        return Vec::new();
+    }
+    if matches!(inst.op, Op::Bar { red: 0, .. }) {
+        return Vec::new();
+    }
+    match inst.ops.first() {
+        Some(Opd::Reg(r)) => vec![*r],
+        Some(Opd::Vector(v)) => v.iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect(),
+        _ => Vec::new(),
+    }
+}
+
+fn count_reg_uses(o: &Opd, uses: &mut HashMap<u32, u32>) {
+    match o {
+        Opd::Reg(r) | Opd::NotReg(r) | Opd::Addr(Base::Reg(r), _) | Opd::SymAddr(Base::Reg(r), _) => {
+            *uses.entry(*r).or_insert(0) += 1;
+        }
+        Opd::Vector(v) | Opd::List(v) => v.iter().for_each(|o| count_reg_uses(o, uses)),
+        _ => {}
+    }
+}
+
+/// ptxas contracts a `mul` and an `add`/`sub` of f32/f64 without rounding modifiers into one
+/// fused multiply-add (its default `--fmad=true`); the H200 computes what that code gives.
+/// This pass does the same where the product is used once, by an add or sub later in the
+/// same basic block, with no operand of the multiply redefined in between. (A best
+/// emulation of ptxas's choice: the corpus's recorded outputs check it.)
+fn contract(code: &mut [Inst]) {
+    let n = code.len();
+    let mut leader = vec![false; n + 1];
+    for (i, inst) in code.iter().enumerate() {
+        for o in inst.ops.iter() {
+            if let Opd::Label(l) = o {
+                if let Some(x) = leader.get_mut(*l as usize) {
+                    *x = true;
+                }
+            }
+        }
+        if matches!(inst.op, Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Bar { .. }) {
+            if let Some(x) = leader.get_mut(i + 1) {
+                *x = true;
+            }
+        }
+    }
+    let mut uses: HashMap<u32, u32> = HashMap::new();
+    for inst in code.iter() {
+        let dests = dest_regs(inst);
+        for (k, o) in inst.ops.iter().enumerate() {
+            if k == 0 && !dests.is_empty() {
+                continue;
+            }
+            count_reg_uses(o, &mut uses);
+        }
+        if let Some((p, _)) = inst.guard {
+            *uses.entry(p).or_insert(0) += 1;
+        }
+    }
+    let contractible = |inst: &Inst| {
+        inst.ty.k == K::F && (inst.ty.bits == 32 || inst.ty.bits == 64) && !inst.has_rnd && !inst.sat && !inst.approx
+    };
+    for i in 0..n {
+        let Some(add) = code.get(i) else { continue };
+        if !matches!(add.op, Op::Add | Op::Sub) || !contractible(add) {
+            continue;
+        }
+        let mut done = None;
+        for k in [1usize, 2] {
+            let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
+            if uses.get(x).copied() != Some(1) {
+                continue;
+            }
+            // The nearest definition of x before i, within the block.
+            let mut j = i;
+            let mut found = None;
+            while j > 0 {
+                if leader.get(j).copied().unwrap_or(true) {
+                    break;
+                }
+                j -= 1;
+                let Some(c) = code.get(j) else { break };
+                if dest_regs(c).contains(x) {
+                    found = Some(j);
+                    break;
+                }
+            }
+            let Some(j) = found else { continue };
+            let Some(mul) = code.get(j) else { continue };
+            if mul.op != Op::Mul(MulMode::Lo)
+                || !contractible(mul)
+                || mul.ty != add.ty
+                || mul.ftz != add.ftz
+                || mul.guard.is_some()
+                || add.guard.is_some()
+            {
+                continue;
+            }
+            let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
+            let srcs: Vec<u32> =
+                [a, b].iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect();
+            let clobbered =
+                (j + 1..i).any(|m| code.get(m).is_some_and(|c| dest_regs(c).iter().any(|d| srcs.contains(d))));
+            if clobbered {
+                continue;
+            }
+            let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
+            let neg = match (add.op, k) {
+                (Op::Add, _) => 0,
+                (_, 1) => 2, // a*b - y
+                _ => 1,      // x - a*b = (-a)*b + x
+            };
+            let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
+            done = Some((vec![d, a.clone(), b.clone(), other], neg));
+            break;
+        }
+        if let (Some((ops, neg)), Some(add)) = (done, code.get_mut(i)) {
+            add.op = Op::Fma;
+            add.ops = ops.into_boxed_slice();
+            add.neg = neg;
+            add.rnd = Rnd::Rn;
+        }
+    }
+}

@@ -1,0 +1,813 @@
+//! PTX text to a syntax tree: directives, declarations, labels and instructions with their
+//! operands, each with its line.
+
+use std::fmt;
+
+/// An error in PTX text: the line (1-based), the instruction or directive, and what is wrong.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PtxError {
+    /// The line of the PTX text (1-based).
+    pub line: u32,
+    /// The instruction (its full name) or directive concerned; empty if none.
+    pub instruction: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for PtxError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.instruction.is_empty() {
+            write!(f, "line {}: {}", self.line, self.message)
+        } else {
+            write!(f, "line {}: {}: {}", self.line, self.instruction, self.message)
+        }
+    }
+}
+
+impl std::error::Error for PtxError {}
+
+pub(crate) fn err(line: u32, instruction: &str, message: impl Into<String>) -> PtxError {
+    PtxError { line, instruction: instruction.to_string(), message: message.into() }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Tok {
+    /// An identifier, directive (leading '.'), register (leading '%') or dotted name.
+    Word(String),
+    /// A number as written.
+    Num(String),
+    Str(String),
+    Punct(char),
+}
+
+#[derive(Clone, Debug)]
+struct Token {
+    tok: Tok,
+    line: u32,
+}
+
+fn lex(text: &str) -> Result<Vec<Token>, PtxError> {
+    let mut out = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    let mut i = 0;
+    let mut line = 1u32;
+    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
+    while i < chars.len() {
+        let c = at(i);
+        if c == '\n' {
+            line += 1;
+            i += 1;
+        } else if c.is_whitespace() {
+            i += 1;
+        } else if c == '/' && at(i + 1) == '/' {
+            while i < chars.len() && at(i) != '\n' {
+                i += 1;
+            }
+        } else if c == '/' && at(i + 1) == '*' {
+            i += 2;
+            while i < chars.len() && !(at(i) == '*' && at(i + 1) == '/') {
+                if at(i) == '\n' {
+                    line += 1;
+                }
+                i += 1;
+            }
+            i += 2;
+        } else if c == '"' {
+            let mut s = String::new();
+            i += 1;
+            while i < chars.len() && at(i) != '"' {
+                s.push(at(i));
+                i += 1;
+            }
+            i += 1;
+            out.push(Token { tok: Tok::Str(s), line });
+        } else if c.is_ascii_digit() {
+            let mut s = String::new();
+            while i < chars.len() && (at(i).is_ascii_alphanumeric() || at(i) == '.') {
+                s.push(at(i));
+                i += 1;
+            }
+            out.push(Token { tok: Tok::Num(s), line });
+        } else if c.is_alphabetic() || c == '_' || c == '$' || c == '%' || c == '.' {
+            let mut s = String::new();
+            loop {
+                let ch = at(i);
+                if i < chars.len() && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
+                    s.push(ch);
+                    i += 1;
+                } else if ch == ':' && at(i + 1) == ':' && at(i + 2).is_alphanumeric() {
+                    // Qualifiers such as .L1::no_allocate, .L2::256B
+                    s.push_str("::");
+                    i += 2;
+                } else {
+                    break;
+                }
+            }
+            out.push(Token { tok: Tok::Word(s), line });
+        } else {
+            out.push(Token { tok: Tok::Punct(c), line });
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+/// A state space.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Space {
+    /// .global
+    Global,
+    /// .const
+    Const,
+    /// .shared
+    Shared,
+    /// .local
+    Local,
+    /// .param
+    Param,
+    /// .reg
+    Reg,
+}
+
+impl Space {
+    fn from_word(w: &str) -> Option<Space> {
+        Some(match w {
+            ".global" => Space::Global,
+            ".const" => Space::Const,
+            ".shared" => Space::Shared,
+            ".local" => Space::Local,
+            ".param" => Space::Param,
+            ".reg" => Space::Reg,
+            _ => return None,
+        })
+    }
+}
+
+/// One initialiser item of a variable.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Init {
+    /// A number: integer bits, or a float as f64.
+    Int(i128),
+    Float(f64),
+    /// The address of a symbol plus an offset (generic(sym) too).
+    Sym(String, i64),
+}
+
+/// A variable declaration (.global/.const/.shared/.local/.param).
+#[derive(Clone, Debug)]
+pub(crate) struct Var {
+    pub(crate) space: Space,
+    pub(crate) align: u32,
+    /// Element type without the dot (b8, u32, f32, ...).
+    pub(crate) ty: String,
+    pub(crate) vec: u32,
+    pub(crate) name: String,
+    /// Array dimensions; `None` for `[]`.
+    pub(crate) dims: Vec<Option<u64>>,
+    pub(crate) init: Vec<Init>,
+    pub(crate) line: u32,
+    pub(crate) is_extern: bool,
+    /// `.attribute(.managed)`
+    pub(crate) managed: bool,
+}
+
+/// A register declaration.
+#[derive(Clone, Debug)]
+pub(crate) struct RegDecl {
+    /// (name, count): `%r<10>` is ("%r", Some(10)).
+    pub(crate) names: Vec<(String, Option<u32>)>,
+}
+
+/// An operand as written.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Operand {
+    /// A name: register, special register, symbol, label or function.
+    Name(String),
+    /// `!name` (negated predicate).
+    Not(String),
+    Int(i128),
+    /// A float immediate as f64 value; `f32_bits` when written 0fXXXXXXXX.
+    Float {
+        value: f64,
+        f32_bits: Option<u32>,
+    },
+    /// `[base+off]`: base is a name or absent.
+    Addr(Option<String>, i64),
+    /// `{a, b, ...}`
+    Vector(Vec<Operand>),
+    /// `(a, b, ...)` (call lists)
+    List(Vec<Operand>),
+    /// `name+off` outside brackets.
+    SymOff(String, i64),
+    /// `_`
+    Sink,
+}
+
+/// An instruction as written.
+#[derive(Clone, Debug)]
+pub(crate) struct InstAst {
+    pub(crate) line: u32,
+    pub(crate) guard: Option<(String, bool)>,
+    /// The full name, e.g. "ld.global.v4.f32".
+    pub(crate) name: String,
+    pub(crate) operands: Vec<Operand>,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum Stmt {
+    Label(String),
+    Reg(RegDecl),
+    Var(Var),
+    Inst(InstAst),
+}
+
+/// A function or kernel.
+#[derive(Clone, Debug)]
+pub(crate) struct FuncAst {
+    pub(crate) name: String,
+    pub(crate) is_entry: bool,
+    pub(crate) params: Vec<Var>,
+    pub(crate) rets: Vec<Var>,
+    /// `None` for a declaration without a body.
+    pub(crate) body: Option<Vec<Stmt>>,
+    pub(crate) line: u32,
+}
+
+/// A whole PTX text.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Ast {
+    pub(crate) version: (u32, u32),
+    pub(crate) targets: Vec<String>,
+    pub(crate) address_size: u32,
+    pub(crate) vars: Vec<Var>,
+    pub(crate) funcs: Vec<FuncAst>,
+}
+
+struct Parser {
+    toks: Vec<Token>,
+    pos: usize,
+    /// Nesting of braces in initialisers and operands (bounded: no deep recursion).
+    depth: u32,
+}
+
+const MAX_DEPTH: u32 = 32;
+
+fn parse_int(s: &str) -> Option<i128> {
+    let s = s.trim_end_matches(['U', 'u']);
+    if let Some(h) = s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).ok()
+    } else if let Some(b) = s.strip_prefix("0b").or_else(|| s.strip_prefix("0B")) {
+        i128::from_str_radix(b, 2).ok()
+    } else if s.len() > 1 && s.starts_with('0') && s.chars().all(|c| c.is_ascii_digit()) {
+        i128::from_str_radix(s, 8).ok()
+    } else {
+        s.parse().ok()
+    }
+}
+
+/// A number token: integer or float.
+fn parse_number(s: &str) -> Option<Operand> {
+    if let Some(h) = s.strip_prefix("0f").or_else(|| s.strip_prefix("0F")) {
+        let bits = u32::from_str_radix(h, 16).ok()?;
+        return Some(Operand::Float { value: f64::from(f32::from_bits(bits)), f32_bits: Some(bits) });
+    }
+    if let Some(h) = s.strip_prefix("0d").or_else(|| s.strip_prefix("0D")) {
+        let bits = u64::from_str_radix(h, 16).ok()?;
+        return Some(Operand::Float { value: f64::from_bits(bits), f32_bits: None });
+    }
+    if let Some(v) = parse_int(s) {
+        return Some(Operand::Int(v));
+    }
+    if s.contains('.') || s.contains('e') || s.contains('E') {
+        return s.parse::<f64>().ok().map(|value| Operand::Float { value, f32_bits: None });
+    }
+    None
+}
+
+impl Parser {
+    fn peek(&self) -> Option<&Tok> {
+        self.toks.get(self.pos).map(|t| &t.tok)
+    }
+    fn peek_at(&self, k: usize) -> Option<&Tok> {
+        self.toks.get(self.pos + k).map(|t| &t.tok)
+    }
+    fn line(&self) -> u32 {
+        self.toks.get(self.pos).or(self.toks.last()).map_or(0, |t| t.line)
+    }
+    fn next(&mut self) -> Option<Tok> {
+        let t = self.toks.get(self.pos).map(|t| t.tok.clone());
+        self.pos += 1;
+        t
+    }
+    fn is_punct(&self, c: char) -> bool {
+        self.peek() == Some(&Tok::Punct(c))
+    }
+    fn expect_punct(&mut self, c: char, ctx: &str) -> Result<(), PtxError> {
+        if self.is_punct(c) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            Err(err(self.line(), ctx, format!("expected '{c}', found {:?}", self.peek())))
+        }
+    }
+    fn word(&mut self, ctx: &str) -> Result<String, PtxError> {
+        match self.next() {
+            Some(Tok::Word(w)) => Ok(w),
+            t => Err(err(self.line(), ctx, format!("expected a name, found {t:?}"))),
+        }
+    }
+    fn number(&mut self, ctx: &str) -> Result<i128, PtxError> {
+        let neg = if self.is_punct('-') {
+            self.pos += 1;
+            true
+        } else {
+            false
+        };
+        match self.next() {
+            Some(Tok::Num(n)) => parse_int(&n)
+                .map(|v| if neg { -v } else { v })
+                .ok_or_else(|| err(self.line(), ctx, format!("bad number {n}"))),
+            t => Err(err(self.line(), ctx, format!("expected a number, found {t:?}"))),
+        }
+    }
+    /// Skips the rest of the line of the token just consumed.
+    fn skip_line(&mut self, line: u32) {
+        while self.toks.get(self.pos).is_some_and(|t| t.line == line) {
+            self.pos += 1;
+        }
+    }
+    fn skip_to_semicolon(&mut self) {
+        while let Some(t) = self.next() {
+            if t == Tok::Punct(';') {
+                break;
+            }
+        }
+    }
+
+    fn parse(&mut self) -> Result<Ast, PtxError> {
+        let mut ast = Ast { address_size: 64, ..Ast::default() };
+        let mut linkage_extern = false;
+        while let Some(t) = self.peek().cloned() {
+            let line = self.line();
+            match t {
+                Tok::Word(w) => match w.as_str() {
+                    ".version" => {
+                        self.pos += 1;
+                        match self.next() {
+                            Some(Tok::Num(n)) => {
+                                let mut it = n.split('.');
+                                let maj = it.next().and_then(|s| s.parse().ok());
+                                let min = it.next().and_then(|s| s.parse().ok());
+                                match (maj, min) {
+                                    (Some(a), Some(b)) => ast.version = (a, b),
+                                    _ => return Err(err(line, ".version", format!("bad version {n}"))),
+                                }
+                            }
+                            t => return Err(err(line, ".version", format!("bad version {t:?}"))),
+                        }
+                    }
+                    ".target" => {
+                        self.pos += 1;
+                        loop {
+                            ast.targets.push(self.word(".target")?);
+                            if self.is_punct(',') {
+                                self.pos += 1;
+                            } else {
+                                break;
+                            }
+                        }
+                    }
+                    ".address_size" => {
+                        self.pos += 1;
+                        ast.address_size = self.number(".address_size")? as u32;
+                    }
+                    ".file" | ".loc" | ".section" => {
+                        self.pos += 1;
+                        if w == ".section" {
+                            // DWARF sections: skip the braces.
+                            let mut depth = 0;
+                            while let Some(t) = self.next() {
+                                if t == Tok::Punct('{') {
+                                    depth += 1;
+                                } else if t == Tok::Punct('}') {
+                                    depth -= 1;
+                                    if depth <= 0 {
+                                        break;
+                                    }
+                                }
+                            }
+                        } else {
+                            self.skip_line(line);
+                        }
+                    }
+                    ".pragma" => {
+                        self.pos += 1;
+                        self.skip_to_semicolon();
+                    }
+                    ".visible" | ".weak" | ".common" => {
+                        self.pos += 1;
+                    }
+                    ".extern" => {
+                        self.pos += 1;
+                        linkage_extern = true;
+                        continue;
+                    }
+                    ".entry" | ".func" => {
+                        self.pos += 1;
+                        let f = self.function(w == ".entry", line)?;
+                        ast.funcs.push(f);
+                    }
+                    _ if Space::from_word(&w).is_some() => {
+                        let mut v = self.var(line)?;
+                        v.is_extern = linkage_extern;
+                        self.expect_punct(';', &w)?;
+                        ast.vars.push(v);
+                    }
+                    _ => return Err(err(line, &w, "unknown directive")),
+                },
+                Tok::Punct(';') => {
+                    self.pos += 1;
+                }
+                t => return Err(err(line, "", format!("unexpected {t:?}"))),
+            }
+            linkage_extern = false;
+        }
+        Ok(ast)
+    }
+
+    /// A variable declaration starting at its state space.
+    fn var(&mut self, line: u32) -> Result<Var, PtxError> {
+        let sw = self.word("declaration")?;
+        let space = Space::from_word(&sw).ok_or_else(|| err(line, &sw, "not a state space"))?;
+        let mut v = Var {
+            space,
+            align: 0,
+            ty: String::new(),
+            vec: 1,
+            name: String::new(),
+            dims: Vec::new(),
+            init: Vec::new(),
+            line,
+            is_extern: false,
+            managed: false,
+        };
+        loop {
+            let w = self.word(&sw)?;
+            match w.as_str() {
+                ".align" => v.align = self.number(".align")? as u32,
+                ".v2" => v.vec = 2,
+                ".v4" => v.vec = 4,
+                ".v8" => v.vec = 8,
+                ".ptr" | ".volatile" => {}
+                ".attribute" => {
+                    // .attribute(.managed): a __managed__ variable.
+                    self.expect_punct('(', &sw)?;
+                    while !self.is_punct(')') {
+                        match self.next() {
+                            Some(Tok::Word(a)) => {
+                                if a == ".managed" {
+                                    v.managed = true;
+                                }
+                            }
+                            Some(Tok::Punct(',')) => {}
+                            t => return Err(err(line, &sw, format!("bad attribute {t:?}"))),
+                        }
+                    }
+                    self.pos += 1;
+                }
+                _ if w.starts_with(".global")
+                    || w.starts_with(".shared")
+                    || w.starts_with(".const")
+                    || w.starts_with(".local") => {}
+                _ if w.starts_with('.') => v.ty = w.trim_start_matches('.').to_string(),
+                _ => {
+                    v.name = w;
+                    break;
+                }
+            }
+        }
+        // .ptr.global.align 8 style attributes come before the name; fine.
+        while self.is_punct('[') {
+            self.pos += 1;
+            if self.is_punct(']') {
+                self.pos += 1;
+                v.dims.push(None);
+            } else {
+                let n = self.number(&v.name)?;
+                self.expect_punct(']', &v.name)?;
+                v.dims.push(Some(n as u64));
+            }
+        }
+        if self.is_punct('=') {
+            self.pos += 1;
+            self.init_items(&mut v.init, &v.name.clone())?;
+        }
+        Ok(v)
+    }
+
+    fn init_items(&mut self, out: &mut Vec<Init>, ctx: &str) -> Result<(), PtxError> {
+        if self.is_punct('{') {
+            if self.depth >= MAX_DEPTH {
+                return Err(err(self.line(), ctx, "initialiser nested too deeply"));
+            }
+            self.depth += 1;
+            self.pos += 1;
+            loop {
+                if self.is_punct('}') {
+                    self.pos += 1;
+                    break;
+                }
+                self.init_items(out, ctx)?;
+                if self.is_punct(',') {
+                    self.pos += 1;
+                }
+            }
+            self.depth -= 1;
+            return Ok(());
+        }
+        let neg = if self.is_punct('-') {
+            self.pos += 1;
+            true
+        } else {
+            false
+        };
+        match self.next() {
+            Some(Tok::Num(n)) => match parse_number(&n) {
+                Some(Operand::Int(i)) => out.push(Init::Int(if neg { -i } else { i })),
+                Some(Operand::Float { value, .. }) => out.push(Init::Float(if neg { -value } else { value })),
+                _ => return Err(err(self.line(), ctx, format!("bad initialiser {n}"))),
+            },
+            Some(Tok::Word(w)) => {
+                let (name, inner) = if (w == "generic" || w == "mask") && self.is_punct('(') {
+                    self.pos += 1;
+                    let n = self.word(ctx)?;
+                    self.expect_punct(')', ctx)?;
+                    (n, true)
+                } else {
+                    (w, false)
+                };
+                let _ = inner;
+                let mut off = 0;
+                if self.is_punct('+') {
+                    self.pos += 1;
+                    off = self.number(ctx)? as i64;
+                }
+                out.push(Init::Sym(name, off));
+            }
+            t => return Err(err(self.line(), ctx, format!("bad initialiser {t:?}"))),
+        }
+        Ok(())
+    }
+
+    fn param_list(&mut self, ctx: &str) -> Result<Vec<Var>, PtxError> {
+        self.expect_punct('(', ctx)?;
+        let mut out = Vec::new();
+        while !self.is_punct(')') {
+            let line = self.line();
+            out.push(self.var(line)?);
+            if self.is_punct(',') {
+                self.pos += 1;
+            }
+        }
+        self.pos += 1;
+        Ok(out)
+    }
+
+    fn function(&mut self, is_entry: bool, line: u32) -> Result<FuncAst, PtxError> {
+        let mut rets = Vec::new();
+        if !is_entry && self.is_punct('(') {
+            rets = self.param_list(".func")?;
+        }
+        let name = self.word(if is_entry { ".entry" } else { ".func" })?;
+        let mut params = Vec::new();
+        if self.is_punct('(') {
+            params = self.param_list(&name)?;
+        }
+        // Performance directives and .noreturn.
+        loop {
+            match self.peek() {
+                Some(Tok::Word(w)) if w.starts_with('.') => {
+                    self.pos += 1;
+                    while matches!(self.peek(), Some(Tok::Num(_)) | Some(Tok::Punct(','))) {
+                        self.pos += 1;
+                    }
+                }
+                _ => break,
+            }
+        }
+        if self.is_punct(';') {
+            self.pos += 1;
+            return Ok(FuncAst { name, is_entry, params, rets, body: None, line });
+        }
+        self.expect_punct('{', &name)?;
+        let mut body = Vec::new();
+        let mut depth = 1;
+        while depth > 0 {
+            let line = self.line();
+            match self.peek().cloned() {
+                None => return Err(err(line, &name, "unterminated function body")),
+                Some(Tok::Punct('{')) => {
+                    self.pos += 1;
+                    depth += 1;
+                }
+                Some(Tok::Punct('}')) => {
+                    self.pos += 1;
+                    depth -= 1;
+                }
+                Some(Tok::Punct(';')) => self.pos += 1,
+                Some(Tok::Punct('@')) => body.push(Stmt::Inst(self.inst(line)?)),
+                Some(Tok::Word(w)) => {
+                    if self.peek_at(1) == Some(&Tok::Punct(':')) && !w.starts_with('.') {
+                        self.pos += 2;
+                        body.push(Stmt::Label(w));
+                    } else if w == ".reg" {
+                        self.pos += 1;
+                        body.push(Stmt::Reg(self.reg_decl(line)?));
+                    } else if Space::from_word(&w).is_some() {
+                        let v = self.var(line)?;
+                        self.expect_punct(';', &w)?;
+                        body.push(Stmt::Var(v));
+                    } else if w == ".loc" || w == ".file" {
+                        self.pos += 1;
+                        self.skip_line(line);
+                    } else if w == ".pragma" {
+                        self.pos += 1;
+                        self.skip_to_semicolon();
+                    } else if w.starts_with('.') {
+                        return Err(err(line, &w, "unsupported directive in a function body"));
+                    } else {
+                        body.push(Stmt::Inst(self.inst(line)?));
+                    }
+                }
+                Some(t) => return Err(err(line, &name, format!("unexpected {t:?}"))),
+            }
+        }
+        Ok(FuncAst { name, is_entry, params, rets, body: Some(body), line })
+    }
+
+    fn reg_decl(&mut self, line: u32) -> Result<RegDecl, PtxError> {
+        let mut ty = String::new();
+        while let Some(Tok::Word(w)) = self.peek() {
+            if w.starts_with('.') {
+                if w != ".v2" && w != ".v4" {
+                    ty = w.trim_start_matches('.').to_string();
+                }
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        let mut names = Vec::new();
+        loop {
+            let n = self.word(".reg")?;
+            let mut count = None;
+            if self.is_punct('<') {
+                self.pos += 1;
+                count = Some(self.number(".reg")? as u32);
+                self.expect_punct('>', ".reg")?;
+            }
+            names.push((n, count));
+            if self.is_punct(',') {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        if !self.is_punct(';') {
+            return Err(err(line, ".reg", "expected ';'"));
+        }
+        self.pos += 1;
+        let _ = ty;
+        Ok(RegDecl { names })
+    }
+
+    fn inst(&mut self, line: u32) -> Result<InstAst, PtxError> {
+        let mut guard = None;
+        if self.is_punct('@') {
+            self.pos += 1;
+            let neg = if self.is_punct('!') {
+                self.pos += 1;
+                true
+            } else {
+                false
+            };
+            guard = Some((self.word("@")?, neg));
+        }
+        let name = self.word("instruction")?;
+        let mut operands = Vec::new();
+        if !self.is_punct(';') {
+            loop {
+                operands.push(self.operand(&name)?);
+                if self.is_punct(',') {
+                    self.pos += 1;
+                } else {
+                    break;
+                }
+            }
+        }
+        if !self.is_punct(';') {
+            return Err(err(line, &name, format!("expected ';', found {:?}", self.peek())));
+        }
+        self.pos += 1;
+        Ok(InstAst { line, guard, name, operands })
+    }
+
+    fn operand(&mut self, ctx: &str) -> Result<Operand, PtxError> {
+        if self.depth >= MAX_DEPTH {
+            return Err(err(self.line(), ctx, "operand nested too deeply"));
+        }
+        self.depth += 1;
+        let r = self.operand_inner(ctx);
+        self.depth -= 1;
+        r
+    }
+
+    fn operand_inner(&mut self, ctx: &str) -> Result<Operand, PtxError> {
+        let line = self.line();
+        match self.next() {
+            Some(Tok::Punct('[')) => {
+                let mut base = None;
+                let mut off: i64 = 0;
+                loop {
+                    match self.next() {
+                        Some(Tok::Punct(']')) => break,
+                        Some(Tok::Word(w)) => base = Some(w),
+                        Some(Tok::Punct('+')) => {}
+                        Some(Tok::Punct('-')) => {
+                            let n = self.number(ctx)?;
+                            off = off.wrapping_sub(n as i64);
+                        }
+                        Some(Tok::Num(n)) => {
+                            off = off.wrapping_add(parse_int(&n).ok_or_else(|| err(line, ctx, "bad offset"))? as i64)
+                        }
+                        t => return Err(err(line, ctx, format!("bad address: {t:?}"))),
+                    }
+                }
+                Ok(Operand::Addr(base, off))
+            }
+            Some(Tok::Punct('{')) => {
+                let mut v = Vec::new();
+                while !self.is_punct('}') {
+                    v.push(self.operand(ctx)?);
+                    if self.is_punct(',') {
+                        self.pos += 1;
+                    }
+                }
+                self.pos += 1;
+                Ok(Operand::Vector(v))
+            }
+            Some(Tok::Punct('(')) => {
+                let mut v = Vec::new();
+                while !self.is_punct(')') {
+                    v.push(self.operand(ctx)?);
+                    if self.is_punct(',') {
+                        self.pos += 1;
+                    }
+                }
+                self.pos += 1;
+                Ok(Operand::List(v))
+            }
+            Some(Tok::Punct('!')) => Ok(Operand::Not(self.word(ctx)?)),
+            Some(Tok::Punct('-')) => match self.next() {
+                Some(Tok::Num(n)) => match parse_number(&n) {
+                    Some(Operand::Int(i)) => Ok(Operand::Int(-i)),
+                    Some(Operand::Float { value, f32_bits }) => {
+                        Ok(Operand::Float { value: -value, f32_bits: f32_bits.map(|b| b ^ 0x8000_0000) })
+                    }
+                    _ => Err(err(line, ctx, format!("bad number {n}"))),
+                },
+                t => Err(err(line, ctx, format!("bad operand -{t:?}"))),
+            },
+            Some(Tok::Num(n)) => parse_number(&n).ok_or_else(|| err(line, ctx, format!("bad number {n}"))),
+            Some(Tok::Word(w)) => {
+                if w == "_" {
+                    return Ok(Operand::Sink);
+                }
+                if self.is_punct('|') {
+                    // d|p: a destination with a predicate (shfl, setp, match)
+                    self.pos += 1;
+                    let p = self.word(ctx)?;
+                    return Ok(Operand::Vector(vec![Operand::Name(w), Operand::Name(p)]));
+                }
+                if self.is_punct('+') && matches!(self.peek_at(1), Some(Tok::Num(_))) {
+                    self.pos += 1;
+                    let n = self.number(ctx)?;
+                    return Ok(Operand::SymOff(w, n as i64));
+                }
+                Ok(Operand::Name(w))
+            }
+            t => Err(err(line, ctx, format!("bad operand {t:?}"))),
+        }
+    }
+}
+
+/// Parses PTX text.
+pub(crate) fn parse(text: &str) -> Result<Ast, PtxError> {
+    let toks = lex(text)?;
+    let mut p = Parser { toks, pos: 0, depth: 0 };
+    let ast = p.parse()?;
+    if ast.version == (0, 0) {
+        return Err(err(1, ".version", "no .version directive"));
+    }
+    Ok(ast)
+}
