@@ -1394,20 +1394,7 @@ impl Block<'_, '_> {
             }
             Op::Shfl(mode) => {
                 let f = frame!();
-                let (d, p) = match o(0) {
-                    Opd::Reg(d) => (*d, None),
-                    Opd::Vector(v) => (
-                        match v.first() {
-                            Some(Opd::Reg(d)) => *d,
-                            _ => u32::MAX,
-                        },
-                        match v.get(1) {
-                            Some(Opd::Reg(q)) => Some(*q),
-                            _ => None,
-                        },
-                    ),
-                    _ => (u32::MAX, None),
-                };
+                let (d, p) = dest_and_predicate(o(0));
                 let mut out = [(0u64, false); WARP];
                 for lane in lanes(mask) {
                     let bval = (self.val(&snap, f, o(2), lane) & 31) as i32;
@@ -1475,20 +1462,7 @@ impl Block<'_, '_> {
             }
             Op::Match(all) => {
                 let f = frame!();
-                let (d, p) = match o(0) {
-                    Opd::Reg(d) => (*d, None),
-                    Opd::Vector(v) => (
-                        match v.first() {
-                            Some(Opd::Reg(d)) => *d,
-                            _ => u32::MAX,
-                        },
-                        match v.get(1) {
-                            Some(Opd::Reg(q)) => Some(*q),
-                            _ => None,
-                        },
-                    ),
-                    _ => (u32::MAX, None),
-                };
+                let (d, p) = dest_and_predicate(o(0));
                 let lane0 = mask.trailing_zeros() as usize;
                 let member = self.val(&snap, f, o(2), lane0) as u32 & mask;
                 let mut vals = [0u64; WARP];
@@ -2569,5 +2543,25 @@ fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> 
             }
         }
         _ => u64::from(approx::f32(func, a32 as u32, ftz)),
+    }
+}
+
+/// The destination register of an instruction that may also write a predicate
+/// (`shfl.sync`'s `d|p`, `match.sync`'s `d|p`): the register, and the predicate register
+/// if there is one (`u32::MAX`: no register, which writes nothing).
+fn dest_and_predicate(o: &Opd) -> (u32, Option<u32>) {
+    match o {
+        Opd::Reg(d) => (*d, None),
+        Opd::Vector(v) => (
+            match v.first() {
+                Some(Opd::Reg(d)) => *d,
+                _ => u32::MAX,
+            },
+            match v.get(1) {
+                Some(Opd::Reg(q)) => Some(*q),
+                _ => None,
+            },
+        ),
+        _ => (u32::MAX, None),
     }
 }
