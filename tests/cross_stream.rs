@@ -11,7 +11,7 @@ use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use common::standin_driver;
-use cudrv::{Context, DeviceBuffer, DeviceSlice, PinnedBuffer, Stream, StreamFlags};
+use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 
 const N: usize = 1 << 16;
 
