@@ -101,10 +101,11 @@ fn the_legacy_stream_waits_for_blocking_streams_only() {
     let d = driver();
     let ctx = new_context(&d);
     let (blocking, non_blocking) = (stream(&d, BLOCKING), stream(&d, NON_BLOCKING));
+    // (Allocated first: its synchronous memset would wait for the blocked blocking stream.)
+    let z = alloc(&d);
     let (on_blocking, on_non_blocking) = (leak::<Probe>(), leak::<Probe>());
     block(&d, blocking, on_blocking);
     block(&d, non_blocking, on_non_blocking);
-    let z = alloc(&d);
     let legacy: CUstream = std::ptr::null_mut();
     // SAFETY: a live allocation of N values; the legacy stream.
     ok(unsafe { d.p().cuMemsetD32Async(z, 5, N, legacy) });
