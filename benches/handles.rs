@@ -145,9 +145,10 @@ fn main() {
     // own stream (one pointer comparison each).
     let s1 = Stream::new(&ctx, 0).unwrap();
     let s2 = Stream::new(&ctx, 0).unwrap();
+    let s3 = Stream::new(&ctx, 0).unwrap();
     let a = DeviceBuffer::<u32>::alloc_async(&s1, 1024).unwrap();
     let b = DeviceBuffer::<u32>::alloc_async(&s1, 1024).unwrap();
-    let (pa, pb, r1, r2) = (a.as_raw(), b.as_raw(), s1.as_raw(), s2.as_raw());
+    let (pa, pb, r1, r2, r3) = (a.as_raw(), b.as_raw(), s1.as_raw(), s2.as_raw(), s3.as_raw());
     compare(
         "single stream: 4 KiB DtoD async",
         rounds,
@@ -161,21 +162,21 @@ fn main() {
     );
     s1.synchronize().unwrap();
     // Two other streams in turn (after the first use on each: a lock and a look-up).
-    let mut turn = false;
+    let (mut raw_turn, mut turn) = (false, false);
     compare(
         "other streams in turn: 4 KiB DtoD async",
         rounds,
         iters,
         || {
-            turn = !turn;
-            let s = if turn { r1 } else { r2 };
+            raw_turn = !raw_turn;
+            let s = if raw_turn { r2 } else { r3 };
             // SAFETY: as above.
             let status = unsafe { p.cuMemcpyDtoDAsync(black_box(pa), pb, 4096, s) };
             assert_eq!(status, CUresult::CUDA_SUCCESS);
         },
         || {
             turn = !turn;
-            let s = if turn { &s1 } else { &s2 };
+            let s = if turn { &s2 } else { &s3 };
             a.copy_from_device_async(&b, s).unwrap();
         },
     );

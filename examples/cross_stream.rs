@@ -8,7 +8,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use cudrv::{Context, DeviceBuffer, DeviceSlice, PinnedBuffer, Stream, StreamFlags};
+use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 
 const N: usize = 1 << 20;
 const ROUNDS: usize = 5;
