@@ -1,7 +1,11 @@
 //! Creating and dropping a stream, an event and a 1 MiB allocation through cudrv's
 //! handles, against the same raw `p` calls; making a view of a buffer, against the address
 //! arithmetic it stands for, and a 4 KiB device-to-device copy into a view, against the
-//! raw `cuMemcpyDtoD`. A benchmark, not a test.
+//! raw `cuMemcpyDtoD`; and the tracking of uses across streams (docs/memory.md): 4 KiB
+//! asynchronous copies between stream-ordered buffers on their own stream (the
+//! single-stream path, which must stay within 2% of the raw calls), on two other streams
+//! in turn, and a buffer's whole life with a use on another stream (first use, free),
+//! each against the raw calls it makes. A benchmark, not a test.
 //!
 //! `cargo bench --bench handles -- [--driver stand-in|system] [--iters N] [--rounds R]`
 //!
@@ -137,4 +141,67 @@ fn main() {
             view.copy_from_device(&src).unwrap();
         },
     );
+    // Uses across streams. The single-stream path: stream-ordered buffers used on their
+    // own stream (one pointer comparison each).
+    let s1 = Stream::new(&ctx, 0).unwrap();
+    let s2 = Stream::new(&ctx, 0).unwrap();
+    let s3 = Stream::new(&ctx, 0).unwrap();
+    let a = DeviceBuffer::<u32>::alloc_async(&s1, 1024).unwrap();
+    let b = DeviceBuffer::<u32>::alloc_async(&s1, 1024).unwrap();
+    let (pa, pb, r1, r2, r3) = (a.as_raw(), b.as_raw(), s1.as_raw(), s2.as_raw(), s3.as_raw());
+    compare(
+        "single stream: 4 KiB DtoD async",
+        rounds,
+        iters,
+        || {
+            // SAFETY: live allocations of 4 KiB; a live stream.
+            let status = unsafe { p.cuMemcpyDtoDAsync(black_box(pa), pb, 4096, r1) };
+            assert_eq!(status, CUresult::CUDA_SUCCESS);
+        },
+        || a.copy_from_device_async(&b, &s1).unwrap(),
+    );
+    s1.synchronize().unwrap();
+    // Two other streams in turn (after the first use on each: a lock and a look-up).
+    let (mut raw_turn, mut turn) = (false, false);
+    compare(
+        "other streams in turn: 4 KiB DtoD async",
+        rounds,
+        iters,
+        || {
+            raw_turn = !raw_turn;
+            let s = if raw_turn { r2 } else { r3 };
+            // SAFETY: as above.
+            let status = unsafe { p.cuMemcpyDtoDAsync(black_box(pa), pb, 4096, s) };
+            assert_eq!(status, CUresult::CUDA_SUCCESS);
+        },
+        || {
+            turn = !turn;
+            let s = if turn { &s2 } else { &s3 };
+            a.copy_from_device_async(&b, s).unwrap();
+        },
+    );
+    ctx.synchronize().unwrap();
+    // A buffer's life with one use on another stream: the raw side allocates, copies and
+    // frees; the handle side adds the first use's wait for the allocation and the free's
+    // wait for the use (two events).
+    compare(
+        "alloc_async + use on other stream + drop",
+        rounds,
+        iters / 4,
+        || {
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: valid out-pointer; live streams; the allocation is 4 KiB.
+            unsafe {
+                assert_eq!(p.cuMemAllocAsync(&mut ptr, 4096, r1), CUresult::CUDA_SUCCESS);
+                assert_eq!(p.cuMemcpyDtoDAsync(black_box(ptr), pb, 4096, r2), CUresult::CUDA_SUCCESS);
+                assert_eq!(p.cuMemFreeAsync(ptr, r1), CUresult::CUDA_SUCCESS);
+            }
+        },
+        || {
+            let c = DeviceBuffer::<u32>::alloc_async(&s1, 1024).unwrap();
+            c.copy_from_device_async(&b, &s2).unwrap();
+            drop(black_box(c));
+        },
+    );
+    ctx.synchronize().unwrap();
 }

@@ -32,6 +32,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
     ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
     ("views", 1, "views: every result verified, 0 wrong"),
+    ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -138,7 +138,8 @@ impl<T> DeviceBuffer<T> {
 }
 
 /// A pool allocation imported from another process. Clones share one mapping; the last
-/// one frees it (`cuMemFreeAsync` on the stream given at import, waited for). If that
+/// one frees it (`cuMemFreeAsync` on the stream given at import, ordered after its uses on
+/// other streams as a buffer's free is, and waited for). If that
 /// free fails, the mapping stays registered (leaked) and a later import reuses it; if
 /// only the wait fails, the mapping is never handed out again: the next import of its
 /// export waits for the free first. Either failure is reported.
@@ -418,7 +419,11 @@ impl Drop for ImportedBuffer {
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
         let ctx = Some(inner.stream.context().as_raw());
         let freed = Cell::new(Freed::No);
+        let ordered = inner.buffer.allocation().owner().order_free_on(&inner.stream);
         let free = || {
+            // Ordered after the mapping's uses on other streams (`memory.rs`); if that cannot
+            // be arranged, it is not freed (kept registered, leaked).
+            ordered.map_err(|e| (e, Arg::Hex(ptr)))?;
             // SAFETY: the mapping is ours and this is its last handle.
             unsafe { d.pc().cuMemFreeAsync(ptr, s) }.map_err(|e| (e, Arg::Hex(ptr)))?;
             freed.set(Freed::Queued);

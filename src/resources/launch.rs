@@ -6,6 +6,7 @@ use std::ffi::c_void;
 use crate::error::CudaError;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
+use crate::resources::view::sealed::ArgUse;
 use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
 
@@ -59,6 +60,13 @@ impl LaunchConfig {
 pub unsafe trait KernelArg {
     /// The pointer the driver reads the parameter from.
     fn param(&self) -> *mut c_void;
+
+    /// For cudrv's device memory (buffers and views): the allocation, whose use on the
+    /// launch's stream the launch records (docs/memory.md). `None` for other arguments.
+    #[doc(hidden)]
+    fn memory_use(&self) -> Option<ArgUse<'_>> {
+        None
+    }
 }
 
 // SAFETY: the value itself is the parameter.
@@ -73,6 +81,9 @@ unsafe impl<T> KernelArg for DeviceBuffer<T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
     }
+    fn memory_use(&self) -> Option<ArgUse<'_>> {
+        Some(ArgUse(self.allocation()))
+    }
 }
 
 // SAFETY: the parameter is the view's device address, kept in the view while it is borrowed.
@@ -80,12 +91,18 @@ unsafe impl<T> KernelArg for DeviceView<'_, T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
     }
+    fn memory_use(&self) -> Option<ArgUse<'_>> {
+        Some(ArgUse(self.allocation()))
+    }
 }
 
 // SAFETY: as above.
 unsafe impl<T> KernelArg for DeviceViewMut<'_, T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
+    }
+    fn memory_use(&self) -> Option<ArgUse<'_>> {
+        Some(ArgUse(self.allocation()))
     }
 }
 
@@ -101,6 +118,9 @@ pub struct Launch<'a> {
     spilled: Vec<*mut c_void>,
     cluster: Option<(u32, u32, u32)>,
     cooperative: bool,
+    /// Why a buffer argument's use on the stream could not be recorded (the launch is
+    /// refused with it).
+    failed: Option<CudaError>,
 }
 
 impl std::fmt::Debug for Launch<'_> {
@@ -125,13 +145,20 @@ impl<'a> Launch<'a> {
             spilled: Vec::new(),
             cluster: None,
             cooperative: false,
+            failed: None,
         }
     }
 
     /// Pushes the next kernel argument: a plain value (`&n`), a device buffer (`&buf`) or
     /// a view of one (`&buf.slice(8..)?`), passed as its device address. It stays borrowed until the builder is dropped.
+    /// A buffer or view records its use on the launch's stream (its free waits for it).
     #[inline]
     pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut Launch<'a> {
+        if let Some(ArgUse(mem)) = arg.memory_use() {
+            if let Err(e) = mem.owner().used_on(self.stream) {
+                self.failed.get_or_insert(e);
+            }
+        }
         let p = arg.param();
         match self.inline.get_mut(self.count) {
             Some(slot) if self.spilled.is_empty() => *slot = p,
@@ -169,6 +196,9 @@ impl<'a> Launch<'a> {
     /// the kernel must only touch memory that stays valid until it completes.
     #[inline]
     pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
+        if let Some(e) = &self.failed {
+            return Err(e.clone());
+        }
         let params = if self.spilled.is_empty() { self.inline.as_mut_ptr() } else { self.spilled.as_mut_ptr() };
         let params = if self.count == 0 { std::ptr::null_mut() } else { params };
         if self.cluster.is_some() || self.cooperative {

@@ -3,16 +3,31 @@
 //! allocations of `T`, and the device's free and total memory (`cuMemGetInfo`). Their
 //! copies, fills and views are those of every kind of device memory (`view.rs`).
 //!
+//! Uses across streams (DESIGN.md, "Device memory of T"): an allocation remembers, in its
+//! shared core ([`MemoryOwner`]), the streams other than its own that it was used on
+//! ([`Uses`]). A use on its own stream (a stream-ordered allocation's) costs one pointer
+//! comparison; a use on a stream it already knows, one atomic load; the first use on
+//! another stream takes a lock, and for a stream-ordered allocation makes that stream wait
+//! for the allocation (an event recorded on the allocation's stream). Its free waits for
+//! them: a stream-ordered free is ordered after every stream it was used on (an event
+//! recorded on each, which the freeing stream waits for), a `cuMemFree` waits for those
+//! streams first. Synchronous copies and fills wait for the allocation's streams (its own
+//! and the others) before they run on the legacy stream.
+//!
 //! An allocation of no bytes calls no driver function: it is the null address, owned by
 //! nobody (never freed), so every kind of buffer of length 0 behaves the same on every
 //! driver (a real one refuses `cuMemAlloc(0)` but gives null for `cuMemAllocAsync(0)`).
 
 use std::marker::PhantomData;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
+use crate::resources::event::Event;
+use crate::resources::flags::EventFlags;
 use crate::resources::handle::{Handle, Kind, Ownership};
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
@@ -43,16 +58,161 @@ unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
 /// The kind of a device allocation.
 pub(crate) struct DeviceMemory;
 
-/// How an allocation is given back, and what it keeps alive.
+/// How an allocation is given back, what it keeps alive, and the streams it was used on.
 pub(crate) struct MemoryOwner {
     context: Context,
     release: Release,
+    uses: Uses,
+}
+
+/// The streams other than its own an allocation was used on, which its free and its
+/// synchronous copies wait for.
+#[derive(Default)]
+pub(crate) struct Uses {
+    /// The raw handle of the stream added last (0: none, or the legacy stream): a use on
+    /// it needs no lock. A stream in `streams` is held alive, so its handle is never reused
+    /// while it is there.
+    last: AtomicUsize,
+    /// How many streams `streams` holds (0: nothing to wait for, no lock taken).
+    count: AtomicUsize,
+    /// Set by [`DeviceBuffer::disable_use_tracking`]: uses are not recorded.
+    untracked: AtomicBool,
+    /// The streams, each once.
+    streams: Mutex<Vec<Stream>>,
+}
+
+/// Whether `a` and `b` are the same stream (the legacy stream of two contexts is not).
+fn same_stream(a: &Stream, b: &Stream) -> bool {
+    a.as_raw() == b.as_raw() && (!a.as_raw().is_null() || a.context().as_raw() == b.context().as_raw())
 }
 
 impl MemoryOwner {
+    fn new(context: &Context, release: Release) -> MemoryOwner {
+        MemoryOwner { context: context.clone(), release, uses: Uses::default() }
+    }
+
     /// The context the allocation belongs to.
     pub(crate) fn context(&self) -> &Context {
         &self.context
+    }
+
+    /// The stream a stream-ordered allocation was made and is freed on.
+    fn home(&self) -> Option<&Stream> {
+        match &self.release {
+            Release::FreeAsync { stream, .. } => Some(stream),
+            Release::Free => None,
+        }
+    }
+
+    /// Records a use of the allocation on `stream`, before the work is queued there. On its
+    /// own stream, or on one it knows already, this is a comparison or an atomic load. The
+    /// first use on another stream remembers that stream (its free and its synchronous
+    /// copies will wait for it) and, for a stream-ordered allocation, makes the stream wait
+    /// for the allocation first (an event recorded on the allocation's stream). On error
+    /// (that wait could not be queued) the caller must not queue its work.
+    #[inline(always)]
+    pub(crate) fn used_on(&self, stream: &Stream) -> Result<(), CudaError> {
+        if let Some(home) = self.home() {
+            if home.as_raw() == stream.as_raw() && same_stream(home, stream) {
+                return Ok(());
+            }
+        }
+        let raw = stream.as_raw() as usize;
+        if raw != 0 && self.uses.last.load(Ordering::Acquire) == raw {
+            return Ok(());
+        }
+        if self.uses.untracked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        self.first_use_on(stream)
+    }
+
+    /// [`MemoryOwner::used_on`] for a stream not seen last: the lock is taken only to look
+    /// and to add, never across a driver call.
+    #[cold]
+    fn first_use_on(&self, stream: &Stream) -> Result<(), CudaError> {
+        let lock = || self.uses.streams.lock().unwrap_or_else(|p| p.into_inner());
+        let remember = |streams: &mut Vec<Stream>| {
+            if !streams.iter().any(|s| same_stream(s, stream)) {
+                streams.push(stream.clone());
+                self.uses.count.fetch_add(1, Ordering::AcqRel);
+            }
+            self.uses.last.store(stream.as_raw() as usize, Ordering::Release);
+        };
+        {
+            let mut streams = lock();
+            if streams.iter().any(|s| same_stream(s, stream)) {
+                remember(&mut streams);
+                return Ok(());
+            }
+        }
+        // A capturing stream records graph nodes, which run when the graph is launched:
+        // those launches are not uses cudrv can see (nor wait for), and a capturing stream
+        // cannot wait for an event recorded outside its capture.
+        if stream.is_capturing()? {
+            return Ok(());
+        }
+        if let Some(home) = self.home() {
+            // A stream-ordered allocation exists only from its point in its stream's order.
+            let ready = Event::new(home.context(), EventFlags::DISABLE_TIMING)?;
+            ready.record(home)?;
+            stream.wait_event(&ready)?;
+        }
+        remember(&mut lock());
+        Ok(())
+    }
+
+    /// The streams other than its own it was used on, and still to wait for (none after
+    /// [`DeviceBuffer::disable_use_tracking`]).
+    fn used_streams(&self) -> Vec<Stream> {
+        if self.uses.count.load(Ordering::Acquire) == 0 || self.uses.untracked.load(Ordering::Relaxed) {
+            return Vec::new();
+        }
+        self.uses.streams.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Waits, before a synchronous copy or fill of the allocation, for the work queued on
+    /// its streams: its own (a stream-ordered allocation's) and the others it was used on
+    /// (each `cuStreamSynchronize`; none for an allocation never used on a stream).
+    #[inline]
+    pub(crate) fn settle(&self) -> Result<(), CudaError> {
+        if self.uses.untracked.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        if let Some(home) = self.home() {
+            home.synchronize()?;
+        }
+        if self.uses.count.load(Ordering::Acquire) == 0 {
+            return Ok(());
+        }
+        self.used_streams().iter().try_for_each(Stream::synchronize)
+    }
+
+    /// Orders a stream-ordered free on `free_stream` after every use on the other streams
+    /// the allocation was used on: an event recorded on each (in its context), which
+    /// `free_stream` waits for. A stream capturing now is skipped (its captured work runs
+    /// when its graph is launched). On error the free must not be queued.
+    pub(crate) fn order_free_on(&self, free_stream: &Stream) -> Result<(), CudaError> {
+        for s in self.used_streams().iter().filter(|s| !same_stream(s, free_stream)) {
+            if s.is_capturing()? {
+                continue;
+            }
+            let done = Event::new(s.context(), EventFlags::DISABLE_TIMING)?;
+            done.record(s)?;
+            free_stream.wait_event(&done)?;
+        }
+        Ok(())
+    }
+
+    /// Waits, before a `cuMemFree`, for the work queued on every stream the allocation was
+    /// used on (a stream capturing now is skipped, as above).
+    fn wait_for_uses(&self) -> Result<(), CudaError> {
+        for s in self.used_streams() {
+            if !s.is_capturing()? {
+                s.synchronize()?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -89,11 +249,19 @@ impl Kind for DeviceMemory {
     }
     unsafe fn release(owner: &MemoryOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
         let pc = owner.context.driver().pc();
+        // The free waits for the uses on other streams; if that cannot be arranged, the
+        // memory is leaked (the error is reported), never freed under them.
         match &owner.release {
-            // SAFETY: released once, from the last clone.
-            Release::Free => unsafe { pc.cuMemFree(raw) },
-            // SAFETY: as above; the stream is live (we hold it).
-            Release::FreeAsync { stream, .. } => unsafe { pc.cuMemFreeAsync(raw, stream.as_raw()) },
+            Release::Free => {
+                owner.wait_for_uses()?;
+                // SAFETY: released once, from the last clone, after its uses.
+                unsafe { pc.cuMemFree(raw) }
+            }
+            Release::FreeAsync { stream, .. } => {
+                owner.order_free_on(stream)?;
+                // SAFETY: as above, ordered after its uses; the stream is live (we hold it).
+                unsafe { pc.cuMemFreeAsync(raw, stream.as_raw()) }
+            }
         }
     }
 }
@@ -103,13 +271,17 @@ impl Kind for DeviceMemory {
 /// `cuMemFreeAsync` on the stream it remembers. It keeps its context, stream and pool
 /// alive.
 ///
-/// Work queued on streams is ordered by the streams: copies, fills and launches that
-/// touch the same buffer from two streams need an event between them (as in CUDA C).
-/// Dropping the last clone is a use too: a stream-ordered buffer is freed on its
-/// deallocation stream, so work on other streams that uses it must be ordered before
-/// that stream (e.g. `deallocation_stream().wait_event(..)` on an event recorded after
-/// it) before the last clone is dropped; a `cuMemFree`d buffer is freed when dropped, so
-/// wait for the work that uses it first.
+/// Its memory is never freed under work that uses it, nor used before it exists, whatever
+/// streams use it (docs/memory.md): the buffer remembers the streams other than its own
+/// that its copies, fills and kernel launches (through [`crate::Launch::arg`], views
+/// included) used, and its free waits for them (a stream-ordered free on its deallocation
+/// stream is ordered after an event recorded on each; a `cuMemFree` waits for them first);
+/// a stream-ordered buffer's first use on another stream waits for its allocation. Its
+/// synchronous copies and fills wait for the work queued on its streams. What this does
+/// not order is the data: copies, fills and launches that touch the same buffer from two
+/// streams still need an event between them to see each other's writes (as in CUDA C).
+/// Work captured into a graph is not tracked: keep the buffer alive while the graph's
+/// launches run. [`DeviceBuffer::disable_use_tracking`] is the expert's `unsafe` way out.
 pub struct DeviceBuffer<T = u8> {
     mem: Handle<DeviceMemory>,
     len: usize,
@@ -189,6 +361,25 @@ impl<T> DeviceBuffer<T> {
         &self.mem.owner().context
     }
 
+    /// Stops recording this allocation's uses across streams (for every clone and view of
+    /// it): later uses on other streams are neither remembered nor waited for, its free is
+    /// no longer ordered after the uses recorded so far, and its synchronous copies and
+    /// fills no longer wait for its streams (they run on the legacy stream, which waits
+    /// only for blocking streams). For code that orders its streams itself and wants no
+    /// tracking cost at all (the cost: docs/memory.md).
+    ///
+    /// # Safety
+    /// From this call on, the caller orders, for every clone and view: every use on a
+    /// stream other than the allocation's own before its free (the last clone's drop: make
+    /// [`DeviceBuffer::deallocation_stream`] wait for an event recorded after the use, or,
+    /// for a `cuMemFree`d buffer, wait for the use to finish before dropping it); for a
+    /// stream-ordered allocation, every first use on another stream after the allocation
+    /// (that stream waits for an event recorded on the allocation's stream after it); and
+    /// every synchronous copy or fill after the queued work that writes or reads it.
+    pub unsafe fn disable_use_tracking(&self) {
+        self.mem.owner().uses.untracked.store(true, Ordering::Relaxed);
+    }
+
     /// The stream a stream-ordered allocation is freed on.
     pub fn deallocation_stream(&self) -> Option<&Stream> {
         match &self.mem.owner().release {
@@ -205,7 +396,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     pub fn alloc(context: &Context, len: usize) -> Result<DeviceBuffer<T>, Error> {
         let bytes = bytes_of::<T>("DeviceBuffer::alloc", len)?;
         if bytes == 0 {
-            return Ok(DeviceBuffer::empty(MemoryOwner { context: context.clone(), release: Release::Free }, len));
+            return Ok(DeviceBuffer::empty(MemoryOwner::new(context, Release::Free), len));
         }
         let pc = context.driver().pc();
         let create = || {
@@ -214,8 +405,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             unsafe { pc.cuMemAlloc(&mut ptr, bytes) }?;
             Ok(ptr)
         };
-        let owner = MemoryOwner { context: context.clone(), release: Release::Free };
-        let mem = Handle::create_in(owner, context.as_raw(), create)?;
+        let mem = Handle::create_in(MemoryOwner::new(context, Release::Free), context.as_raw(), create)?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
 
@@ -244,7 +434,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         let context = stream.context();
         if bytes == 0 {
             let release = Release::FreeAsync { stream: stream.clone(), _pool: pool.cloned() };
-            return Ok(DeviceBuffer::empty(MemoryOwner { context: context.clone(), release }, len));
+            return Ok(DeviceBuffer::empty(MemoryOwner::new(context, release), len));
         }
         let (pc, s) = (context.driver().pc(), stream.as_raw());
         let create = || {
@@ -258,7 +448,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             Ok(ptr)
         };
         let release = Release::FreeAsync { stream: stream.clone(), _pool: pool.cloned() };
-        let mem = Handle::create_in(MemoryOwner { context: context.clone(), release }, context.as_raw(), create)?;
+        let mem = Handle::create_in(MemoryOwner::new(context, release), context.as_raw(), create)?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
 
@@ -286,8 +476,11 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 
     fn adopt(context: &Context, ptr: CUdeviceptr, len: usize, ownership: Ownership) -> DeviceBuffer<T> {
-        let owner = MemoryOwner { context: context.clone(), release: Release::Free };
-        DeviceBuffer { mem: Handle::new(owner, ptr, ownership), len, _values: PhantomData }
+        DeviceBuffer {
+            mem: Handle::new(MemoryOwner::new(context, Release::Free), ptr, ownership),
+            len,
+            _values: PhantomData,
+        }
     }
 }
 

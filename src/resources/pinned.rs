@@ -30,7 +30,11 @@ kind!(
 /// [`crate::DeviceBuffer::copy_to_pinned_async`]) mark it in use until the copy is done
 /// (an event recorded after it): reading or writing it ([`PinnedBuffer::as_slice`],
 /// [`PinnedBuffer::as_mut_slice`]) and dropping it wait for that event first, so the host
-/// never sees a copy half done and the memory is never freed under one.
+/// never sees a copy half done and the memory is never freed under one. This holds for
+/// any number of copies queued from any number of threads on any streams: each is queued
+/// under the buffer's lock after the earlier ones (its stream waits for the event, the
+/// event is recorded after it), so the one event covers them all. (Copies from one buffer
+/// on two streams are therefore done one after the other.)
 ///
 /// A buffer of no bytes makes no driver call: no memory, no event; its address is null
 /// (never a dangling one, not even from [`PinnedBuffer::into_raw`]), its slices are empty
@@ -41,7 +45,9 @@ pub struct PinnedBuffer<T> {
     /// Recorded after every asynchronous copy that uses the buffer (each waits for it
     /// first); `None` for a buffer of no bytes, which no copy uses.
     in_use: Option<Event>,
-    /// Why a queued copy could not be covered by `in_use` (nor waited for).
+    /// Why a queued copy could not be covered by `in_use` (nor waited for). Its lock is
+    /// also held while a use is queued (wait for `in_use`, the copy, record `in_use`), so
+    /// that uses queued by several threads chain: the event covers every one of them.
     failed: Mutex<Option<CudaError>>,
     _values: PhantomData<T>,
 }
@@ -230,6 +236,9 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), in_use.as_raw());
         let same_context = in_use.context().as_raw() == stream.context().as_raw();
         let mut queued = false;
+        // Held until the use is queued and covered: a use queued by another thread meanwhile
+        // would otherwise wait for the event before this one is recorded, and overwrite it.
+        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
         let result = stream.run(|| {
             // SAFETY: the stream and the event are live.
             unsafe { pc.cuStreamWaitEvent(s, ev, 0) }?;
@@ -245,8 +254,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         });
         if let (true, Err(e)) = (queued, &result) {
             if let Err(wait) = stream.synchronize() {
-                let failed = e.clone().with_note(format!("waiting for the queued copy failed too: {wait}"));
-                *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(failed);
+                *failed = Some(e.clone().with_note(format!("waiting for the queued copy failed too: {wait}")));
             }
         }
         result

@@ -6,13 +6,15 @@
 //! A view is an address, a length and a reference to its parent allocation's shared state
 //! (the `Handle` of the allocation): creating one makes no driver call and allocates
 //! nothing. The reference keeps the parent borrowed (it cannot be dropped while the view
-//! lives) and is what the tracking of uses across streams will attribute a view's uses to
-//! (DESIGN.md, "Device memory of T").
+//! lives) and is what a view's uses across streams are recorded on (`memory.rs`,
+//! DESIGN.md "Device memory of T"): every asynchronous copy and fill records its use on
+//! its stream before it is queued, and every synchronous one waits for the allocation's
+//! streams first.
 
 use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
-use crate::error::{Error, InvalidArgument};
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::Handle;
 use crate::resources::memory::{DeviceBuffer, DeviceMemory, DeviceRepr};
@@ -22,10 +24,23 @@ use crate::sys::CUdeviceptr;
 use crate::Pc;
 
 pub(crate) mod sealed {
+    use crate::resources::handle::Handle;
+    use crate::resources::memory::DeviceMemory;
+
     /// Only cudrv's kinds of device memory implement [`super::DeviceSlice`]: the copies
     /// trust the address and length a kind gives, and each kind's view names its
     /// allocation (for the tracking of uses across streams).
     pub trait Sealed {}
+
+    /// The allocation a kernel argument is part of (`KernelArg::memory_use`): a launch
+    /// records its use on the launch's stream. Not nameable outside cudrv.
+    pub struct ArgUse<'a>(pub(crate) &'a Handle<DeviceMemory>);
+
+    impl std::fmt::Debug for ArgUse<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            self.0.fmt_debug(f)
+        }
+    }
 }
 
 /// A borrowed, read-only range of device memory holding `len` values of `T`: all of a
@@ -74,6 +89,12 @@ pub struct DeviceChunksMut<'a, T> {
 /// Implemented by cudrv's kinds of memory only (the trait is sealed). Every method checks
 /// its arguments before any driver call ([`InvalidArgument`]); one that moves no bytes
 /// (an empty range) makes no driver call and returns `Ok`.
+///
+/// Uses across streams are safe (docs/memory.md): an asynchronous copy or fill records its
+/// stream as a use of the memory's allocation (the allocation's free waits for it; a
+/// stream-ordered allocation's first use on another stream waits for the allocation), and
+/// a synchronous copy or fill first waits for the work queued on the allocation's streams
+/// (its own and those it was used on: one `cuStreamSynchronize` each).
 pub trait DeviceSlice<T: DeviceRepr>: sealed::Sealed {
     /// All of it, as a view (no driver call, no allocation).
     fn as_view(&self) -> DeviceView<'_, T>;
@@ -386,9 +407,22 @@ impl<'a, T> DeviceView<'a, T> {
     }
 
     /// The parent allocation (what the view's uses belong to).
-    #[allow(dead_code)]
     pub(crate) fn allocation(&self) -> &'a Handle<DeviceMemory> {
         self.mem
+    }
+
+    /// Records a use of the parent allocation on `stream` (see `memory.rs`), before work
+    /// that uses the view is queued there.
+    #[inline(always)]
+    pub(crate) fn used_on(&self, stream: &Stream) -> Result<(), CudaError> {
+        self.mem.owner().used_on(stream)
+    }
+
+    /// Waits for the work queued on the parent allocation's streams, before a synchronous
+    /// copy or fill (see `memory.rs`).
+    #[inline(always)]
+    fn settle(&self) -> Result<(), CudaError> {
+        self.mem.owner().settle()
     }
 
     fn bytes(&self) -> usize {
@@ -425,6 +459,11 @@ impl<'a, T> DeviceViewMut<'a, T> {
     /// Where the address is kept while the view is borrowed: what a kernel parameter points to.
     pub(crate) fn raw_ref(&self) -> &CUdeviceptr {
         &self.view.ptr
+    }
+
+    /// The parent allocation (what the view's uses belong to).
+    pub(crate) fn allocation(&self) -> &'a Handle<DeviceMemory> {
+        self.view.mem
     }
 }
 
@@ -512,6 +551,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.settle()?;
         // SAFETY: `src` is readable for `bytes`, which fit in this live range.
         Ok(self.context().run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
     }
@@ -522,6 +562,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.settle()?;
         // SAFETY: `dst` is writable for `bytes`, which fit in this live range; T: DeviceRepr
         // accepts any bytes.
         Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
@@ -535,6 +576,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         })?;
         let (pc, ptr, bytes) = (self.pc(), self.ptr, self.bytes());
         if bytes != 0 {
+            self.settle()?;
             // SAFETY: the vector has room for `len` values; the copy writes all of them.
             self.context().run(|| unsafe { pc.cuMemcpyDtoH(out.as_mut_ptr().cast(), ptr, bytes) })?;
         }
@@ -550,6 +592,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.settle()?;
+        src.settle()?;
         // SAFETY: both ranges are live and at least `bytes` long.
         Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
     }
@@ -565,6 +609,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.used_on(stream)?;
+        src.used_on(stream)?;
         // SAFETY: both ranges are live and at least `bytes` long; the stream is live.
         Ok(stream.run(|| unsafe { pc.cuMemcpyDtoDAsync(dst, from, bytes, s) })?)
     }
@@ -583,6 +629,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.used_on(stream)?;
+        src.used_on(stream)?;
         // SAFETY: both ranges are live and at least `bytes` long in their contexts, which
         // their parents hold; the stream is live.
         Ok(stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })?)
@@ -600,6 +648,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
             return Ok(());
         }
         let host = src.as_ptr().cast();
+        self.used_on(stream)?;
         // SAFETY: `src` stays allocated and unwritten until the copy is done: the copy is
         // one of its uses, which it waits for before any write or its free.
         Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
@@ -617,6 +666,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
             return Ok(());
         }
         let host = dst.as_mut_ptr().cast();
+        self.used_on(stream)?;
         // SAFETY: as above, for reads of `dst`.
         Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
     }
@@ -634,6 +684,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.used_on(stream)?;
         // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
         Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
     }
@@ -651,6 +702,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if bytes == 0 {
             return Ok(());
         }
+        self.used_on(stream)?;
         // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
         Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
     }
@@ -661,6 +713,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if n == 0 {
             return Ok(());
         }
+        self.settle()?;
         Ok(self.context().run(|| match fill {
             // SAFETY: the range is live and `n` values long.
             Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
@@ -677,6 +730,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         if n == 0 {
             return Ok(());
         }
+        self.used_on(stream)?;
         Ok(stream.run(|| match fill {
             // SAFETY: the range is live and `n` values long; the stream is live.
             Fill::D8(v) => unsafe { pc.cuMemsetD8Async(ptr, v, n, s) },

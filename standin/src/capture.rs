@@ -13,6 +13,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 
 use cudrv::sys::*;
 
@@ -193,15 +194,25 @@ pub(crate) fn record(w: &World, s: CUstream, node: Node) -> Result<Option<Node>,
     Ok(None)
 }
 
-/// Does `node` in `ctx` at once unless `s` is capturing, which records it instead.
-pub(crate) fn record_or_run(
-    w: &World,
-    s: CUstream,
-    node: Node,
-    ctx: &crate::model::context::Context,
-) -> Result<(), CUresult> {
+/// Queues `node` on the stream `t` (`s`) in stream order (`stream.rs`: done at once if the
+/// stream is idle), after checking what can be checked now, unless `s` is capturing, which
+/// records it instead. A copy to or from pageable host memory waits for the stream's
+/// earlier work and is done before this returns, as on a real driver.
+pub(crate) fn record_or_run(w: &World, s: CUstream, node: Node, t: &crate::stream::Target) -> Result<(), CUresult> {
+    // Queued work outlives the call: it holds the world by its slot (every entry's world
+    // is one of the process's slots).
+    let w: &'static World = World::of(w.slot()).unwrap_or(World::at::<0>());
     match record(w, s, node)? {
-        Some(node) => crate::graph_node::run(w, &node, ctx),
+        Some(node) => {
+            crate::graph_node::check(w, &node)?;
+            if crate::graph_node::pageable(w, &node) {
+                t.drain()?;
+                t.ctx.usable()?;
+                return crate::graph_node::run(w, &node, &t.ctx);
+            }
+            let ctx = Arc::clone(&t.ctx);
+            t.submit(move || crate::graph_node::run(w, &node, &ctx)).map(drop)
+        }
         None => Ok(()),
     }
 }

@@ -19,18 +19,24 @@ fn end(w: &World, address: CUdeviceptr) -> End {
     }
 }
 
-pub(crate) unsafe fn cu_memcpy(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
+pub(crate) unsafe fn cu_memcpy(w: &'static World, dst: CUdeviceptr, src: CUdeviceptr, n: usize) -> CUresult {
     copy(w, end(w, dst), end(w, src), n, None)
 }
 
-pub(crate) unsafe fn cu_memcpy_async(w: &World, dst: CUdeviceptr, src: CUdeviceptr, n: usize, s: CUstream) -> CUresult {
+pub(crate) unsafe fn cu_memcpy_async(
+    w: &'static World,
+    dst: CUdeviceptr,
+    src: CUdeviceptr,
+    n: usize,
+    s: CUstream,
+) -> CUresult {
     copy(w, end(w, dst), end(w, src), n, Some(s))
 }
 
 /// `cuMemcpyAsync_ptsz`: the same copy behind its own pointer, as a real driver gives the
 /// per-thread variant one (driver-facts.md, `cuGetProcAddress` with flag 2).
 pub(crate) unsafe fn cu_memcpy_async_ptsz(
-    w: &World,
+    w: &'static World,
     dst: CUdeviceptr,
     src: CUdeviceptr,
     n: usize,
@@ -58,7 +64,7 @@ unsafe fn nth<T: Copy>(p: *const T, i: usize) -> T {
 /// The arrays hold `count` (`attr_idxs`: `num_attrs`) elements, or are NULL.
 #[allow(clippy::too_many_arguments)] // the C signature's arguments
 unsafe fn batch(
-    w: &World,
+    w: &'static World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -93,7 +99,7 @@ unsafe fn batch(
 /// `cuMemcpyBatchAsync_v13000`: see [`batch`].
 #[allow(clippy::too_many_arguments)] // the C signature
 pub(crate) unsafe fn cu_memcpy_batch_async(
-    w: &World,
+    w: &'static World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,
@@ -114,7 +120,7 @@ pub(crate) unsafe fn cu_memcpy_batch_async(
 /// `*fail_idx` (`SIZE_MAX` when the arguments were refused before any copy).
 #[allow(clippy::too_many_arguments)] // the C signature
 pub(crate) unsafe fn cu_memcpy_batch_async_v12080(
-    w: &World,
+    w: &'static World,
     dsts: *mut CUdeviceptr,
     srcs: *mut CUdeviceptr,
     sizes: *mut usize,

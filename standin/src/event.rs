@@ -1,6 +1,6 @@
-//! Events: a recorded event completes when its stream's work pushed before the record
-//! has run (at once on a stream with no pending host function), and is stamped with the
-//! time it completed, for `cuEventElapsedTime`.
+//! Events: a recorded event completes when its stream's work queued before the record
+//! has run (at once on an idle stream), and is stamped with the time it completed, for
+//! `cuEventElapsedTime`.
 
 use std::ffi::c_uint;
 use std::sync::Arc;
@@ -12,7 +12,6 @@ use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::model::context::Context;
 use crate::model::event::{Event, Position};
 use crate::run::lock::lock;
-use crate::run::queue::Pushed;
 use crate::world::World;
 use crate::{capture, stream};
 
@@ -61,25 +60,25 @@ fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
     if capture::record_event(w, e, s)? {
         return Ok(());
     }
-    let mut m = lock(&mark);
-    m.generation = m.generation.wrapping_add(1);
-    let generation = m.generation;
+    let generation = {
+        let mut m = lock(&mark);
+        m.generation = m.generation.wrapping_add(1);
+        m.time = None;
+        m.generation
+    };
     let stamp = Arc::clone(&mark);
-    let task = Box::new(move || {
+    // The record is stream work like any other (on the legacy stream it waits for the
+    // blocking streams' work too); it stamps the time when the stream reaches it.
+    let position = t.submit(move || {
         let mut m = lock(&stamp);
         if m.generation == generation {
             m.time = Some(Instant::now());
         }
-    });
-    match t.queue.push_if_busy(task)? {
-        Pushed::Idle(position) => {
-            m.at = Some((t.queue, position));
-            m.time = Some(Instant::now());
-        }
-        Pushed::At(position) => {
-            m.at = Some((t.queue, position));
-            m.time = None;
-        }
+        Ok(())
+    })?;
+    let mut m = lock(&mark);
+    if m.generation == generation {
+        m.at = Some((t.queue, position));
     }
     Ok(())
 }
@@ -155,8 +154,8 @@ pub(crate) unsafe fn cu_event_elapsed_time(w: &World, ms: *mut f32, start: CUeve
     status(r)
 }
 
-/// `cuStreamWaitEvent`: later host functions on `s` wait for the work before the event's
-/// last record (on another stream). An event recorded in a capture forks or joins
+/// `cuStreamWaitEvent`: later work on `s` waits for the work before the event's last
+/// record (on another stream). An event recorded in a capture forks or joins
 /// capturing streams instead (`capture.rs`).
 pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, flags: c_uint) -> CUresult {
     if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
@@ -174,7 +173,7 @@ pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, fl
                     // A wait from another queue's worker cannot fail.
                     let _ = q.wait(p);
                 });
-                t.queue.push(wait).map(drop)
+                t.push(wait).map(drop)
             }
             _ => Ok(()),
         }

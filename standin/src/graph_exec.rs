@@ -1,9 +1,10 @@
 //! Graph execs: instantiation takes the graph's nodes in order and its own references to
-//! the graph's user objects. A launch does the device work of its kernel, memcpy and
-//! memset nodes at once, in order (as the stand-in does all device work: see `stream.rs`),
-//! and runs its host nodes on the stream's driver thread, in order, after the work pushed
-//! before it. Destroying an exec releases its user object references once its launches
-//! have completed.
+//! the graph's user objects. A launch is stream work (`stream.rs`): its nodes run in
+//! order after the work queued before it on the stream, device work and host nodes alike
+//! (a launch without host nodes on an idle stream is done at once, and its failure
+//! returned; otherwise it runs on the stream's driver thread, and a failure leaves the
+//! context sticky-failed). Destroying an exec releases its user object references once
+//! its launches have completed.
 
 use std::ffi::{c_char, c_ulonglong};
 use std::sync::Arc;
@@ -119,22 +120,33 @@ pub(crate) unsafe fn cu_graph_exec_destroy(w: &'static World, e: CUgraphExec) ->
     CUresult::CUDA_SUCCESS
 }
 
-fn launch(w: &World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
+fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     let h = from_ptr(e);
     let nodes = lock(&w.execs).get(h)?.nodes.clone();
     let t = stream::resolve(w, s)?;
     crate::capture::refuse(w, s)?;
-    let mut calls = Vec::new();
-    for node in nodes.iter() {
-        match node.host_call() {
-            Some(call) => calls.push(call),
-            None => crate::graph_node::run(w, node, &t.ctx)?,
-        }
-    }
-    if calls.is_empty() {
-        return Ok(());
-    }
-    let position = t.queue.push(Box::new(move || calls.into_iter().for_each(HostCall::run)))?;
+    let ctx = Arc::clone(&t.ctx);
+    let position = if nodes.iter().any(|n| n.host_call().is_some()) {
+        // Host nodes run on the driver thread: the whole launch is queued.
+        t.push(Box::new(move || {
+            for node in nodes.iter() {
+                match node.host_call() {
+                    Some(call) => HostCall::run(call),
+                    None => {
+                        if let Err(e) = crate::graph_node::run(w, node, &ctx) {
+                            ctx.make_sticky(match e {
+                                CUresult::CUDA_ERROR_INVALID_VALUE => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+                                e => e,
+                            });
+                            return;
+                        }
+                    }
+                }
+            }
+        }))?
+    } else {
+        t.submit(move || nodes.iter().try_for_each(|node| crate::graph_node::run(w, node, &ctx)))?
+    };
     let mut execs = lock(&w.execs);
     if let Ok(exec) = execs.get_mut(h) {
         exec.launches.retain(|(q, _)| !Arc::ptr_eq(q, &t.queue));
@@ -143,9 +155,9 @@ fn launch(w: &World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// `cuGraphLaunch`: the device work is done at once, the host nodes run in order on the
-/// stream's driver thread. On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED,
-/// and the capture is invalidated (a real driver would capture a child graph node).
-pub(crate) unsafe fn cu_graph_launch(w: &World, e: CUgraphExec, s: CUstream) -> CUresult {
+/// `cuGraphLaunch`: the nodes run in order, in stream order (see the module's text). On a
+/// capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated
+/// (a real driver would capture a child graph node).
+pub(crate) unsafe fn cu_graph_launch(w: &'static World, e: CUgraphExec, s: CUstream) -> CUresult {
     status(launch(w, e, s))
 }

@@ -1,5 +1,6 @@
 //! Running graph nodes (`model/graph.rs`): the device work of a kernel, memcpy or memset
-//! node, done at once in a world, for streams, stream capture and graph launches.
+//! node, done in a world, for streams (in stream order), stream capture and graph
+//! launches; and the checks a stream-ordered copy or memset gets when it is queued.
 
 use cudrv::sys::CUresult;
 
@@ -28,9 +29,71 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
     })
 }
 
+/// CUDA_ERROR_INVALID_VALUE (and a use after free in the ledger) if a host end of `c`
+/// lies in a freed pinned buffer.
+fn check_pinned_ends(w: &World, c: &CopyNode) -> Result<(), CUresult> {
+    let mut m = lock(&w.memory);
+    for end in [c.dst, c.src] {
+        if let End::Host(p) = end {
+            if m.touches_freed_pinned(p, c.len) {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Checks what can be checked of a copy or memset when it is queued (its memory is live
+/// now, its host ends are host memory), as a real driver refuses such a call at once:
+/// CUDA_ERROR_INVALID_VALUE. Kernels and other nodes: nothing (a kernel's accesses fail
+/// when it runs).
+pub(crate) fn check(w: &World, node: &Node) -> Result<(), CUresult> {
+    match node {
+        Node::Copy(c) => {
+            check_pinned_ends(w, c)?;
+            let mut m = lock(&w.memory);
+            for end in [c.dst, c.src] {
+                match end {
+                    End::Device(d) => m.check_device(d, c.len)?,
+                    End::Host(p) => m.check_host(p, c.len)?,
+                }
+            }
+            Ok(())
+        }
+        Node::Memset(ms) => {
+            let bytes = ms.count.checked_mul(ms.width).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+            if bytes == 0 {
+                return Ok(());
+            }
+            let mut m = lock(&w.memory);
+            for row in 0..ms.rows {
+                let offset = row.checked_mul(ms.pitch).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+                let dst = ms.dst.checked_add(offset as u64).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+                m.check_device(dst, bytes)?;
+            }
+            Ok(())
+        }
+        Node::Empty | Node::Host(_) | Node::Kernel(_) => Ok(()),
+    }
+}
+
+/// Whether `node` is a copy with an end in pageable host memory (not in a live pinned
+/// buffer). A real driver does such an asynchronous copy before the call returns, after
+/// the stream's earlier work (the CUDA documentation, "API synchronization behavior":
+/// pageable memory is staged, or the copy is complete, when the call returns).
+pub(crate) fn pageable(w: &World, node: &Node) -> bool {
+    let Node::Copy(c) = node else {
+        return false;
+    };
+    let m = lock(&w.memory);
+    [c.dst, c.src].into_iter().any(|end| matches!(end, End::Host(p) if !m.is_pinned(p)))
+}
+
 /// Does the copy (host to host too, as `cuMemcpy` does with unified addressing; a NULL
-/// host end is CUDA_ERROR_INVALID_VALUE).
+/// host end is CUDA_ERROR_INVALID_VALUE; so is a host end in a freed pinned buffer, a use
+/// after free in the ledger).
 pub(crate) fn run_copy(w: &World, c: &CopyNode) -> Result<(), CUresult> {
+    check_pinned_ends(w, c)?;
     match (c.dst, c.src) {
         (End::Device(d), End::Host(s)) => lock(&w.memory).copy_to_device(d, s as *const u8, c.len),
         (End::Host(d), End::Device(s)) => lock(&w.memory).copy_to_host(d as *mut u8, s, c.len),
@@ -69,7 +132,7 @@ pub(crate) fn run_memset(w: &World, m: &MemsetNode) -> Result<(), CUresult> {
     Ok(())
 }
 
-/// Does the device work of `node` in `ctx` at once (a host node: nothing; see
+/// Does the device work of `node` in `ctx` now (a host node: nothing; see
 /// [`Node::host_call`]).
 pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult> {
     match node {

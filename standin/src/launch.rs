@@ -1,5 +1,6 @@
 //! `cuLaunchKernel` and `cuLaunchKernelEx`: a kernel with a host implementation (from a
-//! PTX image, `kernels.rs`) runs over the grid at once, on the calling thread; a kernel of
+//! PTX image, `kernels.rs`) runs over the grid in stream order (`stream.rs`: at once on the
+//! calling thread if the stream is idle, else on its driver thread); a kernel of
 //! a fake image runs nothing, except that launching the kernel named `fault` makes the
 //! launch's context sticky-failed, and the failure shows at the next synchronisation
 //! (CUDA_ERROR_ILLEGAL_ADDRESS), as after a faulting kernel on a GPU.
@@ -166,7 +167,7 @@ pub(crate) unsafe fn launch(
     // SAFETY: forwarded from the program.
     let kernel = unsafe { kernel_node(w, f, grid, block, shared, params, extra) }?;
     let t = stream::resolve(w, s)?;
-    capture::record_or_run(w, s, Node::Kernel(kernel), &t.ctx)
+    capture::record_or_run(w, s, Node::Kernel(kernel), &t)
 }
 
 /// Checks the attributes of a `cuLaunchKernelEx`: an unknown one is
@@ -203,9 +204,10 @@ unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_
 }
 
 /// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. On a capturing stream it
-/// becomes a kernel node; elsewhere a host kernel runs before this returns; a memory
-/// access it makes outside every live allocation fails the launch with
-/// CUDA_ERROR_ILLEGAL_ADDRESS and leaves the context sticky-failed.
+/// becomes a kernel node; elsewhere a host kernel runs in stream order; a memory access it
+/// makes outside every live allocation leaves the context sticky-failed
+/// (CUDA_ERROR_ILLEGAL_ADDRESS), returned by the launch itself if it ran at once (its
+/// stream was idle), else by the next call that uses the context.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_launch_kernel(
     w: &World,

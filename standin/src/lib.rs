@@ -47,9 +47,22 @@
 //!   attributes and each device's current pool, module globals of fake images, and
 //!   `cuLaunchCooperativeKernel`. Every other variant has a generated entry point with its
 //!   exact signature that returns `CUDA_ERROR_NOT_SUPPORTED`.
-//! - All work is done when it is called, except host functions (`cuLaunchHostFunc`, graph
-//!   launches) and user object destructors, which run later on driver threads, in stream
-//!   order, never under a stand-in lock; synchronising waits for them.
+//! - Stream order as on a GPU: every stream-ordered operation (async copies and memsets,
+//!   kernel launches, stream-ordered allocation and free, peer copies, event records and
+//!   waits, host functions, graph launches) runs after the work queued before it on its
+//!   stream. Device work that finds its stream idle is done at once on the calling thread
+//!   (its failure returned by the call); behind pending work (a blocked host function) it
+//!   is queued and done later on the stream's driver thread, never under a stand-in lock,
+//!   and a failure then leaves the context sticky-failed, reported at the next
+//!   synchronisation. Arguments are checked when the call is made (INVALID_VALUE there).
+//!   The legacy default stream waits for the context's blocking streams (not non-blocking
+//!   ones) and they for it; synchronous calls (`cuMemcpy`, `cuMemsetD8`, ...) run on it.
+//!   Asynchronous copies to or from pageable host memory are done before the call returns,
+//!   after the stream's earlier work, as a real driver does. A stream-ordered free gives
+//!   its range back to the pool when the stream reaches it, and the pool's next allocation
+//!   of that size reuses the address. Synchronising a stream, an event or the context, and
+//!   querying them, reflect the queued work; user object destructors run on a driver
+//!   thread.
 //! - Stream capture (`docs/driver-facts.md`): `cuStreamBeginCapture` (every mode, and
 //!   `…ToGraph`) on a created stream; kernel launches, async copies and memsets, and host
 //!   functions are then recorded as graph nodes, each after the stream's previous work,
@@ -236,13 +249,12 @@
 //!   capturing stream answer STREAM_CAPTURE_UNSUPPORTED and invalidate the capture (no
 //!   child graph nodes). An event record captures no node; a capturing stream waiting for
 //!   an event recorded outside the capture answers STREAM_CAPTURE_ISOLATION (with
-//!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded). A graph launch does its device work
-//!   at once, as other device work is (below), and queues its host nodes.
-//! - Stream-ordered work other than host functions (copies, memsets, peer copies,
-//!   stream-ordered allocation and free, kernel launches) is done at once, not in stream
-//!   order after pending host functions. A host kernel's failure is therefore returned by
-//!   the launch itself (and then by every call that uses the context), where a GPU would
-//!   report it at a later call.
+//!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded).
+//! - Device work on an idle stream is done when it is called: a host kernel's failure on
+//!   an idle stream is returned by the launch itself (and then by every call that uses
+//!   the context), where a GPU would report it at a later call. Behind pending work it is
+//!   reported as on a GPU. A stream-ordered allocation is made when it is called (a GPU
+//!   makes it in stream order), and reuses only ranges whose free is done.
 //! - Host kernels run one thread after another: no parallelism, no shared memory, no
 //!   synchronisation between threads of a block (`__syncthreads` cannot be expressed);
 //!   the dynamic shared memory size is checked against the limits and otherwise ignored.
@@ -250,7 +262,9 @@
 //! - A kernel may touch any live allocation, whatever its device and whether peer access
 //!   is enabled; peer copies work with or without peer access.
 //! - The NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are one default
-//!   stream per context, with no implicit synchronisation with other streams.
+//!   stream per context (the per-thread default stream synchronises with blocking streams
+//!   as the legacy one does). `cuMemFree` frees at once, without waiting for queued work
+//!   that uses the memory (that work then faults when it runs).
 //! - Destroying a context (or resetting a primary one) does not free what was made in it:
 //!   its allocations stay live in the ledger, so a leak stays visible, and can still be
 //!   freed; its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED but can still
@@ -259,8 +273,9 @@
 //!   error; every double destroy is recorded in the ledger.
 //! - Freeing the exporter's own allocation does not unmap its IPC imports.
 //! - Function attributes, limits and pool settings are kept and reported but change
-//!   nothing (except the dynamic shared memory a function may use); a freed pool
-//!   allocation is released at once (reserved memory is used memory).
+//!   nothing (except the dynamic shared memory a function may use); a pool keeps a freed
+//!   range for its next allocation of the same size, but reports reserved memory as used
+//!   memory.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]

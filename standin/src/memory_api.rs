@@ -1,8 +1,13 @@
 //! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo`,
-//! `cuMemGetAddressRange` and the
-//! stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (done at once: see `stream.rs`; on a
+//! `cuMemGetAddressRange` and the stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (on a
 //! capturing stream CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture: no
 //! memory nodes).
+//!
+//! A stream-ordered allocation is made when it is called (its address is returned); its
+//! free is queued in stream order (`stream.rs`) and done when the stream reaches it: only
+//! then does its range go back to the pool, whose next allocation of the same size reuses
+//! it (`model/memory.rs`). `cuMemFree` frees at once, without waiting for queued work that
+//! uses the memory (such work then fails when it runs).
 //!
 //! Behaviour follows `docs/driver-facts.md` ("facts").
 
@@ -80,8 +85,9 @@ pub(crate) unsafe fn cu_mem_get_address_range(
     status(r)
 }
 
-/// `cuMemAllocAsync`: from the current pool of the stream's device, at once. Size 0
-/// gives 0 (facts).
+/// `cuMemAllocAsync`: from the current pool of the stream's device, made now (a range its
+/// pool got back from a free already done, if one of that size is there). Size 0 gives 0
+/// (facts).
 pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size: usize, s: CUstream) -> CUresult {
     let r = non_null(dptr).and_then(|()| {
         write(dptr, 0)?;
@@ -96,14 +102,17 @@ pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size:
     status(r)
 }
 
-/// `cuMemFreeAsync`: at once; as `cuMemFree` (0 succeeds, facts).
-pub(crate) unsafe fn cu_mem_free_async(w: &World, dptr: CUdeviceptr, s: CUstream) -> CUresult {
-    let r = stream::resolve(w, s).and_then(|_| {
+/// `cuMemFreeAsync`: queued in stream order (0 succeeds, facts). An address that starts no
+/// live allocation, or whose free is queued already, is refused at once
+/// (CUDA_ERROR_INVALID_VALUE; a double free in the ledger).
+pub(crate) unsafe fn cu_mem_free_async(w: &'static World, dptr: CUdeviceptr, s: CUstream) -> CUresult {
+    let r = stream::resolve(w, s).and_then(|t| {
         capture::refuse(w, s)?;
-        match dptr {
-            0 => Ok(()),
-            _ => lock(&w.memory).free(dptr),
+        if dptr == 0 {
+            return Ok(());
         }
+        lock(&w.memory).begin_free(dptr)?;
+        t.submit(move || lock(&w.memory).free(dptr)).map(drop)
     });
     status(r)
 }

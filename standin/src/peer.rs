@@ -9,7 +9,9 @@
 //! releasing a primary one for the last time) ends the pairs it is in.
 //!
 //! Peer copies work with or without peer access (a real driver stages them without): the
-//! memory is host memory, so they are checked copies (`memory.rs`), done at once.
+//! memory is host memory, so they are checked copies (`memory.rs`). `cuMemcpyPeer` runs on
+//! the current context's legacy stream (it waits for its work and its blocking streams');
+//! `cuMemcpyPeerAsync` in stream order (`stream.rs`).
 
 use std::ffi::{c_int, c_uint};
 use std::sync::Arc;
@@ -98,41 +100,56 @@ pub(crate) unsafe fn cu_ctx_disable_peer_access(w: &World, peer: CUcontext) -> C
 }
 
 /// A copy of `n` bytes from `src` (in `src_ctx`) to `dst` (in `dst_ctx`): both contexts
-/// must be live and usable; the ranges are checked as every device copy's.
+/// must be live and usable; the ranges are checked as every device copy's, when it is
+/// called. Done on the current context's legacy stream (`s`: `None`) or queued on `s`.
 fn copy_peer(
-    w: &World,
+    w: &'static World,
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
     src_ctx: CUcontext,
     n: usize,
+    s: Option<&stream::Target>,
 ) -> CUresult {
     let r = w.contexts.lookup(from_ptr(dst_ctx)).and_then(|d| {
         d.usable()?;
         w.contexts.lookup(from_ptr(src_ctx))?.usable()?;
-        match n {
-            0 => Ok(()),
-            n => lock(&w.memory).copy_device(dst, src, n),
+        if n == 0 {
+            return Ok(());
+        }
+        {
+            let mut m = lock(&w.memory);
+            m.check_device(src, n)?;
+            m.check_device(dst, n)?;
+        }
+        match s {
+            Some(t) => t.submit(move || lock(&w.memory).copy_device(dst, src, n)).map(drop),
+            None => {
+                if let Ok(ctx) = w.contexts.current() {
+                    ctx.wait_legacy()?;
+                }
+                lock(&w.memory).copy_device(dst, src, n)
+            }
         }
     });
     status(r)
 }
 
 pub(crate) unsafe fn cu_memcpy_peer(
-    w: &World,
+    w: &'static World,
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
     src_ctx: CUcontext,
     n: usize,
 ) -> CUresult {
-    copy_peer(w, dst, dst_ctx, src, src_ctx, n)
+    copy_peer(w, dst, dst_ctx, src, src_ctx, n, None)
 }
 
-/// `cuMemcpyPeerAsync`: at once (see the crate docs). On a capturing stream:
+/// `cuMemcpyPeerAsync`: in stream order. On a capturing stream:
 /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
 pub(crate) unsafe fn cu_memcpy_peer_async(
-    w: &World,
+    w: &'static World,
     dst: CUdeviceptr,
     dst_ctx: CUcontext,
     src: CUdeviceptr,
@@ -140,8 +157,9 @@ pub(crate) unsafe fn cu_memcpy_peer_async(
     n: usize,
     s: CUstream,
 ) -> CUresult {
-    if let Err(e) = stream::resolve(w, s).and_then(|_| crate::capture::refuse(w, s)) {
-        return e;
-    }
-    copy_peer(w, dst, dst_ctx, src, src_ctx, n)
+    let t = match stream::resolve(w, s).and_then(|t| crate::capture::refuse(w, s).map(|()| t)) {
+        Ok(t) => t,
+        Err(e) => return e,
+    };
+    copy_peer(w, dst, dst_ctx, src, src_ctx, n, Some(&t))
 }

@@ -1,10 +1,22 @@
-//! Streams and host functions.
+//! Streams and host functions, and the order of stream work.
 //!
-//! All work is done synchronously when it is called, except host functions
-//! (`cuLaunchHostFunc`, graph launches), which run in stream order on the stream's driver
-//! thread (`queue.rs`); synchronising a stream waits for them. The NULL stream,
-//! `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are all the current context's default
-//! stream (one per context: the emulation does not separate per-thread default streams).
+//! Every stream-ordered operation (async copies and memsets, kernel launches,
+//! stream-ordered allocation and free, peer copies, event records, host functions, graph
+//! launches) goes through its stream's queue (`run/queue.rs`) and runs after the work
+//! queued before it, as on a GPU: device work that finds its stream idle (and waiting for
+//! nothing) is done at once on the calling thread, and its failure is returned by the call;
+//! behind pending work it is queued, done later on the stream's driver thread, and a
+//! failure then leaves the context sticky-failed (reported by the next call that uses it,
+//! `cuStreamSynchronize` included), as a fault does on a GPU. Host functions always run on
+//! the driver thread.
+//!
+//! The NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are all the current
+//! context's legacy default stream (one per context: the emulation does not separate
+//! per-thread default streams). As CUDA's legacy stream does, its work waits for the work
+//! queued before on the context's blocking streams (created without
+//! `CU_STREAM_NON_BLOCKING`), and their work waits for its; non-blocking streams are not
+//! waited for. Synchronous calls (`cuMemcpy`, `cuMemsetD8`, ...) run on it: they wait for
+//! that work, then are done before they return.
 
 use std::ffi::{c_int, c_uint, c_void};
 use std::sync::Arc;
@@ -18,13 +30,97 @@ use crate::model::context::Context;
 use crate::model::graph::Node;
 use crate::model::stream::{is_default, Stream};
 use crate::run::lock::lock;
-use crate::run::queue::{HostCall, Queue};
+use crate::run::queue::{HostCall, Queue, Task};
 use crate::world::World;
 
 /// What a stream argument stands for: its context and its queue.
 pub(crate) struct Target {
     pub(crate) ctx: Arc<Context>,
     pub(crate) queue: Arc<Queue>,
+    /// Whether it is the legacy default stream.
+    pub(crate) legacy: bool,
+    /// Whether it is a blocking stream (created without `CU_STREAM_NON_BLOCKING`).
+    pub(crate) blocking: bool,
+}
+
+/// The status a failure of queued work leaves its context sticky-failed with: a memory
+/// access a call checked up front but that fails when done (the memory was freed in
+/// between) is CUDA_ERROR_ILLEGAL_ADDRESS, as a fault on a GPU; others as they are.
+fn sticky_status(e: CUresult) -> CUresult {
+    match e {
+        CUresult::CUDA_ERROR_INVALID_VALUE => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+        e => e,
+    }
+}
+
+impl Target {
+    /// The work on other streams that work queued on this one waits for (CUDA's legacy
+    /// stream semantics): on the legacy stream, the pending work of the context's blocking
+    /// streams; on a blocking stream, the legacy stream's; on a non-blocking one, none.
+    fn implicit(&self) -> Vec<(Arc<Queue>, u64)> {
+        if self.legacy {
+            return self.ctx.blocking_pending();
+        }
+        match (self.blocking, self.ctx.default_queue.pending()) {
+            (true, Some(p)) => vec![(Arc::clone(&self.ctx.default_queue), p)],
+            _ => Vec::new(),
+        }
+    }
+
+    /// Queues device work in stream order and returns its position: done at once on the
+    /// calling thread when the stream is idle and waits for nothing (its failure is then
+    /// returned), else queued behind the pending work (its failure then leaves the
+    /// context sticky-failed, see [`sticky_status`]).
+    pub(crate) fn submit<F>(&self, work: F) -> Result<u64, CUresult>
+    where
+        F: FnOnce() -> Result<(), CUresult> + Send + 'static,
+    {
+        let ctx = Arc::clone(&self.ctx);
+        let work = move |now: bool| {
+            let r = work();
+            if let (false, Err(e)) = (now, r) {
+                ctx.make_sticky(sticky_status(e));
+            }
+            r
+        };
+        let after = self.implicit();
+        if after.is_empty() {
+            let ran = self.queue.exec(work)?;
+            let position = ran.position();
+            return ran.result().map(|()| position);
+        }
+        self.queue.push_after(
+            after,
+            Box::new(move || {
+                let _ = work(false);
+            }),
+        )
+    }
+
+    /// Queues `task` (a host function, a wait) in stream order, on the stream's driver
+    /// thread, never on the calling thread; returns its position.
+    pub(crate) fn push(&self, task: Task) -> Result<u64, CUresult> {
+        let after = self.implicit();
+        if after.is_empty() {
+            return self.queue.push(task);
+        }
+        self.queue.push_after(after, task)
+    }
+
+    /// Waits for the work queued on it so far (the legacy stream: and for what its work
+    /// waits for, the blocking streams' work).
+    pub(crate) fn drain(&self) -> Result<(), CUresult> {
+        self.queue.drain()?;
+        if self.legacy {
+            self.ctx.blocking_pending().into_iter().try_for_each(|(q, p)| q.wait(p))?;
+        }
+        Ok(())
+    }
+
+    /// Whether work queued on it (the legacy stream: or on a blocking stream) is pending.
+    pub(crate) fn busy(&self) -> bool {
+        self.queue.busy() || (self.legacy && !self.ctx.blocking_pending().is_empty())
+    }
 }
 
 /// The stream `s` names, whatever its context's state: a default stream needs a current
@@ -35,11 +131,12 @@ fn find(w: &World, s: CUstream) -> Result<Target, CUresult> {
     if is_default(h) {
         let ctx = w.contexts.top().ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)?;
         let queue = Arc::clone(&ctx.default_queue);
-        return Ok(Target { ctx, queue });
+        return Ok(Target { ctx, queue, legacy: true, blocking: false });
     }
     let streams = lock(&w.streams);
     let st = streams.get(h)?;
-    Ok(Target { ctx: Arc::clone(&st.ctx), queue: Arc::clone(&st.queue) })
+    let blocking = st.flags & CUstream_flags::CU_STREAM_NON_BLOCKING.0 == 0;
+    Ok(Target { ctx: Arc::clone(&st.ctx), queue: Arc::clone(&st.queue), legacy: false, blocking })
 }
 
 /// What the stream queries report about a stream (`stream_query.rs`).
@@ -79,7 +176,7 @@ fn create(w: &World, ph: *mut CUstream, flags: c_uint, priority: c_int) -> Resul
     }
     let ctx = w.contexts.current()?;
     let queue = Queue::new();
-    ctx.add_queue(&queue);
+    ctx.add_queue(&queue, flags & CUstream_flags::CU_STREAM_NON_BLOCKING.0 == 0);
     let priority = priority.clamp(GREATEST_PRIORITY, LEAST_PRIORITY);
     let h = lock(&w.streams).insert(Stream { ctx, queue, flags, priority });
     write(ph, to_ptr(h))
@@ -123,21 +220,21 @@ pub(crate) unsafe fn cu_stream_destroy(w: &World, h: CUstream) -> CUresult {
     status(removed)
 }
 
-/// Waits for the host functions pushed on `s` so far; a sticky failure shows here. On a
-/// capturing stream: see [`cu_stream_query`].
+/// Waits for the work queued on `s` so far; a sticky failure (of that work too) shows
+/// here. On a capturing stream: see [`cu_stream_query`].
 pub(crate) unsafe fn cu_stream_synchronize(w: &World, s: CUstream) -> CUresult {
     status(resolve(w, s).and_then(|t| {
         capture::refuse(w, s)?;
-        t.queue.drain()?;
+        t.drain()?;
         t.ctx.usable()
     }))
 }
 
-/// CUDA_ERROR_NOT_READY while host functions are pending. On a capturing stream (facts):
-/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated.
+/// CUDA_ERROR_NOT_READY while work queued on `s` is pending. On a capturing stream
+/// (facts): CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the capture is invalidated.
 pub(crate) unsafe fn cu_stream_query(w: &World, s: CUstream) -> CUresult {
     match resolve(w, s).and_then(|t| capture::refuse(w, s).map(|()| t)) {
-        Ok(t) if t.queue.busy() => CUresult::CUDA_ERROR_NOT_READY,
+        Ok(t) if t.busy() => CUresult::CUDA_ERROR_NOT_READY,
         Ok(_) => CUresult::CUDA_SUCCESS,
         Err(e) => e,
     }
@@ -182,7 +279,7 @@ fn launch_host_func(w: &World, s: CUstream, f: CUhostFn, data: *mut c_void) -> R
     let call = HostCall::new(f, data).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let t = resolve(w, s)?;
     match capture::record(w, s, Node::Host(call))? {
-        Some(_) => t.queue.push(call.task()).map(drop),
+        Some(_) => t.push(call.task()).map(drop),
         None => Ok(()),
     }
 }
@@ -232,7 +329,7 @@ fn add_callback(w: &World, s: CUstream, f: CUstreamCallback, data: *mut c_void, 
     let t = resolve(w, s)?;
     let cb = Box::into_raw(Box::new(Callback { f, stream: s, data })).cast::<c_void>();
     let call = HostCall::new(Some(run_callback), cb).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    t.queue.push(call.task()).map(drop).inspect_err(|_| {
+    t.push(call.task()).map(drop).inspect_err(|_| {
         // SAFETY: the box leaked above, never queued.
         drop(unsafe { Box::from_raw(cb.cast::<Callback>()) })
     })

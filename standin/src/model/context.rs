@@ -39,8 +39,10 @@ pub(crate) struct Context {
     /// Its default stream (the NULL stream, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`).
     pub(crate) default_queue: Arc<Queue>,
     /// The queues of its streams, for `cuCtxSynchronize` (a destroyed stream's pending
-    /// work still counts).
-    queues: Mutex<Vec<Weak<Queue>>>,
+    /// work still counts), each with whether its stream is a blocking one (created without
+    /// `CU_STREAM_NON_BLOCKING`: the legacy default stream waits for its work, and it for
+    /// the legacy stream's).
+    queues: Mutex<Vec<(Weak<Queue>, bool)>>,
 }
 
 impl Context {
@@ -103,18 +105,39 @@ impl Context {
         !self.destroyed.swap(true, Ordering::AcqRel)
     }
 
-    /// Adds a stream's queue.
-    pub(crate) fn add_queue(&self, q: &Arc<Queue>) {
+    /// Adds a stream's queue; `blocking`: the stream synchronises with the legacy default
+    /// stream.
+    pub(crate) fn add_queue(&self, q: &Arc<Queue>, blocking: bool) {
         let mut queues = lock(&self.queues);
-        queues.retain(|w| w.strong_count() > 0);
-        queues.push(Arc::downgrade(q));
+        queues.retain(|(w, _)| w.strong_count() > 0);
+        queues.push((Arc::downgrade(q), blocking));
     }
 
     /// Waits for the work pushed so far on all its streams.
     pub(crate) fn wait_all(&self) -> Result<(), CUresult> {
-        let queues: Vec<Arc<Queue>> = lock(&self.queues).iter().filter_map(Weak::upgrade).collect();
+        let queues: Vec<Arc<Queue>> = lock(&self.queues).iter().filter_map(|(w, _)| w.upgrade()).collect();
         self.default_queue.drain()?;
         queues.iter().try_for_each(|q| q.drain())
+    }
+
+    /// Where the pending work of its blocking streams ends: what work on the legacy
+    /// default stream waits for (CUDA's legacy stream semantics). Non-blocking streams'
+    /// work is not waited for.
+    pub(crate) fn blocking_pending(&self) -> Vec<(Arc<Queue>, u64)> {
+        let queues = lock(&self.queues);
+        queues
+            .iter()
+            .filter(|(_, blocking)| *blocking)
+            .filter_map(|(w, _)| w.upgrade())
+            .filter_map(|q| q.pending().map(|p| (q, p)))
+            .collect()
+    }
+
+    /// Waits, as a synchronous call does (it runs on the legacy default stream), for the
+    /// work pushed so far on the legacy stream and on its blocking streams.
+    pub(crate) fn wait_legacy(&self) -> Result<(), CUresult> {
+        self.default_queue.drain()?;
+        self.blocking_pending().into_iter().try_for_each(|(q, p)| q.wait(p))
     }
 
     /// `cuCtxSynchronize`: waits for all its work, then reports a sticky failure.

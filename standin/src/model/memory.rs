@@ -1,7 +1,11 @@
 //! Device memory and the allocation side of the ledger.
 //!
-//! Device addresses come from an increasing range (from 2^45) that is never reused; each
-//! live allocation is backed by zeroed host memory, so copies really copy. A freed
+//! Device addresses come from an increasing range (from 2^45); each live allocation is
+//! backed by zeroed host memory, so copies really copy. The range of a stream-ordered
+//! allocation (`cuMemAllocAsync`, `cuMemAllocFromPoolAsync`) goes back to its pool when its
+//! free is done, in stream order, and the pool's next allocation of the same size reuses
+//! it (the same address), as a real pool reuses freed memory; other ranges are never
+//! reused. A freed
 //! allocation keeps its address range in the table (its memory is released): a copy or
 //! memset touching it is CUDA_ERROR_INVALID_VALUE (as on a real driver, driver-facts.md
 //! "Edge cases") and a use after free in the ledger, a kernel touching it
@@ -100,6 +104,8 @@ struct Mapping {
     pool: Option<u64>,
     /// For an import: the exported allocation's address.
     import_of: Option<u64>,
+    /// A stream-ordered free of it is queued (not done yet).
+    freeing: bool,
 }
 
 /// One pinned host buffer. Its memory is kept after it is freed, so the address is not
@@ -128,6 +134,9 @@ pub(crate) struct Memory {
     /// Bytes of live allocations from each pool, and the most there were (since the last
     /// reset of the high mark).
     pool_use: BTreeMap<u64, (usize, usize)>,
+    /// Freed ranges of stream-ordered allocations, by pool and size: the pool's next
+    /// allocation of that size takes one.
+    reusable: BTreeMap<(u64, usize), Vec<u64>>,
     /// Addresses freed again after they had been freed.
     pub(crate) double_frees: Vec<u64>,
     /// Addresses of accesses to freed memory.
@@ -146,6 +155,7 @@ impl Memory {
             used: 0,
             imports: BTreeMap::new(),
             pool_use: BTreeMap::new(),
+            reusable: BTreeMap::new(),
             double_frees: Vec::new(),
             use_after_free: Vec::new(),
             duplicate_imports: Vec::new(),
@@ -229,10 +239,14 @@ impl Memory {
             return Err(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         }
         let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
-        let address = s.reserve(size)?;
+        let reused = pool.and_then(|p| s.reusable.get_mut(&(p, size))).and_then(Vec::pop);
+        let address = match reused {
+            Some(address) => address,
+            None => s.reserve(size)?,
+        };
         s.used += size;
-        s.device
-            .insert(address, Mapping { size, owner, kind, backing: Some(Arc::new(backing)), pool, import_of: None });
+        let backing = Some(Arc::new(backing));
+        s.device.insert(address, Mapping { size, owner, kind, backing, pool, import_of: None, freeing: false });
         if let Some(pool) = pool {
             let (used, high) = s.pool_use.entry(pool).or_default();
             *used += size;
@@ -251,9 +265,14 @@ impl Memory {
             s.double_frees.push(address);
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
+        m.freeing = false;
         let (size, import_of, pool) = (m.size, m.import_of, m.pool);
         if let Some((used, _)) = pool.and_then(|p| s.pool_use.get_mut(&p)) {
             *used = used.saturating_sub(size);
+        }
+        // Back to its pool (not while IPC imports map its memory).
+        if let (Some(pool), None, false) = (pool, import_of, s.imports.contains_key(&address)) {
+            s.reusable.entry((pool, size)).or_default().push(address);
         }
         match import_of {
             None => s.used = s.used.saturating_sub(size),
@@ -266,6 +285,55 @@ impl Memory {
             }
         }
         Ok(())
+    }
+
+    /// Checks, for a stream-ordered free queued now, that `address` starts a live
+    /// allocation whose free is not queued already, and marks its free queued. Otherwise
+    /// CUDA_ERROR_INVALID_VALUE, and a double free in the ledger for a freed one (or one
+    /// whose free is queued).
+    pub(crate) fn begin_free(&mut self, address: u64) -> Result<(), CUresult> {
+        let s = self;
+        let m = s.device.get_mut(&address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if m.backing.is_none() || m.freeing {
+            s.double_frees.push(address);
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        m.freeing = true;
+        Ok(())
+    }
+
+    /// Checks that `len` bytes at `address` are live memory now (device memory, or mapped
+    /// pinned memory), as a copy or memset queued now needs up front:
+    /// CUDA_ERROR_INVALID_VALUE otherwise (freed memory: also a use after free).
+    pub(crate) fn check_device(&mut self, address: u64, len: usize) -> Result<(), CUresult> {
+        self.at(address, len).map(drop)
+    }
+
+    /// Whether host address `p` lies in a live pinned buffer (else it is pageable memory).
+    pub(crate) fn is_pinned(&self, p: usize) -> bool {
+        self.pinned_at(p as u64).is_some()
+    }
+
+    /// Checks a host end of a copy: not null, not device memory (CUDA_ERROR_INVALID_VALUE).
+    pub(crate) fn check_host(&mut self, p: usize, len: usize) -> Result<(), CUresult> {
+        self.host_range(p, len)
+    }
+
+    /// Whether `len` bytes at host address `p` touch a freed pinned buffer (a copy done
+    /// after the buffer's `cuMemFreeHost`); such an access is recorded as a use after
+    /// free.
+    pub(crate) fn touches_freed_pinned(&mut self, p: usize, len: usize) -> bool {
+        let (p, last) = (p as u64, (p as u64).saturating_add(len.max(1) as u64 - 1));
+        let hit = self
+            .pinned
+            .range(..=last)
+            .next_back()
+            .filter(|(&start, b)| b.freed && start.saturating_add(b.size as u64) > p)
+            .is_some();
+        if hit {
+            self.use_after_free.push(p);
+        }
+        hit
     }
 
     /// The live allocation containing `address`, for a kernel's access: its start, size and
@@ -394,7 +462,7 @@ impl Memory {
         let kind = AllocationKind::Import;
         s.device.insert(
             address,
-            Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: Some(source) },
+            Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: Some(source), freeing: false },
         );
         let imports = s.imports.entry(source).or_default();
         if !imports.is_empty() {
@@ -458,6 +526,7 @@ impl Memory {
     pub(crate) fn forget_freed(&mut self) {
         let s = self;
         s.device.retain(|_, m| m.backing.is_some());
+        s.reusable.clear();
         s.pinned.retain(|_, b| !b.freed);
         s.double_frees.clear();
         s.use_after_free.clear();

@@ -5,6 +5,11 @@
 //! queue is empty, runs it in that order with no stand-in lock held, so a host function
 //! may call back into the driver. Synchronising means waiting until the work pushed so far
 //! has completed.
+//!
+//! Device work that finds its queue idle (nothing pending, no worker) may run at once on
+//! the calling thread ([`Queue::exec`]): it takes its position as pushed work does, so work
+//! pushed meanwhile from other threads waits for it, and the caller learns its result.
+//! Work pushed behind pending work runs later on the worker, in order.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
@@ -70,12 +75,29 @@ thread_local! {
     static WORKING_FOR: Cell<usize> = const { Cell::new(0) };
 }
 
-/// Outcome of [`Queue::push_if_busy`].
-pub(crate) enum Pushed {
-    /// The queue was idle: nothing was pushed; the work pushed so far ends at this position.
-    Idle(u64),
-    /// The task was pushed at this position.
-    At(u64),
+/// Where [`Queue::exec`] ran its work.
+pub(crate) enum Ran {
+    /// At once, on the calling thread, at this position, with this result.
+    Now(u64, Result<(), CUresult>),
+    /// Queued at this position, behind pending work.
+    Queued(u64),
+}
+
+impl Ran {
+    /// Its position in the queue.
+    pub(crate) fn position(&self) -> u64 {
+        match self {
+            Ran::Now(p, _) | Ran::Queued(p) => *p,
+        }
+    }
+
+    /// The result of work done at once; `Ok` for queued work.
+    pub(crate) fn result(self) -> Result<(), CUresult> {
+        match self {
+            Ran::Now(_, r) => r,
+            Ran::Queued(_) => Ok(()),
+        }
+    }
 }
 
 impl Queue {
@@ -94,22 +116,9 @@ impl Queue {
         self.push_locked(&mut s, task)
     }
 
-    /// Pushes `task` only if earlier work is still pending.
-    pub(crate) fn push_if_busy(self: &Arc<Self>, task: Task) -> Result<Pushed, CUresult> {
-        let mut s = lock(&self.state);
-        if s.completed == s.pushed {
-            return Ok(Pushed::Idle(s.pushed));
-        }
-        self.push_locked(&mut s, task).map(Pushed::At)
-    }
-
     fn push_locked(self: &Arc<Self>, s: &mut State, task: Task) -> Result<u64, CUresult> {
         if !s.worker {
-            let me = Arc::clone(self);
-            std::thread::Builder::new()
-                .name("cudrv-standin-worker".into())
-                .spawn(move || me.work())
-                .map_err(|_| CUresult::CUDA_ERROR_OPERATING_SYSTEM)?;
+            self.spawn()?;
             s.worker = true;
         }
         s.tasks.push_back(task);
@@ -117,10 +126,77 @@ impl Queue {
         Ok(s.pushed)
     }
 
+    fn spawn(self: &Arc<Self>) -> Result<(), CUresult> {
+        let me = Arc::clone(self);
+        std::thread::Builder::new()
+            .name("cudrv-standin-worker".into())
+            .spawn(move || me.work())
+            .map(drop)
+            .map_err(|_| CUresult::CUDA_ERROR_OPERATING_SYSTEM)
+    }
+
+    /// Runs `work` in queue order: at once on the calling thread (`work(true)`) if the
+    /// queue is idle, else pushed behind the pending work (`work(false)` on the worker,
+    /// whose result is dropped: the work reports its own failures, as a GPU does at a
+    /// later call). Work done at once holds its position, so work pushed meanwhile by other
+    /// threads runs after it. CUDA_ERROR_OPERATING_SYSTEM if no thread could be started for
+    /// queued work (nothing is queued).
+    pub(crate) fn exec<F>(self: &Arc<Self>, work: F) -> Result<Ran, CUresult>
+    where
+        F: FnOnce(bool) -> Result<(), CUresult> + Send + 'static,
+    {
+        let mut s = lock(&self.state);
+        if s.worker || s.completed < s.pushed {
+            let task: Task = Box::new(move || {
+                let _ = work(false);
+            });
+            return self.push_locked(&mut s, task).map(Ran::Queued);
+        }
+        // Idle: this thread serves the queue for this one piece of work.
+        s.worker = true;
+        s.pushed += 1;
+        let position = s.pushed;
+        drop(s);
+        let result = work(true);
+        let mut s = lock(&self.state);
+        s.completed += 1;
+        if s.tasks.is_empty() {
+            s.worker = false;
+        } else if self.spawn().is_err() {
+            // Work pushed meanwhile needs a worker and none can be started: this thread
+            // serves the queue until it is empty (it never waits for the program).
+            drop(s);
+            self.done.notify_all();
+            self.serve();
+            return Ok(Ran::Now(position, result));
+        }
+        drop(s);
+        self.done.notify_all();
+        Ok(Ran::Now(position, result))
+    }
+
+    /// Pushes `task` to run once the work up to each position in `after` (of other queues)
+    /// has completed, in this queue's order.
+    pub(crate) fn push_after(self: &Arc<Self>, after: Vec<(Arc<Queue>, u64)>, task: Task) -> Result<u64, CUresult> {
+        self.push(Box::new(move || {
+            for (q, p) in after {
+                // A wait from another queue's worker cannot fail.
+                let _ = q.wait(p);
+            }
+            task()
+        }))
+    }
+
     /// The worker: runs tasks in order, with no lock held, until the queue is empty.
     fn work(self: Arc<Self>) {
         // (A thread-local without a destructor: `try_with` cannot fail.)
         let _ = WORKING_FOR.try_with(|w| w.set(Arc::as_ptr(&self) as usize));
+        self.serve();
+    }
+
+    /// Runs the queued tasks in order until there are none (the caller holds the worker
+    /// role).
+    fn serve(&self) {
         loop {
             let task = {
                 let mut s = lock(&self.state);
@@ -152,6 +228,12 @@ impl Queue {
     pub(crate) fn busy(&self) -> bool {
         let s = lock(&self.state);
         s.completed < s.pushed
+    }
+
+    /// The position of the last work pushed, if it has not completed.
+    pub(crate) fn pending(&self) -> Option<u64> {
+        let s = lock(&self.state);
+        (s.completed < s.pushed).then_some(s.pushed)
     }
 
     /// Waits until the work up to `position` has completed. From the queue's own worker
