@@ -32,6 +32,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
     ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
     ("views", 1, "views: every result verified, 0 wrong"),
+    ("virtual_memory", 1, "virtual_memory: every result verified, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

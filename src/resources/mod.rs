@@ -14,6 +14,8 @@
 pub mod attributes;
 pub mod context;
 pub mod event;
+#[cfg(target_os = "linux")]
+pub mod fd_passing;
 pub mod flags;
 pub mod global;
 pub mod graph;
@@ -33,3 +35,4 @@ pub mod pool;
 pub mod stream;
 pub mod user_object;
 pub mod view;
+pub mod vmm;

@@ -256,6 +256,10 @@
 //! - Function attributes, limits and pool settings are kept and reported but change
 //!   nothing (except the dynamic shared memory a function may use); a freed pool
 //!   allocation is released at once (reserved memory is used memory).
+//! - Virtual memory: each mapping is a range of its own, so a copy or memset that crosses
+//!   from one mapping into the next fails with CUDA_ERROR_INVALID_VALUE (a GPU does it);
+//!   access given to any device makes a mapping usable from every device; exported file
+//!   descriptors keep their memory alive for the rest of the process.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
@@ -304,6 +308,7 @@ mod stream;
 mod stream_query;
 mod table;
 mod user_object;
+mod vmm;
 mod world;
 
 use std::sync::LazyLock;

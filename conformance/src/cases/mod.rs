@@ -25,6 +25,7 @@ mod pool;
 mod proc_address;
 mod stream_event;
 mod version;
+mod vmm;
 
 /// What a case needs before it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,8 +169,23 @@ pub fn all() -> Vec<Case> {
         graph::cases(),
         capture::cases(),
         version::cases(),
+        pending(),
     ]
     .concat()
+}
+
+/// Environment variable that adds the pending cases to [`all`]: cases written for answers
+/// the H200 has not recorded yet (`expected/` has no line for them, so a run of the suite
+/// without it leaves them out).
+pub const ENV_PENDING: &str = "CUDRV_CONFORMANCE_PENDING";
+
+/// The pending cases, when [`ENV_PENDING`] is `1` (none otherwise).
+pub fn pending() -> Vec<Case> {
+    if std::env::var_os(ENV_PENDING).is_some_and(|v| v == "1") {
+        vmm::cases()
+    } else {
+        Vec::new()
+    }
 }
 
 /// A sentinel a case stores in an out-value before a call, to see whether it was written.

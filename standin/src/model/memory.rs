@@ -40,6 +40,8 @@ pub enum AllocationKind {
     Pinned,
     /// `cuMemPoolImportPointer`: a mapping of another allocation.
     Import,
+    /// `cuMemMap` (with access set by `cuMemSetAccess`): a virtual memory mapping.
+    Mapped,
 }
 
 /// One live allocation.
@@ -402,6 +404,42 @@ impl Memory {
         }
         imports.push(address);
         Ok(address)
+    }
+
+    /// A fresh address range of `size` bytes with no memory behind it (a virtual memory
+    /// reservation, `model/vmm.rs`); never handed out again.
+    pub(crate) fn reserve_addresses(&mut self, size: usize) -> Result<u64, CUresult> {
+        self.reserve(size)
+    }
+
+    /// Makes `[address, address + size)` device memory over `backing` (a virtual memory
+    /// mapping given access): CUDA_ERROR_INVALID_VALUE if a live range overlaps it. The
+    /// memory belongs to its physical allocation, so it counts nothing towards the used
+    /// memory here.
+    pub(crate) fn map_backing(
+        &mut self,
+        address: u64,
+        size: usize,
+        owner: Owner,
+        backing: Arc<Backing>,
+    ) -> Result<(), CUresult> {
+        let s = self;
+        let last = address.checked_add(size as u64 - 1).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let live = |m: &Mapping| m.backing.is_some();
+        if s.containing(address).is_some_and(|(_, m)| live(m)) || s.device.range(address..=last).any(|(_, m)| live(m)) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let kind = AllocationKind::Mapped;
+        s.device.insert(address, Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: None });
+        Ok(())
+    }
+
+    /// Removes the range [`Memory::map_backing`] made at `address`: the address is unknown
+    /// again, as unmapped virtual memory is (not freed memory).
+    pub(crate) fn unmap_backing(&mut self, address: u64) {
+        if self.device.get(&address).is_some_and(|m| m.kind == AllocationKind::Mapped) {
+            self.device.remove(&address);
+        }
     }
 
     /// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
