@@ -173,11 +173,12 @@ pub use resources::event::Event;
 #[cfg(target_os = "linux")]
 pub use resources::fd_passing::{recv_fd, send_fd};
 pub use resources::flags::{
-    ContextFlags, EventFlags, HostAllocFlags, OccupancyFlags, ShareableHandleTypes, StreamFlags,
+    ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes, StreamFlags,
 };
 pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
 pub use resources::host_fn::HostFn;
+pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::jit::{JitFallback, JitLogs, JitOptions, JitOutput};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
@@ -187,6 +188,7 @@ pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::occupancy::PotentialBlockSize;
 pub use resources::pinned::PinnedBuffer;
+pub use resources::pointer_attr::{MemoryType, PointerAttributes};
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
 pub use resources::user_object::UserObject;

@@ -89,7 +89,7 @@ pub type GetProcAddressV1 = unsafe extern "C" fn(
     flags: cuuint64_t,
 ) -> CUresult;
 
-/// The bootstrap entry point a [`Driver`] resolves everything else through.
+/// The bootstrap entry point a [`crate::Driver`] resolves everything else through.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum GetProcAddress {

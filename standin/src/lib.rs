@@ -27,7 +27,10 @@
 //!   attributes, UUID; one by default, `CUDRV_STANDIN_DEVICES=2` or [`set_device_count`]
 //!   for more, up to 8), error names and strings, primary contexts, created contexts and
 //!   each thread's context stack, streams and host functions, events, device memory,
-//!   copies and memsets, pinned host memory, memory pools with IPC export and import,
+//!   copies and memsets, pinned host memory, registration of the program's host memory
+//!   (`cuMemHostRegister`), virtual memory management (reservations, physical
+//!   allocations, mappings with per-device access, POSIX file-descriptor export and
+//!   import), memory pools with IPC export and import,
 //!   libraries, modules and kernels over a fake image format ([`fake_image`]) and over
 //!   PTX with host-implemented kernels (below), `cuLaunchKernel` and `cuLaunchKernelEx`,
 //!   the linker (fake images only), graphs of empty, host, kernel, memcpy and memset
@@ -288,6 +291,7 @@ mod graph_add;
 mod graph_exec;
 mod graph_node;
 mod host_memory;
+mod host_register;
 mod install;
 mod ipc;
 mod launch;

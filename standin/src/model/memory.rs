@@ -42,6 +42,8 @@ pub enum AllocationKind {
     Import,
     /// `cuMemMap` (with access set by `cuMemSetAccess`): a virtual memory mapping.
     Mapped,
+    /// `cuMemHostRegister`: the program's host memory, registered.
+    Registered,
 }
 
 /// One live allocation.
@@ -113,8 +115,12 @@ struct Pinned {
     /// only as mapped memory (its device pointer is its host address).
     backing: Arc<Backing>,
     freed: bool,
-    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with.
+    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with (`CU_MEMHOSTREGISTER_*` for
+    /// registered memory).
     flags: u32,
+    /// The program's memory registered with `cuMemHostRegister` (not freed by
+    /// `cuMemFreeHost`; forgotten when unregistered).
+    registered: bool,
 }
 
 /// A world's device address space and pinned host memory.
@@ -450,8 +456,40 @@ impl Memory {
         }
         let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
         let p = backing.as_ptr();
-        self.pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags });
+        let registered = false;
+        self.pinned
+            .insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags, registered });
         Ok(p)
+    }
+
+    /// Registers the program's `size` bytes at `p` as pinned, mapped host memory
+    /// (`cuMemHostRegister`): CUDA_ERROR_INVALID_VALUE for NULL or size 0, and
+    /// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED if it overlaps live pinned or registered
+    /// memory.
+    pub(crate) fn register_host(&mut self, p: *mut u8, size: usize, owner: Owner, flags: u32) -> Result<(), CUresult> {
+        let ptr = std::ptr::NonNull::new(p).filter(|_| size != 0).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let (start, last) = (p as u64, (p as u64).saturating_add(size as u64 - 1));
+        let overlaps = self.pinned_at(start).is_some()
+            || self.pinned.range(start..=last).any(|(_, b)| !b.freed)
+            || self.pinned_at(last).is_some();
+        if overlaps {
+            return Err(CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+        }
+        let backing = Arc::new(Backing::program(ptr));
+        self.pinned.insert(start, Pinned { size, owner, backing, freed: false, flags, registered: true });
+        Ok(())
+    }
+
+    /// Unregisters the memory registered at `p` (its first address):
+    /// CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED for any other address.
+    pub(crate) fn unregister_host(&mut self, p: u64) -> Result<(), CUresult> {
+        match self.pinned.get(&p) {
+            Some(b) if b.registered => {
+                self.pinned.remove(&p);
+                Ok(())
+            }
+            _ => Err(CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+        }
     }
 
     /// The flags of the live pinned allocation that holds `p`; CUDA_ERROR_INVALID_VALUE for
@@ -469,7 +507,7 @@ impl Memory {
     /// unknown pointer CUDA_ERROR_INVALID_VALUE.
     pub(crate) fn free_pinned(&mut self, p: u64) -> Result<(), CUresult> {
         let s = self;
-        let b = s.pinned.get_mut(&p).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let b = s.pinned.get_mut(&p).filter(|b| !b.registered).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         if std::mem::replace(&mut b.freed, true) {
             s.double_frees.push(p);
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -486,7 +524,7 @@ impl Memory {
         out.extend(s.pinned.iter().filter(|(_, b)| !b.freed).map(|(&address, b)| Allocation {
             address,
             size: b.size,
-            kind: AllocationKind::Pinned,
+            kind: if b.registered { AllocationKind::Registered } else { AllocationKind::Pinned },
         }));
     }
 
