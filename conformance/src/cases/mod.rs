@@ -18,6 +18,7 @@ mod device;
 mod errors;
 mod graph;
 mod host_fn;
+mod host_register;
 mod launch;
 mod memory;
 mod module;
@@ -182,7 +183,7 @@ pub const ENV_PENDING: &str = "CUDRV_CONFORMANCE_PENDING";
 /// The pending cases, when [`ENV_PENDING`] is `1` (none otherwise).
 pub fn pending() -> Vec<Case> {
     if std::env::var_os(ENV_PENDING).is_some_and(|v| v == "1") {
-        vmm::cases()
+        [vmm::cases(), host_register::cases()].concat()
     } else {
         Vec::new()
     }
