@@ -2,57 +2,18 @@
 //! and the process-wide instance the free `p`/`pw` functions use.
 
 use std::ffi::c_void;
-use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use libloading::Library;
-
 use crate::availability::{Availability, EntryInfo, EntryKind};
-use crate::error::CudaError;
-use crate::loader::{GetProcAddress, LoadError, LoadOptions};
+use crate::error::{CudaError, ErrorNames};
+use crate::loader::{self, GetProcAddress, LoadError, LoadOptions, Loaded, Slots, Source};
 use crate::report::{self, Arg};
-use crate::sys::CUresult;
+use crate::sys::{CUresult, PFN_cuGetErrorName_v6000, PFN_cuGetErrorString_v6000};
 use crate::table::{self, Call, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version::{self, RequireError};
-use crate::{Pc, Pw, P};
-
-/// A fixed array of entry-point pointers; null where nothing was resolved.
-pub(crate) struct Slots<const N: usize>(pub(crate) [*mut c_void; N]);
-
-impl<const N: usize> Slots<N> {
-    pub(crate) const fn null() -> Slots<N> {
-        Slots([std::ptr::null_mut(); N])
-    }
-}
-
-// SAFETY: the pointers are addresses of driver functions, written once during loading
-// and only read afterwards; the driver's functions are callable from any thread.
-unsafe impl<const N: usize> Send for Slots<N> {}
-// SAFETY: as above.
-unsafe impl<const N: usize> Sync for Slots<N> {}
-
-/// Where a driver came from.
-pub(crate) enum Source {
-    /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
-    Library { path: PathBuf, file: Option<PathBuf>, _library: ManuallyDrop<Library> },
-    /// A `cuGetProcAddress` handed in by the program.
-    InProcess,
-    /// No driver: the placeholder behind the free functions when loading failed.
-    None,
-}
-
-impl Source {
-    pub(crate) fn describe(&self) -> String {
-        match self {
-            Source::Library { path, .. } => path.display().to_string(),
-            Source::InProcess => "in-process driver".to_string(),
-            Source::None => "no driver".to_string(),
-        }
-    }
-}
 
 /// A loaded CUDA driver and its resolved entry-point table.
 ///
@@ -72,6 +33,8 @@ pub struct Driver {
     pub(crate) resolve_time: Duration,
     /// `cuInit(0)`'s result, once.
     pub(crate) init: OnceLock<Result<(), CudaError>>,
+    /// Its `cuGetErrorName`/`cuGetErrorString`, which its errors name their codes with.
+    pub(crate) names: ErrorNames,
 }
 
 impl Driver {
@@ -88,27 +51,8 @@ impl Driver {
             bound: Vec::new(),
             resolve_time: Duration::ZERO,
             init: OnceLock::new(),
+            names: ErrorNames::NONE,
         }
-    }
-
-    /// The silent wrappers: every entry, returning its `CUresult`.
-    #[inline(always)]
-    pub fn p(&self) -> P<'_> {
-        P(self)
-    }
-
-    /// The reporting wrappers: as [`Driver::p`], and a failure other than
-    /// `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report()`].
-    #[inline(always)]
-    pub fn pw(&self) -> Pw<'_> {
-        Pw(self)
-    }
-
-    /// The checked wrappers: as [`Driver::p`], returning `Err(CudaError)` naming the call
-    /// on a failure. Only for a `&'static Driver`, which the error keeps to name its code.
-    #[inline(always)]
-    pub fn pc(&'static self) -> Pc {
-        Pc(self)
     }
 
     /// The error for `call` returning `status` (never `CUDA_SUCCESS`). No driver call, no
@@ -136,7 +80,7 @@ impl Driver {
 
     /// `NAME (description)` of `code`, named by this driver.
     pub fn status_text(&self, code: CUresult) -> String {
-        crate::error::status_text(Some(self), code)
+        crate::error::status_text(Some(&self.names), code)
     }
 
     /// What a `p` call to an entry that is not resolved returns: `CUDA_ERROR_NOT_FOUND`,
@@ -144,7 +88,7 @@ impl Driver {
     #[cold]
     #[inline(never)]
     pub(crate) fn unresolved_call(&self, entry: Entry) -> CUresult {
-        crate::gated_log::record(self, entry);
+        crate::gated_log::record(entry, || self.info(entry).map(|i| format!("{}\t{}\n", i.name, i.availability)));
         CUresult::CUDA_ERROR_NOT_FOUND
     }
 
@@ -293,7 +237,7 @@ impl Driver {
     #[inline(never)]
     pub(crate) fn report_failure(&self, entry: Entry, arg: Arg, status: CUresult) {
         let not_called = self.unresolved(entry, status);
-        report::call_failed(self, Call::of(entry), arg, status, not_called);
+        report::call_failed(Call::of(entry), arg, status, not_called, || self.status_text(status));
     }
 }
 
@@ -305,6 +249,86 @@ impl std::fmt::Debug for Driver {
             .field("driver_version", &version::display(self.driver_version))
             .field("options", &self.options)
             .finish_non_exhaustive()
+    }
+}
+
+impl Driver {
+    /// Opens the driver `options` names (or the system's `libcuda.so.1`), bootstraps
+    /// `cuGetProcAddress` and resolves the whole table.
+    ///
+    /// On error nothing stays loaded that cudrv will use; the library, if it was opened,
+    /// is left mapped (a driver is never unloaded).
+    ///
+    /// # Safety
+    /// Opening a library runs its initialisers, and cudrv calls what it exports as the
+    /// CUDA driver: the library `options` names (or the system's `libcuda.so.1`) must be a
+    /// CUDA driver (or cudrv's stand-in), as with ash's `Entry::load`. Handles made with
+    /// one driver library must never be given to another (two `Driver`s loaded from the
+    /// same library may share them).
+    /// [`crate::driver()`], the usual way in, is safe: it trusts `CUDRV_LIBCUDA`.
+    pub unsafe fn load(options: LoadOptions) -> Result<Driver, LoadError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { loader::load(options) }.map(Driver::from_loaded)
+    }
+
+    /// [`Driver::load`] with only a path.
+    ///
+    /// # Safety
+    /// As for [`Driver::load`]: `path` must be a CUDA driver library.
+    pub unsafe fn load_from(path: impl Into<PathBuf>) -> Result<Driver, LoadError> {
+        // SAFETY: forwarded from the caller.
+        unsafe { Driver::load(LoadOptions::default().with_path(path)) }
+    }
+
+    /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
+    /// `options.path` is ignored.
+    ///
+    /// # Safety
+    /// `gpa` must behave as the driver's does: every pointer it returns for a symbol and
+    /// version must be a function with that variant's `PFN_*` signature, valid for the
+    /// rest of the process. cudrv's safe handles call through them.
+    pub unsafe fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
+        loader::resolve(gpa, options, Source::InProcess).map(Driver::from_loaded)
+    }
+
+    fn from_loaded(l: Loaded) -> Driver {
+        let name_slot = |call: Call| match call.entry() {
+            Entry::Name(i) => l.name_slots.0.get(i).copied().unwrap_or(std::ptr::null_mut()),
+            Entry::Variant(i) => l.slots.0.get(i).copied().unwrap_or(std::ptr::null_mut()),
+        };
+        // SAFETY: each slot is null or what the driver returned for a variant of that name,
+        // whose signatures are these (one variant each, 6.0); null becomes `None`.
+        let names = unsafe {
+            ErrorNames {
+                name: std::mem::transmute::<*mut c_void, PFN_cuGetErrorName_v6000>(name_slot(
+                    crate::call::cuGetErrorName,
+                )),
+                string: std::mem::transmute::<*mut c_void, PFN_cuGetErrorString_v6000>(name_slot(
+                    crate::call::cuGetErrorString,
+                )),
+            }
+        };
+        Driver {
+            source: l.source,
+            gpa: Some(l.gpa),
+            driver_version: l.driver_version,
+            version: l.version,
+            options: l.options,
+            slots: l.slots,
+            name_slots: l.name_slots,
+            states: l.states,
+            bound: l.bound,
+            resolve_time: l.resolve_time,
+            init: OnceLock::new(),
+            names,
+        }
+    }
+}
+
+impl CudaError {
+    /// The error for `call` returning `code`, named through `driver` when shown.
+    pub fn with_driver(driver: &'static Driver, call: Call, code: CUresult) -> CudaError {
+        CudaError::with_names(&driver.names, call, code)
     }
 }
 

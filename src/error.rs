@@ -8,10 +8,9 @@ use std::fmt;
 
 use crate::availability::Availability;
 use crate::loader::LoadError;
-use crate::sys::CUresult;
+use crate::sys::{CUresult, PFN_cuGetErrorName_v6000, PFN_cuGetErrorString_v6000};
 use crate::table::Call;
 use crate::version::{self, RequireError};
-use crate::Driver;
 
 /// A driver call that returned something other than `CUDA_SUCCESS`.
 ///
@@ -24,8 +23,21 @@ use crate::Driver;
 pub struct CudaError {
     code: CUresult,
     call: Call,
-    driver: Option<&'static Driver>,
+    names: Option<&'static ErrorNames>,
     extra: Option<Box<Extra>>,
+}
+
+/// A driver's own names for its codes (`cuGetErrorName`, `cuGetErrorString`, as resolved
+/// when it was loaded; `None` where it has none). An error from a driver keeps a reference
+/// to its driver's, so it names its code as that driver does without knowing the driver.
+pub(crate) struct ErrorNames {
+    pub(crate) name: PFN_cuGetErrorName_v6000,
+    pub(crate) string: PFN_cuGetErrorString_v6000,
+}
+
+impl ErrorNames {
+    /// No names: the header's are used.
+    pub(crate) const NONE: ErrorNames = ErrorNames { name: None, string: None };
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -57,12 +69,13 @@ impl CudaError {
     /// The error for `call` returning `code`, named from the pinned header when shown. The
     /// checked wrappers ([`crate::pc`]) build it with their driver, which names it instead.
     pub fn new(call: Call, code: CUresult) -> CudaError {
-        CudaError { code, call, driver: None, extra: None }
+        CudaError { code, call, names: None, extra: None }
     }
 
-    /// The error for `call` returning `code`, named through `driver` when shown.
-    pub fn with_driver(driver: &'static Driver, call: Call, code: CUresult) -> CudaError {
-        CudaError { code, call, driver: Some(driver), extra: None }
+    /// The error for `call` returning `code`, named through a driver's `names` when shown
+    /// (`CudaError::with_driver`).
+    pub(crate) fn with_names(names: &'static ErrorNames, call: Call, code: CUresult) -> CudaError {
+        CudaError { code, call, names: Some(names), extra: None }
     }
 
     /// The raw `CUresult`.
@@ -78,13 +91,13 @@ impl CudaError {
     /// `CUDA_ERROR_INVALID_VALUE`, or `unknown CUresult N`: the driver's name for the code,
     /// else the header's.
     pub fn name(&self) -> Cow<'static, str> {
-        code_name(self.driver, self.code)
+        code_name(self.names, self.code)
     }
 
     /// The driver's description, e.g. `invalid argument`, or a fallback that says there is
     /// none (no driver known to the error, or a code the driver does not describe).
     pub fn description(&self) -> &'static str {
-        code_description(self.driver, self.code)
+        code_description(self.names, self.code)
     }
 
     /// Secondary failures attached while this error was being returned.
@@ -134,7 +147,7 @@ impl CudaError {
 
     /// `CUDA_ERROR_INVALID_VALUE (invalid argument)`: the code's name and description.
     pub fn status_text(&self) -> String {
-        status_text(self.driver, self.code)
+        status_text(self.names, self.code)
     }
 }
 
@@ -194,12 +207,14 @@ pub(crate) fn unresolved_reason(availability: &Availability, version: u32, drive
 }
 
 /// The name of `code`: the driver's, else the header's, else `unknown CUresult N`.
-pub(crate) fn code_name(driver: Option<&Driver>, code: CUresult) -> Cow<'static, str> {
-    driver
-        .and_then(|d| {
+pub(crate) fn code_name(names: Option<&ErrorNames>, code: CUresult) -> Cow<'static, str> {
+    names
+        .and_then(|n| n.name)
+        .and_then(|get| {
             driver_string(|s| {
-                // SAFETY: `s` is a valid out-pointer; the driver writes a static string or nothing.
-                unsafe { d.p().cuGetErrorName(code, s) }
+                // SAFETY: `get` is the driver's `cuGetErrorName`; `s` is a valid out-pointer;
+                // the driver writes a static string or nothing.
+                unsafe { get(code, s) }
             })
         })
         .or_else(|| crate::table::header_error_name(code.0))
@@ -207,20 +222,22 @@ pub(crate) fn code_name(driver: Option<&Driver>, code: CUresult) -> Cow<'static,
 }
 
 /// The driver's description of `code`, else a fallback that says there is none.
-pub(crate) fn code_description(driver: Option<&Driver>, code: CUresult) -> &'static str {
-    driver
-        .and_then(|d| {
+pub(crate) fn code_description(names: Option<&ErrorNames>, code: CUresult) -> &'static str {
+    names
+        .and_then(|n| n.string)
+        .and_then(|get| {
             driver_string(|s| {
-                // SAFETY: `s` is a valid out-pointer; the driver writes a static string or nothing.
-                unsafe { d.p().cuGetErrorString(code, s) }
+                // SAFETY: `get` is the driver's `cuGetErrorString`; `s` is a valid out-pointer;
+                // the driver writes a static string or nothing.
+                unsafe { get(code, s) }
             })
         })
         .unwrap_or("the driver has no description for this code")
 }
 
 /// `NAME (description)`.
-pub(crate) fn status_text(driver: Option<&Driver>, code: CUresult) -> String {
-    format!("{} ({})", code_name(driver, code), code_description(driver, code))
+pub(crate) fn status_text(names: Option<&ErrorNames>, code: CUresult) -> String {
+    format!("{} ({})", code_name(names, code), code_description(names, code))
 }
 
 /// Calls a `cuGetError*` function and returns the string it gives, if any.

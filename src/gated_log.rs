@@ -16,7 +16,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::table::{Entry, NAME_COUNT, VARIANT_COUNT};
-use crate::Driver;
 
 /// The variable naming the log file.
 pub const ENV_GATED_LOG: &str = "CUDRV_GATED_LOG";
@@ -56,7 +55,7 @@ pub(crate) fn check_setting() {
     };
     if !REPORTED.swap(true, Ordering::Relaxed) {
         let message = format!("{}: nothing will be recorded: {problem}", path.display());
-        crate::report::report(crate::Report::setting(ENV_GATED_LOG, message));
+        crate::report::report(crate::report::Report::setting(ENV_GATED_LOG, message));
     }
 }
 
@@ -77,8 +76,9 @@ fn open_log(path: &Path) -> Option<std::fs::File> {
     file.metadata().ok().filter(std::fs::Metadata::is_file).map(|_| file)
 }
 
-/// Records a call to `entry`, which `driver` does not resolve (once per entry).
-pub(crate) fn record(driver: &Driver, entry: Entry) {
+/// Records a call to `entry`, which its driver does not resolve (once per entry): `line`
+/// gives the line to write (the entry's name and state).
+pub(crate) fn record(entry: Entry, line: impl FnOnce() -> Option<String>) {
     let Some((path, None)) = setting() else {
         return;
     };
@@ -87,10 +87,9 @@ pub(crate) fn record(driver: &Driver, entry: Entry) {
         Entry::Name(i) => VARIANT_COUNT + i,
     };
     let first = SEEN.get(index).is_some_and(|seen| !seen.swap(true, Ordering::Relaxed));
-    let Some(info) = driver.info(entry).filter(|_| first) else {
+    let Some(line) = line().filter(|_| first) else {
         return;
     };
-    let line = format!("{}\t{}\n", info.name, info.availability);
     // One write of one short line to a file opened for appending: lines from several
     // processes do not interleave. A failure to record is not the program's failure.
     if let Some(mut file) = open_log(path) {

@@ -170,10 +170,15 @@ pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
 pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
 pub use resources::context::Context;
 pub use resources::event::Event;
-pub use resources::flags::{ContextFlags, EventFlags, HostAllocFlags, OccupancyFlags, StreamFlags};
+#[cfg(target_os = "linux")]
+pub use resources::fd_passing::{recv_fd, send_fd};
+pub use resources::flags::{
+    ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes, StreamFlags,
+};
 pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
 pub use resources::host_fn::HostFn;
+pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::jit::{JitFallback, JitLogs, JitOptions, JitOutput};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
@@ -183,10 +188,12 @@ pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::occupancy::PotentialBlockSize;
 pub use resources::pinned::PinnedBuffer;
+pub use resources::pointer_attr::{MemoryType, PointerAttributes};
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
 pub use resources::user_object::UserObject;
 pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
+pub use resources::vmm::{Access, AddressRange, GrowableBuffer, Mapping, PhysicalMemory};
 pub use scope::{set_current, with_context};
 pub use sys::CUresult;
 #[doc(inline)]

@@ -3,15 +3,49 @@
 use std::ffi::{c_char, c_int, c_void, CStr};
 use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use libloading::Library;
 
 use crate::availability::{Availability, Missing};
-use crate::driver::{Driver, Slots, Source};
 use crate::sys::{cuuint64_t, CUresult};
-use crate::table::{NAMES, VARIANTS};
+use crate::table::{NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
 use crate::version;
+
+/// A fixed array of entry-point pointers; null where nothing was resolved.
+pub(crate) struct Slots<const N: usize>(pub(crate) [*mut c_void; N]);
+
+impl<const N: usize> Slots<N> {
+    pub(crate) const fn null() -> Slots<N> {
+        Slots([std::ptr::null_mut(); N])
+    }
+}
+
+// SAFETY: the pointers are addresses of driver functions, written once during loading
+// and only read afterwards; the driver's functions are callable from any thread.
+unsafe impl<const N: usize> Send for Slots<N> {}
+// SAFETY: as above.
+unsafe impl<const N: usize> Sync for Slots<N> {}
+
+/// Where a driver came from.
+pub(crate) enum Source {
+    /// A library cudrv opened. It is never closed: a driver's threads may outlive us.
+    Library { path: PathBuf, file: Option<PathBuf>, _library: ManuallyDrop<Library> },
+    /// A `cuGetProcAddress` handed in by the program.
+    InProcess,
+    /// No driver: the placeholder behind the free functions when loading failed.
+    None,
+}
+
+impl Source {
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Source::Library { path, .. } => path.display().to_string(),
+            Source::InProcess => "in-process driver".to_string(),
+            Source::None => "no driver".to_string(),
+        }
+    }
+}
 
 /// Environment variable naming the driver library to load (a path).
 pub const ENV_LIBCUDA: &str = "CUDRV_LIBCUDA";
@@ -55,7 +89,7 @@ pub type GetProcAddressV1 = unsafe extern "C" fn(
     flags: cuuint64_t,
 ) -> CUresult;
 
-/// The bootstrap entry point a [`Driver`] resolves everything else through.
+/// The bootstrap entry point a [`crate::Driver`] resolves everything else through.
 #[derive(Clone, Copy, Debug)]
 #[non_exhaustive]
 pub enum GetProcAddress {
@@ -198,59 +232,29 @@ pub enum LoadError {
     },
 }
 
-impl Driver {
-    /// Opens the driver `options` names (or the system's `libcuda.so.1`), bootstraps
-    /// `cuGetProcAddress` and resolves the whole table.
-    ///
-    /// On error nothing stays loaded that cudrv will use; the library, if it was opened,
-    /// is left mapped (a driver is never unloaded).
-    ///
-    /// # Safety
-    /// Opening a library runs its initialisers, and cudrv calls what it exports as the
-    /// CUDA driver: the library `options` names (or the system's `libcuda.so.1`) must be a
-    /// CUDA driver (or cudrv's stand-in), as with ash's `Entry::load`. Handles made with
-    /// one driver library must never be given to another (two `Driver`s loaded from the
-    /// same library may share them).
-    /// [`crate::driver()`], the usual way in, is safe: it trusts `CUDRV_LIBCUDA`.
-    pub unsafe fn load(options: LoadOptions) -> Result<Driver, LoadError> {
-        if let Some(p) = &options.path {
-            check_regular_file(p)?;
-        }
-        let (looked, library) = match &options.path {
-            Some(p) => (p.display().to_string(), open(p.as_os_str())),
-            None => (
-                format!("{SYSTEM_LIBCUDA} through the system loader (LD_LIBRARY_PATH, ld.so.cache)"),
-                open(std::ffi::OsStr::new(SYSTEM_LIBCUDA)),
-            ),
-        };
-        let library = library.map_err(|reason| LoadError::NotFound { looked: looked.clone(), reason })?;
-        let path = options.path.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_LIBCUDA));
-        let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver { path: path.display().to_string() })?;
-        let file = file_of(gpa);
-        // A driver is never unloaded: its threads and atexit handlers may outlive us.
-        let library = ManuallyDrop::new(library);
-        resolve(gpa, options, Source::Library { path, file, _library: library })
+/// Opens the driver `options` names (or the system's `libcuda.so.1`), bootstraps
+/// `cuGetProcAddress` and resolves the whole table (`Driver::load`).
+///
+/// # Safety
+/// As for `Driver::load`: the library must be a CUDA driver.
+pub(crate) unsafe fn load(options: LoadOptions) -> Result<Loaded, LoadError> {
+    if let Some(p) = &options.path {
+        check_regular_file(p)?;
     }
-
-    /// [`Driver::load`] with only a path.
-    ///
-    /// # Safety
-    /// As for [`Driver::load`]: `path` must be a CUDA driver library.
-    pub unsafe fn load_from(path: impl Into<PathBuf>) -> Result<Driver, LoadError> {
-        // SAFETY: forwarded from the caller.
-        unsafe { Driver::load(LoadOptions::default().with_path(path)) }
-    }
-
-    /// Builds a driver from an in-process `cuGetProcAddress` (such as the stand-in's).
-    /// `options.path` is ignored.
-    ///
-    /// # Safety
-    /// `gpa` must behave as the driver's does: every pointer it returns for a symbol and
-    /// version must be a function with that variant's `PFN_*` signature, valid for the
-    /// rest of the process. cudrv's safe handles call through them.
-    pub unsafe fn from_get_proc_address(gpa: GetProcAddress, options: LoadOptions) -> Result<Driver, LoadError> {
-        resolve(gpa, options, Source::InProcess)
-    }
+    let (looked, library) = match &options.path {
+        Some(p) => (p.display().to_string(), open(p.as_os_str())),
+        None => (
+            format!("{SYSTEM_LIBCUDA} through the system loader (LD_LIBRARY_PATH, ld.so.cache)"),
+            open(std::ffi::OsStr::new(SYSTEM_LIBCUDA)),
+        ),
+    };
+    let library = library.map_err(|reason| LoadError::NotFound { looked: looked.clone(), reason })?;
+    let path = options.path.clone().unwrap_or_else(|| PathBuf::from(SYSTEM_LIBCUDA));
+    let gpa = bootstrap(&library).ok_or_else(|| LoadError::NotADriver { path: path.display().to_string() })?;
+    let file = file_of(gpa);
+    // A driver is never unloaded: its threads and atexit handlers may outlive us.
+    let library = ManuallyDrop::new(library);
+    resolve(gpa, options, Source::Library { path, file, _library: library })
 }
 
 /// Refuses a driver path that names something other than a regular file (after symbolic
@@ -457,8 +461,22 @@ fn missing_text(m: Missing) -> String {
     }
 }
 
+/// What loading gives: everything a `Driver` is made of.
+pub(crate) struct Loaded {
+    pub(crate) source: Source,
+    pub(crate) gpa: GetProcAddress,
+    pub(crate) driver_version: u32,
+    pub(crate) version: u32,
+    pub(crate) options: LoadOptions,
+    pub(crate) slots: Slots<VARIANT_COUNT>,
+    pub(crate) name_slots: Slots<NAME_COUNT>,
+    pub(crate) states: Vec<Availability>,
+    pub(crate) bound: Vec<Option<usize>>,
+    pub(crate) resolve_time: Duration,
+}
+
 /// Reads the driver version, then resolves every variant and binds every name.
-fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<Driver, LoadError> {
+pub(crate) fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<Loaded, LoadError> {
     let started = Instant::now();
     let path = source.describe();
     let driver_version =
@@ -498,9 +516,9 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         }
         bound.push(pick);
     }
-    Ok(Driver {
+    Ok(Loaded {
         source,
-        gpa: Some(gpa),
+        gpa,
         driver_version,
         version,
         options,
@@ -509,6 +527,5 @@ fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source) -> Result<
         states,
         bound,
         resolve_time: started.elapsed(),
-        init: std::sync::OnceLock::new(),
     })
 }

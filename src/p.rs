@@ -16,10 +16,18 @@
 
 #![allow(non_snake_case, clippy::all, clippy::undocumented_unsafe_blocks)]
 
-use crate::Driver;
+use crate::driver::Driver;
 
 /// The silent wrappers of one [`Driver`]; see the [module documentation](self).
 #[derive(Clone, Copy, Debug)]
 pub struct P<'d>(pub(crate) &'d Driver);
+
+impl Driver {
+    /// The silent wrappers: every entry, returning its `CUresult`.
+    #[inline(always)]
+    pub fn p(&self) -> P<'_> {
+        P(self)
+    }
+}
 
 include!("generated/p.rs");

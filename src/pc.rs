@@ -11,10 +11,19 @@
 
 #![allow(non_snake_case, clippy::all, clippy::undocumented_unsafe_blocks)]
 
-use crate::Driver;
+use crate::driver::Driver;
 
 /// The checked wrappers of one [`Driver`]; see the [module documentation](self).
 #[derive(Clone, Copy, Debug)]
 pub struct Pc(pub(crate) &'static Driver);
+
+impl Driver {
+    /// The checked wrappers: as [`Driver::p`], returning `Err(CudaError)` naming the call
+    /// on a failure. Only for a `&'static Driver`, which the error keeps to name its code.
+    #[inline(always)]
+    pub fn pc(&'static self) -> Pc {
+        Pc(self)
+    }
+}
 
 include!("generated/pc.rs");

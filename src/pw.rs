@@ -14,10 +14,19 @@
 
 #![allow(non_snake_case, clippy::all, clippy::undocumented_unsafe_blocks)]
 
-use crate::Driver;
+use crate::driver::Driver;
 
 /// The reporting wrappers of one [`Driver`]; see the [module documentation](self).
 #[derive(Clone, Copy, Debug)]
 pub struct Pw<'d>(pub(crate) &'d Driver);
+
+impl Driver {
+    /// The reporting wrappers: as [`Driver::p`], and a failure other than
+    /// `CUDA_ERROR_DEINITIALIZED` is reported through [`crate::report()`].
+    #[inline(always)]
+    pub fn pw(&self) -> Pw<'_> {
+        Pw(self)
+    }
+}
 
 include!("generated/pw.rs");

@@ -187,7 +187,14 @@ impl fmt::Display for Report {
 /// `CUDA_ERROR_DEINITIALIZED` (the driver is shutting down: nothing is wrong with the
 /// program). Never call it while holding a lock the reporter might need.
 /// `not_called`: why no call was made (an entry the driver does not resolve).
-pub(crate) fn call_failed(driver: &crate::Driver, call: Call, arg: Arg, status: CUresult, not_called: Option<String>) {
+/// `status_text`: the status named by the driver that returned it.
+pub(crate) fn call_failed(
+    call: Call,
+    arg: Arg,
+    status: CUresult,
+    not_called: Option<String>,
+    status_text: impl FnOnce() -> String,
+) {
     if status == CUresult::CUDA_ERROR_DEINITIALIZED {
         return;
     }
@@ -199,7 +206,7 @@ pub(crate) fn call_failed(driver: &crate::Driver, call: Call, arg: Arg, status: 
         None => error,
     };
     let mut r = Report::new(error, arg);
-    r.status = driver.status_text(status);
+    r.status = status_text();
     report(r);
 }
 

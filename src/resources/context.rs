@@ -54,13 +54,13 @@ impl Kind for ContextKind {
     }
 }
 
-handle_type!(
-    /// A CUDA context. Clones share it; the last one releases it (a primary context) or
-    /// destroys it (a created one). Handles made in it hold clones, so it outlives them; a
-    /// thread that made it current with [`Context::set_current`] holds no clone, so keep one
-    /// alive while any thread may still use it as its current context.
-    Context: ContextKind => CUcontext
-);
+/// A CUDA context. Clones share it; the last one releases it (a primary context) or
+/// destroys it (a created one). Handles made in it hold clones, so it outlives them; a
+/// thread that made it current with [`Context::set_current`] holds no clone, so keep one
+/// alive while any thread may still use it as its current context.
+#[derive(Clone)]
+pub struct Context(pub(crate) Handle<ContextKind>);
+handle_type!(Context: ContextKind => CUcontext);
 
 impl Context {
     /// Retains `device`'s primary context (see also [`crate::Device::primary_context`]).

@@ -14,11 +14,10 @@ kind!(
     release cuEventDestroy
 );
 
-handle_type!(
-    /// An event, with one owner (not `Clone`: share one through an `Arc`); dropping it
-    /// destroys it (if owned).
-    Event: Unique<EventKind> => CUevent, adopt: &Context, "an event"
-);
+/// An event, with one owner (not `Clone`: share one through an `Arc`); dropping it
+/// destroys it (if owned).
+pub struct Event(pub(crate) Unique<EventKind>);
+handle_type!(Event: Unique<EventKind> => CUevent, adopt: &Context, "an event");
 
 impl Event {
     /// Creates an event in `context` (`cuEventCreate` with `flags`: an [`EventFlags`] or

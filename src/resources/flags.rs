@@ -1,8 +1,9 @@
-//! Typed flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`], [`HostAllocFlags`]
-//! and [`OccupancyFlags`]. Each is the driver's bit set with a named constant per bit of the
-//! pinned `cuda.h`, combined with `|`. Raw bits are still accepted (every function taking
-//! flags takes `impl Into<XFlags>`, and `u32` converts), and are passed to the driver as
-//! they are: a bit the driver does not know is refused by the driver, not by cudrv.
+//! Typed flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`], [`HostAllocFlags`],
+//! [`OccupancyFlags`], [`HostRegisterFlags`] and [`ShareableHandleTypes`]. Each is the
+//! driver's bit set with a named constant per bit of the pinned `cuda.h`, combined with
+//! `|`. Raw bits are still accepted (every function taking flags takes `impl Into<XFlags>`,
+//! and `u32` converts), and are passed to the driver as they are: a bit the driver does not
+//! know is refused by the driver, not by cudrv.
 
 use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
@@ -178,6 +179,38 @@ flag_set!(
         /// The device's own cache split, ignoring the function's preference (a global
         /// caching override may not be in effect).
         DISABLE_CACHING_OVERRIDE = CUoccupancy_flags::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE.0,
+    }
+);
+
+flag_set!(
+    /// How host memory is registered (`cuMemHostRegister`'s `CU_MEMHOSTREGISTER_*` flags,
+    /// [`crate::HostRegistration::new`]).
+    HostRegisterFlags {
+        /// None: pinned for the context it is registered in.
+        NONE = 0,
+        /// Pinned for every context.
+        PORTABLE = crate::sys::CU_MEMHOSTREGISTER_PORTABLE,
+        /// Mapped into the device's address space
+        /// ([`crate::HostRegistration::device_pointer`]).
+        DEVICEMAP = crate::sys::CU_MEMHOSTREGISTER_DEVICEMAP,
+        /// The memory is I/O memory (a device's registers or memory mapped into the
+        /// process), for peer-to-peer transfers.
+        IOMEMORY = crate::sys::CU_MEMHOSTREGISTER_IOMEMORY,
+        /// The device only reads it.
+        READ_ONLY = crate::sys::CU_MEMHOSTREGISTER_READ_ONLY,
+    }
+);
+
+flag_set!(
+    /// The shareable handle types a physical allocation can be exported as
+    /// (`CU_MEM_HANDLE_TYPE_*`, [`crate::PhysicalMemory::new`]).
+    ShareableHandleTypes {
+        /// None: the allocation is not exportable.
+        NONE = 0,
+        /// A POSIX file descriptor (Linux), passed between processes over a Unix socket.
+        POSIX_FD = crate::sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.0,
+        /// A fabric handle (multi-node NVLink; needs an IMEX channel where the driver has it).
+        FABRIC = crate::sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_FABRIC.0,
     }
 );
 

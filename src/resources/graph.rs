@@ -40,11 +40,11 @@ kind!(
     }
 );
 
-handle_type!(
-    /// A graph. Clones share it; the last one destroys it (if owned). Executable graphs
-    /// made from it keep it alive.
-    Graph: GraphKind => CUgraph, adopt: &Context, "a graph"
-);
+/// A graph. Clones share it; the last one destroys it (if owned). Executable graphs
+/// made from it keep it alive.
+#[derive(Clone)]
+pub struct Graph(pub(crate) Handle<GraphKind>);
+handle_type!(Graph: GraphKind => CUgraph, adopt: &Context, "a graph");
 
 kind!(
     /// The graph node kind: part of its graph.
@@ -52,10 +52,10 @@ kind!(
     released with cuGraphDestroy
 );
 
-handle_type!(
-    /// A node of a [`Graph`]; keeps the graph alive. Nodes are destroyed with their graph.
-    GraphNode: GraphNodeKind => CUgraphNode
-);
+/// A node of a [`Graph`]; keeps the graph alive. Nodes are destroyed with their graph.
+#[derive(Clone)]
+pub struct GraphNode(pub(crate) Handle<GraphNodeKind>);
+handle_type!(GraphNode: GraphNodeKind => CUgraphNode);
 
 /// The callback of a host node: runs the closure, catching a panic.
 unsafe extern "C" fn host_node_trampoline(data: *mut c_void) {
@@ -205,12 +205,12 @@ kind!(
     context |o| Some(o.context.as_raw()), release cuGraphExecDestroy
 );
 
-handle_type!(
-    /// An executable graph; keeps its graph (when cudrv made it) and its context alive.
-    /// The last clone destroys it (if owned). Adopted ones (`from_raw`) must have host
-    /// nodes whose data outlives them.
-    GraphExec: GraphExecKind => CUgraphExec, adopt: &Context, "an executable graph"
-);
+/// An executable graph; keeps its graph (when cudrv made it) and its context alive.
+/// The last clone destroys it (if owned). Adopted ones (`from_raw`) must have host
+/// nodes whose data outlives them.
+#[derive(Clone)]
+pub struct GraphExec(pub(crate) Handle<GraphExecKind>);
+handle_type!(GraphExec: GraphExecKind => CUgraphExec, adopt: &Context, "an executable graph");
 
 impl GraphExec {
     /// The graph it was made from, if cudrv made it.

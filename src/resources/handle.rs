@@ -8,9 +8,14 @@
 //! failure once, naming the handle. Each kind says only what is particular to it: its
 //! raw type, its owner, how it is released and whether that needs a context.
 //!
-//! Public handle types are made with [`handle_type!`], which gives each `as_raw`,
-//! `into_raw`, `Debug` and `Clone`, and, for kinds adopted from just an owner and a raw
-//! handle, `from_raw` and `borrowed`.
+//! Raw handles are pointers (`CUstream`, `CUcontext`, ...) or integers (`CUdeviceptr`,
+//! `CUmemGenericAllocationHandle`, `CUtexObject`, `CUsurfObject`): both are
+//! [`RawHandle`]s.
+//!
+//! Each public handle type is declared as a plain `pub struct` in its family's file
+//! (`pub struct Stream(pub(crate) Handle<StreamKind>);`); [`handle_type!`] then implements
+//! `as_raw`, `into_raw` and `Debug` for it and, for kinds adopted from just an owner and a
+//! raw handle, `from_raw` and `borrowed`.
 
 use std::sync::Arc;
 
@@ -20,6 +25,30 @@ use crate::scope::{cleanup_in_context, create_in_context, Undo};
 use crate::sys::CUcontext;
 use crate::table::Call;
 use crate::Driver;
+
+/// What a raw driver handle can be: a pointer to an opaque driver object or an integer
+/// handle (an address, a physical allocation, a texture or surface object).
+pub(crate) trait RawHandle: Copy {
+    /// The value an out-parameter starts as before the driver writes the handle.
+    const NULL: Self;
+    /// The handle as a number, for `Debug` and reports.
+    fn addr(self) -> usize;
+}
+
+impl<T> RawHandle for *mut T {
+    const NULL: *mut T = std::ptr::null_mut();
+    fn addr(self) -> usize {
+        self as usize
+    }
+}
+
+impl RawHandle for u64 {
+    const NULL: u64 = 0;
+    fn addr(self) -> usize {
+        // Handles and addresses fit a usize on every platform cudrv supports (64-bit).
+        self as usize
+    }
+}
 
 /// Whether dropping the last clone releases the resource.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -277,20 +306,18 @@ impl<K: Kind> Unique<K> {
     }
 }
 
-/// Declares a public handle type over [`Handle`] (shared) or [`Unique`] (one owner): the
-/// struct, `as_raw`, `into_raw`, `Debug`, `Clone` for a shared one, and with
-/// `adopt: OwnerArg`, `from_raw` and `borrowed` whose owner is given as `OwnerArg`
+/// Implements a public handle type declared in its family's file over [`Handle`] (shared:
+/// `#[derive(Clone)] pub struct Stream(pub(crate) Handle<StreamKind>);`) or [`Unique`] (one
+/// owner: `pub struct Event(pub(crate) Unique<EventKind>);`): `as_raw`, `into_raw`, `Debug`,
+/// and with `adopt: OwnerArg`, `from_raw` and `borrowed` whose owner is given as `OwnerArg`
 /// (`&Context` or `&'static Driver`) and turned into the kind's owner with `ToOwner`.
+/// The macro declares no type: the struct, its documentation and its derives are written
+/// where the family is.
 macro_rules! handle_type {
-    ($(#[$doc:meta])* $name:ident: Unique<$kind:ty> => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
-        $(#[$doc])*
-        pub struct $name(pub(crate) $crate::resources::handle::Unique<$kind>);
+    ($name:ident: Unique<$kind:ty> => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
         $crate::resources::handle::handle_type!(@api $name, Unique, $kind, $raw $(, $arg, $what)?);
     };
-    ($(#[$doc:meta])* $name:ident: $kind:ty => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
-        $(#[$doc])*
-        #[derive(Clone)]
-        pub struct $name(pub(crate) $crate::resources::handle::Handle<$kind>);
+    ($name:ident: $kind:ty => $raw:ty $(, adopt: $arg:ty, $what:literal)?) => {
         $crate::resources::handle::handle_type!(@api $name, Handle, $kind, $raw $(, $arg, $what)?);
     };
     (@api $name:ident, $storage:ident, $kind:ty, $raw:ty $(, $arg:ty, $what:literal)?) => {
@@ -388,12 +415,12 @@ macro_rules! kind {
             type Raw = $raw;
             type Owner = $owner;
             const NAME: &'static str = $name;
-            const NULL: $raw = std::ptr::null_mut();
+            const NULL: $raw = <$raw as $crate::resources::handle::RawHandle>::NULL;
             fn driver($d: &$owner) -> &'static $crate::Driver {
                 $driver
             }
             fn addr(raw: $raw) -> usize {
-                raw as usize
+                $crate::resources::handle::RawHandle::addr(raw)
             }
             fn release_call(_: &$owner, _: $crate::resources::handle::Ownership) -> $crate::table::Call {
                 $crate::call::$call

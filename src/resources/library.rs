@@ -16,21 +16,21 @@ kind!(
     release cuLibraryUnload
 );
 
-handle_type!(
-    /// A loaded library. Clones share it; the last one unloads it (if owned). Kernels
-    /// from it keep it alive.
-    Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a library"
-);
+/// A loaded library. Clones share it; the last one unloads it (if owned). Kernels
+/// from it keep it alive.
+#[derive(Clone)]
+pub struct Library(pub(crate) Handle<LibraryKind>);
+handle_type!(Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a library");
 
 kind!(
     /// The kernel kind: part of its library.
     KernelKind: CUkernel = "Kernel", part of Library, driver |o| o.driver(), released with cuLibraryUnload
 );
 
-handle_type!(
-    /// A kernel of a [`Library`]; keeps the library alive.
-    Kernel: KernelKind => CUkernel
-);
+/// A kernel of a [`Library`]; keeps the library alive.
+#[derive(Clone)]
+pub struct Kernel(pub(crate) Handle<KernelKind>);
+handle_type!(Kernel: KernelKind => CUkernel);
 
 impl Library {
     /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current

@@ -14,11 +14,14 @@
 pub mod attributes;
 pub mod context;
 pub mod event;
+#[cfg(target_os = "linux")]
+pub mod fd_passing;
 pub mod flags;
 pub mod global;
 pub mod graph;
 pub(crate) mod handle;
 pub mod host_fn;
+pub mod host_register;
 pub mod ipc;
 pub mod jit;
 pub mod launch;
@@ -29,7 +32,9 @@ pub mod module;
 pub mod occupancy;
 pub mod peer;
 pub mod pinned;
+pub mod pointer_attr;
 pub mod pool;
 pub mod stream;
 pub mod user_object;
 pub mod view;
+pub mod vmm;

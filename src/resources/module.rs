@@ -15,11 +15,11 @@ kind!(
     release cuModuleUnload
 );
 
-handle_type!(
-    /// A loaded module. Clones share it; the last one unloads it (if owned) in its
-    /// context. Functions from it keep it alive.
-    Module: ModuleKind => CUmodule, adopt: &Context, "a module"
-);
+/// A loaded module. Clones share it; the last one unloads it (if owned) in its
+/// context. Functions from it keep it alive.
+#[derive(Clone)]
+pub struct Module(pub(crate) Handle<ModuleKind>);
+handle_type!(Module: ModuleKind => CUmodule, adopt: &Context, "a module");
 
 kind!(
     /// The function kind: part of its module.
@@ -27,10 +27,10 @@ kind!(
     released with cuModuleUnload
 );
 
-handle_type!(
-    /// A function of a [`Module`]; keeps the module alive.
-    Function: FunctionKind => CUfunction
-);
+/// A function of a [`Module`]; keeps the module alive.
+#[derive(Clone)]
+pub struct Function(pub(crate) Handle<FunctionKind>);
+handle_type!(Function: FunctionKind => CUfunction);
 
 /// A C string for a name or text passed to the driver; one with a NUL byte is refused.
 pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidArgument> {

@@ -22,11 +22,11 @@ kind!(
     release cuMemPoolDestroy
 );
 
-handle_type!(
-    /// A memory pool. Clones share it; the last one destroys it (if owned) in its
-    /// context. Allocations from it keep it alive.
-    MemoryPool: PoolKind => CUmemoryPool, adopt: &Context, "a memory pool"
-);
+/// A memory pool. Clones share it; the last one destroys it (if owned) in its
+/// context. Allocations from it keep it alive.
+#[derive(Clone)]
+pub struct MemoryPool(pub(crate) Handle<PoolKind>);
+handle_type!(MemoryPool: PoolKind => CUmemoryPool, adopt: &Context, "a memory pool");
 
 /// The location of `device`'s memory.
 fn device_location(device: i32) -> CUmemLocation {

@@ -16,11 +16,11 @@ kind!(
     release cuStreamDestroy
 );
 
-handle_type!(
-    /// A stream. Clones share it; the last one destroys it (if owned). It keeps its
-    /// context alive.
-    Stream: StreamKind => CUstream, adopt: &Context, "a stream"
-);
+/// A stream. Clones share it; the last one destroys it (if owned). It keeps its
+/// context alive.
+#[derive(Clone)]
+pub struct Stream(pub(crate) Handle<StreamKind>);
+handle_type!(Stream: StreamKind => CUstream, adopt: &Context, "a stream");
 
 impl Stream {
     /// Creates a stream in `context` (`cuStreamCreate` with `flags`: a [`StreamFlags`] or

@@ -16,12 +16,12 @@ kind!(
     release cuUserObjectRelease(1)
 );
 
-handle_type!(
-    /// A user object. Clones share one driver reference, released by the last clone; the
-    /// value is dropped on a driver thread once no graph references it either. A panic in
-    /// its drop is caught and reported.
-    UserObject: UserObjectKind => CUuserObject, adopt: &'static Driver, "a user object (one reference to it)"
-);
+/// A user object. Clones share one driver reference, released by the last clone; the
+/// value is dropped on a driver thread once no graph references it either. A panic in
+/// its drop is caught and reported.
+#[derive(Clone)]
+pub struct UserObject(pub(crate) Handle<UserObjectKind>);
+handle_type!(UserObject: UserObjectKind => CUuserObject, adopt: &'static Driver, "a user object (one reference to it)");
 
 /// The destructor the driver calls: drops the boxed value, catching a panic.
 unsafe extern "C" fn destroy<T: Send + 'static>(data: *mut c_void) {

@@ -31,7 +31,10 @@
 //!   attributes, UUID; one by default, `CUDRV_STANDIN_DEVICES=2` or [`set_device_count`]
 //!   for more, up to 8), error names and strings, primary contexts, created contexts and
 //!   each thread's context stack, streams and host functions, events, device memory,
-//!   copies and memsets, pinned host memory, memory pools with IPC export and import,
+//!   copies and memsets, pinned host memory, registration of the program's host memory
+//!   (`cuMemHostRegister`), virtual memory management (reservations, physical
+//!   allocations, mappings with per-device access, POSIX file-descriptor export and
+//!   import), memory pools with IPC export and import,
 //!   libraries, modules and kernels over a fake image format ([`fake_image`]) and over
 //!   PTX with host-implemented kernels (below), `cuLaunchKernel` and `cuLaunchKernelEx`,
 //!   the linker (fake images only), graphs of empty, host, kernel, memcpy and memset
@@ -276,6 +279,10 @@
 //!   nothing (except the dynamic shared memory a function may use); a pool keeps a freed
 //!   range for its next allocation of the same size, but reports reserved memory as used
 //!   memory.
+//! - Virtual memory: each mapping is a range of its own, so a copy or memset that crosses
+//!   from one mapping into the next fails with CUDA_ERROR_INVALID_VALUE (a GPU does it);
+//!   access given to any device makes a mapping usable from every device; exported file
+//!   descriptors keep their memory alive for the rest of the process.
 
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 #![allow(clippy::missing_safety_doc)]
@@ -304,6 +311,7 @@ mod graph_add;
 mod graph_exec;
 mod graph_node;
 mod host_memory;
+mod host_register;
 mod install;
 mod ipc;
 mod launch;
@@ -324,6 +332,7 @@ mod stream;
 mod stream_query;
 mod table;
 mod user_object;
+mod vmm;
 mod world;
 
 use std::sync::LazyLock;

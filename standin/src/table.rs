@@ -15,8 +15,8 @@ use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
     capture_api, context_api, coop, copy, copy_any, ctx_query, device, entry, errors, event, func_attr, global, gpa,
-    graph, graph_add, graph_exec, host_memory, ipc, launch, linker, memory_api, module, pci, peer, pointer, pool,
-    pool_attr, primary, stream, stream_query, user_object,
+    graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module, pci, peer,
+    pointer, pool, pool_attr, primary, stream, stream_query, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.
@@ -110,6 +110,22 @@ pub(crate) const TABLE: Table = Table {
     cuEventElapsedTime_v12080: imp(event::cu_event_elapsed_time),
     cuStreamWaitEvent_v3020: imp(event::cu_stream_wait_event),
     cuStreamWaitEvent_v7000_ptsz: imp(event::cu_stream_wait_event),
+    // host_register.rs
+    cuMemHostRegister_v4000: imp(host_register::cu_mem_host_register),
+    cuMemHostRegister_v6050: imp(host_register::cu_mem_host_register),
+    cuMemHostUnregister_v4000: imp(host_register::cu_mem_host_unregister),
+    // vmm.rs
+    cuMemGetAllocationGranularity_v10020: imp(vmm::cu_mem_get_allocation_granularity),
+    cuMemAddressReserve_v10020: imp(vmm::cu_mem_address_reserve),
+    cuMemAddressFree_v10020: imp(vmm::cu_mem_address_free),
+    cuMemCreate_v10020: imp(vmm::cu_mem_create),
+    cuMemRelease_v10020: imp(vmm::cu_mem_release),
+    cuMemMap_v10020: imp(vmm::cu_mem_map),
+    cuMemUnmap_v10020: imp(vmm::cu_mem_unmap),
+    cuMemSetAccess_v10020: imp(vmm::cu_mem_set_access),
+    cuMemGetAccess_v10020: imp(vmm::cu_mem_get_access),
+    cuMemExportToShareableHandle_v10020: imp(vmm::cu_mem_export_to_shareable_handle),
+    cuMemImportFromShareableHandle_v10020: imp(vmm::cu_mem_import_from_shareable_handle),
     // memory_api.rs
     cuMemAlloc_v3020: imp(memory_api::cu_mem_alloc),
     cuMemFree_v3020: imp(memory_api::cu_mem_free),

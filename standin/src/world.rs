@@ -87,6 +87,8 @@ pub(crate) struct World {
     pub(crate) next_capture: AtomicU64,
     /// `(context, peer)` pairs with peer access enabled.
     pub(crate) peers: Mutex<BTreeSet<(u64, u64)>>,
+    /// Virtual memory: reservations, physical allocations, mappings, exported handles.
+    pub(crate) vmm: Mutex<crate::model::vmm::Vmm>,
     /// The driver's own thread, for callbacks that belong to no stream (user object
     /// destructors).
     pub(crate) driver_thread: LazyLock<Arc<Queue>>,
@@ -125,6 +127,7 @@ impl World {
             captures: Mutex::new(capture::Captures::new()),
             next_capture: AtomicU64::new(1),
             peers: Mutex::new(BTreeSet::new()),
+            vmm: Mutex::new(crate::model::vmm::Vmm::new()),
             driver_thread: LazyLock::new(Queue::new),
         }
     }

@@ -18,6 +18,7 @@ mod device;
 mod errors;
 mod graph;
 mod host_fn;
+mod host_register;
 mod launch;
 mod memory;
 mod module;
@@ -25,6 +26,7 @@ mod pool;
 mod proc_address;
 mod stream_event;
 mod version;
+mod vmm;
 
 /// What a case needs before it starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -180,8 +182,23 @@ pub fn all() -> Vec<Case> {
         graph::cases(),
         capture::cases(),
         version::cases(),
+        pending(),
     ]
     .concat()
+}
+
+/// Environment variable that adds the pending cases to [`all`]: cases written for answers
+/// the H200 has not recorded yet (`expected/` has no line for them, so a run of the suite
+/// without it leaves them out).
+pub const ENV_PENDING: &str = "CUDRV_CONFORMANCE_PENDING";
+
+/// The pending cases, when [`ENV_PENDING`] is `1` (none otherwise).
+pub fn pending() -> Vec<Case> {
+    if std::env::var_os(ENV_PENDING).is_some_and(|v| v == "1") {
+        [vmm::cases(), host_register::cases()].concat()
+    } else {
+        Vec::new()
+    }
 }
 
 /// A sentinel a case stores in an out-value before a call, to see whether it was written.

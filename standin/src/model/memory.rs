@@ -44,6 +44,10 @@ pub enum AllocationKind {
     Pinned,
     /// `cuMemPoolImportPointer`: a mapping of another allocation.
     Import,
+    /// `cuMemMap` (with access set by `cuMemSetAccess`): a virtual memory mapping.
+    Mapped,
+    /// `cuMemHostRegister`: the program's host memory, registered.
+    Registered,
 }
 
 /// One live allocation.
@@ -117,8 +121,12 @@ struct Pinned {
     /// only as mapped memory (its device pointer is its host address).
     backing: Arc<Backing>,
     freed: bool,
-    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with.
+    /// The `CU_MEMHOSTALLOC_*` flags it was allocated with (`CU_MEMHOSTREGISTER_*` for
+    /// registered memory).
     flags: u32,
+    /// The program's memory registered with `cuMemHostRegister` (not freed by
+    /// `cuMemFreeHost`; forgotten when unregistered).
+    registered: bool,
 }
 
 /// A world's device address space and pinned host memory.
@@ -472,6 +480,42 @@ impl Memory {
         Ok(address)
     }
 
+    /// A fresh address range of `size` bytes with no memory behind it (a virtual memory
+    /// reservation, `model/vmm.rs`); never handed out again.
+    pub(crate) fn reserve_addresses(&mut self, size: usize) -> Result<u64, CUresult> {
+        self.reserve(size)
+    }
+
+    /// Makes `[address, address + size)` device memory over `backing` (a virtual memory
+    /// mapping given access): CUDA_ERROR_INVALID_VALUE if a live range overlaps it. The
+    /// memory belongs to its physical allocation, so it counts nothing towards the used
+    /// memory here.
+    pub(crate) fn map_backing(
+        &mut self,
+        address: u64,
+        size: usize,
+        owner: Owner,
+        backing: Arc<Backing>,
+    ) -> Result<(), CUresult> {
+        let s = self;
+        let last = address.checked_add(size as u64 - 1).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let live = |m: &Mapping| m.backing.is_some();
+        if s.containing(address).is_some_and(|(_, m)| live(m)) || s.device.range(address..=last).any(|(_, m)| live(m)) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let kind = AllocationKind::Mapped;
+        s.device.insert(address, Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: None });
+        Ok(())
+    }
+
+    /// Removes the range [`Memory::map_backing`] made at `address`: the address is unknown
+    /// again, as unmapped virtual memory is (not freed memory).
+    pub(crate) fn unmap_backing(&mut self, address: u64) {
+        if self.device.get(&address).is_some_and(|m| m.kind == AllocationKind::Mapped) {
+            self.device.remove(&address);
+        }
+    }
+
     /// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
     /// size 0 gives NULL, as a real driver does (facts).
     pub(crate) fn alloc_pinned(&mut self, size: usize, owner: Owner, flags: u32) -> Result<*mut u8, CUresult> {
@@ -480,8 +524,40 @@ impl Memory {
         }
         let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
         let p = backing.as_ptr();
-        self.pinned.insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags });
+        let registered = false;
+        self.pinned
+            .insert(p as u64, Pinned { size, owner, backing: Arc::new(backing), freed: false, flags, registered });
         Ok(p)
+    }
+
+    /// Registers the program's `size` bytes at `p` as pinned, mapped host memory
+    /// (`cuMemHostRegister`): CUDA_ERROR_INVALID_VALUE for NULL or size 0, and
+    /// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED if it overlaps live pinned or registered
+    /// memory.
+    pub(crate) fn register_host(&mut self, p: *mut u8, size: usize, owner: Owner, flags: u32) -> Result<(), CUresult> {
+        let ptr = std::ptr::NonNull::new(p).filter(|_| size != 0).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let (start, last) = (p as u64, (p as u64).saturating_add(size as u64 - 1));
+        let overlaps = self.pinned_at(start).is_some()
+            || self.pinned.range(start..=last).any(|(_, b)| !b.freed)
+            || self.pinned_at(last).is_some();
+        if overlaps {
+            return Err(CUresult::CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+        }
+        let backing = Arc::new(Backing::program(ptr));
+        self.pinned.insert(start, Pinned { size, owner, backing, freed: false, flags, registered: true });
+        Ok(())
+    }
+
+    /// Unregisters the memory registered at `p` (its first address):
+    /// CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED for any other address.
+    pub(crate) fn unregister_host(&mut self, p: u64) -> Result<(), CUresult> {
+        match self.pinned.get(&p) {
+            Some(b) if b.registered => {
+                self.pinned.remove(&p);
+                Ok(())
+            }
+            _ => Err(CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+        }
     }
 
     /// The flags of the live pinned allocation that holds `p`; CUDA_ERROR_INVALID_VALUE for
@@ -499,7 +575,7 @@ impl Memory {
     /// unknown pointer CUDA_ERROR_INVALID_VALUE.
     pub(crate) fn free_pinned(&mut self, p: u64) -> Result<(), CUresult> {
         let s = self;
-        let b = s.pinned.get_mut(&p).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        let b = s.pinned.get_mut(&p).filter(|b| !b.registered).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
         if std::mem::replace(&mut b.freed, true) {
             s.double_frees.push(p);
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
@@ -516,7 +592,7 @@ impl Memory {
         out.extend(s.pinned.iter().filter(|(_, b)| !b.freed).map(|(&address, b)| Allocation {
             address,
             size: b.size,
-            kind: AllocationKind::Pinned,
+            kind: if b.registered { AllocationKind::Registered } else { AllocationKind::Pinned },
         }));
     }
 

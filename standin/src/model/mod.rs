@@ -19,3 +19,4 @@ pub(crate) mod primary;
 pub(crate) mod ptx;
 pub(crate) mod stream;
 pub(crate) mod user_object;
+pub(crate) mod vmm;

@@ -8,10 +8,11 @@ use std::ptr::NonNull;
 /// Alignment of every allocation (a real driver aligns device memory to at least 256).
 const ALIGN: usize = 256;
 
-/// An owned, zeroed host buffer.
+/// An owned, zeroed host buffer, or (`layout: None`) the program's own memory, registered
+/// with `cuMemHostRegister`, which is never freed here.
 pub(crate) struct Backing {
     ptr: NonNull<u8>,
-    layout: Layout,
+    layout: Option<Layout>,
 }
 
 // SAFETY: a Backing is plain memory owned by the stand-in; every access to its bytes goes
@@ -30,7 +31,12 @@ impl Backing {
         let layout = Layout::from_size_align(size, ALIGN).ok()?;
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(Backing { ptr, layout })
+        Some(Backing { ptr, layout: Some(layout) })
+    }
+
+    /// The program's memory at `ptr` (registered host memory): used, never freed.
+    pub(crate) fn program(ptr: NonNull<u8>) -> Backing {
+        Backing { ptr, layout: None }
     }
 
     /// The first byte.
@@ -41,7 +47,9 @@ impl Backing {
 
 impl Drop for Backing {
     fn drop(&mut self) {
-        // SAFETY: allocated by `zeroed` with this layout, freed once.
-        unsafe { dealloc(self.ptr.as_ptr(), self.layout) };
+        if let Some(layout) = self.layout {
+            // SAFETY: allocated by `zeroed` with this layout, freed once.
+            unsafe { dealloc(self.ptr.as_ptr(), layout) };
+        }
     }
 }

@@ -1,0 +1,538 @@
+//! Virtual memory management: address reservations ([`AddressRange`]), physical
+//! allocations ([`PhysicalMemory`]), mappings of one into the other ([`Mapping`]) with
+//! access for one or several devices, export and import of physical allocations as POSIX
+//! file descriptors, and a [`GrowableBuffer`] that reserves a large range once and maps
+//! chunks into it as it grows.
+//!
+//! Every object is a handle of the one handle core (the integer handles
+//! `CUmemGenericAllocationHandle` and addresses), and an `Err` means nothing was created.
+//! Drops run in the order the driver needs: a [`Mapping`] holds clones of its range and
+//! of its physical allocation, so it is unmapped (`cuMemUnmap`) before the allocation is
+//! released (`cuMemRelease`) and before the range is freed (`cuMemAddressFree`).
+//! None of these calls needs a current context (the location names the device); each
+//! object keeps the context it was made for alive, and copies through a mapping run in it.
+
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+
+use crate::call;
+use crate::error::{CudaError, Error, InvalidArgument};
+use crate::report::Arg;
+use crate::resources::context::Context;
+use crate::resources::flags::ShareableHandleTypes;
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
+use crate::sys::{
+    CUdevice, CUdeviceptr, CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationGranularity_flags,
+    CUmemAllocationHandleType, CUmemAllocationProp, CUmemAllocationType, CUmemGenericAllocationHandle, CUmemLocation,
+    CUmemLocationType,
+};
+use crate::table::Call;
+use crate::Driver;
+
+/// What a mapping lets a device do with its memory (`CU_MEM_ACCESS_FLAGS_PROT_*`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Access {
+    /// No access (takes access away).
+    None,
+    /// Read only.
+    Read,
+    /// Read and write.
+    ReadWrite,
+}
+
+impl Access {
+    fn raw(self) -> CUmemAccess_flags {
+        match self {
+            Access::None => CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_NONE,
+            Access::Read => CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READ,
+            Access::ReadWrite => CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+        }
+    }
+
+    fn from_raw(bits: u64) -> Access {
+        match bits {
+            1 => Access::Read,
+            3 => Access::ReadWrite,
+            _ => Access::None,
+        }
+    }
+}
+
+/// The location of `device`'s memory.
+fn device_location(device: CUdevice) -> CUmemLocation {
+    let mut location = CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ..Default::default() };
+    location.__bindgen_anon_1.id = device;
+    location
+}
+
+/// Properties of pinned device memory on `device` exportable as `types`.
+fn device_prop(device: CUdevice, types: ShareableHandleTypes) -> CUmemAllocationProp {
+    CUmemAllocationProp {
+        type_: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        requestedHandleTypes: CUmemAllocationHandleType(types.bits()),
+        location: device_location(device),
+        ..Default::default()
+    }
+}
+
+/// The kind of an address reservation: freed with `cuMemAddressFree(address, size)`.
+pub(crate) struct ReservationKind;
+
+/// What a reservation keeps: its context and size.
+pub(crate) struct ReservationOwner {
+    context: Context,
+    size: usize,
+}
+
+impl Kind for ReservationKind {
+    type Raw = CUdeviceptr;
+    type Owner = ReservationOwner;
+    const NAME: &'static str = "AddressRange";
+    const NULL: CUdeviceptr = 0;
+    fn driver(owner: &ReservationOwner) -> &'static Driver {
+        owner.context.driver()
+    }
+    fn addr(raw: CUdeviceptr) -> usize {
+        raw as usize
+    }
+    fn arg(_: &ReservationOwner, raw: CUdeviceptr, _: Ownership) -> Arg {
+        Arg::Hex(raw)
+    }
+    fn release_call(_: &ReservationOwner, _: Ownership) -> Call {
+        call::cuMemAddressFree
+    }
+    unsafe fn release(owner: &ReservationOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once, by the last clone; every mapping in it holds a clone, so
+        // none is left.
+        unsafe { owner.context.driver().pc().cuMemAddressFree(raw, owner.size) }
+    }
+}
+
+/// A range of device addresses reserved with `cuMemAddressReserve`, with no memory
+/// behind it until a [`Mapping`] maps some. Clones share it; the last one frees it, after
+/// every mapping in it (each holds a clone) is unmapped.
+#[derive(Clone)]
+pub struct AddressRange(pub(crate) Handle<ReservationKind>);
+handle_type!(AddressRange: ReservationKind => CUdeviceptr);
+
+impl AddressRange {
+    /// Reserves `size` bytes of addresses (a multiple of [`PhysicalMemory::granularity`]) aligned to
+    /// `alignment` (0: the driver's default) for `context`'s device. On error nothing is
+    /// reserved.
+    pub fn reserve(context: &Context, size: usize, alignment: usize) -> Result<AddressRange, CudaError> {
+        let pc = context.driver().pc();
+        let owner = ReservationOwner { context: context.clone(), size };
+        // SAFETY: valid out-pointer; no address hint, no flags.
+        let create = |raw: &mut CUdeviceptr| unsafe { pc.cuMemAddressReserve(raw, size, alignment, 0, 0) };
+        Handle::create_out(owner, context.as_raw(), create).map(AddressRange)
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.0.owner().size
+    }
+
+    /// The context it was reserved for.
+    pub fn context(&self) -> &Context {
+        &self.0.owner().context
+    }
+}
+
+/// The kind of a physical allocation: released with `cuMemRelease`.
+pub(crate) struct PhysicalKind;
+
+/// What a physical allocation keeps: its context, size and shareable handle types.
+pub(crate) struct PhysicalOwner {
+    context: Context,
+    size: usize,
+    types: ShareableHandleTypes,
+}
+
+impl Kind for PhysicalKind {
+    type Raw = CUmemGenericAllocationHandle;
+    type Owner = PhysicalOwner;
+    const NAME: &'static str = "PhysicalMemory";
+    const NULL: CUmemGenericAllocationHandle = 0;
+    fn driver(owner: &PhysicalOwner) -> &'static Driver {
+        owner.context.driver()
+    }
+    fn addr(raw: CUmemGenericAllocationHandle) -> usize {
+        raw as usize
+    }
+    fn arg(_: &PhysicalOwner, raw: CUmemGenericAllocationHandle, _: Ownership) -> Arg {
+        Arg::Hex(raw)
+    }
+    fn release_call(_: &PhysicalOwner, _: Ownership) -> Call {
+        call::cuMemRelease
+    }
+    unsafe fn release(owner: &PhysicalOwner, raw: CUmemGenericAllocationHandle, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: released once, by the last clone (a mapping of it holds a clone, and the
+        // driver keeps the memory of a released handle while it is mapped anyway).
+        unsafe { owner.context.driver().pc().cuMemRelease(raw) }
+    }
+}
+
+/// Physical device memory made with `cuMemCreate` (or imported from a file descriptor),
+/// mapped into address ranges with [`Mapping::map`]. Clones share the handle; the last one
+/// releases it (the driver frees the memory once it is also unmapped everywhere).
+#[derive(Clone)]
+pub struct PhysicalMemory(pub(crate) Handle<PhysicalKind>);
+handle_type!(PhysicalMemory: PhysicalKind => CUmemGenericAllocationHandle);
+
+impl PhysicalMemory {
+    /// The allocation granularity of device memory on `context`'s device exportable as
+    /// `types`: the minimum (`recommended == false`) or the recommended one
+    /// (`cuMemGetAllocationGranularity`). Sizes of physical allocations, reservations and
+    /// mappings are multiples of it.
+    pub fn granularity(
+        context: &Context,
+        types: impl Into<ShareableHandleTypes>,
+        recommended: bool,
+    ) -> Result<usize, CudaError> {
+        let prop = device_prop(context.device(), types.into());
+        let option = if recommended {
+            CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
+        } else {
+            CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_MINIMUM
+        };
+        let mut g = 0usize;
+        // SAFETY: valid out-pointer and properties.
+        unsafe { context.driver().pc().cuMemGetAllocationGranularity(&mut g, &prop, option) }?;
+        Ok(g)
+    }
+
+    /// Allocates `size` bytes (a multiple of [`PhysicalMemory::granularity`]) of device memory on
+    /// `context`'s device, exportable as `types` (e.g. [`ShareableHandleTypes::POSIX_FD`];
+    /// [`ShareableHandleTypes::NONE`] for none). On error nothing is allocated.
+    pub fn new(
+        context: &Context,
+        size: usize,
+        types: impl Into<ShareableHandleTypes>,
+    ) -> Result<PhysicalMemory, CudaError> {
+        let types = types.into();
+        let pc = context.driver().pc();
+        let prop = device_prop(context.device(), types);
+        let owner = PhysicalOwner { context: context.clone(), size, types };
+        // SAFETY: valid out-pointer and properties; no flags.
+        let create = |raw: &mut CUmemGenericAllocationHandle| unsafe { pc.cuMemCreate(raw, size, &prop, 0) };
+        Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.0.owner().size
+    }
+
+    /// The context it was made for.
+    pub fn context(&self) -> &Context {
+        &self.0.owner().context
+    }
+
+    /// The shareable handle types it was made exportable as.
+    pub fn shareable_types(&self) -> ShareableHandleTypes {
+        self.0.owner().types
+    }
+
+    /// Exports it as a new POSIX file descriptor (`cuMemExportToShareableHandle`), which
+    /// the caller owns (closed when dropped). It must have been made with
+    /// [`ShareableHandleTypes::POSIX_FD`]. Pass it to another process (over a Unix
+    /// socket) with the size, and import it there with
+    /// [`PhysicalMemory::import_fd`].
+    pub fn export_fd(&self) -> Result<OwnedFd, CudaError> {
+        let mut fd: std::ffi::c_int = -1;
+        let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        let pc = self.0.driver().pc();
+        // SAFETY: for a POSIX descriptor the driver writes an `int` at the pointer.
+        unsafe { pc.cuMemExportToShareableHandle((&raw mut fd).cast(), self.0.raw(), kind, 0) }?;
+        // SAFETY: on success the driver made a new descriptor that nothing else owns.
+        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    }
+
+    /// Imports physical memory of `size` bytes from a POSIX file descriptor another
+    /// process (or this one) exported with [`PhysicalMemory::export_fd`]
+    /// (`cuMemImportFromShareableHandle`); the descriptor stays the caller's. `size` is
+    /// the exporter's (the driver does not say it): a mapping of another size fails. On
+    /// error nothing is imported.
+    pub fn import_fd(context: &Context, fd: impl AsFd, size: usize) -> Result<PhysicalMemory, CudaError> {
+        let pc = context.driver().pc();
+        let raw_fd = fd.as_fd().as_raw_fd();
+        let types = ShareableHandleTypes::POSIX_FD;
+        let owner = PhysicalOwner { context: context.clone(), size, types };
+        let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        // SAFETY: valid out-pointer; the descriptor is passed as the pointer's value (as
+        // the C API takes it) and stays open for the call (borrowed).
+        let create = |raw: &mut CUmemGenericAllocationHandle| unsafe {
+            pc.cuMemImportFromShareableHandle(raw, raw_fd as isize as *mut std::ffi::c_void, kind)
+        };
+        Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)
+    }
+}
+
+/// The kind of a mapping: unmapped with `cuMemUnmap(address, size)`.
+pub(crate) struct MappingKind;
+
+/// What a mapping keeps alive: its memory and its range, dropped in this order after the
+/// unmap (so the memory is released before the range is freed), and its bytes as device
+/// memory (a non-owning buffer, never freed).
+pub(crate) struct MappingOwner {
+    memory: PhysicalMemory,
+    range: AddressRange,
+    bytes: DeviceBuffer<u8>,
+}
+
+impl Kind for MappingKind {
+    type Raw = CUdeviceptr;
+    type Owner = MappingOwner;
+    const NAME: &'static str = "Mapping";
+    const NULL: CUdeviceptr = 0;
+    fn driver(owner: &MappingOwner) -> &'static Driver {
+        owner.range.0.driver()
+    }
+    fn addr(raw: CUdeviceptr) -> usize {
+        raw as usize
+    }
+    fn arg(_: &MappingOwner, raw: CUdeviceptr, _: Ownership) -> Arg {
+        Arg::Hex(raw)
+    }
+    fn release_call(_: &MappingOwner, _: Ownership) -> Call {
+        call::cuMemUnmap
+    }
+    unsafe fn release(owner: &MappingOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
+        // SAFETY: unmapped once, by the last clone; views borrow a clone, so none is left.
+        unsafe { owner.range.0.driver().pc().cuMemUnmap(raw, owner.memory.size()) }
+    }
+}
+
+/// All of a [`PhysicalMemory`] mapped at an address of an [`AddressRange`]
+/// (`cuMemMap`). Clones share it; the last one unmaps it, then lets go of its memory and
+/// then its range (released and freed after it, in that order, if it held their last
+/// clones).
+///
+/// A new mapping is not accessible: give devices access with [`Mapping::set_access`].
+/// It is device memory of bytes ([`DeviceSlice<u8>`]): copies, fills and views run in
+/// its range's context.
+#[derive(Clone)]
+pub struct Mapping(pub(crate) Handle<MappingKind>);
+handle_type!(Mapping: MappingKind => CUdeviceptr);
+
+impl Mapping {
+    /// Maps all of `memory` at `offset` bytes into `range`. `offset` plus the memory's
+    /// size beyond the range is an [`InvalidArgument`], before any driver call; the driver
+    /// refuses an offset that is not a multiple of the granularity and an address already
+    /// mapped. On error nothing is mapped.
+    pub fn map(range: &AddressRange, offset: usize, memory: &PhysicalMemory) -> Result<Mapping, Error> {
+        let size = memory.size();
+        if offset.checked_add(size).is_none_or(|end| end > range.size()) {
+            let message = format!("{size} bytes at offset {offset} do not fit a range of {} bytes", range.size());
+            return Err(InvalidArgument::new("Mapping::map", message).into());
+        }
+        let address = range.as_raw() + offset as u64;
+        let context = range.context();
+        let pc = context.driver().pc();
+        // SAFETY: `size` bytes at `address` are mapped while the mapping, whose owner holds
+        // this buffer, lives; the buffer never frees them.
+        let bytes = unsafe { DeviceBuffer::borrowed(context, address, size) };
+        let owner = MappingOwner { memory: memory.clone(), range: range.clone(), bytes };
+        let handle = memory.as_raw();
+        // SAFETY: the address range is reserved (held by the owner), the memory live.
+        let create = || unsafe { pc.cuMemMap(address, size, 0, handle, 0) }.map(|()| address);
+        Ok(Mapping(Handle::create_in(owner, context.as_raw(), create)?))
+    }
+
+    /// Its size in bytes.
+    pub fn size(&self) -> usize {
+        self.0.owner().memory.size()
+    }
+
+    /// The range it is mapped in.
+    pub fn range(&self) -> &AddressRange {
+        &self.0.owner().range
+    }
+
+    /// The memory it maps.
+    pub fn memory(&self) -> &PhysicalMemory {
+        &self.0.owner().memory
+    }
+
+    /// Sets what each device may do with it (`cuMemSetAccess`, one descriptor per
+    /// device). On error the access is as it was.
+    pub fn set_access(&self, access: &[(CUdevice, Access)]) -> Result<(), CudaError> {
+        let descs: Vec<CUmemAccessDesc> = access
+            .iter()
+            .map(|&(device, a)| CUmemAccessDesc { location: device_location(device), flags: a.raw() })
+            .collect();
+        let pc = self.0.driver().pc();
+        // SAFETY: the range is mapped (we hold it); `descs` has `len` descriptors.
+        unsafe { pc.cuMemSetAccess(self.0.raw(), self.size(), descs.as_ptr(), descs.len()) }
+    }
+
+    /// What `device` may do with it (`cuMemGetAccess`).
+    pub fn access(&self, device: CUdevice) -> Result<Access, CudaError> {
+        let mut flags = 0u64;
+        let location = device_location(device);
+        // SAFETY: valid out-pointer and location; the address is mapped.
+        unsafe { self.0.driver().pc().cuMemGetAccess(&mut flags, &location, self.0.raw()) }?;
+        Ok(Access::from_raw(flags))
+    }
+}
+
+impl sealed::Sealed for Mapping {}
+
+/// The mapping's bytes. A view borrows the mapping, so it stays mapped while the view lives.
+impl DeviceSlice<u8> for Mapping {
+    fn as_view(&self) -> DeviceView<'_, u8> {
+        self.0.owner().bytes.as_view()
+    }
+}
+
+impl DeviceSliceMut<u8> for Mapping {
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, u8> {
+        self.0.owner().bytes.as_view().into_mut()
+    }
+}
+
+/// Device memory of up to `max_len` values of `T` that grows without moving: one
+/// address range reserved for all of it, and physical chunks mapped into it (with
+/// read-write access for its context's device) as [`GrowableBuffer::grow`] asks for more,
+/// as allocators with expandable segments do. Its address never changes, so views and
+/// kernel arguments made before a growth stay valid for what they covered.
+///
+/// Dropping it unmaps and releases every chunk, then frees the range.
+pub struct GrowableBuffer<T> {
+    chunks: Vec<Mapping>,
+    range: AddressRange,
+    chunk_size: usize,
+    len: usize,
+    values: DeviceBuffer<T>,
+}
+
+impl<T> std::fmt::Debug for GrowableBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "GrowableBuffer({:#x}, len {}, {} chunks)", self.range.as_raw(), self.len, self.chunks.len())
+    }
+}
+
+impl<T: DeviceRepr> GrowableBuffer<T> {
+    /// Reserves room for `max_len` values of `T` in `context`, mapped in chunks of the
+    /// recommended granularity; nothing is mapped yet (length 0). On error nothing is
+    /// reserved.
+    pub fn new(context: &Context, max_len: usize) -> Result<GrowableBuffer<T>, Error> {
+        let chunk_size = PhysicalMemory::granularity(context, ShareableHandleTypes::NONE, true)?;
+        GrowableBuffer::with_chunk_size(context, max_len, chunk_size)
+    }
+
+    /// [`GrowableBuffer::new`] with chunks of `chunk_size` bytes (a multiple of
+    /// [`PhysicalMemory::granularity`]; 0 is an [`InvalidArgument`]).
+    pub fn with_chunk_size(context: &Context, max_len: usize, chunk_size: usize) -> Result<GrowableBuffer<T>, Error> {
+        let what = "GrowableBuffer::new";
+        let bytes = max_len
+            .checked_mul(size_of::<T>())
+            .ok_or_else(|| InvalidArgument::new(what, format!("{max_len} values overflow usize")))?;
+        if chunk_size == 0 {
+            return Err(InvalidArgument::new(what, "a chunk size of 0").into());
+        }
+        let reserved = bytes
+            .div_ceil(chunk_size)
+            .max(1)
+            .checked_mul(chunk_size)
+            .ok_or_else(|| InvalidArgument::new(what, format!("{bytes} bytes overflow usize")))?;
+        let range = AddressRange::reserve(context, reserved, 0)?;
+        // SAFETY: a buffer of no values (never dereferenced, never freed).
+        let values = unsafe { DeviceBuffer::borrowed(context, range.as_raw(), 0) };
+        Ok(GrowableBuffer { chunks: Vec::new(), range, chunk_size, len: 0, values })
+    }
+
+    /// Its length in values.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether it holds no values.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// How many values it can hold before it maps another chunk.
+    pub fn capacity(&self) -> usize {
+        match size_of::<T>() {
+            0 => usize::MAX,
+            s => self.chunks.len() * self.chunk_size / s,
+        }
+    }
+
+    /// The most values it can ever hold (what its range has room for).
+    pub fn max_len(&self) -> usize {
+        match size_of::<T>() {
+            0 => usize::MAX,
+            s => self.range.size() / s,
+        }
+    }
+
+    /// The chunks mapped so far, in address order.
+    pub fn mappings(&self) -> &[Mapping] {
+        &self.chunks
+    }
+
+    /// The address range it lives in.
+    pub fn range(&self) -> &AddressRange {
+        &self.range
+    }
+
+    /// Grows it to `new_len` values (a length at or below the current one changes
+    /// nothing), mapping as many chunks as that needs, each with read-write access for its
+    /// context's device. New values are zero on the stand-in and unspecified on a GPU.
+    /// Beyond [`GrowableBuffer::max_len`]: an [`InvalidArgument`]. On error it is as it was
+    /// (the chunks this call mapped are unmapped again).
+    pub fn grow(&mut self, new_len: usize) -> Result<(), Error> {
+        if new_len <= self.len {
+            return Ok(());
+        }
+        if new_len > self.max_len() {
+            let message = format!("{new_len} values exceed the {} it was reserved for", self.max_len());
+            return Err(InvalidArgument::new("GrowableBuffer::grow", message).into());
+        }
+        let bytes = new_len * size_of::<T>();
+        let before = self.chunks.len();
+        while self.chunks.len() * self.chunk_size < bytes {
+            if let Err(e) = self.map_chunk() {
+                self.chunks.truncate(before);
+                return Err(e);
+            }
+        }
+        self.len = new_len;
+        let context = self.range.context();
+        // SAFETY: `new_len` values from the range's start are mapped (the chunks, held
+        // beside it) with read-write access; the buffer never frees them.
+        self.values = unsafe { DeviceBuffer::borrowed(context, self.range.as_raw(), new_len) };
+        Ok(())
+    }
+
+    /// Maps one more chunk after the last, with read-write access.
+    fn map_chunk(&mut self) -> Result<(), Error> {
+        let context = self.range.context();
+        let memory = PhysicalMemory::new(context, self.chunk_size, ShareableHandleTypes::NONE)?;
+        let offset = self.chunks.len() * self.chunk_size;
+        let map = Mapping::map(&self.range, offset, &memory)?;
+        map.set_access(&[(context.device(), Access::ReadWrite)])?;
+        self.chunks.push(map);
+        Ok(())
+    }
+}
+
+impl<T> sealed::Sealed for GrowableBuffer<T> {}
+
+/// Its `len` values. A view borrows the buffer, so it cannot shrink or be dropped while
+/// the view lives (it never shrinks).
+impl<T: DeviceRepr> DeviceSlice<T> for GrowableBuffer<T> {
+    fn as_view(&self) -> DeviceView<'_, T> {
+        self.values.as_view()
+    }
+}
+
+impl<T: DeviceRepr> DeviceSliceMut<T> for GrowableBuffer<T> {
+    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
+        self.values.as_view_mut()
+    }
+}

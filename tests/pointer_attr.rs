@@ -1,0 +1,57 @@
+//! Pointer attributes as one typed query (issue 18, item 6) on the stand-in: device,
+//! pinned and mapped virtual memory, and an address the driver did not make.
+
+mod common;
+
+use common::standin_driver;
+use cudrv::{
+    Access, AddressRange, Context, DeviceBuffer, DeviceSlice, Mapping, MemoryType, PhysicalMemory, PinnedBuffer,
+    PointerAttributes, ShareableHandleTypes,
+};
+
+fn context() -> Context {
+    common::capture_reports();
+    Context::primary(standin_driver(), 0).unwrap()
+}
+
+#[test]
+fn device_memory_answers_its_range_context_and_device() {
+    let ctx = context();
+    let buf = DeviceBuffer::<u32>::alloc(&ctx, 100).unwrap();
+    let inside = buf.slice(10..).unwrap().as_raw();
+    let a = PointerAttributes::of(standin_driver(), inside).unwrap();
+    assert_eq!(a.memory_type, Some(MemoryType::Device));
+    assert_eq!((a.range_start, a.range_size), (buf.as_raw(), 400));
+    assert_eq!((a.device, a.context, a.managed), (0, ctx.as_raw(), false));
+    let other = DeviceBuffer::<u32>::alloc(&ctx, 1).unwrap();
+    let b = PointerAttributes::of(standin_driver(), other.as_raw()).unwrap();
+    assert_ne!(a.buffer_id, b.buffer_id, "each allocation has its own id");
+}
+
+#[test]
+fn pinned_memory_is_host_memory() {
+    let ctx = context();
+    let pinned = PinnedBuffer::<u8>::zeroed(&ctx, 64).unwrap();
+    let a = PointerAttributes::of(standin_driver(), pinned.as_raw() as u64 + 8).unwrap();
+    assert_eq!((a.memory_type, a.range_start, a.range_size), (Some(MemoryType::Host), pinned.as_raw() as u64, 64));
+}
+
+#[test]
+fn an_address_the_driver_did_not_make_has_no_memory_type() {
+    let _ctx = context();
+    let on_stack = 5u64;
+    let a = PointerAttributes::of(standin_driver(), &raw const on_stack as u64).unwrap();
+    assert_eq!((a.memory_type, a.range_size), (None, 0));
+}
+
+#[test]
+fn a_mapping_is_device_memory() {
+    let ctx = context();
+    let g = PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, false).unwrap();
+    let range = AddressRange::reserve(&ctx, g, 0).unwrap();
+    let memory = PhysicalMemory::new(&ctx, g, ShareableHandleTypes::NONE).unwrap();
+    let map = Mapping::map(&range, 0, &memory).unwrap();
+    map.set_access(&[(0, Access::ReadWrite)]).unwrap();
+    let a = PointerAttributes::of(standin_driver(), map.as_raw() + 16).unwrap();
+    assert_eq!((a.memory_type, a.range_start, a.range_size), (Some(MemoryType::Device), map.as_raw(), g));
+}
