@@ -167,6 +167,7 @@ impl World {
             captures,
             next_capture: _,
             peers,
+            vmm,
             driver_thread: _,
         } = World::new();
         self.initialized.store(initialized.into_inner(), Release);
@@ -191,6 +192,7 @@ impl World {
         replace(&self.user_objects, user_objects);
         replace(&self.captures, captures);
         replace(&self.peers, peers);
+        replace(&self.vmm, vmm);
     }
 
     /// The world of slot `W` (the default world if `W` is out of range, which the

@@ -504,7 +504,10 @@ impl Memory {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let kind = AllocationKind::Mapped;
-        s.device.insert(address, Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: None });
+        s.device.insert(
+            address,
+            Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: None, freeing: false },
+        );
         Ok(())
     }
 
@@ -611,6 +614,7 @@ impl Memory {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)] // a test fails by panicking
 mod tests {
     use super::*;
 
