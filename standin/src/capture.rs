@@ -109,7 +109,7 @@ pub(crate) fn end(w: &World, s: CUstream) -> Result<u64, CUresult> {
         } else {
             Ok(seq.graph)
         };
-        (remove(&mut st, id), result)
+        (st.remove_sequence(id), result)
     };
     if result.is_err() {
         if let Some(g) = graph {
@@ -133,13 +133,6 @@ fn joined(st: &Captures, id: u64, origin: u64) -> bool {
         }
     }
     st.members.values().filter(|m| m.id == id).all(|m| m.deps.iter().all(|d| reached.contains(d)))
-}
-
-/// Removes sequence `id`, its streams and its events; its graph if the capture made it.
-fn remove(st: &mut Captures, id: u64) -> Option<u64> {
-    st.members.retain(|_, m| m.id != id);
-    st.events.retain(|_, (e, _)| *e != id);
-    st.sequences.remove(&id).filter(|s| s.owns_graph).map(|s| s.graph)
 }
 
 /// What `cuStreamGetCaptureInfo` reports about a stream.
@@ -198,7 +191,12 @@ pub(crate) fn record(w: &World, s: CUstream, node: Node) -> Result<Option<Node>,
 /// stream is idle), after checking what can be checked now, unless `s` is capturing, which
 /// records it instead. A copy to or from pageable host memory waits for the stream's
 /// earlier work and is done before this returns, as on a real driver.
-pub(crate) fn record_or_run(w: &World, s: CUstream, node: Node, t: &crate::stream::Target) -> Result<(), CUresult> {
+pub(crate) fn record_or_run(
+    w: &World,
+    s: CUstream,
+    node: Node,
+    t: &crate::model::stream::Target,
+) -> Result<(), CUresult> {
     // Queued work outlives the call: it holds the world by its slot (every entry's world
     // is one of the process's slots).
     let w: &'static World = World::of(w.slot()).unwrap_or(World::at::<0>());
@@ -328,20 +326,5 @@ fn refuse_forbidden(w: &World, ctx: Option<u64>, status: CUresult, own_only: boo
     match refused {
         true => Err(status),
         false => Ok(()),
-    }
-}
-
-/// Stream `s` is being destroyed: it leaves its capture; a capture begun on it ends, and
-/// its graph is destroyed.
-pub(crate) fn forget_stream(w: &World, s: u64) {
-    let graph = {
-        let mut st = lock(&w.captures);
-        match st.members.remove(&s) {
-            Some(m) if st.sequences.get(&m.id).is_some_and(|q| q.origin == s) => remove(&mut st, m.id),
-            _ => None,
-        }
-    };
-    if let Some(g) = graph {
-        graph::destroy(w, g);
     }
 }

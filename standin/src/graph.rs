@@ -34,9 +34,7 @@ pub(crate) fn create(w: &World) -> u64 {
 
 /// Destroys graph `g` (an invalidated capture's), releasing its user object references.
 pub(crate) fn destroy(w: &World, g: u64) {
-    if let Ok(graph) = lock(&w.graphs).remove(g) {
-        user_object::release_all(w, graph.user_objects);
-    }
+    crate::lifecycle::destroy_graph(w, g);
 }
 
 /// CUDA_ERROR_INVALID_VALUE unless every one of `deps` is a node of `graph`.
@@ -77,7 +75,7 @@ pub(crate) unsafe fn cu_graph_create(w: &World, ph: *mut CUgraph, flags: c_uint)
 /// CUDA_ERROR_INVALID_VALUE (facts), and a double destroy in the ledger.
 pub(crate) unsafe fn cu_graph_destroy(w: &World, g: CUgraph) -> CUresult {
     let removed = lock(&w.graphs).remove(from_ptr(g));
-    status(removed.map(|graph| user_object::release_all(w, graph.user_objects)))
+    status(removed.map(|graph| crate::lifecycle::graph_destroyed(w, graph)))
 }
 
 /// The `n` node handles at `deps` (null when `n` is 0).

@@ -102,21 +102,7 @@ pub(crate) unsafe fn cu_graph_exec_destroy(w: &'static World, e: CUgraphExec) ->
         Ok(exec) => exec,
         Err(s) => return s,
     };
-    let pending: Vec<_> = exec.launches.into_iter().filter(|(q, p)| !q.reached(*p)).collect();
-    let refs = exec.user_objects;
-    if pending.is_empty() {
-        user_object::release_all(w, refs);
-        return CUresult::CUDA_SUCCESS;
-    }
-    // After the launches, on the driver thread (never a stream's worker).
-    let release = Box::new(move || {
-        for (q, p) in pending {
-            let _ = q.wait(p);
-        }
-        user_object::release_all(w, refs);
-    });
-    // If no thread can be started the references are leaked.
-    let _ = w.driver_thread.push(release);
+    crate::lifecycle::exec_destroyed(w, exec);
     CUresult::CUDA_SUCCESS
 }
 

@@ -5,13 +5,17 @@
 //!   queued work; the peer access pairs it is in end with it. What was made in it stays
 //!   (see the crate docs, "Limits of the emulation"): its allocations stay live in the
 //!   ledger, its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED.
-//! - A stream's destroy ends the capture begun on it, destroying the capture's graph.
+//! - A stream's destroy ends the capture begun on it, destroying the capture's graph; a
+//!   graph's destroy releases its user object references; an exec's destroy releases its
+//!   references once its launches have completed.
 //! - A module's unload (its own, or its library's) frees its globals.
 
 use cudrv::sys::CUresult;
 
 use crate::model::context::Context;
+use crate::model::graph::{Exec, Graph};
 use crate::run::lock::lock;
+use crate::user_object;
 use crate::world::World;
 
 /// Marks `c` destroyed and ends the peer access pairs it is in; `false` if it already was.
@@ -70,4 +74,45 @@ pub(crate) fn unload_module(w: &World, module: u64) -> Result<(), CUresult> {
         let _ = memory.free(address);
     }
     Ok(())
+}
+
+/// Stream `h` was destroyed: it leaves the capture it is in; a capture begun on it ends,
+/// and the graph that capture made is destroyed.
+pub(crate) fn stream_destroyed(w: &World, h: u64) {
+    let graph = lock(&w.captures).forget_stream(h);
+    if let Some(g) = graph {
+        destroy_graph(w, g);
+    }
+}
+
+/// Destroys graph `g` (one a capture made and no one got), releasing its references.
+pub(crate) fn destroy_graph(w: &World, g: u64) {
+    let removed = lock(&w.graphs).remove(g);
+    if let Ok(graph) = removed {
+        graph_destroyed(w, graph);
+    }
+}
+
+/// A graph was destroyed: its user object references are released.
+pub(crate) fn graph_destroyed(w: &World, graph: Graph) {
+    user_object::release_all(w, graph.user_objects);
+}
+
+/// An exec was destroyed: its user object references are released once its launches have
+/// completed (at once when none is pending, else on the driver thread, never a stream's
+/// worker; if no thread can be started the references are leaked).
+pub(crate) fn exec_destroyed(w: &'static World, exec: Exec) {
+    let pending: Vec<_> = exec.launches.into_iter().filter(|(q, p)| !q.reached(*p)).collect();
+    let refs = exec.user_objects;
+    if pending.is_empty() {
+        user_object::release_all(w, refs);
+        return;
+    }
+    let release = Box::new(move || {
+        for (q, p) in pending {
+            let _ = q.wait(p);
+        }
+        user_object::release_all(w, refs);
+    });
+    let _ = w.driver_thread.push(release);
 }

@@ -109,7 +109,7 @@ fn copy_peer(
     src: CUdeviceptr,
     src_ctx: CUcontext,
     n: usize,
-    s: Option<&stream::Target>,
+    s: Option<&crate::model::stream::Target>,
 ) -> CUresult {
     let r = w.contexts.lookup(from_ptr(dst_ctx)).and_then(|d| {
         d.usable()?;

@@ -28,100 +28,10 @@ use crate::ctx_query::{GREATEST_PRIORITY, LEAST_PRIORITY};
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::model::context::Context;
 use crate::model::graph::Node;
-use crate::model::stream::{is_default, Stream};
+use crate::model::stream::{is_default, Stream, Target};
 use crate::run::lock::lock;
-use crate::run::queue::{HostCall, Queue, Task};
+use crate::run::queue::{HostCall, Queue};
 use crate::world::World;
-
-/// What a stream argument stands for: its context and its queue.
-pub(crate) struct Target {
-    pub(crate) ctx: Arc<Context>,
-    pub(crate) queue: Arc<Queue>,
-    /// Whether it is the legacy default stream.
-    pub(crate) legacy: bool,
-    /// Whether it is a blocking stream (created without `CU_STREAM_NON_BLOCKING`).
-    pub(crate) blocking: bool,
-}
-
-/// The status a failure of queued work leaves its context sticky-failed with: a memory
-/// access a call checked up front but that fails when done (the memory was freed in
-/// between) is CUDA_ERROR_ILLEGAL_ADDRESS, as a fault on a GPU; others as they are.
-fn sticky_status(e: CUresult) -> CUresult {
-    match e {
-        CUresult::CUDA_ERROR_INVALID_VALUE => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
-        e => e,
-    }
-}
-
-impl Target {
-    /// The work on other streams that work queued on this one waits for (CUDA's legacy
-    /// stream semantics): on the legacy stream, the pending work of the context's blocking
-    /// streams; on a blocking stream, the legacy stream's; on a non-blocking one, none.
-    fn implicit(&self) -> Vec<(Arc<Queue>, u64)> {
-        if self.legacy {
-            return self.ctx.blocking_pending();
-        }
-        match (self.blocking, self.ctx.default_queue.pending()) {
-            (true, Some(p)) => vec![(Arc::clone(&self.ctx.default_queue), p)],
-            _ => Vec::new(),
-        }
-    }
-
-    /// Queues device work in stream order and returns its position: done at once on the
-    /// calling thread when the stream is idle and waits for nothing (its failure is then
-    /// returned), else queued behind the pending work (its failure then leaves the
-    /// context sticky-failed, see [`sticky_status`]).
-    pub(crate) fn submit<F>(&self, work: F) -> Result<u64, CUresult>
-    where
-        F: FnOnce() -> Result<(), CUresult> + Send + 'static,
-    {
-        let ctx = Arc::clone(&self.ctx);
-        let work = move |now: bool| {
-            let r = work();
-            if let (false, Err(e)) = (now, r) {
-                ctx.make_sticky(sticky_status(e));
-            }
-            r
-        };
-        let after = self.implicit();
-        if after.is_empty() {
-            let ran = self.queue.exec(work)?;
-            let position = ran.position();
-            return ran.result().map(|()| position);
-        }
-        self.queue.push_after(
-            after,
-            Box::new(move || {
-                let _ = work(false);
-            }),
-        )
-    }
-
-    /// Queues `task` (a host function, a wait) in stream order, on the stream's driver
-    /// thread, never on the calling thread; returns its position.
-    pub(crate) fn push(&self, task: Task) -> Result<u64, CUresult> {
-        let after = self.implicit();
-        if after.is_empty() {
-            return self.queue.push(task);
-        }
-        self.queue.push_after(after, task)
-    }
-
-    /// Waits for the work queued on it so far (the legacy stream: and for what its work
-    /// waits for, the blocking streams' work).
-    pub(crate) fn drain(&self) -> Result<(), CUresult> {
-        self.queue.drain()?;
-        if self.legacy {
-            self.ctx.blocking_pending().into_iter().try_for_each(|(q, p)| q.wait(p))?;
-        }
-        Ok(())
-    }
-
-    /// Whether work queued on it (the legacy stream: or on a blocking stream) is pending.
-    pub(crate) fn busy(&self) -> bool {
-        self.queue.busy() || (self.legacy && !self.ctx.blocking_pending().is_empty())
-    }
-}
 
 /// The stream `s` names, whatever its context's state: a default stream needs a current
 /// context (CUDA_ERROR_INVALID_CONTEXT), another an existing stream
@@ -215,7 +125,7 @@ pub(crate) unsafe fn cu_stream_destroy(w: &World, h: CUstream) -> CUresult {
     let removed = streams.remove(h).map(drop);
     drop(streams);
     if removed.is_ok() {
-        capture::forget_stream(w, h);
+        crate::lifecycle::stream_destroyed(w, h);
     }
     status(removed)
 }

@@ -18,7 +18,6 @@
 use std::ffi::{c_int, c_ulonglong, c_void};
 use std::os::fd::IntoRawFd;
 use std::os::unix::fs::MetadataExt;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use cudrv::sys::*;
@@ -233,9 +232,6 @@ pub(crate) unsafe fn cu_mem_get_access(
     status(r)
 }
 
-/// Numbers the temporary files behind exported descriptors.
-static EXPORTS: AtomicU64 = AtomicU64::new(0);
-
 /// The inode of the file behind descriptor `fd` of this process.
 fn inode_of(fd: c_int) -> Option<u64> {
     std::fs::metadata(format!("/proc/self/fd/{fd}")).ok().map(|m| m.ino())
@@ -243,7 +239,8 @@ fn inode_of(fd: c_int) -> Option<u64> {
 
 /// A new descriptor of a new, unlinked temporary file, and its inode.
 fn new_descriptor() -> Option<(c_int, u64)> {
-    let n = EXPORTS.fetch_add(1, Ordering::Relaxed);
+    // A number no other file of this process has (handles are never reused).
+    let n = crate::model::handles::fresh();
     let path = std::env::temp_dir().join(format!("cudrv-standin-vmm-{}-{n}", std::process::id()));
     let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).ok()?;
     let _ = std::fs::remove_file(&path);

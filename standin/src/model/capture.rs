@@ -57,4 +57,21 @@ impl Captures {
     pub(crate) const fn new() -> Captures {
         Captures { sequences: BTreeMap::new(), members: BTreeMap::new(), events: BTreeMap::new() }
     }
+
+    /// Removes sequence `id`, its streams and its events; its graph if the capture made
+    /// it (for the caller to destroy).
+    pub(crate) fn remove_sequence(&mut self, id: u64) -> Option<u64> {
+        self.members.retain(|_, m| m.id != id);
+        self.events.retain(|_, (e, _)| *e != id);
+        self.sequences.remove(&id).filter(|s| s.owns_graph).map(|s| s.graph)
+    }
+
+    /// Stream `s` is being destroyed: it leaves its capture; a capture begun on it ends.
+    /// The graph that capture made, for the caller to destroy.
+    pub(crate) fn forget_stream(&mut self, s: u64) -> Option<u64> {
+        match self.members.remove(&s) {
+            Some(m) if self.sequences.get(&m.id).is_some_and(|q| q.origin == s) => self.remove_sequence(m.id),
+            _ => None,
+        }
+    }
 }
