@@ -1,8 +1,8 @@
 //! Function and kernel attributes, globals, JIT options and logs, and occupancy, checked on
 //! a real GPU (compute capability 9.0 for the cluster queries): `cargo run --release
-//! --example kernel_features`. The stand-in does not serve these yet (tests/functions.rs
-//! covers what it does); each check prints `[ok]` or `[FAILED]`, and the program exits 1 if
-//! any failed.
+//! --example kernel_features`. Its stand-in version is `tests/kernel_features.rs` (the
+//! same checks, with host implementations of these kernels); each check prints `[ok]` or
+//! `[FAILED]`, and the program exits 1 if any failed.
 //!
 //! Kernels: `examples/kernels/kernel_features.ptx`, compiled from `kernel_features.cu`.
 
