@@ -127,7 +127,7 @@ fn main() -> Result<(), Error> {
     // SAFETY: reverse_shared(const float*, float*, int) with n values in each buffer.
     let refused = unsafe { launch.launch(config) };
     c.check(
-        refused.map_err(|e| e.code()) == Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        refused.map_err(|e| e.code()) == Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         "64 KiB without opting in: INVALID_VALUE",
     );
     c.ok(reverse.set_max_dynamic_shared_size_bytes(n * 4), "opt in to 64 KiB");

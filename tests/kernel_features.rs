@@ -139,7 +139,7 @@ fn attributes_parameters_and_cache_config() {
     launch.arg(&din).arg(&dout).arg(&count);
     // SAFETY: reverse_shared(const float*, float*, int) with n values in each buffer.
     let refused = unsafe { launch.launch(config) };
-    assert_eq!(refused.map_err(|e| e.code()), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+    assert_eq!(refused.map_err(|e| e.code()), Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)));
     reverse.set_max_dynamic_shared_size_bytes(n * 4).unwrap();
     // SAFETY: as above.
     unsafe { launch.launch(config) }.unwrap();

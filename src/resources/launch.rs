@@ -3,8 +3,10 @@
 
 use std::ffi::c_void;
 
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
+use crate::resources::context::Context;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::params::{self, Foreign, Target};
 use crate::resources::stream::Stream;
 use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
@@ -59,12 +61,28 @@ impl LaunchConfig {
 pub unsafe trait KernelArg {
     /// The pointer the driver reads the parameter from.
     fn param(&self) -> *mut c_void;
+
+    /// The parameter's size in bytes, checked against the kernel's parameter layout
+    /// where the driver reports it; 0 (the default): not checked.
+    fn param_size(&self) -> usize {
+        0
+    }
+
+    /// The context whose memory the argument is, checked against the launch's; `None`
+    /// (the default): not memory of a context.
+    fn param_context(&self) -> Option<&Context> {
+        None
+    }
 }
 
 // SAFETY: the value itself is the parameter.
 unsafe impl<T: DeviceRepr> KernelArg for T {
     fn param(&self) -> *mut c_void {
         (self as *const T).cast_mut().cast()
+    }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<T>()
     }
 }
 
@@ -73,6 +91,14 @@ unsafe impl<T> KernelArg for DeviceBuffer<T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
     }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
+    }
 }
 
 // SAFETY: the parameter is the view's device address, kept in the view while it is borrowed.
@@ -80,12 +106,28 @@ unsafe impl<T> KernelArg for DeviceView<'_, T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
     }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
+    }
 }
 
 // SAFETY: as above.
 unsafe impl<T> KernelArg for DeviceViewMut<'_, T> {
     fn param(&self) -> *mut c_void {
         (self.raw_ref() as *const u64).cast_mut().cast()
+    }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
     }
 }
 
@@ -96,9 +138,16 @@ const INLINE_ARGS: usize = 16;
 pub struct Launch<'a> {
     stream: &'a Stream,
     function: CUfunction,
+    target: Target<'a>,
     inline: [*mut c_void; INLINE_ARGS],
     count: usize,
     spilled: Vec<*mut c_void>,
+    /// Each argument's size (0: unknown), for the checks (`params.rs`): the first
+    /// [`INLINE_ARGS`] here, all of them in `spilled_sizes` past that.
+    sizes: [u32; INLINE_ARGS],
+    spilled_sizes: Vec<u32>,
+    /// The first argument of a context the stream's cannot reach.
+    foreign: Foreign,
     cluster: Option<(u32, u32, u32)>,
     cooperative: bool,
 }
@@ -116,13 +165,17 @@ impl std::fmt::Debug for Launch<'_> {
 }
 
 impl<'a> Launch<'a> {
-    pub(crate) fn new(stream: &'a Stream, function: CUfunction) -> Launch<'a> {
+    pub(crate) fn new(stream: &'a Stream, function: CUfunction, target: Target<'a>) -> Launch<'a> {
         Launch {
             stream,
             function,
+            target,
             inline: [std::ptr::null_mut(); INLINE_ARGS],
             count: 0,
             spilled: Vec::new(),
+            sizes: [0; INLINE_ARGS],
+            spilled_sizes: Vec::new(),
+            foreign: None,
             cluster: None,
             cooperative: false,
         }
@@ -133,6 +186,21 @@ impl<'a> Launch<'a> {
     #[inline]
     pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut Launch<'a> {
         let p = arg.param();
+        let size = u32::try_from(arg.param_size()).unwrap_or(u32::MAX);
+        match self.sizes.get_mut(self.count) {
+            Some(slot) if self.spilled_sizes.is_empty() => *slot = size,
+            _ => {
+                if self.spilled_sizes.is_empty() {
+                    self.spilled_sizes.extend_from_slice(&self.sizes);
+                }
+                self.spilled_sizes.push(size);
+            }
+        }
+        if let (None, Some(c)) = (self.foreign, arg.param_context()) {
+            if !params::usable_in(self.stream, c.as_raw()) {
+                self.foreign = Some((self.count, c.as_raw()));
+            }
+        }
         match self.inline.get_mut(self.count) {
             Some(slot) if self.spilled.is_empty() => *slot = p,
             _ => {
@@ -164,11 +232,35 @@ impl<'a> Launch<'a> {
     /// attributes this is one `cuLaunchKernel`; with them, one `cuLaunchKernelEx`, and on a
     /// driver without it the error (`CUDA_ERROR_NOT_FOUND`) says which version it needs.
     ///
+    /// Before the launch, with no driver call after a handle's first launch, it checks
+    /// (see `docs/kernels.md`, "Launch checks"): that the function (of a module) and every
+    /// buffer argument belong to the stream's context (or, for a buffer, a context whose
+    /// memory it can reach through peer access enabled with
+    /// [`Context::enable_peer_access`]); and, where the driver reports the kernel's
+    /// parameter layout (12.4+), that there are as many arguments as parameters and each
+    /// has its parameter's size. A failed check is [`Error::InvalidArgument`] naming the
+    /// kernel and what differs, and nothing is launched.
+    ///
     /// # Safety
     /// The arguments must match the kernel's parameters in number, order and type, and
     /// the kernel must only touch memory that stays valid until it completes.
     #[inline]
-    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
+    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), Error> {
+        let sizes = match self.sizes.get(..self.count) {
+            Some(sizes) if self.spilled_sizes.is_empty() => sizes,
+            _ => &self.spilled_sizes,
+        };
+        params::check(self.target, self.stream, sizes, self.foreign)?;
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { self.launch_unchecked(config) }?)
+    }
+
+    /// The launch itself, after the checks.
+    ///
+    /// # Safety
+    /// As [`Launch::launch`].
+    #[inline]
+    unsafe fn launch_unchecked(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
         let params = if self.spilled.is_empty() { self.inline.as_mut_ptr() } else { self.spilled.as_mut_ptr() };
         let params = if self.count == 0 { std::ptr::null_mut() } else { params };
         if self.cluster.is_some() || self.cooperative {

@@ -27,6 +27,7 @@ pub mod linker;
 pub mod memory;
 pub mod module;
 pub mod occupancy;
+pub(crate) mod params;
 pub mod peer;
 pub mod pinned;
 pub mod pool;
