@@ -154,3 +154,104 @@ fn function_stream_and_buffers_of_one_context() {
     unsafe { launch.launch(config) }.unwrap();
     stream.synchronize().unwrap();
 }
+
+#[test]
+fn launch_attributes_as_a_typed_list() {
+    use cudrv::{AccessProperty, Event, LaunchAttribute, MemSyncDomain};
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let module = Module::from_ptx(&ctx, VECTOR_ADD).unwrap();
+    let f = module.function("vector_add").unwrap();
+    let n = 256usize;
+    let (a, b, c) = (
+        DeviceBuffer::from_slice(&ctx, &vec![1.0f32; n]).unwrap(),
+        DeviceBuffer::from_slice(&ctx, &vec![2.0f32; n]).unwrap(),
+        DeviceBuffer::<f32>::alloc(&ctx, n).unwrap(),
+    );
+    let count = n as i32;
+    let config = LaunchConfig::new((8, 1, 1), (32, 1, 1));
+    let event = Event::new(&ctx, 0).unwrap();
+    let mut launch = f.builder(&stream);
+    launch
+        .arg(&a)
+        .arg(&b)
+        .arg(&c)
+        .arg(&count)
+        .attribute(LaunchAttribute::ClusterDimension(2, 1, 1))
+        .attribute(LaunchAttribute::PreferredClusterDimension(4, 1, 1))
+        .attribute(LaunchAttribute::Priority(-1))
+        .attribute(LaunchAttribute::ProgrammaticStreamSerialization(true))
+        .attribute(LaunchAttribute::MemSyncDomain(MemSyncDomain::Remote))
+        .attribute(LaunchAttribute::AccessPolicyWindow {
+            base: a.as_raw(),
+            bytes: n * 4,
+            hit_ratio: 0.5,
+            hit: AccessProperty::Persisting,
+            miss: AccessProperty::Streaming,
+        })
+        .programmatic_event(&event, false);
+    // SAFETY: vector_add with n values each.
+    unsafe { launch.launch(config) }.unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), vec![3.0; n]);
+
+    // The stand-in checks them as cuLaunchKernelEx does: a cluster that does not divide
+    // the grid, a preferred cluster that is not a multiple of the cluster, a window with
+    // a hit ratio above 1.
+    for (attr, code) in [
+        (LaunchAttribute::ClusterDimension(3, 1, 1), CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE),
+        (LaunchAttribute::ClusterDimension(16, 1, 1), CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE),
+        (
+            LaunchAttribute::AccessPolicyWindow {
+                base: a.as_raw(),
+                bytes: 4,
+                hit_ratio: 2.0,
+                hit: AccessProperty::Normal,
+                miss: AccessProperty::Normal,
+            },
+            CUresult::CUDA_ERROR_INVALID_VALUE,
+        ),
+    ] {
+        let mut launch = f.builder(&stream);
+        launch.arg(&a).arg(&b).arg(&c).arg(&count).attribute(attr);
+        // SAFETY: as above (refused by the driver).
+        let e = unsafe { launch.launch(LaunchConfig::new((16, 1, 1), (16, 1, 1))) }.unwrap_err();
+        assert_eq!(e.code(), Some(code), "{attr:?}: {e}");
+    }
+    let mut launch = f.builder(&stream);
+    launch
+        .arg(&a)
+        .arg(&b)
+        .arg(&c)
+        .arg(&count)
+        .attribute(LaunchAttribute::ClusterDimension(2, 1, 1))
+        .attribute(LaunchAttribute::PreferredClusterDimension(3, 1, 1));
+    // SAFETY: as above (refused by the driver).
+    let e = unsafe { launch.launch(config) }.unwrap_err();
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE), "{e}");
+}
+
+#[test]
+fn an_attribute_newer_than_the_driver_names_the_version_it_needs() {
+    use cudrv::LaunchAttribute;
+    common::capture_reports();
+    let old = cudrv_standin::StandIn::new(12040).unwrap().load(Default::default()).unwrap();
+    let old: &'static cudrv::Driver = Box::leak(Box::new(old));
+    old.init().unwrap();
+    let ctx = Context::primary(old, 0).unwrap();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
+    let k = module.function("k").unwrap();
+    let mut launch = k.builder(&stream);
+    launch.attribute(LaunchAttribute::PreferredClusterDimension(2, 1, 1));
+    // SAFETY: refused before the launch.
+    let text = refused(unsafe { launch.launch(LaunchConfig::new((2, 1, 1), (1, 1, 1))) });
+    assert!(
+        text.contains("launch attribute PreferredClusterDimension needs driver 12.8; this driver is 12.4"),
+        "{text}"
+    );
+    let mut launch = k.builder(&stream);
+    launch.attribute(LaunchAttribute::MemSyncDomain(cudrv::MemSyncDomain::Default));
+    // SAFETY: a fake kernel runs nothing.
+    unsafe { launch.launch(LaunchConfig::new((2, 1, 1), (1, 1, 1))) }.unwrap();
+}

@@ -5,6 +5,7 @@ use std::ffi::c_void;
 
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
+use crate::resources::launch_attr;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::params::{self, Foreign, Target};
 use crate::resources::stream::Stream;
@@ -150,6 +151,9 @@ pub struct Launch<'a> {
     foreign: Foreign,
     cluster: Option<(u32, u32, u32)>,
     cooperative: bool,
+    /// Attributes from [`Launch::attribute`] (`launch_attr.rs`), with the driver version
+    /// each needs and its name (for the error).
+    attrs: Vec<(CUlaunchAttribute, u32, &'static str)>,
 }
 
 impl std::fmt::Debug for Launch<'_> {
@@ -178,6 +182,7 @@ impl<'a> Launch<'a> {
             foreign: None,
             cluster: None,
             cooperative: false,
+            attrs: Vec::new(),
         }
     }
 
@@ -251,6 +256,12 @@ impl<'a> Launch<'a> {
             _ => &self.spilled_sizes,
         };
         params::check(self.target, self.stream, sizes, self.foreign)?;
+        if !self.attrs.is_empty() {
+            let version = self.stream.context().driver().version_code();
+            for &(_, needs, name) in &self.attrs {
+                launch_attr::check_version(name, needs, version)?;
+            }
+        }
         // SAFETY: forwarded from the caller.
         Ok(unsafe { self.launch_unchecked(config) }?)
     }
@@ -263,7 +274,7 @@ impl<'a> Launch<'a> {
     unsafe fn launch_unchecked(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
         let params = if self.spilled.is_empty() { self.inline.as_mut_ptr() } else { self.spilled.as_mut_ptr() };
         let params = if self.count == 0 { std::ptr::null_mut() } else { params };
-        if self.cluster.is_some() || self.cooperative {
+        if self.cluster.is_some() || self.cooperative || !self.attrs.is_empty() {
             // SAFETY: forwarded from the caller.
             return unsafe { self.launch_ex(config, params) };
         }
@@ -285,6 +296,11 @@ impl<'a> Launch<'a> {
             // vouches for the parameters.
             self.stream.run(|| unsafe { pc.cuLaunchKernelEx(launch, f, params, std::ptr::null_mut()) })
         })
+    }
+
+    /// Adds a raw attribute that needs driver `needs` (`launch_attr.rs`).
+    pub(crate) fn push_attribute(&mut self, raw: CUlaunchAttribute, needs: u32, name: &'static str) {
+        self.attrs.push((raw, needs, name));
     }
 
     /// The function being launched.
@@ -314,6 +330,14 @@ impl<'a> Launch<'a> {
             a.value.cooperative = 1;
             n += 1;
         }
+        let mut all: Vec<CUlaunchAttribute>;
+        let (ptr, n) = if self.attrs.is_empty() {
+            (attrs.as_mut_ptr(), n)
+        } else {
+            all = attrs.get(..n).unwrap_or(&[]).to_vec();
+            all.extend(self.attrs.iter().map(|(a, _, _)| *a));
+            (all.as_mut_ptr(), all.len())
+        };
         let launch = CUlaunchConfig {
             gridDimX: config.grid.0,
             gridDimY: config.grid.1,
@@ -323,8 +347,8 @@ impl<'a> Launch<'a> {
             blockDimZ: config.block.2,
             sharedMemBytes: config.shared_mem_bytes,
             hStream: self.stream.as_raw(),
-            attrs: attrs.as_mut_ptr(),
-            numAttrs: n as u32,
+            attrs: ptr,
+            numAttrs: u32::try_from(n).unwrap_or(0),
         };
         f(&launch)
     }

@@ -22,6 +22,7 @@ pub mod host_fn;
 pub mod ipc;
 pub mod jit;
 pub mod launch;
+pub mod launch_attr;
 pub mod library;
 pub mod linker;
 pub mod memory;
