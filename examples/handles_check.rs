@@ -85,7 +85,7 @@ fn collect_reports() -> Arc<Mutex<Vec<String>>> {
 }
 
 /// Launches `fill(out, value, n)`.
-fn fill(f: &cudrv::Function, stream: &Stream, buf: &DeviceBuffer, value: u32) -> Result<(), cudrv::CudaError> {
+fn fill(f: &cudrv::Function, stream: &Stream, buf: &DeviceBuffer, value: u32) -> Result<(), cudrv::Error> {
     let n = (buf.len() / 4) as u32;
     // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
     unsafe { f.builder(stream).arg(buf).arg(&value).arg(&n).launch(LaunchConfig::for_num_elems(n)) }
@@ -168,7 +168,7 @@ fn parent() {
     // Modules, libraries, the linker, real kernels.
     let module = c.ok(Module::load_ptx(&primary, &ptx()), "cuModuleLoadData (PTX)").unwrap();
     let f = module.function("fill").unwrap();
-    c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| stream.synchronize()), "module kernel launch");
+    c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| Ok(stream.synchronize()?)), "module kernel launch");
     c.check(words(&a).iter().all(|&w| w == 0xabcd), "the kernel wrote every word");
     // Launch attributes go through cuLaunchKernelEx.
     let n = (a.len() / 4) as u32;
@@ -184,7 +184,7 @@ fn parent() {
         // An even number of blocks, so that clusters of 2 fit.
         let config = LaunchConfig::new((n.div_ceil(256).next_multiple_of(2), 1, 1), (256, 1, 1));
         // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
-        c.ok(unsafe { l.launch(config) }.and_then(|_| stream.synchronize()), what);
+        c.ok(unsafe { l.launch(config) }.and_then(|_| Ok(stream.synchronize()?)), what);
         c.check(words(&a).iter().all(|&w| w == value), format!("{what}: the kernel wrote every word"));
     }
     let library = c.ok(Library::load_ptx(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
@@ -193,7 +193,7 @@ fn parent() {
     let (n, v) = ((pb.len() / 4) as u32, 7u32);
     // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
     let launched = unsafe { kernel.builder(&stream).arg(&pb).arg(&v).arg(&n).launch(LaunchConfig::for_num_elems(n)) };
-    c.ok(launched.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
+    c.ok(launched.and_then(|_| Ok(stream.synchronize()?)), "library kernel launch (library dropped, kernel keeps it)");
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
     c.ok(linker.add_ptx(PTX, "fill.ptx"), "cuLinkAddData");
@@ -204,7 +204,7 @@ fn parent() {
         c.ok(unsafe { Module::load_data(&primary, &cubin) }, &format!("load the linked cubin ({} bytes)", cubin.len()));
     if let Some(m) = linked {
         let g = m.function("fill").unwrap();
-        c.ok(fill(&g, &stream, &buf, 9).and_then(|_| stream.synchronize()), "linked kernel launch");
+        c.ok(fill(&g, &stream, &buf, 9).and_then(|_| Ok(stream.synchronize()?)), "linked kernel launch");
         c.check(words(&buf).iter().all(|&w| w == 9), "the linked kernel wrote every word");
     }
 

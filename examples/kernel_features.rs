@@ -1,8 +1,8 @@
 //! Function and kernel attributes, globals, JIT options and logs, and occupancy, checked on
 //! a real GPU (compute capability 9.0 for the cluster queries): `cargo run --release
-//! --example kernel_features`. The stand-in does not serve these yet (tests/functions.rs
-//! covers what it does); each check prints `[ok]` or `[FAILED]`, and the program exits 1 if
-//! any failed.
+//! --example kernel_features`. Its stand-in version is `tests/kernel_features.rs` (the
+//! same checks, with host implementations of these kernels); each check prints `[ok]` or
+//! `[FAILED]`, and the program exits 1 if any failed.
 //!
 //! Kernels: `examples/kernels/kernel_features.ptx`, compiled from `kernel_features.cu`.
 
@@ -127,7 +127,7 @@ fn main() -> Result<(), Error> {
     // SAFETY: reverse_shared(const float*, float*, int) with n values in each buffer.
     let refused = unsafe { launch.launch(config) };
     c.check(
-        refused.map_err(|e| e.code()) == Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        refused.map_err(|e| e.code()) == Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         "64 KiB without opting in: INVALID_VALUE",
     );
     c.ok(reverse.set_max_dynamic_shared_size_bytes(n * 4), "opt in to 64 KiB");

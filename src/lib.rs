@@ -182,6 +182,7 @@ pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::jit::{JitFallback, JitLogs, JitOptions, JitOutput};
 pub use resources::launch::{KernelArg, Launch, LaunchConfig};
+pub use resources::launch_attr::{AccessProperty, LaunchAttribute, MemSyncDomain};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
 pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};

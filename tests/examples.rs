@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 /// Examples that need a real GPU (their kernels have no host implementation in the stand-in).
-/// `kernel_features` needs what the stand-in does not serve yet (occupancy, parameter
-/// layout, library globals, JIT logs).
+/// `kernel_features`'s kernels read module globals, which a host kernel in the stand-in
+/// library cannot look up: its stand-in version is `tests/kernel_features.rs` (the same
+/// checks, with host implementations registered in the test process).
 const GPU_ONLY: &[&str] = &["handles_check", "real_driver_check", "kernel_features"];
 
 /// Every example the stand-in runs: its name, `CUDRV_STANDIN_DEVICES`, and the line (a part

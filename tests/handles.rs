@@ -351,6 +351,7 @@ fn launch_attributes_need_cu_launch_kernel_ex_and_say_which_driver_has_it() {
     launch.cooperative(true);
     // SAFETY: the fake kernel takes no parameters; nothing is launched on this driver.
     let e = unsafe { launch.launch(LaunchConfig::new((1, 1, 1), (1, 1, 1))) }.unwrap_err();
+    let e = e.as_driver().expect("a driver error");
     assert_eq!((e.call(), e.code()), (cudrv::call::cuLaunchKernelEx, CUresult::CUDA_ERROR_NOT_FOUND), "{e}");
     assert_eq!(e.unresolved(), Some("needs driver 11.6; this driver is 11.4"), "{e}");
     // Without attributes the same launch is a plain cuLaunchKernel.

@@ -2,7 +2,7 @@
 //! (`CUDRV_LIBCUDA`, else the system's `libcuda.so.1`) and compares runs.
 //!
 //! ```text
-//! cudrv-conformance run [--jobs N] [--timeout S] [--only PREFIX]   one line per case
+//! cudrv-conformance run [--jobs N] [--timeout S] [--only PREFIX] [--pending]   one line per case
 //! cudrv-conformance compare ACTUAL [--expected F] [--differences F] [--emulated 12.4]
 //! cudrv-conformance case NAME                                      one case, in-process
 //! cudrv-conformance list
@@ -36,6 +36,10 @@ enum Cmd {
         /// Only the cases whose names start with this.
         #[arg(long)]
         only: Option<String>,
+        /// The pending cases (written, their real answers not yet recorded) instead of
+        /// the suite.
+        #[arg(long)]
+        pending: bool,
     },
     /// Runs one case in this process and prints its line.
     Case { name: String },
@@ -60,8 +64,8 @@ enum Cmd {
 
 fn main() -> ExitCode {
     match Cli::parse().command {
-        Cmd::Run { jobs, timeout, only } => run(jobs, timeout, only),
-        Cmd::Case { name } => match cases::all().iter().find(|c| c.name == name) {
+        Cmd::Run { jobs, timeout, only, pending } => run(jobs, timeout, only, pending),
+        Cmd::Case { name } => match cases::every().iter().find(|c| c.name == name) {
             Some(case) => {
                 println!("{}", runner::run_case(case));
                 ExitCode::SUCCESS
@@ -81,8 +85,8 @@ fn usage(message: &str) -> ExitCode {
     ExitCode::from(2)
 }
 
-fn run(jobs: usize, timeout: u64, only: Option<String>) -> ExitCode {
-    let all = cases::all();
+fn run(jobs: usize, timeout: u64, only: Option<String>, pending: bool) -> ExitCode {
+    let all = if pending { cases::pending() } else { cases::all() };
     let chosen: Vec<_> =
         all.into_iter().filter(|c| only.as_ref().is_none_or(|p| c.name.starts_with(p.as_str()))).collect();
     let driver = match cudrv::driver() {

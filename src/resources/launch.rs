@@ -3,8 +3,11 @@
 
 use std::ffi::c_void;
 
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
+use crate::resources::context::Context;
+use crate::resources::launch_attr;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::params::{self, Foreign, Target};
 use crate::resources::stream::Stream;
 use crate::resources::view::sealed::ArgUse;
 use crate::resources::view::{DeviceView, DeviceViewMut};
@@ -67,12 +70,28 @@ pub unsafe trait KernelArg {
     fn memory_use(&self) -> Option<ArgUse<'_>> {
         None
     }
+
+    /// The parameter's size in bytes, checked against the kernel's parameter layout
+    /// where the driver reports it; 0 (the default): not checked.
+    fn param_size(&self) -> usize {
+        0
+    }
+
+    /// The context whose memory the argument is, checked against the launch's; `None`
+    /// (the default): not memory of a context.
+    fn param_context(&self) -> Option<&Context> {
+        None
+    }
 }
 
 // SAFETY: the value itself is the parameter.
 unsafe impl<T: DeviceRepr> KernelArg for T {
     fn param(&self) -> *mut c_void {
         (self as *const T).cast_mut().cast()
+    }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<T>()
     }
 }
 
@@ -84,6 +103,14 @@ unsafe impl<T> KernelArg for DeviceBuffer<T> {
     fn memory_use(&self) -> Option<ArgUse<'_>> {
         Some(ArgUse(self.allocation()))
     }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
+    }
 }
 
 // SAFETY: the parameter is the view's device address, kept in the view while it is borrowed.
@@ -93,6 +120,14 @@ unsafe impl<T> KernelArg for DeviceView<'_, T> {
     }
     fn memory_use(&self) -> Option<ArgUse<'_>> {
         Some(ArgUse(self.allocation()))
+    }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
     }
 }
 
@@ -104,6 +139,14 @@ unsafe impl<T> KernelArg for DeviceViewMut<'_, T> {
     fn memory_use(&self) -> Option<ArgUse<'_>> {
         Some(ArgUse(self.allocation()))
     }
+
+    fn param_size(&self) -> usize {
+        std::mem::size_of::<u64>()
+    }
+
+    fn param_context(&self) -> Option<&Context> {
+        Some(self.context())
+    }
 }
 
 const INLINE_ARGS: usize = 16;
@@ -113,14 +156,24 @@ const INLINE_ARGS: usize = 16;
 pub struct Launch<'a> {
     stream: &'a Stream,
     function: CUfunction,
+    target: Target<'a>,
     inline: [*mut c_void; INLINE_ARGS],
     count: usize,
     spilled: Vec<*mut c_void>,
+    /// Each argument's size (0: unknown), for the checks (`params.rs`): the first
+    /// [`INLINE_ARGS`] here, all of them in `spilled_sizes` past that.
+    sizes: [u32; INLINE_ARGS],
+    spilled_sizes: Vec<u32>,
+    /// The first argument of a context the stream's cannot reach.
+    foreign: Foreign,
     cluster: Option<(u32, u32, u32)>,
     cooperative: bool,
     /// Why a buffer argument's use on the stream could not be recorded (the launch is
     /// refused with it).
     failed: Option<CudaError>,
+    /// Attributes from [`Launch::attribute`] (`launch_attr.rs`), with the driver version
+    /// each needs and its name (for the error).
+    attrs: Vec<(CUlaunchAttribute, u32, &'static str)>,
 }
 
 impl std::fmt::Debug for Launch<'_> {
@@ -136,16 +189,21 @@ impl std::fmt::Debug for Launch<'_> {
 }
 
 impl<'a> Launch<'a> {
-    pub(crate) fn new(stream: &'a Stream, function: CUfunction) -> Launch<'a> {
+    pub(crate) fn new(stream: &'a Stream, function: CUfunction, target: Target<'a>) -> Launch<'a> {
         Launch {
             stream,
             function,
+            target,
             inline: [std::ptr::null_mut(); INLINE_ARGS],
             count: 0,
             spilled: Vec::new(),
+            sizes: [0; INLINE_ARGS],
+            spilled_sizes: Vec::new(),
+            foreign: None,
             cluster: None,
             cooperative: false,
             failed: None,
+            attrs: Vec::new(),
         }
     }
 
@@ -160,6 +218,21 @@ impl<'a> Launch<'a> {
             }
         }
         let p = arg.param();
+        let size = u32::try_from(arg.param_size()).unwrap_or(u32::MAX);
+        match self.sizes.get_mut(self.count) {
+            Some(slot) if self.spilled_sizes.is_empty() => *slot = size,
+            _ => {
+                if self.spilled_sizes.is_empty() {
+                    self.spilled_sizes.extend_from_slice(&self.sizes);
+                }
+                self.spilled_sizes.push(size);
+            }
+        }
+        if let (None, Some(c)) = (self.foreign, arg.param_context()) {
+            if !params::usable_in(self.stream, c.as_raw()) {
+                self.foreign = Some((self.count, c.as_raw()));
+            }
+        }
         match self.inline.get_mut(self.count) {
             Some(slot) if self.spilled.is_empty() => *slot = p,
             _ => {
@@ -191,17 +264,47 @@ impl<'a> Launch<'a> {
     /// attributes this is one `cuLaunchKernel`; with them, one `cuLaunchKernelEx`, and on a
     /// driver without it the error (`CUDA_ERROR_NOT_FOUND`) says which version it needs.
     ///
+    /// Before the launch, with no driver call after a handle's first launch, it checks
+    /// (see `docs/kernels.md`, "Launch checks"): that the function (of a module) and every
+    /// buffer argument belong to the stream's context (or, for a buffer, a context whose
+    /// memory it can reach through peer access enabled with
+    /// [`Context::enable_peer_access`]); and, where the driver reports the kernel's
+    /// parameter layout (12.4+), that there are as many arguments as parameters and each
+    /// has its parameter's size. A failed check is [`Error::InvalidArgument`] naming the
+    /// kernel and what differs, and nothing is launched.
+    ///
     /// # Safety
     /// The arguments must match the kernel's parameters in number, order and type, and
     /// the kernel must only touch memory that stays valid until it completes.
     #[inline]
-    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
+    pub unsafe fn launch(&mut self, config: LaunchConfig) -> Result<(), Error> {
         if let Some(e) = &self.failed {
-            return Err(e.clone());
+            return Err(e.clone().into());
         }
+        let sizes = match self.sizes.get(..self.count) {
+            Some(sizes) if self.spilled_sizes.is_empty() => sizes,
+            _ => &self.spilled_sizes,
+        };
+        params::check(self.target, self.stream, sizes, self.foreign)?;
+        if !self.attrs.is_empty() {
+            let version = self.stream.context().driver().version_code();
+            for &(_, needs, name) in &self.attrs {
+                launch_attr::check_version(name, needs, version)?;
+            }
+        }
+        // SAFETY: forwarded from the caller.
+        Ok(unsafe { self.launch_unchecked(config) }?)
+    }
+
+    /// The launch itself, after the checks.
+    ///
+    /// # Safety
+    /// As [`Launch::launch`].
+    #[inline]
+    unsafe fn launch_unchecked(&mut self, config: LaunchConfig) -> Result<(), CudaError> {
         let params = if self.spilled.is_empty() { self.inline.as_mut_ptr() } else { self.spilled.as_mut_ptr() };
         let params = if self.count == 0 { std::ptr::null_mut() } else { params };
-        if self.cluster.is_some() || self.cooperative {
+        if self.cluster.is_some() || self.cooperative || !self.attrs.is_empty() {
             // SAFETY: forwarded from the caller.
             return unsafe { self.launch_ex(config, params) };
         }
@@ -223,6 +326,11 @@ impl<'a> Launch<'a> {
             // vouches for the parameters.
             self.stream.run(|| unsafe { pc.cuLaunchKernelEx(launch, f, params, std::ptr::null_mut()) })
         })
+    }
+
+    /// Adds a raw attribute that needs driver `needs` (`launch_attr.rs`).
+    pub(crate) fn push_attribute(&mut self, raw: CUlaunchAttribute, needs: u32, name: &'static str) {
+        self.attrs.push((raw, needs, name));
     }
 
     /// The function being launched.
@@ -252,6 +360,14 @@ impl<'a> Launch<'a> {
             a.value.cooperative = 1;
             n += 1;
         }
+        let mut all: Vec<CUlaunchAttribute>;
+        let (ptr, n) = if self.attrs.is_empty() {
+            (attrs.as_mut_ptr(), n)
+        } else {
+            all = attrs.get(..n).unwrap_or(&[]).to_vec();
+            all.extend(self.attrs.iter().map(|(a, _, _)| *a));
+            (all.as_mut_ptr(), all.len())
+        };
         let launch = CUlaunchConfig {
             gridDimX: config.grid.0,
             gridDimY: config.grid.1,
@@ -261,8 +377,8 @@ impl<'a> Launch<'a> {
             blockDimZ: config.block.2,
             sharedMemBytes: config.shared_mem_bytes,
             hStream: self.stream.as_raw(),
-            attrs: attrs.as_mut_ptr(),
-            numAttrs: n as u32,
+            attrs: ptr,
+            numAttrs: u32::try_from(n).unwrap_or(0),
         };
         f(&launch)
     }

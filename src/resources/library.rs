@@ -6,6 +6,7 @@ use crate::error::{CudaError, Error};
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::launch::Launch;
 use crate::resources::module::c_name;
+use crate::resources::params::{Part, Target};
 use crate::resources::stream::Stream;
 use crate::sys::{CUfunction, CUkernel, CUlibrary};
 use crate::Driver;
@@ -24,7 +25,7 @@ handle_type!(Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a libra
 
 kind!(
     /// The kernel kind: part of its library.
-    KernelKind: CUkernel = "Kernel", part of Library, driver |o| o.driver(), released with cuLibraryUnload
+    KernelKind: CUkernel = "Kernel", part of Part<Library>, driver |o| o.parent.driver(), released with cuLibraryUnload
 );
 
 /// A kernel of a [`Library`]; keeps the library alive.
@@ -78,20 +79,20 @@ impl Library {
         // SAFETY: valid out-pointer and C string; the library is live.
         unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }
             .map_err(|e| crate::resources::module::named(e, "kernel", &name))?;
-        Ok(Kernel(Handle::new(self.clone(), raw, Ownership::Borrowed)))
+        Ok(Kernel(Handle::new(Part::new(self.clone()), raw, Ownership::Borrowed)))
     }
 }
 
 impl Kernel {
     /// The library it belongs to.
     pub fn library(&self) -> &Library {
-        self.0.owner()
+        &self.0.owner().parent
     }
 
     /// Starts a launch of it on `stream` (`cuLaunchKernel` with the kernel handle, which
     /// the driver resolves for the stream's context): push its arguments with
     /// [`Launch::arg`], then [`Launch::launch`].
     pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
-        Launch::new(stream, self.as_raw().cast::<crate::sys::CUfunc_st>() as CUfunction)
+        Launch::new(stream, self.as_raw().cast::<crate::sys::CUfunc_st>() as CUfunction, Target::Kernel(self))
     }
 }

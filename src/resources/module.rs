@@ -6,6 +6,7 @@ use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::launch::Launch;
+use crate::resources::params::{Part, Target};
 use crate::resources::stream::Stream;
 use crate::sys::{CUfunction, CUmodule, CUresult};
 
@@ -23,7 +24,7 @@ handle_type!(Module: ModuleKind => CUmodule, adopt: &Context, "a module");
 
 kind!(
     /// The function kind: part of its module.
-    FunctionKind: CUfunction = "Function", part of Module, driver |o| o.context().driver(),
+    FunctionKind: CUfunction = "Function", part of Part<Module>, driver |o| o.parent.context().driver(),
     released with cuModuleUnload
 );
 
@@ -78,7 +79,7 @@ impl Module {
         // SAFETY: valid out-pointer and C string; the module is live.
         unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }
             .map_err(|e| named(e, "function", &name))?;
-        Ok(Function(Handle::new(self.clone(), raw, Ownership::Borrowed)))
+        Ok(Function(Handle::new(Part::new(self.clone()), raw, Ownership::Borrowed)))
     }
 }
 
@@ -95,12 +96,12 @@ pub(crate) fn named(error: CudaError, what: &str, name: &CStr) -> CudaError {
 impl Function {
     /// The module it belongs to.
     pub fn module(&self) -> &Module {
-        self.0.owner()
+        &self.0.owner().parent
     }
 
     /// Starts a launch of it on `stream` (`cuLaunchKernel`): push its arguments with
     /// [`Launch::arg`], then [`Launch::launch`].
     pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
-        Launch::new(stream, self.as_raw())
+        Launch::new(stream, self.as_raw(), Target::Function(self))
     }
 }

@@ -43,6 +43,7 @@ impl Context {
                 status => Err(d.error(call::cuCtxEnablePeerAccess, status)),
             }
         })
+        .inspect(|_| crate::resources::params::note_peer_access(self.as_raw(), raw, true))
     }
 
     /// Ends this context's access to `peer`'s memory (`cuCtxDisablePeerAccess(peer)` with
@@ -60,5 +61,6 @@ impl Context {
                 status => Err(d.error(call::cuCtxDisablePeerAccess, status)),
             }
         })
+        .inspect(|_| crate::resources::params::note_peer_access(self.as_raw(), raw, false))
     }
 }

@@ -13,7 +13,7 @@ use crate::world::World;
 
 /// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
 /// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
-fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
+pub(crate) fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
     let product = |dims: [c_uint; 3]| dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
     let (Some(threads @ 1..=1024), Some(blocks)) = (product(block), product(grid)) else {
         return Ok(());

@@ -1,18 +1,54 @@
-//! Module globals: `cuModuleGetGlobal`. A global of a fake image (`global NAME SIZE`) is
-//! device memory made, zeroed, the first time it is asked for, in the current context; it
-//! is listed in the ledger as a device allocation until its module is unloaded. A name
-//! the image does not have is CUDA_ERROR_NOT_FOUND (driver-facts.md, "Edge cases").
+//! Module and library globals: `cuModuleGetGlobal`, `cuLibraryGetGlobal`,
+//! `cuLibraryGetManaged`. A global of an image (a fake image's `global NAME SIZE` or
+//! `managed NAME SIZE`, a PTX image's module-scope `.global` and `.const` variables) is
+//! device memory made the first time it is asked for (zeroed, then its PTX initialiser
+//! written), in the current context; it is listed in the ledger as a device allocation
+//! until its module is unloaded. A library's globals are those of its module (one for
+//! every context: a real driver has one per context). A name the image does not have is
+//! CUDA_ERROR_NOT_FOUND (driver-facts.md, "Edge cases").
 
 use std::ffi::c_char;
 
 use cudrv::sys::*;
 
-use crate::entry::{from_ptr, status, write};
+use crate::entry::{from_ptr, non_null, status, write};
 use crate::model::memory::AllocationKind;
 use crate::model::memory::Owner;
 use crate::module;
 use crate::run::lock::lock;
 use crate::world::World;
+
+/// The address and size of global `name` of `module` (made in `owner` the first time);
+/// with `managed`, CUDA_ERROR_NOT_FOUND for a global that is not managed.
+fn find(w: &World, module: u64, name: &str, owner: Owner, managed: bool) -> Result<(u64, usize), CUresult> {
+    let global = module::global_of(w, module, name)?;
+    if managed && !global.managed {
+        return Err(CUresult::CUDA_ERROR_NOT_FOUND);
+    }
+    let mut g = lock(&w.globals);
+    if let Some(&a) = g.get(&(module, name.to_string())) {
+        return Ok((a, global.size));
+    }
+    let mut memory = lock(&w.memory);
+    let a = memory.alloc(global.size.max(1), AllocationKind::Device, None, owner)?;
+    if !global.init.is_empty() {
+        // A fresh allocation at least as large as its initialiser.
+        let _ = memory.copy_to_device(a, global.init.as_ptr(), global.init.len().min(global.size));
+    }
+    g.insert((module, name.to_string()), a);
+    Ok((a, global.size))
+}
+
+/// Writes the answer; either out-pointer may be null.
+fn answer(dptr: *mut CUdeviceptr, bytes: *mut usize, (address, size): (u64, usize)) -> Result<(), CUresult> {
+    if !dptr.is_null() {
+        write(dptr, address)?;
+    }
+    if !bytes.is_null() {
+        write(bytes, size)?;
+    }
+    Ok(())
+}
 
 fn get_global(
     w: &World,
@@ -22,34 +58,11 @@ fn get_global(
     name: *const c_char,
 ) -> Result<(), CUresult> {
     // facts (conformance): a missing global writes 0 and 0.
-    if !dptr.is_null() {
-        write(dptr, 0)?;
-    }
-    if !bytes.is_null() {
-        write(bytes, 0)?;
-    }
+    answer(dptr, bytes, (0, 0))?;
     let c = w.contexts.current()?;
     let name = module::name_of(name)?;
-    let m = from_ptr(hmod);
-    let size = module::global_size(w, m, &name)?;
-    let address = {
-        let mut g = lock(&w.globals);
-        match g.get(&(m, name.clone())) {
-            Some(&a) => a,
-            None => {
-                let a = lock(&w.memory).alloc(size.max(1), AllocationKind::Device, None, Owner::of(&c))?;
-                g.insert((m, name), a);
-                a
-            }
-        }
-    };
-    if !dptr.is_null() {
-        write(dptr, address)?;
-    }
-    if !bytes.is_null() {
-        write(bytes, size)?;
-    }
-    Ok(())
+    let found = find(w, from_ptr(hmod), &name, Owner::of(&c), false)?;
+    answer(dptr, bytes, found)
 }
 
 /// `cuModuleGetGlobal`: either out-pointer may be null.
@@ -61,4 +74,44 @@ pub(crate) unsafe fn cu_module_get_global(
     name: *const c_char,
 ) -> CUresult {
     status(get_global(w, dptr, bytes, hmod, name))
+}
+
+/// `cuLibraryGetGlobal`: needs a current context (CUDA_ERROR_INVALID_CONTEXT, as the H200
+/// answers); a name the library does not have is CUDA_ERROR_NOT_FOUND with the
+/// out-values left as they were (driver-facts.md).
+pub(crate) unsafe fn cu_library_get_global(
+    w: &World,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    library: CUlibrary,
+    name: *const c_char,
+) -> CUresult {
+    let r = non_null(dptr).and_then(|()| {
+        let c = w.contexts.current()?;
+        let name = module::name_of(name)?;
+        let m = module::library_module(w, from_ptr(library))?;
+        let found = find(w, m, &name, Owner::of(&c), false)?;
+        answer(dptr, bytes, found)
+    });
+    status(r)
+}
+
+/// `cuLibraryGetManaged`: a managed global (`__managed__`); CUDA_ERROR_NOT_FOUND for one
+/// that is not managed or a name the library lacks, with the out-values left as they were.
+/// Needs no current context (as on the H200); made without one, it is owned by device 0.
+pub(crate) unsafe fn cu_library_get_managed(
+    w: &World,
+    dptr: *mut CUdeviceptr,
+    bytes: *mut usize,
+    library: CUlibrary,
+    name: *const c_char,
+) -> CUresult {
+    let r = non_null(dptr).and_then(|()| {
+        let owner = w.contexts.current().map_or(Owner { ctx: 0, device: 0 }, |c| Owner::of(&c));
+        let name = module::name_of(name)?;
+        let m = module::library_module(w, from_ptr(library))?;
+        let found = find(w, m, &name, owner, true)?;
+        answer(dptr, bytes, found)
+    });
+    status(r)
 }

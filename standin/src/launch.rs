@@ -172,16 +172,33 @@ pub(crate) unsafe fn launch(
 
 /// Checks the attributes of a `cuLaunchKernelEx`: an unknown one is
 /// CUDA_ERROR_INVALID_VALUE; a cluster shape that does not divide the grid is
-/// CUDA_ERROR_INVALID_CLUSTER_SIZE (driver-facts.md, conformance on the H200). The others
-/// are accepted and not emulated.
+/// CUDA_ERROR_INVALID_CLUSTER_SIZE (driver-facts.md, conformance on the H200), as is a
+/// cluster of more than 8 blocks unless the function allows non-portable sizes, or
+/// preferred cluster dimensions that are not a multiple of the cluster's; a cooperative
+/// grid whose blocks cannot all be resident is CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE; a
+/// programmatic event that is not a live event is CUDA_ERROR_INVALID_HANDLE; a memory
+/// synchronisation domain other than 0 or 1, or an access policy window with a hit ratio
+/// outside 0..=1 or an unknown property, is CUDA_ERROR_INVALID_VALUE. What they ask for
+/// (priorities, domains, windows, programmatic dependent launch) is accepted and not
+/// emulated: launches run in stream order.
 ///
 /// # Safety
 /// `attrs` is NULL or holds `n` attributes.
-unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_uint; 3]) -> Result<(), CUresult> {
+unsafe fn check_attributes(
+    w: &World,
+    f: CUfunction,
+    attrs: *const CUlaunchAttribute,
+    n: c_uint,
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+) -> Result<(), CUresult> {
     type Id = CUlaunchAttributeID;
+    let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
     if attrs.is_null() {
-        return if n == 0 { Ok(()) } else { Err(CUresult::CUDA_ERROR_INVALID_VALUE) };
+        return if n == 0 { Ok(()) } else { Err(invalid) };
     }
+    let mut cluster = None;
+    let mut preferred = None;
     for i in 0..n as usize {
         // SAFETY: `i < n` (above).
         let a = unsafe { &*attrs.add(i) };
@@ -193,11 +210,54 @@ unsafe fn check_attributes(attrs: *const CUlaunchAttribute, n: c_uint, grid: [c_
                 if dims.iter().zip(grid).any(|(&c, g)| c == 0 || g % c != 0) {
                     return Err(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE);
                 }
+                let size = dims.iter().map(|&d| u64::from(d)).product::<u64>();
+                let limit = if crate::func_attr::non_portable_cluster(w, from_ptr(f)) { 16 } else { 8 };
+                if size > limit {
+                    return Err(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE);
+                }
+                cluster = Some(dims);
             }
-            id if id.0 == 0 || id.0 > Id::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE.0 => {
-                return Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+            Id::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION => {
+                // SAFETY: the value of this attribute is its dimensions.
+                let d = unsafe { a.value.preferredClusterDim };
+                preferred = Some([d.x, d.y, d.z]);
             }
+            Id::CU_LAUNCH_ATTRIBUTE_COOPERATIVE => {
+                // SAFETY: the value of a cooperative attribute is an int.
+                let on = unsafe { a.value.cooperative } != 0;
+                if on {
+                    crate::coop::check_resident(grid, block)?;
+                }
+            }
+            Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT => {
+                // SAFETY: the value of this attribute is an event and flags.
+                let e = unsafe { a.value.programmaticEvent };
+                crate::run::lock::lock(&w.events)
+                    .get(from_ptr(e.event))
+                    .map_err(|_| CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+            }
+            Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN => {
+                // SAFETY: the value of this attribute is a domain.
+                let domain = unsafe { a.value.memSyncDomain };
+                if domain.0 > 1 {
+                    return Err(invalid);
+                }
+            }
+            Id::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW => {
+                // SAFETY: the value of this attribute is a window.
+                let win = unsafe { a.value.accessPolicyWindow };
+                if !(0.0..=1.0).contains(&win.hitRatio) || win.hitProp.0 > 2 || win.missProp.0 > 2 {
+                    return Err(invalid);
+                }
+            }
+            id if id.0 == 0 || id.0 > Id::CU_LAUNCH_ATTRIBUTE_SHARED_MEMORY_MODE.0 => return Err(invalid),
             _ => {}
+        }
+    }
+    if let Some(p) = preferred {
+        let c = cluster.unwrap_or([1, 1, 1]);
+        if p.iter().zip(c).any(|(&p, c)| p == 0 || p % c != 0) {
+            return Err(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE);
         }
     }
     Ok(())
@@ -228,7 +288,7 @@ pub(crate) unsafe fn cu_launch_kernel(
 }
 
 /// `cuLaunchKernelEx`: as `cuLaunchKernel`, with the shape and stream from `config`; its
-/// attributes are ignored.
+/// attributes are checked (`check_attributes`).
 pub(crate) unsafe fn cu_launch_kernel_ex(
     w: &World,
     config: *const CUlaunchConfig,
@@ -243,7 +303,7 @@ pub(crate) unsafe fn cu_launch_kernel_ex(
     let c = unsafe { &*config };
     let (grid, block) = ([c.gridDimX, c.gridDimY, c.gridDimZ], [c.blockDimX, c.blockDimY, c.blockDimZ]);
     // SAFETY: `attrs` holds `numAttrs` attributes (the call's contract).
-    if let Err(e) = unsafe { check_attributes(c.attrs, c.numAttrs, grid) } {
+    if let Err(e) = unsafe { check_attributes(w, f, c.attrs, c.numAttrs, grid, block) } {
         return e;
     }
     // SAFETY: forwarded from the program.

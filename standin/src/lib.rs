@@ -321,6 +321,7 @@ mod linker;
 mod memory_api;
 mod model;
 mod module;
+mod occupancy;
 mod pci;
 mod peer;
 mod pointer;

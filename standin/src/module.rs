@@ -12,8 +12,12 @@ use std::sync::Arc;
 
 use cudrv::sys::*;
 
+use std::time::Instant;
+
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
-use crate::model::image::Image;
+use crate::linker::{answer_jit, jit_slots};
+use crate::model::image::{Global, Image};
+use crate::model::link::JitSlots;
 use crate::model::module::{Library, Module};
 use crate::run::kernels::HostKernel;
 use crate::run::lock::lock;
@@ -41,32 +45,47 @@ fn name_arg(name: *const c_char) -> Result<String, CUresult> {
     name.to_str().map(str::to_string).map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
-fn load_module(w: &World, module: *mut CUmodule, image: *const c_void) -> Result<(), CUresult> {
+/// Loads a module, answering the JIT options `jit` asks for.
+fn load_module(w: &World, module: *mut CUmodule, image: *const c_void, jit: &JitSlots) -> Result<(), CUresult> {
+    let started = Instant::now();
     non_null(module)?;
     w.contexts.current()?;
     // SAFETY: the program's image, NUL-terminated if it is text.
-    let image = unsafe { Image::read(image) }?;
+    let image = match unsafe { Image::read(image) } {
+        Ok(image) => image,
+        Err(refused) => {
+            // SAFETY: the option values stay the program's for the call.
+            unsafe { answer_jit(jit, "", &refused.log, started) };
+            return Err(refused.code);
+        }
+    };
+    let info = image.info_log(jit.verbose);
     let h = lock(&w.modules).modules.insert(Module { image, functions: BTreeMap::new(), library: None });
+    // SAFETY: as above.
+    unsafe { answer_jit(jit, &info, "", started) };
     write(module, to_ptr(h))
 }
 
 /// `cuModuleLoadData`: a fake image, or PTX whose kernels all have host implementations
-/// (see `image.rs`); CUDA_ERROR_INVALID_IMAGE otherwise.
+/// (see `image.rs`); CUDA_ERROR_INVALID_PTX for PTX with an unknown instruction,
+/// CUDA_ERROR_INVALID_IMAGE for anything else.
 pub(crate) unsafe fn cu_module_load_data(w: &World, module: *mut CUmodule, image: *const c_void) -> CUresult {
-    status(load_module(w, module, image))
+    status(load_module(w, module, image, &JitSlots::default()))
 }
 
-/// `cuModuleLoadDataEx`: as `cuModuleLoadData`; the JIT options are ignored (nothing is
-/// written to their log buffers).
+/// `cuModuleLoadDataEx`: as `cuModuleLoadData`, writing the logs and the wall time the
+/// JIT options ask for (`linker.rs`).
 pub(crate) unsafe fn cu_module_load_data_ex(
     w: &World,
     module: *mut CUmodule,
     image: *const c_void,
-    _num_options: c_uint,
-    _options: *mut CUjit_option,
-    _values: *mut *mut c_void,
+    num_options: c_uint,
+    options: *mut CUjit_option,
+    values: *mut *mut c_void,
 ) -> CUresult {
-    status(load_module(w, module, image))
+    // SAFETY: the program passes `num_options` options and values.
+    let r = unsafe { jit_slots(num_options, options, values) };
+    status(r.and_then(|jit| load_module(w, module, image, &jit)))
 }
 
 /// `cuModuleUnload`: a library's module is unloaded with its library
@@ -99,28 +118,44 @@ pub(crate) unsafe fn cu_module_get_function(
     status(r)
 }
 
-/// `cuLibraryLoadData`: the option arrays are ignored. Needs no current context. Any
-/// non-null image is accepted, as a real driver loading lazily does (driver-facts.md,
-/// "Edge cases": garbage bytes succeeded); one the stand-in cannot run answers
-/// CUDA_ERROR_INVALID_IMAGE when a kernel or the module is asked for.
+/// `cuLibraryLoadData`: the JIT options are answered as `cuModuleLoadDataEx` answers
+/// them; the library options are ignored. Needs no current context. PTX with an unknown
+/// instruction is CUDA_ERROR_INVALID_PTX (with the error log); any other non-null image is
+/// accepted, as a real driver loading lazily does (driver-facts.md, "Edge cases": garbage
+/// bytes succeeded); one the stand-in cannot run answers CUDA_ERROR_INVALID_IMAGE when a
+/// kernel or the module is asked for (its error log is written now).
 #[allow(clippy::too_many_arguments)] // the C signature
 pub(crate) unsafe fn cu_library_load_data(
     w: &World,
     library: *mut CUlibrary,
     code: *const c_void,
-    _jit_options: *mut CUjit_option,
-    _jit_values: *mut *mut c_void,
-    _num_jit: c_uint,
+    jit_options: *mut CUjit_option,
+    jit_values: *mut *mut c_void,
+    num_jit: c_uint,
     _lib_options: *mut CUlibraryOption,
     _lib_values: *mut *mut c_void,
     _num_lib: c_uint,
 ) -> CUresult {
+    let started = Instant::now();
     let r = non_null(library).and_then(|()| {
         non_null(code)?;
+        // SAFETY: the program passes `num_jit` options and values.
+        let jit = unsafe { jit_slots(num_jit, jit_options, jit_values) }?;
         // SAFETY: the program's image, NUL-terminated if it is text.
         let (image, refused) = match unsafe { Image::read(code) } {
-            Ok(image) => (image, None),
-            Err(e) => (Image::default(), Some(e)),
+            Ok(image) => {
+                // SAFETY: the option values stay the program's for the call.
+                unsafe { answer_jit(&jit, &image.info_log(jit.verbose), "", started) };
+                (image, None)
+            }
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { answer_jit(&jit, "", &e.log, started) };
+                if e.code == CUresult::CUDA_ERROR_INVALID_PTX {
+                    return Err(e.code);
+                }
+                (Image::default(), Some(e.code))
+            }
         };
         let lib = Library { image, refused, kernels: BTreeMap::new(), module: None };
         let h = lock(&w.modules).libraries.insert(lib);
@@ -233,12 +268,34 @@ pub(crate) unsafe fn cu_library_get_kernel_count(
     status(r)
 }
 
-/// The size of the global `name` of `module`: CUDA_ERROR_INVALID_HANDLE for another
-/// handle, CUDA_ERROR_NOT_FOUND for a name the image does not have.
-pub(crate) fn global_size(w: &World, module: u64, name: &str) -> Result<usize, CUresult> {
+/// The global `name` of `module`: CUDA_ERROR_INVALID_HANDLE for another handle,
+/// CUDA_ERROR_NOT_FOUND for a name the image does not have.
+pub(crate) fn global_of(w: &World, module: u64, name: &str) -> Result<Global, CUresult> {
     let s = lock(&w.modules);
     let m = s.modules.get(module)?;
-    m.image.globals.iter().find(|(n, _)| n == name).map(|&(_, size)| size).ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+    m.image.globals.iter().find(|g| g.name == name).cloned().ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+}
+
+/// The module of `library` (made on first use; unloaded with the library).
+pub(crate) fn library_module(w: &World, library: u64) -> Result<u64, CUresult> {
+    lock(&w.modules).library_module(library)
+}
+
+/// The parameter layout of a function or kernel handle, if its image has one:
+/// CUDA_ERROR_INVALID_HANDLE for another handle.
+pub(crate) fn params_of(w: &World, f: u64) -> Result<Option<Vec<(usize, usize)>>, CUresult> {
+    let s = lock(&w.modules);
+    let (image, name) = match (s.functions.get(&f), s.kernels.get(&f)) {
+        (Some((m, name)), _) => (&s.modules.get(*m)?.image, name),
+        (None, Some((l, name))) => (&s.libraries.get(*l)?.image, name),
+        (None, None) => return Err(CUresult::CUDA_ERROR_INVALID_HANDLE),
+    };
+    Ok(image.params.get(name).cloned())
+}
+
+/// Whether `k` is a kernel (`CUkernel`) handle.
+pub(crate) fn is_kernel(w: &World, k: u64) -> bool {
+    lock(&w.modules).kernels.contains_key(&k)
 }
 
 /// The name at `name` (see `name_arg`), for other modules.

@@ -15,8 +15,8 @@ use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
     capture_api, context_api, coop, copy, copy_any, ctx_query, device, entry, errors, event, func_attr, global, gpa,
-    graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module, pci, peer,
-    pointer, pool, pool_attr, primary, stream, stream_query, user_object, vmm,
+    graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module, occupancy, pci,
+    peer, pointer, pool, pool_attr, primary, stream, stream_query, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.
@@ -224,10 +224,31 @@ pub(crate) const TABLE: Table = Table {
     cuLibraryGetKernelCount_v12040: imp(module::cu_library_get_kernel_count),
     // global.rs
     cuModuleGetGlobal_v3020: imp(global::cu_module_get_global),
+    cuLibraryGetGlobal_v12000: imp(global::cu_library_get_global),
+    cuLibraryGetManaged_v12000: imp(global::cu_library_get_managed),
     // func_attr.rs
     cuFuncSetAttribute_v9000: imp(func_attr::cu_func_set_attribute),
     cuFuncGetAttribute_v2020: imp(func_attr::cu_func_get_attribute),
     cuKernelGetAttribute_v12000: imp(func_attr::cu_kernel_get_attribute),
+    cuKernelSetAttribute_v12000: imp(func_attr::cu_kernel_set_attribute),
+    cuFuncSetCacheConfig_v3000: imp(func_attr::cu_func_set_cache_config),
+    cuKernelSetCacheConfig_v12000: imp(func_attr::cu_kernel_set_cache_config),
+    cuCtxSetCacheConfig_v3020: imp(func_attr::cu_ctx_set_cache_config),
+    cuCtxGetCacheConfig_v3020: imp(func_attr::cu_ctx_get_cache_config),
+    cuFuncGetParamInfo_v12040: imp(func_attr::cu_func_get_param_info),
+    cuKernelGetParamInfo_v12040: imp(func_attr::cu_kernel_get_param_info),
+    // occupancy.rs
+    cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050: imp(
+        occupancy::cu_occupancy_max_active_blocks_per_multiprocessor,
+    ),
+    cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000: imp(
+        occupancy::cu_occupancy_max_active_blocks_per_multiprocessor_with_flags,
+    ),
+    cuOccupancyMaxPotentialBlockSize_v6050: imp(occupancy::cu_occupancy_max_potential_block_size),
+    cuOccupancyMaxPotentialBlockSizeWithFlags_v7000: imp(occupancy::cu_occupancy_max_potential_block_size_with_flags),
+    cuOccupancyAvailableDynamicSMemPerBlock_v10020: imp(occupancy::cu_occupancy_available_dynamic_smem_per_block),
+    cuOccupancyMaxActiveClusters_v11070: imp(occupancy::cu_occupancy_max_active_clusters),
+    cuOccupancyMaxPotentialClusterSize_v11070: imp(occupancy::cu_occupancy_max_potential_cluster_size),
     // launch.rs
     cuLaunchKernel_v4000: imp(launch::cu_launch_kernel),
     cuLaunchKernel_v7000_ptsz: imp(launch::cu_launch_kernel),

@@ -68,8 +68,12 @@ pub(crate) struct World {
     pub(crate) modules: Mutex<module::Modules>,
     /// The address of each module global asked for, by module and name.
     pub(crate) globals: Mutex<BTreeMap<(u64, String), u64>>,
-    /// The dynamic shared memory limit each function was given by `cuFuncSetAttribute`.
-    pub(crate) max_dynamic_shared: Mutex<BTreeMap<u64, c_int>>,
+    /// Function and kernel attributes set (`cuFuncSetAttribute`, `cuKernelSetAttribute`),
+    /// by handle, device (-1 for a function) and attribute.
+    pub(crate) func_attrs: Mutex<BTreeMap<(u64, c_int, u32), c_int>>,
+    /// Cache configurations set, by function (device -1), kernel and device, or context
+    /// (device -1).
+    pub(crate) cache_configs: Mutex<BTreeMap<(u64, c_int), u32>>,
     /// Kernel names handed out by `cuFuncGetName`/`cuKernelGetName` (interned: they live
     /// as long as the process).
     pub(crate) names: Mutex<BTreeMap<String, &'static CStr>>,
@@ -118,7 +122,8 @@ impl World {
             ipc_fds: Mutex::new(pool::Fds::new()),
             modules: Mutex::new(module::Modules::new()),
             globals: Mutex::new(BTreeMap::new()),
-            max_dynamic_shared: Mutex::new(BTreeMap::new()),
+            func_attrs: Mutex::new(BTreeMap::new()),
+            cache_configs: Mutex::new(BTreeMap::new()),
             names: Mutex::new(BTreeMap::new()),
             links: Mutex::new(Registry::new("link state", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             graphs: Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_VALUE)),

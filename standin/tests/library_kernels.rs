@@ -86,7 +86,8 @@ fn launch(name: &str, data: &[u32], n: i32) -> Result<Vec<u32>, CudaError> {
     let mut launch = f.builder(&stream);
     launch.arg(&x).arg(&n);
     // SAFETY: the arguments match NAME(unsigned*, int).
-    unsafe { launch.launch(LaunchConfig::for_num_elems(data.len().try_into().unwrap())) }?;
+    unsafe { launch.launch(LaunchConfig::for_num_elems(data.len().try_into().unwrap())) }
+        .map_err(|e| e.as_driver().cloned().expect("not refused before the launch"))?;
     stream.synchronize()?;
     Ok(x.to_vec().unwrap())
 }

@@ -67,8 +67,8 @@ fn not_initialized_before_cu_init_and_deinitialized_after_shutdown() {
             assert_eq!(p.cuUserObjectRelease(std::ptr::null_mut(), 1), deinit);
             assert_eq!(p.cuMemPoolCreate(&mut std::ptr::null_mut(), std::ptr::null()), deinit);
             assert_eq!(p.cuCtxGetApiVersion(ctx, &mut 0), deinit);
-            let mut config = cudrv::sys::CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
-            assert_eq!(p.cuCtxGetCacheConfig(&mut config), deinit, "a stub");
+            let mut config = cudrv::sys::CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+            assert_eq!(p.cuCtxGetSharedMemConfig(&mut config), deinit, "a stub");
             assert_eq!(p.cuArrayDestroy(std::ptr::null_mut()), deinit, "a stub");
             // Still answering: versions, error strings, cuGetProcAddress.
             ok(p.cuDriverGetVersion(&mut v));

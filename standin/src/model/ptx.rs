@@ -1,6 +1,8 @@
 //! Just enough of PTX to tell PTX text and find its kernels: the `.version` directive
-//! first (after comments), a `.target` directive, and each `.entry NAME(...)` with the
-//! sizes of its parameters.
+//! first (after comments), a `.target` directive, each `.entry NAME(...)` with the
+//! sizes and alignments of its parameters, the module-scope `.global` and `.const`
+//! variables (with their sizes, whether they are managed, and simple initialisers), and
+//! the first instruction that is not a PTX instruction (for the JIT's error log).
 
 /// One `.entry` of a PTX text.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -8,6 +10,21 @@ pub(crate) struct Entry {
     pub(crate) name: String,
     /// The size in bytes of each parameter, if every declaration was understood.
     pub(crate) param_sizes: Option<Vec<usize>>,
+    /// The offset and size of each parameter in the parameter buffer (each at its
+    /// alignment: `.align N`, else its type's size), if every declaration was understood.
+    pub(crate) layout: Option<Vec<(usize, usize)>>,
+}
+
+/// A module-scope `.global` or `.const` variable.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Global {
+    pub(crate) name: String,
+    /// Its size in bytes.
+    pub(crate) size: usize,
+    /// Declared with `.attribute(.managed)`.
+    pub(crate) managed: bool,
+    /// Its initial bytes (empty: zeroed), from an initialiser of numbers.
+    pub(crate) init: Vec<u8>,
 }
 
 /// The entries of `text`, or `None` if it is not PTX (it must start, after comments and
@@ -26,7 +43,7 @@ pub(crate) fn entries(text: &str) -> Option<Vec<Entry>> {
             break;
         };
         rest = after;
-        let param_sizes = match rest.split_first() {
+        let decls = match rest.split_first() {
             Some((&"(", after)) => {
                 let close = after.iter().position(|t| *t == ")").unwrap_or(after.len());
                 let list = after.get(..close).unwrap_or(&[]);
@@ -35,14 +52,290 @@ pub(crate) fn entries(text: &str) -> Option<Vec<Entry>> {
             }
             _ => Some(Vec::new()),
         };
+        let param_sizes = decls.as_ref().map(|d| d.iter().map(|&(size, _)| size).collect());
+        let layout = decls.and_then(|d| layout(&d));
         if !out.iter().any(|e| e.name == *name) {
-            out.push(Entry { name: (*name).to_string(), param_sizes });
+            out.push(Entry { name: (*name).to_string(), param_sizes, layout });
         }
     }
     Some(out)
 }
 
-/// `text` without `//` and `/* */` comments (each replaced by a space).
+/// Offsets of parameters of these sizes and alignments, each at its alignment.
+fn layout(decls: &[(usize, usize)]) -> Option<Vec<(usize, usize)>> {
+    let mut offset = 0usize;
+    let mut out = Vec::with_capacity(decls.len());
+    for &(size, align) in decls {
+        offset = offset.checked_next_multiple_of(align.max(1))?;
+        out.push((offset, size));
+        offset = offset.checked_add(size)?;
+    }
+    Some(out)
+}
+
+/// The module-scope `.global` and `.const` variables of PTX `text` (declarations
+/// `.extern` are left out; one not understood is left out too).
+pub(crate) fn globals(text: &str) -> Vec<Global> {
+    let code = strip_comments(text);
+    let tokens = tokenize(&code);
+    let mut out = Vec::new();
+    let mut depth = 0usize;
+    let mut statement: Vec<&str> = Vec::new();
+    for t in tokens {
+        match t {
+            "{" if statement.is_empty() || depth > 0 || !statement.contains(&"=") => {
+                depth += 1;
+                statement.clear();
+            }
+            "}" if depth > 0 => {
+                depth -= 1;
+                statement.clear();
+            }
+            ";" if depth == 0 => {
+                if let Some(g) = global(&statement) {
+                    out.push(g);
+                }
+                statement.clear();
+            }
+            t if depth == 0 => statement.push(t),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// One module-scope statement as a global, if it declares one.
+fn global(st: &[&str]) -> Option<Global> {
+    let space = st.iter().position(|t| *t == ".global" || *t == ".const")?;
+    if st.get(..space)?.contains(&".extern") {
+        return None;
+    }
+    let (decl, init) = match st.iter().position(|t| *t == "=") {
+        Some(eq) => (st.get(..eq)?, st.get(eq + 1..)?),
+        None => (st, &[][..]),
+    };
+    let managed = decl.contains(&".managed");
+    let (ty, elem) = decl.iter().find_map(|t| type_size(t).map(|s| (*t, s)))?;
+    let name_at = decl.iter().rposition(|t| !t.starts_with('.') && !matches!(*t, "(" | ")" | "[" | "]"))?;
+    let joined = decl.get(name_at..)?.concat();
+    let (name, count) = match (joined.find('['), joined.find(']')) {
+        (Some(open), Some(close)) if open < close => {
+            (joined.get(..open)?.to_string(), joined.get(open + 1..close)?.trim().parse().ok()?)
+        }
+        _ => (joined, 1usize),
+    };
+    if name.parse::<f64>().is_ok() {
+        return None;
+    }
+    let size = elem.checked_mul(count)?;
+    let init = initial_bytes(ty, elem, init).filter(|b| b.len() <= size).unwrap_or_default();
+    Some(Global { name, size, managed, init })
+}
+
+/// The bytes of an initialiser of numbers (`= 5`, `= {1, 2, 3}`, `= {1.5, 2.0}`) for
+/// elements of type `ty` and size `elem`, or `None` if it is something else.
+fn initial_bytes(ty: &str, elem: usize, init: &[&str]) -> Option<Vec<u8>> {
+    let float = ty.starts_with(".f");
+    let mut out = Vec::new();
+    for t in init.iter().filter(|t| !matches!(**t, "{" | "}" | ",")) {
+        let bytes = if float {
+            let v: f64 = t.trim_end_matches(['f', 'F']).parse().ok()?;
+            match elem {
+                4 => (v as f32).to_ne_bytes().to_vec(),
+                8 => v.to_ne_bytes().to_vec(),
+                _ => return None,
+            }
+        } else {
+            let v: i128 = match t.strip_prefix("0x").or_else(|| t.strip_prefix("0X")) {
+                Some(hex) => i128::from_str_radix(hex.trim_end_matches(['U', 'u']), 16).ok()?,
+                None => t.trim_end_matches(['U', 'u']).parse().ok()?,
+            };
+            v.to_ne_bytes().get(..elem)?.to_vec()
+        };
+        out.extend(bytes);
+    }
+    Some(out)
+}
+
+/// PTX instructions (the part of an opcode before its first `.`).
+const INSTRUCTIONS: &[&str] = &[
+    "abs",
+    "activemask",
+    "add",
+    "addc",
+    "alloca",
+    "and",
+    "applypriority",
+    "atom",
+    "bar",
+    "barrier",
+    "bfe",
+    "bfi",
+    "bfind",
+    "bmsk",
+    "bra",
+    "brev",
+    "brkpt",
+    "brx",
+    "call",
+    "clusterlaunchcontrol",
+    "clz",
+    "cnot",
+    "copysign",
+    "cos",
+    "cp",
+    "createpolicy",
+    "cvt",
+    "cvta",
+    "discard",
+    "div",
+    "dp2a",
+    "dp4a",
+    "elect",
+    "ex2",
+    "exit",
+    "fence",
+    "fma",
+    "fns",
+    "getctarank",
+    "griddepcontrol",
+    "isspacep",
+    "istypeof",
+    "ld",
+    "ldmatrix",
+    "ldu",
+    "lg2",
+    "lop3",
+    "mad",
+    "mad24",
+    "madc",
+    "mapa",
+    "match",
+    "max",
+    "mbarrier",
+    "membar",
+    "min",
+    "mma",
+    "mov",
+    "movmatrix",
+    "mul",
+    "mul24",
+    "multimem",
+    "nanosleep",
+    "neg",
+    "not",
+    "or",
+    "pmevent",
+    "popc",
+    "prefetch",
+    "prefetchu",
+    "prmt",
+    "rcp",
+    "red",
+    "redux",
+    "rem",
+    "ret",
+    "rsqrt",
+    "sad",
+    "selp",
+    "set",
+    "setmaxnreg",
+    "setp",
+    "shf",
+    "shfl",
+    "shl",
+    "shr",
+    "sin",
+    "slct",
+    "sqrt",
+    "st",
+    "stackrestore",
+    "stacksave",
+    "stmatrix",
+    "sub",
+    "subc",
+    "suld",
+    "suq",
+    "sured",
+    "sust",
+    "szext",
+    "tanh",
+    "tcgen05",
+    "tensormap",
+    "testp",
+    "tex",
+    "tld4",
+    "trap",
+    "txq",
+    "vabsdiff",
+    "vabsdiff2",
+    "vabsdiff4",
+    "vadd",
+    "vadd2",
+    "vadd4",
+    "vavrg2",
+    "vavrg4",
+    "vmad",
+    "vmax",
+    "vmax2",
+    "vmax4",
+    "vmin",
+    "vmin2",
+    "vmin4",
+    "vote",
+    "vset",
+    "vset2",
+    "vset4",
+    "vshl",
+    "vshr",
+    "vsub",
+    "vsub2",
+    "vsub4",
+    "wgmma",
+    "wmma",
+    "xor",
+];
+
+/// The first statement inside a function body that is not a PTX instruction: its line
+/// (from 1) and its opcode.
+pub(crate) fn unknown_instruction(text: &str) -> Option<(usize, String)> {
+    let code = strip_comments(text);
+    let mut depth = 0usize;
+    for (i, line) in code.lines().enumerate() {
+        for piece in line.split_inclusive(['{', '}', ';']) {
+            let inside = depth > 0;
+            if piece.ends_with('{') {
+                depth += 1;
+            } else if piece.ends_with('}') {
+                depth = depth.saturating_sub(1);
+            }
+            let statement = piece.trim_end_matches(['{', '}', ';']).trim();
+            if !inside || statement.is_empty() || statement.starts_with('.') {
+                continue;
+            }
+            let mut words = statement.split_whitespace().skip_while(|w| w.starts_with('@'));
+            let Some(mut word) = words.next() else { continue };
+            if word.ends_with(':') {
+                // A label, then maybe an instruction.
+                match words.next() {
+                    Some(next) => word = next,
+                    None => continue,
+                }
+            }
+            if word.starts_with('.') || word.starts_with('$') || word.contains(':') {
+                continue;
+            }
+            let opcode = word.split('.').next().unwrap_or(word);
+            if !INSTRUCTIONS.contains(&opcode) {
+                return Some((i + 1, opcode.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// `text` without `//` and `/* */` comments (each replaced by a space; a block comment
+/// keeps its line breaks, so lines keep their numbers).
 fn strip_comments(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -58,7 +351,10 @@ fn strip_comments(text: &str) -> String {
             (_, Some(b)) => {
                 out.push_str(rest.get(..b).unwrap_or(""));
                 out.push(' ');
-                rest = rest.get(b + 2..).and_then(|r| r.find("*/").and_then(|n| r.get(n + 2..))).unwrap_or("");
+                let after = rest.get(b + 2..).unwrap_or("");
+                let end = after.find("*/").unwrap_or(after.len());
+                out.extend(after.get(..end).unwrap_or("").chars().filter(|c| *c == '\n'));
+                rest = after.get(end + 2..).unwrap_or("");
             }
             _ => {
                 out.push_str(rest);
@@ -91,23 +387,27 @@ fn tokenize(code: &str) -> Vec<&str> {
     tokens
 }
 
-/// The sizes of a parameter list's declarations (`.param .u64 name`, `.param .align 8
-/// .b8 name[16]`), or `None` if one is not understood.
-fn params(list: &[&str]) -> Option<Vec<usize>> {
+/// The size and alignment of each of a parameter list's declarations (`.param .u64
+/// name`, `.param .align 8 .b8 name[16]`), or `None` if one is not understood.
+fn params(list: &[&str]) -> Option<Vec<(usize, usize)>> {
     if list.is_empty() {
         return Some(Vec::new());
     }
     list.split(|t| *t == ",").map(param_size).collect()
 }
 
-fn param_size(decl: &[&str]) -> Option<usize> {
+fn param_size(decl: &[&str]) -> Option<(usize, usize)> {
     let size = decl.iter().find_map(|t| type_size(t))?;
+    let align = match decl.iter().position(|t| *t == ".align") {
+        Some(i) => decl.get(i + 1)?.parse().ok()?,
+        None => size,
+    };
     let joined = decl.concat();
     let count = match (joined.find('['), joined.find(']')) {
         (Some(open), Some(close)) if open < close => joined.get(open + 1..close)?.trim().parse().ok()?,
         _ => 1usize,
     };
-    size.checked_mul(count)
+    Some((size.checked_mul(count)?, align))
 }
 
 fn type_size(token: &str) -> Option<usize> {
@@ -122,7 +422,7 @@ fn type_size(token: &str) -> Option<usize> {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
+#[allow(clippy::unwrap_used, clippy::indexing_slicing)]
 mod tests {
     use super::*;
 
@@ -138,9 +438,13 @@ mod tests {
         assert_eq!(
             e,
             vec![
-                Entry { name: "vector_add".into(), param_sizes: Some(vec![8, 8, 8, 4]) },
-                Entry { name: "noargs".into(), param_sizes: Some(vec![]) },
-                Entry { name: "st".into(), param_sizes: Some(vec![24, 4]) },
+                Entry {
+                    name: "vector_add".into(),
+                    param_sizes: Some(vec![8, 8, 8, 4]),
+                    layout: Some(vec![(0, 8), (8, 8), (16, 8), (24, 4)])
+                },
+                Entry { name: "noargs".into(), param_sizes: Some(vec![]), layout: Some(vec![]) },
+                Entry { name: "st".into(), param_sizes: Some(vec![24, 4]), layout: Some(vec![(0, 24), (24, 4)]) },
             ]
         );
     }
@@ -153,6 +457,51 @@ mod tests {
         assert_eq!(entries("hello .version 8.0 .target sm_90"), None);
         assert_eq!(entries("// .entry\n.version 8.0 .target sm_90 // .entry hidden\n"), Some(vec![]));
         let weird = entries(".version 8.0 .target sm_90 .entry k(.param .mystery x)").unwrap();
-        assert_eq!(weird, vec![Entry { name: "k".into(), param_sizes: None }]);
+        assert_eq!(weird, vec![Entry { name: "k".into(), param_sizes: None, layout: None }]);
+    }
+
+    #[test]
+    fn layout_aligns_each_parameter() {
+        let text = ".version 9.0 .target sm_90 .entry m(.param .u64 a, .param .u32 b, .param .f64 c, \
+            .param .u8 d, .param .f32 e) { ret; } .entry s(.param .u8 a, .param .align 16 .b8 b[20]) { ret; }";
+        let e = entries(text).unwrap();
+        assert_eq!(e[0].layout, Some(vec![(0, 8), (8, 4), (16, 8), (24, 1), (28, 4)]));
+        assert_eq!(e[1].layout, Some(vec![(0, 1), (16, 20)]));
+    }
+
+    #[test]
+    fn finds_globals_with_sizes_managed_and_initialisers() {
+        let text = ".version 9.0\n.target sm_90\n.global .align 4 .b8 table[1024];\n\
+            .const .align 4 .b8 coeffs[16];\n.global .align 4 .u32 counter;\n\
+            .global .attribute(.managed) .align 4 .u32 managed_value;\n.extern .global .u32 elsewhere;\n\
+            .visible .global .align 4 .u32 init = 7;\n.const .align 4 .f32 fs[2] = {1.5, 2.0};\n\
+            .visible .entry k() { .reg .b32 %r<2>; ld.global.u32 %r1, [counter]; ret; }\n";
+        let g = globals(text);
+        let names: Vec<(&str, usize, bool)> = g.iter().map(|g| (g.name.as_str(), g.size, g.managed)).collect();
+        assert_eq!(
+            names,
+            vec![
+                ("table", 1024, false),
+                ("coeffs", 16, false),
+                ("counter", 4, false),
+                ("managed_value", 4, true),
+                ("init", 4, false),
+                ("fs", 8, false)
+            ]
+        );
+        assert_eq!(g[4].init, 7u32.to_ne_bytes());
+        assert_eq!(g[5].init, [1.5f32.to_ne_bytes(), 2.0f32.to_ne_bytes()].concat());
+        assert!(g[0].init.is_empty());
+    }
+
+    #[test]
+    fn finds_an_unknown_instruction_and_its_line() {
+        let broken = ".version 9.0\n.target sm_90\n.address_size 64\n\n.visible .entry broken()\n{\n\tbogus_instruction;\n\tret;\n}\n";
+        assert_eq!(unknown_instruction(broken), Some((7, "bogus_instruction".to_string())));
+        assert_eq!(unknown_instruction(VECTOR_ADD), None);
+        let fine = include_str!("../../../examples/kernels/kernel_features.ptx");
+        assert_eq!(unknown_instruction(fine), None);
+        let real = include_str!("../../../examples/kernels/vector_add.ptx");
+        assert_eq!(unknown_instruction(real), None);
     }
 }
