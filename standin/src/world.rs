@@ -163,7 +163,8 @@ impl World {
             ipc_fds,
             modules,
             globals,
-            max_dynamic_shared,
+            func_attrs,
+            cache_configs,
             names: _,
             links,
             graphs,
@@ -190,7 +191,8 @@ impl World {
         replace(&self.ipc_fds, ipc_fds);
         replace(&self.modules, modules);
         replace(&self.globals, globals);
-        replace(&self.max_dynamic_shared, max_dynamic_shared);
+        replace(&self.func_attrs, func_attrs);
+        replace(&self.cache_configs, cache_configs);
         replace(&self.links, links);
         replace(&self.graphs, graphs);
         replace(&self.execs, execs);
