@@ -8,22 +8,7 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::entry::status;
-use crate::model::device::DEVICE_SM_COUNT;
 use crate::world::World;
-
-/// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
-/// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
-pub(crate) fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
-    let product = |dims: [c_uint; 3]| dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
-    let (Some(threads @ 1..=1024), Some(blocks)) = (product(block), product(grid)) else {
-        return Ok(());
-    };
-    let per_sm = (2048 / threads).min(32);
-    if blocks > per_sm.saturating_mul(u64::from(DEVICE_SM_COUNT.unsigned_abs())) {
-        return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
-    }
-    Ok(())
-}
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_launch_cooperative_kernel(
@@ -42,5 +27,5 @@ pub(crate) unsafe fn cu_launch_cooperative_kernel(
     let (grid, block) = ([grid_x, grid_y, grid_z], [block_x, block_y, block_z]);
     // SAFETY: forwarded from the program; no `extra`.
     let launch = || unsafe { crate::launch::launch(w, f, grid, block, shared_mem, s, params, std::ptr::null_mut()) };
-    status(check_resident(grid, block).and_then(|()| launch()))
+    status(crate::model::device::check_resident(grid, block).and_then(|()| launch()))
 }

@@ -226,7 +226,7 @@ unsafe fn check_attributes(
                 // SAFETY: the value of a cooperative attribute is an int.
                 let on = unsafe { a.value.cooperative } != 0;
                 if on {
-                    crate::coop::check_resident(grid, block)?;
+                    crate::model::device::check_resident(grid, block)?;
                 }
             }
             Id::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT => {

@@ -1,6 +1,8 @@
 //! The virtual devices: what every one of them is, and how many a world has.
 
-use std::ffi::c_int;
+use std::ffi::{c_int, c_uint};
+
+use cudrv::sys::CUresult;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::LazyLock;
 
@@ -38,4 +40,18 @@ pub(crate) fn count(set: &AtomicI32) -> c_int {
         n if n >= 0 => n,
         _ => *FROM_ENV,
     }
+}
+
+/// CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE when the grid's blocks cannot all be resident
+/// (a shape the launch refuses anyway, zero or over 1024 threads a block, is left to it).
+pub(crate) fn check_resident(grid: [c_uint; 3], block: [c_uint; 3]) -> Result<(), CUresult> {
+    let product = |dims: [c_uint; 3]| dims.iter().try_fold(1u64, |n, &d| n.checked_mul(u64::from(d)));
+    let (Some(threads @ 1..=1024), Some(blocks)) = (product(block), product(grid)) else {
+        return Ok(());
+    };
+    let per_sm = (2048 / threads).min(32);
+    if blocks > per_sm.saturating_mul(u64::from(DEVICE_SM_COUNT.unsigned_abs())) {
+        return Err(CUresult::CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+    }
+    Ok(())
 }
