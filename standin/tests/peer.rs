@@ -246,6 +246,8 @@ fn a_stream_of_one_device_waits_for_an_event_of_the_other() {
         let mut e1 = std::ptr::null_mut();
         ok(p.cuEventCreate(&mut e1, 0));
         ok(p.cuEventRecord(e1, s1));
+        // Work is asynchronous: the record completes in stream order, as on a GPU.
+        ok(p.cuEventSynchronize(e1));
         let mut ms = -1.0f32;
         ok(p.cuEventElapsedTime(&mut ms, e0, e1));
         assert!(ms >= 0.0);
