@@ -31,8 +31,8 @@ pub(crate) unsafe fn cu_mem_host_register(w: &World, p: *mut c_void, size: usize
     status(r)
 }
 
-/// `cuMemHostUnregister`: the first address of a registration; any other address:
-/// CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED.
+/// `cuMemHostUnregister`: the first address of a registration; an address inside one:
+/// CUDA_ERROR_INVALID_VALUE; any other address: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED.
 pub(crate) unsafe fn cu_mem_host_unregister(w: &World, p: *mut c_void) -> CUresult {
     status(w.contexts.current().and_then(|_| lock(&w.memory).unregister_host(from_ptr(p))))
 }

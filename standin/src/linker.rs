@@ -89,6 +89,25 @@ unsafe fn write_log(buffer: Option<(usize, usize)>, size_slot: Option<usize>, te
     }
 }
 
+/// Answers a module or library load's JIT options as the H200 answers a load whose PTX its
+/// JIT cache already holds: an empty info log (verbose or not), the error log empty, and
+/// 0.0 milliseconds of wall time (docs/driver-facts.md).
+///
+/// # Safety
+/// The addresses in `slots` are still the program's live buffers and slots.
+pub(crate) unsafe fn answer_cached_jit(slots: &JitSlots) {
+    // SAFETY: the caller's.
+    unsafe {
+        write_log(slots.info, slots.info_size_slot, "");
+        write_log(slots.error, slots.error_size_slot, "");
+    }
+    if let Some(slot) = slots.wall_slot {
+        // SAFETY: the option's value slot (pointer-sized): 0.0f32 in its first four bytes
+        // and zero above, as the H200 leaves it.
+        unsafe { *(slot as *mut usize) = 0 };
+    }
+}
+
 /// Writes the logs and the wall time (milliseconds since `started`) where `slots` say.
 ///
 /// # Safety

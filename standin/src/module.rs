@@ -15,7 +15,7 @@ use cudrv::sys::*;
 use std::time::Instant;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
-use crate::linker::{answer_jit, jit_slots};
+use crate::linker::{answer_cached_jit, answer_jit, jit_slots};
 use crate::model::image::{Global, Image};
 use crate::model::link::JitSlots;
 use crate::model::module::{Library, Module};
@@ -59,10 +59,9 @@ fn load_module(w: &World, module: *mut CUmodule, image: *const c_void, jit: &Jit
             return Err(refused.code);
         }
     };
-    let info = image.info_log(jit.verbose);
     let h = lock(&w.modules).modules.insert(Module { image, functions: BTreeMap::new(), library: None });
     // SAFETY: as above.
-    unsafe { answer_jit(jit, &info, "", started) };
+    unsafe { answer_cached_jit(jit) };
     write(module, to_ptr(h))
 }
 
@@ -145,7 +144,7 @@ pub(crate) unsafe fn cu_library_load_data(
         let (image, refused) = match unsafe { Image::read(code) } {
             Ok(image) => {
                 // SAFETY: the option values stay the program's for the call.
-                unsafe { answer_jit(&jit, &image.info_log(jit.verbose), "", started) };
+                unsafe { answer_cached_jit(&jit) };
                 (image, None)
             }
             Err(e) => {

@@ -16,17 +16,16 @@
 //! Clusters (`cuOccupancyMaxActiveClusters`, `cuOccupancyMaxPotentialClusterSize`): the
 //! potential cluster size is 8 (16 with `NON_PORTABLE_CLUSTER_SIZE_ALLOWED`), 0 if a block
 //! does not fit; the active clusters are 0 without a cluster dimension (attribute or the
-//! function's `REQUIRED_CLUSTER_*`), else the multiprocessors times half the blocks each
-//! can hold, divided by the cluster's blocks: the H200 answered 528 for clusters of 2
-//! blocks of 128 threads (16 blocks a multiprocessor), half of what its 132
-//! multiprocessors hold (driver-facts.md).
+//! function's `REQUIRED_CLUSTER_*`), else the H200's measured answer for the cluster's
+//! size and the blocks a multiprocessor holds (at most 8 count), from the table
+//! `model::device::ACTIVE_CLUSTERS` (16 sizes by 8 residencies, recorded on the H200).
 
 use std::ffi::{c_int, c_uint};
 
 use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status, write};
-use crate::model::device::DEVICE_SM_COUNT;
+use crate::model::device::{active_clusters, DEVICE_SM_COUNT};
 use crate::world::World;
 use crate::{func_attr, module};
 
@@ -215,9 +214,12 @@ pub(crate) unsafe fn cu_occupancy_available_dynamic_smem_per_block(
         if blocks <= 0 || block <= 0 {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
-        let fits = blocks_per_sm(Func { max_dynamic: i64::MAX, ..func }, block, 0) >= blocks;
+        // More blocks than a multiprocessor holds is refused (the H200's answer).
+        if blocks_per_sm(Func { max_dynamic: i64::MAX, ..func }, block, 0) < blocks {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
         let each = SHARED_PER_SM / blocks - SHARED_RESERVED_PER_BLOCK;
-        let each = if fits { (each / SHARED_UNIT * SHARED_UNIT).clamp(0, func.max_dynamic) } else { 0 };
+        let each = (each / SHARED_UNIT * SHARED_UNIT).clamp(0, func.max_dynamic);
         write(out, usize::try_from(each).unwrap_or(0))
     });
     status(r)
@@ -278,8 +280,7 @@ pub(crate) unsafe fn cu_occupancy_max_active_clusters(
         if size > limit {
             return Err(CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE);
         }
-        let per_sm = blocks_per_sm(func, block, shared) / 2;
-        write(out, to_int(per_sm * i64::from(DEVICE_SM_COUNT) / size.max(1)))
+        write(out, to_int(active_clusters(size, blocks_per_sm(func, block, shared))))
     });
     status(r)
 }

@@ -11,9 +11,10 @@
 //! (CUDA_ERROR_INVALID_VALUE): the two processes share no memory. Exported memory stays
 //! alive for the rest of the process (its descriptors may be anywhere).
 //!
-//! No entry here needs a current context (the location names the device). The handle
-//! types a real driver cannot serve without extra setup (fabric: an IMEX channel) answer
-//! CUDA_ERROR_NOT_SUPPORTED.
+//! No entry here needs a current context (the location names the device). A fabric
+//! handle type needs an IMEX channel the emulated machine does not have: `cuMemCreate`
+//! answers CUDA_ERROR_NOT_PERMITTED as the H200 does without one; export and import
+//! answer CUDA_ERROR_NOT_SUPPORTED.
 
 use std::ffi::{c_int, c_ulonglong, c_void};
 use std::os::fd::IntoRawFd;
@@ -46,7 +47,7 @@ fn device_of(w: &World, location: &CUmemLocation) -> Result<i32, CUresult> {
 }
 
 /// The device and handle types of an allocation's properties: pinned device memory only;
-/// fabric handles CUDA_ERROR_NOT_SUPPORTED.
+/// fabric handles CUDA_ERROR_NOT_PERMITTED (no IMEX channel, as on the H200).
 fn read_prop(w: &World, prop: *const CUmemAllocationProp) -> Result<(i32, u32), CUresult> {
     non_null(prop)?;
     // SAFETY: non-null; the caller passes a properties struct.
@@ -54,7 +55,7 @@ fn read_prop(w: &World, prop: *const CUmemAllocationProp) -> Result<(i32, u32), 
     Vmm::check(prop.type_ == CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED)?;
     let types = prop.requestedHandleTypes.0;
     if types & FABRIC != 0 {
-        return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        return Err(CUresult::CUDA_ERROR_NOT_PERMITTED);
     }
     Vmm::check(types & !POSIX_FD == 0)?;
     Ok((device_of(w, &prop.location)?, types))
@@ -136,8 +137,9 @@ pub(crate) unsafe fn cu_mem_release(w: &World, handle: CUmemGenericAllocationHan
 }
 
 /// `cuMemMap`: all of a physical allocation (offset 0, its size) at an address of a
-/// reservation where nothing is mapped; anything else CUDA_ERROR_INVALID_VALUE. The
-/// mapping is not accessible until `cuMemSetAccess`.
+/// reservation where nothing is mapped; a non-zero offset CUDA_ERROR_NOT_SUPPORTED (as
+/// the H200 answers), anything else CUDA_ERROR_INVALID_VALUE. The mapping is not
+/// accessible until `cuMemSetAccess`.
 pub(crate) unsafe fn cu_mem_map(
     w: &World,
     ptr: CUdeviceptr,
@@ -149,7 +151,10 @@ pub(crate) unsafe fn cu_mem_map(
     let mut v = lock(&w.vmm);
     let r = (|| {
         let p = v.handles.get(&handle).ok_or(INVALID)?;
-        Vmm::check(offset == 0 && flags == 0 && size == p.size)?;
+        if offset != 0 {
+            return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        }
+        Vmm::check(flags == 0 && size == p.size)?;
         let (device, backing) = (p.device, Arc::clone(&p.backing));
         Vmm::check(v.reservation_of(ptr, size).is_some() && !v.overlaps_map(ptr, size))?;
         v.maps.insert(ptr, Map { size, device, backing, access: Default::default() });

@@ -293,6 +293,8 @@ pub fn cases() -> Vec<Case> {
                 .eq("wall_is_float", ms.is_finite() && ms > 0.0 && ms < 60_000.0)
                 .eq("info_written", values[2] > 0 && values[2] < 4096)
                 .eq("error_written", values[4])
+                .info("wall_bits", number(values[0] as u64))
+                .info("info_size", number(values[2] as u64))
         }),
         case!("jit.broken_ptx", Ctx, |e| {
             let mut error = [0u8; 4096];

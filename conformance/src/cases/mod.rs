@@ -171,7 +171,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [kernel::cases(), vmm::cases(), host_register::cases()].concat()
+    Vec::new()
 }
 
 /// Every case, recorded or pending (to find one by name).
@@ -195,6 +195,9 @@ pub fn all() -> Vec<Case> {
         graph::cases(),
         capture::cases(),
         version::cases(),
+        kernel::cases(),
+        vmm::cases(),
+        host_register::cases(),
     ]
     .concat()
 }

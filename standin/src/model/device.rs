@@ -15,6 +15,41 @@ pub const DEVICE_CC: (c_int, c_int) = (9, 0);
 /// The multiprocessor count of every virtual device
 /// (`CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT`).
 pub const DEVICE_SM_COUNT: c_int = 132;
+
+/// Active clusters of the H200 (`cuOccupancyMaxActiveClusters`), by cluster size (1 to 16
+/// blocks, row) and by the blocks of the kernel one multiprocessor holds, at most 8
+/// (column 1 to 8): measured on the H200 with driver 13.0
+/// (`scripts/probes/cluster_occupancy.py`, docs/gpu-runs/h200/cluster-occupancy.txt).
+/// The answer depends on nothing else; it reflects how the H200's multiprocessors are
+/// grouped (clusters stay within one group), which no simpler rule reproduced.
+pub const ACTIVE_CLUSTERS: [[u16; 8]; 16] = [
+    [132, 264, 396, 528, 660, 792, 924, 1056],
+    [66, 132, 198, 264, 330, 396, 462, 528],
+    [39, 79, 124, 163, 203, 248, 287, 327],
+    [30, 62, 92, 124, 154, 186, 216, 248],
+    [22, 47, 69, 94, 124, 146, 171, 193],
+    [17, 39, 62, 79, 101, 124, 141, 163],
+    [15, 32, 47, 69, 84, 101, 124, 139],
+    [15, 30, 45, 62, 77, 92, 107, 124],
+    [9, 23, 37, 51, 60, 74, 88, 102],
+    [7, 21, 30, 44, 58, 65, 79, 88],
+    [7, 16, 28, 37, 51, 58, 72, 81],
+    [7, 16, 28, 37, 44, 58, 65, 74],
+    [7, 14, 23, 30, 42, 51, 58, 67],
+    [7, 14, 21, 30, 37, 44, 58, 65],
+    [7, 14, 21, 28, 37, 44, 51, 58],
+    [7, 14, 21, 28, 35, 42, 49, 58],
+];
+
+/// [`ACTIVE_CLUSTERS`] for clusters of `size` blocks when a multiprocessor holds
+/// `blocks_per_sm` of them: 0 where a block does not fit or the size is outside 1..=16.
+pub fn active_clusters(size: i64, blocks_per_sm: i64) -> i64 {
+    let per_sm = blocks_per_sm.min(8);
+    let (Ok(row), Ok(column)) = (usize::try_from(size - 1), usize::try_from(per_sm - 1)) else {
+        return 0;
+    };
+    ACTIVE_CLUSTERS.get(row).and_then(|r| r.get(column)).map_or(0, |&n| i64::from(n))
+}
 /// The most virtual devices there can be.
 pub const MAX_DEVICES: c_int = 8;
 /// Environment variable choosing the number of virtual devices (0 to [`MAX_DEVICES`]).

@@ -311,10 +311,11 @@ impl Memory {
     }
 
     /// Checks that `len` bytes at `address` are live memory now (device memory, or mapped
-    /// pinned memory), as a copy or memset queued now needs up front:
-    /// CUDA_ERROR_INVALID_VALUE otherwise (freed memory: also a use after free).
+    /// pinned memory, or virtual memory mappings back to back), as a copy or memset queued
+    /// now needs up front: CUDA_ERROR_INVALID_VALUE otherwise (freed memory: also a use
+    /// after free).
     pub(crate) fn check_device(&mut self, address: u64, len: usize) -> Result<(), CUresult> {
-        self.at(address, len).map(drop)
+        self.each_piece(address, len, |_, _, _| {})
     }
 
     /// Whether host address `p` lies in a live pinned buffer (else it is pageable memory).
@@ -362,44 +363,90 @@ impl Memory {
         }
     }
 
+    /// Calls `f(offset, pointer, n)` for the host memory behind `len` bytes at `address`:
+    /// once where one allocation holds them, else once per virtual memory mapping where
+    /// mappings given access lie back to back (a copy may span them, as on the H200).
+    /// Nothing is called unless every byte is reachable: then the error of
+    /// [`Memory::at`].
+    fn each_piece(&mut self, address: u64, len: usize, mut f: impl FnMut(usize, *mut u8, usize)) -> Result<(), CUresult> {
+        let refused = match self.at(address, len) {
+            Ok(p) => {
+                f(0, p, len);
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        for (offset, p, n) in self.mapped_pieces(address, len).ok_or(refused)? {
+            f(offset, p, n);
+        }
+        Ok(())
+    }
+
+    /// The pieces of `len` bytes at `address` over consecutive mappings given access; None
+    /// where a byte lies outside them.
+    fn mapped_pieces(&mut self, address: u64, len: usize) -> Option<Vec<(usize, *mut u8, usize)>> {
+        let mut pieces = Vec::new();
+        let mut done = 0;
+        while done < len {
+            let at = address.checked_add(done as u64)?;
+            let (start, m) = self.containing(at)?;
+            let backing = m.backing.as_ref().filter(|_| m.kind == AllocationKind::Mapped)?;
+            let offset = usize::try_from(at - start).ok()?;
+            let n = m.size.checked_sub(offset)?.min(len - done);
+            // SAFETY: offset < size: inside the mapping's backing.
+            pieces.push((done, unsafe { backing.as_ptr().add(offset) }, n));
+            done += n;
+        }
+        Some(pieces)
+    }
+
     /// Copies `len` bytes from host memory to `dst`.
     pub(crate) fn copy_to_device(&mut self, dst: u64, src: *const u8, len: usize) -> Result<(), CUresult> {
         let s = self;
         s.host_range(src as usize, len)?;
-        let d = s.at(dst, len)?;
         // SAFETY: `src` is the program's host buffer of `len` bytes (not device memory,
-        // checked), `d` has `len` bytes (checked); distinct allocations.
-        unsafe { std::ptr::copy_nonoverlapping(src, d, len) };
-        Ok(())
+        // checked), each piece has `n` bytes (checked); distinct allocations.
+        s.each_piece(dst, len, |offset, d, n| unsafe { std::ptr::copy_nonoverlapping(src.add(offset), d, n) })
     }
 
     /// Copies `len` bytes from `src` to host memory.
     pub(crate) fn copy_to_host(&mut self, dst: *mut u8, src: u64, len: usize) -> Result<(), CUresult> {
         let s = self;
         s.host_range(dst as usize, len)?;
-        let p = s.at(src, len)?;
         // SAFETY: as in copy_to_device, the other way.
-        unsafe { std::ptr::copy_nonoverlapping(p, dst, len) };
-        Ok(())
+        s.each_piece(src, len, |offset, p, n| unsafe { std::ptr::copy_nonoverlapping(p, dst.add(offset), n) })
     }
 
     /// Copies `len` bytes between device ranges (which may overlap).
     pub(crate) fn copy_device(&mut self, dst: u64, src: u64, len: usize) -> Result<(), CUresult> {
         let s = self;
-        let from = s.at(src, len)?;
-        let to = s.at(dst, len)?;
-        // SAFETY: both ranges have `len` bytes (checked); `copy` allows overlap.
-        unsafe { std::ptr::copy(from, to, len) };
-        Ok(())
+        if let (Ok(from), Ok(to)) = (s.at(src, len), s.at(dst, len)) {
+            // SAFETY: both ranges have `len` bytes (checked); `copy` allows overlap.
+            unsafe { std::ptr::copy(from, to, len) };
+            return Ok(());
+        }
+        // Across mappings: through a host copy (which also allows overlap). The
+        // destination is checked before anything is read.
+        s.each_piece(dst, len, |_, _, _| {})?;
+        let mut between = vec![0u8; len];
+        s.copy_to_host_unchecked(&mut between, src)?;
+        s.each_piece(dst, len, |offset, d, n| {
+            // SAFETY: `d` has `n` bytes (checked); `between` has `offset + n`.
+            unsafe { std::ptr::copy_nonoverlapping(between.as_ptr().add(offset), d, n) }
+        })
+    }
+
+    /// Copies `dst.len()` bytes at `src` into a buffer of the stand-in's own.
+    fn copy_to_host_unchecked(&mut self, dst: &mut [u8], src: u64) -> Result<(), CUresult> {
+        let to = dst.as_mut_ptr();
+        // SAFETY: `to` has `offset + n` bytes; `p` has `n` bytes (checked).
+        self.each_piece(src, dst.len(), |offset, p, n| unsafe { std::ptr::copy_nonoverlapping(p, to.add(offset), n) })
     }
 
     /// Sets `len` bytes at `dst` to `value`.
     pub(crate) fn set(&mut self, dst: u64, value: u8, len: usize) -> Result<(), CUresult> {
-        let s = self;
-        let to = s.at(dst, len)?;
-        // SAFETY: the range has `len` bytes (checked).
-        unsafe { std::ptr::write_bytes(to, value, len) };
-        Ok(())
+        // SAFETY: each piece has `n` bytes (checked).
+        self.each_piece(dst, len, |_, to, n| unsafe { std::ptr::write_bytes(to, value, n) })
     }
 
     /// CUDA_ERROR_INVALID_VALUE for a null host pointer or one into device address ranges.
@@ -559,7 +606,18 @@ impl Memory {
                 self.pinned.remove(&p);
                 Ok(())
             }
-            _ => Err(CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED),
+            _ => {
+                // An address inside a registration is INVALID_VALUE on the H200; one
+                // outside every registration is HOST_MEMORY_NOT_REGISTERED.
+                let inside = self.pinned.range(..p).next_back().is_some_and(|(start, b)| {
+                    b.registered && !b.freed && p - start < b.size as u64
+                });
+                Err(if inside {
+                    CUresult::CUDA_ERROR_INVALID_VALUE
+                } else {
+                    CUresult::CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED
+                })
+            }
         }
     }
 
