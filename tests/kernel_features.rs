@@ -76,10 +76,10 @@ fn jit_options_and_logs() {
     let ctx = context();
     let options = JitOptions::new().log_verbose(true).line_info(true).optimization_level(4);
     let loaded = Module::from_ptx_with(&ctx, PTX, &options).unwrap();
-    let wall = loaded.logs.wall_time_ms.unwrap();
-    assert!(wall.is_finite() && wall > 0.0 && wall < 60_000.0, "{wall}");
-    assert!(loaded.logs.error.is_empty());
-    assert!(loaded.logs.info.contains("'use_globals'") && loaded.logs.info.contains("bytes gmem"), "{:?}", loaded.logs);
+    // The stand-in answers a module load as the H200 answers PTX its JIT cache holds: the
+    // wall time slot written with 0.0 (a float), both logs empty (driver-facts.md).
+    assert_eq!(loaded.logs.wall_time_ms, Some(0.0));
+    assert!(loaded.logs.error.is_empty() && loaded.logs.info.is_empty(), "{:?}", loaded.logs);
 
     let e = Module::from_ptx_with(&ctx, BROKEN_PTX, &JitOptions::new()).unwrap_err();
     assert_eq!(code(&e), Some(CUresult::CUDA_ERROR_INVALID_PTX));
@@ -264,7 +264,9 @@ fn occupancy_as_the_h200_answers() {
     assert_eq!(f.available_dynamic_shared_memory_per_block(2, 256).unwrap(), 49152);
     f.set_max_dynamic_shared_size_bytes(200 << 10).unwrap();
     assert_eq!(f.available_dynamic_shared_memory_per_block(2, 256).unwrap(), (228 << 10) / 2 - 1024);
-    assert_eq!(f.available_dynamic_shared_memory_per_block(3, 1024).unwrap(), 0, "3 blocks of 1024 do not fit");
+    // 3 blocks of 1024 threads do not fit a multiprocessor: refused, as on the H200.
+    let too_many = f.available_dynamic_shared_memory_per_block(3, 1024).unwrap_err();
+    assert_eq!(code(&too_many), Some(CUresult::CUDA_ERROR_INVALID_VALUE), "{too_many}");
     let lib = Library::from_ptx_with(standin_driver(), PTX, &JitOptions::new()).unwrap().value;
     assert_eq!(lib.kernel("use_globals").unwrap().max_active_blocks_per_multiprocessor(&ctx, 256, 0, 0).unwrap(), 8);
 

@@ -255,3 +255,43 @@ fn an_attribute_newer_than_the_driver_names_the_version_it_needs() {
     // SAFETY: a fake kernel runs nothing.
     unsafe { launch.launch(LaunchConfig::new((2, 1, 1), (1, 1, 1))) }.unwrap();
 }
+
+/// On a driver that reports parameters per index only (12.4 to 13.1: no
+/// `cuFuncGetParamCount`), the first launch asks for the indices it passes and none past
+/// them; too many arguments are still caught, and fewer than a launch passed before.
+#[test]
+fn before_13_2_the_layout_is_asked_per_index_and_never_past_the_arguments() {
+    let s = cudrv_standin::StandIn::isolated(13000).unwrap();
+    let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
+    // SAFETY: plain call.
+    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
+    let ctx = Context::primary(d, 0).unwrap();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let module = Module::from_ptx(&ctx, VECTOR_ADD).unwrap();
+    let f = module.function("vector_add").unwrap();
+    assert!(f.param_count().unwrap_err().unresolved().is_some(), "13.0 has no cuFuncGetParamCount");
+    let (a, b) =
+        (DeviceBuffer::from_slice(&ctx, &[1.0f32; 4]).unwrap(), DeviceBuffer::from_slice(&ctx, &[2.0f32; 4]).unwrap());
+    let c = DeviceBuffer::<f32>::alloc(&ctx, 4).unwrap();
+    let (count, extra) = (4i32, 7i32);
+    let config = LaunchConfig::for_num_elems(4);
+    // The first launch: right; every index asked for exists (no refused call).
+    let mut launch = f.builder(&stream);
+    launch.arg(&a).arg(&b).arg(&c).arg(&count);
+    // SAFETY: vector_add(const float*, const float*, float*, int) with 4 values each.
+    unsafe { launch.launch(config) }.unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(c.to_vec().unwrap(), [3.0; 4]);
+    // Five: index 4 is refused by the driver.
+    let mut launch = f.builder(&stream);
+    launch.arg(&a).arg(&b).arg(&c).arg(&count).arg(&extra);
+    // SAFETY: refused before the launch.
+    let text = refused(unsafe { launch.launch(config) });
+    assert!(text.contains("kernel `vector_add`: expected 4 parameters, got 5"), "{text}");
+    // Three: fewer than the first launch passed.
+    let mut launch = f.builder(&stream);
+    launch.arg(&a).arg(&b).arg(&c);
+    // SAFETY: refused before the launch.
+    let text = refused(unsafe { launch.launch(config) });
+    assert!(text.contains("expected at least 4 parameters, got 3"), "{text}");
+}

@@ -151,9 +151,17 @@ pub struct ParamInfo {
 /// each at least one byte): a driver that never answered INVALID_VALUE stops here.
 const MAX_PARAMS: usize = 32_764;
 
-/// The parameters of a function, asked one index at a time until the driver answers
-/// `CUDA_ERROR_INVALID_VALUE` (the first index past the last parameter).
-fn params_of(get: impl Fn(usize) -> Result<ParamInfo, CudaError>) -> Result<Vec<ParamInfo>, CudaError> {
+/// The parameters of a function: `count` of them where the driver says how many (13.2+),
+/// else asked one index at a time until the driver answers `CUDA_ERROR_INVALID_VALUE`
+/// (the first index past the last parameter; compute-sanitizer reports that answer as
+/// an API error).
+fn params_of(
+    count: Result<usize, CudaError>,
+    get: impl Fn(usize) -> Result<ParamInfo, CudaError>,
+) -> Result<Vec<ParamInfo>, CudaError> {
+    if let Ok(n) = count {
+        return (0..n).map(get).collect();
+    }
     let mut out = Vec::new();
     for i in 0..MAX_PARAMS {
         match get(i) {
@@ -296,11 +304,22 @@ impl Function {
         Ok(ParamInfo { offset, size })
     }
 
-    /// Every parameter's place (`cuFuncGetParamInfo` for index 0, 1, ... up to the first
-    /// that the driver answers with `CUDA_ERROR_INVALID_VALUE`): its length is the number
-    /// of parameters. Driver 12.4+.
+    /// How many parameters the function takes (`cuFuncGetParamCount`, driver 13.2+: on an
+    /// older one the error says which version it needs).
+    pub fn param_count(&self) -> Result<usize, CudaError> {
+        let (pc, raw) = (self.driver().pc(), self.as_raw());
+        let mut count = 0usize;
+        // SAFETY: a live function and a valid out-pointer.
+        self.run(|| unsafe { pc.cuFuncGetParamCount(raw, &mut count) })?;
+        Ok(count)
+    }
+
+    /// Every parameter's place: [`Function::param_count`] of them on driver 13.2+, else
+    /// `cuFuncGetParamInfo` for index 0, 1, ... up to the first that the driver answers
+    /// with `CUDA_ERROR_INVALID_VALUE` (that last answer is an API error to
+    /// compute-sanitizer). Its length is the number of parameters. Driver 12.4+.
     pub fn params(&self) -> Result<Vec<ParamInfo>, CudaError> {
-        params_of(|i| self.param_info(i))
+        params_of(self.param_count(), |i| self.param_info(i))
     }
 }
 
@@ -363,8 +382,18 @@ impl Kernel {
         Ok(ParamInfo { offset, size })
     }
 
+    /// How many parameters the kernel takes (`cuKernelGetParamCount`, driver 13.2+), with
+    /// `context` current.
+    pub fn param_count(&self, context: &Context) -> Result<usize, CudaError> {
+        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
+        let mut count = 0usize;
+        // SAFETY: a live kernel and a valid out-pointer.
+        context.run(|| unsafe { pc.cuKernelGetParamCount(raw, &mut count) })?;
+        Ok(count)
+    }
+
     /// Every parameter's place, as [`Function::params`], with `context` current. Driver 12.4+.
     pub fn params(&self, context: &Context) -> Result<Vec<ParamInfo>, CudaError> {
-        context.run(|| params_of(|i| self.param_info(context, i)))
+        context.run(|| params_of(self.param_count(context), |i| self.param_info(context, i)))
     }
 }

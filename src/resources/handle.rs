@@ -33,12 +33,17 @@ pub(crate) trait RawHandle: Copy {
     const NULL: Self;
     /// The handle as a number, for `Debug` and reports.
     fn addr(self) -> usize;
+    /// How a report names the handle: a pointer, or a number in hex.
+    fn arg(self) -> Arg;
 }
 
 impl<T> RawHandle for *mut T {
     const NULL: *mut T = std::ptr::null_mut();
     fn addr(self) -> usize {
         self as usize
+    }
+    fn arg(self) -> Arg {
+        Arg::Pointer(self as usize)
     }
 }
 
@@ -47,6 +52,9 @@ impl RawHandle for u64 {
     fn addr(self) -> usize {
         // Handles and addresses fit a usize on every platform cudrv supports (64-bit).
         self as usize
+    }
+    fn arg(self) -> Arg {
+        Arg::Hex(self)
     }
 }
 
@@ -368,23 +376,29 @@ macro_rules! handle_type {
 }
 pub(crate) use handle_type;
 
-/// Declares a kind released by one checked call that takes the raw handle (and constant
-/// arguments after it): `kind!(StreamKind: CUstream = "Stream", owner Context, driver
-/// |o| o.driver(), context |_o| None, release cuStreamDestroy)`. The call's name is used
-/// once, for both the call and the [`Call`] a report names.
+/// Declares a kind released by one checked call that takes the raw handle (and arguments
+/// after it, which may read the owner: `release cuMemAddressFree |o| (o.size)`):
+/// `kind!(StreamKind: CUstream = "Stream", owner Context, driver |o| o.driver(), context
+/// |_o| None, release cuStreamDestroy)`. The call's name is used once, for both the call
+/// and the [`Call`] a report names; a report names the raw handle as a pointer, or in hex
+/// for an integer handle.
 macro_rules! kind {
     ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, driver |$d:ident| $driver:expr,
-     context |$c:ident| $context:expr, release $call:ident $(($($extra:expr),*))?
+     context |$c:ident| $context:expr, release $call:ident $(|$ro:ident|)? $(($($extra:expr),*))?
      $(, on_drop |$od:ident| $on_drop:block)?) => {
         $crate::resources::handle::kind!(@impl $(#[$doc])* $kind, $raw, $name, $owner, |$d| $driver, $call, {
             fn release_context($c: &$owner) -> Option<$crate::sys::CUcontext> {
                 $context
+            }
+            fn arg(_: &$owner, raw: $raw, _: $crate::resources::handle::Ownership) -> $crate::report::Arg {
+                $crate::resources::handle::RawHandle::arg(raw)
             }
             unsafe fn release(
                 owner: &$owner,
                 raw: $raw,
                 _: $crate::resources::handle::Ownership,
             ) -> Result<(), $crate::error::CudaError> {
+                $(let $ro = owner;)?
                 // SAFETY: the core releases once, from the last clone (or the only owner).
                 unsafe { <$kind as $crate::resources::handle::Kind>::driver(owner).pc().$call(raw $($(, $extra)*)?) }
             }

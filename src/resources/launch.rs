@@ -95,59 +95,33 @@ unsafe impl<T: DeviceRepr> KernelArg for T {
     }
 }
 
-// SAFETY: the parameter is the device address, kept at a stable place for the buffer's life.
-unsafe impl<T> KernelArg for DeviceBuffer<T> {
-    fn param(&self) -> *mut c_void {
-        (self.raw_ref() as *const u64).cast_mut().cast()
-    }
-    fn memory_use(&self) -> Option<ArgUse<'_>> {
-        Some(ArgUse(self.allocation()))
-    }
+/// `KernelArg` for a kind of device memory of `T`: the parameter is its device address
+/// (`raw_ref`), a use of its allocation (`allocation`), of its context (`context`).
+macro_rules! device_memory_arg {
+    ($($ty:ty),+ $(,)?) => {$(
+        // SAFETY: the parameter is the memory's device address, kept at a stable place
+        // (in the buffer, or in the view while it is borrowed) for as long as `self`.
+        unsafe impl<T> KernelArg for $ty {
+            fn param(&self) -> *mut c_void {
+                (self.raw_ref() as *const u64).cast_mut().cast()
+            }
 
-    fn param_size(&self) -> usize {
-        std::mem::size_of::<u64>()
-    }
+            fn memory_use(&self) -> Option<ArgUse<'_>> {
+                Some(ArgUse(self.allocation()))
+            }
 
-    fn param_context(&self) -> Option<&Context> {
-        Some(self.context())
-    }
+            fn param_size(&self) -> usize {
+                std::mem::size_of::<u64>()
+            }
+
+            fn param_context(&self) -> Option<&Context> {
+                Some(self.context())
+            }
+        }
+    )+};
 }
 
-// SAFETY: the parameter is the view's device address, kept in the view while it is borrowed.
-unsafe impl<T> KernelArg for DeviceView<'_, T> {
-    fn param(&self) -> *mut c_void {
-        (self.raw_ref() as *const u64).cast_mut().cast()
-    }
-    fn memory_use(&self) -> Option<ArgUse<'_>> {
-        Some(ArgUse(self.allocation()))
-    }
-
-    fn param_size(&self) -> usize {
-        std::mem::size_of::<u64>()
-    }
-
-    fn param_context(&self) -> Option<&Context> {
-        Some(self.context())
-    }
-}
-
-// SAFETY: as above.
-unsafe impl<T> KernelArg for DeviceViewMut<'_, T> {
-    fn param(&self) -> *mut c_void {
-        (self.raw_ref() as *const u64).cast_mut().cast()
-    }
-    fn memory_use(&self) -> Option<ArgUse<'_>> {
-        Some(ArgUse(self.allocation()))
-    }
-
-    fn param_size(&self) -> usize {
-        std::mem::size_of::<u64>()
-    }
-
-    fn param_context(&self) -> Option<&Context> {
-        Some(self.context())
-    }
-}
+device_memory_arg!(DeviceBuffer<T>, DeviceView<'_, T>, DeviceViewMut<'_, T>);
 
 const INLINE_ARGS: usize = 16;
 

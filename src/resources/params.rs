@@ -4,31 +4,73 @@
 //! cudrv).
 //!
 //! The layout is asked of the driver once per [`Function`]/[`Kernel`] handle (and its
-//! clones), at its first launch (`cuFuncGetParamInfo`/`cuKernelGetParamInfo`, driver
-//! 12.4+), and kept in the handle; a driver without those entries, or one that does not
-//! know a function's layout, leaves the layout unknown and the count and sizes
-//! unchecked. Later launches make no driver call for the checks.
+//! clones), at its first launch, and kept in the handle; later launches make no driver
+//! call for the checks. Driver 13.2+ says how many parameters there are
+//! (`cuFuncGetParamCount`/`cuKernelGetParamCount`) and each one's place: the count and
+//! every size are checked. Drivers 12.4 to 13.1 only answer per index
+//! (`cuFuncGetParamInfo`/`cuKernelGetParamInfo`): cudrv asks for the indices the first
+//! launch passes and no further, since the answer for an index past the last parameter is
+//! an API error that compute-sanitizer reports; a later launch with more arguments asks
+//! for the indices beyond. Then too many arguments are caught (the driver refuses an
+//! index), and fewer arguments than the first launch passed, but a first launch with too
+//! few is not. A driver without those entries, or one that does not
+//! know a function's layout, leaves the launch unchecked.
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock};
 
-use crate::error::InvalidArgument;
+use crate::error::{CudaError, InvalidArgument};
 use crate::resources::attributes::ParamInfo;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::resources::stream::Stream;
-use crate::sys::CUcontext;
+use crate::sys::{CUcontext, CUresult};
 
-/// The owner of a function or kernel handle: its module or library, and its parameter
-/// layout once asked for (`None`: the driver does not say).
+/// The owner of a function or kernel handle: its module or library, and what is known of
+/// its parameter layout once asked for (`None`: the driver does not say).
 pub(crate) struct Part<P> {
     pub(crate) parent: P,
-    layout: OnceLock<Option<Box<[ParamInfo]>>>,
+    layout: OnceLock<Option<Known>>,
 }
 
 impl<P> Part<P> {
     pub(crate) fn new(parent: P) -> Part<P> {
         Part { parent, layout: OnceLock::new() }
+    }
+}
+
+/// What is known of a kernel's parameters.
+struct Known {
+    /// The places of its first parameters: all of them when `complete`.
+    params: Box<[ParamInfo]>,
+    /// Whether `params` holds every parameter.
+    complete: bool,
+}
+
+impl Known {
+    /// Asks the driver: the count and every place where it says how many (`count`), else
+    /// the places of the first `args` parameters (`info`), stopping where an index is past
+    /// the last. `None` where the driver does not say.
+    fn learn(
+        count: impl FnOnce() -> Result<usize, CudaError>,
+        info: impl Fn(usize) -> Result<ParamInfo, CudaError>,
+        args: usize,
+    ) -> Option<Known> {
+        if let Ok(n) = count() {
+            let params = (0..n).map(&info).collect::<Result<Box<[ParamInfo]>, _>>().ok()?;
+            return Some(Known { params, complete: true });
+        }
+        let mut params = Vec::with_capacity(args);
+        for i in 0..args {
+            match info(i) {
+                Ok(p) => params.push(p),
+                Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
+                    return Some(Known { params: params.into_boxed_slice(), complete: true });
+                }
+                Err(_) => return None,
+            }
+        }
+        Some(Known { params: params.into_boxed_slice(), complete: false })
     }
 }
 
@@ -40,15 +82,27 @@ pub(crate) enum Target<'a> {
 }
 
 impl Target<'_> {
-    /// The parameter layout, asked of the driver on the first launch of this handle.
-    fn layout(&self, stream: &Stream) -> Option<&[ParamInfo]> {
+    /// What is known of the parameter layout, asked of the driver on the first launch of
+    /// this handle (which passes `args` arguments).
+    fn layout(&self, stream: &Stream, args: usize) -> Option<&Known> {
         let cached = match self {
-            Target::Function(f) => f.0.owner().layout.get_or_init(|| f.params().ok().map(Vec::into_boxed_slice)),
+            Target::Function(f) => {
+                f.0.owner().layout.get_or_init(|| Known::learn(|| f.param_count(), |i| f.param_info(i), args))
+            }
             Target::Kernel(k) => {
-                k.0.owner().layout.get_or_init(|| k.params(stream.context()).ok().map(Vec::into_boxed_slice))
+                let ctx = stream.context();
+                k.0.owner().layout.get_or_init(|| Known::learn(|| k.param_count(ctx), |i| k.param_info(ctx, i), args))
             }
         };
-        cached.as_deref()
+        cached.as_ref()
+    }
+
+    /// The place of parameter `index`, asked of the driver now.
+    fn param_info(&self, stream: &Stream, index: usize) -> Result<ParamInfo, CudaError> {
+        match self {
+            Target::Function(f) => f.param_info(index),
+            Target::Kernel(k) => k.param_info(stream.context(), index),
+        }
     }
 
     /// The kernel's name for an error (its raw handle if the driver cannot say).
@@ -127,21 +181,42 @@ pub(crate) fn check(
             ),
         ));
     }
-    let Some(layout) = target.layout(stream) else {
+    let Some(known) = target.layout(stream, sizes.len()) else {
         return Ok(());
     };
-    if layout.len() != sizes.len() {
+    let expected = known.params.len();
+    if (known.complete && expected != sizes.len()) || sizes.len() < expected {
+        let at_least = if known.complete { "" } else { "at least " };
         return Err(InvalidArgument::new(
             WHAT,
-            format!("{}: expected {} parameters, got {}", target.name(), layout.len(), sizes.len()),
+            format!("{}: expected {at_least}{expected} parameters, got {}", target.name(), sizes.len()),
         ));
     }
-    for (i, (p, &size)) in layout.iter().zip(sizes).enumerate() {
+    let size_differs = |i: usize, p: &ParamInfo, size: u32| {
+        InvalidArgument::new(
+            WHAT,
+            format!("{}: parameter {i} takes {} bytes, argument {i} has {size}", target.name(), p.size),
+        )
+    };
+    for (i, (p, &size)) in known.params.iter().zip(sizes).enumerate() {
         if size != 0 && p.size != size as usize {
-            return Err(InvalidArgument::new(
-                WHAT,
-                format!("{}: parameter {i} takes {} bytes, argument {i} has {size}", target.name(), p.size),
-            ));
+            return Err(size_differs(i, p, size));
+        }
+    }
+    // More arguments than any launch passed before (layout known per index only): the
+    // driver is asked for the indices beyond (never past this launch's arguments, so no
+    // needless API error); one it refuses is an argument too many.
+    for (i, &size) in sizes.iter().enumerate().skip(expected) {
+        match target.param_info(stream, i) {
+            Ok(p) if size != 0 && p.size != size as usize => return Err(size_differs(i, &p, size)),
+            Ok(_) => {}
+            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
+                return Err(InvalidArgument::new(
+                    WHAT,
+                    format!("{}: expected {i} parameters, got {}", target.name(), sizes.len()),
+                ));
+            }
+            Err(_) => return Ok(()),
         }
     }
     Ok(())

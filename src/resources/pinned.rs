@@ -34,7 +34,9 @@ kind!(
 /// any number of copies queued from any number of threads on any streams: each is queued
 /// under the buffer's lock after the earlier ones (its stream waits for the event, the
 /// event is recorded after it), so the one event covers them all. (Copies from one buffer
-/// on two streams are therefore done one after the other.)
+/// on two streams are therefore done one after the other.) A copy on a stream of another
+/// context, which cannot record the event, is waited for before the call returns; no
+/// wait ever happens under the lock.
 ///
 /// A buffer of no bytes makes no driver call: no memory, no event; its address is null
 /// (never a dangling one, not even from [`PinnedBuffer::into_raw`]), its slices are empty
@@ -47,7 +49,8 @@ pub struct PinnedBuffer<T> {
     in_use: Option<Event>,
     /// Why a queued copy could not be covered by `in_use` (nor waited for). Its lock is
     /// also held while a use is queued (wait for `in_use`, the copy, record `in_use`), so
-    /// that uses queued by several threads chain: the event covers every one of them.
+    /// that uses queued by several threads chain: the event covers every one of them. It
+    /// is never held across a wait.
     failed: Mutex<Option<CudaError>>,
     _values: PhantomData<T>,
 }
@@ -220,10 +223,11 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// Queues `copy` on `stream` as a use of the buffer, under one switch to the stream's
     /// context: first the stream waits for every earlier use (the buffer's event), then
     /// the copy, then the event is recorded after it (for a stream of another context,
-    /// whose stream cannot record this event, the stream is waited for instead). So the
-    /// event always covers every use. If the copy was queued but could not be covered, it
-    /// is waited for at once; if even that fails, the buffer is marked failed: it refuses
-    /// access and is leaked rather than freed under a copy.
+    /// whose stream cannot record this event, the stream is waited for instead, with the
+    /// lock released). So the event covers every use `&mut self` could overlap. If the
+    /// copy was queued but could not be covered, it is waited for at once; if even that
+    /// fails, the buffer is marked failed: it refuses access and is leaked rather than
+    /// freed under a copy.
     pub(crate) fn use_on(
         &self,
         stream: &Stream,
@@ -236,25 +240,35 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), in_use.as_raw());
         let same_context = in_use.context().as_raw() == stream.context().as_raw();
         let mut queued = false;
-        // Held until the use is queued and covered: a use queued by another thread meanwhile
-        // would otherwise wait for the event before this one is recorded, and overwrite it.
-        let mut failed = self.failed.lock().unwrap_or_else(|p| p.into_inner());
-        let result = stream.run(|| {
-            // SAFETY: the stream and the event are live.
-            unsafe { pc.cuStreamWaitEvent(s, ev, 0) }?;
-            copy()?;
-            queued = true;
-            if same_context {
-                // SAFETY: as above; both belong to the stream's context.
-                unsafe { pc.cuEventRecord(ev, s) }
-            } else {
-                // SAFETY: the stream is live.
-                unsafe { pc.cuStreamSynchronize(s) }
-            }
-        });
+        let queuing = {
+            // Held while the use is queued and covered: a use queued by another thread
+            // meanwhile would otherwise wait for the event before this one is recorded, and
+            // overwrite it. Never held across a wait (a wait may run host functions queued
+            // on the stream: user code).
+            let _order = self.failed.lock().unwrap_or_else(|p| p.into_inner());
+            stream.run(|| {
+                // SAFETY: the stream and the event are live.
+                unsafe { pc.cuStreamWaitEvent(s, ev, 0) }?;
+                copy()?;
+                queued = true;
+                if same_context {
+                    // SAFETY: as above; both belong to the stream's context.
+                    unsafe { pc.cuEventRecord(ev, s) }?;
+                }
+                Ok(())
+            })
+        };
+        // A stream of another context cannot record the event: the use is waited for
+        // before returning (outside the lock). Only `&mut self` (writes, drop) needs every
+        // use covered, and it cannot overlap this call.
+        let result = match queuing {
+            Ok(()) if !same_context => stream.synchronize(),
+            other => other,
+        };
         if let (true, Err(e)) = (queued, &result) {
             if let Err(wait) = stream.synchronize() {
-                *failed = Some(e.clone().with_note(format!("waiting for the queued copy failed too: {wait}")));
+                let failed = e.clone().with_note(format!("waiting for the queued copy failed too: {wait}"));
+                *self.failed.lock().unwrap_or_else(|p| p.into_inner()) = Some(failed);
             }
         }
         result

@@ -14,12 +14,10 @@
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
-use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
-use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::flags::ShareableHandleTypes;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 use crate::sys::{
@@ -27,8 +25,6 @@ use crate::sys::{
     CUmemAllocationHandleType, CUmemAllocationProp, CUmemAllocationType, CUmemGenericAllocationHandle, CUmemLocation,
     CUmemLocationType,
 };
-use crate::table::Call;
-use crate::Driver;
 
 /// What a mapping lets a device do with its memory (`CU_MEM_ACCESS_FLAGS_PROT_*`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,37 +73,17 @@ fn device_prop(device: CUdevice, types: ShareableHandleTypes) -> CUmemAllocation
     }
 }
 
-/// The kind of an address reservation: freed with `cuMemAddressFree(address, size)`.
-pub(crate) struct ReservationKind;
+kind!(
+    /// The kind of an address reservation: freed with `cuMemAddressFree(address, size)` by
+    /// the last clone; every mapping in it holds a clone, so none is left by then.
+    ReservationKind: CUdeviceptr = "AddressRange", owner ReservationOwner, driver |o| o.context.driver(),
+    context |_o| None, release cuMemAddressFree |o| (o.size)
+);
 
 /// What a reservation keeps: its context and size.
 pub(crate) struct ReservationOwner {
     context: Context,
     size: usize,
-}
-
-impl Kind for ReservationKind {
-    type Raw = CUdeviceptr;
-    type Owner = ReservationOwner;
-    const NAME: &'static str = "AddressRange";
-    const NULL: CUdeviceptr = 0;
-    fn driver(owner: &ReservationOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUdeviceptr) -> usize {
-        raw as usize
-    }
-    fn arg(_: &ReservationOwner, raw: CUdeviceptr, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(_: &ReservationOwner, _: Ownership) -> Call {
-        call::cuMemAddressFree
-    }
-    unsafe fn release(owner: &ReservationOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, by the last clone; every mapping in it holds a clone, so
-        // none is left.
-        unsafe { owner.context.driver().pc().cuMemAddressFree(raw, owner.size) }
-    }
 }
 
 /// A range of device addresses reserved with `cuMemAddressReserve`, with no memory
@@ -140,38 +116,19 @@ impl AddressRange {
     }
 }
 
-/// The kind of a physical allocation: released with `cuMemRelease`.
-pub(crate) struct PhysicalKind;
+kind!(
+    /// The kind of a physical allocation: released with `cuMemRelease` by the last clone (a
+    /// mapping of it holds a clone, and the driver keeps the memory of a released handle
+    /// while it is mapped anyway).
+    PhysicalKind: CUmemGenericAllocationHandle = "PhysicalMemory", owner PhysicalOwner,
+    driver |o| o.context.driver(), context |_o| None, release cuMemRelease
+);
 
 /// What a physical allocation keeps: its context, size and shareable handle types.
 pub(crate) struct PhysicalOwner {
     context: Context,
     size: usize,
     types: ShareableHandleTypes,
-}
-
-impl Kind for PhysicalKind {
-    type Raw = CUmemGenericAllocationHandle;
-    type Owner = PhysicalOwner;
-    const NAME: &'static str = "PhysicalMemory";
-    const NULL: CUmemGenericAllocationHandle = 0;
-    fn driver(owner: &PhysicalOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUmemGenericAllocationHandle) -> usize {
-        raw as usize
-    }
-    fn arg(_: &PhysicalOwner, raw: CUmemGenericAllocationHandle, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(_: &PhysicalOwner, _: Ownership) -> Call {
-        call::cuMemRelease
-    }
-    unsafe fn release(owner: &PhysicalOwner, raw: CUmemGenericAllocationHandle, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, by the last clone (a mapping of it holds a clone, and the
-        // driver keeps the memory of a released handle while it is mapped anyway).
-        unsafe { owner.context.driver().pc().cuMemRelease(raw) }
-    }
 }
 
 /// Physical device memory made with `cuMemCreate` (or imported from a file descriptor),
@@ -270,8 +227,12 @@ impl PhysicalMemory {
     }
 }
 
-/// The kind of a mapping: unmapped with `cuMemUnmap(address, size)`.
-pub(crate) struct MappingKind;
+kind!(
+    /// The kind of a mapping: unmapped with `cuMemUnmap(address, size)` by the last clone;
+    /// views borrow a clone, so none is left by then.
+    MappingKind: CUdeviceptr = "Mapping", owner MappingOwner, driver |o| o.range.0.driver(), context |_o| None,
+    release cuMemUnmap |o| (o.memory.size())
+);
 
 /// What a mapping keeps alive: its memory and its range, dropped in this order after the
 /// unmap (so the memory is released before the range is freed), and its bytes as device
@@ -280,29 +241,6 @@ pub(crate) struct MappingOwner {
     memory: PhysicalMemory,
     range: AddressRange,
     bytes: DeviceBuffer<u8>,
-}
-
-impl Kind for MappingKind {
-    type Raw = CUdeviceptr;
-    type Owner = MappingOwner;
-    const NAME: &'static str = "Mapping";
-    const NULL: CUdeviceptr = 0;
-    fn driver(owner: &MappingOwner) -> &'static Driver {
-        owner.range.0.driver()
-    }
-    fn addr(raw: CUdeviceptr) -> usize {
-        raw as usize
-    }
-    fn arg(_: &MappingOwner, raw: CUdeviceptr, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(_: &MappingOwner, _: Ownership) -> Call {
-        call::cuMemUnmap
-    }
-    unsafe fn release(owner: &MappingOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: unmapped once, by the last clone; views borrow a clone, so none is left.
-        unsafe { owner.range.0.driver().pc().cuMemUnmap(raw, owner.memory.size()) }
-    }
 }
 
 /// All of a [`PhysicalMemory`] mapped at an address of an [`AddressRange`]

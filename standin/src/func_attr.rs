@@ -2,7 +2,7 @@
 //! `cuFuncSetAttribute`, `cuKernelGetAttribute`, `cuKernelSetAttribute` (kept per
 //! device), `cuFuncSetCacheConfig`, `cuKernelSetCacheConfig`, `cuCtxSetCacheConfig` and
 //! `cuCtxGetCacheConfig`, and the parameter layout (`cuFuncGetParamInfo`,
-//! `cuKernelGetParamInfo`).
+//! `cuKernelGetParamInfo`, and from 13.2 `cuFuncGetParamCount`, `cuKernelGetParamCount`).
 //!
 //! Every kernel has an empty kernel's attributes on an H200: 1024 threads, 4 registers, no
 //! static shared, constant or local memory, PTX and binary version 9.0 (driver-facts.md,
@@ -264,5 +264,29 @@ pub(crate) unsafe fn cu_kernel_get_param_info(
             return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
         }
         param_info(w, k, index, offset, size)
+    }))
+}
+
+/// The number of parameters of handle `f`.
+fn param_count(w: &World, f: u64, count: *mut usize) -> Result<(), CUresult> {
+    non_null(count)?;
+    let layout = module::params_of(w, f)?.ok_or(CUresult::CUDA_ERROR_NOT_SUPPORTED)?;
+    write(count, layout.len())
+}
+
+/// `cuFuncGetParamCount` (13.2).
+pub(crate) unsafe fn cu_func_get_param_count(w: &World, f: CUfunction, count: *mut usize) -> CUresult {
+    status(param_count(w, from_ptr(f), count))
+}
+
+/// `cuKernelGetParamCount` (13.2): CUDA_ERROR_INVALID_CONTEXT without a current context,
+/// as `cuKernelGetParamInfo`.
+pub(crate) unsafe fn cu_kernel_get_param_count(w: &World, kernel: CUkernel, count: *mut usize) -> CUresult {
+    let k = from_ptr(kernel);
+    status(w.contexts.current().and_then(|_| {
+        if !module::is_kernel(w, k) {
+            return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
+        }
+        param_count(w, k, count)
     }))
 }

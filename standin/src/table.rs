@@ -237,6 +237,8 @@ pub(crate) const TABLE: Table = Table {
     cuCtxGetCacheConfig_v3020: imp(func_attr::cu_ctx_get_cache_config),
     cuFuncGetParamInfo_v12040: imp(func_attr::cu_func_get_param_info),
     cuKernelGetParamInfo_v12040: imp(func_attr::cu_kernel_get_param_info),
+    cuFuncGetParamCount_v13020: imp(func_attr::cu_func_get_param_count),
+    cuKernelGetParamCount_v13020: imp(func_attr::cu_kernel_get_param_count),
     // occupancy.rs
     cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050: imp(
         occupancy::cu_occupancy_max_active_blocks_per_multiprocessor,

@@ -3,30 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+#[path = "../../tests/common/sources.rs"]
+mod walker;
+use walker::code;
+
 /// Every hand-written `.rs` file under `standin/src/` (`generated/` excluded), with its text.
 fn sources() -> Vec<(PathBuf, String)> {
-    fn walk(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                if path.file_name().is_some_and(|n| n != "generated") {
-                    walk(&path, out);
-                }
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                let text = std::fs::read_to_string(&path).unwrap();
-                out.push((path, text));
-            }
-        }
-    }
-    let mut out = Vec::new();
-    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut out);
-    assert!(out.len() > 20, "found only {} source files", out.len());
-    out
-}
-
-/// The code of a line: what is left once a `//` comment is cut off (doc comments included).
-fn code(line: &str) -> &str {
-    line.split("//").next().unwrap_or("")
+    walker::sources(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
 }
 
 /// Whether `code` has a string literal starting with a CUDA name: `"cuX`, `c"cuX` or

@@ -368,7 +368,12 @@ impl Memory {
     /// mappings given access lie back to back (a copy may span them, as on the H200).
     /// Nothing is called unless every byte is reachable: then the error of
     /// [`Memory::at`].
-    fn each_piece(&mut self, address: u64, len: usize, mut f: impl FnMut(usize, *mut u8, usize)) -> Result<(), CUresult> {
+    fn each_piece(
+        &mut self,
+        address: u64,
+        len: usize,
+        mut f: impl FnMut(usize, *mut u8, usize),
+    ) -> Result<(), CUresult> {
         let refused = match self.at(address, len) {
             Ok(p) => {
                 f(0, p, len);
@@ -609,9 +614,11 @@ impl Memory {
             _ => {
                 // An address inside a registration is INVALID_VALUE on the H200; one
                 // outside every registration is HOST_MEMORY_NOT_REGISTERED.
-                let inside = self.pinned.range(..p).next_back().is_some_and(|(start, b)| {
-                    b.registered && !b.freed && p - start < b.size as u64
-                });
+                let inside = self
+                    .pinned
+                    .range(..p)
+                    .next_back()
+                    .is_some_and(|(start, b)| b.registered && !b.freed && p - start < b.size as u64);
                 Err(if inside {
                     CUresult::CUDA_ERROR_INVALID_VALUE
                 } else {
