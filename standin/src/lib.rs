@@ -288,11 +288,13 @@
 #![allow(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
+mod array;
 mod capture;
 mod capture_api;
 mod context_api;
 mod coop;
 mod copy;
+mod copy3d;
 mod copy_any;
 mod ctx_query;
 mod device;
@@ -332,6 +334,7 @@ mod run;
 mod stream;
 mod stream_query;
 mod table;
+mod texture;
 mod user_object;
 mod vmm;
 mod world;
