@@ -9,8 +9,8 @@ use common::standin_driver;
 use cudrv::sys::{CUmemorytype, CUresult, CUDA_MEMCPY2D};
 use cudrv::{
     AddressMode, Array, ArrayDescriptor, ArrayFlags, ArrayFormat, Context, Copy2D, Copy3D, DeviceBuffer, DeviceSlice,
-    Error, FilterMode, LaunchConfig, Module, PitchedBuffer, ReadMode, ResourceDesc, Stream, StreamFlags,
-    SurfaceObject, TextureDesc, TextureObject, TextureResource,
+    DeviceSliceMut, Error, FilterMode, LaunchConfig, Module, PitchedBuffer, ReadMode, ResourceDesc, Stream,
+    StreamFlags, SurfaceObject, TextureDesc, TextureObject, TextureResource,
 };
 use cudrv_standin::{register_kernel, Param};
 
@@ -55,7 +55,7 @@ fn pitched_buffers_have_aligned_rows_that_are_views() {
 fn a_2d_copy_moves_a_region_with_offsets_and_is_checked_first() {
     let ctx = context();
     let array = Array::new(&ctx, ArrayDescriptor::d2(8, 4, ArrayFormat::U32, 1)).unwrap();
-    array.copy_from_host(&vec![0u32; 32]).unwrap();
+    array.copy_from_host(&[0u32; 32]).unwrap();
     // A 3 x 2 block of a host image of pitch 5, from (1, 1), to the array at (4, 2).
     let host: Vec<u32> = (0..5 * 4).collect();
     Copy2D::new(3, 2).from_host(&host, 5).src_offset(1, 1).to_array(&array).dst_offset(4, 2).run().unwrap();
@@ -101,7 +101,8 @@ fn pitched_device_and_array_copies_round_trip_sync_and_async() {
     assert_eq!(other.to_vec().unwrap(), values);
     // An asynchronous copy with a host end is the unsafe form's.
     let mut host = vec![0f32; 16 * 8];
-    let why = refused(Copy2D::new(16, 8).from_array(&array).to_host(&mut host, 16).run_async(&stream), "Copy2D::run_async");
+    let why =
+        refused(Copy2D::new(16, 8).from_array(&array).to_host(&mut host, 16).run_async(&stream), "Copy2D::run_async");
     assert!(why.contains("host end"), "{why}");
     // SAFETY: `host` is neither touched nor dropped before the synchronize.
     unsafe { Copy2D::new(16, 8).from_array(&array).to_host(&mut host, 16).run_async_host(&stream) }.unwrap();
@@ -189,9 +190,10 @@ fn texture_objects_read_back_and_keep_their_memory_alive() {
 
     // Over linear and pitched memory.
     let buf = DeviceBuffer::from_slice(&ctx, &[1.0f32; 64]).unwrap();
-    let linear = TextureObject::new(&TextureResource::linear(&buf, ArrayFormat::F32, 1).unwrap(), &Default::default())
-        .unwrap();
-    let want = ResourceDesc::Linear { address: buf.as_raw(), format: Some(ArrayFormat::F32), channels: 1, size_bytes: 256 };
+    let linear =
+        TextureObject::new(&TextureResource::linear(&buf, ArrayFormat::F32, 1).unwrap(), &Default::default()).unwrap();
+    let want =
+        ResourceDesc::Linear { address: buf.as_raw(), format: Some(ArrayFormat::F32), channels: 1, size_bytes: 256 };
     assert_eq!(linear.resource_desc().unwrap(), want);
     let pitched = PitchedBuffer::<[u8; 4]>::alloc(&ctx, 10, 3).unwrap();
     let res = TextureResource::pitched(&pitched, ArrayFormat::U8, 4).unwrap();
@@ -206,14 +208,14 @@ fn texture_objects_read_back_and_keep_their_memory_alive() {
     };
     assert_eq!(t.resource_desc().unwrap(), want);
     let e = TextureResource::pitched(&pitched, ArrayFormat::U8, 1).unwrap_err();
-    assert!(e.why().contains("4 bytes"), "{e}");
+    assert!(e.why().contains("a value of T 4"), "{e}");
 
     // Surfaces need a surface-writable array.
     let plain = Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::F32, 1)).unwrap();
     let why = refused(SurfaceObject::new(&plain), "SurfaceObject::new");
     assert!(why.contains("SURFACE_LDST"), "{why}");
-    let ldst = Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::F32, 1).with_flags(ArrayFlags::SURFACE_LDST))
-        .unwrap();
+    let ldst =
+        Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::F32, 1).with_flags(ArrayFlags::SURFACE_LDST)).unwrap();
     let s = SurfaceObject::new(&ldst).unwrap();
     assert_eq!(s.resource_desc().unwrap(), ResourceDesc::Array(ldst.as_raw()));
 }
@@ -243,7 +245,7 @@ fn a_host_kernel_reads_an_array_through_a_texture_object() {
     let (wi, hi) = (w as i32, h as i32);
     let mut launch = f.builder(&stream);
     launch.arg(&tex).arg(&out).arg(&wi).arg(&hi);
-    let config = LaunchConfig { grid: (3, 3, 1), block: (16, 8, 1), shared_mem_bytes: 0 };
+    let config = LaunchConfig::new((3, 3, 1), (16, 8, 1));
     // SAFETY: the arguments match read_texture_2d(cudaTextureObject_t, float*, int, int);
     // `out` holds w * h values.
     unsafe { launch.launch(config) }.unwrap();
