@@ -279,7 +279,7 @@ impl Array {
     }
 
     /// The descriptor as the driver reports it (`cuArray3DGetDescriptor`). A format cudrv
-    /// does not name is [`CudaError`]-free: it is returned as an [`InvalidArgument`].
+    /// does not name is returned as an [`InvalidArgument`] naming it.
     pub fn descriptor(&self) -> Result<ArrayDescriptor, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut d = CUDA_ARRAY3D_DESCRIPTOR::default();
