@@ -278,3 +278,60 @@ fn the_stand_in_refuses_a_width_past_the_pitch_and_unknown_memory_types() {
     assert_eq!(copy(65, 64, CUmemorytype::CU_MEMORYTYPE_DEVICE), CUresult::CUDA_ERROR_INVALID_VALUE);
     assert_eq!(copy(16, 64, CUmemorytype(9)), CUresult::CUDA_ERROR_INVALID_VALUE);
 }
+
+/// Blocks `stream` until the returned sender sends (or is dropped).
+fn gate(stream: &Stream) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    stream
+        .launch_host_fn(move || {
+            let _ = rx.recv();
+        })
+        .unwrap();
+    tx
+}
+
+/// Opens the gate from another thread after a while (nothing asserts the time).
+fn open_later(tx: std::sync::mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let _ = tx.send(());
+    })
+}
+
+/// An array dropped while a copy out of it is queued (behind a blocked host function) on
+/// a non-blocking stream: its destroy waits for the copy, which reads the array's values
+/// (the stand-in frees an array's memory at once, so a destroy that did not wait would
+/// fail the copy with CUDA_ERROR_ILLEGAL_ADDRESS).
+#[test]
+fn an_array_is_not_destroyed_under_a_queued_copy() {
+    let ctx = context();
+    let s2 = Stream::new(&ctx, StreamFlags::NON_BLOCKING).unwrap();
+    let values: Vec<u32> = (0..64 * 8).collect();
+    let array = Array::new(&ctx, ArrayDescriptor::d2(64, 8, ArrayFormat::U32, 1)).unwrap();
+    array.copy_from_host(&values).unwrap();
+    let mut out = DeviceBuffer::<u32>::alloc(&ctx, 64 * 8).unwrap();
+    let tx = gate(&s2);
+    Copy2D::new(64, 8).from_array(&array).to_device(&mut out, 64).run_async(&s2).unwrap();
+    let opener = open_later(tx);
+    drop(array);
+    opener.join().unwrap();
+    s2.synchronize().unwrap();
+    assert_eq!(out.to_vec().unwrap(), values);
+}
+
+/// A texture object keeps its linear memory alive, and a launch through it records the
+/// memory's use on its stream: the buffer's free (its last clone, in the texture) waits.
+#[test]
+fn a_texture_over_a_buffer_keeps_it_alive_after_the_buffer_is_dropped() {
+    let ctx = context();
+    let buf = DeviceBuffer::from_slice(&ctx, &[3.0f32; 16]).unwrap();
+    let address = buf.as_raw();
+    let tex = TextureObject::new(&TextureResource::linear(&buf, ArrayFormat::F32, 1).unwrap(), &TextureDesc::default())
+        .unwrap();
+    drop(buf);
+    let ledger = cudrv_standin::StandIn::new(cudrv::table::HEADER_VERSION).unwrap().ledger();
+    assert!(ledger.allocation(address).is_some(), "the texture keeps the buffer's memory");
+    drop(tex);
+    let ledger = cudrv_standin::StandIn::new(cudrv::table::HEADER_VERSION).unwrap().ledger();
+    assert!(ledger.allocation(address).is_none(), "freed with the texture's last clone");
+}
