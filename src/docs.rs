@@ -8,7 +8,8 @@
 //! - [`compatibility_matrix`]: `cudrv-matrix`, which runs a program's tests once per
 //!   driver version.
 //! - [`memory`]: what each kind of memory guarantees, views and the traits for device
-//!   memory of `T`, zero lengths, free and total memory, pool attributes.
+//!   memory of `T`, zero lengths, free and total memory, pool attributes, pitched memory,
+//!   2D/3D copies, arrays, texture and surface objects.
 //! - [`stand_in`]: the stand-in driver (`cudrv-standin`) and how true it is to the real
 //!   one.
 //! - [`kernels`]: function and kernel attributes, module and library globals, JIT

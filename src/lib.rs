@@ -167,13 +167,16 @@ pub use pc::Pc;
 pub use pw::Pw;
 #[doc(inline)]
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
+pub use resources::array::{Array, ArrayDescriptor, ArrayFormat};
 pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
 pub use resources::context::Context;
+pub use resources::copy3d::{Copy2D, Copy3D};
 pub use resources::event::Event;
 #[cfg(target_os = "linux")]
 pub use resources::fd_passing::{recv_fd, send_fd};
 pub use resources::flags::{
-    ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes, StreamFlags,
+    ArrayFlags, ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes,
+    StreamFlags,
 };
 pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
@@ -189,9 +192,13 @@ pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::occupancy::PotentialBlockSize;
 pub use resources::pinned::PinnedBuffer;
+pub use resources::pitched::PitchedBuffer;
 pub use resources::pointer_attr::{MemoryType, PointerAttributes};
 pub use resources::pool::MemoryPool;
 pub use resources::stream::Stream;
+pub use resources::texture::{
+    AddressMode, FilterMode, ReadMode, ResourceDesc, SurfaceObject, TextureDesc, TextureObject, TextureResource,
+};
 pub use resources::user_object::UserObject;
 pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 pub use resources::vmm::{Access, AddressRange, GrowableBuffer, Mapping, PhysicalMemory};

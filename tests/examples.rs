@@ -35,6 +35,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("views", 1, "views: every result verified, 0 wrong"),
     ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
     ("virtual_memory", 1, "virtual_memory: every result verified, 0 wrong"),
+    ("array_texture", 1, "array_texture: every result verified, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -1,5 +1,5 @@
 //! Typed flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`], [`HostAllocFlags`],
-//! [`OccupancyFlags`], [`HostRegisterFlags`] and [`ShareableHandleTypes`]. Each is the
+//! [`OccupancyFlags`], [`HostRegisterFlags`], [`ShareableHandleTypes`] and [`ArrayFlags`]. Each is the
 //! driver's bit set with a named constant per bit of the pinned `cuda.h`, combined with
 //! `|`. Raw bits are still accepted (every function taking flags takes `impl Into<XFlags>`,
 //! and `u32` converts), and are passed to the driver as they are: a bit the driver does not
@@ -9,7 +9,8 @@ use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
 
 use crate::sys::{
-    CUctx_flags, CUevent_flags, CUoccupancy_flags, CUstream_flags, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
+    CUctx_flags, CUevent_flags, CUoccupancy_flags, CUstream_flags, CUDA_ARRAY3D_CUBEMAP, CUDA_ARRAY3D_LAYERED,
+    CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_TEXTURE_GATHER, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
     CU_MEMHOSTALLOC_WRITECOMBINED,
 };
 
@@ -233,3 +234,19 @@ mod tests {
         assert_eq!(u32::from(c), 12);
     }
 }
+
+flag_set!(
+    /// How a CUDA array is created (`cuArray3DCreate`'s `CUDA_ARRAY3D_*` flags).
+    ArrayFlags {
+        /// No flag: a plain 1D, 2D or 3D array.
+        NONE = 0,
+        /// A layered array: its depth is the number of layers of 1D or 2D arrays.
+        LAYERED = CUDA_ARRAY3D_LAYERED,
+        /// Surface objects may read and write it (`SurfaceObject`).
+        SURFACE_LDST = CUDA_ARRAY3D_SURFACE_LDST,
+        /// A cubemap: six square faces (depth 6, or a multiple of 6 when layered).
+        CUBEMAP = CUDA_ARRAY3D_CUBEMAP,
+        /// Texture gather may read it (2D arrays only).
+        TEXTURE_GATHER = CUDA_ARRAY3D_TEXTURE_GATHER,
+    }
+);

@@ -91,6 +91,12 @@ impl MemoryOwner {
         MemoryOwner { context: context.clone(), release, uses: Uses::default() }
     }
 
+    /// The owner of an allocation made with a plain `cuMemAlloc`-style call in `context`
+    /// and released with `cuMemFree` (a pitched allocation, `pitched.rs`).
+    pub(crate) fn freed_with_mem_free(context: &Context) -> MemoryOwner {
+        MemoryOwner::new(context, Release::Free)
+    }
+
     /// The context the allocation belongs to.
     pub(crate) fn context(&self) -> &Context {
         &self.context

@@ -11,8 +11,10 @@
 //! Drop never panics. A resource whose context cannot be made current is leaked, and the
 //! leak reported, rather than destroyed from the wrong context.
 
+pub mod array;
 pub mod attributes;
 pub mod context;
+pub mod copy3d;
 pub mod event;
 #[cfg(target_os = "linux")]
 pub mod fd_passing;
@@ -34,9 +36,11 @@ pub mod occupancy;
 pub(crate) mod params;
 pub mod peer;
 pub mod pinned;
+pub mod pitched;
 pub mod pointer_attr;
 pub mod pool;
 pub mod stream;
+pub mod texture;
 pub mod user_object;
 pub mod view;
 pub mod vmm;

@@ -342,6 +342,13 @@ impl<'a, T> DeviceView<'a, T> {
         DeviceView { ptr, len, mem, _values: PhantomData }
     }
 
+    /// `len` values at `ptr`, which the caller checked lie within the allocation `mem`
+    /// (a row of a pitched buffer, `pitched.rs`).
+    pub(crate) fn within(mem: &'a Handle<DeviceMemory>, ptr: CUdeviceptr, len: usize) -> DeviceView<'a, T> {
+        let ptr = if len.saturating_mul(size_of::<T>()) == 0 { 0 } else { ptr };
+        DeviceView { ptr, len, mem, _values: PhantomData }
+    }
+
     /// Values `start..end`, which the caller checked lie within the view.
     fn part(self, start: usize, end: usize) -> DeviceView<'a, T> {
         let len = end.saturating_sub(start);

@@ -28,14 +28,15 @@ pub struct Ledger {
     pub use_after_free: Vec<u64>,
     /// `(kind, handle)` of handles destroyed again: `"context"`, `"stream"`, `"event"`,
     /// `"memory pool"`, `"module"`, `"library"`, `"link state"`, `"graph"`,
-    /// `"graph exec"`, `"user object"`.
+    /// `"graph exec"`, `"user object"`, `"array"`, `"texture object"`, `"surface object"`.
     pub double_destroys: Vec<(&'static str, u64)>,
     /// Addresses returned by `cuMemPoolImportPointer` for export data already imported and
     /// still mapped: another address for the same mapping, as a real driver gives.
     pub duplicate_imports: Vec<u64>,
     /// `(kind, handle)` of every live handle the program created: contexts from
     /// `cuCtxCreate` (not primary ones), streams, events, memory pools (not default
-    /// ones), modules, libraries, link states, graphs, graph execs, user objects.
+    /// ones), modules, libraries, link states, graphs, graph execs, user objects, arrays,
+    /// texture and surface objects (whose handles are their records' device addresses).
     pub live_handles: Vec<(&'static str, u64)>,
 }
 
@@ -88,6 +89,12 @@ pub(crate) fn of(w: &World) -> Ledger {
     registry(&mut l, &lock(&w.graphs));
     registry(&mut l, &lock(&w.execs));
     registry(&mut l, &lock(&w.user_objects));
+    {
+        let a = lock(&w.arrays);
+        registry(&mut l, &a.arrays);
+        registry(&mut l, &a.textures);
+        registry(&mut l, &a.surfaces);
+    }
     l
 }
 
@@ -107,6 +114,12 @@ pub(crate) fn reset(w: &World) {
     lock(&w.graphs).forget_destroyed();
     lock(&w.execs).forget_destroyed();
     lock(&w.user_objects).forget_destroyed();
+    {
+        let mut a = lock(&w.arrays);
+        a.arrays.forget_destroyed();
+        a.textures.forget_destroyed();
+        a.surfaces.forget_destroyed();
+    }
 }
 
 /// A snapshot of the default world's ledger: live allocations and handles, and every

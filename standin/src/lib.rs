@@ -32,7 +32,9 @@
 //!   for more, up to 8), error names and strings, primary contexts, created contexts and
 //!   each thread's context stack, streams and host functions, events, device memory,
 //!   copies and memsets, pinned host memory, registration of the program's host memory
-//!   (`cuMemHostRegister`), virtual memory management (reservations, physical
+//!   (`cuMemHostRegister`), pitched allocations, CUDA arrays, 2D/3D copies between host
+//!   memory, device memory and arrays, texture and surface objects (read by host kernels
+//!   with [`Thread::texture_fetch`]), virtual memory management (reservations, physical
 //!   allocations, mappings with per-device access, POSIX file-descriptor export and
 //!   import), memory pools with IPC export and import,
 //!   libraries, modules and kernels over a fake image format ([`fake_image`]) and over
@@ -288,11 +290,13 @@
 #![allow(clippy::missing_safety_doc)]
 #![warn(missing_docs)]
 
+mod array;
 mod capture;
 mod capture_api;
 mod context_api;
 mod coop;
 mod copy;
+mod copy3d;
 mod copy_any;
 mod ctx_query;
 mod device;
@@ -332,6 +336,7 @@ mod run;
 mod stream;
 mod stream_query;
 mod table;
+mod texture;
 mod user_object;
 mod vmm;
 mod world;

@@ -14,9 +14,9 @@
 use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
-    capture_api, context_api, coop, copy, copy_any, ctx_query, device, entry, errors, event, func_attr, global, gpa,
-    graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module, occupancy, pci,
-    peer, pointer, pool, pool_attr, primary, stream, stream_query, user_object, vmm,
+    array, capture_api, context_api, coop, copy, copy3d, copy_any, ctx_query, device, entry, errors, event, func_attr,
+    global, gpa, graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module,
+    occupancy, pci, peer, pointer, pool, pool_attr, primary, stream, stream_query, texture, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.
@@ -114,6 +114,32 @@ pub(crate) const TABLE: Table = Table {
     cuMemHostRegister_v4000: imp(host_register::cu_mem_host_register),
     cuMemHostRegister_v6050: imp(host_register::cu_mem_host_register),
     cuMemHostUnregister_v4000: imp(host_register::cu_mem_host_unregister),
+    // array.rs
+    cuMemAllocPitch_v3020: imp(array::cu_mem_alloc_pitch),
+    cuArrayCreate_v3020: imp(array::cu_array_create),
+    cuArray3DCreate_v3020: imp(array::cu_array_3d_create),
+    cuArrayGetDescriptor_v3020: imp(array::cu_array_get_descriptor),
+    cuArray3DGetDescriptor_v3020: imp(array::cu_array_3d_get_descriptor),
+    cuArrayDestroy_v2000: imp(array::cu_array_destroy),
+    // copy3d.rs
+    cuMemcpy2D_v3020: imp(copy3d::cu_memcpy_2d),
+    cuMemcpy2D_v7000_ptds: imp(copy3d::cu_memcpy_2d),
+    cuMemcpy2DUnaligned_v3020: imp(copy3d::cu_memcpy_2d),
+    cuMemcpy2DUnaligned_v7000_ptds: imp(copy3d::cu_memcpy_2d),
+    cuMemcpy2DAsync_v3020: imp(copy3d::cu_memcpy_2d_async),
+    cuMemcpy2DAsync_v7000_ptsz: imp(copy3d::cu_memcpy_2d_async),
+    cuMemcpy3D_v3020: imp(copy3d::cu_memcpy_3d),
+    cuMemcpy3D_v7000_ptds: imp(copy3d::cu_memcpy_3d),
+    cuMemcpy3DAsync_v3020: imp(copy3d::cu_memcpy_3d_async),
+    cuMemcpy3DAsync_v7000_ptsz: imp(copy3d::cu_memcpy_3d_async),
+    // texture.rs
+    cuTexObjectCreate_v5000: imp(texture::cu_tex_object_create),
+    cuTexObjectDestroy_v5000: imp(texture::cu_tex_object_destroy),
+    cuTexObjectGetResourceDesc_v5000: imp(texture::cu_tex_object_get_resource_desc),
+    cuTexObjectGetTextureDesc_v5000: imp(texture::cu_tex_object_get_texture_desc),
+    cuSurfObjectCreate_v5000: imp(texture::cu_surf_object_create),
+    cuSurfObjectDestroy_v5000: imp(texture::cu_surf_object_destroy),
+    cuSurfObjectGetResourceDesc_v5000: imp(texture::cu_surf_object_get_resource_desc),
     // vmm.rs
     cuMemGetAllocationGranularity_v10020: imp(vmm::cu_mem_get_allocation_granularity),
     cuMemAddressReserve_v10020: imp(vmm::cu_mem_address_reserve),

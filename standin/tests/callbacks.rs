@@ -65,7 +65,7 @@ unsafe extern "C" fn try_the_driver(data: *mut c_void) {
             // The real driver never returns from this one (see the crate docs).
             ("cuStreamSynchronize(own)", p.cuStreamSynchronize(a.own)),
             // An entry the stand-in does not emulate.
-            ("cuArrayDestroy", p.cuArrayDestroy(std::ptr::null_mut())),
+            ("cuMipmappedArrayDestroy", p.cuMipmappedArrayDestroy(std::ptr::null_mut())),
         ]
     };
     a.answers.lock().unwrap().extend(answers);

@@ -69,7 +69,7 @@ fn not_initialized_before_cu_init_and_deinitialized_after_shutdown() {
             assert_eq!(p.cuCtxGetApiVersion(ctx, &mut 0), deinit);
             let mut config = cudrv::sys::CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
             assert_eq!(p.cuCtxGetSharedMemConfig(&mut config), deinit, "a stub");
-            assert_eq!(p.cuArrayDestroy(std::ptr::null_mut()), deinit, "a stub");
+            assert_eq!(p.cuMipmappedArrayDestroy(std::ptr::null_mut()), deinit, "a stub");
             // Still answering: versions, error strings, cuGetProcAddress.
             ok(p.cuDriverGetVersion(&mut v));
             assert_eq!(v, 13050);

@@ -41,6 +41,12 @@ impl<T> Registry<T> {
         handle
     }
 
+    /// Adds a live object under `handle`, a value the caller made unique (a texture
+    /// object's handle is the address of its record, `model/array.rs`).
+    pub(crate) fn insert_at(&mut self, handle: u64, value: T) {
+        self.live.insert(handle, value);
+    }
+
     /// The live object `handle` names.
     pub(crate) fn get(&self, handle: u64) -> Result<&T, CUresult> {
         self.live.get(&handle).ok_or(self.invalid)

@@ -48,6 +48,11 @@ pub enum AllocationKind {
     Mapped,
     /// `cuMemHostRegister`: the program's host memory, registered.
     Registered,
+    /// `cuArrayCreate` / `cuArray3DCreate`: a CUDA array's memory (`model/array.rs`).
+    Array,
+    /// `cuTexObjectCreate` / `cuSurfObjectCreate`: the record a texture or surface
+    /// object's handle points to (`run/texture.rs`).
+    TextureObject,
 }
 
 /// One live allocation.

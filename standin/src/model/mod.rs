@@ -3,6 +3,7 @@
 //! implementations (the modules beside `model/`) take the state from the world and call
 //! these.
 
+pub(crate) mod array;
 pub(crate) mod capture;
 pub(crate) mod context;
 pub(crate) mod device;

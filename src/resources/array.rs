@@ -1,0 +1,374 @@
+//! CUDA arrays: opaque, driver-laid-out memory for textures and surfaces, of one, two or
+//! three dimensions (`cuArrayCreate`, `cuArray3DCreate`), each element `channels` values of
+//! one [`ArrayFormat`]; their descriptors read back (`cuArray3DGetDescriptor`); copies to
+//! and from host and device memory (2D/3D copies, `copy3d.rs`); destroyed through the one
+//! handle core (`cuArrayDestroy`).
+//!
+//! Uses across streams: an array remembers the streams its asynchronous copies were queued
+//! on; its synchronous copies wait for them first (`cuStreamSynchronize` each), and its
+//! destroy waits for them and for its context's work (`cuCtxSynchronize`: kernels read and
+//! write arrays through texture and surface objects, launches cudrv does not see), so an
+//! array is never destroyed under work that uses it.
+
+use std::sync::Mutex;
+
+use crate::call;
+use crate::error::{CudaError, Error, InvalidArgument};
+use crate::report::Arg;
+use crate::resources::context::Context;
+use crate::resources::copy3d::Copy3D;
+use crate::resources::flags::ArrayFlags;
+use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::memory::DeviceRepr;
+use crate::resources::stream::Stream;
+use crate::resources::view::{DeviceSlice, DeviceSliceMut};
+use crate::sys::{CUarray, CUarray_format, CUcontext, CUDA_ARRAY3D_DESCRIPTOR, CUDA_ARRAY_DESCRIPTOR};
+use crate::table::Call;
+use crate::Driver;
+
+/// The type of each channel of an array element (`CUarray_format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ArrayFormat {
+    /// `u8` (`CU_AD_FORMAT_UNSIGNED_INT8`).
+    U8,
+    /// `u16`.
+    U16,
+    /// `u32`.
+    U32,
+    /// `i8`.
+    I8,
+    /// `i16`.
+    I16,
+    /// `i32`.
+    I32,
+    /// A 16-bit float (`CU_AD_FORMAT_HALF`).
+    F16,
+    /// `f32` (`CU_AD_FORMAT_FLOAT`).
+    F32,
+}
+
+impl ArrayFormat {
+    /// The bytes of one channel.
+    pub const fn bytes(self) -> usize {
+        match self {
+            ArrayFormat::U8 | ArrayFormat::I8 => 1,
+            ArrayFormat::U16 | ArrayFormat::I16 | ArrayFormat::F16 => 2,
+            ArrayFormat::U32 | ArrayFormat::I32 | ArrayFormat::F32 => 4,
+        }
+    }
+
+    /// The driver's value.
+    pub const fn to_raw(self) -> CUarray_format {
+        match self {
+            ArrayFormat::U8 => CUarray_format::CU_AD_FORMAT_UNSIGNED_INT8,
+            ArrayFormat::U16 => CUarray_format::CU_AD_FORMAT_UNSIGNED_INT16,
+            ArrayFormat::U32 => CUarray_format::CU_AD_FORMAT_UNSIGNED_INT32,
+            ArrayFormat::I8 => CUarray_format::CU_AD_FORMAT_SIGNED_INT8,
+            ArrayFormat::I16 => CUarray_format::CU_AD_FORMAT_SIGNED_INT16,
+            ArrayFormat::I32 => CUarray_format::CU_AD_FORMAT_SIGNED_INT32,
+            ArrayFormat::F16 => CUarray_format::CU_AD_FORMAT_HALF,
+            ArrayFormat::F32 => CUarray_format::CU_AD_FORMAT_FLOAT,
+        }
+    }
+
+    /// The format the driver's value names; `None` for one cudrv does not name.
+    pub fn from_raw(raw: CUarray_format) -> Option<ArrayFormat> {
+        [
+            ArrayFormat::U8,
+            ArrayFormat::U16,
+            ArrayFormat::U32,
+            ArrayFormat::I8,
+            ArrayFormat::I16,
+            ArrayFormat::I32,
+            ArrayFormat::F16,
+            ArrayFormat::F32,
+        ]
+        .into_iter()
+        .find(|f| f.to_raw() == raw)
+    }
+}
+
+/// The shape and element of an array: `width` elements (a 1D array: `height` and `depth`
+/// 0), `height` rows (2D: `depth` 0), `depth` slices or layers; each element `channels`
+/// (1, 2 or 4) values of `format`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ArrayDescriptor {
+    /// Elements in a row.
+    pub width: usize,
+    /// Rows (0 for a 1D array).
+    pub height: usize,
+    /// Slices, or layers of a layered array (0 for a 1D or 2D array).
+    pub depth: usize,
+    /// The type of each channel.
+    pub format: ArrayFormat,
+    /// Channels per element: 1, 2 or 4.
+    pub channels: u32,
+    /// `cuArray3DCreate`'s flags.
+    pub flags: ArrayFlags,
+}
+
+impl ArrayDescriptor {
+    /// A 1D array of `width` elements.
+    pub fn d1(width: usize, format: ArrayFormat, channels: u32) -> ArrayDescriptor {
+        ArrayDescriptor { width, height: 0, depth: 0, format, channels, flags: ArrayFlags::NONE }
+    }
+
+    /// A 2D array of `height` rows of `width` elements.
+    pub fn d2(width: usize, height: usize, format: ArrayFormat, channels: u32) -> ArrayDescriptor {
+        ArrayDescriptor { width, height, depth: 0, format, channels, flags: ArrayFlags::NONE }
+    }
+
+    /// A 3D array of `depth` slices of `height` rows of `width` elements.
+    pub fn d3(width: usize, height: usize, depth: usize, format: ArrayFormat, channels: u32) -> ArrayDescriptor {
+        ArrayDescriptor { width, height, depth, format, channels, flags: ArrayFlags::NONE }
+    }
+
+    /// The same, with `flags`.
+    pub fn with_flags(self, flags: impl Into<ArrayFlags>) -> ArrayDescriptor {
+        ArrayDescriptor { flags: flags.into(), ..self }
+    }
+
+    /// The bytes of one element (`channels` values of `format`).
+    pub fn element_bytes(&self) -> usize {
+        self.format.bytes().saturating_mul(self.channels as usize)
+    }
+
+    /// The extent in elements, rows and slices that copies address: a height or depth of
+    /// 0 counts as 1.
+    pub fn extent(&self) -> (usize, usize, usize) {
+        (self.width, self.height.max(1), self.depth.max(1))
+    }
+
+    /// Checks what cudrv can check before the driver is called.
+    fn check(&self, what: &'static str) -> Result<(), InvalidArgument> {
+        let bad = |why: String| Err(InvalidArgument::new(what, why));
+        if self.width == 0 {
+            return bad("width: an array needs at least one element in a row".into());
+        }
+        if !matches!(self.channels, 1 | 2 | 4) {
+            return bad(format!("channels: {} (an element has 1, 2 or 4 channels)", self.channels));
+        }
+        if self.depth > 0 && self.height == 0 && !self.flags.contains(ArrayFlags::LAYERED) {
+            return bad("height: a 3D array needs at least one row (a height of 0 with a depth)".into());
+        }
+        if self.flags.contains(ArrayFlags::LAYERED) && self.depth == 0 {
+            return bad("depth: a layered array needs at least one layer".into());
+        }
+        if self.flags.contains(ArrayFlags::CUBEMAP) {
+            let layered = self.flags.contains(ArrayFlags::LAYERED);
+            let faces_ok = if layered { self.depth % 6 == 0 && self.depth > 0 } else { self.depth == 6 };
+            if self.width != self.height || !faces_ok {
+                let why = format!(
+                    "a cubemap needs square faces and a depth of 6 (a multiple of 6 when layered), not {} x {} x {}",
+                    self.width, self.height, self.depth
+                );
+                return bad(why);
+            }
+        }
+        Ok(())
+    }
+
+    fn to_raw_3d(self) -> CUDA_ARRAY3D_DESCRIPTOR {
+        CUDA_ARRAY3D_DESCRIPTOR {
+            Width: self.width,
+            Height: self.height,
+            Depth: self.depth,
+            Format: self.format.to_raw(),
+            NumChannels: self.channels,
+            Flags: self.flags.bits(),
+        }
+    }
+}
+
+/// The kind of a CUDA array.
+pub(crate) struct ArrayKind;
+
+/// What an array keeps alive and the streams it was used on.
+pub(crate) struct ArrayOwner {
+    context: Context,
+    desc: ArrayDescriptor,
+    /// The streams its asynchronous copies were queued on, each once.
+    uses: Mutex<Vec<Stream>>,
+}
+
+impl ArrayOwner {
+    fn uses(&self) -> Vec<Stream> {
+        self.uses.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+}
+
+impl Kind for ArrayKind {
+    type Raw = CUarray;
+    type Owner = ArrayOwner;
+    const NAME: &'static str = "Array";
+    const NULL: CUarray = std::ptr::null_mut();
+    fn driver(owner: &ArrayOwner) -> &'static Driver {
+        owner.context.driver()
+    }
+    fn addr(raw: CUarray) -> usize {
+        raw as usize
+    }
+    fn arg(_: &ArrayOwner, raw: CUarray, _: Ownership) -> Arg {
+        Arg::Pointer(raw as usize)
+    }
+    fn release_call(_: &ArrayOwner, _: Ownership) -> Call {
+        call::cuArrayDestroy
+    }
+    fn release_context(owner: &ArrayOwner) -> Option<CUcontext> {
+        Some(owner.context.as_raw())
+    }
+    unsafe fn release(owner: &ArrayOwner, raw: CUarray, _: Ownership) -> Result<(), CudaError> {
+        let pc = owner.context.driver().pc();
+        // Its copies' streams (perhaps of other contexts), then every kernel of its context
+        // (texture and surface reads and writes): if either wait fails, the array is leaked
+        // (reported), never destroyed under them.
+        for s in owner.uses() {
+            if !s.is_capturing()? {
+                s.synchronize()?;
+            }
+        }
+        // SAFETY: no arguments; the array's context is current (release_context).
+        unsafe { pc.cuCtxSynchronize() }?;
+        // SAFETY: released once, from the last clone, after its uses.
+        unsafe { pc.cuArrayDestroy(raw) }
+    }
+}
+
+/// A CUDA array (`cuArrayCreate`/`cuArray3DCreate`). Clones share it; the last one
+/// destroys it (`cuArrayDestroy`) after the work that may use it: its copies' streams and
+/// its context's kernels (one `cuCtxSynchronize`). Texture and surface objects over it keep
+/// it alive. Its elements are laid out by the driver: they are reached only through 2D/3D
+/// copies ([`Copy2D`](crate::Copy2D), [`Copy3D`]) and, in kernels, texture and surface
+/// objects.
+#[derive(Clone)]
+pub struct Array(pub(crate) Handle<ArrayKind>);
+handle_type!(Array: ArrayKind => CUarray);
+
+impl Array {
+    /// Creates an array in `context` shaped as `desc`: `cuArrayCreate` for a 1D or 2D array
+    /// without flags, `cuArray3DCreate` otherwise. A width of 0, a channel count other than
+    /// 1, 2 or 4, a 3D array of no rows, a layered array of no layers and a cubemap that
+    /// is not 6 square faces are refused before any driver call ([`InvalidArgument`]
+    /// naming the field). On error nothing is created.
+    pub fn new(context: &Context, desc: ArrayDescriptor) -> Result<Array, Error> {
+        desc.check("Array::new")?;
+        let pc = context.driver().pc();
+        let owner = ArrayOwner { context: context.clone(), desc, uses: Mutex::new(Vec::new()) };
+        let handle = Handle::create_out(owner, context.as_raw(), |raw| {
+            if desc.depth == 0 && desc.flags == ArrayFlags::NONE {
+                let d = CUDA_ARRAY_DESCRIPTOR {
+                    Width: desc.width,
+                    Height: desc.height,
+                    Format: desc.format.to_raw(),
+                    NumChannels: desc.channels,
+                };
+                // SAFETY: `raw` is a valid out-pointer, `d` a valid descriptor.
+                unsafe { pc.cuArrayCreate(raw, &d) }
+            } else {
+                let d = desc.to_raw_3d();
+                // SAFETY: as above.
+                unsafe { pc.cuArray3DCreate(raw, &d) }
+            }
+        })?;
+        Ok(Array(handle))
+    }
+
+    /// The descriptor it was created with (no driver call).
+    pub fn desc(&self) -> &ArrayDescriptor {
+        &self.0.owner().desc
+    }
+
+    /// The descriptor as the driver reports it (`cuArray3DGetDescriptor`). A format cudrv
+    /// does not name is returned as an [`InvalidArgument`] naming it.
+    pub fn descriptor(&self) -> Result<ArrayDescriptor, Error> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut d = CUDA_ARRAY3D_DESCRIPTOR::default();
+        // SAFETY: a valid out-pointer; the array is live while we hold it.
+        self.context().run(|| unsafe { pc.cuArray3DGetDescriptor(&mut d, raw) })?;
+        let format = ArrayFormat::from_raw(d.Format).ok_or_else(|| {
+            InvalidArgument::new("Array::descriptor", format!("the driver reports format {}", d.Format.0))
+        })?;
+        Ok(ArrayDescriptor {
+            width: d.Width,
+            height: d.Height,
+            depth: d.Depth,
+            format,
+            channels: d.NumChannels,
+            flags: ArrayFlags::from_bits_retain(d.Flags),
+        })
+    }
+
+    /// The context it belongs to.
+    pub fn context(&self) -> &Context {
+        &self.0.owner().context
+    }
+
+    /// Copies `src`, every element of the array in order (x fastest, then rows, then
+    /// slices), into the array (`cuMemcpy3D`, synchronous). `T` must be one element's
+    /// size and `src` hold exactly every element ([`InvalidArgument`] otherwise).
+    pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_from_host", src.len())?;
+        Copy3D::new(w, h, d).from_host(src, w, h).to_array(self).run()
+    }
+
+    /// Every element of the array, in order, copied to a new vector (`cuMemcpy3D`).
+    pub fn to_vec<T: DeviceRepr>(&self) -> Result<Vec<T>, Error> {
+        let what = "Array::to_vec";
+        let (w, h, d) = self.desc().extent();
+        let n = self.check_whole::<T>(what, None)?;
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(n).map_err(|e| InvalidArgument::new(what, format!("{n} values: {e}")))?;
+        // SAFETY: T: DeviceRepr accepts any bytes; the copy writes every value before the
+        // vector is returned (on error it is dropped unread).
+        unsafe { out.set_len(n) };
+        Copy3D::new(w, h, d).from_array(self).to_host(&mut out, w, h).run()?;
+        Ok(out)
+    }
+
+    /// Copies every element from `src` (device memory holding them in order) into the
+    /// array (`cuMemcpy3D`).
+    pub fn copy_from_device<T: DeviceRepr>(&self, src: &impl DeviceSlice<T>) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_from_device", src.len())?;
+        Copy3D::new(w, h, d).from_device(src, w, h).to_array(self).run()
+    }
+
+    /// Copies every element into `dst` (device memory of exactly that many values), in
+    /// order (`cuMemcpy3D`).
+    pub fn copy_to_device<T: DeviceRepr>(&self, dst: &mut impl DeviceSliceMut<T>) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_to_device", dst.len())?;
+        Copy3D::new(w, h, d).from_array(self).to_device(dst, w, h).run()
+    }
+
+    /// Checks that `T` is one element and `len` (if given) is every element; returns the
+    /// number of elements.
+    fn check_whole<T>(&self, what: &'static str, len: impl Into<Option<usize>>) -> Result<usize, InvalidArgument> {
+        let desc = self.desc();
+        if desc.element_bytes() != size_of::<T>() {
+            let why = format!("an element is {} bytes, a value of T {}", desc.element_bytes(), size_of::<T>());
+            return Err(InvalidArgument::new(what, why));
+        }
+        let (w, h, d) = desc.extent();
+        let n = w.checked_mul(h).and_then(|n| n.checked_mul(d)).ok_or_else(|| InvalidArgument::new(what, "size"))?;
+        match len.into() {
+            Some(len) if len != n => Err(InvalidArgument::new(what, format!("{len} values for {n} elements"))),
+            _ => Ok(n),
+        }
+    }
+
+    /// Records an asynchronous use on `stream` (before the work is queued there).
+    pub(crate) fn used_on(&self, stream: &Stream) {
+        let mut uses = self.0.owner().uses.lock().unwrap_or_else(|p| p.into_inner());
+        let same = |s: &Stream| s.as_raw() == stream.as_raw() && s.context().as_raw() == stream.context().as_raw();
+        if !uses.iter().any(same) {
+            uses.push(stream.clone());
+        }
+    }
+
+    /// Waits for the streams of its asynchronous copies, before a synchronous copy.
+    pub(crate) fn settle(&self) -> Result<(), CudaError> {
+        self.0.owner().uses().iter().try_for_each(Stream::synchronize)
+    }
+}

@@ -1,0 +1,276 @@
+//! Texture and surface objects: `cuTexObjectCreate`, `cuTexObjectDestroy`,
+//! `cuTexObjectGetResourceDesc`, `cuTexObjectGetTextureDesc`, `cuSurfObjectCreate`,
+//! `cuSurfObjectDestroy`, `cuSurfObjectGetResourceDesc`.
+//!
+//! An object is its descriptors (`model/array.rs`); its handle is the device address of a
+//! 64-byte record of where its texels are (`run/texture.rs`), through which host kernels
+//! read it (`Thread::texture_fetch`). No sampling is computed otherwise. A resource view
+//! given to `cuTexObjectCreate` is accepted and ignored.
+//!
+//! Checked as a real driver documents (answers to be recorded on the H200: conformance
+//! cases pending): a resource of an unknown type, an unknown array, linear or pitched
+//! memory that is not live, not aligned to 512 bytes (texture alignment) or of no bytes, a
+//! pitch below the row or not a multiple of 32 (texture pitch alignment), an unknown
+//! format or channel count, an address or filter mode out of range: all
+//! CUDA_ERROR_INVALID_VALUE; a surface over anything but an array made with
+//! `CUDA_ARRAY3D_SURFACE_LDST`: CUDA_ERROR_INVALID_VALUE.
+
+use cudrv::sys::*;
+
+use crate::array;
+use crate::entry::{from_ptr, non_null, status, to_ptr, write};
+use crate::model::array::{format_bytes, Object, Resource, Sampling};
+use crate::model::memory::{AllocationKind, Owner};
+use crate::run::lock::lock;
+use crate::run::texture::{Texels, TEXELS_BYTES};
+use crate::world::World;
+
+/// The alignment a linear texture's address needs (`CU_DEVICE_ATTRIBUTE_TEXTURE_ALIGNMENT`).
+const TEXTURE_ALIGNMENT: u64 = 512;
+/// The alignment a pitched texture's pitch needs (`..._TEXTURE_PITCH_ALIGNMENT`).
+const TEXTURE_PITCH_ALIGNMENT: usize = 32;
+
+/// The resource and where its texels are, checked.
+fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resource, Texels), CUresult> {
+    let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
+    if d.flags != 0 {
+        return Err(invalid);
+    }
+    let element = |format: CUarray_format, channels: u32| match (format_bytes(format), channels) {
+        (Some(b), 1 | 2 | 4) => Ok(b * channels as usize),
+        _ => Err(invalid),
+    };
+    let live = |ptr: u64, bytes: usize| -> Result<(), CUresult> {
+        if ptr == 0 || bytes == 0 || ptr % TEXTURE_ALIGNMENT != 0 {
+            return Err(invalid);
+        }
+        lock(&w.memory).check_device(ptr, bytes)
+    };
+    match d.resType {
+        CUresourcetype::CU_RESOURCE_TYPE_ARRAY => {
+            // SAFETY: the member `resType` names; plain data.
+            let h = unsafe { d.res.array.hArray };
+            let a = array::find(w, h).map_err(|_| invalid)?;
+            if surface && a.desc.flags & CUDA_ARRAY3D_SURFACE_LDST == 0 {
+                return Err(invalid);
+            }
+            let (rows, slices) = a.desc.rows_slices();
+            let texels = Texels {
+                base: a.address,
+                pitch: a.desc.row_bytes() as u64,
+                rows: rows as u64,
+                extent: [a.desc.width as u64, rows as u64, slices as u64],
+                element: a.desc.element_bytes() as u32,
+                ..Texels::default()
+            };
+            Ok((Resource::Array { array: from_ptr(h) }, texels))
+        }
+        _ if surface => Err(invalid),
+        CUresourcetype::CU_RESOURCE_TYPE_LINEAR => {
+            // SAFETY: as above.
+            let l = unsafe { d.res.linear };
+            let e = element(l.format, l.numChannels)?;
+            live(l.devPtr, l.sizeInBytes)?;
+            let n = (l.sizeInBytes / e) as u64;
+            let texels =
+                Texels { base: l.devPtr, pitch: 0, rows: 1, extent: [n, 1, 1], element: e as u32, ..Texels::default() };
+            let r = Resource::Linear { ptr: l.devPtr, format: l.format, channels: l.numChannels, bytes: l.sizeInBytes };
+            Ok((r, texels))
+        }
+        CUresourcetype::CU_RESOURCE_TYPE_PITCH2D => {
+            // SAFETY: as above.
+            let p = unsafe { d.res.pitch2D };
+            let e = element(p.format, p.numChannels)?;
+            let row = p.width.checked_mul(e).ok_or(invalid)?;
+            if p.width == 0 || p.height == 0 || p.pitchInBytes < row || p.pitchInBytes % TEXTURE_PITCH_ALIGNMENT != 0 {
+                return Err(invalid);
+            }
+            live(p.devPtr, p.pitchInBytes.checked_mul(p.height).ok_or(invalid)?)?;
+            let texels = Texels {
+                base: p.devPtr,
+                pitch: p.pitchInBytes as u64,
+                rows: p.height as u64,
+                extent: [p.width as u64, p.height as u64, 1],
+                element: e as u32,
+                ..Texels::default()
+            };
+            let r = Resource::Pitch2D {
+                ptr: p.devPtr,
+                format: p.format,
+                channels: p.numChannels,
+                width: p.width,
+                height: p.height,
+                pitch: p.pitchInBytes,
+            };
+            Ok((r, texels))
+        }
+        _ => Err(invalid),
+    }
+}
+
+/// Makes an object: its record in device memory (its handle), then its registry entry.
+fn create(
+    w: &World,
+    out: *mut u64,
+    res: *const CUDA_RESOURCE_DESC,
+    tex: Option<&CUDA_TEXTURE_DESC>,
+) -> Result<(), CUresult> {
+    non_null(out)?;
+    non_null(res)?;
+    let c = w.contexts.current()?;
+    // SAFETY: non-null; the caller's descriptor.
+    let (resource, mut texels) = resource(w, unsafe { &*res }, tex.is_none())?;
+    let sampling = match tex {
+        Some(t) => {
+            if t.addressMode.iter().any(|m| m.0 > 3) || t.filterMode.0 > 1 || t.mipmapFilterMode.0 > 1 {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            texels.address_mode = t.addressMode.map(|m| m.0 as u8);
+            texels.normalized = t.flags & CU_TRSF_NORMALIZED_COORDINATES != 0;
+            Some(Sampling {
+                address_mode: t.addressMode.map(|m| m.0),
+                filter_mode: t.filterMode.0,
+                flags: t.flags,
+                max_anisotropy: t.maxAnisotropy,
+                border_color: t.borderColor,
+            })
+        }
+        // A surface clamps (its accesses out of range are the kernel's mistake).
+        None => {
+            texels.address_mode = [1; 3];
+            None
+        }
+    };
+    let record = texels.to_bytes();
+    let handle = {
+        let mut m = lock(&w.memory);
+        let address = m.alloc(TEXELS_BYTES, AllocationKind::TextureObject, None, Owner::of(&c))?;
+        m.copy_to_device(address, record.as_ptr(), TEXELS_BYTES)?;
+        address
+    };
+    let object = Object { resource, sampling };
+    {
+        let mut a = lock(&w.arrays);
+        match sampling {
+            Some(_) => a.textures.insert_at(handle, object),
+            None => a.surfaces.insert_at(handle, object),
+        }
+    }
+    write(out, handle)
+}
+
+pub(crate) unsafe fn cu_tex_object_create(
+    w: &World,
+    out: *mut CUtexObject,
+    res: *const CUDA_RESOURCE_DESC,
+    tex: *const CUDA_TEXTURE_DESC,
+    _view: *const CUDA_RESOURCE_VIEW_DESC,
+) -> CUresult {
+    let r = non_null(tex).and_then(|()| {
+        // SAFETY: non-null; the caller's descriptor.
+        let tex = unsafe { &*tex };
+        create(w, out, res, Some(tex))
+    });
+    status(r)
+}
+
+pub(crate) unsafe fn cu_surf_object_create(
+    w: &World,
+    out: *mut CUsurfObject,
+    res: *const CUDA_RESOURCE_DESC,
+) -> CUresult {
+    status(create(w, out, res, None))
+}
+
+/// Destroys an object of `surface`'s kind: its record's memory is freed. An unknown or
+/// destroyed handle: CUDA_ERROR_INVALID_VALUE (a double destroy in the ledger).
+fn destroy(w: &World, h: u64, surface: bool) -> Result<(), CUresult> {
+    {
+        let mut a = lock(&w.arrays);
+        let registry = if surface { &mut a.surfaces } else { &mut a.textures };
+        registry.remove(h)?;
+    }
+    lock(&w.memory).free(h)
+}
+
+pub(crate) unsafe fn cu_tex_object_destroy(w: &World, h: CUtexObject) -> CUresult {
+    status(destroy(w, h, false))
+}
+
+pub(crate) unsafe fn cu_surf_object_destroy(w: &World, h: CUsurfObject) -> CUresult {
+    status(destroy(w, h, true))
+}
+
+/// The live object `h` of `surface`'s kind.
+fn find(w: &World, h: u64, surface: bool) -> Result<Object, CUresult> {
+    let a = lock(&w.arrays);
+    let registry = if surface { &a.surfaces } else { &a.textures };
+    registry.get(h).copied()
+}
+
+fn resource_desc(o: &Object) -> CUDA_RESOURCE_DESC {
+    let mut d = CUDA_RESOURCE_DESC::default();
+    match o.resource {
+        Resource::Array { array } => {
+            d.resType = CUresourcetype::CU_RESOURCE_TYPE_ARRAY;
+            d.res.array.hArray = to_ptr(array);
+        }
+        Resource::Linear { ptr, format, channels, bytes } => {
+            d.resType = CUresourcetype::CU_RESOURCE_TYPE_LINEAR;
+            d.res.linear = CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_3 {
+                devPtr: ptr,
+                format,
+                numChannels: channels,
+                sizeInBytes: bytes,
+            };
+        }
+        Resource::Pitch2D { ptr, format, channels, width, height, pitch } => {
+            d.resType = CUresourcetype::CU_RESOURCE_TYPE_PITCH2D;
+            d.res.pitch2D = CUDA_RESOURCE_DESC_st__bindgen_ty_1__bindgen_ty_4 {
+                devPtr: ptr,
+                format,
+                numChannels: channels,
+                width,
+                height,
+                pitchInBytes: pitch,
+            };
+        }
+    }
+    d
+}
+
+pub(crate) unsafe fn cu_tex_object_get_resource_desc(
+    w: &World,
+    out: *mut CUDA_RESOURCE_DESC,
+    h: CUtexObject,
+) -> CUresult {
+    status(non_null(out).and_then(|()| write(out, resource_desc(&find(w, h, false)?))))
+}
+
+pub(crate) unsafe fn cu_surf_object_get_resource_desc(
+    w: &World,
+    out: *mut CUDA_RESOURCE_DESC,
+    h: CUsurfObject,
+) -> CUresult {
+    status(non_null(out).and_then(|()| write(out, resource_desc(&find(w, h, true)?))))
+}
+
+pub(crate) unsafe fn cu_tex_object_get_texture_desc(
+    w: &World,
+    out: *mut CUDA_TEXTURE_DESC,
+    h: CUtexObject,
+) -> CUresult {
+    let r = non_null(out).and_then(|()| {
+        let s = find(w, h, false)?.sampling.unwrap_or_default();
+        let d = CUDA_TEXTURE_DESC {
+            addressMode: s.address_mode.map(CUaddress_mode),
+            filterMode: CUfilter_mode(s.filter_mode),
+            flags: s.flags,
+            maxAnisotropy: s.max_anisotropy,
+            borderColor: s.border_color,
+            ..CUDA_TEXTURE_DESC::default()
+        };
+        write(out, d)
+    });
+    status(r)
+}
