@@ -150,12 +150,18 @@ pub(crate) unsafe fn cu_mem_map(
     let r = (|| {
         let p = v.handles.get(&handle).ok_or(INVALID)?;
         Vmm::check(offset == 0 && flags == 0 && size == p.size)?;
-        let (device, backing) = (p.device, Arc::clone(&p.backing));
+        let (device, backing, handle_types) = (p.device, Arc::clone(&p.backing), p.handle_types);
         Vmm::check(v.reservation_of(ptr, size).is_some() && !v.overlaps_map(ptr, size))?;
-        v.maps.insert(ptr, Map { size, device, backing, access: Default::default() });
+        v.maps.insert(ptr, Map { size, device, backing, access: Default::default(), handle_types });
         Ok(())
     })();
     status(r)
+}
+
+/// The shareable handle types of the physical allocation mapped at `address` (its first
+/// address), for pointer attributes; 0 if nothing is mapped there.
+pub(crate) fn handle_types_at(w: &World, address: u64) -> u32 {
+    lock(&w.vmm).maps.get(&address).map_or(0, |m| m.handle_types)
 }
 
 /// `cuMemUnmap`: a range that whole mappings tile exactly; else CUDA_ERROR_INVALID_VALUE.
