@@ -69,6 +69,18 @@ fn pointer_attr(e: &Env, attr: PA, ptr: CUdeviceptr) -> (CUresult, u64) {
     (st, v)
 }
 
+/// One 4-byte pointer attribute of `ptr`: its status, or its value.
+fn pointer_attr4(e: &Env, attr: PA, ptr: CUdeviceptr) -> String {
+    let mut v: u32 = UNTOUCHED as u32;
+    // SAFETY: a valid out-pointer of 4 bytes, as wide as the attribute.
+    let st = unsafe { e.p.cuPointerGetAttribute((&raw mut v).cast(), attr, ptr) };
+    if st == CUresult::CUDA_SUCCESS {
+        super::number32(v)
+    } else {
+        format!("{st}")
+    }
+}
+
 /// The attributes a kind of memory is told apart by: memory type, managed, whether the
 /// host pointer and device pointer are `ptr`, mapped, legacy IPC, allowed handle types,
 /// whether the context is the case's.
@@ -86,12 +98,12 @@ fn describe(e: &Env, ptr: CUdeviceptr) -> Out {
         number(ctx)
     };
     Out::of(CUresult::CUDA_SUCCESS)
-        .eq("type", show(get(PA::CU_POINTER_ATTRIBUTE_MEMORY_TYPE)))
-        .eq("managed", show(get(PA::CU_POINTER_ATTRIBUTE_IS_MANAGED)))
+        .eq("type", pointer_attr4(e, PA::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr))
+        .eq("managed", pointer_attr4(e, PA::CU_POINTER_ATTRIBUTE_IS_MANAGED, ptr))
         .eq("host_is_ptr", same(get(PA::CU_POINTER_ATTRIBUTE_HOST_POINTER)))
         .eq("device_is_ptr", same(get(PA::CU_POINTER_ATTRIBUTE_DEVICE_POINTER)))
-        .eq("mapped", show(get(PA::CU_POINTER_ATTRIBUTE_MAPPED)))
-        .eq("legacy_ipc", show(get(PA::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE)))
+        .eq("mapped", pointer_attr4(e, PA::CU_POINTER_ATTRIBUTE_MAPPED, ptr))
+        .eq("legacy_ipc", pointer_attr4(e, PA::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, ptr))
         .eq("handle_types", show(get(PA::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES)))
         .eq("context", ctx)
 }
@@ -309,8 +321,9 @@ pub fn cases() -> Vec<Case> {
         case!("pointer.vmm_reserved_unmapped", Ctx, |e| {
             let mut va = 0;
             step!(e.p.cuMemAddressReserve(&mut va, 2 << 20, 0, 0, 0));
-            let (st, v) = pointer_attr(e, PA::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va);
-            Out::of(st).eq("type", number(v))
+            let mut v: u32 = UNTOUCHED as u32;
+            let st = e.p.cuPointerGetAttribute((&raw mut v).cast(), PA::CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va);
+            Out::of(st).eq("type", super::number32(v))
         }),
         case!("pointer.host_pointer_of_device_memory", Ctx, |e| {
             let d = with!(device(e));
