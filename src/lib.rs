@@ -188,6 +188,9 @@ pub use resources::launch::{KernelArg, Launch, LaunchConfig};
 pub use resources::launch_attr::{AccessProperty, LaunchAttribute, MemSyncDomain};
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
+pub use resources::managed::{
+    ManagedAdvice, ManagedAttach, ManagedBuffer, ManagedLocation, ManagedRangeAttributes, StreamAttach,
+};
 pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::occupancy::PotentialBlockSize;

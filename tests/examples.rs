@@ -36,6 +36,9 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
     ("virtual_memory", 1, "virtual_memory: every result verified, 0 wrong"),
     ("array_texture", 1, "array_texture: every result verified, 0 wrong"),
+    ("managed_memory", 1, "managed_memory: every result verified, 0 wrong"),
+    ("vmm_ipc", 1, "vmm_ipc: shared between two processes, every value verified, 0 wrong"),
+    ("split_reduction", 1, "split_reduction: every sum verified, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

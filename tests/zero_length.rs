@@ -11,8 +11,11 @@
 mod common;
 
 use common::{my_reports, standin_driver};
-use cudrv::sys::CUresult;
-use cudrv::{Call, Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, MemoryPool, PinnedBuffer, Stream};
+use cudrv::sys::{CUmem_advise, CUmem_range_attribute, CUresult};
+use cudrv::{
+    Call, Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, ManagedAdvice, ManagedAttach, ManagedBuffer,
+    ManagedLocation, MemoryPool, PinnedBuffer, Stream, StreamAttach,
+};
 use cudrv_standin::{faults, Times};
 use std::ptr::null_mut;
 
@@ -64,6 +67,18 @@ fn probes() -> Vec<(Call, Probe)> {
             (cudrv::call::cuEventSynchronize, Box::new(move || p.cuEventSynchronize(null_mut()))),
             (cudrv::call::cuStreamWaitEvent, Box::new(move || p.cuStreamWaitEvent(null_mut(), null_mut(), 0))),
             (cudrv::call::cuCtxGetCurrent, Box::new(move || p.cuCtxGetCurrent(null_mut()))),
+            (cudrv::call::cuMemAllocManaged, Box::new(move || p.cuMemAllocManaged(null_mut(), 0, 0))),
+            (cudrv::call::cuStreamAttachMemAsync, Box::new(move || p.cuStreamAttachMemAsync(null_mut(), 0, 0, 0))),
+            (
+                cudrv::call::cuMemPrefetchAsync,
+                Box::new(move || p.cuMemPrefetchAsync(0, 0, Default::default(), 0, null_mut())),
+            ),
+            (cudrv::call::cuMemAdvise, Box::new(move || p.cuMemAdvise(0, 0, CUmem_advise(0), Default::default()))),
+            (
+                cudrv::call::cuMemRangeGetAttribute,
+                Box::new(move || p.cuMemRangeGetAttribute(null_mut(), 0, CUmem_range_attribute(0), 0, 0)),
+            ),
+            (cudrv::call::cuStreamIsCapturing, Box::new(move || p.cuStreamIsCapturing(null_mut(), null_mut()))),
         ]
     }
 }
@@ -218,4 +233,26 @@ fn values_of_no_size_are_bytes_of_nothing() {
         let view = buf.slice(1..3).unwrap();
         assert_eq!((view.as_raw(), view.len()), (0, 2));
     });
+}
+
+#[test]
+fn managed_buffers_of_no_values_are_null_and_every_operation_on_them_is_a_no_op() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let full = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3, 4]).unwrap();
+    ctx.set_current().unwrap();
+    without_driver_calls(|| {
+        let mut buf = ManagedBuffer::<u32>::zeroed(&ctx, 0, ManagedAttach::Global).unwrap();
+        let from_slice = ManagedBuffer::<u32>::from_slice(&ctx, &[], ManagedAttach::Host).unwrap();
+        assert!(buf.as_host_ptr().is_null() && from_slice.as_raw() == 0);
+        assert!(buf.as_slice().unwrap().is_empty() && buf.as_mut_slice().unwrap().is_empty());
+        buf.attach_async(&stream, StreamAttach::Single).unwrap();
+        buf.prefetch_async(ManagedLocation::Host, &stream).unwrap();
+        buf.advise(ManagedAdvice::SetAccessedBy(ManagedLocation::Device(0))).unwrap();
+        assert_eq!(buf.range_attributes().unwrap(), Default::default());
+        every_operation_is_a_no_op(&mut buf, &stream, &full);
+        drop((buf, from_slice));
+    });
+    assert_eq!(full.to_vec().unwrap(), [1, 2, 3, 4]);
+    assert!(my_reports().is_empty());
 }

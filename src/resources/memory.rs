@@ -77,6 +77,12 @@ pub(crate) struct Uses {
     count: AtomicUsize,
     /// Set by [`DeviceBuffer::disable_use_tracking`]: uses are not recorded.
     untracked: AtomicBool,
+    /// Set when a use was seen on a capturing stream (not recorded: the graph's launches
+    /// use the memory whenever they run). A managed buffer then refuses safe host access.
+    captured: AtomicBool,
+    /// Managed memory: every use asks whether its stream is capturing (the fast paths
+    /// are skipped), so that a use captured into a graph is never missed.
+    checks_capture: bool,
     /// The streams, each once.
     streams: Mutex<Vec<Stream>>,
 }
@@ -95,6 +101,13 @@ impl MemoryOwner {
     /// and released with `cuMemFree` (a pitched allocation, `pitched.rs`).
     pub(crate) fn freed_with_mem_free(context: &Context) -> MemoryOwner {
         MemoryOwner::new(context, Release::Free)
+    }
+
+    /// The owner of a managed allocation: freed with `cuMemFree`; every use checks for a
+    /// stream capture.
+    fn managed(context: &Context) -> MemoryOwner {
+        let uses = Uses { checks_capture: true, ..Uses::default() };
+        MemoryOwner { context: context.clone(), release: Release::Free, uses }
     }
 
     /// The context the allocation belongs to.
@@ -124,7 +137,7 @@ impl MemoryOwner {
             }
         }
         let raw = stream.as_raw() as usize;
-        if raw != 0 && self.uses.last.load(Ordering::Acquire) == raw {
+        if raw != 0 && !self.uses.checks_capture && self.uses.last.load(Ordering::Acquire) == raw {
             return Ok(());
         }
         if self.uses.untracked.load(Ordering::Relaxed) {
@@ -137,6 +150,10 @@ impl MemoryOwner {
     /// and to add, never across a driver call.
     #[cold]
     fn first_use_on(&self, stream: &Stream) -> Result<(), CudaError> {
+        if self.uses.checks_capture && stream.is_capturing()? {
+            self.uses.captured.store(true, Ordering::Release);
+            return Ok(());
+        }
         let lock = || self.uses.streams.lock().unwrap_or_else(|p| p.into_inner());
         let remember = |streams: &mut Vec<Stream>| {
             if !streams.iter().any(|s| same_stream(s, stream)) {
@@ -156,6 +173,7 @@ impl MemoryOwner {
         // those launches are not uses cudrv can see (nor wait for), and a capturing stream
         // cannot wait for an event recorded outside its capture.
         if stream.is_capturing()? {
+            self.uses.captured.store(true, Ordering::Release);
             return Ok(());
         }
         if let Some(home) = self.home() {
@@ -166,6 +184,12 @@ impl MemoryOwner {
         }
         remember(&mut lock());
         Ok(())
+    }
+
+    /// Whether a use was seen on a capturing stream: a graph may use the memory whenever
+    /// it is launched, which nothing here waits for.
+    pub(crate) fn was_captured(&self) -> bool {
+        self.uses.captured.load(Ordering::Acquire)
     }
 
     /// The streams other than its own it was used on, and still to wait for (none after
@@ -474,6 +498,26 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// is used.
     pub unsafe fn borrowed(context: &Context, ptr: CUdeviceptr, len: usize) -> DeviceBuffer<T> {
         DeviceBuffer::adopt(context, ptr, len, Ownership::Borrowed)
+    }
+
+    /// Allocates `len` values of managed memory (`cuMemAllocManaged` with `flags`), freed
+    /// with `cuMemFree` like a `cuMemAlloc` buffer: the allocation of a
+    /// [`crate::ManagedBuffer`]. No bytes make no driver call (the null address). On error
+    /// nothing is allocated.
+    pub(crate) fn alloc_managed(context: &Context, len: usize, flags: u32) -> Result<DeviceBuffer<T>, Error> {
+        let bytes = bytes_of::<T>("ManagedBuffer::zeroed", len)?;
+        if bytes == 0 {
+            return Ok(DeviceBuffer::empty(MemoryOwner::managed(context), len));
+        }
+        let pc = context.driver().pc();
+        let create = || {
+            let mut ptr: CUdeviceptr = 0;
+            // SAFETY: `ptr` is a valid out-pointer; the driver checks the flags.
+            unsafe { pc.cuMemAllocManaged(&mut ptr, bytes, flags) }?;
+            Ok(ptr)
+        };
+        let mem = Handle::create_in(MemoryOwner::managed(context), context.as_raw(), create)?;
+        Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
 
     /// A buffer of no bytes: the null address, which nothing frees.

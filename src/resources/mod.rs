@@ -30,6 +30,7 @@ pub mod launch;
 pub mod launch_attr;
 pub mod library;
 pub mod linker;
+pub mod managed;
 pub mod memory;
 pub mod module;
 pub mod occupancy;

@@ -83,7 +83,9 @@ pub struct DeviceChunksMut<'a, T> {
 }
 
 /// Device memory holding values of `T` that can be read: [`DeviceBuffer`] (also pool
-/// allocations), [`crate::ImportedBuffer`] (bytes), [`DeviceView`] and [`DeviceViewMut`].
+/// allocations), [`crate::ManagedBuffer`], [`crate::ImportedBuffer`] and
+/// [`crate::Mapping`] (bytes), [`crate::GrowableBuffer`], [`DeviceView`] and
+/// [`DeviceViewMut`].
 /// A function written once over `&impl DeviceSlice<T>` takes any of them.
 ///
 /// Implemented by cudrv's kinds of memory only (the trait is sealed). Every method checks

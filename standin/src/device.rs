@@ -98,6 +98,8 @@ pub(crate) unsafe fn cu_device_get_attribute(
         A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID => FIRST_PCI_DEVICE + dev,
         A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK => 65536,
         A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS => 1,
+        // Managed memory, migrated and accessed concurrently by host and device (an H200's).
+        A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY | A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS => 1,
         _ => 0,
     };
     put(value, v)

@@ -322,6 +322,7 @@ mod launch;
 mod ledger;
 mod lifecycle;
 mod linker;
+mod managed;
 mod memory_api;
 mod model;
 mod module;

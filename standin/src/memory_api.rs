@@ -39,7 +39,11 @@ pub(crate) unsafe fn cu_mem_free(w: &World, dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return CUresult::CUDA_SUCCESS;
     }
-    status(w.contexts.current().and_then(|_| lock(&w.memory).free(dptr)))
+    let r = w.contexts.current().and_then(|_| lock(&w.memory).free(dptr));
+    if r.is_ok() {
+        crate::managed::forget(w, dptr);
+    }
+    status(r)
 }
 
 pub(crate) unsafe fn cu_mem_get_info(w: &World, free: *mut usize, total: *mut usize) -> CUresult {

@@ -1,6 +1,6 @@
 //! Pointer queries: `cuPointerGetAttribute`, `cuPointerGetAttributes` and
-//! `cuMemHostGetDevicePointer`, over the live device allocations and pinned host buffers
-//! (`memory.rs`). Answers as driver-facts.md ("Edge cases": device memory type 2, host
+//! `cuMemHostGetDevicePointer`, over the live device allocations (managed memory and
+//! virtual memory mappings included) and pinned or registered host buffers (`memory.rs`). Answers as driver-facts.md ("Edge cases": device memory type 2, host
 //! type 1, range start, context; a pointer the driver did not make and an unknown
 //! attribute are CUDA_ERROR_INVALID_VALUE). Pinned memory is mapped at its own address:
 //! its device pointer is its host address.
@@ -10,10 +10,10 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::entry::{non_null, status, write};
-use crate::model::memory::PointerInfo;
-use crate::pool;
+use crate::model::memory::{AllocationKind, PointerInfo};
 use crate::run::lock::lock;
 use crate::world::World;
+use crate::{pool, vmm};
 
 type P = CUpointer_attribute;
 
@@ -46,23 +46,32 @@ fn width(attr: P) -> Option<usize> {
 }
 
 /// The value of `attr` for `address` in the allocation `i`: CUDA_ERROR_INVALID_VALUE for
-/// the host pointer of device memory and for an unknown attribute.
+/// the host pointer of memory the host cannot address and for an unknown attribute.
+/// Managed memory is device memory (type 2) that the host addresses at the same pointer;
+/// a virtual memory mapping belongs to no context, is not legacy-IPC capable, and may be
+/// exported as its physical allocation's handle types.
 fn value(w: &World, i: &PointerInfo, address: u64, attr: P) -> Result<u64, CUresult> {
     let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
     let memory_type = if i.host { CUmemorytype::CU_MEMORYTYPE_HOST } else { CUmemorytype::CU_MEMORYTYPE_DEVICE };
+    let (managed, mapped) = (i.kind == AllocationKind::Managed, i.kind == AllocationKind::Mapped);
     let v = match attr {
+        P::CU_POINTER_ATTRIBUTE_CONTEXT if mapped => 0,
         P::CU_POINTER_ATTRIBUTE_CONTEXT => i.owner.ctx,
         P::CU_POINTER_ATTRIBUTE_MEMORY_TYPE => u64::from(memory_type.0),
         P::CU_POINTER_ATTRIBUTE_DEVICE_POINTER => address,
-        P::CU_POINTER_ATTRIBUTE_HOST_POINTER if i.host => address,
+        P::CU_POINTER_ATTRIBUTE_HOST_POINTER if i.host || managed => address,
         P::CU_POINTER_ATTRIBUTE_HOST_POINTER => return Err(invalid),
-        P::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS | P::CU_POINTER_ATTRIBUTE_IS_MANAGED => 0,
+        P::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => 0,
+        P::CU_POINTER_ATTRIBUTE_IS_MANAGED => u64::from(managed),
         P::CU_POINTER_ATTRIBUTE_BUFFER_ID | P::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => i.start,
         P::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => u64::from(i.owner.device.unsigned_abs()),
-        P::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => u64::from(!i.host && i.pool.is_none()),
+        P::CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE => {
+            u64::from(i.kind == AllocationKind::Device || i.kind == AllocationKind::Import)
+        }
         P::CU_POINTER_ATTRIBUTE_RANGE_START_ADDR | P::CU_POINTER_ATTRIBUTE_MAPPING_BASE_ADDR => i.start,
         P::CU_POINTER_ATTRIBUTE_RANGE_SIZE | P::CU_POINTER_ATTRIBUTE_MAPPING_SIZE => i.size as u64,
         P::CU_POINTER_ATTRIBUTE_MAPPED => 1,
+        P::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES if mapped => u64::from(vmm::handle_types_at(w, i.start)),
         P::CU_POINTER_ATTRIBUTE_ALLOWED_HANDLE_TYPES | P::CU_POINTER_ATTRIBUTE_IS_GPU_DIRECT_RDMA_CAPABLE => 0,
         P::CU_POINTER_ATTRIBUTE_ACCESS_FLAGS => {
             u64::from(CUDA_POINTER_ATTRIBUTE_ACCESS_FLAGS::CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE.0)

@@ -15,8 +15,8 @@ use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
     array, capture_api, context_api, coop, copy, copy3d, copy_any, ctx_query, device, entry, errors, event, func_attr,
-    global, gpa, graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, memory_api, module,
-    occupancy, pci, peer, pointer, pool, pool_attr, primary, stream, stream_query, texture, user_object, vmm,
+    global, gpa, graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, managed, memory_api,
+    module, occupancy, pci, peer, pointer, pool, pool_attr, primary, stream, stream_query, texture, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.
@@ -162,6 +162,18 @@ pub(crate) const TABLE: Table = Table {
     cuMemFreeAsync_v11020: imp(memory_api::cu_mem_free_async),
     cuMemFreeAsync_v11020_ptsz: imp(memory_api::cu_mem_free_async),
     // host_memory.rs
+    // managed.rs
+    cuMemAllocManaged_v6000: imp(managed::cu_mem_alloc_managed),
+    cuStreamAttachMemAsync_v6000: imp(managed::cu_stream_attach_mem_async),
+    cuStreamAttachMemAsync_v7000_ptsz: imp(managed::cu_stream_attach_mem_async),
+    cuMemPrefetchAsync_v8000: imp(managed::cu_mem_prefetch_async),
+    cuMemPrefetchAsync_v8000_ptsz: imp(managed::cu_mem_prefetch_async),
+    cuMemPrefetchAsync_v12020: imp(managed::cu_mem_prefetch_async_v2),
+    cuMemPrefetchAsync_v12020_ptsz: imp(managed::cu_mem_prefetch_async_v2),
+    cuMemAdvise_v8000: imp(managed::cu_mem_advise),
+    cuMemAdvise_v12020: imp(managed::cu_mem_advise_v2),
+    cuMemRangeGetAttribute_v8000: imp(managed::cu_mem_range_get_attribute),
+    cuMemRangeGetAttributes_v8000: imp(managed::cu_mem_range_get_attributes),
     cuMemAllocHost_v3020: imp(host_memory::cu_mem_alloc_host),
     cuMemHostAlloc_v2020: imp(host_memory::cu_mem_host_alloc),
     cuMemFreeHost_v2000: imp(host_memory::cu_mem_free_host),

@@ -4,12 +4,14 @@
 //! `cuMemExportToShareableHandle`/`cuMemImportFromShareableHandle` for POSIX file
 //! descriptors.
 //!
-//! An exported file descriptor is a real one (an unlinked temporary file), so a program
-//! can pass it to another process or to itself over a Unix socket; it is known by the
-//! inode behind it, so any descriptor of that file imports it in this process. A
-//! descriptor exported by another process's stand-in is unknown here
-//! (CUDA_ERROR_INVALID_VALUE): the two processes share no memory. Exported memory stays
-//! alive for the rest of the process (its descriptors may be anywhere).
+//! Memory created exportable as a POSIX file descriptor is an unlinked temporary file
+//! mapped shared (`run/backing.rs`), and an exported descriptor is a new descriptor of that
+//! file, so a program can pass it to another process or to itself over a Unix socket. It
+//! is known by the inode behind it: any descriptor of that file imports the same memory
+//! in this process, and one another process's stand-in exported is mapped shared here
+//! too, so the two processes really share the memory (a descriptor of any other file is
+//! CUDA_ERROR_INVALID_VALUE). Exported memory stays alive for the rest of the process (its
+//! descriptors may be anywhere).
 //!
 //! No entry here needs a current context (the location names the device). A fabric
 //! handle type needs an IMEX channel the emulated machine does not have: `cuMemCreate`
@@ -17,7 +19,8 @@
 //! answer CUDA_ERROR_NOT_SUPPORTED.
 
 use std::ffi::{c_int, c_ulonglong, c_void};
-use std::os::fd::IntoRawFd;
+use std::fs::File;
+use std::os::fd::{BorrowedFd, IntoRawFd};
 use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 
@@ -117,7 +120,13 @@ pub(crate) unsafe fn cu_mem_create(
     let r = non_null(handle).and_then(|()| {
         let (device, handle_types) = read_prop(w, prop)?;
         Vmm::check(Vmm::granular(size) && flags == 0)?;
-        let backing = Arc::new(Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?);
+        // Exportable memory is a file mapped shared, which another process can map too.
+        let backing = if handle_types & POSIX_FD != 0 {
+            new_file().filter(|f| f.set_len(size as u64).is_ok()).and_then(|f| Backing::shared(f, size))
+        } else {
+            Backing::zeroed(size)
+        };
+        let backing = Arc::new(backing.ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?);
         let h = fresh();
         lock(&w.vmm).handles.insert(h, Physical { size, device, handle_types, backing });
         write(handle, h)
@@ -155,12 +164,18 @@ pub(crate) unsafe fn cu_mem_map(
             return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
         }
         Vmm::check(flags == 0 && size == p.size)?;
-        let (device, backing) = (p.device, Arc::clone(&p.backing));
+        let (device, backing, handle_types) = (p.device, Arc::clone(&p.backing), p.handle_types);
         Vmm::check(v.reservation_of(ptr, size).is_some() && !v.overlaps_map(ptr, size))?;
-        v.maps.insert(ptr, Map { size, device, backing, access: Default::default() });
+        v.maps.insert(ptr, Map { size, device, backing, access: Default::default(), handle_types });
         Ok(())
     })();
     status(r)
+}
+
+/// The shareable handle types of the physical allocation mapped at `address` (its first
+/// address), for pointer attributes; 0 if nothing is mapped there.
+pub(crate) fn handle_types_at(w: &World, address: u64) -> u32 {
+    lock(&w.vmm).maps.get(&address).map_or(0, |m| m.handle_types)
 }
 
 /// `cuMemUnmap`: a range that whole mappings tile exactly; else CUDA_ERROR_INVALID_VALUE.
@@ -242,15 +257,31 @@ fn inode_of(fd: c_int) -> Option<u64> {
     std::fs::metadata(format!("/proc/self/fd/{fd}")).ok().map(|m| m.ino())
 }
 
-/// A new descriptor of a new, unlinked temporary file, and its inode.
-fn new_descriptor() -> Option<(c_int, u64)> {
+/// The start of the name of the files behind exportable memory.
+const FILE_PREFIX: &str = "cudrv-standin-vmm-";
+
+/// A new, unlinked temporary file.
+fn new_file() -> Option<File> {
     // A number no other file of this process has (handles are never reused).
     let n = crate::model::handles::fresh();
-    let path = std::env::temp_dir().join(format!("cudrv-standin-vmm-{}-{n}", std::process::id()));
+    let path = std::env::temp_dir().join(format!("{FILE_PREFIX}{}-{n}", std::process::id()));
     let file = std::fs::OpenOptions::new().read(true).write(true).create_new(true).open(&path).ok()?;
     let _ = std::fs::remove_file(&path);
-    let inode = file.metadata().ok()?.ino();
-    Some((file.into_raw_fd(), inode))
+    Some(file)
+}
+
+/// Another process's exported memory behind descriptor `fd` (a stand-in's file, mapped
+/// shared here too), with its size; `None` for any other descriptor.
+fn foreign(fd: c_int) -> Option<(usize, Backing)> {
+    let name = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
+    let ours = name.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(FILE_PREFIX));
+    if !ours {
+        return None;
+    }
+    // SAFETY: the caller's descriptor, open for this call; it is duplicated, not taken.
+    let file = File::from(unsafe { BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().ok()?);
+    let size = usize::try_from(file.metadata().ok()?.len()).ok().filter(|&s| Vmm::granular(s))?;
+    Some((size, Backing::shared(file, size)?))
 }
 
 /// `cuMemExportToShareableHandle`: a POSIX file descriptor (written as an `int`) for a
@@ -272,9 +303,11 @@ pub(crate) unsafe fn cu_mem_export_to_shareable_handle(
         let p = v.handles.get(&handle).ok_or(INVALID)?;
         Vmm::check(p.handle_types & POSIX_FD != 0)?;
         let entry = (p.size, p.device, Arc::clone(&p.backing));
-        let (fd, inode) = new_descriptor().ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        // A new descriptor of the file the memory is.
+        let file = p.backing.file().and_then(|f| f.try_clone().ok()).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        let inode = file.metadata().map_err(|_| CUresult::CUDA_ERROR_OUT_OF_MEMORY)?.ino();
         v.exported.insert(inode, entry);
-        write(shareable.cast::<c_int>(), fd)
+        write(shareable.cast::<c_int>(), file.into_raw_fd())
     });
     status(r)
 }
@@ -296,7 +329,17 @@ pub(crate) unsafe fn cu_mem_import_from_shareable_handle(
         let fd = c_int::try_from(os_handle as usize).map_err(|_| INVALID)?;
         let inode = inode_of(fd).ok_or(INVALID)?;
         let mut v = lock(&w.vmm);
-        let (size, device, backing) = v.exported.get(&inode).map(|(s, d, b)| (*s, *d, Arc::clone(b))).ok_or(INVALID)?;
+        let known = v.exported.get(&inode).map(|(s, d, b)| (*s, *d, Arc::clone(b)));
+        let (size, device, backing) = match known {
+            Some(k) => k,
+            None => {
+                // Another process's export: its file, mapped shared here (on device 0).
+                let (size, backing) = foreign(fd).ok_or(INVALID)?;
+                let backing = Arc::new(backing);
+                v.exported.insert(inode, (size, 0, Arc::clone(&backing)));
+                (size, 0, backing)
+            }
+        };
         let h = fresh();
         v.handles.insert(h, Physical { size, device, handle_types: POSIX_FD, backing });
         write(handle, h)

@@ -58,6 +58,8 @@ pub(crate) struct World {
     pub(crate) events: Mutex<Registry<event::Event>>,
     /// Device address ranges and pinned host memory.
     pub(crate) memory: Mutex<Memory>,
+    /// Managed allocations' attachment, advice and prefetches (their memory is in `memory`).
+    pub(crate) managed: Mutex<crate::model::managed::Managed>,
     /// Memory pools and each device's default pool.
     pub(crate) pools: Mutex<pool::Pools>,
     /// Pool attributes set, and each device's current pool.
@@ -119,6 +121,7 @@ impl World {
             streams: Mutex::new(Registry::new("stream", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             events: Mutex::new(Registry::new("event", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             memory: Mutex::new(Memory::new()),
+            managed: Mutex::new(crate::model::managed::Managed::new()),
             pools: Mutex::new(pool::Pools::new()),
             pool_settings: Mutex::new(pool::PoolSettings::new()),
             ipc_fds: Mutex::new(pool::Fds::new()),
@@ -161,6 +164,7 @@ impl World {
             streams,
             events,
             memory,
+            managed,
             pools,
             pool_settings,
             ipc_fds,
@@ -190,6 +194,7 @@ impl World {
         replace(&self.streams, streams);
         replace(&self.events, events);
         replace(&self.memory, memory);
+        replace(&self.managed, managed);
         replace(&self.pools, pools);
         replace(&self.pool_settings, pool_settings);
         replace(&self.ipc_fds, ipc_fds);

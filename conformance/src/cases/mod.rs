@@ -22,6 +22,7 @@ mod host_fn;
 mod host_register;
 mod kernel;
 mod launch;
+mod managed;
 mod memory;
 mod module;
 mod pool;
@@ -172,7 +173,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [array::cases()].concat()
+    [array::cases(), managed::cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).

@@ -53,6 +53,8 @@ pub enum AllocationKind {
     /// `cuTexObjectCreate` / `cuSurfObjectCreate`: the record a texture or surface
     /// object's handle points to (`run/texture.rs`).
     TextureObject,
+    /// `cuMemAllocManaged`: managed memory, at its host address (`model/managed.rs`).
+    Managed,
 }
 
 /// One live allocation.
@@ -92,6 +94,8 @@ impl Owner {
 pub(crate) struct PointerInfo {
     /// Pinned host memory (else device memory).
     pub(crate) host: bool,
+    /// How it was made.
+    pub(crate) kind: AllocationKind,
     /// Its first address.
     pub(crate) start: u64,
     /// Its size.
@@ -156,6 +160,9 @@ pub(crate) struct Memory {
     pub(crate) use_after_free: Vec<u64>,
     /// Addresses of IPC imports of export data already imported and still mapped.
     pub(crate) duplicate_imports: Vec<u64>,
+    /// The memory of freed managed allocations, kept (as pinned memory is) so that the
+    /// host does not hand their addresses out again while the table remembers them.
+    retired: Vec<Arc<Backing>>,
 }
 
 impl Memory {
@@ -172,6 +179,7 @@ impl Memory {
             double_frees: Vec::new(),
             use_after_free: Vec::new(),
             duplicate_imports: Vec::new(),
+            retired: Vec::new(),
         }
     }
 
@@ -231,7 +239,11 @@ impl Memory {
     fn is_device(&mut self, p: usize, len: usize) -> bool {
         let p = p as u64;
         let last = p.saturating_add(u64::try_from(len.max(1) - 1).unwrap_or(u64::MAX));
-        self.containing(p).is_some() || self.containing(last).is_some() || self.device.range(p..=last).next().is_some()
+        // Managed memory is host memory too.
+        let device = |m: &Mapping| m.kind != AllocationKind::Managed;
+        self.containing(p).is_some_and(|(_, m)| device(m))
+            || self.containing(last).is_some_and(|(_, m)| device(m))
+            || self.device.range(p..=last).any(|(_, m)| device(m))
     }
 
     /// Allocates `size` bytes of `kind` (from `pool`) for `owner`: CUDA_ERROR_INVALID_VALUE
@@ -274,9 +286,12 @@ impl Memory {
     pub(crate) fn free(&mut self, address: u64) -> Result<(), CUresult> {
         let s = self;
         let m = s.device.get_mut(&address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        if m.backing.take().is_none() {
+        let Some(backing) = m.backing.take() else {
             s.double_frees.push(address);
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        };
+        if m.kind == AllocationKind::Managed {
+            s.retired.push(backing);
         }
         m.freeing = false;
         let (size, import_of, pool) = (m.size, m.import_of, m.pool);
@@ -481,10 +496,11 @@ impl Memory {
     pub(crate) fn describe(&mut self, address: u64) -> Option<PointerInfo> {
         let s = self;
         if let Some((start, m)) = s.containing(address).filter(|(_, m)| m.backing.is_some()) {
-            return Some(PointerInfo { host: false, start, size: m.size, owner: m.owner, pool: m.pool });
+            return Some(PointerInfo { host: false, kind: m.kind, start, size: m.size, owner: m.owner, pool: m.pool });
         }
         let (start, b) = s.pinned_at(address)?;
-        Some(PointerInfo { host: true, start, size: b.size, owner: b.owner, pool: None })
+        let kind = if b.registered { AllocationKind::Registered } else { AllocationKind::Pinned };
+        Some(PointerInfo { host: true, kind, start, size: b.size, owner: b.owner, pool: None })
     }
 
     /// Bytes of live allocations from `pool` now, and the most there were since the last
@@ -534,6 +550,25 @@ impl Memory {
             s.duplicate_imports.push(address);
         }
         imports.push(address);
+        Ok(address)
+    }
+
+    /// Allocates `size` bytes of managed memory for `owner`, at the host address of its
+    /// memory (the host and the device use one address): CUDA_ERROR_INVALID_VALUE for
+    /// size 0, CUDA_ERROR_OUT_OF_MEMORY as [`Memory::alloc`].
+    pub(crate) fn alloc_managed(&mut self, size: usize, owner: Owner) -> Result<u64, CUresult> {
+        if size == 0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        if size > DEVICE_TOTAL_MEM.saturating_sub(self.used) {
+            return Err(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
+        }
+        let backing = Arc::new(Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?);
+        let address = backing.as_ptr() as u64;
+        self.used += size;
+        let kind = AllocationKind::Managed;
+        let m = Mapping { size, owner, kind, backing: Some(backing), pool: None, import_of: None, freeing: false };
+        self.device.insert(address, m);
         Ok(address)
     }
 
@@ -675,6 +710,7 @@ impl Memory {
     pub(crate) fn forget_freed(&mut self) {
         let s = self;
         s.device.retain(|_, m| m.backing.is_some());
+        s.retired.clear();
         s.reusable.clear();
         s.pinned.retain(|_, b| !b.freed);
         s.double_frees.clear();

@@ -13,6 +13,7 @@ pub(crate) mod graph;
 pub(crate) mod handles;
 pub(crate) mod image;
 pub(crate) mod link;
+pub(crate) mod managed;
 pub(crate) mod memory;
 pub(crate) mod module;
 pub(crate) mod pool;

@@ -47,6 +47,8 @@ pub(crate) struct Map {
     pub(crate) backing: Arc<Backing>,
     /// `CU_MEM_ACCESS_FLAGS_PROT_*` per device given access.
     pub(crate) access: BTreeMap<i32, u32>,
+    /// The shareable handle types of its physical allocation.
+    pub(crate) handle_types: u32,
 }
 
 /// A world's reservations, physical allocations, mappings and exported handles.
