@@ -12,7 +12,10 @@ use std::time::Instant;
 use cudarc::driver::{CudaContext, PushKernelArg};
 use cudrv::sys::CUfunction_attribute;
 use cudrv::sys::{CUcontext, CUdeviceptr, CUevent, CUstream};
-use cudrv::{DeviceBuffer, Event, FunctionAttribute, LaunchConfig, Module, Stream};
+use cudrv::{
+    Access, AddressRange, DeviceBuffer, DeviceSlice, Event, FunctionAttribute, LaunchConfig, Mapping, Module,
+    PhysicalMemory, ShareableHandleTypes, Stream,
+};
 
 const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
 .visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
@@ -85,6 +88,10 @@ fn main() {
     let cfg = LaunchConfig::new((1, 1, 1), (1, 1, 1));
     let cu_cfg = cudarc::driver::LaunchConfig { grid_dim: (1, 1, 1), block_dim: (1, 1, 1), shared_mem_bytes: 0 };
     let raw_ptr: CUdeviceptr = buf.as_raw();
+    let (copy_src, copy_dst) =
+        (DeviceBuffer::<u32>::alloc(&ctx, 1024).unwrap(), DeviceBuffer::<u32>::alloc(&ctx, 1024).unwrap());
+    let cu_copy_src = cu_stream.alloc_zeros::<u32>(1024).unwrap();
+    let cu_copy_dst = std::cell::RefCell::new(cu_stream.alloc_zeros::<u32>(1024).unwrap());
 
     let cases: Vec<Case<'_>> = vec![
         Case {
@@ -259,9 +266,114 @@ fn main() {
                 }),
             ],
         },
+        Case {
+            name: "copy 4 KiB device to device, one stream",
+            per_round: 20_000,
+            ops: [
+                Box::new(|| {
+                    // SAFETY: both allocations hold 4 KiB; one stream.
+                    black_box(unsafe { p.cuMemcpyDtoDAsync(copy_dst.as_raw(), copy_src.as_raw(), 4096, s) });
+                }),
+                Box::new(|| copy_dst.copy_from_device_async(&copy_src, &stream).unwrap()),
+                Box::new(|| cu_stream.memcpy_dtod(&cu_copy_src, &mut *cu_copy_dst.borrow_mut()).unwrap()),
+            ],
+        },
+        Case {
+            name: "view of a buffer (no driver call)",
+            per_round: 2_000_000,
+            ops: [
+                Box::new(|| {
+                    black_box(black_box(raw_ptr) + 4 * 16);
+                }),
+                Box::new(|| {
+                    black_box(buf.slice(16..512).unwrap());
+                }),
+                Box::new(|| {
+                    black_box(cu_buf.slice(16..512));
+                }),
+            ],
+        },
     ];
     let _keep: (&Arc<_>, &CStr) = (&cu_stream, &ptx);
     run(cases, rounds);
+    stream.synchronize().unwrap();
+    map_one_gib(&ctx, rounds);
+}
+
+/// Maps 1 GiB in 2 MiB chunks with access set, then unmaps and frees it all: the raw calls
+/// against cudrv's `AddressRange`/`PhysicalMemory`/`Mapping` (cudarc has no virtual memory
+/// management), interleaved rounds.
+fn map_one_gib(ctx: &cudrv::Context, rounds: usize) {
+    const CHUNK: usize = 2 << 20;
+    const CHUNKS: usize = 512;
+    let p = ctx.driver().p();
+    let dev = ctx.device();
+    let location = cudrv::sys::CUmemLocation {
+        type_: cudrv::sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
+        __bindgen_anon_1: cudrv::sys::CUmemLocation_st__bindgen_ty_1 { id: dev },
+    };
+    let prop = cudrv::sys::CUmemAllocationProp {
+        type_: cudrv::sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        location,
+        ..Default::default()
+    };
+    let access = cudrv::sys::CUmemAccessDesc {
+        location,
+        flags: cudrv::sys::CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE,
+    };
+    let raw = || {
+        let t = Instant::now();
+        let mut va: CUdeviceptr = 0;
+        // SAFETY: valid out-pointers and properties; everything made is released below, in
+        // the order the driver requires.
+        unsafe {
+            assert_eq!(p.cuMemAddressReserve(&mut va, CHUNK * CHUNKS, 0, 0, 0), cudrv::sys::CUresult::CUDA_SUCCESS);
+            let mut handles = Vec::with_capacity(CHUNKS);
+            for i in 0..CHUNKS {
+                let mut h = 0;
+                p.cuMemCreate(&mut h, CHUNK, &prop, 0);
+                let at = va + (i * CHUNK) as u64;
+                p.cuMemMap(at, CHUNK, 0, h, 0);
+                p.cuMemSetAccess(at, CHUNK, &access, 1);
+                handles.push(h);
+            }
+            for (i, h) in handles.into_iter().enumerate() {
+                p.cuMemUnmap(va + (i * CHUNK) as u64, CHUNK);
+                p.cuMemRelease(h);
+            }
+            p.cuMemAddressFree(va, CHUNK * CHUNKS);
+        }
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let cudrv = || {
+        let t = Instant::now();
+        let range = AddressRange::reserve(ctx, CHUNK * CHUNKS, 0).unwrap();
+        let mut maps = Vec::with_capacity(CHUNKS);
+        for i in 0..CHUNKS {
+            let memory = PhysicalMemory::new(ctx, CHUNK, ShareableHandleTypes::NONE).unwrap();
+            let m = Mapping::map(&range, i * CHUNK, &memory).unwrap();
+            m.set_access(&[(dev, Access::ReadWrite)]).unwrap();
+            maps.push(m);
+        }
+        drop(maps);
+        drop(range);
+        t.elapsed().as_secs_f64() * 1e3
+    };
+    let (mut r, mut c) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        if round % 2 == 0 {
+            r.push(raw());
+            c.push(cudrv());
+        } else {
+            c.push(cudrv());
+            r.push(raw());
+        }
+    }
+    let (mr, mc) = (median(&mut r), median(&mut c));
+    println!(
+        "| map 1 GiB in 2 MiB chunks with access, then free | {mr:.2} ms | {mc:.2} ms | - | {:.3}x | - | - |",
+        mc / mr
+    );
 }
 
 fn run(mut cases: Vec<Case<'_>>, rounds: usize) {
@@ -274,18 +386,20 @@ fn run(mut cases: Vec<Case<'_>>, rounds: usize) {
             let mut this = [0.0; 3];
             for k in 0..3 {
                 let i = (k + round) % 3;
-                // Launches in batches of 200, each followed by an untimed synchronise.
-                let (batch, mut settle): (u32, Box<dyn FnMut()>) = if case.name.starts_with("kernel launch") {
-                    (
-                        200,
-                        Box::new(|| {
-                            // SAFETY: no arguments.
-                            unsafe { cudrv::p::cuCtxSynchronize() };
-                        }),
-                    )
-                } else {
-                    (u32::MAX, Box::new(|| {}))
-                };
+                // Launches and copies in batches of 200, each followed by an untimed
+                // synchronise.
+                let (batch, mut settle): (u32, Box<dyn FnMut()>) =
+                    if case.name.starts_with("kernel launch") || case.name.starts_with("copy") {
+                        (
+                            200,
+                            Box::new(|| {
+                                // SAFETY: no arguments.
+                                unsafe { cudrv::p::cuCtxSynchronize() };
+                            }),
+                        )
+                    } else {
+                        (u32::MAX, Box::new(|| {}))
+                    };
                 this[i] = time(&mut case.ops[i], case.per_round, batch, &mut *settle);
                 t[i].push(this[i]);
             }
