@@ -168,8 +168,9 @@ pub use pw::Pw;
 #[doc(inline)]
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
 pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
-pub use resources::context::Context;
-pub use resources::event::Event;
+pub use resources::capture::{CaptureInfo, CaptureMode, CaptureModeGuard, CaptureStatus};
+pub use resources::context::{Context, Limit, SharedMemConfig, StreamPriorityRange};
+pub use resources::event::{Event, IpcEventHandle};
 #[cfg(target_os = "linux")]
 pub use resources::fd_passing::{recv_fd, send_fd};
 pub use resources::flags::{
@@ -177,6 +178,7 @@ pub use resources::flags::{
 };
 pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
+pub use resources::green::{GreenContext, SmResource, SmSplit};
 pub use resources::host_fn::HostFn;
 pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
@@ -191,7 +193,7 @@ pub use resources::occupancy::PotentialBlockSize;
 pub use resources::pinned::PinnedBuffer;
 pub use resources::pointer_attr::{MemoryType, PointerAttributes};
 pub use resources::pool::MemoryPool;
-pub use resources::stream::Stream;
+pub use resources::stream::{Stream, StreamAttribute, StreamAttributeKind, SyncPolicy};
 pub use resources::user_object::UserObject;
 pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 pub use resources::vmm::{Access, AddressRange, GrowableBuffer, Mapping, PhysicalMemory};

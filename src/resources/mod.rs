@@ -12,6 +12,7 @@
 //! leak reported, rather than destroyed from the wrong context.
 
 pub mod attributes;
+pub mod capture;
 pub mod context;
 pub mod event;
 #[cfg(target_os = "linux")]
@@ -19,6 +20,7 @@ pub mod fd_passing;
 pub mod flags;
 pub mod global;
 pub mod graph;
+pub mod green;
 pub(crate) mod handle;
 pub mod host_fn;
 pub mod host_register;

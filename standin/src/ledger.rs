@@ -88,6 +88,7 @@ pub(crate) fn of(w: &World) -> Ledger {
     registry(&mut l, &lock(&w.graphs));
     registry(&mut l, &lock(&w.execs));
     registry(&mut l, &lock(&w.user_objects));
+    registry(&mut l, &lock(&w.greens).greens);
     l
 }
 
@@ -107,6 +108,7 @@ pub(crate) fn reset(w: &World) {
     lock(&w.graphs).forget_destroyed();
     lock(&w.execs).forget_destroyed();
     lock(&w.user_objects).forget_destroyed();
+    lock(&w.greens).greens.forget_destroyed();
 }
 
 /// A snapshot of the default world's ledger: live allocations and handles, and every

@@ -25,7 +25,7 @@ use crate::model::context::Contexts;
 use crate::model::faults::Faults;
 use crate::model::handles::Registry;
 use crate::model::memory::Memory;
-use crate::model::{capture, event, graph, link, module, pool, primary, stream, user_object};
+use crate::model::{capture, event, graph, green, link, module, pool, primary, stream, user_object};
 use crate::run::lock::lock;
 use crate::run::queue::Queue;
 
@@ -93,6 +93,8 @@ pub(crate) struct World {
     pub(crate) peers: Mutex<BTreeSet<(u64, u64)>>,
     /// Virtual memory: reservations, physical allocations, mappings, exported handles.
     pub(crate) vmm: Mutex<crate::model::vmm::Vmm>,
+    /// Green contexts and resource descriptors.
+    pub(crate) greens: Mutex<green::Greens>,
     /// The driver's own thread, for callbacks that belong to no stream (user object
     /// destructors).
     pub(crate) driver_thread: LazyLock<Arc<Queue>>,
@@ -133,6 +135,7 @@ impl World {
             next_capture: AtomicU64::new(1),
             peers: Mutex::new(BTreeSet::new()),
             vmm: Mutex::new(crate::model::vmm::Vmm::new()),
+            greens: Mutex::new(green::Greens::new()),
             driver_thread: LazyLock::new(Queue::new),
         }
     }
@@ -174,6 +177,7 @@ impl World {
             next_capture: _,
             peers,
             vmm,
+            greens,
             driver_thread: _,
         } = World::new();
         self.initialized.store(initialized.into_inner(), Release);
@@ -200,6 +204,7 @@ impl World {
         replace(&self.captures, captures);
         replace(&self.peers, peers);
         replace(&self.vmm, vmm);
+        replace(&self.greens, greens);
     }
 
     /// The world of slot `W` (the default world if `W` is out of range, which the

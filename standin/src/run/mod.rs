@@ -7,4 +7,5 @@ pub(crate) mod callback;
 pub(crate) mod kernels;
 pub(crate) mod lock;
 pub(crate) mod queue;
+pub(crate) mod shared_event;
 pub(crate) mod thread;
