@@ -45,7 +45,8 @@
 //! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
 //! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
-//! occupancy ([`docs::kernels`]), [`UserObject`]s, host functions ([`HostFn`],
+//! occupancy ([`docs::kernels`]), stream priorities and attributes, capture modes,
+//! context limits, [`GreenContext`]s and IPC events ([`docs::execution`]), [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
 //! [`HostAllocFlags`]), and raw bits are still accepted. The
@@ -111,6 +112,8 @@
 //! [version gating](docs::version_gating), [the compatibility
 //! matrix](docs::compatibility_matrix), [memory](docs::memory), [the stand-in](docs::stand_in),
 //! [kernels: attributes, globals, JIT options, occupancy](docs::kernels),
+//! [streams and execution resources: priorities, attributes, capture modes, limits,
+//! green contexts, IPC events](docs::execution),
 //! [performance](docs::performance), [driver facts](docs::driver_facts).
 
 #![deny(
