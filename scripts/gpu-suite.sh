@@ -33,7 +33,7 @@ part() { # part NAME STATUS
 "$bin/cudrv-info" > "$out/cudrv-info.txt" 2>&1; part "cudrv-info" $?
 "$bin/cudrv-info" --json --all > "$out/cudrv-info.json" 2>&1; part "cudrv-info --json --all" $?
 
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction"
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction green_contexts ipc_event big_shared jit_link matmul_occupancy"
 : > "$out/examples.txt"
 for e in $examples; do
   echo "=== $e" >> "$out/examples.txt"
@@ -54,7 +54,7 @@ if command -v compute-sanitizer > /dev/null; then
     # checks make failing API calls on purpose: for them only memory errors and leaks count.
     targets=all api=explicit
     [ "$e" = handles_check ] && targets=application-only
-    case "$e" in handles_check|real_driver_check|dependable_check|kernel_features) api=no ;; esac
+    case "$e" in handles_check|real_driver_check|dependable_check|kernel_features|big_shared) api=no ;; esac
     echo "=== $e (target processes: $targets, API errors: $api)" >> "$out/sanitizer.txt"
     (cd "$bin" && compute-sanitizer --tool memcheck --leak-check full --target-processes "$targets" \
       --report-api-errors "$api" --error-exitcode 9 "./$e") >> "$out/sanitizer.txt" 2>&1; s=$?

@@ -14,6 +14,8 @@
 //!   one.
 //! - [`kernels`]: function and kernel attributes, module and library globals, JIT
 //!   options and logs, occupancy.
+//! - [`execution`]: stream priorities, default streams and attributes, capture modes,
+//!   context limits and cache configuration, green contexts, IPC events.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -34,6 +36,9 @@ pub mod stand_in {}
 
 #[doc = include_str!("../docs/kernels.md")]
 pub mod kernels {}
+
+#[doc = include_str!("../docs/execution.md")]
+pub mod execution {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

@@ -45,7 +45,8 @@
 //! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
 //! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
-//! occupancy ([`docs::kernels`]), [`UserObject`]s, host functions ([`HostFn`],
+//! occupancy ([`docs::kernels`]), stream priorities and attributes, capture modes,
+//! context limits, [`GreenContext`]s and IPC events ([`docs::execution`]), [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
 //! [`HostAllocFlags`]), and raw bits are still accepted. The
@@ -111,6 +112,8 @@
 //! [version gating](docs::version_gating), [the compatibility
 //! matrix](docs::compatibility_matrix), [memory](docs::memory), [the stand-in](docs::stand_in),
 //! [kernels: attributes, globals, JIT options, occupancy](docs::kernels),
+//! [streams and execution resources: priorities, attributes, capture modes, limits,
+//! green contexts, IPC events](docs::execution),
 //! [performance](docs::performance), [driver facts](docs::driver_facts).
 
 #![deny(
@@ -169,9 +172,10 @@ pub use pw::Pw;
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
 pub use resources::array::{Array, ArrayDescriptor, ArrayFormat};
 pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
-pub use resources::context::Context;
+pub use resources::capture::{CaptureInfo, CaptureMode, CaptureModeGuard, CaptureStatus};
+pub use resources::context::{Context, Limit, SharedMemConfig, StreamPriorityRange};
 pub use resources::copy3d::{Copy2D, Copy3D};
-pub use resources::event::Event;
+pub use resources::event::{Event, IpcEventHandle};
 #[cfg(target_os = "linux")]
 pub use resources::fd_passing::{recv_fd, send_fd};
 pub use resources::flags::{
@@ -180,6 +184,7 @@ pub use resources::flags::{
 };
 pub use resources::global::Global;
 pub use resources::graph::{Graph, GraphExec, GraphNode};
+pub use resources::green::{GreenContext, SmResource, SmSplit};
 pub use resources::host_fn::HostFn;
 pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
@@ -198,7 +203,7 @@ pub use resources::pinned::PinnedBuffer;
 pub use resources::pitched::PitchedBuffer;
 pub use resources::pointer_attr::{MemoryType, PointerAttributes};
 pub use resources::pool::MemoryPool;
-pub use resources::stream::Stream;
+pub use resources::stream::{Stream, StreamAttribute, StreamAttributeKind, SyncPolicy};
 pub use resources::texture::{
     AddressMode, FilterMode, ReadMode, ResourceDesc, SurfaceObject, TextureDesc, TextureObject, TextureResource,
 };

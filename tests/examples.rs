@@ -39,6 +39,11 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("managed_memory", 1, "managed_memory: every result verified, 0 wrong"),
     ("vmm_ipc", 1, "vmm_ipc: shared between two processes, every value verified, 0 wrong"),
     ("split_reduction", 1, "split_reduction: every sum verified, 0 wrong"),
+    ("green_contexts", 1, "green_contexts: two green contexts scaled 1048576 values each, 0 wrong"),
+    ("ipc_event", 1, "ipc_event: the child waited for the event (exit status: 0); 65536 values, 0 wrong"),
+    ("big_shared", 1, "8 blocks of 65536 bytes of shared memory, 131072 values, 0 wrong"),
+    ("jit_link", 1, "jit_link: scale_f32 from the linked image: 65536 values, 0 wrong"),
+    ("matmul_occupancy", 1, "96x96 product in"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -1,10 +1,54 @@
 //! Host implementations of the examples' own kernels, for the stand-in driver: registered
 //! in this process and, when `CUDRV_LIBCUDA` names the stand-in library, with that library
-//! (`cudrv_standin::register_kernel`). On a real driver registering changes nothing: the
-//! PTX kernels run on the GPU.
+//! (`cudrv_standin::register_kernel`); each computes what its PTX kernel computes, one
+//! thread at a time. On a real driver registering changes nothing: the PTX kernels run on
+//! the GPU.
 #![allow(dead_code)]
 
-use cudrv_standin::{register_kernel, Param};
+use cudrv_standin::{register_kernel, Param, Thread};
+
+/// Registers every kernel of `execution.ptx` (a module is loaded only when all of its
+/// kernels have host implementations).
+pub fn register() {
+    register_reverse_block();
+    register_matmul();
+}
+
+/// Registers `reverse_block(const float* in, float* out, int n)`: each block reverses its
+/// `n` values (the GPU kernel goes through dynamic shared memory).
+pub fn register_reverse_block() {
+    register_kernel("reverse_block", &[Param::Ptr, Param::Ptr, Param::I32], |t: &Thread<'_>| {
+        let (input, out, n) = (t.ptr(0)?, t.ptr(1)?, t.param::<i32>(2)?);
+        let n = u64::try_from(n).unwrap_or(0);
+        let base = u64::from(t.block_idx().x) * n;
+        let step = u64::from(t.block_dim().x.max(1));
+        let mut i = u64::from(t.thread_idx().x);
+        while i < n {
+            t.store(out, base + i, t.load::<f32>(input, base + n - 1 - i)?)?;
+            i += step;
+        }
+        Ok(())
+    });
+}
+
+/// Registers `matmul_f32(const float* a, const float* b, float* c, int n)`: one thread per
+/// element of `c = a * b` (row-major, n x n).
+pub fn register_matmul() {
+    register_kernel("matmul_f32", &[Param::Ptr, Param::Ptr, Param::Ptr, Param::I32], |t: &Thread<'_>| {
+        let (a, b, c, n) = (t.ptr(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
+        let n = u64::try_from(n).unwrap_or(0);
+        let idx = t.global_x();
+        if idx < n * n {
+            let (row, col) = (idx / n, idx % n);
+            let mut sum = 0.0f32;
+            for k in 0..n {
+                sum += t.load::<f32>(a, row * n + k)? * t.load::<f32>(b, k * n + col)?;
+            }
+            t.store(c, idx, sum)?;
+        }
+        Ok(())
+    });
+}
 
 /// `read_texture_2d(cudaTextureObject_t tex, float* out, int width, int height)`
 /// (`kernels/array_texture.cu`): `out[y * width + x]` = the texel (x, y), read through the

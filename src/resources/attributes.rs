@@ -135,6 +135,16 @@ impl CacheConfig {
             CacheConfig::PreferEqual => CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL,
         }
     }
+
+    /// From the driver's value (an unknown one reads as `PreferNone`).
+    pub(crate) fn from_raw(raw: CUfunc_cache) -> CacheConfig {
+        match raw {
+            CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED => CacheConfig::PreferShared,
+            CUfunc_cache::CU_FUNC_CACHE_PREFER_L1 => CacheConfig::PreferL1,
+            CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL => CacheConfig::PreferEqual,
+            _ => CacheConfig::PreferNone,
+        }
+    }
 }
 
 /// Where one kernel parameter lies in the parameter buffer, as the driver reports it.

@@ -3,10 +3,11 @@
 use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
+use crate::resources::attributes::CacheConfig;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::scope;
-use crate::sys::{CUcontext, CUdevice};
+use crate::sys::{CUcontext, CUdevice, CUfunc_cache, CUlimit, CUsharedconfig};
 use crate::table::Call;
 use crate::Driver;
 
@@ -18,6 +19,9 @@ pub(crate) struct ContextKind;
 pub(crate) struct ContextOwner {
     driver: &'static Driver,
     device: CUdevice,
+    /// For the context of a green context (`cuCtxFromGreenCtx`): the green context
+    /// (`CUgreenCtx` as an address), which its release destroys; 0 otherwise.
+    green: usize,
 }
 
 impl Kind for ContextKind {
@@ -34,12 +38,14 @@ impl Kind for ContextKind {
     fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
         match ownership {
             Ownership::Primary => Arg::Int(i64::from(owner.device)),
+            _ if owner.green != 0 => Arg::Pointer(owner.green),
             _ => Arg::Pointer(raw as usize),
         }
     }
-    fn release_call(_: &ContextOwner, ownership: Ownership) -> Call {
+    fn release_call(owner: &ContextOwner, ownership: Ownership) -> Call {
         match ownership {
             Ownership::Primary => call::cuDevicePrimaryCtxRelease,
+            _ if owner.green != 0 => call::cuGreenCtxDestroy,
             _ => call::cuCtxDestroy,
         }
     }
@@ -48,6 +54,9 @@ impl Kind for ContextKind {
         match ownership {
             // SAFETY: retained once; this is the matching release. Needs no current context.
             Ownership::Primary => unsafe { pc.cuDevicePrimaryCtxRelease(owner.device) },
+            // SAFETY: we own the green context, and every handle made in its context holds
+            // a clone of this one, so none is left.
+            _ if owner.green != 0 => unsafe { pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx) },
             // SAFETY: we own it, and every handle made in it holds a clone, so none is left.
             _ => unsafe { pc.cuCtxDestroy(raw) },
         }
@@ -113,7 +122,26 @@ impl Context {
     }
 
     fn wrap(driver: &'static Driver, raw: CUcontext, device: CUdevice, ownership: Ownership) -> Context {
-        Context(Handle::new(ContextOwner { driver, device }, raw, ownership))
+        Context(Handle::new(ContextOwner { driver, device, green: 0 }, raw, ownership))
+    }
+
+    /// The context `raw` of the green context `green` (`cuCtxFromGreenCtx`): the last clone
+    /// destroys the green context (if `owned`).
+    pub(crate) fn wrap_green(
+        driver: &'static Driver,
+        raw: CUcontext,
+        device: CUdevice,
+        green: crate::sys::CUgreenCtx,
+        owned: bool,
+    ) -> Context {
+        let ownership = if owned { Ownership::Owned } else { Ownership::Borrowed };
+        Context(Handle::new(ContextOwner { driver, device, green: green as usize }, raw, ownership))
+    }
+
+    /// The green context it was made from (`cuCtxFromGreenCtx`), if cudrv made it so;
+    /// null otherwise.
+    pub(crate) fn green_raw(&self) -> crate::sys::CUgreenCtx {
+        self.0.owner().green as crate::sys::CUgreenCtx
     }
 
     /// The device it belongs to.
@@ -144,10 +172,161 @@ impl Context {
         scope::run_in(self.driver(), self.as_raw(), op)
     }
 
+    /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):
+    /// `least` is the numerically greatest (0 on every device so far), `greatest` the
+    /// numerically least (-5 on an H200). A priority outside it is clamped.
+    pub fn stream_priority_range(&self) -> Result<StreamPriorityRange, CudaError> {
+        let pc = self.driver().pc();
+        let (mut least, mut greatest) = (0, 0);
+        // SAFETY: both out-pointers are valid; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxGetStreamPriorityRange(&mut least, &mut greatest) })?;
+        Ok(StreamPriorityRange { least, greatest })
+    }
+
+    /// The value of `limit` in this context (`cuCtxGetLimit`).
+    pub fn limit(&self, limit: Limit) -> Result<usize, CudaError> {
+        let pc = self.driver().pc();
+        let mut value = 0usize;
+        // SAFETY: `value` is a valid out-pointer; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxGetLimit(&mut value, limit.raw()) })?;
+        Ok(value)
+    }
+
+    /// Sets `limit` in this context (`cuCtxSetLimit`). The driver may round the value
+    /// (read it back with [`Context::limit`]); some limits can only be set before the
+    /// first launch that uses them. On error the limit is unchanged.
+    pub fn set_limit(&self, limit: Limit, value: usize) -> Result<(), CudaError> {
+        let pc = self.driver().pc();
+        // SAFETY: no pointers; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxSetLimit(limit.raw(), value) })
+    }
+
+    /// The context's preferred split of on-chip memory between L1 and shared memory
+    /// (`cuCtxGetCacheConfig`; a function's own preference wins).
+    pub fn cache_config(&self) -> Result<CacheConfig, CudaError> {
+        let pc = self.driver().pc();
+        let mut raw = CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
+        // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxGetCacheConfig(&mut raw) })?;
+        Ok(CacheConfig::from_raw(raw))
+    }
+
+    /// Sets the context's preferred cache configuration (`cuCtxSetCacheConfig`; a device
+    /// with a fixed split ignores it).
+    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), CudaError> {
+        let pc = self.driver().pc();
+        // SAFETY: no pointers; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxSetCacheConfig(config.raw()) })
+    }
+
+    /// The shared memory bank size (`cuCtxGetSharedMemConfig`, deprecated: drivers since
+    /// compute capability 5.0 devices report the default and ignore a setting; a driver
+    /// without the entry says so in the error).
+    pub fn shared_mem_config(&self) -> Result<SharedMemConfig, CudaError> {
+        let pc = self.driver().pc();
+        let mut raw = CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+        // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxGetSharedMemConfig(&mut raw) })?;
+        Ok(SharedMemConfig::from_raw(raw))
+    }
+
+    /// Sets the shared memory bank size (`cuCtxSetSharedMemConfig`, deprecated; see
+    /// [`Context::shared_mem_config`]).
+    pub fn set_shared_mem_config(&self, config: SharedMemConfig) -> Result<(), CudaError> {
+        let pc = self.driver().pc();
+        // SAFETY: no pointers; the context is current inside `run`.
+        self.run(|| unsafe { pc.cuCtxSetSharedMemConfig(config.raw()) })
+    }
+
     /// `cuCtxSynchronize` in this context.
     pub fn synchronize(&self) -> Result<(), CudaError> {
         let pc = self.driver().pc();
         // SAFETY: no arguments.
         self.run(|| unsafe { pc.cuCtxSynchronize() })
+    }
+}
+
+/// The stream priorities a context allows ([`Context::stream_priority_range`]): lower
+/// numbers are greater priorities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamPriorityRange {
+    /// The least priority (numerically greatest; what a stream gets by default).
+    pub least: i32,
+    /// The greatest priority (numerically least).
+    pub greatest: i32,
+}
+
+impl StreamPriorityRange {
+    /// Whether `priority` is in the range (else the driver clamps it).
+    pub fn contains(&self, priority: i32) -> bool {
+        (self.greatest..=self.least).contains(&priority)
+    }
+}
+
+/// A context limit (`CUlimit`), for [`Context::limit`] and [`Context::set_limit`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Limit {
+    /// The stack size of each GPU thread, in bytes.
+    StackSize,
+    /// The size of the FIFO that device `printf` writes to, in bytes.
+    PrintfFifoSize,
+    /// The size of the heap device `malloc` allocates from, in bytes.
+    MallocHeapSize,
+    /// The nesting depth of device-runtime launches a grid may synchronise at.
+    DevRuntimeSyncDepth,
+    /// The number of device-runtime launches that may be pending.
+    DevRuntimePendingLaunchCount,
+    /// The L2 cache fetch granularity, in bytes (a hint).
+    MaxL2FetchGranularity,
+    /// The size of the L2 cache set aside for persisting accesses, in bytes.
+    PersistingL2CacheSize,
+    /// Another `CU_LIMIT_*` value, passed as it is.
+    Other(u32),
+}
+
+impl Limit {
+    /// The driver's value.
+    pub fn raw(self) -> CUlimit {
+        match self {
+            Limit::StackSize => CUlimit::CU_LIMIT_STACK_SIZE,
+            Limit::PrintfFifoSize => CUlimit::CU_LIMIT_PRINTF_FIFO_SIZE,
+            Limit::MallocHeapSize => CUlimit::CU_LIMIT_MALLOC_HEAP_SIZE,
+            Limit::DevRuntimeSyncDepth => CUlimit::CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH,
+            Limit::DevRuntimePendingLaunchCount => CUlimit::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT,
+            Limit::MaxL2FetchGranularity => CUlimit::CU_LIMIT_MAX_L2_FETCH_GRANULARITY,
+            Limit::PersistingL2CacheSize => CUlimit::CU_LIMIT_PERSISTING_L2_CACHE_SIZE,
+            Limit::Other(v) => CUlimit(v),
+        }
+    }
+}
+
+/// The shared memory bank size of a context (`CUsharedconfig`, deprecated).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SharedMemConfig {
+    /// The device's default bank size.
+    DefaultBankSize,
+    /// Four-byte banks.
+    FourByteBankSize,
+    /// Eight-byte banks.
+    EightByteBankSize,
+}
+
+impl SharedMemConfig {
+    fn raw(self) -> CUsharedconfig {
+        match self {
+            SharedMemConfig::DefaultBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE,
+            SharedMemConfig::FourByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE,
+            SharedMemConfig::EightByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE,
+        }
+    }
+
+    fn from_raw(raw: CUsharedconfig) -> SharedMemConfig {
+        match raw {
+            CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE => SharedMemConfig::FourByteBankSize,
+            CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE => SharedMemConfig::EightByteBankSize,
+            _ => SharedMemConfig::DefaultBankSize,
+        }
     }
 }

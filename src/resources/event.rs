@@ -6,7 +6,7 @@ use crate::resources::context::Context;
 use crate::resources::flags::EventFlags;
 use crate::resources::handle::{handle_type, kind, Unique};
 use crate::resources::stream::Stream;
-use crate::sys::{CUevent, CUresult};
+use crate::sys::{CUevent, CUipcEventHandle, CUresult};
 
 kind!(
     /// The event kind: owned by its context; its release needs no current context.
@@ -29,6 +29,34 @@ impl Event {
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUevent| unsafe { pc.cuEventCreate(raw, flags) };
         Unique::create_out(context.clone(), context.as_raw(), create).map(Event)
+    }
+
+    /// The handle another process opens this event with ([`Event::open_ipc`],
+    /// `cuIpcGetEventHandle`): the event must have been created with
+    /// [`EventFlags::INTERPROCESS`] and [`EventFlags::DISABLE_TIMING`]. The handle is
+    /// plain bytes, to send to the other process any way (a pipe, a command line); it is
+    /// valid while this event lives.
+    pub fn export_ipc(&self) -> Result<IpcEventHandle, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut handle = CUipcEventHandle { reserved: [0; 64] };
+        // SAFETY: the event is live; `handle` is a valid out-pointer.
+        self.context().run(|| unsafe { pc.cuIpcGetEventHandle(&mut handle, raw) })?;
+        Ok(IpcEventHandle(handle.reserved.map(|b| b as u8)))
+    }
+
+    /// Opens, in `context`, an event another process exported with
+    /// [`Event::export_ipc`] (`cuIpcOpenEventHandle`): waiting for it here
+    /// ([`Event::synchronize`], [`Stream::wait_event`]) waits for the work the other
+    /// process recorded it after; it cannot be recorded here with timing. Dropping it
+    /// releases this process's use (`cuEventDestroy`). On error nothing is opened and the
+    /// calling thread's context is unchanged. A driver refuses a handle exported by the
+    /// same process.
+    pub fn open_ipc(context: &Context, handle: &IpcEventHandle) -> Result<Event, CudaError> {
+        let pc = context.driver().pc();
+        let raw_handle = CUipcEventHandle { reserved: handle.0.map(|b| b as std::ffi::c_char) };
+        // SAFETY: `raw` is a valid out-pointer; the handle is passed by value.
+        let open = |raw: &mut CUevent| unsafe { pc.cuIpcOpenEventHandle(raw, raw_handle) };
+        Unique::create_out(context.clone(), context.as_raw(), open).map(Event)
     }
 
     /// The context it belongs to.
@@ -72,5 +100,29 @@ impl Event {
             unsafe { pc.cuEventElapsedTime(&mut ms, start, stop) }?;
             Ok(ms)
         })
+    }
+}
+
+/// An event's inter-process handle (`CUipcEventHandle`, 64 bytes), from
+/// [`Event::export_ipc`] for [`Event::open_ipc`] in another process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct IpcEventHandle(pub [u8; 64]);
+
+impl IpcEventHandle {
+    /// The handle as 128 lower-case hex digits (to pass on a command line).
+    pub fn to_hex(&self) -> String {
+        self.0.iter().map(|b| format!("{b:02x}")).collect()
+    }
+
+    /// A handle from 128 hex digits ([`IpcEventHandle::to_hex`]); `None` if `hex` is not that.
+    pub fn from_hex(hex: &str) -> Option<IpcEventHandle> {
+        if hex.len() != 128 || !hex.is_ascii() {
+            return None;
+        }
+        let mut bytes = [0u8; 64];
+        for (i, byte) in bytes.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(hex.get(2 * i..2 * i + 2)?, 16).ok()?;
+        }
+        Some(IpcEventHandle(bytes))
     }
 }

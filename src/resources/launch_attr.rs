@@ -20,11 +20,21 @@ pub enum AccessProperty {
 }
 
 impl AccessProperty {
-    fn raw(self) -> CUaccessProperty {
+    /// The driver's value.
+    pub(crate) fn raw(self) -> CUaccessProperty {
         match self {
             AccessProperty::Normal => CUaccessProperty::CU_ACCESS_PROPERTY_NORMAL,
             AccessProperty::Streaming => CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
             AccessProperty::Persisting => CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
+        }
+    }
+
+    /// From the driver's value (an unknown one reads as `Normal`).
+    pub(crate) fn from_raw(raw: CUaccessProperty) -> AccessProperty {
+        match raw {
+            CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING => AccessProperty::Streaming,
+            CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING => AccessProperty::Persisting,
+            _ => AccessProperty::Normal,
         }
     }
 }
@@ -37,6 +47,24 @@ pub enum MemSyncDomain {
     Default,
     /// The remote domain (for kernels that talk to other devices).
     Remote,
+}
+
+impl MemSyncDomain {
+    /// The driver's value.
+    pub(crate) fn raw(self) -> CUlaunchMemSyncDomain {
+        match self {
+            MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
+            MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
+        }
+    }
+
+    /// From the driver's value (an unknown one reads as `Default`).
+    pub(crate) fn from_raw(raw: CUlaunchMemSyncDomain) -> MemSyncDomain {
+        match raw {
+            CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE => MemSyncDomain::Remote,
+            _ => MemSyncDomain::Default,
+        }
+    }
 }
 
 /// A launch attribute (`CUlaunchAttribute`), for [`Launch::attribute`]. Each needs the
@@ -132,10 +160,7 @@ impl LaunchAttribute {
             }
             LaunchAttribute::MemSyncDomain(d) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
-                a.value.memSyncDomain = match d {
-                    MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
-                    MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
-                };
+                a.value.memSyncDomain = d.raw();
             }
             LaunchAttribute::AccessPolicyWindow { base, bytes, hit_ratio, hit, miss } => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;

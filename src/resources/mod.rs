@@ -13,6 +13,7 @@
 
 pub mod array;
 pub mod attributes;
+pub mod capture;
 pub mod context;
 pub mod copy3d;
 pub mod event;
@@ -21,6 +22,7 @@ pub mod fd_passing;
 pub mod flags;
 pub mod global;
 pub mod graph;
+pub mod green;
 pub(crate) mod handle;
 pub mod host_fn;
 pub mod host_register;

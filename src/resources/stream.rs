@@ -7,7 +7,14 @@ use crate::resources::event::Event;
 use crate::resources::flags::{EventFlags, StreamFlags};
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::host_fn;
-use crate::sys::{CUresult, CUstream, CUstreamCaptureStatus};
+use crate::resources::launch_attr::{AccessProperty, MemSyncDomain};
+use crate::sys::{
+    CUcontext, CUdeviceptr, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
+    CUsynchronizationPolicy,
+};
+
+/// `CU_STREAM_PER_THREAD` (a `cuda.h` macro: `((CUstream)0x2)`).
+const STREAM_PER_THREAD: usize = 0x2;
 
 kind!(
     /// The stream kind: owned by its context; its release needs no current context (the
@@ -34,9 +41,35 @@ impl Stream {
         Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
     }
 
+    /// Creates a stream in `context` with `priority` (`cuStreamCreateWithPriority`): lower
+    /// numbers are greater priorities, within [`Context::stream_priority_range`]; the
+    /// driver clamps a priority outside it (read it back with [`Stream::priority`]). On
+    /// error nothing is created and the calling thread's context is unchanged.
+    pub fn with_priority(context: &Context, flags: impl Into<StreamFlags>, priority: i32) -> Result<Stream, CudaError> {
+        let pc = context.driver().pc();
+        let flags = flags.into().bits();
+        // SAFETY: `raw` is a valid out-pointer.
+        let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreateWithPriority(raw, flags, priority) };
+        Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
+    }
+
     /// The legacy default (NULL) stream of `context`.
     pub fn legacy_default(context: &Context) -> Stream {
         Stream(Handle::new(context.clone(), std::ptr::null_mut(), Ownership::Borrowed))
+    }
+
+    /// The per-thread default stream of `context` (`CU_STREAM_PER_THREAD`): each thread
+    /// that uses it has its own, which does not synchronise with other streams (unlike
+    /// the legacy default stream). Work queued on it runs with `context` current, as on
+    /// every cudrv stream.
+    pub fn per_thread_default(context: &Context) -> Stream {
+        let raw = STREAM_PER_THREAD as CUstream;
+        Stream(Handle::new(context.clone(), raw, Ownership::Borrowed))
+    }
+
+    /// Whether this is one of the default streams (legacy or per-thread).
+    pub fn is_default(&self) -> bool {
+        matches!(self.as_raw() as usize, 0 | 1 | STREAM_PER_THREAD)
     }
 
     /// The context it belongs to.
@@ -52,6 +85,57 @@ impl Stream {
         // SAFETY: the stream is live while we hold it; `bits` is a valid out-pointer.
         self.run(|| unsafe { pc.cuStreamGetFlags(raw, &mut bits) })?;
         Ok(StreamFlags::from_bits_retain(bits))
+    }
+
+    /// Its priority (`cuStreamGetPriority`): what it was created with, clamped to the
+    /// context's range; 0 for a default stream.
+    pub fn priority(&self) -> Result<i32, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut priority = 0;
+        // SAFETY: the stream is live while we hold it; `priority` is a valid out-pointer.
+        self.run(|| unsafe { pc.cuStreamGetPriority(raw, &mut priority) })?;
+        Ok(priority)
+    }
+
+    /// The driver's unique id of the stream (`cuStreamGetId`, driver 12.0+: an older
+    /// driver's error says so).
+    pub fn id(&self) -> Result<u64, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut id = 0;
+        // SAFETY: as above.
+        self.run(|| unsafe { pc.cuStreamGetId(raw, &mut id) })?;
+        Ok(id)
+    }
+
+    /// The context the driver says the stream belongs to (`cuStreamGetCtx`): for a
+    /// default stream, the current one ([`Stream::context`], made current for the call);
+    /// for a stream of a green context, the context made from it
+    /// ([`crate::GreenContext::context`]).
+    pub fn driver_context(&self) -> Result<CUcontext, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut ctx: CUcontext = std::ptr::null_mut();
+        // SAFETY: as above.
+        self.run(|| unsafe { pc.cuStreamGetCtx(raw, &mut ctx) })?;
+        Ok(ctx)
+    }
+
+    /// Reads one of its attributes (`cuStreamGetAttribute`).
+    pub fn attribute(&self, which: StreamAttributeKind) -> Result<StreamAttribute, CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let mut value = CUstreamAttrValue::default();
+        let id = which.raw();
+        // SAFETY: the stream is live; `value` is a valid out-pointer of the union's size.
+        self.run(|| unsafe { pc.cuStreamGetAttribute(raw, id, &mut value) })?;
+        Ok(StreamAttribute::from_raw(which, &value))
+    }
+
+    /// Sets one of its attributes (`cuStreamSetAttribute`); work queued later uses it.
+    /// On error nothing changes.
+    pub fn set_attribute(&self, value: StreamAttribute) -> Result<(), CudaError> {
+        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
+        let (id, value) = value.raw();
+        // SAFETY: the stream is live; `value` is a valid union for `id`.
+        self.run(|| unsafe { pc.cuStreamSetAttribute(raw, id, &value) })
     }
 
     /// Runs the checked driver call `f` with the stream's context current.
@@ -117,5 +201,157 @@ impl Stream {
         // SAFETY: the stream is live; `status` is a valid out-pointer.
         unsafe { self.0.driver().pc().cuStreamIsCapturing(self.as_raw(), &mut status) }?;
         Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
+    }
+}
+
+/// How a thread waiting for a stream waits (`CUsynchronizationPolicy`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SyncPolicy {
+    /// The driver decides.
+    Auto,
+    /// Spin.
+    Spin,
+    /// Yield the processor.
+    Yield,
+    /// Block on a synchronisation primitive.
+    BlockingSync,
+    /// A value this version of cudrv does not know.
+    Other(u32),
+}
+
+impl SyncPolicy {
+    fn raw(self) -> CUsynchronizationPolicy {
+        type P = CUsynchronizationPolicy;
+        match self {
+            SyncPolicy::Auto => P::CU_SYNC_POLICY_AUTO,
+            SyncPolicy::Spin => P::CU_SYNC_POLICY_SPIN,
+            SyncPolicy::Yield => P::CU_SYNC_POLICY_YIELD,
+            SyncPolicy::BlockingSync => P::CU_SYNC_POLICY_BLOCKING_SYNC,
+            SyncPolicy::Other(v) => CUsynchronizationPolicy(v),
+        }
+    }
+
+    fn from_raw(raw: CUsynchronizationPolicy) -> SyncPolicy {
+        type P = CUsynchronizationPolicy;
+        match raw {
+            P::CU_SYNC_POLICY_AUTO => SyncPolicy::Auto,
+            P::CU_SYNC_POLICY_SPIN => SyncPolicy::Spin,
+            P::CU_SYNC_POLICY_YIELD => SyncPolicy::Yield,
+            P::CU_SYNC_POLICY_BLOCKING_SYNC => SyncPolicy::BlockingSync,
+            other => SyncPolicy::Other(other.0),
+        }
+    }
+}
+
+/// Which stream attribute to read ([`Stream::attribute`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StreamAttributeKind {
+    /// [`StreamAttribute::Priority`].
+    Priority,
+    /// [`StreamAttribute::SyncPolicy`].
+    SyncPolicy,
+    /// [`StreamAttribute::AccessPolicyWindow`].
+    AccessPolicyWindow,
+    /// [`StreamAttribute::MemSyncDomain`].
+    MemSyncDomain,
+}
+
+impl StreamAttributeKind {
+    fn raw(self) -> CUlaunchAttributeID {
+        type Id = CUlaunchAttributeID;
+        match self {
+            StreamAttributeKind::Priority => Id::CU_LAUNCH_ATTRIBUTE_PRIORITY,
+            StreamAttributeKind::SyncPolicy => Id::CU_LAUNCH_ATTRIBUTE_SYNCHRONIZATION_POLICY,
+            StreamAttributeKind::AccessPolicyWindow => Id::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW,
+            StreamAttributeKind::MemSyncDomain => Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN,
+        }
+    }
+}
+
+/// A stream attribute with its value (`CUstreamAttrValue`), for [`Stream::set_attribute`]
+/// and from [`Stream::attribute`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum StreamAttribute {
+    /// The stream's priority (see [`Context::stream_priority_range`]; setting it needs
+    /// a driver that accepts the priority attribute on streams).
+    Priority(i32),
+    /// How a thread waiting for the stream waits.
+    SyncPolicy(SyncPolicy),
+    /// The L2 access policy window for kernels launched on the stream (`bytes` 0: none).
+    AccessPolicyWindow {
+        /// The window's start (a device address).
+        base: CUdeviceptr,
+        /// Its length in bytes.
+        bytes: usize,
+        /// The share of accesses (0.0 to 1.0) that get `hit`; the rest get `miss`.
+        hit_ratio: f32,
+        /// The property of the `hit_ratio` share.
+        hit: AccessProperty,
+        /// The property of the rest.
+        miss: AccessProperty,
+    },
+    /// The memory synchronisation domain of the stream's kernels.
+    MemSyncDomain(MemSyncDomain),
+}
+
+impl StreamAttribute {
+    /// Which attribute it is.
+    pub fn kind(&self) -> StreamAttributeKind {
+        match self {
+            StreamAttribute::Priority(_) => StreamAttributeKind::Priority,
+            StreamAttribute::SyncPolicy(_) => StreamAttributeKind::SyncPolicy,
+            StreamAttribute::AccessPolicyWindow { .. } => StreamAttributeKind::AccessPolicyWindow,
+            StreamAttribute::MemSyncDomain(_) => StreamAttributeKind::MemSyncDomain,
+        }
+    }
+
+    fn raw(&self) -> (CUlaunchAttributeID, CUstreamAttrValue) {
+        let mut v = CUstreamAttrValue::default();
+        match *self {
+            StreamAttribute::Priority(p) => v.priority = p,
+            StreamAttribute::SyncPolicy(p) => v.syncPolicy = p.raw(),
+            StreamAttribute::AccessPolicyWindow { base, bytes, hit_ratio, hit, miss } => {
+                v.accessPolicyWindow.base_ptr = base as usize as *mut std::ffi::c_void;
+                v.accessPolicyWindow.num_bytes = bytes;
+                v.accessPolicyWindow.hitRatio = hit_ratio;
+                v.accessPolicyWindow.hitProp = hit.raw();
+                v.accessPolicyWindow.missProp = miss.raw();
+            }
+            StreamAttribute::MemSyncDomain(d) => v.memSyncDomain = d.raw(),
+        }
+        (self.kind().raw(), v)
+    }
+
+    fn from_raw(which: StreamAttributeKind, v: &CUstreamAttrValue) -> StreamAttribute {
+        // Each union read: the driver wrote the member of `which`; every member is plain
+        // data for which any bit pattern is valid.
+        match which {
+            StreamAttributeKind::Priority => {
+                // SAFETY: as above.
+                StreamAttribute::Priority(unsafe { v.priority })
+            }
+            StreamAttributeKind::SyncPolicy => {
+                // SAFETY: as above.
+                StreamAttribute::SyncPolicy(SyncPolicy::from_raw(unsafe { v.syncPolicy }))
+            }
+            StreamAttributeKind::AccessPolicyWindow => {
+                // SAFETY: as above.
+                let w = unsafe { v.accessPolicyWindow };
+                StreamAttribute::AccessPolicyWindow {
+                    base: w.base_ptr as usize as CUdeviceptr,
+                    bytes: w.num_bytes,
+                    hit_ratio: w.hitRatio,
+                    hit: AccessProperty::from_raw(w.hitProp),
+                    miss: AccessProperty::from_raw(w.missProp),
+                }
+            }
+            StreamAttributeKind::MemSyncDomain => {
+                // SAFETY: as above.
+                StreamAttribute::MemSyncDomain(MemSyncDomain::from_raw(unsafe { v.memSyncDomain }))
+            }
+        }
     }
 }

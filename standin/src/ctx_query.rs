@@ -110,3 +110,26 @@ pub(crate) unsafe fn cu_ctx_get_stream_priority_range(w: &World, least: *mut c_i
     });
     status(r)
 }
+
+/// `cuCtxGetSharedMemConfig` (deprecated): the emulated device (sm_90) has no configurable
+/// bank size; it reports four-byte banks (to be checked: conformance
+/// `context.shared_mem_config_get`).
+pub(crate) unsafe fn cu_ctx_get_shared_mem_config(w: &World, config: *mut CUsharedconfig) -> CUresult {
+    let r = non_null(config).and_then(|()| {
+        w.contexts.current()?;
+        write(config, CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE)
+    });
+    status(r)
+}
+
+/// `cuCtxSetSharedMemConfig` (deprecated): a known value is accepted and changes nothing
+/// (the device's bank size is fixed); another is CUDA_ERROR_INVALID_VALUE.
+pub(crate) unsafe fn cu_ctx_set_shared_mem_config(w: &World, config: CUsharedconfig) -> CUresult {
+    let r = w.contexts.current().and_then(|_| {
+        if config.0 > 2 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        Ok(())
+    });
+    status(r)
+}

@@ -3,6 +3,7 @@
 //! `cuEventElapsedTime`.
 
 use std::ffi::c_uint;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -10,8 +11,9 @@ use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::model::context::Context;
-use crate::model::event::{Event, Position};
+use crate::model::event::{Event, IpcLink, Position};
 use crate::run::lock::lock;
+use crate::run::shared_event;
 use crate::world::World;
 use crate::{capture, stream};
 
@@ -50,7 +52,15 @@ pub(crate) unsafe fn cu_event_destroy(w: &World, e: CUevent) -> CUresult {
             return s;
         }
     }
-    status(events.remove(h).map(drop))
+    let removed = events.remove(h);
+    drop(events);
+    if let Ok(ev) = &removed {
+        // The exporter's destroy ends the sharing (an importer then sees it complete).
+        if let Some(link) = lock(&ev.mark).ipc.as_ref().filter(|l| !l.imported) {
+            let _ = std::fs::remove_file(&link.path);
+        }
+    }
+    status(removed.map(drop))
 }
 
 fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
@@ -64,15 +74,22 @@ fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
         let mut m = lock(&mark);
         m.generation = m.generation.wrapping_add(1);
         m.time = None;
+        if let Some(link) = m.ipc.as_mut() {
+            link.n = shared_event::begin_record(&link.path);
+        }
         m.generation
     };
     let stamp = Arc::clone(&mark);
     // The record is stream work like any other (on the legacy stream it waits for the
-    // blocking streams' work too); it stamps the time when the stream reaches it.
+    // blocking streams' work too); it stamps the time when the stream reaches it (and,
+    // for an inter-process event, marks the record complete in the shared state).
     let position = t.submit(move || {
         let mut m = lock(&stamp);
         if m.generation == generation {
             m.time = Some(Instant::now());
+            if let Some(link) = &m.ipc {
+                shared_event::complete(&link.path, link.n);
+            }
         }
         Ok(())
     })?;
@@ -97,20 +114,29 @@ pub(crate) unsafe fn cu_ctx_record_event(w: &World, ctx: CUcontext, e: CUevent) 
     status(record(w, e, std::ptr::null_mut()))
 }
 
-/// The context of `e` and where it was last recorded, if it was.
-fn recorded(w: &World, e: CUevent) -> Result<(Arc<Context>, Option<Position>), CUresult> {
+/// The context of an event, where it was last recorded, if it was, and for an event
+/// opened from another process, its shared state's file.
+type Recorded = (Arc<Context>, Option<Position>, Option<PathBuf>);
+
+/// What [`Recorded`] says of `e`.
+fn recorded(w: &World, e: CUevent) -> Result<Recorded, CUresult> {
     let ev = find(w, e)?;
-    let at = lock(&ev.mark).at.clone();
-    Ok((ev.ctx, at))
+    let m = lock(&ev.mark);
+    let shared = m.ipc.as_ref().filter(|l| l.imported).map(|l| l.path.clone());
+    let at = m.at.clone();
+    drop(m);
+    Ok((ev.ctx, at, shared))
 }
 
 /// `cuEventQuery`: SUCCESS for an event never recorded or complete, else
-/// CUDA_ERROR_NOT_READY.
+/// CUDA_ERROR_NOT_READY (an event opened from another process: as that process's newest
+/// record stands).
 pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
-    let r = recorded(w, e).and_then(|(ctx, at)| {
+    let r = recorded(w, e).and_then(|(ctx, at, shared)| {
         ctx.usable()?;
         match at {
             Some((q, p)) if !q.reached(p) => Err(CUresult::CUDA_ERROR_NOT_READY),
+            _ if shared.is_some_and(|path| !shared_event::is_complete(&path)) => Err(CUresult::CUDA_ERROR_NOT_READY),
             _ => Ok(()),
         }
     });
@@ -119,10 +145,13 @@ pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
 
 /// Waits for the work before the last record; a sticky failure shows here.
 pub(crate) unsafe fn cu_event_synchronize(w: &World, e: CUevent) -> CUresult {
-    let r = recorded(w, e).and_then(|(ctx, at)| {
+    let r = recorded(w, e).and_then(|(ctx, at, shared)| {
         ctx.usable()?;
         if let Some((q, p)) = at {
             q.wait(p)?;
+        }
+        if let Some(path) = shared {
+            shared_event::wait(&path, shared_event::newest(&path));
         }
         ctx.usable()
     });
@@ -161,11 +190,16 @@ pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, fl
     if flags & !CUevent_wait_flags::CU_EVENT_WAIT_EXTERNAL.0 != 0 {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
-    let r = recorded(w, e).and_then(|(ctx, at)| {
+    let r = recorded(w, e).and_then(|(ctx, at, shared)| {
         ctx.usable()?;
         let t = stream::resolve(w, s)?;
         if capture::wait_event(w, s, e, flags)? {
             return Ok(());
+        }
+        if let Some(path) = shared.filter(|p| !shared_event::is_complete(p)) {
+            // Later work waits for the other process's newest record as of now.
+            let n = shared_event::newest(&path);
+            t.push(Box::new(move || shared_event::wait(&path, n)))?;
         }
         match at {
             Some((q, p)) if !Arc::ptr_eq(&q, &t.queue) && !q.reached(p) => {
@@ -179,4 +213,80 @@ pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, fl
         }
     });
     status(r)
+}
+
+/// Marks the handle data the stand-in makes for an event.
+const MAGIC: [u8; 8] = *b"cudrvEVT";
+
+fn ipc_get(w: &World, out: *mut CUipcEventHandle, e: CUevent) -> Result<(), CUresult> {
+    non_null(out)?;
+    let h = from_ptr(e);
+    let ev = find(w, e)?;
+    ev.ctx.usable()?;
+    if ev.flags & CUevent_flags::CU_EVENT_INTERPROCESS.0 == 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let pid = std::process::id();
+    let mut m = lock(&ev.mark);
+    if m.ipc.is_none() {
+        let path = shared_event::path(pid, h);
+        // A record still pending counts as record 1, not yet complete.
+        let pending = m.at.as_ref().is_some_and(|(q, p)| !q.reached(*p));
+        let n = u64::from(m.at.is_some());
+        shared_event::write(&path, n, if pending { 0 } else { n }).map_err(|_| CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+        m.ipc = Some(IpcLink { path, n, imported: false });
+    }
+    drop(m);
+    let mut data = [0 as std::ffi::c_char; 64];
+    let words = [MAGIC, u64::from(pid).to_le_bytes(), h.to_le_bytes()];
+    for (chunk, word) in data.chunks_exact_mut(8).zip(words) {
+        for (d, b) in chunk.iter_mut().zip(word) {
+            *d = b as std::ffi::c_char;
+        }
+    }
+    write(out, CUipcEventHandle { reserved: data })
+}
+
+/// `cuIpcGetEventHandle`: for an event created with CU_EVENT_INTERPROCESS (else
+/// CUDA_ERROR_INVALID_VALUE); its state is then shared through a file
+/// (`run/shared_event.rs`) another process opens with the handle.
+pub(crate) unsafe fn cu_ipc_get_event_handle(w: &World, out: *mut CUipcEventHandle, e: CUevent) -> CUresult {
+    status(ipc_get(w, out, e))
+}
+
+/// The `(pid, event)` a handle names, if the stand-in made it.
+fn parse(handle: &CUipcEventHandle) -> Option<(u32, u64)> {
+    let bytes: Vec<u8> = handle.reserved.iter().map(|&b| b as u8).collect();
+    let mut words = bytes.chunks_exact(8).map(|c| <[u8; 8]>::try_from(c).ok());
+    (words.next()?? == MAGIC).then_some(())?;
+    let pid = u32::try_from(u64::from_le_bytes(words.next()??)).ok()?;
+    Some((pid, u64::from_le_bytes(words.next()??)))
+}
+
+fn ipc_open(w: &World, out: *mut CUevent, handle: CUipcEventHandle) -> Result<(), CUresult> {
+    non_null(out)?;
+    let ctx = w.contexts.current()?;
+    ctx.usable()?;
+    let (pid, event) = parse(&handle).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let path = shared_event::path(pid, event);
+    if shared_event::read(&path).is_none() {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let n = shared_event::newest(&path);
+    let mark = Arc::new(std::sync::Mutex::new(crate::model::event::Mark {
+        ipc: Some(IpcLink { path, n, imported: true }),
+        ..Default::default()
+    }));
+    let flags = CUevent_flags::CU_EVENT_INTERPROCESS.0 | CUevent_flags::CU_EVENT_DISABLE_TIMING.0;
+    let h = lock(&w.events).insert(Event { ctx, flags, mark });
+    write(out, to_ptr(h))
+}
+
+/// `cuIpcOpenEventHandle`: a new event of the current context standing for the exported
+/// one: waits for it (`cuEventSynchronize`, `cuStreamWaitEvent`, `cuEventQuery`) follow
+/// the exporter's records, and a record here is seen there. An unknown handle (or one
+/// whose event is gone): CUDA_ERROR_INVALID_VALUE. The stand-in also opens a handle of
+/// its own process (a real driver refuses that: conformance `ipc_event.open_same_process`).
+pub(crate) unsafe fn cu_ipc_open_event_handle(w: &World, out: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
+    status(ipc_open(w, out, handle))
 }

@@ -95,6 +95,7 @@ pub(crate) fn of(w: &World) -> Ledger {
         registry(&mut l, &a.textures);
         registry(&mut l, &a.surfaces);
     }
+    registry(&mut l, &lock(&w.greens).greens);
     l
 }
 
@@ -120,6 +121,7 @@ pub(crate) fn reset(w: &World) {
         a.textures.forget_destroyed();
         a.surfaces.forget_destroyed();
     }
+    lock(&w.greens).greens.forget_destroyed();
 }
 
 /// A snapshot of the default world's ledger: live allocations and handles, and every

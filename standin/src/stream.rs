@@ -28,7 +28,7 @@ use crate::ctx_query::{GREATEST_PRIORITY, LEAST_PRIORITY};
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::model::context::Context;
 use crate::model::graph::Node;
-use crate::model::stream::{is_default, Stream, Target};
+use crate::model::stream::{is_default, Attributes, Stream, Target};
 use crate::run::lock::lock;
 use crate::run::queue::{HostCall, Queue};
 use crate::world::World;
@@ -81,14 +81,27 @@ pub(crate) fn resolve(w: &World, s: CUstream) -> Result<Target, CUresult> {
 
 fn create(w: &World, ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
     non_null(ph)?;
+    let ctx = w.contexts.current()?;
+    create_in(w, ph, ctx, flags, priority)
+}
+
+/// Makes a stream in `ctx`.
+pub(crate) fn create_in(
+    w: &World,
+    ph: *mut CUstream,
+    ctx: Arc<Context>,
+    flags: c_uint,
+    priority: c_int,
+) -> Result<(), CUresult> {
+    non_null(ph)?;
     if flags & !CUstream_flags::CU_STREAM_NON_BLOCKING.0 != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let ctx = w.contexts.current()?;
     let queue = Queue::new();
     ctx.add_queue(&queue, flags & CUstream_flags::CU_STREAM_NON_BLOCKING.0 == 0);
     let priority = priority.clamp(GREATEST_PRIORITY, LEAST_PRIORITY);
-    let h = lock(&w.streams).insert(Stream { ctx, queue, flags, priority });
+    let attrs = Attributes::DEFAULT;
+    let h = lock(&w.streams).insert(Stream { ctx, queue, flags, priority, attrs });
     write(ph, to_ptr(h))
 }
 
@@ -160,7 +173,8 @@ pub(crate) unsafe fn cu_stream_get_ctx(w: &World, s: CUstream, pctx: *mut CUcont
     status(non_null(pctx).and_then(|()| write(pctx, context_of(w, s)?)))
 }
 
-/// `cuStreamGetCtx_v12050`: never a green context (NULL).
+/// `cuStreamGetCtx_v12050`: the context, and the green context it was made from (NULL
+/// for a context that is not a green context's).
 pub(crate) unsafe fn cu_stream_get_ctx_v12050(
     w: &World,
     s: CUstream,
@@ -179,8 +193,9 @@ pub(crate) unsafe fn cu_stream_get_ctx_v12050(
         unsafe { pctx.write(ctx) };
     }
     if !pgreen.is_null() {
+        let green = lock(&w.greens).of_context(from_ptr(ctx));
         // SAFETY: as above.
-        unsafe { pgreen.write(std::ptr::null_mut()) };
+        unsafe { pgreen.write(to_ptr(green)) };
     }
     CUresult::CUDA_SUCCESS
 }

@@ -15,8 +15,9 @@ use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
     array, capture_api, context_api, coop, copy, copy3d, copy_any, ctx_query, device, entry, errors, event, func_attr,
-    global, gpa, graph, graph_add, graph_exec, host_memory, host_register, ipc, launch, linker, managed, memory_api,
-    module, occupancy, pci, peer, pointer, pool, pool_attr, primary, stream, stream_query, texture, user_object, vmm,
+    global, gpa, graph, graph_add, graph_exec, green, host_memory, host_register, ipc, launch, linker, managed,
+    memory_api, module, occupancy, pci, peer, pointer, pool, pool_attr, primary, stream, stream_attr, stream_query,
+    texture, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.
@@ -69,6 +70,8 @@ pub(crate) const TABLE: Table = Table {
     cuCtxGetLimit_v3010: imp(ctx_query::cu_ctx_get_limit),
     cuCtxSetLimit_v3010: imp(ctx_query::cu_ctx_set_limit),
     cuCtxGetStreamPriorityRange_v5050: imp(ctx_query::cu_ctx_get_stream_priority_range),
+    cuCtxGetSharedMemConfig_v4020: imp(ctx_query::cu_ctx_get_shared_mem_config),
+    cuCtxSetSharedMemConfig_v4020: imp(ctx_query::cu_ctx_set_shared_mem_config),
     // stream.rs
     cuStreamCreate_v2000: imp(stream::cu_stream_create),
     cuStreamCreateWithPriority_v5050: imp(stream::cu_stream_create_with_priority),
@@ -97,6 +100,22 @@ pub(crate) const TABLE: Table = Table {
     cuStreamGetId_v12000_ptsz: imp(stream_query::cu_stream_get_id),
     cuStreamGetDevice_v12080: imp(stream_query::cu_stream_get_device),
     cuStreamGetDevice_v12080_ptsz: imp(stream_query::cu_stream_get_device),
+    // stream_attr.rs
+    cuStreamGetAttribute_v11000: imp(stream_attr::cu_stream_get_attribute),
+    cuStreamGetAttribute_v11000_ptsz: imp(stream_attr::cu_stream_get_attribute),
+    cuStreamSetAttribute_v11000: imp(stream_attr::cu_stream_set_attribute),
+    cuStreamSetAttribute_v11000_ptsz: imp(stream_attr::cu_stream_set_attribute),
+    // green.rs
+    cuDeviceGetDevResource_v12040: imp(green::cu_device_get_dev_resource),
+    cuCtxGetDevResource_v12040: imp(green::cu_ctx_get_dev_resource),
+    cuGreenCtxGetDevResource_v12040: imp(green::cu_green_ctx_get_dev_resource),
+    cuDevSmResourceSplitByCount_v12040: imp(green::cu_dev_sm_resource_split_by_count),
+    cuDevResourceGenerateDesc_v12040: imp(green::cu_dev_resource_generate_desc),
+    cuGreenCtxCreate_v12040: imp(green::cu_green_ctx_create),
+    cuGreenCtxDestroy_v12040: imp(green::cu_green_ctx_destroy),
+    cuCtxFromGreenCtx_v12040: imp(green::cu_ctx_from_green_ctx),
+    cuGreenCtxStreamCreate_v12050: imp(green::cu_green_ctx_stream_create),
+    cuStreamGetGreenCtx_v12040: imp(green::cu_stream_get_green_ctx),
     // event.rs
     cuCtxRecordEvent_v12050: imp(event::cu_ctx_record_event),
     cuEventCreate_v2000: imp(event::cu_event_create),
@@ -110,6 +129,8 @@ pub(crate) const TABLE: Table = Table {
     cuEventElapsedTime_v12080: imp(event::cu_event_elapsed_time),
     cuStreamWaitEvent_v3020: imp(event::cu_stream_wait_event),
     cuStreamWaitEvent_v7000_ptsz: imp(event::cu_stream_wait_event),
+    cuIpcGetEventHandle_v4010: imp(event::cu_ipc_get_event_handle),
+    cuIpcOpenEventHandle_v4010: imp(event::cu_ipc_open_event_handle),
     // host_register.rs
     cuMemHostRegister_v4000: imp(host_register::cu_mem_host_register),
     cuMemHostRegister_v6050: imp(host_register::cu_mem_host_register),

@@ -25,7 +25,7 @@ use crate::model::context::Contexts;
 use crate::model::faults::Faults;
 use crate::model::handles::Registry;
 use crate::model::memory::Memory;
-use crate::model::{capture, event, graph, link, module, pool, primary, stream, user_object};
+use crate::model::{capture, event, graph, green, link, module, pool, primary, stream, user_object};
 use crate::run::lock::lock;
 use crate::run::queue::Queue;
 
@@ -97,6 +97,8 @@ pub(crate) struct World {
     pub(crate) vmm: Mutex<crate::model::vmm::Vmm>,
     /// CUDA arrays, texture and surface objects.
     pub(crate) arrays: Mutex<crate::model::array::Arrays>,
+    /// Green contexts and resource descriptors.
+    pub(crate) greens: Mutex<green::Greens>,
     /// The driver's own thread, for callbacks that belong to no stream (user object
     /// destructors).
     pub(crate) driver_thread: LazyLock<Arc<Queue>>,
@@ -139,6 +141,7 @@ impl World {
             peers: Mutex::new(BTreeSet::new()),
             vmm: Mutex::new(crate::model::vmm::Vmm::new()),
             arrays: Mutex::new(crate::model::array::Arrays::new()),
+            greens: Mutex::new(green::Greens::new()),
             driver_thread: LazyLock::new(Queue::new),
         }
     }
@@ -182,6 +185,7 @@ impl World {
             peers,
             vmm,
             arrays,
+            greens,
             driver_thread: _,
         } = World::new();
         self.initialized.store(initialized.into_inner(), Release);
@@ -210,6 +214,7 @@ impl World {
         replace(&self.peers, peers);
         replace(&self.vmm, vmm);
         replace(&self.arrays, arrays);
+        replace(&self.greens, greens);
     }
 
     /// The world of slot `W` (the default world if `W` is out of range, which the

@@ -17,6 +17,7 @@ mod capture;
 mod context;
 mod device;
 mod errors;
+mod execution;
 mod graph;
 mod host_fn;
 mod host_register;
@@ -173,7 +174,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [array::cases(), managed::cases()].concat()
+    [array::cases(), managed::cases(), execution::cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).

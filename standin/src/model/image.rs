@@ -139,6 +139,13 @@ impl Image {
                     image.add_kernel(name);
                     image.params.insert((*name).to_string(), natural_layout(&sizes).ok_or_else(bad)?);
                 }
+                // A kernel a link took from PTX with a host implementation: bound again by
+                // name (the implementation registered now).
+                ["host", name] => {
+                    if let Some(code) = kernels::find(name) {
+                        image.code.insert((*name).to_string(), Code(code));
+                    }
+                }
                 [kind @ ("global" | "managed"), name, size] => {
                     let size = size.parse().map_err(|_| bad())?;
                     let managed = *kind == "managed";
@@ -254,6 +261,7 @@ impl Image {
             self.add_kernel(k);
         }
         self.params.extend(other.params);
+        self.code.extend(other.code);
         for g in other.globals {
             if !self.globals.iter().any(|h| h.name == g.name) {
                 self.globals.push(g);
@@ -271,6 +279,9 @@ impl Image {
                     text.push_str(&format!("kernel {k} params {}\n", sizes.join(" ")));
                 }
                 None => text.push_str(&format!("kernel {k}\n")),
+            }
+            if self.code.contains_key(k) {
+                text.push_str(&format!("host {k}\n"));
             }
         }
         for g in &self.globals {

@@ -10,6 +10,7 @@ pub(crate) mod device;
 pub(crate) mod event;
 pub(crate) mod faults;
 pub(crate) mod graph;
+pub(crate) mod green;
 pub(crate) mod handles;
 pub(crate) mod image;
 pub(crate) mod link;

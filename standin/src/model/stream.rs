@@ -27,8 +27,32 @@ pub(crate) struct Stream {
     pub(crate) queue: Arc<Queue>,
     /// As created (`cuStreamGetFlags`).
     pub(crate) flags: c_uint,
-    /// As created, clamped to the context's range (`cuStreamGetPriority`).
+    /// As created, clamped to the context's range (`cuStreamGetPriority`); changed by
+    /// the priority attribute.
     pub(crate) priority: c_int,
+    /// The attributes set with `cuStreamSetAttribute` (the priority is `priority`).
+    pub(crate) attrs: Attributes,
+}
+
+/// A stream's attributes (`cuStreamGetAttribute`/`SetAttribute`), as plain values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Attributes {
+    /// `CUsynchronizationPolicy`.
+    pub(crate) sync_policy: c_uint,
+    /// The access policy window: base, bytes, hit ratio, hit and miss properties.
+    pub(crate) window: (u64, usize, f32, c_uint, c_uint),
+    /// `CUlaunchMemSyncDomain`.
+    pub(crate) mem_sync_domain: c_uint,
+    /// `CUlaunchMemSyncDomainMap`: the default and remote domains' numbers.
+    pub(crate) mem_sync_domain_map: (u8, u8),
+}
+
+impl Attributes {
+    /// What a new stream (and a default stream) reports: synchronisation policy AUTO
+    /// (1), no window, the default domain, domain map default 0 and remote 1 (to be
+    /// checked: conformance `stream_attr.*`).
+    pub(crate) const DEFAULT: Attributes =
+        Attributes { sync_policy: 1, window: (0, 0, 0.0, 0, 0), mem_sync_domain: 0, mem_sync_domain_map: (0, 1) };
 }
 
 /// What a stream argument stands for: its context and its queue.

@@ -8,4 +8,5 @@ pub(crate) mod kernels;
 pub(crate) mod lock;
 pub(crate) mod queue;
 pub(crate) mod texture;
+pub(crate) mod shared_event;
 pub(crate) mod thread;

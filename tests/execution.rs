@@ -1,0 +1,219 @@
+//! Streams and execution resources (issue 15, items 6 and 8) through the safe layer, on
+//! the stand-in: priorities, the per-thread default stream, stream attributes, capture
+//! modes and capture info, context limits and cache configuration, green contexts, and
+//! IPC events (opened in this process, which the stand-in allows; `examples/ipc_event.rs`
+//! uses two processes).
+
+mod common;
+
+use common::standin_driver;
+use cudrv::{
+    AccessProperty, CacheConfig, CaptureMode, CaptureModeGuard, CaptureStatus, Context, Event, EventFlags,
+    GreenContext, IpcEventHandle, Limit, MemSyncDomain, SmResource, Stream, StreamAttribute, StreamAttributeKind,
+    StreamFlags, SyncPolicy,
+};
+
+fn context() -> Context {
+    Context::primary(standin_driver(), 0).unwrap()
+}
+
+#[test]
+fn priorities_come_from_the_context_range_and_are_clamped() {
+    let ctx = context();
+    let range = ctx.stream_priority_range().unwrap();
+    assert_eq!((range.least, range.greatest), (0, -5));
+    assert!(range.contains(-3) && !range.contains(1) && !range.contains(-6));
+    let high = Stream::with_priority(&ctx, StreamFlags::NON_BLOCKING, range.greatest).unwrap();
+    assert_eq!(high.priority().unwrap(), -5);
+    assert_eq!(high.flags().unwrap(), StreamFlags::NON_BLOCKING);
+    let clamped = Stream::with_priority(&ctx, 0, -100).unwrap();
+    assert_eq!(clamped.priority().unwrap(), -5);
+    assert_eq!(Stream::new(&ctx, 0).unwrap().priority().unwrap(), 0);
+}
+
+#[test]
+fn default_streams_are_handles() {
+    let ctx = context();
+    let per_thread = Stream::per_thread_default(&ctx);
+    assert!(per_thread.is_default() && Stream::legacy_default(&ctx).is_default());
+    assert_eq!(per_thread.as_raw() as usize, 2);
+    assert_eq!(per_thread.priority().unwrap(), 0);
+    per_thread.synchronize().unwrap();
+    assert!(!Stream::new(&ctx, 0).unwrap().is_default());
+}
+
+#[test]
+fn stream_id_and_context() {
+    let ctx = context();
+    let (a, b) = (Stream::new(&ctx, 0).unwrap(), Stream::new(&ctx, 0).unwrap());
+    assert_ne!(a.id().unwrap(), b.id().unwrap());
+    assert_eq!(a.driver_context().unwrap(), ctx.as_raw());
+}
+
+#[test]
+fn stream_attributes_round_trip() {
+    let ctx = context();
+    let s = Stream::new(&ctx, 0).unwrap();
+    assert_eq!(s.attribute(StreamAttributeKind::SyncPolicy).unwrap(), StreamAttribute::SyncPolicy(SyncPolicy::Auto));
+    s.set_attribute(StreamAttribute::SyncPolicy(SyncPolicy::BlockingSync)).unwrap();
+    assert_eq!(
+        s.attribute(StreamAttributeKind::SyncPolicy).unwrap(),
+        StreamAttribute::SyncPolicy(SyncPolicy::BlockingSync)
+    );
+    let window = StreamAttribute::AccessPolicyWindow {
+        base: 0x1000,
+        bytes: 4096,
+        hit_ratio: 0.5,
+        hit: AccessProperty::Persisting,
+        miss: AccessProperty::Streaming,
+    };
+    s.set_attribute(window).unwrap();
+    assert_eq!(s.attribute(StreamAttributeKind::AccessPolicyWindow).unwrap(), window);
+    s.set_attribute(StreamAttribute::MemSyncDomain(MemSyncDomain::Remote)).unwrap();
+    assert_eq!(
+        s.attribute(StreamAttributeKind::MemSyncDomain).unwrap(),
+        StreamAttribute::MemSyncDomain(MemSyncDomain::Remote)
+    );
+    s.set_attribute(StreamAttribute::Priority(-2)).unwrap();
+    assert_eq!(s.priority().unwrap(), -2);
+    assert_eq!(s.attribute(StreamAttributeKind::Priority).unwrap(), StreamAttribute::Priority(-2));
+    // A value the driver refuses changes nothing.
+    let bad = StreamAttribute::AccessPolicyWindow {
+        base: 0x1000,
+        bytes: 4096,
+        hit_ratio: 2.0,
+        hit: AccessProperty::Persisting,
+        miss: AccessProperty::Streaming,
+    };
+    assert!(s.set_attribute(bad).is_err());
+    assert_eq!(s.attribute(StreamAttributeKind::AccessPolicyWindow).unwrap(), window);
+}
+
+#[test]
+fn capture_in_each_mode_with_info() {
+    let ctx = context();
+    let s = Stream::new(&ctx, StreamFlags::NON_BLOCKING).unwrap();
+    let info = s.capture_info().unwrap();
+    assert_eq!(info.status, CaptureStatus::None);
+    assert!(info.graph.is_none() && info.dependencies.is_empty());
+    let buf = cudrv::DeviceBuffer::<u32>::alloc(&ctx, 64).unwrap();
+    let mut ids = Vec::new();
+    for mode in [CaptureMode::Global, CaptureMode::ThreadLocal, CaptureMode::Relaxed] {
+        // SAFETY: the captured fill's buffer outlives the graph, which is never launched.
+        unsafe { s.begin_capture_with(mode) }.unwrap();
+        let info = s.capture_info().unwrap();
+        assert_eq!(info.status, CaptureStatus::Active);
+        assert!(info.graph.is_some());
+        assert!(info.dependencies.is_empty());
+        buf.fill_async(1, &s).unwrap();
+        let after = s.capture_info().unwrap();
+        assert_eq!(after.id, info.id);
+        assert_eq!(after.dependencies.len(), 1, "the fill's node");
+        assert_eq!(after.dependencies[0].graph().as_raw(), after.graph.as_ref().unwrap().as_raw());
+        ids.push(info.id);
+        let graph = s.end_capture().unwrap();
+        assert_eq!(Some(graph.as_raw()), info.graph.as_ref().map(|g| g.as_raw()));
+        assert_eq!(s.capture_info().unwrap().status, CaptureStatus::None);
+    }
+    ids.dedup();
+    assert_eq!(ids.len(), 3, "each capture has its own id");
+}
+
+#[test]
+fn capture_mode_guard_restores_the_previous_mode() {
+    let d = standin_driver();
+    {
+        let g = CaptureModeGuard::new(d, CaptureMode::Relaxed).unwrap();
+        assert_eq!(g.previous(), Some(CaptureMode::Global));
+        let inner = CaptureModeGuard::new(d, CaptureMode::ThreadLocal).unwrap();
+        assert_eq!(inner.previous(), Some(CaptureMode::Relaxed));
+    }
+    let g = CaptureModeGuard::new(d, CaptureMode::Global).unwrap();
+    assert_eq!(g.previous(), Some(CaptureMode::Global));
+}
+
+#[test]
+fn limits_and_cache_config() {
+    let ctx = Context::create(standin_driver(), 0, 0).unwrap();
+    assert_eq!(ctx.limit(Limit::StackSize).unwrap(), 1024);
+    ctx.set_limit(Limit::StackSize, 4096).unwrap();
+    assert_eq!(ctx.limit(Limit::StackSize).unwrap(), 4096);
+    ctx.set_limit(Limit::MallocHeapSize, 64 << 20).unwrap();
+    assert_eq!(ctx.limit(Limit::MallocHeapSize).unwrap(), 64 << 20);
+    assert!(ctx.limit(Limit::Other(1000)).is_err());
+    assert_eq!(ctx.cache_config().unwrap(), CacheConfig::PreferNone);
+    ctx.set_cache_config(CacheConfig::PreferShared).unwrap();
+    assert_eq!(ctx.cache_config().unwrap(), CacheConfig::PreferShared);
+    // Another context's settings are its own.
+    let other = Context::create(standin_driver(), 0, 0).unwrap();
+    assert_eq!(other.limit(Limit::StackSize).unwrap(), 1024);
+    assert_eq!(other.cache_config().unwrap(), CacheConfig::PreferNone);
+}
+
+#[test]
+fn green_contexts_split_the_sms_and_run_streams() {
+    let d = standin_driver();
+    let dev = d.device(0).unwrap();
+    let all = SmResource::of_device(&dev).unwrap();
+    assert_eq!(all.sm_count(), 132);
+    assert_eq!(all.split_count(&dev, 8).unwrap(), 16);
+    let split = all.split(&dev, 2, 10).unwrap();
+    assert_eq!(split.groups.len(), 2);
+    assert!(split.groups.iter().all(|g| g.sm_count() == 16));
+    assert_eq!(split.remainder.sm_count(), 100);
+    let greens: Vec<GreenContext> = split.groups.iter().map(|g| GreenContext::new(&dev, &[*g]).unwrap()).collect();
+    assert_ne!(greens[0].context().as_raw(), greens[1].context().as_raw());
+    for g in &greens {
+        assert_eq!(g.sm_resource().unwrap().sm_count(), 16);
+        let s = g.stream(-1).unwrap();
+        assert_eq!(s.priority().unwrap(), -1);
+        assert_eq!(s.driver_context().unwrap(), g.context().as_raw());
+        let buf = cudrv::DeviceBuffer::<u32>::alloc(g.context(), 16).unwrap();
+        buf.fill(7).unwrap();
+        assert_eq!(buf.to_vec().unwrap(), vec![7; 16]);
+        s.synchronize().unwrap();
+    }
+    // The stream keeps its green context alive after the green context's own handle goes.
+    let s = greens[0].stream(0).unwrap();
+    drop(greens);
+    s.synchronize().unwrap();
+}
+
+#[test]
+fn green_context_errors() {
+    let d = standin_driver();
+    let dev = d.device(0).unwrap();
+    let all = SmResource::of_device(&dev).unwrap();
+    assert!(all.split(&dev, 1, 200).is_err());
+    assert!(GreenContext::new(&dev, &[]).is_err());
+}
+
+#[test]
+fn ipc_event_handles_open_and_follow_the_exporter() {
+    let ctx = context();
+    let s = Stream::new(&ctx, StreamFlags::NON_BLOCKING).unwrap();
+    let timing = Event::new(&ctx, 0).unwrap();
+    assert!(timing.export_ipc().is_err(), "an event without INTERPROCESS has no handle");
+    let e = Event::new(&ctx, EventFlags::INTERPROCESS | EventFlags::DISABLE_TIMING).unwrap();
+    let handle = e.export_ipc().unwrap();
+    assert_eq!(IpcEventHandle::from_hex(&handle.to_hex()), Some(handle));
+    let opened = Event::open_ipc(&ctx, &handle).unwrap();
+    assert!(opened.is_complete().unwrap());
+    // A gate keeps the exporter's record pending; the opened event sees it.
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    s.launch_host_fn(move || {
+        let _ = rx.recv();
+    })
+    .unwrap();
+    e.record(&s).unwrap();
+    assert!(!opened.is_complete().unwrap());
+    let waiter = Stream::new(&ctx, StreamFlags::NON_BLOCKING).unwrap();
+    waiter.wait_event(&opened).unwrap();
+    assert!(!waiter.is_idle().unwrap());
+    tx.send(()).unwrap();
+    opened.synchronize().unwrap();
+    assert!(opened.is_complete().unwrap());
+    waiter.synchronize().unwrap();
+    assert!(IpcEventHandle::from_hex("zz").is_none());
+    assert!(Event::open_ipc(&ctx, &IpcEventHandle([0; 64])).is_err());
+}
