@@ -33,7 +33,9 @@ part() { # part NAME STATUS
 "$bin/cudrv-info" > "$out/cudrv-info.txt" 2>&1; part "cudrv-info" $?
 "$bin/cudrv-info" --json --all > "$out/cudrv-info.json" 2>&1; part "cudrv-info --json --all" $?
 
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory"
+# graph_conditional links its kernel with the device runtime library the bundle carries.
+if [ -f "$bin/libcudadevrt.a" ] && [ -z "${CUDRV_CUDADEVRT:-}" ]; then export CUDRV_CUDADEVRT="$bin/libcudadevrt.a"; fi
+examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory graph_explicit graph_conditional"
 : > "$out/examples.txt"
 for e in $examples; do
   echo "=== $e" >> "$out/examples.txt"

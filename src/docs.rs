@@ -13,6 +13,8 @@
 //!   one.
 //! - [`kernels`]: function and kernel attributes, module and library globals, JIT
 //!   options and logs, occupancy.
+//! - [`graphs`]: stream capture and explicit graphs, node kinds, update, conditional
+//!   nodes, and the driver version each needs.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -33,6 +35,9 @@ pub mod stand_in {}
 
 #[doc = include_str!("../docs/kernels.md")]
 pub mod kernels {}
+
+#[doc = include_str!("../docs/graphs.md")]
+pub mod graphs {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

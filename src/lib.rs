@@ -176,7 +176,10 @@ pub use resources::flags::{
     ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes, StreamFlags,
 };
 pub use resources::global::Global;
-pub use resources::graph::{Graph, GraphExec, GraphNode};
+pub use resources::graph::{
+    ConditionalHandle, ConditionalKind, CopyEnd, Graph, GraphExec, GraphNode, GraphNodeType, InstantiateFlags,
+    KernelNodeInfo, KernelNodeParams, MemsetNodeInfo,
+};
 pub use resources::host_fn::HostFn;
 pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};

@@ -35,6 +35,8 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("views", 1, "views: every result verified, 0 wrong"),
     ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
     ("virtual_memory", 1, "virtual_memory: every result verified, 0 wrong"),
+    ("graph_explicit", 1, "graph_explicit: 3 launches, host node ran 3 times, 65536 values, 0 wrong"),
+    ("graph_conditional", 1, "counter 0, 65536 values, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -14,9 +14,9 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::error::InvalidArgument;
 use crate::resources::attributes::ParamInfo;
+use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::resources::stream::Stream;
 use crate::sys::CUcontext;
 
 /// The owner of a function or kernel handle: its module or library, and its parameter
@@ -41,12 +41,10 @@ pub(crate) enum Target<'a> {
 
 impl Target<'_> {
     /// The parameter layout, asked of the driver on the first launch of this handle.
-    fn layout(&self, stream: &Stream) -> Option<&[ParamInfo]> {
+    fn layout(&self, context: &Context) -> Option<&[ParamInfo]> {
         let cached = match self {
             Target::Function(f) => f.0.owner().layout.get_or_init(|| f.params().ok().map(Vec::into_boxed_slice)),
-            Target::Kernel(k) => {
-                k.0.owner().layout.get_or_init(|| k.params(stream.context()).ok().map(Vec::into_boxed_slice))
-            }
+            Target::Kernel(k) => k.0.owner().layout.get_or_init(|| k.params(context).ok().map(Vec::into_boxed_slice)),
         };
         cached.as_deref()
     }
@@ -90,10 +88,10 @@ fn peer_access(context: CUcontext, peer: CUcontext) -> bool {
     PEERS.lock().unwrap_or_else(|e| e.into_inner()).contains(&(context as usize, peer as usize))
 }
 
-/// Whether an argument of context `arg` may be used by a launch in `stream`'s context:
-/// the same context, or a peer whose memory it can reach (enabled through cudrv).
-pub(crate) fn usable_in(stream: &Stream, arg: CUcontext) -> bool {
-    let own = stream.context().as_raw();
+/// Whether an argument of context `arg` may be used by a launch in `context`: the same
+/// context, or a peer whose memory it can reach (enabled through cudrv).
+pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
+    let own = context.as_raw();
     arg == own || peer_access(own, arg)
 }
 
@@ -101,25 +99,25 @@ pub(crate) fn usable_in(stream: &Stream, arg: CUcontext) -> bool {
 /// context.
 pub(crate) type Foreign = Option<(usize, CUcontext)>;
 
-const WHAT: &str = "Launch::launch";
-
-/// Checks a launch of `target` on `stream` with arguments of these sizes (0: unknown).
+/// Checks a launch of `target` in `context` (a stream's, or a graph's for a kernel node:
+/// `what` names the call) with arguments of these sizes (0: unknown).
 pub(crate) fn check(
+    what: &'static str,
     target: Target<'_>,
-    stream: &Stream,
+    context: &Context,
     sizes: &[u32],
     foreign: Foreign,
 ) -> Result<(), InvalidArgument> {
-    let own = stream.context().as_raw();
+    let own = context.as_raw();
     if let Some(ctx) = target.context().filter(|&c| c != own) {
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!("{} belongs to context {ctx:?}, the stream to context {own:?}", target.name()),
         ));
     }
     if let Some((i, ctx)) = foreign {
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!(
                 "argument {i} of {} is memory of context {ctx:?}, which the stream's context {own:?} cannot reach \
                  (another context, without peer access enabled)",
@@ -127,19 +125,19 @@ pub(crate) fn check(
             ),
         ));
     }
-    let Some(layout) = target.layout(stream) else {
+    let Some(layout) = target.layout(context) else {
         return Ok(());
     };
     if layout.len() != sizes.len() {
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!("{}: expected {} parameters, got {}", target.name(), layout.len(), sizes.len()),
         ));
     }
     for (i, (p, &size)) in layout.iter().zip(sizes).enumerate() {
         if size != 0 && p.size != size as usize {
             return Err(InvalidArgument::new(
-                WHAT,
+                what,
                 format!("{}: parameter {i} takes {} bytes, argument {i} has {size}", target.name(), p.size),
             ));
         }

@@ -17,6 +17,7 @@ mod context;
 mod device;
 mod errors;
 mod graph;
+mod graph_explicit;
 mod host_fn;
 mod host_register;
 mod kernel;
@@ -171,7 +172,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [kernel::cases(), vmm::cases(), host_register::cases()].concat()
+    [kernel::cases(), vmm::cases(), host_register::cases(), graph_explicit::cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).
