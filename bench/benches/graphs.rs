@@ -106,7 +106,7 @@ fn main() {
             200,
             [
                 // SAFETY: live exec and stream.
-                Box::new(|| ok(black_box(unsafe { p.cuGraphLaunch(re, s) }))),
+                Box::new(|| ok(black_box(unsafe { p.cuGraphLaunch(re, s) }))) as Op<'_>,
                 Box::new(|| exec.launch(&stream).unwrap()),
             ],
         ),
@@ -116,7 +116,8 @@ fn main() {
             u32::MAX,
             [
                 // SAFETY: live exec and node; parameters of the node's kernel.
-                Box::new(|| ok(black_box(unsafe { p.cuGraphExecKernelNodeSetParams(re, node, &raw_params) }))),
+                Box::new(|| ok(black_box(unsafe { p.cuGraphExecKernelNodeSetParams(re, node, &raw_params) })))
+                    as Op<'_>,
                 // SAFETY: noop(u64, u32).
                 Box::new(|| unsafe { exec.set_kernel_node_params(&nodes[0], &params, cfg) }.unwrap()),
             ],
@@ -130,7 +131,7 @@ fn main() {
                     let mut info = CUgraphExecUpdateResultInfo::default();
                     // SAFETY: live exec and graph; valid out-pointer.
                     ok(black_box(unsafe { p.cuGraphExecUpdate(re, g, &mut info) }));
-                }),
+                }) as Op<'_>,
                 Box::new(|| exec.update(&graph).unwrap()),
             ],
         ),
