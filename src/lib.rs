@@ -44,7 +44,8 @@
 //! [`DeviceSliceMut`]; [`docs::memory`]), device memory information ([`MemoryInfo`]),
 //! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
-//! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
+//! [`Graph`]s built node by node or by stream capture, updated in place, with conditional
+//! nodes ([`docs::graphs`]), kernel attributes, [`Global`]s, [`JitOptions`] and
 //! occupancy ([`docs::kernels`]), [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
