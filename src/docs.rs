@@ -16,6 +16,8 @@
 //!   options and logs, occupancy.
 //! - [`execution`]: stream priorities, default streams and attributes, capture modes,
 //!   context limits and cache configuration, green contexts, IPC events.
+//! - [`graphs`]: stream capture and explicit graphs, node kinds, update, conditional
+//!   nodes, and the driver version each needs.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -39,6 +41,8 @@ pub mod kernels {}
 
 #[doc = include_str!("../docs/execution.md")]
 pub mod execution {}
+#[doc = include_str!("../docs/graphs.md")]
+pub mod graphs {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

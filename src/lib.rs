@@ -44,9 +44,11 @@
 //! [`DeviceSliceMut`]; [`docs::memory`]), device memory information ([`MemoryInfo`]),
 //! [`MemoryPool`]s with their attributes and IPC ([`IpcExport`], [`ImportedBuffer`]),
 //! [`Library`]s and their [`Kernel`]s (context-independent modules), the [`Linker`],
-//! [`Graph`]s and stream capture, kernel attributes, [`Global`]s, [`JitOptions`] and
+//! [`Graph`]s built node by node or by stream capture, updated in place, with conditional
+//! nodes ([`docs::graphs`]), kernel attributes, [`Global`]s, [`JitOptions`] and
 //! occupancy ([`docs::kernels`]), stream priorities and attributes, capture modes,
-//! context limits, [`GreenContext`]s and IPC events ([`docs::execution`]), [`UserObject`]s, host functions ([`HostFn`],
+//! context limits, [`GreenContext`]s and IPC events ([`docs::execution`]),
+//! [`UserObject`]s, host functions ([`HostFn`],
 //! [`Stream::launch_host_fn`]), peer access ([`Context::enable_peer_access`]). Creation
 //! flags are typed ([`StreamFlags`], [`EventFlags`], [`ContextFlags`],
 //! [`HostAllocFlags`]), and raw bits are still accepted. The
@@ -183,7 +185,10 @@ pub use resources::flags::{
     StreamFlags,
 };
 pub use resources::global::Global;
-pub use resources::graph::{Graph, GraphExec, GraphNode};
+pub use resources::graph::{
+    ConditionalHandle, ConditionalKind, CopyEnd, Graph, GraphExec, GraphNode, GraphNodeType, InstantiateFlags,
+    KernelNodeInfo, KernelNodeParams, MemsetNodeInfo,
+};
 pub use resources::green::{GreenContext, SmResource, SmSplit};
 pub use resources::host_fn::HostFn;
 pub use resources::host_register::HostRegistration;

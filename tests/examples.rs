@@ -44,6 +44,8 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("big_shared", 1, "8 blocks of 65536 bytes of shared memory, 131072 values, 0 wrong"),
     ("jit_link", 1, "jit_link: scale_f32 from the linked image: 65536 values, 0 wrong"),
     ("matmul_occupancy", 1, "96x96 product in"),
+    ("graph_explicit", 1, "graph_explicit: 3 launches, host node ran 3 times, 65536 values, 0 wrong"),
+    ("graph_conditional", 1, "counter 0, 65536 values, 0 wrong"),
 ];
 
 /// `target/<profile>`: this test runs as `target/<profile>/deps/examples-<hash>`.

@@ -203,7 +203,7 @@ impl<'a> Launch<'a> {
             }
         }
         if let (None, Some(c)) = (self.foreign, arg.param_context()) {
-            if !params::usable_in(self.stream, c.as_raw()) {
+            if !params::usable_in(self.stream.context(), c.as_raw()) {
                 self.foreign = Some((self.count, c.as_raw()));
             }
         }
@@ -259,7 +259,7 @@ impl<'a> Launch<'a> {
             Some(sizes) if self.spilled_sizes.is_empty() => sizes,
             _ => &self.spilled_sizes,
         };
-        params::check(self.target, self.stream, sizes, self.foreign)?;
+        params::check("Launch::launch", self.target, self.stream.context(), sizes, self.foreign)?;
         if !self.attrs.is_empty() {
             let version = self.stream.context().driver().version_code();
             for &(_, needs, name) in &self.attrs {

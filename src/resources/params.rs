@@ -23,7 +23,7 @@ use crate::error::{CudaError, InvalidArgument};
 use crate::resources::attributes::ParamInfo;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::resources::stream::Stream;
+use crate::resources::context::Context;
 use crate::sys::{CUcontext, CUresult};
 
 /// The owner of a function or kernel handle: its module or library, and what is known of
@@ -84,13 +84,13 @@ pub(crate) enum Target<'a> {
 impl Target<'_> {
     /// What is known of the parameter layout, asked of the driver on the first launch of
     /// this handle (which passes `args` arguments).
-    fn layout(&self, stream: &Stream, args: usize) -> Option<&Known> {
+    fn layout(&self, context: &Context, args: usize) -> Option<&Known> {
         let cached = match self {
             Target::Function(f) => {
                 f.0.owner().layout.get_or_init(|| Known::learn(|| f.param_count(), |i| f.param_info(i), args))
             }
             Target::Kernel(k) => {
-                let ctx = stream.context();
+                let ctx = context;
                 k.0.owner().layout.get_or_init(|| Known::learn(|| k.param_count(ctx), |i| k.param_info(ctx, i), args))
             }
         };
@@ -98,10 +98,10 @@ impl Target<'_> {
     }
 
     /// The place of parameter `index`, asked of the driver now.
-    fn param_info(&self, stream: &Stream, index: usize) -> Result<ParamInfo, CudaError> {
+    fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
         match self {
             Target::Function(f) => f.param_info(index),
-            Target::Kernel(k) => k.param_info(stream.context(), index),
+            Target::Kernel(k) => k.param_info(context, index),
         }
     }
 
@@ -144,10 +144,10 @@ fn peer_access(context: CUcontext, peer: CUcontext) -> bool {
     PEERS.lock().unwrap_or_else(|e| e.into_inner()).contains(&(context as usize, peer as usize))
 }
 
-/// Whether an argument of context `arg` may be used by a launch in `stream`'s context:
-/// the same context, or a peer whose memory it can reach (enabled through cudrv).
-pub(crate) fn usable_in(stream: &Stream, arg: CUcontext) -> bool {
-    let own = stream.context().as_raw();
+/// Whether an argument of context `arg` may be used by a launch in `context`: the same
+/// context, or a peer whose memory it can reach (enabled through cudrv).
+pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
+    let own = context.as_raw();
     arg == own || peer_access(own, arg)
 }
 
@@ -155,25 +155,25 @@ pub(crate) fn usable_in(stream: &Stream, arg: CUcontext) -> bool {
 /// context.
 pub(crate) type Foreign = Option<(usize, CUcontext)>;
 
-const WHAT: &str = "Launch::launch";
-
-/// Checks a launch of `target` on `stream` with arguments of these sizes (0: unknown).
+/// Checks a launch of `target` in `context` (a stream's, or a graph's for a kernel node:
+/// `what` names the call) with arguments of these sizes (0: unknown).
 pub(crate) fn check(
+    what: &'static str,
     target: Target<'_>,
-    stream: &Stream,
+    context: &Context,
     sizes: &[u32],
     foreign: Foreign,
 ) -> Result<(), InvalidArgument> {
-    let own = stream.context().as_raw();
+    let own = context.as_raw();
     if let Some(ctx) = target.context().filter(|&c| c != own) {
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!("{} belongs to context {ctx:?}, the stream to context {own:?}", target.name()),
         ));
     }
     if let Some((i, ctx)) = foreign {
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!(
                 "argument {i} of {} is memory of context {ctx:?}, which the stream's context {own:?} cannot reach \
                  (another context, without peer access enabled)",
@@ -181,20 +181,20 @@ pub(crate) fn check(
             ),
         ));
     }
-    let Some(known) = target.layout(stream, sizes.len()) else {
+    let Some(known) = target.layout(context, sizes.len()) else {
         return Ok(());
     };
     let expected = known.params.len();
     if (known.complete && expected != sizes.len()) || sizes.len() < expected {
         let at_least = if known.complete { "" } else { "at least " };
         return Err(InvalidArgument::new(
-            WHAT,
+            what,
             format!("{}: expected {at_least}{expected} parameters, got {}", target.name(), sizes.len()),
         ));
     }
     let size_differs = |i: usize, p: &ParamInfo, size: u32| {
         InvalidArgument::new(
-            WHAT,
+            what,
             format!("{}: parameter {i} takes {} bytes, argument {i} has {size}", target.name(), p.size),
         )
     };
@@ -207,12 +207,12 @@ pub(crate) fn check(
     // driver is asked for the indices beyond (never past this launch's arguments, so no
     // needless API error); one it refuses is an argument too many.
     for (i, &size) in sizes.iter().enumerate().skip(expected) {
-        match target.param_info(stream, i) {
+        match target.param_info(context, i) {
             Ok(p) if size != 0 && p.size != size as usize => return Err(size_differs(i, &p, size)),
             Ok(_) => {}
             Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
                 return Err(InvalidArgument::new(
-                    WHAT,
+                    what,
                     format!("{}: expected {i} parameters, got {}", target.name(), sizes.len()),
                 ));
             }

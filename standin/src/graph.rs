@@ -1,7 +1,9 @@
-//! Graphs of nodes (`graph_node.rs`: empty, host, kernel, memcpy and memset), and the user
-//! object references they own. Instantiation and launch are in `graph_exec.rs`; kernel,
-//! memcpy and memset nodes are added in `graph_add.rs` and by stream capture
-//! (`capture.rs`).
+//! Graphs of nodes (`model/graph.rs`) and edges, and the user object references they own.
+//! Instantiation and launch are in `graph_exec.rs`; kernel, memcpy, memset, event, child
+//! graph nodes are added in `graph_add.rs` (and by stream capture, `capture.rs`),
+//! conditional nodes in `graph_cond.rs`; edges and introspection in `graph_edges.rs`;
+//! node parameters in `graph_params.rs`; whole-graph update in `graph_update.rs`; clones
+//! and DOT output in `graph_clone.rs`.
 //! An unknown, NULL or destroyed graph or graph exec answers CUDA_ERROR_INVALID_VALUE
 //! (`docs/driver-facts.md`, "Edge cases on the real driver").
 
@@ -11,25 +13,59 @@ use std::ffi::c_uint;
 use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
-use crate::model::graph::{Graph, Node};
-use crate::model::handles;
+use crate::model::graph::{Graph, Node, Step};
+use crate::model::handles::{self, Registry};
 use crate::run::lock::lock;
 use crate::run::queue::HostCall;
 use crate::user_object;
 use crate::world::World;
 
-/// What an instantiation takes from a graph: its nodes in order, and its user object
-/// references.
-pub(crate) fn snapshot(w: &World, g: u64) -> Result<(Vec<Node>, BTreeMap<u64, c_uint>), CUresult> {
-    let graphs = lock(&w.graphs);
+/// What an instantiation takes from a graph: its steps in dependency order (with the
+/// steps of each child graph and conditional body), its edges, its user object
+/// references, and the conditions of it and of its bodies.
+pub(crate) struct Snapshot {
+    pub(crate) steps: Vec<Step>,
+    pub(crate) edges: Vec<(u64, u64)>,
+    pub(crate) user_objects: BTreeMap<u64, c_uint>,
+    pub(crate) conditionals: Vec<u64>,
+}
+
+/// The steps of graph `g` and the conditions they use; CUDA_ERROR_INVALID_VALUE if its
+/// edges make a cycle.
+pub(crate) fn steps_of(graphs: &Registry<Graph>, g: u64, conds: &mut Vec<u64>) -> Result<Vec<Step>, CUresult> {
     let graph = graphs.get(g)?;
-    let nodes = graph.nodes.iter().map(|(_, n)| n.clone()).collect();
-    Ok((nodes, graph.user_objects.clone()))
+    conds.extend(graph.conditionals.iter().copied());
+    let order = graph.order().ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    let mut steps = Vec::with_capacity(order.len());
+    for h in order {
+        let node = graph.node(h).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?.clone();
+        let bodies = match &node {
+            Node::Child(c) => vec![steps_of(graphs, *c, conds)?],
+            Node::Conditional(c) => c.bodies.iter().map(|b| steps_of(graphs, *b, conds)).collect::<Result<_, _>>()?,
+            _ => Vec::new(),
+        };
+        steps.push(Step { origin: h, node, enabled: true, bodies });
+    }
+    Ok(steps)
+}
+
+/// What an instantiation takes from graph `g` ([`Snapshot`]).
+pub(crate) fn snapshot(w: &World, g: u64) -> Result<Snapshot, CUresult> {
+    let graphs = lock(&w.graphs);
+    let mut conditionals = Vec::new();
+    let steps = steps_of(&graphs, g, &mut conditionals)?;
+    let graph = graphs.get(g)?;
+    Ok(Snapshot { steps, edges: graph.edges.clone(), user_objects: graph.user_objects.clone(), conditionals })
+}
+
+/// The graph that holds node `h`, and the node.
+pub(crate) fn find_node(graphs: &Registry<Graph>, h: u64) -> Result<(u64, &Node), CUresult> {
+    graphs.iter().find_map(|(g, graph)| graph.node(h).map(|n| (*g, n))).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)
 }
 
 /// A new empty graph (for a stream capture).
 pub(crate) fn create(w: &World) -> u64 {
-    lock(&w.graphs).insert(Graph { nodes: Vec::new(), user_objects: BTreeMap::new() })
+    lock(&w.graphs).insert(Graph::default())
 }
 
 /// Destroys graph `g` (an invalidated capture's), releasing its user object references.
@@ -38,7 +74,7 @@ pub(crate) fn destroy(w: &World, g: u64) {
 }
 
 /// CUDA_ERROR_INVALID_VALUE unless every one of `deps` is a node of `graph`.
-fn known(graph: &Graph, deps: &[u64]) -> Result<(), CUresult> {
+pub(crate) fn known(graph: &Graph, deps: &[u64]) -> Result<(), CUresult> {
     match deps.iter().all(|d| graph.nodes.iter().any(|(h, _)| h == d)) {
         true => Ok(()),
         false => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
@@ -58,6 +94,7 @@ pub(crate) fn add(w: &World, g: u64, deps: &[u64], node: Node) -> Result<u64, CU
     known(graph, deps)?;
     let h = handles::fresh();
     graph.nodes.push((h, node));
+    graph.edges.extend(deps.iter().map(|&d| (d, h)));
     Ok(h)
 }
 
@@ -126,10 +163,9 @@ pub(crate) unsafe fn cu_graph_get_nodes(w: &World, g: CUgraph, nodes: *mut CUgra
 /// `cuGraphNodeGetType`: CUDA_ERROR_INVALID_VALUE for a node of no live graph.
 pub(crate) unsafe fn cu_graph_node_get_type(w: &World, node: CUgraphNode, ty: *mut CUgraphNodeType) -> CUresult {
     let r = non_null(ty).and_then(|()| {
-        let h = from_ptr(node);
         let graphs = lock(&w.graphs);
-        let kind = graphs.iter().find_map(|(_, g)| g.nodes.iter().find(|(n, _)| *n == h).map(|(_, n)| n.kind()));
-        write(ty, kind.ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?)
+        let kind = find_node(&graphs, from_ptr(node))?.1.kind();
+        write(ty, kind)
     });
     status(r)
 }

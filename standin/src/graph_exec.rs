@@ -1,6 +1,10 @@
-//! Graph execs: instantiation takes the graph's nodes in order and its own references to
-//! the graph's user objects. A launch is stream work (`stream.rs`): its nodes run in
-//! order after the work queued before it on the stream, device work and host nodes alike
+//! Graph execs: instantiation takes the graph's nodes in an order that respects its edges
+//! (child graphs and conditional bodies with them) and its own references to the graph's
+//! user objects and conditions. A launch is stream work (`stream.rs`): its nodes run in
+//! that order after the work queued before it on the stream, device work and host nodes
+//! alike; a conditional node reads its condition when it is reached (each round, for a
+//! While); an event wait node makes the launch wait for the event, an event record node
+//! records it when the launch is done
 //! (a launch without host nodes on an idle stream is done at once, and its failure
 //! returned; otherwise it runs on the stream's driver thread, and a failure leaves the
 //! context sticky-failed). Destroying an exec releases its user object references once
@@ -13,7 +17,8 @@ use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::graph;
-use crate::model::graph::Exec;
+use crate::model::context::Context;
+use crate::model::graph::{Exec, Node, Step};
 use crate::run::lock::lock;
 use crate::run::queue::HostCall;
 use crate::stream;
@@ -29,7 +34,7 @@ fn instantiate(w: &World, ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) 
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     w.contexts.current()?;
-    let (nodes, user_objects) = graph::snapshot(w, from_ptr(g))?;
+    let graph::Snapshot { steps, edges, user_objects, conditionals } = graph::snapshot(w, from_ptr(g))?;
     // The graph holds these references, so the objects are live; should a retain fail
     // anyway, the ones taken are given back.
     let mut taken = Vec::new();
@@ -40,7 +45,9 @@ fn instantiate(w: &World, ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) 
         }
         taken.push((o, n));
     }
-    let h = lock(&w.execs).insert(Exec { nodes, user_objects, launches: Vec::new() });
+    hold_conditionals(w, &conditionals);
+    let exec = Exec { steps, edges, user_objects, conditionals, flags, launches: Vec::new() };
+    let h = lock(&w.execs).insert(exec);
     write(ph, to_ptr(h))
 }
 
@@ -106,39 +113,142 @@ pub(crate) unsafe fn cu_graph_exec_destroy(w: &'static World, e: CUgraphExec) ->
     CUresult::CUDA_SUCCESS
 }
 
-fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
-    let h = from_ptr(e);
-    let nodes = lock(&w.execs).get(h)?.nodes.clone();
-    let t = stream::resolve(w, s)?;
-    crate::capture::refuse(w, s)?;
-    let ctx = Arc::clone(&t.ctx);
-    let position = if nodes.iter().any(|n| n.host_call().is_some()) {
-        // Host nodes run on the driver thread: the whole launch is queued.
-        t.push(Box::new(move || {
-            for node in nodes.iter() {
-                match node.host_call() {
-                    Some(call) => HostCall::run(call),
-                    None => {
-                        if let Err(e) = crate::graph_node::run(w, node, &ctx) {
-                            ctx.make_sticky(match e {
-                                CUresult::CUDA_ERROR_INVALID_VALUE => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
-                                e => e,
-                            });
-                            return;
-                        }
+/// An exec holds its graph's conditions too (their memory outlives the graph while it
+/// may run).
+fn hold_conditionals(w: &World, conditions: &[u64]) {
+    let mut all = lock(&w.conditionals);
+    for h in conditions {
+        if let Some(c) = all.get_mut(h) {
+            c.holders = c.holders.saturating_add(1);
+        }
+    }
+}
+
+/// The value of condition `h` (4 bytes of device memory at `h`).
+fn condition(w: &World, h: u64) -> Result<u32, CUresult> {
+    let mut v = [0u8; 4];
+    lock(&w.memory).copy_to_host(v.as_mut_ptr(), h, 4)?;
+    Ok(u32::from_ne_bytes(v))
+}
+
+/// Sets condition `h` to `value`.
+fn set_condition(w: &World, h: u64, value: u32) -> Result<(), CUresult> {
+    lock(&w.memory).copy_to_device(h, value.to_ne_bytes().as_ptr(), 4)
+}
+
+/// Runs the enabled steps in order in `ctx`: host nodes on the calling thread, child
+/// graphs and conditional bodies in place. Event nodes are done by the launch.
+fn run_steps(w: &World, steps: &[Step], ctx: &Context) -> Result<(), CUresult> {
+    for step in steps.iter().filter(|s| s.enabled) {
+        match &step.node {
+            Node::Host(call) => HostCall::run(*call),
+            Node::Child(_) => step.bodies.iter().try_for_each(|b| run_steps(w, b, ctx))?,
+            Node::Conditional(c) => {
+                while let Some(i) = c.body_for(condition(w, c.handle)?) {
+                    run_steps(w, step.bodies.get(i).map(Vec::as_slice).unwrap_or_default(), ctx)?;
+                    if c.kind != CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE {
+                        break;
                     }
                 }
             }
-        }))?
-    } else {
-        t.submit(move || nodes.iter().try_for_each(|node| crate::graph_node::run(w, node, &ctx)))?
-    };
-    let mut execs = lock(&w.execs);
-    if let Ok(exec) = execs.get_mut(h) {
-        exec.launches.retain(|(q, _)| !Arc::ptr_eq(q, &t.queue));
-        exec.launches.push((t.queue, position));
+            node => crate::graph_node::run(w, node, ctx)?,
+        }
     }
     Ok(())
+}
+
+/// Whether any enabled step (in any body) satisfies `f`.
+fn any(steps: &[Step], f: impl Fn(&Node) -> bool) -> bool {
+    let mut found = false;
+    Step::each(steps, &mut |s| found |= s.enabled && f(&s.node));
+    found
+}
+
+/// The events of the enabled event record (`record`) or wait steps.
+fn events(steps: &[Step], record: bool) -> Vec<u64> {
+    let mut out = Vec::new();
+    Step::each(steps, &mut |s| match s.node {
+        Node::EventRecord(e) if record && s.enabled => out.push(e),
+        Node::EventWait(e) if !record && s.enabled => out.push(e),
+        _ => {}
+    });
+    out
+}
+
+fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
+    let h = from_ptr(e);
+    let (steps, defaults) = {
+        let execs = lock(&w.execs);
+        let exec = execs.get(h)?;
+        let all = lock(&w.conditionals);
+        let defaults: Vec<(u64, u32)> =
+            exec.conditionals.iter().filter_map(|c| all.get(c).and_then(|d| d.default).map(|v| (*c, v))).collect();
+        (exec.steps.clone(), defaults)
+    };
+    let t = stream::resolve(w, s)?;
+    crate::capture::refuse(w, s)?;
+    // An event wait node: the launch waits for the event (as the stream would).
+    for ev in events(&steps, false) {
+        // SAFETY: no pointer arguments.
+        let r = unsafe { crate::event::cu_stream_wait_event(w, s, to_ptr(ev), 0) };
+        status_ok(r)?;
+    }
+    let ctx = Arc::clone(&t.ctx);
+    let records = events(&steps, true);
+    let has_host = any(&steps, |n| n.host_call().is_some());
+    let work = move || {
+        defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
+        run_steps(w, &steps, &ctx)
+    };
+    let position = if has_host {
+        // Host nodes run on the driver thread: the whole launch is queued.
+        let ctx = Arc::clone(&t.ctx);
+        t.push(Box::new(move || {
+            if let Err(e) = work() {
+                ctx.make_sticky(match e {
+                    CUresult::CUDA_ERROR_INVALID_VALUE => CUresult::CUDA_ERROR_ILLEGAL_ADDRESS,
+                    e => e,
+                });
+            }
+        }))?
+    } else {
+        t.submit(work)?
+    };
+    {
+        let mut execs = lock(&w.execs);
+        if let Ok(exec) = execs.get_mut(h) {
+            exec.launches.retain(|(q, _)| !Arc::ptr_eq(q, &t.queue));
+            exec.launches.push((Arc::clone(&t.queue), position));
+        }
+    }
+    // An event record node: the event completes with the launch.
+    for ev in records {
+        // SAFETY: no pointer arguments.
+        status_ok(unsafe { crate::event::cu_event_record(w, to_ptr(ev), s) })?;
+    }
+    Ok(())
+}
+
+fn status_ok(r: CUresult) -> Result<(), CUresult> {
+    match r {
+        CUresult::CUDA_SUCCESS => Ok(()),
+        e => Err(e),
+    }
+}
+
+/// `cuGraphUpload`: a live exec and stream; nothing needs uploading.
+pub(crate) unsafe fn cu_graph_upload(w: &World, e: CUgraphExec, s: CUstream) -> CUresult {
+    let r = lock(&w.execs).get(from_ptr(e)).map(drop).and_then(|()| stream::resolve(w, s).map(drop));
+    status(r)
+}
+
+/// `cuGraphExecGetFlags`: the flags it was instantiated with.
+pub(crate) unsafe fn cu_graph_exec_get_flags(w: &World, e: CUgraphExec, flags: *mut cuuint64_t) -> CUresult {
+    let r = non_null(flags).and_then(|()| {
+        let f = lock(&w.execs).get(from_ptr(e))?.flags;
+        write(flags, f)
+    });
+    status(r)
 }
 
 /// `cuGraphLaunch`: the nodes run in order, in stream order (see the module's text). On a

@@ -73,7 +73,13 @@ pub(crate) fn check(w: &World, node: &Node) -> Result<(), CUresult> {
             }
             Ok(())
         }
-        Node::Empty | Node::Host(_) | Node::Kernel(_) => Ok(()),
+        Node::Empty
+        | Node::Host(_)
+        | Node::Kernel(_)
+        | Node::EventRecord(_)
+        | Node::EventWait(_)
+        | Node::Child(_)
+        | Node::Conditional(_) => Ok(()),
     }
 }
 
@@ -133,10 +139,16 @@ pub(crate) fn run_memset(w: &World, m: &MemsetNode) -> Result<(), CUresult> {
 }
 
 /// Does the device work of `node` in `ctx` now (a host node: nothing; see
-/// [`Node::host_call`]).
+/// [`Node::host_call`]; event, child graph and conditional nodes: nothing, a graph launch
+/// does them, `graph_exec.rs`).
 pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult> {
     match node {
-        Node::Empty | Node::Host(_) => Ok(()),
+        Node::Empty
+        | Node::Host(_)
+        | Node::EventRecord(_)
+        | Node::EventWait(_)
+        | Node::Child(_)
+        | Node::Conditional(_) => Ok(()),
         Node::Kernel(k) => run_kernel(w, k, ctx),
         Node::Copy(c) => run_copy(w, c),
         Node::Memset(m) => run_memset(w, m),

@@ -148,7 +148,7 @@ pub(crate) unsafe fn kernel_node(
         Some(code) => unsafe { read_params(&code.params, params, extra) }?,
         None => Vec::new(),
     };
-    Ok(KernelNode { name, code, grid, block, values })
+    Ok(KernelNode { name, code, grid, block, values, func: from_ptr(f), shared })
 }
 
 /// # Safety

@@ -131,8 +131,11 @@
 //!   the launch with CUDA_ERROR_LAUNCH_FAILED, sticky too.
 //! - Built in, for the bundled examples: `vector_add(const float* a, const float* b,
 //!   float* c, int n)` (`c[i] = a[i] + b[i]`), `saxpy(float a, const float* x, float* y,
-//!   int n)` (`y[i] = a * x[i] + y[i]`) and `scale_f32(float* x, float s, int n)`
-//!   (`x[i] *= s`), each for `i = blockIdx.x * blockDim.x + threadIdx.x < n`.
+//!   int n)` (`y[i] = a * x[i] + y[i]`), `scale_f32(float* x, float s, int n)`
+//!   (`x[i] *= s`) and `add_f32(float* x, float a, int n)` (`x[i] += a`), each for
+//!   `i = blockIdx.x * blockDim.x + threadIdx.x < n`; and `count_down(unsigned* counter,
+//!   unsigned long long handle)` (one thread: `*counter -= 1`, then the graph condition
+//!   `handle` set to `*counter > 0`, see [`Thread::set_conditional`]).
 //!
 //! In the same process (the `rlib`, with [`StandIn`] or
 //! [`cudrv::Driver::from_get_proc_address`]), register with [`register_kernel`]:
@@ -312,9 +315,14 @@ mod global;
 mod gpa;
 mod graph;
 mod graph_add;
+mod graph_clone;
+mod graph_cond;
+mod graph_edges;
 mod graph_exec;
 mod graph_node;
 mod green;
+mod graph_params;
+mod graph_update;
 mod host_memory;
 mod host_register;
 mod install;

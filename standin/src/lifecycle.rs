@@ -6,14 +6,16 @@
 //!   (see the crate docs, "Limits of the emulation"): its allocations stay live in the
 //!   ledger, its streams and events answer CUDA_ERROR_CONTEXT_IS_DESTROYED.
 //! - A stream's destroy ends the capture begun on it, destroying the capture's graph; a
-//!   graph's destroy releases its user object references; an exec's destroy releases its
-//!   references once its launches have completed.
+//!   graph's destroy releases its user object references and destroys the graphs its
+//!   child graph and conditional nodes own; an exec's destroy releases its references
+//!   once its launches have completed. A condition's value is freed when neither its
+//!   graph nor an exec holds it.
 //! - A module's unload (its own, or its library's) frees its globals.
 
 use cudrv::sys::CUresult;
 
 use crate::model::context::Context;
-use crate::model::graph::{Exec, Graph};
+use crate::model::graph::{Exec, Graph, Node};
 use crate::run::lock::lock;
 use crate::user_object;
 use crate::world::World;
@@ -93,9 +95,44 @@ pub(crate) fn destroy_graph(w: &World, g: u64) {
     }
 }
 
-/// A graph was destroyed: its user object references are released.
+/// A graph was destroyed: its user object references are released, the graphs its child
+/// graph and conditional nodes own are destroyed, and it lets go of its conditions.
 pub(crate) fn graph_destroyed(w: &World, graph: Graph) {
     user_object::release_all(w, graph.user_objects);
+    release_conditionals(w, &graph.conditionals);
+    for (_, node) in graph.nodes {
+        match node {
+            Node::Child(g) => destroy_graph(w, g),
+            Node::Conditional(c) => c.bodies.into_iter().for_each(|g| destroy_graph(w, g)),
+            _ => {}
+        }
+    }
+}
+
+/// A graph or exec lets go of `conditions`: a condition no one holds any longer is
+/// forgotten and its value's memory freed.
+pub(crate) fn release_conditionals(w: &World, conditions: &[u64]) {
+    let gone: Vec<u64> = {
+        let mut all = lock(&w.conditionals);
+        conditions
+            .iter()
+            .filter(|h| match all.get_mut(h) {
+                Some(c) => {
+                    c.holders = c.holders.saturating_sub(1);
+                    c.holders == 0
+                }
+                None => false,
+            })
+            .copied()
+            .collect()
+    };
+    let mut all = lock(&w.conditionals);
+    let mut memory = lock(&w.memory);
+    for h in gone {
+        all.remove(&h);
+        // Freed once, here: it cannot fail.
+        let _ = memory.free(h);
+    }
 }
 
 /// An exec was destroyed: its user object references are released once its launches have
@@ -103,9 +140,10 @@ pub(crate) fn graph_destroyed(w: &World, graph: Graph) {
 /// worker; if no thread can be started the references are leaked).
 pub(crate) fn exec_destroyed(w: &'static World, exec: Exec) {
     let pending: Vec<_> = exec.launches.into_iter().filter(|(q, p)| !q.reached(*p)).collect();
-    let refs = exec.user_objects;
+    let (refs, conditions) = (exec.user_objects, exec.conditionals);
     if pending.is_empty() {
         user_object::release_all(w, refs);
+        release_conditionals(w, &conditions);
         return;
     }
     let release = Box::new(move || {
@@ -113,6 +151,7 @@ pub(crate) fn exec_destroyed(w: &'static World, exec: Exec) {
             let _ = q.wait(p);
         }
         user_object::release_all(w, refs);
+        release_conditionals(w, &conditions);
     });
     let _ = w.driver_thread.push(release);
 }

@@ -85,6 +85,9 @@ pub(crate) struct World {
     pub(crate) graphs: Mutex<Registry<graph::Graph>>,
     /// Executable graphs.
     pub(crate) execs: Mutex<Registry<graph::Exec>>,
+    /// Graph conditions (`cuGraphConditionalHandleCreate`), by handle (their value's
+    /// device address).
+    pub(crate) conditionals: Mutex<BTreeMap<u64, graph::Conditional>>,
     /// User objects.
     pub(crate) user_objects: Mutex<Registry<user_object::UserObject>>,
     /// Stream capture sequences.
@@ -135,6 +138,7 @@ impl World {
             links: Mutex::new(Registry::new("link state", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             graphs: Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_VALUE)),
             execs: Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_VALUE)),
+            conditionals: Mutex::new(BTreeMap::new()),
             user_objects: Mutex::new(Registry::new("user object", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             captures: Mutex::new(capture::Captures::new()),
             next_capture: AtomicU64::new(1),
@@ -179,6 +183,7 @@ impl World {
             links,
             graphs,
             execs,
+            conditionals,
             user_objects,
             captures,
             next_capture: _,
@@ -209,6 +214,7 @@ impl World {
         replace(&self.links, links);
         replace(&self.graphs, graphs);
         replace(&self.execs, execs);
+        replace(&self.conditionals, conditionals);
         replace(&self.user_objects, user_objects);
         replace(&self.captures, captures);
         replace(&self.peers, peers);

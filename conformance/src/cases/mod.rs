@@ -19,6 +19,7 @@ mod device;
 mod errors;
 mod execution;
 mod graph;
+mod graph_explicit;
 mod host_fn;
 mod host_register;
 mod kernel;
@@ -174,7 +175,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [array::cases(), managed::cases(), execution::cases()].concat()
+    [array::cases(), managed::cases(), execution::cases(), graph_explicit::cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).

@@ -1,12 +1,14 @@
 //! The kinds of graph node the stand-in runs, shared by streams (work done at once), stream
 //! capture (work recorded) and graph launches (work replayed): empty, host, kernel, memcpy
-//! and memset nodes; graphs and executable graphs. Running a node is `graph_node.rs`'s.
+//! and memset nodes, and the nodes only explicit graphs have (event record and wait, child
+//! graph, conditional); graphs (nodes and edges) and executable graphs (the steps of an
+//! instantiation). Running a node is `graph_node.rs`'s.
 
 use std::collections::BTreeMap;
 use std::ffi::c_uint;
 use std::sync::Arc;
 
-use cudrv::sys::{CUdeviceptr, CUgraphNodeType, CUresult};
+use cudrv::sys::{CUdeviceptr, CUgraphConditionalNodeType, CUgraphNodeType, CUresult};
 
 use crate::run::kernels::HostKernel;
 use crate::run::queue::{HostCall, Queue};
@@ -22,6 +24,10 @@ pub(crate) struct KernelNode {
     pub(crate) block: [u32; 3],
     /// The value of each parameter.
     pub(crate) values: Vec<Vec<u8>>,
+    /// The function (or kernel) handle launched, for the node's parameters read back.
+    pub(crate) func: u64,
+    /// Its dynamic shared memory in bytes.
+    pub(crate) shared: u32,
 }
 
 /// One end of a copy: host memory (an address in this process) or device memory.
@@ -62,6 +68,40 @@ impl MemsetNode {
     }
 }
 
+/// A conditional node: its condition (a handle of [`Conditional`]), its kind and its body
+/// graphs (graphs owned by the node).
+#[derive(Clone, Debug)]
+pub(crate) struct CondNode {
+    pub(crate) handle: u64,
+    pub(crate) kind: CUgraphConditionalNodeType,
+    pub(crate) bodies: Vec<u64>,
+}
+
+impl CondNode {
+    /// The body to run for condition `value` this time: If runs body 0 on non-zero (body
+    /// 1, if any, on zero); While runs body 0 while non-zero; Switch runs body `value`.
+    pub(crate) fn body_for(&self, value: u32) -> Option<usize> {
+        match self.kind {
+            CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_SWITCH => Some(value as usize),
+            CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF if value == 0 => Some(1),
+            _ if value == 0 => None,
+            _ => Some(0),
+        }
+        .filter(|&i| i < self.bodies.len())
+    }
+}
+
+/// A condition (`cuGraphConditionalHandleCreate`): its value lives in 4 bytes of device
+/// memory at the handle's value (so a kernel sets it by writing there), allocated in the
+/// graph's context and freed when neither the graph nor an exec holds it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Conditional {
+    /// The value set at each launch, with `CU_GRAPH_COND_ASSIGN_DEFAULT`.
+    pub(crate) default: Option<u32>,
+    /// The graph and execs that hold it.
+    pub(crate) holders: u32,
+}
+
 /// One node of a graph.
 #[derive(Clone)]
 pub(crate) enum Node {
@@ -70,6 +110,13 @@ pub(crate) enum Node {
     Kernel(KernelNode),
     Copy(CopyNode),
     Memset(MemsetNode),
+    /// Records the event (a handle of an event).
+    EventRecord(u64),
+    /// Waits for the event.
+    EventWait(u64),
+    /// Runs the graph (a copy of the one given, owned by the node).
+    Child(u64),
+    Conditional(CondNode),
 }
 
 impl Node {
@@ -81,6 +128,10 @@ impl Node {
             Node::Kernel(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL,
             Node::Copy(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY,
             Node::Memset(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET,
+            Node::EventRecord(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+            Node::EventWait(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+            Node::Child(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH,
+            Node::Conditional(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL,
         }
     }
 
@@ -93,21 +144,100 @@ impl Node {
     }
 }
 
-/// A graph (`cuGraphCreate`, or made by a stream capture).
+/// A graph (`cuGraphCreate`, made by a stream capture, a clone, or owned by a child graph
+/// or conditional node).
+#[derive(Default)]
 pub(crate) struct Graph {
-    /// Nodes in the order they were added (an order that respects every dependency, as a
-    /// dependency must exist before its dependent).
+    /// Nodes in the order they were added.
     pub(crate) nodes: Vec<(u64, Node)>,
+    /// Edges `(from, to)`: `to` runs after `from`, in the order they were added.
+    pub(crate) edges: Vec<(u64, u64)>,
     /// References owned by the graph.
     pub(crate) user_objects: BTreeMap<u64, c_uint>,
+    /// The conditions made for it.
+    pub(crate) conditionals: Vec<u64>,
+    /// For a copy: `(original node, its copy here)`.
+    pub(crate) clone_of: Vec<(u64, u64)>,
+}
+
+impl Graph {
+    /// The node `h`.
+    pub(crate) fn node(&self, h: u64) -> Option<&Node> {
+        self.nodes.iter().find(|(n, _)| *n == h).map(|(_, n)| n)
+    }
+
+    /// The node `h`, to change.
+    pub(crate) fn node_mut(&mut self, h: u64) -> Option<&mut Node> {
+        self.nodes.iter_mut().find(|(n, _)| *n == h).map(|(_, n)| n)
+    }
+
+    /// The nodes that depend on nothing, in the order they were added.
+    pub(crate) fn roots(&self) -> Vec<u64> {
+        self.nodes.iter().map(|(h, _)| *h).filter(|h| !self.edges.iter().any(|(_, to)| to == h)).collect()
+    }
+
+    /// The nodes in an order that respects every edge (the order they were added where
+    /// edges allow); `None` if the edges make a cycle.
+    pub(crate) fn order(&self) -> Option<Vec<u64>> {
+        let mut done: Vec<u64> = Vec::with_capacity(self.nodes.len());
+        while done.len() < self.nodes.len() {
+            let next =
+                self.nodes.iter().map(|(h, _)| *h).find(|h| {
+                    !done.contains(h) && self.edges.iter().all(|(from, to)| to != h || done.contains(from))
+                })?;
+            done.push(next);
+        }
+        Some(done)
+    }
+}
+
+/// One step of an executable graph: a node of the graph it was made from (`origin`), and
+/// for a child graph or conditional node, the steps of each body.
+#[derive(Clone)]
+pub(crate) struct Step {
+    pub(crate) origin: u64,
+    pub(crate) node: Node,
+    pub(crate) enabled: bool,
+    pub(crate) bodies: Vec<Vec<Step>>,
+}
+
+impl Step {
+    /// The step made from node `origin` (depth first through bodies).
+    pub(crate) fn find_mut(steps: &mut [Step], origin: u64) -> Option<&mut Step> {
+        for s in steps {
+            if s.origin == origin {
+                return Some(s);
+            }
+            if let Some(found) = s.bodies.iter_mut().find_map(|b| Step::find_mut(b, origin)) {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// Calls `f` on every step, depth first.
+    pub(crate) fn each(steps: &[Step], f: &mut impl FnMut(&Step)) {
+        for s in steps {
+            f(s);
+            for b in &s.bodies {
+                Step::each(b, f);
+            }
+        }
+    }
 }
 
 /// An executable graph (`cuGraphInstantiate`).
 pub(crate) struct Exec {
-    /// The graph's nodes in order, when it was instantiated.
-    pub(crate) nodes: Vec<Node>,
+    /// The graph's nodes in dependency order, when it was instantiated (or last updated).
+    pub(crate) steps: Vec<Step>,
+    /// The edges of the graph it was made from (for `cuGraphExecUpdate`'s topology check).
+    pub(crate) edges: Vec<(u64, u64)>,
     /// References owned by the exec.
     pub(crate) user_objects: BTreeMap<u64, c_uint>,
+    /// The conditions it holds.
+    pub(crate) conditionals: Vec<u64>,
+    /// The flags it was instantiated with.
+    pub(crate) flags: u64,
     /// The last launch on each queue.
     pub(crate) launches: Vec<(Arc<Queue>, u64)>,
 }

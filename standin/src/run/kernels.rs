@@ -454,6 +454,12 @@ impl Thread<'_> {
         self.write(address, bytes)
     }
 
+    /// `cudaGraphSetConditional(handle, value)`: sets a graph condition (the stand-in keeps
+    /// its value in 4 bytes of device memory at the handle's value).
+    pub fn set_conditional(&self, handle: u64, value: u32) -> Result<(), KernelError> {
+        self.store::<u32>(handle, 0, value)
+    }
+
     /// Copies `out.len()` bytes of device memory at `address` into `out`.
     pub fn read(&self, address: CUdeviceptr, out: &mut [u8]) -> Result<(), KernelError> {
         match self.site {
@@ -923,6 +929,34 @@ fn builtins() -> Vec<(&'static str, Vec<Param>, RustBody)> {
                 let i = t.global_x();
                 if i < u64::try_from(n).unwrap_or(0) {
                     t.store(y, i, a * t.load::<f32>(x, i)? + t.load::<f32>(y, i)?)?;
+                }
+                Ok(())
+            }),
+        ),
+        (
+            // examples/kernels/graph_kernels.cu
+            "add_f32",
+            vec![Param::Ptr, Param::F32, Param::I32],
+            Box::new(|t: &Thread<'_>| {
+                let (x, a, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
+                let i = t.global_x();
+                if i < u64::try_from(n).unwrap_or(0) {
+                    t.store(x, i, t.load::<f32>(x, i)? + a)?;
+                }
+                Ok(())
+            }),
+        ),
+        (
+            // examples/kernels/graph_kernels.cu: one thread counts down and sets the
+            // condition to whether the count is still above zero.
+            "count_down",
+            vec![Param::Ptr, Param::U64],
+            Box::new(|t: &Thread<'_>| {
+                let (counter, handle) = (t.ptr(0)?, t.param::<u64>(1)?);
+                if t.global_x() == 0 {
+                    let left = t.load::<u32>(counter, 0)?.saturating_sub(1);
+                    t.store(counter, 0, left)?;
+                    t.set_conditional(handle, u32::from(left > 0))?;
                 }
                 Ok(())
             }),

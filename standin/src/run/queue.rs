@@ -48,6 +48,11 @@ impl HostCall {
         crate::run::callback::run(|| unsafe { (self.f)(self.data) })
     }
 
+    /// Its function and argument.
+    pub(crate) fn parts(self) -> (CUhostFn, *mut c_void) {
+        (Some(self.f), self.data)
+    }
+
     /// The call as a queue task.
     pub(crate) fn task(self) -> Task {
         Box::new(move || self.run())

@@ -1,0 +1,167 @@
+//! Graphs beyond capture (issue 15, item 7): edges, node types, whole-graph update results
+//! and conditional handles. Pending: listed by [`super::pending`], run only with
+//! `CUDRV_CONFORMANCE_PENDING=1` until the H200's answers are recorded in `expected/`.
+
+use super::graph::{graph, instantiate};
+use super::{case, number, step, with, Case, Env, Out, UNTOUCHED};
+use cudrv::sys::*;
+
+/// Adds an empty node to `g` after `deps`.
+fn empty(e: &Env, g: CUgraph, deps: &[CUgraphNode]) -> Result<CUgraphNode, Out> {
+    let mut n = std::ptr::null_mut();
+    // SAFETY: a live graph, dependencies of it, a valid out-pointer.
+    super::made("cuGraphAddEmptyNode", unsafe { e.p.cuGraphAddEmptyNode(&mut n, g, deps.as_ptr(), deps.len()) }, n)
+}
+
+/// The edge count of `g` (the 10.0 form).
+fn edge_count(e: &Env, g: CUgraph) -> String {
+    let mut n = UNTOUCHED as usize;
+    let null = std::ptr::null_mut();
+    // SAFETY: NULL arrays ask for the count.
+    let st = unsafe { e.p.cuGraphGetEdges_v10000(g, null, null, &mut n) };
+    format!("{st:?} {}", number(n as u64))
+}
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        case!("graph_explicit.add_edge", Ctx, |e| {
+            let g = with!(graph(e));
+            let (a, b) = (with!(empty(e, g, &[])), with!(empty(e, g, &[])));
+            let st = e.p.cuGraphAddDependencies_v10000(g, &a, &b, 1);
+            Out::of(st).eq("edges", edge_count(e, g))
+        }),
+        case!("graph_explicit.add_edge_twice", Ctx, |e| {
+            let g = with!(graph(e));
+            let a = with!(empty(e, g, &[]));
+            let b = with!(empty(e, g, &[a]));
+            Out::of(e.p.cuGraphAddDependencies_v10000(g, &a, &b, 1)).eq("edges", edge_count(e, g))
+        }),
+        case!("graph_explicit.add_self_edge", Ctx, |e| {
+            let g = with!(graph(e));
+            let a = with!(empty(e, g, &[]));
+            Out::of(e.p.cuGraphAddDependencies_v10000(g, &a, &a, 1))
+        }),
+        case!("graph_explicit.remove_missing_edge", Ctx, |e| {
+            let g = with!(graph(e));
+            let (a, b) = (with!(empty(e, g, &[])), with!(empty(e, g, &[])));
+            Out::of(e.p.cuGraphRemoveDependencies_v10000(g, &a, &b, 1))
+        }),
+        case!("graph_explicit.cycle_instantiate", Ctx, |e| {
+            let g = with!(graph(e));
+            let a = with!(empty(e, g, &[]));
+            let b = with!(empty(e, g, &[a]));
+            let added = e.p.cuGraphAddDependencies_v10000(g, &b, &a, 1);
+            let mut x = std::ptr::null_mut();
+            Out::of(e.p.cuGraphInstantiateWithFlags(&mut x, g, 0)).info("add_back_edge", format!("{added:?}"))
+        }),
+        case!("graph_explicit.root_nodes", Ctx, |e| {
+            let g = with!(graph(e));
+            let a = with!(empty(e, g, &[]));
+            with!(empty(e, g, &[a]));
+            with!(empty(e, g, &[]));
+            let mut n = UNTOUCHED as usize;
+            Out::of(e.p.cuGraphGetRootNodes(g, std::ptr::null_mut(), &mut n)).eq("roots", number(n as u64))
+        }),
+        case!("graph_explicit.node_type_event_record", Ctx, |e| {
+            let g = with!(graph(e));
+            let mut ev = std::ptr::null_mut();
+            step!(e.p.cuEventCreate(&mut ev, 0));
+            let mut n = std::ptr::null_mut();
+            step!(e.p.cuGraphAddEventRecordNode(&mut n, g, std::ptr::null(), 0, ev));
+            let mut t = CUgraphNodeType(UNTOUCHED as u32);
+            Out::of(e.p.cuGraphNodeGetType(n, &mut t)).eq("type", number(u64::from(t.0)))
+        }),
+        case!("graph_explicit.child_graph_node_count", Ctx, |e| {
+            let (g, child) = (with!(graph(e)), with!(graph(e)));
+            with!(empty(e, child, &[]));
+            let mut n = std::ptr::null_mut();
+            step!(e.p.cuGraphAddChildGraphNode(&mut n, g, std::ptr::null(), 0, child));
+            let mut inner = std::ptr::null_mut();
+            step!(e.p.cuGraphChildGraphNodeGetGraph(n, &mut inner));
+            let (st, count) = super::graph::node_count(e, inner);
+            Out::of(st).eq("nodes", count).eq("same_graph", inner == child)
+        }),
+        case!("graph_explicit.update_same_graph", Ctx, |e| {
+            let g = with!(graph(e));
+            with!(empty(e, g, &[]));
+            let x = with!(instantiate(e, g));
+            let mut info = CUgraphExecUpdateResultInfo::default();
+            Out::of(e.p.cuGraphExecUpdate_v12000(x, g, &mut info)).eq("result", number(u64::from(info.result.0)))
+        }),
+        case!("graph_explicit.update_topology_changed", Ctx, |e| {
+            let g = with!(graph(e));
+            with!(empty(e, g, &[]));
+            let x = with!(instantiate(e, g));
+            let h = with!(graph(e));
+            let a = with!(empty(e, h, &[]));
+            with!(empty(e, h, &[a]));
+            let mut info = CUgraphExecUpdateResultInfo::default();
+            let st = e.p.cuGraphExecUpdate_v12000(x, h, &mut info);
+            Out::of(st).eq("result", number(u64::from(info.result.0))).eq("error_node_null", info.errorNode.is_null())
+        }),
+        case!("graph_explicit.update_node_type_changed", Ctx, |e| {
+            let g = with!(graph(e));
+            with!(empty(e, g, &[]));
+            let x = with!(instantiate(e, g));
+            let h = with!(graph(e));
+            let mut ev = std::ptr::null_mut();
+            step!(e.p.cuEventCreate(&mut ev, 0));
+            let mut n = std::ptr::null_mut();
+            step!(e.p.cuGraphAddEventRecordNode(&mut n, h, std::ptr::null(), 0, ev));
+            let mut info = CUgraphExecUpdateResultInfo::default();
+            let st = e.p.cuGraphExecUpdate_v12000(x, h, &mut info);
+            Out::of(st).eq("result", number(u64::from(info.result.0))).eq("error_node_is_new", info.errorNode == n)
+        }),
+        case!("graph_explicit.conditional_handle", Ctx, |e| {
+            let g = with!(graph(e));
+            let mut h = UNTOUCHED;
+            let st = e.p.cuGraphConditionalHandleCreate(&mut h, g, e.ctx, 1, CU_GRAPH_COND_ASSIGN_DEFAULT);
+            Out::of(st).eq("written", h != UNTOUCHED)
+        }),
+        case!("graph_explicit.conditional_handle_bad_flags", Ctx, |e| {
+            let g = with!(graph(e));
+            let mut h = UNTOUCHED;
+            Out::of(e.p.cuGraphConditionalHandleCreate(&mut h, g, e.ctx, 0, 2))
+        }),
+        case!("graph_explicit.conditional_while_two_bodies", Ctx, |e| {
+            let g = with!(graph(e));
+            let mut h = 0;
+            step!(e.p.cuGraphConditionalHandleCreate(&mut h, g, e.ctx, 0, 0));
+            let mut p =
+                CUgraphNodeParams { type_: CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL, ..Default::default() };
+            p.__bindgen_anon_1.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+                handle: h,
+                type_: CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_WHILE,
+                size: 2,
+                phGraph_out: std::ptr::null_mut(),
+                ctx: e.ctx,
+            };
+            let mut n = std::ptr::null_mut();
+            Out::of(e.p.cuGraphAddNode(&mut n, g, std::ptr::null(), std::ptr::null(), 0, &mut p))
+        }),
+        case!("graph_explicit.conditional_clone", Ctx, |e| {
+            let g = with!(graph(e));
+            let mut h = 0;
+            step!(e.p.cuGraphConditionalHandleCreate(&mut h, g, e.ctx, 0, 0));
+            let mut p =
+                CUgraphNodeParams { type_: CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL, ..Default::default() };
+            p.__bindgen_anon_1.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
+                handle: h,
+                type_: CUgraphConditionalNodeType::CU_GRAPH_COND_TYPE_IF,
+                size: 1,
+                phGraph_out: std::ptr::null_mut(),
+                ctx: e.ctx,
+            };
+            let mut n = std::ptr::null_mut();
+            step!(e.p.cuGraphAddNode(&mut n, g, std::ptr::null(), std::ptr::null(), 0, &mut p));
+            let mut c = std::ptr::null_mut();
+            Out::of(e.p.cuGraphClone(&mut c, g))
+        }),
+        case!("graph_explicit.disable_host_node", Ctx, |e| {
+            let g = with!(graph(e));
+            let n = with!(empty(e, g, &[]));
+            let x = with!(instantiate(e, g));
+            Out::of(e.p.cuGraphNodeSetEnabled(x, n, 0))
+        }),
+    ]
+}

@@ -1,0 +1,253 @@
+//! Executable graphs: instantiation with typed flags, launch, upload, whole-graph update
+//! (`cuGraphExecUpdate_v2`, driver 12.0+) with the result explained on failure, and
+//! per-node updates (kernel, memcpy, memset and host parameters; enabling and disabling
+//! nodes).
+
+use std::sync::Mutex;
+
+use crate::error::{CudaError, Error};
+use crate::resources::context::Context;
+use crate::resources::graph::kernel_node::KernelNodeParams;
+use crate::resources::graph::{Graph, GraphNode, Kept, KeptList};
+use crate::resources::handle::{handle_type, kind, Handle, ToOwner};
+use crate::resources::launch::LaunchConfig;
+use crate::resources::stream::Stream;
+use crate::sys::{
+    CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
+};
+
+/// Flags of an instantiation (`CUgraphInstantiate_flags`), set with its methods:
+/// `InstantiateFlags::new().upload(true)`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct InstantiateFlags {
+    auto_free_on_launch: bool,
+    upload: bool,
+    device_launch: bool,
+    use_node_priority: bool,
+}
+
+impl InstantiateFlags {
+    /// No flags.
+    pub const fn new() -> InstantiateFlags {
+        InstantiateFlags { auto_free_on_launch: false, upload: false, device_launch: false, use_node_priority: false }
+    }
+
+    /// Memory allocated by the graph's allocation nodes and not freed in it is freed
+    /// before each launch (`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`, 11.4+).
+    pub const fn auto_free_on_launch(mut self, on: bool) -> InstantiateFlags {
+        self.auto_free_on_launch = on;
+        self
+    }
+
+    /// Upload the graph as it is instantiated (`..._FLAG_UPLOAD`, 12.0+).
+    pub const fn upload(mut self, on: bool) -> InstantiateFlags {
+        self.upload = on;
+        self
+    }
+
+    /// The graph may be launched from the device (`..._FLAG_DEVICE_LAUNCH`, 12.0+).
+    pub const fn device_launch(mut self, on: bool) -> InstantiateFlags {
+        self.device_launch = on;
+        self
+    }
+
+    /// Kernel nodes run with their priority attribute (`..._FLAG_USE_NODE_PRIORITY`,
+    /// 11.7+).
+    pub const fn use_node_priority(mut self, on: bool) -> InstantiateFlags {
+        self.use_node_priority = on;
+        self
+    }
+
+    /// The raw bits.
+    pub fn bits(&self) -> u64 {
+        type F = CUgraphInstantiate_flags;
+        let bit = |on: bool, f: F| if on { u64::from(f.0) } else { 0 };
+        bit(self.auto_free_on_launch, F::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
+            | bit(self.upload, F::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
+            | bit(self.device_launch, F::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
+            | bit(self.use_node_priority, F::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
+    }
+}
+
+/// An executable graph's context, the graph it was made from (if cudrv made it), and
+/// what its updates use.
+pub(crate) struct GraphExecOwner {
+    context: Context,
+    graph: Option<Graph>,
+    kept: KeptList,
+}
+
+impl ToOwner<GraphExecOwner> for &Context {
+    fn to_owner(self) -> GraphExecOwner {
+        GraphExecOwner { context: self.clone(), graph: None, kept: Mutex::default() }
+    }
+}
+
+kind!(
+    /// The executable graph kind: destroyed in its context.
+    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.context.driver(),
+    context |o| Some(o.context.as_raw()), release cuGraphExecDestroy
+);
+
+/// An executable graph; keeps its graph (when cudrv made it), what its node updates use,
+/// and its context alive. The last clone destroys it (if owned). Adopted ones
+/// (`from_raw`) must have nodes whose data outlives them.
+#[derive(Clone)]
+pub struct GraphExec(pub(crate) Handle<GraphExecKind>);
+handle_type!(GraphExec: GraphExecKind => CUgraphExec, adopt: &Context, "an executable graph");
+
+/// What an update result means.
+fn explain(result: CUgraphExecUpdateResult) -> &'static str {
+    type R = CUgraphExecUpdateResult;
+    match result {
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED => "topology changed (nodes or edges differ)",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NODE_TYPE_CHANGED => "node type changed",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_FUNCTION_CHANGED => "a kernel node's function changed (another context)",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_PARAMETERS_CHANGED => "parameters changed in a way an update cannot apply",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_NOT_SUPPORTED => "something about the node is not supported by update",
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_UNSUPPORTED_FUNCTION_CHANGE => {
+            "a kernel's function changed in an unsupported way"
+        }
+        R::CU_GRAPH_EXEC_UPDATE_ERROR_ATTRIBUTES_CHANGED => "a node's attributes changed in an unsupported way",
+        _ => "the update failed",
+    }
+}
+
+impl Graph {
+    /// Instantiates it in its context (`cuGraphInstantiateWithFlags`, no flags). On error
+    /// nothing is created.
+    pub fn instantiate(&self) -> Result<GraphExec, CudaError> {
+        self.instantiate_with(InstantiateFlags::default())
+    }
+
+    /// Instantiates it with `flags` (`cuGraphInstantiateWithFlags`, 11.4+). On error
+    /// nothing is created.
+    pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, CudaError> {
+        let context = self.context();
+        let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
+        // SAFETY: valid out-pointer; the graph is live.
+        let create = |raw: &mut CUgraphExec| unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) };
+        let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()), kept: Mutex::default() };
+        Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
+    }
+}
+
+impl GraphExec {
+    /// The graph it was made from, if cudrv made it.
+    pub fn graph(&self) -> Option<&Graph> {
+        self.0.owner().graph.as_ref()
+    }
+
+    fn keep(&self, what: impl IntoIterator<Item = Kept>) {
+        super::keep_in(&mut self.0.owner().kept.lock().unwrap_or_else(|e| e.into_inner()), what);
+    }
+
+    /// Launches it on `stream` (`cuGraphLaunch`).
+    #[inline]
+    pub fn launch(&self, stream: &Stream) -> Result<(), CudaError> {
+        let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
+        // SAFETY: both handles are live while we hold them.
+        stream.run(|| unsafe { pc.cuGraphLaunch(raw, s) })
+    }
+
+    /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
+    /// 11.1+).
+    pub fn upload(&self, stream: &Stream) -> Result<(), CudaError> {
+        let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
+        // SAFETY: both handles are live.
+        stream.run(|| unsafe { pc.cuGraphUpload(raw, s) })
+    }
+
+    /// Takes the parameters of `graph`, which must have the shape of the graph it was
+    /// made from (`cuGraphExecUpdate_v2`, driver 12.0+). A refusal is a
+    /// `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE` whose note says why ("topology changed",
+    /// "node type changed", ...) and names the node; the exec is then unchanged. From then
+    /// on it keeps `graph` (and what its nodes use) alive too.
+    pub fn update(&self, graph: &Graph) -> Result<(), CudaError> {
+        let mut info = CUgraphExecUpdateResultInfo::default();
+        let pc = self.0.driver().pc();
+        let _edit = graph.kept();
+        // SAFETY: live handles; valid out-pointer.
+        let r =
+            self.0.owner().context.run(|| unsafe { pc.cuGraphExecUpdate(self.as_raw(), graph.as_raw(), &mut info) });
+        drop(_edit);
+        match r {
+            Ok(()) => {
+                self.keep([Kept::Graph(graph.clone())]);
+                Ok(())
+            }
+            Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {
+                let node =
+                    if info.errorNode.is_null() { String::new() } else { format!(", at node {:?}", info.errorNode) };
+                Err(e.with_note(format!("update refused: {} ({:?}){node}", explain(info.result), info.result)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Sets the kernel node `node` (of the graph it was made from) to run with `params`
+    /// and `config` at later launches (`cuGraphExecKernelNodeSetParams_v2`, 12.0+). The
+    /// checks and keeping of [`Graph::add_kernel_node`] apply.
+    ///
+    /// # Safety
+    /// As [`Graph::add_kernel_node`].
+    pub unsafe fn set_kernel_node_params(
+        &self,
+        node: &GraphNode,
+        params: &KernelNodeParams<'_>,
+        config: LaunchConfig,
+    ) -> Result<(), Error> {
+        let kept = params.check("GraphExec::set_kernel_node_params", &self.0.owner().context)?;
+        let (pc, exec, node) = (self.0.driver().pc(), self.as_raw(), node.as_raw());
+        // SAFETY: live handles; the raw parameters live across the call; the caller vouches
+        // for the arguments.
+        let set = |raw: &_| unsafe { pc.cuGraphExecKernelNodeSetParams(exec, node, raw) };
+        params.with_raw(config, set)?;
+        self.keep(kept);
+        Ok(())
+    }
+
+    /// Sets a memset node's value at later launches (`cuGraphExecMemsetNodeSetParams`),
+    /// keeping the rest of its parameters (read back from the node).
+    pub fn set_memset_value(&self, node: &GraphNode, value: u32) -> Result<(), CudaError> {
+        let mut p = crate::sys::CUDA_MEMSET_NODE_PARAMS::default();
+        let pc = self.0.driver().pc();
+        // SAFETY: live handles; valid parameter pointers.
+        unsafe {
+            pc.cuGraphMemsetNodeGetParams(node.as_raw(), &mut p)?;
+            p.value = value;
+            pc.cuGraphExecMemsetNodeSetParams(self.as_raw(), node.as_raw(), &p, self.0.owner().context.as_raw())
+        }
+    }
+
+    /// Makes a host node of the graph run `f` instead at later launches
+    /// (`cuGraphExecHostNodeSetParams`); `f` is kept (and leaked) as
+    /// [`Graph::add_host_node`] keeps its closure.
+    pub fn set_host_node_fn(&self, node: &GraphNode, f: impl Fn() + Send + Sync + 'static) -> Result<(), CudaError> {
+        let (params, boxed) = super::host_params(f);
+        // SAFETY: live handles; the closure outlives the exec (kept below, leaked at the end).
+        let r = unsafe { self.0.driver().pc().cuGraphExecHostNodeSetParams(self.as_raw(), node.as_raw(), &params) };
+        match r {
+            Ok(()) => {
+                self.keep([Kept::Host(std::mem::ManuallyDrop::new(boxed))]);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Enables or disables a kernel, memcpy or memset node at later launches
+    /// (`cuGraphNodeSetEnabled`, 11.6+); a disabled node does nothing.
+    pub fn set_node_enabled(&self, node: &GraphNode, enabled: bool) -> Result<(), CudaError> {
+        // SAFETY: live handles.
+        unsafe { self.0.driver().pc().cuGraphNodeSetEnabled(self.as_raw(), node.as_raw(), u32::from(enabled)) }
+    }
+
+    /// Whether a node is enabled (`cuGraphNodeGetEnabled`, 11.6+).
+    pub fn node_enabled(&self, node: &GraphNode) -> Result<bool, CudaError> {
+        let mut on = 0;
+        // SAFETY: live handles; valid out-pointer.
+        unsafe { self.0.driver().pc().cuGraphNodeGetEnabled(self.as_raw(), node.as_raw(), &mut on) }?;
+        Ok(on != 0)
+    }
+}

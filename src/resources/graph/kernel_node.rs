@@ -1,0 +1,156 @@
+//! Kernel nodes from the typed argument list a launch takes ([`KernelNodeParams`]), with
+//! the launch's checks (argument count and sizes against the kernel's parameter layout,
+//! every buffer of the graph's context or a reachable peer). The driver copies the
+//! argument values when the node is added or updated; the graph (or executable graph)
+//! keeps the device memory of each buffer or view argument alive.
+
+use std::ffi::c_void;
+
+use crate::error::{Error, InvalidArgument};
+use crate::resources::context::Context;
+use crate::resources::graph::{raw_nodes, Graph, GraphNode, Kept};
+use crate::resources::launch::{KernelArg, LaunchConfig};
+use crate::resources::library::Kernel;
+use crate::resources::module::Function;
+use crate::resources::params::{self, Foreign, Target};
+use crate::resources::view::sealed::ArgUse;
+use crate::sys::{CUfunction, CUgraphNode, CUkernel, CUDA_KERNEL_NODE_PARAMS};
+
+/// The function and arguments of a kernel node, made by [`Graph::kernel_params`] (a
+/// module's function) or [`Graph::library_kernel_params`] (a library's kernel); push the
+/// arguments with [`KernelNodeParams::arg`] as for a launch. They stay borrowed until it
+/// is dropped.
+pub struct KernelNodeParams<'a> {
+    target: Target<'a>,
+    function: CUfunction,
+    kernel: CUkernel,
+    ptrs: Vec<*mut c_void>,
+    sizes: Vec<u32>,
+    contexts: Vec<Option<&'a Context>>,
+    memory: Vec<Kept>,
+}
+
+impl std::fmt::Debug for KernelNodeParams<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelNodeParams").field("function", &self.function).field("args", &self.ptrs.len()).finish()
+    }
+}
+
+impl<'a> KernelNodeParams<'a> {
+    fn new(target: Target<'a>, function: CUfunction, kernel: CUkernel) -> KernelNodeParams<'a> {
+        let (ptrs, sizes, contexts, memory) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        KernelNodeParams { target, function, kernel, ptrs, sizes, contexts, memory }
+    }
+
+    /// Pushes the next argument: a plain value, a device buffer or a view of one (passed
+    /// as its device address; the node keeps its allocation alive).
+    pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut KernelNodeParams<'a> {
+        if let Some(ArgUse(mem)) = arg.memory_use() {
+            self.memory.push(Kept::Memory(mem.clone()));
+        }
+        self.ptrs.push(arg.param());
+        self.sizes.push(u32::try_from(arg.param_size()).unwrap_or(u32::MAX));
+        self.contexts.push(arg.param_context());
+        self
+    }
+
+    /// The launch checks in `context` (`what` names the call); what to keep if it passes.
+    pub(crate) fn check(&self, what: &'static str, context: &Context) -> Result<Vec<Kept>, InvalidArgument> {
+        let foreign: Foreign = self
+            .contexts
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.filter(|c| !params::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
+        params::check(what, self.target, context, &self.sizes, foreign)?;
+        Ok(self
+            .memory
+            .iter()
+            .filter_map(|k| match k {
+                Kept::Memory(m) => Some(Kept::Memory(m.clone())),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Runs `f` with the raw node parameters for `config`, which live only during `f`.
+    pub(crate) fn with_raw<T>(&self, config: LaunchConfig, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> T) -> T {
+        let mut ptrs = self.ptrs.clone();
+        let raw = CUDA_KERNEL_NODE_PARAMS {
+            func: self.function,
+            gridDimX: config.grid.0,
+            gridDimY: config.grid.1,
+            gridDimZ: config.grid.2,
+            blockDimX: config.block.0,
+            blockDimY: config.block.1,
+            blockDimZ: config.block.2,
+            sharedMemBytes: config.shared_mem_bytes,
+            kernelParams: if ptrs.is_empty() { std::ptr::null_mut() } else { ptrs.as_mut_ptr() },
+            extra: std::ptr::null_mut(),
+            kern: self.kernel,
+            ctx: std::ptr::null_mut(),
+        };
+        f(&raw)
+    }
+}
+
+impl Graph {
+    /// Starts the parameters of a kernel node of `function` (of a module of the graph's
+    /// context).
+    pub fn kernel_params<'a>(&self, function: &'a Function) -> KernelNodeParams<'a> {
+        KernelNodeParams::new(Target::Function(function), function.as_raw(), std::ptr::null_mut())
+    }
+
+    /// Starts the parameters of a kernel node of a library's `kernel` (resolved for the
+    /// graph's context).
+    pub fn library_kernel_params<'a>(&self, kernel: &'a Kernel) -> KernelNodeParams<'a> {
+        KernelNodeParams::new(Target::Kernel(kernel), std::ptr::null_mut(), kernel.as_raw())
+    }
+
+    /// Adds a kernel node after `dependencies` that launches `params` with `config`
+    /// (`cuGraphAddKernelNode_v2`, driver 12.0+). The launch checks are made first (see
+    /// [`crate::Launch::launch`]): a failed one is [`Error::InvalidArgument`] and nothing
+    /// is added. The graph keeps each buffer argument's memory alive.
+    ///
+    /// # Safety
+    /// The arguments must match the kernel's parameters in number, order and type, and
+    /// the kernel must only touch memory that stays valid while the graph or an
+    /// executable made from it may run.
+    pub unsafe fn add_kernel_node(
+        &self,
+        dependencies: &[&GraphNode],
+        params: &KernelNodeParams<'_>,
+        config: LaunchConfig,
+    ) -> Result<GraphNode, Error> {
+        let deps = raw_nodes("Graph::add_kernel_node", self, dependencies)?;
+        let kept = params.check("Graph::add_kernel_node", self.context())?;
+        let mut list = self.kept();
+        let pc = self.0.driver().pc();
+        let mut node: CUgraphNode = std::ptr::null_mut();
+        // SAFETY: valid out-pointer and dependencies; the raw parameters live across the
+        // call; the caller vouches for the arguments.
+        params.with_raw(config, |raw| unsafe {
+            pc.cuGraphAddKernelNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), raw)
+        })?;
+        super::keep_in(&mut list, kept);
+        Ok(self.node(node))
+    }
+}
+
+impl GraphNode {
+    /// Sets this kernel node's function, arguments and shape (`cuGraphKernelNodeSetParams_v2`,
+    /// 12.0+), for executables made after; the checks and keeping of
+    /// [`Graph::add_kernel_node`] apply.
+    ///
+    /// # Safety
+    /// As [`Graph::add_kernel_node`].
+    pub unsafe fn set_kernel_params(&self, params: &KernelNodeParams<'_>, config: LaunchConfig) -> Result<(), Error> {
+        let graph = self.graph();
+        let kept = params.check("GraphNode::set_kernel_params", graph.context())?;
+        let mut list = graph.kept();
+        let pc = graph.0.driver().pc();
+        // SAFETY: the node is live; the raw parameters live across the call.
+        params.with_raw(config, |raw| unsafe { pc.cuGraphKernelNodeSetParams(self.as_raw(), raw) })?;
+        super::keep_in(&mut list, kept);
+        Ok(())
+    }
+}
