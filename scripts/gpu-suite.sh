@@ -8,9 +8,11 @@
 #   matrix-real.txt                   cudrv-matrix --real -- version_fallback
 #   fallback-paths.txt                the path version_fallback takes under each cap
 #   bench.txt                         the side-by-side benchmark against cudarc
+#   bench-graphs.txt                  graph launch and update, raw against cudrv
 #   peer-copy.txt                     peer copy bandwidth, raw against cudrv (two GPUs)
 #   matrix-real.junit.xml, .json      cudrv-matrix --real -- dependable_check, as CI reads it
 #   conformance.txt                   cudrv-conformance run (the H200's answers)
+#   conformance-pending.txt           cudrv-conformance run --pending (cases not yet recorded)
 #   summary.txt                       one line per part; exit status 1 if any failed
 set -uo pipefail
 bin=$(cd "$1" && pwd)
@@ -87,8 +89,11 @@ part "cudrv-matrix with stdout closed exits 5 (got $s)" $?
   -- ./dependable_check) > "$out/matrix-real-dependable.txt" 2>&1; part "cudrv-matrix --real --junit --json -- dependable_check" $?
 # The conformance suite, whole, on this driver (compare with conformance/expected/).
 "$bin/cudrv-conformance" run --jobs 8 > "$out/conformance.txt" 2>&1; part "cudrv-conformance run" $?
+# The cases written but not yet recorded (to move into conformance/expected/ once checked).
+"$bin/cudrv-conformance" run --pending --jobs 8 > "$out/conformance-pending.txt" 2>&1; part "cudrv-conformance run --pending" $?
 
 "$bin/side_by_side" --rounds 7 > "$out/bench.txt" 2>&1; part "side_by_side benchmark" $?
+"$bin/graphs" > "$out/bench-graphs.txt" 2>&1; part "graphs benchmark" $?
 if [ "$(nvidia-smi -L 2>/dev/null | wc -l)" -ge 2 ]; then
   "$bin/peer_copy" --mib 256 --rounds 7 > "$out/peer-copy.txt" 2>&1; part "peer_copy benchmark" $?
 fi
