@@ -7,50 +7,20 @@
 //! launch within 1%, update within 5%).
 
 use std::hint::black_box;
-use std::time::Instant;
 
 use cudrv::sys::{CUgraphExecUpdateResultInfo, CUgraphNode, CUresult, CUDA_KERNEL_NODE_PARAMS};
 use cudrv::{DeviceBuffer, Graph, LaunchConfig, Module, Stream};
+use cudrv_bench::{median, rounds, time, Op};
 
 const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
 .visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
-
-type Op<'a> = Box<dyn FnMut() + 'a>;
-
-/// Nanoseconds per call of `op` over `n` calls (after `n / 10` to warm up), in batches of
-/// `batch` calls each followed by an untimed `settle`.
-fn time(op: &mut Op<'_>, n: u32, batch: u32, settle: &dyn Fn()) -> f64 {
-    for _ in 0..n / 10 {
-        op();
-    }
-    settle();
-    let mut total = std::time::Duration::ZERO;
-    let mut done = 0;
-    while done < n {
-        let k = batch.min(n - done);
-        let t = Instant::now();
-        for _ in 0..k {
-            op();
-        }
-        total += t.elapsed();
-        settle();
-        done += k;
-    }
-    total.as_nanos() as f64 / f64::from(n)
-}
 
 fn ok(r: CUresult) {
     assert_eq!(r, CUresult::CUDA_SUCCESS);
 }
 
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let rounds: usize =
-        std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|v| v.parse().ok()).unwrap_or(7);
+    let rounds = rounds(7);
     let driver = cudrv::init().expect("a CUDA driver");
     let device = driver.device(0).unwrap();
     println!(
@@ -143,8 +113,8 @@ fn main() {
         for round in 0..rounds {
             for k in 0..2 {
                 let i = (k + round) % 2;
-                let s: &dyn Fn() = if *batch == u32::MAX { &idle } else { &settle };
-                t[i].push(time(&mut ops[i], *per_round, *batch, s));
+                let mut s: Box<dyn FnMut()> = if *batch == u32::MAX { Box::new(idle) } else { Box::new(settle) };
+                t[i].push(time(&mut ops[i], *per_round, *batch, &mut *s));
             }
         }
         let (raw, ours) = (median(&mut t[0]), median(&mut t[1]));

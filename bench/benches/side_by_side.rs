@@ -16,11 +16,10 @@ use cudrv::{
     Access, AddressRange, DeviceBuffer, DeviceSlice, Event, FunctionAttribute, LaunchConfig, Mapping, Module,
     PhysicalMemory, ShareableHandleTypes, Stream,
 };
+use cudrv_bench::{median, rounds, time, Op};
 
 const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
 .visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
-
-type Op<'a> = Box<dyn FnMut() + 'a>;
 
 struct Case<'a> {
     name: &'static str,
@@ -29,38 +28,8 @@ struct Case<'a> {
     ops: [Op<'a>; 3],
 }
 
-/// Nanoseconds per call of `op`, over `n` calls after `n / 10` to warm up. With `batch`,
-/// `op` is timed in batches of that many calls and `settle` runs, untimed, after each
-/// batch (the launches: so that the queue never fills and the driver's own cost is timed,
-/// not the GPU's).
-fn time(op: &mut Op<'_>, n: u32, batch: u32, settle: &mut dyn FnMut()) -> f64 {
-    for _ in 0..n / 10 {
-        op();
-    }
-    settle();
-    let mut total = std::time::Duration::ZERO;
-    let mut done = 0;
-    while done < n {
-        let k = batch.min(n - done);
-        let t = Instant::now();
-        for _ in 0..k {
-            op();
-        }
-        total += t.elapsed();
-        settle();
-        done += k;
-    }
-    total.as_nanos() as f64 / f64::from(n)
-}
-
-fn median(v: &mut [f64]) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn main() {
-    let rounds: usize =
-        std::env::args().skip_while(|a| a != "--rounds").nth(1).and_then(|v| v.parse().ok()).unwrap_or(7);
+    let rounds = rounds(7);
     let driver = cudrv::init().expect("a CUDA driver");
     let device = driver.device(0).unwrap();
     println!(

@@ -21,9 +21,9 @@ use std::sync::{Mutex, OnceLock};
 
 use crate::error::{CudaError, InvalidArgument};
 use crate::resources::attributes::ParamInfo;
+use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::resources::context::Context;
 use crate::sys::{CUcontext, CUresult};
 
 /// The owner of a function or kernel handle: its module or library, and what is known of

@@ -367,63 +367,49 @@ unsafe fn release_object(
     destroy(pc)
 }
 
-/// The kind of a texture object.
-pub(crate) struct TextureKind;
+/// A kind of texture or surface object: an integer handle of its context, destroyed by
+/// `$destroy` after the context's kernels (`release_object`).
+macro_rules! object_kind {
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, $destroy:ident) => {
+        $(#[$doc])*
+        pub(crate) struct $kind;
 
-impl Kind for TextureKind {
-    type Raw = CUtexObject;
-    type Owner = ObjectOwner;
-    const NAME: &'static str = "TextureObject";
-    const NULL: CUtexObject = 0;
-    fn driver(owner: &ObjectOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUtexObject) -> usize {
-        raw as usize
-    }
-    fn arg(_: &ObjectOwner, raw: CUtexObject, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(_: &ObjectOwner, _: Ownership) -> Call {
-        call::cuTexObjectDestroy
-    }
-    fn release_context(owner: &ObjectOwner) -> Option<CUcontext> {
-        Some(owner.context.as_raw())
-    }
-    unsafe fn release(owner: &ObjectOwner, raw: CUtexObject, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: released once, from the last clone, after its context's kernels.
-        unsafe { release_object(owner, |pc| pc.cuTexObjectDestroy(raw)) }
-    }
+        impl Kind for $kind {
+            type Raw = $raw;
+            type Owner = ObjectOwner;
+            const NAME: &'static str = $name;
+            const NULL: $raw = 0;
+            fn driver(owner: &ObjectOwner) -> &'static Driver {
+                owner.context.driver()
+            }
+            fn addr(raw: $raw) -> usize {
+                raw as usize
+            }
+            fn arg(_: &ObjectOwner, raw: $raw, _: Ownership) -> Arg {
+                Arg::Hex(raw)
+            }
+            fn release_call(_: &ObjectOwner, _: Ownership) -> Call {
+                call::$destroy
+            }
+            fn release_context(owner: &ObjectOwner) -> Option<CUcontext> {
+                Some(owner.context.as_raw())
+            }
+            unsafe fn release(owner: &ObjectOwner, raw: $raw, _: Ownership) -> Result<(), CudaError> {
+                // SAFETY: released once, from the last clone, after its context's kernels.
+                unsafe { release_object(owner, |pc| pc.$destroy(raw)) }
+            }
+        }
+    };
 }
 
-/// The kind of a surface object.
-pub(crate) struct SurfaceKind;
-
-impl Kind for SurfaceKind {
-    type Raw = CUsurfObject;
-    type Owner = ObjectOwner;
-    const NAME: &'static str = "SurfaceObject";
-    const NULL: CUsurfObject = 0;
-    fn driver(owner: &ObjectOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUsurfObject) -> usize {
-        raw as usize
-    }
-    fn arg(_: &ObjectOwner, raw: CUsurfObject, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(_: &ObjectOwner, _: Ownership) -> Call {
-        call::cuSurfObjectDestroy
-    }
-    fn release_context(owner: &ObjectOwner) -> Option<CUcontext> {
-        Some(owner.context.as_raw())
-    }
-    unsafe fn release(owner: &ObjectOwner, raw: CUsurfObject, _: Ownership) -> Result<(), CudaError> {
-        // SAFETY: as for a texture object.
-        unsafe { release_object(owner, |pc| pc.cuSurfObjectDestroy(raw)) }
-    }
-}
+object_kind!(
+    /// The kind of a texture object.
+    TextureKind: CUtexObject = "TextureObject", cuTexObjectDestroy
+);
+object_kind!(
+    /// The kind of a surface object.
+    SurfaceKind: CUsurfObject = "SurfaceObject", cuSurfObjectDestroy
+);
 
 /// A texture object (`cuTexObjectCreate`): what a kernel's `tex1D`/`tex2D`/`tex3D` reads.
 /// Clones share it; the last one destroys it (`cuTexObjectDestroy`, after its context's
