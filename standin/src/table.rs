@@ -15,9 +15,9 @@ use crate::entries::Table;
 use crate::entry::{always, before_init, imp};
 use crate::{
     array, capture_api, context_api, coop, copy, copy3d, copy_any, ctx_query, device, entry, errors, event, func_attr,
-    global, gpa, graph, graph_add, graph_clone, graph_cond, graph_edges, graph_exec, graph_params, graph_update,
-    green, host_memory, host_register, ipc, launch, linker, managed, memory_api, module, occupancy, pci, peer,
-    pointer, pool, pool_attr, primary, stream, stream_attr, stream_query, texture, user_object, vmm,
+    global, gpa, graph, graph_add, graph_clone, graph_cond, graph_edges, graph_exec, graph_params, graph_update, green,
+    host_memory, host_register, ipc, launch, linker, managed, memory_api, module, occupancy, pci, peer, pointer, pool,
+    pool_attr, primary, stream, stream_attr, stream_query, texture, user_object, vmm,
 };
 
 /// The implemented variants; every other field is `None`.

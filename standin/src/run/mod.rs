@@ -7,6 +7,6 @@ pub(crate) mod callback;
 pub(crate) mod kernels;
 pub(crate) mod lock;
 pub(crate) mod queue;
-pub(crate) mod texture;
 pub(crate) mod shared_event;
+pub(crate) mod texture;
 pub(crate) mod thread;
