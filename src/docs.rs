@@ -13,6 +13,8 @@
 //!   one.
 //! - [`kernels`]: function and kernel attributes, module and library globals, JIT
 //!   options and logs, occupancy.
+//! - [`gpu_free_kernels`]: testing a program's own kernels without a GPU: CUDA C to PTX,
+//!   run by the stand-in's PTX executor in `cargo test`, across driver versions.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -33,6 +35,9 @@ pub mod stand_in {}
 
 #[doc = include_str!("../docs/kernels.md")]
 pub mod kernels {}
+
+#[doc = include_str!("../docs/gpu-free-kernels.md")]
+pub mod gpu_free_kernels {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}
