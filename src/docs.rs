@@ -18,6 +18,8 @@
 //!   context limits and cache configuration, green contexts, IPC events.
 //! - [`graphs`]: stream capture and explicit graphs, node kinds, update, conditional
 //!   nodes, and the driver version each needs.
+//! - [`gpu_free_kernels`]: testing a program's own kernels without a GPU: CUDA C to PTX,
+//!   run by the stand-in's PTX executor in `cargo test`, across driver versions.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -43,6 +45,8 @@ pub mod kernels {}
 pub mod execution {}
 #[doc = include_str!("../docs/graphs.md")]
 pub mod graphs {}
+#[doc = include_str!("../docs/gpu-free-kernels.md")]
+pub mod gpu_free_kernels {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

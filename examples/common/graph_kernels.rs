@@ -3,6 +3,7 @@
 
 use cudrv::sys::CUjitInputType;
 use cudrv::{Linker, Module};
+use cudrv_standin::{register_kernel, Param, Thread};
 
 const PTX: &str = include_str!("../kernels/graph_kernels.ptx");
 
@@ -10,6 +11,7 @@ const PTX: &str = include_str!("../kernels/graph_kernels.ptx");
 /// `cudaGraphSetConditional` unresolved) linked with the device runtime library named by
 /// `CUDRV_CUDADEVRT` (default `/usr/local/cuda/lib64/libcudadevrt.a`).
 pub fn load(ctx: &cudrv::Context) -> Result<Module, cudrv::Error> {
+    register();
     match Module::from_ptx(ctx, PTX) {
         Ok(m) => Ok(m),
         Err(first) => {
@@ -30,4 +32,29 @@ pub fn load(ctx: &cudrv::Context) -> Result<Module, cudrv::Error> {
             Ok(unsafe { Module::load_data(ctx, &image) }?)
         }
     }
+}
+
+/// Registers both kernels as host kernels for the stand-in, whose PTX executor cannot run
+/// `count_down` (its `cudaGraphSetConditional` is a call into the device runtime library);
+/// a module loads there when every kernel it has is registered. On a real driver this
+/// changes nothing.
+pub fn register() {
+    register_kernel("add_f32", &[Param::Ptr, Param::F32, Param::I32], |t: &Thread<'_>| {
+        let (x, a, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
+        let i = t.global_x();
+        if i < u64::try_from(n).unwrap_or(0) {
+            t.store(x, i, t.load::<f32>(x, i)? + a)?;
+        }
+        Ok(())
+    });
+    // One thread counts down and sets the condition to whether the count is still above 0.
+    register_kernel("count_down", &[Param::Ptr, Param::U64], |t: &Thread<'_>| {
+        let (counter, handle) = (t.ptr(0)?, t.param::<u64>(1)?);
+        if t.global_x() == 0 {
+            let left = t.load::<u32>(counter, 0)?.saturating_sub(1);
+            t.store(counter, 0, left)?;
+            t.set_conditional(handle, u32::from(left > 0))?;
+        }
+        Ok(())
+    });
 }

@@ -113,6 +113,8 @@ impl Warp {
 
 struct Launch<'a> {
     m: &'a Module,
+    /// The device address of each module global.
+    globals: &'a [u64],
     kernel: &'a Func,
     grid: [u32; 3],
     block: [u32; 3],
@@ -194,6 +196,32 @@ impl Module {
         memory: &dyn GlobalMemory,
         threads: usize,
     ) -> Result<LaunchStats, Fault> {
+        self.launch_with(kernel, grid, block, dynamic_smem, params, &self.global_addrs, memory, threads)
+    }
+
+    /// [`Module::launch_on`] with the module globals at `globals` (one address per
+    /// [`Module::globals`] entry, in order) instead of those given to
+    /// [`Module::bind_globals`]: one loaded module can serve several embedder modules,
+    /// each with globals of its own. [`Fault::InvalidLaunch`] if the count differs.
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_with(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_smem: u32,
+        params: &[&[u8]],
+        globals: &[u64],
+        memory: &dyn GlobalMemory,
+        threads: usize,
+    ) -> Result<LaunchStats, Fault> {
+        if globals.len() != self.globals.len() {
+            return Err(Fault::InvalidLaunch(format!(
+                "{} global addresses for {} globals",
+                globals.len(),
+                self.globals.len()
+            )));
+        }
         let f = self
             .funcs
             .iter()
@@ -229,6 +257,7 @@ impl Module {
         let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let l = Launch {
             m: self,
+            globals,
             kernel: f,
             grid,
             block,
@@ -623,7 +652,7 @@ impl Block<'_, '_> {
             Base::None => 0,
             Base::Reg(r) => rget(&frame.regs, r, lane),
             Base::Shared(o) => o,
-            Base::Global(i) => self.l.m.global_addrs.get(i as usize).copied().unwrap_or(0),
+            Base::Global(i) => self.l.globals.get(i as usize).copied().unwrap_or(0),
             Base::KParam(o) => o,
             Base::FParam(o) => FPARAM_TAG + o,
             Base::Local(o) => frame.local_base + o,

@@ -5,8 +5,10 @@
 //! `cuKernelGetParamInfo`, and from 13.2 `cuFuncGetParamCount`, `cuKernelGetParamCount`).
 //!
 //! Every kernel has an empty kernel's attributes on an H200: 1024 threads, 4 registers, no
-//! static shared, constant or local memory, PTX and binary version 9.0 (driver-facts.md,
-//! "Edge cases"). Settable: the dynamic shared memory a launch may ask for (48 KiB until
+//! constant memory, PTX and binary version 9.0 (driver-facts.md, "Edge cases"); a kernel
+//! the PTX executor runs reports the static shared memory and the local memory per thread
+//! its PTX declares (ptxas may allocate less local memory; the registers stay 4: PTX
+//! declares virtual registers, which say nothing of what ptxas allocates). Settable: the dynamic shared memory a launch may ask for (48 KiB until
 //! set; up to the device's opt-in limit, 227 KiB), which launches check; the preferred
 //! shared-memory carveout (-1 until set, then the set value, -1..=100); the required
 //! cluster dimensions (0..=16 each), the non-portable cluster size flag (0 or 1) and the
@@ -80,7 +82,14 @@ fn value(w: &World, f: u64, dev: c_int, attr: F) -> Result<c_int, CUresult> {
     if let Some(v) = set_value(w, f, dev, attr) {
         return Ok(v);
     }
+    let ptx = || module::ptx_info(w, f);
     let v = match attr {
+        F::CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES => {
+            ptx().map_or(0, |i| c_int::try_from(i.static_shared_bytes).unwrap_or(c_int::MAX))
+        }
+        F::CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES => {
+            ptx().map_or(0, |i| c_int::try_from(i.local_bytes).unwrap_or(c_int::MAX))
+        }
         F::CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK => 1024,
         F::CU_FUNC_ATTRIBUTE_NUM_REGS => 4,
         F::CU_FUNC_ATTRIBUTE_PTX_VERSION | F::CU_FUNC_ATTRIBUTE_BINARY_VERSION => 90,

@@ -1,9 +1,10 @@
 //! Module and library globals: `cuModuleGetGlobal`, `cuLibraryGetGlobal`,
 //! `cuLibraryGetManaged`. A global of an image (a fake image's `global NAME SIZE` or
 //! `managed NAME SIZE`, a PTX image's module-scope `.global` and `.const` variables) is
-//! device memory made the first time it is asked for (zeroed, then its PTX initialiser
-//! written), in the current context; it is listed in the ledger as a device allocation
-//! until its module is unloaded. A library's globals are those of its module (one for
+//! device memory made the first time it is asked for, or when a kernel of its module is
+//! launched (zeroed, then its PTX initialiser written, addresses of other globals
+//! included), in the current context; the PTX executor reads and writes the same memory.
+//! It is listed in the ledger as a device allocation until its module is unloaded. A library's globals are those of its module (one for
 //! every context: a real driver has one per context). A name the image does not have is
 //! CUDA_ERROR_NOT_FOUND (driver-facts.md, "Edge cases").
 
@@ -12,6 +13,7 @@ use std::ffi::c_char;
 use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status, write};
+use crate::model::image::{Global, Ptx};
 use crate::model::memory::AllocationKind;
 use crate::model::memory::Owner;
 use crate::module;
@@ -25,18 +27,50 @@ fn find(w: &World, module: u64, name: &str, owner: Owner, managed: bool) -> Resu
     if managed && !global.managed {
         return Err(CUresult::CUDA_ERROR_NOT_FOUND);
     }
+    let a = make(w, module, name, owner)?;
+    Ok((a, global.size))
+}
+
+/// The address of global `name` of `module`, made the first time (zeroed, its initialiser
+/// written; the globals its initialiser takes the address of are made too).
+fn make(w: &World, module: u64, name: &str, owner: Owner) -> Result<u64, CUresult> {
     let mut g = lock(&w.globals);
     if let Some(&a) = g.get(&(module, name.to_string())) {
-        return Ok((a, global.size));
+        return Ok(a);
+    }
+    let mut made: Vec<(u64, Global)> = Vec::new();
+    let mut todo = vec![name.to_string()];
+    while let Some(n) = todo.pop() {
+        if g.contains_key(&(module, n.clone())) {
+            continue;
+        }
+        let global = module::global_of(w, module, &n)?;
+        let a = lock(&w.memory).alloc(global.size.max(1), AllocationKind::Device, None, owner)?;
+        g.insert((module, n), a);
+        todo.extend(global.relocations.iter().map(|(_, target, _)| target.clone()));
+        made.push((a, global));
     }
     let mut memory = lock(&w.memory);
-    let a = memory.alloc(global.size.max(1), AllocationKind::Device, None, owner)?;
-    if !global.init.is_empty() {
-        // A fresh allocation at least as large as its initialiser.
-        let _ = memory.copy_to_device(a, global.init.as_ptr(), global.init.len().min(global.size));
+    for (a, global) in &made {
+        let mut init = global.init.clone();
+        for (offset, target, add) in &global.relocations {
+            let at = g.get(&(module, target.clone())).copied().unwrap_or(0).wrapping_add(*add as u64);
+            if let Some(slot) = init.get_mut(*offset..offset.saturating_add(8)) {
+                slot.copy_from_slice(&at.to_le_bytes());
+            }
+        }
+        if !init.is_empty() {
+            // A fresh allocation at least as large as its initialiser.
+            let _ = memory.copy_to_device(*a, init.as_ptr(), init.len().min(global.size));
+        }
     }
-    g.insert((module, name.to_string()), a);
-    Ok((a, global.size))
+    g.get(&(module, name.to_string())).copied().ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
+}
+
+/// The address of every global of the PTX `ptx` of `module`, in the order the executor
+/// takes them (made the first time, in `owner`), for a launch of one of its kernels.
+pub(crate) fn bind(w: &World, module: u64, ptx: &Ptx, owner: Owner) -> Result<Vec<u64>, CUresult> {
+    ptx.module.globals().iter().map(|g| make(w, module, &g.name, owner)).collect()
 }
 
 /// Writes the answer; either out-pointer may be null.

@@ -5,28 +5,49 @@
 use cudrv::sys::CUresult;
 
 use crate::model::context::Context;
-use crate::model::graph::{CopyNode, End, KernelNode, MemsetNode, Node};
+use crate::model::graph::{CopyNode, End, KernelCode, KernelNode, MemsetNode, Node};
 use crate::model::image::FAULT_KERNEL;
-use crate::run::kernels;
 use crate::run::lock::lock;
+use crate::run::{kernels, ptx};
 use crate::world::World;
 
-/// Runs the kernel over its grid on the calling thread. A fault (the kernel named
-/// [`FAULT_KERNEL`] of a fake image, or a host kernel's sticky failure) leaves `ctx`
-/// sticky-failed.
+/// Runs the kernel over its grid (a host kernel on the calling thread, PTX on the executor,
+/// its blocks in parallel on the host's cores). A fault (the kernel named
+/// [`FAULT_KERNEL`] of a fake image, a host kernel's sticky failure, a PTX kernel's fault:
+/// `run/ptx.rs`) leaves `ctx` sticky-failed.
 pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(), CUresult> {
-    let Some(code) = &k.code else {
-        if k.name == FAULT_KERNEL {
-            ctx.make_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+    let memory = |a| lock(&w.memory).allocation_at(a);
+    let (status, sticky) = match &k.code {
+        None => {
+            if k.name == FAULT_KERNEL {
+                ctx.make_sticky(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+            }
+            return Ok(());
         }
-        return Ok(());
+        Some(KernelCode::Host(code)) => match kernels::run(&memory, code, k.grid, k.block, k.values.clone()) {
+            Ok(()) => return Ok(()),
+            Err(e) => (e.status(), e.is_sticky()),
+        },
+        Some(KernelCode::Ptx { module, globals, shared }) => {
+            let launch = ptx::PtxLaunch {
+                module,
+                kernel: &k.name,
+                grid: k.grid,
+                block: k.block,
+                shared: *shared,
+                params: &k.values,
+                globals,
+            };
+            match ptx::run(&memory, &launch) {
+                Ok(()) => return Ok(()),
+                Err(fault) => ptx::status_of(&fault),
+            }
+        }
     };
-    kernels::run(&|a| lock(&w.memory).allocation_at(a), code, k.grid, k.block, k.values.clone()).map_err(|e| {
-        if e.is_sticky() {
-            ctx.make_sticky(e.status());
-        }
-        e.status()
-    })
+    if sticky {
+        ctx.make_sticky(status);
+    }
+    Err(status)
 }
 
 /// CUDA_ERROR_INVALID_VALUE (and a use after free in the ledger) if a host end of `c`

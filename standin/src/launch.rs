@@ -1,6 +1,7 @@
-//! `cuLaunchKernel` and `cuLaunchKernelEx`: a kernel with a host implementation (from a
-//! PTX image, `kernels.rs`) runs over the grid in stream order (`stream.rs`: at once on the
-//! calling thread if the stream is idle, else on its driver thread); a kernel of
+//! `cuLaunchKernel` and `cuLaunchKernelEx`: a kernel of PTX runs on the PTX executor
+//! (`run/ptx.rs`, its blocks in parallel on the host's cores), or its registered host
+//! implementation (`kernels.rs`), over the grid in stream order (`stream.rs`: at once on
+//! the calling thread if the stream is idle, else on its driver thread); a kernel of
 //! a fake image runs nothing, except that launching the kernel named `fault` makes the
 //! launch's context sticky-failed, and the failure shows at the next synchronisation
 //! (CUDA_ERROR_ILLEGAL_ADDRESS), as after a faulting kernel on a GPU.
@@ -17,7 +18,9 @@ use std::ffi::{c_uint, c_void};
 use cudrv::sys::*;
 
 use crate::entry::{from_ptr, non_null, status};
-use crate::model::graph::{KernelNode, Node};
+use crate::model::graph::{KernelCode, KernelNode, Node};
+use crate::model::memory::Owner;
+use crate::module::Runs;
 use crate::run::kernels::Param;
 use crate::world::World;
 use crate::{capture, module, stream};
@@ -138,15 +141,31 @@ pub(crate) unsafe fn kernel_node(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<KernelNode, CUresult> {
-    let (name, code) = module::kernel_of(w, from_ptr(f))?;
+    let (name, runs) = module::kernel_of(w, from_ptr(f))?;
     check_shape(grid, block, shared)?;
     if shared > crate::func_attr::max_dynamic_shared(w, from_ptr(f)) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
-    let values = match &code {
+    let (values, code) = match runs {
         // SAFETY: forwarded from the program.
-        Some(code) => unsafe { read_params(&code.params, params, extra) }?,
-        None => Vec::new(),
+        Some(Runs::Host(code)) => (unsafe { read_params(&code.params, params, extra) }?, Some(KernelCode::Host(code))),
+        Some(Runs::Ptx(ptx, home)) => {
+            let info = ptx.module.kernel_info(&name).ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?;
+            // Static and dynamic shared memory together: at most what a block may opt in to.
+            let total = info.static_shared_bytes.saturating_add(u64::from(shared));
+            if total > u64::try_from(crate::model::device::MAX_SHARED_OPTIN).unwrap_or(0) {
+                return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            let layout: Vec<Param> =
+                info.params.iter().map(|p| Param::Bytes { size: p.size as usize, align: p.align as usize }).collect();
+            // SAFETY: forwarded from the program.
+            let values = unsafe { read_params(&layout, params, extra) }?;
+            let m = module::home_module(w, home)?;
+            let owner = w.contexts.current().map_or(Owner { ctx: 0, device: 0 }, |c| Owner::of(&c));
+            let globals = crate::global::bind(w, m, &ptx, owner)?;
+            (values, Some(KernelCode::Ptx { module: ptx.module, globals: globals.into(), shared }))
+        }
+        None => (Vec::new(), None),
     };
     Ok(KernelNode { name, code, grid, block, values, func: from_ptr(f), shared })
 }

@@ -104,24 +104,42 @@
 //!   from another thread-local's destructor after the stand-in's own is gone starts again
 //!   with no current context, as a new thread does.
 //!
-//! # Host-implemented kernels
+//! # Kernels: the program's own PTX, or host implementations
 //!
-//! A program's kernels run on the stand-in when they have host implementations, so a
-//! driver-API program that launches kernels can be tested without a GPU.
+//! A program's kernels run on the stand-in, so a driver-API program that launches kernels
+//! can be tested without a GPU.
 //!
-//! - `cuModuleLoadData`, `cuModuleLoadDataEx` and `cuLibraryLoadData` accept PTX text
-//!   (starting, after comments, with `.version`, and having a `.target` directive) when
-//!   every `.entry NAME` in it has a host implementation registered under `NAME` whose
-//!   parameter sizes match the entry's `.param` declarations (when the stand-in
-//!   understands them). Anything else is refused with CUDA_ERROR_INVALID_IMAGE, as before;
-//!   `cuLibraryLoadData` accepts it (loading is lazy on a real driver) and refuses its
-//!   kernels and module with CUDA_ERROR_INVALID_IMAGE.
-//!   A module binds the implementations registered when it is loaded.
-//! - `cuModuleGetFunction`, `cuLibraryGetKernel` and `cuKernelGetFunction` find the
-//!   entries; `cuLaunchKernel` and `cuLaunchKernelEx` run the implementation once per
-//!   thread of the grid, sequentially, on the calling thread, before they return. The
-//!   parameters come from `kernelParams` (a pointer to each value) or `extra`
-//!   (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`, each value at its natural alignment).
+//! - `cuModuleLoadData`, `cuModuleLoadDataEx`, `cuLibraryLoadData` and `cuLinkAddData`
+//!   accept PTX text (starting, after comments, with `.version`, and having a `.target`
+//!   directive). Its kernels run on the PTX executor (the `cudrv-ptx` crate: what NVRTC
+//!   and nvcc emit for ordinary CUDA C++ kernels, PTX ISA up to 9.0), with results as the
+//!   H200 computes them (see `ptx/README.md` for what it runs and its deliberate
+//!   differences). A `.version` newer than the emulated driver's PTX ISA (11.3: 7.3, ...,
+//!   12.4: 8.4, 12.5 and 12.6: 8.5, 12.8: 8.7, 12.9: 8.8, 13.x: 9.x) is
+//!   CUDA_ERROR_UNSUPPORTED_PTX_VERSION, a `.target` above the device's `sm_90`
+//!   CUDA_ERROR_INVALID_PTX; PTX the executor cannot load (an instruction it does not run:
+//!   tensor cores, `cp.async`, textures, ...; a syntax error) is CUDA_ERROR_INVALID_PTX,
+//!   with a JIT error log naming the line and the instruction.
+//! - A kernel whose name has a host implementation registered ([`register_kernel`]) runs
+//!   that instead (a registered name wins; its parameter sizes must match the entry's
+//!   `.param` declarations, else CUDA_ERROR_INVALID_IMAGE). A module binds the
+//!   implementations registered when it is loaded. None is registered by default.
+//! - Module globals (`__device__`, `__constant__`) are device allocations with their
+//!   initialisers, made when `cuModuleGetGlobal` asks for them or a kernel of the module
+//!   is launched; copies and kernels reach the same bytes.
+//! - `cuLaunchKernel`, `cuLaunchKernelEx` and kernel graph nodes run in stream order. A
+//!   PTX kernel's blocks run in parallel on the host's cores; its faults fail the launch
+//!   and leave the context sticky-failed as on a GPU: an access outside every live
+//!   allocation CUDA_ERROR_ILLEGAL_ADDRESS, a misaligned one
+//!   CUDA_ERROR_MISALIGNED_ADDRESS, `trap` CUDA_ERROR_ILLEGAL_INSTRUCTION, a failed
+//!   `assert` CUDA_ERROR_ASSERT, calls nested too deep
+//!   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a barrier that the block's threads never all
+//!   reach CUDA_ERROR_LAUNCH_FAILED (a deliberate difference: the GPU hangs). `printf`
+//!   writes to standard output.
+//! - A host implementation runs once per thread of the grid, sequentially, on the thread
+//!   that runs the launch. The parameters come from `kernelParams` (a pointer to each
+//!   value) or `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`, each value at its
+//!   natural alignment).
 //! - Device memory is host memory. An implementation reaches it only through its
 //!   [`Thread`] ([`Thread::load`], [`Thread::store`], [`Thread::read`],
 //!   [`Thread::write`]), which checks every access against the live allocations: an
@@ -129,13 +147,6 @@
 //!   with CUDA_ERROR_ILLEGAL_ADDRESS, leaving the context sticky-failed as a faulting
 //!   kernel does. An implementation that fails ([`KernelError::Failed`]) or panics fails
 //!   the launch with CUDA_ERROR_LAUNCH_FAILED, sticky too.
-//! - Built in, for the bundled examples: `vector_add(const float* a, const float* b,
-//!   float* c, int n)` (`c[i] = a[i] + b[i]`), `saxpy(float a, const float* x, float* y,
-//!   int n)` (`y[i] = a * x[i] + y[i]`), `scale_f32(float* x, float s, int n)`
-//!   (`x[i] *= s`) and `add_f32(float* x, float a, int n)` (`x[i] += a`), each for
-//!   `i = blockIdx.x * blockDim.x + threadIdx.x < n`; and `count_down(unsigned* counter,
-//!   unsigned long long handle)` (one thread: `*counter -= 1`, then the graph condition
-//!   `handle` set to `*counter > 0`, see [`Thread::set_conditional`]).
 //!
 //! In the same process (the `rlib`, with [`StandIn`] or
 //! [`cudrv::Driver::from_get_proc_address`]), register with [`register_kernel`]:

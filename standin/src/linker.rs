@@ -177,7 +177,7 @@ pub(crate) unsafe fn cu_link_add_data(
         let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
         let mut links = lock(&w.links);
         let link = links.get_mut(from_ptr(state))?;
-        match Image::parse_any(bytes) {
+        match Image::parse_any(bytes, w.max_isa()) {
             Ok(image) => {
                 link.info.push_str(&image.info_log(link.jit.verbose));
                 link.image.merge(image);

@@ -1,5 +1,5 @@
-//! Libraries, modules, kernels and functions over fake images and PTX with host
-//! implementations (`image.rs`).
+//! Libraries, modules, kernels and functions over fake images and PTX (`image.rs`: PTX runs
+//! on the executor, or a registered host implementation of the same name).
 //!
 //! A library has one module (made by the first `cuLibraryGetModule` or
 //! `cuKernelGetFunction`, unloaded with the library). A kernel (`CUkernel`) and a function
@@ -16,25 +16,62 @@ use std::time::Instant;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::linker::{answer_cached_jit, answer_jit, jit_slots};
-use crate::model::image::{Global, Image};
+use crate::model::image::{Code, Global, Image, Ptx};
 use crate::model::link::JitSlots;
 use crate::model::module::{Library, Module};
 use crate::run::kernels::HostKernel;
 use crate::run::lock::lock;
 use crate::world::World;
 
+/// Where a kernel handle's globals live: its module, or its library (whose module is made
+/// when a launch needs it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Home {
+    Module(u64),
+    Library(u64),
+}
+
+/// What runs a kernel: its host implementation, or its PTX on the executor.
+#[derive(Clone, Debug)]
+pub(crate) enum Runs {
+    Host(Arc<HostKernel>),
+    Ptx(Ptx, Home),
+}
+
 /// The kernel name of a function or kernel handle (`cuLaunchKernel` accepts a `CUkernel`
-/// cast to `CUfunction`, as a real driver does), and its host implementation if its
-/// image has one: CUDA_ERROR_INVALID_HANDLE for another handle.
-pub(crate) fn kernel_of(w: &World, f: u64) -> Result<(String, Option<Arc<HostKernel>>), CUresult> {
+/// cast to `CUfunction`, as a real driver does), and what runs it (nothing for a kernel of
+/// a fake image): CUDA_ERROR_INVALID_HANDLE for another handle.
+pub(crate) fn kernel_of(w: &World, f: u64) -> Result<(String, Option<Runs>), CUresult> {
     let s = lock(&w.modules);
     let invalid = CUresult::CUDA_ERROR_INVALID_HANDLE;
-    let (image, name) = match (s.functions.get(&f), s.kernels.get(&f)) {
-        (Some((m, name)), _) => (&s.modules.get(*m)?.image, name),
-        (None, Some((l, name))) => (&s.libraries.get(*l)?.image, name),
+    let (image, name, home) = match (s.functions.get(&f), s.kernels.get(&f)) {
+        (Some((m, name)), _) => (&s.modules.get(*m)?.image, name, Home::Module(*m)),
+        (None, Some((l, name))) => (&s.libraries.get(*l)?.image, name, Home::Library(*l)),
         (None, None) => return Err(invalid),
     };
-    Ok((name.clone(), image.code.get(name).map(|c| Arc::clone(&c.0))))
+    let runs = match image.code.get(name) {
+        Some(Code::Host(h)) => Some(Runs::Host(Arc::clone(h))),
+        Some(Code::Ptx(i)) => image.ptx.get(*i).map(|p| Runs::Ptx(p.clone(), home)),
+        None => None,
+    };
+    Ok((name.clone(), runs))
+}
+
+/// What the PTX of the kernel of handle `f` declares (registers, static shared and local
+/// memory), if the executor runs it.
+pub(crate) fn ptx_info(w: &World, f: u64) -> Option<cudrv_ptx::KernelInfo> {
+    match kernel_of(w, f).ok()? {
+        (name, Some(Runs::Ptx(p, _))) => p.module.kernel_info(&name),
+        _ => None,
+    }
+}
+
+/// The module of a kernel's home (a library's is made on first use).
+pub(crate) fn home_module(w: &World, home: Home) -> Result<u64, CUresult> {
+    match home {
+        Home::Module(m) => Ok(m),
+        Home::Library(l) => library_module(w, l),
+    }
 }
 
 /// The name at `name`: CUDA_ERROR_INVALID_VALUE for null or non-UTF-8.
@@ -51,7 +88,7 @@ fn load_module(w: &World, module: *mut CUmodule, image: *const c_void, jit: &Jit
     non_null(module)?;
     w.contexts.current()?;
     // SAFETY: the program's image, NUL-terminated if it is text.
-    let image = match unsafe { Image::read(image) } {
+    let image = match unsafe { Image::read(image, w.max_isa()) } {
         Ok(image) => image,
         Err(refused) => {
             // SAFETY: the option values stay the program's for the call.
@@ -65,9 +102,10 @@ fn load_module(w: &World, module: *mut CUmodule, image: *const c_void, jit: &Jit
     write(module, to_ptr(h))
 }
 
-/// `cuModuleLoadData`: a fake image, or PTX whose kernels all have host implementations
-/// (see `image.rs`); CUDA_ERROR_INVALID_PTX for PTX with an unknown instruction,
-/// CUDA_ERROR_INVALID_IMAGE for anything else.
+/// `cuModuleLoadData`: a fake image, or PTX (see `image.rs`): CUDA_ERROR_INVALID_PTX for PTX
+/// the executor cannot load (an unknown or unsupported instruction, a parse error, a
+/// `.target` above sm_90), CUDA_ERROR_UNSUPPORTED_PTX_VERSION for a `.version` newer than
+/// the emulated driver's PTX ISA, CUDA_ERROR_INVALID_IMAGE for anything else.
 pub(crate) unsafe fn cu_module_load_data(w: &World, module: *mut CUmodule, image: *const c_void) -> CUresult {
     status(load_module(w, module, image, &JitSlots::default()))
 }
@@ -141,7 +179,7 @@ pub(crate) unsafe fn cu_library_load_data(
         // SAFETY: the program passes `num_jit` options and values.
         let jit = unsafe { jit_slots(num_jit, jit_options, jit_values) }?;
         // SAFETY: the program's image, NUL-terminated if it is text.
-        let (image, refused) = match unsafe { Image::read(code) } {
+        let (image, refused) = match unsafe { Image::read(code, w.max_isa()) } {
             Ok(image) => {
                 // SAFETY: the option values stay the program's for the call.
                 unsafe { answer_cached_jit(&jit) };

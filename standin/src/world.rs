@@ -241,6 +241,11 @@ impl World {
         WORLDS.iter().position(|w| std::ptr::eq(w, self)).unwrap_or(0)
     }
 
+    /// The newest PTX ISA version (major, minor) the emulated driver's JIT accepts.
+    pub(crate) fn max_isa(&self) -> (u32, u32) {
+        crate::model::ptx::max_isa(self.version.load(std::sync::atomic::Ordering::Acquire))
+    }
+
     /// The number of devices: as set for this world, else `CUDRV_STANDIN_DEVICES`.
     pub(crate) fn device_count(&self) -> c_int {
         crate::model::device::count(&self.device_count)

@@ -86,13 +86,9 @@ fn run_graph(d: &Driver, g: CUgraph, s: CUstream, times: usize) {
     }
 }
 
-/// The built-in `scale_f32(float* x, float s, int n)`.
+/// `scale_f32(float* x, float s, int n)` of the examples' PTX (run by the PTX executor).
 fn scale_kernel(d: &Driver) -> CUfunction {
-    let ptx = CString::new(
-        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry scale_f32(.param .u64 x, .param .f32 s, \
-         .param .u32 n)\n{\n\tret;\n}\n",
-    )
-    .unwrap();
+    let ptx = CString::new(include_str!("../../examples/kernels/scale_f32.ptx")).unwrap();
     let (mut m, mut f) = (std::ptr::null_mut(), std::ptr::null_mut());
     // SAFETY: a NUL-terminated image, valid out-pointers.
     unsafe {

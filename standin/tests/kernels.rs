@@ -1,6 +1,6 @@
 //! Host-implemented kernels: PTX modules and libraries whose entries have host
-//! implementations load and run over the grid; PTX with an entry that has none is
-//! refused; memory accesses outside every allocation fail the launch and stick.
+//! implementations registered run them over the grid instead of their PTX; an entry with
+//! none runs its PTX; memory accesses outside every allocation fail the launch and stick.
 
 mod common;
 
@@ -31,6 +31,36 @@ fn ptx(entries: &[(&str, &[&str])]) -> CString {
         s.push_str("\n)\n{\n\tret;\n}\n");
     }
     CString::new(s).unwrap()
+}
+
+/// Registers host implementations of `vector_add(const float* a, const float* b, float*
+/// c, int n)`, `saxpy(float a, const float* x, float* y, int n)` and `scale_f32(float* x,
+/// float s, int n)` (the stand-in registers none itself: their PTX would run).
+fn builtins() {
+    register_kernel("vector_add", &[Param::Ptr, Param::Ptr, Param::Ptr, Param::I32], |t| {
+        let (a, b, c, n) = (t.ptr(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
+        let i = t.global_x();
+        if i < u64::try_from(n).unwrap_or(0) {
+            t.store(c, i, t.load::<f32>(a, i)? + t.load::<f32>(b, i)?)?;
+        }
+        Ok(())
+    });
+    register_kernel("saxpy", &[Param::F32, Param::Ptr, Param::Ptr, Param::I32], |t| {
+        let (a, x, y, n) = (t.param::<f32>(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
+        let i = t.global_x();
+        if i < u64::try_from(n).unwrap_or(0) {
+            t.store(y, i, a * t.load::<f32>(x, i)? + t.load::<f32>(y, i)?)?;
+        }
+        Ok(())
+    });
+    register_kernel("scale_f32", &[Param::Ptr, Param::F32, Param::I32], |t| {
+        let (x, s, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
+        let i = t.global_x();
+        if i < u64::try_from(n).unwrap_or(0) {
+            t.store(x, i, t.load::<f32>(x, i)? * s)?;
+        }
+        Ok(())
+    });
 }
 
 const VECTOR_ADD: (&str, &[&str]) = ("vector_add", &[".u64", ".u64", ".u64", ".u32"]);
@@ -137,7 +167,8 @@ fn free(d: &Driver, ptrs: &[CUdeviceptr]) {
 }
 
 #[test]
-fn the_builtin_kernels_run_over_the_grid() {
+fn registered_host_kernels_run_over_the_grid() {
+    builtins();
     let d = driver();
     let ctx = new_context(&d);
     let m = load(&d, &ptx(&[VECTOR_ADD, SAXPY, SCALE])).unwrap();
@@ -219,6 +250,7 @@ fn the_builtin_kernels_run_over_the_grid() {
 
 #[test]
 fn a_registered_kernel_sees_its_grid_block_and_indices() {
+    builtins();
     let name = "standin_test_index_3d";
     register_kernel(name, &[Param::Ptr, Param::U32], |t| {
         let (out, tag) = (t.ptr(0)?, t.param::<u32>(1)?);
@@ -276,19 +308,19 @@ fn a_registered_kernel_sees_its_grid_block_and_indices() {
 }
 
 #[test]
-fn ptx_with_an_entry_without_implementation_is_refused() {
+fn an_entry_without_implementation_runs_its_ptx_and_mismatches_are_refused() {
+    builtins();
     let d = driver();
     let ctx = new_context(&d);
+    // An entry nobody registered runs its PTX (here an empty kernel).
     let unknown = ptx(&[VECTOR_ADD, ("standin_test_nobody_registered_this", &[".u64"])]);
-    assert_eq!(load(&d, &unknown), Err(INVALID_IMAGE));
-    assert_eq!(load_ex(&d, &unknown), INVALID_IMAGE);
-    // A library loads lazily (docs/driver-facts.md, "Edge cases"): the refusal comes when
-    // a kernel is asked for.
+    assert!(load(&d, &unknown).is_ok());
+    ok(load_ex(&d, &unknown));
     let lib = load_library(&d, &unknown).unwrap();
     let mut k = std::ptr::null_mut();
     // SAFETY: valid out-pointer and name; the library just loaded.
     unsafe {
-        assert_eq!(d.p().cuLibraryGetKernel(&mut k, lib, c"vector_add".as_ptr()), INVALID_IMAGE);
+        ok(d.p().cuLibraryGetKernel(&mut k, lib, c"standin_test_nobody_registered_this".as_ptr()));
         ok(d.p().cuLibraryUnload(lib));
     }
     // Parameters that do not match the registered layout: refused too.
@@ -312,10 +344,15 @@ fn ptx_with_an_entry_without_implementation_is_refused() {
     let image = ptx(&[(name, &[".u64"])]);
     let bound = load(&d, &image).unwrap();
     assert!(unregister_kernel(name));
-    assert_eq!(load(&d, &image), Err(INVALID_IMAGE));
+    // Loaded now, the module runs its PTX (an empty kernel).
+    let unbound = load(&d, &image).unwrap();
     let mut p = 0;
     // SAFETY: valid out-pointer.
     ok(unsafe { d.p().cuMemAlloc(&mut p, 1) });
+    ok(launch(&d, function(&d, unbound, name).unwrap(), [1, 1, 1], [1, 1, 1], std::ptr::null_mut(), &[arg(&p)]));
+    // SAFETY: the context's work.
+    ok(unsafe { d.p().cuCtxSynchronize() });
+    assert_eq!(read_back::<u8>(&d, p, 1), [0]);
     ok(launch(&d, function(&d, bound, name).unwrap(), [1, 1, 1], [1, 1, 1], std::ptr::null_mut(), &[arg(&p)]));
     assert_eq!(read_back::<u8>(&d, p, 1), [42]);
     free(&d, &[p]);
@@ -329,6 +366,7 @@ fn ptx_with_an_entry_without_implementation_is_refused() {
 
 #[test]
 fn a_library_from_ptx_launches_its_kernels() {
+    builtins();
     let d = driver();
     let lib = load_library(&d, &ptx(&[SAXPY])).unwrap();
     let mut k = std::ptr::null_mut();
@@ -371,6 +409,7 @@ unsafe extern "C" fn c_iota(t: *const CudrvStandinThread, user: *mut c_void) -> 
 
 #[test]
 fn a_kernel_registered_through_the_c_function_runs() {
+    builtins();
     let name = c"standin_test_c_iota";
     let sizes = [8usize, 4];
     // SAFETY: a NUL-terminated name, two sizes, a kernel that uses its user data as a
@@ -437,6 +476,7 @@ fn vector_add_over(d: &Driver, len: usize, n: i32) -> (CUresult, CUcontext, [CUd
 
 #[test]
 fn an_access_past_an_allocation_fails_the_launch_and_sticks() {
+    builtins();
     let d = driver();
     let p = d.p();
     let (r, ctx, ptrs) = vector_add_over(&d, 256, 300);
@@ -476,6 +516,7 @@ fn an_access_past_an_allocation_fails_the_launch_and_sticks() {
 
 #[test]
 fn freed_memory_and_a_panic_fail_the_launch_too() {
+    builtins();
     let d = driver();
     let p = d.p();
     let ctx = new_context(&d);
@@ -508,6 +549,7 @@ fn freed_memory_and_a_panic_fail_the_launch_too() {
 
 #[test]
 fn a_program_that_loads_the_cdylib_registers_through_dlsym() {
+    builtins();
     let path = cdylib();
     let d = unsafe { Driver::load_from(&path) }.unwrap();
     // SAFETY: the stand-in's library, loaded above already; its exported function has
@@ -543,10 +585,19 @@ fn a_program_that_loads_the_cdylib_registers_through_dlsym() {
     let n = 4u32;
     ok(launch(&d, f, [1, 1, 1], [4, 1, 1], std::ptr::null_mut(), &[arg(&out), arg(&n)]));
     assert_eq!(read_back::<u32>(&d, out, 4), [0, 5, 10, 15]);
-    // The library's registry is its own: the in-process stand-in does not know the name.
+    // The library's registry is its own: the in-process stand-in does not know the name,
+    // and runs the PTX (an empty kernel: it writes nothing).
     let local = driver();
     let local_ctx = new_context(&local);
-    assert_eq!(load(&local, &image), Err(INVALID_IMAGE));
+    let lm = load(&local, &image).unwrap();
+    let lf = function(&local, lm, "standin_test_dl_iota").unwrap();
+    let mut lout = 0;
+    // SAFETY: valid out-pointer.
+    ok(unsafe { local.p().cuMemAlloc(&mut lout, 16) });
+    ok(launch(&local, lf, [1, 1, 1], [4, 1, 1], std::ptr::null_mut(), &[arg(&lout), arg(&n)]));
+    // SAFETY: the context's work.
+    ok(unsafe { local.p().cuCtxSynchronize() });
+    assert_eq!(read_back::<u32>(&local, lout, 4), [0, 0, 0, 0]);
     // SAFETY: handles of the test.
     unsafe {
         ok(local.p().cuCtxDestroy(local_ctx));

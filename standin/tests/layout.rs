@@ -57,6 +57,8 @@ const ALLOWED_STATICS: &[(&str, &str, &str)] = &[
     ("src/model/context.rs", "TOP", "a cache of THREADS: this thread's current context"),
     ("src/run/kernels.rs", "REGISTRY", "host kernels are code, shared by every world"),
     ("src/run/kernels.rs", "LIBRARIES", "stand-in libraries kernels are forwarded to"),
+    ("src/run/ptx.rs", "NEXT", "numbers for PTX launches, unique across worlds"),
+    ("src/run/ptx.rs", "SEEN", "the allocations a host thread's PTX blocks touched in one launch"),
     ("src/run/thread.rs", "THREAD_KEY", "thread names"),
     ("src/run/thread.rs", "NEXT_THREAD_KEY", "thread names"),
     ("src/run/callback.rs", "INSIDE", "whether this thread runs a program's callback"),

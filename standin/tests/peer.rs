@@ -269,8 +269,7 @@ fn a_kernel_runs_on_the_second_device_over_a_peer_copy() {
     let src = alloc(&d, &values);
     let c1 = context_on(&d, 1);
     let dst = alloc(&d, &[0; 16]);
-    let image =
-        c".version 8.0\n.target sm_90\n.entry scale_f32(.param .u64 x, .param .f32 s, .param .u32 n)\n{ ret; }\n";
+    let image = std::ffi::CString::new(include_str!("../../examples/kernels/scale_f32.ptx")).unwrap();
     let mut m = std::ptr::null_mut();
     let mut f = std::ptr::null_mut();
     let (s, n) = (10.0f32, 4i32);

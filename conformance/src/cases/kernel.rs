@@ -314,5 +314,47 @@ pub fn cases() -> Vec<Case> {
                 .eq("module", handle(m))
                 .eq("log_names_it", log.contains("line 7") && log.contains("'bogus_instruction'"))
         }),
+        // PTX version and target gating (issue 14): the H200's answers for a `.version`
+        // newer than its driver's JIT, a target above sm_90, and valid PTX.
+        case!("jit.ptx_version_9_9", Ctx, |e| { load_gated(e, GATED_PTX_9_9) }),
+        case!("jit.ptx_target_sm_100", Ctx, |e| { load_gated(e, GATED_PTX_SM_100) }),
+        case!("jit.ptx_target_sm_100a", Ctx, |e| { load_gated(e, GATED_PTX_SM_100A) }),
+        case!("jit.ptx_valid", Ctx, |e| { load_gated(e, GATED_PTX_VALID) }),
     ]
+}
+
+/// An empty kernel's PTX with these `.version` and `.target` lines.
+macro_rules! gated_ptx {
+    ($version:literal, $target:literal) => {
+        concat!(
+            ".version ",
+            $version,
+            "\n.target ",
+            $target,
+            "\n.address_size 64\n\n.visible .entry empty()\n{\n\tret;\n}\n\0"
+        )
+    };
+}
+const GATED_PTX_9_9: &str = gated_ptx!("9.9", "sm_90");
+const GATED_PTX_SM_100: &str = gated_ptx!("8.8", "sm_100");
+const GATED_PTX_SM_100A: &str = gated_ptx!("8.8", "sm_100a");
+const GATED_PTX_VALID: &str = gated_ptx!("7.0", "sm_50");
+
+/// `cuModuleLoadDataEx` of `ptx` with an error log: the status, whether the module was
+/// written, and the log's first line (shown, not compared).
+fn load_gated(e: &Env, ptx: &str) -> Out {
+    let mut error = [0u8; 4096];
+    type O = CUjit_option;
+    let mut options = [O::CU_JIT_ERROR_LOG_BUFFER, O::CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES];
+    let mut values: [usize; 2] = [error.as_mut_ptr() as usize, 4096];
+    let mut m: CUmodule = sentinel();
+    // SAFETY: a NUL-terminated image; two options with their values, the buffer outliving
+    // the call.
+    let st = unsafe {
+        e.p.cuModuleLoadDataEx(&mut m, ptx.as_ptr().cast(), 2, options.as_mut_ptr(), values.as_mut_ptr().cast())
+    };
+    let n = values[1].min(error.len());
+    let log = String::from_utf8_lossy(error.get(..n).unwrap_or(&[])).into_owned();
+    let first = log.lines().next().unwrap_or("").to_string();
+    Out::of(st).eq("module", handle(m)).info("log", first)
 }

@@ -13,13 +13,23 @@ use cudrv::sys::{CUdeviceptr, CUgraphConditionalNodeType, CUgraphNodeType, CUres
 use crate::run::kernels::HostKernel;
 use crate::run::queue::{HostCall, Queue};
 
+/// What a kernel node runs.
+#[derive(Clone)]
+pub(crate) enum KernelCode {
+    /// A host implementation.
+    Host(Arc<HostKernel>),
+    /// PTX on the executor, with its module's globals at these addresses and this much
+    /// dynamic shared memory.
+    Ptx { module: Arc<cudrv_ptx::Module>, globals: Arc<[u64]>, shared: u32 },
+}
+
 /// A kernel launch, its parameters already read.
 #[derive(Clone)]
 pub(crate) struct KernelNode {
     /// The kernel's name.
     pub(crate) name: String,
-    /// Its host implementation; `None` for a kernel of a fake image (runs nothing).
-    pub(crate) code: Option<Arc<HostKernel>>,
+    /// What runs it; `None` for a kernel of a fake image (runs nothing).
+    pub(crate) code: Option<KernelCode>,
     pub(crate) grid: [u32; 3],
     pub(crate) block: [u32; 3],
     /// The value of each parameter.

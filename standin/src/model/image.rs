@@ -1,6 +1,13 @@
 //! The images the stand-in loads: its fake image format (see [`FAKE_IMAGE_MAGIC`]), and
-//! PTX text whose every `.entry` has a host implementation (`kernels.rs`). Cubins and
-//! fatbins are refused.
+//! PTX text, whose kernels run on the PTX executor (`cudrv-ptx`) unless a host
+//! implementation of the same name is registered (`kernels.rs`: a registered name wins).
+//! Cubins and fatbins are refused.
+//!
+//! PTX is gated as the emulated driver's JIT gates it (`ptx.rs`): a `.version` newer than
+//! the driver's PTX ISA is CUDA_ERROR_UNSUPPORTED_PTX_VERSION, a `.target` above the
+//! device's sm_90 CUDA_ERROR_INVALID_PTX. PTX the executor cannot load (a parse error, an
+//! instruction outside what it runs) is CUDA_ERROR_INVALID_PTX with an error log naming
+//! the line and the instruction, unless every kernel of it has a host implementation.
 
 use std::collections::BTreeMap;
 use std::ffi::c_void;
@@ -41,23 +48,49 @@ pub const FAULT_KERNEL: &str = "fault";
 /// [`FAULT_KERNEL`] makes its context sticky-failed. [`fake_image`] makes one.
 pub const FAKE_IMAGE_MAGIC: &str = "cudrv-fake-image";
 
-/// A host implementation bound to an image (compared by identity).
+/// PTX the executor runs: the loaded module, shared by every module and library made from
+/// the image (each binds its own globals at launch), and its text (a link's output
+/// carries it).
 #[derive(Clone)]
-pub(crate) struct Code(pub(crate) Arc<HostKernel>);
+pub(crate) struct Ptx {
+    pub(crate) module: Arc<cudrv_ptx::Module>,
+    pub(crate) text: Arc<str>,
+}
+
+impl PartialEq for Ptx {
+    fn eq(&self, other: &Ptx) -> bool {
+        Arc::ptr_eq(&self.module, &other.module)
+    }
+}
+
+impl Eq for Ptx {}
+
+impl fmt::Debug for Ptx {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ptx").field("kernels", &self.module.kernels()).finish_non_exhaustive()
+    }
+}
+
+/// What runs a kernel of an image (compared by identity).
+#[derive(Clone, Debug)]
+pub(crate) enum Code {
+    /// A registered host implementation.
+    Host(Arc<HostKernel>),
+    /// The PTX executor, with part `usize` of the image's PTX ([`Image::ptx`]).
+    Ptx(usize),
+}
 
 impl PartialEq for Code {
     fn eq(&self, other: &Code) -> bool {
-        Arc::ptr_eq(&self.0, &other.0)
+        match (self, other) {
+            (Code::Host(a), Code::Host(b)) => Arc::ptr_eq(a, b),
+            (Code::Ptx(a), Code::Ptx(b)) => a == b,
+            _ => false,
+        }
     }
 }
 
 impl Eq for Code {}
-
-impl fmt::Debug for Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.fmt(f)
-    }
-}
 
 /// Why an image was refused: the status, and the JIT error log that says why.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,6 +124,9 @@ pub(crate) struct Global {
     pub(crate) managed: bool,
     /// Its initial bytes (the rest is zero).
     pub(crate) init: Vec<u8>,
+    /// Initialiser items that are other globals' addresses: (byte offset in `init`, the
+    /// global's name, added offset).
+    pub(crate) relocations: Vec<(usize, String, i64)>,
 }
 
 /// The symbols of an image.
@@ -102,8 +138,10 @@ pub(crate) struct Image {
     pub(crate) params: BTreeMap<String, Vec<(usize, usize)>>,
     /// Global variables.
     pub(crate) globals: Vec<Global>,
-    /// The host implementation of each kernel of a PTX image (none for a fake image).
+    /// What runs each kernel of a PTX image (none for a fake image).
     pub(crate) code: BTreeMap<String, Code>,
+    /// The PTX modules the executor runs (one per PTX text; a link may add several).
+    pub(crate) ptx: Vec<Ptx>,
 }
 
 /// The layout of parameters of these sizes, each aligned as its size (up to 8).
@@ -120,18 +158,37 @@ fn natural_layout(sizes: &[usize]) -> Option<Vec<(usize, usize)>> {
 }
 
 impl Image {
-    /// Parses fake image text (without its NUL).
+    /// Parses fake image text (without its NUL). A line `ptx LEN` is followed by a PTX
+    /// text of LEN bytes (a link's output carries the PTX it linked), parsed without
+    /// version gating (it was gated when it was added).
     pub(crate) fn parse(bytes: &[u8]) -> Result<Image, Refused> {
         let text = std::str::from_utf8(bytes).map_err(|_| Refused::image("the image is not text"))?;
-        let mut lines = text.lines();
-        if lines.next().map(str::trim_end) != Some(FAKE_IMAGE_MAGIC) {
+        let mut rest = text;
+        let next_line = |rest: &mut &str| -> Option<String> {
+            if rest.is_empty() {
+                return None;
+            }
+            let (line, after) = rest.split_once('\n').unwrap_or((rest, ""));
+            *rest = after;
+            Some(line.trim_end().to_string())
+        };
+        if next_line(&mut rest).as_deref() != Some(FAKE_IMAGE_MAGIC) {
             return Err(Refused::image("not a stand-in fake image, nor PTX"));
         }
         let mut image = Image::default();
-        for (i, line) in lines.enumerate() {
-            let bad = || Refused::image(format!("fake image, line {}: cannot read {line:?}", i + 2));
+        let mut number = 1;
+        while let Some(line) = next_line(&mut rest) {
+            number += 1;
+            let bad = || Refused::image(format!("fake image, line {number}: cannot read {line:?}"));
             match line.split_whitespace().collect::<Vec<_>>().as_slice() {
                 [] => {}
+                ["ptx", len] => {
+                    let len: usize = len.parse().map_err(|_| bad())?;
+                    let ptx = rest.get(..len).ok_or_else(bad)?;
+                    rest = rest.get(len..).unwrap_or("");
+                    number += ptx.lines().count();
+                    image.merge(Image::parse_ptx(ptx, None)?);
+                }
                 ["kernel", name] => image.add_kernel(name),
                 ["kernel", name, "params", sizes @ ..] => {
                     let sizes: Vec<usize> =
@@ -149,7 +206,10 @@ impl Image {
                 [kind @ ("global" | "managed"), name, size] => {
                     let size = size.parse().map_err(|_| bad())?;
                     let managed = *kind == "managed";
-                    image.globals.push(Global { name: (*name).to_string(), size, managed, init: Vec::new() });
+                    let name = (*name).to_string();
+                    if !image.globals.iter().any(|g| g.name == name) {
+                        image.globals.push(Global { name, size, managed, init: Vec::new(), relocations: Vec::new() });
+                    }
                 }
                 _ => return Err(bad()),
             }
@@ -157,17 +217,15 @@ impl Image {
         Ok(image)
     }
 
-    /// Reads and parses the NUL-terminated image at `p`: a fake image, or PTX text whose
-    /// every `.entry` has a host implementation with the parameter sizes the PTX declares
-    /// (CUDA_ERROR_INVALID_IMAGE otherwise; CUDA_ERROR_INVALID_PTX for PTX with an
-    /// instruction that is not one). Bytes are read only while they are text (no
-    /// control character but white space), so a binary image (a cubin, a fatbin) is left
-    /// after its first few bytes.
+    /// Reads and parses the NUL-terminated image at `p`: a fake image, or PTX text (see
+    /// [`Image::parse_any`]; `max_isa` is the emulated driver's newest PTX ISA). Bytes are
+    /// read only while they are text (no control character but white space), so a binary
+    /// image (a cubin, a fatbin) is left after its first few bytes.
     ///
     /// # Safety
     /// `p` is null or points to readable memory up to a NUL byte or up to its first byte
     /// that is a control character other than white space.
-    pub(crate) unsafe fn read(p: *const c_void) -> Result<Image, Refused> {
+    pub(crate) unsafe fn read(p: *const c_void, max_isa: (u32, u32)) -> Result<Image, Refused> {
         if p.is_null() {
             return Err(Refused::new(CUresult::CUDA_ERROR_INVALID_VALUE, ""));
         }
@@ -187,51 +245,93 @@ impl Image {
         }
         // SAFETY: the `len` bytes just read.
         let bytes = unsafe { std::slice::from_raw_parts(p, len) };
-        Image::parse_any(bytes)
+        Image::parse_any(bytes, max_isa)
     }
 
-    /// A fake image, or PTX with host implementations (see [`Image::read`]).
-    pub(crate) fn parse_any(bytes: &[u8]) -> Result<Image, Refused> {
+    /// A fake image, or PTX text gated for a driver whose newest PTX ISA is `max_isa`
+    /// ([`ptx::gate`]) and loaded by [`Image::parse_ptx`].
+    pub(crate) fn parse_any(bytes: &[u8], max_isa: (u32, u32)) -> Result<Image, Refused> {
         let text = std::str::from_utf8(bytes).map_err(|_| Refused::image("the image is not text"))?;
         if text.lines().next().map(str::trim_end) == Some(FAKE_IMAGE_MAGIC) {
             return Image::parse(bytes);
         }
+        Image::parse_ptx(text, Some(max_isa))
+    }
+
+    /// PTX text (gated first when `max_isa` is given): each kernel runs its registered host
+    /// implementation if there is one (whose parameter sizes must be those the PTX
+    /// declares: CUDA_ERROR_INVALID_IMAGE otherwise), else on the PTX executor. PTX the
+    /// executor cannot load is CUDA_ERROR_INVALID_PTX, with a log naming the line and the
+    /// instruction, unless every kernel has a host implementation (then its globals are
+    /// read by the simpler scan of `ptx.rs`).
+    pub(crate) fn parse_ptx(text: &str, max_isa: Option<(u32, u32)>) -> Result<Image, Refused> {
         let entries = ptx::entries(text).ok_or_else(|| Refused::image("not a stand-in fake image, nor PTX"))?;
+        if let Some((code, log)) = max_isa.and_then(|max| ptx::gate(text, max)) {
+            return Err(Refused::new(code, log));
+        }
+        let (module, error) = match cudrv_ptx::Module::load(text) {
+            Ok(m) => (Some(Arc::new(m)), None),
+            Err(e) => (None, Some(e)),
+        };
         let mut image = Image::default();
+        if let Some(m) = &module {
+            image.ptx.push(Ptx { module: Arc::clone(m), text: Arc::from(text) });
+        }
+        let ptx_part = module.as_ref().map(|_| 0);
         for e in entries {
-            let Some(code) = kernels::find(&e.name) else {
-                if let Some((line, word)) = ptx::unknown_instruction(text) {
-                    return Err(Refused::new(
-                        CUresult::CUDA_ERROR_INVALID_PTX,
-                        format!(
-                            "ptxas application ptx input, line {line}; error   : Not a name of any known \
-                             instruction: '{word}'\nptxas fatal   : Ptx assembly aborted due to errors"
-                        ),
-                    ));
+            let code = match (kernels::find(&e.name), ptx_part) {
+                (Some(host), _) => {
+                    if e.param_sizes.as_ref().is_some_and(|sizes| *sizes != host.param_sizes()) {
+                        return Err(Refused::image(format!(
+                            "cudrv stand-in: kernel '{}' declares parameters of {:?} bytes, its host implementation {:?}",
+                            e.name,
+                            e.param_sizes.unwrap_or_default(),
+                            host.param_sizes()
+                        )));
+                    }
+                    Code::Host(host)
                 }
-                return Err(Refused::image(format!(
-                    "cudrv stand-in: kernel '{}' has no host implementation (see cudrv_standin::register_kernel)",
-                    e.name
-                )));
+                (None, Some(part)) => Code::Ptx(part),
+                (None, None) => {
+                    return Err(Refused::new(CUresult::CUDA_ERROR_INVALID_PTX, refusal_log(error.as_ref())));
+                }
             };
-            if e.param_sizes.as_ref().is_some_and(|sizes| *sizes != code.param_sizes()) {
-                return Err(Refused::image(format!(
-                    "cudrv stand-in: kernel '{}' declares parameters of {:?} bytes, its host implementation {:?}",
-                    e.name,
-                    e.param_sizes.unwrap_or_default(),
-                    code.param_sizes()
-                )));
-            }
             image.add_kernel(&e.name);
             if let Some(layout) = e.layout {
                 image.params.insert(e.name.clone(), layout);
             }
-            image.code.insert(e.name, Code(code));
+            image.code.insert(e.name, code);
         }
-        image.globals = ptx::globals(text)
-            .into_iter()
-            .map(|g| Global { name: g.name, size: g.size, managed: g.managed, init: g.init })
-            .collect();
+        image.globals = match &module {
+            Some(m) => m
+                .globals()
+                .iter()
+                .map(|g| Global {
+                    name: g.name.clone(),
+                    size: usize::try_from(g.size).unwrap_or(usize::MAX),
+                    managed: g.managed,
+                    init: g.init.clone(),
+                    relocations: g
+                        .relocations
+                        .iter()
+                        .filter_map(|&(off, target, add)| {
+                            let target = m.globals().get(target as usize)?.name.clone();
+                            Some((usize::try_from(off).ok()?, target, add))
+                        })
+                        .collect(),
+                })
+                .collect(),
+            None => ptx::globals(text)
+                .into_iter()
+                .map(|g| Global {
+                    name: g.name,
+                    size: g.size,
+                    managed: g.managed,
+                    init: g.init,
+                    relocations: Vec::new(),
+                })
+                .collect(),
+        };
         Ok(image)
     }
 
@@ -255,13 +355,24 @@ impl Image {
         }
     }
 
-    /// Adds another image's symbols (linking).
+    /// Adds another image's symbols, code and PTX (linking). A kernel or global already
+    /// here keeps its first definition.
     pub(crate) fn merge(&mut self, other: Image) {
+        let offset = self.ptx.len();
         for k in &other.kernels {
             self.add_kernel(k);
         }
-        self.params.extend(other.params);
-        self.code.extend(other.code);
+        for (k, layout) in other.params {
+            self.params.entry(k).or_insert(layout);
+        }
+        for (k, code) in other.code {
+            let code = match code {
+                Code::Ptx(i) => Code::Ptx(i + offset),
+                host => host,
+            };
+            self.code.entry(k).or_insert(code);
+        }
+        self.ptx.extend(other.ptx);
         for g in other.globals {
             if !self.globals.iter().any(|h| h.name == g.name) {
                 self.globals.push(g);
@@ -269,9 +380,13 @@ impl Image {
         }
     }
 
-    /// The image as NUL-terminated text.
+    /// The image as NUL-terminated text: its PTX texts (`ptx LEN` and the text), then its
+    /// kernels and globals.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut text = format!("{FAKE_IMAGE_MAGIC}\n");
+        for p in &self.ptx {
+            text.push_str(&format!("ptx {}\n{}\n", p.text.len(), p.text));
+        }
         for k in &self.kernels {
             match self.params.get(k) {
                 Some(layout) => {
@@ -291,6 +406,28 @@ impl Image {
         let mut bytes = text.into_bytes();
         bytes.push(0);
         bytes
+    }
+}
+
+/// The JIT error log for PTX the executor could not load: ptxas's words for a word that is
+/// no instruction (driver-facts.md), else the executor's error with its line.
+fn refusal_log(error: Option<&cudrv_ptx::PtxError>) -> String {
+    const ABORTED: &str = "ptxas fatal   : Ptx assembly aborted due to errors";
+    let Some(e) = error else { return String::new() };
+    let opcode = e.instruction.split('.').next().unwrap_or("");
+    if !opcode.is_empty() && !opcode.starts_with(['.', '%', '$']) && !ptx::is_instruction(opcode) {
+        return format!(
+            "ptxas application ptx input, line {}; error   : Not a name of any known instruction: '{opcode}'\n{ABORTED}",
+            e.line
+        );
+    }
+    if e.instruction.is_empty() {
+        format!("ptxas application ptx input, line {}; error   : {} (cudrv stand-in)\n{ABORTED}", e.line, e.message)
+    } else {
+        format!(
+            "ptxas application ptx input, line {}; error   : '{}': {} (cudrv stand-in: not run by its PTX executor)\n{ABORTED}",
+            e.line, e.instruction, e.message
+        )
     }
 }
 

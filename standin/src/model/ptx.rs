@@ -1,8 +1,8 @@
 //! Just enough of PTX to tell PTX text and find its kernels: the `.version` directive
 //! first (after comments), a `.target` directive, each `.entry NAME(...)` with the
 //! sizes and alignments of its parameters, the module-scope `.global` and `.const`
-//! variables (with their sizes, whether they are managed, and simple initialisers), and
-//! the first instruction that is not a PTX instruction (for the JIT's error log).
+//! variables (with their sizes, whether they are managed, and simple initialisers), the
+//! names of PTX instructions (for the JIT's error log), and the version and target gating.
 
 /// One `.entry` of a PTX text.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -296,39 +296,74 @@ const INSTRUCTIONS: &[&str] = &[
     "xor",
 ];
 
-/// The first statement inside a function body that is not a PTX instruction: its line
-/// (from 1) and its opcode.
-pub(crate) fn unknown_instruction(text: &str) -> Option<(usize, String)> {
+/// Whether `opcode` (the part of an instruction's name before its first `.`) is a PTX
+/// instruction.
+pub(crate) fn is_instruction(opcode: &str) -> bool {
+    INSTRUCTIONS.contains(&opcode)
+}
+
+/// The newest PTX ISA version (major, minor) the JIT of driver `version` (driver form,
+/// `12040`) accepts: the PTX ISA document's release notes (11.x: 7.x; 12.0-12.4: 8.0-8.4;
+/// 12.5 and 12.6: 8.5; 12.7: 8.6; 12.8: 8.7; 12.9: 8.8; 13.x: 9.x).
+pub(crate) fn max_isa(version: u32) -> (u32, u32) {
+    let (major, minor) = (version / 1000, (version % 1000) / 10);
+    match (major, minor) {
+        (0..=10, _) => (6, 5),
+        (11, m) => (7, m),
+        (12, 0..=4) => (8, minor),
+        (12, 5 | 6) => (8, 5),
+        (12, m) => (8, (m - 1).min(8)),
+        (13, m) => (9, m),
+        _ => (9, minor),
+    }
+}
+
+/// The device's compute capability as a `.target` number (`sm_90`).
+pub(crate) const DEVICE_SM: u32 = 90;
+
+/// Why the JIT of a driver that accepts PTX ISA up to `max` refuses PTX `text`: its
+/// `.version` is newer (CUDA_ERROR_UNSUPPORTED_PTX_VERSION), or a `.target` names a
+/// compute capability above the device's (CUDA_ERROR_INVALID_PTX); the status and the
+/// error log ptxas writes. `None` when neither.
+pub(crate) fn gate(text: &str, max: (u32, u32)) -> Option<(cudrv::sys::CUresult, String)> {
+    const ABORTED: &str = "ptxas fatal   : Ptx assembly aborted due to errors";
     let code = strip_comments(text);
-    let mut depth = 0usize;
     for (i, line) in code.lines().enumerate() {
-        for piece in line.split_inclusive(['{', '}', ';']) {
-            let inside = depth > 0;
-            if piece.ends_with('{') {
-                depth += 1;
-            } else if piece.ends_with('}') {
-                depth = depth.saturating_sub(1);
-            }
-            let statement = piece.trim_end_matches(['{', '}', ';']).trim();
-            if !inside || statement.is_empty() || statement.starts_with('.') {
-                continue;
-            }
-            let mut words = statement.split_whitespace().skip_while(|w| w.starts_with('@'));
-            let Some(mut word) = words.next() else { continue };
-            if word.ends_with(':') {
-                // A label, then maybe an instruction.
-                match words.next() {
-                    Some(next) => word = next,
-                    None => continue,
+        let mut words = line.split_whitespace();
+        match words.next() {
+            Some(".version") => {
+                let v = words.next().unwrap_or("");
+                let (major, minor) = v.split_once('.').unwrap_or((v, "0"));
+                let parsed = (major.parse::<u32>(), minor.trim_end_matches(';').parse::<u32>());
+                if let (Ok(major), Ok(minor)) = parsed {
+                    if (major, minor) > max {
+                        let log = format!(
+                            "ptxas application ptx input, line {}; fatal   : Unsupported .version {major}.{minor}; \
+                             current version is '{}.{}'\n{ABORTED}",
+                            i + 1,
+                            max.0,
+                            max.1
+                        );
+                        return Some((cudrv::sys::CUresult::CUDA_ERROR_UNSUPPORTED_PTX_VERSION, log));
+                    }
                 }
             }
-            if word.starts_with('.') || word.starts_with('$') || word.contains(':') {
-                continue;
+            Some(".target") => {
+                let above = line
+                    .split(|c: char| c.is_whitespace() || c == ',')
+                    .filter_map(|t| t.strip_prefix("sm_"))
+                    .filter_map(|t| t.trim_end_matches(|c: char| c.is_ascii_alphabetic()).parse::<u32>().ok())
+                    .any(|sm| sm > DEVICE_SM);
+                if above {
+                    let log = format!(
+                        "ptxas application ptx input, line {}; error   : SM version specified by .target is \
+                         higher than default SM version assumed\n{ABORTED}",
+                        i + 1
+                    );
+                    return Some((cudrv::sys::CUresult::CUDA_ERROR_INVALID_PTX, log));
+                }
             }
-            let opcode = word.split('.').next().unwrap_or(word);
-            if !INSTRUCTIONS.contains(&opcode) {
-                return Some((i + 1, opcode.to_string()));
-            }
+            _ => {}
         }
     }
     None
@@ -495,13 +530,42 @@ mod tests {
     }
 
     #[test]
-    fn finds_an_unknown_instruction_and_its_line() {
-        let broken = ".version 9.0\n.target sm_90\n.address_size 64\n\n.visible .entry broken()\n{\n\tbogus_instruction;\n\tret;\n}\n";
-        assert_eq!(unknown_instruction(broken), Some((7, "bogus_instruction".to_string())));
-        assert_eq!(unknown_instruction(VECTOR_ADD), None);
-        let fine = include_str!("../../../examples/kernels/kernel_features.ptx");
-        assert_eq!(unknown_instruction(fine), None);
-        let real = include_str!("../../../examples/kernels/vector_add.ptx");
-        assert_eq!(unknown_instruction(real), None);
+    fn gates_the_ptx_version_and_the_target() {
+        use cudrv::sys::CUresult as R;
+        let table = [
+            (11030, (7, 3)),
+            (11080, (7, 8)),
+            (12000, (8, 0)),
+            (12040, (8, 4)),
+            (12050, (8, 5)),
+            (12060, (8, 5)),
+            (12070, (8, 6)),
+            (12080, (8, 7)),
+            (12090, (8, 8)),
+            (13000, (9, 0)),
+            (13050, (9, 5)),
+        ];
+        for (v, isa) in table {
+            assert_eq!(max_isa(v), isa, "{v}");
+        }
+        let ptx =
+            |version: &str, target: &str| format!("// c\n.version {version}\n.target {target}\n.address_size 64\n");
+        assert_eq!(gate(&ptx("9.0", "sm_90"), (9, 0)), None);
+        assert_eq!(gate(&ptx("7.0", "sm_50"), (7, 3)), None);
+        assert_eq!(gate(&ptx("9.0", "sm_90a"), (9, 0)), None);
+        let (code, log) = gate(&ptx("9.9", "sm_90"), (9, 0)).unwrap();
+        assert_eq!(code, R::CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+        assert!(
+            log.starts_with(
+                "ptxas application ptx input, line 2; fatal   : Unsupported .version 9.9; current version is '9.0'"
+            ),
+            "{log}"
+        );
+        assert_eq!(gate(&ptx("7.4", "sm_50"), (7, 3)).unwrap().0, R::CUDA_ERROR_UNSUPPORTED_PTX_VERSION);
+        for target in ["sm_100", "sm_100a", "sm_90, sm_120"] {
+            let (code, log) = gate(&ptx("8.8", target), (9, 0)).unwrap();
+            assert_eq!(code, R::CUDA_ERROR_INVALID_PTX, "{target}");
+            assert!(log.contains("line 3;") && log.contains(".target"), "{log}");
+        }
     }
 }

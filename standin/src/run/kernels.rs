@@ -1,9 +1,10 @@
 //! Host-implemented kernels: a registry of Rust (or C) implementations by kernel name,
 //! and the run of one over a launch's grid.
 //!
-//! A PTX module or library is accepted when every `.entry` in it has an implementation
-//! here (`ptx.rs`, `image.rs`); the module binds the implementations it was loaded with,
-//! so registering or unregistering a name later changes only modules loaded later.
+//! A kernel of a PTX module or library with an implementation here runs it instead of its
+//! PTX (`image.rs`: a registered name wins); the module binds the implementations it was
+//! loaded with, so registering or unregistering a name later changes only modules loaded
+//! later. None is registered until a program registers one.
 //!
 //! A launch runs the implementation once per thread, sequentially, block by block (x
 //! fastest), on the launching thread, with no stand-in lock held. Device memory is host
@@ -18,7 +19,7 @@ use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, LazyLock, Mutex};
+use std::sync::{Arc, Mutex};
 
 use cudrv::sys::{CUdeviceptr, CUresult};
 
@@ -201,13 +202,7 @@ impl fmt::Debug for HostKernel {
     }
 }
 
-static REGISTRY: LazyLock<Mutex<BTreeMap<String, Arc<HostKernel>>>> = LazyLock::new(|| {
-    let mut m = BTreeMap::new();
-    for (name, params, body) in builtins() {
-        m.insert(name.to_string(), Arc::new(HostKernel { params, body: Body::Rust(body) }));
-    }
-    Mutex::new(m)
-});
+static REGISTRY: Mutex<BTreeMap<String, Arc<HostKernel>>> = Mutex::new(BTreeMap::new());
 
 /// Registers `f` as the implementation of the kernel `name` (a PTX `.entry` name: the
 /// mangled name for a C++ kernel), with the layout of its parameters, for modules and
@@ -904,74 +899,4 @@ impl Forwarded<'_> {
     fn fault(&self) -> Option<KernelError> {
         fault_of(self.fault.load(Ordering::Acquire))
     }
-}
-
-/// The stand-in's own kernels, for the bundled examples.
-fn builtins() -> Vec<(&'static str, Vec<Param>, RustBody)> {
-    vec![
-        (
-            "vector_add",
-            vec![Param::Ptr, Param::Ptr, Param::Ptr, Param::I32],
-            Box::new(|t: &Thread<'_>| {
-                let (a, b, c, n) = (t.ptr(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
-                let i = t.global_x();
-                if i < u64::try_from(n).unwrap_or(0) {
-                    t.store(c, i, t.load::<f32>(a, i)? + t.load::<f32>(b, i)?)?;
-                }
-                Ok(())
-            }),
-        ),
-        (
-            "saxpy",
-            vec![Param::F32, Param::Ptr, Param::Ptr, Param::I32],
-            Box::new(|t: &Thread<'_>| {
-                let (a, x, y, n) = (t.param::<f32>(0)?, t.ptr(1)?, t.ptr(2)?, t.param::<i32>(3)?);
-                let i = t.global_x();
-                if i < u64::try_from(n).unwrap_or(0) {
-                    t.store(y, i, a * t.load::<f32>(x, i)? + t.load::<f32>(y, i)?)?;
-                }
-                Ok(())
-            }),
-        ),
-        (
-            // examples/kernels/graph_kernels.cu
-            "add_f32",
-            vec![Param::Ptr, Param::F32, Param::I32],
-            Box::new(|t: &Thread<'_>| {
-                let (x, a, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
-                let i = t.global_x();
-                if i < u64::try_from(n).unwrap_or(0) {
-                    t.store(x, i, t.load::<f32>(x, i)? + a)?;
-                }
-                Ok(())
-            }),
-        ),
-        (
-            // examples/kernels/graph_kernels.cu: one thread counts down and sets the
-            // condition to whether the count is still above zero.
-            "count_down",
-            vec![Param::Ptr, Param::U64],
-            Box::new(|t: &Thread<'_>| {
-                let (counter, handle) = (t.ptr(0)?, t.param::<u64>(1)?);
-                if t.global_x() == 0 {
-                    let left = t.load::<u32>(counter, 0)?.saturating_sub(1);
-                    t.store(counter, 0, left)?;
-                    t.set_conditional(handle, u32::from(left > 0))?;
-                }
-                Ok(())
-            }),
-        ),
-        (
-            "scale_f32",
-            vec![Param::Ptr, Param::F32, Param::I32],
-            Box::new(|t: &Thread<'_>| {
-                let (x, s, n) = (t.ptr(0)?, t.param::<f32>(1)?, t.param::<i32>(2)?);
-                let i = t.global_x();
-                if i < u64::try_from(n).unwrap_or(0) {
-                    t.store(x, i, t.load::<f32>(x, i)? * s)?;
-                }
-                Ok(())
-            }),
-        ),
-    ]
 }

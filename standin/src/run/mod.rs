@@ -1,11 +1,12 @@
 //! What runs work: host memory standing in for device memory, the queues driver threads
-//! serve, program callbacks, and host-implemented kernels. Nothing here knows the world or
+//! serve, program callbacks, host-implemented kernels and PTX kernels (`ptx.rs`). Nothing here knows the world or
 //! the model.
 
 pub(crate) mod backing;
 pub(crate) mod callback;
 pub(crate) mod kernels;
 pub(crate) mod lock;
+pub(crate) mod ptx;
 pub(crate) mod queue;
 pub(crate) mod shared_event;
 pub(crate) mod texture;
