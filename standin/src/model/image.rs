@@ -200,7 +200,7 @@ impl Image {
                 // name (the implementation registered now).
                 ["host", name] => {
                     if let Some(code) = kernels::find(name) {
-                        image.code.insert((*name).to_string(), Code(code));
+                        image.code.insert((*name).to_string(), Code::Host(code));
                     }
                 }
                 [kind @ ("global" | "managed"), name, size] => {
