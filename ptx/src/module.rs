@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use crate::float::{Fmt, Rnd};
-use crate::parse::{err, parse, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
+use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
 
 /// The kind of a type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -456,45 +456,6 @@ const MAX_STATIC_SHARED: u64 = 0xc000;
 const MAX_LOCAL: u64 = 512 * 1024;
 /// Registers a function may declare.
 const MAX_REGS: u32 = 1 << 16;
-
-/// Instructions this executor refuses at load (an error naming them, never a wrong result).
-const UNSUPPORTED: &[&str] = &[
-    "mma",
-    "wgmma",
-    "ldmatrix",
-    "stmatrix",
-    "movmatrix",
-    "cp",
-    "tex",
-    "tld4",
-    "txq",
-    "suld",
-    "sust",
-    "sured",
-    "suq",
-    "istypep",
-    "tensormap",
-    "mbarrier",
-    "griddepcontrol",
-    "setmaxnreg",
-    "elect",
-    "multimem",
-    "clusterlaunchcontrol",
-    "tcgen05",
-    "cvt.pack",
-    "alloca",
-    "stacksave",
-    "stackrestore",
-    "getctarank",
-    "mapa",
-    "applypriority",
-    "discard",
-    "createpolicy",
-    "barrier.cluster",
-    "wmma",
-    "bmma",
-    "szext",
-];
 
 impl Module {
     /// Parses and decodes PTX text. Errors name the line and the instruction or directive;
@@ -966,11 +927,8 @@ fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Re
 fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     let name = i.name.as_str();
     let line = i.line;
-    for u in UNSUPPORTED {
-        let hit = if u.contains('.') { name.starts_with(u) } else { name == *u || name.starts_with(&format!("{u}.")) };
-        if hit {
-            return Err(err(line, name, "instruction not supported by the PTX executor"));
-        }
+    if unsupported(name) {
+        return Err(err(line, name, "instruction not supported by the PTX executor"));
     }
     let mut parts = name.split('.');
     let opname = parts.next().unwrap_or("");

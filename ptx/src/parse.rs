@@ -3,6 +3,56 @@
 
 use std::fmt;
 
+/// Instructions this executor refuses at load (an error naming them, never a wrong result).
+const UNSUPPORTED: &[&str] = &[
+    "mma",
+    "wgmma",
+    "ldmatrix",
+    "stmatrix",
+    "movmatrix",
+    "cp",
+    "tex",
+    "tld4",
+    "txq",
+    "suld",
+    "sust",
+    "sured",
+    "suq",
+    "istypep",
+    "tensormap",
+    "mbarrier",
+    "griddepcontrol",
+    "setmaxnreg",
+    "elect",
+    "multimem",
+    "clusterlaunchcontrol",
+    "tcgen05",
+    "cvt.pack",
+    "alloca",
+    "stacksave",
+    "stackrestore",
+    "getctarank",
+    "mapa",
+    "applypriority",
+    "discard",
+    "createpolicy",
+    "barrier.cluster",
+    "wmma",
+    "bmma",
+    "szext",
+];
+
+/// Whether `name` (with its modifiers) is an instruction the executor refuses.
+pub(crate) fn unsupported(name: &str) -> bool {
+    UNSUPPORTED.iter().any(|u| {
+        if u.contains('.') {
+            name.starts_with(u)
+        } else {
+            name == *u || name.strip_prefix(u).is_some_and(|rest| rest.starts_with('.'))
+        }
+    })
+}
+
 /// An error in PTX text: the line (1-based), the instruction or directive, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtxError {
@@ -695,7 +745,16 @@ impl Parser {
         }
         let name = self.word("instruction")?;
         let mut operands = Vec::new();
-        if !self.is_punct(';') {
+        if unsupported(&name) {
+            // Refused when decoded, naming it: its operands (texture and tensor forms have
+            // their own syntax) are skipped, not parsed.
+            while !self.is_punct(';') {
+                if self.peek().is_none() {
+                    return Err(err(line, &name, "expected ';'"));
+                }
+                self.pos += 1;
+            }
+        } else if !self.is_punct(';') {
             loop {
                 operands.push(self.operand(&name)?);
                 if self.is_punct(',') {

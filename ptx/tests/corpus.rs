@@ -646,6 +646,19 @@ fn the_workspace_examples_ptx_loads() {
     for e in std::fs::read_dir(&dir).unwrap().filter_map(|e| e.ok()) {
         if e.path().extension().is_some_and(|x| x == "ptx") {
             let text = std::fs::read_to_string(e.path()).unwrap();
+            let file = e.path().file_name().unwrap().to_string_lossy().into_owned();
+            // Outside the executor's scope, refused at load naming the line and what:
+            // texture instructions.
+            let refused = match file.as_str() {
+                "array_texture.ptx" => Some("tex.2d"),
+                _ => None,
+            };
+            if let Some(what) = refused {
+                let err = Module::load(&text).err().unwrap_or_else(|| panic!("{file} loaded"));
+                let text = err.to_string();
+                assert!(text.contains("line ") && text.contains(what), "{file}: {text}");
+                continue;
+            }
             let m = Module::load(&text).unwrap_or_else(|err| panic!("{}: {err}", e.path().display()));
             assert!(!m.kernels().is_empty(), "{}", e.path().display());
             if let Some(g) = m.globals().iter().find(|g| g.name == "managed_value") {

@@ -253,7 +253,6 @@ fn calls_before_faults_and_stubs() {
         assert_eq!(p.cuCtxCreate(&mut c, std::ptr::null_mut(), 0, 0), CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         assert!(c.is_null());
         // An entry the stand-in does not emulate still answers NOT_SUPPORTED.
-        let mut config = cudrv::sys::CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
-        assert_eq!(p.cuCtxGetSharedMemConfig(&mut config), CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        assert_eq!(p.cuMipmappedArrayDestroy(std::ptr::null_mut()), CUresult::CUDA_ERROR_NOT_SUPPORTED);
     }
 }

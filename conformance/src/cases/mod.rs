@@ -175,7 +175,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [array::cases(), managed::cases(), execution::cases(), graph_explicit::cases()].concat()
+    [array::cases(), managed::cases(), execution::cases(), graph_explicit::cases(), kernel::pending_cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).
