@@ -177,7 +177,8 @@ fn texture_objects_read_back_and_keep_their_memory_alive() {
         border_color: [0.25, 0.0, 0.0, 1.0],
     };
     let tex = TextureObject::new(&TextureResource::array(&array), &desc).unwrap();
-    assert_eq!(tex.texture_desc().unwrap(), desc);
+    // As on the H200, the border colour reads back as zeros.
+    assert_eq!(tex.texture_desc().unwrap(), TextureDesc { border_color: [0.0; 4], ..desc });
     assert_eq!(tex.resource_desc().unwrap(), ResourceDesc::Array(raw_array));
     drop(array);
     let live = cudrv_standin::StandIn::new(cudrv::table::HEADER_VERSION).unwrap().ledger();

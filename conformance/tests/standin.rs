@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use cudrv_conformance::record::{compare, parse_all, parse_differences, summary};
-use cudrv_conformance::{DIFFERENCES, EXPECTED};
+use cudrv_conformance::{reference, AT_12_4, DIFFERENCES, EXPECTED};
 
 /// The stand-in cdylib that cargo built with this test, copied as `libcuda.so.1`.
 fn standin_libcuda() -> (tempfile::TempDir, PathBuf) {
@@ -39,7 +39,7 @@ fn run_suite(version: &str) -> String {
 
 fn check(version: &str, emulated: Option<u32>) {
     let run = run_suite(version);
-    let c = compare(&parse_all(EXPECTED), &parse_all(&run), &parse_differences(DIFFERENCES), emulated);
+    let c = compare(&reference(emulated), &parse_all(&run), &parse_differences(DIFFERENCES), emulated);
     let text = summary(&c);
     println!("{text}");
     assert!(c.passed(), "the stand-in at {version} answers differently from the real driver:\n{text}");
@@ -67,4 +67,15 @@ fn every_case_has_a_recorded_answer_and_every_listed_difference_a_case() {
     for listed in parse_differences(DIFFERENCES).keys() {
         assert!(names.contains(&listed.as_str()), "deliberate-differences.txt lists {listed}, which is no case");
     }
+}
+
+#[test]
+fn the_answers_at_12_4_replace_recorded_cases() {
+    let at = reference(Some(12040));
+    for line in AT_12_4 {
+        let case = line.split_whitespace().next().unwrap();
+        let got = at.iter().find(|l| l.case == case).expect("a recorded case");
+        assert_eq!(format!("{got}"), *line);
+    }
+    assert_eq!(at.len(), parse_all(EXPECTED).len());
 }

@@ -216,9 +216,16 @@ pub enum SyncPolicy {
     Yield,
     /// Block on a synchronisation primitive.
     BlockingSync,
+    /// None set: what a stream reports until one is set (the H200's driver reads
+    /// 0xFFFFFFFF there; the driver then decides, as for [`SyncPolicy::Auto`]). Setting it
+    /// passes 0xFFFFFFFF, which the driver refuses.
+    NotSet,
     /// A value this version of cudrv does not know.
     Other(u32),
 }
+
+/// The synchronisation policy a stream reads before one is set.
+const POLICY_NOT_SET: u32 = u32::MAX;
 
 impl SyncPolicy {
     fn raw(self) -> CUsynchronizationPolicy {
@@ -228,6 +235,7 @@ impl SyncPolicy {
             SyncPolicy::Spin => P::CU_SYNC_POLICY_SPIN,
             SyncPolicy::Yield => P::CU_SYNC_POLICY_YIELD,
             SyncPolicy::BlockingSync => P::CU_SYNC_POLICY_BLOCKING_SYNC,
+            SyncPolicy::NotSet => CUsynchronizationPolicy(POLICY_NOT_SET),
             SyncPolicy::Other(v) => CUsynchronizationPolicy(v),
         }
     }
@@ -239,6 +247,7 @@ impl SyncPolicy {
             P::CU_SYNC_POLICY_SPIN => SyncPolicy::Spin,
             P::CU_SYNC_POLICY_YIELD => SyncPolicy::Yield,
             P::CU_SYNC_POLICY_BLOCKING_SYNC => SyncPolicy::BlockingSync,
+            CUsynchronizationPolicy(POLICY_NOT_SET) => SyncPolicy::NotSet,
             other => SyncPolicy::Other(other.0),
         }
     }

@@ -454,7 +454,8 @@ impl TextureObject {
         Ok(ResourceDesc::from_raw(&d))
     }
 
-    /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`).
+    /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
+    /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
     pub fn texture_desc(&self) -> Result<TextureDesc, CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut d = CUDA_TEXTURE_DESC::default();

@@ -97,14 +97,10 @@ pub(crate) fn find(w: &World, h: CUarray) -> Result<Array, CUresult> {
     lock(&w.arrays).arrays.get(from_ptr(h)).copied()
 }
 
-/// `cuArrayGetDescriptor`: a 3D array (a depth) is CUDA_ERROR_INVALID_VALUE.
+/// `cuArrayGetDescriptor`: of any array, a 3D one's depth left out (as on the H200).
 pub(crate) unsafe fn cu_array_get_descriptor(w: &World, out: *mut CUDA_ARRAY_DESCRIPTOR, h: CUarray) -> CUresult {
     let r = non_null(out).and_then(|()| {
-        let a = find(w, h)?;
-        if a.desc.depth != 0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
-        let d = a.desc;
+        let d = find(w, h)?.desc;
         write(
             out,
             CUDA_ARRAY_DESCRIPTOR { Width: d.width, Height: d.height, Format: d.format, NumChannels: d.channels },

@@ -159,7 +159,8 @@ unsafe fn copy_3d(w: &'static World, p: *const CUDA_MEMCPY3D, s: Option<CUstream
     }
     // SAFETY: non-null; the caller's descriptor.
     let c = unsafe { *p };
-    if c.srcLOD != 0 || c.dstLOD != 0 || !c.reserved0.is_null() || !c.reserved1.is_null() {
+    // The levels of detail are ignored, as the H200 ignores them (no mipmapped arrays).
+    if !c.reserved0.is_null() || !c.reserved1.is_null() {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
     let src = Given {

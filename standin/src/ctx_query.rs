@@ -65,10 +65,9 @@ fn default_limit(limit: L) -> Option<usize> {
         L::CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT => 2048,
         L::CU_LIMIT_MAX_L2_FETCH_GRANULARITY => 64,
         L::CU_LIMIT_SHMEM_SIZE => 227 << 10,
-        L::CU_LIMIT_PERSISTING_L2_CACHE_SIZE
-        | L::CU_LIMIT_CIG_ENABLED
-        | L::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED
-        | L::CU_LIMIT_PER_BLOCK_MEMORY_SIZE => 0,
+        // The H200's default (context.limit_persisting_l2): 11.25 MiB.
+        L::CU_LIMIT_PERSISTING_L2_CACHE_SIZE => 11_796_480,
+        L::CU_LIMIT_CIG_ENABLED | L::CU_LIMIT_CIG_SHMEM_FALLBACK_ENABLED | L::CU_LIMIT_PER_BLOCK_MEMORY_SIZE => 0,
         _ => return None,
     };
     Some(v)

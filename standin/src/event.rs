@@ -224,7 +224,8 @@ fn ipc_get(w: &World, out: *mut CUipcEventHandle, e: CUevent) -> Result<(), CUre
     let ev = find(w, e)?;
     ev.ctx.usable()?;
     if ev.flags & CUevent_flags::CU_EVENT_INTERPROCESS.0 == 0 {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        // As the H200 (ipc_event.get_without_interprocess).
+        return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
     }
     let pid = std::process::id();
     let mut m = lock(&ev.mark);
@@ -248,7 +249,7 @@ fn ipc_get(w: &World, out: *mut CUipcEventHandle, e: CUevent) -> Result<(), CUre
 }
 
 /// `cuIpcGetEventHandle`: for an event created with CU_EVENT_INTERPROCESS (else
-/// CUDA_ERROR_INVALID_VALUE); its state is then shared through a file
+/// CUDA_ERROR_INVALID_HANDLE); its state is then shared through a file
 /// (`run/shared_event.rs`) another process opens with the handle.
 pub(crate) unsafe fn cu_ipc_get_event_handle(w: &World, out: *mut CUipcEventHandle, e: CUevent) -> CUresult {
     status(ipc_get(w, out, e))
@@ -267,10 +268,15 @@ fn ipc_open(w: &World, out: *mut CUevent, handle: CUipcEventHandle) -> Result<()
     non_null(out)?;
     let ctx = w.contexts.current()?;
     ctx.usable()?;
-    let (pid, event) = parse(&handle).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    // As the H200: a handle no process exported fails to map (ipc_event.open_zeros); one
+    // this process exported cannot be opened here (ipc_event.open_same_process).
+    let (pid, event) = parse(&handle).ok_or(CUresult::CUDA_ERROR_MAP_FAILED)?;
+    if pid == std::process::id() {
+        return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    }
     let path = shared_event::path(pid, event);
     if shared_event::read(&path).is_none() {
-        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        return Err(CUresult::CUDA_ERROR_MAP_FAILED);
     }
     let n = shared_event::newest(&path);
     let mark = Arc::new(std::sync::Mutex::new(crate::model::event::Mark {
@@ -285,8 +291,8 @@ fn ipc_open(w: &World, out: *mut CUevent, handle: CUipcEventHandle) -> Result<()
 /// `cuIpcOpenEventHandle`: a new event of the current context standing for the exported
 /// one: waits for it (`cuEventSynchronize`, `cuStreamWaitEvent`, `cuEventQuery`) follow
 /// the exporter's records, and a record here is seen there. An unknown handle (or one
-/// whose event is gone): CUDA_ERROR_INVALID_VALUE. The stand-in also opens a handle of
-/// its own process (a real driver refuses that: conformance `ipc_event.open_same_process`).
+/// whose event is gone): CUDA_ERROR_MAP_FAILED; a handle this process exported:
+/// CUDA_ERROR_INVALID_CONTEXT (as the H200: conformance `ipc_event.open_*`).
 pub(crate) unsafe fn cu_ipc_open_event_handle(w: &World, out: *mut CUevent, handle: CUipcEventHandle) -> CUresult {
     status(ipc_open(w, out, handle))
 }

@@ -16,11 +16,13 @@ use crate::run::lock::lock;
 use crate::world::World;
 
 /// The kernel node of `cuGraphAddKernelNode` parameters (a function, or a kernel cast to
-/// one).
+/// one). Adding or setting one needs a current context: CUDA_ERROR_INVALID_CONTEXT with
+/// none, where driver 580 crashes (a deliberate difference, docs/driver-facts.md).
 ///
 /// # Safety
 /// `p.kernelParams` and `p.extra` as `cuLaunchKernel` requires.
 pub(crate) unsafe fn kernel_v1(w: &World, p: &CUDA_KERNEL_NODE_PARAMS_v1) -> Result<KernelNode, CUresult> {
+    w.contexts.current()?;
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     // SAFETY: forwarded from the program.
     unsafe { kernel_node(w, p.func, shape[0], shape[1], p.sharedMemBytes, p.kernelParams, p.extra) }
@@ -32,6 +34,7 @@ pub(crate) unsafe fn kernel_v1(w: &World, p: &CUDA_KERNEL_NODE_PARAMS_v1) -> Res
 /// # Safety
 /// As [`kernel_v1`].
 pub(crate) unsafe fn kernel_v2(w: &World, p: &CUDA_KERNEL_NODE_PARAMS_v2) -> Result<KernelNode, CUresult> {
+    w.contexts.current()?;
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     let f = if p.func.is_null() { p.kern.cast() } else { p.func };
     // SAFETY: forwarded from the program.

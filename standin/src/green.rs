@@ -222,7 +222,7 @@ pub(crate) unsafe fn cu_green_ctx_create(
 }
 
 /// `cuGreenCtxDestroy`: destroys its context (after its work). Unknown or destroyed:
-/// CUDA_ERROR_INVALID_HANDLE (a double destroy in the ledger).
+/// CUDA_ERROR_CONTEXT_IS_DESTROYED, as on the H200 (a double destroy in the ledger).
 pub(crate) unsafe fn cu_green_ctx_destroy(w: &World, g: CUgreenCtx) -> CUresult {
     let removed = lock(&w.greens).greens.remove(from_ptr(g));
     status(removed.and_then(|g| crate::lifecycle::destroy_context(w, g.ctx.handle)))
@@ -246,11 +246,17 @@ pub(crate) unsafe fn cu_green_ctx_stream_create(
     priority: c_int,
 ) -> CUresult {
     let r = non_null(out).and_then(|()| {
-        if flags != CUstream_flags::CU_STREAM_NON_BLOCKING.0 {
-            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
-        }
         let ctx = std::sync::Arc::clone(&lock(&w.greens).greens.get(from_ptr(g))?.ctx);
         ctx.usable()?;
+        if flags != CUstream_flags::CU_STREAM_NON_BLOCKING.0 {
+            // The H200 writes a stream handle before refusing the flags
+            // (green.stream_blocking_flags): one made and destroyed again, so that the
+            // handle names nothing.
+            stream::create_in(w, out, ctx, CUstream_flags::CU_STREAM_NON_BLOCKING.0, priority)?;
+            // SAFETY: `out` is non-null and was just written.
+            let _ = unsafe { stream::cu_stream_destroy(w, *out) };
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
         stream::create_in(w, out, ctx, flags, priority)
     });
     status(r)

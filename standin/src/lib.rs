@@ -249,6 +249,11 @@
 //!   real driver.
 //! - A host function that synchronises its own stream gets CUDA_ERROR_NOT_PERMITTED, as
 //!   every driver call from a callback does (the real driver never returns).
+//! - Destroying a destroyed array, or a 2D copy into one: CUDA_ERROR_INVALID_HANDLE
+//!   (crash).
+//! - `cuGraphAddKernelNode`, `cuGraphKernelNodeSetParams` and
+//!   `cuGraphExecKernelNodeSetParams` with no context current: CUDA_ERROR_INVALID_CONTEXT
+//!   (crash, although the parameters name the function).
 //!
 //! One more, outside the conformance suite (which calls through `cuGetProcAddress`): the
 //! `cdylib` exports every name of the 13.5 header whatever version it emulates. On a real

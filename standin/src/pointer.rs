@@ -96,7 +96,13 @@ fn get_attribute(w: &World, data: *mut c_void, attr: P, address: CUdeviceptr) ->
     non_null(data)?;
     let width = width(attr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
     let info = lock(&w.memory).describe(address).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    store(data, width, value(w, &info, address, attr)?)
+    match value(w, &info, address, attr) {
+        Ok(v) => store(data, width, v),
+        // The H200 writes 0 before refusing the host pointer of device memory
+        // (pointer.host_pointer_of_device_memory).
+        Err(e) if attr == P::CU_POINTER_ATTRIBUTE_HOST_POINTER => store(data, width, 0).and(Err(e)),
+        Err(e) => Err(e),
+    }
 }
 
 /// `cuPointerGetAttribute`: needs no current context.

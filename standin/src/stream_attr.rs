@@ -1,8 +1,8 @@
 //! Stream attributes: `cuStreamGetAttribute`/`cuStreamSetAttribute` for the attributes a
 //! stream has (priority, synchronisation policy, access policy window, memory sync
 //! domain and its map); the launch-only ones answer CUDA_ERROR_INVALID_VALUE. The
-//! default streams report the defaults and refuse a setting
-//! (CUDA_ERROR_INVALID_HANDLE; to be checked: conformance `stream_attr.*`).
+//! default streams report the defaults; a setting on one is checked and accepted, as on
+//! the H200, but not kept (conformance `stream_attr.*`).
 
 use cudrv::sys::*;
 
@@ -70,15 +70,16 @@ fn set(w: &World, s: CUstream, id: Id, value: *const CUstreamAttrValue) -> Resul
     non_null(value)?;
     let p = stream::properties(w, s)?;
     p.ctx.usable()?;
-    if is_default(from_ptr(s)) {
-        return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);
-    }
     // SAFETY: a non-null pointer to the caller's value; each member read below is plain data.
     let v = unsafe { *value };
     let mut streams = lock(&w.streams);
-    let st = streams.get_mut(p.id)?;
-    let mut a = st.attrs;
-    let mut priority = st.priority;
+    let default = is_default(from_ptr(s));
+    let (mut a, mut priority) = if default {
+        (Attributes::DEFAULT, 0)
+    } else {
+        let st = streams.get(p.id)?;
+        (st.attrs, st.priority)
+    };
     // SAFETY (each union read): the member of `id`; plain data, any bits valid.
     match id {
         Id::CU_LAUNCH_ATTRIBUTE_PRIORITY => priority = unsafe { v.priority }.clamp(GREATEST_PRIORITY, LEAST_PRIORITY),
@@ -114,8 +115,11 @@ fn set(w: &World, s: CUstream, id: Id, value: *const CUstreamAttrValue) -> Resul
         }
         _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
     }
-    st.attrs = a;
-    st.priority = priority;
+    if !default {
+        let st = streams.get_mut(p.id)?;
+        st.attrs = a;
+        st.priority = priority;
+    }
     Ok(())
 }
 

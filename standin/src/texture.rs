@@ -7,13 +7,15 @@
 //! read it (`Thread::texture_fetch`). No sampling is computed otherwise. A resource view
 //! given to `cuTexObjectCreate` is accepted and ignored.
 //!
-//! Checked as a real driver documents (answers to be recorded on the H200: conformance
-//! cases pending): a resource of an unknown type, an unknown array, linear or pitched
-//! memory that is not live, not aligned to 512 bytes (texture alignment) or of no bytes, a
-//! pitch below the row or not a multiple of 32 (texture pitch alignment), an unknown
-//! format or channel count, an address or filter mode out of range: all
-//! CUDA_ERROR_INVALID_VALUE; a surface over anything but an array made with
-//! `CUDA_ARRAY3D_SURFACE_LDST`: CUDA_ERROR_INVALID_VALUE.
+//! Checked as the H200 checks (conformance cases `array.tex_*`, `array.surf_*`): a
+//! resource of an unknown type, an unknown array, linear or pitched memory that is not
+//! live, not aligned to 512 bytes (texture alignment) or of no bytes, a pitch that is not
+//! a multiple of 32 (texture pitch alignment; a pitch below the row is accepted), an
+//! unknown format or channel count, an address or filter mode out of range: all
+//! CUDA_ERROR_INVALID_VALUE. A surface may be made over any array (the H200 does not ask
+//! for `CUDA_ARRAY3D_SURFACE_LDST`). Destroying an unknown, destroyed or zero handle
+//! succeeds and does nothing; `cuTexObjectGetTextureDesc` reads the border colour back as
+//! zeros.
 
 use cudrv::sys::*;
 
@@ -51,9 +53,6 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
             // SAFETY: the member `resType` names; plain data.
             let h = unsafe { d.res.array.hArray };
             let a = array::find(w, h).map_err(|_| invalid)?;
-            if surface && a.desc.flags & CUDA_ARRAY3D_SURFACE_LDST == 0 {
-                return Err(invalid);
-            }
             let (rows, slices) = a.desc.rows_slices();
             let texels = Texels {
                 base: a.address,
@@ -81,8 +80,8 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
             // SAFETY: as above.
             let p = unsafe { d.res.pitch2D };
             let e = element(p.format, p.numChannels)?;
-            let row = p.width.checked_mul(e).ok_or(invalid)?;
-            if p.width == 0 || p.height == 0 || p.pitchInBytes < row || p.pitchInBytes % TEXTURE_PITCH_ALIGNMENT != 0 {
+            p.width.checked_mul(e).ok_or(invalid)?;
+            if p.width == 0 || p.height == 0 || p.pitchInBytes % TEXTURE_PITCH_ALIGNMENT != 0 {
                 return Err(invalid);
             }
             live(p.devPtr, p.pitchInBytes.checked_mul(p.height).ok_or(invalid)?)?;
@@ -182,15 +181,19 @@ pub(crate) unsafe fn cu_surf_object_create(
     status(create(w, out, res, None))
 }
 
-/// Destroys an object of `surface`'s kind: its record's memory is freed. An unknown or
-/// destroyed handle: CUDA_ERROR_INVALID_VALUE (a double destroy in the ledger).
+/// Destroys an object of `surface`'s kind: its record's memory is freed. An unknown,
+/// destroyed or zero handle succeeds and does nothing, as on the H200.
 fn destroy(w: &World, h: u64, surface: bool) -> Result<(), CUresult> {
-    {
+    let removed = {
         let mut a = lock(&w.arrays);
         let registry = if surface { &mut a.surfaces } else { &mut a.textures };
-        registry.remove(h)?;
+        registry.remove(h).is_ok()
+    };
+    if removed {
+        lock(&w.memory).free(h)
+    } else {
+        Ok(())
     }
-    lock(&w.memory).free(h)
 }
 
 pub(crate) unsafe fn cu_tex_object_destroy(w: &World, h: CUtexObject) -> CUresult {
@@ -267,7 +270,7 @@ pub(crate) unsafe fn cu_tex_object_get_texture_desc(
             filterMode: CUfilter_mode(s.filter_mode),
             flags: s.flags,
             maxAnisotropy: s.max_anisotropy,
-            borderColor: s.border_color,
+            // The H200 reads the border colour back as zeros (array.tex_object_texture_desc).
             ..CUDA_TEXTURE_DESC::default()
         };
         write(out, d)

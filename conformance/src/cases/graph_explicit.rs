@@ -1,9 +1,9 @@
 //! Graphs beyond capture (issue 15, item 7): edges, node types, whole-graph update results
-//! and conditional handles. Pending: listed by [`super::pending`], run only with
-//! `CUDRV_CONFORMANCE_PENDING=1` until the H200's answers are recorded in `expected/`.
+//! and conditional handles, and kernel nodes with no context current. Recorded on the H200
+//! (`expected/h200-driver-13000.txt`).
 
 use super::graph::{graph, instantiate};
-use super::{case, number, step, with, Case, Env, Out, UNTOUCHED};
+use super::{alloc, case, number, scale_kernel, step, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
 
 /// Adds an empty node to `g` after `deps`.
@@ -22,7 +22,87 @@ fn edge_count(e: &Env, g: CUgraph) -> String {
     format!("{st:?} {}", number(n as u64))
 }
 
+/// Runs `f` with kernel node parameters of `scale_f32(x, 2.0, 256)` (one block of 256),
+/// whose argument values live across the call.
+fn with_kernel_params(e: &Env, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> Out) -> Out {
+    let func = with!(scale_kernel(e));
+    let (mut x, mut s, mut n) = (with!(alloc(e, 1024)), 2.0f32, 256i32);
+    let mut args: [*mut std::os::raw::c_void; 3] = [(&raw mut x).cast(), (&raw mut s).cast(), (&raw mut n).cast()];
+    let p = CUDA_KERNEL_NODE_PARAMS {
+        func,
+        gridDimX: 1,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: 256,
+        blockDimY: 1,
+        blockDimZ: 1,
+        kernelParams: args.as_mut_ptr(),
+        ..Default::default()
+    };
+    f(&p)
+}
+
+/// A graph of one kernel node (added with the context current), and the node.
+fn kernel_graph(e: &Env, p: &CUDA_KERNEL_NODE_PARAMS) -> Result<(CUgraph, CUgraphNode), Out> {
+    let g = graph(e)?;
+    let mut n = std::ptr::null_mut();
+    // SAFETY: a live graph, valid parameters whose arguments outlive the call.
+    super::made("cuGraphAddKernelNode", unsafe { e.p.cuGraphAddKernelNode(&mut n, g, std::ptr::null(), 0, p) }, (g, n))
+}
+
+/// Kernel nodes with no context current: driver 580 crashes adding one or setting its
+/// parameters (the `func` field names the function, and so its context).
+fn no_context_cases() -> Vec<Case> {
+    vec![
+        case!("graph_explicit.kernel_node_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let g = with!(graph(e));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                let mut n = std::ptr::null_mut();
+                Out::of(e.p.cuGraphAddKernelNode(&mut n, g, std::ptr::null(), 0, p))
+            })
+        }),
+        case!("graph_explicit.kernel_node_set_params_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (_, n) = with!(kernel_graph(e, p));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                Out::of(e.p.cuGraphKernelNodeSetParams(n, p))
+            })
+        }),
+        case!("graph_explicit.exec_kernel_node_set_params_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, n) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                Out::of(e.p.cuGraphExecKernelNodeSetParams(x, n, p))
+            })
+        }),
+        case!("graph_explicit.instantiate_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, _) = with!(kernel_graph(e, p));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                let mut x = std::ptr::null_mut();
+                Out::of(e.p.cuGraphInstantiateWithFlags(&mut x, g, 0))
+            })
+        }),
+        case!("graph_explicit.launch_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, _) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                let s = with!(super::stream(e));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                let st = e.p.cuGraphLaunch(x, s);
+                Out::of(st).info("synchronize", format!("{:?}", e.p.cuStreamSynchronize(s)))
+            })
+        }),
+    ]
+}
+
 pub fn cases() -> Vec<Case> {
+    [named_cases(), no_context_cases()].concat()
+}
+
+fn named_cases() -> Vec<Case> {
     vec![
         case!("graph_explicit.add_edge", Ctx, |e| {
             let g = with!(graph(e));

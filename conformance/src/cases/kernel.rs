@@ -1,9 +1,7 @@
 //! Kernels beyond launching (issue 15, items 1-4): parameter layout, attributes set per
 //! device and the carveout, cache configurations, library and PTX globals, occupancy and
-//! cluster occupancy, and what JIT options write.
-//!
-//! These cases are pending: their H200 answers are not recorded yet, so they are in
-//! [`super::pending`] (`cudrv-conformance run --pending`), not in the suite CI compares.
+//! cluster occupancy, what JIT options write, and the PTX `.version`/`.target` gating.
+//! Recorded on the H200 (`expected/h200-driver-13000.txt`).
 
 use std::ffi::{c_int, c_void};
 
@@ -95,6 +93,10 @@ fn clusters(e: &Env, block: u32, cluster: Option<u32>) -> Out {
 }
 
 pub fn cases() -> Vec<Case> {
+    [kernel_cases(), gating_cases()].concat()
+}
+
+fn kernel_cases() -> Vec<Case> {
     vec![
         case!("kernel.param_info", Ctx, since 12040 &[call::cuFuncGetParamInfo], |e| {
             let f = with!(scale_kernel(e));
@@ -319,7 +321,8 @@ pub fn cases() -> Vec<Case> {
 
 /// PTX version and target gating (issue 14), not yet recorded: the H200's answers for a
 /// `.version` newer than its driver's JIT, a target above sm_90, and valid PTX.
-pub fn pending_cases() -> Vec<Case> {
+/// The PTX gating cases: `.version` and `.target` against the driver's JIT.
+fn gating_cases() -> Vec<Case> {
     vec![
         case!("jit.ptx_version_9_9", Ctx, |e| { load_gated(e, GATED_PTX_9_9) }),
         case!("jit.ptx_target_sm_100", Ctx, |e| { load_gated(e, GATED_PTX_SM_100) }),

@@ -175,7 +175,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    [array::cases(), managed::cases(), execution::cases(), graph_explicit::cases(), kernel::pending_cases()].concat()
+    Vec::new()
 }
 
 /// Every case, recorded or pending (to find one by name).
@@ -202,6 +202,10 @@ pub fn all() -> Vec<Case> {
         kernel::cases(),
         vmm::cases(),
         host_register::cases(),
+        array::cases(),
+        managed::cases(),
+        execution::cases(),
+        graph_explicit::cases(),
     ]
     .concat()
 }

@@ -199,9 +199,13 @@ impl GraphExec {
     ) -> Result<(), Error> {
         let kept = params.check("GraphExec::set_kernel_node_params", &self.0.owner().context)?;
         let (pc, exec, node) = (self.0.driver().pc(), self.as_raw(), node.as_raw());
-        // SAFETY: live handles; the raw parameters live across the call; the caller vouches
-        // for the arguments.
-        let set = |raw: &_| unsafe { pc.cuGraphExecKernelNodeSetParams(exec, node, raw) };
+        // In the context, as adding a kernel node (docs/driver-facts.md).
+        let context = &self.0.owner().context;
+        let set = |raw: &_| {
+            // SAFETY: live handles; the raw parameters live across the call; the caller
+            // vouches for the arguments; a context is current.
+            context.run(|| unsafe { pc.cuGraphExecKernelNodeSetParams(exec, node, raw) })
+        };
         params.with_raw(config, set)?;
         self.keep(kept);
         Ok(())

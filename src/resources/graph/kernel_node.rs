@@ -126,11 +126,15 @@ impl Graph {
         let mut list = self.kept();
         let pc = self.0.driver().pc();
         let mut node: CUgraphNode = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and dependencies; the raw parameters live across the
-        // call; the caller vouches for the arguments.
-        params.with_raw(config, |raw| unsafe {
-            pc.cuGraphAddKernelNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), raw)
-        })?;
+        // With no context current, driver 580 dereferences null here (docs/driver-facts.md):
+        // the call runs in the graph's context.
+        let add = |raw: &_| {
+            // SAFETY: valid out-pointer and dependencies; the raw parameters live across
+            // the call; the caller vouches for the arguments; a context is current.
+            let call = || unsafe { pc.cuGraphAddKernelNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), raw) };
+            self.context().run(call)
+        };
+        params.with_raw(config, add)?;
         super::keep_in(&mut list, kept);
         Ok(self.node(node))
     }
@@ -148,8 +152,13 @@ impl GraphNode {
         let kept = params.check("GraphNode::set_kernel_params", graph.context())?;
         let mut list = graph.kept();
         let pc = graph.0.driver().pc();
-        // SAFETY: the node is live; the raw parameters live across the call.
-        params.with_raw(config, |raw| unsafe { pc.cuGraphKernelNodeSetParams(self.as_raw(), raw) })?;
+        // In the graph's context, as adding the node.
+        let set = |raw: &_| {
+            // SAFETY: the node is live; the raw parameters live across the call; a context
+            // is current.
+            graph.context().run(|| unsafe { pc.cuGraphKernelNodeSetParams(self.as_raw(), raw) })
+        };
+        params.with_raw(config, set)?;
         super::keep_in(&mut list, kept);
         Ok(())
     }

@@ -48,11 +48,15 @@ pub(crate) struct Attributes {
 }
 
 impl Attributes {
-    /// What a new stream (and a default stream) reports: synchronisation policy AUTO
-    /// (1), no window, the default domain, domain map default 0 and remote 1 (to be
-    /// checked: conformance `stream_attr.*`).
-    pub(crate) const DEFAULT: Attributes =
-        Attributes { sync_policy: 1, window: (0, 0, 0.0, 0, 0), mem_sync_domain: 0, mem_sync_domain_map: (0, 1) };
+    /// What a new stream (and a default stream) reports, as the H200 (conformance
+    /// `stream_attr.*`): a synchronisation policy of 0xFFFFFFFF (none set), no window,
+    /// the default domain, domain map default 0 and remote 1.
+    pub(crate) const DEFAULT: Attributes = Attributes {
+        sync_policy: c_uint::MAX,
+        window: (0, 0, 0.0, 0, 0),
+        mem_sync_domain: 0,
+        mem_sync_domain_map: (0, 1),
+    };
 }
 
 /// What a stream argument stands for: its context and its queue.
