@@ -75,6 +75,43 @@ fn rset(regs: &mut [u64], r: u32, lane: usize, v: u64) {
     }
 }
 
+/// Register `r`'s values in every lane (`None` for a register outside the frame).
+#[inline(always)]
+fn row(regs: &[u64], r: u32) -> Option<&[u64; WARP]> {
+    let at = r as usize * WARP;
+    regs.get(at..at + WARP).and_then(|s| s.try_into().ok())
+}
+
+/// Register `r`'s values in every lane, to write.
+#[inline(always)]
+fn row_mut(regs: &mut [u64], r: u32) -> Option<&mut [u64; WARP]> {
+    let at = r as usize * WARP;
+    regs.get_mut(at..at + WARP).and_then(|s| s.try_into().ok())
+}
+
+/// Writes `f(lane)` into `dst` for each lane of `mask`: every lane in one straight loop
+/// when all are active (the common case, which the compiler can vectorise).
+#[inline(always)]
+fn each_lane(dst: &mut [u64; WARP], mask: u32, mut f: impl FnMut(usize) -> u64) {
+    if mask == u32::MAX {
+        for (lane, d) in dst.iter_mut().enumerate() {
+            *d = f(lane);
+        }
+    } else {
+        for lane in lanes(mask) {
+            if let Some(d) = dst.get_mut(lane) {
+                *d = f(lane);
+            }
+        }
+    }
+}
+
+/// Lane `lane` of `v` (`lane` is below [`WARP`]).
+#[inline(always)]
+fn at(v: &[u64; WARP], lane: usize) -> u64 {
+    v.get(lane).copied().unwrap_or(0)
+}
+
 struct Frame {
     func: u32,
     regs: Vec<u64>,
@@ -533,13 +570,13 @@ impl Block<'_, '_> {
             }
             let mut exec = mask;
             if let Some((p, neg)) = inst.guard {
-                let regs = &frame.regs;
                 exec = 0;
-                for lane in lanes(mask) {
-                    if (rget(regs, p, lane) & 1 != 0) != neg {
-                        exec |= 1 << lane;
+                if let Some(pv) = row(&frame.regs, p) {
+                    for (lane, v) in pv.iter().enumerate() {
+                        exec |= u32::from((v & 1 != 0) != neg) << lane;
                     }
                 }
+                exec &= mask;
                 if !frame.conv {
                     let skip = mask & !exec;
                     for lane in lanes(skip) {
@@ -682,6 +719,42 @@ impl Block<'_, '_> {
         }
     }
 
+    /// The values of operand `o` in the lanes of `mask` (the other lanes' are unspecified):
+    /// a register's row copied at once, an immediate broadcast, anything else lane by lane.
+    #[inline(always)]
+    fn gather(&self, w: &WarpSnap, frame: &Frame, o: &Opd, mask: u32) -> [u64; WARP] {
+        match o {
+            Opd::Reg(r) => row(&frame.regs, *r).copied().unwrap_or([0; WARP]),
+            Opd::Imm(v) => [*v; WARP],
+            Opd::Sreg(Sreg::Tid(d)) => {
+                let mut out = [0; WARP];
+                let first = w.id as usize * WARP;
+                for (x, t) in out.iter_mut().zip(self.tids.get(first..).unwrap_or(&[])) {
+                    *x = u64::from(t.get(*d as usize).copied().unwrap_or(0));
+                }
+                out
+            }
+            // The same in every lane.
+            Opd::Sreg(s @ (Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_))) => [self.sreg(w, *s, 0); WARP],
+            Opd::Addr(Base::Reg(r), off) => {
+                let mut out = row(&frame.regs, *r).copied().unwrap_or([0; WARP]);
+                for x in &mut out {
+                    *x = x.wrapping_add(*off as u64);
+                }
+                out
+            }
+            _ => {
+                let mut out = [0; WARP];
+                for lane in lanes(mask) {
+                    if let Some(x) = out.get_mut(lane) {
+                        *x = self.val_slow(w, frame, o, lane);
+                    }
+                }
+                out
+            }
+        }
+    }
+
     /// Reads `out.len()` bytes at `addr` of space `sp` for `lane`.
     #[inline]
     fn read(&self, w: &Warp, sp: Sp, addr: u64, lane: usize, out: &mut [u8], line: u32) -> Result<(), Fault> {
@@ -812,38 +885,45 @@ impl Block<'_, '_> {
                 }
             };
         }
-        // A unary/binary/ternary ALU op over the lanes.
+        // A unary/binary/ternary ALU op over the lanes: operands gathered per warp, the
+        // result written to the destination's row (nothing when the destination is `_`).
         macro_rules! alu {
             (|$a:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
             (|$a:ident, $b:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let $b = self.val(&snap, f, o(2), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        let $b = at(&vb, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
             (|$a:ident, $b:ident, $c:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let $b = self.val(&snap, f, o(2), lane);
-                    let $c = self.val(&snap, f, o(3), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = self.gather(&snap, f, o(3), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        let $b = at(&vb, lane);
+                        let $c = at(&vc, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
@@ -1185,26 +1265,23 @@ impl Block<'_, '_> {
                     ),
                     _ => (u32::MAX, None),
                 };
-                for lane in lanes(mask) {
-                    let a = self.val(&snap, f, o(1), lane);
-                    let b = self.val(&snap, f, o(2), lane);
-                    let mut t = compare(ty, inst.cmp, a, b, ftz);
-                    let mut nt = !t;
-                    if inst.bop != BoolOp::None {
-                        let c = self.val(&snap, f, o(3), lane) & 1 == 1;
-                        let comb = |x: bool| match inst.bop {
-                            BoolOp::And => x && c,
-                            BoolOp::Or => x || c,
-                            BoolOp::Xor => x ^ c,
-                            BoolOp::None => x,
-                        };
-                        t = comb(t);
-                        nt = comb(nt);
-                    }
-                    rset(&mut f.regs, p, lane, u64::from(t));
-                    if let Some(q) = q {
-                        rset(&mut f.regs, q, lane, u64::from(nt));
-                    }
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = if inst.bop != BoolOp::None { self.gather(&snap, f, o(3), mask) } else { [0; WARP] };
+                let comb = |x: bool, c: u64| match inst.bop {
+                    BoolOp::And => x && c & 1 == 1,
+                    BoolOp::Or => x || c & 1 == 1,
+                    BoolOp::Xor => x ^ (c & 1 == 1),
+                    BoolOp::None => x,
+                };
+                // One comparison per lane: `t` and `!t` combined with `c` give both results.
+                let mut t = [0u64; WARP];
+                each_lane(&mut t, mask, |lane| u64::from(compare(ty, inst.cmp, at(&va, lane), at(&vb, lane), ftz)));
+                if let Some(p) = row_mut(&mut f.regs, p) {
+                    each_lane(p, mask, |lane| u64::from(comb(at(&t, lane) != 0, at(&vc, lane))));
+                }
+                if let Some(q) = q.and_then(|q| row_mut(&mut f.regs, q)) {
+                    each_lane(q, mask, |lane| u64::from(comb(at(&t, lane) == 0, at(&vc, lane))));
                 }
                 Ok(Flow::Next)
             }
@@ -1636,54 +1713,82 @@ impl Block<'_, '_> {
             if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
         let (Some(data_op), Some(addr_op)) = (data_op, addr_op) else { return Ok(Flow::Next) };
         let total = es * n;
-        // Scalars in shared memory: straight to and from the block's bytes.
-        if n == 1 && matches!(es, 1 | 2 | 4 | 8) && inst.sp == Sp::Shared {
-            let signed = ty.k == K::S;
-            let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
-            for lane in lanes(mask) {
-                let addr = self.val(&snap, f, addr_op, lane);
-                let a = addr as usize;
-                let bad = || Fault::IllegalAddress { addr, line: inst.line };
-                let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                if load {
-                    let mut v = match es {
-                        1 => u64::from(cell.first().copied().unwrap_or(0)),
-                        2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
-                        4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
-                        _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
-                    };
-                    if signed {
-                        v = sext(v, ty.bits) as u64;
-                    }
-                    if let Opd::Reg(r) = data_op {
-                        rset(&mut f.regs, *r, lane, v);
-                    }
-                } else {
-                    let v = self.val(&snap, f, data_op, lane).to_le_bytes();
-                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                    cell.copy_from_slice(v.get(..es).unwrap_or(&[]));
-                }
-            }
-            return Ok(Flow::Next);
-        }
         if n == 1 && matches!(es, 1 | 2 | 4 | 8) {
             let signed = ty.k == K::S;
+            let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
+            let addrs = self.gather(&snap, f, addr_op, mask);
+            let dst = match data_op {
+                Opd::Reg(r) if load => Some(*r),
+                _ => None,
+            };
+            let data = if load { [0; WARP] } else { self.gather(&snap, f, data_op, mask) };
+            let fix = |v: u64| if signed { sext(v, ty.bits) as u64 } else { v };
+            // Scalars in shared memory: straight to and from the block's bytes.
+            if inst.sp == Sp::Shared {
+                let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
+                let mut out = dst.and_then(|d| row_mut(&mut f.regs, d));
+                for lane in lanes(mask) {
+                    let addr = at(&addrs, lane);
+                    let a = addr as usize;
+                    let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                    if load {
+                        let v = match es {
+                            1 => u64::from(cell.first().copied().unwrap_or(0)),
+                            2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
+                            4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
+                            _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
+                        };
+                        if let Some(x) = out.as_deref_mut().and_then(|o| o.get_mut(lane)) {
+                            *x = fix(v);
+                        }
+                    } else {
+                        cell.copy_from_slice(at(&data, lane).to_le_bytes().get(..es).unwrap_or(&[]));
+                    }
+                }
+                return Ok(Flow::Next);
+            }
+            // A kernel parameter: the same bytes for every lane.
+            let kparam = match addr_op {
+                Opd::Addr(Base::KParam(o), off) if load && inst.sp == Sp::Param => {
+                    Some(o.wrapping_add(*off as u64)).filter(|&a| a < FPARAM_TAG)
+                }
+                _ => None,
+            };
+            if let Some(addr) = kparam {
+                let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                let a = usize::try_from(addr).map_err(|_| bad())?;
+                let src = self.l.kparams.get(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                let mut b = [0u8; 8];
+                if let Some(d) = b.get_mut(..es) {
+                    d.copy_from_slice(src);
+                }
+                let v = fix(u64::from_le_bytes(b));
+                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                    each_lane(out, mask, |_| v);
+                }
+                return Ok(Flow::Next);
+            }
+            // Loads land in `vals` first: reading local or param memory borrows the warp.
+            let mut vals = [0u64; WARP];
             for lane in lanes(mask) {
-                let Some(f) = w.frames.last() else { break };
-                let addr = self.val(&snap, f, addr_op, lane);
+                let addr = at(&addrs, lane);
                 let mut b = [0u8; 8];
                 if load {
                     self.read(w, inst.sp, addr, lane, b.get_mut(..es).unwrap_or(&mut []), inst.line)?;
-                    let mut v = u64::from_le_bytes(b);
-                    if signed {
-                        v = sext(v, ty.bits) as u64;
-                    }
-                    if let (Opd::Reg(r), Some(f)) = (data_op, w.frames.last_mut()) {
-                        rset(&mut f.regs, *r, lane, v);
+                    if let Some(x) = vals.get_mut(lane) {
+                        *x = fix(u64::from_le_bytes(b));
                     }
                 } else {
-                    b = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    b = at(&data, lane).to_le_bytes();
                     self.write(w, inst.sp, addr, lane, b.get(..es).unwrap_or(&[]), inst.line)?;
+                }
+            }
+            if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                for lane in lanes(mask) {
+                    if let Some(x) = out.get_mut(lane) {
+                        *x = at(&vals, lane);
+                    }
                 }
             }
             return Ok(Flow::Next);
@@ -2384,6 +2489,7 @@ fn fabs_neg(ty: Ty, a: u64, neg: bool, ftz: bool) -> u64 {
     one(ty.bits, ty.fmt(), a & mask_of(ty.bits))
 }
 
+#[inline]
 fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
     if ty.is_float() {
         let (x, y) = if ty.bits == 64 {
