@@ -961,13 +961,10 @@ impl Block<'_, '_> {
                         }
                     }
                     (Opd::Reg(d), src) => {
-                        let d = *d;
                         let mkp = if ty.k == K::Pred { 1 } else { mk };
-                        let global_shared = matches!(src, Opd::SymAddr(Base::Shared(_), _));
-                        for lane in lanes(mask) {
-                            let v = self.val(&snap, f, src, lane);
-                            let _ = global_shared;
-                            rset(&mut f.regs, d, lane, v & mkp);
+                        let v = self.gather(&snap, f, src, mask);
+                        if let Some(d) = row_mut(&mut f.regs, *d) {
+                            each_lane(d, mask, |lane| at(&v, lane) & mkp);
                         }
                     }
                     _ => {}
@@ -1766,6 +1763,33 @@ impl Block<'_, '_> {
                 let v = fix(u64::from_le_bytes(b));
                 if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
                     each_lane(out, mask, |_| v);
+                }
+                return Ok(Flow::Next);
+            }
+            // Global memory: the embedder's, checked access by access.
+            if inst.sp == Sp::Global {
+                let mem = self.l.mem;
+                let line = inst.line;
+                let mut vals = [0u64; WARP];
+                for lane in lanes(mask) {
+                    let addr = at(&addrs, lane);
+                    if addr % es as u64 != 0 {
+                        return Err(Fault::MisalignedAddress { addr, line });
+                    }
+                    let mut b = [0u8; 8];
+                    let part = b.get_mut(..es).unwrap_or(&mut []);
+                    if load {
+                        mem.read(addr, part).map_err(|_| Fault::IllegalAddress { addr, line })?;
+                        if let Some(x) = vals.get_mut(lane) {
+                            *x = fix(u64::from_le_bytes(b));
+                        }
+                    } else {
+                        part.copy_from_slice(at(&data, lane).to_le_bytes().get(..es).unwrap_or(&[]));
+                        mem.write(addr, part).map_err(|_| Fault::IllegalAddress { addr, line })?;
+                    }
+                }
+                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                    each_lane(out, mask, |lane| at(&vals, lane));
                 }
                 return Ok(Flow::Next);
             }

@@ -2,7 +2,7 @@
 //! launch can fail with ([`Fault`]). [`HostMemory`] is a simple implementation for tests.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
 /// An access outside every live allocation.
@@ -108,7 +108,44 @@ impl std::error::Error for Fault {}
 
 struct Alloc {
     base: u64,
-    bytes: Box<[AtomicU8]>,
+    size: usize,
+    /// The bytes, eight to a word (little-endian), so that aligned accesses of up to 8
+    /// bytes are one atomic load or compare-exchange.
+    words: Box<[AtomicU64]>,
+}
+
+impl Alloc {
+    /// The `n` bytes (at most 8, within one word) at byte offset `off`, in the low bits.
+    #[inline]
+    fn load(&self, off: usize, n: usize, order: Ordering) -> u64 {
+        let w = self.words.get(off / 8).map_or(0, |w| w.load(order));
+        (w >> (8 * (off % 8))) & low_bytes(n)
+    }
+
+    /// Stores the low `n` bytes (at most 8, within one word) of `v` at byte offset `off`,
+    /// leaving the word's other bytes as they are even when other threads write them.
+    #[inline]
+    fn store(&self, off: usize, n: usize, v: u64, order: Ordering) {
+        let Some(w) = self.words.get(off / 8) else { return };
+        let shift = 8 * (off % 8);
+        let m = low_bytes(n) << shift;
+        if m == u64::MAX {
+            w.store(v, order);
+            return;
+        }
+        let bits = (v << shift) & m;
+        let _ = w.fetch_update(order, Ordering::Relaxed, |old| Some((old & !m) | bits));
+    }
+}
+
+/// A mask of the low `n` bytes.
+#[inline]
+fn low_bytes(n: usize) -> u64 {
+    if n >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * n)) - 1
+    }
 }
 
 /// Device memory in host memory, for tests and benchmarks: allocations at distinct
@@ -153,8 +190,8 @@ impl HostMemory {
     /// A new zeroed allocation of `size` bytes; its address (256-byte aligned).
     pub fn alloc(&mut self, size: usize) -> u64 {
         let base = self.next;
-        let bytes: Box<[AtomicU8]> = (0..size).map(|_| AtomicU8::new(0)).collect();
-        self.allocs.push(Alloc { base, bytes });
+        let words: Box<[AtomicU64]> = (0..size.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
+        self.allocs.push(Alloc { base, size, words });
         self.next = (base + size as u64 + 4096).div_ceil(256) * 256;
         base
     }
@@ -173,41 +210,62 @@ impl HostMemory {
         Some(v)
     }
 
-    fn find(&self, addr: u64, len: usize) -> Option<&[AtomicU8]> {
+    /// The allocation holding the `len` bytes at `addr`, and `addr`'s offset in it.
+    #[inline]
+    fn find(&self, addr: u64, len: usize) -> Option<(&Alloc, usize)> {
         let i = self.allocs.partition_point(|a| a.base <= addr);
         let a = self.allocs.get(i.checked_sub(1)?)?;
-        let off = (addr - a.base) as usize;
-        a.bytes.get(off..off.checked_add(len)?)
+        let off = usize::try_from(addr - a.base).ok()?;
+        (off.checked_add(len)? <= a.size).then_some((a, off))
+    }
+
+    fn read_at(a: &Alloc, off: usize, out: &mut [u8], order: Ordering) {
+        let n = out.len();
+        if n <= 8 && off % 8 + n <= 8 {
+            let v = a.load(off, n, order).to_le_bytes();
+            out.copy_from_slice(v.get(..n).unwrap_or(&[]));
+        } else {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = a.load(off + i, 1, order) as u8;
+            }
+        }
+    }
+
+    fn write_at(a: &Alloc, off: usize, data: &[u8], order: Ordering) {
+        let n = data.len();
+        if n <= 8 && off % 8 + n <= 8 {
+            let mut v = [0u8; 8];
+            if let Some(d) = v.get_mut(..n) {
+                d.copy_from_slice(data);
+            }
+            a.store(off, n, u64::from_le_bytes(v), order);
+        } else {
+            for (i, d) in data.iter().enumerate() {
+                a.store(off + i, 1, u64::from(*d), order);
+            }
+        }
     }
 }
 
 impl GlobalMemory for HostMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
-        let src = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
-        for (o, s) in out.iter_mut().zip(src) {
-            *o = s.load(Ordering::Relaxed);
-        }
+        let (a, off) = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
+        HostMemory::read_at(a, off, out, Ordering::Relaxed);
         Ok(())
     }
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
-        let dst = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
-        for (d, s) in dst.iter().zip(data) {
-            d.store(*s, Ordering::Relaxed);
-        }
+        let (a, off) = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
+        HostMemory::write_at(a, off, data, Ordering::Relaxed);
         Ok(())
     }
     fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress> {
-        let cell = self.find(addr, size).ok_or(BadAddress { addr })?;
+        let (a, off) = self.find(addr, size).ok_or(BadAddress { addr })?;
         let _guard = self.atomics.lock().unwrap_or_else(|e| e.into_inner());
         let mut old = [0u8; 8];
-        for (o, s) in old.iter_mut().zip(cell) {
-            *o = s.load(Ordering::SeqCst);
-        }
+        HostMemory::read_at(a, off, old.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::SeqCst);
         let old = u64::from_le_bytes(old);
         let new = op(old).to_le_bytes();
-        for (d, s) in cell.iter().zip(new.iter()) {
-            d.store(*s, Ordering::SeqCst);
-        }
+        HostMemory::write_at(a, off, new.get(..size.min(8)).unwrap_or(&[]), Ordering::SeqCst);
         Ok(old)
     }
     fn printf(&self, text: &str) {
@@ -218,5 +276,37 @@ impl GlobalMemory for HostMemory {
             }
         }
         print!("{text}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Accesses of every size at every offset (within a word, across words, past the end)
+    /// read back what was written and leave the neighbouring bytes alone.
+    #[test]
+    fn host_memory_bytes_round_trip() {
+        let mut mem = HostMemory::new();
+        let pattern: Vec<u8> = (0..40u8).collect();
+        let base = mem.alloc_from(&pattern);
+        for len in 1..=17usize {
+            for off in 0..(40 - len) {
+                let data: Vec<u8> = (0..len).map(|i| 0xa0 ^ (i as u8) ^ (off as u8)).collect();
+                assert_eq!(mem.write(base + off as u64, &data), Ok(()));
+                assert_eq!(mem.bytes(base + off as u64, len), Some(data.clone()));
+                let mut expect = pattern.clone();
+                if let Some(d) = expect.get_mut(off..off + len) {
+                    d.copy_from_slice(&data);
+                }
+                assert_eq!(mem.bytes(base, 40), Some(expect));
+                assert_eq!(mem.write(base, &pattern), Ok(()));
+            }
+            let end = base + 40 - len as u64 + 1;
+            assert_eq!(mem.write(end, &vec![0; len]), Err(BadAddress { addr: end }));
+            assert_eq!(mem.bytes(end, len), None);
+        }
+        assert_eq!(mem.atomic(base + 4, 4, &mut |v| v + 1), Ok(0x0706_0504));
+        assert_eq!(mem.bytes(base + 3, 3), Some(vec![3, 5, 5]));
     }
 }
