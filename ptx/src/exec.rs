@@ -1713,13 +1713,33 @@ impl Block<'_, '_> {
         if n == 1 && matches!(es, 1 | 2 | 4 | 8) {
             let signed = ty.k == K::S;
             let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
-            let addrs = self.gather(&snap, f, addr_op, mask);
             let dst = match data_op {
                 Opd::Reg(r) if load => Some(*r),
                 _ => None,
             };
-            let data = if load { [0; WARP] } else { self.gather(&snap, f, data_op, mask) };
             let fix = |v: u64| if signed { sext(v, ty.bits) as u64 } else { v };
+            let kparam = match addr_op {
+                Opd::Addr(Base::KParam(o), off) if load && inst.sp == Sp::Param => {
+                    Some(o.wrapping_add(*off as u64)).filter(|&a| a < FPARAM_TAG)
+                }
+                _ => None,
+            };
+            if let Some(addr) = kparam {
+                let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                let a = usize::try_from(addr).map_err(|_| bad())?;
+                let src = self.l.kparams.get(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                let mut b = [0u8; 8];
+                if let Some(d) = b.get_mut(..es) {
+                    d.copy_from_slice(src);
+                }
+                let v = fix(u64::from_le_bytes(b));
+                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                    each_lane(out, mask, |_| v);
+                }
+                return Ok(Flow::Next);
+            }
+            let addrs = self.gather(&snap, f, addr_op, mask);
+            let data = if load { [0; WARP] } else { self.gather(&snap, f, data_op, mask) };
             // Scalars in shared memory: straight to and from the block's bytes.
             if inst.sp == Sp::Shared {
                 let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
@@ -1746,26 +1766,6 @@ impl Block<'_, '_> {
                 return Ok(Flow::Next);
             }
             // A kernel parameter: the same bytes for every lane.
-            let kparam = match addr_op {
-                Opd::Addr(Base::KParam(o), off) if load && inst.sp == Sp::Param => {
-                    Some(o.wrapping_add(*off as u64)).filter(|&a| a < FPARAM_TAG)
-                }
-                _ => None,
-            };
-            if let Some(addr) = kparam {
-                let bad = || Fault::IllegalAddress { addr, line: inst.line };
-                let a = usize::try_from(addr).map_err(|_| bad())?;
-                let src = self.l.kparams.get(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                let mut b = [0u8; 8];
-                if let Some(d) = b.get_mut(..es) {
-                    d.copy_from_slice(src);
-                }
-                let v = fix(u64::from_le_bytes(b));
-                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
-                    each_lane(out, mask, |_| v);
-                }
-                return Ok(Flow::Next);
-            }
             // Global memory: the embedder's, checked access by access.
             if inst.sp == Sp::Global {
                 let mem = self.l.mem;

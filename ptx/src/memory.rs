@@ -2,7 +2,7 @@
 //! launch can fail with ([`Fault`]). [`HostMemory`] is a simple implementation for tests.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 /// An access outside every live allocation.
@@ -109,42 +109,56 @@ impl std::error::Error for Fault {}
 struct Alloc {
     base: u64,
     size: usize,
-    /// The bytes, eight to a word (little-endian), so that aligned accesses of up to 8
-    /// bytes are one atomic load or compare-exchange.
-    words: Box<[AtomicU64]>,
+    /// The bytes, four to a word (little-endian), so that an aligned access of 4 bytes is
+    /// one atomic load or store and one of 8 bytes two.
+    words: Box<[AtomicU32]>,
 }
 
 impl Alloc {
-    /// The `n` bytes (at most 8, within one word) at byte offset `off`, in the low bits.
+    /// Each word the `n` bytes at byte offset `off` touch: its index, the first byte's
+    /// position in it, the number of bytes in it, and their position in the access.
     #[inline]
-    fn load(&self, off: usize, n: usize, order: Ordering) -> u64 {
-        let w = self.words.get(off / 8).map_or(0, |w| w.load(order));
-        (w >> (8 * (off % 8))) & low_bytes(n)
+    fn pieces(off: usize, n: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        let mut done = 0;
+        std::iter::from_fn(move || {
+            if done >= n {
+                return None;
+            }
+            let at = off + done;
+            let (word, first) = (at / 4, at % 4);
+            let len = (4 - first).min(n - done);
+            let piece = (word, first, len, done);
+            done += len;
+            Some(piece)
+        })
     }
 
-    /// Stores the low `n` bytes (at most 8, within one word) of `v` at byte offset `off`,
-    /// leaving the word's other bytes as they are even when other threads write them.
-    #[inline]
-    fn store(&self, off: usize, n: usize, v: u64, order: Ordering) {
-        let Some(w) = self.words.get(off / 8) else { return };
-        let shift = 8 * (off % 8);
-        let m = low_bytes(n) << shift;
-        if m == u64::MAX {
-            w.store(v, order);
-            return;
+    fn read(&self, off: usize, out: &mut [u8], order: Ordering) {
+        for (word, first, len, pos) in Alloc::pieces(off, out.len()) {
+            let w = self.words.get(word).map_or(0, |w| w.load(order)).to_le_bytes();
+            if let (Some(d), Some(s)) = (out.get_mut(pos..pos + len), w.get(first..first + len)) {
+                d.copy_from_slice(s);
+            }
         }
-        let bits = (v << shift) & m;
-        let _ = w.fetch_update(order, Ordering::Relaxed, |old| Some((old & !m) | bits));
     }
-}
 
-/// A mask of the low `n` bytes.
-#[inline]
-fn low_bytes(n: usize) -> u64 {
-    if n >= 8 {
-        u64::MAX
-    } else {
-        (1u64 << (8 * n)) - 1
+    /// Leaves the other bytes of a word it writes part of as they are, even when other
+    /// threads write them.
+    fn write(&self, off: usize, data: &[u8], order: Ordering) {
+        for (word, first, len, pos) in Alloc::pieces(off, data.len()) {
+            let Some(w) = self.words.get(word) else { continue };
+            let mut v = [0u8; 4];
+            if let (Some(d), Some(s)) = (v.get_mut(first..first + len), data.get(pos..pos + len)) {
+                d.copy_from_slice(s);
+            }
+            let v = u32::from_le_bytes(v);
+            if len == 4 {
+                w.store(v, order);
+            } else {
+                let m = (u32::MAX >> (32 - 8 * len)) << (8 * first);
+                let _ = w.fetch_update(order, Ordering::Relaxed, |old| Some((old & !m) | v));
+            }
+        }
     }
 }
 
@@ -190,7 +204,7 @@ impl HostMemory {
     /// A new zeroed allocation of `size` bytes; its address (256-byte aligned).
     pub fn alloc(&mut self, size: usize) -> u64 {
         let base = self.next;
-        let words: Box<[AtomicU64]> = (0..size.div_ceil(8)).map(|_| AtomicU64::new(0)).collect();
+        let words: Box<[AtomicU32]> = (0..size.div_ceil(4)).map(|_| AtomicU32::new(0)).collect();
         self.allocs.push(Alloc { base, size, words });
         self.next = (base + size as u64 + 4096).div_ceil(256) * 256;
         base
@@ -218,54 +232,27 @@ impl HostMemory {
         let off = usize::try_from(addr - a.base).ok()?;
         (off.checked_add(len)? <= a.size).then_some((a, off))
     }
-
-    fn read_at(a: &Alloc, off: usize, out: &mut [u8], order: Ordering) {
-        let n = out.len();
-        if n <= 8 && off % 8 + n <= 8 {
-            let v = a.load(off, n, order).to_le_bytes();
-            out.copy_from_slice(v.get(..n).unwrap_or(&[]));
-        } else {
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = a.load(off + i, 1, order) as u8;
-            }
-        }
-    }
-
-    fn write_at(a: &Alloc, off: usize, data: &[u8], order: Ordering) {
-        let n = data.len();
-        if n <= 8 && off % 8 + n <= 8 {
-            let mut v = [0u8; 8];
-            if let Some(d) = v.get_mut(..n) {
-                d.copy_from_slice(data);
-            }
-            a.store(off, n, u64::from_le_bytes(v), order);
-        } else {
-            for (i, d) in data.iter().enumerate() {
-                a.store(off + i, 1, u64::from(*d), order);
-            }
-        }
-    }
 }
 
 impl GlobalMemory for HostMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
         let (a, off) = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
-        HostMemory::read_at(a, off, out, Ordering::Relaxed);
+        a.read(off, out, Ordering::Relaxed);
         Ok(())
     }
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
         let (a, off) = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
-        HostMemory::write_at(a, off, data, Ordering::Relaxed);
+        a.write(off, data, Ordering::Relaxed);
         Ok(())
     }
     fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress> {
         let (a, off) = self.find(addr, size).ok_or(BadAddress { addr })?;
         let _guard = self.atomics.lock().unwrap_or_else(|e| e.into_inner());
         let mut old = [0u8; 8];
-        HostMemory::read_at(a, off, old.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::SeqCst);
+        a.read(off, old.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::SeqCst);
         let old = u64::from_le_bytes(old);
         let new = op(old).to_le_bytes();
-        HostMemory::write_at(a, off, new.get(..size.min(8)).unwrap_or(&[]), Ordering::SeqCst);
+        a.write(off, new.get(..size.min(8)).unwrap_or(&[]), Ordering::SeqCst);
         Ok(old)
     }
     fn printf(&self, text: &str) {
