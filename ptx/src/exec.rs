@@ -161,6 +161,8 @@ struct Launch<'a> {
     start: Instant,
     epoch_ns: u64,
     grid_id: u64,
+    /// %tid of each thread of a block, by linear index.
+    tids: Vec<[u32; 3]>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -179,8 +181,8 @@ struct Block<'l, 'a> {
     shared: Vec<u8>,
     bars: [BarState; 16],
     nthreads: u32,
-    /// %tid of each thread of the block, by linear index.
-    tids: Vec<[u32; 3]>,
+    /// Finished frames, whose allocations new frames reuse.
+    spare: Vec<Frame>,
     /// Thread-instructions executed (lanes issued, guard false included).
     executed: u64,
     issued: u64,
@@ -304,6 +306,9 @@ impl Module {
             start: Instant::now(),
             epoch_ns,
             grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
+            tids: (0..nthreads as u32)
+                .map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])])
+                .collect(),
         };
         let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
         let next = AtomicU64::new(0);
@@ -315,6 +320,7 @@ impl Module {
         let thread_instr = AtomicU64::new(0);
         let work = || {
             let sm = sm_counter.fetch_add(1, Ordering::Relaxed) as u32;
+            let mut spare = Spare::default();
             loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -326,7 +332,7 @@ impl Module {
                 let gx = u64::from(grid[0]);
                 let gy = u64::from(grid[1]);
                 let ctaid = [(b % gx) as u32, ((b / gx) % gy) as u32, (b / (gx * gy)) as u32];
-                match run_block(&l, ctaid, sm, &stop) {
+                match run_block(&l, ctaid, sm, &stop, &mut spare) {
                     Ok(st) => {
                         warp_instr.fetch_add(st.warp_instructions, Ordering::Relaxed);
                         thread_instr.fetch_add(st.thread_instructions, Ordering::Relaxed);
@@ -360,30 +366,33 @@ impl Module {
     }
 }
 
-fn new_frame(f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
+/// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
+fn new_frame(spare: &mut Vec<Frame>, f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
     let psize = f.param_size as usize;
-    Frame {
-        func: fidx,
-        regs: vec![0; f.nregs as usize * WARP],
-        pc: [0; WARP],
-        conv: true,
-        upc: 0,
-        mask,
-        returned: 0,
-        params: vec![0; psize * WARP],
-        psize,
-        local_base,
-        call_pc,
-    }
+    let (mut regs, mut params) = spare.pop().map_or_else(Default::default, |fr| (fr.regs, fr.params));
+    regs.clear();
+    regs.resize(f.nregs as usize * WARP, 0);
+    params.clear();
+    params.resize(psize * WARP, 0);
+    Frame { func: fidx, regs, pc: [0; WARP], conv: true, upc: 0, mask, returned: 0, params, psize, local_base, call_pc }
 }
 
-fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<LaunchStats, Fault> {
+/// What a host thread keeps from one block to the next: allocations only (every block
+/// starts from zeroed registers and memory).
+#[derive(Default)]
+struct Spare {
+    warps: Vec<Warp>,
+    frames: Vec<Frame>,
+    shared: Vec<u8>,
+}
+
+fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mut Spare) -> Result<LaunchStats, Fault> {
     let nthreads = l.block[0] * l.block[1] * l.block[2];
     let nwarps = nthreads.div_ceil(WARP as u32);
     let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
-    let mut warps: Vec<Warp> = Vec::with_capacity(nwarps as usize);
-    for w in 0..nwarps {
-        let mut warp = Warp { id: w, ..Warp::default() };
+    let mut warps = std::mem::take(&mut spare.warps);
+    warps.resize_with(nwarps as usize, Warp::default);
+    for (w, warp) in (0u32..).zip(warps.iter_mut()) {
         let mut mask = 0u32;
         for lane in 0..WARP as u32 {
             let t = w * WARP as u32 + lane;
@@ -391,62 +400,77 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
                 mask |= 1 << lane;
             }
         }
-        let local = l.kernel.local_size;
-        warp.local = vec![Vec::new(); WARP];
-        for (lane, v) in warp.local.iter_mut().enumerate() {
+        let mut frames = std::mem::take(&mut warp.frames);
+        spare.frames.append(&mut frames);
+        let mut local = std::mem::take(&mut warp.local);
+        *warp = Warp { id: w, frames, ..Warp::default() };
+        let size = l.kernel.local_size;
+        local.resize_with(WARP, Vec::new);
+        for (lane, v) in local.iter_mut().enumerate() {
+            v.clear();
             if mask & (1 << lane) != 0 {
-                v.resize(local as usize, 0);
+                v.resize(size as usize, 0);
             }
         }
-        warp.local_top = local;
-        warp.frames.push(new_frame(l.kernel, kidx, mask, 0, 0));
-        warps.push(warp);
+        warp.local = local;
+        warp.local_top = size;
+        warp.frames.push(new_frame(&mut spare.frames, l.kernel, kidx, mask, 0, 0));
     }
-    let shared_size = l.m.dyn_shared_offset as usize + l.dyn_smem as usize;
+    let shared_size = (l.m.dyn_shared_offset as usize + l.dyn_smem as usize).max(l.m.shared_size as usize);
+    let mut shared = std::mem::take(&mut spare.shared);
+    shared.clear();
+    shared.resize(shared_size, 0);
     let mut b = Block {
         l,
         ctaid,
         sm,
-        shared: vec![0; shared_size.max(l.m.shared_size as usize)],
+        shared,
         bars: [BarState::default(); 16],
         nthreads,
-        tids: (0..nthreads)
-            .map(|t| [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])])
-            .collect(),
+        spare: std::mem::take(&mut spare.frames),
         executed: 0,
         issued: 0,
     };
-    loop {
-        let mut progress = false;
-        let mut all_done = true;
-        for i in 0..warps.len() {
-            let Some(warp) = warps.get_mut(i) else { break };
-            if warp.done() {
-                continue;
-            }
-            all_done = false;
-            if b.run_warp(warp)? {
-                progress = true;
-            }
-            // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
-            // its count is in, not only when nothing else can run.
-            if b.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
-                b.release(&mut warps);
-            }
-            if stop.load(Ordering::Relaxed) {
-                return Ok(b.stats());
-            }
-        }
-        if all_done {
-            return Ok(b.stats());
-        }
-        if !progress && !b.release(&mut warps) {
-            return Err(Fault::BarrierDeadlock { block: ctaid });
-        }
-    }
+    let result = b.run(&mut warps, stop);
+    spare.warps = warps;
+    spare.frames = b.spare;
+    spare.shared = b.shared;
+    result
 }
 
 impl Block<'_, '_> {
+    /// Runs the block's warps until all have finished (or the launch stops).
+    fn run(&mut self, warps: &mut [Warp], stop: &AtomicBool) -> Result<LaunchStats, Fault> {
+        loop {
+            let mut progress = false;
+            let mut all_done = true;
+            for i in 0..warps.len() {
+                let Some(warp) = warps.get_mut(i) else { break };
+                if warp.done() {
+                    continue;
+                }
+                all_done = false;
+                if self.run_warp(warp)? {
+                    progress = true;
+                }
+                // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
+                // its count is in, not only when nothing else can run.
+                if self.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
+                    self.release(warps);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(self.stats());
+                }
+            }
+            if all_done {
+                return Ok(self.stats());
+            }
+            if !progress && !self.release(warps) {
+                return Err(Fault::BarrierDeadlock { block: self.ctaid });
+            }
+        }
+    }
+
     fn stats(&self) -> LaunchStats {
         LaunchStats { warp_instructions: self.issued, thread_instructions: self.executed }
     }
@@ -611,8 +635,16 @@ impl Block<'_, '_> {
         }
     }
 
+    /// Pops the warp's innermost frame (its lanes have all returned), handing return values
+    /// to the caller; the frame's allocations go to the spares.
     fn pop_frame(&mut self, w: &mut Warp) -> Result<(), Fault> {
         let Some(frame) = w.frames.pop() else { return Ok(()) };
+        let r = self.unwind(w, &frame);
+        self.spare.push(frame);
+        r
+    }
+
+    fn unwind(&mut self, w: &mut Warp, frame: &Frame) -> Result<(), Fault> {
         w.local_top = frame.local_base;
         let Some(caller) = w.frames.last_mut() else { return Ok(()) };
         let m = self.l.m;
@@ -655,7 +687,7 @@ impl Block<'_, '_> {
     #[inline(never)]
     fn sreg(&self, w: &WarpSnap, s: Sreg, lane: usize) -> u64 {
         let l = self.l;
-        let tid = self.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
+        let tid = self.l.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
         let lt = (1u64 << lane) - 1;
         match s {
             Sreg::Tid(d) => u64::from(tid.get(d as usize).copied().unwrap_or(0)),
@@ -729,7 +761,7 @@ impl Block<'_, '_> {
             Opd::Sreg(Sreg::Tid(d)) => {
                 let mut out = [0; WARP];
                 let first = w.id as usize * WARP;
-                for (x, t) in out.iter_mut().zip(self.tids.get(first..).unwrap_or(&[])) {
+                for (x, t) in out.iter_mut().zip(self.l.tids.get(first..).unwrap_or(&[])) {
                     *x = u64::from(t.get(*d as usize).copied().unwrap_or(0));
                 }
                 out
@@ -2009,7 +2041,7 @@ impl Block<'_, '_> {
             return Err(Fault::StackOverflow { line: inst.line });
         }
         let local_base = w.local_top.div_ceil(16) * 16;
-        let mut nf = new_frame(callee, *fi, mask, local_base, pc);
+        let mut nf = new_frame(&mut self.spare, callee, *fi, mask, local_base, pc);
         {
             let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
             for (k, &(off, size)) in callee.params.iter().enumerate() {

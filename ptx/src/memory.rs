@@ -134,6 +134,10 @@ impl Alloc {
     }
 
     fn read(&self, off: usize, out: &mut [u8], order: Ordering) {
+        if let (Ok(o), 0) = (<&mut [u8; 4]>::try_from(&mut *out), off % 4) {
+            *o = self.words.get(off / 4).map_or(0, |w| w.load(order)).to_le_bytes();
+            return;
+        }
         for (word, first, len, pos) in Alloc::pieces(off, out.len()) {
             let w = self.words.get(word).map_or(0, |w| w.load(order)).to_le_bytes();
             if let (Some(d), Some(s)) = (out.get_mut(pos..pos + len), w.get(first..first + len)) {
@@ -145,6 +149,12 @@ impl Alloc {
     /// Leaves the other bytes of a word it writes part of as they are, even when other
     /// threads write them.
     fn write(&self, off: usize, data: &[u8], order: Ordering) {
+        if let (Ok(d), 0) = (<[u8; 4]>::try_from(data), off % 4) {
+            if let Some(w) = self.words.get(off / 4) {
+                w.store(u32::from_le_bytes(d), order);
+            }
+            return;
+        }
         for (word, first, len, pos) in Alloc::pieces(off, data.len()) {
             let Some(w) = self.words.get(word) else { continue };
             let mut v = [0u8; 4];
