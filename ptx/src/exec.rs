@@ -7,10 +7,9 @@ use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::float::{self, approx, FOp, Fmt, Rnd};
+use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
 use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
-
-const WARP: usize = 32;
 
 /// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
 /// in generic form. Global addresses must lie outside the three windows.
@@ -47,69 +46,6 @@ fn sext(v: u64, bits: u32) -> i64 {
         let s = 64 - bits;
         ((v << s) as i64) >> s
     }
-}
-
-/// Each set bit of `m`, as a lane index.
-#[inline]
-fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let l = m.trailing_zeros();
-            m &= m - 1;
-            Some(l as usize)
-        }
-    })
-}
-
-#[inline]
-fn rget(regs: &[u64], r: u32, lane: usize) -> u64 {
-    regs.get(r as usize * WARP + lane).copied().unwrap_or(0)
-}
-
-#[inline]
-fn rset(regs: &mut [u64], r: u32, lane: usize, v: u64) {
-    if let Some(x) = regs.get_mut(r as usize * WARP + lane) {
-        *x = v;
-    }
-}
-
-/// Register `r`'s values in every lane (`None` for a register outside the frame).
-#[inline(always)]
-fn row(regs: &[u64], r: u32) -> Option<&[u64; WARP]> {
-    let at = r as usize * WARP;
-    regs.get(at..at + WARP).and_then(|s| s.try_into().ok())
-}
-
-/// Register `r`'s values in every lane, to write.
-#[inline(always)]
-fn row_mut(regs: &mut [u64], r: u32) -> Option<&mut [u64; WARP]> {
-    let at = r as usize * WARP;
-    regs.get_mut(at..at + WARP).and_then(|s| s.try_into().ok())
-}
-
-/// Writes `f(lane)` into `dst` for each lane of `mask`: every lane in one straight loop
-/// when all are active (the common case, which the compiler can vectorise).
-#[inline(always)]
-fn each_lane(dst: &mut [u64; WARP], mask: u32, mut f: impl FnMut(usize) -> u64) {
-    if mask == u32::MAX {
-        for (lane, d) in dst.iter_mut().enumerate() {
-            *d = f(lane);
-        }
-    } else {
-        for lane in lanes(mask) {
-            if let Some(d) = dst.get_mut(lane) {
-                *d = f(lane);
-            }
-        }
-    }
-}
-
-/// Lane `lane` of `v` (`lane` is below [`WARP`]).
-#[inline(always)]
-fn at(v: &[u64; WARP], lane: usize) -> u64 {
-    v.get(lane).copied().unwrap_or(0)
 }
 
 struct Frame {
@@ -1003,6 +939,23 @@ impl Block<'_, '_> {
                 }
                 Ok(Flow::Next)
             }
+            // f32 in round-to-nearest: the host's IEEE arithmetic, NaNs made canonical.
+            Op::Add | Op::Sub | Op::Mul(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat => {
+                let op = inst.op;
+                alu!(|a, b| {
+                    let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+                    let r = match op {
+                        Op::Add => x + y,
+                        Op::Sub => x - y,
+                        _ => x * y,
+                    };
+                    if r.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        u64::from(r.to_bits())
+                    }
+                })
+            }
             Op::Add | Op::Sub if ty.is_float() => {
                 let fop = if inst.op == Op::Add { FOp::Add } else { FOp::Sub };
                 alu!(|a, b| fbin(ty, fop, a, b, rnd, ftz, sat))
@@ -1016,14 +969,14 @@ impl Block<'_, '_> {
                 }
             }
             Op::Fma | Op::Mad(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == 0 => {
-                alu!(|a, b, c| {
-                    let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
-                    if r.is_nan() {
-                        0x7fff_ffff
-                    } else {
-                        u64::from(r.to_bits())
-                    }
-                })
+                let f = frame!();
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = self.gather(&snap, f, o(3), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    fma_f32(&va, &vb, &vc, mask, d);
+                }
+                Ok(Flow::Next)
             }
             Op::Fma | Op::Mad(_) if ty.is_float() => {
                 let sign = 1u64 << (bits.clamp(1, 64) - 1);
@@ -1775,29 +1728,37 @@ impl Block<'_, '_> {
             // Scalars in shared memory: straight to and from the block's bytes.
             if inst.sp == Sp::Shared {
                 let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
-                let mut out = dst.and_then(|d| row_mut(&mut f.regs, d));
-                for lane in lanes(mask) {
-                    let addr = at(&addrs, lane);
-                    let a = addr as usize;
-                    let bad = || Fault::IllegalAddress { addr, line: inst.line };
-                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                    if load {
-                        let v = match es {
-                            1 => u64::from(cell.first().copied().unwrap_or(0)),
-                            2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
-                            4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
-                            _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
-                        };
-                        if let Some(x) = out.as_deref_mut().and_then(|o| o.get_mut(lane)) {
-                            *x = fix(v);
-                        }
-                    } else {
-                        cell.copy_from_slice(at(&data, lane).to_le_bytes().get(..es).unwrap_or(&[]));
+                let sh = self.shared.as_mut_slice();
+                let r = if load {
+                    let mut out = [0u64; WARP];
+                    let r = match es {
+                        1 => shared_load::<1>(sh, &addrs, mask, &mut out),
+                        2 => shared_load::<2>(sh, &addrs, mask, &mut out),
+                        4 => shared_load::<4>(sh, &addrs, mask, &mut out),
+                        _ => shared_load::<8>(sh, &addrs, mask, &mut out),
+                    };
+                    // The lanes before a bad one have loaded: as before, their values land.
+                    let done = match r {
+                        Ok(()) => mask,
+                        Err(lane) => mask & ((1u32 << lane) - 1),
+                    };
+                    if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                        each_lane(d, done, |lane| fix(at(&out, lane)));
                     }
-                }
-                return Ok(Flow::Next);
+                    r
+                } else {
+                    match es {
+                        1 => shared_store::<1>(sh, &addrs, mask, &data),
+                        2 => shared_store::<2>(sh, &addrs, mask, &data),
+                        4 => shared_store::<4>(sh, &addrs, mask, &data),
+                        _ => shared_store::<8>(sh, &addrs, mask, &data),
+                    }
+                };
+                return match r {
+                    Ok(()) => Ok(Flow::Next),
+                    Err(lane) => Err(Fault::IllegalAddress { addr: at(&addrs, lane), line: inst.line }),
+                };
             }
-            // A kernel parameter: the same bytes for every lane.
             // Global memory: the embedder's, checked access by access.
             if inst.sp == Sp::Global {
                 let mem = self.l.mem;
