@@ -518,6 +518,25 @@ impl Block<'_, '_> {
             w.clock += 1;
             self.executed += u64::from(mask.count_ones());
             self.issued += 1;
+            // A branch that a converged warp takes (or skips) as a whole keeps it converged.
+            if inst.op == Op::Bra && frame.conv {
+                let taken = match inst.guard {
+                    None => mask,
+                    Some((p, neg)) => {
+                        row(&frame.regs, p).map_or(0, |pv| {
+                            (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane)
+                        }) & mask
+                    }
+                };
+                if taken == mask || taken == 0 {
+                    frame.upc = match (taken, inst.ops.first()) {
+                        (0, _) => pc + 1,
+                        (_, Some(Opd::Label(l))) => *l,
+                        _ => pc + 1,
+                    };
+                    continue;
+                }
+            }
             let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
             if control && frame.conv {
                 // Control instructions set per-lane program counters.
