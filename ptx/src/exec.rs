@@ -1277,7 +1277,12 @@ impl Block<'_, '_> {
                 };
                 // One comparison per lane: `t` and `!t` combined with `c` give both results.
                 let mut t = [0u64; WARP];
-                each_lane(&mut t, mask, |lane| u64::from(compare(ty, inst.cmp, at(&va, lane), at(&vb, lane), ftz)));
+                if ty.is_float() {
+                    each_lane(&mut t, mask, |lane| u64::from(compare(ty, inst.cmp, at(&va, lane), at(&vb, lane), ftz)));
+                } else {
+                    let cmp = inst.cmp;
+                    each_lane(&mut t, mask, |lane| u64::from(compare_int(ty, cmp, at(&va, lane), at(&vb, lane))));
+                }
                 if let Some(p) = row_mut(&mut f.regs, p) {
                     each_lane(p, mask, |lane| u64::from(comb(at(&t, lane) != 0, at(&vc, lane))));
                 }
@@ -2553,6 +2558,12 @@ fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
             Cmp::Nan => un,
         };
     }
+    compare_int(ty, cmp, a, b)
+}
+
+/// [`compare`] for integer (and bit) types.
+#[inline(always)]
+fn compare_int(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
     let bits = ty.bits.max(1);
     let mk = mask_of(bits);
     let signed = ty.k == K::S;
