@@ -1783,30 +1783,32 @@ impl Block<'_, '_> {
                     Err(lane) => Err(Fault::IllegalAddress { addr: at(&addrs, lane), line: inst.line }),
                 };
             }
-            // Global memory: the embedder's, checked access by access.
+            // Global memory: the embedder's, every access checked, the warp's lanes in one
+            // call. A misaligned lane faults after the lanes before it have run.
             if inst.sp == Sp::Global {
-                let mem = self.l.mem;
                 let line = inst.line;
-                let mut vals = [0u64; WARP];
+                let mut misaligned = None;
                 for lane in lanes(mask) {
-                    let addr = at(&addrs, lane);
-                    if addr % es as u64 != 0 {
-                        return Err(Fault::MisalignedAddress { addr, line });
-                    }
-                    let mut b = [0u8; 8];
-                    let part = b.get_mut(..es).unwrap_or(&mut []);
-                    if load {
-                        mem.read(addr, part).map_err(|_| Fault::IllegalAddress { addr, line })?;
-                        if let Some(x) = vals.get_mut(lane) {
-                            *x = fix(u64::from_le_bytes(b));
-                        }
-                    } else {
-                        part.copy_from_slice(at(&data, lane).to_le_bytes().get(..es).unwrap_or(&[]));
-                        mem.write(addr, part).map_err(|_| Fault::IllegalAddress { addr, line })?;
+                    if at(&addrs, lane) % es as u64 != 0 {
+                        misaligned = Some(lane);
+                        break;
                     }
                 }
+                let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
+                let mut vals = [0u64; WARP];
+                let r = if load {
+                    self.l.mem.read_lanes(&addrs, before, es, &mut vals)
+                } else {
+                    self.l.mem.write_lanes(&addrs, before, es, &data)
+                };
+                if let Err(b) = r {
+                    return Err(Fault::IllegalAddress { addr: b.addr, line });
+                }
                 if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
-                    each_lane(out, mask, |lane| at(&vals, lane));
+                    each_lane(out, before, |lane| fix(at(&vals, lane)));
+                }
+                if let Some(m) = misaligned {
+                    return Err(Fault::MisalignedAddress { addr: at(&addrs, m), line });
                 }
                 return Ok(Flow::Next);
             }

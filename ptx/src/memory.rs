@@ -25,6 +25,33 @@ pub trait GlobalMemory: Sync {
     /// `addr` by `op(old)` and returns `old`; no other `atomic` on an overlapping address
     /// runs between the read and the write.
     fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress>;
+    /// A warp's load: for each set bit `lane` of `mask`, in lane order, reads the `size`
+    /// bytes (1, 2, 4 or 8) at `addrs[lane]` into `out[lane]` (little-endian,
+    /// zero-extended). `Err` at the first lane outside a live allocation (the lanes before
+    /// it have been read). The default calls [`GlobalMemory::read`] lane by lane;
+    /// implementations may do better (one look-up for lanes in the same allocation).
+    fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+            if mask & (1 << lane) != 0 {
+                let mut b = [0u8; 8];
+                self.read(addr, b.get_mut(..size.min(8)).unwrap_or(&mut []))?;
+                *o = u64::from_le_bytes(b);
+            }
+        }
+        Ok(())
+    }
+    /// A warp's store: for each set bit `lane` of `mask`, in lane order, writes the low
+    /// `size` bytes (1, 2, 4 or 8) of `data[lane]` at `addrs[lane]`. `Err` at the first lane
+    /// outside a live allocation (the lanes before it have been written). The default calls
+    /// [`GlobalMemory::write`] lane by lane.
+    fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        for (lane, (&addr, v)) in addrs.iter().zip(data).enumerate() {
+            if mask & (1 << lane) != 0 {
+                self.write(addr, v.to_le_bytes().get(..size.min(8)).unwrap_or(&[]))?;
+            }
+        }
+        Ok(())
+    }
     /// Receives the text a kernel's `printf` (vprintf) produces, one call's output at a
     /// time. The default writes it to standard output.
     fn printf(&self, text: &str) {
@@ -234,6 +261,18 @@ impl HostMemory {
         Some(v)
     }
 
+    /// [`HostMemory::find`], trying the allocation `near` (the previous lane's) first.
+    #[inline]
+    fn find_near<'m>(&'m self, near: Option<&'m Alloc>, addr: u64, len: usize) -> Option<(&'m Alloc, usize)> {
+        if let Some(a) = near {
+            let off = addr.wrapping_sub(a.base);
+            if addr >= a.base && off <= a.size as u64 && a.size as u64 - off >= len as u64 {
+                return Some((a, off as usize));
+            }
+        }
+        self.find(addr, len)
+    }
+
     /// The allocation holding the `len` bytes at `addr`, and `addr`'s offset in it.
     #[inline]
     fn find(&self, addr: u64, len: usize) -> Option<(&Alloc, usize)> {
@@ -264,6 +303,32 @@ impl GlobalMemory for HostMemory {
         let new = op(old).to_le_bytes();
         a.write(off, new.get(..size.min(8)).unwrap_or(&[]), Ordering::SeqCst);
         Ok(old)
+    }
+    fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        let mut hit: Option<&Alloc> = None;
+        for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+            if mask & (1 << lane) == 0 {
+                continue;
+            }
+            let (a, off) = self.find_near(hit, addr, size).ok_or(BadAddress { addr })?;
+            hit = Some(a);
+            let mut b = [0u8; 8];
+            a.read(off, b.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::Relaxed);
+            *o = u64::from_le_bytes(b);
+        }
+        Ok(())
+    }
+    fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        let mut hit: Option<&Alloc> = None;
+        for (lane, (&addr, v)) in addrs.iter().zip(data).enumerate() {
+            if mask & (1 << lane) == 0 {
+                continue;
+            }
+            let (a, off) = self.find_near(hit, addr, size).ok_or(BadAddress { addr })?;
+            hit = Some(a);
+            a.write(off, v.to_le_bytes().get(..size.min(8)).unwrap_or(&[]), Ordering::Relaxed);
+        }
+        Ok(())
     }
     fn printf(&self, text: &str) {
         if let Ok(mut p) = self.printed.lock() {
@@ -304,6 +369,35 @@ mod tests {
             assert_eq!(mem.bytes(end, len), None);
         }
         assert_eq!(mem.atomic(base + 4, 4, &mut |v| v + 1), Ok(0x0706_0504));
-        assert_eq!(mem.bytes(base + 3, 3), Some(vec![3, 5, 5]));
+        assert_eq!(mem.write(base + 4, &[4]), Ok(()));
+        assert_eq!(mem.bytes(base + 3, 3), Some(vec![3, 4, 5]));
+    }
+
+    /// A warp's accesses over two allocations match lane-by-lane ones; the first lane
+    /// outside every allocation stops the warp there, the lanes before it done.
+    #[test]
+    fn host_memory_lanes() {
+        let mut mem = HostMemory::new();
+        let x = mem.alloc_from(&(0..64u8).collect::<Vec<u8>>());
+        let y = mem.alloc_from(&(100..164u8).collect::<Vec<u8>>());
+        let addrs: [u64; 32] = std::array::from_fn(|l| if l % 3 == 0 { y + 2 * l as u64 } else { x + 2 * l as u64 });
+        let mut out = [7u64; 32];
+        assert_eq!(mem.read_lanes(&addrs, 0xffff_fffe, 2, &mut out), Ok(()));
+        for (lane, (&a, &v)) in addrs.iter().zip(&out).enumerate() {
+            let want = if lane == 0 {
+                Some(7)
+            } else {
+                mem.bytes(a, 2).and_then(|b| b.try_into().ok()).map(|b: [u8; 2]| u64::from(u16::from_le_bytes(b)))
+            };
+            assert_eq!(Some(v), want, "lane {lane}");
+        }
+        let data: [u64; 32] = std::array::from_fn(|l| 0xab00 + l as u64);
+        let mut bad = addrs;
+        if let Some(b) = bad.get_mut(5) {
+            *b = x + 63;
+        }
+        assert_eq!(mem.write_lanes(&bad, u32::MAX, 2, &data), Err(BadAddress { addr: x + 63 }));
+        assert_eq!(mem.bytes(x + 8, 2), Some(vec![4, 0xab]));
+        assert_eq!(mem.bytes(y + 12, 2), Some(vec![112, 113]));
     }
 }
