@@ -1,7 +1,8 @@
-//! Executed thread-instructions per second on SAXPY and a 512³ shared-memory-tiled SGEMM
-//! (the corpus's NVRTC PTX), on 1 host thread and on all of them.
+//! Executed thread-instructions per second on SAXPY, a 512³ shared-memory-tiled SGEMM and a
+//! vector add over 16M elements (the corpus's NVRTC PTX), on 1 host thread and on all of
+//! them.
 //!
-//!     cargo run --release -p cudrv-ptx --example bench [-- N_SAXPY SGEMM_N]
+//!     cargo run --release -p cudrv-ptx --example bench [-- N_SAXPY SGEMM_N N_VECTOR_ADD]
 use std::time::Instant;
 
 use cudrv_ptx::{HostMemory, Module};
@@ -46,6 +47,7 @@ fn main() {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let n_saxpy = args.first().copied().unwrap_or(1 << 22);
     let n = args.get(1).copied().unwrap_or(512);
+    let n_vadd = args.get(2).copied().unwrap_or(1 << 24);
     let all = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut counts: Vec<usize> = vec![1, all];
     counts.dedup();
@@ -92,5 +94,27 @@ fn main() {
             .expect("sgemm");
         let secs = start.elapsed().as_secs_f64();
         report(&format!("tiled sgemm {n}^3"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
+    }
+
+    let vadd = corpus("vector_add");
+    let a = mem.alloc_from(&floats(n_vadd, 5));
+    let b = mem.alloc_from(&floats(n_vadd, 6));
+    let c = mem.alloc(n_vadd * 4);
+    for &t in &counts {
+        let blocks = (n_vadd as u32).div_ceil(256);
+        let (start, cpu0) = (Instant::now(), cpu_seconds());
+        let st = vadd
+            .launch_on(
+                "vector_add",
+                [blocks, 1, 1],
+                [256, 1, 1],
+                0,
+                &[&a.to_le_bytes(), &b.to_le_bytes(), &c.to_le_bytes(), &(n_vadd as i32).to_le_bytes()],
+                &mem,
+                t,
+            )
+            .expect("vector_add");
+        let secs = start.elapsed().as_secs_f64();
+        report(&format!("vector_add n={n_vadd}"), t, st.thread_instructions, secs, cpu_seconds() - cpu0);
     }
 }

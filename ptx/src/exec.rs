@@ -7,10 +7,9 @@ use std::sync::Mutex;
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::float::{self, approx, FOp, Fmt, Rnd};
+use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
 use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
-
-const WARP: usize = 32;
 
 /// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
 /// in generic form. Global addresses must lie outside the three windows.
@@ -46,32 +45,6 @@ fn sext(v: u64, bits: u32) -> i64 {
     } else {
         let s = 64 - bits;
         ((v << s) as i64) >> s
-    }
-}
-
-/// Each set bit of `m`, as a lane index.
-#[inline]
-fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        if m == 0 {
-            None
-        } else {
-            let l = m.trailing_zeros();
-            m &= m - 1;
-            Some(l as usize)
-        }
-    })
-}
-
-#[inline]
-fn rget(regs: &[u64], r: u32, lane: usize) -> u64 {
-    regs.get(r as usize * WARP + lane).copied().unwrap_or(0)
-}
-
-#[inline]
-fn rset(regs: &mut [u64], r: u32, lane: usize, v: u64) {
-    if let Some(x) = regs.get_mut(r as usize * WARP + lane) {
-        *x = v;
     }
 }
 
@@ -124,6 +97,8 @@ struct Launch<'a> {
     start: Instant,
     epoch_ns: u64,
     grid_id: u64,
+    /// %tid of each thread of a block, by linear index.
+    tids: Vec<[u32; 3]>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -142,8 +117,8 @@ struct Block<'l, 'a> {
     shared: Vec<u8>,
     bars: [BarState; 16],
     nthreads: u32,
-    /// %tid of each thread of the block, by linear index.
-    tids: Vec<[u32; 3]>,
+    /// Finished frames, whose allocations new frames reuse.
+    spare: Vec<Frame>,
     /// Thread-instructions executed (lanes issued, guard false included).
     executed: u64,
     issued: u64,
@@ -267,6 +242,9 @@ impl Module {
             start: Instant::now(),
             epoch_ns,
             grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
+            tids: (0..nthreads as u32)
+                .map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])])
+                .collect(),
         };
         let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
         let next = AtomicU64::new(0);
@@ -278,6 +256,7 @@ impl Module {
         let thread_instr = AtomicU64::new(0);
         let work = || {
             let sm = sm_counter.fetch_add(1, Ordering::Relaxed) as u32;
+            let mut spare = Spare::default();
             loop {
                 if stop.load(Ordering::Relaxed) {
                     break;
@@ -289,7 +268,7 @@ impl Module {
                 let gx = u64::from(grid[0]);
                 let gy = u64::from(grid[1]);
                 let ctaid = [(b % gx) as u32, ((b / gx) % gy) as u32, (b / (gx * gy)) as u32];
-                match run_block(&l, ctaid, sm, &stop) {
+                match run_block(&l, ctaid, sm, &stop, &mut spare) {
                     Ok(st) => {
                         warp_instr.fetch_add(st.warp_instructions, Ordering::Relaxed);
                         thread_instr.fetch_add(st.thread_instructions, Ordering::Relaxed);
@@ -323,30 +302,33 @@ impl Module {
     }
 }
 
-fn new_frame(f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
+/// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
+fn new_frame(spare: &mut Vec<Frame>, f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
     let psize = f.param_size as usize;
-    Frame {
-        func: fidx,
-        regs: vec![0; f.nregs as usize * WARP],
-        pc: [0; WARP],
-        conv: true,
-        upc: 0,
-        mask,
-        returned: 0,
-        params: vec![0; psize * WARP],
-        psize,
-        local_base,
-        call_pc,
-    }
+    let (mut regs, mut params) = spare.pop().map_or_else(Default::default, |fr| (fr.regs, fr.params));
+    regs.clear();
+    regs.resize(f.nregs as usize * WARP, 0);
+    params.clear();
+    params.resize(psize * WARP, 0);
+    Frame { func: fidx, regs, pc: [0; WARP], conv: true, upc: 0, mask, returned: 0, params, psize, local_base, call_pc }
 }
 
-fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<LaunchStats, Fault> {
+/// What a host thread keeps from one block to the next: allocations only (every block
+/// starts from zeroed registers and memory).
+#[derive(Default)]
+struct Spare {
+    warps: Vec<Warp>,
+    frames: Vec<Frame>,
+    shared: Vec<u8>,
+}
+
+fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mut Spare) -> Result<LaunchStats, Fault> {
     let nthreads = l.block[0] * l.block[1] * l.block[2];
     let nwarps = nthreads.div_ceil(WARP as u32);
     let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
-    let mut warps: Vec<Warp> = Vec::with_capacity(nwarps as usize);
-    for w in 0..nwarps {
-        let mut warp = Warp { id: w, ..Warp::default() };
+    let mut warps = std::mem::take(&mut spare.warps);
+    warps.resize_with(nwarps as usize, Warp::default);
+    for (w, warp) in (0u32..).zip(warps.iter_mut()) {
         let mut mask = 0u32;
         for lane in 0..WARP as u32 {
             let t = w * WARP as u32 + lane;
@@ -354,62 +336,77 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool) -> Result<
                 mask |= 1 << lane;
             }
         }
-        let local = l.kernel.local_size;
-        warp.local = vec![Vec::new(); WARP];
-        for (lane, v) in warp.local.iter_mut().enumerate() {
+        let mut frames = std::mem::take(&mut warp.frames);
+        spare.frames.append(&mut frames);
+        let mut local = std::mem::take(&mut warp.local);
+        *warp = Warp { id: w, frames, ..Warp::default() };
+        let size = l.kernel.local_size;
+        local.resize_with(WARP, Vec::new);
+        for (lane, v) in local.iter_mut().enumerate() {
+            v.clear();
             if mask & (1 << lane) != 0 {
-                v.resize(local as usize, 0);
+                v.resize(size as usize, 0);
             }
         }
-        warp.local_top = local;
-        warp.frames.push(new_frame(l.kernel, kidx, mask, 0, 0));
-        warps.push(warp);
+        warp.local = local;
+        warp.local_top = size;
+        warp.frames.push(new_frame(&mut spare.frames, l.kernel, kidx, mask, 0, 0));
     }
-    let shared_size = l.m.dyn_shared_offset as usize + l.dyn_smem as usize;
+    let shared_size = (l.m.dyn_shared_offset as usize + l.dyn_smem as usize).max(l.m.shared_size as usize);
+    let mut shared = std::mem::take(&mut spare.shared);
+    shared.clear();
+    shared.resize(shared_size, 0);
     let mut b = Block {
         l,
         ctaid,
         sm,
-        shared: vec![0; shared_size.max(l.m.shared_size as usize)],
+        shared,
         bars: [BarState::default(); 16],
         nthreads,
-        tids: (0..nthreads)
-            .map(|t| [t % l.block[0], (t / l.block[0]) % l.block[1], t / (l.block[0] * l.block[1])])
-            .collect(),
+        spare: std::mem::take(&mut spare.frames),
         executed: 0,
         issued: 0,
     };
-    loop {
-        let mut progress = false;
-        let mut all_done = true;
-        for i in 0..warps.len() {
-            let Some(warp) = warps.get_mut(i) else { break };
-            if warp.done() {
-                continue;
-            }
-            all_done = false;
-            if b.run_warp(warp)? {
-                progress = true;
-            }
-            // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
-            // its count is in, not only when nothing else can run.
-            if b.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
-                b.release(&mut warps);
-            }
-            if stop.load(Ordering::Relaxed) {
-                return Ok(b.stats());
-            }
-        }
-        if all_done {
-            return Ok(b.stats());
-        }
-        if !progress && !b.release(&mut warps) {
-            return Err(Fault::BarrierDeadlock { block: ctaid });
-        }
-    }
+    let result = b.run(&mut warps, stop);
+    spare.warps = warps;
+    spare.frames = b.spare;
+    spare.shared = b.shared;
+    result
 }
 
 impl Block<'_, '_> {
+    /// Runs the block's warps until all have finished (or the launch stops).
+    fn run(&mut self, warps: &mut [Warp], stop: &AtomicBool) -> Result<LaunchStats, Fault> {
+        loop {
+            let mut progress = false;
+            let mut all_done = true;
+            for i in 0..warps.len() {
+                let Some(warp) = warps.get_mut(i) else { break };
+                if warp.done() {
+                    continue;
+                }
+                all_done = false;
+                if self.run_warp(warp)? {
+                    progress = true;
+                }
+                // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
+                // its count is in, not only when nothing else can run.
+                if self.bars.iter().any(|st| st.expected != 0 && st.arrived >= st.expected) {
+                    self.release(warps);
+                }
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(self.stats());
+                }
+            }
+            if all_done {
+                return Ok(self.stats());
+            }
+            if !progress && !self.release(warps) {
+                return Err(Fault::BarrierDeadlock { block: self.ctaid });
+            }
+        }
+    }
+
     fn stats(&self) -> LaunchStats {
         LaunchStats { warp_instructions: self.issued, thread_instructions: self.executed }
     }
@@ -521,6 +518,25 @@ impl Block<'_, '_> {
             w.clock += 1;
             self.executed += u64::from(mask.count_ones());
             self.issued += 1;
+            // A branch that a converged warp takes (or skips) as a whole keeps it converged.
+            if inst.op == Op::Bra && frame.conv {
+                let taken = match inst.guard {
+                    None => mask,
+                    Some((p, neg)) => {
+                        row(&frame.regs, p).map_or(0, |pv| {
+                            (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane)
+                        }) & mask
+                    }
+                };
+                if taken == mask || taken == 0 {
+                    frame.upc = match (taken, inst.ops.first()) {
+                        (0, _) => pc + 1,
+                        (_, Some(Opd::Label(l))) => *l,
+                        _ => pc + 1,
+                    };
+                    continue;
+                }
+            }
             let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
             if control && frame.conv {
                 // Control instructions set per-lane program counters.
@@ -533,13 +549,13 @@ impl Block<'_, '_> {
             }
             let mut exec = mask;
             if let Some((p, neg)) = inst.guard {
-                let regs = &frame.regs;
                 exec = 0;
-                for lane in lanes(mask) {
-                    if (rget(regs, p, lane) & 1 != 0) != neg {
-                        exec |= 1 << lane;
+                if let Some(pv) = row(&frame.regs, p) {
+                    for (lane, v) in pv.iter().enumerate() {
+                        exec |= u32::from((v & 1 != 0) != neg) << lane;
                     }
                 }
+                exec &= mask;
                 if !frame.conv {
                     let skip = mask & !exec;
                     for lane in lanes(skip) {
@@ -574,8 +590,16 @@ impl Block<'_, '_> {
         }
     }
 
+    /// Pops the warp's innermost frame (its lanes have all returned), handing return values
+    /// to the caller; the frame's allocations go to the spares.
     fn pop_frame(&mut self, w: &mut Warp) -> Result<(), Fault> {
         let Some(frame) = w.frames.pop() else { return Ok(()) };
+        let r = self.unwind(w, &frame);
+        self.spare.push(frame);
+        r
+    }
+
+    fn unwind(&mut self, w: &mut Warp, frame: &Frame) -> Result<(), Fault> {
         w.local_top = frame.local_base;
         let Some(caller) = w.frames.last_mut() else { return Ok(()) };
         let m = self.l.m;
@@ -618,7 +642,7 @@ impl Block<'_, '_> {
     #[inline(never)]
     fn sreg(&self, w: &WarpSnap, s: Sreg, lane: usize) -> u64 {
         let l = self.l;
-        let tid = self.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
+        let tid = self.l.tids.get(w.id as usize * WARP + lane).copied().unwrap_or([0; 3]);
         let lt = (1u64 << lane) - 1;
         match s {
             Sreg::Tid(d) => u64::from(tid.get(d as usize).copied().unwrap_or(0)),
@@ -679,6 +703,42 @@ impl Block<'_, '_> {
             Opd::SymAddr(b, off) => self.base_value(w, frame, *b, lane).wrapping_add(*off as u64),
             Opd::Addr(b, off) => self.base_value(w, frame, *b, lane).wrapping_add(*off as u64),
             _ => 0,
+        }
+    }
+
+    /// The values of operand `o` in the lanes of `mask` (the other lanes' are unspecified):
+    /// a register's row copied at once, an immediate broadcast, anything else lane by lane.
+    #[inline(always)]
+    fn gather(&self, w: &WarpSnap, frame: &Frame, o: &Opd, mask: u32) -> [u64; WARP] {
+        match o {
+            Opd::Reg(r) => row(&frame.regs, *r).copied().unwrap_or([0; WARP]),
+            Opd::Imm(v) => [*v; WARP],
+            Opd::Sreg(Sreg::Tid(d)) => {
+                let mut out = [0; WARP];
+                let first = w.id as usize * WARP;
+                for (x, t) in out.iter_mut().zip(self.l.tids.get(first..).unwrap_or(&[])) {
+                    *x = u64::from(t.get(*d as usize).copied().unwrap_or(0));
+                }
+                out
+            }
+            // The same in every lane.
+            Opd::Sreg(s @ (Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_))) => [self.sreg(w, *s, 0); WARP],
+            Opd::Addr(Base::Reg(r), off) => {
+                let mut out = row(&frame.regs, *r).copied().unwrap_or([0; WARP]);
+                for x in &mut out {
+                    *x = x.wrapping_add(*off as u64);
+                }
+                out
+            }
+            _ => {
+                let mut out = [0; WARP];
+                for lane in lanes(mask) {
+                    if let Some(x) = out.get_mut(lane) {
+                        *x = self.val_slow(w, frame, o, lane);
+                    }
+                }
+                out
+            }
         }
     }
 
@@ -812,38 +872,45 @@ impl Block<'_, '_> {
                 }
             };
         }
-        // A unary/binary/ternary ALU op over the lanes.
+        // A unary/binary/ternary ALU op over the lanes: operands gathered per warp, the
+        // result written to the destination's row (nothing when the destination is `_`).
         macro_rules! alu {
             (|$a:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
             (|$a:ident, $b:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let $b = self.val(&snap, f, o(2), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        let $b = at(&vb, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
             (|$a:ident, $b:ident, $c:ident| $e:expr) => {{
                 let f = frame!();
-                let d = dst.unwrap_or(u32::MAX);
-                for lane in lanes(mask) {
-                    let $a = self.val(&snap, f, o(1), lane);
-                    let $b = self.val(&snap, f, o(2), lane);
-                    let $c = self.val(&snap, f, o(3), lane);
-                    let r = $e;
-                    rset(&mut f.regs, d, lane, r);
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = self.gather(&snap, f, o(3), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    each_lane(d, mask, |lane| {
+                        let $a = at(&va, lane);
+                        let $b = at(&vb, lane);
+                        let $c = at(&vc, lane);
+                        $e
+                    });
                 }
                 return Ok(Flow::Next);
             }};
@@ -881,18 +948,32 @@ impl Block<'_, '_> {
                         }
                     }
                     (Opd::Reg(d), src) => {
-                        let d = *d;
                         let mkp = if ty.k == K::Pred { 1 } else { mk };
-                        let global_shared = matches!(src, Opd::SymAddr(Base::Shared(_), _));
-                        for lane in lanes(mask) {
-                            let v = self.val(&snap, f, src, lane);
-                            let _ = global_shared;
-                            rset(&mut f.regs, d, lane, v & mkp);
+                        let v = self.gather(&snap, f, src, mask);
+                        if let Some(d) = row_mut(&mut f.regs, *d) {
+                            each_lane(d, mask, |lane| at(&v, lane) & mkp);
                         }
                     }
                     _ => {}
                 }
                 Ok(Flow::Next)
+            }
+            // f32 in round-to-nearest: the host's IEEE arithmetic, NaNs made canonical.
+            Op::Add | Op::Sub | Op::Mul(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat => {
+                let op = inst.op;
+                alu!(|a, b| {
+                    let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
+                    let r = match op {
+                        Op::Add => x + y,
+                        Op::Sub => x - y,
+                        _ => x * y,
+                    };
+                    if r.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        u64::from(r.to_bits())
+                    }
+                })
             }
             Op::Add | Op::Sub if ty.is_float() => {
                 let fop = if inst.op == Op::Add { FOp::Add } else { FOp::Sub };
@@ -907,14 +988,14 @@ impl Block<'_, '_> {
                 }
             }
             Op::Fma | Op::Mad(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == 0 => {
-                alu!(|a, b, c| {
-                    let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
-                    if r.is_nan() {
-                        0x7fff_ffff
-                    } else {
-                        u64::from(r.to_bits())
-                    }
-                })
+                let f = frame!();
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = self.gather(&snap, f, o(3), mask);
+                if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                    fma_f32(&va, &vb, &vc, mask, d);
+                }
+                Ok(Flow::Next)
             }
             Op::Fma | Op::Mad(_) if ty.is_float() => {
                 let sign = 1u64 << (bits.clamp(1, 64) - 1);
@@ -1185,26 +1266,28 @@ impl Block<'_, '_> {
                     ),
                     _ => (u32::MAX, None),
                 };
-                for lane in lanes(mask) {
-                    let a = self.val(&snap, f, o(1), lane);
-                    let b = self.val(&snap, f, o(2), lane);
-                    let mut t = compare(ty, inst.cmp, a, b, ftz);
-                    let mut nt = !t;
-                    if inst.bop != BoolOp::None {
-                        let c = self.val(&snap, f, o(3), lane) & 1 == 1;
-                        let comb = |x: bool| match inst.bop {
-                            BoolOp::And => x && c,
-                            BoolOp::Or => x || c,
-                            BoolOp::Xor => x ^ c,
-                            BoolOp::None => x,
-                        };
-                        t = comb(t);
-                        nt = comb(nt);
-                    }
-                    rset(&mut f.regs, p, lane, u64::from(t));
-                    if let Some(q) = q {
-                        rset(&mut f.regs, q, lane, u64::from(nt));
-                    }
+                let va = self.gather(&snap, f, o(1), mask);
+                let vb = self.gather(&snap, f, o(2), mask);
+                let vc = if inst.bop != BoolOp::None { self.gather(&snap, f, o(3), mask) } else { [0; WARP] };
+                let comb = |x: bool, c: u64| match inst.bop {
+                    BoolOp::And => x && c & 1 == 1,
+                    BoolOp::Or => x || c & 1 == 1,
+                    BoolOp::Xor => x ^ (c & 1 == 1),
+                    BoolOp::None => x,
+                };
+                // One comparison per lane: `t` and `!t` combined with `c` give both results.
+                let mut t = [0u64; WARP];
+                if ty.is_float() {
+                    each_lane(&mut t, mask, |lane| u64::from(compare(ty, inst.cmp, at(&va, lane), at(&vb, lane), ftz)));
+                } else {
+                    let cmp = inst.cmp;
+                    each_lane(&mut t, mask, |lane| u64::from(compare_int(ty, cmp, at(&va, lane), at(&vb, lane))));
+                }
+                if let Some(p) = row_mut(&mut f.regs, p) {
+                    each_lane(p, mask, |lane| u64::from(comb(at(&t, lane) != 0, at(&vc, lane))));
+                }
+                if let Some(q) = q.and_then(|q| row_mut(&mut f.regs, q)) {
+                    each_lane(q, mask, |lane| u64::from(comb(at(&t, lane) == 0, at(&vc, lane))));
                 }
                 Ok(Flow::Next)
             }
@@ -1636,54 +1719,119 @@ impl Block<'_, '_> {
             if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
         let (Some(data_op), Some(addr_op)) = (data_op, addr_op) else { return Ok(Flow::Next) };
         let total = es * n;
-        // Scalars in shared memory: straight to and from the block's bytes.
-        if n == 1 && matches!(es, 1 | 2 | 4 | 8) && inst.sp == Sp::Shared {
-            let signed = ty.k == K::S;
-            let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
-            for lane in lanes(mask) {
-                let addr = self.val(&snap, f, addr_op, lane);
-                let a = addr as usize;
-                let bad = || Fault::IllegalAddress { addr, line: inst.line };
-                let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                if load {
-                    let mut v = match es {
-                        1 => u64::from(cell.first().copied().unwrap_or(0)),
-                        2 => u64::from(u16::from_le_bytes(cell.try_into().unwrap_or([0; 2]))),
-                        4 => u64::from(u32::from_le_bytes(cell.try_into().unwrap_or([0; 4]))),
-                        _ => u64::from_le_bytes(cell.try_into().unwrap_or([0; 8])),
-                    };
-                    if signed {
-                        v = sext(v, ty.bits) as u64;
-                    }
-                    if let Opd::Reg(r) = data_op {
-                        rset(&mut f.regs, *r, lane, v);
-                    }
-                } else {
-                    let v = self.val(&snap, f, data_op, lane).to_le_bytes();
-                    let cell = self.shared.get_mut(a..a.wrapping_add(es)).ok_or_else(bad)?;
-                    cell.copy_from_slice(v.get(..es).unwrap_or(&[]));
-                }
-            }
-            return Ok(Flow::Next);
-        }
         if n == 1 && matches!(es, 1 | 2 | 4 | 8) {
             let signed = ty.k == K::S;
+            let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
+            let dst = match data_op {
+                Opd::Reg(r) if load => Some(*r),
+                _ => None,
+            };
+            let fix = |v: u64| if signed { sext(v, ty.bits) as u64 } else { v };
+            let kparam = match addr_op {
+                Opd::Addr(Base::KParam(o), off) if load && inst.sp == Sp::Param => {
+                    Some(o.wrapping_add(*off as u64)).filter(|&a| a < FPARAM_TAG)
+                }
+                _ => None,
+            };
+            if let Some(addr) = kparam {
+                let bad = || Fault::IllegalAddress { addr, line: inst.line };
+                let a = usize::try_from(addr).map_err(|_| bad())?;
+                let src = self.l.kparams.get(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                let mut b = [0u8; 8];
+                if let Some(d) = b.get_mut(..es) {
+                    d.copy_from_slice(src);
+                }
+                let v = fix(u64::from_le_bytes(b));
+                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                    each_lane(out, mask, |_| v);
+                }
+                return Ok(Flow::Next);
+            }
+            let addrs = self.gather(&snap, f, addr_op, mask);
+            let data = if load { [0; WARP] } else { self.gather(&snap, f, data_op, mask) };
+            // Scalars in shared memory: straight to and from the block's bytes.
+            if inst.sp == Sp::Shared {
+                let Some(f) = w.frames.last_mut() else { return Ok(Flow::Next) };
+                let sh = self.shared.as_mut_slice();
+                let r = if load {
+                    let mut out = [0u64; WARP];
+                    let r = match es {
+                        1 => shared_load::<1>(sh, &addrs, mask, &mut out),
+                        2 => shared_load::<2>(sh, &addrs, mask, &mut out),
+                        4 => shared_load::<4>(sh, &addrs, mask, &mut out),
+                        _ => shared_load::<8>(sh, &addrs, mask, &mut out),
+                    };
+                    // The lanes before a bad one have loaded: as before, their values land.
+                    let done = match r {
+                        Ok(()) => mask,
+                        Err(lane) => mask & ((1u32 << lane) - 1),
+                    };
+                    if let Some(d) = dst.and_then(|d| row_mut(&mut f.regs, d)) {
+                        each_lane(d, done, |lane| fix(at(&out, lane)));
+                    }
+                    r
+                } else {
+                    match es {
+                        1 => shared_store::<1>(sh, &addrs, mask, &data),
+                        2 => shared_store::<2>(sh, &addrs, mask, &data),
+                        4 => shared_store::<4>(sh, &addrs, mask, &data),
+                        _ => shared_store::<8>(sh, &addrs, mask, &data),
+                    }
+                };
+                return match r {
+                    Ok(()) => Ok(Flow::Next),
+                    Err(lane) => Err(Fault::IllegalAddress { addr: at(&addrs, lane), line: inst.line }),
+                };
+            }
+            // Global memory: the embedder's, every access checked, the warp's lanes in one
+            // call. A misaligned lane faults after the lanes before it have run.
+            if inst.sp == Sp::Global {
+                let line = inst.line;
+                let mut misaligned = None;
+                for lane in lanes(mask) {
+                    if at(&addrs, lane) % es as u64 != 0 {
+                        misaligned = Some(lane);
+                        break;
+                    }
+                }
+                let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
+                let mut vals = [0u64; WARP];
+                let r = if load {
+                    self.l.mem.read_lanes(&addrs, before, es, &mut vals)
+                } else {
+                    self.l.mem.write_lanes(&addrs, before, es, &data)
+                };
+                if let Err(b) = r {
+                    return Err(Fault::IllegalAddress { addr: b.addr, line });
+                }
+                if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                    each_lane(out, before, |lane| fix(at(&vals, lane)));
+                }
+                if let Some(m) = misaligned {
+                    return Err(Fault::MisalignedAddress { addr: at(&addrs, m), line });
+                }
+                return Ok(Flow::Next);
+            }
+            // Loads land in `vals` first: reading local or param memory borrows the warp.
+            let mut vals = [0u64; WARP];
             for lane in lanes(mask) {
-                let Some(f) = w.frames.last() else { break };
-                let addr = self.val(&snap, f, addr_op, lane);
+                let addr = at(&addrs, lane);
                 let mut b = [0u8; 8];
                 if load {
                     self.read(w, inst.sp, addr, lane, b.get_mut(..es).unwrap_or(&mut []), inst.line)?;
-                    let mut v = u64::from_le_bytes(b);
-                    if signed {
-                        v = sext(v, ty.bits) as u64;
-                    }
-                    if let (Opd::Reg(r), Some(f)) = (data_op, w.frames.last_mut()) {
-                        rset(&mut f.regs, *r, lane, v);
+                    if let Some(x) = vals.get_mut(lane) {
+                        *x = fix(u64::from_le_bytes(b));
                     }
                 } else {
-                    b = self.val(&snap, f, data_op, lane).to_le_bytes();
+                    b = at(&data, lane).to_le_bytes();
                     self.write(w, inst.sp, addr, lane, b.get(..es).unwrap_or(&[]), inst.line)?;
+                }
+            }
+            if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
+                for lane in lanes(mask) {
+                    if let Some(x) = out.get_mut(lane) {
+                        *x = at(&vals, lane);
+                    }
                 }
             }
             return Ok(Flow::Next);
@@ -1880,7 +2028,7 @@ impl Block<'_, '_> {
             return Err(Fault::StackOverflow { line: inst.line });
         }
         let local_base = w.local_top.div_ceil(16) * 16;
-        let mut nf = new_frame(callee, *fi, mask, local_base, pc);
+        let mut nf = new_frame(&mut self.spare, callee, *fi, mask, local_base, pc);
         {
             let Some(f) = w.frames.last() else { return Ok(Flow::Next) };
             for (k, &(off, size)) in callee.params.iter().enumerate() {
@@ -2384,6 +2532,7 @@ fn fabs_neg(ty: Ty, a: u64, neg: bool, ftz: bool) -> u64 {
     one(ty.bits, ty.fmt(), a & mask_of(ty.bits))
 }
 
+#[inline]
 fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
     if ty.is_float() {
         let (x, y) = if ty.bits == 64 {
@@ -2411,6 +2560,12 @@ fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
             Cmp::Nan => un,
         };
     }
+    compare_int(ty, cmp, a, b)
+}
+
+/// [`compare`] for integer (and bit) types.
+#[inline(always)]
+fn compare_int(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
     let bits = ty.bits.max(1);
     let mk = mask_of(bits);
     let signed = ty.k == K::S;

@@ -48,6 +48,7 @@
 
 mod exec;
 pub mod float;
+mod lanes;
 mod memory;
 mod module;
 mod parse;

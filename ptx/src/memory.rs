@@ -2,7 +2,7 @@
 //! launch can fail with ([`Fault`]). [`HostMemory`] is a simple implementation for tests.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
 /// An access outside every live allocation.
@@ -25,6 +25,33 @@ pub trait GlobalMemory: Sync {
     /// `addr` by `op(old)` and returns `old`; no other `atomic` on an overlapping address
     /// runs between the read and the write.
     fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress>;
+    /// A warp's load: for each set bit `lane` of `mask`, in lane order, reads the `size`
+    /// bytes (1, 2, 4 or 8) at `addrs[lane]` into `out[lane]` (little-endian,
+    /// zero-extended). `Err` at the first lane outside a live allocation (the lanes before
+    /// it have been read). The default calls [`GlobalMemory::read`] lane by lane;
+    /// implementations may do better (one look-up for lanes in the same allocation).
+    fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+            if mask & (1 << lane) != 0 {
+                let mut b = [0u8; 8];
+                self.read(addr, b.get_mut(..size.min(8)).unwrap_or(&mut []))?;
+                *o = u64::from_le_bytes(b);
+            }
+        }
+        Ok(())
+    }
+    /// A warp's store: for each set bit `lane` of `mask`, in lane order, writes the low
+    /// `size` bytes (1, 2, 4 or 8) of `data[lane]` at `addrs[lane]`. `Err` at the first lane
+    /// outside a live allocation (the lanes before it have been written). The default calls
+    /// [`GlobalMemory::write`] lane by lane.
+    fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        for (lane, (&addr, v)) in addrs.iter().zip(data).enumerate() {
+            if mask & (1 << lane) != 0 {
+                self.write(addr, v.to_le_bytes().get(..size.min(8)).unwrap_or(&[]))?;
+            }
+        }
+        Ok(())
+    }
     /// Receives the text a kernel's `printf` (vprintf) produces, one call's output at a
     /// time. The default writes it to standard output.
     fn printf(&self, text: &str) {
@@ -108,7 +135,68 @@ impl std::error::Error for Fault {}
 
 struct Alloc {
     base: u64,
-    bytes: Box<[AtomicU8]>,
+    size: usize,
+    /// The bytes, four to a word (little-endian), so that an aligned access of 4 bytes is
+    /// one atomic load or store and one of 8 bytes two.
+    words: Box<[AtomicU32]>,
+}
+
+impl Alloc {
+    /// Each word the `n` bytes at byte offset `off` touch: its index, the first byte's
+    /// position in it, the number of bytes in it, and their position in the access.
+    #[inline]
+    fn pieces(off: usize, n: usize) -> impl Iterator<Item = (usize, usize, usize, usize)> {
+        let mut done = 0;
+        std::iter::from_fn(move || {
+            if done >= n {
+                return None;
+            }
+            let at = off + done;
+            let (word, first) = (at / 4, at % 4);
+            let len = (4 - first).min(n - done);
+            let piece = (word, first, len, done);
+            done += len;
+            Some(piece)
+        })
+    }
+
+    fn read(&self, off: usize, out: &mut [u8], order: Ordering) {
+        if let (Ok(o), 0) = (<&mut [u8; 4]>::try_from(&mut *out), off % 4) {
+            *o = self.words.get(off / 4).map_or(0, |w| w.load(order)).to_le_bytes();
+            return;
+        }
+        for (word, first, len, pos) in Alloc::pieces(off, out.len()) {
+            let w = self.words.get(word).map_or(0, |w| w.load(order)).to_le_bytes();
+            if let (Some(d), Some(s)) = (out.get_mut(pos..pos + len), w.get(first..first + len)) {
+                d.copy_from_slice(s);
+            }
+        }
+    }
+
+    /// Leaves the other bytes of a word it writes part of as they are, even when other
+    /// threads write them.
+    fn write(&self, off: usize, data: &[u8], order: Ordering) {
+        if let (Ok(d), 0) = (<[u8; 4]>::try_from(data), off % 4) {
+            if let Some(w) = self.words.get(off / 4) {
+                w.store(u32::from_le_bytes(d), order);
+            }
+            return;
+        }
+        for (word, first, len, pos) in Alloc::pieces(off, data.len()) {
+            let Some(w) = self.words.get(word) else { continue };
+            let mut v = [0u8; 4];
+            if let (Some(d), Some(s)) = (v.get_mut(first..first + len), data.get(pos..pos + len)) {
+                d.copy_from_slice(s);
+            }
+            let v = u32::from_le_bytes(v);
+            if len == 4 {
+                w.store(v, order);
+            } else {
+                let m = (u32::MAX >> (32 - 8 * len)) << (8 * first);
+                let _ = w.fetch_update(order, Ordering::Relaxed, |old| Some((old & !m) | v));
+            }
+        }
+    }
 }
 
 /// Device memory in host memory, for tests and benchmarks: allocations at distinct
@@ -153,8 +241,8 @@ impl HostMemory {
     /// A new zeroed allocation of `size` bytes; its address (256-byte aligned).
     pub fn alloc(&mut self, size: usize) -> u64 {
         let base = self.next;
-        let bytes: Box<[AtomicU8]> = (0..size).map(|_| AtomicU8::new(0)).collect();
-        self.allocs.push(Alloc { base, bytes });
+        let words: Box<[AtomicU32]> = (0..size.div_ceil(4)).map(|_| AtomicU32::new(0)).collect();
+        self.allocs.push(Alloc { base, size, words });
         self.next = (base + size as u64 + 4096).div_ceil(256) * 256;
         base
     }
@@ -173,42 +261,74 @@ impl HostMemory {
         Some(v)
     }
 
-    fn find(&self, addr: u64, len: usize) -> Option<&[AtomicU8]> {
+    /// [`HostMemory::find`], trying the allocation `near` (the previous lane's) first.
+    #[inline]
+    fn find_near<'m>(&'m self, near: Option<&'m Alloc>, addr: u64, len: usize) -> Option<(&'m Alloc, usize)> {
+        if let Some(a) = near {
+            let off = addr.wrapping_sub(a.base);
+            if addr >= a.base && off <= a.size as u64 && a.size as u64 - off >= len as u64 {
+                return Some((a, off as usize));
+            }
+        }
+        self.find(addr, len)
+    }
+
+    /// The allocation holding the `len` bytes at `addr`, and `addr`'s offset in it.
+    #[inline]
+    fn find(&self, addr: u64, len: usize) -> Option<(&Alloc, usize)> {
         let i = self.allocs.partition_point(|a| a.base <= addr);
         let a = self.allocs.get(i.checked_sub(1)?)?;
-        let off = (addr - a.base) as usize;
-        a.bytes.get(off..off.checked_add(len)?)
+        let off = usize::try_from(addr - a.base).ok()?;
+        (off.checked_add(len)? <= a.size).then_some((a, off))
     }
 }
 
 impl GlobalMemory for HostMemory {
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
-        let src = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
-        for (o, s) in out.iter_mut().zip(src) {
-            *o = s.load(Ordering::Relaxed);
-        }
+        let (a, off) = self.find(addr, out.len()).ok_or(BadAddress { addr })?;
+        a.read(off, out, Ordering::Relaxed);
         Ok(())
     }
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
-        let dst = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
-        for (d, s) in dst.iter().zip(data) {
-            d.store(*s, Ordering::Relaxed);
-        }
+        let (a, off) = self.find(addr, data.len()).ok_or(BadAddress { addr })?;
+        a.write(off, data, Ordering::Relaxed);
         Ok(())
     }
     fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress> {
-        let cell = self.find(addr, size).ok_or(BadAddress { addr })?;
+        let (a, off) = self.find(addr, size).ok_or(BadAddress { addr })?;
         let _guard = self.atomics.lock().unwrap_or_else(|e| e.into_inner());
         let mut old = [0u8; 8];
-        for (o, s) in old.iter_mut().zip(cell) {
-            *o = s.load(Ordering::SeqCst);
-        }
+        a.read(off, old.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::SeqCst);
         let old = u64::from_le_bytes(old);
         let new = op(old).to_le_bytes();
-        for (d, s) in cell.iter().zip(new.iter()) {
-            d.store(*s, Ordering::SeqCst);
-        }
+        a.write(off, new.get(..size.min(8)).unwrap_or(&[]), Ordering::SeqCst);
         Ok(old)
+    }
+    fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        let mut hit: Option<&Alloc> = None;
+        for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
+            if mask & (1 << lane) == 0 {
+                continue;
+            }
+            let (a, off) = self.find_near(hit, addr, size).ok_or(BadAddress { addr })?;
+            hit = Some(a);
+            let mut b = [0u8; 8];
+            a.read(off, b.get_mut(..size.min(8)).unwrap_or(&mut []), Ordering::Relaxed);
+            *o = u64::from_le_bytes(b);
+        }
+        Ok(())
+    }
+    fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        let mut hit: Option<&Alloc> = None;
+        for (lane, (&addr, v)) in addrs.iter().zip(data).enumerate() {
+            if mask & (1 << lane) == 0 {
+                continue;
+            }
+            let (a, off) = self.find_near(hit, addr, size).ok_or(BadAddress { addr })?;
+            hit = Some(a);
+            a.write(off, v.to_le_bytes().get(..size.min(8)).unwrap_or(&[]), Ordering::Relaxed);
+        }
+        Ok(())
     }
     fn printf(&self, text: &str) {
         if let Ok(mut p) = self.printed.lock() {
@@ -218,5 +338,66 @@ impl GlobalMemory for HostMemory {
             }
         }
         print!("{text}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Accesses of every size at every offset (within a word, across words, past the end)
+    /// read back what was written and leave the neighbouring bytes alone.
+    #[test]
+    fn host_memory_bytes_round_trip() {
+        let mut mem = HostMemory::new();
+        let pattern: Vec<u8> = (0..40u8).collect();
+        let base = mem.alloc_from(&pattern);
+        for len in 1..=17usize {
+            for off in 0..(40 - len) {
+                let data: Vec<u8> = (0..len).map(|i| 0xa0 ^ (i as u8) ^ (off as u8)).collect();
+                assert_eq!(mem.write(base + off as u64, &data), Ok(()));
+                assert_eq!(mem.bytes(base + off as u64, len), Some(data.clone()));
+                let mut expect = pattern.clone();
+                if let Some(d) = expect.get_mut(off..off + len) {
+                    d.copy_from_slice(&data);
+                }
+                assert_eq!(mem.bytes(base, 40), Some(expect));
+                assert_eq!(mem.write(base, &pattern), Ok(()));
+            }
+            let end = base + 40 - len as u64 + 1;
+            assert_eq!(mem.write(end, &vec![0; len]), Err(BadAddress { addr: end }));
+            assert_eq!(mem.bytes(end, len), None);
+        }
+        assert_eq!(mem.atomic(base + 4, 4, &mut |v| v + 1), Ok(0x0706_0504));
+        assert_eq!(mem.write(base + 4, &[4]), Ok(()));
+        assert_eq!(mem.bytes(base + 3, 3), Some(vec![3, 4, 5]));
+    }
+
+    /// A warp's accesses over two allocations match lane-by-lane ones; the first lane
+    /// outside every allocation stops the warp there, the lanes before it done.
+    #[test]
+    fn host_memory_lanes() {
+        let mut mem = HostMemory::new();
+        let x = mem.alloc_from(&(0..64u8).collect::<Vec<u8>>());
+        let y = mem.alloc_from(&(100..164u8).collect::<Vec<u8>>());
+        let addrs: [u64; 32] = std::array::from_fn(|l| if l % 3 == 0 { y + 2 * l as u64 } else { x + 2 * l as u64 });
+        let mut out = [7u64; 32];
+        assert_eq!(mem.read_lanes(&addrs, 0xffff_fffe, 2, &mut out), Ok(()));
+        for (lane, (&a, &v)) in addrs.iter().zip(&out).enumerate() {
+            let want = if lane == 0 {
+                Some(7)
+            } else {
+                mem.bytes(a, 2).and_then(|b| b.try_into().ok()).map(|b: [u8; 2]| u64::from(u16::from_le_bytes(b)))
+            };
+            assert_eq!(Some(v), want, "lane {lane}");
+        }
+        let data: [u64; 32] = std::array::from_fn(|l| 0xab00 + l as u64);
+        let mut bad = addrs;
+        if let Some(b) = bad.get_mut(5) {
+            *b = x + 63;
+        }
+        assert_eq!(mem.write_lanes(&bad, u32::MAX, 2, &data), Err(BadAddress { addr: x + 63 }));
+        assert_eq!(mem.bytes(x + 8, 2), Some(vec![4, 0xab]));
+        assert_eq!(mem.bytes(y + 12, 2), Some(vec![112, 113]));
     }
 }

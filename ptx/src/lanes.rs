@@ -1,0 +1,205 @@
+//! A warp's lanes: the set bits of an active mask, a register's row of 32 values, and the
+//! loops that apply one instruction to every active lane (shared-memory accesses, `fma.f32`
+//! on the host's FMA unit when it has one).
+
+/// Threads in a warp.
+pub(crate) const WARP: usize = 32;
+
+/// Each set bit of `m`, as a lane index.
+#[inline]
+pub(crate) fn lanes(mut m: u32) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        if m == 0 {
+            None
+        } else {
+            let l = m.trailing_zeros();
+            m &= m - 1;
+            Some(l as usize)
+        }
+    })
+}
+
+#[inline]
+pub(crate) fn rget(regs: &[u64], r: u32, lane: usize) -> u64 {
+    regs.get(r as usize * WARP + lane).copied().unwrap_or(0)
+}
+
+#[inline]
+pub(crate) fn rset(regs: &mut [u64], r: u32, lane: usize, v: u64) {
+    if let Some(x) = regs.get_mut(r as usize * WARP + lane) {
+        *x = v;
+    }
+}
+
+/// Register `r`'s values in every lane (`None` for a register outside the frame).
+#[inline(always)]
+pub(crate) fn row(regs: &[u64], r: u32) -> Option<&[u64; WARP]> {
+    let at = r as usize * WARP;
+    regs.get(at..at + WARP).and_then(|s| s.try_into().ok())
+}
+
+/// Register `r`'s values in every lane, to write.
+#[inline(always)]
+pub(crate) fn row_mut(regs: &mut [u64], r: u32) -> Option<&mut [u64; WARP]> {
+    let at = r as usize * WARP;
+    regs.get_mut(at..at + WARP).and_then(|s| s.try_into().ok())
+}
+
+/// Writes `f(lane)` into `dst` for each lane of `mask`: every lane in one straight loop
+/// when all are active (the common case, which the compiler can vectorise).
+#[inline(always)]
+pub(crate) fn each_lane(dst: &mut [u64; WARP], mask: u32, mut f: impl FnMut(usize) -> u64) {
+    if mask == u32::MAX {
+        for (lane, d) in dst.iter_mut().enumerate() {
+            *d = f(lane);
+        }
+    } else {
+        for lane in lanes(mask) {
+            if let Some(d) = dst.get_mut(lane) {
+                *d = f(lane);
+            }
+        }
+    }
+}
+
+/// Lane `lane` of `v` (`lane` is below [`WARP`]).
+#[inline(always)]
+pub(crate) fn at(v: &[u64; WARP], lane: usize) -> u64 {
+    v.get(lane).copied().unwrap_or(0)
+}
+
+/// Loads the `N`-byte little-endian value at shared offset `addrs[lane]` into `out[lane]`
+/// for each lane of `mask`, in lane order; `Err(lane)` at the first lane whose bytes are
+/// not all inside `shared`.
+#[inline(always)]
+pub(crate) fn shared_load<const N: usize>(
+    shared: &[u8],
+    addrs: &[u64; WARP],
+    mask: u32,
+    out: &mut [u64; WARP],
+) -> Result<(), usize> {
+    for lane in lanes(mask) {
+        let a = at(addrs, lane) as usize;
+        let cell: &[u8; N] = shared.get(a..a.wrapping_add(N)).and_then(|c| c.try_into().ok()).ok_or(lane)?;
+        let mut b = [0u8; 8];
+        if let Some(d) = b.get_mut(..N) {
+            d.copy_from_slice(cell);
+        }
+        if let Some(o) = out.get_mut(lane) {
+            *o = u64::from_le_bytes(b);
+        }
+    }
+    Ok(())
+}
+
+/// Stores the low `N` bytes of `data[lane]` at shared offset `addrs[lane]` for each lane of
+/// `mask`, in lane order; `Err(lane)` at the first lane whose bytes are not all inside
+/// `shared` (the lanes before it have stored).
+#[inline(always)]
+pub(crate) fn shared_store<const N: usize>(
+    shared: &mut [u8],
+    addrs: &[u64; WARP],
+    mask: u32,
+    data: &[u64; WARP],
+) -> Result<(), usize> {
+    for lane in lanes(mask) {
+        let a = at(addrs, lane) as usize;
+        let cell: &mut [u8; N] = shared.get_mut(a..a.wrapping_add(N)).and_then(|c| c.try_into().ok()).ok_or(lane)?;
+        let v = at(data, lane).to_le_bytes();
+        if let Some(s) = v.get(..N) {
+            cell.copy_from_slice(s);
+        }
+    }
+    Ok(())
+}
+
+/// `fma.rn.f32` (no `.ftz`/`.sat`) in each lane of `mask`: `a * b + c` rounded once, a NaN
+/// result canonical (0x7fffffff) as the GPU gives it.
+#[inline]
+pub(crate) fn fma_f32(a: &[u64; WARP], b: &[u64; WARP], c: &[u64; WARP], mask: u32, dst: &mut [u64; WARP]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: `fma_f32_hw` needs only the FMA instructions, which this CPU has
+            // (checked just now).
+            unsafe { fma_f32_hw(a, b, c, mask, dst) };
+            return;
+        }
+    }
+    fma_f32_lanes(a, b, c, mask, dst);
+}
+
+/// [`fma_f32`] compiled for CPUs with FMA: `mul_add` becomes one instruction (the same
+/// correctly rounded result as the library's software `fmaf`).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn fma_f32_hw(a: &[u64; WARP], b: &[u64; WARP], c: &[u64; WARP], mask: u32, dst: &mut [u64; WARP]) {
+    fma_f32_lanes(a, b, c, mask, dst);
+}
+
+#[inline(always)]
+fn fma_f32_lanes(a: &[u64; WARP], b: &[u64; WARP], c: &[u64; WARP], mask: u32, dst: &mut [u64; WARP]) {
+    each_lane(dst, mask, |lane| {
+        let (x, y, z) = (
+            f32::from_bits(at(a, lane) as u32),
+            f32::from_bits(at(b, lane) as u32),
+            f32::from_bits(at(c, lane) as u32),
+        );
+        let r = x.mul_add(y, z);
+        if r.is_nan() {
+            0x7fff_ffff
+        } else {
+            u64::from(r.to_bits())
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The FMA-unit path and the portable one agree bit for bit, special values included,
+    /// and leave inactive lanes alone.
+    #[test]
+    fn fma_f32_matches_portable() {
+        let specials = [
+            0.0f32,
+            -0.0,
+            1.0,
+            -1.5,
+            f32::MIN_POSITIVE,
+            1e-45,
+            f32::MAX,
+            f32::INFINITY,
+            f32::NEG_INFINITY,
+            f32::NAN,
+            1.0 + f32::EPSILON,
+            0.1,
+            3.0e38,
+        ];
+        let pick = |i: usize| u64::from(specials.get(i % specials.len()).copied().unwrap_or(0.0).to_bits());
+        for round in 0..specials.len() {
+            let a: [u64; WARP] = std::array::from_fn(|l| pick(l + round));
+            let b: [u64; WARP] = std::array::from_fn(|l| pick(l * 3 + round));
+            let c: [u64; WARP] = std::array::from_fn(|l| pick(l * 7 + 1 + round));
+            for mask in [u32::MAX, 0x5555_5555] {
+                let (mut fast, mut slow) = ([9u64; WARP], [9u64; WARP]);
+                fma_f32(&a, &b, &c, mask, &mut fast);
+                fma_f32_lanes(&a, &b, &c, mask, &mut slow);
+                assert_eq!(fast, slow);
+                for (lane, v) in slow.iter().enumerate() {
+                    let x = f32::from_bits(at(&a, lane) as u32)
+                        .mul_add(f32::from_bits(at(&b, lane) as u32), f32::from_bits(at(&c, lane) as u32));
+                    let want = if mask & (1 << lane) == 0 {
+                        9
+                    } else if x.is_nan() {
+                        0x7fff_ffff
+                    } else {
+                        u64::from(x.to_bits())
+                    };
+                    assert_eq!(*v, want);
+                }
+            }
+        }
+    }
+}
