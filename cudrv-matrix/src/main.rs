@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 
 use clap::{Parser, Subcommand};
 use cudrv::{version, Driver, LoadOptions};
@@ -421,7 +421,9 @@ fn write_results(run: &Run, out: &Outputs) -> Result<(), Failure> {
 /// in the order of `specs`. After a signal no new cell starts.
 fn run_all(specs: &[Spec], command: &[OsString], jobs: usize, tail: usize) -> Vec<CellResult> {
     let next = AtomicUsize::new(0);
-    let done = AtomicUsize::new(0);
+    // Held while a cell's count is taken and its line written, so the lines come out in
+    // the order of their counts.
+    let done = Mutex::new(0usize);
     let (tx, rx) = mpsc::channel();
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, specs.len().max(1)) {
@@ -432,7 +434,9 @@ fn run_all(specs: &[Spec], command: &[OsString], jobs: usize, tail: usize) -> Ve
                         break;
                     }
                     let result = cell::run(command, spec, tail, &GROUPS);
-                    let n = done.fetch_add(1, Ordering::Relaxed) + 1;
+                    let mut count = done.lock().unwrap_or_else(|e| e.into_inner());
+                    *count += 1;
+                    let n = *count;
                     if GROUPS.stopped().is_none() {
                         let status = if result.passed() {
                             "pass".to_string()
@@ -446,6 +450,7 @@ fn run_all(specs: &[Spec], command: &[OsString], jobs: usize, tail: usize) -> Ve
                             result.seconds
                         ));
                     }
+                    drop(count);
                     // The receiver outlives the scope; a send cannot fail.
                     let _ = tx.send((spec.version, result));
                 }
