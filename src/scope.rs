@@ -198,6 +198,36 @@ pub(crate) fn run_in<T>(
     unsafe { with_context(driver, ctx, op) }
 }
 
+/// The first driver version on which the calls [`run_named`] makes are known to give the
+/// same answers without their context current: driver 580 (CUDA 13.0) on the H200, with no
+/// context and with another context current (docs/driver-facts.md,
+/// `scripts/probes/context_free_calls.c`).
+pub(crate) const NAMED_CONTEXT_FROM: u32 = 13000;
+
+/// Runs `op`, a call whose handles name the context `ctx` (an explicit stream, a function,
+/// an executable graph), without the `cuCtxGetCurrent` a switch costs where the driver is
+/// known not to need one: on driver 13.0+ `op` runs as it is and, only if the driver
+/// answers `CUDA_ERROR_INVALID_CONTEXT` (some of these calls need *a* context current),
+/// again with `ctx` current. On older drivers `op` runs with `ctx` current ([`run_in`]).
+/// The first attempt's refusal did nothing, so the policy holds: on error nothing was
+/// done and the calling thread's context is as it was.
+#[inline(always)]
+pub(crate) fn run_named<T>(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    mut op: impl FnMut() -> Result<T, CudaError>,
+) -> Result<T, CudaError> {
+    if driver.version_code() < NAMED_CONTEXT_FROM {
+        return run_in(driver, ctx, op);
+    }
+    match op() {
+        Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
+            run_in(driver, ctx, op)
+        }
+        done => done,
+    }
+}
+
 /// Runs `create` with `ctx` current. If it succeeded and only the switch back failed, the
 /// creation is undone and the restoration error is returned with a note saying so; if the
 /// undo needs `ctx` and `ctx` is no longer current, what was created is leaked and the

@@ -172,6 +172,13 @@ impl Context {
         scope::run_in(self.driver(), self.as_raw(), op)
     }
 
+    /// Runs `op`, a call whose handles name this context, without making it current where
+    /// the driver does not need that (`scope::run_named`).
+    #[inline(always)]
+    pub(crate) fn run_named<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        scope::run_named(self.driver(), self.as_raw(), op)
+    }
+
     /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):
     /// `least` is the numerically greatest (0 on every device so far), `greatest` the
     /// numerically least (-5 on an H200). A priority outside it is clamped.

@@ -286,7 +286,9 @@ impl<'a> Launch<'a> {
         let (g, b) = (config.grid, config.block);
         let shared = config.shared_mem_bytes;
         let null = std::ptr::null_mut();
-        self.stream.run(|| {
+        // The stream names the context (docs/driver-facts.md: driver 13.0 launches on an
+        // explicit stream right with no context, or another one, current).
+        self.run_named(|| {
             // SAFETY: the handles are live; the caller vouches for the parameters.
             unsafe { pc.cuLaunchKernel(f, g.0, g.1, g.2, b.0, b.1, b.2, shared, s, params, null) }
         })
@@ -298,13 +300,24 @@ impl<'a> Launch<'a> {
         self.with_raw_config(config, |launch| {
             // SAFETY: the configuration and attributes live across the call; the caller
             // vouches for the parameters.
-            self.stream.run(|| unsafe { pc.cuLaunchKernelEx(launch, f, params, std::ptr::null_mut()) })
+            self.run_named(|| unsafe { pc.cuLaunchKernelEx(launch, f, params, std::ptr::null_mut()) })
         })
     }
 
     /// Adds a raw attribute that needs driver `needs` (`launch_attr.rs`).
     pub(crate) fn push_attribute(&mut self, raw: CUlaunchAttribute, needs: u32, name: &'static str) {
         self.attrs.push((raw, needs, name));
+    }
+
+    /// Runs `op`, a call naming the stream and the function, in the stream's context:
+    /// [`Stream::run_named`] for a module's function (which names its context); with the
+    /// context current for a library kernel (resolved in the current context).
+    #[inline(always)]
+    pub(crate) fn run_named<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        match self.target {
+            Target::Function(_) => self.stream.run_named(op),
+            Target::Kernel(_) => self.stream.run(op),
+        }
     }
 
     /// The function being launched.

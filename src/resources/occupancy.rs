@@ -106,16 +106,28 @@ fn count(v: c_int) -> u32 {
 struct Target<'a> {
     raw: CUfunction,
     context: &'a Context,
+    /// Whether `raw` names its context (a module's function); a library kernel is resolved
+    /// in the current context, so its queries always run with `context` current.
+    named: bool,
 }
 
 impl Target<'_> {
+    /// Runs the query `op` in the target's context ([`Context::run_named`] for a function).
+    fn run<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        if self.named {
+            self.context.run_named(op)
+        } else {
+            self.context.run(op)
+        }
+    }
+
     fn max_active_blocks(&self, block_size: u32, smem: usize, flags: OccupancyFlags) -> Result<u32, Error> {
         let what = "max_active_blocks_per_multiprocessor";
         let (pc, f, b, flags) =
             (self.context.driver().pc(), self.raw, int(what, "block size", block_size)?, flags.bits());
         let mut blocks: c_int = 0;
         // SAFETY: a live function and a valid out-pointer.
-        self.context.run(|| unsafe {
+        self.run(|| unsafe {
             pc.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut blocks, f, b, smem, flags)
         })?;
         Ok(count(blocks))
@@ -134,7 +146,7 @@ impl Target<'_> {
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         let Some(smem) = smem else {
             // SAFETY: a live function and valid out-pointers; no callback.
-            self.context.run(|| unsafe {
+            self.run(|| unsafe {
                 pc.cuOccupancyMaxPotentialBlockSizeWithFlags(&mut grid, &mut block, f, None, fixed, limit, flags)
             })?;
             return Ok(PotentialBlockSize { block_size: count(block), min_grid_size: count(grid) });
@@ -148,7 +160,7 @@ impl Target<'_> {
         let callback = Some(dynamic_smem_trampoline as unsafe extern "C" fn(c_int) -> usize);
         // SAFETY: a live function and valid out-pointers; the trampoline finds `query`,
         // listed until the call returns.
-        let result = self.context.run(|| unsafe {
+        let result = self.run(|| unsafe {
             pc.cuOccupancyMaxPotentialBlockSizeWithFlags(&mut grid, &mut block, f, callback, 0, limit, flags)
         });
         drop(listed);
@@ -166,14 +178,14 @@ impl Target<'_> {
         let (n, b) = (int(what, "block count", blocks)?, int(what, "block size", block_size)?);
         let mut bytes = 0usize;
         // SAFETY: a live function and a valid out-pointer.
-        self.context.run(|| unsafe { pc.cuOccupancyAvailableDynamicSMemPerBlock(&mut bytes, f, n, b) })?;
+        self.run(|| unsafe { pc.cuOccupancyAvailableDynamicSMemPerBlock(&mut bytes, f, n, b) })?;
         Ok(bytes)
     }
 }
 
 impl Function {
     fn target(&self) -> Target<'_> {
-        Target { raw: self.as_raw(), context: self.module().context() }
+        Target { raw: self.as_raw(), context: self.module().context(), named: true }
     }
 
     /// How many blocks of `block_size` threads, each with `dynamic_smem_bytes` of dynamic
@@ -239,7 +251,7 @@ impl Function {
 
 impl Kernel {
     fn target<'a>(&self, context: &'a Context) -> Target<'a> {
-        Target { raw: self.as_raw().cast::<CUfunc_st>(), context }
+        Target { raw: self.as_raw().cast::<CUfunc_st>(), context, named: false }
     }
 
     /// [`Function::max_active_blocks_per_multiprocessor`] for this kernel as loaded in
@@ -293,11 +305,11 @@ impl Launch<'_> {
     /// [`Launch::cluster`]) with `config` can be resident on the device at once
     /// (`cuOccupancyMaxActiveClusters`, driver 11.7+; compute capability 9.0+).
     pub fn max_active_clusters(&self, config: LaunchConfig) -> Result<u32, CudaError> {
-        let (pc, f, stream) = (self.stream().context().driver().pc(), self.function(), self.stream());
+        let (pc, f) = (self.stream().context().driver().pc(), self.function());
         let mut clusters: c_int = 0;
         self.with_raw_config(config, |raw| {
             // SAFETY: a live function and stream; the configuration lives across the call.
-            stream.run(|| unsafe { pc.cuOccupancyMaxActiveClusters(&mut clusters, f, raw) })
+            self.run_named(|| unsafe { pc.cuOccupancyMaxActiveClusters(&mut clusters, f, raw) })
         })?;
         Ok(count(clusters))
     }
@@ -308,11 +320,11 @@ impl Launch<'_> {
     /// cluster dimensions, if set, are passed too (a function compiled with required
     /// cluster dimensions answers those).
     pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, CudaError> {
-        let (pc, f, stream) = (self.stream().context().driver().pc(), self.function(), self.stream());
+        let (pc, f) = (self.stream().context().driver().pc(), self.function());
         let mut size: c_int = 0;
         self.with_raw_config(config, |raw| {
             // SAFETY: a live function and stream; the configuration lives across the call.
-            stream.run(|| unsafe { pc.cuOccupancyMaxPotentialClusterSize(&mut size, f, raw) })
+            self.run_named(|| unsafe { pc.cuOccupancyMaxPotentialClusterSize(&mut size, f, raw) })
         })?;
         Ok(count(size))
     }

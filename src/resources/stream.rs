@@ -68,6 +68,7 @@ impl Stream {
     }
 
     /// Whether this is one of the default streams (legacy or per-thread).
+    #[inline(always)]
     pub fn is_default(&self) -> bool {
         matches!(self.as_raw() as usize, 0 | 1 | STREAM_PER_THREAD)
     }
@@ -142,6 +143,19 @@ impl Stream {
     #[inline(always)]
     pub(crate) fn run<T>(&self, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
         self.context().run(f)
+    }
+
+    /// Runs the checked driver call `f`, which names this stream: for a created stream
+    /// without making its context current where the driver does not need that
+    /// ([`Context::run_named`]); a default stream (legacy or per-thread) means the current
+    /// context's, so there `f` runs with the stream's context current.
+    #[inline(always)]
+    pub(crate) fn run_named<T>(&self, f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        if self.is_default() {
+            self.context().run(f)
+        } else {
+            self.context().run_named(f)
+        }
     }
 
     /// Waits for all work queued on it (`cuStreamSynchronize`).

@@ -25,7 +25,7 @@ pub(crate) unsafe fn kernel_v1(w: &World, p: &CUDA_KERNEL_NODE_PARAMS_v1) -> Res
     w.contexts.current()?;
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     // SAFETY: forwarded from the program.
-    unsafe { kernel_node(w, p.func, shape[0], shape[1], p.sharedMemBytes, p.kernelParams, p.extra) }
+    unsafe { kernel_node(w, p.func, shape[0], shape[1], p.sharedMemBytes, p.kernelParams, p.extra, None) }
 }
 
 /// The kernel node of `cuGraphAddKernelNode_v2` parameters: the function is `func`, or
@@ -38,7 +38,7 @@ pub(crate) unsafe fn kernel_v2(w: &World, p: &CUDA_KERNEL_NODE_PARAMS_v2) -> Res
     let shape = [[p.gridDimX, p.gridDimY, p.gridDimZ], [p.blockDimX, p.blockDimY, p.blockDimZ]];
     let f = if p.func.is_null() { p.kern.cast() } else { p.func };
     // SAFETY: forwarded from the program.
-    unsafe { kernel_node(w, f, shape[0], shape[1], p.sharedMemBytes, p.kernelParams, p.extra) }
+    unsafe { kernel_node(w, f, shape[0], shape[1], p.sharedMemBytes, p.kernelParams, p.extra, None) }
 }
 
 pub(crate) unsafe fn cu_graph_add_kernel_node(

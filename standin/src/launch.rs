@@ -128,10 +128,13 @@ unsafe fn read_params(
 }
 
 /// A launch of `f` over this shape with these parameters, checked and read
-/// (`cuLaunchKernel`, kernel nodes).
+/// (`cuLaunchKernel`, kernel nodes). The PTX module's globals are made, the first time, in
+/// `owner`: a launch's stream's context (a launch needs no context current), or else the
+/// current context's (a kernel node).
 ///
 /// # Safety
 /// As [`read_params`].
+#[allow(clippy::too_many_arguments)] // the world, the C launch's arguments and the owner
 pub(crate) unsafe fn kernel_node(
     w: &World,
     f: CUfunction,
@@ -140,6 +143,7 @@ pub(crate) unsafe fn kernel_node(
     shared: c_uint,
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
+    owner: Option<Owner>,
 ) -> Result<KernelNode, CUresult> {
     let (name, runs) = module::kernel_of(w, from_ptr(f))?;
     check_shape(grid, block, shared)?;
@@ -161,7 +165,8 @@ pub(crate) unsafe fn kernel_node(
             // SAFETY: forwarded from the program.
             let values = unsafe { read_params(&layout, params, extra) }?;
             let m = module::home_module(w, home)?;
-            let owner = w.contexts.current().map_or(Owner { ctx: 0, device: 0 }, |c| Owner::of(&c));
+            let current = || w.contexts.current().map_or(Owner { ctx: 0, device: 0 }, |c| Owner::of(&c));
+            let owner = owner.unwrap_or_else(current);
             let globals = crate::global::bind(w, m, &ptx, owner)?;
             (values, Some(KernelCode::Ptx { module: ptx.module, globals: globals.into(), shared }))
         }
@@ -183,9 +188,14 @@ pub(crate) unsafe fn launch(
     params: *mut *mut c_void,
     extra: *mut *mut c_void,
 ) -> Result<(), CUresult> {
+    // The stream names the context, which need not be current (driver 580 launches right
+    // with none, or another one, current: docs/driver-facts.md); a bad stream is reported
+    // after a bad function, as before.
+    let t = stream::resolve(w, s);
+    let owner = t.as_ref().ok().map(|t| Owner::of(&t.ctx));
     // SAFETY: forwarded from the program.
-    let kernel = unsafe { kernel_node(w, f, grid, block, shared, params, extra) }?;
-    let t = stream::resolve(w, s)?;
+    let kernel = unsafe { kernel_node(w, f, grid, block, shared, params, extra, owner) }?;
+    let t = t?;
     capture::record_or_run(w, s, Node::Kernel(kernel), &t)
 }
 

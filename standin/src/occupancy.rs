@@ -8,7 +8,10 @@
 //! memory its `MAX_DYNAMIC_SHARED_SIZE_BYTES` allows (48 KiB until set); a block that
 //! asks more, or more threads than 1024, fits 0 times.
 //!
-//! Every entry needs a current context (CUDA_ERROR_INVALID_CONTEXT, as the H200 answers).
+//! The block-size entries need a current context (CUDA_ERROR_INVALID_CONTEXT, as the H200
+//! answers); the two cluster entries do not (driver 580 answers them with none current,
+//! `scripts/probes/context_free_calls.c`). With another context current every entry
+//! answers for the function as with its own.
 //! `cuOccupancyMaxPotentialBlockSize*` calls the block-size callback on the calling
 //! thread, with no stand-in lock held, trying block sizes from the largest down in steps
 //! of a warp and stopping at the first that fills a multiprocessor.
@@ -49,6 +52,11 @@ struct Func {
 /// The function (or kernel cast to one) `f`, with a context current.
 fn func(w: &World, f: CUfunction) -> Result<(u64, Func), CUresult> {
     w.contexts.current()?;
+    func_of(w, f)
+}
+
+/// The function (or kernel cast to one) `f`, whatever context is current.
+fn func_of(w: &World, f: CUfunction) -> Result<(u64, Func), CUresult> {
     let h = from_ptr(f);
     module::kernel_of(w, h)?;
     let registers = i64::from(func_attr::registers(w, h).max(1));
@@ -265,7 +273,7 @@ pub(crate) unsafe fn cu_occupancy_max_active_clusters(
     config: *const CUlaunchConfig,
 ) -> CUresult {
     let r = non_null(out).and_then(|()| {
-        let (h, func) = func(w, f)?;
+        let (h, func) = func_of(w, f)?;
         // SAFETY: the program's configuration.
         let (block, shared, cluster) = unsafe { config_of(config) }?;
         let required = func_attr::required_cluster(w, h);
@@ -294,7 +302,7 @@ pub(crate) unsafe fn cu_occupancy_max_potential_cluster_size(
     config: *const CUlaunchConfig,
 ) -> CUresult {
     let r = non_null(out).and_then(|()| {
-        let (h, func) = func(w, f)?;
+        let (h, func) = func_of(w, f)?;
         // SAFETY: the program's configuration.
         let (block, shared, _) = unsafe { config_of(config) }?;
         let limit = if func_attr::non_portable_cluster(w, h) { 16 } else { 8 };

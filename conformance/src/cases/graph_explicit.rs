@@ -3,7 +3,7 @@
 //! (`expected/h200-driver-13000.txt`).
 
 use super::graph::{graph, instantiate};
-use super::{alloc, case, number, scale_kernel, step, with, Case, Env, Out, UNTOUCHED};
+use super::{alloc, case, number, other_context, scale_kernel, step, with, Case, Env, Out, UNTOUCHED};
 use cudrv::sys::*;
 
 /// Adds an empty node to `g` after `deps`.
@@ -93,6 +93,54 @@ fn no_context_cases() -> Vec<Case> {
                 step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
                 let st = e.p.cuGraphLaunch(x, s);
                 Out::of(st).info("synchronize", format!("{:?}", e.p.cuStreamSynchronize(s)))
+            })
+        }),
+    ]
+}
+
+/// An executable graph of one kernel node updated, launched, and its node's parameters set,
+/// with its context not current (cudrv updates and launches so from driver 13.0).
+pub fn named_context_cases() -> Vec<Case> {
+    vec![
+        case!("graph_explicit.exec_update_no_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, _) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
+                let mut info = CUgraphExecUpdateResultInfo::default();
+                let st = e.p.cuGraphExecUpdate(x, g, &mut info);
+                Out::of(st).eq("result", format!("{:?}", info.result))
+            })
+        }),
+        case!("graph_explicit.exec_update_other_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, _) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                let other = with!(other_context(e));
+                step!(e.p.cuCtxSetCurrent(other));
+                let mut info = CUgraphExecUpdateResultInfo::default();
+                let st = e.p.cuGraphExecUpdate(x, g, &mut info);
+                Out::of(st).eq("result", format!("{:?}", info.result))
+            })
+        }),
+        case!("graph_explicit.launch_other_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, _) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                let s = with!(super::stream(e));
+                let other = with!(other_context(e));
+                step!(e.p.cuCtxSetCurrent(other));
+                let st = e.p.cuGraphLaunch(x, s);
+                Out::of(st).eq("synchronize", e.p.cuStreamSynchronize(s))
+            })
+        }),
+        case!("graph_explicit.exec_kernel_node_set_params_other_context", Ctx, |e| {
+            with_kernel_params(e, |p| {
+                let (g, n) = with!(kernel_graph(e, p));
+                let x = with!(instantiate(e, g));
+                let other = with!(other_context(e));
+                step!(e.p.cuCtxSetCurrent(other));
+                Out::of(e.p.cuGraphExecKernelNodeSetParams(x, n, p))
             })
         }),
     ]

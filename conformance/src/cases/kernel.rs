@@ -5,7 +5,10 @@
 
 use std::ffi::{c_int, c_void};
 
-use super::{case, handle, made, number, scale_kernel, sentinel, step, with, Case, Env, Out, SCALE_PTX, UNTOUCHED};
+use super::{
+    case, handle, made, number, other_context, scale_kernel, sentinel, step, stream, with, Case, Env, Out, SCALE_PTX,
+    UNTOUCHED,
+};
 use cudrv::call;
 use cudrv::sys::*;
 
@@ -90,6 +93,75 @@ fn clusters(e: &Env, block: u32, cluster: Option<u32>) -> Out {
     // SAFETY: as above.
     let st2 = unsafe { e.p.cuOccupancyMaxPotentialClusterSize(&mut size, f, &config) };
     Out::of(st).eq("clusters", active).eq("size_status", st2).eq("size", size)
+}
+
+/// Every occupancy query of scale_f32 (blocks of 256, potential block size, dynamic shared
+/// memory for 2 blocks of 256, clusters of 2 and the potential cluster size on a created
+/// stream), first with the case's context current, then with `current` (null: none):
+/// the statuses with `current`, and whether each answer matched.
+fn occupancy_with_current(e: &Env, current: CUcontext) -> Out {
+    let f = with!(scale_kernel(e));
+    let s = with!(stream(e));
+    let ask = || {
+        let mut attr =
+            CUlaunchAttribute { id: CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, ..Default::default() };
+        attr.value.clusterDim.x = 2;
+        attr.value.clusterDim.y = 1;
+        attr.value.clusterDim.z = 1;
+        let mut config = CUlaunchConfig {
+            gridDimX: 16,
+            gridDimY: 1,
+            gridDimZ: 1,
+            blockDimX: 128,
+            blockDimY: 1,
+            blockDimZ: 1,
+            hStream: s,
+            attrs: &mut attr,
+            numAttrs: 1,
+            ..Default::default()
+        };
+        let (mut blocks, mut grid, mut block, mut bytes, mut clusters, mut size) = (-7, -7, -7, 0usize, -7, -7);
+        // SAFETY: a live function and stream; valid out-pointers; the configuration and
+        // its attribute live across the calls.
+        let statuses = unsafe {
+            [
+                e.p.cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut blocks, f, 256, 0),
+                e.p.cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, None, 0, 0),
+                e.p.cuOccupancyAvailableDynamicSMemPerBlock(&mut bytes, f, 2, 256),
+                e.p.cuOccupancyMaxActiveClusters(&mut clusters, f, &config),
+                {
+                    config.numAttrs = 0;
+                    e.p.cuOccupancyMaxPotentialClusterSize(&mut size, f, &config)
+                },
+            ]
+        };
+        (statuses, [blocks as i64, grid as i64, block as i64, bytes as i64, clusters as i64, size as i64])
+    };
+    let (_, want) = ask();
+    // SAFETY: a live context, or null.
+    step!(unsafe { e.p.cuCtxSetCurrent(current) });
+    let (statuses, got) = ask();
+    let names = ["blocks", "potential_block_size", "available_smem", "active_clusters", "potential_cluster_size"];
+    let mut out = Out::of(CUresult::CUDA_SUCCESS);
+    for (name, st) in names.iter().zip(statuses) {
+        out = out.eq(name, st);
+    }
+    let same: Vec<bool> = want.iter().zip(&got).map(|(a, b)| a == b).collect();
+    out.eq("answers_same", format!("{same:?}"))
+}
+
+/// Occupancy of a module's function with its context not current (cudrv asks so from
+/// driver 13.0, retrying with the context current on CUDA_ERROR_INVALID_CONTEXT).
+pub fn named_context_cases() -> Vec<Case> {
+    vec![
+        case!("occupancy.all_no_context", Ctx, since 11070 &[call::cuOccupancyMaxActiveClusters], |e| {
+            occupancy_with_current(e, std::ptr::null_mut())
+        }),
+        case!("occupancy.all_other_context", Ctx, since 11070 &[call::cuOccupancyMaxActiveClusters], |e| {
+            let other = with!(other_context(e));
+            occupancy_with_current(e, other)
+        }),
+    ]
 }
 
 pub fn cases() -> Vec<Case> {

@@ -1,6 +1,9 @@
 //! Kernel launches and the limits checked at launch.
 
-use super::{alloc, case, launch_scale, read_f32, scale_kernel, step, stream, with, write_f32, Case, Env, Out, Shape};
+use super::{
+    alloc, case, launch_scale, other_context, read_f32, scale_kernel, step, stream, with, write_f32, Case, Env, Out,
+    Shape,
+};
 use cudrv::sys::*;
 
 /// Launches scale_f32 over 4 floats with the given shape on a fresh stream (threads past 4
@@ -44,6 +47,60 @@ fn launch_ex(e: &Env, attrs: &mut [CUlaunchAttribute]) -> Out {
     let sync = unsafe { e.p.cuStreamSynchronize(s) };
     let back = with!(read_f32(e, x, 4));
     Out::of(st).eq("then_synchronize", sync).eq("scaled", back == [2.0, 4.0, 6.0, 8.0])
+}
+
+/// Launches scale_f32 over 4 floats on a created stream of the case's context with
+/// `current` current instead (null: none), through `cuLaunchKernel` or (`ex`)
+/// `cuLaunchKernelEx`; the case's context is made current again to read the result.
+fn launch_with_current(e: &Env, current: CUcontext, ex: bool) -> Out {
+    let f = with!(scale_kernel(e));
+    let s = with!(stream(e));
+    let x = with!(alloc(e, 16));
+    with!(write_f32(e, x, &[1.0, 2.0, 3.0, 4.0]));
+    let (mut xp, mut sc, mut n) = (x, 2.0f32, 4i32);
+    let mut args: [*mut std::os::raw::c_void; 3] = [(&raw mut xp).cast(), (&raw mut sc).cast(), (&raw mut n).cast()];
+    let cfg = CUlaunchConfig {
+        gridDimX: 1,
+        gridDimY: 1,
+        gridDimZ: 1,
+        blockDimX: 32,
+        blockDimY: 1,
+        blockDimZ: 1,
+        hStream: s,
+        ..Default::default()
+    };
+    // SAFETY: a live context, or null.
+    step!(unsafe { e.p.cuCtxSetCurrent(current) });
+    let st = if ex {
+        // SAFETY: a valid configuration and arguments matching scale_f32's parameters.
+        unsafe { e.p.cuLaunchKernelEx(&cfg, f, args.as_mut_ptr(), std::ptr::null_mut()) }
+    } else {
+        // SAFETY: a live function and stream of this case.
+        unsafe { launch_scale(e, f, Shape { grid: [1, 1, 1], block: [32, 1, 1], shared: 0 }, s, x, 4) }
+    };
+    // SAFETY: a live stream.
+    let sync = unsafe { e.p.cuStreamSynchronize(s) };
+    // SAFETY: a live context, or null.
+    step!(unsafe { e.p.cuCtxSetCurrent(e.ctx) });
+    let back = with!(read_f32(e, x, 4));
+    Out::of(st).eq("then_synchronize", sync).eq("scaled", back == [2.0, 4.0, 6.0, 8.0])
+}
+
+/// Launches on a created stream with its context not current (cudrv launches so from
+/// driver 13.0, `scope::run_named`).
+pub fn named_context_cases() -> Vec<Case> {
+    vec![
+        case!("launch.no_context", Ctx, |e| { launch_with_current(e, std::ptr::null_mut(), false) }),
+        case!("launch.other_context", Ctx, |e| {
+            let other = with!(other_context(e));
+            launch_with_current(e, other, false)
+        }),
+        case!("launch.ex_no_context", Ctx, |e| { launch_with_current(e, std::ptr::null_mut(), true) }),
+        case!("launch.ex_other_context", Ctx, |e| {
+            let other = with!(other_context(e));
+            launch_with_current(e, other, true)
+        }),
+    ]
 }
 
 pub fn cases() -> Vec<Case> {

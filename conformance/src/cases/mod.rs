@@ -175,7 +175,7 @@ pub fn needs_own_process(name: &str) -> bool {
 /// --pending` runs them (for recording); once their lines are in the expected file they
 /// move into [`all`].
 pub fn pending() -> Vec<Case> {
-    Vec::new()
+    [launch::named_context_cases(), kernel::named_context_cases(), graph_explicit::named_context_cases()].concat()
 }
 
 /// Every case, recorded or pending (to find one by name).
@@ -286,6 +286,16 @@ pub fn stream(e: &Env) -> Result<CUstream, Out> {
     let mut s = std::ptr::null_mut();
     // SAFETY: a valid out-pointer.
     made("cuStreamCreate", unsafe { e.p.cuStreamCreate(&mut s, 0) }, s)
+}
+
+/// A second context on device 0 (`cuCtxCreate_v3020`), with the case's context (`e.ctx`)
+/// current again afterwards.
+pub fn other_context(e: &Env) -> Result<CUcontext, Out> {
+    let mut c = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    made("cuCtxCreate_v3020", unsafe { e.p.cuCtxCreate_v3020(&mut c, 0, e.dev) }, ())?;
+    // SAFETY: the case's live context.
+    made("cuCtxSetCurrent", unsafe { e.p.cuCtxSetCurrent(e.ctx) }, c)
 }
 
 /// `bytes` of device memory in the current context.

@@ -138,8 +138,9 @@ impl GraphExec {
         self.0.owner().graph.as_ref()
     }
 
-    fn keep(&self, what: impl IntoIterator<Item = Kept>) {
-        super::keep_in(&mut self.0.owner().kept.lock().unwrap_or_else(|e| e.into_inner()), what);
+    /// What it keeps alive beyond its graph (locked).
+    fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
+        self.0.owner().kept.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Launches it on `stream` (`cuGraphLaunch`).
@@ -147,7 +148,7 @@ impl GraphExec {
     pub fn launch(&self, stream: &Stream) -> Result<(), CudaError> {
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
-        stream.run(|| unsafe { pc.cuGraphLaunch(raw, s) })
+        stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })
     }
 
     /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
@@ -166,14 +167,19 @@ impl GraphExec {
     pub fn update(&self, graph: &Graph) -> Result<(), CudaError> {
         let mut info = CUgraphExecUpdateResultInfo::default();
         let pc = self.0.driver().pc();
-        let _edit = graph.kept();
+        let (exec, raw) = (self.as_raw(), graph.as_raw());
+        let edit = graph.kept();
+        // The executable names its context; driver 13.0 updates with none current
+        // (docs/driver-facts.md).
         // SAFETY: live handles; valid out-pointer.
-        let r =
-            self.0.owner().context.run(|| unsafe { pc.cuGraphExecUpdate(self.as_raw(), graph.as_raw(), &mut info) });
-        drop(_edit);
+        let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
+        drop(edit);
         match r {
             Ok(()) => {
-                self.keep([Kept::Graph(graph.clone())]);
+                let mut kept = self.kept();
+                if !kept.iter().any(|k| matches!(k, Kept::Graph(g) if g.as_raw() == raw)) {
+                    kept.push(Kept::Graph(graph.clone()));
+                }
                 Ok(())
             }
             Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {
@@ -197,7 +203,7 @@ impl GraphExec {
         params: &KernelNodeParams<'_>,
         config: LaunchConfig,
     ) -> Result<(), Error> {
-        let kept = params.check("GraphExec::set_kernel_node_params", &self.0.owner().context)?;
+        params.check("GraphExec::set_kernel_node_params", &self.0.owner().context)?;
         let (pc, exec, node) = (self.0.driver().pc(), self.as_raw(), node.as_raw());
         // In the context, as adding a kernel node (docs/driver-facts.md).
         let context = &self.0.owner().context;
@@ -207,7 +213,7 @@ impl GraphExec {
             context.run(|| unsafe { pc.cuGraphExecKernelNodeSetParams(exec, node, raw) })
         };
         params.with_raw(config, set)?;
-        self.keep(kept);
+        super::keep_shared(&mut self.kept(), params.memory());
         Ok(())
     }
 
@@ -233,7 +239,7 @@ impl GraphExec {
         let r = unsafe { self.0.driver().pc().cuGraphExecHostNodeSetParams(self.as_raw(), node.as_raw(), &params) };
         match r {
             Ok(()) => {
-                self.keep([Kept::Host(std::mem::ManuallyDrop::new(boxed))]);
+                self.kept().push(Kept::Host(std::mem::ManuallyDrop::new(boxed)));
                 Ok(())
             }
             Err(e) => Err(e),

@@ -55,26 +55,22 @@ impl<'a> KernelNodeParams<'a> {
     }
 
     /// The launch checks in `context` (`what` names the call); what to keep if it passes.
-    pub(crate) fn check(&self, what: &'static str, context: &Context) -> Result<Vec<Kept>, InvalidArgument> {
+    pub(crate) fn check(&self, what: &'static str, context: &Context) -> Result<(), InvalidArgument> {
         let foreign: Foreign = self
             .contexts
             .iter()
             .enumerate()
             .find_map(|(i, c)| c.filter(|c| !params::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
-        params::check(what, self.target, context, &self.sizes, foreign)?;
-        Ok(self
-            .memory
-            .iter()
-            .filter_map(|k| match k {
-                Kept::Memory(m) => Some(Kept::Memory(m.clone())),
-                _ => None,
-            })
-            .collect())
+        params::check(what, self.target, context, &self.sizes, foreign)
+    }
+
+    /// The device memory its arguments use, for the graph to keep.
+    pub(crate) fn memory(&self) -> &[Kept] {
+        &self.memory
     }
 
     /// Runs `f` with the raw node parameters for `config`, which live only during `f`.
     pub(crate) fn with_raw<T>(&self, config: LaunchConfig, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> T) -> T {
-        let mut ptrs = self.ptrs.clone();
         let raw = CUDA_KERNEL_NODE_PARAMS {
             func: self.function,
             gridDimX: config.grid.0,
@@ -84,7 +80,9 @@ impl<'a> KernelNodeParams<'a> {
             blockDimY: config.block.1,
             blockDimZ: config.block.2,
             sharedMemBytes: config.shared_mem_bytes,
-            kernelParams: if ptrs.is_empty() { std::ptr::null_mut() } else { ptrs.as_mut_ptr() },
+            // The driver reads the array (and copies the values it points to); it never
+            // writes through it.
+            kernelParams: if self.ptrs.is_empty() { std::ptr::null_mut() } else { self.ptrs.as_ptr().cast_mut() },
             extra: std::ptr::null_mut(),
             kern: self.kernel,
             ctx: std::ptr::null_mut(),
@@ -122,7 +120,7 @@ impl Graph {
         config: LaunchConfig,
     ) -> Result<GraphNode, Error> {
         let deps = raw_nodes("Graph::add_kernel_node", self, dependencies)?;
-        let kept = params.check("Graph::add_kernel_node", self.context())?;
+        params.check("Graph::add_kernel_node", self.context())?;
         let mut list = self.kept();
         let pc = self.0.driver().pc();
         let mut node: CUgraphNode = std::ptr::null_mut();
@@ -135,7 +133,7 @@ impl Graph {
             self.context().run(call)
         };
         params.with_raw(config, add)?;
-        super::keep_in(&mut list, kept);
+        super::keep_shared(&mut list, params.memory());
         Ok(self.node(node))
     }
 }
@@ -149,7 +147,7 @@ impl GraphNode {
     /// As [`Graph::add_kernel_node`].
     pub unsafe fn set_kernel_params(&self, params: &KernelNodeParams<'_>, config: LaunchConfig) -> Result<(), Error> {
         let graph = self.graph();
-        let kept = params.check("GraphNode::set_kernel_params", graph.context())?;
+        params.check("GraphNode::set_kernel_params", graph.context())?;
         let mut list = graph.kept();
         let pc = graph.0.driver().pc();
         // In the graph's context, as adding the node.
@@ -159,7 +157,7 @@ impl GraphNode {
             graph.context().run(|| unsafe { pc.cuGraphKernelNodeSetParams(self.as_raw(), raw) })
         };
         params.with_raw(config, set)?;
-        super::keep_in(&mut list, kept);
+        super::keep_shared(&mut list, params.memory());
         Ok(())
     }
 }

@@ -74,6 +74,28 @@ impl Kept {
     }
 }
 
+impl Kept {
+    /// Another reference to what it keeps (a host node's closure has one owner: `None`).
+    fn share(&self) -> Option<Kept> {
+        match self {
+            Kept::Host(_) => None,
+            Kept::Memory(m) => Some(Kept::Memory(m.clone())),
+            Kept::Graph(g) => Some(Kept::Graph(g.clone())),
+            Kept::Event(e) => Some(Kept::Event(Arc::clone(e))),
+        }
+    }
+}
+
+/// Adds to `list` a reference to each of `new` that keeps something the list does not
+/// keep yet; what it keeps already costs no reference count (a repeated update).
+pub(crate) fn keep_shared(list: &mut Vec<Kept>, new: &[Kept]) {
+    for k in new {
+        if !list.iter().any(|old| old.same(k)) {
+            list.extend(k.share());
+        }
+    }
+}
+
 /// Adds `new` to `list`, unless it keeps something the list keeps already.
 pub(crate) fn keep_in(list: &mut Vec<Kept>, new: impl IntoIterator<Item = Kept>) {
     for k in new {
