@@ -204,7 +204,7 @@ pub(crate) fn run_in<T>(
 /// `scripts/probes/context_free_calls.c`).
 pub(crate) const NAMED_CONTEXT_FROM: u32 = 13000;
 
-/// Runs `op`, a call whose handles name the context `ctx` (an explicit stream, a function,
+/// Runs `op`, a call whose handles name the context `ctx()` (an explicit stream, a function,
 /// an executable graph), without the `cuCtxGetCurrent` a switch costs where the driver is
 /// known not to need one: on driver 13.0+ `op` runs as it is and, only if the driver
 /// answers `CUDA_ERROR_INVALID_CONTEXT` (some of these calls need *a* context current),
@@ -214,15 +214,15 @@ pub(crate) const NAMED_CONTEXT_FROM: u32 = 13000;
 #[inline(always)]
 pub(crate) fn run_named<T>(
     driver: &'static Driver,
-    ctx: CUcontext,
+    ctx: impl FnOnce() -> CUcontext,
     mut op: impl FnMut() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     if driver.version_code() < NAMED_CONTEXT_FROM {
-        return run_in(driver, ctx, op);
+        return run_in(driver, ctx(), op);
     }
     match op() {
         Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
-            run_in(driver, ctx, op)
+            run_in(driver, ctx(), op)
         }
         done => done,
     }

@@ -221,8 +221,9 @@ fn name_of(get: impl FnOnce(*mut *const c_char) -> Result<(), CudaError>) -> Res
 }
 
 impl Function {
+    #[inline(always)]
     fn driver(&self) -> &'static Driver {
-        self.module().context().driver()
+        self.0.driver()
     }
 
     /// Runs the call `f`, which names the function (and so its context): first as it is,

@@ -176,7 +176,7 @@ impl Context {
     /// the driver does not need that (`scope::run_named`).
     #[inline(always)]
     pub(crate) fn run_named<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        scope::run_named(self.driver(), self.as_raw(), op)
+        scope::run_named(self.driver(), || self.as_raw(), op)
     }
 
     /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):

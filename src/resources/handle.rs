@@ -234,6 +234,7 @@ impl<K: Kind> Handle<K> {
         self.0.ownership
     }
 
+    #[inline(always)]
     pub(crate) fn driver(&self) -> &'static Driver {
         K::driver(&self.0.owner)
     }
@@ -430,6 +431,7 @@ macro_rules! kind {
             type Owner = $owner;
             const NAME: &'static str = $name;
             const NULL: $raw = <$raw as $crate::resources::handle::RawHandle>::NULL;
+            #[inline(always)]
             fn driver($d: &$owner) -> &'static $crate::Driver {
                 $driver
             }

@@ -25,7 +25,7 @@ handle_type!(Library: LibraryKind => CUlibrary, adopt: &'static Driver, "a libra
 
 kind!(
     /// The kernel kind: part of its library.
-    KernelKind: CUkernel = "Kernel", part of Part<Library>, driver |o| o.parent.driver(), released with cuLibraryUnload
+    KernelKind: CUkernel = "Kernel", part of Part<Library>, driver |o| o.driver, released with cuLibraryUnload
 );
 
 /// A kernel of a [`Library`]; keeps the library alive.
@@ -79,7 +79,7 @@ impl Library {
         // SAFETY: valid out-pointer and C string; the library is live.
         unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }
             .map_err(|e| crate::resources::module::named(e, "kernel", &name))?;
-        Ok(Kernel(Handle::new(Part::new(self.clone()), raw, Ownership::Borrowed)))
+        Ok(Kernel(Handle::new(Part::new(self.clone(), self.driver()), raw, Ownership::Borrowed)))
     }
 }
 

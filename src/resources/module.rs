@@ -24,7 +24,7 @@ handle_type!(Module: ModuleKind => CUmodule, adopt: &Context, "a module");
 
 kind!(
     /// The function kind: part of its module.
-    FunctionKind: CUfunction = "Function", part of Part<Module>, driver |o| o.parent.context().driver(),
+    FunctionKind: CUfunction = "Function", part of Part<Module>, driver |o| o.driver,
     released with cuModuleUnload
 );
 
@@ -79,7 +79,7 @@ impl Module {
         // SAFETY: valid out-pointer and C string; the module is live.
         unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }
             .map_err(|e| named(e, "function", &name))?;
-        Ok(Function(Handle::new(Part::new(self.clone()), raw, Ownership::Borrowed)))
+        Ok(Function(Handle::new(Part::new(self.clone(), self.context().driver()), raw, Ownership::Borrowed)))
     }
 }
 

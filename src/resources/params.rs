@@ -25,17 +25,21 @@ use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::sys::{CUcontext, CUresult};
+use crate::Driver;
 
-/// The owner of a function or kernel handle: its module or library, and what is known of
-/// its parameter layout once asked for (`None`: the driver does not say).
+/// The owner of a function or kernel handle: its module or library, its driver (kept here
+/// too, so that a query reaches it in one step rather than through the parent's context),
+/// and what is known of its parameter layout once asked for (`None`: the driver does not
+/// say).
 pub(crate) struct Part<P> {
     pub(crate) parent: P,
+    pub(crate) driver: &'static Driver,
     layout: OnceLock<Option<Known>>,
 }
 
 impl<P> Part<P> {
-    pub(crate) fn new(parent: P) -> Part<P> {
-        Part { parent, layout: OnceLock::new() }
+    pub(crate) fn new(parent: P, driver: &'static Driver) -> Part<P> {
+        Part { parent, driver, layout: OnceLock::new() }
     }
 }
 
