@@ -230,6 +230,7 @@ impl Function {
     /// with no context check (one driver call: these calls do not use the current
     /// context); only if the driver answers `CUDA_ERROR_INVALID_CONTEXT` again with the
     /// function's context current.
+    #[inline(always)]
     fn run<T>(&self, mut f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
         match f() {
             Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
@@ -240,6 +241,7 @@ impl Function {
     }
 
     /// The value of `attribute` (`cuFuncGetAttribute`).
+    #[inline]
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, CudaError> {
         let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
         let mut value: c_int = 0;
@@ -250,6 +252,7 @@ impl Function {
 
     /// Sets `attribute` (`cuFuncSetAttribute`): the driver refuses a read-only attribute or
     /// a value out of range with `CUDA_ERROR_INVALID_VALUE`. On error nothing changed.
+    #[inline]
     pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<(), CudaError> {
         let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
         // SAFETY: a live function.
@@ -263,6 +266,7 @@ impl Function {
 
     /// Lets launches ask for up to `bytes` of dynamic shared memory per block
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): needed above 48 KiB.
+    #[inline]
     pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize) -> Result<(), CudaError> {
         self.set_attribute(FunctionAttribute::MaxDynamicSharedSizeBytes, int_of(bytes))
     }

@@ -114,6 +114,7 @@ struct Target<'a> {
 
 impl Target<'_> {
     /// Runs the query `op` in the target's context ([`Context::run_named`] for a function).
+    #[inline(always)]
     fn run<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
         if self.named {
             crate::scope::run_named(self.driver, || self.context.as_raw(), op)
@@ -122,6 +123,7 @@ impl Target<'_> {
         }
     }
 
+    #[inline]
     fn max_active_blocks(&self, block_size: u32, smem: usize, flags: OccupancyFlags) -> Result<u32, Error> {
         let what = "max_active_blocks_per_multiprocessor";
         let (pc, f, b, flags) = (self.driver.pc(), self.raw, int(what, "block size", block_size)?, flags.bits());

@@ -164,6 +164,7 @@ impl GraphExec {
     /// `CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE` whose note says why ("topology changed",
     /// "node type changed", ...) and names the node; the exec is then unchanged. From then
     /// on it keeps `graph` (and what its nodes use) alive too.
+    #[inline]
     pub fn update(&self, graph: &Graph) -> Result<(), CudaError> {
         let mut info = CUgraphExecUpdateResultInfo::default();
         let pc = self.0.driver().pc();
@@ -175,6 +176,8 @@ impl GraphExec {
         let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
         drop(edit);
         match r {
+            // The graph it was made from is kept by its owner already.
+            Ok(()) if self.graph().is_some_and(|g| g.as_raw() == raw) => Ok(()),
             Ok(()) => {
                 let mut kept = self.kept();
                 if !kept.iter().any(|k| matches!(k, Kept::Graph(g) if g.as_raw() == raw)) {
@@ -197,6 +200,7 @@ impl GraphExec {
     ///
     /// # Safety
     /// As [`Graph::add_kernel_node`].
+    #[inline]
     pub unsafe fn set_kernel_node_params(
         &self,
         node: &GraphNode,
