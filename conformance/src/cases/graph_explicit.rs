@@ -98,30 +98,30 @@ fn no_context_cases() -> Vec<Case> {
     ]
 }
 
+/// Updates an executable graph of one kernel node from its graph with `current` current
+/// (`None`: no context).
+fn exec_update_with(e: &Env, current: Option<CUcontext>) -> Out {
+    with_kernel_params(e, |p| {
+        let (g, _) = with!(kernel_graph(e, p));
+        let x = with!(instantiate(e, g));
+        let mut info = CUgraphExecUpdateResultInfo::default();
+        // SAFETY: a live context or null; live graph and executable; a valid out-pointer.
+        let st = unsafe {
+            step!(e.p.cuCtxSetCurrent(current.unwrap_or(std::ptr::null_mut())));
+            e.p.cuGraphExecUpdate(x, g, &mut info)
+        };
+        Out::of(st).eq("result", format!("{:?}", info.result))
+    })
+}
+
 /// An executable graph of one kernel node updated, launched, and its node's parameters set,
 /// with its context not current (cudrv updates and launches so from driver 13.0).
 pub fn named_context_cases() -> Vec<Case> {
     vec![
-        case!("graph_explicit.exec_update_no_context", Ctx, |e| {
-            with_kernel_params(e, |p| {
-                let (g, _) = with!(kernel_graph(e, p));
-                let x = with!(instantiate(e, g));
-                step!(e.p.cuCtxSetCurrent(std::ptr::null_mut()));
-                let mut info = CUgraphExecUpdateResultInfo::default();
-                let st = e.p.cuGraphExecUpdate(x, g, &mut info);
-                Out::of(st).eq("result", format!("{:?}", info.result))
-            })
-        }),
+        case!("graph_explicit.exec_update_no_context", Ctx, |e| { exec_update_with(e, None) }),
         case!("graph_explicit.exec_update_other_context", Ctx, |e| {
-            with_kernel_params(e, |p| {
-                let (g, _) = with!(kernel_graph(e, p));
-                let x = with!(instantiate(e, g));
-                let other = with!(other_context(e));
-                step!(e.p.cuCtxSetCurrent(other));
-                let mut info = CUgraphExecUpdateResultInfo::default();
-                let st = e.p.cuGraphExecUpdate(x, g, &mut info);
-                Out::of(st).eq("result", format!("{:?}", info.result))
-            })
+            let other = with!(other_context(e));
+            exec_update_with(e, Some(other))
         }),
         case!("graph_explicit.launch_other_context", Ctx, |e| {
             with_kernel_params(e, |p| {

@@ -21,13 +21,10 @@ fn shaped(e: &Env, grid: [u32; 3], block: [u32; 3], shared: u32) -> Out {
     Out::of(st).eq("then_synchronize", sync).eq("scaled", back == [2.0, 4.0, 6.0, 8.0])
 }
 
-/// A `cuLaunchKernelEx` of scale_f32 over 4 floats with `attrs`.
-fn launch_ex(e: &Env, attrs: &mut [CUlaunchAttribute]) -> Out {
-    let f = with!(scale_kernel(e));
-    let s = with!(stream(e));
-    let x = with!(alloc(e, 16));
-    with!(write_f32(e, x, &[1.0, 2.0, 3.0, 4.0]));
-    let cfg = CUlaunchConfig {
+/// The `cuLaunchKernelEx` configuration of scale_f32 over 4 floats: one block of 32 on
+/// `s`, with `attrs`.
+fn scale_config(s: CUstream, attrs: &mut [CUlaunchAttribute]) -> CUlaunchConfig {
+    CUlaunchConfig {
         gridDimX: 1,
         gridDimY: 1,
         gridDimZ: 1,
@@ -38,7 +35,16 @@ fn launch_ex(e: &Env, attrs: &mut [CUlaunchAttribute]) -> Out {
         hStream: s,
         attrs: attrs.as_mut_ptr(),
         numAttrs: attrs.len() as u32,
-    };
+    }
+}
+
+/// A `cuLaunchKernelEx` of scale_f32 over 4 floats with `attrs`.
+fn launch_ex(e: &Env, attrs: &mut [CUlaunchAttribute]) -> Out {
+    let f = with!(scale_kernel(e));
+    let s = with!(stream(e));
+    let x = with!(alloc(e, 16));
+    with!(write_f32(e, x, &[1.0, 2.0, 3.0, 4.0]));
+    let cfg = scale_config(s, attrs);
     let (mut xp, mut sc, mut n) = (x, 2.0f32, 4i32);
     let mut args: [*mut std::os::raw::c_void; 3] = [(&raw mut xp).cast(), (&raw mut sc).cast(), (&raw mut n).cast()];
     // SAFETY: a valid configuration and arguments matching scale_f32's parameters.
@@ -59,16 +65,7 @@ fn launch_with_current(e: &Env, current: CUcontext, ex: bool) -> Out {
     with!(write_f32(e, x, &[1.0, 2.0, 3.0, 4.0]));
     let (mut xp, mut sc, mut n) = (x, 2.0f32, 4i32);
     let mut args: [*mut std::os::raw::c_void; 3] = [(&raw mut xp).cast(), (&raw mut sc).cast(), (&raw mut n).cast()];
-    let cfg = CUlaunchConfig {
-        gridDimX: 1,
-        gridDimY: 1,
-        gridDimZ: 1,
-        blockDimX: 32,
-        blockDimY: 1,
-        blockDimZ: 1,
-        hStream: s,
-        ..Default::default()
-    };
+    let cfg = scale_config(s, &mut []);
     // SAFETY: a live context, or null.
     step!(unsafe { e.p.cuCtxSetCurrent(current) });
     let st = if ex {
