@@ -1252,20 +1252,7 @@ impl Block<'_, '_> {
             }),
             Op::Setp => {
                 let f = frame!();
-                let (p, q) = match o(0) {
-                    Opd::Reg(p) => (*p, None),
-                    Opd::Vector(v) => (
-                        match v.first() {
-                            Some(Opd::Reg(p)) => *p,
-                            _ => u32::MAX,
-                        },
-                        match v.get(1) {
-                            Some(Opd::Reg(q)) => Some(*q),
-                            _ => None,
-                        },
-                    ),
-                    _ => (u32::MAX, None),
-                };
+                let (p, q) = dest_and_predicate(o(0));
                 let va = self.gather(&snap, f, o(1), mask);
                 let vb = self.gather(&snap, f, o(2), mask);
                 let vc = if inst.bop != BoolOp::None { self.gather(&snap, f, o(3), mask) } else { [0; WARP] };
@@ -2731,7 +2718,7 @@ fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> 
 }
 
 /// The destination register of an instruction that may also write a predicate
-/// (`shfl.sync`'s `d|p`, `match.sync`'s `d|p`): the register, and the predicate register
+/// (`shfl.sync`'s `d|p`, `match.sync`'s `d|p`; `setp`'s `p|q`): the register, and the predicate register
 /// if there is one (`u32::MAX`: no register, which writes nothing).
 fn dest_and_predicate(o: &Opd) -> (u32, Option<u32>) {
     match o {

@@ -345,6 +345,35 @@ pub(crate) struct Inst {
     pub(crate) name: Box<str>,
 }
 
+impl Inst {
+    /// `op` with no operands, types or modifiers, at `line`, named `name` (a bare `ret`, or
+    /// an instruction before its parts are decoded).
+    fn plain(op: Op, line: u32, name: &str) -> Inst {
+        Inst {
+            op,
+            ty: Ty::NONE,
+            ty2: Ty::NONE,
+            rnd: Rnd::Rn,
+            irnd: false,
+            has_rnd: false,
+            ftz: false,
+            sat: false,
+            approx: false,
+            nan: false,
+            cc: false,
+            cmp: Cmp::Eq,
+            bop: BoolOp::None,
+            sp: Sp::Generic,
+            vec: 1,
+            neg: 0,
+            guard: None,
+            ops: Box::new([]),
+            line,
+            name: name.into(),
+        }
+    }
+}
+
 /// A decoded function.
 #[derive(Clone, Debug)]
 pub(crate) struct Func {
@@ -800,28 +829,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         }
     }
     // A body that falls off its end returns.
-    code.push(Inst {
-        op: if f.is_entry { Op::Exit } else { Op::Ret },
-        ty: Ty::NONE,
-        ty2: Ty::NONE,
-        rnd: Rnd::Rn,
-        irnd: false,
-        has_rnd: false,
-        ftz: false,
-        sat: false,
-        approx: false,
-        nan: false,
-        cc: false,
-        cmp: Cmp::Eq,
-        bop: BoolOp::None,
-        sp: Sp::Generic,
-        vec: 1,
-        neg: 0,
-        guard: None,
-        ops: Box::new([]),
-        line: f.line,
-        name: "ret".into(),
-    });
+    code.push(Inst::plain(if f.is_entry { Op::Exit } else { Op::Ret }, f.line, "ret"));
     contract(&mut code);
     Ok(Func {
         name: f.name.clone(),
@@ -958,28 +966,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     if let Some(m) = mods.iter().find(|m| UNSUPPORTED_MODS.contains(m)) {
         return Err(err(line, name, format!("the .{m} modifier is not supported by the PTX executor")));
     }
-    let mut inst = Inst {
-        op: Op::Nop,
-        ty: Ty::NONE,
-        ty2: Ty::NONE,
-        rnd: Rnd::Rn,
-        irnd: false,
-        has_rnd: false,
-        ftz: false,
-        sat: false,
-        approx: false,
-        nan: false,
-        cc: false,
-        cmp: Cmp::Eq,
-        bop: BoolOp::None,
-        sp: Sp::Generic,
-        vec: 1,
-        neg: 0,
-        guard: None,
-        ops: Box::new([]),
-        line,
-        name: name.into(),
-    };
+    let mut inst = Inst::plain(Op::Nop, line, name);
     let mut types = Vec::new();
     let mut mul = MulMode::Lo;
     let mut aux: Option<&str> = None;

@@ -94,8 +94,18 @@ unsafe extern "C" fn dynamic_smem_trampoline(block_size: c_int) -> usize {
     }
 }
 
-fn int(what: &'static str, name: &str, v: u32) -> Result<c_int, InvalidArgument> {
-    c_int::try_from(v).map_err(|_| InvalidArgument::new(what, format!("{name} {v} is larger than the driver's int")))
+#[inline(always)]
+fn int(what: &'static str, name: &'static str, v: u32) -> Result<c_int, InvalidArgument> {
+    match c_int::try_from(v) {
+        Ok(i) => Ok(i),
+        Err(_) => Err(too_large(what, name, v)),
+    }
+}
+
+/// The error of [`int`], out of line (so that the check is inlined).
+#[cold]
+fn too_large(what: &'static str, name: &'static str, v: u32) -> InvalidArgument {
+    InvalidArgument::new(what, format!("{name} {v} is larger than the driver's int"))
 }
 
 fn count(v: c_int) -> u32 {
