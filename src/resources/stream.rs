@@ -230,9 +230,11 @@ pub enum SyncPolicy {
     Yield,
     /// Block on a synchronisation primitive.
     BlockingSync,
-    /// None set: what a stream reports until one is set (the H200's driver reads
-    /// 0xFFFFFFFF there; the driver then decides, as for [`SyncPolicy::Auto`]). Setting it
-    /// passes 0xFFFFFFFF, which the driver refuses.
+    /// None set: what a stream reports until a policy is set (driver 580 reads 0xFFFFFFFF
+    /// there: conformance case `stream_attr.sync_policy_default`). Not a policy to set: it
+    /// passes 0xFFFFFFFF, outside the header's values, which the driver is expected to
+    /// refuse with `CUDA_ERROR_INVALID_VALUE` as it refuses 9 (`stream_attr.sync_policy_bad`;
+    /// 0xFFFFFFFF itself was not tried on the H200).
     NotSet,
     /// A value this version of cudrv does not know.
     Other(u32),
