@@ -1,10 +1,12 @@
 //! Two GPUs: a context on each, peer access enabled both ways, a kernel on device 0, a
 //! stream on device 1 that waits for it through an event, a peer copy from device 0 to
-//! device 1 (timed), and a kernel on device 1 from the same context-independent library:
+//! device 1 (timed), and a kernel on device 1 from the same context-independent library;
+//! then each device's module function launched on its own stream while the other device's
+//! context is current (cudrv makes no switch there from driver 13.0):
 //! `cargo run --example multi_gpu`. With one GPU it says so and exits 0. Exits non-zero on
 //! a wrong result.
 
-use cudrv::{DeviceBuffer, Event, LaunchConfig, Library, Stream};
+use cudrv::{Context, DeviceBuffer, Event, LaunchConfig, Library, Module, Stream};
 
 const PTX: &str = include_str!("kernels/scale_f32.ptx");
 const N: usize = 1 << 20;
@@ -54,8 +56,25 @@ fn main() -> Result<(), cudrv::Error> {
     println!("peer access disabled: {:?}; disabling again changed nothing: {}", (disabled.0, disabled.1), !disabled.2);
     println!("peer copy device 0 -> device 1: {} MiB in {ms:.3} ms ({gb_s:.1} GB/s)", x1.size_bytes() >> 20);
     println!("multi_gpu: {N} values scaled on device 0, copied, scaled on device 1, {wrong} wrong");
-    if wrong != 0 || enabled != (true, true) || again || disabled != (true, true, false) {
+    let crossed = [launch_with_other_current(&c0, &s0, &c1, 2.0)?, launch_with_other_current(&c1, &s1, &c0, 3.0)?];
+    println!("module functions launched with the other device's context current: {crossed:?} wrong");
+    if wrong != 0 || crossed != [0, 0] || enabled != (true, true) || again || disabled != (true, true, false) {
         std::process::exit(1);
     }
     Ok(())
+}
+
+/// Scales 256 ones by `by` with a module function of `ctx` on `stream` (of `ctx`) while
+/// `other` is current; returns how many values are wrong.
+fn launch_with_other_current(ctx: &Context, stream: &Stream, other: &Context, by: f32) -> Result<usize, cudrv::Error> {
+    let f = Module::from_ptx(ctx, PTX)?.function("scale_f32")?;
+    let y = DeviceBuffer::from_slice(ctx, &[1.0f32; 256])?;
+    let n = 256i32;
+    other.set_current()?;
+    let mut launch = f.builder(stream);
+    launch.arg(&y).arg(&by).arg(&n);
+    // SAFETY: the arguments match scale_f32(float*, float, int).
+    unsafe { launch.launch(LaunchConfig::for_num_elems(256)) }?;
+    stream.synchronize()?;
+    Ok(y.to_vec()?.iter().filter(|&&v| v != by).count())
 }

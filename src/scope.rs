@@ -200,7 +200,7 @@ pub(crate) fn run_in<T>(
 
 /// The first driver version on which the calls [`run_named`] makes are known to give the
 /// same answers without their context current: driver 580 (CUDA 13.0) on the H200, with no
-/// context and with another context current (docs/driver-facts.md,
+/// context and with another context of the same device current (docs/driver-facts.md,
 /// `scripts/probes/context_free_calls.c`).
 pub(crate) const NAMED_CONTEXT_FROM: u32 = 13000;
 

@@ -28,7 +28,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("ipc", 1, "65536 values, 0 wrong"),
     ("version_fallback", 1, "4 copies of 65536 values, 0 wrong"),
     ("multi_gpu", 1, "multi_gpu: needs two GPUs, this machine has 1; nothing to do"),
-    ("multi_gpu", 2, "scaled on device 1, 0 wrong"),
+    ("multi_gpu", 2, "scaled on device 1, 0 wrong\nmodule functions launched with the other device's context current: [0, 0] wrong"),
     ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
     ("views", 1, "views: every result verified, 0 wrong"),
     ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
