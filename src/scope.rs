@@ -215,11 +215,23 @@ pub(crate) const NAMED_CONTEXT_FROM: u32 = 13000;
 pub(crate) fn run_named<T>(
     driver: &'static Driver,
     ctx: impl FnOnce() -> CUcontext,
-    mut op: impl FnMut() -> Result<T, CudaError>,
+    op: impl FnMut() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     if driver.version_code() < NAMED_CONTEXT_FROM {
         return run_in(driver, ctx(), op);
     }
+    retry_in(driver, ctx, op)
+}
+
+/// Runs `op` as it is and, only if the driver answers `CUDA_ERROR_INVALID_CONTEXT`, again
+/// with `ctx()` current ([`run_in`]): for calls that name their context and need at most
+/// *a* context current. The refused attempt did nothing.
+#[inline(always)]
+pub(crate) fn retry_in<T>(
+    driver: &'static Driver,
+    ctx: impl FnOnce() -> CUcontext,
+    mut op: impl FnMut() -> Result<T, CudaError>,
+) -> Result<T, CudaError> {
     match op() {
         Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
             run_in(driver, ctx(), op)

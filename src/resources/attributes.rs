@@ -231,13 +231,8 @@ impl Function {
     /// context); only if the driver answers `CUDA_ERROR_INVALID_CONTEXT` again with the
     /// function's context current.
     #[inline(always)]
-    fn run<T>(&self, mut f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        match f() {
-            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
-                self.module().context().run(f)
-            }
-            done => done,
-        }
+    fn run<T>(&self, f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        crate::scope::retry_in(self.driver(), || self.module().context().as_raw(), f)
     }
 
     /// The value of `attribute` (`cuFuncGetAttribute`).

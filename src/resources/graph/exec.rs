@@ -179,10 +179,7 @@ impl GraphExec {
             // The graph it was made from is kept by its owner already.
             Ok(()) if self.graph().is_some_and(|g| g.as_raw() == raw) => Ok(()),
             Ok(()) => {
-                let mut kept = self.kept();
-                if !kept.iter().any(|k| matches!(k, Kept::Graph(g) if g.as_raw() == raw)) {
-                    kept.push(Kept::Graph(graph.clone()));
-                }
+                super::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
                 Ok(())
             }
             Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {

@@ -72,9 +72,7 @@ impl Kept {
             _ => false,
         }
     }
-}
 
-impl Kept {
     /// Another reference to what it keeps (a host node's closure has one owner: `None`).
     fn share(&self) -> Option<Kept> {
         match self {
