@@ -89,6 +89,33 @@ fn an_attribute_call_the_driver_refuses_without_a_context_is_retried_in_it() {
 }
 
 #[test]
+fn read_only_attributes_are_asked_once_per_handle() {
+    let ctx = context();
+    let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
+    let f = module.function("k").unwrap();
+    // A failed first read is not remembered: the next one asks again.
+    faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
+    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
+    assert_eq!(f.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap(), 1024);
+    // From now on every cuFuncGetAttribute fails: the read-only values answered before
+    // come from the handle (and its clones), settable ones are still asked.
+    faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_UNKNOWN, Times::Always);
+    let clone = f.clone();
+    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
+    assert_eq!(clone.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap(), 1024);
+    let settable = f.attribute(FunctionAttribute::MaxDynamicSharedSizeBytes).unwrap_err();
+    assert_eq!(settable.code(), CUresult::CUDA_ERROR_UNKNOWN);
+    let not_asked = f.attribute(FunctionAttribute::LocalSizeBytes).unwrap_err();
+    assert_eq!(not_asked.code(), CUresult::CUDA_ERROR_UNKNOWN);
+    // Another handle of the same function asks for itself.
+    let again = module.function("k").unwrap();
+    assert_eq!(again.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
+    faults::clear();
+    assert_eq!(again.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
+}
+
+#[test]
 fn names_of_functions_and_kernels() {
     let ctx = context();
     let module = Module::load_ptx(&ctx, &fake_ptx(&["first", "second"])).unwrap();

@@ -120,6 +120,55 @@ fn memcpy_kernel_and_host_nodes_run_in_edge_order_and_update() {
 }
 
 #[test]
+fn each_exec_keeps_the_memory_of_its_kernel_node_updates() {
+    let ctx = context();
+    let stream = Stream::new(&ctx, 0).unwrap();
+    let add = Module::from_ptx(&ctx, PTX).unwrap().function("add_f32").unwrap();
+    let x = DeviceBuffer::from_slice(&ctx, &vec![0.0f32; N]).unwrap();
+    let graph = Graph::new(&ctx).unwrap();
+    let (one, n) = (1.0f32, N as i32);
+    let mut params = graph.kernel_params(&add);
+    params.arg(&x).arg(&one).arg(&n);
+    let config = LaunchConfig::for_num_elems(N as u32);
+    // SAFETY: add_f32(float*, float, int).
+    let kernel = unsafe { graph.add_kernel_node(&[], &params, config) }.unwrap();
+    let (a, b) = (graph.instantiate().unwrap(), graph.instantiate().unwrap());
+
+    // Both execs take the same parameters on a buffer only they use: `a` twice (the
+    // second time it holds the memory already), then `b`, which must keep it too.
+    let y = DeviceBuffer::from_slice(&ctx, &vec![10.0f32; N]).unwrap();
+    let mut on_y = graph.kernel_params(&add);
+    on_y.arg(&y).arg(&one).arg(&n);
+    for exec in [&a, &a, &b] {
+        // SAFETY: as above.
+        unsafe { exec.set_kernel_node_params(&kernel, &on_y, config) }.unwrap();
+    }
+    let raw_y = y.as_raw();
+    drop(on_y);
+    drop(y);
+    ctx.set_current().unwrap();
+    let p = ctx.driver().p();
+    let read = || {
+        let mut host = vec![0.0f32; N];
+        // SAFETY: `raw_y` holds N floats while an exec keeps it; a valid host buffer.
+        let r = unsafe { p.cuMemcpyDtoH(host.as_mut_ptr().cast(), raw_y, N * 4) };
+        (r, host.first().copied())
+    };
+    a.launch(&stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(read(), (CUresult::CUDA_SUCCESS, Some(11.0)));
+    drop(a);
+    b.launch(&stream).unwrap();
+    stream.synchronize().unwrap();
+    assert_eq!(read(), (CUresult::CUDA_SUCCESS, Some(12.0)), "kept by `b` after `a` is gone");
+    drop(b);
+    let (mut base, mut size) = (0, 0);
+    // SAFETY: valid out-pointers.
+    let r = unsafe { p.cuMemGetAddressRange(&mut base, &mut size, raw_y) };
+    assert_eq!(r, CUresult::CUDA_ERROR_NOT_FOUND, "freed with the last exec that used it");
+}
+
+#[test]
 fn node_type_change_is_refused_by_update() {
     let ctx = context();
     let a = Graph::new(&ctx).unwrap();

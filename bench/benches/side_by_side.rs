@@ -1,8 +1,10 @@
-//! Raw `p` calls, cudrv's handles and cudarc 0.19, side by side in one process, in
-//! interleaved rounds (the order of the three rotates each round).
+//! Raw `p` calls, cudrv's handles and cudarc 0.19, side by side in one process, in short
+//! interleaved turns (`cudrv_bench::interleaved`: 50 turns per round, the order of the three
+//! rotating each turn).
 //!
 //! `cargo bench -p cudrv-bench --bench side_by_side -- [--rounds N]` on a machine with a GPU.
-//! Prints, per case, the median time per operation of each and its ratio to the raw calls.
+//! Prints, per case, the median time per operation of each, its ratio to the raw calls,
+//! and the quartiles of cudrv's ratio to the raw calls over the turns.
 
 use std::ffi::{c_void, CStr};
 use std::hint::black_box;
@@ -16,7 +18,10 @@ use cudrv::{
     Access, AddressRange, DeviceBuffer, DeviceSlice, Event, FunctionAttribute, LaunchConfig, Mapping, Module,
     PhysicalMemory, ShareableHandleTypes, Stream,
 };
-use cudrv_bench::{median, rounds, time, Op};
+use cudrv_bench::{interleaved, median, rounds, Op};
+
+/// Each round's calls are timed in this many interleaved turns.
+const TURNS_PER_ROUND: u32 = 50;
 
 const PTX: &str = ".version 7.0\n.target sm_50\n.address_size 64\n\
 .visible .entry noop(.param .u64 noop_p, .param .u32 noop_n)\n{\n\tret;\n}\n";
@@ -346,41 +351,30 @@ fn map_one_gib(ctx: &cudrv::Context, rounds: usize) {
 }
 
 fn run(mut cases: Vec<Case<'_>>, rounds: usize) {
-    println!("| case | raw | cudrv | cudarc | cudrv/raw | cudarc/raw | cudrv/raw per round |");
+    println!("| case | raw | cudrv | cudarc | cudrv/raw | cudarc/raw | cudrv/raw per turn (p25 / p50 / p75) |");
     println!("| --- | --- | --- | --- | --- | --- | --- |");
     for case in &mut cases {
-        let mut t: [Vec<f64>; 3] = Default::default();
-        let mut ratios = Vec::new();
-        for round in 0..rounds {
-            let mut this = [0.0; 3];
-            for k in 0..3 {
-                let i = (k + round) % 3;
-                // Launches and copies in batches of 200, each followed by an untimed
-                // synchronise.
-                let (batch, mut settle): (u32, Box<dyn FnMut()>) =
-                    if case.name.starts_with("kernel launch") || case.name.starts_with("copy") {
-                        (
-                            200,
-                            Box::new(|| {
-                                // SAFETY: no arguments.
-                                unsafe { cudrv::p::cuCtxSynchronize() };
-                            }),
-                        )
-                    } else {
-                        (u32::MAX, Box::new(|| {}))
-                    };
-                this[i] = time(&mut case.ops[i], case.per_round, batch, &mut *settle);
-                t[i].push(this[i]);
-            }
-            ratios.push(this[1] / this[0]);
-        }
-        let m: Vec<f64> = t.iter_mut().map(|v| median(v)).collect();
+        // Launches and copies in batches of 200, each followed by an untimed synchronise.
+        let (batch, mut settle): (u32, Box<dyn FnMut()>) =
+            if case.name.starts_with("kernel launch") || case.name.starts_with("copy") {
+                (
+                    200,
+                    Box::new(|| {
+                        // SAFETY: no arguments.
+                        unsafe { cudrv::p::cuCtxSynchronize() };
+                    }),
+                )
+            } else {
+                (u32::MAX, Box::new(|| {}))
+            };
+        let turns = u32::try_from(rounds).unwrap_or(u32::MAX).saturating_mul(TURNS_PER_ROUND);
+        let t = interleaved(&mut case.ops, case.per_round / TURNS_PER_ROUND, turns, batch, &mut *settle);
+        let m: Vec<f64> = (0..3).map(|i| t.median(i)).collect();
         let unit = if case.per_round <= 100 { 1000.0 } else { 1.0 };
         let fmt = |ns: f64| if unit > 1.0 { format!("{:.1} µs", ns / unit) } else { format!("{ns:.1} ns") };
-        let lo = ratios.iter().copied().fold(f64::INFINITY, f64::min);
-        let hi = ratios.iter().copied().fold(0.0, f64::max);
+        let [lo, mid, hi] = t.ratio_quartiles(1, 0);
         println!(
-            "| {} | {} | {} | {} | {:.3}x | {:.3}x | {lo:.3}-{hi:.3} |",
+            "| {} | {} | {} | {} | {:.3}x | {:.3}x | {lo:.3} / {mid:.3} / {hi:.3} |",
             case.name,
             fmt(m[0]),
             fmt(m[1]),

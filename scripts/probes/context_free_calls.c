@@ -93,6 +93,21 @@ static void run(const char *op, CUcontext cur) {
     unsigned w = 11; CUDA_KERNEL_NODE_PARAMS p = params(&w);
     r = cuGraphExecKernelNodeSetParams(ex, node, &p);
     if (!r) r = cuGraphLaunch(ex, s);
+  } else if (!strcmp(op, "exec_set_ctx")) {
+    // The same with the parameters' `ctx` naming A (documented for `kern`, ignored with `func`).
+    unsigned w = 11; CUDA_KERNEL_NODE_PARAMS p = params(&w);
+    p.ctx = A;
+    r = cuGraphExecKernelNodeSetParams(ex, node, &p);
+    if (!r) r = cuGraphLaunch(ex, s);
+  } else if (!strcmp(op, "add_kernel_ctx")) {
+    // Adding a kernel node with `ctx` naming A, then running it.
+    unsigned w = 11; CUDA_KERNEL_NODE_PARAMS p = params(&w);
+    p.ctx = A;
+    CUgraph g2; CUgraphNode n2; CUgraphExec e2;
+    CK(cuGraphCreate(&g2, 0));
+    r = cuGraphAddKernelNode(&n2, g2, 0, 0, &p);
+    if (!r) r = cuGraphInstantiateWithFlags(&e2, g2, 0);
+    if (!r) r = cuGraphLaunch(e2, s);
   } else if (!strcmp(op, "memcpy_async")) {
     r = cuMemsetD32Async(buf, 11, 1, s);
   } else if (!strcmp(op, "stream_sync")) { r = cuStreamSynchronize(s); v = 0; }
@@ -123,7 +138,8 @@ static void run(const char *op, CUcontext cur) {
 }
 
 int main(void) {
-  const char *ops[] = {"launch", "launch_ex", "graph_launch", "exec_update", "exec_set_kernel", "memcpy_async",
+  const char *ops[] = {"launch", "launch_ex", "graph_launch", "exec_update", "exec_set_kernel", "exec_set_ctx",
+                       "add_kernel_ctx", "memcpy_async",
                        "stream_sync", "occupancy", "func_attr", "func_set_attr"};
   for (unsigned i = 0; i < sizeof ops / sizeof *ops; i++) {
     for (int which = 0; which < 2; which++) {

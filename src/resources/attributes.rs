@@ -4,6 +4,7 @@
 //! (`cuFuncGetParamInfo`/`cuKernelGetParamInfo`, 12.4+).
 
 use std::ffi::{c_char, c_int, CStr};
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use crate::device::Device;
 use crate::error::CudaError;
@@ -81,6 +82,56 @@ impl FunctionAttribute {
                 A::CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
             }
             FunctionAttribute::Raw(raw) => raw,
+        }
+    }
+}
+
+impl FunctionAttribute {
+    /// Its place among the attributes the driver never changes for a loaded function (it
+    /// refuses to set them), which [`Fixed`] remembers; `None` for the settable ones.
+    fn fixed_slot(self) -> Option<usize> {
+        match self {
+            FunctionAttribute::MaxThreadsPerBlock => Some(0),
+            FunctionAttribute::SharedSizeBytes => Some(1),
+            FunctionAttribute::ConstSizeBytes => Some(2),
+            FunctionAttribute::LocalSizeBytes => Some(3),
+            FunctionAttribute::NumRegs => Some(4),
+            FunctionAttribute::PtxVersion => Some(5),
+            FunctionAttribute::BinaryVersion => Some(6),
+            FunctionAttribute::CacheModeCa => Some(7),
+            _ => None,
+        }
+    }
+}
+
+/// The read-only attributes of one function handle, once the driver has answered them.
+pub(crate) struct Fixed([AtomicI64; 8]);
+
+/// A slot of [`Fixed`] not asked yet (every answer is a C `int`).
+const NOT_ASKED: i64 = i64::MIN;
+
+impl Fixed {
+    pub(crate) fn new() -> Fixed {
+        Fixed(std::array::from_fn(|_| AtomicI64::new(NOT_ASKED)))
+    }
+
+    /// The value of `attribute`: remembered if it is read-only and was answered before,
+    /// else `ask()`'s (remembered if read-only and `Ok`; an error is not).
+    #[inline]
+    fn get(
+        &self,
+        attribute: FunctionAttribute,
+        ask: impl FnOnce() -> Result<i32, CudaError>,
+    ) -> Result<i32, CudaError> {
+        let Some(slot) = attribute.fixed_slot().and_then(|i| self.0.get(i)) else { return ask() };
+        // Relaxed: the value is a plain integer, the same whichever thread stored it.
+        match slot.load(Ordering::Relaxed) {
+            NOT_ASKED => {
+                let v = ask()?;
+                slot.store(i64::from(v), Ordering::Relaxed);
+                Ok(v)
+            }
+            v => Ok(i32::try_from(v).unwrap_or(i32::MAX)),
         }
     }
 }
@@ -235,14 +286,20 @@ impl Function {
         crate::scope::retry_in(self.driver(), || self.module().context().as_raw(), f)
     }
 
-    /// The value of `attribute` (`cuFuncGetAttribute`).
+    /// The value of `attribute` (`cuFuncGetAttribute`). A read-only attribute (one the
+    /// driver never changes for a loaded function: registers, static sizes, versions,
+    /// maximum threads per block, cache mode) is asked of the driver once per handle and
+    /// its clones, then remembered; a settable one is asked each time. On error nothing is
+    /// remembered.
     #[inline]
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, CudaError> {
-        let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
-        let mut value: c_int = 0;
-        // SAFETY: a live function (its module is held) and a valid out-pointer.
-        self.run(|| unsafe { pc.cuFuncGetAttribute(&mut value, attr, raw) })?;
-        Ok(value)
+        self.0.owner().fixed.get(attribute, || {
+            let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
+            let mut value: c_int = 0;
+            // SAFETY: a live function (its module is held) and a valid out-pointer.
+            self.run(|| unsafe { pc.cuFuncGetAttribute(&mut value, attr, raw) })?;
+            Ok(value)
+        })
     }
 
     /// Sets `attribute` (`cuFuncSetAttribute`): the driver refuses a read-only attribute or
@@ -254,7 +311,8 @@ impl Function {
         self.run(|| unsafe { pc.cuFuncSetAttribute(raw, attr, value) })
     }
 
-    /// Its attributes, read together (one `cuFuncGetAttribute` each).
+    /// Its attributes, read together (one `cuFuncGetAttribute` each, the read-only ones
+    /// only the first time: see [`Function::attribute`]).
     pub fn attributes(&self) -> Result<FunctionAttributes, CudaError> {
         read_all(|a| self.attribute(a))
     }

@@ -20,7 +20,7 @@ use std::collections::BTreeSet;
 use std::sync::{Mutex, OnceLock};
 
 use crate::error::{CudaError, InvalidArgument};
-use crate::resources::attributes::ParamInfo;
+use crate::resources::attributes::{Fixed, ParamInfo};
 use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
@@ -35,11 +35,14 @@ pub(crate) struct Part<P> {
     pub(crate) parent: P,
     pub(crate) driver: &'static Driver,
     layout: OnceLock<Option<Known>>,
+    /// A module function's read-only attributes, once asked (unused for a library kernel,
+    /// whose attributes are per device).
+    pub(crate) fixed: Fixed,
 }
 
 impl<P> Part<P> {
     pub(crate) fn new(parent: P, driver: &'static Driver) -> Part<P> {
-        Part { parent, driver, layout: OnceLock::new() }
+        Part { parent, driver, layout: OnceLock::new(), fixed: Fixed::new() }
     }
 }
 

@@ -3,8 +3,6 @@
 //! per-node updates (kernel, memcpy, memset and host parameters; enabling and disabling
 //! nodes).
 
-use std::sync::Mutex;
-
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::graph::kernel_node::KernelNodeParams;
@@ -79,7 +77,7 @@ pub(crate) struct GraphExecOwner {
 
 impl ToOwner<GraphExecOwner> for &Context {
     fn to_owner(self) -> GraphExecOwner {
-        GraphExecOwner { context: self.clone(), graph: None, kept: Mutex::default() }
+        GraphExecOwner { context: self.clone(), graph: None, kept: KeptList::default() }
     }
 }
 
@@ -127,7 +125,7 @@ impl Graph {
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
         // SAFETY: valid out-pointer; the graph is live.
         let create = |raw: &mut CUgraphExec| unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) };
-        let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()), kept: Mutex::default() };
+        let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()), kept: KeptList::default() };
         Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
     }
 }
@@ -140,7 +138,7 @@ impl GraphExec {
 
     /// What it keeps alive beyond its graph (locked).
     fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
-        self.0.owner().kept.lock().unwrap_or_else(|e| e.into_inner())
+        self.0.owner().kept.lock()
     }
 
     /// Launches it on `stream` (`cuGraphLaunch`).
@@ -214,7 +212,8 @@ impl GraphExec {
             context.run(|| unsafe { pc.cuGraphExecKernelNodeSetParams(exec, node, raw) })
         };
         params.with_raw(config, set)?;
-        super::keep_shared(&mut self.kept(), params.memory());
+        // Parameters updated with before hold nothing this exec does not keep yet: no lock.
+        params.keep_in(&self.0.owner().kept);
         Ok(())
     }
 

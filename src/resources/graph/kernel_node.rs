@@ -4,11 +4,12 @@
 //! argument values when the node is added or updated; the graph (or executable graph)
 //! keeps the device memory of each buffer or view argument alive.
 
+use std::cell::Cell;
 use std::ffi::c_void;
 
 use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::graph::{raw_nodes, Graph, GraphNode, Kept};
+use crate::resources::graph::{raw_nodes, Graph, GraphNode, Kept, KeptList};
 use crate::resources::launch::{KernelArg, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
@@ -28,6 +29,9 @@ pub struct KernelNodeParams<'a> {
     sizes: Vec<u32>,
     contexts: Vec<Option<&'a Context>>,
     memory: Vec<Kept>,
+    /// The id of a [`KeptList`] known to keep all of `memory` (0: none): set when it was
+    /// added there, cleared when an argument is pushed.
+    kept_by: Cell<u64>,
 }
 
 impl std::fmt::Debug for KernelNodeParams<'_> {
@@ -39,7 +43,7 @@ impl std::fmt::Debug for KernelNodeParams<'_> {
 impl<'a> KernelNodeParams<'a> {
     fn new(target: Target<'a>, function: CUfunction, kernel: CUkernel) -> KernelNodeParams<'a> {
         let (ptrs, sizes, contexts, memory) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        KernelNodeParams { target, function, kernel, ptrs, sizes, contexts, memory }
+        KernelNodeParams { target, function, kernel, ptrs, sizes, contexts, memory, kept_by: Cell::new(0) }
     }
 
     /// Pushes the next argument: a plain value, a device buffer or a view of one (passed
@@ -47,6 +51,7 @@ impl<'a> KernelNodeParams<'a> {
     pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut KernelNodeParams<'a> {
         if let Some(ArgUse(mem)) = arg.memory_use() {
             self.memory.push(Kept::Memory(mem.clone()));
+            self.kept_by.set(0);
         }
         self.ptrs.push(arg.param());
         self.sizes.push(u32::try_from(arg.param_size()).unwrap_or(u32::MAX));
@@ -67,6 +72,17 @@ impl<'a> KernelNodeParams<'a> {
     /// The device memory its arguments use, for the graph to keep.
     pub(crate) fn memory(&self) -> &[Kept] {
         &self.memory
+    }
+
+    /// Makes `list` keep the device memory its arguments use; without taking the list's
+    /// lock when these parameters were added to it before (a list never drops anything,
+    /// and no other list ever has its id).
+    pub(crate) fn keep_in(&self, list: &KeptList) {
+        if self.kept_by.get() == list.id() {
+            return;
+        }
+        super::keep_shared(&mut list.lock(), &self.memory);
+        self.kept_by.set(list.id());
     }
 
     /// Runs `f` with the raw node parameters for `config`, which live only during `f`.

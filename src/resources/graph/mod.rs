@@ -10,7 +10,8 @@
 //! as any instantiation may run it.
 
 use std::ffi::c_void;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 mod conditional;
 mod edges;
@@ -48,8 +49,33 @@ pub(crate) enum Kept {
     Event(Arc<crate::resources::event::Event>),
 }
 
-/// The list of what a graph keeps. Its lock also serialises node edits.
-pub(crate) type KeptList = Mutex<Vec<Kept>>;
+/// The list of what a graph (or an executable graph) keeps. Its lock also serialises a
+/// graph's node edits. Nothing is removed from it while it lives, and its `id` is never
+/// given to another list in the process, so what was once seen in the list with an id is
+/// still kept by it ([`KernelNodeParams`] remembers that, to skip the lock).
+pub(crate) struct KeptList {
+    id: u64,
+    list: Mutex<Vec<Kept>>,
+}
+
+impl Default for KeptList {
+    fn default() -> KeptList {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        KeptList { id: NEXT.fetch_add(1, Ordering::Relaxed), list: Mutex::default() }
+    }
+}
+
+impl KeptList {
+    /// The list, locked.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, Vec<Kept>> {
+        self.list.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Its id: unique in the process, never 0.
+    pub(crate) fn id(&self) -> u64 {
+        self.id
+    }
+}
 
 impl std::fmt::Debug for Kept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -201,8 +227,8 @@ impl Graph {
     }
 
     /// What the graph keeps, locked (node edits hold it).
-    pub(crate) fn kept(&self) -> std::sync::MutexGuard<'_, Vec<Kept>> {
-        self.0.owner().kept.lock().unwrap_or_else(|e| e.into_inner())
+    pub(crate) fn kept(&self) -> MutexGuard<'_, Vec<Kept>> {
+        self.0.owner().kept.lock()
     }
 
     /// Copies the graph (`cuGraphClone`): the copy's nodes have the same parameters and
