@@ -24,6 +24,7 @@ use crate::table::Call;
 use crate::Driver;
 
 /// The calling thread's current context, or null if none is current.
+#[inline]
 pub(crate) fn current(driver: &'static Driver) -> Result<CUcontext, CudaError> {
     // docs/driver-facts.md: with no current context cuCtxGetCurrent succeeds and does not
     // write its argument, so it must start out null.
@@ -162,16 +163,30 @@ fn restoration_note(restore: &CudaError) -> String {
 ///
 /// # Safety
 /// `ctx` must be a live context of `driver` ([`crate::Context::run`] is the safe form).
+#[inline]
 pub unsafe fn with_context<T>(
     driver: &'static Driver,
     ctx: CUcontext,
     op: impl FnOnce() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
-    let entered = enter(driver, ctx)?;
-    if !entered.switched {
+    let previous = current(driver)?;
+    if previous == ctx {
         // The usual case: the context is already current; nothing to switch back.
         return op();
     }
+    switched(driver, ctx, previous, op)
+}
+
+/// [`with_context`] when `ctx` is not current (`previous` is), out of line.
+#[inline(never)]
+fn switched<T>(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    previous: CUcontext,
+    op: impl FnOnce() -> Result<T, CudaError>,
+) -> Result<T, CudaError> {
+    switch_to(driver, ctx)?;
+    let entered = Entered { previous, switched: true };
     let result = run_entered(driver, &entered, op);
     match (result, leave(driver, &entered)) {
         (result, Ok(())) => result,
@@ -218,14 +233,15 @@ pub(crate) fn run_named<T>(
     op: impl FnMut() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     if driver.version_code() < NAMED_CONTEXT_FROM {
-        return run_in(driver, ctx(), op);
+        return run_in_out_of_line(driver, ctx(), op);
     }
     retry_in(driver, ctx, op)
 }
 
 /// Runs `op` as it is and, only if the driver answers `CUDA_ERROR_INVALID_CONTEXT`, again
 /// with `ctx()` current ([`run_in`]): for calls that name their context and need at most
-/// *a* context current. The refused attempt did nothing.
+/// *a* context current. The refused attempt did nothing. The retry is out of line, so
+/// that the usual path is the call and one compare.
 #[inline(always)]
 pub(crate) fn retry_in<T>(
     driver: &'static Driver,
@@ -233,11 +249,35 @@ pub(crate) fn retry_in<T>(
     mut op: impl FnMut() -> Result<T, CudaError>,
 ) -> Result<T, CudaError> {
     match op() {
+        // Rebuilt rather than moved: the success path copies no error-sized value.
+        Ok(v) => Ok(v),
         Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
-            run_in(driver, ctx(), op)
+            retry_out_of_line(driver, ctx(), op)
         }
-        done => done,
+        Err(e) => Err(e),
     }
+}
+
+/// [`run_in`], out of line: a retry after a refusal.
+#[cold]
+#[inline(never)]
+fn retry_out_of_line<T>(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    op: impl FnMut() -> Result<T, CudaError>,
+) -> Result<T, CudaError> {
+    run_in(driver, ctx, op)
+}
+
+/// [`run_in`], out of line (drivers before [`NAMED_CONTEXT_FROM`]), so that the path of
+/// newer drivers stays small where it is inlined.
+#[inline(never)]
+fn run_in_out_of_line<T>(
+    driver: &'static Driver,
+    ctx: CUcontext,
+    op: impl FnMut() -> Result<T, CudaError>,
+) -> Result<T, CudaError> {
+    run_in(driver, ctx, op)
 }
 
 /// Runs `create` with `ctx` current. If it succeeded and only the switch back failed, the

@@ -99,6 +99,14 @@ static void run(const char *op, CUcontext cur) {
     p.ctx = A;
     r = cuGraphExecKernelNodeSetParams(ex, node, &p);
     if (!r) r = cuGraphLaunch(ex, s);
+  } else if (!strcmp(op, "exec_set_generic")) {
+    // The generic per-node update (12.2+) with kernel parameters.
+    unsigned w = 11; CUgraphNodeParams np; memset(&np, 0, sizeof np);
+    CUDA_KERNEL_NODE_PARAMS p = params(&w);
+    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    memcpy(&np.kernel, &p, sizeof p);
+    r = cuGraphExecNodeSetParams(ex, node, &np);
+    if (!r) r = cuGraphLaunch(ex, s);
   } else if (!strcmp(op, "add_kernel_ctx")) {
     // Adding a kernel node with `ctx` naming A, then running it.
     unsigned w = 11; CUDA_KERNEL_NODE_PARAMS p = params(&w);
@@ -138,7 +146,7 @@ static void run(const char *op, CUcontext cur) {
 }
 
 int main(void) {
-  const char *ops[] = {"launch", "launch_ex", "graph_launch", "exec_update", "exec_set_kernel", "exec_set_ctx",
+  const char *ops[] = {"launch", "launch_ex", "graph_launch", "exec_update", "exec_set_kernel", "exec_set_ctx", "exec_set_generic",
                        "add_kernel_ctx", "memcpy_async",
                        "stream_sync", "occupancy", "func_attr", "func_set_attr"};
   for (unsigned i = 0; i < sizeof ops / sizeof *ops; i++) {

@@ -26,6 +26,7 @@ use crate::resources::launch::{Launch, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::sys::{CUfunc_st, CUfunction};
+use crate::Driver;
 
 /// The block size that gives the most occupancy, and the grid that fills the device with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -115,6 +116,9 @@ fn count(v: c_int) -> u32 {
 /// A function (or a kernel in a context) and the context its queries run in.
 struct Target<'a> {
     raw: CUfunction,
+    /// The function's (or kernel's) driver, one step from its handle: the context is only
+    /// reached on the way that needs it.
+    driver: &'static Driver,
     context: &'a Context,
     /// Whether `raw` names its context (a module's function); a library kernel is resolved
     /// in the current context, so its queries always run with `context` current.
@@ -126,17 +130,16 @@ impl Target<'_> {
     #[inline(always)]
     fn run<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
         if self.named {
-            self.context.run_named(op)
+            crate::scope::run_named(self.driver, || self.context.as_raw(), op)
         } else {
             self.context.run(op)
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn max_active_blocks(&self, block_size: u32, smem: usize, flags: OccupancyFlags) -> Result<u32, Error> {
         let what = "max_active_blocks_per_multiprocessor";
-        let (pc, f, b, flags) =
-            (self.context.driver().pc(), self.raw, int(what, "block size", block_size)?, flags.bits());
+        let (pc, f, b, flags) = (self.driver.pc(), self.raw, int(what, "block size", block_size)?, flags.bits());
         let mut blocks: c_int = 0;
         // SAFETY: a live function and a valid out-pointer.
         self.run(|| unsafe {
@@ -153,8 +156,7 @@ impl Target<'_> {
         flags: OccupancyFlags,
     ) -> Result<PotentialBlockSize, Error> {
         let what = "max_potential_block_size";
-        let (pc, f, limit, flags) =
-            (self.context.driver().pc(), self.raw, int(what, "block size limit", limit)?, flags.bits());
+        let (pc, f, limit, flags) = (self.driver.pc(), self.raw, int(what, "block size limit", limit)?, flags.bits());
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         let Some(smem) = smem else {
             // SAFETY: a live function and valid out-pointers; no callback.
@@ -186,7 +188,7 @@ impl Target<'_> {
 
     fn available_dynamic_smem(&self, blocks: u32, block_size: u32) -> Result<usize, Error> {
         let what = "available_dynamic_shared_memory_per_block";
-        let (pc, f) = (self.context.driver().pc(), self.raw);
+        let (pc, f) = (self.driver.pc(), self.raw);
         let (n, b) = (int(what, "block count", blocks)?, int(what, "block size", block_size)?);
         let mut bytes = 0usize;
         // SAFETY: a live function and a valid out-pointer.
@@ -196,8 +198,9 @@ impl Target<'_> {
 }
 
 impl Function {
+    #[inline(always)]
     fn target(&self) -> Target<'_> {
-        Target { raw: self.as_raw(), context: self.module().context(), named: true }
+        Target { raw: self.as_raw(), driver: self.0.driver(), context: self.module().context(), named: true }
     }
 
     /// How many blocks of `block_size` threads, each with `dynamic_smem_bytes` of dynamic
@@ -263,7 +266,7 @@ impl Function {
 
 impl Kernel {
     fn target<'a>(&self, context: &'a Context) -> Target<'a> {
-        Target { raw: self.as_raw().cast::<CUfunc_st>(), context, named: false }
+        Target { raw: self.as_raw().cast::<CUfunc_st>(), driver: self.0.driver(), context, named: false }
     }
 
     /// [`Function::max_active_blocks_per_multiprocessor`] for this kernel as loaded in

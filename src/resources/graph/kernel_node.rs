@@ -15,7 +15,7 @@ use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::resources::params::{self, Foreign, Target};
 use crate::resources::view::sealed::ArgUse;
-use crate::sys::{CUfunction, CUgraphNode, CUkernel, CUDA_KERNEL_NODE_PARAMS};
+use crate::sys::{CUcontext, CUfunction, CUgraphNode, CUkernel, CUDA_KERNEL_NODE_PARAMS};
 
 /// The function and arguments of a kernel node, made by [`Graph::kernel_params`] (a
 /// module's function) or [`Graph::library_kernel_params`] (a library's kernel); push the
@@ -32,6 +32,11 @@ pub struct KernelNodeParams<'a> {
     /// The id of a [`KeptList`] known to keep all of `memory` (0: none): set when it was
     /// added there, cleared when an argument is pushed.
     kept_by: Cell<u64>,
+    /// The context these parameters passed the launch checks in (null: none), where the
+    /// pass relied on nothing that can change since (no argument of another context, which
+    /// peer access decides): checking there again is skipped. Cleared when an argument is
+    /// pushed.
+    checked_in: Cell<CUcontext>,
 }
 
 impl std::fmt::Debug for KernelNodeParams<'_> {
@@ -43,7 +48,8 @@ impl std::fmt::Debug for KernelNodeParams<'_> {
 impl<'a> KernelNodeParams<'a> {
     fn new(target: Target<'a>, function: CUfunction, kernel: CUkernel) -> KernelNodeParams<'a> {
         let (ptrs, sizes, contexts, memory) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        KernelNodeParams { target, function, kernel, ptrs, sizes, contexts, memory, kept_by: Cell::new(0) }
+        let (kept_by, checked_in) = (Cell::new(0), Cell::new(std::ptr::null_mut()));
+        KernelNodeParams { target, function, kernel, ptrs, sizes, contexts, memory, kept_by, checked_in }
     }
 
     /// Pushes the next argument: a plain value, a device buffer or a view of one (passed
@@ -53,20 +59,41 @@ impl<'a> KernelNodeParams<'a> {
             self.memory.push(Kept::Memory(mem.clone()));
             self.kept_by.set(0);
         }
+        self.checked_in.set(std::ptr::null_mut());
         self.ptrs.push(arg.param());
         self.sizes.push(u32::try_from(arg.param_size()).unwrap_or(u32::MAX));
         self.contexts.push(arg.param_context());
         self
     }
 
-    /// The launch checks in `context` (`what` names the call); what to keep if it passes.
+    /// The launch checks in `context` (`what` names the call). A pass is remembered when
+    /// every argument is of `context` itself (or of none): the answer cannot change then.
+    /// The function's context is alive while these parameters borrow it, and its
+    /// arguments' contexts while they borrow them, so a remembered address names the same
+    /// context; a library kernel's checks do not depend on the context.
+    #[inline]
     pub(crate) fn check(&self, what: &'static str, context: &Context) -> Result<(), InvalidArgument> {
-        let foreign: Foreign = self
-            .contexts
-            .iter()
-            .enumerate()
-            .find_map(|(i, c)| c.filter(|c| !params::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
-        params::check(what, self.target, context, &self.sizes, foreign)
+        if self.checked_in.get() == context.as_raw() {
+            return Ok(());
+        }
+        self.check_now(what, context)
+    }
+
+    /// [`KernelNodeParams::check`] when it was not passed in `context` before.
+    #[inline(never)]
+    fn check_now(&self, what: &'static str, context: &Context) -> Result<(), InvalidArgument> {
+        let own = context.as_raw();
+        let mut all_own = true;
+        let foreign: Foreign = self.contexts.iter().enumerate().find_map(|(i, c)| {
+            let c = (*c)?;
+            all_own &= c.as_raw() == own;
+            (!params::usable_in(context, c.as_raw())).then(|| (i, c.as_raw()))
+        });
+        params::check(what, self.target, context, &self.sizes, foreign)?;
+        if all_own {
+            self.checked_in.set(own);
+        }
+        Ok(())
     }
 
     /// The device memory its arguments use, for the graph to keep.
@@ -77,10 +104,15 @@ impl<'a> KernelNodeParams<'a> {
     /// Makes `list` keep the device memory its arguments use; without taking the list's
     /// lock when these parameters were added to it before (a list never drops anything,
     /// and no other list ever has its id).
+    #[inline]
     pub(crate) fn keep_in(&self, list: &KeptList) {
-        if self.kept_by.get() == list.id() {
-            return;
+        if self.kept_by.get() != list.id() {
+            self.keep_now(list);
         }
+    }
+
+    #[inline(never)]
+    fn keep_now(&self, list: &KeptList) {
         super::keep_shared(&mut list.lock(), &self.memory);
         self.kept_by.set(list.id());
     }

@@ -72,6 +72,7 @@ impl KeptList {
     }
 
     /// Its id: unique in the process, never 0.
+    #[inline]
     pub(crate) fn id(&self) -> u64 {
         self.id
     }
