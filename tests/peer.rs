@@ -104,3 +104,39 @@ fn an_event_of_device_0_orders_a_stream_of_device_1() {
     s1.synchronize().unwrap();
     assert_eq!(dst.to_vec().unwrap(), vec![9u8; 256]);
 }
+
+#[test]
+fn kernel_node_parameters_with_a_peer_buffer_are_checked_again_after_access_is_disabled() {
+    let (c0, c1) = pair();
+    let f = cudrv::Module::from_ptx(&c0, include_str!("../examples/kernels/scale_f32.ptx"))
+        .unwrap()
+        .function("scale_f32")
+        .unwrap();
+    let own = DeviceBuffer::from_slice(&c0, &[1.0f32; 4]).unwrap();
+    let peer = DeviceBuffer::from_slice(&c1, &[1.0f32; 4]).unwrap();
+    let (s, n) = (2.0f32, 4i32);
+    let config = cudrv::LaunchConfig::for_num_elems(4);
+    let graph = cudrv::Graph::new(&c0).unwrap();
+    let mut on_own = graph.kernel_params(&f);
+    on_own.arg(&own).arg(&s).arg(&n);
+    // SAFETY: scale_f32(float*, float, int).
+    let node = unsafe { graph.add_kernel_node(&[], &on_own, config) }.unwrap();
+    let exec = graph.instantiate().unwrap();
+    assert!(c0.enable_peer_access(&c1).unwrap());
+    let mut on_peer = graph.kernel_params(&f);
+    on_peer.arg(&peer).arg(&s).arg(&n);
+    // SAFETY: as above; device 0 reaches the peer buffer.
+    unsafe { exec.set_kernel_node_params(&node, &on_peer, config) }.unwrap();
+    assert!(c0.disable_peer_access(&c1).unwrap());
+    // SAFETY: refused before the driver is called.
+    let e = unsafe { exec.set_kernel_node_params(&node, &on_peer, config) }.unwrap_err();
+    assert!(e.to_string().contains("cannot reach"), "{e}");
+    // Parameters of the graph's own context passed once stay passed, but a pushed
+    // argument is checked again.
+    // SAFETY: as above.
+    unsafe { exec.set_kernel_node_params(&node, &on_own, config) }.unwrap();
+    on_own.arg(&n);
+    // SAFETY: refused before the driver is called.
+    let e = unsafe { exec.set_kernel_node_params(&node, &on_own, config) }.unwrap_err();
+    assert!(e.to_string().contains("expected 3 parameters, got 4"), "{e}");
+}
