@@ -104,6 +104,16 @@ impl Target<'_> {
         cached.as_ref()
     }
 
+    /// What is known of the parameter layout, if it was asked already.
+    #[inline]
+    fn known(&self) -> Option<&Known> {
+        let cell = match self {
+            Target::Function(f) => &f.0.owner().layout,
+            Target::Kernel(k) => &k.0.owner().layout,
+        };
+        cell.get().and_then(Option::as_ref)
+    }
+
     /// The place of parameter `index`, asked of the driver now.
     fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
         match self {
@@ -126,6 +136,7 @@ impl Target<'_> {
 
     /// The context a function belongs to (a kernel belongs to none: the driver resolves
     /// it for the stream's context).
+    #[inline]
     fn context(&self) -> Option<CUcontext> {
         match self {
             Target::Function(f) => Some(f.module().context().as_raw()),
@@ -147,12 +158,14 @@ pub(crate) fn note_peer_access(context: CUcontext, peer: CUcontext, on: bool) {
     }
 }
 
+#[inline(never)]
 fn peer_access(context: CUcontext, peer: CUcontext) -> bool {
     PEERS.lock().unwrap_or_else(|e| e.into_inner()).contains(&(context as usize, peer as usize))
 }
 
 /// Whether an argument of context `arg` may be used by a launch in `context`: the same
 /// context, or a peer whose memory it can reach (enabled through cudrv).
+#[inline]
 pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
     let own = context.as_raw();
     arg == own || peer_access(own, arg)
@@ -163,8 +176,31 @@ pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
 pub(crate) type Foreign = Option<(usize, CUcontext)>;
 
 /// Checks a launch of `target` in `context` (a stream's, or a graph's for a kernel node:
-/// `what` names the call) with arguments of these sizes (0: unknown).
+/// `what` names the call) with arguments of these sizes (0: unknown). Inline where the
+/// answer is yes from what is known already (the layout learnt, every size as it says);
+/// the rest is [`check_now`].
+#[inline]
 pub(crate) fn check(
+    what: &'static str,
+    target: Target<'_>,
+    context: &Context,
+    sizes: &[u32],
+    foreign: Foreign,
+) -> Result<(), InvalidArgument> {
+    if foreign.is_none() && target.context().is_none_or(|c| c == context.as_raw()) {
+        if let Some(known) = target.known() {
+            let fits = |(p, &size): (&ParamInfo, &u32)| size == 0 || p.size == size as usize;
+            if known.params.len() == sizes.len() && known.params.iter().zip(sizes).all(fits) {
+                return Ok(());
+            }
+        }
+    }
+    check_now(what, target, context, sizes, foreign)
+}
+
+/// [`check`] in full.
+#[inline(never)]
+fn check_now(
     what: &'static str,
     target: Target<'_>,
     context: &Context,
