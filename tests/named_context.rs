@@ -1,8 +1,9 @@
 //! Calls whose handles name their context (a launch on a created stream, a graph launch,
 //! an executable-graph update, occupancy of a module's function) give the same results
 //! whatever context is current on the calling thread, none or another one, and leave it
-//! as it was: on driver 13.0+ without a context switch (the H200's answers,
-//! docs/driver-facts.md), on older drivers with one. Run on the stand-in at 13.5 and 12.4.
+//! as it was. The first three make no context query on driver 13.0+ (the H200's answers,
+//! docs/driver-facts.md) and one on older drivers; occupancy always makes one (the driver
+//! refuses it with no context current). Run on the stand-in at 13.5 and 12.4.
 
 mod common;
 
@@ -136,10 +137,13 @@ fn from_driver_13_they_make_no_context_query() {
         let launched = unsafe { launch.launch(LaunchConfig::for_num_elems(1)) }.is_ok();
         let graph_launched = exec.launch(&stream).is_ok();
         let updated = exec.update(&graph).is_ok();
+        // Occupancy asks which context is current on every driver: with none, the driver
+        // refuses it (an API error compute-sanitizer would report), so cudrv does not try.
         let occupancy = f.max_active_blocks_per_multiprocessor(256, 0, 0).is_ok();
         standin.clear_faults();
-        let done = [launched, graph_launched, updated, occupancy];
-        assert_eq!(done, [!switches; 4], "driver {version}: launch, graph launch, update, occupancy");
+        let done = [launched, graph_launched, updated];
+        assert_eq!(done, [!switches; 3], "driver {version}: launch, graph launch, update");
+        assert!(!occupancy, "driver {version}: occupancy asks for the current context");
         stream.synchronize().unwrap();
         let want = if switches { 2.0 } else { 4.0 };
         assert_eq!(x.to_vec().unwrap(), [want], "driver {version}");

@@ -116,24 +116,21 @@ fn count(v: c_int) -> u32 {
 /// A function (or a kernel in a context) and the context its queries run in.
 struct Target<'a> {
     raw: CUfunction,
-    /// The function's (or kernel's) driver, one step from its handle: the context is only
-    /// reached on the way that needs it.
+    /// The function's (or kernel's) driver, one step from its handle.
     driver: &'static Driver,
     context: &'a Context,
-    /// Whether `raw` names its context (a module's function); a library kernel is resolved
-    /// in the current context, so its queries always run with `context` current.
-    named: bool,
 }
 
 impl Target<'_> {
-    /// Runs the query `op` in the target's context ([`Context::run_named`] for a function).
+    /// Runs the query `op` with the target's context current ([`Context::run`]: one
+    /// `cuCtxGetCurrent`, and a switch only if another context is current). Driver 580
+    /// answers these three queries `CUDA_ERROR_INVALID_CONTEXT` with no context current
+    /// (docs/driver-facts.md); trying first and retrying in the context would be faster
+    /// where one is current, but the refused try is an API error that compute-sanitizer
+    /// reports in the caller's program.
     #[inline(always)]
-    fn run<T>(&self, op: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        if self.named {
-            crate::scope::run_named(self.driver, || self.context.as_raw(), op)
-        } else {
-            self.context.run(op)
-        }
+    fn run<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
+        self.context.run(op)
     }
 
     #[inline(always)]
@@ -200,7 +197,7 @@ impl Target<'_> {
 impl Function {
     #[inline(always)]
     fn target(&self) -> Target<'_> {
-        Target { raw: self.as_raw(), driver: self.0.driver(), context: self.module().context(), named: true }
+        Target { raw: self.as_raw(), driver: self.0.driver(), context: self.module().context() }
     }
 
     /// How many blocks of `block_size` threads, each with `dynamic_smem_bytes` of dynamic
@@ -266,7 +263,7 @@ impl Function {
 
 impl Kernel {
     fn target<'a>(&self, context: &'a Context) -> Target<'a> {
-        Target { raw: self.as_raw().cast::<CUfunc_st>(), driver: self.0.driver(), context, named: false }
+        Target { raw: self.as_raw().cast::<CUfunc_st>(), driver: self.0.driver(), context }
     }
 
     /// [`Function::max_active_blocks_per_multiprocessor`] for this kernel as loaded in
