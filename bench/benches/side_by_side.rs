@@ -186,7 +186,7 @@ fn main() {
             ],
         },
         Case {
-            name: "function attribute get (registers)",
+            name: "function attribute get (registers: read-only, remembered)",
             per_round: 500_000,
             ops: [
                 Box::new(|| {
@@ -201,6 +201,26 @@ fn main() {
                 }),
                 Box::new(|| {
                     black_box(cu_f.num_regs().unwrap());
+                }),
+            ],
+        },
+        Case {
+            name: "function attribute get (max dynamic shared memory: settable, asked each time)",
+            per_round: 500_000,
+            ops: [
+                Box::new(|| {
+                    let mut v = 0;
+                    let a = CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                    // SAFETY: a live function and a valid out-pointer.
+                    black_box(unsafe { p.cuFuncGetAttribute(&mut v, a, f.as_raw()) });
+                }),
+                Box::new(|| {
+                    black_box(f.attribute(FunctionAttribute::MaxDynamicSharedSizeBytes).unwrap());
+                }),
+                Box::new(|| {
+                    let a =
+                        cudarc::driver::sys::CUfunction_attribute_enum::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+                    black_box(cu_f.get_attribute(a).unwrap());
                 }),
             ],
         },

@@ -60,6 +60,7 @@ pub enum FunctionAttribute {
 
 impl FunctionAttribute {
     /// The driver's value.
+    #[inline]
     pub fn raw(self) -> CUfunction_attribute {
         type A = CUfunction_attribute;
         match self {
@@ -89,6 +90,7 @@ impl FunctionAttribute {
 impl FunctionAttribute {
     /// Its place among the attributes the driver never changes for a loaded function (it
     /// refuses to set them), which [`Fixed`] remembers; `None` for the settable ones.
+    #[inline]
     fn fixed_slot(self) -> Option<usize> {
         match self {
             FunctionAttribute::MaxThreadsPerBlock => Some(0),
