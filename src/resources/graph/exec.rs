@@ -13,6 +13,7 @@ use crate::resources::stream::Stream;
 use crate::sys::{
     CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
 };
+use crate::Driver;
 
 /// Flags of an instantiation (`CUgraphInstantiate_flags`), set with its methods:
 /// `InstantiateFlags::new().upload(true)`.
@@ -67,23 +68,30 @@ impl InstantiateFlags {
     }
 }
 
-/// An executable graph's context, the graph it was made from (if cudrv made it), and
-/// what its updates use.
+/// An executable graph's context (and its driver, one step from the handle for the hot
+/// calls), the graph it was made from (if cudrv made it), and what its updates use.
 pub(crate) struct GraphExecOwner {
     context: Context,
+    driver: &'static Driver,
     graph: Option<Graph>,
     kept: KeptList,
 }
 
+impl GraphExecOwner {
+    fn new(context: &Context, graph: Option<Graph>) -> GraphExecOwner {
+        GraphExecOwner { context: context.clone(), driver: context.driver(), graph, kept: KeptList::default() }
+    }
+}
+
 impl ToOwner<GraphExecOwner> for &Context {
     fn to_owner(self) -> GraphExecOwner {
-        GraphExecOwner { context: self.clone(), graph: None, kept: KeptList::default() }
+        GraphExecOwner::new(self, None)
     }
 }
 
 kind!(
     /// The executable graph kind: destroyed in its context.
-    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.context.driver(),
+    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.driver,
     context |o| Some(o.context.as_raw()), release cuGraphExecDestroy
 );
 
@@ -125,7 +133,7 @@ impl Graph {
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
         // SAFETY: valid out-pointer; the graph is live.
         let create = |raw: &mut CUgraphExec| unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) };
-        let owner = GraphExecOwner { context: context.clone(), graph: Some(self.clone()), kept: KeptList::default() };
+        let owner = GraphExecOwner::new(context, Some(self.clone()));
         Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
     }
 }
@@ -168,10 +176,12 @@ impl GraphExec {
         let pc = self.0.driver().pc();
         let (exec, raw) = (self.as_raw(), graph.as_raw());
         let edit = graph.kept();
+        let owner = self.0.owner();
         // The executable names its context; driver 13.0 updates with none current
         // (docs/driver-facts.md).
         // SAFETY: live handles; valid out-pointer.
-        let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
+        let call = || unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) };
+        let r = crate::scope::run_named(owner.driver, || owner.context.as_raw(), call);
         drop(edit);
         match r {
             // The graph it was made from is kept by its owner already.
