@@ -252,25 +252,14 @@ pub(crate) fn retry_in<T>(
         // Rebuilt rather than moved: the success path copies no error-sized value.
         Ok(v) => Ok(v),
         Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_CONTEXT && e.unresolved().is_none() => {
-            retry_out_of_line(driver, ctx(), op)
+            run_in_out_of_line(driver, ctx(), op)
         }
         Err(e) => Err(e),
     }
 }
 
-/// [`run_in`], out of line: a retry after a refusal.
-#[cold]
-#[inline(never)]
-fn retry_out_of_line<T>(
-    driver: &'static Driver,
-    ctx: CUcontext,
-    op: impl FnMut() -> Result<T, CudaError>,
-) -> Result<T, CudaError> {
-    run_in(driver, ctx, op)
-}
-
-/// [`run_in`], out of line (drivers before [`NAMED_CONTEXT_FROM`]), so that the path of
-/// newer drivers stays small where it is inlined.
+/// [`run_in`], out of line: the path of drivers before [`NAMED_CONTEXT_FROM`] and of a
+/// retry after a refusal, kept out of the small path inlined where these calls are made.
 #[inline(never)]
 fn run_in_out_of_line<T>(
     driver: &'static Driver,
