@@ -85,9 +85,7 @@ impl FunctionAttribute {
             FunctionAttribute::Raw(raw) => raw,
         }
     }
-}
 
-impl FunctionAttribute {
     /// Its place among the attributes the driver never changes for a loaded function (it
     /// refuses to set them), which [`Fixed`] remembers; `None` for the settable ones.
     #[inline]

@@ -189,13 +189,18 @@ pub(crate) fn check(
 ) -> Result<(), InvalidArgument> {
     if foreign.is_none() && target.context().is_none_or(|c| c == context.as_raw()) {
         if let Some(known) = target.known() {
-            let fits = |(p, &size): (&ParamInfo, &u32)| size == 0 || p.size == size as usize;
-            if known.params.len() == sizes.len() && known.params.iter().zip(sizes).all(fits) {
+            if known.params.len() == sizes.len() && known.params.iter().zip(sizes).all(|(p, &s)| fits(p, s)) {
                 return Ok(());
             }
         }
     }
     check_now(what, target, context, sizes, foreign)
+}
+
+/// Whether an argument of `size` bytes (0: unknown) fits the parameter `p`.
+#[inline]
+fn fits(p: &ParamInfo, size: u32) -> bool {
+    size == 0 || p.size == size as usize
 }
 
 /// [`check`] in full.
@@ -242,7 +247,7 @@ fn check_now(
         )
     };
     for (i, (p, &size)) in known.params.iter().zip(sizes).enumerate() {
-        if size != 0 && p.size != size as usize {
+        if !fits(p, size) {
             return Err(size_differs(i, p, size));
         }
     }
@@ -251,7 +256,7 @@ fn check_now(
     // needless API error); one it refuses is an argument too many.
     for (i, &size) in sizes.iter().enumerate().skip(expected) {
         match target.param_info(context, i) {
-            Ok(p) if size != 0 && p.size != size as usize => return Err(size_differs(i, &p, size)),
+            Ok(p) if !fits(&p, size) => return Err(size_differs(i, &p, size)),
             Ok(_) => {}
             Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
                 return Err(InvalidArgument::new(

@@ -13,7 +13,6 @@ use crate::resources::stream::Stream;
 use crate::sys::{
     CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
 };
-use crate::Driver;
 
 /// Flags of an instantiation (`CUgraphInstantiate_flags`), set with its methods:
 /// `InstantiateFlags::new().upload(true)`.
@@ -68,18 +67,17 @@ impl InstantiateFlags {
     }
 }
 
-/// An executable graph's context (and its driver, one step from the handle for the hot
-/// calls), the graph it was made from (if cudrv made it), and what its updates use.
+/// An executable graph's context, the graph it was made from (if cudrv made it), and
+/// what its updates use.
 pub(crate) struct GraphExecOwner {
     context: Context,
-    driver: &'static Driver,
     graph: Option<Graph>,
     kept: KeptList,
 }
 
 impl GraphExecOwner {
     fn new(context: &Context, graph: Option<Graph>) -> GraphExecOwner {
-        GraphExecOwner { context: context.clone(), driver: context.driver(), graph, kept: KeptList::default() }
+        GraphExecOwner { context: context.clone(), graph, kept: KeptList::default() }
     }
 }
 
@@ -91,7 +89,7 @@ impl ToOwner<GraphExecOwner> for &Context {
 
 kind!(
     /// The executable graph kind: destroyed in its context.
-    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.driver,
+    GraphExecKind: CUgraphExec = "GraphExec", owner GraphExecOwner, driver |o| o.context.driver(),
     context |o| Some(o.context.as_raw()), release cuGraphExecDestroy
 );
 
@@ -176,12 +174,10 @@ impl GraphExec {
         let pc = self.0.driver().pc();
         let (exec, raw) = (self.as_raw(), graph.as_raw());
         let edit = graph.kept();
-        let owner = self.0.owner();
         // The executable names its context; driver 13.0 updates with none current
         // (docs/driver-facts.md).
         // SAFETY: live handles; valid out-pointer.
-        let call = || unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) };
-        let r = crate::scope::run_named(owner.driver, || owner.context.as_raw(), call);
+        let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
         drop(edit);
         match r {
             // The graph it was made from is kept by its owner already.

@@ -83,14 +83,13 @@ impl<'a> KernelNodeParams<'a> {
     #[inline(never)]
     fn check_now(&self, what: &'static str, context: &Context) -> Result<(), InvalidArgument> {
         let own = context.as_raw();
-        let mut all_own = true;
-        let foreign: Foreign = self.contexts.iter().enumerate().find_map(|(i, c)| {
-            let c = (*c)?;
-            all_own &= c.as_raw() == own;
-            (!params::usable_in(context, c.as_raw())).then(|| (i, c.as_raw()))
-        });
+        let foreign: Foreign = self
+            .contexts
+            .iter()
+            .enumerate()
+            .find_map(|(i, c)| c.filter(|c| !params::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
         params::check(what, self.target, context, &self.sizes, foreign)?;
-        if all_own {
+        if self.contexts.iter().flatten().all(|c| c.as_raw() == own) {
             self.checked_in.set(own);
         }
         Ok(())
