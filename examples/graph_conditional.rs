@@ -46,7 +46,7 @@ fn main() -> Result<(), cudrv::Error> {
     // SAFETY: count_down(unsigned* counter, cudaGraphConditionalHandle handle).
     unsafe { body.add_kernel_node(&[&added], &down, LaunchConfig::new((1, 1, 1), (1, 1, 1))) }?;
 
-    let exec = graph.instantiate()?;
+    let mut exec = graph.instantiate()?;
     let launches = std::env::args().nth(1).and_then(|a| a.parse().ok()).unwrap_or(LAUNCHES);
     for _ in 0..launches {
         exec.launch(&stream)?;

@@ -45,7 +45,7 @@ fn main() -> Result<(), cudrv::Error> {
     let kinds: Vec<GraphNodeType> = graph.nodes()?.iter().map(|n| n.node_type()).collect::<Result<_, _>>()?;
     println!("graph: {kinds:?}, {} edges", graph.edges()?.len());
 
-    let exec = graph.instantiate()?;
+    let mut exec = graph.instantiate()?;
     let mut wrong = 0;
     let mut check = |what: &str, add: f32, output: &[f32]| {
         let bad = output.iter().zip(&input).filter(|(o, i)| **o != **i + add).count();

@@ -49,7 +49,7 @@ fn main() -> Result<(), cudrv::Error> {
     graph.add_host_node(&[], move || {
         counter.fetch_add(1, Ordering::Relaxed);
     })?;
-    let exec = graph.instantiate()?;
+    let mut exec = graph.instantiate()?;
     for _ in 0..REPLAYS {
         if !captured {
             scale_x()?;

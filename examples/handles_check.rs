@@ -223,7 +223,7 @@ fn parent() {
     let runs = Arc::new(AtomicUsize::new(0));
     let r = runs.clone();
     graph.add_host_node(&[], move || _ = r.fetch_add(1, Ordering::SeqCst)).unwrap();
-    let exec = graph.instantiate().unwrap();
+    let mut exec = graph.instantiate().unwrap();
     exec.launch(&stream).unwrap();
     exec.launch(&stream).unwrap();
     stream.synchronize().unwrap();

@@ -95,7 +95,7 @@ fn non_creating_operations_return_the_restoration_error() {
     let stream = Stream::new(&ctx, 0).unwrap();
     let event = Event::new(&ctx, 0).unwrap();
     let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
-    let exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
+    let mut exec = Graph::new(&ctx).unwrap().instantiate().unwrap();
     let mut linker = Linker::new(&ctx).unwrap();
     let image = fake_image(&["k"]);
     let ran = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));

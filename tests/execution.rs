@@ -111,10 +111,14 @@ fn capture_in_each_mode_with_info() {
         let after = s.capture_info().unwrap();
         assert_eq!(after.id, info.id);
         assert_eq!(after.dependencies.len(), 1, "the fill's node");
-        assert_eq!(after.dependencies[0].graph().as_raw(), after.graph.as_ref().unwrap().as_raw());
+        // SAFETY: the capture's graph, live while it runs; borrowed for these two calls.
+        let captured = unsafe { cudrv::Graph::borrowed(&ctx, after.graph.unwrap()) };
+        let nodes: Vec<_> = captured.nodes().unwrap().iter().map(|n| n.as_raw()).collect();
+        assert_eq!(nodes, after.dependencies, "the fill's node is the graph's one node");
+        drop(captured);
         ids.push(info.id);
         let graph = s.end_capture().unwrap();
-        assert_eq!(Some(graph.as_raw()), info.graph.as_ref().map(|g| g.as_raw()));
+        assert_eq!(Some(graph.as_raw()), info.graph);
         assert_eq!(s.capture_info().unwrap().status, CaptureStatus::None);
     }
     ids.dedup();

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use common::standin_driver;
 use cudrv::sys::CUresult;
 use cudrv::{
-    ConditionalKind, Context, CopyEnd, DeviceBuffer, Error, Event, Graph, GraphNodeType, InstantiateFlags,
+    ConditionalKind, Context, CopyEnd, DeviceBuffer, Error, Event, Graph, GraphExec, GraphNodeType, InstantiateFlags,
     LaunchConfig, Module, Stream,
 };
 
@@ -64,7 +64,7 @@ fn memcpy_kernel_and_host_nodes_run_in_edge_order_and_update() {
     let info = kernel.kernel_info().unwrap();
     assert_eq!((info.function, info.config), (add.as_raw(), config));
 
-    let exec = graph.instantiate_with(InstantiateFlags::new().upload(true)).unwrap();
+    let mut exec = graph.instantiate_with(InstantiateFlags::new().upload(true)).unwrap();
     exec.upload(&stream).unwrap();
     exec.launch(&stream).unwrap();
     stream.synchronize().unwrap();
@@ -132,17 +132,18 @@ fn each_exec_keeps_the_memory_of_its_kernel_node_updates() {
     let config = LaunchConfig::for_num_elems(N as u32);
     // SAFETY: add_f32(float*, float, int).
     let kernel = unsafe { graph.add_kernel_node(&[], &params, config) }.unwrap();
-    let (a, b) = (graph.instantiate().unwrap(), graph.instantiate().unwrap());
+    let (mut a, mut b) = (graph.instantiate().unwrap(), graph.instantiate().unwrap());
 
     // Both execs take the same parameters on a buffer only they use: `a` twice (the
     // second time it holds the memory already), then `b`, which must keep it too.
     let y = DeviceBuffer::from_slice(&ctx, &vec![10.0f32; N]).unwrap();
     let mut on_y = graph.kernel_params(&add);
     on_y.arg(&y).arg(&one).arg(&n);
-    for exec in [&a, &a, &b] {
-        // SAFETY: as above.
-        unsafe { exec.set_kernel_node_params(&kernel, &on_y, config) }.unwrap();
-    }
+    // SAFETY: as above.
+    let set = |exec: &mut GraphExec| unsafe { exec.set_kernel_node_params(&kernel, &on_y, config) }.unwrap();
+    set(&mut a);
+    set(&mut a);
+    set(&mut b);
     let raw_y = y.as_raw();
     drop(on_y);
     drop(y);
@@ -173,7 +174,7 @@ fn node_type_change_is_refused_by_update() {
     let ctx = context();
     let a = Graph::new(&ctx).unwrap();
     a.add_empty_node(&[]).unwrap();
-    let exec = a.instantiate().unwrap();
+    let mut exec = a.instantiate().unwrap();
     let b = Graph::new(&ctx).unwrap();
     b.add_host_node(&[], || {}).unwrap();
     let e = exec.update(&b).unwrap_err();
@@ -204,7 +205,7 @@ fn memset_event_child_clone_and_dot() {
     graph.debug_dot(&path).unwrap();
     assert!(std::fs::read_to_string(&path).unwrap().starts_with("digraph"));
     drop((child, graph));
-    let exec = copy.instantiate().unwrap();
+    let mut exec = copy.instantiate().unwrap();
     drop(copy);
     exec.launch(&stream).unwrap();
     done.synchronize().unwrap();
@@ -236,7 +237,7 @@ fn a_while_node_runs_its_body_until_the_kernel_clears_the_condition() {
     // SAFETY: as above.
     unsafe { body.add_kernel_node(&[&step], &q, LaunchConfig::new((1, 1, 1), (1, 1, 1))) }.unwrap();
     drop(bodies);
-    let exec = graph.instantiate().unwrap();
+    let mut exec = graph.instantiate().unwrap();
     for _ in 0..2 {
         exec.launch(&stream).unwrap();
     }

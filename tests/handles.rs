@@ -169,7 +169,7 @@ fn libraries_modules_linker_graphs_user_objects() {
     let r = runs.clone();
     let first = graph.add_empty_node(&[]).unwrap();
     graph.add_host_node(&[&first], move || _ = r.fetch_add(1, Ordering::SeqCst)).unwrap();
-    let exec = graph.instantiate().unwrap();
+    let mut exec = graph.instantiate().unwrap();
     exec.launch(&stream).unwrap();
     exec.launch(&stream).unwrap();
     stream.synchronize().unwrap();

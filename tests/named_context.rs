@@ -53,7 +53,7 @@ fn calls_with(d: &'static Driver, ctx: &Context, current: CUcontext) {
     params.arg(&x).arg(&s).arg(&n);
     // SAFETY: scale_f32(float*, float, int).
     unsafe { graph.add_kernel_node(&[], &params, config) }.unwrap();
-    let exec = graph.instantiate().unwrap();
+    let mut exec = graph.instantiate().unwrap();
 
     make_current(d, current);
     let mut launch = f.builder(&stream);
@@ -123,7 +123,7 @@ fn from_driver_13_they_make_no_context_query() {
         let x = DeviceBuffer::from_slice(&ctx, &[1.0f32]).unwrap();
         let (s, n) = (2.0f32, 1i32);
         let graph = Graph::new(&ctx).unwrap();
-        let exec = graph.instantiate().unwrap();
+        let mut exec = graph.instantiate().unwrap();
         // The first launch learns the kernel's layout and the buffer's first use on the
         // stream (whether it captures): once per handle, not per launch.
         let mut first = f.builder(&stream);

@@ -121,7 +121,7 @@ fn kernel_node_parameters_with_a_peer_buffer_are_checked_again_after_access_is_d
     on_own.arg(&own).arg(&s).arg(&n);
     // SAFETY: scale_f32(float*, float, int).
     let node = unsafe { graph.add_kernel_node(&[], &on_own, config) }.unwrap();
-    let exec = graph.instantiate().unwrap();
+    let mut exec = graph.instantiate().unwrap();
     assert!(c0.enable_peer_access(&c1).unwrap());
     let mut on_peer = graph.kernel_params(&f);
     on_peer.arg(&peer).arg(&s).arg(&n);

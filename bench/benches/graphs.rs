@@ -45,8 +45,9 @@ fn main() {
     let n: u32 = 1024;
     let cfg = LaunchConfig::new((1, 1, 1), (1, 1, 1));
 
-    // One graph of 4 chained kernel nodes, instantiated twice: one exec for the raw
-    // calls, one for cudrv's.
+    // One graph of 4 chained kernel nodes, instantiated four times: one exec for the raw
+    // calls, and one for each case's cudrv calls (an exec has one owner: its calls take
+    // `&mut`).
     let graph = Graph::new(&ctx).unwrap();
     let mut params = graph.kernel_params(&f);
     params.arg(&buf).arg(&n);
@@ -57,7 +58,8 @@ fn main() {
         let node = unsafe { graph.add_kernel_node(&deps, &params, cfg) }.unwrap();
         nodes.push(node);
     }
-    let (raw_exec, exec) = (graph.instantiate().unwrap(), graph.instantiate().unwrap());
+    let raw_exec = graph.instantiate().unwrap();
+    let [mut launched, mut node_updated, mut updated] = [(); 3].map(|()| graph.instantiate().unwrap());
     let (re, s, g) = (raw_exec.as_raw(), stream.as_raw(), graph.as_raw());
     let node: CUgraphNode = nodes[0].as_raw();
     let ptr = buf.as_raw();
@@ -94,7 +96,7 @@ fn main() {
             vec![
                 // SAFETY: live exec and stream.
                 Box::new(|| ok(black_box(unsafe { p.cuGraphLaunch(re, s) }))),
-                Box::new(|| exec.launch(&stream).unwrap()),
+                Box::new(|| launched.launch(&stream).unwrap()),
             ],
         ),
         (
@@ -105,7 +107,7 @@ fn main() {
                 // SAFETY: live exec and node; parameters of the node's kernel.
                 Box::new(|| ok(black_box(unsafe { p.cuGraphExecKernelNodeSetParams(re, node, &raw_params) }))),
                 // SAFETY: noop(u64, u32).
-                Box::new(|| unsafe { exec.set_kernel_node_params(&nodes[0], &params, cfg) }.unwrap()),
+                Box::new(|| unsafe { node_updated.set_kernel_node_params(&nodes[0], &params, cfg) }.unwrap()),
                 Box::new(|| {
                     let mut current = std::ptr::null_mut();
                     // SAFETY: valid out-pointer; live exec and node; parameters of the node's kernel.
@@ -130,7 +132,7 @@ fn main() {
                     // SAFETY: live exec and graph; valid out-pointer.
                     ok(black_box(unsafe { p.cuGraphExecUpdate(re, g, &mut info) }));
                 }),
-                Box::new(|| exec.update(&graph).unwrap()),
+                Box::new(|| updated.update(&graph).unwrap()),
                 Box::new(|| {
                     let mut info = CUgraphExecUpdateResultInfo::default();
                     let _edit = edit_lock.lock().unwrap();

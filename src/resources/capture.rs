@@ -5,8 +5,6 @@
 //! [`Stream::begin_capture`] and [`Stream::end_capture`] are with the graphs.
 
 use crate::error::CudaError;
-use crate::resources::graph::{Graph, GraphNode, GraphNodeKind};
-use crate::resources::handle::{Handle, Ownership};
 use crate::resources::stream::Stream;
 use crate::sys::{CUgraph, CUgraphEdgeData, CUgraphNode, CUstreamCaptureMode, CUstreamCaptureStatus};
 use crate::Driver;
@@ -79,12 +77,15 @@ pub struct CaptureInfo {
     pub status: CaptureStatus,
     /// The capture sequence's id, unique in the process (0 when not capturing).
     pub id: u64,
-    /// The graph being captured into (borrowed: the capture owns it until
-    /// [`Stream::end_capture`] hands it over); `None` when not capturing or on a driver
-    /// older than 11.3.
-    pub graph: Option<Graph>,
-    /// The nodes the stream's next captured work will depend on (nodes of `graph`).
-    pub dependencies: Vec<GraphNode>,
+    /// The raw handle of the graph being captured into; `None` when not capturing or on a
+    /// driver older than 11.3. Raw, not a [`Graph`](crate::Graph): the capture owns the graph, which
+    /// [`Stream::end_capture`] hands over (and the caller may then drop) and an invalidated
+    /// capture destroys, so no safe handle could promise it is still there. To use it
+    /// while the capture runs, wrap it with the `unsafe` [`Graph::borrowed`](crate::Graph::borrowed).
+    pub graph: Option<CUgraph>,
+    /// The raw handles of the nodes the stream's next captured work will depend on (nodes
+    /// of `graph`, with its lifetime).
+    pub dependencies: Vec<CUgraphNode>,
 }
 
 impl Stream {
@@ -128,18 +129,13 @@ impl Stream {
         if status == CaptureStatus::None || graph.is_null() {
             return Ok(CaptureInfo { status, id, graph: None, dependencies: Vec::new() });
         }
-        // SAFETY: the capture's graph, live while the capture runs; borrowed, never destroyed here.
-        let graph = unsafe { Graph::borrowed(self.context(), graph as CUgraph) };
         let dependencies = match (deps.is_null(), n) {
             (true, _) | (_, 0) => Vec::new(),
             // SAFETY: the driver gives `n` nodes at `deps`, valid until the stream's next
             // captured call; they are copied out at once.
-            _ => unsafe { std::slice::from_raw_parts(deps, n) }
-                .iter()
-                .map(|&node| GraphNode(Handle::<GraphNodeKind>::new(graph.clone(), node, Ownership::Borrowed)))
-                .collect(),
+            _ => unsafe { std::slice::from_raw_parts(deps, n) }.to_vec(),
         };
-        Ok(CaptureInfo { status, id, graph: Some(graph), dependencies })
+        Ok(CaptureInfo { status, id, graph: Some(graph as CUgraph), dependencies })
     }
 }
 

@@ -94,9 +94,26 @@ kind!(
 );
 
 /// An executable graph; keeps its graph (when cudrv made it), what its node updates use,
-/// and its context alive. The last clone destroys it (if owned). Adopted ones
-/// (`from_raw`) must have nodes whose data outlives them.
-#[derive(Clone)]
+/// and its context alive. Dropping it destroys it (if owned). Adopted ones (`from_raw`)
+/// must have nodes whose data outlives them.
+///
+/// The driver does not synchronise an executable graph: no two calls on one may run at
+/// once, from any threads, launches included ("Graph object thread safety" in the driver
+/// API documentation). So it has one owner and every call on it takes `&mut self`: safe
+/// code cannot race on it, and a launch costs no lock. To share one between threads, put it
+/// in a `Mutex`:
+///
+/// ```compile_fail
+/// # fn f(exec: &cudrv::GraphExec, stream: &cudrv::Stream) {
+/// exec.launch(stream).unwrap(); // a shared reference cannot launch
+/// # }
+/// ```
+///
+/// ```compile_fail
+/// # fn f(exec: &cudrv::GraphExec) {
+/// let other: cudrv::GraphExec = exec.clone(); // one owner: not `Clone`
+/// # }
+/// ```
 pub struct GraphExec(pub(crate) Handle<GraphExecKind>);
 handle_type!(GraphExec: GraphExecKind => CUgraphExec, adopt: &Context, "an executable graph");
 
@@ -129,8 +146,12 @@ impl Graph {
     pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, CudaError> {
         let context = self.context();
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
-        // SAFETY: valid out-pointer; the graph is live.
-        let create = |raw: &mut CUgraphExec| unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) };
+        let create = |raw: &mut CUgraphExec| {
+            // Only the call is locked: a failed context restore after it reports.
+            let _lock = self.kept();
+            // SAFETY: valid out-pointer; the graph is live.
+            unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) }
+        };
         let owner = GraphExecOwner::new(context, Some(self.clone()));
         Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
     }
@@ -149,7 +170,7 @@ impl GraphExec {
 
     /// Launches it on `stream` (`cuGraphLaunch`).
     #[inline]
-    pub fn launch(&self, stream: &Stream) -> Result<(), CudaError> {
+    pub fn launch(&mut self, stream: &Stream) -> Result<(), CudaError> {
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
         stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })
@@ -157,7 +178,7 @@ impl GraphExec {
 
     /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
     /// 11.1+).
-    pub fn upload(&self, stream: &Stream) -> Result<(), CudaError> {
+    pub fn upload(&mut self, stream: &Stream) -> Result<(), CudaError> {
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live.
         stream.run(|| unsafe { pc.cuGraphUpload(raw, s) })
@@ -169,7 +190,7 @@ impl GraphExec {
     /// "node type changed", ...) and names the node; the exec is then unchanged. From then
     /// on it keeps `graph` (and what its nodes use) alive too.
     #[inline]
-    pub fn update(&self, graph: &Graph) -> Result<(), CudaError> {
+    pub fn update(&mut self, graph: &Graph) -> Result<(), CudaError> {
         let mut info = CUgraphExecUpdateResultInfo::default();
         let pc = self.0.driver().pc();
         let (exec, raw) = (self.as_raw(), graph.as_raw());
@@ -203,7 +224,7 @@ impl GraphExec {
     /// As [`Graph::add_kernel_node`].
     #[inline]
     pub unsafe fn set_kernel_node_params(
-        &self,
+        &mut self,
         node: &GraphNode,
         params: &KernelNodeParams<'_>,
         config: LaunchConfig,
@@ -225,21 +246,27 @@ impl GraphExec {
 
     /// Sets a memset node's value at later launches (`cuGraphExecMemsetNodeSetParams`),
     /// keeping the rest of its parameters (read back from the node).
-    pub fn set_memset_value(&self, node: &GraphNode, value: u32) -> Result<(), CudaError> {
+    pub fn set_memset_value(&mut self, node: &GraphNode, value: u32) -> Result<(), CudaError> {
         let mut p = crate::sys::CUDA_MEMSET_NODE_PARAMS::default();
         let pc = self.0.driver().pc();
+        // The node's parameters are read from its graph, under the graph's lock.
+        let lock = node.graph().kept();
+        // SAFETY: the node is live; valid out-pointer.
+        unsafe { pc.cuGraphMemsetNodeGetParams(node.as_raw(), &mut p) }?;
+        drop(lock);
+        p.value = value;
         // SAFETY: live handles; valid parameter pointers.
-        unsafe {
-            pc.cuGraphMemsetNodeGetParams(node.as_raw(), &mut p)?;
-            p.value = value;
-            pc.cuGraphExecMemsetNodeSetParams(self.as_raw(), node.as_raw(), &p, self.0.owner().context.as_raw())
-        }
+        unsafe { pc.cuGraphExecMemsetNodeSetParams(self.as_raw(), node.as_raw(), &p, self.0.owner().context.as_raw()) }
     }
 
     /// Makes a host node of the graph run `f` instead at later launches
     /// (`cuGraphExecHostNodeSetParams`); `f` is kept (and leaked) as
     /// [`Graph::add_host_node`] keeps its closure.
-    pub fn set_host_node_fn(&self, node: &GraphNode, f: impl Fn() + Send + Sync + 'static) -> Result<(), CudaError> {
+    pub fn set_host_node_fn(
+        &mut self,
+        node: &GraphNode,
+        f: impl Fn() + Send + Sync + 'static,
+    ) -> Result<(), CudaError> {
         let (params, boxed) = super::host_params(f);
         // SAFETY: live handles; the closure outlives the exec (kept below, leaked at the end).
         let r = unsafe { self.0.driver().pc().cuGraphExecHostNodeSetParams(self.as_raw(), node.as_raw(), &params) };
@@ -254,13 +281,13 @@ impl GraphExec {
 
     /// Enables or disables a kernel, memcpy or memset node at later launches
     /// (`cuGraphNodeSetEnabled`, 11.6+); a disabled node does nothing.
-    pub fn set_node_enabled(&self, node: &GraphNode, enabled: bool) -> Result<(), CudaError> {
+    pub fn set_node_enabled(&mut self, node: &GraphNode, enabled: bool) -> Result<(), CudaError> {
         // SAFETY: live handles.
         unsafe { self.0.driver().pc().cuGraphNodeSetEnabled(self.as_raw(), node.as_raw(), u32::from(enabled)) }
     }
 
     /// Whether a node is enabled (`cuGraphNodeGetEnabled`, 11.6+).
-    pub fn node_enabled(&self, node: &GraphNode) -> Result<bool, CudaError> {
+    pub fn node_enabled(&mut self, node: &GraphNode) -> Result<bool, CudaError> {
         let mut on = 0;
         // SAFETY: live handles; valid out-pointer.
         unsafe { self.0.driver().pc().cuGraphNodeGetEnabled(self.as_raw(), node.as_raw(), &mut on) }?;

@@ -49,8 +49,11 @@ pub(crate) enum Kept {
     Event(Arc<crate::resources::event::Event>),
 }
 
-/// The list of what a graph (or an executable graph) keeps. Its lock also serialises a
-/// graph's node edits. Nothing is removed from it while it lives, and its `id` is never
+/// The list of what a graph (or an executable graph) keeps. A graph's list's lock also
+/// serialises every driver call on the graph, on its nodes and on the graphs that are
+/// part of its nodes (which share the list): the driver does not synchronise a graph, and
+/// no two calls on one may overlap, reads included ("Graph object thread safety" in the
+/// driver API documentation). Nothing is removed from it while it lives, and its `id` is never
 /// given to another list in the process, so what was once seen in the list with an id is
 /// still kept by it ([`KernelNodeParams`] remembers that, to skip the lock).
 pub(crate) struct KeptList {
@@ -152,6 +155,13 @@ kind!(
 
 /// A graph. Clones share it; the last one destroys it (if owned). Executable graphs
 /// made from it keep it alive.
+///
+/// The driver does not synchronise a graph: no two calls on one may overlap, reads
+/// included. A `Graph` is `Sync` because cudrv serialises every call on it, on its nodes
+/// and on the graphs that are part of its nodes (child graphs, conditional bodies) with
+/// one lock per graph hierarchy. That lock covers cudrv's own handles only: a graph
+/// adopted with `from_raw` or `borrowed` must not be used through another handle (or raw)
+/// while cudrv uses it.
 #[derive(Clone)]
 pub struct Graph(pub(crate) Handle<GraphKind>);
 handle_type!(Graph: GraphKind => CUgraph, adopt: &Context, "a graph");
@@ -227,9 +237,29 @@ impl Graph {
         self.0.owner().parent.as_ref()
     }
 
-    /// What the graph keeps, locked (node edits hold it).
+    /// What the graph keeps, locked: every driver call on the graph or its nodes holds it.
     pub(crate) fn kept(&self) -> MutexGuard<'_, Vec<Kept>> {
         self.0.owner().kept.lock()
+    }
+
+    /// The locks of this graph and `other`, for a call that uses both: taken in the order
+    /// of the lists' ids, so two threads locking the same pair cannot deadlock; one lock
+    /// when they share a list (`None` for `other`'s).
+    pub(crate) fn kept_with<'a>(
+        &'a self,
+        other: &'a Graph,
+    ) -> (MutexGuard<'a, Vec<Kept>>, Option<MutexGuard<'a, Vec<Kept>>>) {
+        let (mine, theirs) = (&self.0.owner().kept, &other.0.owner().kept);
+        if Arc::ptr_eq(mine, theirs) {
+            return (mine.lock(), None);
+        }
+        if mine.id() < theirs.id() {
+            let first = mine.lock();
+            (first, Some(theirs.lock()))
+        } else {
+            let first = theirs.lock();
+            (mine.lock(), Some(first))
+        }
     }
 
     /// Copies the graph (`cuGraphClone`): the copy's nodes have the same parameters and
@@ -237,8 +267,12 @@ impl Graph {
     /// conditional nodes cannot be cloned (the driver refuses). On error nothing is made.
     pub fn try_clone(&self) -> Result<Graph, CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: the graph is live; valid out-pointer.
-        let create = |out: &mut CUgraph| unsafe { pc.cuGraphClone(out, raw) };
+        let create = |out: &mut CUgraph| {
+            // Only the call is locked: a failed context restore after it reports.
+            let _lock = self.kept();
+            // SAFETY: the graph is live; valid out-pointer.
+            unsafe { pc.cuGraphClone(out, raw) }
+        };
         let copy = Handle::create_out(self.context().to_owner(), self.context().as_raw(), create).map(Graph)?;
         copy.kept().push(Kept::Graph(self.clone()));
         Ok(copy)
@@ -248,6 +282,7 @@ impl Graph {
     /// from) (`cuGraphNodeFindInClone`).
     pub fn find_in_clone(&self, original: &GraphNode) -> Result<GraphNode, CudaError> {
         let mut raw: CUgraphNode = std::ptr::null_mut();
+        let _locks = self.kept_with(original.graph());
         // SAFETY: live handles; valid out-pointer.
         unsafe { self.0.driver().pc().cuGraphNodeFindInClone(&mut raw, original.as_raw(), self.as_raw()) }?;
         Ok(self.node(raw))
@@ -261,6 +296,7 @@ impl Graph {
         let path = std::ffi::CString::new(path.as_ref().as_os_str().as_bytes())
             .map_err(|_| InvalidArgument::new("Graph::debug_dot", "the path has a NUL byte"))?;
         const VERBOSE: u32 = 1;
+        let _lock = self.kept();
         // SAFETY: the graph is live; `path` is NUL-terminated.
         Ok(unsafe { self.0.driver().pc().cuGraphDebugDotPrint(self.as_raw(), path.as_ptr(), VERBOSE) }?)
     }
@@ -305,6 +341,7 @@ impl Graph {
     /// Makes the graph hold a reference to `object` (`cuGraphRetainUserObject`), released
     /// when the graph is destroyed.
     pub fn retain_user_object(&self, object: &UserObject) -> Result<(), CudaError> {
+        let _lock = self.kept();
         // SAFETY: both handles are live; flags 0 retains a new reference.
         unsafe { self.0.driver().pc().cuGraphRetainUserObject(self.as_raw(), object.as_raw(), 1, 0) }
     }

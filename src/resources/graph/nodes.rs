@@ -150,7 +150,8 @@ impl Graph {
     /// (`cuGraphAddChildGraphNode`); the graph keeps `child` (what its nodes use).
     pub fn add_child_graph_node(&self, dependencies: &[&GraphNode], child: &Graph) -> Result<GraphNode, Error> {
         let deps = raw_nodes("Graph::add_child_graph_node", self, dependencies)?;
-        let mut kept = self.kept();
+        // The driver reads `child` to copy it: both graphs are locked.
+        let (mut kept, _child) = self.kept_with(child);
         let mut node: CUgraphNode = std::ptr::null_mut();
         let pc = self.0.driver().pc();
         // SAFETY: valid out-pointer and dependencies; both graphs are live.
@@ -165,6 +166,7 @@ impl GraphNode {
     /// node, kept alive by this node's graph.
     pub fn child_graph(&self) -> Result<Graph, CudaError> {
         let mut raw = std::ptr::null_mut();
+        let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
         unsafe { self.graph().0.driver().pc().cuGraphChildGraphNodeGetGraph(self.as_raw(), &mut raw) }?;
         Ok(self.graph().part(raw))
