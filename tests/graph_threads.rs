@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use cudrv::sys::{cuuint64_t, CUgraph, CUgraphExec, CUgraphNode, CUgraphNodeType, CUresult};
+use cudrv::table::{Call, Entry, VariantSpec, VARIANTS};
 use cudrv::{Driver, GetProcAddress, GetProcAddressV2, Graph, LoadOptions, ProcAddressQuery};
 
 static IN_FLIGHT: AtomicBool = AtomicBool::new(false);
@@ -31,9 +32,10 @@ fn in_flight<R>(call: impl FnOnce() -> R) -> R {
     r
 }
 
-/// A wrapper for one entry point: the stand-in's function is kept in `$real`.
+/// A wrapper for one variant (named by its `cudrv::call` constant): the stand-in's
+/// function is kept in `$real`.
 macro_rules! shims {
-    ($($symbol:literal => $shim:ident, $real:ident: fn($($a:ident: $t:ty),*);)*) => {
+    ($($call:ident => $shim:ident, $real:ident: fn($($a:ident: $t:ty),*);)*) => {
         $(
             static $real: AtomicUsize = AtomicUsize::new(0);
             unsafe extern "C" fn $shim($($a: $t),*) -> CUresult {
@@ -44,29 +46,37 @@ macro_rules! shims {
                 in_flight(|| unsafe { real($($a),*) })
             }
         )*
-        /// The wrapped symbols: (name, where the real function goes, the wrapper).
-        fn shims() -> Vec<(&'static CStr, &'static AtomicUsize, *mut c_void)> {
-            vec![$(($symbol, &$real, $shim as *mut c_void)),*]
+        /// The wrapped variants: (the variant, where the real function goes, the wrapper).
+        fn shims() -> Vec<(&'static VariantSpec, &'static AtomicUsize, *mut c_void)> {
+            vec![$((variant(cudrv::call::$call), &$real, $shim as *mut c_void)),*]
         }
     };
 }
 
 shims! {
-    c"cuGraphGetNodes" => get_nodes, GET_NODES: fn(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
-    c"cuGraphGetRootNodes" => get_root_nodes, GET_ROOT_NODES: fn(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
-    c"cuGraphAddEmptyNode" => add_empty_node, ADD_EMPTY_NODE:
+    cuGraphGetNodes_v10000 => get_nodes, GET_NODES: fn(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
+    cuGraphGetRootNodes_v10000 => get_root_nodes, GET_ROOT_NODES: fn(g: CUgraph, nodes: *mut CUgraphNode, n: *mut usize);
+    cuGraphAddEmptyNode_v10000 => add_empty_node, ADD_EMPTY_NODE:
         fn(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize);
-    c"cuGraphAddChildGraphNode" => add_child_graph_node, ADD_CHILD_GRAPH_NODE:
+    cuGraphAddChildGraphNode_v10000 => add_child_graph_node, ADD_CHILD_GRAPH_NODE:
         fn(node: *mut CUgraphNode, g: CUgraph, deps: *const CUgraphNode, n: usize, child: CUgraph);
-    c"cuGraphChildGraphNodeGetGraph" => child_graph, CHILD_GRAPH: fn(node: CUgraphNode, g: *mut CUgraph);
-    c"cuGraphNodeGetType" => node_type, NODE_TYPE: fn(node: CUgraphNode, t: *mut CUgraphNodeType);
-    c"cuGraphInstantiateWithFlags" => instantiate, INSTANTIATE: fn(exec: *mut CUgraphExec, g: CUgraph, flags: u64);
-    c"cuGraphClone" => clone_graph, CLONE_GRAPH: fn(copy: *mut CUgraph, g: CUgraph);
+    cuGraphChildGraphNodeGetGraph_v10000 => child_graph, CHILD_GRAPH: fn(node: CUgraphNode, g: *mut CUgraph);
+    cuGraphNodeGetType_v10000 => node_type, NODE_TYPE: fn(node: CUgraphNode, t: *mut CUgraphNodeType);
+    cuGraphInstantiateWithFlags_v11040 => instantiate, INSTANTIATE: fn(exec: *mut CUgraphExec, g: CUgraph, flags: u64);
+    cuGraphClone_v10000 => clone_graph, CLONE_GRAPH: fn(copy: *mut CUgraph, g: CUgraph);
+}
+
+/// The table's description of the variant `call` names.
+fn variant(call: Call) -> &'static VariantSpec {
+    match call.entry() {
+        Entry::Variant(i) => &VARIANTS[i],
+        other => panic!("{call} is not a variant: {other:?}"),
+    }
 }
 
 static STANDIN_GPA: OnceLock<GetProcAddressV2> = OnceLock::new();
 
-/// The stand-in's `cuGetProcAddress_v2`, with the wrapped symbols swapped for the shims.
+/// The stand-in's `cuGetProcAddress_v2`, with the wrapped variants swapped for the shims.
 unsafe extern "C" fn shim_gpa(
     symbol: *const c_char,
     pfn: *mut *mut c_void,
@@ -81,7 +91,8 @@ unsafe extern "C" fn shim_gpa(
     unsafe {
         if r == CUresult::CUDA_SUCCESS && !(*pfn).is_null() {
             let name = CStr::from_ptr(symbol);
-            if let Some((_, slot, shim)) = shims().into_iter().find(|(s, ..)| *s == name) {
+            let wanted = |v: &VariantSpec| v.symbol == name && i64::from(v.version) == i64::from(version);
+            if let Some((_, slot, shim)) = shims().into_iter().find(|(v, ..)| wanted(v)) {
                 slot.store(*pfn as usize, SeqCst);
                 *pfn = shim;
             }

@@ -121,22 +121,18 @@ impl Graph {
     /// Its nodes (`cuGraphGetNodes`).
     pub fn nodes(&self) -> Result<Vec<GraphNode>, CudaError> {
         let pc = self.0.driver().pc();
-        let lock = self.kept();
+        let _lock = self.kept();
         // SAFETY: the graph is live; the array has room for the count given.
-        let raw = listed(|out, n| unsafe { pc.cuGraphGetNodes(self.as_raw(), out, n) });
-        drop(lock);
-        let raw = raw?;
+        let raw = listed(|out, n| unsafe { pc.cuGraphGetNodes(self.as_raw(), out, n) })?;
         Ok(self.nodes_of(raw))
     }
 
     /// The nodes that depend on none (`cuGraphGetRootNodes`).
     pub fn root_nodes(&self) -> Result<Vec<GraphNode>, CudaError> {
         let pc = self.0.driver().pc();
-        let lock = self.kept();
+        let _lock = self.kept();
         // SAFETY: as above.
-        let raw = listed(|out, n| unsafe { pc.cuGraphGetRootNodes(self.as_raw(), out, n) });
-        drop(lock);
-        let raw = raw?;
+        let raw = listed(|out, n| unsafe { pc.cuGraphGetRootNodes(self.as_raw(), out, n) })?;
         Ok(self.nodes_of(raw))
     }
 
@@ -154,13 +150,12 @@ impl Graph {
             }
         };
         let mut n = 0usize;
-        let lock = self.kept();
+        let _lock = self.kept();
         query(std::ptr::null_mut(), std::ptr::null_mut(), &mut n)?;
         let (mut from, mut to) = (vec![null; n], vec![null; n]);
         if n > 0 {
             query(from.as_mut_ptr(), to.as_mut_ptr(), &mut n)?;
         }
-        drop(lock);
         Ok(from.into_iter().zip(to).take(n).map(|(a, b)| (self.node(a), self.node(b))).collect())
     }
 
@@ -223,7 +218,7 @@ impl GraphNode {
         let g = self.graph();
         let (pc, h, v2) = (g.0.driver().pc(), self.as_raw(), g.edge_data());
         let null = std::ptr::null_mut();
-        let lock = g.kept();
+        let _lock = g.kept();
         // SAFETY: the node is live; the array has room for the count given.
         let raw = listed(|out, n| unsafe {
             match (dependents, v2) {
@@ -232,18 +227,16 @@ impl GraphNode {
                 (true, true) => pc.cuGraphNodeGetDependentNodes(h, out, null, n),
                 (true, false) => pc.cuGraphNodeGetDependentNodes_v10000(h, out, n),
             }
-        });
-        drop(lock);
-        Ok(g.nodes_of(raw?))
+        })?;
+        Ok(g.nodes_of(raw))
     }
 
     /// A kernel node's function and shape (`cuGraphKernelNodeGetParams_v2`, 12.0+).
     pub fn kernel_info(&self) -> Result<KernelNodeInfo, CudaError> {
         let mut p = CUDA_KERNEL_NODE_PARAMS::default();
-        let lock = self.graph().kept();
+        let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
         unsafe { self.graph().0.driver().pc().cuGraphKernelNodeGetParams(self.as_raw(), &mut p) }?;
-        drop(lock);
         let config = LaunchConfig::new((p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ))
             .with_shared_mem(p.sharedMemBytes);
         Ok(KernelNodeInfo { function: p.func, config })
@@ -252,10 +245,9 @@ impl GraphNode {
     /// A memset node's parameters (`cuGraphMemsetNodeGetParams`).
     pub fn memset_info(&self) -> Result<MemsetNodeInfo, CudaError> {
         let mut p = CUDA_MEMSET_NODE_PARAMS::default();
-        let lock = self.graph().kept();
+        let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
         unsafe { self.graph().0.driver().pc().cuGraphMemsetNodeGetParams(self.as_raw(), &mut p) }?;
-        drop(lock);
         Ok(MemsetNodeInfo { dst: p.dst, value: p.value, element_size: p.elementSize, width: p.width, height: p.height })
     }
 }

@@ -254,11 +254,11 @@ impl Graph {
             return (mine.lock(), None);
         }
         if mine.id() < theirs.id() {
-            let first = mine.lock();
-            (first, Some(theirs.lock()))
+            let mine = mine.lock();
+            (mine, Some(theirs.lock()))
         } else {
-            let first = theirs.lock();
-            (mine.lock(), Some(first))
+            let theirs = theirs.lock();
+            (mine.lock(), Some(theirs))
         }
     }
 
