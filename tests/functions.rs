@@ -247,7 +247,7 @@ fn loading_with_jit_options() {
     assert_eq!(loaded.logs.wall_time_ms, None);
     // A bad image: nothing loaded, the driver's error.
     let e = Module::load_ptx_with(&ctx, c"not an image", &options).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_IMAGE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_IMAGE));
     assert!(e.to_string().contains("JIT error log: not a stand-in fake image, nor PTX"), "{e}");
     let lib = Library::load_ptx_with(standin_driver(), &fake_ptx(&["lk"]), &options).unwrap();
     lib.value.kernel("lk").unwrap();

@@ -102,8 +102,23 @@ impl SmResource {
     /// granularity (on an H200, a multiple of 8) and may make fewer groups. `device` is
     /// the device the resource is of (for its driver). A group can be split again only
     /// through a green context made of it.
-    pub fn split(&self, device: &Device, groups: u32, min_count: u32) -> Result<SmSplit, CudaError> {
-        let mut result = vec![CUdevResource::default(); groups as usize];
+    ///
+    /// On error nothing is split. `groups` must be 1 to [`SmResource::sm_count`] (a group
+    /// has at least one SM, so a split cannot make more groups than the resource has
+    /// SMs): 0 or more is an [`InvalidArgument`] naming `groups` and the limit, made
+    /// before any driver call or host allocation. `min_count` goes to the driver as it is
+    /// (one it cannot meet is its `CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION`).
+    pub fn split(&self, device: &Device, groups: u32, min_count: u32) -> Result<SmSplit, crate::Error> {
+        const WHAT: &str = "SmResource::split";
+        let sms = self.sm_count();
+        if groups == 0 || groups > sms {
+            let why = format!("groups {groups}: a split of {sms} SMs makes 1 to {sms} groups (one SM at least each)");
+            return Err(InvalidArgument::new(WHAT, why).into());
+        }
+        let mut result: Vec<CUdevResource> = Vec::new();
+        let len = groups as usize;
+        result.try_reserve_exact(len).map_err(|e| InvalidArgument::new(WHAT, format!("groups {groups}: {e}")))?;
+        result.resize(len, CUdevResource::default());
         let mut remainder = CUdevResource::default();
         let mut n = groups;
         // SAFETY: `result` holds `n` resources; the other pointers are valid.
@@ -134,16 +149,26 @@ impl GreenContext {
     /// Creates a green context on `device` with the SMs of `resources` (one resource of
     /// each type: an SM group from [`SmResource::split`]): `cuDevResourceGenerateDesc`,
     /// `cuGreenCtxCreate` (with its default stream) and `cuCtxFromGreenCtx`. The calling
-    /// thread's context is unchanged. On error nothing is created.
+    /// thread's context is unchanged. On error nothing is created; no resources, or more
+    /// than the driver's count takes (`u32::MAX`), is an [`InvalidArgument`] made before
+    /// any driver call.
     pub fn new(device: &Device, resources: &[SmResource]) -> Result<GreenContext, crate::Error> {
         if resources.is_empty() {
             return Err(InvalidArgument::new("GreenContext::new", "no resource given").into());
         }
         let driver = device.driver();
         let pc = driver.pc();
-        let mut raws: Vec<CUdevResource> = resources.iter().map(|r| r.raw).collect();
-        let n =
-            u32::try_from(raws.len()).map_err(|_| InvalidArgument::new("GreenContext::new", "too many resources"))?;
+        let count = resources.len();
+        let n = u32::try_from(count).map_err(|_| {
+            InvalidArgument::new(
+                "GreenContext::new",
+                format!("{count} resources: the driver takes at most {}", u32::MAX),
+            )
+        })?;
+        let mut raws: Vec<CUdevResource> = Vec::new();
+        raws.try_reserve_exact(count)
+            .map_err(|e| InvalidArgument::new("GreenContext::new", format!("{count} resources: {e}")))?;
+        raws.extend(resources.iter().map(|r| r.raw));
         let mut desc: CUdevResourceDesc = std::ptr::null_mut();
         // SAFETY: `raws` holds `n` resources; `desc` is a valid out-pointer.
         unsafe { pc.cuDevResourceGenerateDesc(&mut desc, raws.as_mut_ptr(), n) }?;

@@ -3,7 +3,7 @@
 
 use std::ffi::{c_void, CStr};
 
-use crate::error::{CudaError, Error};
+use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::{Handle, Ownership};
 use crate::resources::library::Library;
@@ -52,6 +52,10 @@ impl Default for JitOptions {
 }
 
 impl JitOptions {
+    /// The largest log buffer, in bytes: the driver's `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`
+    /// and `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` are `unsigned int`.
+    pub const MAX_LOG_BYTES: usize = u32::MAX as usize;
+
     /// The defaults: 4 KiB error and info logs, the wall time, nothing else set.
     pub fn new() -> JitOptions {
         JitOptions {
@@ -118,13 +122,18 @@ impl JitOptions {
         self
     }
 
-    /// An info log of `bytes` bytes (`CU_JIT_INFO_LOG_BUFFER`); 0 asks for none.
+    /// An info log of `bytes` bytes (`CU_JIT_INFO_LOG_BUFFER`); 0 asks for none. The
+    /// driver takes the size as an `unsigned int`: a load or link with options of more
+    /// than [`JitOptions::MAX_LOG_BYTES`] is refused with an [`InvalidArgument`] naming
+    /// `info_log` and the limit. The buffer is allocated (zeroed, fallibly: a failure is
+    /// the same error) when the options are used, not here.
     pub fn info_log(mut self, bytes: usize) -> JitOptions {
         self.info_log = bytes;
         self
     }
 
-    /// An error log of `bytes` bytes (`CU_JIT_ERROR_LOG_BUFFER`); 0 asks for none.
+    /// An error log of `bytes` bytes (`CU_JIT_ERROR_LOG_BUFFER`); 0 asks for none. Limits
+    /// and errors as [`JitOptions::info_log`] (the error names `error_log`).
     pub fn error_log(mut self, bytes: usize) -> JitOptions {
         self.error_log = bytes;
         self
@@ -146,13 +155,15 @@ impl JitOptions {
         self.info_log
     }
 
-    /// The options as the driver takes them, with the log buffers they point to.
-    pub(crate) fn build(&self) -> JitBuffers {
+    /// The options as the driver takes them, with the log buffers they point to; for
+    /// `what` (the function using them), which names a log size over the driver's limit
+    /// or a buffer the host cannot allocate.
+    pub(crate) fn build(&self, what: &'static str) -> Result<JitBuffers, InvalidArgument> {
         let mut b = JitBuffers {
             options: Vec::new(),
             values: Vec::new(),
-            info: vec![0; self.info_log],
-            error: vec![0; self.error_log],
+            info: log_buffer(what, "info_log", self.info_log)?,
+            error: log_buffer(what, "error_log", self.error_log)?,
             wall_at: None,
             threads_at: None,
         };
@@ -199,8 +210,33 @@ impl JitOptions {
         if self.wall_time {
             b.wall_at = Some(b.push(O::CU_JIT_WALL_TIME, 0));
         }
-        b
+        Ok(b)
     }
+}
+
+/// A zeroed log buffer of `bytes` bytes for `what`, the option `option`: more than
+/// [`JitOptions::MAX_LOG_BYTES`], or a buffer the host cannot allocate, is an
+/// [`InvalidArgument`]. Allocated zeroed (`alloc_zeroed`: fresh pages, so a large log
+/// costs memory only where the driver writes), never aborting.
+fn log_buffer(what: &'static str, option: &str, bytes: usize) -> Result<Vec<u8>, InvalidArgument> {
+    if bytes > JitOptions::MAX_LOG_BYTES {
+        let limit = JitOptions::MAX_LOG_BYTES;
+        let why = format!("JitOptions::{option} {bytes} bytes: the driver takes at most {limit} (an unsigned int)");
+        return Err(InvalidArgument::new(what, why));
+    }
+    if bytes == 0 {
+        return Ok(Vec::new());
+    }
+    let cannot = || InvalidArgument::new(what, format!("JitOptions::{option} {bytes} bytes cannot be allocated"));
+    let layout = std::alloc::Layout::array::<u8>(bytes).map_err(|_| cannot())?;
+    // SAFETY: `layout` has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) };
+    if p.is_null() {
+        return Err(cannot());
+    }
+    // SAFETY: `p` is an allocation of the global allocator with `u8`'s layout and `bytes`
+    // bytes (the capacity), all initialised (zeroed).
+    Ok(unsafe { Vec::from_raw_parts(p, bytes, bytes) })
 }
 
 /// What the JIT compiler or linker reported.
@@ -309,8 +345,10 @@ impl JitBuffers {
 impl Module {
     /// Loads NUL-terminated PTX into `context` with JIT `options` (`cuModuleLoadDataEx`),
     /// returning the module and what the JIT reported. On error nothing is loaded and the
-    /// error's notes carry the JIT's error log (its text says what the log says).
-    pub fn load_ptx_with(context: &Context, ptx: &CStr, options: &JitOptions) -> Result<JitOutput<Module>, CudaError> {
+    /// error's notes carry the JIT's error log (its text says what the log says); a log
+    /// size over [`JitOptions::MAX_LOG_BYTES`], or log buffers the host cannot allocate,
+    /// is an [`InvalidArgument`] naming the option, before any driver call.
+    pub fn load_ptx_with(context: &Context, ptx: &CStr, options: &JitOptions) -> Result<JitOutput<Module>, Error> {
         // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
         unsafe { Module::load_data_with(context, ptx.to_bytes_with_nul(), options) }
     }
@@ -319,7 +357,7 @@ impl Module {
     /// NUL byte inside is refused before any driver call.
     pub fn from_ptx_with(context: &Context, ptx: &str, options: &JitOptions) -> Result<JitOutput<Module>, Error> {
         let ptx = c_name("Module::from_ptx_with", ptx)?;
-        Ok(Module::load_ptx_with(context, &ptx, options)?)
+        Module::load_ptx_with(context, &ptx, options)
     }
 
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context` with JIT
@@ -332,16 +370,16 @@ impl Module {
         context: &Context,
         image: &[u8],
         options: &JitOptions,
-    ) -> Result<JitOutput<Module>, CudaError> {
+    ) -> Result<JitOutput<Module>, Error> {
         let pc = context.driver().pc();
-        let mut jit = options.build();
+        let mut jit = options.build("Module::load_data_with")?;
         let (n, o, v) = (jit.count(), jit.options(), jit.values());
         // SAFETY: `raw` is a valid out-pointer; the option arrays and log buffers live
         // across the call; the caller vouches for `image`.
         let create = |raw: &mut CUmodule| unsafe { pc.cuModuleLoadDataEx(raw, image.as_ptr().cast(), n, o, v) };
         match Handle::create_out(context.clone(), context.as_raw(), create) {
             Ok(h) => Ok(JitOutput { value: Module(h), logs: jit.logs() }),
-            Err(e) => Err(jit.annotate(e)),
+            Err(e) => Err(jit.annotate(e).into()),
         }
     }
 }
@@ -349,12 +387,12 @@ impl Module {
 impl Library {
     /// Loads NUL-terminated PTX with JIT `options` (`cuLibraryLoadData`'s JIT options).
     /// Needs no current context. On error nothing is loaded and the error's notes carry the
-    /// JIT's error log.
+    /// JIT's error log; log sizes are checked as [`Module::load_ptx_with`] checks them.
     pub fn load_ptx_with(
         driver: &'static Driver,
         ptx: &CStr,
         options: &JitOptions,
-    ) -> Result<JitOutput<Library>, CudaError> {
+    ) -> Result<JitOutput<Library>, Error> {
         // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
         unsafe { Library::load_data_with(driver, ptx.to_bytes_with_nul(), options) }
     }
@@ -367,7 +405,7 @@ impl Library {
         options: &JitOptions,
     ) -> Result<JitOutput<Library>, Error> {
         let ptx = c_name("Library::from_ptx_with", ptx)?;
-        Ok(Library::load_ptx_with(driver, &ptx, options)?)
+        Library::load_ptx_with(driver, &ptx, options)
     }
 
     /// Loads `image` with JIT `options` (`cuLibraryLoadData`). Errors as
@@ -380,9 +418,9 @@ impl Library {
         driver: &'static Driver,
         image: &[u8],
         options: &JitOptions,
-    ) -> Result<JitOutput<Library>, CudaError> {
+    ) -> Result<JitOutput<Library>, Error> {
         let mut raw: CUlibrary = std::ptr::null_mut();
-        let mut jit = options.build();
+        let mut jit = options.build("Library::load_data_with")?;
         let (n, o, v) = (jit.count(), jit.options(), jit.values());
         let (library_options, library_values) = (std::ptr::null_mut(), std::ptr::null_mut());
         let image = image.as_ptr().cast();
@@ -392,7 +430,7 @@ impl Library {
             unsafe { driver.pc().cuLibraryLoadData(&mut raw, image, o, v, n, library_options, library_values, 0) };
         match loaded {
             Ok(()) => Ok(JitOutput { value: Library(Handle::new(driver, raw, Ownership::Owned)), logs: jit.logs() }),
-            Err(e) => Err(jit.annotate(e)),
+            Err(e) => Err(jit.annotate(e).into()),
         }
     }
 }
@@ -403,7 +441,7 @@ mod tests {
 
     #[test]
     fn the_wall_time_is_a_float_in_the_first_four_bytes_of_its_slot() {
-        let mut jit = JitOptions::new().info_log(0).error_log(0).build();
+        let mut jit = JitOptions::new().info_log(0).error_log(0).build("test").unwrap();
         assert_eq!(jit.count(), 1);
         let slot = jit.values();
         // What the driver does: `*(float *)&values[i] = ms`.
@@ -421,7 +459,13 @@ mod tests {
 
     #[test]
     fn every_option_has_its_value_and_the_logs_point_to_their_buffers() {
-        let mut jit = JitOptions::new().optimization_level(2).threads_per_block(128).info_log(64).error_log(32).build();
+        let mut jit = JitOptions::new()
+            .optimization_level(2)
+            .threads_per_block(128)
+            .info_log(64)
+            .error_log(32)
+            .build("test")
+            .unwrap();
         // level, threads, info buffer and size, error buffer and size, wall time.
         assert_eq!(jit.count(), 7);
         let (options, values) = (jit.options.clone(), jit.values.clone());
@@ -430,5 +474,23 @@ mod tests {
         assert_eq!(values[2], jit.info.as_mut_ptr() as usize);
         assert_eq!((values[3], values[5]), (64, 32));
         assert_eq!(jit.logs().threads_per_block, Some(128));
+    }
+
+    #[test]
+    fn a_log_over_the_drivers_unsigned_int_is_refused_and_the_limit_is_allocated_lazily() {
+        let over = JitOptions::MAX_LOG_BYTES + 1;
+        for (options, name) in [
+            (JitOptions::new().info_log(over), "JitOptions::info_log"),
+            (JitOptions::new().error_log(usize::MAX), "JitOptions::error_log"),
+        ] {
+            let e = options.build("Module::load_ptx_with").err().unwrap();
+            assert_eq!(e.what(), "Module::load_ptx_with");
+            assert!(e.why().contains(name) && e.why().contains("4294967295"), "{e}");
+        }
+        let jit = JitOptions::new().info_log(JitOptions::MAX_LOG_BYTES).build("test").unwrap();
+        assert_eq!(
+            (jit.info.len(), jit.info.first(), jit.info.last()),
+            (JitOptions::MAX_LOG_BYTES, Some(&0), Some(&0))
+        );
     }
 }

@@ -44,17 +44,19 @@ impl Linker {
     /// Starts a link in `context` with JIT `options` (`cuLinkCreate`): the log buffers
     /// live as long as the linker, [`Linker::logs`] reads them at any time, and a failed
     /// [`Linker::add_ptx`], [`Linker::add_data`] or [`Linker::complete`] carries the error
-    /// log in its notes. On error nothing is created (and the error carries the logs).
-    pub fn new_with(context: &Context, options: &JitOptions) -> Result<Linker, CudaError> {
+    /// log in its notes. On error nothing is created (and the error carries the logs); a
+    /// log size over [`JitOptions::MAX_LOG_BYTES`], or log buffers the host cannot
+    /// allocate, is an [`InvalidArgument`] naming the option, before any driver call.
+    pub fn new_with(context: &Context, options: &JitOptions) -> Result<Linker, Error> {
         let pc = context.driver().pc();
-        let mut jit = options.build();
+        let mut jit = options.build("Linker::new_with")?;
         let (n, o, v) = (jit.count(), jit.options(), jit.values());
         // SAFETY: valid out-pointer; the option arrays and log buffers live as long as the
         // link state (the linker holds them and drops them after it).
         let create = |raw: &mut CUlinkState| unsafe { pc.cuLinkCreate(n, o, v, raw) };
         match Unique::create_out(context.clone(), context.as_raw(), create) {
             Ok(link) => Ok(Linker { link, jit: Some(jit) }),
-            Err(e) => Err(jit.annotate(e)),
+            Err(e) => Err(jit.annotate(e).into()),
         }
     }
 

@@ -33,9 +33,27 @@ kind!(
 pub struct Function(pub(crate) Handle<FunctionKind>);
 handle_type!(Function: FunctionKind => CUfunction);
 
-/// A C string for a name or text passed to the driver; one with a NUL byte is refused.
+/// A C string for a name or text passed to the driver; one with a NUL byte is refused, and
+/// so is one whose copy the host cannot allocate (never an abort).
 pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidArgument> {
-    CString::new(name).map_err(|_| InvalidArgument::new(what, format!("{name:?} contains a NUL byte")))
+    let shown = || {
+        let mut cut: String = name.chars().take(64).collect();
+        if cut.len() < name.len() {
+            cut.push_str("...");
+        }
+        cut
+    };
+    if name.as_bytes().contains(&0) {
+        return Err(InvalidArgument::new(what, format!("{:?} contains a NUL byte", shown())));
+    }
+    let len = name.len();
+    let mut bytes = Vec::new();
+    // The NUL too, so that `CString::new` does not grow it.
+    bytes.try_reserve_exact(len.saturating_add(1)).map_err(|e| {
+        InvalidArgument::new(what, format!("a copy of the {len}-byte text (with its NUL) cannot be allocated: {e}"))
+    })?;
+    bytes.extend_from_slice(name.as_bytes());
+    CString::new(bytes).map_err(|_| InvalidArgument::new(what, format!("{:?} contains a NUL byte", shown())))
 }
 
 impl Module {

@@ -46,6 +46,10 @@ impl<P> Part<P> {
     }
 }
 
+/// The most parameters a kernel can have: its parameters fit in 32 764 bytes (CUDA 12.1+),
+/// each at least one byte.
+const MAX_PARAMS: usize = 32_764;
+
 /// What is known of a kernel's parameters.
 struct Known {
     /// The places of its first parameters: all of them when `complete`.
@@ -64,10 +68,17 @@ impl Known {
         args: usize,
     ) -> Option<Known> {
         if let Ok(n) = count() {
+            // A count no kernel can have is not believed (nor allocated for).
+            if n > MAX_PARAMS {
+                return None;
+            }
             let params = (0..n).map(&info).collect::<Result<Box<[ParamInfo]>, _>>().ok()?;
             return Some(Known { params, complete: true });
         }
-        let mut params = Vec::with_capacity(args);
+        // More arguments than a kernel can have parameters are refused by the driver's
+        // answer for the first index past its last parameter; no more places are kept.
+        let mut params = Vec::new();
+        params.try_reserve_exact(args.min(MAX_PARAMS)).ok()?;
         for i in 0..args {
             match info(i) {
                 Ok(p) => params.push(p),
