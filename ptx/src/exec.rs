@@ -99,6 +99,11 @@ struct Launch<'a> {
     grid_id: u64,
     /// %tid of each thread of a block, by linear index.
     tids: Vec<[u32; 3]>,
+    /// The most warp instructions the launch may issue (`u64::MAX`: no limit).
+    limit: u64,
+    /// Warp instructions the launch's blocks have issued so far (each block adds its own
+    /// after each turn of a warp).
+    spent: AtomicU64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -122,6 +127,8 @@ struct Block<'l, 'a> {
     /// Thread-instructions executed (lanes issued, guard false included).
     executed: u64,
     issued: u64,
+    /// The part of `issued` added to the launch's `spent` already.
+    counted: u64,
 }
 
 /// What a launch executed.
@@ -245,6 +252,8 @@ impl Module {
             tids: (0..nthreads as u32)
                 .map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])])
                 .collect(),
+            limit: self.instruction_limit.unwrap_or(u64::MAX),
+            spent: AtomicU64::new(0),
         };
         let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
         let next = AtomicU64::new(0);
@@ -366,6 +375,7 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
         spare: std::mem::take(&mut spare.frames),
         executed: 0,
         issued: 0,
+        counted: 0,
     };
     let result = b.run(&mut warps, stop);
     spare.warps = warps;
@@ -386,7 +396,10 @@ impl Block<'_, '_> {
                     continue;
                 }
                 all_done = false;
-                if self.run_warp(warp)? {
+                let ran = self.run_warp(warp);
+                self.l.spent.fetch_add(self.issued - self.counted, Ordering::Relaxed);
+                self.counted = self.issued;
+                if ran? {
                     progress = true;
                 }
                 // A barrier with a thread count (bar.sync a, b / bar.arrive) opens as soon as
@@ -462,6 +475,9 @@ impl Block<'_, '_> {
         let m: &Module = self.l.m;
         let mut progress = false;
         let mut budget: u32 = 1 << 20;
+        // What the launch's limit leaves (the block's own instructions are counted in
+        // `spent` after each turn of a warp).
+        let mut left = self.l.limit.saturating_sub(self.l.spent.load(Ordering::Relaxed));
         loop {
             let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
             let live = frame.mask & !frame.returned & !w.exited;
@@ -514,6 +530,10 @@ impl Block<'_, '_> {
                 w.exited |= mask;
                 continue;
             };
+            if left == 0 {
+                return Err(Fault::InstructionLimit { limit: self.l.limit });
+            }
+            left -= 1;
             progress = true;
             w.clock += 1;
             self.executed += u64::from(mask.count_ones());

@@ -108,6 +108,13 @@ pub enum Fault {
         /// The PTX line of the call.
         line: u32,
     },
+    /// The launch needed more warp instructions than the module's limit
+    /// ([`Module::set_instruction_limit`](crate::Module::set_instruction_limit); no GPU
+    /// has one: CUDA_ERROR_LAUNCH_TIMEOUT is the closest, a display watchdog's).
+    InstructionLimit {
+        /// The limit.
+        limit: u64,
+    },
     /// The launch itself is invalid: unknown kernel, wrong parameters, bad dimensions
     /// (CUDA_ERROR_INVALID_VALUE).
     InvalidLaunch(String),
@@ -126,6 +133,7 @@ impl fmt::Display for Fault {
                 write!(f, "block {block:?}: threads wait at a barrier the others never reach")
             }
             Fault::StackOverflow { line } => write!(f, "call stack overflow (PTX line {line})"),
+            Fault::InstructionLimit { limit } => write!(f, "the launch needs more than {limit} warp instructions"),
             Fault::InvalidLaunch(s) => write!(f, "invalid launch: {s}"),
         }
     }

@@ -446,6 +446,8 @@ pub struct Module {
     pub(crate) funcs: Vec<Func>,
     pub(crate) globals: Vec<Global>,
     pub(crate) global_addrs: Vec<u64>,
+    /// The most warp instructions one launch may issue ([`Module::set_instruction_limit`]).
+    pub(crate) instruction_limit: Option<u64>,
     /// Static shared memory of the module (all kernels).
     pub(crate) shared_size: u64,
     pub(crate) dyn_shared_offset: u64,
@@ -553,6 +555,16 @@ impl Module {
         }
         self.global_addrs = addresses.to_vec();
         Ok(())
+    }
+
+    /// Bounds every later launch of the module to about `limit` warp instructions (all its
+    /// blocks together; blocks running in parallel may overshoot by a few): a launch that
+    /// needs more stops and fails with [`Fault::InstructionLimit`](crate::Fault). `None`
+    /// (the default) runs kernels to their end, as a GPU does, however long that takes: a
+    /// kernel that loops forever never returns. For embedders that run untrusted PTX (a
+    /// fuzzer, a sandbox).
+    pub fn set_instruction_limit(&mut self, limit: Option<u64>) {
+        self.instruction_limit = limit;
     }
 
     /// The initialiser's bytes of global `index` (its first bytes; the rest is zeros) with
@@ -703,6 +715,7 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         targets: ast.targets,
         funcs,
         global_addrs: vec![0; globals.len()],
+        instruction_limit: None,
         globals,
         shared_size: shared,
         dyn_shared_offset: dyn_off,
