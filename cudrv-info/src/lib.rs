@@ -2,6 +2,9 @@
 //! cudrv-info: shows the CUDA driver cudrv finds, its devices and the state of its
 //! entry-point table. With no NVIDIA driver on the machine it says so on stderr and shows
 //! the bundled stand-in driver instead (exit code 3).
+//!
+//! The command line is this library's [`run_cli`], which the binary calls and the fuzz
+//! target (`fuzz/`) feeds random arguments in-process.
 
 mod json;
 mod render;
@@ -9,8 +12,6 @@ mod report;
 
 use std::ffi::{c_int, OsString};
 use std::io::Write;
-use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 use cudrv::{Driver, LoadError, LoadOptions};
@@ -327,67 +328,52 @@ fn check_device(n: u32, devices: &Result<Devices, String>) -> Result<(), Failure
     }
 }
 
-/// Whether standard output was closed when the process started (`cudrv-info >&-`). Rust's
-/// start-up code opens `/dev/null` on a closed standard descriptor before `main` runs, so
-/// every write would then succeed and the report be lost unnoticed: this is recorded
-/// before that, by [`record_closed_stdout`].
-static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
-
-/// Records whether descriptor 1 is open. Runs from `.init_array`, as the loader calls
-/// the program's constructors, before Rust's start-up code.
-#[cfg(target_os = "linux")]
-extern "C" fn record_closed_stdout() {
-    // SAFETY: F_GETFD only reads the descriptor's flags; it fails (EBADF) only when the
-    // descriptor is not open, and touches no memory of ours.
-    let closed = unsafe { libc::fcntl(libc::STDOUT_FILENO, libc::F_GETFD) } == -1;
-    STDOUT_CLOSED_AT_START.store(closed, Ordering::Relaxed);
-}
-
-/// The constructor entry for [`record_closed_stdout`]. `#[used]` keeps it in the
-/// binary; the dynamic loader calls every function in `.init_array` before `main`.
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static RECORD_CLOSED_STDOUT: extern "C" fn() = record_closed_stdout;
-
 /// Writes `out` to stdout; exits with `code`, or with [`EXIT_WRITE_FAILED`] if it could
 /// not be written: stdout closed when the process started, or a write error. Rust ignores
 /// SIGPIPE, so a closed pipe is a write error here, as a full disk is: the output did not
 /// arrive, and the exit code says so.
-fn write_out(out: &str, code: u8) -> ExitCode {
-    if STDOUT_CLOSED_AT_START.load(Ordering::Relaxed) {
+fn write_out(out: &str, code: u8, stdout_closed: bool) -> u8 {
+    if stdout_closed {
         say("cannot write to stdout: it was closed when cudrv-info started");
-        return ExitCode::from(EXIT_WRITE_FAILED);
+        return EXIT_WRITE_FAILED;
     }
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
-        Ok(()) => ExitCode::from(code),
+        Ok(()) => code,
         Err(e) => {
             say(&format!("cannot write to stdout: {e}"));
-            ExitCode::from(EXIT_WRITE_FAILED)
+            EXIT_WRITE_FAILED
         }
     }
 }
 
-fn main() -> ExitCode {
-    let args = match Args::try_parse() {
+/// Runs cudrv-info with `args` (the program name first, as `std::env::args_os` gives
+/// them): parses them, loads the driver, writes the report to stdout and messages to
+/// stderr; returns the exit code (see `--help`). `stdout_closed`: standard output was
+/// closed when the process started (the report is then not written: exit code 5).
+pub fn run_cli<I, T>(args: I, stdout_closed: bool) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let args = match Args::try_parse_from(args) {
         Ok(a) => a,
         Err(e) => {
             let code = u8::try_from(e.exit_code()).unwrap_or(EXIT_BAD_INPUT);
             if e.use_stderr() {
                 // A usage error: to stderr, code 2.
                 let _ = e.print();
-                return ExitCode::from(code);
+                return code;
             }
             // Help and version: to stdout, code 0, and checked like the report.
-            return write_out(&e.render().to_string(), code);
+            return write_out(&e.render().to_string(), code, stdout_closed);
         }
     };
     match run(&args) {
-        Ok((out, code)) => write_out(&out, code),
+        Ok((out, code)) => write_out(&out, code, stdout_closed),
         Err(f) => {
             say(&f.message);
-            ExitCode::from(f.code)
+            f.code
         }
     }
 }

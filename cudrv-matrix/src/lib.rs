@@ -1,6 +1,10 @@
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing, clippy::unreachable)]
 //! cudrv-matrix: runs a command once per CUDA driver version, under the stand-in driver
 //! emulating each version or under the real driver capped at each, and prints the grid.
+//!
+//! The command line is this library's [`run_cli`], which the binary calls; [`check_cli`]
+//! checks a command line as a run does before it starts anything, and runs nothing (the
+//! fuzz target in `fuzz/` feeds both random arguments in-process).
 
 mod cell;
 mod groups;
@@ -12,8 +16,7 @@ mod versions;
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Mutex};
 
 use clap::{Parser, Subcommand};
@@ -180,33 +183,82 @@ impl From<String> for Failure {
     }
 }
 
-fn main() -> ExitCode {
-    if stdout_is_closed() {
+/// Runs cudrv-matrix with `args` (the program name first, as `std::env::args_os` gives
+/// them): parses them, runs the cells or merges the files, writes the results; returns the
+/// exit code (see `--help`). `stdout_closed`: standard output was closed when the process
+/// started (nothing is run: exit code 5).
+pub fn run_cli<I, T>(args: I, stdout_closed: bool) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    if stdout_closed {
         say("stdout is closed: the grid could not be written (redirect it to a file or /dev/null instead)");
-        return ExitCode::from(EXIT_WRITE);
+        return EXIT_WRITE;
     }
-    if let Some(code) = version_flag() {
-        return ExitCode::from(code);
-    }
-    let cli = Cli::parse();
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = match parse(&args) {
+        Ok(cli) => cli,
+        Err(code) => return code,
+    };
     let result = match &cli.sub {
         Some(Sub::Merge(args)) => merge(args),
         None => run(&cli.run),
     };
     match result {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => code,
         Err(Failure(code, message)) => {
             say(&message);
-            ExitCode::from(code)
+            code
         }
     }
+}
+
+/// Checks `args` as [`run_cli`] does before it starts a cell: the usage, `--version`, the
+/// version list (against the stand-in's versions, or with `--real` against a driver of
+/// `real_version`, which is not looked for), `--jobs`. Returns the versions of the cells
+/// a run would have (none for `merge`, whose files are not read), or the exit code
+/// `run_cli` would give (usage text and messages are written as it writes them). Runs no
+/// command, reads and writes no file.
+pub fn check_cli<I, T>(args: I, real_version: u32) -> Result<Vec<u32>, u8>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    let cli = parse(&args)?;
+    if let Some(Sub::Merge(_)) = &cli.sub {
+        return Ok(Vec::new());
+    }
+    let planned = versions::parse(&cli.run.versions).and_then(|request| match cli.run.jobs {
+        Some(0) => Err("--jobs must be at least 1".to_string()),
+        _ if cli.run.real => versions::for_real(&request, real_version),
+        _ => versions::for_stand_in(&request),
+    });
+    planned.map_err(|message| {
+        say(&message);
+        EXIT_SETUP
+    })
+}
+
+/// The parsed command line, or the exit code of `--version` or of a usage error (whose
+/// message, or help text, clap has written).
+fn parse(args: &[OsString]) -> Result<Cli, u8> {
+    if let Some(code) = version_flag(args) {
+        return Err(code);
+    }
+    Cli::try_parse_from(args).map_err(|e| {
+        // Help to stdout (exit 0), a usage error to stderr (exit 2), as clap's own exit.
+        let _ = e.print();
+        u8::try_from(e.exit_code()).unwrap_or(EXIT_SETUP)
+    })
 }
 
 /// `--version`/`-V`: alone, prints the version (exit 0). With anything else it is most
 /// likely a typo for `--versions` (`--version 12.4 -- cargo test`), which must not pass a
 /// CI job silently: refused with a hint (exit 2). `None`: no such flag before `--`.
-fn version_flag() -> Option<u8> {
-    let args: Vec<OsString> = std::env::args_os().skip(1).collect();
+fn version_flag(args: &[OsString]) -> Option<u8> {
+    let args = args.get(1..).unwrap_or_default();
     let before: Vec<&OsString> = args.iter().take_while(|a| *a != "--").collect();
     let flag = before.iter().find(|a| {
         let a = a.to_string_lossy();
@@ -225,32 +277,6 @@ fn version_flag() -> Option<u8> {
     ));
     Some(EXIT_SETUP)
 }
-
-/// Whether stdout was closed when the runner started (`cudrv-matrix ... >&-`). Rust's
-/// start-up code opens `/dev/null` on a closed standard descriptor before `main` runs, so
-/// it is recorded before that, by [`record_closed_stdout`] (as cudrv-info does).
-static STDOUT_CLOSED_AT_START: AtomicBool = AtomicBool::new(false);
-
-fn stdout_is_closed() -> bool {
-    STDOUT_CLOSED_AT_START.load(Ordering::Relaxed)
-}
-
-/// Records whether descriptor 1 is open. Runs from `.init_array`, as the loader calls the
-/// program's constructors, before Rust's start-up code.
-#[cfg(target_os = "linux")]
-extern "C" fn record_closed_stdout() {
-    // SAFETY: F_GETFD only reads the descriptor's flags; it fails (EBADF) only when the
-    // descriptor is not open, and touches no memory of ours.
-    let closed = unsafe { nix::libc::fcntl(nix::libc::STDOUT_FILENO, nix::libc::F_GETFD) } == -1;
-    STDOUT_CLOSED_AT_START.store(closed, Ordering::Relaxed);
-}
-
-/// The constructor entry for [`record_closed_stdout`]. `#[used]` keeps it in the binary;
-/// the dynamic loader calls every function in `.init_array` before `main`.
-#[cfg(target_os = "linux")]
-#[used]
-#[link_section = ".init_array"]
-static RECORD_CLOSED_STDOUT: extern "C" fn() = record_closed_stdout;
 
 /// The loader's search path variable.
 const ENV_LD_LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
