@@ -247,11 +247,28 @@ fn parse(args: &[OsString]) -> Result<Cli, u8> {
     if let Some(code) = version_flag(args) {
         return Err(code);
     }
-    Cli::try_parse_from(args).map_err(|e| {
-        // Help to stdout (exit 0), a usage error to stderr (exit 2), as clap's own exit.
+    Cli::try_parse_from(args).map_err(|e| clap_exit(&e))
+}
+
+/// What clap's parse error `e` asks for: a usage error goes to stderr (exit 2); help
+/// (`--help`, `help merge`) goes to stdout (exit 0) and, like the grid, is checked: if it
+/// cannot be written (stdout full, a closed pipe) the runner says so and exits 5 rather
+/// than 0 with nothing shown. (clap's own `exit` ignores that error.)
+fn clap_exit(e: &clap::Error) -> u8 {
+    let code = u8::try_from(e.exit_code()).unwrap_or(EXIT_SETUP);
+    if e.use_stderr() {
+        // Nothing sensible is left to do if stderr cannot be written.
         let _ = e.print();
-        u8::try_from(e.exit_code()).unwrap_or(EXIT_SETUP)
-    })
+        return code;
+    }
+    let mut out = std::io::stdout().lock();
+    match out.write_all(e.render().to_string().as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => code,
+        Err(write) => {
+            say(&format!("the help could not be written to stdout: {write}"));
+            EXIT_WRITE
+        }
+    }
 }
 
 /// `--version`/`-V`: alone, prints the version (exit 0). With anything else it is most
@@ -268,7 +285,10 @@ fn version_flag(args: &[OsString]) -> Option<u8> {
         let mut out = std::io::stdout().lock();
         return Some(match writeln!(out, "cudrv-matrix {}", env!("CARGO_PKG_VERSION")).and_then(|()| out.flush()) {
             Ok(()) => EXIT_PASSED,
-            Err(_) => EXIT_WRITE,
+            Err(e) => {
+                say(&format!("the version could not be written to stdout: {e}"));
+                EXIT_WRITE
+            }
         });
     }
     say(&format!(

@@ -456,6 +456,58 @@ fn a_closed_stdout_is_exit_5() {
 }
 
 #[test]
+fn a_stdout_that_cannot_be_written_is_exit_5() {
+    // `cudrv-matrix ... >/dev/full` (ENOSPC) and a closed pipe (EPIPE): the grid, the JSON,
+    // merge's grid, the help and the version are all results that did not arrive: exit 5
+    // and a line on stderr saying so, never 0 with nothing shown.
+    let dir = tempfile::tempdir().unwrap();
+    let doc = json_run(dir.path(), "a.json", &["--versions", "12.0", "--", "true"], &[]);
+    let cases = [
+        &["--versions", "12.0", "--", "true"][..],
+        &["--versions", "12.0", "--json", "--", "true"],
+        &["merge", doc.as_str()],
+        &["--help"],
+        &["-h"],
+        &["help"],
+        &["merge", "--help"],
+        &["help", "merge"],
+        &["--version"],
+        &["-V"],
+    ];
+    let exe = env!("CARGO_BIN_EXE_cudrv-matrix");
+    for args in cases {
+        for (what, stdout) in [("/dev/full", full()), ("a closed pipe", closed_pipe())] {
+            let tmp = tempfile::tempdir().unwrap();
+            let out = Command::new(exe).args(args).env("TMPDIR", tmp.path()).stdout(stdout).output().unwrap();
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(5), "{args:?} to {what}: {stderr}");
+            let last = stderr.lines().last().unwrap_or_default();
+            assert!(last.starts_with("cudrv-matrix: "), "{args:?} to {what}: {stderr}");
+            let why = if what == "/dev/full" { "No space left on device" } else { "Broken pipe" };
+            assert!(last.contains(why), "{args:?} to {what}: {stderr}");
+            assert!(!stderr.contains("panicked"), "{args:?} to {what}: {stderr}");
+        }
+    }
+    // The same help to a stdout that takes it is exit 0.
+    let out = Command::new(exe).arg("--help").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Exit codes:"));
+}
+
+/// `/dev/full` as a stdout: every write fails with ENOSPC.
+fn full() -> std::process::Stdio {
+    std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap().into()
+}
+
+/// A socket whose other end is already closed, as a stdout: every write fails with EPIPE
+/// (Rust ignores SIGPIPE), with no race against a reader.
+fn closed_pipe() -> std::process::Stdio {
+    let (ours, theirs) = std::os::unix::net::UnixStream::pair().unwrap();
+    drop(ours);
+    std::os::fd::OwnedFd::from(theirs).into()
+}
+
+#[test]
 fn each_cell_ends_with_a_progress_line_on_stderr() {
     let out = matrix(&["--versions", "11.8,12.4,13.0", "--", "sh", "-c", "[ $CUDRV_MATRIX_VERSION != 12.4 ]"], &[]);
     assert_eq!(out.code, Some(1));
