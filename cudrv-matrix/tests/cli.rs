@@ -7,6 +7,8 @@ use std::process::Command;
 
 use serde_json::Value;
 
+mod xsd;
+
 /// Variables of the caller's environment that would change what the runner does.
 const CLEARED: &[&str] = &[
     "CUDRV_LIBCUDA",
@@ -678,26 +680,17 @@ fn a_panic_message_is_in_the_tail_under_rust_backtrace() {
     assert!(tail.last().unwrap().contains("test result: FAILED"), "{tail:#?}");
 }
 
-/// Validates `xml` against tests/junit.xsd with xmllint (libxml2-utils): `Err` with
-/// xmllint's messages if it does not validate. Panics if xmllint cannot be run.
-fn xmllint(xml: &Path) -> Result<(), String> {
+/// Validates `xml` against tests/junit.xsd (tests/xsd: every rule the schema states):
+/// `Err` with one line per error, naming the element, its line and what is wrong.
+fn check_junit(xml: &Path) -> Result<(), String> {
     let xsd = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("junit.xsd");
-    let out = match Command::new("xmllint").arg("--noout").arg("--schema").arg(&xsd).arg(xml).output() {
-        Ok(out) => out,
-        Err(e) => panic!(
-            "xmllint could not be run ({e}): install it to validate the JUnit report \
-             (Debian/Ubuntu: apt-get install libxml2-utils)"
-        ),
-    };
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(String::from_utf8_lossy(&out.stderr).into_owned())
-    }
+    let schema =
+        xsd::Schema::load(&std::fs::read_to_string(&xsd).unwrap()).unwrap_or_else(|e| panic!("junit.xsd: {e}"));
+    schema.validate(&std::fs::read_to_string(xml).unwrap()).map_err(|errors| errors.join("\n"))
 }
 
 fn validate_junit(xml: &Path) {
-    if let Err(e) = xmllint(xml) {
+    if let Err(e) = check_junit(xml) {
         panic!("{} does not validate against junit.xsd:\n{e}", xml.display());
     }
 }
@@ -742,8 +735,209 @@ fn the_junit_test_fails_on_a_report_that_breaks_the_schema() {
         r#"<testsuites tests="1" failures="0" errors="0"><testsuite name="s" tests="1" failures="0" errors="0"><testcase name="12.4" time="-1"/></testsuite></testsuites>"#,
     )
     .unwrap();
-    let e = xmllint(&bad).unwrap_err();
-    assert!(e.contains("'classname' is required") && e.contains("'time'"), "{e}");
+    let e = check_junit(&bad).unwrap_err();
+    assert!(e.contains("<testcase> at line 1, column 101: attribute 'classname' is required but missing"), "{e}");
+    assert!(e.contains("attribute 'time' = \"-1\" is not a valid seconds: less than its minimum"), "{e}");
+    assert_eq!(e.lines().count(), 2, "{e}");
+}
+
+/// A valid report, then one break of each rule junit.xsd states: what the checker says.
+#[test]
+fn the_junit_check_enforces_each_rule_of_the_schema() {
+    let schema = xsd::Schema::load(include_str!("junit.xsd")).unwrap();
+    let valid = r#"<?xml version="1.0" encoding="UTF-8"?>
+<testsuites name="cudrv-matrix" tests="2" failures="1" errors="0" skipped="0" time="1.5" timestamp="2026-12-03T17:04:46.123+01:00" uuid="u">
+  <testsuite name="s" tests="2" failures="1" errors="0" skipped="0" time="0" timestamp="2026-12-03T17:04:46Z" hostname="h" id="1" package="p">
+    <properties><property name="k" value=""/></properties>
+    <testcase name="12.4" classname="c" time="0.25" assertions="3" file="f" line="7">
+      <properties/>
+      <failure message="exit 1" type="exit">details &amp; more</failure>
+      <system-out>out</system-out>
+      <system-err>err</system-err>
+    </testcase>
+    <testcase name="13.0" classname="c"><skipped message="m"/></testcase>
+    <system-out/>
+  </testsuite>
+</testsuites>"#;
+    assert_eq!(schema.validate(valid), Ok(()));
+    // (what replaces what in the valid report, what the message must say)
+    let breaks: &[(&str, &str, &str)] = &[
+        // The root element's required attributes.
+        (
+            r#"name="cudrv-matrix" tests="2""#,
+            r#"name="cudrv-matrix""#,
+            "<testsuites> at line 2, column 1: attribute 'tests' is required but missing",
+        ),
+        // Integer and decimal attributes.
+        (
+            r#"failures="1" errors="0" skipped="0" time="1.5""#,
+            r#"failures="1.0" errors="0" skipped="0" time="1.5""#,
+            "attribute 'failures' = \"1.0\" is not a valid xs:nonNegativeInteger (not an integer)",
+        ),
+        (
+            r#"errors="0" skipped="0" time="0""#,
+            r#"errors="-2" skipped="0" time="0""#,
+            "attribute 'errors' = \"-2\" is not a valid xs:nonNegativeInteger (negative)",
+        ),
+        (
+            r#"skipped="0" time="0""#,
+            r#"skipped="x" time="0""#,
+            "attribute 'skipped' = \"x\" is not a valid xs:nonNegativeInteger",
+        ),
+        (r#"time="0.25""#, r#"time="1e3""#, "attribute 'time' = \"1e3\" is not a valid seconds (not a decimal number)"),
+        (
+            r#"time="0.25""#,
+            r#"time="-0.01""#,
+            "attribute 'time' = \"-0.01\" is not a valid seconds: less than its minimum",
+        ),
+        (r#"line="7""#, r#"line="seven""#, "attribute 'line' = \"seven\" is not a valid xs:nonNegativeInteger"),
+        // Dates and times.
+        (
+            "2026-12-03T17:04:46Z",
+            "2026-02-30T17:04:46Z",
+            "attribute 'timestamp' = \"2026-02-30T17:04:46Z\" is not a valid xs:dateTime",
+        ),
+        (
+            "2026-12-03T17:04:46Z",
+            "2026-12-03 17:04:46",
+            "is not a valid xs:dateTime (not an xs:dateTime: no 'T' between date and time)",
+        ),
+        ("2026-12-03T17:04:46Z", "2026-12-03T25:00:00Z", "the time is out of range"),
+        // Non-empty names.
+        (
+            r#"<testcase name="12.4""#,
+            r#"<testcase name="""#,
+            "attribute 'name' = \"\" is not a valid nonEmpty: shorter than 1 characters",
+        ),
+        (
+            r#"<property name="k""#,
+            r#"<property name="""#,
+            "<property> at line 4, column 17: attribute 'name' = \"\" is not a valid nonEmpty",
+        ),
+        (r#" value="""#, "", "<property> at line 4, column 17: attribute 'value' is required but missing"),
+        // Undeclared attributes.
+        (
+            r#"uuid="u""#,
+            r#"uuid="u" version="1""#,
+            "<testsuites> at line 2, column 1: attribute 'version' is not allowed",
+        ),
+        (
+            r#"<skipped message="m"/>"#,
+            r#"<skipped message="m" type="t"/>"#,
+            "<skipped> at line 11, column 41: attribute 'type' is not allowed",
+        ),
+        (
+            "<system-out>out",
+            r#"<system-out a="1">out"#,
+            "<system-out> at line 8, column 7: attribute 'a' is not allowed",
+        ),
+        // Children: which, how many, in which order.
+        (
+            r#"<testcase name="13.0" classname="c"><skipped message="m"/></testcase>"#,
+            r#"<testcases name="13.0"/>"#,
+            "<testsuite> at line 3, column 3: child element <testcases> is not expected here",
+        ),
+        (
+            "<properties/>",
+            "<property name=\"x\" value=\"y\"/>",
+            "<testcase> at line 5, column 5: child element <property> is not expected here",
+        ),
+        (
+            "<system-out>out</system-out>",
+            "<failure/>",
+            "<testcase> at line 5, column 5: child element <failure> is not expected here",
+        ),
+        (
+            "<system-out>out</system-out>\n      <system-err>err</system-err>",
+            "<system-err>err</system-err><system-out>out</system-out>",
+            "child element <system-out> is not expected here",
+        ),
+        (
+            "<properties/>\n      <failure",
+            "<failure/><properties/>\n      <failure",
+            "child element <properties> is not expected here",
+        ),
+        (
+            "<system-out/>\n  </testsuite>",
+            "<system-out/><testcase name=\"x\" classname=\"c\"/>\n  </testsuite>",
+            "<testsuite> at line 3, column 3: child element <testcase> is not expected here",
+        ),
+        (
+            "<testsuite name=\"s\"",
+            "<properties/><testsuite name=\"s\"",
+            "<testsuites> at line 2, column 1: missing child element: expected <testsuite>, found <properties>",
+        ),
+        // Text where only elements are allowed, elements where only text is.
+        (
+            "<properties/>",
+            "stray text<properties/>",
+            "<testcase> at line 5, column 5: text \"stray text\" is not allowed here (child elements only)",
+        ),
+        (
+            "<skipped message=\"m\"/>",
+            "<skipped message=\"m\"><b/></skipped>",
+            "<skipped> at line 11, column 41: text only, found child element <b>",
+        ),
+        (
+            "<property name=\"k\" value=\"\"/>",
+            "<property name=\"k\" value=\"\">v</property>",
+            "<property> at line 4, column 17: text \"v\" is not allowed here",
+        ),
+        // Elements in a namespace: the schema's are in none.
+        (
+            "<testsuites name",
+            "<testsuites xmlns=\"urn:x\" name",
+            "in namespace urn:x, the schema's elements are in none",
+        ),
+        // Not XML at all.
+        ("</testsuites>", "", "not well-formed XML"),
+    ];
+    // The root element.
+    let errors = schema.validate(r#"<testsuite name="s" tests="0" failures="0" errors="0"/>"#).unwrap_err();
+    assert_eq!(errors, ["<testsuite> at line 1, column 1: not a root element the schema declares (<testsuites>)"]);
+    for (from, to, message) in breaks {
+        assert!(valid.contains(from), "{from:?} is not in the valid report");
+        let broken = valid.replacen(from, to, 1);
+        let errors = schema.validate(&broken).expect_err(&format!("{from:?} -> {to:?} should not validate"));
+        assert!(errors.iter().any(|e| e.contains(message)), "{from:?} -> {to:?}: {message:?} not in {errors:#?}");
+    }
+}
+
+/// The checker refuses a schema construct it does not implement rather than skipping
+/// the rule.
+#[test]
+fn the_junit_check_refuses_schema_rules_it_does_not_know() {
+    let schema = include_str!("junit.xsd");
+    for (from, to, message) in [
+        (
+            r#"<xs:minInclusive value="0"/>"#,
+            r#"<xs:maxInclusive value="9"/>"#,
+            "the facet xs:maxInclusive on xs:decimal is not implemented",
+        ),
+        (r#"type="xs:dateTime""#, r#"type="xs:date""#, "the built-in type xs:date is not implemented"),
+        (
+            r#"elementFormDefault="qualified""#,
+            r#"targetNamespace="urn:x""#,
+            "attribute 'targetNamespace' is not implemented",
+        ),
+        (
+            r#"<xs:choice minOccurs="0" maxOccurs="1">"#,
+            r#"<xs:choice minOccurs="0" maxOccurs="1"><xs:any/>"#,
+            "xs:any is not implemented",
+        ),
+        (
+            r#"type="nonEmpty" use="required""#,
+            r#"type="nonEmpty" use="required" default="x""#,
+            "attribute 'default' is not implemented",
+        ),
+        (r#"type="seconds"/>"#, r#"type="testcase"/>"#, "where a simple type is needed"),
+        (r#"type="problem""#, r#"type="problems""#, "none is defined"),
+    ] {
+        assert!(schema.contains(from), "{from:?} is not in junit.xsd");
+        let changed = schema.replacen(from, to, 1);
+        let e = xsd::Schema::load(&changed).err().unwrap_or_else(|| panic!("{from:?} -> {to:?} was accepted"));
+        assert!(e.contains(message), "{from:?} -> {to:?}: {e}");
+    }
 }
 
 #[test]
