@@ -239,6 +239,36 @@ impl<K: Kind> Handle<K> {
         K::driver(&self.0.owner)
     }
 
+    /// Whether another clone of it exists (a graph, a texture or a copy of the handle holds it).
+    #[inline]
+    pub(crate) fn is_shared(&self) -> bool {
+        Arc::strong_count(&self.0) > 1
+    }
+
+    /// Releases it now, if this is the only clone and its kind needs no release context,
+    /// so that the caller learns whether the release worked (a drop reports a failure
+    /// instead). `Ok` once released (or for a handle that owns nothing). Otherwise the
+    /// handle comes back, still owned, with the release's error (`None`: another clone
+    /// exists, or its release needs a context, so it was not tried).
+    pub(crate) fn try_release(self) -> Result<(), (Handle<K>, Option<CudaError>)> {
+        let mut core = Arc::try_unwrap(self.0).map_err(|shared| (Handle(shared), None))?;
+        if core.ownership == Ownership::Borrowed {
+            return Ok(());
+        }
+        if K::release_context(&core.owner).is_some() {
+            return Err((Handle(Arc::new(core)), None));
+        }
+        // SAFETY: the only clone of an owned or primary handle; once released it is marked
+        // borrowed, so its drop does not release it again.
+        match unsafe { K::release(&core.owner, core.raw, core.ownership) } {
+            Ok(()) => {
+                core.ownership = Ownership::Borrowed;
+                Ok(())
+            }
+            Err(e) => Err((Handle(Arc::new(core)), Some(e))),
+        }
+    }
+
     /// Gives up ownership and returns the raw handle, if this is the only clone; else
     /// returns the handle back unchanged.
     pub(crate) fn into_raw(self) -> Result<K::Raw, Handle<K>> {

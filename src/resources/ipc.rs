@@ -35,7 +35,7 @@ use crate::call;
 use crate::error::CudaError;
 use crate::report::Arg;
 use crate::resources::host_fn::in_driver_callback;
-use crate::resources::memory::DeviceBuffer;
+use crate::resources::memory::{DeviceBuffer, Keeper};
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
 use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
@@ -383,9 +383,17 @@ fn register(
     stream: &Stream,
     pool: &MemoryPool,
 ) -> Arc<ImportInner> {
-    // SAFETY: see above: the view never frees the mapping and never leaves the import.
-    let buffer = unsafe { DeviceBuffer::borrowed(stream.context(), ptr, len) };
-    let inner = Arc::new(ImportInner { key, buffer, stream: stream.clone(), _pool: pool.clone() });
+    let inner = Arc::new_cyclic(|me: &std::sync::Weak<ImportInner>| {
+        let me = me.clone();
+        // A graph that keeps the mapping's memory keeps the import (a clone of it).
+        let keeper: Keeper = Box::new(move || {
+            me.upgrade().map(|inner| Arc::new(ImportedBuffer(ManuallyDrop::new(inner))) as Arc<dyn Send + Sync>)
+        });
+        // SAFETY: see above: the view never frees the mapping and never leaves the import;
+        // a graph that keeps its memory keeps the import through `keeper`.
+        let buffer = unsafe { DeviceBuffer::kept_elsewhere(stream.context(), ptr, len, keeper) };
+        ImportInner { key, buffer, stream: stream.clone(), _pool: pool.clone() }
+    });
     cache.insert(key, Slot::Live(Arc::downgrade(&inner)));
     inner
 }

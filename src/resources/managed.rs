@@ -182,8 +182,11 @@ pub struct ManagedRangeAttributes {
 /// used on (one `cuStreamSynchronize` each), so no queued copy or kernel touches the values
 /// while the host does. On a device without concurrent managed access (before Pascal, or
 /// Windows) they also synchronise its context: there, the host may not touch managed
-/// memory while any kernel runs. A buffer used on a stream that was capturing refuses safe
-/// host access (a graph may use it whenever it is launched): the `unsafe`
+/// memory while any kernel runs. A buffer used on a stream that was capturing, or held by a
+/// graph, an executable graph, kernel node parameters or a texture object (any of which may
+/// use it at any time, a launch of a graph after the slice was handed out included), refuses
+/// safe host access; once those are dropped, its host access waits for their queued work
+/// (a graph launch is a use on its stream, as a copy is). The `unsafe`
 /// [`ManagedBuffer::as_slice_unchecked`] remains, with its rule. Every use on a stream asks the driver whether
 /// the stream is capturing (`cuStreamIsCapturing`), which plain device buffers skip.
 ///
@@ -271,6 +274,11 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         let owner = self.buf.allocation().owner();
         if owner.was_captured() {
             let why = "it was used on a capturing stream: a graph may use it at any time (as_slice_unchecked is the unsafe way)";
+            return Err(InvalidArgument::new(what, why).into());
+        }
+        if self.buf.allocation().is_shared() {
+            let why = "a graph, executable graph, kernel node parameters or texture object holds it and may use it \
+                       at any time, even while the slice lives: drop those first (as_slice_unchecked is the unsafe way)";
             return Err(InvalidArgument::new(what, why).into());
         }
         owner.settle()?;

@@ -19,8 +19,9 @@
 //! driver (a real one refuses `cuMemAlloc(0)` but gives null for `cuMemAllocAsync(0)`).
 
 use std::marker::PhantomData;
+use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
@@ -63,7 +64,14 @@ pub(crate) struct MemoryOwner {
     context: Context,
     release: Release,
     uses: Uses,
+    /// For memory whose handle does not keep it valid (an import's mapping, which its
+    /// `ImportedBuffer` frees): gives another reference to what does, for a graph that
+    /// keeps the memory (`None` once that is gone).
+    keeper: Option<Keeper>,
 }
+
+/// See [`MemoryOwner::keeper`].
+pub(crate) type Keeper = Box<dyn Fn() -> Option<Arc<dyn Send + Sync>> + Send + Sync>;
 
 /// The streams other than its own an allocation was used on, which its free and its
 /// synchronous copies wait for.
@@ -94,7 +102,7 @@ fn same_stream(a: &Stream, b: &Stream) -> bool {
 
 impl MemoryOwner {
     fn new(context: &Context, release: Release) -> MemoryOwner {
-        MemoryOwner { context: context.clone(), release, uses: Uses::default() }
+        MemoryOwner { context: context.clone(), release, uses: Uses::default(), keeper: None }
     }
 
     /// The owner of an allocation made with a plain `cuMemAlloc`-style call in `context`
@@ -107,7 +115,14 @@ impl MemoryOwner {
     /// stream capture.
     fn managed(context: &Context) -> MemoryOwner {
         let uses = Uses { checks_capture: true, ..Uses::default() };
-        MemoryOwner { context: context.clone(), release: Release::Free, uses }
+        MemoryOwner { context: context.clone(), release: Release::Free, uses, keeper: None }
+    }
+
+    /// Another reference to what keeps this memory valid when its handle does not (an
+    /// import's mapping), for a graph that keeps the memory; `None` for memory its handle
+    /// keeps (or frees) itself.
+    pub(crate) fn keeper(&self) -> Option<Arc<dyn Send + Sync>> {
+        self.keeper.as_ref().and_then(|k| k())
     }
 
     /// The context the allocation belongs to.
@@ -119,7 +134,26 @@ impl MemoryOwner {
     fn home(&self) -> Option<&Stream> {
         match &self.release {
             Release::FreeAsync { stream, .. } => Some(stream),
-            Release::Free => None,
+            Release::Free | Release::Kept { .. } => None,
+        }
+    }
+
+    /// Moves the streams `from` was used on to this owner (`from` then has none): the
+    /// same memory under a new handle, whose release waits for them instead
+    /// (`GrowableBuffer::grow`).
+    pub(crate) fn take_uses_from(&self, from: &MemoryOwner) {
+        let taken = std::mem::take(&mut *from.uses.streams.lock().unwrap_or_else(|p| p.into_inner()));
+        from.uses.count.store(0, Ordering::Release);
+        from.uses.last.store(0, Ordering::Release);
+        if from.uses.captured.load(Ordering::Acquire) {
+            self.uses.captured.store(true, Ordering::Release);
+        }
+        let mut streams = self.uses.streams.lock().unwrap_or_else(|p| p.into_inner());
+        for s in taken {
+            if !streams.iter().any(|known| same_stream(known, &s)) {
+                streams.push(s);
+                self.uses.count.fetch_add(1, Ordering::AcqRel);
+            }
         }
     }
 
@@ -248,7 +282,41 @@ impl MemoryOwner {
 
 enum Release {
     Free,
-    FreeAsync { stream: Stream, _pool: Option<MemoryPool> },
+    FreeAsync {
+        stream: Stream,
+        _pool: Option<MemoryPool>,
+    },
+    /// Memory that `keep` keeps valid (a mapping's physical memory and range, a growable
+    /// buffer's chunks): the release waits for its uses, unmaps it (`cuMemUnmap` of
+    /// `unmap` bytes) if `unmap` is set, and only then lets `keep` go; if a step fails,
+    /// `keep` is leaked.
+    Kept {
+        unmap: Option<usize>,
+        keep: Keep,
+    },
+}
+
+impl Keep {
+    fn new(what: Box<dyn Send + Sync>) -> Keep {
+        Keep { what: ManuallyDrop::new(what), leaked: AtomicBool::new(false) }
+    }
+}
+
+/// What a [`Release::Kept`] allocation keeps, dropped unless its last release failed.
+struct Keep {
+    what: ManuallyDrop<Box<dyn Send + Sync>>,
+    /// Set when the last release failed: the memory may still be in use (or mapped), so
+    /// what keeps it valid is leaked.
+    leaked: AtomicBool,
+}
+
+impl Drop for Keep {
+    fn drop(&mut self) {
+        if !self.leaked.load(Ordering::Acquire) {
+            // SAFETY: dropped once, here; never used after.
+            unsafe { ManuallyDrop::drop(&mut self.what) }
+        }
+    }
 }
 
 impl Kind for DeviceMemory {
@@ -269,12 +337,16 @@ impl Kind for DeviceMemory {
         match owner.release {
             Release::Free => call::cuMemFree,
             Release::FreeAsync { .. } => call::cuMemFreeAsync,
+            Release::Kept { unmap: Some(_), .. } => call::cuMemUnmap,
+            Release::Kept { unmap: None, .. } => call::cuStreamSynchronize,
         }
     }
     fn release_context(owner: &MemoryOwner) -> Option<CUcontext> {
         match &owner.release {
             Release::Free => Some(owner.context.as_raw()),
             Release::FreeAsync { stream, .. } => Some(stream.context().as_raw()),
+            // Stream waits and unmapping name what they act on: no context needed.
+            Release::Kept { .. } => None,
         }
     }
     unsafe fn release(owner: &MemoryOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
@@ -291,6 +363,16 @@ impl Kind for DeviceMemory {
                 owner.order_free_on(stream)?;
                 // SAFETY: as above, ordered after its uses; the stream is live (we hold it).
                 unsafe { pc.cuMemFreeAsync(raw, stream.as_raw()) }
+            }
+            Release::Kept { unmap, keep } => {
+                let released = owner.wait_for_uses().and_then(|()| match *unmap {
+                    // SAFETY: mapped at `raw` while `keep` lives; no queued work uses it
+                    // (waited for); released once (or again after a failed try).
+                    Some(bytes) => unsafe { pc.cuMemUnmap(raw, bytes) },
+                    None => Ok(()),
+                });
+                keep.leaked.store(released.is_err(), Ordering::Release);
+                released.map_err(|e| e.with_note("what keeps the memory valid is leaked"))
             }
         }
     }
@@ -349,6 +431,13 @@ impl<T> DeviceBuffer<T> {
         }
         let len = self.len;
         self.mem.into_raw().map_err(|mem| DeviceBuffer { mem, len, _values: PhantomData })
+    }
+
+    /// Releases it now if this is its only handle (see `Handle::try_release`): `Ok` once
+    /// released; otherwise the buffer back, still owned, with the error if one was tried.
+    pub(crate) fn try_release(self) -> Result<(), (DeviceBuffer<T>, Option<CudaError>)> {
+        let len = self.len;
+        self.mem.try_release().map_err(|(mem, e)| (DeviceBuffer { mem, len, _values: PhantomData }, e))
     }
 
     /// The device address; 0 (null) for a buffer of no bytes that cudrv allocated. (One
@@ -412,10 +501,7 @@ impl<T> DeviceBuffer<T> {
 
     /// The stream a stream-ordered allocation is freed on.
     pub fn deallocation_stream(&self) -> Option<&Stream> {
-        match &self.mem.owner().release {
-            Release::FreeAsync { stream, .. } => Some(stream),
-            Release::Free => None,
-        }
+        self.mem.owner().home()
     }
 }
 
@@ -518,6 +604,60 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         };
         let mem = Handle::create_in(MemoryOwner::managed(context), context.as_raw(), create)?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
+    }
+
+    /// `len` values at `ptr` in `context`, which `keep` keeps valid (a growable buffer's
+    /// chunks): the last clone's drop waits for the work queued on the streams it was
+    /// used on, then drops `keep` (leaks it if the wait fails). No driver call.
+    ///
+    /// # Safety
+    /// `len` values at `ptr` must be device memory of `context` while `keep` lives.
+    pub(crate) unsafe fn kept_by(
+        context: &Context,
+        ptr: CUdeviceptr,
+        len: usize,
+        keep: Box<dyn Send + Sync>,
+    ) -> DeviceBuffer<T> {
+        let release = Release::Kept { unmap: None, keep: Keep::new(keep) };
+        let mem = Handle::new(MemoryOwner::new(context, release), ptr, Ownership::Owned);
+        DeviceBuffer { mem, len, _values: PhantomData }
+    }
+
+    /// `bytes` bytes mapped at `address` in `context` by `map` (run in the context), which
+    /// `keep` keeps valid (a mapping's physical memory and range): the last clone's drop
+    /// waits for the streams it was used on, unmaps it (`cuMemUnmap`), then drops `keep`
+    /// (leaks it if either fails). On error nothing is mapped and `keep` is dropped.
+    ///
+    /// # Safety
+    /// `keep` must keep `bytes` bytes at `address` mapped device memory of `context` once
+    /// `map` succeeds, until they are unmapped.
+    pub(crate) unsafe fn mapped(
+        context: &Context,
+        address: CUdeviceptr,
+        bytes: usize,
+        keep: Box<dyn Send + Sync>,
+        map: impl FnOnce() -> Result<(), CudaError>,
+    ) -> Result<DeviceBuffer<T>, CudaError> {
+        let release = Release::Kept { unmap: Some(bytes), keep: Keep::new(keep) };
+        let owner = MemoryOwner::new(context, release);
+        let mem = Handle::create_in(owner, context.as_raw(), || map().map(|()| address))?;
+        Ok(DeviceBuffer { mem, len: bytes / size_of::<T>().max(1), _values: PhantomData })
+    }
+
+    /// Memory someone else frees (an import's mapping), never freed by this handle; a
+    /// graph that keeps it also keeps what `keeper` gives (what frees it).
+    ///
+    /// # Safety
+    /// `len` values at `ptr` must be device memory of `context` while what `keeper` gives
+    /// is alive, and `keeper` must give it while this handle is used.
+    pub(crate) unsafe fn kept_elsewhere(
+        context: &Context,
+        ptr: CUdeviceptr,
+        len: usize,
+        keeper: Keeper,
+    ) -> DeviceBuffer<T> {
+        let owner = MemoryOwner { keeper: Some(keeper), ..MemoryOwner::new(context, Release::Free) };
+        DeviceBuffer { mem: Handle::new(owner, ptr, Ownership::Borrowed), len, _values: PhantomData }
     }
 
     /// A buffer of no bytes: the null address, which nothing frees.

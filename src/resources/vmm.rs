@@ -227,33 +227,36 @@ impl PhysicalMemory {
     }
 }
 
-kind!(
-    /// The kind of a mapping: unmapped with `cuMemUnmap(address, size)` by the last clone;
-    /// views borrow a clone, so none is left by then.
-    MappingKind: CUdeviceptr = "Mapping", owner MappingOwner, driver |o| o.range.0.driver(), context |_o| None,
-    release cuMemUnmap |o| (o.memory.size())
-);
-
-/// What a mapping keeps alive: its memory and its range, dropped in this order after the
-/// unmap (so the memory is released before the range is freed), and its bytes as device
-/// memory (a non-owning buffer, never freed).
-pub(crate) struct MappingOwner {
-    memory: PhysicalMemory,
-    range: AddressRange,
-    bytes: DeviceBuffer<u8>,
+/// What keeps a mapping's addresses valid until it is unmapped: its memory and its
+/// range, dropped in this order after the unmap (so the memory is released before the
+/// range is freed).
+struct MappingParts {
+    _memory: PhysicalMemory,
+    _range: AddressRange,
 }
 
 /// All of a [`PhysicalMemory`] mapped at an address of an [`AddressRange`]
-/// (`cuMemMap`). Clones share it; the last one unmaps it, then lets go of its memory and
-/// then its range (released and freed after it, in that order, if it held their last
-/// clones).
+/// (`cuMemMap`). Clones share it; the last one (or the last graph or object that keeps
+/// its memory) unmaps it, after the work queued on every stream it was used on, then lets
+/// go of its memory and then its range (released and freed after it, in that order, if it
+/// held their last clones). If that wait or the unmap fails, the mapping, its memory and
+/// its range are leaked and the failure reported.
 ///
 /// A new mapping is not accessible: give devices access with [`Mapping::set_access`].
 /// It is device memory of bytes ([`DeviceSlice<u8>`]): copies, fills and views run in
-/// its range's context.
+/// its range's context, and its uses on streams are tracked as a buffer's are.
 #[derive(Clone)]
-pub struct Mapping(pub(crate) Handle<MappingKind>);
-handle_type!(Mapping: MappingKind => CUdeviceptr);
+pub struct Mapping {
+    bytes: DeviceBuffer<u8>,
+    memory: PhysicalMemory,
+    range: AddressRange,
+}
+
+impl std::fmt::Debug for Mapping {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Mapping({:#x}, {} bytes)", self.as_raw(), self.size())
+    }
+}
 
 impl Mapping {
     /// Maps all of `memory` at `offset` bytes into `range`. `offset` plus the memory's
@@ -269,29 +272,50 @@ impl Mapping {
         let address = range.as_raw() + offset as u64;
         let context = range.context();
         let pc = context.driver().pc();
-        // SAFETY: `size` bytes at `address` are mapped while the mapping, whose owner holds
-        // this buffer, lives; the buffer never frees them.
-        let bytes = unsafe { DeviceBuffer::borrowed(context, address, size) };
-        let owner = MappingOwner { memory: memory.clone(), range: range.clone(), bytes };
         let handle = memory.as_raw();
-        // SAFETY: the address range is reserved (held by the owner), the memory live.
-        let create = || unsafe { pc.cuMemMap(address, size, 0, handle, 0) }.map(|()| address);
-        Ok(Mapping(Handle::create_in(owner, context.as_raw(), create)?))
+        let parts = MappingParts { _memory: memory.clone(), _range: range.clone() };
+        // SAFETY: the address range is reserved and the memory live (both held by `parts`).
+        let map = || unsafe { pc.cuMemMap(address, size, 0, handle, 0) };
+        // SAFETY: once mapped, `size` bytes at `address` stay mapped until the buffer's
+        // release unmaps them, and `parts` keeps the memory and the range until then.
+        let bytes = unsafe { DeviceBuffer::mapped(context, address, size, Box::new(parts), map) }?;
+        Ok(Mapping { bytes, memory: memory.clone(), range: range.clone() })
+    }
+
+    /// The address it is mapped at.
+    #[inline]
+    pub fn as_raw(&self) -> CUdeviceptr {
+        self.bytes.as_raw()
+    }
+
+    /// Gives up ownership: returns its address, which cudrv will no longer unmap, if this
+    /// is the only handle of it (no clone, graph or object keeps it); otherwise returns it
+    /// unchanged. Its memory and range are then kept for the rest of the process.
+    pub fn into_raw(self) -> Result<CUdeviceptr, Mapping> {
+        let Mapping { bytes, memory, range } = self;
+        bytes.into_raw().map_err(|bytes| Mapping { bytes, memory, range })
+    }
+
+    /// Unmaps it now if this is its only handle, returning whether the unmap worked (a
+    /// drop reports a failure instead). On error it is returned, still mapped.
+    fn try_unmap(self) -> Result<(), (Mapping, Option<CudaError>)> {
+        let Mapping { bytes, memory, range } = self;
+        bytes.try_release().map_err(|(bytes, e)| (Mapping { bytes, memory, range }, e))
     }
 
     /// Its size in bytes.
     pub fn size(&self) -> usize {
-        self.0.owner().memory.size()
+        self.memory.size()
     }
 
     /// The range it is mapped in.
     pub fn range(&self) -> &AddressRange {
-        &self.0.owner().range
+        &self.range
     }
 
     /// The memory it maps.
     pub fn memory(&self) -> &PhysicalMemory {
-        &self.0.owner().memory
+        &self.memory
     }
 
     /// Sets what each device may do with it (`cuMemSetAccess`, one descriptor per
@@ -301,9 +325,9 @@ impl Mapping {
             .iter()
             .map(|&(device, a)| CUmemAccessDesc { location: device_location(device), flags: a.raw() })
             .collect();
-        let pc = self.0.driver().pc();
+        let pc = self.range.0.driver().pc();
         // SAFETY: the range is mapped (we hold it); `descs` has `len` descriptors.
-        unsafe { pc.cuMemSetAccess(self.0.raw(), self.size(), descs.as_ptr(), descs.len()) }
+        unsafe { pc.cuMemSetAccess(self.as_raw(), self.size(), descs.as_ptr(), descs.len()) }
     }
 
     /// What `device` may do with it (`cuMemGetAccess`).
@@ -311,7 +335,7 @@ impl Mapping {
         let mut flags = 0u64;
         let location = device_location(device);
         // SAFETY: valid out-pointer and location; the address is mapped.
-        unsafe { self.0.driver().pc().cuMemGetAccess(&mut flags, &location, self.0.raw()) }?;
+        unsafe { self.range.0.driver().pc().cuMemGetAccess(&mut flags, &location, self.as_raw()) }?;
         Ok(Access::from_raw(flags))
     }
 }
@@ -321,13 +345,13 @@ impl sealed::Sealed for Mapping {}
 /// The mapping's bytes. A view borrows the mapping, so it stays mapped while the view lives.
 impl DeviceSlice<u8> for Mapping {
     fn as_view(&self) -> DeviceView<'_, u8> {
-        self.0.owner().bytes.as_view()
+        self.bytes.as_view()
     }
 }
 
 impl DeviceSliceMut<u8> for Mapping {
     fn as_view_mut(&mut self) -> DeviceViewMut<'_, u8> {
-        self.0.owner().bytes.as_view().into_mut()
+        self.bytes.as_view().into_mut()
     }
 }
 
@@ -337,9 +361,13 @@ impl DeviceSliceMut<u8> for Mapping {
 /// as allocators with expandable segments do. Its address never changes, so views and
 /// kernel arguments made before a growth stay valid for what they covered.
 ///
-/// Dropping it unmaps and releases every chunk, then frees the range.
+/// Dropping it waits for the work queued on every stream it was used on, then unmaps and
+/// releases every chunk, then frees the range; a graph or object that keeps its memory
+/// (a graph node's argument) keeps the chunks it covered mapped until it is dropped too.
 pub struct GrowableBuffer<T> {
     chunks: Vec<Mapping>,
+    /// How many of `chunks`, from the first, have read-write access for the device.
+    accessible: usize,
     range: AddressRange,
     chunk_size: usize,
     len: usize,
@@ -379,7 +407,7 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
         let range = AddressRange::reserve(context, reserved, 0)?;
         // SAFETY: a buffer of no values (never dereferenced, never freed).
         let values = unsafe { DeviceBuffer::borrowed(context, range.as_raw(), 0) };
-        Ok(GrowableBuffer { chunks: Vec::new(), range, chunk_size, len: 0, values })
+        Ok(GrowableBuffer { chunks: Vec::new(), accessible: 0, range, chunk_size, len: 0, values })
     }
 
     /// Its length in values.
@@ -421,8 +449,9 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
     /// Grows it to `new_len` values (a length at or below the current one changes
     /// nothing), mapping as many chunks as that needs, each with read-write access for its
     /// context's device. New values are zero on the stand-in and unspecified on a GPU.
-    /// Beyond [`GrowableBuffer::max_len`]: an [`InvalidArgument`]. On error it is as it was
-    /// (the chunks this call mapped are unmapped again).
+    /// Beyond [`GrowableBuffer::max_len`]: an [`InvalidArgument`]. On error its length
+    /// and values are as they were: the chunks this call mapped are unmapped again, and a
+    /// chunk whose unmap fails too stays mapped (reported), to be used by a later growth.
     pub fn grow(&mut self, new_len: usize) -> Result<(), Error> {
         if new_len <= self.len {
             return Ok(());
@@ -431,31 +460,58 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
             let message = format!("{new_len} values exceed the {} it was reserved for", self.max_len());
             return Err(InvalidArgument::new("GrowableBuffer::grow", message).into());
         }
-        let bytes = new_len * size_of::<T>();
+        // At most `max_len` values: the bytes fit the reserved range.
+        let bytes = new_len.saturating_mul(size_of::<T>());
         let before = self.chunks.len();
-        while self.chunks.len() * self.chunk_size < bytes {
-            if let Err(e) = self.map_chunk() {
-                self.chunks.truncate(before);
-                return Err(e);
-            }
+        if let Err(e) = self.map_until(bytes) {
+            self.undo_growth(before);
+            return Err(e);
         }
-        self.len = new_len;
         let context = self.range.context();
-        // SAFETY: `new_len` values from the range's start are mapped (the chunks, held
-        // beside it) with read-write access; the buffer never frees them.
-        self.values = unsafe { DeviceBuffer::borrowed(context, self.range.as_raw(), new_len) };
+        let keep: Box<dyn Send + Sync> = Box::new(self.chunks.clone());
+        // SAFETY: `new_len` values from the range's start are mapped with read-write
+        // access by the chunks, which `keep` holds until the buffer's last use is done.
+        let values = unsafe { DeviceBuffer::kept_by(context, self.range.as_raw(), new_len, keep) };
+        // The same memory: the new handle's release waits for what the old one was used by.
+        values.allocation().owner().take_uses_from(self.values.allocation().owner());
+        self.values = values;
+        self.len = new_len;
         Ok(())
     }
 
-    /// Maps one more chunk after the last, with read-write access.
-    fn map_chunk(&mut self) -> Result<(), Error> {
+    /// Maps chunks after the last until `bytes` bytes are mapped, then gives the device
+    /// read-write access to every chunk that lacks it.
+    fn map_until(&mut self, bytes: usize) -> Result<(), Error> {
         let context = self.range.context();
-        let memory = PhysicalMemory::new(context, self.chunk_size, ShareableHandleTypes::NONE)?;
-        let offset = self.chunks.len() * self.chunk_size;
-        let map = Mapping::map(&self.range, offset, &memory)?;
-        map.set_access(&[(context.device(), Access::ReadWrite)])?;
-        self.chunks.push(map);
+        while self.chunks.len() * self.chunk_size < bytes {
+            let memory = PhysicalMemory::new(context, self.chunk_size, ShareableHandleTypes::NONE)?;
+            let offset = self.chunks.len() * self.chunk_size;
+            self.chunks.push(Mapping::map(&self.range, offset, &memory)?);
+        }
+        for chunk in self.chunks.iter().skip(self.accessible) {
+            chunk.set_access(&[(context.device(), Access::ReadWrite)])?;
+            self.accessible += 1;
+        }
         Ok(())
+    }
+
+    /// Unmaps the chunks mapped after the first `before`, last first. A chunk whose unmap
+    /// fails stays (it is still mapped, and nothing else can map its addresses): the
+    /// failure is reported and a later growth uses it.
+    fn undo_growth(&mut self, before: usize) {
+        while self.chunks.len() > before {
+            let Some(chunk) = self.chunks.pop() else { break };
+            let address = chunk.as_raw();
+            if let Err((chunk, e)) = chunk.try_unmap() {
+                self.chunks.push(chunk);
+                if let Some(e) = e {
+                    let detail = "undoing a failed growth: the chunk stays mapped, for a later growth to use";
+                    crate::report::error(e, crate::report::Arg::Hex(address), Some(detail.into()));
+                }
+                break;
+            }
+            self.accessible = self.accessible.min(self.chunks.len());
+        }
     }
 }
 

@@ -153,7 +153,10 @@ impl Graph {
             unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) }
         };
         let owner = GraphExecOwner::new(context, Some(self.clone()));
-        Handle::create_out(owner, context.as_raw(), create).map(GraphExec)
+        let exec = Handle::create_out(owner, context.as_raw(), create).map(GraphExec)?;
+        // Every launch records a use of the memory its nodes use (see `GraphExec::launch`).
+        super::keep_shared(&mut exec.kept(), &self.memory_used());
+        Ok(exec)
     }
 }
 
@@ -168,12 +171,28 @@ impl GraphExec {
         self.0.owner().kept.lock()
     }
 
-    /// Launches it on `stream` (`cuGraphLaunch`).
+    /// Launches it on `stream` (`cuGraphLaunch`). The launch is a use, on `stream`, of
+    /// every allocation its nodes use (kernel arguments, memcpy and memset ends, child
+    /// graphs' and conditional bodies' too), recorded first as a copy's is: their frees
+    /// and unmaps wait for it, a managed buffer's host access waits for it, and `stream`
+    /// first waits for a stream-ordered allocation made on another stream. On error
+    /// nothing is launched.
     #[inline]
     pub fn launch(&mut self, stream: &Stream) -> Result<(), CudaError> {
+        self.use_memory_on(stream)?;
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
         stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })
+    }
+
+    /// Records a use on `stream` of every allocation it keeps (`MemoryOwner::used_on`), before
+    /// a launch there. No other call on it can run meanwhile (`&mut self`).
+    #[inline]
+    fn use_memory_on(&self, stream: &Stream) -> Result<(), CudaError> {
+        self.kept().iter().try_for_each(|k| match k {
+            Kept::Memory(m, _) => m.owner().used_on(stream),
+            _ => Ok(()),
+        })
     }
 
     /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
@@ -201,10 +220,16 @@ impl GraphExec {
         let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
         drop(edit);
         match r {
-            // The graph it was made from is kept by its owner already.
-            Ok(()) if self.graph().is_some_and(|g| g.as_raw() == raw) => Ok(()),
             Ok(()) => {
-                super::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
+                // What its launches use now (the graph it was made from may have new
+                // parameters), each kept once; that graph is kept by its owner already.
+                let used = graph.memory_used();
+                let own = self.graph().is_some_and(|g| g.as_raw() == raw);
+                let mut kept = self.kept();
+                if !own {
+                    super::keep_in(&mut kept, [Kept::Graph(graph.clone())]);
+                }
+                super::keep_shared(&mut kept, &used);
                 Ok(())
             }
             Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {

@@ -56,7 +56,7 @@ impl<'a> KernelNodeParams<'a> {
     /// as its device address; the node keeps its allocation alive).
     pub fn arg<A: KernelArg + ?Sized>(&mut self, arg: &'a A) -> &mut KernelNodeParams<'a> {
         if let Some(ArgUse(mem)) = arg.memory_use() {
-            self.memory.push(Kept::Memory(mem.clone()));
+            self.memory.push(Kept::memory(mem));
             self.kept_by.set(0);
         }
         self.checked_in.set(std::ptr::null_mut());

@@ -30,6 +30,7 @@ use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership, ToOwner};
 use crate::resources::host_fn::run_user_code;
+use crate::resources::memory::DeviceMemory;
 use crate::resources::stream::Stream;
 use crate::resources::user_object::UserObject;
 use crate::sys::{CUgraph, CUgraphNode, CUstreamCaptureMode, CUDA_HOST_NODE_PARAMS};
@@ -41,8 +42,9 @@ pub(crate) enum Kept {
     /// A host node's closure, at a stable address the driver holds; leaked, never dropped
     /// (a launch in flight may still call it).
     Host(std::mem::ManuallyDrop<Box<HostNodeFn>>),
-    /// Device memory a node reads or writes.
-    Memory(crate::resources::handle::Handle<crate::resources::memory::DeviceMemory>),
+    /// Device memory a node reads or writes, and what keeps it valid when its handle does
+    /// not (an import's mapping: `MemoryOwner::keeper`).
+    Memory(Handle<DeviceMemory>, Option<Arc<dyn Send + Sync>>),
     /// A graph a node runs, or an executable's graph after an update.
     Graph(Graph),
     /// An event a node records or waits for.
@@ -85,7 +87,7 @@ impl std::fmt::Debug for Kept {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Kept::Host(h) => write!(f, "Host({:p})", &***h),
-            Kept::Memory(m) => m.fmt_debug(f),
+            Kept::Memory(m, _) => m.fmt_debug(f),
             Kept::Graph(g) => write!(f, "{g:?}"),
             Kept::Event(e) => write!(f, "{e:?}"),
         }
@@ -93,11 +95,16 @@ impl std::fmt::Debug for Kept {
 }
 
 impl Kept {
+    /// Keeps the allocation `mem` (and what keeps its memory valid, for an import).
+    pub(crate) fn memory(mem: &Handle<DeviceMemory>) -> Kept {
+        Kept::Memory(mem.clone(), mem.owner().keeper())
+    }
+
     /// Whether it keeps the same thing as `other` (a graph or memory kept twice is kept
     /// once, so repeated updates do not grow the list).
     fn same(&self, other: &Kept) -> bool {
         match (self, other) {
-            (Kept::Memory(a), Kept::Memory(b)) => a.raw() == b.raw(),
+            (Kept::Memory(a, _), Kept::Memory(b, _)) => a.raw() == b.raw(),
             (Kept::Graph(a), Kept::Graph(b)) => a.as_raw() == b.as_raw(),
             _ => false,
         }
@@ -107,7 +114,7 @@ impl Kept {
     fn share(&self) -> Option<Kept> {
         match self {
             Kept::Host(_) => None,
-            Kept::Memory(m) => Some(Kept::Memory(m.clone())),
+            Kept::Memory(m, k) => Some(Kept::Memory(m.clone(), k.clone())),
             Kept::Graph(g) => Some(Kept::Graph(g.clone())),
             Kept::Event(e) => Some(Kept::Event(Arc::clone(e))),
         }
@@ -235,6 +242,28 @@ impl Graph {
     /// The graph whose node this graph is part of, if any.
     pub fn parent(&self) -> Option<&Graph> {
         self.0.owner().parent.as_ref()
+    }
+
+    /// Another reference to each allocation this graph's nodes use, and the graphs it
+    /// keeps use (child graphs' sources, a clone's original, and theirs), each once: what an
+    /// executable made from it uses at every launch. Each graph's list is read under its
+    /// own lock, one at a time (a list only grows, so what a node copied is still there).
+    pub(crate) fn memory_used(&self) -> Vec<Kept> {
+        let (mut seen, mut addresses) = (std::collections::HashSet::new(), std::collections::HashSet::new());
+        let (mut todo, mut used) = (vec![self.clone()], Vec::new());
+        while let Some(graph) = todo.pop() {
+            if !seen.insert(graph.0.owner().kept.id()) {
+                continue;
+            }
+            for k in graph.kept().iter() {
+                match k {
+                    Kept::Memory(m, _) if addresses.insert(m.raw()) => used.extend(k.share()),
+                    Kept::Graph(g) => todo.push(g.clone()),
+                    _ => {}
+                }
+            }
+        }
+        used
     }
 
     /// What the graph keeps, locked: every driver call on the graph or its nodes holds it.

@@ -22,20 +22,20 @@ pub struct CopyEnd {
 impl CopyEnd {
     /// All of a device buffer.
     pub fn buffer<T>(buffer: &DeviceBuffer<T>) -> CopyEnd {
-        let keep = Some(Kept::Memory(buffer.allocation().clone()));
+        let keep = Some(Kept::memory(buffer.allocation()));
         CopyEnd { device: Some(buffer.as_raw()), host: std::ptr::null_mut(), bytes: buffer.size_bytes(), keep }
     }
 
     /// A view of a device buffer.
     pub fn view<T>(view: &DeviceView<'_, T>) -> CopyEnd {
-        let keep = Some(Kept::Memory(view.allocation().clone()));
+        let keep = Some(Kept::memory(view.allocation()));
         let bytes = view.len().saturating_mul(std::mem::size_of::<T>());
         CopyEnd { device: Some(view.as_raw()), host: std::ptr::null_mut(), bytes, keep }
     }
 
     /// A mutable view of a device buffer.
     pub fn view_mut<T>(view: &DeviceViewMut<'_, T>) -> CopyEnd {
-        let keep = Some(Kept::Memory(view.allocation().clone()));
+        let keep = Some(Kept::memory(view.allocation()));
         let bytes = view.len().saturating_mul(std::mem::size_of::<T>());
         CopyEnd { device: Some(view.as_raw()), host: std::ptr::null_mut(), bytes, keep }
     }
@@ -108,7 +108,7 @@ impl Graph {
         let (pc, ctx) = (self.0.driver().pc(), self.context().as_raw());
         // SAFETY: valid out-pointer, dependencies and parameters; the memory is kept.
         unsafe { pc.cuGraphAddMemsetNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), &p, ctx) }?;
-        super::keep_in(&mut kept, [Kept::Memory(dst.allocation().clone())]);
+        super::keep_in(&mut kept, [Kept::memory(dst.allocation())]);
         Ok(self.node(node))
     }
 
