@@ -392,8 +392,10 @@ impl Kind for DeviceMemory {
 /// synchronous copies and fills wait for the work queued on its streams. What this does
 /// not order is the data: copies, fills and launches that touch the same buffer from two
 /// streams still need an event between them to see each other's writes (as in CUDA C).
-/// Work captured into a graph is not tracked: keep the buffer alive while the graph's
-/// launches run. [`DeviceBuffer::disable_use_tracking`] is the expert's `unsafe` way out.
+/// A graph whose node uses it holds it, and each launch of an executable graph is a use on
+/// its stream. Work captured into a graph (`unsafe`) is not tracked: keep the buffer alive
+/// while the graph's launches run. [`DeviceBuffer::disable_use_tracking`] is the expert's
+/// `unsafe` way out.
 pub struct DeviceBuffer<T = u8> {
     mem: Handle<DeviceMemory>,
     len: usize,
