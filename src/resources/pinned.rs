@@ -1,7 +1,6 @@
 //! Typed page-locked host memory (`cuMemAllocHost`/`cuMemFreeHost`), the safe source and
 //! destination of asynchronous copies.
 
-use std::cell::Cell;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::sync::Mutex;
@@ -289,45 +288,53 @@ impl<T> PinnedBuffer<T> {
 }
 
 impl<T> Drop for PinnedBuffer<T> {
-    /// Waits for the last copy that uses the buffer, then frees it (through the handle
-    /// core). If the wait fails (or a copy could not be covered), the memory is leaked
-    /// rather than freed under a copy, and the leak reported, naming the event. If the
-    /// wait succeeded and only restoring the caller's context failed, the memory is still
-    /// freed, and the failed restoration is reported, naming that context.
+    /// Waits for the last copy that uses the buffer, then frees it (`cuMemFreeHost`), under
+    /// one switch to its context. If the wait fails (or a copy could not be covered), or the
+    /// context cannot be made current, the memory is leaked rather than freed under a copy,
+    /// and one report names it as what leaked: its size and host address, and the free that
+    /// was not called (`cuMemFreeHost(0x...) was not called: ...`), after the failed call
+    /// that caused it (the wait, naming the event it was given). If only restoring the
+    /// caller's context fails, the memory is still freed, and the failed restoration is
+    /// reported, naming that context.
     fn drop(&mut self) {
         let Some(in_use) = &self.in_use else {
             // No bytes: nothing was allocated (the memory's handle frees nothing).
             return;
         };
         let bytes = self.len.saturating_mul(size_of::<T>());
-        let (ptr, ev) = (self.mem.raw() as usize, in_use.as_raw());
-        let leaked = |why: &str| format!("{bytes} bytes of pinned memory at {ptr:#x} leaked: {why}");
+        let (ptr, ev) = (self.mem.raw(), in_use.as_raw());
+        let memory = Arg::Pointer(ptr as usize);
+        let leaked = |why: &str| {
+            format!(
+                "{bytes} bytes of pinned memory at {memory} leaked: {}({memory}) was not called: {why}",
+                call::cuMemFreeHost
+            )
+        };
+        // From here on the handle core frees nothing: the memory is freed below, or leaked.
+        self.mem.leak();
         if let Some(e) = self.failed.get_mut().unwrap_or_else(|p| p.into_inner()).take() {
-            self.mem.leak();
             // The error is that of an earlier call (whose arguments are not kept): the
             // report names the buffer's event in its detail, not as that call's argument.
             let why = format!("a copy that uses them could not be covered by event {:#x} or waited for", ev as usize);
             crate::report::error(e, Arg::Opaque, Some(leaked(&why)));
             return;
         }
-        // One switch to the buffer's context for the wait (the free follows, through the
-        // handle core); the report of a failed wait names the event, that of a failed
-        // restoration the context being restored.
+        // One switch to the buffer's context for the wait and the free. A report names the
+        // failed call with the handle it was given (the event, or the memory for the free),
+        // and the memory as what leaked; a context that cannot be made current is reported
+        // as `cuMemFreeHost(<the memory>) was not called` too.
         let d = in_use.context().driver();
-        let waited = Cell::new(false);
-        let wait = || {
+        let wait_and_free = || {
             // SAFETY: the event is live (we hold it).
             unsafe { d.pc().cuEventSynchronize(ev) }.map_err(|e| {
                 let note = leaked("the copies that use them could not be waited for");
                 (e.with_note(note), Arg::Pointer(ev as usize))
             })?;
-            waited.set(true);
-            Ok(())
+            // SAFETY: the buffer's own allocation (more than 0 bytes), freed once, in its
+            // context, after every copy that uses it; the handle no longer frees it.
+            unsafe { d.pc().cuMemFreeHost(ptr) }.map_err(|e| (e, memory))
         };
         let ctx = Some(in_use.context().as_raw());
-        cleanup_steps_in_context(d, ctx, call::cuEventSynchronize, Arg::Pointer(ev as usize), wait, || {});
-        if !waited.get() {
-            self.mem.leak();
-        }
+        cleanup_steps_in_context(d, ctx, call::cuMemFreeHost, memory, wait_and_free, || {});
     }
 }
