@@ -612,10 +612,15 @@ impl Memory {
     }
 
     /// Allocates `size` bytes of pinned host memory ([`AllocationKind::Pinned`]) for `owner`;
-    /// size 0 gives NULL, as a real driver does (facts).
+    /// size 0 gives NULL, as a real driver does (facts). More than the host's physical
+    /// memory is CUDA_ERROR_OUT_OF_MEMORY without an attempt (it cannot be page-locked;
+    /// allocating it could succeed, overcommitted, and fail only when touched).
     pub(crate) fn alloc_pinned(&mut self, size: usize, owner: Owner, flags: u32) -> Result<*mut u8, CUresult> {
         if size == 0 {
             return Ok(std::ptr::null_mut());
+        }
+        if size > crate::run::backing::physical_memory() {
+            return Err(CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         }
         let backing = Backing::zeroed(size).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
         let p = backing.as_ptr();

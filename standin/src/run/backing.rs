@@ -14,6 +14,22 @@ use std::ptr::NonNull;
 unsafe extern "C" {
     fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, offset: i64) -> *mut c_void;
     fn munmap(addr: *mut c_void, len: usize) -> c_int;
+    fn sysconf(name: c_int) -> std::ffi::c_long;
+}
+
+/// `_SC_PAGESIZE` and `_SC_PHYS_PAGES` (Linux).
+const SC_PAGESIZE: c_int = 30;
+const SC_PHYS_PAGES: c_int = 85;
+
+/// The host's physical memory in bytes (`usize::MAX` if the system does not say): more
+/// cannot be page-locked, so a real driver refuses a larger pinned allocation.
+pub(crate) fn physical_memory() -> usize {
+    // SAFETY: sysconf only reads system settings.
+    let (pages, page) = unsafe { (sysconf(SC_PHYS_PAGES), sysconf(SC_PAGESIZE)) };
+    match (usize::try_from(pages), usize::try_from(page)) {
+        (Ok(pages), Ok(page)) if pages > 0 && page > 0 => pages.saturating_mul(page),
+        _ => usize::MAX,
+    }
 }
 
 /// `PROT_READ | PROT_WRITE`.
