@@ -99,6 +99,9 @@ use cudrv::{
 
 const VECTOR_ADD: &str = include_str!("../examples/kernels/vector_add.ptx");
 
+/// A 2D or 3D copy that reaches past the end of one of its ends.
+const EXTENT: &str = "extent: the copy reaches past the end of its 64 bytes";
+
 fn context() -> Context {
     common::capture_reports();
     Context::primary(standin_driver(), 0).unwrap()
@@ -416,8 +419,8 @@ fn device_memory() {
         (total / 8, OkOr(R::CUDA_ERROR_OUT_OF_MEMORY)),
         (total / 8 + 1, oom),
         (most, oom),
-        (most + 1, Refused("overflow")),
-        (usize::MAX, Refused("overflow")),
+        (most + 1, Refused("values of 8 bytes overflow usize")),
+        (usize::MAX, Refused("18446744073709551615 values of 8 bytes overflow usize")),
     ];
     let mut w = Walk::default();
     for (len, want) in cases {
@@ -446,8 +449,8 @@ fn host_memory() {
         (1, Want::Ok),
         (1 << 59, oom),
         (most, oom),
-        (most + 1, Refused("overflow")),
-        (usize::MAX, Refused("overflow")),
+        (most + 1, Refused("values of 8 bytes overflow")),
+        (usize::MAX, Refused("18446744073709551615 values of 8 bytes overflow")),
     ];
     let mut w = Walk::default();
     for (len, want) in cases {
@@ -470,10 +473,10 @@ fn pitched_memory_and_views() {
         (0, 0, Want::Ok),
         (1, 1, Want::Ok),
         (1 << 20, 1 << 20, OkOr(R::CUDA_ERROR_OUT_OF_MEMORY)),
-        (usize::MAX, 1, Refused("overflow")),
+        (usize::MAX, 1, Refused("width: 18446744073709551615 values of 8 bytes overflow usize")),
         // The driver computes the rows' bytes.
         (1, usize::MAX, Driver(R::CUDA_ERROR_OUT_OF_MEMORY)),
-        (usize::MAX, usize::MAX, Refused("overflow")),
+        (usize::MAX, usize::MAX, Refused("width: 18446744073709551615 values of 8 bytes overflow usize")),
     ] {
         w.check(&format!("PitchedBuffer::alloc({width}, {height})"), want, || {
             PitchedBuffer::<u64>::alloc(&ctx, width, height)
@@ -486,21 +489,34 @@ fn pitched_memory_and_views() {
         });
     }
     let mut p = PitchedBuffer::<u64>::alloc(&ctx, 4, 3).unwrap();
-    for (y, want) in [(0, Want::Ok), (1, Want::Ok), (2, Want::Ok), (3, Refused("row 3")), (usize::MAX, Refused("row"))]
-    {
+    for (y, want) in [
+        (0, Want::Ok),
+        (1, Want::Ok),
+        (2, Want::Ok),
+        (3, Refused("row 3 is past the last of 3 rows")),
+        (usize::MAX, Refused("row 18446744073709551615 is past")),
+    ] {
         w.check(&format!("PitchedBuffer::row({y})"), want, || p.row(y).map(drop));
         w.check(&format!("PitchedBuffer::row_mut({y})"), want, || p.row_mut(y).map(drop));
     }
     let buffer = DeviceBuffer::<u64>::alloc(&ctx, 8).unwrap();
     let view = buffer.as_view();
-    for (n, want) in
-        [(0, Want::Ok), (1, Want::Ok), (8, Want::Ok), (9, Refused("9")), (usize::MAX, Refused("18446744073709551615"))]
-    {
-        w.check(&format!("DeviceView::slice(..{n})"), want, || view.slice(..n).map(drop));
-        w.check(&format!("DeviceView::slice({n}..)"), want, || view.slice(n..).map(drop));
-        w.check(&format!("DeviceView::split_at({n})"), want, || view.split_at(n).map(drop));
+    // A view of 8 values: its limit is 8.
+    for n in [0, 1, 8, 9, usize::MAX] {
+        let (range, split) = match n {
+            0..=8 => (Want::Ok, Want::Ok),
+            _ => (
+                Refused("is out of bounds of 8 values"),
+                Refused(format!("split point {n} is past the end of 8 values").leak()),
+            ),
+        };
+        w.check(&format!("DeviceView::slice(..{n})"), range, || view.slice(..n).map(drop));
+        w.check(&format!("DeviceView::slice({n}..)"), range, || view.slice(n..).map(drop));
+        w.check(&format!("DeviceView::split_at({n})"), split, || view.split_at(n).map(drop));
     }
-    for (size, want) in [(0, Refused("0")), (1, Want::Ok), (8, Want::Ok), (9, Want::Ok), (usize::MAX, Want::Ok)] {
+    for (size, want) in
+        [(0, Refused("a chunk size of 0 values")), (1, Want::Ok), (8, Want::Ok), (9, Want::Ok), (usize::MAX, Want::Ok)]
+    {
         w.check(&format!("DeviceView::chunks({size})"), want, || view.chunks(size).map(|c| c.count()));
     }
     w.done();
@@ -553,26 +569,30 @@ fn arrays_textures_and_copies() {
         (0, 0, Want::Ok),
         (1, 1, Want::Ok),
         (4, 4, Want::Ok),
-        (5, 4, Refused("Copy2D")),
-        (4, 5, Refused("Copy2D")),
-        (usize::MAX, 1, Refused("Copy2D")),
-        (1, usize::MAX, Refused("Copy2D")),
+        (5, 4, Refused("source pitch: 16 bytes is less than x offset + width (20 bytes)")),
+        (4, 5, Refused(EXTENT)),
+        (usize::MAX, 1, Refused("width: 18446744073709551615 x 4 overflows usize")),
+        (1, usize::MAX, Refused(EXTENT)),
     ] {
         w.check(&format!("Copy2D::new({width}, {height})"), want, || {
             Copy2D::new(width, height).from_host(&host, 4).to_device(&mut dev, 4).run()
         });
     }
-    for (pitch, want) in [(0, Refused("pitch")), (4, Want::Ok), (5, Refused("Copy2D")), (usize::MAX, Refused("Copy2D"))]
-    {
+    for (pitch, want) in [
+        (0, Refused("source pitch: 0 bytes is less than")),
+        (4, Want::Ok),
+        (5, Refused(EXTENT)),
+        (usize::MAX, Refused("source pitch: 18446744073709551615 x 4 overflows usize")),
+    ] {
         w.check(&format!("Copy2D::from_host(pitch {pitch})"), want, || {
             Copy2D::new(4, 4).from_host(&host, pitch).to_device(&mut dev, 4).run()
         });
     }
     for (x, y, want) in [
         (0, 0, Want::Ok),
-        (1, 1, Refused("Copy2D")),
-        (usize::MAX, 0, Refused("Copy2D")),
-        (0, usize::MAX, Refused("Copy2D")),
+        (1, 1, Refused("pitch: 16 bytes is less than x offset + width (20 bytes)")),
+        (usize::MAX, 0, Refused("x offset: 18446744073709551615 x 4 overflows usize")),
+        (0, usize::MAX, Refused("y offset overflows")),
     ] {
         w.check(&format!("Copy2D::src_offset({x}, {y})"), want, || {
             Copy2D::new(4, 4).from_host(&host, 4).to_device(&mut dev, 4).src_offset(x, y).run()
@@ -585,9 +605,14 @@ fn arrays_textures_and_copies() {
         (0, 0, 0, Want::Ok),
         (1, 1, 1, Want::Ok),
         (2, 2, 4, Want::Ok),
-        (2, 2, 5, Refused("Copy3D")),
-        (usize::MAX, 1, 1, Refused("Copy3D")),
-        (1, usize::MAX, usize::MAX, Refused("Copy3D")),
+        (2, 2, 5, Refused(EXTENT)),
+        (usize::MAX, 1, 1, Refused("width: 18446744073709551615 x 4 overflows usize")),
+        (
+            1,
+            usize::MAX,
+            usize::MAX,
+            Refused("height: 18446744073709551615 rows (y offset + height) past its 2 rows per slice"),
+        ),
     ] {
         w.check(&format!("Copy3D::new({width}, {height}, {depth})"), want, || {
             Copy3D::new(width, height, depth).from_host(&host, 2, 2).to_device(&mut dev, 2, 2).run()
@@ -595,8 +620,12 @@ fn arrays_textures_and_copies() {
     }
     let src = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
     let mut back = [0u32; 16];
-    for (pitch, want) in [(0, Refused("pitch")), (4, Want::Ok), (5, Refused("Copy2D")), (usize::MAX, Refused("Copy2D"))]
-    {
+    for (pitch, want) in [
+        (0, Refused("pitch: 0 bytes is less than")),
+        (4, Want::Ok),
+        (5, Refused(EXTENT)),
+        (usize::MAX, Refused("pitch: 18446744073709551615 x 4 overflows usize")),
+    ] {
         w.check(&format!("Copy2D::to_host(pitch {pitch})"), want, || {
             Copy2D::new(4, 4).from_device(&src, 4).to_host(&mut back, pitch).run()
         });
@@ -605,9 +634,13 @@ fn arrays_textures_and_copies() {
         });
     }
     // 2 slices of `rows` rows of pitch 2 in 16 values: at most 6 rows apart.
-    for (rows, want) in
-        [(0, Refused("Copy3D")), (2, Want::Ok), (6, Want::Ok), (7, Refused("Copy3D")), (usize::MAX, Refused("Copy3D"))]
-    {
+    for (rows, want) in [
+        (0, Refused("past its 0 rows per slice")),
+        (2, Want::Ok),
+        (6, Want::Ok),
+        (7, Refused(EXTENT)),
+        (usize::MAX, Refused(EXTENT)),
+    ] {
         w.check(&format!("Copy3D::from_host(rows {rows})"), want, || {
             Copy3D::new(2, 2, 2).from_host(&host, 2, rows).to_device(&mut dev, 2, 2).run()
         });
@@ -621,7 +654,11 @@ fn arrays_textures_and_copies() {
             Copy3D::new(2, 2, 2).from_device(&src, 2, 2).to_device(&mut dev, 2, rows).run()
         });
     }
-    for (pitch, want) in [(0, Refused("Copy3D")), (2, Want::Ok), (usize::MAX, Refused("Copy3D"))] {
+    for (pitch, want) in [
+        (0, Refused("pitch: 0 bytes is less than")),
+        (2, Want::Ok),
+        (usize::MAX, Refused("pitch: 18446744073709551615 x 4 overflows usize")),
+    ] {
         w.check(&format!("Copy3D::from_host(pitch {pitch})"), want, || {
             Copy3D::new(2, 2, 2).from_host(&host, pitch, 2).to_device(&mut dev, 2, 2).run()
         });
@@ -629,7 +666,7 @@ fn arrays_textures_and_copies() {
             Copy3D::new(2, 2, 2).from_host(&host, 2, 2).to_device(&mut dev, pitch, 2).run()
         });
     }
-    for (x, want) in [(0, Want::Ok), (usize::MAX, Refused("Copy3D"))] {
+    for (x, want) in [(0, Want::Ok), (usize::MAX, Refused("x offset: 18446744073709551615 x 4 overflows usize"))] {
         w.check(&format!("Copy3D::src_offset({x}, {x}, {x})"), want, || {
             Copy3D::new(2, 2, 2).from_host(&host, 2, 2).to_device(&mut dev, 2, 2).src_offset(x, x, x).run()
         });

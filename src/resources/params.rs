@@ -75,8 +75,8 @@ impl Known {
             let params = (0..n).map(&info).collect::<Result<Box<[ParamInfo]>, _>>().ok()?;
             return Some(Known { params, complete: true });
         }
-        // More arguments than a kernel can have parameters are refused by the driver's
-        // answer for the first index past its last parameter; no more places are kept.
+        // Room for at most as many places as a kernel can have parameters, reserved
+        // fallibly: with more arguments, the driver refuses the first index past the last.
         let mut params = Vec::new();
         params.try_reserve_exact(args.min(MAX_PARAMS)).ok()?;
         for i in 0..args {
