@@ -78,7 +78,11 @@
 //!   `set_preferred_shared_memory_carveout(percent)`, `Stream::with_priority(priority)`,
 //!   `StreamPriorityRange::contains(priority)`: not sizes.
 //! - graphs (`graph/`): `Graph::add_mem_alloc_node(bytes)` walked, and `Graph::nodes`,
-//!   `edges` (sized by the driver's count; second command); `add_memset_node(value)`,
+//!   `edges` (sized by the driver's count; second command); the bodies of
+//!   `ConditionalKind::Switch` (a count in an enum, which the first command cannot see)
+//!   walked with 0 to 2 only: cudrv passes any count to the driver and copies the array
+//!   of bodies the driver makes, so a count of `u32::MAX` is not walked here (the
+//!   stand-in would make that many graphs) until cudrv checks it; `add_memset_node(value)`,
 //!   `GraphExec::set_memset_value(value)`, `conditional_handle(default)`: values, not
 //!   sizes; `CopyEnd::host(ptr, len)` (unsafe: the caller vouches) not walked.
 //! - the rest: `flags::from_bits_retain`, `version::to_semver/display/require`: not sizes.
@@ -779,6 +783,15 @@ fn settings_and_graphs() {
     for bytes in [0, 1, usize::MAX] {
         let want = unsupported;
         w.check(&format!("Graph::add_mem_alloc_node({bytes})"), want, || graph.add_mem_alloc_node(&[], bytes));
+    }
+    let condition = graph.conditional_handle(None).unwrap();
+    for (bodies, want) in [(0, invalid), (1, Want::Ok), (2, Want::Ok)] {
+        let kind = cudrv::ConditionalKind::Switch { bodies };
+        w.check(&format!("Graph::add_conditional_node(Switch {{ bodies: {bodies} }})"), want, || {
+            graph
+                .add_conditional_node(&[], condition, kind)
+                .map(|(_, graphs)| assert_eq!(graphs.len(), bodies as usize))
+        });
     }
     w.check("Graph::nodes", Want::Ok, || graph.nodes());
     w.check("Graph::edges", Want::Ok, || graph.edges());
