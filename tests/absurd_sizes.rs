@@ -419,10 +419,15 @@ fn launches() {
 
 #[test]
 fn device_memory() {
-    let ctx = context();
+    // A world of its own: an allocation of all the device's memory (which the stand-in
+    // makes where the host lets it reserve that much) leaves the other tests' alone.
+    let world = cudrv_standin::StandIn::isolated(cudrv::table::HEADER_VERSION).unwrap();
+    let d: &'static cudrv::Driver = Box::leak(Box::new(world.load(Default::default()).unwrap()));
+    d.init().unwrap();
+    let ctx = Context::primary(d, 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let pool = MemoryPool::new(&ctx, false).unwrap();
-    let total = standin_driver().device(0).unwrap().total_memory().unwrap();
+    let total = d.device(0).unwrap().total_memory().unwrap();
     let oom = Driver(R::CUDA_ERROR_OUT_OF_MEMORY);
     // Values of 8 bytes: past `usize::MAX / 8` the byte count overflows.
     let most = usize::MAX / 8;
