@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir="${1:-gpu-bin}"
-examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction green_contexts ipc_event big_shared jit_link matmul_occupancy graph_explicit graph_conditional"
+examples="device_query vector_add saxpy_streams graph_replay graph_memory_uses host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction green_contexts ipc_event big_shared jit_link matmul_occupancy graph_explicit graph_conditional"
 args=()
 for e in $examples; do args+=(--example "$e"); done
 cargo build --release --quiet "${args[@]}" -p cudrv

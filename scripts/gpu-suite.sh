@@ -43,7 +43,7 @@ fi
 
 # graph_conditional links its kernel with the device runtime library the bundle carries.
 if [ -f "$bin/libcudadevrt.a" ] && [ -z "${CUDRV_CUDADEVRT:-}" ]; then export CUDRV_CUDADEVRT="$bin/libcudadevrt.a"; fi
-all_examples="device_query vector_add saxpy_streams graph_replay host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction green_contexts ipc_event big_shared jit_link matmul_occupancy graph_explicit graph_conditional"
+all_examples="device_query vector_add saxpy_streams graph_replay graph_memory_uses host_callback ipc version_fallback multi_gpu handles_check real_driver_check dependable_check kernel_features views cross_stream virtual_memory array_texture managed_memory vmm_ipc split_reduction green_contexts ipc_event big_shared jit_link matmul_occupancy graph_explicit graph_conditional"
 # CUDRV_SUITE_EXAMPLES="a b": only these examples (a partial re-run; the other parts run whole).
 examples="${CUDRV_SUITE_EXAMPLES:-$all_examples}"
 want examples && : > "$out/examples.txt"

@@ -32,6 +32,7 @@ const EXAMPLES: &[(&str, u32, &str)] = &[
     ("dependable_check", 1, "dependable_check: 12 checks passed, 0 failed"),
     ("views", 1, "views: every result verified, 0 wrong"),
     ("cross_stream", 1, "cross_stream: 3 programs, 5 rounds of 1048576 values, 0 wrong"),
+    ("graph_memory_uses", 1, "graph_memory_uses: 5 programs, 5 rounds, 0 wrong"),
     ("virtual_memory", 1, "virtual_memory: every result verified, 0 wrong"),
     // Its kernels (module globals, dynamic shared memory) run on the stand-in's PTX executor.
     ("kernel_features", 1, "kernel_features: 53 checks passed, 0 failed"),

@@ -8,6 +8,10 @@
 //! memory its `MAX_DYNAMIC_SHARED_SIZE_BYTES` allows (48 KiB until set); a block that
 //! asks more, or more threads than 1024, fits 0 times.
 //!
+//! A block size of 0 or less, or a negative block-size limit, is CUDA_ERROR_INVALID_VALUE
+//! (a limit of 0 is none; a block above 1024 threads fits 0 times), as the H200 answers
+//! (`scripts/probes/occupancy_block_size.c`, docs/gpu-runs/h200/occupancy_block_size.txt).
+//!
 //! The block-size entries need a current context (CUDA_ERROR_INVALID_CONTEXT, as the H200
 //! answers); the two cluster entries do not (driver 580 answers them with none current,
 //! `scripts/probes/context_free_calls.c`). With another context current every entry
@@ -109,6 +113,11 @@ fn max_active_blocks(
     non_null(out)?;
     check_flags(flags)?;
     let (_, func) = func(w, f)?;
+    // The H200 refuses a block of no threads (or fewer), and answers 0 for one above the
+    // limit (scripts/probes/occupancy_block_size.c).
+    if block <= 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
     let dynamic = i64::try_from(dynamic).unwrap_or(i64::MAX);
     write(out, to_int(blocks_per_sm(func, i64::from(block), dynamic)))
 }
@@ -154,6 +163,10 @@ unsafe fn potential_block_size(
     non_null(block_size)?;
     check_flags(flags)?;
     let (_, func) = func(w, f)?;
+    // A negative limit is refused; 0 means none (the H200, as above).
+    if limit < 0 {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
     let max = if limit > 0 { i64::from(limit).min(MAX_THREADS_PER_BLOCK) } else { MAX_THREADS_PER_BLOCK };
     let (mut best_block, mut best_blocks, mut best_threads) = (0i64, 0i64, 0i64);
     let mut candidate = round_up(max, WARP);

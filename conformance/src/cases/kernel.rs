@@ -298,6 +298,28 @@ fn kernel_cases() -> Vec<Case> {
             let mut n = -7;
             Out::of(e.p.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, 256, 0, 4)).eq("blocks", n)
         }),
+        // Block sizes at the edges (issue 25): none, negative, one above the limit.
+        case!("occupancy.blocks_zero", Ctx, |e| {
+            let f = with!(scale_kernel(e));
+            let mut n = -7;
+            Out::of(e.p.cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 0, 0)).eq("blocks", n)
+        }),
+        case!("occupancy.blocks_negative", Ctx, |e| {
+            let f = with!(scale_kernel(e));
+            let mut n = -7;
+            Out::of(e.p.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut n, f, -1, 0, 0)).eq("blocks", n)
+        }),
+        case!("occupancy.blocks_1025", Ctx, |e| {
+            let f = with!(scale_kernel(e));
+            let mut n = -7;
+            Out::of(e.p.cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut n, f, 1025, 0)).eq("blocks", n)
+        }),
+        case!("occupancy.potential_block_size_negative_limit", Ctx, |e| {
+            let f = with!(scale_kernel(e));
+            let (mut grid, mut block) = (-7, -7);
+            let st = e.p.cuOccupancyMaxPotentialBlockSize(&mut grid, &mut block, f, None, 0, -1);
+            Out::of(st).eq("min_grid", grid).eq("block", block)
+        }),
         case!("occupancy.potential_block_size", Ctx, |e| {
             let f = with!(scale_kernel(e));
             let (mut grid, mut block) = (-7, -7);

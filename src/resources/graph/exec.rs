@@ -13,6 +13,7 @@ use crate::resources::stream::Stream;
 use crate::sys::{
     CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
 };
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// Flags of an instantiation (`CUgraphInstantiate_flags`), set with its methods:
 /// `InstantiateFlags::new().upload(true)`.
@@ -73,11 +74,16 @@ pub(crate) struct GraphExecOwner {
     context: Context,
     graph: Option<Graph>,
     kept: KeptList,
+    /// The graph list (id) whose memory was last gathered into `kept`, and how long that
+    /// list was then: an update from the same list, no longer, gathers nothing new. Only
+    /// written under `&mut GraphExec`.
+    gathered: (AtomicU64, AtomicUsize),
 }
 
 impl GraphExecOwner {
     fn new(context: &Context, graph: Option<Graph>) -> GraphExecOwner {
-        GraphExecOwner { context: context.clone(), graph, kept: KeptList::default() }
+        let gathered = (AtomicU64::new(0), AtomicUsize::new(0));
+        GraphExecOwner { context: context.clone(), graph, kept: KeptList::default(), gathered }
     }
 }
 
@@ -155,7 +161,7 @@ impl Graph {
         let owner = GraphExecOwner::new(context, Some(self.clone()));
         let exec = Handle::create_out(owner, context.as_raw(), create).map(GraphExec)?;
         // Every launch records a use of the memory its nodes use (see `GraphExec::launch`).
-        super::keep_shared(&mut exec.kept(), &self.memory_used());
+        exec.gather_memory(self);
         Ok(exec)
     }
 }
@@ -183,6 +189,23 @@ impl GraphExec {
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
         stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })
+    }
+
+    /// Keeps every allocation `graph`'s nodes use (`Graph::memory_used`), for its launches
+    /// to record as uses; nothing to gather when the graph's list has not grown since the
+    /// last time (a repeated update).
+    fn gather_memory(&self, graph: &Graph) {
+        let (id, len) = &self.0.owner().gathered;
+        let (used, own_len) = graph.memory_used();
+        super::keep_shared(&mut self.kept(), &used);
+        id.store(graph.kept_id(), Ordering::Relaxed);
+        len.store(own_len, Ordering::Relaxed);
+    }
+
+    /// Whether the memory of `graph`'s list, `len` entries long, was gathered already.
+    fn gathered(&self, graph: &Graph, len: usize) -> bool {
+        let (id, gathered_len) = &self.0.owner().gathered;
+        id.load(Ordering::Relaxed) == graph.kept_id() && gathered_len.load(Ordering::Relaxed) >= len
     }
 
     /// Records a use on `stream` of every allocation it keeps (`MemoryOwner::used_on`), before
@@ -214,22 +237,22 @@ impl GraphExec {
         let pc = self.0.driver().pc();
         let (exec, raw) = (self.as_raw(), graph.as_raw());
         let edit = graph.kept();
+        let len = edit.len();
         // The executable names its context; driver 13.0 updates with none current
         // (docs/driver-facts.md).
         // SAFETY: live handles; valid out-pointer.
         let r = self.0.owner().context.run_named(|| unsafe { pc.cuGraphExecUpdate(exec, raw, &mut info) });
         drop(edit);
         match r {
+            // The same graph as last time, with no node or parameter added since.
+            Ok(()) if self.gathered(graph, len) => Ok(()),
             Ok(()) => {
                 // What its launches use now (the graph it was made from may have new
-                // parameters), each kept once; that graph is kept by its owner already.
-                let used = graph.memory_used();
-                let own = self.graph().is_some_and(|g| g.as_raw() == raw);
-                let mut kept = self.kept();
-                if !own {
-                    super::keep_in(&mut kept, [Kept::Graph(graph.clone())]);
+                // parameters); that graph is kept by its owner already.
+                if !self.graph().is_some_and(|g| g.as_raw() == raw) {
+                    super::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
                 }
-                super::keep_shared(&mut kept, &used);
+                self.gather_memory(graph);
                 Ok(())
             }
             Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {

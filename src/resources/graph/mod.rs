@@ -248,14 +248,21 @@ impl Graph {
     /// keeps use (child graphs' sources, a clone's original, and theirs), each once: what an
     /// executable made from it uses at every launch. Each graph's list is read under its
     /// own lock, one at a time (a list only grows, so what a node copied is still there).
-    pub(crate) fn memory_used(&self) -> Vec<Kept> {
+    /// Also returns how long this graph's own list was: what was gathered covers its
+    /// nodes up to there (a graph it keeps is a copy's source: its later nodes are in no
+    /// copy).
+    pub(crate) fn memory_used(&self) -> (Vec<Kept>, usize) {
         let (mut seen, mut addresses) = (std::collections::HashSet::new(), std::collections::HashSet::new());
-        let (mut todo, mut used) = (vec![self.clone()], Vec::new());
+        let (mut todo, mut used, mut own_len) = (vec![self.clone()], Vec::new(), 0);
         while let Some(graph) = todo.pop() {
-            if !seen.insert(graph.0.owner().kept.id()) {
+            if !seen.insert(graph.kept_id()) {
                 continue;
             }
-            for k in graph.kept().iter() {
+            let list = graph.kept();
+            if graph.kept_id() == self.kept_id() {
+                own_len = list.len();
+            }
+            for k in list.iter() {
                 match k {
                     Kept::Memory(m, _) if addresses.insert(m.raw()) => used.extend(k.share()),
                     Kept::Graph(g) => todo.push(g.clone()),
@@ -263,7 +270,12 @@ impl Graph {
                 }
             }
         }
-        used
+        (used, own_len)
+    }
+
+    /// The id of the list it keeps (shared with the graphs that are parts of its nodes).
+    pub(crate) fn kept_id(&self) -> u64 {
+        self.0.owner().kept.id()
     }
 
     /// What the graph keeps, locked: every driver call on the graph or its nodes holds it.
