@@ -5,30 +5,15 @@
 //! work queued behind it is really pending. `cargo run --example cross_stream`; under
 //! `compute-sanitizer` on a GPU it must report no error. Exits non-zero on a wrong result.
 
-use std::sync::mpsc;
-use std::time::Duration;
 
 use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 
+#[path = "common/gate.rs"]
+mod gate;
+use gate::{gate, open_later};
+
 const N: usize = 1 << 20;
 const ROUNDS: usize = 5;
-
-/// Holds `stream` back until the returned sender sends (or is dropped).
-fn gate(stream: &Stream) -> cudrv::Result<mpsc::Sender<()>> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream.launch_host_fn(move || {
-        let _ = rx.recv();
-    })?;
-    Ok(tx)
-}
-
-/// Opens the gate from another thread a little later.
-fn open_later(tx: mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
-        let _ = tx.send(());
-    })
-}
 
 /// A copy queued on `s2` behind the gate reads `a`, which is dropped (freed on `s1`); a
 /// buffer of the same size is then allocated and filled on `s1`. The copy must read `a`.

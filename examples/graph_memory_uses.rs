@@ -7,7 +7,6 @@
 //! under `compute-sanitizer` on a GPU it must report no error. Exits non-zero on a wrong
 //! result.
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use cudrv::{
@@ -15,25 +14,12 @@ use cudrv::{
     ManagedAttach, ManagedBuffer, Mapping, PhysicalMemory, ShareableHandleTypes, Stream, StreamFlags,
 };
 
+#[path = "common/gate.rs"]
+mod gate;
+use gate::{gate, open_later};
+
 const N: usize = 1 << 20;
 const ROUNDS: usize = 5;
-
-/// Holds `stream` back until the returned sender sends (or is dropped).
-fn gate(stream: &Stream) -> cudrv::Result<mpsc::Sender<()>> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream.launch_host_fn(move || {
-        let _ = rx.recv();
-    })?;
-    Ok(tx)
-}
-
-/// Opens the gate from another thread a little later.
-fn open_later(tx: mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
-        let _ = tx.send(());
-    })
-}
 
 /// How many of `values` are not `want`.
 fn wrong(values: &[u32], want: u32) -> usize {

@@ -6,11 +6,9 @@
 
 mod common;
 
-use std::sync::mpsc;
 use std::sync::{Arc, Barrier};
-use std::time::Duration;
 
-use common::standin_driver;
+use common::{gate, open_later, standin_driver};
 use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 
 const N: usize = 1 << 16;
@@ -21,26 +19,6 @@ fn context() -> Context {
 
 fn non_blocking(ctx: &Context) -> Stream {
     Stream::new(ctx, StreamFlags::NON_BLOCKING).unwrap()
-}
-
-/// Blocks `stream` until the returned sender sends (or is dropped).
-fn gate(stream: &Stream) -> mpsc::Sender<()> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream
-        .launch_host_fn(move || {
-            let _ = rx.recv();
-        })
-        .unwrap();
-    tx
-}
-
-/// Opens the gate from another thread after a while (so that a call that waits for the
-/// gated stream returns only then; nothing asserts the time).
-fn open_later(tx: mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
-        let _ = tx.send(());
-    })
 }
 
 /// The first program: a copy queued on stream 2 behind a blocked host function

@@ -8,10 +8,9 @@
 
 mod common;
 
-use std::sync::mpsc;
 use std::time::Duration;
 
-use common::standin_driver;
+use common::{gate, open_later, standin_driver};
 use cudrv::sys::CUresult;
 use cudrv::{
     Access, AddressRange, Context, CopyEnd, DeviceBuffer, DeviceSlice, DeviceSliceMut, Graph, GrowableBuffer,
@@ -29,26 +28,6 @@ fn context() -> Context {
 
 fn non_blocking(ctx: &Context) -> Stream {
     Stream::new(ctx, StreamFlags::NON_BLOCKING).unwrap()
-}
-
-/// Blocks `stream` until the returned sender sends (or is dropped).
-fn gate(stream: &Stream) -> mpsc::Sender<()> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream
-        .launch_host_fn(move || {
-            let _ = rx.recv();
-        })
-        .unwrap();
-    tx
-}
-
-/// Opens the gate from another thread after a while (so that a call that waits for the
-/// gated stream returns only then; nothing asserts the time).
-fn open_later(tx: mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(50));
-        let _ = tx.send(());
-    })
 }
 
 /// A graph of one memset node setting every value of `dst` to `value`.
@@ -169,12 +148,7 @@ fn a_managed_buffer_s_host_slice_waits_for_a_queued_graph_launch_and_is_refused_
 
 /// A world of its own (its ledger is this test's), and its device's primary context.
 fn world() -> (StandIn, Context) {
-    let s = StandIn::isolated(cudrv::table::HEADER_VERSION).unwrap();
-    let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
-    // SAFETY: plain call.
-    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
-    (s, ctx)
+    common::isolated_world(cudrv::table::HEADER_VERSION)
 }
 
 /// A mapping of one granule with read-write access for device 0.

@@ -3,7 +3,6 @@
 //! it; attachment, prefetch (12.2's form and, on an older driver, 8.0's), advice and range
 //! attributes; pointer attributes of managed memory; no bytes.
 
-use std::sync::mpsc;
 use std::time::Duration;
 
 use cudrv::sys::CUresult;
@@ -13,29 +12,16 @@ use cudrv::{
 };
 use cudrv_standin::StandIn;
 
+mod common;
+use common::gate;
+
 /// A world of its own at `version`, and its device's primary context.
 fn world(version: u32) -> (StandIn, Context) {
-    let s = StandIn::isolated(version).unwrap();
-    let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
-    // SAFETY: plain call.
-    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
-    (s, ctx)
+    common::isolated_world(version)
 }
 
 fn newest() -> (StandIn, Context) {
     world(cudrv::table::HEADER_VERSION)
-}
-
-/// Blocks `stream` until the returned sender sends (or is dropped).
-fn gate(stream: &Stream) -> mpsc::Sender<()> {
-    let (tx, rx) = mpsc::channel::<()>();
-    stream
-        .launch_host_fn(move || {
-            let _ = rx.recv();
-        })
-        .unwrap();
-    tx
 }
 
 #[test]

@@ -9,16 +9,13 @@ use cudrv::{
 };
 use cudrv_standin::{StandIn, Times};
 
+mod common;
+
 const MIB2: usize = 2 << 20;
 
 /// A world of its own (its ledger is this test's), and its device's primary context.
 fn world() -> (StandIn, Context) {
-    let s = StandIn::isolated(cudrv::table::HEADER_VERSION).unwrap();
-    let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
-    // SAFETY: plain call.
-    assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
-    (s, ctx)
+    common::isolated_world(cudrv::table::HEADER_VERSION)
 }
 
 /// The virtual memory objects the world's ledger holds.

@@ -225,3 +225,35 @@ pub fn collect_all_reports() -> std::sync::Arc<Mutex<Vec<String>>> {
     cudrv::set_reporter(move |r| sink.lock().unwrap().push(r.to_string()));
     all
 }
+
+/// A stand-in world of its own emulating `version` (its ledger and faults are the
+/// caller's), loaded, initialised, and its device's primary context.
+pub fn isolated_world(version: u32) -> (cudrv_standin::StandIn, cudrv::Context) {
+    let s = cudrv_standin::StandIn::isolated(version).unwrap();
+    let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
+    // SAFETY: plain call.
+    assert_eq!(unsafe { d.p().cuInit(0) }, cudrv::sys::CUresult::CUDA_SUCCESS);
+    let ctx = cudrv::Context::primary(d, 0).unwrap();
+    (s, ctx)
+}
+
+/// Blocks `stream` with a host function until the returned sender sends (or is dropped),
+/// so that the work queued behind it is really pending.
+pub fn gate(stream: &cudrv::Stream) -> std::sync::mpsc::Sender<()> {
+    let (tx, rx) = std::sync::mpsc::channel::<()>();
+    stream
+        .launch_host_fn(move || {
+            let _ = rx.recv();
+        })
+        .unwrap();
+    tx
+}
+
+/// Opens a gate from another thread after a while (so that a call that waits for the gated
+/// stream returns only then; nothing asserts the time).
+pub fn open_later(tx: std::sync::mpsc::Sender<()>) -> std::thread::JoinHandle<()> {
+    std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let _ = tx.send(());
+    })
+}

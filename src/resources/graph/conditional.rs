@@ -93,6 +93,12 @@ impl Graph {
             return Err(InvalidArgument::new(what, why).into());
         }
         let (ty, size) = kind.raw();
+        // The bodies' handles are held on the host: a count it cannot hold is refused
+        // before the driver makes the bodies.
+        let mut bodies: Vec<Graph> = Vec::new();
+        bodies
+            .try_reserve_exact(size as usize)
+            .map_err(|_| InvalidArgument::new(what, format!("{size} bodies: the host cannot hold their handles")))?;
         let mut p = CUgraphNodeParams { type_: CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL, ..Default::default() };
         p.__bindgen_anon_1.conditional = CUDA_CONDITIONAL_NODE_PARAMS {
             handle: condition.0,
@@ -109,16 +115,15 @@ impl Graph {
         unsafe { pc.cuGraphAddNode(&mut node, self.as_raw(), deps.as_ptr(), null, deps.len(), &mut p) }?;
         // SAFETY: the driver filled the conditional member: an array of `size` graphs
         // owned by the node.
-        let bodies = unsafe {
+        let raw_bodies = unsafe {
             let out = p.__bindgen_anon_1.conditional.phGraph_out;
             if out.is_null() {
-                Vec::new()
+                &[]
             } else {
-                std::slice::from_raw_parts(out, size as usize).to_vec()
+                std::slice::from_raw_parts(out, size as usize)
             }
         };
-        let node = self.node(node);
-        let bodies = bodies.into_iter().map(|raw| self.part(raw)).collect();
-        Ok((node, bodies))
+        bodies.extend(raw_bodies.iter().map(|&raw| self.part(raw)));
+        Ok((self.node(node), bodies))
     }
 }

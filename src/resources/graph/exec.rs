@@ -249,7 +249,7 @@ impl GraphExec {
             Ok(()) => {
                 // What its launches use now (the graph it was made from may have new
                 // parameters); that graph is kept by its owner already.
-                if !self.graph().is_some_and(|g| g.as_raw() == raw) {
+                if self.graph().is_none_or(|g| g.as_raw() != raw) {
                     super::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
                 }
                 self.gather_memory(graph);
