@@ -5,7 +5,6 @@
 //! work queued behind it is really pending. `cargo run --example cross_stream`; under
 //! `compute-sanitizer` on a GPU it must report no error. Exits non-zero on a wrong result.
 
-
 use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 
 #[path = "common/gate.rs"]
