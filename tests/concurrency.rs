@@ -7,7 +7,7 @@ mod common;
 use std::collections::HashSet;
 use std::sync::Barrier;
 
-use common::{run_child, standin_driver};
+use common::{run_child, standin_driver, Rng};
 use cudrv::sys::CUresult;
 use cudrv::{Context, DeviceBuffer, Event, ImportedBuffer, MemoryPool, PinnedBuffer, Stream};
 use cudrv_standin::{faults, Times};
@@ -20,18 +20,6 @@ fn sixteen_threads_with_random_faults_leak_only_what_they_report() {
 #[test]
 fn concurrent_imports_and_drops_never_map_twice() {
     run_child("ipc-race", &[]);
-}
-
-/// xorshift: reproducible per thread, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
 }
 
 const SYMBOLS: [cudrv::Call; 12] = [

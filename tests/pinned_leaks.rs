@@ -8,7 +8,7 @@ mod common;
 
 use std::ffi::c_void;
 
-use common::{clear_current, my_reports, standin_driver};
+use common::{clear_current, my_reports, standin_driver, Rng};
 use cudrv::sys::CUresult;
 use cudrv::{Call, Context, DeviceBuffer, PinnedBuffer, Stream};
 use cudrv_standin::{faults, Times};
@@ -99,22 +99,6 @@ fn a_failed_free_is_reported_naming_the_memory_and_a_freed_buffer_makes_no_repor
     drop(pinned);
     assert!(!live(ptr), "freed");
     assert!(my_reports().is_empty());
-}
-
-/// xorshift: reproducible, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 /// The calls a pinned buffer's life makes: allocation, copies and their cover, the drop's

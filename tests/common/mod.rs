@@ -257,3 +257,20 @@ pub fn open_later(tx: std::sync::mpsc::Sender<()>) -> std::thread::JoinHandle<()
         let _ = tx.send(());
     })
 }
+
+/// xorshift: a reproducible random sequence from its seed, with no dependency.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// A number below `n` (not 0).
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
