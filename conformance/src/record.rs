@@ -192,8 +192,11 @@ pub fn compare(
             out.answered += 1;
             out.answered_agreed += usize::from(same);
         }
+        // A listed case gated at this version makes no call: its difference does not arise.
+        let gated_here = want.status == "GATED" && reference.status != "GATED";
         match (same, differences.get(&want.case)) {
             (true, None) => out.agreed += 1,
+            (true, Some(_)) if gated_here => out.agreed += 1,
             (true, Some(_)) => {
                 out.agreed += 1;
                 out.stale.push(want.case.clone());
@@ -289,5 +292,26 @@ mod tests {
         let c = compare(&reference, &actual, &stale, None);
         assert_eq!(c.stale, vec!["a".to_string()]);
         assert!(!c.passed());
+    }
+
+    #[test]
+    fn a_listed_case_gated_at_an_older_version_is_not_stale() {
+        let reference = parse_all(
+            "v.pool CUDA_SUCCESS pool=set since~13.0
+",
+        );
+        let listed = parse_differences("v.pool no host pools\n");
+        let gated = parse_all(
+            "v.pool GATED needs=13.0
+",
+        );
+        let c = compare(&reference, &gated, &listed, Some(12040));
+        assert!(c.stale.is_empty() && c.passed(), "{}", summary(&c));
+        // At the reference's own version the same agreement makes the listing stale.
+        let agreeing = parse_all(
+            "v.pool CUDA_SUCCESS pool=set since~13.0
+",
+        );
+        assert_eq!(compare(&reference, &agreeing, &listed, None).stale, vec!["v.pool".to_string()]);
     }
 }

@@ -531,7 +531,7 @@ fn all_shows_the_device_attributes() {
     assert_eq!(a["warp_size"], 32);
     assert_eq!(a["max_threads_per_block"], 1024);
     assert_eq!(a["compute_mode"], "default");
-    assert_eq!(a["ecc_enabled"], false);
+    assert_eq!(a["ecc_enabled"], true);
     for key in ["clock_rate_khz", "l2_cache_size_bytes", "max_grid_dim_x", "cooperative_launch", "managed_memory"] {
         assert!(a.get(key).is_some(), "no {key} in {a}");
     }

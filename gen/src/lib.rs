@@ -13,16 +13,21 @@
 //! - the stand-in driver's `exports.rs`: one exported C function per name cuda.h declares
 //!   (`cuMemAlloc`, `cuMemAlloc_v2`, `cuMemcpyHtoD_v2_ptds`, ...), with its variant's
 //!   signature, forwarding to what the stand-in answers for that variant.
+//! - the stand-in driver's `interop.rs`: the names the driver exports outside cuda.h
+//!   (profiler, GL, EGL, VDPAU, private), answering as the H200 was recorded to (see
+//!   [`interop`]).
 //!
 //! Everything is derived from the headers; nothing here names a CUDA function.
 
 mod emit;
 mod entries;
+mod interop;
 mod model;
 
 use std::fs;
 use std::path::Path;
 
+pub use interop::Facts;
 pub use model::{ArgKind, CudaH, Export, Model, Name, Variant};
 
 /// Where the generated files go.
@@ -31,6 +36,9 @@ pub struct Outputs<'a> {
     pub cudrv: &'a Path,
     /// Folder for the stand-in's `entries.rs` and `exports.rs`, if wanted.
     pub standin: Option<&'a Path>,
+    /// With `standin`: the recorded facts its `interop.rs` (the names the driver exports
+    /// outside cuda.h) is generated from, the interop headers being in the include folder.
+    pub interop: Option<Facts<'a>>,
 }
 
 /// Runs bindgen on `wrapper` with `include` on the include path and returns its output.
@@ -159,6 +167,10 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
         fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
         write(&dir.join("entries.rs"), &entries::entries(&model))?;
         write(&dir.join("exports.rs"), &files.exports)?;
+        if let Some(facts) = &out.interop {
+            let cuda_exports = model.exports.iter().map(|e| e.name.clone()).collect();
+            write(&dir.join("interop.rs"), &interop::generate(include, facts, &cuda_exports)?)?;
+        }
     }
     Ok(model)
 }

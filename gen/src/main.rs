@@ -1,5 +1,8 @@
 //! `cudrv-gen --include DIR [--wrapper wrapper.h] [--out src/generated] [--standin-out standin/src/generated]`
 //!
+//! The stand-in's `interop.rs` is generated from the facts at the default paths below
+//! (relative to the repository root, where scripts/regenerate.sh runs it).
+//!
 //! Regenerates cudrv's committed bindings from the headers in DIR. scripts/regenerate.sh
 //! is the usual way to call it.
 
@@ -30,7 +33,12 @@ fn main() -> ExitCode {
         eprintln!("cudrv-gen: --include DIR (a folder holding cuda.h and cudaTypedefs.h) is required");
         return ExitCode::from(2);
     };
-    let outputs = cudrv_gen::Outputs { cudrv: &out, standin: standin.as_deref() };
+    let facts = cudrv_gen::Facts {
+        stubs: std::path::Path::new("gen/interop-stubs"),
+        exports: std::path::Path::new("docs/gpu-runs/h200/libcuda-exports-580.159.04.txt"),
+        answers: std::path::Path::new("docs/gpu-runs/h200/interop-exports-2026-12-03.txt"),
+    };
+    let outputs = cudrv_gen::Outputs { cudrv: &out, standin: standin.as_deref(), interop: Some(facts) };
     match cudrv_gen::generate(&wrapper, &include, &outputs) {
         Ok(m) => {
             let per_thread = m.variants.iter().filter(|v| v.per_thread).count();

@@ -3,12 +3,15 @@
 //! scheduling.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::float::{self, approx, FOp, Fmt, Rnd};
 use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
+
+#[path = "exec_texture.rs"]
+mod texture;
 use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
 
 /// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
@@ -26,6 +29,36 @@ const MAX_FRAMES: usize = 4096;
 const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 /// The number of SMs `%nsmid` reports (the H200's).
 const NSM: u64 = 132;
+/// The rate `%clock` and `%clock64` count at, in kHz: the H200's
+/// `CU_DEVICE_ATTRIBUTE_CLOCK_RATE`, which the stand-in reports.
+const CLOCK_RATE_KHZ: u128 = 1_980_000;
+
+/// The host's monotonic clock when the process first read a kernel timer, and the Unix
+/// time then in nanoseconds: every launch's timers count from the same origin.
+static TIMER_ORIGIN: LazyLock<(Instant, u64)> = LazyLock::new(|| {
+    let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    (Instant::now(), u64::try_from(epoch_ns).unwrap_or(u64::MAX))
+});
+
+/// Nanoseconds of host time since [`TIMER_ORIGIN`] (monotonic).
+fn host_ns() -> u128 {
+    TIMER_ORIGIN.0.elapsed().as_nanos()
+}
+
+/// `%globaltimer`: nanoseconds, the Unix time at [`TIMER_ORIGIN`] advanced by the host's
+/// monotonic clock (never goes back, whatever the wall clock does).
+fn global_timer() -> u64 {
+    u64::try_from(host_ns()).map_or(u64::MAX, |ns| TIMER_ORIGIN.1.saturating_add(ns))
+}
+
+/// `%clock64` of a warp that issued `issued` instructions: host time since
+/// [`TIMER_ORIGIN`] in cycles of [`CLOCK_RATE_KHZ`], plus one cycle per instruction, so
+/// that a loop waiting for N cycles waits about N cycles of host time and two reads by
+/// one warp always differ.
+fn clock64(issued: u64) -> u64 {
+    let cycles = host_ns() * CLOCK_RATE_KHZ / 1_000_000;
+    u64::try_from(cycles).unwrap_or(u64::MAX).wrapping_add(issued)
+}
 
 static GRID_ID: AtomicU64 = AtomicU64::new(1);
 
@@ -94,8 +127,6 @@ struct Launch<'a> {
     dyn_smem: u32,
     kparams: Vec<u8>,
     mem: &'a dyn GlobalMemory,
-    start: Instant,
-    epoch_ns: u64,
     grid_id: u64,
     /// %tid of each thread of a block, by linear index.
     tids: Vec<[u32; 3]>,
@@ -236,7 +267,6 @@ impl Module {
                 d.copy_from_slice(p);
             }
         }
-        let epoch_ns = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
         let l = Launch {
             m: self,
             globals,
@@ -246,8 +276,6 @@ impl Module {
             dyn_smem: dynamic_smem,
             kparams,
             mem: memory,
-            start: Instant::now(),
-            epoch_ns,
             grid_id: GRID_ID.fetch_add(1, Ordering::Relaxed),
             tids: (0..nthreads as u32)
                 .map(|t| [t % block[0], (t / block[0]) % block[1], t / (block[0] * block[1])])
@@ -675,11 +703,11 @@ impl Block<'_, '_> {
             Sreg::Smid => u64::from(self.sm) % NSM,
             Sreg::Nsmid => NSM,
             Sreg::Gridid => l.grid_id,
-            Sreg::Clock => w.clock & 0xffff_ffff,
-            Sreg::Clock64 => w.clock,
-            Sreg::Globaltimer => l.epoch_ns + l.start.elapsed().as_nanos() as u64,
-            Sreg::GlobaltimerLo => (l.epoch_ns + l.start.elapsed().as_nanos() as u64) & 0xffff_ffff,
-            Sreg::GlobaltimerHi => (l.epoch_ns + l.start.elapsed().as_nanos() as u64) >> 32,
+            Sreg::Clock => clock64(w.clock) & 0xffff_ffff,
+            Sreg::Clock64 => clock64(w.clock),
+            Sreg::Globaltimer => global_timer(),
+            Sreg::GlobaltimerLo => global_timer() & 0xffff_ffff,
+            Sreg::GlobaltimerHi => global_timer() >> 32,
             Sreg::DynSmem => u64::from(l.dyn_smem),
             Sreg::TotalSmem => self.shared.len() as u64,
             Sreg::LanemaskEq => 1 << lane,
@@ -1413,6 +1441,9 @@ impl Block<'_, '_> {
                 })
             }),
             Op::Ld => self.ld_st(w, inst, mask, true),
+            Op::Tex { .. } | Op::Tld4(_) | Op::TexQuery(_) | Op::Suld { .. } | Op::Sust { .. } => {
+                self.texture_inst(w, inst, mask)
+            }
             Op::St => self.ld_st(w, inst, mask, false),
             Op::Atom(a) => self.atom(w, inst, mask, a, true),
             Op::Red(a) => self.atom(w, inst, mask, a, false),

@@ -52,8 +52,10 @@ mod lanes;
 mod memory;
 mod module;
 mod parse;
+mod texture;
 
 pub use exec::{LaunchStats, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
-pub use module::{Global, KernelInfo, KernelParam, Module};
+pub use module::{Global, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
 pub use parse::PtxError;
+pub use texture::{Address, Format, Texture};

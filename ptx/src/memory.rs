@@ -52,6 +52,14 @@ pub trait GlobalMemory: Sync {
         }
         Ok(())
     }
+    /// The texture or surface state a texture instruction's 64-bit handle stands for
+    /// (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`); `None` for a handle that is no
+    /// texture or surface (the instruction faults with [`Fault::IllegalAddress`]). The
+    /// default knows none.
+    fn texture(&self, handle: u64) -> Option<crate::Texture> {
+        let _ = handle;
+        None
+    }
     /// Receives the text a kernel's `printf` (vprintf) produces, one call's output at a
     /// time. The default writes it to standard output.
     fn printf(&self, text: &str) {

@@ -5,6 +5,7 @@ use std::collections::HashMap;
 
 use crate::float::{Fmt, Rnd};
 use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
+use crate::texture::{Geom, Oob, Query};
 
 /// The kind of a type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -264,7 +265,10 @@ pub(crate) enum Op {
     Neg,
     Shl,
     Shr,
-    Shf { left: bool, clamp: bool },
+    Shf {
+        left: bool,
+        clamp: bool,
+    },
     And,
     Or,
     Xor,
@@ -287,7 +291,10 @@ pub(crate) enum Op {
     Slct,
     Mov,
     Cvt,
-    Cvta { to: bool, sp: Sp },
+    Cvta {
+        to: bool,
+        sp: Sp,
+    },
     Isspacep(Sp),
     Fma,
     Sqrt,
@@ -310,12 +317,34 @@ pub(crate) enum Op {
     Ret,
     Exit,
     Trap,
-    Bar { arrive: bool, red: u8 },
+    Bar {
+        arrive: bool,
+        red: u8,
+    },
     Shfl(u8),
     Vote(u8),
     Activemask,
     Match(bool),
     Redux(u8),
+    /// `tex[.level|.grad].geom.v4.dtype.ctype` (`level`: a level operand follows).
+    Tex {
+        geom: Geom,
+        level: bool,
+    },
+    /// `tld4.comp.2d.v4.dtype.f32`.
+    Tld4(u8),
+    /// `txq.query.b32` and `suq.query.b32`.
+    TexQuery(Query),
+    /// `suld.b.geom[.vN].bK.oob`.
+    Suld {
+        geom: Geom,
+        oob: Oob,
+    },
+    /// `sust.b.geom[.vN].bK.oob`.
+    Sust {
+        geom: Geom,
+        oob: Oob,
+    },
 }
 
 /// One decoded instruction.
@@ -451,6 +480,41 @@ pub struct Module {
     /// Static shared memory of the module (all kernels).
     pub(crate) shared_size: u64,
     pub(crate) dyn_shared_offset: u64,
+    /// The module's texture, surface and sampler references (`.global .texref NAME;`, ...).
+    pub(crate) references: Vec<Reference>,
+}
+
+/// The kind of an opaque module-scope reference (`.texref`, `.surfref`, `.samplerref`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReferenceKind {
+    /// `.texref`: a texture reference (`cuModuleGetTexRef`).
+    Texture,
+    /// `.surfref`: a surface reference (`cuModuleGetSurfRef`).
+    Surface,
+    /// `.samplerref`: a sampler reference.
+    Sampler,
+}
+
+/// A module-scope texture, surface or sampler reference: a name the driver binds, not
+/// memory (it is not one of [`Module::globals`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reference {
+    /// Its name in the PTX.
+    pub name: String,
+    /// Its kind.
+    pub kind: ReferenceKind,
+}
+
+impl ReferenceKind {
+    /// The kind a variable's type names (`texref`, `surfref`, `samplerref`), if any.
+    fn of(ty: &str) -> Option<ReferenceKind> {
+        match ty {
+            "texref" => Some(ReferenceKind::Texture),
+            "surfref" => Some(ReferenceKind::Surface),
+            "samplerref" => Some(ReferenceKind::Sampler),
+            _ => None,
+        }
+    }
 }
 
 fn elem_size(ty: &str) -> u64 {
@@ -544,6 +608,12 @@ impl Module {
     /// data), in the order [`Module::bind_globals`] takes their addresses.
     pub fn globals(&self) -> &[Global] {
         &self.globals
+    }
+
+    /// The module's texture, surface and sampler references (`.global .texref NAME;`,
+    /// `.global .surfref NAME;`, `.global .samplerref NAME;`), in declaration order.
+    pub fn references(&self) -> &[Reference] {
+        &self.references
     }
 
     /// Tells the module the device address of each global (same order as
@@ -662,8 +732,13 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
     for n in extern_shared {
         gsyms.insert(n, Base::Shared(dyn_off));
     }
+    let mut references = Vec::new();
     for v in &ast.vars {
-        if matches!(v.space, Space::Global | Space::Const) {
+        if let (Space::Global, Some(kind)) = (v.space, ReferenceKind::of(&v.ty)) {
+            if !references.iter().any(|r: &Reference| r.name == v.name) {
+                references.push(Reference { name: v.name.clone(), kind });
+            }
+        } else if matches!(v.space, Space::Global | Space::Const) {
             gindex.insert(v.name.clone(), globals.len() as u32);
             gsyms.insert(v.name.clone(), Base::Global(globals.len() as u32));
             globals.push(Global {
@@ -719,6 +794,7 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         globals,
         shared_size: shared,
         dyn_shared_offset: dyn_off,
+        references,
     })
 }
 
@@ -1256,6 +1332,8 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         } else {
             5
         }),
+        "tex" | "tld4" | "suld" | "sust" => texture_op(opname, &mods).ok_or_else(unsupported)?,
+        "txq" | "suq" => Op::TexQuery(mods.iter().find_map(|m| Query::parse(m)).ok_or_else(unsupported)?),
         _ => return Err(unsupported()),
     };
     if matches!(inst.op, Op::Setp | Op::Set) && matches!(inst.ty2.k, K::F16x2 | K::Bf16x2) {
@@ -1289,6 +1367,31 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     inst.ops = ops.into_boxed_slice();
     check_operands(&inst)?;
     Ok(inst)
+}
+
+/// A texture or surface instruction's operation from its modifiers; `None` for forms the
+/// executor does not run (multisample geometries, `sust.p`, `tld4` other than 2D).
+fn texture_op(opname: &str, mods: &[&str]) -> Option<Op> {
+    let geom = mods.iter().find_map(|m| Geom::parse(m))?;
+    let oob = if mods.contains(&"clamp") {
+        Oob::Clamp
+    } else if mods.contains(&"zero") {
+        Oob::Zero
+    } else {
+        Oob::Trap
+    };
+    Some(match opname {
+        "tex" => Op::Tex { geom, level: mods.contains(&"level") },
+        "tld4" => {
+            if geom != Geom::D2 {
+                return None;
+            }
+            Op::Tld4(["r", "g", "b", "a"].iter().position(|c| mods.contains(c))? as u8)
+        }
+        _ if !mods.contains(&"b") => return None,
+        "suld" => Op::Suld { geom, oob },
+        _ => Op::Sust { geom, oob },
+    })
 }
 
 fn check_operands(inst: &Inst) -> Result<(), PtxError> {
@@ -1344,7 +1447,12 @@ fn check_operands(inst: &Inst) -> Result<(), PtxError> {
         | Op::Testp(_)
         | Op::Ld
         | Op::St
-        | Op::Isspacep(_) => 2,
+        | Op::Isspacep(_)
+        | Op::Tex { .. }
+        | Op::Tld4(_)
+        | Op::TexQuery(_)
+        | Op::Suld { .. }
+        | Op::Sust { .. } => 2,
         Op::Bra => 1,
         _ => 0,
     };
@@ -1356,7 +1464,10 @@ fn check_operands(inst: &Inst) -> Result<(), PtxError> {
 
 /// The registers an instruction writes.
 fn dest_regs(inst: &Inst) -> Vec<u32> {
-    if matches!(inst.op, Op::St | Op::Red(_) | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Nop) {
+    if matches!(
+        inst.op,
+        Op::St | Op::Sust { .. } | Op::Red(_) | Op::Bra | Op::Call | Op::Ret | Op::Exit | Op::Trap | Op::Nop
+    ) {
         return Vec::new();
     }
     if matches!(inst.op, Op::Bar { red: 0, .. }) {

@@ -11,13 +11,7 @@ const UNSUPPORTED: &[&str] = &[
     "stmatrix",
     "movmatrix",
     "cp",
-    "tex",
-    "tld4",
-    "txq",
-    "suld",
-    "sust",
     "sured",
-    "suq",
     "istypep",
     "tensormap",
     "mbarrier",
@@ -791,6 +785,16 @@ impl Parser {
                     match self.next() {
                         Some(Tok::Punct(']')) => break,
                         Some(Tok::Word(w)) => base = Some(w),
+                        // `[handle, {coordinates}]` (tex, tld4, suld, sust).
+                        Some(Tok::Punct(',')) if off == 0 => {
+                            let name = base.take().ok_or_else(|| err(line, ctx, "bad texture operand"))?;
+                            let coords = self.operand(ctx)?;
+                            if !self.is_punct(']') {
+                                return Err(err(line, ctx, "bad texture operand"));
+                            }
+                            self.pos += 1;
+                            return Ok(Operand::List(vec![Operand::Name(name), coords]));
+                        }
                         Some(Tok::Punct('+')) => {}
                         Some(Tok::Punct('-')) => {
                             let n = self.number(ctx)?;

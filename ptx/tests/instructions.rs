@@ -568,7 +568,8 @@ fn unimplemented_modifiers_are_refused() {
         "max.relu.f32 %f1, %f2, %f3;",
         "setp.eq.f16x2 %p1|%p2, %r1, %r2;",
         "vabsdiff.u32.u32.u32 %r1, %r2, %r3;",
-        "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];",
+        "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r2}], {%r3, %r4, %r5, %r6};",
+        "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2, %r3, %r4}];",
     ] {
         let ptx = format!(
             "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<8>;\n.reg .b16 %h<4>;\n.reg .f32 %f<8>;\n.reg .pred %p<4>;\n.reg .b64 %rd<4>;\n{inst}\nret;\n}}\n"

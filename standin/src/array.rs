@@ -49,13 +49,20 @@ pub(crate) unsafe fn cu_mem_alloc_pitch(
     status(r)
 }
 
+/// Makes an array shaped as `desc` (checked) for `owner`, backed by device memory, and
+/// returns its handle; `mipmap` is the mipmapped array it is a level of. On error nothing
+/// is made.
+pub(crate) fn make(w: &World, desc: Desc, owner: Owner, mipmap: Option<u64>) -> Result<u64, CUresult> {
+    desc.check()?;
+    let bytes = desc.bytes().ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
+    let address = lock(&w.memory).alloc(bytes, AllocationKind::Array, None, owner)?;
+    Ok(lock(&w.arrays).arrays.insert(Array { desc, address, mipmap }))
+}
+
 /// Makes an array shaped as `desc` in the current context, backed by device memory.
 fn create(w: &World, ph: *mut CUarray, desc: Desc) -> Result<(), CUresult> {
     let c = w.contexts.current()?;
-    desc.check()?;
-    let bytes = desc.bytes().ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
-    let address = lock(&w.memory).alloc(bytes, AllocationKind::Array, None, Owner::of(&c))?;
-    let h = lock(&w.arrays).arrays.insert(Array { desc, address });
+    let h = make(w, desc, Owner::of(&c), None)?;
     write(ph, to_ptr(h))
 }
 
@@ -129,8 +136,18 @@ pub(crate) unsafe fn cu_array_3d_get_descriptor(w: &World, out: *mut CUDA_ARRAY3
 }
 
 /// `cuArrayDestroy`: frees its memory at once. An unknown or destroyed array:
-/// CUDA_ERROR_INVALID_HANDLE (a double destroy in the ledger).
+/// CUDA_ERROR_INVALID_HANDLE (a double destroy in the ledger). A level of a mipmapped
+/// array belongs to it: success, as on the H200 (`mipmap.destroy_level_array`), and the
+/// level is left as it is (the mipmapped array's destruction frees it).
 pub(crate) unsafe fn cu_array_destroy(w: &World, h: CUarray) -> CUresult {
-    let r = lock(&w.arrays).arrays.remove(from_ptr(h)).and_then(|a| lock(&w.memory).free(a.address));
+    let r = (|| {
+        let mut arrays = lock(&w.arrays);
+        if arrays.arrays.get(from_ptr(h))?.mipmap.is_some() {
+            return Ok(());
+        }
+        let a = arrays.arrays.remove(from_ptr(h))?;
+        drop(arrays);
+        lock(&w.memory).free(a.address)
+    })();
     status(r)
 }

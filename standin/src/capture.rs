@@ -168,6 +168,32 @@ pub(crate) fn info(w: &World, s: CUstream) -> Info {
     Info { status, id: m.id, graph: seq.graph, deps }
 }
 
+/// `cuStreamUpdateCaptureDependencies`: adds `deps` to the dependencies of the capturing
+/// stream `s` (`set`: replaces them). CUDA_ERROR_ILLEGAL_STATE if `s` is not capturing,
+/// CUDA_ERROR_STREAM_CAPTURE_INVALIDATED if its capture was invalidated,
+/// CUDA_ERROR_INVALID_VALUE if a node is not one of the capture's graph (nothing changes
+/// then). Nodes removed this way need not be joined back before the capture ends (the
+/// CUDA documentation): only the streams' dependencies are checked then.
+pub(crate) fn update_deps(w: &World, s: CUstream, deps: Vec<u64>, set: bool) -> Result<(), CUresult> {
+    let h = from_ptr(s);
+    let mut st = lock(&w.captures);
+    let Captures { sequences, members, .. } = &mut *st;
+    let m = members.get_mut(&h).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
+    let seq = sequences.get(&m.id).ok_or(CUresult::CUDA_ERROR_ILLEGAL_STATE)?;
+    if seq.invalidated {
+        return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
+    }
+    graph::check_deps(w, seq.graph, &deps)?;
+    let mut all = if set { Vec::new() } else { m.deps.clone() };
+    for d in deps {
+        if !all.contains(&d) {
+            all.push(d);
+        }
+    }
+    m.set_deps(all);
+    Ok(())
+}
+
 /// Records `node` if `s` is capturing (`Ok(None)`), or hands it back to be done
 /// (`Ok(Some)`). A capture that was invalidated: CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
 pub(crate) fn record(w: &World, s: CUstream, node: Node) -> Result<Option<Node>, CUresult> {
@@ -235,8 +261,10 @@ pub(crate) fn refuse(w: &World, s: CUstream) -> Result<(), CUresult> {
 pub(crate) fn record_event(w: &World, e: CUevent, s: CUstream) -> Result<bool, CUresult> {
     let mut st = lock(&w.captures);
     let (e, h) = (from_ptr(e), from_ptr(s));
+    st.external_events.remove(&e);
     let Some(m) = st.members.get(&h) else {
         st.events.remove(&e);
+        st.ended_events.remove(&e);
         return Ok(false);
     };
     if st.sequences.get(&m.id).is_none_or(|q| q.invalidated) {
@@ -245,6 +273,67 @@ pub(crate) fn record_event(w: &World, e: CUevent, s: CUstream) -> Result<bool, C
     let mark = (m.id, m.deps.clone());
     st.events.insert(e, mark);
     Ok(true)
+}
+
+/// After `cuEventRecordWithFlags(e, s, CU_EVENT_RECORD_EXTERNAL)` recorded a node in the
+/// capture of `s`: `e` stands for that node until the capture ends or `e` is recorded
+/// again.
+pub(crate) fn note_external_record(w: &World, e: CUevent, s: CUstream) {
+    let mut st = lock(&w.captures);
+    if let Some(id) = st.members.get(&from_ptr(s)).map(|m| m.id) {
+        st.external_events.insert(from_ptr(e), id);
+    }
+}
+
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED if `e` was recorded with
+/// `CU_EVENT_RECORD_EXTERNAL` in a capture still going on (invalidated, as by a query on
+/// the H200, when `invalidates`);
+/// CUDA_ERROR_CAPTURED_EVENT if `e` was last recorded on a stream that is still
+/// capturing (`cuEventQuery`, `cuEventSynchronize`, `cuEventElapsedTime` of it): such an
+/// event stands for a node of a graph, not for work that will run. A query or a
+/// synchronisation (`invalidates`) is an invalid operation during capture: its capture is
+/// invalidated; an elapsed time is not (as the H200 answers). CUDA_ERROR_INVALID_VALUE if
+/// it was last recorded in a capture that has ended (the H200's answer to a query). `Ok`
+/// for any other event.
+pub(crate) fn captured_event(w: &World, e: CUevent, invalidates: bool) -> Result<(), CUresult> {
+    let mut st = lock(&w.captures);
+    let e = from_ptr(e);
+    if let Some(&id) = st.external_events.get(&e) {
+        if let Some(seq) = st.sequences.get_mut(&id).filter(|_| invalidates) {
+            seq.invalidated = true;
+        }
+        return Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED);
+    }
+    let Some((id, _)) = st.events.get(&e) else {
+        return match st.ended_events.contains(&e) {
+            true => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            false => Ok(()),
+        };
+    };
+    let id = *id;
+    if let Some(seq) = st.sequences.get_mut(&id).filter(|_| invalidates) {
+        seq.invalidated = true;
+    }
+    Err(CUresult::CUDA_ERROR_CAPTURED_EVENT)
+}
+
+/// Before `cuCtxWaitEvent(ctx, e)`: if `e` was recorded in a capture still going on, or
+/// context `ctx` has a capturing stream, those captures are invalidated and the call
+/// answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED (the CUDA documentation).
+pub(crate) fn before_ctx_wait(w: &World, ctx: u64, e: CUevent) -> Result<(), CUresult> {
+    let mut st = lock(&w.captures);
+    let of_event = st.events.get(&from_ptr(e)).map(|(id, _)| *id);
+    let mut refused = false;
+    for (id, seq) in st.sequences.iter_mut() {
+        if seq.ctx == ctx || Some(*id) == of_event {
+            seq.invalidated = true;
+            refused = true;
+        }
+    }
+    match refused {
+        true => Err(CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED),
+        false => Ok(()),
+    }
 }
 
 /// `cuStreamWaitEvent(s, e)` where capture is concerned (`Ok(true)`: handled; `Ok(false)`:

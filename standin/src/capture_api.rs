@@ -148,6 +148,61 @@ pub(crate) unsafe fn cu_stream_get_capture_info_v12030(
     status(get_info(w, s, status_out, id_out, graph_out, deps_out, edges_out, n_out))
 }
 
+/// `CU_STREAM_ADD_CAPTURE_DEPENDENCIES` and `CU_STREAM_SET_CAPTURE_DEPENDENCIES`.
+const ADD_DEPS: u32 = CUstreamUpdateCaptureDependencies_flags::CU_STREAM_ADD_CAPTURE_DEPENDENCIES.0;
+const SET_DEPS: u32 = CUstreamUpdateCaptureDependencies_flags::CU_STREAM_SET_CAPTURE_DEPENDENCIES.0;
+
+/// The common part of `cuStreamUpdateCaptureDependencies`' forms: a flag other than ADD
+/// or SET, or non-default edge data, is CUDA_ERROR_INVALID_VALUE (edge data is not
+/// emulated, as in `cuStreamBeginCaptureToGraph`); then see `capture::update_deps`.
+fn update_deps(
+    w: &World,
+    s: CUstream,
+    deps: *const CUgraphNode,
+    edges: *const CUgraphEdgeData,
+    n: usize,
+    flags: u32,
+) -> Result<(), CUresult> {
+    let set = match flags {
+        ADD_DEPS => false,
+        SET_DEPS => true,
+        _ => return Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    stream::resolve(w, s)?;
+    let deps = crate::graph::node_list(deps, n)?;
+    if !edges.is_null() && n > 0 {
+        // SAFETY: the program passes `n` edges at a non-null `edges`.
+        let edges = unsafe { std::slice::from_raw_parts(edges, n) };
+        if edges.iter().any(|e| *e != CUgraphEdgeData::default()) {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+    }
+    capture::update_deps(w, s, deps, set)
+}
+
+/// `cuStreamUpdateCaptureDependencies` (11.3): see [`update_deps`].
+pub(crate) unsafe fn cu_stream_update_capture_dependencies(
+    w: &World,
+    s: CUstream,
+    deps: *mut CUgraphNode,
+    n: usize,
+    flags: std::ffi::c_uint,
+) -> CUresult {
+    status(update_deps(w, s, deps, std::ptr::null(), n, flags))
+}
+
+/// `cuStreamUpdateCaptureDependencies_v2` (12.3): with edge data (NULL: default edges).
+pub(crate) unsafe fn cu_stream_update_capture_dependencies_v12030(
+    w: &World,
+    s: CUstream,
+    deps: *mut CUgraphNode,
+    edges: *const CUgraphEdgeData,
+    n: usize,
+    flags: std::ffi::c_uint,
+) -> CUresult {
+    status(update_deps(w, s, deps, edges, n, flags))
+}
+
 /// `cuThreadExchangeStreamCaptureMode`: swaps the calling thread's mode with `*mode`.
 pub(crate) unsafe fn cu_thread_exchange_stream_capture_mode(w: &World, mode: *mut CUstreamCaptureMode) -> CUresult {
     let r = non_null(mode).and_then(|()| {

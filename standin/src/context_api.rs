@@ -25,7 +25,7 @@ fn create(w: &World, pctx: *mut CUcontext, flags: c_uint, dev: CUdevice) -> Resu
     if !valid_device(w, dev) {
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
-    let c = w.contexts.create(dev, false, flags);
+    let c = w.contexts.create(dev, false, flags)?;
     write(pctx, handle_of(&c))?;
     w.contexts.push(c);
     Ok(())

@@ -20,7 +20,7 @@ use crate::{capture, stream};
 /// Does `node` (nothing when `empty`) in the current context, after the work of the legacy
 /// stream and the blocking streams (synchronous forms), or queues it in the stream's order;
 /// on a capturing stream records it instead.
-fn ordered(w: &'static World, s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
+pub(crate) fn ordered(w: &'static World, s: Option<CUstream>, empty: bool, node: Node) -> CUresult {
     // Work on the legacy stream (the synchronous forms use it) would wait for a capturing
     // stream: STREAM_CAPTURE_IMPLICIT (driver-facts.md, conformance on the H200).
     if s.is_none_or(capture::is_default) {

@@ -117,7 +117,7 @@ fn issue(w: &'static World, s: Option<CUstream>, nodes: Result<Vec<CopyNode>, CU
 ///
 /// # Safety
 /// `p` is null or the caller's descriptor.
-unsafe fn copy_2d(w: &'static World, p: *const CUDA_MEMCPY2D, s: Option<CUstream>) -> CUresult {
+pub(crate) unsafe fn copy_2d(w: &'static World, p: *const CUDA_MEMCPY2D, s: Option<CUstream>) -> CUresult {
     if let Err(e) = non_null(p) {
         return e;
     }
@@ -153,7 +153,7 @@ unsafe fn copy_2d(w: &'static World, p: *const CUDA_MEMCPY2D, s: Option<CUstream
 ///
 /// # Safety
 /// `p` is null or the caller's descriptor.
-unsafe fn copy_3d(w: &'static World, p: *const CUDA_MEMCPY3D, s: Option<CUstream>) -> CUresult {
+pub(crate) unsafe fn copy_3d(w: &'static World, p: *const CUDA_MEMCPY3D, s: Option<CUstream>) -> CUresult {
     if let Err(e) = non_null(p) {
         return e;
     }

@@ -45,8 +45,14 @@ pub(crate) unsafe fn cu_ctx_get_flags(w: &World, flags: *mut c_uint) -> CUresult
     let r = non_null(flags).and_then(|()| {
         let c = w.contexts.current()?;
         let f = match c.is_primary() {
-            true => w.primaries.state(c.device, true)?.0 | CUctx_flags::CU_CTX_MAP_HOST.0,
-            false => c.flags,
+            true => {
+                let own = match c.flags_set() {
+                    Some(f) => f,
+                    None => w.primaries.state(c.device, true)?.0,
+                };
+                own | CUctx_flags::CU_CTX_MAP_HOST.0
+            }
+            false => c.flags(),
         };
         write(flags, f)
     });

@@ -2,13 +2,12 @@
 //! (`model/device.rs` says what each one is).
 
 use std::ffi::{c_char, c_int};
+use std::sync::atomic::Ordering;
 
 use cudrv::sys::*;
 
 use crate::entry::put;
-use crate::model::device::{
-    DEVICE_CC, DEVICE_NAME, DEVICE_SM_COUNT, DEVICE_TOTAL_MEM, FIRST_PCI_DEVICE, MAX_SHARED_OPTIN,
-};
+use crate::model::device::{DEVICE_NAME, DEVICE_TOTAL_MEM};
 use crate::world::World;
 
 /// Whether `dev` is a device ordinal of `w`.
@@ -66,6 +65,10 @@ pub(crate) unsafe fn cu_device_total_mem(w: &World, bytes: *mut usize, dev: CUde
     put(bytes, DEVICE_TOTAL_MEM)
 }
 
+/// `cuDeviceGetAttribute`: the value of `crate::device_attributes`' table for the
+/// emulated version. CUDA_ERROR_INVALID_DEVICE for a device the world lacks;
+/// CUDA_ERROR_INVALID_VALUE, writing nothing, for a number the emulated version does not
+/// know or a null `value`.
 pub(crate) unsafe fn cu_device_get_attribute(
     w: &World,
     value: *mut c_int,
@@ -75,34 +78,10 @@ pub(crate) unsafe fn cu_device_get_attribute(
     if !valid_device(w, dev) {
         return CUresult::CUDA_ERROR_INVALID_DEVICE;
     }
-    type A = CUdevice_attribute;
-    let v = match attrib {
-        a if a.0 == 0 || a.0 >= A::CU_DEVICE_ATTRIBUTE_MAX.0 => return CUresult::CUDA_ERROR_INVALID_VALUE,
-        A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR => DEVICE_CC.0,
-        A::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR => DEVICE_CC.1,
-        A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT => DEVICE_SM_COUNT,
-        A::CU_DEVICE_ATTRIBUTE_WARP_SIZE => 32,
-        A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK => 1024,
-        A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X | A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y => 1024,
-        A::CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z => 64,
-        A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X => c_int::MAX,
-        A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y | A::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z => 65535,
-        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK => 48 << 10,
-        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN => MAX_SHARED_OPTIN,
-        A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR => 228 << 10,
-        A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR => 2048,
-        A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR => 32,
-        A::CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH => 1,
-        A::CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING | A::CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY => 1,
-        A::CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED => 1,
-        A::CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID => FIRST_PCI_DEVICE + dev,
-        A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK => 65536,
-        A::CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS => 1,
-        // Managed memory, migrated and accessed concurrently by host and device (an H200's).
-        A::CU_DEVICE_ATTRIBUTE_MANAGED_MEMORY | A::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS => 1,
-        _ => 0,
-    };
-    put(value, v)
+    match crate::device_attributes::value(w.version.load(Ordering::Acquire), attrib, dev) {
+        Some(v) => put(value, v),
+        None => CUresult::CUDA_ERROR_INVALID_VALUE,
+    }
 }
 
 pub(crate) unsafe fn cu_device_get_uuid(w: &World, uuid: *mut CUuuid, dev: CUdevice) -> CUresult {

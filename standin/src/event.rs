@@ -12,6 +12,7 @@ use cudrv::sys::*;
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::model::context::Context;
 use crate::model::event::{Event, IpcLink, Position};
+use crate::model::graph::Node;
 use crate::run::lock::lock;
 use crate::run::shared_event;
 use crate::world::World;
@@ -64,12 +65,20 @@ pub(crate) unsafe fn cu_event_destroy(w: &World, e: CUevent) -> CUresult {
 }
 
 fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
-    let Event { ctx, mark, .. } = find(w, e)?;
+    let Event { ctx, .. } = find(w, e)?;
     ctx.usable()?;
     let t = stream::resolve(w, s)?;
     if capture::record_event(w, e, s)? {
         return Ok(());
     }
+    record_on(w, e, t)
+}
+
+/// Records `e` at the end of the work queued on `t` so far (no capture concerned), as
+/// [`cuEventRecord`] does on a stream: `cuGreenCtxRecordEvent` records on a target of its
+/// own (`green_event.rs`).
+pub(crate) fn record_on(w: &World, e: CUevent, t: crate::model::stream::Target) -> Result<(), CUresult> {
+    let Event { mark, .. } = find(w, e)?;
     let generation = {
         let mut m = lock(&mark);
         m.generation = m.generation.wrapping_add(1);
@@ -104,6 +113,72 @@ pub(crate) unsafe fn cu_event_record(w: &World, e: CUevent, s: CUstream) -> CUre
     status(record(w, e, s))
 }
 
+/// `CU_EVENT_RECORD_EXTERNAL`.
+const RECORD_EXTERNAL: c_uint = CUevent_record_flags::CU_EVENT_RECORD_EXTERNAL.0;
+
+/// `cuEventRecordWithFlags`: flags 0 (`CU_EVENT_RECORD_DEFAULT`) records as
+/// `cuEventRecord`; `CU_EVENT_RECORD_EXTERNAL` outside stream capture is
+/// CUDA_ERROR_ILLEGAL_STATE (as the H200 answers), and on a capturing stream adds an
+/// event record node to the capture's graph (the event is
+/// recorded when a launch of the graph reaches it), instead of making it a captured event.
+/// Other flags: CUDA_ERROR_INVALID_VALUE.
+pub(crate) unsafe fn cu_event_record_with_flags(w: &World, e: CUevent, s: CUstream, flags: c_uint) -> CUresult {
+    let r = match flags {
+        0 => record(w, e, s),
+        RECORD_EXTERNAL => record_external(w, e, s),
+        _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+    };
+    status(r)
+}
+
+fn record_external(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
+    let Event { ctx, .. } = find(w, e)?;
+    ctx.usable()?;
+    stream::resolve(w, s)?;
+    match capture::record(w, s, Node::EventRecord(from_ptr(e)))? {
+        // Not capturing: the H200 refuses it (conformance event_flags.*).
+        Some(_) => Err(CUresult::CUDA_ERROR_ILLEGAL_STATE),
+        None => {
+            capture::note_external_record(w, e, s);
+            Ok(())
+        }
+    }
+}
+
+/// `cuCtxWaitEvent`: later work of `ctx` (live and usable, not necessarily current) waits
+/// for the work before the event's last record: the wait is queued on the context's
+/// legacy default stream, which the later work of its blocking streams waits for (that of
+/// its non-blocking streams does not: a difference, see docs/stand-in.md). An event
+/// recorded in a capture going on, or a context with a capturing stream:
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, and the captures are invalidated.
+pub(crate) unsafe fn cu_ctx_wait_event(w: &World, ctx: CUcontext, e: CUevent) -> CUresult {
+    let r = (|| {
+        if ctx.is_null() {
+            return Err(CUresult::CUDA_ERROR_INVALID_CONTEXT);
+        }
+        let c = w.contexts.lookup(from_ptr(ctx))?;
+        c.usable()?;
+        let (_, at, shared) = recorded(w, e)?;
+        capture::before_ctx_wait(w, c.handle, e)?;
+        let t =
+            crate::model::stream::Target { queue: Arc::clone(&c.default_queue), ctx: c, legacy: true, blocking: false };
+        if let Some(path) = shared.filter(|p| !shared_event::is_complete(p)) {
+            let n = shared_event::newest(&path);
+            t.push(Box::new(move || shared_event::wait(&path, n)))?;
+        }
+        match at {
+            Some((q, p)) if !Arc::ptr_eq(&q, &t.queue) && !q.reached(p) => t
+                .push(Box::new(move || {
+                    // A wait from another queue's worker cannot fail.
+                    let _ = q.wait(p);
+                }))
+                .map(drop),
+            _ => Ok(()),
+        }
+    })();
+    status(r)
+}
+
 /// `cuCtxRecordEvent`: records `e` on the default stream of `ctx`, which must be the
 /// current context (the stand-in runs all of a context's work in order, so its default
 /// stream's position covers the context's work).
@@ -116,10 +191,10 @@ pub(crate) unsafe fn cu_ctx_record_event(w: &World, ctx: CUcontext, e: CUevent) 
 
 /// The context of an event, where it was last recorded, if it was, and for an event
 /// opened from another process, its shared state's file.
-type Recorded = (Arc<Context>, Option<Position>, Option<PathBuf>);
+pub(crate) type Recorded = (Arc<Context>, Option<Position>, Option<PathBuf>);
 
 /// What [`Recorded`] says of `e`.
-fn recorded(w: &World, e: CUevent) -> Result<Recorded, CUresult> {
+pub(crate) fn recorded(w: &World, e: CUevent) -> Result<Recorded, CUresult> {
     let ev = find(w, e)?;
     let m = lock(&ev.mark);
     let shared = m.ipc.as_ref().filter(|l| l.imported).map(|l| l.path.clone());
@@ -130,9 +205,14 @@ fn recorded(w: &World, e: CUevent) -> Result<Recorded, CUresult> {
 
 /// `cuEventQuery`: SUCCESS for an event never recorded or complete, else
 /// CUDA_ERROR_NOT_READY (an event opened from another process: as that process's newest
-/// record stands).
+/// record stands). An event recorded in a capture still going on:
+/// CUDA_ERROR_CAPTURED_EVENT (recorded with `CU_EVENT_RECORD_EXTERNAL`:
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED), and the capture is invalidated
+/// (`capture::captured_event`); one last recorded in a capture that has ended:
+/// CUDA_ERROR_INVALID_VALUE.
 pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
     let r = recorded(w, e).and_then(|(ctx, at, shared)| {
+        capture::captured_event(w, e, true)?;
         ctx.usable()?;
         match at {
             Some((q, p)) if !q.reached(p) => Err(CUresult::CUDA_ERROR_NOT_READY),
@@ -143,9 +223,11 @@ pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
     status(r)
 }
 
-/// Waits for the work before the last record; a sticky failure shows here.
+/// Waits for the work before the last record; a sticky failure shows here. A captured
+/// event: as [`cu_event_query`].
 pub(crate) unsafe fn cu_event_synchronize(w: &World, e: CUevent) -> CUresult {
     let r = recorded(w, e).and_then(|(ctx, at, shared)| {
+        capture::captured_event(w, e, true)?;
         ctx.usable()?;
         if let Some((q, p)) = at {
             q.wait(p)?;
@@ -159,9 +241,11 @@ pub(crate) unsafe fn cu_event_synchronize(w: &World, e: CUevent) -> CUresult {
 }
 
 /// The completion time of `e`: CUDA_ERROR_INVALID_HANDLE if it has no timing or was never
-/// recorded, CUDA_ERROR_NOT_READY if not complete.
+/// recorded, CUDA_ERROR_NOT_READY if not complete, CUDA_ERROR_CAPTURED_EVENT if recorded
+/// in a capture still going on (as [`cu_event_query`]).
 fn stamp(w: &World, e: CUevent) -> Result<Instant, CUresult> {
     let ev = find(w, e)?;
+    capture::captured_event(w, e, false)?;
     ev.ctx.usable()?;
     if ev.flags & CUevent_flags::CU_EVENT_DISABLE_TIMING.0 != 0 {
         return Err(CUresult::CUDA_ERROR_INVALID_HANDLE);

@@ -61,3 +61,10 @@ pub(crate) fn absent() -> CUresult {
 pub fn exported_symbols() -> impl Iterator<Item = (&'static CStr, usize)> {
     generated::EXPORTS.iter().copied()
 }
+
+/// The other C symbols the `cdylib` exports, as the real `libcuda.so.1` does: the
+/// profiler's, the OpenGL, EGL and VDPAU interop entry points, and the driver's private
+/// names (their answers: the stand-in's crate docs, "Beyond cuda.h").
+pub fn exported_symbols_beyond_cuda_h() -> impl Iterator<Item = &'static CStr> {
+    crate::interop::exported_names()
+}

@@ -1,7 +1,7 @@
 //! Module and library globals: `cuModuleGetGlobal`, `cuLibraryGetGlobal`,
 //! `cuLibraryGetManaged`. A global of an image (a fake image's `global NAME SIZE` or
 //! `managed NAME SIZE`, a PTX image's module-scope `.global` and `.const` variables) is
-//! device memory made the first time it is asked for, or when a kernel of its module is
+//! device memory (managed memory for a `.managed` one) made the first time it is asked for, or when a kernel of its module is
 //! launched (zeroed, then its PTX initialiser written, addresses of other globals
 //! included), in the current context; the PTX executor reads and writes the same memory.
 //! It is listed in the ledger as a device allocation until its module is unloaded. A library's globals are those of its module (one for
@@ -45,7 +45,16 @@ fn make(w: &World, module: u64, name: &str, owner: Owner) -> Result<u64, CUresul
             continue;
         }
         let global = module::global_of(w, module, &n)?;
-        let a = lock(&w.memory).alloc(global.size.max(1), AllocationKind::Device, None, owner)?;
+        let size = global.size.max(1);
+        // A `.managed` global (`__managed__`) is managed memory: the host reads and writes
+        // it through its address, as through cuMemAllocManaged's.
+        let a = if global.managed {
+            let a = lock(&w.memory).alloc_managed(size, owner)?;
+            lock(&w.managed).add(a, size, CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL.0);
+            a
+        } else {
+            lock(&w.memory).alloc(size, AllocationKind::Device, None, owner)?
+        };
         g.insert((module, n), a);
         todo.extend(global.relocations.iter().map(|(_, target, _)| target.clone()));
         made.push((a, global));

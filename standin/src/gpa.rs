@@ -95,7 +95,12 @@ fn answer(slot: usize, symbol: *const c_char, requested: c_int, flags: cuuint64_
             .filter(move |(_, v)| v.symbol_str() == name && v.per_thread == per_thread && v.version <= emulated)
     };
     if in_driver(false).next().is_none() && in_driver(true).next().is_none() {
-        return Answer::SymbolNotFound;
+        // Not a cuda.h name: the profiler's and the graphics-interop names are known too.
+        return match crate::interop::resolve(name, requested, flags & 2 != 0) {
+            Ok(p) => Answer::Found(p),
+            Err(true) => Answer::VersionNotSufficient,
+            Err(false) => Answer::SymbolNotFound,
+        };
     }
     let newest =
         |per_thread: bool| in_driver(per_thread).filter(|(_, v)| v.version <= requested).max_by_key(|(_, v)| v.version);

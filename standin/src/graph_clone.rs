@@ -22,7 +22,12 @@ pub(crate) fn copy(graphs: &mut Registry<Graph>, g: u64) -> Result<u64, CUresult
     if !source.conditionals.is_empty() || source.nodes.iter().any(|(_, n)| matches!(n, Node::Conditional(_))) {
         return Err(CUresult::CUDA_ERROR_NOT_SUPPORTED);
     }
+    // Nor can a graph with memory nodes (the header).
+    if crate::graph_mem::has_mem_nodes(graphs, g) {
+        return Err(crate::graph_mem::FORBIDDEN);
+    }
     let (nodes, edges, user_objects) = (source.nodes.clone(), source.edges.clone(), source.user_objects.clone());
+    let kernel_attrs = source.kernel_attrs.clone();
     let map: Vec<(u64, u64)> = nodes.iter().map(|(h, _)| (*h, handles::fresh())).collect();
     let new = |h: u64| map.iter().find(|(o, _)| *o == h).map_or(h, |(_, n)| *n);
     let mut copied = Vec::with_capacity(nodes.len());
@@ -38,6 +43,7 @@ pub(crate) fn copy(graphs: &mut Registry<Graph>, g: u64) -> Result<u64, CUresult
         edges: edges.iter().map(|&(a, b)| (new(a), new(b))).collect(),
         user_objects,
         conditionals: Vec::new(),
+        kernel_attrs: kernel_attrs.into_iter().map(|((h, a), v)| ((new(h), a), v)).collect(),
         clone_of: map,
     };
     Ok(graphs.insert(graph))

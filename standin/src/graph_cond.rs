@@ -1,6 +1,6 @@
 //! Conditional nodes: `cuGraphConditionalHandleCreate` (a condition of a graph) and
-//! `cuGraphAddNode` (its 12.2, 12.3 and 13.4 forms) for conditional and empty nodes
-//! (another node type through `cuGraphAddNode`: CUDA_ERROR_NOT_SUPPORTED).
+//! `cuGraphAddNode` (its 12.2, 12.3 and 13.4 forms; node kinds other than conditional are
+//! `graph_generic.rs`'s).
 //!
 //! A condition's value is 4 bytes of device memory in its context (a `Device`
 //! allocation in the ledger while the graph or an exec holds it), at the handle's value:
@@ -108,7 +108,7 @@ fn add_conditional(
     write(ph, to_ptr(h))
 }
 
-/// `cuGraphAddNode`: conditional and empty nodes.
+/// `cuGraphAddNode`: conditional nodes here, the other kinds in `graph_generic.rs`.
 ///
 /// # Safety
 /// `p` is null or points to the program's parameters.
@@ -138,11 +138,11 @@ unsafe fn add(
         CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL => {
             add_conditional(w, ph, from_ptr(g), &deps, unsafe { &mut p.__bindgen_anon_1.conditional })
         }
-        CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY => {
-            let h = crate::graph::add(w, from_ptr(g), &deps, Node::Empty)?;
+        _ => {
+            // SAFETY: forwarded from the program.
+            let h = unsafe { crate::graph_generic::add(w, from_ptr(g), &deps, p) }?;
             write(ph, to_ptr(h))
         }
-        _ => Err(CUresult::CUDA_ERROR_NOT_SUPPORTED),
     }
 }
 

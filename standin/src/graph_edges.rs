@@ -57,6 +57,10 @@ fn pairs(from: *const CUgraphNode, to: *const CUgraphNode, n: usize) -> Result<V
 /// CUDA_ERROR_INVALID_VALUE, and no edge changes.
 fn change(w: &World, g: CUgraph, edges: &[(u64, u64)], add: bool) -> Result<(), CUresult> {
     let mut graphs = lock(&w.graphs);
+    // A graph with memory nodes cannot lose edges (the header).
+    if !add && crate::graph_mem::has_mem_nodes(&graphs, from_ptr(g)) {
+        return Err(crate::graph_mem::FORBIDDEN);
+    }
     let graph = graphs.get_mut(from_ptr(g))?;
     let invalid = CUresult::CUDA_ERROR_INVALID_VALUE;
     for (i, &(a, b)) in edges.iter().enumerate() {

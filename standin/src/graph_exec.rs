@@ -5,9 +5,9 @@
 //! alike; a conditional node reads its condition when it is reached (each round, for a
 //! While); an event wait node makes the launch wait for the event, an event record node
 //! records it when the launch is done
-//! (a launch without host nodes on an idle stream is done at once, and its failure
-//! returned; otherwise it runs on the stream's driver thread, and a failure leaves the
-//! context sticky-failed). Destroying an exec releases its user object references once
+//! (a launch without host nodes on an idle stream is done at once; otherwise it runs on
+//! the stream's driver thread; either way a kernel's fault leaves the context
+//! sticky-failed, returned by the next synchronising call, as on a GPU). Destroying an exec releases its user object references once
 //! its launches have completed.
 
 use std::ffi::{c_char, c_ulonglong};
@@ -28,13 +28,30 @@ use crate::world::World;
 /// Every `CUgraphInstantiate_flags` of the header.
 const VALID_FLAGS: c_ulonglong = 0x1 | 0x2 | 0x4 | 0x8;
 
-fn instantiate(w: &World, ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) -> Result<(), CUresult> {
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD`: only `cuGraphInstantiateWithParams` takes it.
+const UPLOAD: c_ulonglong = 0x2;
+/// `CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH`.
+const DEVICE_LAUNCH: c_ulonglong = 0x4;
+
+/// Makes an exec of `g`. Refused with CUDA_ERROR_INVALID_VALUE, as the H200 refuses them
+/// (conformance `instantiate_flags.*`): an unknown flag, UPLOAD outside
+/// `cuGraphInstantiateWithParams` (`with_params`), and DEVICE_LAUNCH (the stand-in does not
+/// launch graphs from the device; the H200 refused it for the suite's graph, alone and with
+/// AUTO_FREE_ON_LAUNCH or USE_NODE_PRIORITY).
+fn instantiate(
+    w: &World,
+    ph: *mut CUgraphExec,
+    g: CUgraph,
+    flags: c_ulonglong,
+    with_params: bool,
+) -> Result<(), CUresult> {
     non_null(ph)?;
-    if flags & !VALID_FLAGS != 0 {
+    if flags & !VALID_FLAGS != 0 || flags & DEVICE_LAUNCH != 0 || (!with_params && flags & UPLOAD != 0) {
         return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
     }
     w.contexts.current()?;
     let graph::Snapshot { steps, edges, user_objects, conditionals } = graph::snapshot(w, from_ptr(g))?;
+    crate::graph_mem_exec::before_instantiate(w, from_ptr(g), &steps, flags)?;
     // The graph holds these references, so the objects are live; should a retain fail
     // anyway, the ones taken are given back.
     let mut taken = Vec::new();
@@ -46,8 +63,10 @@ fn instantiate(w: &World, ph: *mut CUgraphExec, g: CUgraph, flags: c_ulonglong) 
         taken.push((o, n));
     }
     hold_conditionals(w, &conditionals);
+    let memory_steps = steps.clone();
     let exec = Exec { steps, edges, user_objects, conditionals, flags, launches: Vec::new() };
     let h = lock(&w.execs).insert(exec);
+    crate::graph_mem_exec::instantiated(w, from_ptr(g), h, &memory_steps, flags);
     write(ph, to_ptr(h))
 }
 
@@ -68,7 +87,7 @@ pub(crate) unsafe fn cu_graph_instantiate(
         // SAFETY: the caller's buffer has `log_size` > 0 bytes.
         unsafe { log.write(0) };
     }
-    status(instantiate(w, ph, g, 0))
+    status(instantiate(w, ph, g, 0, false))
 }
 
 pub(crate) unsafe fn cu_graph_instantiate_with_flags(
@@ -77,7 +96,7 @@ pub(crate) unsafe fn cu_graph_instantiate_with_flags(
     g: CUgraph,
     flags: c_ulonglong,
 ) -> CUresult {
-    status(instantiate(w, ph, g, flags))
+    status(instantiate(w, ph, g, flags, false))
 }
 
 /// `cuGraphInstantiateWithParams`: reports success in the parameters (the upload stream
@@ -92,7 +111,7 @@ pub(crate) unsafe fn cu_graph_instantiate_with_params(
         // SAFETY: a non-null pointer to the caller's parameters.
         let p = unsafe { &mut *params };
         p.hErrNode_out = std::ptr::null_mut();
-        let r = instantiate(w, ph, g, p.flags);
+        let r = instantiate(w, ph, g, p.flags, true);
         p.result_out = match r {
             Ok(()) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_SUCCESS,
             Err(_) => CUgraphInstantiateResult::CUDA_GRAPH_INSTANTIATE_ERROR,
@@ -109,6 +128,7 @@ pub(crate) unsafe fn cu_graph_exec_destroy(w: &'static World, e: CUgraphExec) ->
         Ok(exec) => exec,
         Err(s) => return s,
     };
+    crate::graph_mem_exec::exec_destroyed(w, from_ptr(e));
     crate::lifecycle::exec_destroyed(w, exec);
     CUresult::CUDA_SUCCESS
 }
@@ -187,6 +207,7 @@ fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult
     };
     let t = stream::resolve(w, s)?;
     crate::capture::refuse(w, s)?;
+    crate::graph_mem_exec::before_launch(w, h, &t)?;
     // An event wait node: the launch waits for the event (as the stream would).
     for ev in events(&steps, false) {
         // SAFETY: no pointer arguments.
@@ -236,9 +257,13 @@ fn status_ok(r: CUresult) -> Result<(), CUresult> {
     }
 }
 
-/// `cuGraphUpload`: a live exec and stream; nothing needs uploading.
+/// `cuGraphUpload`: a live exec and stream; nothing needs uploading (an exec with graph
+/// memory maps its memory, `graph_mem_exec.rs`).
 pub(crate) unsafe fn cu_graph_upload(w: &World, e: CUgraphExec, s: CUstream) -> CUresult {
     let r = lock(&w.execs).get(from_ptr(e)).map(drop).and_then(|()| stream::resolve(w, s).map(drop));
+    if r.is_ok() {
+        crate::graph_mem_exec::uploaded(w, from_ptr(e));
+    }
     status(r)
 }
 

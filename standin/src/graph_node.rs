@@ -100,7 +100,11 @@ pub(crate) fn check(w: &World, node: &Node) -> Result<(), CUresult> {
         | Node::EventRecord(_)
         | Node::EventWait(_)
         | Node::Child(_)
-        | Node::Conditional(_) => Ok(()),
+        | Node::Conditional(_)
+        | Node::MemAlloc(_)
+        | Node::MemFree(_)
+        | Node::BatchMemOp(_)
+        | Node::ExtSem(_) => Ok(()),
     }
 }
 
@@ -161,7 +165,9 @@ pub(crate) fn run_memset(w: &World, m: &MemsetNode) -> Result<(), CUresult> {
 
 /// Does the device work of `node` in `ctx` now (a host node: nothing; see
 /// [`Node::host_call`]; event, child graph and conditional nodes: nothing, a graph launch
-/// does them, `graph_exec.rs`).
+/// does them, `graph_exec.rs`; an allocation node: nothing, its launch allocated it,
+/// `graph_mem_exec.rs`; a free node frees its allocation; an external semaphore node:
+/// nothing, `extsem.rs`).
 pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult> {
     match node {
         Node::Empty
@@ -169,7 +175,11 @@ pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult>
         | Node::EventRecord(_)
         | Node::EventWait(_)
         | Node::Child(_)
-        | Node::Conditional(_) => Ok(()),
+        | Node::Conditional(_)
+        | Node::MemAlloc(_)
+        | Node::ExtSem(_) => Ok(()),
+        Node::MemFree(a) => lock(&w.memory).free(*a),
+        Node::BatchMemOp(m) => crate::stream_memop::run_params(w, &m.ops),
         Node::Kernel(k) => run_kernel(w, k, ctx),
         Node::Copy(c) => run_copy(w, c),
         Node::Memset(m) => run_memset(w, m),

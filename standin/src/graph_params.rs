@@ -23,7 +23,7 @@ fn node_of(w: &World, h: CUgraphNode) -> Result<Node, CUresult> {
 }
 
 /// Replaces node `h` (of any graph) with `new`, if it is of the same kind.
-fn replace(w: &World, h: CUgraphNode, new: Node) -> Result<(), CUresult> {
+pub(crate) fn replace(w: &World, h: CUgraphNode, new: Node) -> Result<(), CUresult> {
     let mut graphs = lock(&w.graphs);
     let h = from_ptr(h);
     let (g, _) = find_node(&graphs, h)?;
@@ -36,7 +36,7 @@ fn replace(w: &World, h: CUgraphNode, new: Node) -> Result<(), CUresult> {
 }
 
 /// Replaces the step of exec `e` made from node `h` with `new`, if it is of the same kind.
-fn replace_in_exec(w: &World, e: CUgraphExec, h: CUgraphNode, new: Node) -> Result<(), CUresult> {
+pub(crate) fn replace_in_exec(w: &World, e: CUgraphExec, h: CUgraphNode, new: Node) -> Result<(), CUresult> {
     let mut execs = lock(&w.execs);
     let exec = execs.get_mut(from_ptr(e))?;
     let step = Step::find_mut(&mut exec.steps, from_ptr(h)).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;

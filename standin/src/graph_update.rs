@@ -27,7 +27,12 @@ fn position(steps: &[Step], h: u64) -> Option<usize> {
 
 /// Whether `new` can update `old` (same count, types and edges, recursively); the update
 /// applied to a copy of `old` if so.
-fn merge(old: &[Step], old_edges: &[(u64, u64)], new: &[Step], new_edges: &[(u64, u64)]) -> Result<Vec<Step>, Refusal> {
+pub(crate) fn merge(
+    old: &[Step],
+    old_edges: &[(u64, u64)],
+    new: &[Step],
+    new_edges: &[(u64, u64)],
+) -> Result<Vec<Step>, Refusal> {
     use CUgraphExecUpdateResult as R;
     if old.len() != new.len() {
         return Err((R::CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED, 0));

@@ -205,7 +205,7 @@ fn green_create(
         return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
     }
     let sms = *lock(&w.greens).descs.get(&from_ptr(desc)).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-    let ctx = w.contexts.create(dev, false, 0);
+    let ctx = w.contexts.create(dev, false, 0)?;
     let h = lock(&w.greens).greens.insert(Green { ctx, sms });
     write(out, to_ptr(h))
 }

@@ -3,8 +3,12 @@
 //! implementation (`kernels.rs`), over the grid in stream order (`stream.rs`: at once on
 //! the calling thread if the stream is idle, else on its driver thread); a kernel of
 //! a fake image runs nothing, except that launching the kernel named `fault` makes the
-//! launch's context sticky-failed, and the failure shows at the next synchronisation
-//! (CUDA_ERROR_ILLEGAL_ADDRESS), as after a faulting kernel on a GPU.
+//! launch's context sticky-failed (CUDA_ERROR_ILLEGAL_ADDRESS).
+//!
+//! A kernel's fault never fails its launch: as on a GPU, the launch returns success and
+//! the fault, held by the context (sticky-failed), shows at the next synchronisation and
+//! at every later call that uses the context (`model/stream.rs`, `Target::submit`;
+//! docs/stand-in.md, "Kernel faults").
 //!
 //! Launch limits are checked as a real driver checks them (driver-facts.md): a zero
 //! dimension, a block of more than 1024 threads or z above 64, a grid y or z above 65535
@@ -293,10 +297,10 @@ unsafe fn check_attributes(
 }
 
 /// `cuLaunchKernel`: `f` is a function, or a kernel cast to one. On a capturing stream it
-/// becomes a kernel node; elsewhere a host kernel runs in stream order; a memory access it
-/// makes outside every live allocation leaves the context sticky-failed
-/// (CUDA_ERROR_ILLEGAL_ADDRESS), returned by the launch itself if it ran at once (its
-/// stream was idle), else by the next call that uses the context.
+/// becomes a kernel node; elsewhere the kernel runs in stream order. A fault of the kernel
+/// (a memory access outside every live allocation: CUDA_ERROR_ILLEGAL_ADDRESS; a trap,
+/// an assert, ...) leaves the context sticky-failed, and the launch returns success: the
+/// next call that uses the context (a synchronisation) returns the fault.
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn cu_launch_kernel(
     w: &World,

@@ -70,6 +70,7 @@ pub(crate) fn of(w: &World) -> Ledger {
     }
     l.live_handles.extend(w.contexts.live_handles().into_iter().map(|h| ("context", h)));
     lock(&w.vmm).live(&mut l.live_handles);
+    lock(&w.extres).live(&mut l.live_handles);
     l.double_destroys.extend(w.contexts.double_destroys().into_iter().map(|h| ("context", h)));
     registry(&mut l, &lock(&w.streams));
     registry(&mut l, &lock(&w.events));

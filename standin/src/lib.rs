@@ -128,14 +128,14 @@
 //!   initialisers, made when `cuModuleGetGlobal` asks for them or a kernel of the module
 //!   is launched; copies and kernels reach the same bytes.
 //! - `cuLaunchKernel`, `cuLaunchKernelEx` and kernel graph nodes run in stream order. A
-//!   PTX kernel's blocks run in parallel on the host's cores; its faults fail the launch
-//!   and leave the context sticky-failed as on a GPU: an access outside every live
-//!   allocation CUDA_ERROR_ILLEGAL_ADDRESS, a misaligned one
-//!   CUDA_ERROR_MISALIGNED_ADDRESS, `trap` CUDA_ERROR_ILLEGAL_INSTRUCTION, a failed
-//!   `assert` CUDA_ERROR_ASSERT, calls nested too deep
-//!   CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a barrier that the block's threads never all
-//!   reach CUDA_ERROR_LAUNCH_FAILED (a deliberate difference: the GPU hangs). `printf`
-//!   writes to standard output.
+//!   PTX kernel's blocks run in parallel on the host's cores. Its faults arrive as on a
+//!   GPU: the launch succeeds, the context is left sticky-failed, and the next
+//!   synchronising call and every later call that uses the context return the fault: an
+//!   access outside every live allocation CUDA_ERROR_ILLEGAL_ADDRESS, a misaligned one
+//!   CUDA_ERROR_MISALIGNED_ADDRESS, `trap` CUDA_ERROR_LAUNCH_FAILED, a failed `assert`
+//!   CUDA_ERROR_ASSERT, calls nested too deep CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a
+//!   barrier that the block's threads never all reach CUDA_ERROR_LAUNCH_FAILED (a
+//!   deliberate difference: the GPU hangs). `printf` writes to standard output.
 //! - A host implementation runs once per thread of the grid, sequentially, on the thread
 //!   that runs the launch. The parameters come from `kernelParams` (a pointer to each
 //!   value) or `extra` (`CU_LAUNCH_PARAM_BUFFER_POINTER`/`_SIZE`, each value at its
@@ -227,14 +227,25 @@
 //! ```
 //!
 //! A null `kernel` removes a name's implementation. A C kernel's return value other than
-//! CUDA_SUCCESS fails the launch with it; a refused access fails it whatever the kernel
-//! returns.
+//! CUDA_SUCCESS is its fault, and a refused access one whatever the kernel returns: as a
+//! PTX kernel's fault, it leaves the context sticky-failed for the next synchronising call.
+//!
+//! # Beyond cuda.h
+//!
+//! The cdylib also exports, as the real `libcuda.so.1` does, the profiler's entry points,
+//! the OpenGL, EGL and VDPAU interop ones and the driver's private names
+//! ([`exported_symbols_beyond_cuda_h`]). There is no profiler and no display: each answers
+//! what the H200's driver answered on a machine with no display (the profiler's start and
+//! stop succeed with a context current and do nothing), and the driver's private export
+//! tables are not emulated, so the CUDA runtime library does not run on the stand-in.
+//! `docs/stand-in.md` ("A drop-in libcuda.so.1") has the answers.
 //!
 //! # Deliberate differences from the real driver
 //!
-//! Where a real driver crashes or hangs, the stand-in answers with the closest error, so
-//! that a test of a program that does this fails instead of dying. These are the only
-//! cases of the conformance suite (`conformance/`, `docs/stand-in.md`) where its answers
+//! Where a real driver crashes or hangs, or answers from the freed state of a dangling
+//! handle, the stand-in answers with the closest error, so that a test of a program that
+//! does this fails instead of dying; a few features it does not emulate are reported
+//! absent. These are the only cases of the conformance suite (`conformance/`, `docs/stand-in.md`) where its answers
 //! differ from the real driver's; `conformance/deliberate-differences.txt` lists them by
 //! case.
 //! - Any use of a destroyed stream or event (a query, a synchronisation, work queued on
@@ -254,6 +265,20 @@
 //! - `cuGraphAddKernelNode`, `cuGraphKernelNodeSetParams` and
 //!   `cuGraphExecKernelNodeSetParams` with no context current: CUDA_ERROR_INVALID_CONTEXT
 //!   (crash, although the parameters name the function).
+//! - `cuVDPAUCtxCreate` with a NULL `VdpGetProcAddress`: CUDA_ERROR_INVALID_VALUE; the
+//!   private `cuEGLApiInit`: CUDA_ERROR_NOT_SUPPORTED (both crash; outside the suite, in
+//!   `standin/tests/beyond_cuda_h.rs`).
+//! - An allocation node's access descriptors NULL with a count, a graph node destroyed
+//!   twice: CUDA_ERROR_INVALID_VALUE (crash).
+//! - Handles used after they were destroyed or released, which the H200 does not check
+//!   and answers from freed state (a destroyed pool set as current or asked for its
+//!   access, a released memory handle's properties, a destroyed node's type, a destroyed
+//!   event given to an event node): the stand-in reports the dangling handle
+//!   (CUDA_ERROR_INVALID_VALUE or CUDA_ERROR_INVALID_HANDLE).
+//! - Memory the stand-in does not have: host and managed memory pools
+//!   (`cuMemGetMemPool` answers CUDA_ERROR_NOT_SUPPORTED for them) and dma-buf
+//!   (`cuMemGetHandleForAddressRange`: CUDA_ERROR_NOT_SUPPORTED and the descriptor -1);
+//!   the device attributes that announce them read 0.
 //!
 //! One more, outside the conformance suite (which calls through `cuGetProcAddress`): the
 //! `cdylib` exports every name of the 13.5 header whatever version it emulates. On a real
@@ -274,10 +299,9 @@
 //!   child graph nodes). An event record captures no node; a capturing stream waiting for
 //!   an event recorded outside the capture answers STREAM_CAPTURE_ISOLATION (with
 //!   `CU_EVENT_WAIT_EXTERNAL`: nothing is recorded).
-//! - Device work on an idle stream is done when it is called: a host kernel's failure on
-//!   an idle stream is returned by the launch itself (and then by every call that uses
-//!   the context), where a GPU would report it at a later call. Behind pending work it is
-//!   reported as on a GPU. A stream-ordered allocation is made when it is called (a GPU
+//! - Device work on an idle stream is done when it is called (a kernel's fault is kept and
+//!   returned, as on a GPU, by the next synchronising call and every call after it: see
+//!   `docs/stand-in.md`, "Kernel faults"). A stream-ordered allocation is made when it is called (a GPU
 //!   makes it in stream order), and reuses only ranges whose free is done.
 //! - Host kernels run one thread after another: no parallelism, no shared memory, no
 //!   synchronisation between threads of a block (`__syncthreads` cannot be expressed);
@@ -310,21 +334,31 @@
 #![warn(missing_docs)]
 
 mod array;
+mod array_query;
 mod capture;
 mod capture_api;
+mod checkpoint;
 mod context_api;
 mod coop;
+mod coop_multi;
 mod copy;
 mod copy3d;
+mod copy3d_batch;
 mod copy_any;
+mod copy_array;
+mod coredump_logs;
+mod ctx_device_misc;
 mod ctx_query;
 mod device;
+mod device_attributes;
 #[allow(non_snake_case, clippy::all)]
 mod entries;
 mod entry;
 mod errors;
 mod event;
 mod exports;
+mod extmem;
+mod extsem;
 pub mod faults;
 mod func_attr;
 mod global;
@@ -335,44 +369,67 @@ mod graph_clone;
 mod graph_cond;
 mod graph_edges;
 mod graph_exec;
+mod graph_generic;
+mod graph_mem;
+mod graph_mem_exec;
+mod graph_memop;
 mod graph_node;
+mod graph_node_ops;
 mod graph_params;
 mod graph_update;
 mod green;
+mod green_event;
 mod host_memory;
 mod host_register;
 mod install;
+mod interop;
 mod ipc;
+mod ipc_mem;
 mod launch;
 mod ledger;
+mod legacy_ctx;
+mod legacy_launch;
 mod lifecycle;
 mod linker;
 mod managed;
+mod managed_batch;
+mod map_array;
 mod memory_api;
+mod memset_2d;
+mod mipmap;
 mod model;
 mod module;
+mod module_file;
+mod module_query;
+mod multicast;
 mod occupancy;
 mod pci;
 mod peer;
 mod pointer;
 mod pool;
+mod pool_access;
 mod pool_attr;
 mod primary;
 mod run;
 mod stream;
 mod stream_attr;
+mod stream_memop;
 mod stream_query;
 mod table;
+mod tensor_map;
+mod texref;
+mod texref_sampling;
 mod texture;
 mod user_object;
 mod vmm;
+mod vmm_handle;
 mod world;
 
 use std::sync::LazyLock;
 
 use cudrv::{Driver, GetProcAddress, LoadError, LoadOptions};
 
-pub use exports::exported_symbols;
+pub use exports::{exported_symbols, exported_symbols_beyond_cuda_h};
 #[doc(inline)]
 pub use faults::Times;
 pub use install::{install, InstallError};

@@ -65,11 +65,16 @@ pub(crate) fn destroy_context(w: &World, handle: u64) -> Result<(), CUresult> {
 /// Unloads `module` and its functions, and frees its globals.
 pub(crate) fn unload_module(w: &World, module: u64) -> Result<(), CUresult> {
     lock(&w.modules).unload_module(module)?;
+    lock(&w.legacy).unload_module(module);
     let gone: Vec<u64> = {
         let mut g = lock(&w.globals);
         let keys: Vec<(u64, String)> = g.keys().filter(|(m, _)| *m == module).cloned().collect();
         keys.iter().filter_map(|k| g.remove(k)).collect()
     };
+    for &address in &gone {
+        // A managed global's state goes with it.
+        lock(&w.managed).remove(address);
+    }
     let mut memory = lock(&w.memory);
     for address in gone {
         // Freed once, here: it cannot fail.

@@ -12,7 +12,7 @@
 //! written at `cuLinkAddData` (an error) and `cuLinkComplete`. Other options are read and
 //! ignored.
 
-use std::ffi::{c_char, c_uint, c_void};
+use std::ffi::{c_char, c_uint, c_void, CStr};
 use std::time::Instant;
 
 use cudrv::sys::*;
@@ -131,6 +131,20 @@ pub(crate) unsafe fn answer_jit(slots: &JitSlots, info: &str, error: &str, start
     }
 }
 
+/// The bytes of the file at `path`: CUDA_ERROR_INVALID_VALUE for a NULL or non-UTF-8
+/// path, CUDA_ERROR_FILE_NOT_FOUND for one that cannot be read (the H200's answer for a
+/// missing file).
+///
+/// # Safety
+/// `path` is NULL or a NUL-terminated string.
+pub(crate) unsafe fn read_file(path: *const c_char) -> Result<Vec<u8>, CUresult> {
+    non_null(path)?;
+    // SAFETY: a non-null, NUL-terminated string from the caller.
+    let path = unsafe { CStr::from_ptr(path) };
+    let path = path.to_str().map_err(|_| CUresult::CUDA_ERROR_INVALID_VALUE)?;
+    std::fs::read(path).map_err(|_| CUresult::CUDA_ERROR_FILE_NOT_FOUND)
+}
+
 /// `cuLinkCreate`: remembers where the options want the logs and wall time.
 pub(crate) unsafe fn cu_link_create(
     w: &World,
@@ -174,10 +188,42 @@ pub(crate) unsafe fn cu_link_add_data(
         unsafe { jit_slots(num_options, options, values) }?;
         // SAFETY: the program passes `size` readable bytes at `data`.
         let bytes = unsafe { std::slice::from_raw_parts(data.cast::<u8>(), size) };
-        let bytes = bytes.strip_suffix(&[0]).unwrap_or(bytes);
+        link_add_bytes(w, state, bytes)
+    });
+    status(r)
+}
+
+/// `cuLinkAddFile`: as `cuLinkAddData` with the file's bytes; CUDA_ERROR_FILE_NOT_FOUND
+/// for a file that cannot be read.
+pub(crate) unsafe fn cu_link_add_file(
+    w: &World,
+    state: CUlinkState,
+    input_type: CUjitInputType,
+    path: *const c_char,
+    num_options: c_uint,
+    options: *mut CUjit_option,
+    values: *mut *mut c_void,
+) -> CUresult {
+    let r = non_null(path).and_then(|()| {
+        if input_type.0 >= CUjitInputType::CU_JIT_NUM_INPUT_TYPES.0 {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        // SAFETY: the program passes `num_options` options and values.
+        unsafe { jit_slots(num_options, options, values) }?;
+        // SAFETY: a non-null, NUL-terminated path from the caller.
+        let bytes = unsafe { read_file(path) }?;
+        link_add_bytes(w, state, &bytes)
+    });
+    status(r)
+}
+
+/// Adds an image's bytes (a fatbin, PTX or a fake image) to the link `state`; on error the
+/// link's error log says why and the link is unchanged.
+fn link_add_bytes(w: &World, state: CUlinkState, bytes: &[u8]) -> Result<(), CUresult> {
+    {
         let mut links = lock(&w.links);
         let link = links.get_mut(from_ptr(state))?;
-        match Image::parse_any(bytes, w.max_isa()) {
+        match Image::from_bytes(bytes, w.max_isa()) {
             Ok(image) => {
                 link.info.push_str(&image.info_log(link.jit.verbose));
                 link.image.merge(image);
@@ -189,8 +235,7 @@ pub(crate) unsafe fn cu_link_add_data(
                 Err(refused.code)
             }
         }
-    });
-    status(r)
+    }
 }
 
 /// `cuLinkComplete`: a fake image of everything added, and its size (with its NUL); the

@@ -89,7 +89,7 @@ fn ordinal(w: &World, device: CUdevice) -> Result<Location, CUresult> {
 /// The location a 12.2 form names: a device of the world (else
 /// CUDA_ERROR_INVALID_DEVICE) or the host (any host type); other types
 /// CUDA_ERROR_INVALID_VALUE.
-fn location(w: &World, l: CUmemLocation) -> Result<Location, CUresult> {
+pub(crate) fn location(w: &World, l: CUmemLocation) -> Result<Location, CUresult> {
     type T = CUmemLocationType;
     // SAFETY: every location type keeps an ordinal (or nothing read) in the union's id.
     let id = unsafe { l.__bindgen_anon_1.id };

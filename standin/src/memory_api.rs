@@ -1,7 +1,6 @@
 //! Device allocation entry points: `cuMemAlloc`, `cuMemFree`, `cuMemGetInfo`,
 //! `cuMemGetAddressRange` and the stream-ordered `cuMemAllocAsync`/`cuMemFreeAsync` (on a
-//! capturing stream CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture: no
-//! memory nodes).
+//! capturing stream they record graph memory nodes, `graph_mem.rs`).
 //!
 //! A stream-ordered allocation is made when it is called (its address is returned); its
 //! free is queued in stream order (`stream.rs`) and done when the stream reaches it: only
@@ -96,7 +95,10 @@ pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size:
     let r = non_null(dptr).and_then(|()| {
         write(dptr, 0)?;
         let t = stream::resolve(w, s)?;
-        capture::refuse(w, s)?;
+        // Captured: an allocation node (`graph_mem.rs`).
+        if let Some(a) = crate::graph_mem::capture_alloc(w, s, size, t.ctx.device, Owner::of(&t.ctx))? {
+            return write(dptr, a);
+        }
         if size == 0 {
             return write(dptr, 0);
         }
@@ -111,7 +113,10 @@ pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size:
 /// (CUDA_ERROR_INVALID_VALUE; a double free in the ledger).
 pub(crate) unsafe fn cu_mem_free_async(w: &'static World, dptr: CUdeviceptr, s: CUstream) -> CUresult {
     let r = stream::resolve(w, s).and_then(|t| {
-        capture::refuse(w, s)?;
+        // Captured: a free node (`graph_mem.rs`).
+        if crate::graph_mem::capture_free(w, s, dptr)? {
+            return Ok(());
+        }
         if dptr == 0 {
             return Ok(());
         }

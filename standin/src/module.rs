@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use crate::entry::{from_ptr, non_null, status, to_ptr, write};
 use crate::linker::{answer_cached_jit, answer_jit, jit_slots};
-use crate::model::image::{Code, Global, Image, Ptx};
+use crate::model::image::{Code, Global, Image, Ptx, Refused};
 use crate::model::link::JitSlots;
 use crate::model::module::{Library, Module};
 use crate::run::kernels::HostKernel;
@@ -84,11 +84,23 @@ fn name_arg(name: *const c_char) -> Result<String, CUresult> {
 
 /// Loads a module, answering the JIT options `jit` asks for.
 fn load_module(w: &World, module: *mut CUmodule, image: *const c_void, jit: &JitSlots) -> Result<(), CUresult> {
+    // SAFETY: the program's image, NUL-terminated if it is text.
+    load_module_with(w, module, jit, |max_isa| unsafe { Image::read(image, max_isa) })
+}
+
+/// Loads a module from the image `read` gives (called with the emulated driver's newest
+/// PTX ISA once the arguments are checked), answering the JIT options `jit` asks for.
+/// Nothing is created on error.
+pub(crate) fn load_module_with(
+    w: &World,
+    module: *mut CUmodule,
+    jit: &JitSlots,
+    read: impl FnOnce((u32, u32)) -> Result<Image, Refused>,
+) -> Result<(), CUresult> {
     let started = Instant::now();
     non_null(module)?;
     w.contexts.current()?;
-    // SAFETY: the program's image, NUL-terminated if it is text.
-    let image = match unsafe { Image::read(image, w.max_isa()) } {
+    let image = match read(w.max_isa()) {
         Ok(image) => image,
         Err(refused) => {
             // SAFETY: the option values stay the program's for the call.
@@ -173,21 +185,36 @@ pub(crate) unsafe fn cu_library_load_data(
     _lib_values: *mut *mut c_void,
     _num_lib: c_uint,
 ) -> CUresult {
-    let started = Instant::now();
-    let r = non_null(library).and_then(|()| {
-        non_null(code)?;
+    let r = non_null(code).and_then(|()| {
         // SAFETY: the program passes `num_jit` options and values.
         let jit = unsafe { jit_slots(num_jit, jit_options, jit_values) }?;
         // SAFETY: the program's image, NUL-terminated if it is text.
-        let (image, refused) = match unsafe { Image::read(code, w.max_isa()) } {
+        load_library_with(w, library, &jit, |max_isa| unsafe { Image::read(code, max_isa) })
+    });
+    status(r)
+}
+
+/// Loads a library from the image `read` gives (called with the emulated driver's newest
+/// PTX ISA), answering the JIT options `jit` asks for: an image the stand-in cannot run is
+/// accepted and refused when a kernel or the module is asked for, PTX the executor cannot
+/// load is refused now (see `cuLibraryLoadData`). Nothing is created on error.
+pub(crate) fn load_library_with(
+    w: &World,
+    library: *mut CUlibrary,
+    jit: &JitSlots,
+    read: impl FnOnce((u32, u32)) -> Result<Image, Refused>,
+) -> Result<(), CUresult> {
+    let started = Instant::now();
+    non_null(library).and_then(|()| {
+        let (image, refused) = match read(w.max_isa()) {
             Ok(image) => {
                 // SAFETY: the option values stay the program's for the call.
-                unsafe { answer_cached_jit(&jit) };
+                unsafe { answer_cached_jit(jit) };
                 (image, None)
             }
             Err(e) => {
                 // SAFETY: as above.
-                unsafe { answer_jit(&jit, "", &e.log, started) };
+                unsafe { answer_jit(jit, "", &e.log, started) };
                 if e.code == CUresult::CUDA_ERROR_INVALID_PTX {
                     return Err(e.code);
                 }
@@ -197,8 +224,7 @@ pub(crate) unsafe fn cu_library_load_data(
         let lib = Library { image, refused, kernels: BTreeMap::new(), module: None };
         let h = lock(&w.modules).libraries.insert(lib);
         write(library, to_ptr(h))
-    });
-    status(r)
+    })
 }
 
 /// `cuLibraryUnload`: with its module, kernels and functions. Twice:
@@ -207,7 +233,11 @@ pub(crate) unsafe fn cu_library_unload(w: &World, library: CUlibrary) -> CUresul
     let h = from_ptr(library);
     let mut s = lock(&w.modules);
     let r = s.libraries.remove(h).map(|lib| {
-        s.kernels.retain(|_, (l, _)| *l != h);
+        let gone: Vec<u64> = s.kernels.iter().filter(|(_, (l, _))| *l == h).map(|(k, _)| *k).collect();
+        for k in gone {
+            s.kernels.remove(&k);
+            s.orphans.insert(k, h);
+        }
         lib.module
     });
     drop(s);
@@ -274,18 +304,22 @@ fn interned(w: &World, name: &str) -> Result<*const c_char, CUresult> {
     Ok(c.as_ptr())
 }
 
-/// `cuFuncGetName`: the kernel name of a function.
+/// `cuFuncGetName`: the kernel name of a function; CUDA_ERROR_INVALID_VALUE for a NULL
+/// out-pointer or function (as the H200 answers), CUDA_ERROR_INVALID_HANDLE for another.
 pub(crate) unsafe fn cu_func_get_name(w: &World, name: *mut *const c_char, f: CUfunction) -> CUresult {
     let r = non_null(name).and_then(|()| {
+        non_null(f)?;
         let n = lock(&w.modules).functions.get(&from_ptr(f)).map(|(_, n)| n.clone());
         write(name, interned(w, &n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
     });
     status(r)
 }
 
-/// `cuKernelGetName`: the name of a library's kernel.
+/// `cuKernelGetName`: the name of a library's kernel; CUDA_ERROR_INVALID_VALUE for a NULL
+/// out-pointer or kernel (as the H200 answers), CUDA_ERROR_INVALID_HANDLE for another.
 pub(crate) unsafe fn cu_kernel_get_name(w: &World, name: *mut *const c_char, k: CUkernel) -> CUresult {
     let r = non_null(name).and_then(|()| {
+        non_null(k)?;
         let n = lock(&w.modules).kernels.get(&from_ptr(k)).map(|(_, n)| n.clone());
         write(name, interned(w, &n.ok_or(CUresult::CUDA_ERROR_INVALID_HANDLE)?)?)
     });
@@ -306,10 +340,16 @@ pub(crate) unsafe fn cu_library_get_kernel_count(
 }
 
 /// The global `name` of `module`: CUDA_ERROR_INVALID_HANDLE for another handle,
-/// CUDA_ERROR_NOT_FOUND for a name the image does not have.
+/// CUDA_ERROR_INVALID_VALUE for a texture or surface reference, CUDA_ERROR_NOT_FOUND for a
+/// name the image does not have.
 pub(crate) fn global_of(w: &World, module: u64, name: &str) -> Result<Global, CUresult> {
     let s = lock(&w.modules);
     let m = s.modules.get(module)?;
+    if m.image.texrefs.iter().chain(&m.image.surfrefs).any(|r| r == name) {
+        // A `.texref`/`.surfref` is no global: the H200 answers INVALID_VALUE
+        // (texref.module_texref_is_no_global).
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
     m.image.globals.iter().find(|g| g.name == name).cloned().ok_or(CUresult::CUDA_ERROR_NOT_FOUND)
 }
 

@@ -1,4 +1,6 @@
-//! Pointer queries: `cuPointerGetAttribute`, `cuPointerGetAttributes` and
+//! Pointer queries: `cuPointerGetAttribute`, `cuPointerGetAttributes`,
+//! `cuPointerSetAttribute` (`CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` only, kept per allocation and
+//! read back; every memory operation here is synchronous with respect to it already) and
 //! `cuMemHostGetDevicePointer`, over the live device allocations (managed memory and
 //! virtual memory mappings included) and pinned or registered host buffers (`memory.rs`). Answers as driver-facts.md ("Edge cases": device memory type 2, host
 //! type 1, range start, context; a pointer the driver did not make and an unknown
@@ -61,7 +63,7 @@ fn value(w: &World, i: &PointerInfo, address: u64, attr: P) -> Result<u64, CUres
         P::CU_POINTER_ATTRIBUTE_DEVICE_POINTER => address,
         P::CU_POINTER_ATTRIBUTE_HOST_POINTER if i.host || managed => address,
         P::CU_POINTER_ATTRIBUTE_HOST_POINTER => return Err(invalid),
-        P::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => 0,
+        P::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS => u64::from(i.sync_memops),
         P::CU_POINTER_ATTRIBUTE_IS_MANAGED => u64::from(managed),
         P::CU_POINTER_ATTRIBUTE_BUFFER_ID | P::CU_POINTER_ATTRIBUTE_MEMORY_BLOCK_ID => i.start,
         P::CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL => u64::from(i.owner.device.unsigned_abs()),
@@ -153,6 +155,30 @@ pub(crate) unsafe fn cu_mem_host_get_device_pointer(
             Some(i) if i.host && flags == 0 => write(pdptr, address),
             _ => Err(CUresult::CUDA_ERROR_INVALID_VALUE),
         }
+    });
+    status(r)
+}
+
+/// `cuPointerSetAttribute`: `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` (an `unsigned int`: set when
+/// non-zero) of the live allocation holding `ptr` (device memory, or pinned host memory as
+/// on the H200, `pointer_set.sync_memops_pinned_host`), read back by
+/// `cuPointerGetAttribute`. A null value, any other attribute, or an address that is not
+/// memory the driver made: CUDA_ERROR_INVALID_VALUE, nothing changed.
+pub(crate) unsafe fn cu_pointer_set_attribute(w: &World, value: *const c_void, attr: P, ptr: CUdeviceptr) -> CUresult {
+    let r = non_null(value).and_then(|()| {
+        if attr != P::CU_POINTER_ATTRIBUTE_SYNC_MEMOPS {
+            return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+        }
+        let mut m = lock(&w.memory);
+        let info = m.describe(ptr).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        // SAFETY: a non-null pointer to the caller's `unsigned int`.
+        let on = unsafe { value.cast::<c_uint>().read() } != 0;
+        if on {
+            m.sync_memops.insert(info.start);
+        } else {
+            m.sync_memops.remove(&info.start);
+        }
+        Ok(())
     });
     status(r)
 }

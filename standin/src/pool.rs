@@ -126,7 +126,7 @@ pub(crate) unsafe fn cu_mem_get_default_mem_pool(
 }
 
 /// `cuMemAllocFromPoolAsync`: at once. Not from an imported pool. Size 0 gives 0 (facts).
-/// On a capturing stream: CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, invalidating the capture.
+/// On a capturing stream: an allocation node of the pool's device (`graph_mem.rs`).
 pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
     w: &World,
     dptr: *mut CUdeviceptr,
@@ -140,7 +140,12 @@ pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
         let t = stream::resolve(w, s)?;
-        crate::capture::refuse(w, s)?;
+        // Captured: an allocation node of the pool's device (`graph_mem.rs`).
+        let owner = crate::model::memory::Owner::of(&t.ctx);
+        let device = find(w, h)?.device;
+        if let Some(a) = crate::graph_mem::capture_alloc(w, s, size, device, owner)? {
+            return write(dptr, a);
+        }
         if size == 0 {
             return write(dptr, 0);
         }
@@ -167,7 +172,7 @@ pub(crate) unsafe fn cu_mem_pool_set_access(
     count: usize,
 ) -> CUresult {
     let check = || -> Result<(), CUresult> {
-        find(w, from_ptr(pool))?;
+        let own = find(w, from_ptr(pool))?.device;
         if count == 0 || map.is_null() {
             return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
         }
@@ -186,6 +191,11 @@ pub(crate) unsafe fn cu_mem_pool_set_access(
                 || !known.contains(&d.flags)
             {
                 return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+            }
+            // The pool's own device keeps read-write: taking it away is refused
+            // (`pool_access.set_access_own_device_none`, CUDA_ERROR_INVALID_DEVICE on the H200).
+            if id == own && d.flags != CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE {
+                return Err(CUresult::CUDA_ERROR_INVALID_DEVICE);
             }
         }
         Ok(())

@@ -4,11 +4,12 @@
 //! stream-ordered allocation and free, peer copies, event records, host functions, graph
 //! launches) goes through its stream's queue (`run/queue.rs`) and runs after the work
 //! queued before it, as on a GPU: device work that finds its stream idle (and waiting for
-//! nothing) is done at once on the calling thread, and its failure is returned by the call;
-//! behind pending work it is queued, done later on the stream's driver thread, and a
-//! failure then leaves the context sticky-failed (reported by the next call that uses it,
-//! `cuStreamSynchronize` included), as a fault does on a GPU. Host functions always run on
-//! the driver thread.
+//! nothing) is done at once on the calling thread, else queued and done later on the
+//! stream's driver thread. A kernel's fault leaves the context sticky-failed either way,
+//! and the call that launched it succeeds: the fault is reported by the next call that
+//! uses the context, `cuStreamSynchronize` included, as on a GPU (`model/stream.rs`,
+//! `Target::submit`); other failures of work done at once are returned by the call. Host
+//! functions always run on the driver thread.
 //!
 //! The NULL stream, `CU_STREAM_LEGACY` and `CU_STREAM_PER_THREAD` are all the current
 //! context's legacy default stream (one per context: the emulation does not separate

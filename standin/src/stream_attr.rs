@@ -131,3 +131,28 @@ pub(crate) unsafe fn cu_stream_set_attribute(
 ) -> CUresult {
     status(set(w, s, id, value))
 }
+
+/// `cuStreamCopyAttributes`: `dst` takes the attributes of `src` (the priority too); both
+/// in one usable context (streams of two contexts: CUDA_ERROR_INVALID_VALUE, as on the
+/// H200, `stream_copy_attributes.other_context`). A default stream reads as the
+/// defaults, and as a destination accepts them without keeping them (as a setting).
+fn copy(w: &World, dst: CUstream, src: CUstream) -> Result<(), CUresult> {
+    let (from, to) = (stream::properties(w, src)?, stream::properties(w, dst)?);
+    if from.ctx.handle != to.ctx.handle {
+        return Err(CUresult::CUDA_ERROR_INVALID_VALUE);
+    }
+    let (a, priority) = current(w, src)?;
+    to.ctx.usable()?;
+    if is_default(to.id) {
+        return Ok(());
+    }
+    let mut streams = lock(&w.streams);
+    let st = streams.get_mut(to.id)?;
+    st.attrs = a;
+    st.priority = priority;
+    Ok(())
+}
+
+pub(crate) unsafe fn cu_stream_copy_attributes(w: &World, dst: CUstream, src: CUstream) -> CUresult {
+    status(copy(w, dst, src))
+}

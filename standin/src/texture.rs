@@ -1,11 +1,14 @@
 //! Texture and surface objects: `cuTexObjectCreate`, `cuTexObjectDestroy`,
-//! `cuTexObjectGetResourceDesc`, `cuTexObjectGetTextureDesc`, `cuSurfObjectCreate`,
-//! `cuSurfObjectDestroy`, `cuSurfObjectGetResourceDesc`.
+//! `cuTexObjectGetResourceDesc`, `cuTexObjectGetTextureDesc`,
+//! `cuTexObjectGetResourceViewDesc`, `cuSurfObjectCreate`, `cuSurfObjectDestroy`,
+//! `cuSurfObjectGetResourceDesc`.
 //!
 //! An object is its descriptors (`model/array.rs`); its handle is the device address of a
 //! 64-byte record of where its texels are (`run/texture.rs`), through which host kernels
 //! read it (`Thread::texture_fetch`). No sampling is computed otherwise. A resource view
-//! given to `cuTexObjectCreate` is accepted and ignored.
+//! given to `cuTexObjectCreate` is kept (`cuTexObjectGetResourceViewDesc` reads it back;
+//! an object made without one answers CUDA_ERROR_INVALID_VALUE, as `cuda.h` says) and
+//! otherwise ignored.
 //!
 //! Checked as the H200 checks (conformance cases `array.tex_*`, `array.surf_*`): a
 //! resource of an unknown type, an unknown array, linear or pitched memory that is not
@@ -54,13 +57,16 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
             let h = unsafe { d.res.array.hArray };
             let a = array::find(w, h).map_err(|_| invalid)?;
             let (rows, slices) = a.desc.rows_slices();
+            // A cube map's faces are layers (6 per cube).
+            let layered = a.desc.flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP) != 0;
             let texels = Texels {
                 base: a.address,
                 pitch: a.desc.row_bytes() as u64,
                 rows: rows as u64,
-                extent: [a.desc.width as u64, rows as u64, slices as u64],
+                extent: [a.desc.width as u64, rows as u64, if layered { 1 } else { slices as u64 }],
                 element: a.desc.element_bytes() as u32,
-                ..Texels::default()
+                layers: if layered { slices as u64 } else { 0 },
+                ..texel_format(a.desc.format, a.desc.channels)
             };
             Ok((Resource::Array { array: from_ptr(h) }, texels))
         }
@@ -71,8 +77,14 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
             let e = element(l.format, l.numChannels)?;
             live(l.devPtr, l.sizeInBytes)?;
             let n = (l.sizeInBytes / e) as u64;
-            let texels =
-                Texels { base: l.devPtr, pitch: 0, rows: 1, extent: [n, 1, 1], element: e as u32, ..Texels::default() };
+            let texels = Texels {
+                base: l.devPtr,
+                pitch: 0,
+                rows: 1,
+                extent: [n, 1, 1],
+                element: e as u32,
+                ..texel_format(l.format, l.numChannels)
+            };
             let r = Resource::Linear { ptr: l.devPtr, format: l.format, channels: l.numChannels, bytes: l.sizeInBytes };
             Ok((r, texels))
         }
@@ -91,7 +103,7 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
                 rows: p.height as u64,
                 extent: [p.width as u64, p.height as u64, 1],
                 element: e as u32,
-                ..Texels::default()
+                ..texel_format(p.format, p.numChannels)
             };
             let r = Resource::Pitch2D {
                 ptr: p.devPtr,
@@ -107,12 +119,18 @@ fn resource(w: &World, d: &CUDA_RESOURCE_DESC, surface: bool) -> Result<(Resourc
     }
 }
 
+/// A record with only the element's format and channels set.
+fn texel_format(format: CUarray_format, channels: u32) -> Texels {
+    Texels { format: format.0 as u8, channels: channels as u8, ..Texels::default() }
+}
+
 /// Makes an object: its record in device memory (its handle), then its registry entry.
 fn create(
     w: &World,
     out: *mut u64,
     res: *const CUDA_RESOURCE_DESC,
     tex: Option<&CUDA_TEXTURE_DESC>,
+    view: Option<CUDA_RESOURCE_VIEW_DESC>,
 ) -> Result<(), CUresult> {
     non_null(out)?;
     non_null(res)?;
@@ -126,6 +144,9 @@ fn create(
             }
             texels.address_mode = t.addressMode.map(|m| m.0 as u8);
             texels.normalized = t.flags & CU_TRSF_NORMALIZED_COORDINATES != 0;
+            texels.read_as_integer = t.flags & CU_TRSF_READ_AS_INTEGER != 0;
+            texels.linear = t.filterMode.0 == 1;
+            texels.border = t.borderColor.map(f32::to_bits);
             Some(Sampling {
                 address_mode: t.addressMode.map(|m| m.0),
                 filter_mode: t.filterMode.0,
@@ -147,7 +168,7 @@ fn create(
         m.copy_to_device(address, record.as_ptr(), TEXELS_BYTES)?;
         address
     };
-    let object = Object { resource, sampling };
+    let object = Object { resource, sampling, view };
     {
         let mut a = lock(&w.arrays);
         match sampling {
@@ -163,12 +184,14 @@ pub(crate) unsafe fn cu_tex_object_create(
     out: *mut CUtexObject,
     res: *const CUDA_RESOURCE_DESC,
     tex: *const CUDA_TEXTURE_DESC,
-    _view: *const CUDA_RESOURCE_VIEW_DESC,
+    view: *const CUDA_RESOURCE_VIEW_DESC,
 ) -> CUresult {
     let r = non_null(tex).and_then(|()| {
         // SAFETY: non-null; the caller's descriptor.
         let tex = unsafe { &*tex };
-        create(w, out, res, Some(tex))
+        // SAFETY: NULL or the caller's descriptor.
+        let view = unsafe { view.as_ref() }.copied();
+        create(w, out, res, Some(tex), view)
     });
     status(r)
 }
@@ -178,7 +201,7 @@ pub(crate) unsafe fn cu_surf_object_create(
     out: *mut CUsurfObject,
     res: *const CUDA_RESOURCE_DESC,
 ) -> CUresult {
-    status(create(w, out, res, None))
+    status(create(w, out, res, None, None))
 }
 
 /// Destroys an object of `surface`'s kind: its record's memory is freed. An unknown,
@@ -274,6 +297,22 @@ pub(crate) unsafe fn cu_tex_object_get_texture_desc(
             ..CUDA_TEXTURE_DESC::default()
         };
         write(out, d)
+    });
+    status(r)
+}
+
+/// `cuTexObjectGetResourceViewDesc`: the view the object was made with; for one made
+/// without a view, success with nothing written (as the H200 answers,
+/// texref.tex_object_view_none); CUDA_ERROR_INVALID_VALUE for an object that is not one
+/// or a NULL out-pointer.
+pub(crate) unsafe fn cu_tex_object_get_resource_view_desc(
+    w: &World,
+    out: *mut CUDA_RESOURCE_VIEW_DESC,
+    h: CUtexObject,
+) -> CUresult {
+    let r = non_null(out).and_then(|()| match find(w, h, false)?.view {
+        Some(view) => write(out, view),
+        None => Ok(()),
     });
     status(r)
 }

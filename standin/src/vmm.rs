@@ -128,19 +128,24 @@ pub(crate) unsafe fn cu_mem_create(
         };
         let backing = Arc::new(backing.ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?);
         let h = fresh();
-        lock(&w.vmm).handles.insert(h, Physical { size, device, handle_types, backing });
+        lock(&w.vmm).handles.insert(h, Physical { size, device, handle_types, backing, refs: 1 });
         write(handle, h)
     });
     status(r)
 }
 
-/// `cuMemRelease`: the memory stays while a mapping of it remains. An unknown (or
-/// released) handle: CUDA_ERROR_INVALID_VALUE, and a double release in the ledger.
+/// `cuMemRelease`: drops one reference (`cuMemRetainAllocationHandle` adds them); the
+/// last forgets the handle. The memory stays while a mapping of it remains. An unknown
+/// (or released) handle: CUDA_ERROR_INVALID_VALUE, and a double release in the ledger.
 pub(crate) unsafe fn cu_mem_release(w: &World, handle: CUmemGenericAllocationHandle) -> CUresult {
     let mut v = lock(&w.vmm);
-    if v.handles.remove(&handle).is_none() {
-        v.double_releases.push(handle);
-        return INVALID;
+    match v.handles.get_mut(&handle) {
+        Some(p) if p.refs > 1 => p.refs -= 1,
+        Some(_) => drop(v.handles.remove(&handle)),
+        None => {
+            v.double_releases.push(handle);
+            return INVALID;
+        }
     }
     CUresult::CUDA_SUCCESS
 }
@@ -166,7 +171,7 @@ pub(crate) unsafe fn cu_mem_map(
         Vmm::check(flags == 0 && size == p.size)?;
         let (device, backing, handle_types) = (p.device, Arc::clone(&p.backing), p.handle_types);
         Vmm::check(v.reservation_of(ptr, size).is_some() && !v.overlaps_map(ptr, size))?;
-        v.maps.insert(ptr, Map { size, device, backing, access: Default::default(), handle_types });
+        v.maps.insert(ptr, Map { size, device, backing, access: Default::default(), handle_types, handle });
         Ok(())
     })();
     status(r)
@@ -253,7 +258,7 @@ pub(crate) unsafe fn cu_mem_get_access(
 }
 
 /// The inode of the file behind descriptor `fd` of this process.
-fn inode_of(fd: c_int) -> Option<u64> {
+pub(crate) fn inode_of(fd: c_int) -> Option<u64> {
     std::fs::metadata(format!("/proc/self/fd/{fd}")).ok().map(|m| m.ino())
 }
 
@@ -272,7 +277,7 @@ fn new_file() -> Option<File> {
 
 /// Another process's exported memory behind descriptor `fd` (a stand-in's file, mapped
 /// shared here too), with its size; `None` for any other descriptor.
-fn foreign(fd: c_int) -> Option<(usize, Backing)> {
+pub(crate) fn foreign(fd: c_int) -> Option<(usize, Backing)> {
     let name = std::fs::read_link(format!("/proc/self/fd/{fd}")).ok()?;
     let ours = name.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(FILE_PREFIX));
     if !ours {
@@ -341,7 +346,7 @@ pub(crate) unsafe fn cu_mem_import_from_shareable_handle(
             }
         };
         let h = fresh();
-        v.handles.insert(h, Physical { size, device, handle_types: POSIX_FD, backing });
+        v.handles.insert(h, Physical { size, device, handle_types: POSIX_FD, backing, refs: 1 });
         write(handle, h)
     });
     status(r)

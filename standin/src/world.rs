@@ -88,6 +88,10 @@ pub(crate) struct World {
     /// Graph conditions (`cuGraphConditionalHandleCreate`), by handle (their value's
     /// device address).
     pub(crate) conditionals: Mutex<BTreeMap<u64, graph::Conditional>>,
+    /// Graph memory: allocation nodes' allocations and what graphs hold of each device.
+    pub(crate) graph_mem: Mutex<crate::model::graph_mem::GraphMem>,
+    /// The ids given to graphs and execs.
+    pub(crate) graph_ids: Mutex<graph::Ids>,
     /// User objects.
     pub(crate) user_objects: Mutex<Registry<user_object::UserObject>>,
     /// Stream capture sequences.
@@ -100,8 +104,15 @@ pub(crate) struct World {
     pub(crate) vmm: Mutex<crate::model::vmm::Vmm>,
     /// CUDA arrays, texture and surface objects.
     pub(crate) arrays: Mutex<crate::model::array::Arrays>,
+    /// Legacy state: functions' launch configurations, texture and surface references,
+    /// contexts' attach counts (`model/legacy.rs`).
+    pub(crate) legacy: Mutex<crate::model::legacy::Legacy>,
     /// Green contexts and resource descriptors.
     pub(crate) greens: Mutex<green::Greens>,
+    /// Coredump settings and log and notification callbacks (`ctx_device_misc.rs`).
+    pub(crate) misc: Mutex<crate::model::misc::Misc>,
+    /// Imported external memory and this process's checkpoint state (`model/extres.rs`).
+    pub(crate) extres: Mutex<crate::model::extres::ExtRes>,
     /// The driver's own thread, for callbacks that belong to no stream (user object
     /// destructors).
     pub(crate) driver_thread: LazyLock<Arc<Queue>>,
@@ -139,13 +150,18 @@ impl World {
             graphs: Mutex::new(Registry::new("graph", CUresult::CUDA_ERROR_INVALID_VALUE)),
             execs: Mutex::new(Registry::new("graph exec", CUresult::CUDA_ERROR_INVALID_VALUE)),
             conditionals: Mutex::new(BTreeMap::new()),
+            graph_mem: Mutex::new(crate::model::graph_mem::GraphMem::new()),
+            graph_ids: Mutex::new(graph::Ids::new()),
             user_objects: Mutex::new(Registry::new("user object", CUresult::CUDA_ERROR_INVALID_HANDLE)),
             captures: Mutex::new(capture::Captures::new()),
             next_capture: AtomicU64::new(1),
             peers: Mutex::new(BTreeSet::new()),
             vmm: Mutex::new(crate::model::vmm::Vmm::new()),
             arrays: Mutex::new(crate::model::array::Arrays::new()),
+            legacy: Mutex::new(crate::model::legacy::Legacy::new()),
             greens: Mutex::new(green::Greens::new()),
+            misc: Mutex::new(crate::model::misc::Misc::new()),
+            extres: Mutex::new(crate::model::extres::ExtRes::new()),
             driver_thread: LazyLock::new(Queue::new),
         }
     }
@@ -184,13 +200,18 @@ impl World {
             graphs,
             execs,
             conditionals,
+            graph_mem,
+            graph_ids,
             user_objects,
             captures,
             next_capture: _,
             peers,
             vmm,
             arrays,
+            legacy,
             greens,
+            misc,
+            extres,
             driver_thread: _,
         } = World::new();
         self.initialized.store(initialized.into_inner(), Release);
@@ -215,12 +236,17 @@ impl World {
         replace(&self.graphs, graphs);
         replace(&self.execs, execs);
         replace(&self.conditionals, conditionals);
+        replace(&self.graph_mem, graph_mem);
+        replace(&self.graph_ids, graph_ids);
         replace(&self.user_objects, user_objects);
         replace(&self.captures, captures);
         replace(&self.peers, peers);
         replace(&self.vmm, vmm);
         replace(&self.arrays, arrays);
+        replace(&self.legacy, legacy);
         replace(&self.greens, greens);
+        replace(&self.misc, misc);
+        replace(&self.extres, extres);
     }
 
     /// The world of slot `W` (the default world if `W` is out of range, which the

@@ -242,7 +242,7 @@ fn a_query_or_synchronize_on_a_capturing_stream_invalidates_the_capture() {
 }
 
 #[test]
-fn context_synchronize_and_stream_ordered_allocation_are_refused_while_capturing() {
+fn context_synchronize_and_synchronous_allocation_are_refused_while_capturing() {
     // facts (stream capture): calls that cannot be captured answer STREAM_CAPTURE_UNSUPPORTED
     // and invalidate the capture, as `cuStreamQuery` does.
     let _serial = serial();
@@ -257,10 +257,12 @@ fn context_synchronize_and_stream_ordered_allocation_are_refused_while_capturing
     assert_eq!(end(&d, s).0, CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
     // SAFETY: plain call: nothing captures now.
     ok(unsafe { p.cuCtxSynchronize() });
+    // A stream-ordered allocation is captured as a graph memory node (tests/graph_memory.rs);
+    // a synchronous one is refused.
     ok(begin(&d, s));
     let mut x = 0;
     // SAFETY: valid out-pointer.
-    assert_eq!(unsafe { p.cuMemAllocAsync(&mut x, 64, s) }, UNSUPPORTED);
+    assert_eq!(unsafe { p.cuMemAlloc(&mut x, 64) }, UNSUPPORTED);
     assert_eq!(capturing(&d, s), INVALIDATED);
     assert_eq!(end(&d, s).0, CUresult::CUDA_ERROR_STREAM_CAPTURE_INVALIDATED);
 }

@@ -252,7 +252,8 @@ fn calls_before_faults_and_stubs() {
         let mut c = std::ptr::null_mut();
         assert_eq!(p.cuCtxCreate(&mut c, std::ptr::null_mut(), 0, 0), CUresult::CUDA_ERROR_OUT_OF_MEMORY);
         assert!(c.is_null());
-        // An entry the stand-in does not emulate still answers NOT_SUPPORTED.
-        assert_eq!(p.cuMipmappedArrayDestroy(std::ptr::null_mut()), CUresult::CUDA_ERROR_NOT_SUPPORTED);
+        // An entry the stand-in does not emulate (the 32-bit ABI's cuMemsetD8) still
+        // answers NOT_SUPPORTED.
+        assert_eq!(p.cuMemsetD8_v2000(0, 0, 0), CUresult::CUDA_ERROR_NOT_SUPPORTED);
     }
 }

@@ -29,6 +29,10 @@ fn a_kernel_registered_after_the_library_is_loaded_runs_there() {
 #[test]
 fn failures_of_a_forwarded_kernel_fail_the_launch_there() {
     run_with_library("failures");
+    // A fault fails the whole process's driver, as on the H200: one child each.
+    for fault in ["fault:past_end", "fault:ignores", "fault:gives_up", "fault:panics"] {
+        run_with_library(fault);
+    }
 }
 
 #[test]
@@ -117,8 +121,7 @@ fn child() {
             register_add("library_test_add_two", 20);
             assert_eq!(launch("library_test_add_two", &[1, 2, 3], 3).unwrap(), [21, 22, 23]);
         }
-        "failures" => {
-            // Each launch in a context of its own: these failures leave it sticky-failed.
+        "fault:past_end" => {
             // A store past the allocation: ILLEGAL_ADDRESS.
             register_kernel("library_test_past_end", &[Param::Ptr, Param::I32], |t| {
                 t.store::<u32>(t.ptr(0)?, 1 << 20, 7)?;
@@ -126,6 +129,8 @@ fn child() {
             });
             let err = launch("library_test_past_end", &[0; 4], 4).unwrap_err();
             assert_eq!(err.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        }
+        "fault:ignores" => {
             // A kernel that ignores the refusal fails all the same.
             register_kernel("library_test_ignores", &[Param::Ptr, Param::I32], |t| {
                 let _ = t.store::<u32>(t.ptr(0)?, 1 << 20, 7);
@@ -133,6 +138,20 @@ fn child() {
             });
             let err = launch("library_test_ignores", &[0; 4], 4).unwrap_err();
             assert_eq!(err.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+        }
+        "fault:gives_up" => {
+            // A body that gives up: LAUNCH_FAILED.
+            register_kernel("library_test_gives_up", &[Param::Ptr, Param::I32], |_| Err(KernelError::Failed));
+            let err = launch("library_test_gives_up", &[0; 4], 4).unwrap_err();
+            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
+        }
+        "fault:panics" => {
+            // A body that panics: LAUNCH_FAILED.
+            register_kernel("library_test_panics", &[Param::Ptr, Param::I32], |_| panic!("a kernel that panics"));
+            let err = launch("library_test_panics", &[0; 4], 4).unwrap_err();
+            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
+        }
+        "failures" => {
             // A parameter read with the wrong size: INVALID_VALUE, not sticky.
             register_kernel("library_test_bad_param", &[Param::Ptr, Param::I32], |t| {
                 t.param::<u64>(1)?;
@@ -147,13 +166,6 @@ fn child() {
             });
             let err = launch("library_test_ignores_param", &[0; 4], 4).unwrap_err();
             assert_eq!(err.code(), CUresult::CUDA_ERROR_INVALID_VALUE);
-            // A body that gives up, and one that panics: LAUNCH_FAILED.
-            register_kernel("library_test_gives_up", &[Param::Ptr, Param::I32], |_| Err(KernelError::Failed));
-            let err = launch("library_test_gives_up", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
-            register_kernel("library_test_panics", &[Param::Ptr, Param::I32], |_| panic!("a kernel that panics"));
-            let err = launch("library_test_panics", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
             // The launch shape and the parameters come from the library's record.
             register_kernel("library_test_shape", &[Param::Ptr, Param::I32], |t| {
                 assert_eq!(t.param_count(), 2);

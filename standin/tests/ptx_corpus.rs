@@ -345,37 +345,45 @@ fn ptx_versions_and_targets_are_gated_as_each_driver_gates_them() {
     assert!(load_module(&d, &kernel("").replace("sm_90", "sm_90a")).is_ok());
 }
 
-/// Launches `k(out)` of `text` over one block of `threads`: the launch's status (with the
-/// synchronisation's) and the status of a later call in the same context.
-fn fault_of(text: &str, threads: u32) -> (CUresult, CUresult) {
+/// Launches `k(out)` of `text` over one block of `threads` on the NULL stream: the
+/// launch's status, the synchronisation's, and the status of a later call in the same
+/// context.
+fn fault_of(text: &str, threads: u32) -> (CUresult, CUresult, CUresult) {
     let d = StandIn::isolated(13050).unwrap().load(Default::default()).unwrap();
     // SAFETY: plain call.
     ok(unsafe { d.p().cuInit(0) });
     context(&d);
     let m = load_module(&d, text).unwrap();
-    let out = alloc(&d, &[0u8; 64]);
-    let r = launch(&d, function(&d, m, "k"), [1, 1, 1], [threads, 1, 1], 0, &[out.to_le_bytes().to_vec()]);
-    let mut p = 0;
-    // SAFETY: valid out-pointer.
-    let later = unsafe { d.p().cuMemAlloc(&mut p, 16) };
-    (r, later)
+    let mut out = alloc(&d, &[0u8; 64]);
+    let mut params = [(&raw mut out).cast::<c_void>()];
+    let null = std::ptr::null_mut();
+    // SAFETY: one parameter, a pointer to its value, alive across the call; plain calls.
+    unsafe {
+        let f = function(&d, m, "k");
+        let launch = d.p().cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, null, params.as_mut_ptr(), null.cast());
+        let sync = d.p().cuStreamSynchronize(null);
+        let mut p = 0;
+        (launch, sync, d.p().cuMemAlloc(&mut p, 16))
+    }
 }
 
 #[test]
-fn kernel_faults_fail_the_launch_with_the_gpus_status_and_stick() {
+fn kernel_faults_succeed_at_launch_fail_the_synchronisation_with_the_gpus_status_and_stick() {
     use CUresult as R;
+    let fault = |status| (R::CUDA_SUCCESS, status, status);
     let illegal = kernel("mov.u64 %rd2, 16;\nst.global.u32 [%rd2], 1;");
-    assert_eq!(fault_of(&illegal, 1), (R::CUDA_ERROR_ILLEGAL_ADDRESS, R::CUDA_ERROR_ILLEGAL_ADDRESS));
+    assert_eq!(fault_of(&illegal, 1), fault(R::CUDA_ERROR_ILLEGAL_ADDRESS));
     let past_end = kernel("st.global.u32 [%rd1+64], 1;");
-    assert_eq!(fault_of(&past_end, 1).0, R::CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_eq!(fault_of(&past_end, 1), fault(R::CUDA_ERROR_ILLEGAL_ADDRESS));
     let misaligned = kernel("st.global.u32 [%rd1+2], 1;");
-    assert_eq!(fault_of(&misaligned, 1), (R::CUDA_ERROR_MISALIGNED_ADDRESS, R::CUDA_ERROR_MISALIGNED_ADDRESS));
-    assert_eq!(fault_of(&kernel("trap;"), 1), (R::CUDA_ERROR_ILLEGAL_INSTRUCTION, R::CUDA_ERROR_ILLEGAL_INSTRUCTION));
+    assert_eq!(fault_of(&misaligned, 1), fault(R::CUDA_ERROR_MISALIGNED_ADDRESS));
+    // A trap: LAUNCH_FAILED, as the H200 answers it (issue 29).
+    assert_eq!(fault_of(&kernel("trap;"), 1), fault(R::CUDA_ERROR_LAUNCH_FAILED));
     // The block's 32 threads wait at a barrier that expects 64 (the GPU hangs).
     let deadlock = kernel("bar.sync 0, 64;");
-    assert_eq!(fault_of(&deadlock, 32), (R::CUDA_ERROR_LAUNCH_FAILED, R::CUDA_ERROR_LAUNCH_FAILED));
+    assert_eq!(fault_of(&deadlock, 32), fault(R::CUDA_ERROR_LAUNCH_FAILED));
     let fine = kernel("st.global.u32 [%rd1+60], 7;");
-    assert_eq!(fault_of(&fine, 32), (R::CUDA_SUCCESS, R::CUDA_SUCCESS));
+    assert_eq!(fault_of(&fine, 32), (R::CUDA_SUCCESS, R::CUDA_SUCCESS, R::CUDA_SUCCESS));
 }
 
 #[test]

@@ -9,7 +9,7 @@ mod common;
 use std::ffi::c_void;
 use std::time::Duration;
 
-use common::{driver, gated, new_context, ok, Call, Probe};
+use common::{driver, driver_alone, gated, new_context, ok, Call, Probe};
 use cudrv::sys::{CUdeviceptr, CUresult, CUstream};
 use cudrv::Driver;
 
@@ -170,7 +170,7 @@ fn a_stream_ordered_free_makes_its_memory_reusable_at_its_point_in_the_stream_or
 
 #[test]
 fn queued_work_that_faults_is_reported_at_the_next_synchronisation() {
-    let d = driver();
+    let (_world, d) = driver_alone();
     let ctx = new_context(&d);
     let s = stream(&d, NON_BLOCKING);
     let (x, h) = (alloc(&d), pinned(&d, 1));

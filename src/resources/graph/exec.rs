@@ -12,6 +12,7 @@ use crate::resources::launch::LaunchConfig;
 use crate::resources::stream::Stream;
 use crate::sys::{
     CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
+    CUDA_GRAPH_INSTANTIATE_PARAMS,
 };
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
@@ -38,7 +39,9 @@ impl InstantiateFlags {
         self
     }
 
-    /// Upload the graph as it is instantiated (`..._FLAG_UPLOAD`, 12.0+).
+    /// Upload the graph as it is instantiated, on its context's legacy default stream
+    /// (`..._FLAG_UPLOAD`, 12.0+: a driver takes it only through
+    /// `cuGraphInstantiateWithParams`, which [`Graph::instantiate_with`] then calls).
     pub const fn upload(mut self, on: bool) -> InstantiateFlags {
         self.upload = on;
         self
@@ -147,14 +150,21 @@ impl Graph {
         self.instantiate_with(InstantiateFlags::default())
     }
 
-    /// Instantiates it with `flags` (`cuGraphInstantiateWithFlags`, 11.4+). On error
-    /// nothing is created.
+    /// Instantiates it with `flags` (`cuGraphInstantiateWithFlags`, 11.4+; with the upload
+    /// flag `cuGraphInstantiateWithParams`, 12.0+, uploading on the context's legacy
+    /// default stream). On error nothing is created.
     pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, CudaError> {
         let context = self.context();
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
         let create = |raw: &mut CUgraphExec| {
             // Only the call is locked: a failed context restore after it reports.
             let _lock = self.kept();
+            if flags.upload {
+                let mut params = CUDA_GRAPH_INSTANTIATE_PARAMS { flags: bits, ..Default::default() };
+                // SAFETY: valid out-pointer and parameters; the graph is live; a null upload
+                // stream is the current context's legacy default stream.
+                return unsafe { pc.cuGraphInstantiateWithParams(raw, graph, &mut params) };
+            }
             // SAFETY: valid out-pointer; the graph is live.
             unsafe { pc.cuGraphInstantiateWithFlags(raw, graph, bits) }
         };

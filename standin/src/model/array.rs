@@ -98,6 +98,29 @@ impl Desc {
         let (rows, slices) = self.rows_slices();
         self.row_bytes().checked_mul(rows)?.checked_mul(slices)
     }
+
+    /// Whether its depth counts layers or cubemap faces (which mipmap levels keep) rather
+    /// than slices (which they halve).
+    fn depth_is_layers(&self) -> bool {
+        self.flags & (CUDA_ARRAY3D_LAYERED | CUDA_ARRAY3D_CUBEMAP) != 0
+    }
+
+    /// The levels a mipmapped array of this shape gets when `asked` are asked for: clamped
+    /// to `1..=1 + floor(log2(largest extent))`, as the CUDA documentation says, the
+    /// extents being the width, height and (not for layers or faces) depth.
+    pub(crate) fn mipmap_levels(&self, asked: u32) -> u32 {
+        let depth = if self.depth_is_layers() { 0 } else { self.depth };
+        let largest = self.width.max(self.height).max(depth).max(1);
+        asked.clamp(1, largest.ilog2() + 1)
+    }
+
+    /// The shape of mipmap level `level` of a mipmapped array of this shape: each extent
+    /// halved per level (at least 1; an extent of 0 stays 0), layers and faces kept.
+    pub(crate) fn level(&self, level: u32) -> Desc {
+        let halve = |n: usize| if n == 0 { 0 } else { n.checked_shr(level).unwrap_or(0).max(1) };
+        let depth = if self.depth_is_layers() { self.depth } else { halve(self.depth) };
+        Desc { width: halve(self.width), height: halve(self.height), depth, ..*self }
+    }
 }
 
 /// One live array.
@@ -106,6 +129,16 @@ pub(crate) struct Array {
     pub(crate) desc: Desc,
     /// The device address of its backing memory.
     pub(crate) address: u64,
+    /// For a level of a mipmapped array: that mipmapped array (which owns it).
+    pub(crate) mipmap: Option<u64>,
+}
+
+/// One live mipmapped array: its level 0's shape and its levels, arrays of
+/// [`Arrays::arrays`] it owns (destroyed with it).
+#[derive(Clone, Debug)]
+pub(crate) struct Mipmap {
+    pub(crate) desc: Desc,
+    pub(crate) levels: Vec<u64>,
 }
 
 /// What a texture or surface object reads, as its `CUDA_RESOURCE_DESC` said.
@@ -131,11 +164,14 @@ pub(crate) struct Sampling {
 pub(crate) struct Object {
     pub(crate) resource: Resource,
     pub(crate) sampling: Option<Sampling>,
+    /// The resource view a texture object was made with, as given.
+    pub(crate) view: Option<cudrv::sys::CUDA_RESOURCE_VIEW_DESC>,
 }
 
-/// A world's arrays and texture and surface objects.
+/// A world's arrays, mipmapped arrays, and texture and surface objects.
 pub(crate) struct Arrays {
     pub(crate) arrays: Registry<Array>,
+    pub(crate) mipmaps: Registry<Mipmap>,
     pub(crate) textures: Registry<Object>,
     pub(crate) surfaces: Registry<Object>,
 }
@@ -145,6 +181,7 @@ impl Arrays {
     pub(crate) const fn new() -> Arrays {
         Arrays {
             arrays: Registry::new("array", CUresult::CUDA_ERROR_INVALID_HANDLE),
+            mipmaps: Registry::new("mipmapped array", CUresult::CUDA_ERROR_INVALID_HANDLE),
             textures: Registry::new("texture object", CUresult::CUDA_ERROR_INVALID_VALUE),
             surfaces: Registry::new("surface object", CUresult::CUDA_ERROR_INVALID_VALUE),
         }
@@ -236,6 +273,22 @@ mod tests {
         let bad_format = Desc { format: CUarray_format(77), ..desc(4, 4, 0, 1, 0) };
         assert_eq!(bad_format.check(), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
         assert_eq!(desc(3, 2, 2, 2, 0).bytes(), Some(3 * 8 * 2 * 2));
+    }
+
+    #[test]
+    fn mipmap_levels_halve_the_extents_and_keep_layers() {
+        let d = desc(64, 16, 0, 1, 0);
+        assert_eq!(d.mipmap_levels(0), 1, "at least one level");
+        assert_eq!(d.mipmap_levels(3), 3);
+        assert_eq!(d.mipmap_levels(99), 7, "64 wide: 64, 32, ..., 1");
+        assert_eq!((d.level(2).width, d.level(2).height, d.level(2).depth), (16, 4, 0));
+        assert_eq!((d.level(6).width, d.level(6).height), (1, 1));
+        let layered = desc(8, 8, 5, 1, CUDA_ARRAY3D_LAYERED);
+        assert_eq!(layered.mipmap_levels(99), 4, "the layers are no extent");
+        assert_eq!((layered.level(1).width, layered.level(1).depth), (4, 5));
+        let volume = desc(4, 4, 32, 1, 0);
+        assert_eq!(volume.mipmap_levels(99), 6);
+        assert_eq!((volume.level(3).width, volume.level(3).height, volume.level(3).depth), (1, 1, 4));
     }
 
     #[test]

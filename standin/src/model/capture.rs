@@ -1,7 +1,7 @@
 //! The state of a world's stream captures: each capture sequence, the streams taking
 //! part in one, and the events recorded in one (`capture.rs` has the rules).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use cudrv::sys::{CUgraphEdgeData, CUstreamCaptureMode};
 
@@ -50,19 +50,35 @@ pub(crate) struct Captures {
     pub(crate) members: BTreeMap<u64, Member>,
     /// Events recorded on a capturing stream: the sequence and the dependencies then.
     pub(crate) events: BTreeMap<u64, (u64, Vec<u64>)>,
+    /// Events last recorded in a capture that has ended (until recorded again outside
+    /// one): the H200 answers CUDA_ERROR_INVALID_VALUE to a query of one.
+    pub(crate) ended_events: BTreeSet<u64>,
+    /// Events recorded with `CU_EVENT_RECORD_EXTERNAL` in a capture going on (an event
+    /// record node), by the capture's sequence: the H200 answers a query of one
+    /// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and invalidates the capture.
+    pub(crate) external_events: BTreeMap<u64, u64>,
 }
 
 impl Captures {
     /// No capture.
     pub(crate) const fn new() -> Captures {
-        Captures { sequences: BTreeMap::new(), members: BTreeMap::new(), events: BTreeMap::new() }
+        Captures {
+            sequences: BTreeMap::new(),
+            members: BTreeMap::new(),
+            events: BTreeMap::new(),
+            ended_events: BTreeSet::new(),
+            external_events: BTreeMap::new(),
+        }
     }
 
     /// Removes sequence `id`, its streams and its events; its graph if the capture made
     /// it (for the caller to destroy).
     pub(crate) fn remove_sequence(&mut self, id: u64) -> Option<u64> {
         self.members.retain(|_, m| m.id != id);
+        let ended: Vec<u64> = self.events.iter().filter(|(_, (e, _))| *e == id).map(|(&h, _)| h).collect();
         self.events.retain(|_, (e, _)| *e != id);
+        self.ended_events.extend(ended);
+        self.external_events.retain(|_, q| *q != id);
         self.sequences.remove(&id).filter(|s| s.owns_graph).map(|s| s.graph)
     }
 

@@ -31,10 +31,17 @@ pub(crate) struct Context {
     /// Its device.
     pub(crate) device: c_int,
     primary: bool,
-    /// The flags it was created with (a primary context's are its device's: `primaries.rs`).
-    pub(crate) flags: c_uint,
+    /// The flags it was created with, or last set by `cuCtxSetFlags` (a primary context's
+    /// are its device's, `primaries.rs`, until `cuCtxSetFlags` sets its own).
+    flags: AtomicU32,
+    /// Whether `cuCtxSetFlags` set its flags (for a primary context: they then stand for
+    /// `cuCtxGetFlags`, and the device's primary state keeps its own).
+    flags_set: AtomicBool,
     /// The sticky failure's status (0: none).
     sticky: AtomicU32,
+    /// Its world's kernel fault (0: none), shared by every context of the world: on the
+    /// H200 a kernel's fault fails every context of the process, and contexts made later.
+    world_fault: Arc<AtomicU32>,
     destroyed: AtomicBool,
     /// Its default stream (the NULL stream, `CU_STREAM_LEGACY`, `CU_STREAM_PER_THREAD`).
     pub(crate) default_queue: Arc<Queue>,
@@ -46,13 +53,15 @@ pub(crate) struct Context {
 }
 
 impl Context {
-    fn new(device: c_int, primary: bool, flags: c_uint) -> Context {
+    fn new(device: c_int, primary: bool, flags: c_uint, world_fault: Arc<AtomicU32>) -> Context {
         Context {
             handle: handles::fresh(),
             device,
             primary,
-            flags,
+            flags: AtomicU32::new(flags),
+            flags_set: AtomicBool::new(false),
             sticky: AtomicU32::new(0),
+            world_fault,
             destroyed: AtomicBool::new(false),
             default_queue: Queue::new(),
             queues: Mutex::new(Vec::new()),
@@ -63,9 +72,14 @@ impl Context {
     /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
     pub(crate) fn usable(&self) -> Result<(), CUresult> {
         self.alive()?;
-        match self.sticky.load(Ordering::Acquire) {
-            0 => Ok(()),
-            s => Err(CUresult(s)),
+        self.fault()
+    }
+
+    /// Its sticky failure, or its world's kernel fault, if any.
+    fn fault(&self) -> Result<(), CUresult> {
+        match (self.sticky.load(Ordering::Acquire), self.world_fault.load(Ordering::Acquire)) {
+            (0, 0) => Ok(()),
+            (0, s) | (s, _) => Err(CUresult(s)),
         }
     }
 
@@ -75,6 +89,22 @@ impl Context {
             return Err(CUresult::CUDA_ERROR_CONTEXT_IS_DESTROYED);
         }
         Ok(())
+    }
+
+    /// Its flags (a created context's; a primary context's are its device's).
+    pub(crate) fn flags(&self) -> c_uint {
+        self.flags.load(Ordering::Acquire)
+    }
+
+    /// Replaces its flags (`cuCtxSetFlags`).
+    pub(crate) fn set_flags(&self, flags: c_uint) {
+        self.flags.store(flags, Ordering::Release);
+        self.flags_set.store(true, Ordering::Release);
+    }
+
+    /// The flags `cuCtxSetFlags` set, if it did.
+    pub(crate) fn flags_set(&self) -> Option<c_uint> {
+        self.flags_set.load(Ordering::Acquire).then(|| self.flags())
     }
 
     /// Whether it is a device's primary context.
@@ -89,14 +119,17 @@ impl Context {
 
     /// The sticky failure while sticky-failed (a destroyed context is not).
     pub(crate) fn not_sticky(&self) -> Result<(), CUresult> {
-        match self.sticky.load(Ordering::Acquire) {
-            s if s != 0 && !self.destroyed.load(Ordering::Acquire) => Err(CUresult(s)),
-            _ => Ok(()),
+        if self.destroyed.load(Ordering::Acquire) {
+            return Ok(());
         }
+        self.fault()
     }
 
-    /// Makes it sticky-failed with `status` (a kernel faulted), unless it already is.
+    /// Makes it sticky-failed with `status` (a kernel faulted), unless it already is, and
+    /// its world too: every other context of the world, and every one made later, fails
+    /// with it (as the H200 answers: docs/driver-facts.md, "Kernel faults").
     pub(crate) fn make_sticky(&self, status: CUresult) {
+        let _ = self.world_fault.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
         let _ = self.sticky.compare_exchange(0, status.0, Ordering::AcqRel, Ordering::Acquire);
     }
 
@@ -118,6 +151,12 @@ impl Context {
         let queues: Vec<Arc<Queue>> = lock(&self.queues).iter().filter_map(|(w, _)| w.upgrade()).collect();
         self.default_queue.drain()?;
         queues.iter().try_for_each(|q| q.drain())
+    }
+
+    /// Its default queue and the queues of its live streams (a green context's work).
+    pub(crate) fn all_queues(&self) -> Vec<Arc<Queue>> {
+        let streams = lock(&self.queues).iter().filter_map(|(w, _)| w.upgrade()).collect::<Vec<_>>();
+        std::iter::once(Arc::clone(&self.default_queue)).chain(streams).collect()
     }
 
     /// Where the pending work of its blocking streams ends: what work on the legacy
@@ -215,6 +254,8 @@ pub(crate) struct Contexts {
     double_destroys: Mutex<Vec<u64>>,
     /// Bumped by [`Contexts::reset`]: threads' states of older generations are gone.
     generation: AtomicU64,
+    /// The world's kernel fault, shared with every context (see [`Context::make_sticky`]).
+    fault: Mutex<Option<Arc<AtomicU32>>>,
 }
 
 impl Contexts {
@@ -225,6 +266,7 @@ impl Contexts {
             late: Mutex::new(BTreeMap::new()),
             double_destroys: Mutex::new(Vec::new()),
             generation: AtomicU64::new(0),
+            fault: Mutex::new(None),
         }
     }
 
@@ -340,10 +382,17 @@ impl Contexts {
     }
 
     /// Makes a context on `device` (not current yet): a created one, or a primary one.
-    pub(crate) fn create(&self, device: c_int, primary: bool, flags: c_uint) -> Arc<Context> {
-        let c = Arc::new(Context::new(device, primary, flags));
+    /// The world's kernel fault fails it: a context cannot be made after one (the H200
+    /// answers the fault to `cuCtxCreate` and to a primary context's new retain).
+    pub(crate) fn create(&self, device: c_int, primary: bool, flags: c_uint) -> Result<Arc<Context>, CUresult> {
+        let fault = Arc::clone(lock(&self.fault).get_or_insert_with(|| Arc::new(AtomicU32::new(0))));
+        match fault.load(Ordering::Acquire) {
+            0 => {}
+            s => return Err(CUresult(s)),
+        }
+        let c = Arc::new(Context::new(device, primary, flags, fault));
         lock(&self.all).insert(c.handle, Arc::clone(&c));
-        c
+        Ok(c)
     }
 
     /// Records that the created context `handle` was destroyed again.
@@ -356,6 +405,11 @@ impl Contexts {
         lock(&self.double_destroys).clone()
     }
 
+    /// Every live context, primary ones too.
+    pub(crate) fn live(&self) -> Vec<Arc<Context>> {
+        lock(&self.all).values().filter(|c| !c.is_destroyed()).cloned().collect()
+    }
+
     /// The live created contexts.
     pub(crate) fn live_handles(&self) -> Vec<u64> {
         lock(&self.all).values().filter(|c| !c.primary && !c.is_destroyed()).map(|c| c.handle).collect()
@@ -364,6 +418,7 @@ impl Contexts {
     /// Forgets every context and every thread's state, as a new process starts: only for
     /// a world nothing uses at the time (see `StandIn::reset`).
     pub(crate) fn reset(&self) {
+        *lock(&self.fault) = None;
         lock(&self.all).clear();
         lock(&self.late).clear();
         lock(&self.double_destroys).clear();

@@ -57,6 +57,13 @@ pub const ENV_DEVICES: &str = "CUDRV_STANDIN_DEVICES";
 
 /// The most dynamic shared memory a block may use (an H200's opt-in limit, 227 KiB).
 pub(crate) const MAX_SHARED_OPTIN: c_int = 227 << 10;
+/// The shared memory of a multiprocessor (an H200's, 228 KiB).
+pub(crate) const SHARED_PER_MULTIPROCESSOR: c_int = 228 << 10;
+/// The clock rate every virtual device reports, in kHz (`CU_DEVICE_ATTRIBUTE_CLOCK_RATE`,
+/// an H200's). The PTX executor's `%clock` and `%clock64` count host time at this rate
+/// (`ptx/src/exec.rs`, `CLOCK_RATE_KHZ`), so a kernel that waits for N cycles waits about
+/// N / 1.98 ns.
+pub(crate) const CLOCK_RATE_KHZ: c_int = 1_980_000;
 /// The PCI device number of device 0 (`0000:00:06.0`, as on the machine of
 /// driver-facts.md); device `d` is `6 + d` on bus 0.
 pub(crate) const FIRST_PCI_DEVICE: c_int = 6;

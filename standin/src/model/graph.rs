@@ -1,14 +1,17 @@
 //! The kinds of graph node the stand-in runs, shared by streams (work done at once), stream
 //! capture (work recorded) and graph launches (work replayed): empty, host, kernel, memcpy
 //! and memset nodes, and the nodes only explicit graphs have (event record and wait, child
-//! graph, conditional); graphs (nodes and edges) and executable graphs (the steps of an
+//! graph, conditional) and graph memory nodes (allocation and free, `model/graph_mem.rs`); graphs (nodes and edges) and executable graphs (the steps of an
 //! instantiation). Running a node is `graph_node.rs`'s.
 
 use std::collections::BTreeMap;
 use std::ffi::c_uint;
 use std::sync::Arc;
 
-use cudrv::sys::{CUdeviceptr, CUgraphConditionalNodeType, CUgraphNodeType, CUresult};
+use cudrv::sys::{
+    CUdeviceptr, CUexternalSemaphore, CUgraphConditionalNodeType, CUgraphNodeType, CUresult, CUstreamBatchMemOpParams,
+    CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS, CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS,
+};
 
 use crate::run::kernels::HostKernel;
 use crate::run::queue::{HostCall, Queue};
@@ -127,6 +130,46 @@ pub(crate) enum Node {
     /// Runs the graph (a copy of the one given, owned by the node).
     Child(u64),
     Conditional(CondNode),
+    /// Allocates the graph allocation at this address (`model/graph_mem.rs`).
+    MemAlloc(u64),
+    /// Frees the graph allocation at this address.
+    MemFree(u64),
+    /// Runs stream memory operations (`graph_memop.rs`).
+    BatchMemOp(MemOpNode),
+    /// Signals or waits for external semaphores (`extsem.rs`).
+    ExtSem(ExtSemNode),
+}
+
+/// An external semaphore node's parameters, the node's own copies (its get-params calls
+/// hand out these arrays). The handles are not checked when given (as the real driver).
+#[derive(Clone)]
+pub(crate) struct ExtSemNode {
+    /// The semaphores, as the program gave them (NULL among them allowed).
+    pub(crate) sems: Vec<CUexternalSemaphore>,
+    /// One signal or wait parameter block per semaphore.
+    pub(crate) params: ExtSemParams,
+}
+
+/// The parameter blocks of a signal or a wait node.
+#[derive(Clone)]
+pub(crate) enum ExtSemParams {
+    Signal(Vec<CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS>),
+    Wait(Vec<CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS>),
+}
+
+// SAFETY: the semaphore handles and the NvSciSync fence pointers in the parameter blocks
+// are values the program gave, never dereferenced by the stand-in (a node signals or waits
+// for nothing: `extsem.rs`); moving them between threads moves plain numbers.
+unsafe impl Send for ExtSemNode {}
+
+/// A batch memory operation node's parameters, as given (checked when given).
+#[derive(Clone)]
+pub(crate) struct MemOpNode {
+    /// The context the operations are for.
+    pub(crate) ctx: u64,
+    /// The operations, the node's own copy (`cuGraphBatchMemOpNodeGetParams` hands it out).
+    pub(crate) ops: Vec<CUstreamBatchMemOpParams>,
+    pub(crate) flags: c_uint,
 }
 
 impl Node {
@@ -142,6 +185,15 @@ impl Node {
             Node::EventWait(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT,
             Node::Child(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH,
             Node::Conditional(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL,
+            Node::MemAlloc(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+            Node::MemFree(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_FREE,
+            Node::BatchMemOp(_) => CUgraphNodeType::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+            Node::ExtSem(ExtSemNode { params: ExtSemParams::Signal(_), .. }) => {
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL
+            }
+            Node::ExtSem(ExtSemNode { params: ExtSemParams::Wait(_), .. }) => {
+                CUgraphNodeType::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT
+            }
         }
     }
 
@@ -168,7 +220,14 @@ pub(crate) struct Graph {
     pub(crate) conditionals: Vec<u64>,
     /// For a copy: `(original node, its copy here)`.
     pub(crate) clone_of: Vec<(u64, u64)>,
+    /// Kernel node attributes set (`cuGraphKernelNodeSetAttribute`), by node and
+    /// attribute: the value's bytes.
+    pub(crate) kernel_attrs: BTreeMap<(u64, u32), AttrBytes>,
 }
+
+/// The bytes of a `CUkernelNodeAttrValue` (a union; kept as bytes, as it may hold
+/// handles).
+pub(crate) type AttrBytes = [u8; std::mem::size_of::<cudrv::sys::CUkernelNodeAttrValue>()];
 
 impl Graph {
     /// The node `h`.
@@ -250,4 +309,28 @@ pub(crate) struct Exec {
     pub(crate) flags: u64,
     /// The last launch on each queue.
     pub(crate) launches: Vec<(Arc<Queue>, u64)>,
+}
+
+/// The ids of graphs and execs (`cuGraphGetId`, `cuGraphExecGetId`): numbers from 1,
+/// given when first asked for, by handle (handles are never reused).
+pub(crate) struct Ids {
+    next: c_uint,
+    given: BTreeMap<u64, c_uint>,
+}
+
+impl Ids {
+    /// None given yet.
+    pub(crate) const fn new() -> Ids {
+        Ids { next: 1, given: BTreeMap::new() }
+    }
+
+    /// The id of graph or exec `h`.
+    pub(crate) fn of(&mut self, h: u64) -> c_uint {
+        let next = &mut self.next;
+        *self.given.entry(h).or_insert_with(|| {
+            let id = *next;
+            *next = next.wrapping_add(1).max(1);
+            id
+        })
+    }
 }

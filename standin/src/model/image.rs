@@ -1,7 +1,8 @@
 //! The images the stand-in loads: its fake image format (see [`FAKE_IMAGE_MAGIC`]), and
 //! PTX text, whose kernels run on the PTX executor (`cudrv-ptx`) unless a host
-//! implementation of the same name is registered (`kernels.rs`: a registered name wins).
-//! Cubins and fatbins are refused.
+//! implementation of the same name is registered (`kernels.rs`: a registered name wins);
+//! a fatbin runs its PTX (`fatbin.rs`). An image with no PTX (a cubin, a fatbin of machine
+//! code only) is refused with CUDA_ERROR_NO_BINARY_FOR_GPU and a log saying why.
 //!
 //! PTX is gated as the emulated driver's JIT gates it (`ptx.rs`): a `.version` newer than
 //! the driver's PTX ISA is CUDA_ERROR_UNSUPPORTED_PTX_VERSION, a `.target` above the
@@ -16,7 +17,8 @@ use std::sync::Arc;
 
 use cudrv::sys::CUresult;
 
-use crate::model::ptx;
+use crate::model::device::DEVICE_CC;
+use crate::model::{fatbin, ptx};
 use crate::run::kernels::{self, HostKernel};
 
 /// The name of the kernel of a fake image that faults: launching it makes its context
@@ -109,6 +111,12 @@ impl Refused {
     }
 }
 
+impl From<fatbin::Unusable> for Refused {
+    fn from(u: fatbin::Unusable) -> Refused {
+        Refused { code: u.code, log: u.log }
+    }
+}
+
 impl From<Refused> for CUresult {
     fn from(r: Refused) -> CUresult {
         r.code
@@ -142,6 +150,10 @@ pub(crate) struct Image {
     pub(crate) code: BTreeMap<String, Code>,
     /// The PTX modules the executor runs (one per PTX text; a link may add several).
     pub(crate) ptx: Vec<Ptx>,
+    /// Texture references (`.global .texref NAME;`), for `cuModuleGetTexRef`.
+    pub(crate) texrefs: Vec<String>,
+    /// Surface references (`.global .surfref NAME;`), for `cuModuleGetSurfRef`.
+    pub(crate) surfrefs: Vec<String>,
 }
 
 /// The layout of parameters of these sizes, each aligned as its size (up to 8).
@@ -229,8 +241,12 @@ impl Image {
         if p.is_null() {
             return Err(Refused::new(CUresult::CUDA_ERROR_INVALID_VALUE, ""));
         }
-        let binary = || Refused::image("a binary image (cubin or fatbin): the stand-in loads only text");
         let p = p.cast::<u8>();
+        // SAFETY: the caller's image, as this function's contract says.
+        if let Some(binary) = unsafe { read_binary(p) } {
+            return Image::from_bytes(&binary?, max_isa);
+        }
+        let binary = || Refused::image("a binary image the stand-in does not know (not a fatbin, nor a cubin)");
         let mut len = 0usize;
         loop {
             // SAFETY: every byte before this one was text other than NUL, so the caller's
@@ -246,6 +262,21 @@ impl Image {
         // SAFETY: the `len` bytes just read.
         let bytes = unsafe { std::slice::from_raw_parts(p, len) };
         Image::parse_any(bytes, max_isa)
+    }
+
+    /// An image read whole (from a file, or a fatbin from memory): a fatbin's PTX (see
+    /// [`fatbin::ptx`]), a cubin refused, else a fake image or PTX text up to its first NUL
+    /// ([`Image::parse_any`]).
+    pub(crate) fn from_bytes(bytes: &[u8], max_isa: (u32, u32)) -> Result<Image, Refused> {
+        if bytes.starts_with(&fatbin::FATBIN_MAGIC.to_le_bytes()) {
+            let text = fatbin::ptx(bytes, device_arch()).map_err(Refused::from)?;
+            return Image::parse_any(text.as_bytes(), max_isa);
+        }
+        if bytes.starts_with(&fatbin::ELF_MAGIC) {
+            return Err(fatbin::cubin_refused().into());
+        }
+        let text = bytes.split(|&b| b == 0).next().unwrap_or_default();
+        Image::parse_any(text, max_isa)
     }
 
     /// A fake image, or PTX text gated for a driver whose newest PTX ISA is `max_isa`
@@ -269,6 +300,11 @@ impl Image {
         if let Some((code, log)) = max_isa.and_then(|max| ptx::gate(text, max)) {
             return Err(Refused::new(code, log));
         }
+        if unsupported_suq(text) {
+            // facts (H200, issue 29): suq other than width/height/depth: 801, empty log.
+            return Err(Refused::new(CUresult::CUDA_ERROR_NOT_SUPPORTED, ""));
+        }
+        let hidden = kernels_with_unavailable_txq(text);
         let (module, error) = match cudrv_ptx::Module::load(text) {
             Ok(m) => (Some(Arc::new(m)), None),
             Err(e) => (None, Some(e)),
@@ -279,6 +315,10 @@ impl Image {
         }
         let ptx_part = module.as_ref().map(|_| 0);
         for e in entries {
+            if hidden.contains(&e.name) {
+                // facts (H200, issue 29): the module loads; cuModuleGetFunction: 500.
+                continue;
+            }
             let code = match (kernels::find(&e.name), ptx_part) {
                 (Some(host), _) => {
                     if e.param_sizes.as_ref().is_some_and(|sizes| *sizes != host.param_sizes()) {
@@ -301,6 +341,18 @@ impl Image {
                 image.params.insert(e.name.clone(), layout);
             }
             image.code.insert(e.name, code);
+        }
+        if let Some(m) = &module {
+            for r in m.references() {
+                let list = match r.kind {
+                    cudrv_ptx::ReferenceKind::Texture => &mut image.texrefs,
+                    cudrv_ptx::ReferenceKind::Surface => &mut image.surfrefs,
+                    cudrv_ptx::ReferenceKind::Sampler => continue,
+                };
+                if !list.contains(&r.name) {
+                    list.push(r.name.clone());
+                }
+            }
         }
         image.globals = match &module {
             Some(m) => m
@@ -411,6 +463,105 @@ impl Image {
 
 /// The JIT error log for PTX the executor could not load: ptxas's words for a word that is
 /// no instruction (driver-facts.md), else the executor's error with its line.
+/// The device's architecture as fatbins name it (90 for sm_90).
+fn device_arch() -> u32 {
+    DEVICE_CC.0.unsigned_abs() * 10 + DEVICE_CC.1.unsigned_abs()
+}
+
+/// The binary image at `p` (a fatbin, or a cubin), copied whole; `None` if `p` does not
+/// start with one of their magic numbers (text). A cubin is refused at once (the stand-in
+/// runs PTX only). The CUDA runtime's fatbin wrapper is not an image the driver API loads
+/// (the H200 answers CUDA_ERROR_INVALID_IMAGE): it is refused as any unknown binary.
+///
+/// # Safety
+/// `p` points to the caller's image: readable up to a NUL byte or a byte that is not the
+/// next of a magic number, and, once a magic number matched, readable as that image (a
+/// fatbin's whole size as its header and its members' headers give it).
+unsafe fn read_binary(p: *const u8) -> Option<Result<Vec<u8>, Refused>> {
+    let starts_with = |magic: [u8; 4]| {
+        magic.iter().enumerate().all(|(i, &m)| {
+            // SAFETY: every byte before this one matched a magic byte (none is NUL), so the
+            // caller's image goes on.
+            unsafe { *p.add(i) == m }
+        })
+    };
+    if starts_with(fatbin::ELF_MAGIC) {
+        return Some(Err(fatbin::cubin_refused().into()));
+    }
+    if !starts_with(fatbin::FATBIN_MAGIC.to_le_bytes()) {
+        return None;
+    }
+    // SAFETY: a fatbin starts with its 16-byte header.
+    let header = unsafe { std::slice::from_raw_parts(p, 16) };
+    let size = fatbin::size_from_header(header)?;
+    if size > fatbin::MAX_FATBIN {
+        return Some(Err(Refused::image(format!("a fatbin of {size} bytes, more than the stand-in reads"))));
+    }
+    let header_size = u64::from(u16::from_le_bytes([*header.get(6)?, *header.get(7)?]));
+    // The members are read by their own sizes, past the size the header gives if they say
+    // so (as the H200 reads them: `image.fatbin_truncated_member`).
+    let mut end = header_size;
+    while end < size {
+        // SAFETY: a member starting inside the fatbin starts with its 16 first header bytes.
+        let member = unsafe { std::slice::from_raw_parts(p.add(usize::try_from(end).ok()?), 16) };
+        let word = |at: usize, n: usize| {
+            member.get(at..at + n).map(|b| b.iter().rev().fold(0u64, |v, &x| v << 8 | u64::from(x)))
+        };
+        let (member_header, payload) = (word(4, 4)?, word(8, 8)?);
+        if member_header == 0 {
+            break;
+        }
+        end = end.checked_add(member_header)?.checked_add(payload)?;
+        if end > fatbin::MAX_FATBIN {
+            return Some(Err(Refused::image(format!(
+                "a fatbin member ending at {end} bytes, more than the stand-in reads"
+            ))));
+        }
+    }
+    let size = usize::try_from(size.max(end)).ok()?;
+    // SAFETY: the fatbin's header and its members' headers give its whole size.
+    Some(Ok(unsafe { std::slice::from_raw_parts(p, size) }.to_vec()))
+}
+
+/// The `txq`/`suq` queries the H200 answers on an object: width, height, depth.
+fn dimension_query(q: &str) -> bool {
+    matches!(q, "width" | "height" | "depth")
+}
+
+/// The query of each `op.` instruction (`txq`, `suq`) in `text`.
+fn queries<'a>(text: &'a str, op: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+    text.match_indices(op).filter_map(move |(at, _)| {
+        let before = text.get(..at).and_then(|b| b.chars().next_back());
+        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$' || c == '%') {
+            return None;
+        }
+        let rest = text.get(at + op.len()..)?;
+        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        rest.get(..end)
+    })
+}
+
+/// A module with `suq` other than width/height/depth: the H200 refuses it (801).
+fn unsupported_suq(text: &str) -> bool {
+    queries(text, "suq.").any(|q| !dimension_query(q))
+}
+
+/// Kernels whose body has `txq` other than width/height/depth: the H200 loads the module
+/// but cuModuleGetFunction answers CUDA_ERROR_NOT_FOUND for them.
+fn kernels_with_unavailable_txq(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let parts = text.split(".entry").skip(1);
+    for part in parts {
+        let body = part.split(".func").next().unwrap_or(part);
+        let name: String =
+            body.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
+        if queries(body, "txq.").any(|q| !dimension_query(q) && q != "level") {
+            out.push(name);
+        }
+    }
+    out
+}
+
 fn refusal_log(error: Option<&cudrv_ptx::PtxError>) -> String {
     const ABORTED: &str = "ptxas fatal   : Ptx assembly aborted due to errors";
     let Some(e) = error else { return String::new() };

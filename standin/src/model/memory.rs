@@ -22,7 +22,7 @@
 //! program. Its mistakes (double frees, uses after free, duplicate imports) are kept here
 //! for the ledger.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::c_int;
 use std::sync::Arc;
 
@@ -104,6 +104,8 @@ pub(crate) struct PointerInfo {
     pub(crate) owner: Owner,
     /// The pool it came from.
     pub(crate) pool: Option<u64>,
+    /// Whether `cuPointerSetAttribute` set its `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS`.
+    pub(crate) sync_memops: bool,
 }
 
 /// One device address range.
@@ -163,6 +165,12 @@ pub(crate) struct Memory {
     /// The memory of freed managed allocations, kept (as pinned memory is) so that the
     /// host does not hand their addresses out again while the table remembers them.
     retired: Vec<Arc<Backing>>,
+    /// The access `cuMemPoolSetAccess` gave each device to each pool's memory (by pool and
+    /// device; `CU_MEM_ACCESS_FLAGS_PROT_*`), for `cuMemPoolGetAccess` (`pool_access.rs`).
+    pub(crate) pool_access: BTreeMap<(u64, c_int), u32>,
+    /// Allocations (by their start) whose `CU_POINTER_ATTRIBUTE_SYNC_MEMOPS` was set
+    /// (`cuPointerSetAttribute`); forgotten when they are freed.
+    pub(crate) sync_memops: BTreeSet<u64>,
 }
 
 impl Memory {
@@ -180,6 +188,8 @@ impl Memory {
             use_after_free: Vec::new(),
             duplicate_imports: Vec::new(),
             retired: Vec::new(),
+            pool_access: BTreeMap::new(),
+            sync_memops: BTreeSet::new(),
         }
     }
 
@@ -294,7 +304,8 @@ impl Memory {
             s.retired.push(backing);
         }
         m.freeing = false;
-        let (size, import_of, pool) = (m.size, m.import_of, m.pool);
+        let (size, import_of, pool, kind) = (m.size, m.import_of, m.pool, m.kind);
+        s.sync_memops.remove(&address);
         if let Some((used, _)) = pool.and_then(|p| s.pool_use.get_mut(&p)) {
             *used = used.saturating_sub(size);
         }
@@ -303,6 +314,8 @@ impl Memory {
             s.reusable.entry((pool, size)).or_default().push(address);
         }
         match import_of {
+            // Mapped memory (virtual memory, external memory buffers) counts nothing.
+            None if kind == AllocationKind::Mapped => {}
             None => s.used = s.used.saturating_sub(size),
             Some(source) => {
                 for other in s.imports.remove(&source).unwrap_or_default() {
@@ -496,11 +509,14 @@ impl Memory {
     pub(crate) fn describe(&mut self, address: u64) -> Option<PointerInfo> {
         let s = self;
         if let Some((start, m)) = s.containing(address).filter(|(_, m)| m.backing.is_some()) {
-            return Some(PointerInfo { host: false, kind: m.kind, start, size: m.size, owner: m.owner, pool: m.pool });
+            let (kind, size, owner, pool) = (m.kind, m.size, m.owner, m.pool);
+            let sync_memops = s.sync_memops.contains(&start);
+            return Some(PointerInfo { host: false, kind, start, size, owner, pool, sync_memops });
         }
         let (start, b) = s.pinned_at(address)?;
         let kind = if b.registered { AllocationKind::Registered } else { AllocationKind::Pinned };
-        Some(PointerInfo { host: true, kind, start, size: b.size, owner: b.owner, pool: None })
+        let sync_memops = s.sync_memops.contains(&start);
+        Some(PointerInfo { host: true, kind, start, size: b.size, owner: b.owner, pool: None, sync_memops })
     }
 
     /// Bytes of live allocations from `pool` now, and the most there were since the last

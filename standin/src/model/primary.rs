@@ -54,8 +54,12 @@ impl Primaries {
     /// `contexts`) if it is not active.
     pub(crate) fn retain(&self, contexts: &Contexts, device: c_int, valid: bool) -> Result<Arc<Context>, CUresult> {
         let mut s = lock(self.slot(device, valid)?);
-        s.retained = s.retained.checked_add(1).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
-        Ok(Arc::clone(s.ctx.get_or_insert_with(|| contexts.create(device, true, 0))))
+        let retained = s.retained.checked_add(1).ok_or(CUresult::CUDA_ERROR_INVALID_VALUE)?;
+        if s.ctx.is_none() {
+            s.ctx = Some(contexts.create(device, true, 0)?);
+        }
+        s.retained = retained;
+        s.ctx.as_ref().map(Arc::clone).ok_or(CUresult::CUDA_ERROR_INVALID_CONTEXT)
     }
 
     /// `cuDevicePrimaryCtxRelease`: the context to end when this was the last release.

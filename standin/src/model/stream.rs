@@ -94,18 +94,29 @@ impl Target {
     }
 
     /// Queues device work in stream order and returns its position: done at once on the
-    /// calling thread when the stream is idle and waits for nothing (its failure is then
-    /// returned), else queued behind the pending work (its failure then leaves the
-    /// context sticky-failed, see [`sticky_status`]).
+    /// calling thread when the stream is idle and waits for nothing, else queued behind
+    /// the pending work (its failure then leaves the context sticky-failed, see
+    /// [`sticky_status`]).
+    ///
+    /// Work done at once that fails as a GPU fault does (a kernel's trap, assert or bad
+    /// access: the work left the context sticky-failed) is `Ok` here, as a GPU accepts the
+    /// launch and reports the fault at the next synchronising call: the fault is held by
+    /// the context, and every later call that uses it returns it. Work done at once that
+    /// fails without making the context sticky-failed (a copy's refused address, a kernel
+    /// the executor cannot start) returns its failure, as the call would on a GPU.
     pub(crate) fn submit<F>(&self, work: F) -> Result<u64, CUresult>
     where
         F: FnOnce() -> Result<(), CUresult> + Send + 'static,
     {
         let ctx = Arc::clone(&self.ctx);
         let work = move |now: bool| {
+            let clean = ctx.not_sticky().is_ok();
             let r = work();
-            if let (false, Err(e)) = (now, r) {
-                ctx.make_sticky(sticky_status(e));
+            match r {
+                Err(e) if !now => ctx.make_sticky(sticky_status(e)),
+                // A fault the work made sticky: held until the next synchronising call.
+                Err(_) if clean && ctx.not_sticky().is_err() => return Ok(()),
+                _ => {}
             }
             r
         };

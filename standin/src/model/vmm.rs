@@ -12,7 +12,9 @@
 //! (`CUDA_ERROR_INVALID_VALUE`), where a real driver copies it (a listed difference).
 //!
 //! Releasing a handle (`cuMemRelease`) while it is mapped keeps its memory until the last
-//! mapping is unmapped, as a real driver does.
+//! mapping is unmapped, as a real driver does. `cuMemRetainAllocationHandle` gives the
+//! handle a mapping was made from a further reference (bringing a released one back while
+//! the mapping holds its memory); each reference is released once.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -35,6 +37,9 @@ pub(crate) struct Physical {
     pub(crate) handle_types: u32,
     /// Its memory (shared with its mappings and with handles imported from it).
     pub(crate) backing: Arc<Backing>,
+    /// References to the handle: 1 from `cuMemCreate` or an import, one more per
+    /// `cuMemRetainAllocationHandle`; each `cuMemRelease` drops one, the last forgets it.
+    pub(crate) refs: usize,
 }
 
 /// One mapping, by its first address.
@@ -49,6 +54,8 @@ pub(crate) struct Map {
     pub(crate) access: BTreeMap<i32, u32>,
     /// The shareable handle types of its physical allocation.
     pub(crate) handle_types: u32,
+    /// The handle it was mapped from (`cuMemRetainAllocationHandle` gives it again).
+    pub(crate) handle: u64,
 }
 
 /// A world's reservations, physical allocations, mappings and exported handles.

@@ -47,6 +47,8 @@ pub(crate) struct Backing {
     layout: Option<Layout>,
     /// A mapped file and the length mapped: unmapped when dropped.
     shared: Option<(File, usize)>,
+    /// For a view ([`Backing::view`]): the memory it is part of, kept alive by it.
+    _parent: Option<std::sync::Arc<Backing>>,
 }
 
 // SAFETY: a Backing is plain memory owned by the stand-in; every access to its bytes goes
@@ -65,12 +67,12 @@ impl Backing {
         let layout = Layout::from_size_align(size, ALIGN).ok()?;
         // SAFETY: the layout has a non-zero size.
         let ptr = NonNull::new(unsafe { alloc_zeroed(layout) })?;
-        Some(Backing { ptr, layout: Some(layout), shared: None })
+        Some(Backing { ptr, layout: Some(layout), shared: None, _parent: None })
     }
 
     /// The program's memory at `ptr` (registered host memory): used, never freed.
     pub(crate) fn program(ptr: NonNull<u8>) -> Backing {
-        Backing { ptr, layout: None, shared: None }
+        Backing { ptr, layout: None, shared: None, _parent: None }
     }
 
     /// The first `size` bytes of `file`, mapped shared: what one process writes there,
@@ -85,7 +87,17 @@ impl Backing {
             return None;
         }
         let ptr = NonNull::new(p.cast::<u8>())?;
-        Some(Backing { ptr, layout: None, shared: Some((file, size)) })
+        Some(Backing { ptr, layout: None, shared: Some((file, size)), _parent: None })
+    }
+
+    /// The bytes of `parent` from `offset` on (a buffer mapped onto imported external
+    /// memory): the same memory, kept alive while the view lives. The caller keeps
+    /// `offset` and the length it uses inside the parent; `None` only for a null address.
+    pub(crate) fn view(parent: std::sync::Arc<Backing>, offset: usize) -> Option<Backing> {
+        // The caller names an offset inside the parent (checked against its size there);
+        // wrapping_add keeps this free of `unsafe`, and a pointer never read out of range.
+        let ptr = NonNull::new(parent.as_ptr().wrapping_add(offset))?;
+        Some(Backing { ptr, layout: None, shared: None, _parent: Some(parent) })
     }
 
     /// The file a shared backing maps.

@@ -37,8 +37,8 @@ pub(crate) struct PtxLaunch<'a> {
 }
 
 /// The status a launch fails with for `fault`, and whether it leaves the context
-/// sticky-failed: an illegal or misaligned address, `trap`
-/// (CUDA_ERROR_ILLEGAL_INSTRUCTION), a failed device-side assert (CUDA_ERROR_ASSERT), a
+/// sticky-failed: an illegal or misaligned address, `trap` (CUDA_ERROR_LAUNCH_FAILED, as
+/// the H200 answers a trapping kernel), a failed device-side assert (CUDA_ERROR_ASSERT), a
 /// barrier that the block's threads never all reach (CUDA_ERROR_LAUNCH_FAILED: the GPU
 /// hangs there; the executor stops instead), calls nested too deep
 /// (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) are sticky; an invalid launch
@@ -47,7 +47,7 @@ pub(crate) fn status_of(fault: &Fault) -> (CUresult, bool) {
     match fault {
         Fault::IllegalAddress { .. } => (CUresult::CUDA_ERROR_ILLEGAL_ADDRESS, true),
         Fault::MisalignedAddress { .. } => (CUresult::CUDA_ERROR_MISALIGNED_ADDRESS, true),
-        Fault::Trap { .. } => (CUresult::CUDA_ERROR_ILLEGAL_INSTRUCTION, true),
+        Fault::Trap { .. } => (CUresult::CUDA_ERROR_LAUNCH_FAILED, true),
         Fault::Assert { .. } => (CUresult::CUDA_ERROR_ASSERT, true),
         Fault::BarrierDeadlock { .. } => (CUresult::CUDA_ERROR_LAUNCH_FAILED, true),
         Fault::StackOverflow { .. } => (CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, true),
@@ -267,6 +267,14 @@ unsafe fn store(p: *mut u8, addr: u64, n: usize, v: u64) {
 }
 
 impl GlobalMemory for Device<'_> {
+    /// A texture or surface object's handle is the device address of its record
+    /// (`run/texture.rs`): read through this launch's memory like any other access.
+    fn texture(&self, handle: u64) -> Option<cudrv_ptx::Texture> {
+        let mut record = [0u8; crate::run::texture::TEXELS_BYTES];
+        self.read(handle, &mut record).ok()?;
+        crate::run::texture::Texels::from_bytes(&record)?.to_ptx()
+    }
+
     fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
         let p = self.at(addr, out.len())?;
         // SAFETY: `p` has `out.len()` bytes of device memory (checked), aligned to the

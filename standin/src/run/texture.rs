@@ -12,7 +12,7 @@
 use crate::run::kernels::{KernelError, Scalar, Thread};
 
 /// The record at a texture or surface object's handle (its device address), read by host
-/// kernels: 64 bytes, native byte order.
+/// kernels and PTX kernels: 128 bytes, native byte order.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Texels {
     /// The device address of texel (0, 0, 0).
@@ -29,12 +29,24 @@ pub(crate) struct Texels {
     pub(crate) address_mode: [u8; 3],
     /// Whether coordinates are normalised to [0, 1).
     pub(crate) normalized: bool,
+    /// The `CUarray_format` of a channel (its value: 0x01 u8 ... 0x20 float).
+    pub(crate) format: u8,
+    /// Channels per element (1, 2 or 4).
+    pub(crate) channels: u8,
+    /// Linear filtering (else point).
+    pub(crate) linear: bool,
+    /// `CU_TRSF_READ_AS_INTEGER`.
+    pub(crate) read_as_integer: bool,
+    /// The border colour's f32 bit patterns.
+    pub(crate) border: [u32; 4],
+    /// Layers of a layered array (0: not layered; `extent[2]` is then 1).
+    pub(crate) layers: u64,
 }
 
 /// [`Texels`]' first 4 bytes, so a host kernel given something else fails cleanly.
 pub(crate) const TEXELS_MAGIC: u32 = 0x5354_5843;
 /// The size of a [`Texels`] record in device memory.
-pub(crate) const TEXELS_BYTES: usize = 64;
+pub(crate) const TEXELS_BYTES: usize = 128;
 
 impl Texels {
     /// The record as it lies in device memory.
@@ -55,6 +67,11 @@ impl Texels {
         put(48, &self.extent[2].to_ne_bytes());
         put(56, &self.address_mode);
         put(59, &[u8::from(self.normalized)]);
+        put(64, &[self.format, self.channels, u8::from(self.linear), u8::from(self.read_as_integer)]);
+        for (k, c) in self.border.iter().enumerate() {
+            put(68 + 4 * k, &c.to_ne_bytes());
+        }
+        put(88, &self.layers.to_ne_bytes());
         b
     }
 
@@ -73,6 +90,50 @@ impl Texels {
             extent: [u64_at(32)?, u64_at(40)?, u64_at(48)?],
             address_mode: [*b.get(56)?, *b.get(57)?, *b.get(58)?],
             normalized: *b.get(59)? != 0,
+            format: *b.get(64)?,
+            channels: *b.get(65)?,
+            linear: *b.get(66)? != 0,
+            read_as_integer: *b.get(67)? != 0,
+            border: [u32_at(68)?, u32_at(72)?, u32_at(76)?, u32_at(80)?],
+            layers: u64_at(88)?,
+        })
+    }
+
+    /// The state the PTX executor samples with (`tex`, `tld4`, `txq`, `suld`, `sust`,
+    /// `suq`); `None` for a format it does not know.
+    pub(crate) fn to_ptx(self) -> Option<cudrv_ptx::Texture> {
+        use cudrv_ptx::{Address, Format};
+        let format = match self.format {
+            0x01 => Format::U8,
+            0x02 => Format::U16,
+            0x03 => Format::U32,
+            0x08 => Format::S8,
+            0x09 => Format::S16,
+            0x0a => Format::S32,
+            0x10 => Format::F16,
+            0x20 => Format::F32,
+            _ => return None,
+        };
+        let address = self.address_mode.map(|m| match m {
+            0 => Address::Wrap,
+            2 => Address::Mirror,
+            3 => Address::Border,
+            _ => Address::Clamp,
+        });
+        Some(cudrv_ptx::Texture {
+            base: self.base,
+            pitch: self.pitch,
+            slice: self.pitch.wrapping_mul(self.rows),
+            extent: self.extent.map(|e| e.max(1)),
+            layers: self.layers,
+            format,
+            channels: self.channels,
+            address,
+            linear: self.linear,
+            normalized: self.normalized,
+            read_as_integer: self.read_as_integer,
+            border: self.border,
+            levels: 1,
         })
     }
 
@@ -151,6 +212,12 @@ mod tests {
             element: 4,
             address_mode: [1, 3, 1],
             normalized: false,
+            format: 0x20,
+            channels: 1,
+            linear: true,
+            read_as_integer: false,
+            border: [1, 2, 3, 4],
+            layers: 0,
         };
         let back = Texels::from_bytes(&t.to_bytes()).unwrap();
         assert_eq!(back, t);

@@ -11,9 +11,22 @@ use cudrv::sys::{CUcontext, CUresult};
 use cudrv::{Driver, LoadOptions};
 use cudrv_standin::StandIn;
 
-/// A 13.5 stand-in driver, initialised.
+/// A 13.5 stand-in driver, initialised: the default world, which the tests of a binary
+/// share (and `cudrv_standin::ledger()` reads).
 pub fn driver() -> Driver {
     driver_with(LoadOptions::default())
+}
+
+/// A 13.5 stand-in driver in a world of its own, initialised, with that world: for tests
+/// whose kernels fault. A fault fails the whole world, as it fails the whole process on
+/// the H200 (docs/driver-facts.md, "Kernel faults"), so a test that faults must not share
+/// the world the other tests of its binary use.
+pub fn driver_alone() -> (StandIn, Driver) {
+    let s = StandIn::isolated(13050).unwrap();
+    let d = s.load(LoadOptions::default()).unwrap();
+    // SAFETY: plain call.
+    ok(unsafe { d.p().cuInit(0) });
+    (s, d)
 }
 
 /// The same with the per-thread default stream variants bound (`_ptds`/`_ptsz`).

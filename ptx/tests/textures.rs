@@ -1,0 +1,124 @@
+//! Texture and surface instructions over a texture the test's memory knows by a handle
+//! (`GlobalMemory::texture`), with exact expected values.
+
+use cudrv_ptx::{Address, BadAddress, Fault, Format, GlobalMemory, HostMemory, Module, Texture};
+
+const HEADER: &str = ".version 8.0\n.target sm_90\n.address_size 64\n";
+const HANDLE: u64 = 0x7e57_0000;
+
+/// Host memory that knows one texture, `HANDLE`.
+struct WithTexture {
+    mem: HostMemory,
+    tex: Texture,
+}
+
+impl GlobalMemory for WithTexture {
+    fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), BadAddress> {
+        self.mem.read(addr, out)
+    }
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadAddress> {
+        self.mem.write(addr, data)
+    }
+    fn atomic(&self, addr: u64, size: usize, op: &mut dyn FnMut(u64) -> u64) -> Result<u64, BadAddress> {
+        self.mem.atomic(addr, size, op)
+    }
+    fn texture(&self, handle: u64) -> Option<Texture> {
+        (handle == HANDLE).then_some(self.tex)
+    }
+}
+
+/// Runs `body` (registers %r, %rd, %f declared; %rd0 = out, %rd1 = the handle) over one
+/// thread on a 2x2 texture of `texels` with `tex`'s modes; returns 8 u32 words of out.
+fn run(tex: Texture, texels: &[u8], body: &str) -> Result<Vec<u32>, Fault> {
+    let ptx = format!(
+        "{HEADER}.visible .entry k(.param .u64 out, .param .u64 t)\n{{\n.reg .b32 %r<64>;\n.reg .b64 %rd<8>;\n.reg .f32 %f<64>;\n\
+         ld.param.u64 %rd0, [out];\nld.param.u64 %rd1, [t];\n{body}\nret;\n}}\n"
+    );
+    let m = Module::load(&ptx).unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(32);
+    let base = mem.alloc_from(texels);
+    let e = tex.format.bytes() * u64::from(tex.channels);
+    let tex = Texture { base, pitch: 2 * e, slice: 4 * e, ..tex };
+    let mem = WithTexture { mem, tex };
+    m.launch("k", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes(), &HANDLE.to_le_bytes()], &mem)?;
+    let bytes = mem.mem.bytes(out, 32).unwrap();
+    Ok(bytes.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect())
+}
+
+fn u8_texture(linear: bool, address: Address) -> Texture {
+    Texture {
+        extent: [2, 2, 1],
+        format: Format::U8,
+        channels: 1,
+        address: [address; 3],
+        linear,
+        border: [0.5f32.to_bits(), 0, 0, 0],
+        levels: 1,
+        ..Texture::default()
+    }
+}
+
+const TEX2D: &str = "tex.2d.v4.f32.f32 {%f1, %f2, %f3, %f4}, [%rd1, {%f5, %f6}];\n\
+                     st.global.v4.f32 [%rd0], {%f1, %f2, %f3, %f4};";
+
+fn at(x: f32, y: f32) -> String {
+    format!("mov.f32 %f5, 0f{:08X};\nmov.f32 %f6, 0f{:08X};\n{TEX2D}", x.to_bits(), y.to_bits())
+}
+
+#[test]
+fn linear_filtering_weighs_in_nine_bit_fixed_point() {
+    let texels = [0u8, 255, 64, 128];
+    let t = u8_texture(true, Address::Clamp);
+    let r = |x: f32| f32::from_bits(run(t, &texels, &at(x, 0.5)).unwrap()[0]);
+    assert_eq!(r(1.0), 0.5, "halfway between 0 and 1");
+    // x - 0.5 = 1/1024: a quarter of a 1/256 step rounds to weight 0.
+    assert_eq!(r(0.5 + 1.0 / 1024.0), 0.0);
+    // 3/1024: three quarters of a step round to weight 1/256.
+    assert_eq!(r(0.5 + 3.0 / 1024.0), 1.0 / 256.0);
+    // Point filtering; the H200 reads a 1-channel texture's alpha as 0.
+    let p = run(u8_texture(false, Address::Clamp), &texels, &at(1.9, 1.2)).unwrap();
+    assert_eq!(p[..4], [(128.0f32 / 255.0).to_bits(), 0, 0, 0]);
+}
+
+#[test]
+fn border_and_wrap_addressing() {
+    let texels = [0u8, 255, 64, 128];
+    let b = run(u8_texture(false, Address::Border), &texels, &at(-0.5, 0.5)).unwrap();
+    // The H200 quantises the border colour to the format: 0.5 in u8 reads 127/255.
+    assert_eq!(b[..4], [(127.0f32 / 255.0).to_bits(), 0, 0, 0], "the border colour");
+    let wrap = Texture { normalized: true, ..u8_texture(false, Address::Wrap) };
+    let w = run(wrap, &texels, &at(1.75, 0.25)).unwrap();
+    assert_eq!(w[0], 1f32.to_bits(), "1.75 wraps to texel 1 of row 0");
+}
+
+#[test]
+fn gather_txq_and_surfaces() {
+    let texels = [1u8, 2, 3, 4];
+    let t = Texture { read_as_integer: true, ..u8_texture(false, Address::Clamp) };
+    let g = run(
+        t,
+        &texels,
+        "mov.f32 %f5, 0f3F800000;\nmov.f32 %f6, 0f3F800000;\n\
+         tld4.r.2d.v4.u32.f32 {%r1, %r2, %r3, %r4}, [%rd1, {%f5, %f6}];\n\
+         st.global.v4.u32 [%rd0], {%r1, %r2, %r3, %r4};\n\
+         txq.width.b32 %r5, [%rd1];\ntxq.channel_order.b32 %r6, [%rd1];\n\
+         st.global.v2.u32 [%rd0+16], {%r5, %r6};",
+    )
+    .unwrap();
+    assert_eq!(g[..6], [3, 4, 2, 1, 2, 0x10B0]);
+    let s = run(
+        t,
+        &texels,
+        "mov.u32 %r1, 5;\nmov.u32 %r2, 1;\n\
+         suld.b.2d.b8.clamp {%r3}, [%rd1, {%r1, %r2}];\n\
+         suld.b.2d.b8.zero {%r4}, [%rd1, {%r1, %r2}];\n\
+         mov.u32 %r5, 9;\nmov.u32 %r6, 0;\nsust.b.2d.b8.trap [%rd1, {%r6, %r6}], {%r5};\n\
+         suld.b.2d.b8.trap {%r7}, [%rd1, {%r6, %r6}];\n\
+         st.global.v4.u32 [%rd0], {%r3, %r4, %r7, %r6};",
+    )
+    .unwrap();
+    assert_eq!(s[..3], [4, 0, 9]);
+    let trap = run(t, &texels, "mov.u32 %r1, 2;\nsuld.b.2d.b8.trap {%r3}, [%rd1, {%r1, %r1}];");
+    assert!(matches!(trap, Err(Fault::IllegalAddress { .. })), "{trap:?}");
+}
