@@ -53,6 +53,7 @@ mod memory;
 mod module;
 mod parse;
 mod texture;
+mod texture_fixed;
 
 pub use exec::{LaunchStats, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};

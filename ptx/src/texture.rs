@@ -142,21 +142,31 @@ impl Texture {
             .wrapping_add(x.wrapping_mul(self.element_bytes()))
     }
 
-    /// The four channels of the element at `i` of `layer`, as 32-bit values the read mode
-    /// gives (floats' bit patterns, or integers); absent channels 0 (alpha too: the H200
-    /// returns (v, 0, 0, 0) for a 1-channel texture).
-    fn texel(&self, mem: &dyn GlobalMemory, i: [u64; 3], layer: u64) -> Option<[u32; 4]> {
+    /// The raw bits of the four channels of the element at `i` of `layer` (absent channels
+    /// 0).
+    pub(crate) fn texel_raw(&self, mem: &dyn GlobalMemory, i: [u64; 3], layer: u64) -> Option<[u32; 4]> {
         let cb = self.format.bytes() as usize;
         let n = usize::from(self.channels.clamp(1, 4));
         let mut raw = [0u8; 16];
         mem.read(self.element_address(i, layer), raw.get_mut(..cb * n)?).ok()?;
-        let float = self.reads_float();
         let mut out = [0u32; 4];
         for (c, o) in out.iter_mut().enumerate().take(n) {
-            let b = raw.get(c * cb..(c + 1) * cb)?;
             let mut w = [0u8; 4];
-            w.get_mut(..cb)?.copy_from_slice(b);
-            let u = u32::from_le_bytes(w);
+            w.get_mut(..cb)?.copy_from_slice(raw.get(c * cb..(c + 1) * cb)?);
+            *o = u32::from_le_bytes(w);
+        }
+        Some(out)
+    }
+
+    /// The four channels of the element at `i` of `layer`, as 32-bit values the read mode
+    /// gives (floats' bit patterns, or integers); absent channels 0 (alpha too: the H200
+    /// returns (v, 0, 0, 0) for a 1-channel texture).
+    fn texel(&self, mem: &dyn GlobalMemory, i: [u64; 3], layer: u64) -> Option<[u32; 4]> {
+        let n = usize::from(self.channels.clamp(1, 4));
+        let float = self.reads_float();
+        let mut out = self.texel_raw(mem, i, layer)?;
+        for o in out.iter_mut().take(n) {
+            let u = *o;
             *o = match (self.format, float) {
                 (Format::F32, _) => u,
                 (Format::F16, _) => (crate::float::Fmt::F16.to_f64(u64::from(u)) as f32).to_bits(),
@@ -196,21 +206,27 @@ impl Texture {
     /// The texel at indices `i` (per dimension, before addressing) of `layer`: the border
     /// colour outside in border mode.
     fn fetch(&self, mem: &dyn GlobalMemory, dims: usize, i: [i64; 3], layer: u64) -> Option<[u32; 4]> {
-        let mut e = [0u64; 3];
-        for d in 0..dims {
-            match self.index(d, *i.get(d)?) {
-                Some(x) => *e.get_mut(d)? = x,
-                None => return Some(self.border_value()),
-            }
+        match self.element_of(dims, i) {
+            Some(e) => self.texel(mem, e, layer),
+            None => Some(self.border_value()),
         }
-        self.texel(mem, e, layer)
+    }
+
+    /// The element of texel indices `i` (the first `dims`, before addressing); `None`
+    /// outside the texture in border mode.
+    pub(crate) fn element_of(&self, dims: usize, i: [i64; 3]) -> Option<[u64; 3]> {
+        let mut e = [0u64; 3];
+        for (d, (e, i)) in e.iter_mut().zip(i).enumerate().take(dims) {
+            *e = self.index(d, i)?;
+        }
+        Some(e)
     }
 
     /// The border colour as the read mode returns it (H200): only the texture's channels
     /// (the others 0); 32-bit formats return the colour's bit patterns unconverted; 8- and
     /// 16-bit formats read as integers return 0; read normalised, the colour is first
     /// clamped and quantised to the format (nearest, ties toward -infinity).
-    fn border_value(&self) -> [u32; 4] {
+    pub(crate) fn border_value(&self) -> [u32; 4] {
         let n = usize::from(self.channels.clamp(1, 4));
         let float = self.reads_float();
         let quant = |f: f32, m: f32, lo: f32| {
@@ -259,13 +275,22 @@ impl Texture {
         }
         // Linear: the 2^dims texels around x - 0.5, weights in 1.8 fixed point.
         let mut i0 = [0i64; 3];
-        let mut a = [0f32; 3];
+        let mut a8 = [0i64; 3];
         for d in 0..dims {
             let xb = *x.get(d)? - 0.5;
             let f = xb.floor();
             *i0.get_mut(d)? = f as i64;
-            *a.get_mut(d)? = ((xb - f) * 256.0).round() / 256.0;
+            *a8.get_mut(d)? = ((xb - f) * 256.0).round() as i64;
         }
+        if self.format.fixed_one().is_some() {
+            // A 1D texture in border mode is filtered as 2D at y = 0 (below): half the
+            // weight on row -1, the border colour.
+            if dims == 1 && self.address.get(1) == Some(&Address::Border) {
+                return self.filter_fixed(mem, 2, [i0[0], -1, 0], [a8[0], 128, 0], layer);
+            }
+            return self.filter_fixed(mem, dims, i0, a8, layer);
+        }
+        let a = a8.map(|v| v as f32 / 256.0);
         let mut acc = [0f32; 4];
         for corner in 0..(1usize << dims) {
             let mut w = 1f32;

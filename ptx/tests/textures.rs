@@ -71,11 +71,13 @@ fn linear_filtering_weighs_in_nine_bit_fixed_point() {
     let texels = [0u8, 255, 64, 128];
     let t = u8_texture(true, Address::Clamp);
     let r = |x: f32| f32::from_bits(run(t, &texels, &at(x, 0.5)).unwrap()[0]);
-    assert_eq!(r(1.0), 0.5, "halfway between 0 and 1");
+    // The H200 filters 8-bit texels widened to 16 bits (255 -> 65535) and rounds the
+    // weighted sum to a 16-bit step (ties up): halfway is 32768/65535, not 0.5.
+    assert_eq!(r(1.0), 32768.0 / 65535.0, "halfway between 0 and 1");
     // x - 0.5 = 1/1024: a quarter of a 1/256 step rounds to weight 0.
     assert_eq!(r(0.5 + 1.0 / 1024.0), 0.0);
-    // 3/1024: three quarters of a step round to weight 1/256.
-    assert_eq!(r(0.5 + 3.0 / 1024.0), 1.0 / 256.0);
+    // 3/1024: three quarters of a step round to weight 1/256: 65535/256 rounds to 256.
+    assert_eq!(r(0.5 + 3.0 / 1024.0), 256.0 / 65535.0);
     // Point filtering; the H200 reads a 1-channel texture's alpha as 0.
     let p = run(u8_texture(false, Address::Clamp), &texels, &at(1.9, 1.2)).unwrap();
     assert_eq!(p[..4], [(128.0f32 / 255.0).to_bits(), 0, 0, 0]);

@@ -1,12 +1,14 @@
 //! The texture probe (`scripts/probes/texture/probe.c`, its kernels
 //! `scripts/probes/texture/kernels.ptx`) on the stand-in, against the H200's recording
-//! `docs/gpu-runs/h200/texture-13000.txt`: every fetch, gather, query and surface access
-//! the probe prints must print the same bits. Without the recording, the probe still has to
-//! run to its end on the stand-in (as on the H200, `suld.b64` at a byte x that is not a
-//! multiple of 8 fails the launch with CUDA_ERROR_MISALIGNED_ADDRESS, 716, and the probe
-//! stops there); the comparison is skipped with a
-//! message. The probe is built with `cc`, which this test needs.
+//! `docs/gpu-runs/h200/texture-probe-2026-12-05.txt`: every fetch, gather, query and surface
+//! access the probe prints must print the same bits, except the lines listed in
+//! `tests/data/texture-probe-differences.txt` (linear filtering not yet bit-exact); a
+//! listed line the stand-in now prints as the H200 did fails too, so the list only
+//! shrinks. As on the H200, `suld.b64` at a byte x that is not a multiple of 8 fails the
+//! launch with CUDA_ERROR_MISALIGNED_ADDRESS (716) and the probe stops there. The probe is
+//! built with `cc`, which this test needs.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
@@ -14,7 +16,8 @@ mod common;
 
 const PROBE: &str = "../scripts/probes/texture/probe.c";
 const KERNELS: &str = "../scripts/probes/texture/kernels.ptx";
-const RECORDING: &str = "../docs/gpu-runs/h200/texture-13000.txt";
+const RECORDING: &str = "../docs/gpu-runs/h200/texture-probe-2026-12-05.txt";
+const DIFFERENCES: &str = include_str!("data/texture-probe-differences.txt");
 
 /// The probe's output on the stand-in.
 fn probe_output() -> String {
@@ -44,40 +47,42 @@ fn probe_output() -> String {
 
 #[test]
 fn the_texture_probe_prints_what_the_h200_printed() {
-    let probe = Path::new(env!("CARGO_MANIFEST_DIR")).join(PROBE);
-    if !probe.exists() {
-        // A packaged stand-in has no scripts/.
-        eprintln!("SKIPPED: no probe at {} (outside the workspace)", probe.display());
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (probe, recording) = (root.join(PROBE), root.join(RECORDING));
+    if !probe.exists() || !recording.exists() {
+        // A packaged stand-in has no scripts/ or docs/.
+        eprintln!("SKIPPED: no probe or recording at {} (outside the workspace)", probe.display());
         return;
     }
     let got = probe_output();
     assert!(!got.contains("\nerror "), "a driver call of the probe failed:\n{got}");
     assert!(got.lines().last().is_some_and(|l| l == "surf2d_b64  sync status 716"), "the probe did not reach its end");
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDING);
-    let Ok(want) = std::fs::read_to_string(&path) else {
-        eprintln!(
-            "SKIPPED: no H200 recording at {} (the lead records it: see scripts/probes/texture/probe.c)",
-            path.display()
-        );
-        return;
-    };
+    let want = std::fs::read_to_string(&recording).unwrap();
     // The recording's '#' lines are comments (where and how it was recorded).
-    let (got_lines, want_lines): (Vec<_>, Vec<_>) =
-        (got.lines().collect(), want.lines().filter(|l| !l.starts_with('#')).collect());
-    let differ: Vec<String> = want_lines
+    let want_lines: Vec<&str> = want.lines().filter(|l| !l.starts_with('#')).collect();
+    let got_lines: Vec<&str> = got.lines().collect();
+    assert_eq!(got_lines.len(), want_lines.len(), "the probe printed another number of lines than the H200");
+    let listed: BTreeSet<&str> = DIFFERENCES.lines().filter(|l| !l.starts_with('#') && !l.is_empty()).collect();
+    let differing: Vec<(&str, &str)> =
+        want_lines.iter().zip(&got_lines).filter(|(w, g)| w != g).map(|(w, g)| (*w, *g)).collect();
+    let unlisted: Vec<String> = differing
         .iter()
-        .zip(&got_lines)
-        .filter(|(w, g)| w != g)
+        .filter(|(w, _)| !listed.contains(w))
         .take(40)
         .map(|(w, g)| format!("  H200:     {w}\n  stand-in: {g}"))
         .collect();
-    let count = want_lines.iter().zip(&got_lines).filter(|(w, g)| w != g).count();
     assert!(
-        differ.is_empty() && got_lines.len() == want_lines.len(),
-        "{count} of {} lines differ ({} lines recorded, {} printed); the first:\n{}",
+        unlisted.is_empty(),
+        "lines differ from the H200's and are not listed; the first:\n{}",
+        unlisted.join("\n")
+    );
+    let still: BTreeSet<&str> = differing.iter().map(|(w, _)| *w).collect();
+    let stale: Vec<&&str> = listed.iter().filter(|l| !still.contains(**l)).collect();
+    assert!(stale.is_empty(), "listed lines now agree with the H200 (remove them from the list): {stale:?}");
+    eprintln!(
+        "texture probe: {} of {} lines as on the H200, {} listed differences",
+        want_lines.len() - differing.len(),
         want_lines.len(),
-        want_lines.len(),
-        got_lines.len(),
-        differ.join("\n")
+        listed.len()
     );
 }

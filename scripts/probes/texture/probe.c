@@ -3,12 +3,12 @@
  * normalised coordinates and coordinates (edges, out of range, texel-centre fractions near
  * the 1/256 steps of linear filtering's 9-bit weights), with every output bit printed in
  * hex, one line per case. The same program runs on the H200 (its recording is
- * docs/gpu-runs/h200/texture-13000.txt) and on the stand-in
+ * docs/gpu-runs/h200/texture-probe-2026-12-05.txt) and on the stand-in
  * (standin/tests/texture_probe.rs compares the two).
  *
  *   python3 scripts/probes/texture/build.py        # kernels.cu -> kernels.ptx (NVRTC 13.0)
  *   gcc -O2 -o /tmp/tp scripts/probes/texture/probe.c -ldl
- *   /tmp/tp scripts/probes/texture/kernels.ptx > texture-13000.txt
+ *   /tmp/tp scripts/probes/texture/kernels.ptx > texture-probe.txt
  *
  * libcuda.so.1 is dlopen'ed, or the library CUDRV_LIBCUDA names. No CUDA headers: the
  * structures are written out from cuda.h (CUDA 13.0, x86-64). The last case makes a
