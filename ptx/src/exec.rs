@@ -25,6 +25,41 @@ const WINDOW_SIZE: u64 = 1 << 40;
 /// Param-space addresses at and above this are the current frame's parameter block.
 const FPARAM_TAG: u64 = 1 << 32;
 const MAX_FRAMES: usize = 4096;
+/// The most local memory one thread may have (the H200's limit: 512 KiB per thread).
+pub const MAX_LOCAL_PER_THREAD: u64 = 512 * 1024;
+
+/// The bytes of local memory a thread running `f` needs for its frame and the frames of
+/// the calls it can make without recursion (a callee already on the path counts 0: its
+/// depth is the stack limit's business), each frame at 16-byte alignment, as the executor
+/// lays them out; `on_path` marks the functions being walked.
+fn static_local(funcs: &[Func], f: usize, on_path: &mut Vec<bool>, memo: &mut Vec<Option<u64>>) -> u64 {
+    if let Some(Some(v)) = memo.get(f) {
+        return *v;
+    }
+    let Some(func) = funcs.get(f) else { return 0 };
+    if let Some(p) = on_path.get_mut(f) {
+        *p = true;
+    }
+    let mut deepest = 0u64;
+    for inst in &func.code {
+        for o in &inst.ops {
+            if let Opd::Func(c) = o {
+                let c = *c as usize;
+                if !on_path.get(c).copied().unwrap_or(true) {
+                    deepest = deepest.max(static_local(funcs, c, on_path, memo));
+                }
+            }
+        }
+    }
+    if let Some(p) = on_path.get_mut(f) {
+        *p = false;
+    }
+    let need = func.local_size.div_ceil(16).saturating_mul(16).saturating_add(deepest);
+    if let Some(m) = memo.get_mut(f) {
+        *m = Some(need);
+    }
+    need
+}
 /// Dynamic shared memory a launch may ask for (the H200's opt-in maximum per block).
 const MAX_DYNAMIC_SHARED: u32 = 227 * 1024;
 /// The number of SMs `%nsmid` reports (the H200's).
@@ -135,6 +170,8 @@ struct Launch<'a> {
     /// Warp instructions the launch's blocks have issued so far (each block adds its own
     /// after each turn of a warp).
     spent: AtomicU64,
+    /// The most local memory (bytes) a thread's frames may take ([`GlobalMemory::stack_limit`]).
+    local_limit: u64,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -267,6 +304,13 @@ impl Module {
                 d.copy_from_slice(p);
             }
         }
+        // The stack: what the call graph needs without recursion, or the embedder's limit.
+        let kidx = self.funcs.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0);
+        let (mut on_path, mut memo) = (vec![false; self.funcs.len()], vec![None; self.funcs.len()]);
+        let local_limit = static_local(&self.funcs, kidx, &mut on_path, &mut memo).max(memory.stack_limit());
+        if f.local_size > MAX_LOCAL_PER_THREAD {
+            return Err(Fault::StackOverflow { line: 0 });
+        }
         let l = Launch {
             m: self,
             globals,
@@ -282,6 +326,7 @@ impl Module {
                 .collect(),
             limit: self.instruction_limit.unwrap_or(u64::MAX),
             spent: AtomicU64::new(0),
+            local_limit: local_limit.min(MAX_LOCAL_PER_THREAD),
         };
         let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
         let next = AtomicU64::new(0);
@@ -2062,10 +2107,10 @@ impl Block<'_, '_> {
         if callee.code.is_empty() {
             return Err(Fault::InvalidLaunch(format!("call to {} which has no body", callee.name)));
         }
-        if w.frames.len() >= MAX_FRAMES {
+        let local_base = w.local_top.div_ceil(16) * 16;
+        if w.frames.len() >= MAX_FRAMES || local_base.saturating_add(callee.local_size) > self.l.local_limit {
             return Err(Fault::StackOverflow { line: inst.line });
         }
-        let local_base = w.local_top.div_ceil(16) * 16;
         let mut nf = new_frame(&mut self.spare, callee, *fi, mask, local_base, pc);
         {
             let Some(f) = w.frames.last() else { return Ok(Flow::Next) };

@@ -55,7 +55,7 @@ mod parse;
 mod texture;
 mod texture_fixed;
 
-pub use exec::{LaunchStats, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Global, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
 pub use parse::PtxError;

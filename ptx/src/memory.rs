@@ -60,6 +60,15 @@ pub trait GlobalMemory: Sync {
         let _ = handle;
         None
     }
+    /// The per-thread stack size of the launch (a context's `CU_LIMIT_STACK_SIZE`; the
+    /// default is the H200's, 1024 bytes). A thread's local memory, the kernel's frame and
+    /// its calls' frames, may grow to the larger of this and what the kernel's call graph
+    /// needs without recursion (as a driver sizes the stack at launch), at most
+    /// [`MAX_LOCAL_PER_THREAD`](crate::MAX_LOCAL_PER_THREAD); a call past it fails the
+    /// launch with [`Fault::StackOverflow`].
+    fn stack_limit(&self) -> u64 {
+        1024
+    }
     /// Receives the text a kernel's `printf` (vprintf) produces, one call's output at a
     /// time. The default writes it to standard output.
     fn printf(&self, text: &str) {

@@ -295,6 +295,17 @@ struct Parser {
 }
 
 const MAX_DEPTH: u32 = 32;
+/// The largest `.align` taken (a power of two; the GPU's largest alignment is far below).
+const MAX_ALIGN: i128 = 1 << 20;
+/// The largest array dimension taken: what 64 bits hold (the sizes' products are checked
+/// where they are computed, `module.rs`).
+const MAX_DIM: i128 = u64::MAX as i128;
+/// The most registers one `.reg %r<N>` declares (a function takes at most 65536 in all,
+/// `module.rs`).
+const MAX_REGS: i128 = 1 << 16;
+/// Offsets in addresses and initialisers: what 64 bits hold, signed or not (an unsigned
+/// one past i64's range is its two's complement).
+const OFFSETS: std::ops::RangeInclusive<i128> = i64::MIN as i128..=u64::MAX as i128;
 
 fn parse_int(s: &str) -> Option<i128> {
     let s = s.trim_end_matches(['U', 'u']);
@@ -374,6 +385,17 @@ impl Parser {
             t => Err(err(self.line(), ctx, format!("expected a number, found {t:?}"))),
         }
     }
+    /// A number in `range`, else an error naming `what` and the range (numbers that do
+    /// not fit are refused, not wrapped).
+    fn number_in(&mut self, ctx: &str, what: &str, range: std::ops::RangeInclusive<i128>) -> Result<i128, PtxError> {
+        let line = self.line();
+        let n = self.number(ctx)?;
+        if range.contains(&n) {
+            Ok(n)
+        } else {
+            Err(err(line, ctx, format!("{what} {n} out of range ({}..={})", range.start(), range.end())))
+        }
+    }
     /// Skips the rest of the line of the token just consumed.
     fn skip_line(&mut self, line: u32) {
         while self.toks.get(self.pos).is_some_and(|t| t.line == line) {
@@ -423,7 +445,12 @@ impl Parser {
                     }
                     ".address_size" => {
                         self.pos += 1;
-                        ast.address_size = self.number(".address_size")? as u32;
+                        let line = self.line();
+                        ast.address_size = match self.number(".address_size")? {
+                            32 => 32,
+                            64 => 64,
+                            n => return Err(err(line, ".address_size", format!("address size {n} is not 32 or 64"))),
+                        };
                     }
                     ".file" | ".loc" | ".section" => {
                         self.pos += 1;
@@ -498,7 +525,14 @@ impl Parser {
         loop {
             let w = self.word(&sw)?;
             match w.as_str() {
-                ".align" => v.align = self.number(".align")? as u32,
+                ".align" => {
+                    let line = self.line();
+                    let a = self.number_in(".align", "alignment", 1..=MAX_ALIGN)?;
+                    if a.count_ones() != 1 {
+                        return Err(err(line, ".align", format!("alignment {a} is not a power of two")));
+                    }
+                    v.align = a as u32;
+                }
                 ".v2" => v.vec = 2,
                 ".v4" => v.vec = 4,
                 ".v8" => v.vec = 8,
@@ -537,7 +571,7 @@ impl Parser {
                 self.pos += 1;
                 v.dims.push(None);
             } else {
-                let n = self.number(&v.name)?;
+                let n = self.number_in(&v.name, "array dimension", 0..=MAX_DIM)?;
                 self.expect_punct(']', &v.name)?;
                 v.dims.push(Some(n as u64));
             }
@@ -594,7 +628,7 @@ impl Parser {
                 let mut off = 0;
                 if self.is_punct('+') {
                     self.pos += 1;
-                    off = self.number(ctx)? as i64;
+                    off = self.number_in(ctx, "offset", OFFSETS)? as i64;
                 }
                 out.push(Init::Sym(name, off));
             }
@@ -707,7 +741,7 @@ impl Parser {
             let mut count = None;
             if self.is_punct('<') {
                 self.pos += 1;
-                count = Some(self.number(".reg")? as u32);
+                count = Some(self.number_in(".reg", "count of registers", 0..=MAX_REGS)? as u32);
                 self.expect_punct('>', ".reg")?;
             }
             names.push((n, count));
@@ -797,11 +831,15 @@ impl Parser {
                         }
                         Some(Tok::Punct('+')) => {}
                         Some(Tok::Punct('-')) => {
-                            let n = self.number(ctx)?;
+                            let n = self.number_in(ctx, "offset", OFFSETS)?;
                             off = off.wrapping_sub(n as i64);
                         }
                         Some(Tok::Num(n)) => {
-                            off = off.wrapping_add(parse_int(&n).ok_or_else(|| err(line, ctx, "bad offset"))? as i64)
+                            let v = parse_int(&n).ok_or_else(|| err(line, ctx, "bad offset"))?;
+                            if !OFFSETS.contains(&v) {
+                                return Err(err(line, ctx, format!("offset {v} out of range")));
+                            }
+                            off = off.wrapping_add(v as i64)
                         }
                         t => return Err(err(line, ctx, format!("bad address: {t:?}"))),
                     }
@@ -854,7 +892,7 @@ impl Parser {
                 }
                 if self.is_punct('+') && matches!(self.peek_at(1), Some(Tok::Num(_))) {
                     self.pos += 1;
-                    let n = self.number(ctx)?;
+                    let n = self.number_in(ctx, "offset", OFFSETS)?;
                     return Ok(Operand::SymOff(w, n as i64));
                 }
                 Ok(Operand::Name(w))

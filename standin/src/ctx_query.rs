@@ -79,6 +79,13 @@ fn default_limit(limit: L) -> Option<usize> {
     Some(v)
 }
 
+/// The per-thread stack size of context `ctx` (`CU_LIMIT_STACK_SIZE`, as set or its
+/// default), for the launches of PTX kernels in it.
+pub(crate) fn stack_size(w: &World, ctx: u64) -> u64 {
+    let set = lock(&w.limits).get(&(ctx, L::CU_LIMIT_STACK_SIZE.0)).copied();
+    set.or(default_limit(L::CU_LIMIT_STACK_SIZE)).unwrap_or(1024) as u64
+}
+
 pub(crate) unsafe fn cu_ctx_get_limit(w: &World, value: *mut usize, limit: L) -> CUresult {
     let r = non_null(value).and_then(|()| {
         let c = w.contexts.current()?;

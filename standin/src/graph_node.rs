@@ -37,6 +37,7 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
                 shared: *shared,
                 params: &k.values,
                 globals,
+                stack: crate::ctx_query::stack_size(w, ctx.handle),
             };
             match ptx::run(&memory, &launch) {
                 Ok(()) => return Ok(()),

@@ -133,7 +133,7 @@
 //!   synchronising call and every later call that uses the context return the fault: an
 //!   access outside every live allocation CUDA_ERROR_ILLEGAL_ADDRESS, a misaligned one
 //!   CUDA_ERROR_MISALIGNED_ADDRESS, `trap` CUDA_ERROR_LAUNCH_FAILED, a failed `assert`
-//!   CUDA_ERROR_ASSERT, calls nested too deep CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a
+//!   CUDA_ERROR_ASSERT, calls past the context's stack size CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, and a
 //!   barrier that the block's threads never all reach CUDA_ERROR_LAUNCH_FAILED (a
 //!   deliberate difference: the GPU hangs). `printf` writes to standard output.
 //! - A host implementation runs once per thread of the grid, sequentially, on the thread

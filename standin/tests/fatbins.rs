@@ -122,10 +122,12 @@ fn machine_code_only_is_refused_with_a_log_that_says_how_to_build() {
     let (st, log) = load(&d, cubin.as_ptr().cast()).unwrap_err();
     assert_eq!(st, CUresult::CUDA_ERROR_NO_BINARY_FOR_GPU);
     assert!(log.contains("cubin") && log.contains("PTX only"), "{log}");
-    // A fatbin whose member is cut short, and one whose compressed PTX is damaged.
+    // A fatbin whose header says less than its member holds: the member is read past it,
+    // as the H200 does (image.fatbin_truncated_member); one whose compressed PTX is
+    // damaged is refused.
     let mut short = ZSTD.to_vec();
     short[8] = short[8].wrapping_sub(200);
-    assert_eq!(load(&d, aligned(&short).as_ptr().cast()).unwrap_err().0, CUresult::CUDA_ERROR_INVALID_IMAGE);
+    assert!(load(&d, aligned(&short).as_ptr().cast()).is_ok());
     let mut damaged = ZSTD.to_vec();
     for b in damaged.iter_mut().skip(96 + 40).take(8) {
         *b ^= 0x5a;

@@ -305,3 +305,46 @@ fn instantiating_for_device_launch_with_auto_free_is_invalid() {
         ok(d.p().cuCtxDestroy(ctx));
     }
 }
+
+/// `k(depth)` calls `rec(depth)`, which recurses `depth` times in 16-byte frames.
+const RECURSION: &str = ".version 8.0\n.target sm_90\n.address_size 64\n\
+    .func rec(.param .b32 n)\n{\n.local .align 16 .b8 buf[16];\n.reg .b32 %r<4>;\n.reg .pred %p<2>;\n.reg .b64 %rd<2>;\n\
+    ld.param.u32 %r1, [n];\nmov.u64 %rd1, buf;\nst.local.u32 [%rd1], %r1;\nsetp.eq.u32 %p1, %r1, 0;\n@%p1 bra DONE;\n\
+    sub.u32 %r2, %r1, 1;\n{\n.param .b32 a0;\nst.param.b32 [a0], %r2;\ncall.uni rec, (a0);\n}\nDONE:\nret;\n}\n\
+    .visible .entry k(.param .u32 depth)\n{\n.reg .b32 %r<2>;\nld.param.u32 %r1, [depth];\n\
+    {\n.param .b32 a0;\nst.param.b32 [a0], %r1;\ncall.uni rec, (a0);\n}\nret;\n}\n";
+
+#[test]
+fn a_recursion_past_the_contexts_stack_size_fails_the_launch() {
+    let text = CString::new(RECURSION).unwrap();
+    // A launch of k(depth) in a world of its own (a fault fails the whole world), in a
+    // context with CU_LIMIT_STACK_SIZE `stack` (None: the default, 1024 bytes): the
+    // synchronise's status.
+    let run = |stack: Option<usize>, depth: u32| {
+        let (_s, d) = driver_alone();
+        let p = d.p();
+        let c = new_context(&d);
+        let (mut m, mut f) = (std::ptr::null_mut(), std::ptr::null_mut());
+        let mut depth = depth;
+        let mut params = [(&raw mut depth).cast::<c_void>()];
+        // SAFETY: a NUL-terminated image and name, valid out-pointers, one parameter.
+        unsafe {
+            if let Some(bytes) = stack {
+                ok(p.cuCtxSetLimit(CUlimit::CU_LIMIT_STACK_SIZE, bytes));
+            }
+            ok(p.cuModuleLoadData(&mut m, text.as_ptr().cast()));
+            ok(p.cuModuleGetFunction(&mut f, m, c"k".as_ptr()));
+            let null = std::ptr::null_mut();
+            ok(p.cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, null, params.as_mut_ptr(), std::ptr::null_mut()));
+            let st = p.cuCtxSynchronize();
+            ok(p.cuCtxDestroy(c));
+            st
+        }
+    };
+    // 1024 bytes hold 64 frames of 16 bytes.
+    assert_eq!(run(None, 63), CUresult::CUDA_SUCCESS);
+    assert_eq!(run(None, 64), CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+    // A larger stack holds more.
+    assert_eq!(run(Some(4096), 255), CUresult::CUDA_SUCCESS);
+    assert_eq!(run(Some(4096), 256), CUresult::CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+}

@@ -125,6 +125,9 @@ fn modules_count_and_enumerate_their_functions() {
     assert_eq!(unsafe { p.cuModuleGetFunctionCount(null_mut(), m) }, VALUE);
     assert_eq!(function_count(&d, null_mut()), Err(HANDLE));
 
+    // SAFETY: a NULL out-pointer with a live function (module_query.func_get_module_null_out).
+    assert_eq!(unsafe { p.cuFuncGetModule(null_mut(), fs[0]) }, VALUE);
+
     // After unloading, the module and its functions are stale.
     // SAFETY: a live module.
     ok(unsafe { p.cuModuleUnload(m) });
@@ -136,13 +139,13 @@ fn modules_count_and_enumerate_their_functions() {
     assert_eq!(is_loaded(&d, fs[0]), Err(HANDLE));
     // SAFETY: a stale handle is refused.
     assert_eq!(unsafe { p.cuFuncLoad(fs[0]) }, HANDLE);
-    // SAFETY: NULL arguments are refused.
+    // SAFETY: NULL arguments are refused, as recorded (module_query.func_get_module_null_function,
+    // load_null_function, is_loaded_null_function).
     unsafe {
-        assert_eq!(p.cuFuncGetModule(null_mut(), fs[0]), VALUE);
         assert_eq!(p.cuFuncGetModule(&mut home, null_mut()), VALUE);
-        assert_eq!(p.cuFuncLoad(null_mut()), VALUE);
+        assert_eq!(p.cuFuncLoad(null_mut()), HANDLE);
     }
-    assert_eq!(is_loaded(&d, null_mut()), Err(VALUE));
+    assert_eq!(is_loaded(&d, null_mut()), Err(HANDLE));
 }
 
 #[test]
@@ -156,12 +159,20 @@ fn libraries_enumerate_their_kernels() {
     // SAFETY: storage for 4 handles.
     ok(unsafe { p.cuLibraryEnumerateKernels(ks.as_mut_ptr(), 4, l) });
     assert_eq!(ks[3], sentinel);
-    for (&k, name) in ks.iter().zip(FEATURES) {
+    // The handles cuLibraryGetKernel gives, though not in the PTX's order (as on the H200:
+    // module_query.library_enumerate_same_as_get).
+    let mut names = Vec::new();
+    for &k in &ks[..3] {
+        let mut name = std::ptr::null();
+        // SAFETY: a valid out-pointer; the name lives as long as the library.
+        ok(unsafe { p.cuKernelGetName(&mut name, k) });
+        // SAFETY: a NUL-terminated name from the driver.
+        let c = unsafe { std::ffi::CStr::from_ptr(name) }.to_owned();
         let mut same = null_mut();
-        let c = CString::new(name).unwrap();
         // SAFETY: valid out-pointer and name.
         ok(unsafe { p.cuLibraryGetKernel(&mut same, l, c.as_ptr()) });
         assert_eq!(same, k);
+        names.push(c.into_string().unwrap());
         let mut lib = null_mut();
         // SAFETY: a valid out-pointer.
         ok(unsafe { p.cuKernelGetLibrary(&mut lib, k) });
@@ -177,38 +188,42 @@ fn libraries_enumerate_their_kernels() {
         assert_eq!(home, m);
         assert_eq!(is_loaded(&d, f), Ok(LOADED));
     }
+    names.sort();
+    let mut want = FEATURES.to_vec();
+    want.sort();
+    assert_eq!(names, want);
     let mut one = [sentinel; 2];
     // SAFETY: storage for 2 handles, of which 1 is asked for.
     ok(unsafe { p.cuLibraryEnumerateKernels(one.as_mut_ptr(), 1, l) });
     assert_eq!(one, [ks[0], sentinel]);
 
-    // No unified functions: NOT_FOUND, the pointer untouched.
+    // No unified functions: INVALID_VALUE, the pointer untouched (as recorded:
+    // module_query.unified_function_*).
     let mut fptr = 0x99 as *mut c_void;
     // SAFETY: valid out-pointer and name.
     unsafe {
-        assert_eq!(
-            p.cuLibraryGetUnifiedFunction(&mut fptr, l, c"use_globals".as_ptr()),
-            CUresult::CUDA_ERROR_NOT_FOUND
-        );
+        assert_eq!(p.cuLibraryGetUnifiedFunction(&mut fptr, l, c"use_globals".as_ptr()), VALUE);
         assert_eq!(p.cuLibraryGetUnifiedFunction(null_mut(), l, c"use_globals".as_ptr()), VALUE);
         assert_eq!(p.cuLibraryGetUnifiedFunction(&mut fptr, l, std::ptr::null()), VALUE);
+        assert_eq!(p.cuLibraryGetUnifiedFunction(&mut fptr, null_mut(), c"use_globals".as_ptr()), HANDLE);
     }
     assert_eq!(fptr, 0x99 as *mut c_void);
 
-    // Errors.
+    // Errors, as recorded (module_query.library_enumerate_null_buffer,
+    // kernel_get_library_null_out, kernel_get_library_null_kernel).
     let mut lib = 0x77 as CUlibrary;
-    // SAFETY: NULL and stale arguments are refused; valid out-pointers.
+    // SAFETY: NULL arguments are refused; valid out-pointers.
     unsafe {
         assert_eq!(p.cuLibraryEnumerateKernels(null_mut(), 1, l), VALUE);
         assert_eq!(p.cuKernelGetLibrary(null_mut(), ks[0]), VALUE);
-        assert_eq!(p.cuKernelGetLibrary(&mut lib, null_mut()), VALUE);
-        assert_eq!(p.cuKernelGetLibrary(&mut lib, 0x4242 as CUkernel), HANDLE);
+        assert_eq!(p.cuKernelGetLibrary(&mut lib, null_mut()), HANDLE);
+        assert_eq!(lib, 0x77 as CUlibrary);
+        // A kernel of an unloaded library still names it (kernel_get_library_unloaded).
         ok(p.cuLibraryUnload(l));
-        assert_eq!(p.cuKernelGetLibrary(&mut lib, ks[0]), HANDLE);
+        ok(p.cuKernelGetLibrary(&mut lib, ks[0]));
+        assert_eq!(lib, l);
         assert_eq!(p.cuLibraryEnumerateKernels(one.as_mut_ptr(), 1, l), HANDLE);
-        assert_eq!(p.cuLibraryGetUnifiedFunction(&mut fptr, l, c"use_globals".as_ptr()), HANDLE);
     }
-    assert_eq!(lib, 0x77 as CUlibrary);
     assert_eq!(one, [ks[0], sentinel]);
 }
 

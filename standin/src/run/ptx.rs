@@ -34,6 +34,8 @@ pub(crate) struct PtxLaunch<'a> {
     pub(crate) params: &'a [Vec<u8>],
     /// The device address of each of the module's globals.
     pub(crate) globals: &'a [u64],
+    /// The context's per-thread stack size (`CU_LIMIT_STACK_SIZE`).
+    pub(crate) stack: u64,
 }
 
 /// The status a launch fails with for `fault`, and whether it leaves the context
@@ -60,7 +62,7 @@ pub(crate) fn status_of(fault: &Fault) -> (CUresult, bool) {
 
 /// Runs the launch over its grid on the host's cores; the executor's fault if it fails.
 pub(crate) fn run(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> Result<(), Fault> {
-    let device = Device { lookup: memory, id: next_launch() };
+    let device = Device { lookup: memory, id: next_launch(), stack: launch.stack };
     let params: Vec<&[u8]> = launch.params.iter().map(Vec::as_slice).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let r = launch.module.launch_with(
@@ -105,6 +107,8 @@ fn forget() {
 struct Device<'m> {
     lookup: Memory<'m>,
     id: u64,
+    /// The launch's per-thread stack size.
+    stack: u64,
 }
 
 impl Device<'_> {
@@ -267,6 +271,11 @@ unsafe fn store(p: *mut u8, addr: u64, n: usize, v: u64) {
 }
 
 impl GlobalMemory for Device<'_> {
+    /// The launching context's `CU_LIMIT_STACK_SIZE`.
+    fn stack_limit(&self) -> u64 {
+        self.stack
+    }
+
     /// A texture or surface object's handle is the device address of its record
     /// (`run/texture.rs`): read through this launch's memory like any other access.
     fn texture(&self, handle: u64) -> Option<cudrv_ptx::Texture> {
@@ -471,7 +480,7 @@ mod tests {
     fn a_warps_accesses_match_lane_by_lane_ones() {
         let world = World::new();
         let lookup = |addr| world.lookup(addr);
-        let device = Device { lookup: &lookup, id: next_launch() };
+        let device = Device { lookup: &lookup, id: next_launch(), stack: 1024 };
         let mut x = 0x2545_f491u32;
         let mut next = move || {
             x ^= x << 13;
@@ -532,7 +541,7 @@ mod tests {
     fn a_warp_straddling_the_end_of_an_allocation_stops_at_its_first_lane_outside() {
         let world = World::new();
         let lookup = |addr| world.lookup(addr);
-        let device = Device { lookup: &lookup, id: next_launch() };
+        let device = Device { lookup: &lookup, id: next_launch(), stack: 1024 };
         let (start, len) = ALLOCS[1];
         // Lanes 0 to 4 fill the 40 bytes; lane 5's 8 bytes straddle the end into the next
         // allocation, which the lanes after it are in.
@@ -581,6 +590,7 @@ mod tests {
             shared: 0,
             params: &params,
             globals: &[],
+            stack: 1024,
         };
         let fault = run(&lookup, &launch).unwrap_err();
         assert!(matches!(fault, Fault::IllegalAddress { addr, line: 13 } if addr == start + len as u64), "{fault:?}");
