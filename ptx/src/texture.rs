@@ -282,10 +282,18 @@ impl Texture {
             *i0.get_mut(d)? = f as i64;
             *a8.get_mut(d)? = ((xb - f) * 256.0).round() as i64;
         }
+        let border_1d = dims == 1 && self.address.get(1) == Some(&Address::Border);
+        if border_1d {
+            // Filtered as 2D at y = 0 (below), the H200 keeps 7 bits of the x weight, the
+            // odd 1/256 rounded up (x - 0.5 = 1/512 weighs 2/256; 125.44/256 weighs 126).
+            if let Some(a) = a8.first_mut() {
+                *a = (*a + 1) / 2 * 2;
+            }
+        }
         if self.format.fixed_one().is_some() {
             // A 1D texture in border mode is filtered as 2D at y = 0 (below): half the
             // weight on row -1, the border colour.
-            if dims == 1 && self.address.get(1) == Some(&Address::Border) {
+            if border_1d {
                 return self.filter_fixed(mem, 2, [i0[0], -1, 0], [a8[0], 128, 0], layer);
             }
             return self.filter_fixed(mem, dims, i0, a8, layer);
@@ -308,7 +316,7 @@ impl Texture {
                 *s += w * f32::from_bits(v);
             }
         }
-        if dims == 1 && self.address.get(1) == Some(&Address::Border) {
+        if border_1d {
             // The H200 filters a 1D texture as 2D at y = 0: half the weight goes to row
             // -1, which in border mode is the border colour.
             for (s, b) in acc.iter_mut().zip(self.border_value()) {
