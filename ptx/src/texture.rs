@@ -298,19 +298,10 @@ impl Texture {
             }
             return self.filter_fixed(mem, dims, i0, a8, layer);
         }
-        let a = a8.map(|v| v as f32 / 256.0);
         let mut acc = [0f32; 4];
         for corner in 0..(1usize << dims) {
-            let mut w = 1f32;
-            let mut i = i0;
-            for d in 0..dims {
-                let hi = corner >> d & 1 == 1;
-                let ad = *a.get(d)?;
-                w *= if hi { ad } else { 1.0 - ad };
-                if hi {
-                    *i.get_mut(d)? += 1;
-                }
-            }
+            let (w, i) = crate::texture_fixed::corner_weight(dims, corner, i0, a8)?;
+            let w = (w as f64 / f64::from(1u32 << crate::texture_fixed::weight_bits(dims))) as f32;
             let t = self.fetch(mem, dims, i, layer)?;
             for (s, v) in acc.iter_mut().zip(t) {
                 *s += w * f32::from_bits(v);

@@ -5,8 +5,8 @@
 //! - each texel is widened to 16 bits: unsigned 8-bit `v * 257`, signed 8-bit
 //!   `v * 258.0078125` rounded to even, 16-bit formats as they are (the border colour is
 //!   first quantised to the format, as for a point read);
-//! - each corner's weight is the product of the per-dimension weights (8 fractional bits,
-//!   as for float formats) rounded to 1/512, ties to even;
+//! - each corner's weight is the product of the per-dimension weights (8 fractional bits)
+//!   rounded to 1/512, ties to even ([`corner_weight`], float formats too);
 //! - the weighted sum is rounded to an integer (ties up) and divided by 65535 (unsigned)
 //!   or 32767 (signed, clamped to -1).
 //!
@@ -71,6 +71,36 @@ fn round_even(a: i64, shift: u32) -> i64 {
     }
 }
 
+/// The fractional bits of a corner weight ([`corner_weight`]) for `dims` dimensions.
+pub(crate) fn weight_bits(dims: usize) -> u32 {
+    if dims == 3 {
+        24
+    } else {
+        9
+    }
+}
+
+/// Corner `corner` (bit `d` set: the upper texel in dimension `d`) of linear filtering
+/// from `i0` with weights `a` (of 256) per dimension: its weight in units of
+/// `2^-weight_bits(dims)` and its texel indices. In 2D the product of the dimensions'
+/// weights is rounded to 9 fractional bits, ties to even, as the H200 weighs every format;
+/// 1D and 3D weights are exact (3D: the probe's few 3D lines do not show the rounding).
+pub(crate) fn corner_weight(dims: usize, corner: usize, i0: [i64; 3], a: [i64; 3]) -> Option<(i64, [i64; 3])> {
+    let (mut w, mut i) = (1i64, i0);
+    for d in 0..dims {
+        let hi = corner >> d & 1 == 1;
+        let ad = *a.get(d)?;
+        w *= if hi { ad } else { 256 - ad };
+        *i.get_mut(d)? += i64::from(hi);
+    }
+    let w = match dims {
+        1 => w * 2,
+        2 => round_even(w, 7),
+        _ => w,
+    };
+    Some((w, i))
+}
+
 impl Texture {
     /// The texel at indices `i` of `layer`, widened (the border colour outside in border
     /// mode).
@@ -92,26 +122,18 @@ impl Texture {
         layer: u64,
     ) -> Option<[u32; 4]> {
         let one = self.format.fixed_one()?;
-        let shift = (8 * dims as u32).saturating_sub(9);
         let mut acc = [0i64; 4];
         for corner in 0..(1usize << dims) {
-            let (mut w, mut i) = (1i64, i0);
-            for d in 0..dims {
-                let hi = corner >> d & 1 == 1;
-                let ad = *a.get(d)?;
-                w *= if hi { ad } else { 256 - ad };
-                *i.get_mut(d)? += i64::from(hi);
-            }
-            // 8 fractional bits per dimension, kept to 9 in all (1D: exact).
-            let w = if dims == 1 { w * 2 } else { round_even(w, shift) };
+            let (w, i) = corner_weight(dims, corner, i0, a)?;
             let t = self.fetch_widened(mem, dims, i, layer)?;
             for (s, v) in acc.iter_mut().zip(t) {
                 *s += w * v;
             }
         }
         let signed = one == 32767;
+        let bits = weight_bits(dims);
         Some(acc.map(|s| {
-            let r = (s + 256).div_euclid(512);
+            let r = (s + (1 << (bits - 1))).div_euclid(1 << bits);
             let f = (r as f64 / one as f64) as f32;
             if signed { f.max(-1.0) } else { f }.to_bits()
         }))
