@@ -66,8 +66,10 @@ pub(crate) unsafe fn cu_event_destroy(w: &World, e: CUevent) -> CUresult {
 
 fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
     let Event { ctx, .. } = find(w, e)?;
-    ctx.usable()?;
-    let t = stream::resolve(w, s)?;
+    // A record only queues behind the launched work: a fault still held from a kernel
+    // the launch ran at once does not stop it (docs/stand-in.md, "Kernel faults").
+    ctx.usable_to_queue()?;
+    let t = stream::resolve_to_queue(w, s)?;
     if capture::record_event(w, e, s)? {
         return Ok(());
     }

@@ -80,6 +80,14 @@ pub(crate) fn resolve(w: &World, s: CUstream) -> Result<Target, CUresult> {
     Ok(t)
 }
 
+/// As [`resolve`], for a call that only queues work behind what was launched (see
+/// [`Context::usable_to_queue`]).
+pub(crate) fn resolve_to_queue(w: &World, s: CUstream) -> Result<Target, CUresult> {
+    let t = find(w, s)?;
+    t.ctx.usable_to_queue()?;
+    Ok(t)
+}
+
 fn create(w: &World, ph: *mut CUstream, flags: c_uint, priority: c_int) -> Result<(), CUresult> {
     non_null(ph)?;
     let ctx = w.contexts.current()?;

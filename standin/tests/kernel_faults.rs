@@ -133,12 +133,21 @@ fn a_trapping_kernel_launches_and_its_fault_arrives_at_the_synchronisation() {
     let (s, out) = (stream(&d), alloc(&d));
     let (trap, fine) = (kernel(&d, "trap_k"), kernel(&d, "fine_k"));
     ok(launch(&d, fine, s, out));
+    let mut e = std::ptr::null_mut();
+    // SAFETY: a valid out-pointer.
+    ok(unsafe { d.p().cuEventCreate(&mut e, 0) });
     // The stream was idle: the kernel ran inside the call, yet the launch succeeds.
     ok(launch(&d, trap, s, out));
-    // SAFETY: the test's stream.
+    // SAFETY: the test's stream and event.
     unsafe {
+        // An event recorded right behind it is queued, as on a GPU, where the kernel has
+        // not reached its trap yet (cudarc records one after each launch); the event
+        // then reports the fault, and so does everything after.
+        ok(d.p().cuEventRecord(e, s));
+        assert_eq!(d.p().cuEventQuery(e), LAUNCH_FAILED);
         assert_eq!(d.p().cuStreamSynchronize(s), LAUNCH_FAILED);
         assert_eq!(d.p().cuStreamSynchronize(s), LAUNCH_FAILED);
+        assert_eq!(d.p().cuEventRecord(e, s), LAUNCH_FAILED);
     }
     assert_eq!(launch(&d, fine, s, out), LAUNCH_FAILED);
     check_sticky(&d, ctx, s, out, LAUNCH_FAILED);

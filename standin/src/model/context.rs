@@ -39,6 +39,10 @@ pub(crate) struct Context {
     flags_set: AtomicBool,
     /// The sticky failure's status (0: none).
     sticky: AtomicU32,
+    /// The sticky failure came from a kernel run on the caller's thread inside its launch
+    /// and no call has seen it yet: calls that only queue work behind the kernel do not
+    /// see it either (on a GPU the kernel is still running), see [`Context::usable_to_queue`].
+    held: AtomicBool,
     /// Its world's kernel fault (0: none), shared by every context of the world: on the
     /// H200 a kernel's fault fails every context of the process, and contexts made later.
     world_fault: Arc<AtomicU32>,
@@ -61,6 +65,7 @@ impl Context {
             flags: AtomicU32::new(flags),
             flags_set: AtomicBool::new(false),
             sticky: AtomicU32::new(0),
+            held: AtomicBool::new(false),
             world_fault,
             destroyed: AtomicBool::new(false),
             default_queue: Queue::new(),
@@ -72,7 +77,30 @@ impl Context {
     /// failure (CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED) while sticky-failed.
     pub(crate) fn usable(&self) -> Result<(), CUresult> {
         self.alive()?;
-        self.fault()
+        let r = self.fault();
+        if r.is_err() {
+            // Seen: from now on every call sees it.
+            self.held.store(false, Ordering::Release);
+        }
+        r
+    }
+
+    /// As [`Context::usable`], for a call that only queues work on a stream behind what
+    /// was launched (`cuEventRecord`): a fault still held from a kernel the launch ran on
+    /// the caller's thread does not stop it, as on a GPU the kernel has not reached its
+    /// fault yet when the next call comes; the work queued after it does not run, and the
+    /// next call that waits for it or checks the context sees the fault.
+    pub(crate) fn usable_to_queue(&self) -> Result<(), CUresult> {
+        if self.held.load(Ordering::Acquire) && !self.is_destroyed() {
+            return Ok(());
+        }
+        self.usable()
+    }
+
+    /// Holds the sticky failure a kernel run inside its launch just left (see
+    /// [`Context::usable_to_queue`]).
+    pub(crate) fn hold(&self) {
+        self.held.store(true, Ordering::Release);
     }
 
     /// Its sticky failure, or its world's kernel fault, if any.

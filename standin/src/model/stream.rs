@@ -115,7 +115,12 @@ impl Target {
             match r {
                 Err(e) if !now => ctx.make_sticky(sticky_status(e)),
                 // A fault the work made sticky: held until the next synchronising call.
-                Err(_) if clean && ctx.not_sticky().is_err() => return Ok(()),
+                Err(_) if clean && ctx.not_sticky().is_err() => {
+                    if now {
+                        ctx.hold();
+                    }
+                    return Ok(());
+                }
                 _ => {}
             }
             r
