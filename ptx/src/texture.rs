@@ -10,6 +10,14 @@
 
 use crate::memory::GlobalMemory;
 
+/// A normalised coordinate `u` scaled to an extent of `n` texels: the H200 takes `u` to 24
+/// fractional bits (to nearest) first, so that `0.100390628 * 5` falls just below
+/// `0.5 + 1/512` (texture probe, `wrap linear norm` lines).
+fn denormalise(u: f32, n: u64) -> f32 {
+    const SCALE: f64 = (1u64 << 24) as f64;
+    ((f64::from(u) * SCALE).round() / SCALE * n as f64) as f32
+}
+
 /// An element's channel format.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Format {
@@ -267,7 +275,7 @@ impl Texture {
         let mut x = [0f32; 3];
         for d in 0..dims {
             let v = *c.get(d)?;
-            *x.get_mut(d)? = if self.normalized { v * self.extent.get(d).copied().unwrap_or(1) as f32 } else { v };
+            *x.get_mut(d)? = if self.normalized { denormalise(v, self.extent.get(d).copied().unwrap_or(1)) } else { v };
         }
         if !self.linear || !self.reads_float() {
             let i = x.map(|v| v.floor() as i64);
@@ -379,7 +387,7 @@ impl Texture {
         for d in 0..2 {
             let mut v = *c.get(d)?;
             if self.normalized {
-                v *= self.extent.get(d).copied().unwrap_or(1) as f32;
+                v = denormalise(v, self.extent.get(d).copied().unwrap_or(1));
             }
             *i0.get_mut(d)? = (v - 0.5).floor() as i64;
         }
