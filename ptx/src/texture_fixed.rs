@@ -19,13 +19,7 @@ use crate::texture::{Format, Texture};
 
 /// Signed 8-bit widening: `v * 33025 / 128` rounded to even.
 fn widen_s8(v: i64) -> i64 {
-    let x = v * 33025;
-    let (q, r) = (x.div_euclid(128), x.rem_euclid(128));
-    match r.cmp(&64) {
-        std::cmp::Ordering::Greater => q + 1,
-        std::cmp::Ordering::Equal => q + (q & 1),
-        std::cmp::Ordering::Less => q,
-    }
+    round_even(v * 33025, 7)
 }
 
 impl Format {
