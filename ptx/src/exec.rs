@@ -1339,6 +1339,13 @@ impl Block<'_, '_> {
                     (acc as u64) & 0xffff_ffff
                 })
             }
+            Op::Video(v) => {
+                if ops.len() > 3 {
+                    alu!(|a, b, c| u64::from(v.eval(a as u32, b as u32, c as u32)))
+                } else {
+                    alu!(|a, b| u64::from(v.eval(a as u32, b as u32, 0)))
+                }
+            }
             Op::Sad => alu!(|a, b, c| {
                 let diff = if signed { sext(a, bits).abs_diff(sext(b, bits)) } else { (a & mk).abs_diff(b & mk) };
                 c.wrapping_add(diff) & mk

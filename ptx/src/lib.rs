@@ -54,6 +54,7 @@ mod module;
 mod parse;
 mod texture;
 mod texture_fixed;
+mod video;
 
 pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};

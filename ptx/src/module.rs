@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use crate::float::{Fmt, Rnd};
 use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
 use crate::texture::{Geom, Oob, Query};
+use crate::video::{self, Video};
 
 /// The kind of a type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -345,6 +346,8 @@ pub(crate) enum Op {
         geom: Geom,
         oob: Oob,
     },
+    /// The video instructions (`vadd`, `vset4`, `vmad`, ...), their modifiers and selectors.
+    Video(Video),
 }
 
 /// One decoded instruction.
@@ -992,6 +995,7 @@ fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Re
             Some(&r) => Opd::NotReg(r),
             None => return Err(err(line, name, format!("unknown predicate {n}"))),
         },
+        Operand::Neg(n) => return Err(err(line, name, format!("a negated operand -{n} is vmad's only"))),
         Operand::Int(v) => Opd::Imm(*v as u64),
         Operand::Float { value, f32_bits } => Opd::Imm(imm_for(*value, *f32_bits, ty)),
         Operand::Addr(base, off) => {
@@ -1334,6 +1338,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         }),
         "tex" | "tld4" | "suld" | "sust" => texture_op(opname, &mods).ok_or_else(unsupported)?,
         "txq" | "suq" => Op::TexQuery(mods.iter().find_map(|m| Query::parse(m)).ok_or_else(unsupported)?),
+        v if video::OPCODES.contains(&v) => Op::Video(Video::decode(v, &mods).map_err(|e| err(line, name, e))?),
         _ => return Err(unsupported()),
     };
     if matches!(inst.op, Op::Setp | Op::Set) && matches!(inst.ty2.k, K::F16x2 | K::Bf16x2) {
@@ -1350,6 +1355,15 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     // Operand typing: for cvt the source operand has the second type.
     let mut ops = Vec::with_capacity(i.operands.len());
     for (k, o) in i.operands.iter().enumerate() {
+        // A video instruction's selectors (`%r1.h0`) and negations (`-%r3`) go to its op.
+        let bare;
+        let o = match &mut inst.op {
+            Op::Video(v) => {
+                bare = v.operand(k, o, |n| syms.regs.contains_key(n)).map_err(|e| err(line, name, e))?;
+                &bare
+            }
+            _ => o,
+        };
         let ty = match inst.op {
             Op::Cvt if k >= 1 => inst.ty2,
             Op::Set | Op::Slct if k >= 1 => inst.ty2,
@@ -1363,6 +1377,9 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         if target.is_none() {
             return Err(err(line, name, "indirect calls are not supported by the PTX executor"));
         }
+    }
+    if let Op::Video(v) = &inst.op {
+        v.check(ops.len()).map_err(|e| err(line, name, e))?;
     }
     inst.ops = ops.into_boxed_slice();
     check_operands(&inst)?;

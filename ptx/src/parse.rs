@@ -229,6 +229,8 @@ pub(crate) enum Operand {
     Name(String),
     /// `!name` (negated predicate).
     Not(String),
+    /// `-name` (a negated source of `vmad`).
+    Neg(String),
     Int(i128),
     /// A float immediate as f64 value; `f32_bits` when written 0fXXXXXXXX.
     Float {
@@ -877,6 +879,7 @@ impl Parser {
                     }
                     _ => Err(err(line, ctx, format!("bad number {n}"))),
                 },
+                Some(Tok::Word(w)) => Ok(Operand::Neg(w)),
                 t => Err(err(line, ctx, format!("bad operand -{t:?}"))),
             },
             Some(Tok::Num(n)) => parse_number(&n).ok_or_else(|| err(line, ctx, format!("bad number {n}"))),

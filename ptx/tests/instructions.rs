@@ -567,7 +567,7 @@ fn unimplemented_modifiers_are_refused() {
         "cvt.rn.satfinite.e4m3x2.f32 %h1, %f1, %f2;",
         "max.relu.f32 %f1, %f2, %f3;",
         "setp.eq.f16x2 %p1|%p2, %r1, %r2;",
-        "vabsdiff.u32.u32.u32 %r1, %r2, %r3;",
+        "vabsdiff4.u32.u32.u32.sat.add %r1, %r2, %r3, %r4;",
         "sust.p.2d.v4.b32.trap [%rd1, {%r1, %r2}], {%r3, %r4, %r5, %r6};",
         "tex.2dms.v4.f32.s32 {%f1, %f2, %f3, %f4}, [%rd1, {%r1, %r2, %r3, %r4}];",
     ] {
