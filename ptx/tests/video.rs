@@ -460,3 +460,156 @@ fn forms_outside_the_isa_are_refused() {
         assert_eq!(e.line, 9, "{inst}: {e}");
     }
 }
+
+/// The elements of `a` and `b` (`w` bits each, signed or not) through `f`, packed again
+/// (each result truncated to `w` bits).
+fn per_element(a: u32, b: u32, w: u32, signed: bool, f: impl Fn(i64, i64) -> i64) -> u32 {
+    let ext = |x: u32, i: u32| {
+        let v = (x >> (i * w)) & ((1u32 << w) - 1);
+        if signed && v >> (w - 1) == 1 {
+            i64::from(v) - (1i64 << w)
+        } else {
+            i64::from(v)
+        }
+    };
+    (0..32 / w).fold(0u32, |acc, i| acc | ((f(ext(a, i), ext(b, i)) as u32) & ((1u32 << w) - 1)) << (i * w))
+}
+
+/// The sum over the elements of `f`.
+fn sum_elements(a: u32, b: u32, w: u32, signed: bool, f: impl Fn(i64, i64) -> i64) -> u32 {
+    (0..32 / w).map(|i| per_element(a, b, w, signed, &f) >> (i * w) & ((1u32 << w) - 1)).sum()
+}
+
+#[test]
+fn the_forms_of_cudas_simd_intrinsics_match_their_definitions() {
+    // The PTX CUDA's SIMD intrinsics (__vaddss4, __vcmpgtu2, __vsadu4, ...) are written with
+    // (c = 0), against the intrinsics' definitions per element (CUDA Math API, "SIMD
+    // Intrinsics"), over edge and pseudo-random inputs.
+    type Def = Box<dyn Fn(u32, u32) -> u32>;
+    let sat = |lo: i64, hi: i64| move |v: i64| v.clamp(lo, hi);
+    let avgs = |x: i64, y: i64| (x + y + i64::from(x + y >= 0)) >> 1;
+    let forms: Vec<(&'static str, Def)> = vec![
+        ("vadd2.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, |x, y| x + y))),
+        (
+            "vadd2.s32.s32.s32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 16, true, |x, y| sat(-32768, 32767)(x + y))),
+        ),
+        (
+            "vadd2.u32.u32.u32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 16, false, |x, y| sat(0, 65535)(x + y))),
+        ),
+        ("vsub2.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, |x, y| x - y))),
+        (
+            "vsub2.s32.s32.s32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 16, true, |x, y| sat(-32768, 32767)(x - y))),
+        ),
+        (
+            "vsub2.u32.u32.u32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 16, false, |x, y| sat(0, 65535)(x - y))),
+        ),
+        ("vavrg2.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(move |a, b| per_element(a, b, 16, true, avgs))),
+        (
+            "vavrg2.u32.u32.u32 %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 16, false, |x, y| (x + y + 1) / 2)),
+        ),
+        (
+            "vabsdiff2.u32.u32.u32 %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 16, false, |x, y| (x - y).abs())),
+        ),
+        (
+            "vabsdiff2.s32.s32.s32 %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 16, true, |x, y| (x - y).abs())),
+        ),
+        (
+            "vabsdiff2.s32.s32.s32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 16, true, |x, y| sat(-32768, 32767)((x - y).abs()))),
+        ),
+        ("vmax2.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, true, i64::max))),
+        ("vmax2.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, i64::max))),
+        ("vmin2.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, true, i64::min))),
+        ("vmin2.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, i64::min))),
+        (
+            "vset2.u32.u32.eq %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 16, false, |x, y| i64::from(x == y))),
+        ),
+        (
+            "vset2.u32.u32.ne %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 16, false, |x, y| i64::from(x != y))),
+        ),
+        ("vset2.s32.s32.ge %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, true, |x, y| i64::from(x >= y)))),
+        ("vset2.u32.u32.gt %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, |x, y| i64::from(x > y)))),
+        ("vset2.s32.s32.le %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, true, |x, y| i64::from(x <= y)))),
+        ("vset2.u32.u32.lt %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 16, false, |x, y| i64::from(x < y)))),
+        (
+            "vabsdiff2.u32.u32.u32.add %r4, %r1, %r2, %r3",
+            Box::new(|a, b| sum_elements(a, b, 16, false, |x, y| (x - y).abs())),
+        ),
+        (
+            "vabsdiff2.s32.s32.s32.add %r4, %r1, %r2, %r3",
+            Box::new(|a, b| sum_elements(a, b, 16, true, |x, y| (x - y).abs())),
+        ),
+        ("vadd4.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| x + y))),
+        // __vaddss4 writes .sat before the types.
+        (
+            "vadd4.sat.s32.s32.s32 %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 8, true, |x, y| sat(-128, 127)(x + y))),
+        ),
+        (
+            "vadd4.u32.u32.u32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 8, false, |x, y| sat(0, 255)(x + y))),
+        ),
+        ("vsub4.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| x - y))),
+        (
+            "vsub4.s32.s32.s32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 8, true, |x, y| sat(-128, 127)(x - y))),
+        ),
+        (
+            "vsub4.u32.u32.u32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 8, false, |x, y| sat(0, 255)(x - y))),
+        ),
+        ("vavrg4.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(move |a, b| per_element(a, b, 8, true, avgs))),
+        ("vavrg4.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| (x + y + 1) / 2))),
+        (
+            "vabsdiff4.u32.u32.u32 %r4, %r1, %r2, %r3",
+            Box::new(|a, b| per_element(a, b, 8, false, |x, y| (x - y).abs())),
+        ),
+        ("vabsdiff4.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, true, |x, y| (x - y).abs()))),
+        (
+            "vabsdiff4.s32.s32.s32.sat %r4, %r1, %r2, %r3",
+            Box::new(move |a, b| per_element(a, b, 8, true, |x, y| sat(-128, 127)((x - y).abs()))),
+        ),
+        ("vmax4.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, true, i64::max))),
+        ("vmax4.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, i64::max))),
+        ("vmin4.s32.s32.s32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, true, i64::min))),
+        ("vmin4.u32.u32.u32 %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, i64::min))),
+        ("vset4.u32.u32.eq %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| i64::from(x == y)))),
+        ("vset4.u32.u32.ne %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| i64::from(x != y)))),
+        ("vset4.s32.s32.gt %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, true, |x, y| i64::from(x > y)))),
+        ("vset4.u32.u32.ge %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| i64::from(x >= y)))),
+        ("vset4.s32.s32.lt %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, true, |x, y| i64::from(x < y)))),
+        ("vset4.u32.u32.le %r4, %r1, %r2, %r3", Box::new(|a, b| per_element(a, b, 8, false, |x, y| i64::from(x <= y)))),
+        (
+            "vabsdiff4.u32.u32.u32.add %r4, %r1, %r2, %r3",
+            Box::new(|a, b| sum_elements(a, b, 8, false, |x, y| (x - y).abs())),
+        ),
+        (
+            "vabsdiff4.s32.s32.s32.add %r4, %r1, %r2, %r3",
+            Box::new(|a, b| sum_elements(a, b, 8, true, |x, y| (x - y).abs())),
+        ),
+    ];
+    let mut inputs: Vec<(u32, u32)> = Vec::new();
+    let edges = [0, 0xffff_ffff, 0x8080_8080, 0x7f7f_7f7f, 0x8000_8000, 0x7fff_7fff, 0x0001_0001, 0xff00_ff00];
+    for &a in &edges {
+        for &b in &edges {
+            inputs.push((a, b));
+        }
+    }
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    for _ in 0..16 {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        inputs.push(((x >> 32) as u32, x as u32));
+    }
+    let cases: Vec<Case> =
+        forms.iter().flat_map(|(inst, def)| inputs.iter().map(move |&(a, b)| case(inst, a, b, 0, def(a, b)))).collect();
+    check(&cases);
+}
