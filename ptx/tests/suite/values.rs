@@ -1,0 +1,61 @@
+//! The inputs of the instruction suite: edge values of each operand kind, as bit patterns.
+
+/// f32: zeros, ones, a rounding tie against 1.0 (2^-24), 1 + ulp, extremes, subnormals,
+/// infinities, quiet and signalling NaNs with payloads and both signs, conversion bounds.
+pub const F32: &[u64] = &[
+    0x0000_0000, 0x8000_0000, 0x3f80_0000, 0xbf80_0000, 0x3fc0_0000, 0x3f80_0001, 0x3380_0000, 0x4049_0fdb,
+    0xc020_0000, 0x7f7f_ffff, 0xff7f_ffff, 0x0080_0000, 0x007f_ffff, 0x0000_0001, 0x8000_0001, 0x7f80_0000,
+    0xff80_0000, 0x7fc0_0000, 0xffc1_2345, 0x7f80_0001, 0xffa0_0000, 0x4f00_0000, 0xcf00_0001, 0x5f80_0000,
+    0x3f00_0000, 0xbfc0_0000,
+];
+/// f32 values converted to integers: bounds of every integer width and halves.
+pub const F32_CVT: &[u64] = &[
+    0x4effffff, 0x4f800000, 0x4f7fffff, 0xcf000000, 0x5f000000, 0x5effffff, 0xdf000000, 0xdf000001, 0x477fff00,
+    0x477fff80, 0x47000000, 0xc7000080, 0x437f8000, 0x43000000, 0xc3010000, 0x40200000, 0xc0600000, 0x3f400000,
+];
+pub const F64: &[u64] = &[
+    0x0000_0000_0000_0000, 0x8000_0000_0000_0000, 0x3ff0_0000_0000_0000, 0xbff0_0000_0000_0000,
+    0x3ff8_0000_0000_0000, 0x3ff0_0000_0000_0001, 0x3ca0_0000_0000_0000, 0x4009_21fb_5444_2d18,
+    0xc004_0000_0000_0000, 0x7fef_ffff_ffff_ffff, 0xffef_ffff_ffff_ffff, 0x0010_0000_0000_0000,
+    0x000f_ffff_ffff_ffff, 0x0000_0000_0000_0001, 0x8000_0000_0000_0001, 0x7ff0_0000_0000_0000,
+    0xfff0_0000_0000_0000, 0x7ff8_0000_0000_0000, 0xfff8_0000_0001_2345, 0x7ff0_0000_0000_0001,
+    0xfff4_0000_0000_0000, 0x41e0_0000_0000_0000, 0xc1e0_0000_0020_0000, 0x43f0_0000_0000_0000,
+    0x3fe0_0000_0000_0000, 0xbff8_0000_0000_0000,
+];
+/// f64 values converted to narrower floats and integers: f32's largest and its tie, f32's
+/// subnormal range and its ties, integer bounds.
+pub const F64_CVT: &[u64] = &[
+    0x47ef_ffff_e000_0000, 0x47ef_ffff_f000_0000, 0x36a0_0000_0000_0000, 0x3690_0000_0000_0000,
+    0x3698_0000_0000_0000, 0x380f_ffff_f000_0000, 0x3ff0_0000_1000_0000, 0x3ff0_0000_3000_0000,
+    0x41df_ffff_ffc0_0000, 0x41df_ffff_ffe0_0000, 0xc1e0_0000_0010_0000, 0x41ef_ffff_fff0_0000,
+    0x43e0_0000_0000_0000, 0xc3e0_0000_0000_0000, 0x43df_ffff_ffff_ffff, 0x40ef_ffe0_0000_0000,
+    0x40ef_fff0_0000_0000, 0x40f0_0000_0000_0000, 0x3f10_0000_0000_0000, 0x3e70_0000_0000_0000,
+];
+pub const F16: &[u64] = &[
+    0x0000, 0x8000, 0x3c00, 0xbc00, 0x3e00, 0x3c01, 0x1000, 0x4248, 0xc100, 0x7bff, 0xfbff, 0x0400, 0x03ff, 0x0001,
+    0x8001, 0x7c00, 0xfc00, 0x7e00, 0xfe45, 0x7c01, 0xfd00, 0x3800, 0x5bff,
+];
+pub const BF16: &[u64] = &[
+    0x0000, 0x8000, 0x3f80, 0xbf80, 0x3fc0, 0x3f81, 0x3b80, 0x4049, 0xc020, 0x7f7f, 0xff7f, 0x0080, 0x007f, 0x0001,
+    0x8001, 0x7f80, 0xff80, 0x7fc0, 0xffc5, 0x7f81, 0xffa0, 0x3f00, 0x4f00,
+];
+pub const I8: &[u64] = &[0x00, 0x01, 0x02, 0x7f, 0x80, 0x81, 0xff, 0xfe, 0x12, 0xc8];
+pub const I16: &[u64] = &[
+    0x0000, 0x0001, 0x0002, 0x0007, 0x000f, 0x0010, 0x0011, 0x7fff, 0x8000, 0x8001, 0xffff, 0xfffe, 0xfff9, 0x00ff,
+    0x1234, 0xabcd,
+];
+pub const I32: &[u64] = &[
+    0x0000_0000, 0x0000_0001, 0x0000_0002, 0x0000_0003, 0x0000_0007, 0x0000_001f, 0x0000_0020, 0x0000_0021,
+    0x7fff_ffff, 0x8000_0000, 0x8000_0001, 0xffff_ffff, 0xffff_fffe, 0xffff_fff9, 0x0000_ffff, 0x0001_0000,
+    0x1234_5678, 0x9abc_def0, 0x0100_0001,
+];
+pub const I64: &[u64] = &[
+    0x0000_0000_0000_0000, 0x0000_0000_0000_0001, 0x0000_0000_0000_0002, 0x0000_0000_0000_0007,
+    0x0000_0000_0000_003f, 0x0000_0000_0000_0040, 0x0000_0000_0000_0041, 0x7fff_ffff_ffff_ffff,
+    0x8000_0000_0000_0000, 0x8000_0000_0000_0001, 0xffff_ffff_ffff_ffff, 0xffff_ffff_ffff_fffe,
+    0xffff_ffff_ffff_fff9, 0x0000_0000_ffff_ffff, 0x0000_0001_0000_0000, 0x1234_5678_9abc_def0,
+    0xfedc_ba98_7654_3210, 0x0020_0000_0000_0001,
+];
+/// Bit positions and lengths (bfe, bfi, shf, shifts): in range, at and past the width.
+pub const POS: &[u64] = &[0, 1, 4, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 255, 256, 0x8000_0001, 0xffff_ffff];
+pub const PRED: &[u64] = &[0, 1];
