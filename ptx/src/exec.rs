@@ -1163,7 +1163,14 @@ impl Block<'_, '_> {
                     ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
                 };
                 let p = (x * y) as u64;
-                (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
+                if sat && signed {
+                    // mad24.hi.sat.s32: the product's bits 47..16 as an s32, plus c, clamped.
+                    let t = i64::from((if hi { p >> 16 } else { p }) as u32 as i32);
+                    let sum = t + i64::from(c as u32 as i32);
+                    return_sat_s32(sum)
+                } else {
+                    (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
+                }
             }),
             Op::Div => alu!(|a, b| int_div(a, b, bits, signed, false)),
             Op::Rem => alu!(|a, b| int_div(a, b, bits, signed, true)),
@@ -1488,7 +1495,8 @@ impl Block<'_, '_> {
                     1 => v.is_infinite(),
                     2 => !v.is_nan(),
                     3 => v.is_nan(),
-                    4 => v.is_finite() && v != 0.0 && !fmt_sub,
+                    // The GPU counts zeros as normal (the instruction suite's recording).
+                    4 => v.is_finite() && !fmt_sub,
                     _ => fmt_sub,
                 })
             }),
@@ -2420,20 +2428,26 @@ fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
     }
 }
 
+/// An s32 sum clamped to the s32 range, as a 32-bit pattern.
+fn return_sat_s32(v: i64) -> u64 {
+    u64::from(v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32)
+}
+
 fn int_div(a: u64, b: u64, bits: u32, signed: bool, rem: bool) -> u64 {
     let mk = mask_of(bits);
     if signed {
         let (x, y) = (sext(a, bits), sext(b, bits));
         if y == 0 {
-            // The GPU's answer for division by zero: quotient all ones... for rem, x.
-            return if rem { x as u64 & mk } else { mk };
+            // The GPU's answer for division by zero: all ones, quotient and remainder alike
+            // (the instruction suite's recording).
+            return mk;
         }
         let r = if rem { x.wrapping_rem(y) } else { x.wrapping_div(y) };
         (r as u64) & mk
     } else {
         let (x, y) = (a & mk, b & mk);
         if y == 0 {
-            return if rem { x } else { mk };
+            return mk;
         }
         if rem {
             x % y
@@ -2605,9 +2619,18 @@ fn fminmax(ty: Ty, a: u64, b: u64, max: bool, nan: bool, ftz: bool) -> u64 {
     one(ty.bits, ty.fmt(), a & mask_of(ty.bits), b & mask_of(ty.bits))
 }
 
+/// `abs`/`neg`: the sign bit, except for NaNs, as the GPU's recording shows: an f32, f16 or
+/// bf16 NaN becomes the canonical NaN, an f64 NaN is quieted with its sign kept.
 fn fabs_neg(ty: Ty, a: u64, neg: bool, ftz: bool) -> u64 {
     let one = |bits: u32, fmt: Fmt, a: u64| -> u64 {
-        let a = if ftz && bits == 32 { fmt.ftz(a) } else { a };
+        if bits == 64 {
+            if f64::from_bits(a).is_nan() {
+                return a | float::QUIET64;
+            }
+        } else if fmt.to_f64(a).is_nan() {
+            return fmt.nan();
+        }
+        let a = if ftz && bits != 64 { fmt.ftz(a) } else { a };
         let sb = 1u64 << (bits.clamp(1, 64) - 1);
         if neg {
             a ^ sb

@@ -371,6 +371,27 @@ pub fn sqrt_narrow(a: u64, rnd: Rnd, fmt: Fmt) -> u64 {
 
 /// `a op b` in f64.
 pub fn bin_f64(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
+    let pick = if op == FOp::Div { NanPick::First } else { NanPick::Last };
+    let r = bin_f64_value(op, a, b, rnd);
+    if r.is_nan() {
+        return nan64(&[a, b], pick);
+    }
+    rm_zero(r, rnd, op, a, b)
+}
+
+/// Round-toward-minus-infinity's zero: an exact zero sum of operands that are not both +0
+/// is -0 (IEEE 754; the host's round-to-nearest arithmetic gave +0).
+fn rm_zero(r: f64, rnd: Rnd, op: FOp, a: f64, b: f64) -> f64 {
+    let b = if op == FOp::Sub { -b } else { b };
+    let both_pos_zero = a == 0.0 && b == 0.0 && a.is_sign_positive() && b.is_sign_positive();
+    if rnd == Rnd::Rm && r == 0.0 && matches!(op, FOp::Add | FOp::Sub) && !both_pos_zero {
+        -0.0
+    } else {
+        r
+    }
+}
+
+fn bin_f64_value(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
     if rnd == Rnd::Rn {
         let r = match op {
             FOp::Add => a + b,
@@ -392,6 +413,19 @@ pub fn bin_f64(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
 
 /// `a * b + c` in f64, rounded once.
 pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
+    let r = fma_f64_value(a, b, c, rnd);
+    if r.is_nan() {
+        return nan64(&[a, b, c], NanPick::Last);
+    }
+    if rnd == Rnd::Rm && r == 0.0 {
+        let p = a * b;
+        let p = if p == 0.0 { (a.signum() * b.signum()).copysign(a.signum() * b.signum()) * 0.0 } else { p };
+        return rm_zero(r, rnd, FOp::Add, p, c);
+    }
+    r
+}
+
+fn fma_f64_value(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
     if rnd == Rnd::Rn {
         return canon64(a.mul_add(b, c));
     }
@@ -403,11 +437,43 @@ pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
 /// `sqrt(a)` in f64.
 pub fn sqrt_f64(a: f64, rnd: Rnd) -> f64 {
     let (r, rest) = sqrt_exact(a);
-    canon64(directed_f64(r, rest, rnd))
+    let r = directed_f64(r, rest, rnd);
+    if r.is_nan() {
+        return nan64(&[a], NanPick::First);
+    }
+    r
 }
 
 /// PTX's canonical f64 NaN.
 pub const NAN64: u64 = 0x7fff_ffff_ffff_ffff;
+
+/// The f64 NaN the GPU's f64 unit makes of an invalid operation (0 * inf, inf - inf,
+/// sqrt(-1), 0 / 0): negative, quiet, no payload.
+pub const DEFAULT_NAN64: u64 = 0xfff8_0000_0000_0000;
+
+/// The quiet bit of an f64 NaN.
+pub const QUIET64: u64 = 0x0008_0000_0000_0000;
+
+/// Which NaN operand an f64 operation passes on when several are NaN.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NanPick {
+    /// The first NaN operand (div, a software sequence on the GPU).
+    First,
+    /// The last NaN operand (add, sub, mul, min, max, fma).
+    Last,
+}
+
+/// The result of an f64 operation whose exact result is NaN, as the GPU's f64 unit gives
+/// it (the instruction suite's recording): the picked NaN operand, quieted, sign and
+/// payload kept; with no NaN operand (an invalid operation) [`DEFAULT_NAN64`].
+pub fn nan64(ops: &[f64], pick: NanPick) -> f64 {
+    let mut nans = ops.iter().filter(|x| x.is_nan());
+    let chosen = match pick {
+        NanPick::First => nans.next(),
+        NanPick::Last => nans.last(),
+    };
+    f64::from_bits(chosen.map_or(DEFAULT_NAN64, |x| x.to_bits() | QUIET64))
+}
 
 fn canon64(x: f64) -> f64 {
     if x.is_nan() {
