@@ -157,6 +157,8 @@ struct Launch<'a> {
     /// The device address of each module global.
     globals: &'a [u64],
     kernel: &'a Func,
+    /// The kernel's index in the module's functions.
+    kernel_index: u32,
     grid: [u32; 3],
     block: [u32; 3],
     dyn_smem: u32,
@@ -315,6 +317,7 @@ impl Module {
             m: self,
             globals,
             kernel: f,
+            kernel_index: kidx as u32,
             grid,
             block,
             dyn_smem: dynamic_smem,
@@ -407,7 +410,7 @@ struct Spare {
 fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mut Spare) -> Result<LaunchStats, Fault> {
     let nthreads = l.block[0] * l.block[1] * l.block[2];
     let nwarps = nthreads.div_ceil(WARP as u32);
-    let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
+    let kidx = l.kernel_index;
     let mut warps = std::mem::take(&mut spare.warps);
     warps.resize_with(nwarps as usize, Warp::default);
     for (w, warp) in (0u32..).zip(warps.iter_mut()) {

@@ -1,7 +1,7 @@
 //! The pre-decoded form: a module's functions with registers resolved to slots, labels to
 //! instruction indices, symbols to their state space and offset, operands typed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::float::{Fmt, Rnd};
 use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
@@ -733,9 +733,10 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         gsyms.insert(n, Base::Shared(dyn_off));
     }
     let mut references = Vec::new();
+    let mut reference_names: HashSet<&str> = HashSet::new();
     for v in &ast.vars {
         if let (Space::Global, Some(kind)) = (v.space, ReferenceKind::of(&v.ty)) {
-            if !references.iter().any(|r: &Reference| r.name == v.name) {
+            if reference_names.insert(&v.name) {
                 references.push(Reference { name: v.name.clone(), kind });
             }
         } else if matches!(v.space, Space::Global | Space::Const) {
@@ -854,37 +855,41 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
     };
     let mut local = 0u64;
     let mut n = 0u32;
+    // Labels to the index of the instruction they precede, in one pass (the first of two
+    // labels of one name counts).
+    let mut at = 0u32;
     for s in body {
         match s {
-            Stmt::Reg(r) => {
-                for (name, count) in &r.names {
-                    if count.unwrap_or(1) > MAX_REGS || n > MAX_REGS {
-                        return Err(err(f.line, &f.name, format!("more than {MAX_REGS} registers")));
-                    }
-                    match count {
-                        Some(c) => {
-                            for i in 0..*c {
-                                syms.regs.entry(format!("{name}{i}")).or_insert_with(|| {
-                                    n += 1;
-                                    n - 1
-                                });
-                            }
-                        }
-                        None => {
-                            syms.regs.entry(name.clone()).or_insert_with(|| {
+            Stmt::Label(l) => {
+                syms.labels.entry(l.clone()).or_insert(at);
+            }
+            Stmt::Inst(_) => at += 1,
+            _ => {}
+        }
+    }
+    for s in body {
+        if let Stmt::Reg(r) = s {
+            for (name, count) in &r.names {
+                if count.unwrap_or(1) > MAX_REGS || n > MAX_REGS {
+                    return Err(err(f.line, &f.name, format!("more than {MAX_REGS} registers")));
+                }
+                match count {
+                    Some(c) => {
+                        for i in 0..*c {
+                            syms.regs.entry(format!("{name}{i}")).or_insert_with(|| {
                                 n += 1;
                                 n - 1
                             });
                         }
                     }
+                    None => {
+                        syms.regs.entry(name.clone()).or_insert_with(|| {
+                            n += 1;
+                            n - 1
+                        });
+                    }
                 }
             }
-            Stmt::Var(_) => {}
-            Stmt::Label(l) => {
-                let idx = body_index(body, l);
-                syms.labels.insert(l.clone(), idx);
-            }
-            Stmt::Inst(_) => {}
         }
     }
     // `__local_depot` symbols are the frame's local block.
@@ -932,19 +937,6 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         local_size: local,
         builtin,
     })
-}
-
-/// The instruction index a label at statement position refers to.
-fn body_index(body: &[Stmt], label: &str) -> u32 {
-    let mut n = 0;
-    for s in body {
-        match s {
-            Stmt::Label(l) if l == label => return n,
-            Stmt::Inst(_) => n += 1,
-            _ => {}
-        }
-    }
-    n
 }
 
 fn resolve_base(name: &str, syms: &Syms) -> Option<Base> {
@@ -1528,65 +1520,63 @@ fn contract(code: &mut [Inst]) {
     let contractible = |inst: &Inst| {
         inst.ty.k == K::F && (inst.ty.bits == 32 || inst.ty.bits == 64) && !inst.has_rnd && !inst.sat && !inst.approx
     };
+    // The last instruction of the current basic block (before i) that wrote each register:
+    // (block number, index); an entry of an earlier block is stale. One pass, whatever the
+    // length of the blocks.
+    let mut last_def: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut block = 0usize;
     for i in 0..n {
-        let Some(add) = code.get(i) else { continue };
-        if !matches!(add.op, Op::Add | Op::Sub) || !contractible(add) {
-            continue;
+        if i > 0 && leader.get(i).copied().unwrap_or(true) {
+            block += 1;
         }
+        let def_in_block = |r: u32| last_def.get(&r).filter(|d| d.0 == block).map(|d| d.1);
         let mut done = None;
-        for k in [1usize, 2] {
-            let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
-            if uses.get(x).copied() != Some(1) {
-                continue;
-            }
-            // The nearest definition of x before i, within the block.
-            let mut j = i;
-            let mut found = None;
-            while j > 0 {
-                if leader.get(j).copied().unwrap_or(true) {
-                    break;
+        if let Some(add) = code.get(i).filter(|a| matches!(a.op, Op::Add | Op::Sub) && contractible(a)) {
+            for k in [1usize, 2] {
+                let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
+                if uses.get(x).copied() != Some(1) {
+                    continue;
                 }
-                j -= 1;
-                let Some(c) = code.get(j) else { break };
-                if dest_regs(c).contains(x) {
-                    found = Some(j);
-                    break;
+                // The nearest definition of x before i, within the block.
+                let Some(j) = def_in_block(*x) else { continue };
+                let Some(mul) = code.get(j) else { continue };
+                if mul.op != Op::Mul(MulMode::Lo)
+                    || !contractible(mul)
+                    || mul.ty != add.ty
+                    || mul.ftz != add.ftz
+                    || mul.guard.is_some()
+                    || add.guard.is_some()
+                {
+                    continue;
                 }
+                let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
+                // A source of the multiply written again between it and the add.
+                let clobbered =
+                    [a, b].iter().any(|o| matches!(o, Opd::Reg(r) if def_in_block(*r).is_some_and(|d| d > j)));
+                if clobbered {
+                    continue;
+                }
+                let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
+                let neg = match (add.op, k) {
+                    (Op::Add, _) => 0,
+                    (_, 1) => 2, // a*b - y
+                    _ => 1,      // x - a*b = (-a)*b + x
+                };
+                let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
+                done = Some((vec![d, a.clone(), b.clone(), other], neg));
+                break;
             }
-            let Some(j) = found else { continue };
-            let Some(mul) = code.get(j) else { continue };
-            if mul.op != Op::Mul(MulMode::Lo)
-                || !contractible(mul)
-                || mul.ty != add.ty
-                || mul.ftz != add.ftz
-                || mul.guard.is_some()
-                || add.guard.is_some()
-            {
-                continue;
-            }
-            let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
-            let srcs: Vec<u32> =
-                [a, b].iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect();
-            let clobbered =
-                (j + 1..i).any(|m| code.get(m).is_some_and(|c| dest_regs(c).iter().any(|d| srcs.contains(d))));
-            if clobbered {
-                continue;
-            }
-            let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
-            let neg = match (add.op, k) {
-                (Op::Add, _) => 0,
-                (_, 1) => 2, // a*b - y
-                _ => 1,      // x - a*b = (-a)*b + x
-            };
-            let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
-            done = Some((vec![d, a.clone(), b.clone(), other], neg));
-            break;
         }
         if let (Some((ops, neg)), Some(add)) = (done, code.get_mut(i)) {
             add.op = Op::Fma;
             add.ops = ops.into_boxed_slice();
             add.neg = neg;
             add.rnd = Rnd::Rn;
+        }
+        if let Some(inst) = code.get(i) {
+            for r in dest_regs(inst) {
+                last_def.insert(r, (block, i));
+            }
         }
     }
 }
