@@ -6,7 +6,8 @@
 //!     cargo run --release -p cudrv-ptx --example load [-- SHAPES... SIZES...]
 //!
 //! SHAPES: any of labels, functions, registers, long_block (default all); SIZES (default
-//! 1000 10000 100000): the number of labelled blocks, functions, registers, f32 sums.
+//! 1000 10000 100000): the number of labelled blocks, functions, registers (at most
+//! 65000), f32 sums (at most 32000).
 use std::time::Instant;
 
 use cudrv_ptx::Module;
@@ -40,16 +41,18 @@ fn main() {
         sizes = vec![1_000, 10_000, 100_000];
     }
     let shapes: Vec<&str> = args.iter().filter(|a| a.parse::<u32>().is_err()).map(String::as_str).collect();
-    let generators: [(&str, Generator); 4] = [
-        ("labels", gen::label_kernel),
-        ("functions", gen::many_functions),
-        ("registers", gen::many_registers),
-        ("long_block", gen::long_block),
+    // Each shape with the largest size it takes: a function names at most 65536
+    // registers (the long block names 2n + 1).
+    let generators: [(&str, Generator, u32); 4] = [
+        ("labels", gen::label_kernel, u32::MAX),
+        ("functions", gen::many_functions, u32::MAX),
+        ("registers", gen::many_registers, 65_000),
+        ("long_block", gen::long_block, 32_000),
     ];
-    for (what, generate) in generators {
+    for (what, generate, most) in generators {
         if shapes.is_empty() || shapes.contains(&what) {
             for &n in &sizes {
-                time(what, n, &generate(n));
+                time(what, n.min(most), &generate(n.min(most)));
             }
         }
     }

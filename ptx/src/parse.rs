@@ -257,6 +257,10 @@ pub(crate) struct InstAst {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Stmt {
+    /// `{`: a nested scope opens (its declarations are visible up to its `}`).
+    Open,
+    /// `}`: the innermost nested scope closes.
+    Close,
     Label(String),
     Reg(RegDecl),
     Var(Var),
@@ -298,9 +302,10 @@ const MAX_ALIGN: i128 = 1 << 20;
 /// The largest array dimension taken: what 64 bits hold (the sizes' products are checked
 /// where they are computed, `module.rs`).
 const MAX_DIM: i128 = u64::MAX as i128;
-/// The most registers one `.reg %r<N>` declares (a function takes at most 65536 in all,
+/// The most registers one `.reg %r<N>` declares (a declaration costs nothing: a register
+/// gets its slot when an instruction names it, and a function names at most 65536,
 /// `module.rs`).
-const MAX_REGS: i128 = 1 << 16;
+const MAX_REGS: i128 = 1 << 24;
 /// Offsets in addresses and initialisers: what 64 bits hold, signed or not (an unsigned
 /// one past i64's range is its two's complement).
 const OFFSETS: std::ops::RangeInclusive<i128> = i64::MIN as i128..=u64::MAX as i128;
@@ -688,10 +693,14 @@ impl<'a> Parser<'a> {
                 Some(Tok::Punct('{')) => {
                     self.pos += 1;
                     depth += 1;
+                    body.push(Stmt::Open);
                 }
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
                     depth -= 1;
+                    if depth > 0 {
+                        body.push(Stmt::Close);
+                    }
                 }
                 Some(Tok::Punct(';')) => self.pos += 1,
                 Some(Tok::Punct('@')) => body.push(Stmt::Inst(self.inst(line)?)),

@@ -64,6 +64,54 @@ fn thousands_of_functions_and_call_sequences_load_and_run() {
 }
 
 #[test]
+fn call_sequences_reuse_their_parameter_bytes() {
+    // 100k call sequences, each with its `.param` pair in a `{ }` of its own: the frame
+    // needs 8 bytes of them, not 800 KB (past the 512 KiB a frame may have).
+    let n = 100_000u32;
+    let m = Module::load(&gen::many_calls(n)).unwrap();
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(4);
+    m.launch("calls", [1, 1, 1], [32, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    assert_eq!(words(&mem, out, 1), [n]);
+}
+
+#[test]
+fn sibling_blocks_reuse_their_register_slots() {
+    // 100k blocks `{ .reg .b32 %t; ... }` (NVRTC's inline asm): each block's %t is its
+    // own, and a frame needs one slot for all of them, not 100k (past 65536).
+    let n = 100_000;
+    let mut body = String::from(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k(.param .u64 out)\n{\n\
+         .reg .b32 %r<2>;\n.reg .b64 %rd<2>;\nld.param.u64 %rd1, [out];\nmov.u32 %r1, 0;\n",
+    );
+    for i in 0..n {
+        body.push_str(&format!("{{\n.reg .b32 %t;\nadd.u32 %t, %r1, {};\nmov.u32 %r1, %t;\n}}\n", i % 3));
+    }
+    body.push_str("st.global.u32 [%rd1], %r1;\nret;\n}\n");
+    let m = Module::load(&body).unwrap();
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(4);
+    m.launch("k", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    assert_eq!(words(&mem, out, 1), [(0..n).map(|i| i % 3).sum::<u32>()]);
+}
+
+#[test]
+fn a_range_of_100k_registers_is_declared_and_what_is_named_gets_slots() {
+    // %r<100000> declared, 60000 of them named: it loads and runs, and attributes report
+    // what the PTX declares.
+    let text = gen::many_registers(60_000).replace("%r<60000>", "%r<100000>");
+    let m = Module::load(&text).unwrap();
+    assert_eq!(m.kernel_info("chain").unwrap().registers, 100_000 + 3);
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(4);
+    m.launch("chain", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    assert_eq!(words(&mem, out, 1), [gen::chain_expected(60_000)]);
+    // A frame of more than 65536 registers is refused, naming the instruction.
+    let e = Module::load(&gen::many_registers(70_000)).unwrap_err();
+    assert!(e.message.contains("more than 65536 registers") && e.instruction.starts_with("mad"), "{e}");
+}
+
+#[test]
 fn a_long_basic_block_loads_and_runs() {
     let n = 20_000u32;
     let m = Module::load(&gen::long_block(n)).unwrap();
