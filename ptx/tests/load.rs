@@ -3,7 +3,7 @@
 //! (in time linear in its text: `examples/load.rs` measures it) and runs to the values
 //! the host computes.
 
-use cudrv_ptx::{HostMemory, Module};
+use cudrv_ptx::{Fault, HostMemory, Module};
 
 mod gen;
 
@@ -61,6 +61,21 @@ fn thousands_of_functions_and_call_sequences_load_and_run() {
     m.launch("all", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
     let want = (0..n).fold(0u32, |x, i| x.wrapping_add(3 * i));
     assert_eq!(words(&mem, out, 1), [want]);
+}
+
+#[test]
+fn a_chain_of_100k_calls_launches_without_exhausting_the_host_stack() {
+    // What a launch works out of the call graph (the stack it needs) walks a chain of
+    // 100k functions; running it is past the executor's 4096 frames: a fault, not a crash.
+    let m = Module::load(&gen::call_chain(100_000)).unwrap();
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(4);
+    let r = m.launch("chain", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem);
+    assert!(matches!(r, Err(Fault::StackOverflow { .. })), "{r:?}");
+    // 4000 deep runs to its end.
+    let m = Module::load(&gen::call_chain(4000)).unwrap();
+    m.launch("chain", [1, 1, 1], [1, 1, 1], 0, &[&out.to_le_bytes()], &mem).unwrap();
+    assert_eq!(words(&mem, out, 1), [4000]);
 }
 
 #[test]

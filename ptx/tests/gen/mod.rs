@@ -166,3 +166,34 @@ pub fn many_calls(n: u32) -> String {
     s.push_str("\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n");
     s
 }
+
+/// A chain of n functions, `f_i` calling `f_{i+1}` (defined callee first), each adding 1
+/// to a `.local` counter it passes on, and a kernel `chain(.param .u64 out)` calling
+/// `f_0` with 0 and storing what comes back (u32): n.
+pub fn call_chain(n: u32) -> String {
+    let mut s = String::with_capacity(n as usize * 400 + 1024);
+    s.push_str(HEADER);
+    for i in (0..n).rev() {
+        let _ = write!(
+            s,
+            ".func  (.param .b32 func_retval0) f_{i}(\n\t.param .b32 f_{i}_param_0\n)\n{{\n\
+             \t.reg .b32 %r<3>;\n\n\tld.param.u32 %r1, [f_{i}_param_0];\n\tadd.s32 %r1, %r1, 1;\n"
+        );
+        if i + 1 < n {
+            let _ = write!(
+                s,
+                "\t{{\n\t.param .b32 param0;\n\tst.param.b32 [param0], %r1;\n\t.param .b32 retval0;\n\
+                 \tcall.uni (retval0), f_{}, (param0);\n\tld.param.b32 %r1, [retval0];\n\t}}\n",
+                i + 1
+            );
+        }
+        s.push_str("\tst.param.b32 [func_retval0], %r1;\n\tret;\n}\n");
+    }
+    s.push_str(
+        ".visible .entry chain(\n\t.param .u64 chain_param_0\n)\n{\n\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<3>;\n\n\
+         \tld.param.u64 %rd1, [chain_param_0];\n\t{\n\t.param .b32 param0;\n\tst.param.b32 [param0], 0;\n\
+         \t.param .b32 retval0;\n\tcall.uni (retval0), f_0, (param0);\n\tld.param.b32 %r1, [retval0];\n\t}\n\
+         \tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n",
+    );
+    s
+}
