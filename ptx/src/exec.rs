@@ -31,32 +31,64 @@ pub const MAX_LOCAL_PER_THREAD: u64 = 512 * 1024;
 /// The bytes of local memory a thread running `f` needs for its frame and the frames of
 /// the calls it can make without recursion (a callee already on the path counts 0: its
 /// depth is the stack limit's business), each frame at 16-byte alignment, as the executor
-/// lays them out; `on_path` marks the functions being walked.
-fn static_local(funcs: &[Func], f: usize, on_path: &mut Vec<bool>, memo: &mut Vec<Option<u64>>) -> u64 {
-    if let Some(Some(v)) = memo.get(f) {
-        return *v;
+/// lays them out. A depth-first walk with a stack of its own: a chain of 100k calls must
+/// not exhaust the host thread's stack.
+fn static_local(funcs: &[Func], f: usize) -> u64 {
+    /// A function being walked: the next operand to look at, the deepest callee so far.
+    struct Visit {
+        f: usize,
+        inst: usize,
+        op: usize,
+        deepest: u64,
     }
-    let Some(func) = funcs.get(f) else { return 0 };
+    let mut memo: Vec<Option<u64>> = vec![None; funcs.len()];
+    let mut on_path = vec![false; funcs.len()];
     if let Some(p) = on_path.get_mut(f) {
         *p = true;
     }
-    let mut deepest = 0u64;
-    for inst in &func.code {
-        for o in &inst.ops {
+    let mut stack = vec![Visit { f, inst: 0, op: 0, deepest: 0 }];
+    let mut need = 0;
+    while let Some(top) = stack.last_mut() {
+        let code: &[_] = funcs.get(top.f).map_or(&[], |g| g.code.as_slice());
+        let mut callee = None;
+        while let Some(inst) = code.get(top.inst) {
+            let Some(o) = inst.ops.get(top.op) else {
+                (top.inst, top.op) = (top.inst + 1, 0);
+                continue;
+            };
+            top.op += 1;
             if let Opd::Func(c) = o {
                 let c = *c as usize;
                 if !on_path.get(c).copied().unwrap_or(true) {
-                    deepest = deepest.max(static_local(funcs, c, on_path, memo));
+                    match memo.get(c).copied().flatten() {
+                        Some(v) => top.deepest = top.deepest.max(v),
+                        None => {
+                            callee = Some(c);
+                            break;
+                        }
+                    }
                 }
             }
         }
-    }
-    if let Some(p) = on_path.get_mut(f) {
-        *p = false;
-    }
-    let need = func.local_size.div_ceil(16).saturating_mul(16).saturating_add(deepest);
-    if let Some(m) = memo.get_mut(f) {
-        *m = Some(need);
+        if let Some(c) = callee {
+            if let Some(p) = on_path.get_mut(c) {
+                *p = true;
+            }
+            stack.push(Visit { f: c, inst: 0, op: 0, deepest: 0 });
+            continue;
+        }
+        let Some(done) = stack.pop() else { break };
+        if let Some(p) = on_path.get_mut(done.f) {
+            *p = false;
+        }
+        let local = funcs.get(done.f).map_or(0, |g| g.local_size);
+        need = local.div_ceil(16).saturating_mul(16).saturating_add(done.deepest);
+        if let Some(m) = memo.get_mut(done.f) {
+            *m = Some(need);
+        }
+        if let Some(parent) = stack.last_mut() {
+            parent.deepest = parent.deepest.max(need);
+        }
     }
     need
 }
@@ -157,6 +189,8 @@ struct Launch<'a> {
     /// The device address of each module global.
     globals: &'a [u64],
     kernel: &'a Func,
+    /// The kernel's index in the module's functions.
+    kernel_index: u32,
     grid: [u32; 3],
     block: [u32; 3],
     dyn_smem: u32,
@@ -306,8 +340,7 @@ impl Module {
         }
         // The stack: what the call graph needs without recursion, or the embedder's limit.
         let kidx = self.funcs.iter().position(|g| std::ptr::eq(g, f)).unwrap_or(0);
-        let (mut on_path, mut memo) = (vec![false; self.funcs.len()], vec![None; self.funcs.len()]);
-        let local_limit = static_local(&self.funcs, kidx, &mut on_path, &mut memo).max(memory.stack_limit());
+        let local_limit = static_local(&self.funcs, kidx).max(memory.stack_limit());
         if f.local_size > MAX_LOCAL_PER_THREAD {
             return Err(Fault::StackOverflow { line: 0 });
         }
@@ -315,6 +348,7 @@ impl Module {
             m: self,
             globals,
             kernel: f,
+            kernel_index: kidx as u32,
             grid,
             block,
             dyn_smem: dynamic_smem,
@@ -407,7 +441,7 @@ struct Spare {
 fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mut Spare) -> Result<LaunchStats, Fault> {
     let nthreads = l.block[0] * l.block[1] * l.block[2];
     let nwarps = nthreads.div_ceil(WARP as u32);
-    let kidx = l.m.funcs.iter().position(|f| std::ptr::eq(f, l.kernel)).unwrap_or(0) as u32;
+    let kidx = l.kernel_index;
     let mut warps = std::mem::take(&mut spare.warps);
     warps.resize_with(nwarps as usize, Warp::default);
     for (w, warp) in (0u32..).zip(warps.iter_mut()) {

@@ -1,7 +1,7 @@
 //! The pre-decoded form: a module's functions with registers resolved to slots, labels to
 //! instruction indices, symbols to their state space and offset, operands typed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::float::{Fmt, Rnd};
 use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
@@ -411,7 +411,10 @@ impl Inst {
 pub(crate) struct Func {
     pub(crate) name: String,
     pub(crate) is_entry: bool,
+    /// Register slots of a frame (the registers its instructions name).
     pub(crate) nregs: u32,
+    /// Register names its declarations declare.
+    pub(crate) declared_regs: u32,
     pub(crate) code: Vec<Inst>,
     /// Byte size of the per-thread parameter block (formal params, returns, body params).
     pub(crate) param_size: u64,
@@ -598,7 +601,7 @@ impl Module {
             params: self.kernel_params(name)?,
             static_shared_bytes: self.shared_size,
             local_bytes: f.local_size,
-            registers: f.nregs,
+            registers: f.declared_regs,
         })
     }
 
@@ -656,12 +659,168 @@ impl Module {
     }
 }
 
+/// The registers one scope declares (single names and `%r<N>` ranges) and the slots of
+/// those an instruction has named so far.
+#[derive(Default)]
+struct RegScope {
+    names: HashSet<String>,
+    /// `%r<N>`: the prefix `%r` and N (it declares `%r0` to `%r{N-1}`).
+    ranges: HashMap<String, u32>,
+    slots: HashMap<String, u32>,
+    /// The values of `slots`, in the order they were handed out.
+    order: Vec<u32>,
+}
+
+impl RegScope {
+    fn declares(&self, name: &str) -> bool {
+        if self.names.contains(name) {
+            return true;
+        }
+        if self.ranges.is_empty() {
+            return false;
+        }
+        // `%r12`: %r's 12 or %r1's 2 (a range's names are its prefix and an index in
+        // decimal without leading zeros); the longest index first.
+        let digits = name.bytes().rev().take_while(u8::is_ascii_digit).count();
+        (1..=digits).rev().any(|k| {
+            let split = name.len() - k;
+            match (name.get(..split), name.get(split..)) {
+                (Some(prefix), Some(index)) if k == 1 || !index.starts_with('0') => {
+                    index.parse::<u32>().is_ok_and(|i| self.ranges.get(prefix).is_some_and(|&n| i < n))
+                }
+                _ => false,
+            }
+        })
+    }
+}
+
+/// A function's register names to frame slots, scope by scope: the body, then each nested
+/// `{ }` block, whose declarations are visible inside it only and shadow outer ones. A
+/// declaration anywhere in a scope is visible in all of it. A register gets its slot
+/// when an instruction first names it (a declaration costs nothing, whatever its N); the
+/// slots of a nested scope are free again once it closes, for the registers of the nested
+/// scopes after it (what a register holds before it is written is undefined in PTX; the
+/// body's registers still start at zero).
+struct Regs {
+    /// By scope number: 0 is the body, then one per `{` in text order.
+    scopes: Vec<RegScope>,
+    /// The open scopes, innermost last.
+    open: Vec<usize>,
+    /// Scopes opened so far.
+    opened: usize,
+    /// Slots of closed scopes, free again.
+    free: Vec<u32>,
+    /// Slots handed out: the frame's registers.
+    count: u32,
+    /// Register names the declarations declare (what [`KernelInfo::registers`] reports).
+    declared: u64,
+}
+
+impl Regs {
+    fn new(body: &[Stmt]) -> Regs {
+        let mut scopes = vec![RegScope::default()];
+        let mut open = vec![0usize];
+        let mut declared = 0u64;
+        for s in body {
+            match s {
+                Stmt::Open => {
+                    open.push(scopes.len());
+                    scopes.push(RegScope::default());
+                }
+                Stmt::Close if open.len() > 1 => {
+                    open.pop();
+                }
+                Stmt::Reg(r) => {
+                    let Some(scope) = open.last().and_then(|&id| scopes.get_mut(id)) else { continue };
+                    for (name, count) in &r.names {
+                        match count {
+                            Some(c) => {
+                                let n = scope.ranges.entry(name.clone()).or_insert(0);
+                                declared += u64::from(c.saturating_sub(*n));
+                                *n = (*n).max(*c);
+                            }
+                            None => {
+                                if scope.names.insert(name.clone()) {
+                                    declared += 1;
+                                }
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        Regs { scopes, open: vec![0], opened: 1, free: Vec::new(), count: 0, declared }
+    }
+
+    fn enter(&mut self) {
+        self.open.push(self.opened);
+        self.opened += 1;
+    }
+
+    fn close(&mut self) {
+        if self.open.len() > 1 {
+            if let Some(scope) = self.open.pop().and_then(|id| self.scopes.get_mut(id)) {
+                scope.slots.clear();
+                self.free.extend(scope.order.drain(..).rev());
+            }
+        }
+    }
+
+    /// The slot of register `name` as the open scopes see it; `None` if no open scope
+    /// declares it, `Err` past [`MAX_REGS`] slots.
+    fn slot(&mut self, name: &str) -> Result<Option<u32>, ()> {
+        for &id in self.open.iter().rev() {
+            let Some(scope) = self.scopes.get_mut(id) else { continue };
+            if let Some(&s) = scope.slots.get(name) {
+                return Ok(Some(s));
+            }
+            if scope.declares(name) {
+                // The body's registers get slots of their own, zero until written, as
+                // before any nested scope; a nested scope's may be a closed one's.
+                let reused = if id == 0 { None } else { self.free.pop() };
+                let s = match reused {
+                    Some(s) => s,
+                    None if self.count < MAX_REGS => {
+                        self.count += 1;
+                        self.count - 1
+                    }
+                    None => return Err(()),
+                };
+                scope.slots.insert(name.to_string(), s);
+                scope.order.push(s);
+                return Ok(Some(s));
+            }
+        }
+        Ok(None)
+    }
+}
+
 struct Syms<'a> {
     globals: &'a HashMap<String, Base>,
     funcs: &'a HashMap<String, u32>,
-    regs: HashMap<String, u32>,
-    locals: HashMap<String, Base>,
+    regs: Regs,
+    /// `.param`/`.local` names and the function's parameters, by open scope (innermost
+    /// last), in statement order.
+    locals: Vec<HashMap<String, Base>>,
     labels: HashMap<String, u32>,
+}
+
+impl Syms<'_> {
+    /// The slot of register `name`, if an open scope declares it.
+    fn reg(&mut self, name: &str, line: u32, inst: &str) -> Result<Option<u32>, PtxError> {
+        self.regs.slot(name).map_err(|()| err(line, inst, format!("more than {MAX_REGS} registers")))
+    }
+
+    fn local(&self, name: &str) -> Option<Base> {
+        self.locals.iter().rev().find_map(|m| m.get(name)).copied()
+    }
+
+    fn declare_local(&mut self, name: &str, b: Base) {
+        if let Some(m) = self.locals.last_mut() {
+            m.insert(name.to_string(), b);
+        }
+    }
 }
 
 /// Address initialisers: (byte offset, global index, added offset).
@@ -736,9 +895,10 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         gsyms.insert(n, Base::Shared(dyn_off));
     }
     let mut references = Vec::new();
+    let mut reference_names: HashSet<&str> = HashSet::new();
     for v in &ast.vars {
         if let (Space::Global, Some(kind)) = (v.space, ReferenceKind::of(&v.ty)) {
-            if !references.iter().any(|r: &Reference| r.name == v.name) {
+            if reference_names.insert(&v.name) {
                 references.push(Reference { name: v.name.clone(), kind });
             }
         } else if matches!(v.space, Space::Global | Space::Const) {
@@ -802,7 +962,14 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
 }
 
 fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<String, u32>) -> Result<Func, PtxError> {
-    let mut syms = Syms { globals, funcs, regs: HashMap::new(), locals: HashMap::new(), labels: HashMap::new() };
+    let empty: &[Stmt] = &[];
+    let mut syms = Syms {
+        globals,
+        funcs,
+        regs: Regs::new(f.body.as_deref().unwrap_or(empty)),
+        locals: vec![HashMap::new()],
+        labels: HashMap::new(),
+    };
     let mut param_size = 0u64;
     let mut params = Vec::new();
     let mut param_aligns = Vec::new();
@@ -813,15 +980,13 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         param_aligns.push(a);
         param_size = align_up(param_size, a);
         params.push((param_size, size));
-        syms.locals
-            .insert(p.name.clone(), if f.is_entry { Base::KParam(param_size) } else { Base::FParam(param_size) });
+        syms.declare_local(&p.name, if f.is_entry { Base::KParam(param_size) } else { Base::FParam(param_size) });
         param_size = param_size.saturating_add(size);
         // The kernel parameter limit of CUDA 12.1+ (32 764 bytes); functions the same here.
         if param_size > 32764 {
             return Err(err(p.line, &p.name, "more than 32764 bytes of parameters"));
         }
     }
-    let kparam_size = param_size;
     if f.is_entry {
         param_size = 0;
     }
@@ -829,13 +994,12 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         let size = var_size(p).max(1);
         param_size = align_up(param_size, var_align(p).max(1));
         rets.push((param_size, size));
-        syms.locals.insert(p.name.clone(), Base::FParam(param_size));
+        syms.declare_local(&p.name, Base::FParam(param_size));
         param_size = param_size.saturating_add(size);
         if param_size > MAX_LOCAL {
             return Err(err(p.line, &p.name, "too many bytes of parameters"));
         }
     }
-    let _ = kparam_size;
     let builtin = match f.name.as_str() {
         "vprintf" => Some(Builtin::Vprintf),
         "__assertfail" | "__assert_fail" => Some(Builtin::AssertFail),
@@ -846,6 +1010,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
             name: f.name.clone(),
             is_entry: f.is_entry,
             nregs: 0,
+            declared_regs: 0,
             code: Vec::new(),
             param_size,
             params,
@@ -855,69 +1020,65 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
             builtin,
         });
     };
-    let mut local = 0u64;
-    let mut n = 0u32;
+    // Labels to the index of the instruction they precede, in one pass (the first of two
+    // labels of one name counts).
+    let mut at = 0u32;
     for s in body {
         match s {
-            Stmt::Reg(r) => {
-                for (name, count) in &r.names {
-                    if count.unwrap_or(1) > MAX_REGS || n > MAX_REGS {
-                        return Err(err(f.line, &f.name, format!("more than {MAX_REGS} registers")));
-                    }
-                    match count {
-                        Some(c) => {
-                            for i in 0..*c {
-                                syms.regs.entry(format!("{name}{i}")).or_insert_with(|| {
-                                    n += 1;
-                                    n - 1
-                                });
-                            }
-                        }
-                        None => {
-                            syms.regs.entry(name.clone()).or_insert_with(|| {
-                                n += 1;
-                                n - 1
-                            });
-                        }
-                    }
-                }
-            }
-            Stmt::Var(_) => {}
             Stmt::Label(l) => {
-                let idx = body_index(body, l);
-                syms.labels.insert(l.clone(), idx);
+                syms.labels.entry(l.clone()).or_insert(at);
             }
-            Stmt::Inst(_) => {}
+            Stmt::Inst(_) => at += 1,
+            _ => {}
         }
     }
-    // `__local_depot` symbols are the frame's local block.
     let mut code = Vec::new();
-    // In statement order: a `.param`/`.local` declared again in a later scope (nvcc's
-    // call sequences redeclare `param0`, `retval0`) is a new variable from there on.
+    // `.param`/`.local` names in statement order: one declared again later in the same
+    // scope is a new variable from there on. A nested scope's variables take the bytes
+    // after its enclosing scope's and give them back when it closes (nvcc's call
+    // sequences declare `param0` and `retval0` in a `{ }` of their own, one per call):
+    // the frame's blocks are the deepest they reach.
+    let mut local = 0u64;
+    let (mut local_size, mut frame_params) = (0u64, param_size);
+    let mut enclosing = Vec::new();
     for s in body {
         match s {
+            Stmt::Open => {
+                syms.regs.enter();
+                syms.locals.push(HashMap::new());
+                enclosing.push((param_size, local));
+            }
+            Stmt::Close => {
+                syms.regs.close();
+                if let Some((p, l)) = enclosing.pop() {
+                    syms.locals.pop();
+                    (param_size, local) = (p, l);
+                }
+            }
             Stmt::Inst(i) => code.push(decode_inst(i, &mut syms)?),
             Stmt::Var(v) => match v.space {
                 Space::Local => {
                     local = align_up(local, var_align(v));
-                    syms.locals.insert(v.name.clone(), Base::Local(local));
+                    syms.declare_local(&v.name, Base::Local(local));
                     local = local.saturating_add(var_size(v));
                     if local > MAX_LOCAL {
                         return Err(err(v.line, &v.name, format!("more than {MAX_LOCAL} bytes of local memory")));
                     }
+                    local_size = local_size.max(local);
                 }
                 Space::Param => {
                     param_size = align_up(param_size, var_align(v).max(1));
-                    syms.locals.insert(v.name.clone(), Base::FParam(param_size));
+                    syms.declare_local(&v.name, Base::FParam(param_size));
                     param_size = param_size.saturating_add(var_size(v).max(1));
                     if param_size > MAX_LOCAL {
                         return Err(err(v.line, &v.name, "too many bytes of parameters"));
                     }
+                    frame_params = frame_params.max(param_size);
                 }
                 Space::Shared => {}
                 _ => return Err(err(v.line, &v.name, "unsupported state space in a function body")),
             },
-            _ => {}
+            Stmt::Label(_) | Stmt::Reg(_) => {}
         }
     }
     // A body that falls off its end returns.
@@ -926,41 +1087,29 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
     Ok(Func {
         name: f.name.clone(),
         is_entry: f.is_entry,
-        nregs: syms.regs.len() as u32,
+        nregs: syms.regs.count,
+        declared_regs: u32::try_from(syms.regs.declared).unwrap_or(u32::MAX),
         code,
-        param_size,
+        param_size: frame_params,
         params,
         param_aligns,
         rets,
-        local_size: local,
+        local_size,
         builtin,
     })
 }
 
-/// The instruction index a label at statement position refers to.
-fn body_index(body: &[Stmt], label: &str) -> u32 {
-    let mut n = 0;
-    for s in body {
-        match s {
-            Stmt::Label(l) if l == label => return n,
-            Stmt::Inst(_) => n += 1,
-            _ => {}
-        }
+fn resolve_base(name: &str, syms: &mut Syms, line: u32, inst: &str) -> Result<Option<Base>, PtxError> {
+    if let Some(r) = syms.reg(name, line, inst)? {
+        return Ok(Some(Base::Reg(r)));
     }
-    n
-}
-
-fn resolve_base(name: &str, syms: &Syms) -> Option<Base> {
-    if let Some(&r) = syms.regs.get(name) {
-        return Some(Base::Reg(r));
-    }
-    if let Some(&b) = syms.locals.get(name) {
-        return Some(b);
+    if let Some(b) = syms.local(name) {
+        return Ok(Some(b));
     }
     if name.starts_with("__local_depot") {
-        return Some(Base::Local(0));
+        return Ok(Some(Base::Local(0)));
     }
-    syms.globals.get(name).copied()
+    Ok(syms.globals.get(name).copied())
 }
 
 fn imm_for(value: f64, f32_bits: Option<u32>, ty: Ty) -> u64 {
@@ -972,10 +1121,10 @@ fn imm_for(value: f64, f32_bits: Option<u32>, ty: Ty) -> u64 {
     }
 }
 
-fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Result<Opd, PtxError> {
+fn decode_operand(o: &Operand, ty: Ty, syms: &mut Syms, line: u32, name: &str) -> Result<Opd, PtxError> {
     Ok(match o {
         Operand::Name(n) => {
-            if let Some(&r) = syms.regs.get(n) {
+            if let Some(r) = syms.reg(n, line, name)? {
                 Opd::Reg(r)
             } else if let Some(s) = sreg(n) {
                 Opd::Sreg(s)
@@ -983,7 +1132,7 @@ fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Re
                 Opd::Label(l)
             } else if let Some(&f) = syms.funcs.get(n) {
                 Opd::Func(f)
-            } else if let Some(b) = resolve_base(n, syms) {
+            } else if let Some(b) = resolve_base(n, syms, line, name)? {
                 Opd::SymAddr(b, 0)
             } else if n == "WARP_SZ" {
                 Opd::Imm(32)
@@ -991,8 +1140,8 @@ fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Re
                 return Err(err(line, name, format!("unknown name {n}")));
             }
         }
-        Operand::Not(n) => match syms.regs.get(n) {
-            Some(&r) => Opd::NotReg(r),
+        Operand::Not(n) => match syms.reg(n, line, name)? {
+            Some(r) => Opd::NotReg(r),
             None => return Err(err(line, name, format!("unknown predicate {n}"))),
         },
         Operand::Neg(n) => return Err(err(line, name, format!("a negated operand -{n} is vmad's only"))),
@@ -1001,28 +1150,27 @@ fn decode_operand(o: &Operand, ty: Ty, syms: &Syms, line: u32, name: &str) -> Re
         Operand::Addr(base, off) => {
             let b = match base {
                 None => Base::None,
-                Some(n) => resolve_base(n, syms).ok_or_else(|| err(line, name, format!("unknown address base {n}")))?,
+                Some(n) => resolve_base(n, syms, line, name)?
+                    .ok_or_else(|| err(line, name, format!("unknown address base {n}")))?,
             };
             Opd::Addr(b, *off)
         }
         Operand::SymOff(n, off) => {
-            let b = resolve_base(n, syms).ok_or_else(|| err(line, name, format!("unknown symbol {n}")))?;
+            let b = resolve_base(n, syms, line, name)?.ok_or_else(|| err(line, name, format!("unknown symbol {n}")))?;
             Opd::SymAddr(b, *off)
         }
-        Operand::Vector(v) => Opd::Vector(
-            v.iter()
-                .map(|o| decode_operand(o, ty, syms, line, name))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_boxed_slice(),
-        ),
-        Operand::List(v) => Opd::List(
-            v.iter()
-                .map(|o| decode_operand(o, ty, syms, line, name))
-                .collect::<Result<Vec<_>, _>>()?
-                .into_boxed_slice(),
-        ),
+        Operand::Vector(v) => Opd::Vector(decode_operands(v, ty, syms, line, name)?),
+        Operand::List(v) => Opd::List(decode_operands(v, ty, syms, line, name)?),
         Operand::Sink => Opd::Sink,
     })
+}
+
+fn decode_operands(v: &[Operand], ty: Ty, syms: &mut Syms, line: u32, name: &str) -> Result<Box<[Opd]>, PtxError> {
+    let mut out = Vec::with_capacity(v.len());
+    for o in v {
+        out.push(decode_operand(o, ty, syms, line, name)?);
+    }
+    Ok(out.into_boxed_slice())
 }
 
 fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
@@ -1349,8 +1497,8 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         inst.ty2 = types.get(1).copied().unwrap_or(first_ty);
     }
     if let Some((g, neg)) = &i.guard {
-        let r = syms.regs.get(g).ok_or_else(|| err(line, name, format!("unknown predicate {g}")))?;
-        inst.guard = Some((*r, *neg));
+        let r = syms.reg(g, line, name)?.ok_or_else(|| err(line, name, format!("unknown predicate {g}")))?;
+        inst.guard = Some((r, *neg));
     }
     // Operand typing: for cvt the source operand has the second type.
     let mut ops = Vec::with_capacity(i.operands.len());
@@ -1545,65 +1693,63 @@ fn contract(code: &mut [Inst]) {
     let contractible = |inst: &Inst| {
         inst.ty.k == K::F && (inst.ty.bits == 32 || inst.ty.bits == 64) && !inst.has_rnd && !inst.sat && !inst.approx
     };
+    // The last instruction of the current basic block (before i) that wrote each register:
+    // (block number, index); an entry of an earlier block is stale. One pass, whatever the
+    // length of the blocks.
+    let mut last_def: HashMap<u32, (usize, usize)> = HashMap::new();
+    let mut block = 0usize;
     for i in 0..n {
-        let Some(add) = code.get(i) else { continue };
-        if !matches!(add.op, Op::Add | Op::Sub) || !contractible(add) {
-            continue;
+        if i > 0 && leader.get(i).copied().unwrap_or(true) {
+            block += 1;
         }
+        let def_in_block = |r: u32| last_def.get(&r).filter(|d| d.0 == block).map(|d| d.1);
         let mut done = None;
-        for k in [1usize, 2] {
-            let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
-            if uses.get(x).copied() != Some(1) {
-                continue;
-            }
-            // The nearest definition of x before i, within the block.
-            let mut j = i;
-            let mut found = None;
-            while j > 0 {
-                if leader.get(j).copied().unwrap_or(true) {
-                    break;
+        if let Some(add) = code.get(i).filter(|a| matches!(a.op, Op::Add | Op::Sub) && contractible(a)) {
+            for k in [1usize, 2] {
+                let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
+                if uses.get(x).copied() != Some(1) {
+                    continue;
                 }
-                j -= 1;
-                let Some(c) = code.get(j) else { break };
-                if dest_regs(c).contains(x) {
-                    found = Some(j);
-                    break;
+                // The nearest definition of x before i, within the block.
+                let Some(j) = def_in_block(*x) else { continue };
+                let Some(mul) = code.get(j) else { continue };
+                if mul.op != Op::Mul(MulMode::Lo)
+                    || !contractible(mul)
+                    || mul.ty != add.ty
+                    || mul.ftz != add.ftz
+                    || mul.guard.is_some()
+                    || add.guard.is_some()
+                {
+                    continue;
                 }
+                let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
+                // A source of the multiply written again between it and the add.
+                let clobbered =
+                    [a, b].iter().any(|o| matches!(o, Opd::Reg(r) if def_in_block(*r).is_some_and(|d| d > j)));
+                if clobbered {
+                    continue;
+                }
+                let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
+                let neg = match (add.op, k) {
+                    (Op::Add, _) => 0,
+                    (_, 1) => 2, // a*b - y
+                    _ => 1,      // x - a*b = (-a)*b + x
+                };
+                let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
+                done = Some((vec![d, a.clone(), b.clone(), other], neg));
+                break;
             }
-            let Some(j) = found else { continue };
-            let Some(mul) = code.get(j) else { continue };
-            if mul.op != Op::Mul(MulMode::Lo)
-                || !contractible(mul)
-                || mul.ty != add.ty
-                || mul.ftz != add.ftz
-                || mul.guard.is_some()
-                || add.guard.is_some()
-            {
-                continue;
-            }
-            let (Some(a), Some(b)) = (mul.ops.get(1), mul.ops.get(2)) else { continue };
-            let srcs: Vec<u32> =
-                [a, b].iter().filter_map(|o| if let Opd::Reg(r) = o { Some(*r) } else { None }).collect();
-            let clobbered =
-                (j + 1..i).any(|m| code.get(m).is_some_and(|c| dest_regs(c).iter().any(|d| srcs.contains(d))));
-            if clobbered {
-                continue;
-            }
-            let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
-            let neg = match (add.op, k) {
-                (Op::Add, _) => 0,
-                (_, 1) => 2, // a*b - y
-                _ => 1,      // x - a*b = (-a)*b + x
-            };
-            let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
-            done = Some((vec![d, a.clone(), b.clone(), other], neg));
-            break;
         }
         if let (Some((ops, neg)), Some(add)) = (done, code.get_mut(i)) {
             add.op = Op::Fma;
             add.ops = ops.into_boxed_slice();
             add.neg = neg;
             add.rnd = Rnd::Rn;
+        }
+        if let Some(inst) = code.get(i) {
+            for r in dest_regs(inst) {
+                last_def.insert(r, (block, i));
+            }
         }
     }
 }

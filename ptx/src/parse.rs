@@ -21,7 +21,6 @@ const UNSUPPORTED: &[&str] = &[
     "multimem",
     "clusterlaunchcontrol",
     "tcgen05",
-    "cvt.pack",
     "alloca",
     "stacksave",
     "stackrestore",
@@ -30,21 +29,20 @@ const UNSUPPORTED: &[&str] = &[
     "applypriority",
     "discard",
     "createpolicy",
-    "barrier.cluster",
     "wmma",
     "bmma",
     "szext",
 ];
 
+/// Instruction forms refused by the start of their full name.
+const UNSUPPORTED_PREFIXES: &[&str] = &["cvt.pack", "barrier.cluster"];
+
 /// Whether `name` (with its modifiers) is an instruction the executor refuses.
 pub(crate) fn unsupported(name: &str) -> bool {
-    UNSUPPORTED.iter().any(|u| {
-        if u.contains('.') {
-            name.starts_with(u)
-        } else {
-            name == *u || name.strip_prefix(u).is_some_and(|rest| rest.starts_with('.'))
-        }
-    })
+    // An entry of UNSUPPORTED is the name before the first modifier (`cp` refuses
+    // `cp.async...`, not `cpx`).
+    let head = name.split('.').next().unwrap_or(name);
+    UNSUPPORTED.contains(&head) || UNSUPPORTED_PREFIXES.iter().any(|u| name.starts_with(u))
 }
 
 /// An error in PTX text: the line (1-based), the instruction or directive, and what is wrong.
@@ -74,83 +72,83 @@ pub(crate) fn err(line: u32, instruction: &str, message: impl Into<String>) -> P
     PtxError { line, instruction: instruction.to_string(), message: message.into() }
 }
 
-#[derive(Clone, Debug, PartialEq)]
-enum Tok {
+/// A token: a slice of the text (no copy).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Tok<'a> {
     /// An identifier, directive (leading '.'), register (leading '%') or dotted name.
-    Word(String),
+    Word(&'a str),
     /// A number as written.
-    Num(String),
-    Str(String),
+    Num(&'a str),
+    Str(&'a str),
     Punct(char),
 }
 
-#[derive(Clone, Debug)]
-struct Token {
-    tok: Tok,
+#[derive(Clone, Copy, Debug)]
+struct Token<'a> {
+    tok: Tok<'a>,
     line: u32,
 }
 
-fn lex(text: &str) -> Result<Vec<Token>, PtxError> {
-    let mut out = Vec::new();
-    let chars: Vec<char> = text.chars().collect();
+fn lex(text: &str) -> Result<Vec<Token<'_>>, PtxError> {
+    let mut out = Vec::with_capacity(text.len() / 5);
     let mut i = 0;
     let mut line = 1u32;
-    let at = |i: usize| chars.get(i).copied().unwrap_or('\0');
-    while i < chars.len() {
+    // The character at byte offset i ('\0' past the end); i is always a character's start
+    // where this is asked.
+    let at = |i: usize| text.get(i..).and_then(|s| s.chars().next()).unwrap_or('\0');
+    let slice = |a: usize, b: usize| text.get(a..b).unwrap_or("");
+    let n = text.len();
+    while i < n {
         let c = at(i);
         if c == '\n' {
             line += 1;
             i += 1;
         } else if c.is_whitespace() {
-            i += 1;
+            i += c.len_utf8();
         } else if c == '/' && at(i + 1) == '/' {
-            while i < chars.len() && at(i) != '\n' {
-                i += 1;
+            while i < n && at(i) != '\n' {
+                i += at(i).len_utf8();
             }
         } else if c == '/' && at(i + 1) == '*' {
             i += 2;
-            while i < chars.len() && !(at(i) == '*' && at(i + 1) == '/') {
+            while i < n && !(at(i) == '*' && at(i + 1) == '/') {
                 if at(i) == '\n' {
                     line += 1;
                 }
-                i += 1;
+                i += at(i).len_utf8();
             }
             i += 2;
         } else if c == '"' {
-            let mut s = String::new();
             i += 1;
-            while i < chars.len() && at(i) != '"' {
-                s.push(at(i));
-                i += 1;
+            let start = i;
+            while i < n && at(i) != '"' {
+                i += at(i).len_utf8();
             }
+            out.push(Token { tok: Tok::Str(slice(start, i)), line });
             i += 1;
-            out.push(Token { tok: Tok::Str(s), line });
         } else if c.is_ascii_digit() {
-            let mut s = String::new();
-            while i < chars.len() && (at(i).is_ascii_alphanumeric() || at(i) == '.') {
-                s.push(at(i));
+            let start = i;
+            while i < n && (at(i).is_ascii_alphanumeric() || at(i) == '.') {
                 i += 1;
             }
-            out.push(Token { tok: Tok::Num(s), line });
+            out.push(Token { tok: Tok::Num(slice(start, i)), line });
         } else if c.is_alphabetic() || c == '_' || c == '$' || c == '%' || c == '.' {
-            let mut s = String::new();
+            let start = i;
             loop {
                 let ch = at(i);
-                if i < chars.len() && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
-                    s.push(ch);
-                    i += 1;
+                if i < n && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
+                    i += ch.len_utf8();
                 } else if ch == ':' && at(i + 1) == ':' && at(i + 2).is_alphanumeric() {
                     // Qualifiers such as .L1::no_allocate, .L2::256B
-                    s.push_str("::");
                     i += 2;
                 } else {
                     break;
                 }
             }
-            out.push(Token { tok: Tok::Word(s), line });
+            out.push(Token { tok: Tok::Word(slice(start, i)), line });
         } else {
             out.push(Token { tok: Tok::Punct(c), line });
-            i += 1;
+            i += c.len_utf8();
         }
     }
     Ok(out)
@@ -261,6 +259,10 @@ pub(crate) struct InstAst {
 
 #[derive(Clone, Debug)]
 pub(crate) enum Stmt {
+    /// `{`: a nested scope opens (its declarations are visible up to its `}`).
+    Open,
+    /// `}`: the innermost nested scope closes.
+    Close,
     Label(String),
     Reg(RegDecl),
     Var(Var),
@@ -289,8 +291,8 @@ pub(crate) struct Ast {
     pub(crate) funcs: Vec<FuncAst>,
 }
 
-struct Parser {
-    toks: Vec<Token>,
+struct Parser<'a> {
+    toks: Vec<Token<'a>>,
     pos: usize,
     /// Nesting of braces in initialisers and operands (bounded: no deep recursion).
     depth: u32,
@@ -302,9 +304,10 @@ const MAX_ALIGN: i128 = 1 << 20;
 /// The largest array dimension taken: what 64 bits hold (the sizes' products are checked
 /// where they are computed, `module.rs`).
 const MAX_DIM: i128 = u64::MAX as i128;
-/// The most registers one `.reg %r<N>` declares (a function takes at most 65536 in all,
+/// The most registers one `.reg %r<N>` declares (a declaration costs nothing: a register
+/// gets its slot when an instruction names it, and a function names at most 65536,
 /// `module.rs`).
-const MAX_REGS: i128 = 1 << 16;
+const MAX_REGS: i128 = 1 << 24;
 /// Offsets in addresses and initialisers: what 64 bits hold, signed or not (an unsigned
 /// one past i64's range is its two's complement).
 const OFFSETS: std::ops::RangeInclusive<i128> = i64::MIN as i128..=u64::MAX as i128;
@@ -341,23 +344,23 @@ fn parse_number(s: &str) -> Option<Operand> {
     None
 }
 
-impl Parser {
-    fn peek(&self) -> Option<&Tok> {
-        self.toks.get(self.pos).map(|t| &t.tok)
+impl<'a> Parser<'a> {
+    fn peek(&self) -> Option<Tok<'a>> {
+        self.toks.get(self.pos).map(|t| t.tok)
     }
-    fn peek_at(&self, k: usize) -> Option<&Tok> {
-        self.toks.get(self.pos + k).map(|t| &t.tok)
+    fn peek_at(&self, k: usize) -> Option<Tok<'a>> {
+        self.toks.get(self.pos + k).map(|t| t.tok)
     }
     fn line(&self) -> u32 {
         self.toks.get(self.pos).or(self.toks.last()).map_or(0, |t| t.line)
     }
-    fn next(&mut self) -> Option<Tok> {
-        let t = self.toks.get(self.pos).map(|t| t.tok.clone());
+    fn next(&mut self) -> Option<Tok<'a>> {
+        let t = self.toks.get(self.pos).map(|t| t.tok);
         self.pos += 1;
         t
     }
     fn is_punct(&self, c: char) -> bool {
-        self.peek() == Some(&Tok::Punct(c))
+        self.peek() == Some(Tok::Punct(c))
     }
     fn expect_punct(&mut self, c: char, ctx: &str) -> Result<(), PtxError> {
         if self.is_punct(c) {
@@ -368,6 +371,9 @@ impl Parser {
         }
     }
     fn word(&mut self, ctx: &str) -> Result<String, PtxError> {
+        self.word_ref(ctx).map(str::to_string)
+    }
+    fn word_ref(&mut self, ctx: &str) -> Result<&'a str, PtxError> {
         match self.next() {
             Some(Tok::Word(w)) => Ok(w),
             t => Err(err(self.line(), ctx, format!("expected a name, found {t:?}"))),
@@ -381,7 +387,7 @@ impl Parser {
             false
         };
         match self.next() {
-            Some(Tok::Num(n)) => parse_int(&n)
+            Some(Tok::Num(n)) => parse_int(n)
                 .map(|v| if neg { -v } else { v })
                 .ok_or_else(|| err(self.line(), ctx, format!("bad number {n}"))),
             t => Err(err(self.line(), ctx, format!("expected a number, found {t:?}"))),
@@ -415,10 +421,10 @@ impl Parser {
     fn parse(&mut self) -> Result<Ast, PtxError> {
         let mut ast = Ast { address_size: 64, ..Ast::default() };
         let mut linkage_extern = false;
-        while let Some(t) = self.peek().cloned() {
+        while let Some(t) = self.peek() {
             let line = self.line();
             match t {
-                Tok::Word(w) => match w.as_str() {
+                Tok::Word(w) => match w {
                     ".version" => {
                         self.pos += 1;
                         match self.next() {
@@ -490,13 +496,13 @@ impl Parser {
                         let f = self.function(w == ".entry", line)?;
                         ast.funcs.push(f);
                     }
-                    _ if Space::from_word(&w).is_some() => {
+                    _ if Space::from_word(w).is_some() => {
                         let mut v = self.var(line)?;
                         v.is_extern = linkage_extern;
-                        self.expect_punct(';', &w)?;
+                        self.expect_punct(';', w)?;
                         ast.vars.push(v);
                     }
-                    _ => return Err(err(line, &w, "unknown directive")),
+                    _ => return Err(err(line, w, "unknown directive")),
                 },
                 Tok::Punct(';') => {
                     self.pos += 1;
@@ -525,8 +531,8 @@ impl Parser {
             managed: false,
         };
         loop {
-            let w = self.word(&sw)?;
-            match w.as_str() {
+            let w = self.word_ref(&sw)?;
+            match w {
                 ".align" => {
                     let line = self.line();
                     let a = self.number_in(".align", "alignment", 1..=MAX_ALIGN)?;
@@ -561,7 +567,7 @@ impl Parser {
                     || w.starts_with(".local") => {}
                 _ if w.starts_with('.') => v.ty = w.trim_start_matches('.').to_string(),
                 _ => {
-                    v.name = w;
+                    v.name = w.to_string();
                     break;
                 }
             }
@@ -612,7 +618,7 @@ impl Parser {
             false
         };
         match self.next() {
-            Some(Tok::Num(n)) => match parse_number(&n) {
+            Some(Tok::Num(n)) => match parse_number(n) {
                 Some(Operand::Int(i)) => out.push(Init::Int(if neg { -i } else { i })),
                 Some(Operand::Float { value, .. }) => out.push(Init::Float(if neg { -value } else { value })),
                 _ => return Err(err(self.line(), ctx, format!("bad initialiser {n}"))),
@@ -624,7 +630,7 @@ impl Parser {
                     self.expect_punct(')', ctx)?;
                     (n, true)
                 } else {
-                    (w, false)
+                    (w.to_string(), false)
                 };
                 let _ = inner;
                 let mut off = 0;
@@ -684,28 +690,32 @@ impl Parser {
         let mut depth = 1;
         while depth > 0 {
             let line = self.line();
-            match self.peek().cloned() {
+            match self.peek() {
                 None => return Err(err(line, &name, "unterminated function body")),
                 Some(Tok::Punct('{')) => {
                     self.pos += 1;
                     depth += 1;
+                    body.push(Stmt::Open);
                 }
                 Some(Tok::Punct('}')) => {
                     self.pos += 1;
                     depth -= 1;
+                    if depth > 0 {
+                        body.push(Stmt::Close);
+                    }
                 }
                 Some(Tok::Punct(';')) => self.pos += 1,
                 Some(Tok::Punct('@')) => body.push(Stmt::Inst(self.inst(line)?)),
                 Some(Tok::Word(w)) => {
-                    if self.peek_at(1) == Some(&Tok::Punct(':')) && !w.starts_with('.') {
+                    if self.peek_at(1) == Some(Tok::Punct(':')) && !w.starts_with('.') {
                         self.pos += 2;
-                        body.push(Stmt::Label(w));
+                        body.push(Stmt::Label(w.to_string()));
                     } else if w == ".reg" {
                         self.pos += 1;
                         body.push(Stmt::Reg(self.reg_decl(line)?));
-                    } else if Space::from_word(&w).is_some() {
+                    } else if Space::from_word(w).is_some() {
                         let v = self.var(line)?;
-                        self.expect_punct(';', &w)?;
+                        self.expect_punct(';', w)?;
                         body.push(Stmt::Var(v));
                     } else if w == ".loc" || w == ".file" {
                         self.pos += 1;
@@ -714,7 +724,7 @@ impl Parser {
                         self.pos += 1;
                         self.skip_to_semicolon();
                     } else if w.starts_with('.') {
-                        return Err(err(line, &w, "unsupported directive in a function body"));
+                        return Err(err(line, w, "unsupported directive in a function body"));
                     } else {
                         body.push(Stmt::Inst(self.inst(line)?));
                     }
@@ -829,7 +839,7 @@ impl Parser {
                                 return Err(err(line, ctx, "bad texture operand"));
                             }
                             self.pos += 1;
-                            return Ok(Operand::List(vec![Operand::Name(name), coords]));
+                            return Ok(Operand::List(vec![Operand::Name(name.to_string()), coords]));
                         }
                         Some(Tok::Punct('+')) => {}
                         Some(Tok::Punct('-')) => {
@@ -837,7 +847,7 @@ impl Parser {
                             off = off.wrapping_sub(n as i64);
                         }
                         Some(Tok::Num(n)) => {
-                            let v = parse_int(&n).ok_or_else(|| err(line, ctx, "bad offset"))?;
+                            let v = parse_int(n).ok_or_else(|| err(line, ctx, "bad offset"))?;
                             if !OFFSETS.contains(&v) {
                                 return Err(err(line, ctx, format!("offset {v} out of range")));
                             }
@@ -846,7 +856,7 @@ impl Parser {
                         t => return Err(err(line, ctx, format!("bad address: {t:?}"))),
                     }
                 }
-                Ok(Operand::Addr(base, off))
+                Ok(Operand::Addr(base.map(str::to_string), off))
             }
             Some(Tok::Punct('{')) => {
                 let mut v = Vec::new();
@@ -872,7 +882,7 @@ impl Parser {
             }
             Some(Tok::Punct('!')) => Ok(Operand::Not(self.word(ctx)?)),
             Some(Tok::Punct('-')) => match self.next() {
-                Some(Tok::Num(n)) => match parse_number(&n) {
+                Some(Tok::Num(n)) => match parse_number(n) {
                     Some(Operand::Int(i)) => Ok(Operand::Int(-i)),
                     Some(Operand::Float { value, f32_bits }) => {
                         Ok(Operand::Float { value: -value, f32_bits: f32_bits.map(|b| b ^ 0x8000_0000) })
@@ -882,7 +892,7 @@ impl Parser {
                 Some(Tok::Word(w)) => Ok(Operand::Neg(w)),
                 t => Err(err(line, ctx, format!("bad operand -{t:?}"))),
             },
-            Some(Tok::Num(n)) => parse_number(&n).ok_or_else(|| err(line, ctx, format!("bad number {n}"))),
+            Some(Tok::Num(n)) => parse_number(n).ok_or_else(|| err(line, ctx, format!("bad number {n}"))),
             Some(Tok::Word(w)) => {
                 if w == "_" {
                     return Ok(Operand::Sink);
@@ -891,14 +901,14 @@ impl Parser {
                     // d|p: a destination with a predicate (shfl, setp, match)
                     self.pos += 1;
                     let p = self.word(ctx)?;
-                    return Ok(Operand::Vector(vec![Operand::Name(w), Operand::Name(p)]));
+                    return Ok(Operand::Vector(vec![Operand::Name(w.to_string()), Operand::Name(p)]));
                 }
                 if self.is_punct('+') && matches!(self.peek_at(1), Some(Tok::Num(_))) {
                     self.pos += 1;
                     let n = self.number_in(ctx, "offset", OFFSETS)?;
-                    return Ok(Operand::SymOff(w, n as i64));
+                    return Ok(Operand::SymOff(w.to_string(), n as i64));
                 }
-                Ok(Operand::Name(w))
+                Ok(Operand::Name(w.to_string()))
             }
             t => Err(err(line, ctx, format!("bad operand {t:?}"))),
         }

@@ -600,3 +600,95 @@ fn named_barriers_with_counts_producer_consumer() {
     let want: Vec<u32> = (0..32).map(|t| t * 3 + 1).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn declarations_in_nested_blocks_are_scoped_and_shadow_outer_ones() {
+    // The run helper declares %r<64>, %rd<64>, %p<16> in the body; each `{ }` below
+    // declares its own, as NVRTC does around inline asm and call sequences.
+    let body = String::from(
+        "mov.u32 %r1, 1; mov.u32 %r5, 5;\n\
+         {\n\
+           .reg .b32 %r1;\n\
+           .reg .b32 %r<3>;\n\
+           .reg .pred %p1;\n\
+           mov.u32 %r1, 2;\n\
+           mov.u32 %r2, 20;\n\
+           add.u32 %r5, %r5, %r1;\n\
+           setp.eq.u32 %p1, %r1, 2;\n\
+           @%p1 st.global.u32 [%rd0], %r1;\n\
+           {\n\
+             .reg .b32 %r1;\n\
+             mov.u32 %r1, 3;\n\
+             st.global.u32 [%rd0+4], %r1;\n\
+           }\n\
+           st.global.u32 [%rd0+8], %r1;\n\
+           mov.u32 %r9, 9;\n\
+         }\n\
+         st.global.u32 [%rd0+12], %r1;\n\
+         st.global.u32 [%rd0+16], %r5;\n\
+         st.global.u32 [%rd0+20], %r2;\n\
+         { .reg .b64 %t; mov.u64 %t, 0x100000007; st.global.u64 [%rd0+24], %t; }\n\
+         { .reg .b32 %t; .reg .b32 %u; mov.u32 %t, 11; mov.u32 %u, 12; add.u32 %t, %t, %u; st.global.u32 [%rd0+32], %t; }\n\
+         st.global.u32 [%rd0+36], %r9;\n",
+    );
+    let r = run(&body, 1, 5).unwrap();
+    let pairs: Vec<(u32, u32)> = r.iter().map(|w| (*w as u32, (*w >> 32) as u32)).collect();
+    assert_eq!(
+        pairs,
+        [
+            (2, 3),  // the block's %r1; the inner block's %r1
+            (2, 1),  // the block's %r1 again; the body's %r1, untouched
+            (7, 0),  // %r5 = 5 + the block's %r1 (the block's %r<3> stops at %r2); %r2 of the body never written
+            (7, 1),  // the first sibling's b64 %t
+            (23, 9), // the second sibling's b32 %t; the body's %r9, first named inside a closed block
+        ]
+    );
+}
+
+#[test]
+fn a_name_declared_in_a_block_is_unknown_after_it() {
+    let ptx = format!("{HEADER}.visible .entry k()\n{{\n{{\n.reg .b32 %inner;\nmov.u32 %inner, 1;\n}}\nmov.u32 %inner, 2;\nret;\n}}\n");
+    let e = Module::load(&ptx).unwrap_err();
+    assert_eq!((e.line, e.message.as_str()), (10, "unknown name %inner"), "{e}");
+    // .param and .local too: a call sequence's parameters end with its block.
+    let ptx = format!(
+        "{HEADER}.visible .entry k()\n{{\n.reg .b32 %r<2>;\n{{\n.param .b32 p0;\nst.param.b32 [p0], 1;\n}}\nld.param.b32 %r1, [p0];\nret;\n}}\n"
+    );
+    let e = Module::load(&ptx).unwrap_err();
+    assert_eq!((e.line, e.message.as_str()), (11, "unknown address base p0"), "{e}");
+}
+
+#[test]
+fn nested_blocks_with_locals_and_loops_run() {
+    // Sibling blocks with .local arrays of the same name and a loop over a register of
+    // the block: each block's values are its own.
+    let body = String::from(
+        "mov.u32 %r1, 0;\n\
+         {\n\
+           .local .align 4 .b8 buf[16];\n\
+           .reg .b32 %i;\n\
+           .reg .pred %q;\n\
+           .reg .b64 %a;\n\
+           mov.u64 %a, buf;\n\
+           mov.u32 %i, 0;\n\
+         $Lloop:\n\
+           st.local.u32 [%a], %i;\n\
+           add.u64 %a, %a, 4;\n\
+           add.u32 %i, %i, 1;\n\
+           setp.lt.u32 %q, %i, 4;\n\
+           @%q bra $Lloop;\n\
+           mov.u64 %a, buf;\n\
+           ld.local.u32 %r1, [%a+12];\n\
+         }\n\
+         {\n\
+           .local .align 4 .b8 buf[8];\n\
+           .reg .b64 %a;\n\
+           mov.u64 %a, buf;\n\
+           st.local.u32 [%a+4], 40;\n\
+           ld.local.u32 %r2, [%a+4];\n\
+         }\n\
+         add.u32 %r3, %r1, %r2;\n\
+         st.global.u32 [%rd0], %r3;\n",
+    );
+    assert_eq!(run(&body, 32, 1).unwrap(), [43]);
+}
