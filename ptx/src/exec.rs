@@ -1109,7 +1109,8 @@ impl Block<'_, '_> {
             Op::Mul(_) if ty.is_float() => alu!(|a, b| fbin(ty, FOp::Mul, a, b, rnd, ftz, sat)),
             Op::Div if ty.is_float() => {
                 if inst.approx && ty.bits == 32 {
-                    alu!(|a, b| approx_div(a, b, ftz))
+                    let full = inst.full;
+                    alu!(|a, b| u64::from(approx::div_f32(a as u32, b as u32, full, ftz)))
                 } else {
                     alu!(|a, b| fbin(ty, FOp::Div, a, b, rnd, ftz, sat))
                 }
@@ -2030,7 +2031,7 @@ impl Block<'_, '_> {
                 let r = match aop {
                     AtomOp::Add => {
                         if ty.is_float() {
-                            fbin(ty, FOp::Add, old, b, Rnd::Rn, false, false)
+                            atom_fadd(ty, old, b)
                         } else {
                             old.wrapping_add(b)
                         }
@@ -2462,6 +2463,21 @@ fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
     }
 }
 
+/// The float addition of `atom.add`/`red.add`, as the GPU's recording shows: f32 flushes
+/// subnormal operands and results (`add.rn.ftz.f32`); an f64 NaN operand is passed on as it
+/// is, the added operand's first, not quieted; f16/bf16 (`.noftz`) round to nearest.
+fn atom_fadd(ty: Ty, old: u64, b: u64) -> u64 {
+    if ty.bits == 64 {
+        for x in [b, old] {
+            if f64::from_bits(x).is_nan() {
+                return x;
+            }
+        }
+    }
+    let ftz = ty.bits == 32 && ty.k == K::F;
+    fbin(ty, FOp::Add, old, b, Rnd::Rn, ftz, false)
+}
+
 /// An s32 sum clamped to the s32 range, as a 32-bit pattern.
 fn return_sat_s32(v: i64) -> u64 {
     u64::from(v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32)
@@ -2569,8 +2585,31 @@ fn sat64(r: f64, sat: bool) -> f64 {
     if r.is_nan() {
         0.0
     } else {
-        r.clamp(0.0, 1.0)
+        // -0 saturates to +0 (the instruction suite's recording).
+        r.clamp(0.0, 1.0) + 0.0
     }
+}
+
+/// (exponent bits, mantissa bits) of a float type.
+fn float_layout(ty: Ty) -> (u32, u32) {
+    match (ty.bits, ty.fmt()) {
+        (64, _) => (11, 52),
+        (_, Fmt::F32) => (8, 23),
+        (_, Fmt::F16) => (5, 10),
+        (_, Fmt::Bf16) => (8, 7),
+    }
+}
+
+/// A NaN converted between float types keeping its sign and the top of its payload, quiet:
+/// what `cvt` does when f64 is one side (or bf16 to f32, or f32 to itself), as the GPU's
+/// recording shows; the other conversions give the canonical NaN.
+fn convert_nan(a: u64, sty: Ty, dty: Ty) -> u64 {
+    let (se, sm) = float_layout(sty);
+    let (de, dm) = float_layout(dty);
+    let sign = (a >> (se + sm)) & 1;
+    let mant = a & mask_of(sm);
+    let mant = if dm >= sm { mant << (dm - sm) } else { mant >> (sm - dm) };
+    (sign << (de + dm)) | (mask_of(de) << dm) | mant | (1u64 << (dm - 1))
 }
 
 fn sat_narrow(r: u64, fmt: Fmt, sat: bool) -> u64 {
@@ -2617,11 +2656,14 @@ fn fminmax(ty: Ty, a: u64, b: u64, max: bool, nan: bool, ftz: bool) -> u64 {
             let (a2, b2) = if ftz { (fmt.ftz(a), fmt.ftz(b)) } else { (a, b) };
             (fmt.to_f64(a2), fmt.to_f64(b2))
         };
-        let canon = if bits == 64 { float::NAN64 } else { fmt.nan() };
         let (a, b) = if ftz && bits != 64 { (fmt.ftz(a), fmt.ftz(b)) } else { (a, b) };
         if x.is_nan() || y.is_nan() {
+            if bits == 64 && x.is_nan() && y.is_nan() {
+                // f64: the second NaN, quieted (the instruction suite's recording).
+                return b | float::QUIET64;
+            }
             if nan || (x.is_nan() && y.is_nan()) {
-                return canon;
+                return fmt.nan();
             }
             return if x.is_nan() { b } else { a };
         }
@@ -2755,7 +2797,12 @@ fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool,
                 } else {
                     (0, (1i128 << dty.bits) - 1)
                 };
-                (v.clamp(lo, hi) as u64) & mask_of(dty.bits)
+                let r = (v.clamp(lo, hi) as u64) & mask_of(dty.bits);
+                if dty.k == K::S {
+                    sext(r, dty.bits) as u64
+                } else {
+                    r
+                }
             } else if dty.k == K::S {
                 sext(v as u64, dty.bits) as u64
             } else {
@@ -2763,6 +2810,15 @@ fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool,
             }
         }
         (false, true) => {
+            if float_value(sty, a).is_nan() {
+                // NaN: 0 from a narrow float to a narrow integer, else the integer's lowest
+                // signed pattern (the instruction suite's recording).
+                if sty.bits < 64 && dty.bits < 64 {
+                    return 0;
+                }
+                let low = 1u64 << (dty.bits - 1);
+                return if dty.k == K::S { sext(low, dty.bits) as u64 } else { low };
+            }
             let mut x = float_value(sty, if ftz && sty.bits == 32 { Fmt::F32.ftz(a) } else { a });
             if ftz && sty.bits == 64 && x.is_subnormal() {
                 x = 0.0;
@@ -2786,6 +2842,25 @@ fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool,
         (true, true) => {
             let a = if ftz && sty.bits == 32 { Fmt::F32.ftz(a) } else { a & mask_of(sty.bits) };
             let x = float_value(sty, a);
+            if x.is_nan() && !sat {
+                let wide = dty.bits == 64 || sty.bits == 64;
+                // f32 to itself and bf16 to f32 move the bits, signalling NaNs too.
+                let moves = !irnd
+                    && dty.bits == 32
+                    && ((sty.bits == 32 && !ftz) || (sty.fmt() == Fmt::Bf16 && sty.bits == 16));
+                if moves {
+                    return if sty.bits == 32 { a } else { a << 16 };
+                }
+                let keeps = if irnd { dty.bits == 64 } else { wide && !(ftz && sty.bits == 32) };
+                return if keeps {
+                    convert_nan(a, sty, dty)
+                } else if dty.bits == 64 {
+                    // The source format's canonical NaN, widened.
+                    convert_nan(sty.fmt().nan(), sty, dty)
+                } else {
+                    dty.fmt().nan()
+                };
+            }
             if irnd {
                 // round to integral in the same format
                 let r = float::round_integral(x, rnd);
@@ -2813,17 +2888,6 @@ fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool,
     }
 }
 
-fn approx_div(a: u64, b: u64, ftz: bool) -> u64 {
-    // div.approx.f32 / div.full.f32: the correctly rounded quotient (see float::approx).
-    let f = Fmt::F32;
-    let (a, b) = if ftz { (f.ftz(a), f.ftz(b)) } else { (a, b) };
-    let mut r = float::bin_narrow(FOp::Div, a & 0xffff_ffff, b & 0xffff_ffff, Rnd::Rn, f);
-    if ftz {
-        r = f.ftz(r);
-    }
-    r
-}
-
 fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> u64 {
     let func = match op {
         Op::Sqrt => approx::Func::Sqrt,
@@ -2840,9 +2904,10 @@ fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> 
         let r = match (op, is_approx) {
             (Op::Sqrt, false) => float::sqrt_f64(x, rnd),
             (Op::Rcp, false) => float::bin_f64(FOp::Div, 1.0, x, rnd),
+            (Op::Rcp | Op::Rsqrt, true) if ftz => return approx::f64_high_word(func, a),
             _ => approx::f64(func, x),
         };
-        return if r.is_nan() { float::NAN64 } else { r.to_bits() };
+        return if r.is_nan() { float::nan64(&[x], float::NanPick::First).to_bits() } else { r.to_bits() };
     }
     if halves(ty) || ty.bits == 16 {
         let f = ty.fmt();

@@ -348,6 +348,7 @@ pub fn bin_narrow(op: FOp, a: u64, b: u64, rnd: Rnd, fmt: Fmt) -> u64 {
         FOp::Mul => mul_exact(x, y),
         FOp::Div => div_exact(x, y),
     };
+    let r = if rest == 0 { rm_zero(r, rnd, op, x, y) } else { r };
     round_to(r, rest, rnd, fmt)
 }
 
@@ -360,6 +361,7 @@ pub fn fma_narrow(a: u64, b: u64, c: u64, rnd: Rnd, fmt: Fmt) -> u64 {
     let (x, y, z) = (fmt.to_f64(a), fmt.to_f64(b), fmt.to_f64(c));
     let p = x * y; // exact for f32 and narrower
     let (r, rest) = if p.is_finite() { add_exact(p, z) } else { (p + z, 0) };
+    let r = if rest == 0 { rm_zero(r, rnd, FOp::Add, p, z) } else { r };
     round_to(r, rest, rnd, fmt)
 }
 
@@ -546,71 +548,5 @@ pub fn float_to_int(x: f64, rnd: Rnd, bits: u32, signed: bool) -> u64 {
     }
 }
 
-/// The approximate instructions: what this executor returns for each. The results are
-/// correctly rounded (or the best f64 computation rounded once) values; the H200's
-/// hardware approximations differ in the last bits. This is the one place to replace with
-/// bit-exact models of the H200's special function unit.
-pub mod approx {
-    use super::{round_to, Fmt, Rnd};
-
-    /// An approximate function.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-    pub enum Func {
-        /// 1/x
-        Rcp,
-        /// sqrt(x)
-        Sqrt,
-        /// 1/sqrt(x)
-        Rsqrt,
-        /// 2^x
-        Ex2,
-        /// log2(x)
-        Lg2,
-        /// sin(x)
-        Sin,
-        /// cos(x)
-        Cos,
-        /// tanh(x)
-        Tanh,
-    }
-
-    /// `f(x)` for an f32 operand (bits), as f32 bits; `ftz` flushes subnormal input and
-    /// output.
-    pub fn f32(f: Func, x: u32, ftz: bool) -> u32 {
-        let mut xb = u64::from(x);
-        if ftz {
-            xb = Fmt::F32.ftz(xb);
-        }
-        let v = f64::from(f32::from_bits(xb as u32));
-        let r = eval(f, v);
-        let mut out = round_to(r, 0, Rnd::Rn, Fmt::F32);
-        if ftz {
-            out = Fmt::F32.ftz(out);
-        }
-        out as u32
-    }
-
-    /// `f(x)` for an f64 operand (rcp, sqrt, rsqrt and the others in f64).
-    pub fn f64(f: Func, x: f64) -> f64 {
-        eval(f, x)
-    }
-
-    fn eval(f: Func, v: f64) -> f64 {
-        match f {
-            Func::Rcp => 1.0 / v,
-            Func::Sqrt => v.sqrt(),
-            Func::Rsqrt => 1.0 / v.sqrt(),
-            Func::Ex2 => v.exp2(),
-            Func::Lg2 => {
-                if v < 0.0 {
-                    f64::NAN
-                } else {
-                    v.log2()
-                }
-            }
-            Func::Sin => v.sin(),
-            Func::Cos => v.cos(),
-            Func::Tanh => v.tanh(),
-        }
-    }
-}
+/// The approximate instructions' models (see [`crate::approx`]).
+pub use crate::approx;

@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+pub mod approx;
 mod exec;
 pub mod float;
 mod lanes;

@@ -363,6 +363,8 @@ pub(crate) struct Inst {
     pub(crate) ftz: bool,
     pub(crate) sat: bool,
     pub(crate) approx: bool,
+    /// `div.full`: `approx` with the full-range scaling.
+    pub(crate) full: bool,
     pub(crate) nan: bool,
     pub(crate) cc: bool,
     pub(crate) cmp: Cmp,
@@ -391,6 +393,7 @@ impl Inst {
             ftz: false,
             sat: false,
             approx: false,
+            full: false,
             nan: false,
             cc: false,
             cmp: Cmp::Eq,
@@ -765,6 +768,14 @@ impl Regs {
                 self.free.extend(scope.order.drain(..).rev());
             }
         }
+    }
+
+    /// Whether an open scope declares register `name`.
+    fn knows(&self, name: &str) -> bool {
+        self.open
+            .iter()
+            .filter_map(|&id| self.scopes.get(id))
+            .any(|scope| scope.slots.contains_key(name) || scope.declares(name))
     }
 
     /// The slot of register `name` as the open scopes see it; `None` if no open scope
@@ -1240,7 +1251,10 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             "ftz" => inst.ftz = true,
             "sat" => inst.sat = true,
             "approx" => inst.approx = true,
-            "full" => inst.approx = true,
+            "full" => {
+                inst.approx = true;
+                inst.full = true;
+            }
             "NaN" => inst.nan = true,
             "cc" => inst.cc = true,
             "lo" => mul = MulMode::Lo,
@@ -1353,8 +1367,8 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         "slct" => Op::Slct,
         "mov" => Op::Mov,
         "cvt" => {
-            if has("rn") && !inst.irnd && !inst.ty.is_float() {
-                // cvt.rn.s32.f32 means round-to-nearest-integer.
+            if let Some(why) = cvt_refused(inst.ty, inst.ty2, inst.sat) {
+                return Err(err(line, name, why));
             }
             Op::Cvt
         }
@@ -1507,7 +1521,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         let bare;
         let o = match &mut inst.op {
             Op::Video(v) => {
-                bare = v.operand(k, o, |n| syms.regs.contains_key(n)).map_err(|e| err(line, name, e))?;
+                bare = v.operand(k, o, |n| syms.regs.knows(n)).map_err(|e| err(line, name, e))?;
                 &bare
             }
             _ => o,
@@ -1532,6 +1546,31 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     inst.ops = ops.into_boxed_slice();
     check_operands(&inst)?;
     Ok(inst)
+}
+
+/// Why ptxas refuses a `cvt` from `sty` to `dty` (the instruction suite's recording): `.sat`
+/// between integers where the destination holds every source value, and
+/// conversions between bf16 and 8-bit integers.
+fn cvt_refused(dty: Ty, sty: Ty, sat: bool) -> Option<&'static str> {
+    let int = |t: Ty| matches!(t.k, K::U | K::S | K::B) && t.bits > 0;
+    if sat && int(dty) && int(sty) {
+        let range = |t: Ty| -> (i128, i128) {
+            if t.k == K::S {
+                (-(1i128 << (t.bits - 1)), (1i128 << (t.bits - 1)) - 1)
+            } else {
+                (0, (1i128 << t.bits) - 1)
+            }
+        };
+        let ((dl, dh), (sl, sh)) = (range(dty), range(sty));
+        if dl <= sl && sh <= dh {
+            return Some("the .sat modifier of an integer cvt that cannot overflow is refused (as ptxas refuses it)");
+        }
+    }
+    let bf16 = |t: Ty| t.k == K::Bf && t.bits == 16;
+    if (bf16(dty) && int(sty) && sty.bits == 8) || (bf16(sty) && int(dty) && dty.bits == 8) {
+        return Some("cvt between bf16 and an 8-bit integer is refused (as ptxas refuses it)");
+    }
+    None
 }
 
 /// A texture or surface instruction's operation from its modifiers; `None` for forms the
@@ -1697,6 +1736,8 @@ fn contract(code: &mut [Inst]) {
     // (block number, index); an entry of an earlier block is stale. One pass, whatever the
     // length of the blocks.
     let mut last_def: HashMap<u32, (usize, usize)> = HashMap::new();
+    // The last instruction of the block that read each register, likewise.
+    let mut last_read: HashMap<u32, (usize, usize)> = HashMap::new();
     let mut block = 0usize;
     for i in 0..n {
         if i > 0 && leader.get(i).copied().unwrap_or(true) {
@@ -1707,11 +1748,19 @@ fn contract(code: &mut [Inst]) {
         if let Some(add) = code.get(i).filter(|a| matches!(a.op, Op::Add | Op::Sub) && contractible(a)) {
             for k in [1usize, 2] {
                 let Some(Opd::Reg(x)) = add.ops.get(k) else { continue };
-                if uses.get(x).copied() != Some(1) {
+                // The product is used once: x is read nowhere else, or the add overwrites x
+                // (the product's value dies there), reads it once and nothing read it since
+                // the multiply.
+                let overwritten =
+                    add.ops.first() == Some(&Opd::Reg(*x)) && add.ops.get(3 - k) != Some(&Opd::Reg(*x));
+                if uses.get(x).copied() != Some(1) && !overwritten {
                     continue;
                 }
                 // The nearest definition of x before i, within the block.
                 let Some(j) = def_in_block(*x) else { continue };
+                if last_read.get(x).is_some_and(|&(b, r)| b == block && r > j) {
+                    continue;
+                }
                 let Some(mul) = code.get(j) else { continue };
                 if mul.op != Op::Mul(MulMode::Lo)
                     || !contractible(mul)
@@ -1747,7 +1796,13 @@ fn contract(code: &mut [Inst]) {
             add.rnd = Rnd::Rn;
         }
         if let Some(inst) = code.get(i) {
-            for r in dest_regs(inst) {
+            let dests = dest_regs(inst);
+            let mut read = HashMap::new();
+            inst.ops.iter().skip(usize::from(!dests.is_empty())).for_each(|o| count_reg_uses(o, &mut read));
+            for r in read.into_keys() {
+                last_read.insert(r, (block, i));
+            }
+            for r in dests {
                 last_def.insert(r, (block, i));
             }
         }

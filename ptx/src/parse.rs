@@ -889,7 +889,7 @@ impl<'a> Parser<'a> {
                     }
                     _ => Err(err(line, ctx, format!("bad number {n}"))),
                 },
-                Some(Tok::Word(w)) => Ok(Operand::Neg(w)),
+                Some(Tok::Word(w)) => Ok(Operand::Neg(w.to_string())),
                 t => Err(err(line, ctx, format!("bad operand -{t:?}"))),
             },
             Some(Tok::Num(n)) => parse_number(n).ok_or_else(|| err(line, ctx, format!("bad number {n}"))),

@@ -85,8 +85,9 @@ pub struct Form {
     pub dsts: Vec<Kind>,
 }
 
-/// The lanes' operand tuples: the full cross product of the sources' values, or of their
-/// first few values where the product would pass 2048 lanes.
+/// The lanes' operand tuples: the full cross product of the sources' values, or where it
+/// would pass 2048 lanes, of an evenly spread subset of each list (its first and last
+/// values and as many between as fit), so that every kind of edge value stays in.
 pub fn tuples(srcs: &[Kind]) -> Vec<Vec<u64>> {
     let full: Vec<Vec<u64>> = srcs.iter().map(|k| k.values()).collect();
     let product: usize = full.iter().map(Vec::len).product();
@@ -97,7 +98,13 @@ pub fn tuples(srcs: &[Kind]) -> Vec<Vec<u64>> {
         while full.iter().map(|l| l.len().min(keep)).product::<usize>() > 2048 {
             keep -= 1;
         }
-        full.iter().map(|l| l[..l.len().min(keep)].to_vec()).collect()
+        let spread = |l: &Vec<u64>| -> Vec<u64> {
+            if l.len() <= keep || keep < 2 {
+                return l.clone();
+            }
+            (0..keep).map(|j| l[(j * (l.len() - 1) + (keep - 1) / 2) / (keep - 1)]).collect()
+        };
+        full.iter().map(spread).collect()
     };
     let mut out = vec![Vec::new()];
     for list in &lists {

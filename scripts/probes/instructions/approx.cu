@@ -5,7 +5,8 @@
 //
 //   nvcc -O3 -arch=sm_90 -o /tmp/approx scripts/probes/instructions/approx.cu && /tmp/approx
 //
-// One line per (form, model): FORM MODEL differing=N max_ulp=U first=...
+// One line per (form, model): FORM MODEL differing=N max_ulp=U first=... (model 0: the
+// exact function rounded once; 1: ptx/src/approx.rs; 10+q: sin/cos with q fraction bits).
 #include <cstdio>
 #include <cstdint>
 #include <cstdlib>
@@ -48,18 +49,79 @@ __device__ float hw(int f, int ftz, float x) {
 
 __device__ float flush(float x) { return (fabsf(x) < 1.17549435e-38f) ? copysignf(0.0f, x) : x; }
 
-// Model 0: the function in f64, rounded once. Model 1: sin/cos with the argument first
-// reduced as x * (1/2pi) rounded toward zero in f32 (the range reduction the SFU is fed);
-// others: the result rounded toward zero. Model 2: sin/cos reduced with round-to-nearest.
+// The special function unit as ptx/src/approx.rs models it: the exact function of the
+// flushed input rounded to nearest, a subnormal result flushed (tanh: neither); sin/cos in
+// revolutions. quant > 0 (measurement of hypotheses only): the fraction of a revolution
+// truncated to quant bits first.
+__device__ float unit(int f, float x, int quant) {
+  if (f == TANH)
+    return isnan(x) ? __int_as_float(0x7fffffff) : (float)tanh((double)x);
+  double v = flush(x), r;
+  switch (f) {
+  case SIN: case COS: {
+    if (!isfinite(v)) { r = nan(""); break; }
+    double fr = copysign(v - trunc(v), v);
+    if (quant > 0) fr = copysign(trunc(fabs(fr) * ldexp(1.0, quant)) * ldexp(1.0, -quant), fr);
+    double turn = 6.283185307179586476925286766559 * fr;
+    r = f == SIN ? sin(turn) : cos(turn);
+    break;
+  }
+  case EX2: r = exp2(v); break;
+  case LG2: r = v < 0 ? nan("") : log2(v); break;
+  case RCP: r = 1.0 / v; break;
+  case RSQRT: r = 1.0 / sqrt(v); break;
+  default: r = sqrt(v); break;
+  }
+  if (isnan(r))
+    return __int_as_float(0x7fffffff);
+  return flush((float)r);
+}
+
+// ptxas's sequences around the unit (ptx/src/approx.rs, f32_ftz / f32_full / div_f32).
+__device__ float seq(int f, int ftz, float x, int quant) {
+  const float two24 = 16777216.0f, two126 = 8.50705917e37f;
+  if (f == DIV_APPROX || f == DIV_FULL) {
+    float a = 1.0f, b = x;
+    if (ftz) { a = flush(a); b = flush(b); }
+    if (f == DIV_FULL && fabsf(b) > two126) { a *= 0.25f; b *= 0.25f; }
+    else if (!ftz && fabsf(b) < 1.17549435e-38f) { a *= two24; b *= two24; }
+    float r = unit(RCP, b, 0) * a;
+    r = ftz ? flush(r) : r;
+    return isnan(r) ? __int_as_float(0x7fffffff) : r;
+  }
+  if (ftz)
+    x = flush(x);
+  bool tiny = fabsf(x) < 1.17549435e-38f;
+  switch (f) {
+  case SIN: case COS: return unit(f, __fmul_rz(x, __int_as_float(0x3e22f983)), quant);
+  case TANH: return unit(f, x, 0);
+  default: break;
+  }
+  if (ftz)
+    return unit(f, x, 0);
+  switch (f) {
+  case EX2: if (x >= -126.0f || isnan(x)) return unit(f, x, 0); else { float h = unit(f, x * 0.5f, 0); return h * h; }
+  case LG2: return tiny ? unit(f, x * two24, 0) - 24.0f : unit(f, x, 0);
+  case RSQRT: return tiny ? unit(f, x * two24, 0) * 4096.0f : unit(f, x, 0);
+  case SQRT: return tiny ? unit(f, x * two24, 0) * (1.0f / 4096.0f) : unit(f, x, 0);
+  default: {
+    float scale = fabsf(x) > two126 ? 0.25f : tiny ? two24 : 1.0f;
+    return unit(f, x * scale, 0) * scale;
+  }
+  }
+}
+
+// Model 0: the function in f64 rounded once (the executor before 2026-12-06). Model 1: the
+// sequences of ptx/src/approx.rs (what the executor computes now). Models 10+q (sin, cos):
+// model 1 with the unit's revolution fraction truncated to q bits.
 __device__ float model(int f, int ftz, float xf, int m) {
+  if (m >= 10)
+    return seq(f, ftz, xf, m - 10);
+  if (m == 1)
+    return seq(f, ftz, xf, 0);
   if (ftz)
     xf = flush(xf);
   double x = xf, r;
-  const double two_pi = 6.283185307179586476925286766559;
-  if ((f == SIN || f == COS) && m > 0) {
-    float t = m == 1 ? __fmul_rz(xf, 0.15915494309189533577f) : __fmul_rn(xf, 0.15915494309189533577f);
-    x = two_pi * (double)t;
-  }
   switch (f) {
   case SIN: r = sin(x); break;
   case COS: r = cos(x); break;
@@ -70,7 +132,7 @@ __device__ float model(int f, int ftz, float xf, int m) {
   case SQRT: r = sqrt(x); break;
   default: r = tanh(x); break;
   }
-  float o = (m == 1 && f != SIN && f != COS) ? __double2float_rz(r) : (float)r;
+  float o = (float)r;
   return ftz ? flush(o) : o;
 }
 
@@ -120,21 +182,28 @@ __global__ void measure(int f, int ftz, int m, unsigned long long base, Stat *s)
   }
 }
 
-__global__ void sample(int f, int ftz, unsigned *out, unsigned n, unsigned stride) {
+__global__ void half_table(unsigned short *out) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i < n)
-    out[i] = __float_as_uint(hw(f, ftz, __uint_as_float(i * stride)));
+  if (i >= 65536)
+    return;
+  unsigned short x = i, r;
+  asm("ex2.approx.f16 %0, %1;" : "=h"(r) : "h"(x)); out[i] = r;
+  asm("tanh.approx.f16 %0, %1;" : "=h"(r) : "h"(x)); out[65536 + i] = r;
+  asm("ex2.approx.ftz.bf16 %0, %1;" : "=h"(r) : "h"(x)); out[2 * 65536 + i] = r;
+  asm("tanh.approx.bf16 %0, %1;" : "=h"(r) : "h"(x)); out[3 * 65536 + i] = r;
 }
 
 int main() {
   Stat *s;
   cudaMallocManaged(&s, sizeof(Stat));
+  int models[] = {0, 1, 19, 20, 21, 22, 23, 24, 25, 26, 28, 30};
   for (int f = 0; f < NFUNC; f++)
     for (int ftz = 0; ftz < 2; ftz++) {
       if (f == TANH && ftz)
         continue;
-      for (int m = 0; m < 3; m++) {
-        if (m == 2 && f != SIN && f != COS)
+      for (int mi = 0; mi < (int)(sizeof models / sizeof models[0]); mi++) {
+        int m = models[mi] >= 19 ? 10 + models[mi] : models[mi];
+        if (m >= 10 && f != SIN && f != COS)
           continue;
         *s = Stat{0, 0, 0xffffffffu, {0, 0, 0, 0, 0, 0}};
         measure<<<(1u << 26) / 256, 256>>>(f, ftz, m, 0, s);
@@ -145,19 +214,17 @@ int main() {
         fflush(stdout);
       }
     }
-  // A sample of each hardware function over the whole encoding (every 65536th input) for
-  // fitting models: sample-FORM.bin, 65536 u32 results.
-  unsigned *o;
-  cudaMallocManaged(&o, 65536 * 4);
-  for (int f = 0; f < NFUNC; f++) {
-    sample<<<256, 256>>>(f, 1, o, 65536, 65536);
-    cudaDeviceSynchronize();
-    char name[64];
-    snprintf(name, sizeof name, "%s/sample-%s.bin", getenv("OUT") ? getenv("OUT") : ".", NAMES[f]);
-    FILE *fp = fopen(name, "wb");
-    fwrite(o, 4, 65536, fp);
-    fclose(fp);
-  }
+  // ex2.approx.f16, tanh.approx.f16, ex2.approx.ftz.bf16, tanh.approx.bf16 of every input:
+  // half-approx.bin, 4 x 65536 u16.
+  unsigned short *h;
+  cudaMallocManaged(&h, 4 * 65536 * 2);
+  half_table<<<256, 256>>>(h);
+  cudaDeviceSynchronize();
+  char name[256];
+  snprintf(name, sizeof name, "%s/half-approx.bin", getenv("OUT") ? getenv("OUT") : ".");
+  FILE *fp = fopen(name, "wb");
+  fwrite(h, 2, 4 * 65536, fp);
+  fclose(fp);
   cudaError_t e = cudaGetLastError();
   printf("done %s\n", cudaGetErrorString(e));
   return 0;
