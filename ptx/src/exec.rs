@@ -2574,6 +2574,12 @@ fn fbin1(fmt: Fmt, bits: u32, op: FOp, a: u64, b: u64, rnd: Rnd, ftz: bool, sat:
     let mut r = float::bin_narrow(op, a, b, rnd, fmt);
     if ftz {
         r = fmt.ftz(r);
+        // div.ftz.f32 (a software sequence on the GPU) flushes a quotient that is below the
+        // smallest normal before rounding, where rounding up would reach it.
+        let q = fmt.to_f64(a) / fmt.to_f64(b);
+        if op == FOp::Div && fmt == Fmt::F32 && q.abs() < f64::from(f32::MIN_POSITIVE) {
+            r &= fmt.sign_bit();
+        }
     }
     sat_narrow(r, fmt, sat)
 }

@@ -75,7 +75,7 @@ impl Fmt {
             }
         }
     }
-    fn sign_bit(self) -> u64 {
+    pub(crate) fn sign_bit(self) -> u64 {
         1 << (self.ebits() + self.mbits())
     }
     /// Whether `b` is a subnormal of this format.
@@ -258,6 +258,124 @@ fn fix_overflow(x: f64, finite_inputs: bool, rnd: Rnd) -> f64 {
 /// An exact value as (x, rest).
 type Exact = (f64, i32);
 
+/// A finite nonzero f64 as `m * 2^e` with `m` in [2^52, 2^53) (subnormals normalised).
+fn split(x: f64) -> (u128, i32) {
+    let bits = x.to_bits();
+    let exp = ((bits >> 52) & 0x7ff) as i32;
+    let mant = u128::from(bits & ((1u64 << 52) - 1));
+    let (mut m, mut e) = if exp == 0 { (mant, -1074) } else { (mant | (1u128 << 52), exp - 1075) };
+    while m != 0 && m < (1u128 << 52) {
+        m <<= 1;
+        e -= 1;
+    }
+    (m, e)
+}
+
+/// The f64 nearest in mode `rnd` to `sign * (m + sticky) * 2^e`, where `sticky` means a
+/// nonzero fraction below the last bit of `m` (`m` nonzero). Exact for results in the
+/// subnormal range, where stepping one ulp from the round-to-nearest result is not.
+fn round_exact(negative: bool, m: u128, e: i32, sticky: bool, rnd: Rnd) -> f64 {
+    let top = 127 - m.leading_zeros() as i32 + e; // exponent of the leading bit
+    let quantum = (top - 52).max(-1074);
+    let shift = quantum - e;
+    // The kept bits, and where the dropped ones lie against half a quantum.
+    let (q, inexact, above_half, at_half) = if shift <= 0 {
+        (m << (-shift).min(74), sticky, false, false)
+    } else if shift > 127 {
+        (0, true, false, false)
+    } else {
+        let rem = m & ((1u128 << shift) - 1);
+        let half = 1u128 << (shift - 1);
+        (m >> shift, rem != 0 || sticky, rem > half || (rem == half && sticky), rem == half && !sticky)
+    };
+    let up = match rnd {
+        Rnd::Rn => above_half || (at_half && q & 1 == 1),
+        Rnd::Rz => false,
+        Rnd::Rp => inexact && !negative,
+        Rnd::Rm => inexact && negative,
+    };
+    let q = q + u128::from(up);
+    let p2 = if quantum >= -1022 {
+        f64::from_bits(((quantum + 1023).clamp(1, 2046) as u64) << 52)
+    } else {
+        f64::from_bits(1u64 << (quantum + 1074).clamp(0, 51))
+    };
+    let v = q as f64 * p2;
+    if negative {
+        -v
+    } else {
+        v
+    }
+}
+
+/// `a * b + c` in a directed mode, exactly, in integers (see [`exact_mul_div`]); `None` for
+/// zeros, infinities, NaNs, an exact zero sum and results near overflow.
+fn exact_fma(a: f64, b: f64, c: f64, rnd: Rnd) -> Option<f64> {
+    if !a.is_finite() || !b.is_finite() || !c.is_finite() || a == 0.0 || b == 0.0 {
+        return None;
+    }
+    if a.mul_add(b, c).abs() >= 1e300 {
+        return None;
+    }
+    let ((ma, ea), (mb, eb)) = (split(a), split(b));
+    let (p, ep, pneg) = (ma * mb, ea + eb, (a < 0.0) != (b < 0.0));
+    if c == 0.0 {
+        return Some(round_exact(pneg, p, ep, false, rnd));
+    }
+    let (mc, ec) = split(c);
+    let cneg = c < 0.0;
+    // Align both terms at exponent e; a term shifted right leaves its dropped bits as sticky.
+    let align = |m: u128, from: i32, to: i32| -> (u128, bool) {
+        if from >= to {
+            (m << (from - to), false)
+        } else {
+            let k = (to - from).min(127);
+            let dropped = if k >= 127 { m } else { m & ((1u128 << k) - 1) };
+            (if k >= 127 { 0 } else { m >> k }, dropped != 0)
+        }
+    };
+    // p has at most 106 bits, c 53: keep the larger term's top at bit 126 at most.
+    let e = if ep >= ec { ep - (ep - ec).min(20) } else { ec - (ec - ep).min(73) };
+    let (pm, ps) = align(p, ep, e);
+    let (cm, cs) = align(mc, ec, e);
+    let sticky = ps || cs;
+    if pneg == cneg {
+        return Some(round_exact(pneg, pm + cm, e, sticky, rnd));
+    }
+    // Opposite signs: the larger minus the smaller; a sticky fraction belongs to the smaller
+    // (only one term is ever shifted right), so borrow one from the kept difference.
+    let (big, small, neg, small_sticky) =
+        if pm > cm || (pm == cm && cs) { (pm, cm, pneg, cs) } else { (cm, pm, cneg, ps) };
+    let diff = big - small;
+    if diff == 0 {
+        return None;
+    }
+    Some(if small_sticky { round_exact(neg, diff - 1, e, true, rnd) } else { round_exact(neg, diff, e, sticky, rnd) })
+}
+
+/// `a * b` or `a / b` in a directed mode, exactly, in integers (the residuals of
+/// `mul_exact`/`div_exact` underflow for results or operands near the subnormal range);
+/// `None` for zeros, infinities, NaNs and results near overflow (left to `fix_overflow`).
+fn exact_mul_div(op: FOp, a: f64, b: f64, rnd: Rnd) -> Option<f64> {
+    if !a.is_finite() || !b.is_finite() || a == 0.0 || b == 0.0 {
+        return None;
+    }
+    let near = if op == FOp::Mul { a * b } else { a / b };
+    if near.abs() >= 1e300 {
+        return None;
+    }
+    let negative = (a < 0.0) != (b < 0.0);
+    let ((ma, ea), (mb, eb)) = (split(a), split(b));
+    Some(match op {
+        FOp::Mul => round_exact(negative, ma * mb, ea + eb, false, rnd),
+        _ => {
+            let n = ma << 74;
+            let (q, r) = (n / mb, n % mb);
+            round_exact(negative, q, ea - eb - 74, r != 0, rnd)
+        }
+    })
+}
+
 fn add_exact(a: f64, b: f64) -> Exact {
     let (s, e) = two_sum(a, b);
     if s.is_infinite() || s.is_nan() {
@@ -299,6 +417,9 @@ fn fma_exact(a: f64, b: f64, c: f64) -> Exact {
 
 fn div_exact(a: f64, b: f64) -> Exact {
     let q = a / b;
+    if b.is_infinite() {
+        return (q, 0); // x / inf is an exact zero
+    }
     if !q.is_finite() || q == 0.0 && a != 0.0 {
         return (q, if q == 0.0 { sign_of(a) * sign_of(b) } else { 0 });
     }
@@ -403,6 +524,11 @@ fn bin_f64_value(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
         };
         return canon64(r);
     }
+    if matches!(op, FOp::Mul | FOp::Div) {
+        if let Some(r) = exact_mul_div(op, a, b, rnd) {
+            return r;
+        }
+    }
     let (r, rest) = match op {
         FOp::Add => add_exact(a, b),
         FOp::Sub => add_exact(a, -b),
@@ -431,6 +557,9 @@ fn fma_f64_value(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
     if rnd == Rnd::Rn {
         return canon64(a.mul_add(b, c));
     }
+    if let Some(r) = exact_fma(a, b, c, rnd) {
+        return r;
+    }
     let (r, rest) = fma_exact(a, b, c);
     let finite = a.is_finite() && b.is_finite() && c.is_finite();
     canon64(fix_overflow(directed_f64(r, rest, rnd), finite, rnd))
@@ -438,7 +567,13 @@ fn fma_f64_value(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
 
 /// `sqrt(a)` in f64.
 pub fn sqrt_f64(a: f64, rnd: Rnd) -> f64 {
-    let (r, rest) = sqrt_exact(a);
+    // A subnormal operand scaled by 2^106 (the root by 2^53, exactly): its residual is exact.
+    let (r, rest) = if a.is_subnormal() {
+        let (r, rest) = sqrt_exact(a * f64::from_bits(0x4690_0000_0000_0000));
+        (r * f64::from_bits(0x3ca0_0000_0000_0000), rest)
+    } else {
+        sqrt_exact(a)
+    };
     let r = directed_f64(r, rest, rnd);
     if r.is_nan() {
         return nan64(&[a], NanPick::First);
@@ -550,3 +685,66 @@ pub fn float_to_int(x: f64, rnd: Rnd, bits: u32, signed: bool) -> u64 {
 
 /// The approximate instructions' models (see [`crate::approx`]).
 pub use crate::approx;
+
+#[cfg(test)]
+mod exact_tests {
+    use super::{exact_fma, exact_mul_div, FOp, Rnd};
+
+    /// Pseudo-random f64 bit patterns spread over every exponent, subnormals included.
+    fn values(n: usize) -> Vec<f64> {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                f64::from_bits(x)
+            })
+            .filter(|v| v.is_finite())
+            .collect()
+    }
+
+    fn next_up(x: f64) -> f64 {
+        super::next_up(x)
+    }
+
+    #[test]
+    fn integer_rounding_to_nearest_is_the_hosts() {
+        let v = values(3000);
+        for w in v.windows(3) {
+            let (a, b, c) = (w[0], w[1], w[2]);
+            if let Some(r) = exact_mul_div(FOp::Mul, a, b, Rnd::Rn) {
+                assert_eq!(r.to_bits(), (a * b).to_bits(), "{a:e} * {b:e}");
+            }
+            if let Some(r) = exact_mul_div(FOp::Div, a, b, Rnd::Rn) {
+                assert_eq!(r.to_bits(), (a / b).to_bits(), "{a:e} / {b:e}");
+            }
+            // Products near c's size, so that the sum's cancellation is exercised.
+            let c2 = -(a * b) * 0.75;
+            for c in [c, c2, c2 * (1.0 + f64::EPSILON)] {
+                if let Some(r) = exact_fma(a, b, c, Rnd::Rn) {
+                    assert_eq!(r.to_bits(), a.mul_add(b, c).to_bits(), "fma({a:e}, {b:e}, {c:e})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn directed_modes_bracket_the_nearest() {
+        let v = values(3000);
+        for w in v.windows(2) {
+            let (a, b) = (w[0], w[1] * 1e-300);
+            let (Some(rm), Some(rp), Some(rz), Some(rn)) = (
+                exact_fma(a, b, 1e-310, Rnd::Rm),
+                exact_fma(a, b, 1e-310, Rnd::Rp),
+                exact_fma(a, b, 1e-310, Rnd::Rz),
+                exact_fma(a, b, 1e-310, Rnd::Rn),
+            ) else {
+                continue;
+            };
+            assert!(rm <= rn && rn <= rp, "fma({a:e}, {b:e}): {rm:e} {rn:e} {rp:e}");
+            assert!(rm == rp || next_up(rm) == rp, "fma({a:e}, {b:e}): {rm:e} {rp:e} more than an ulp apart");
+            assert_eq!(rz, if rn < 0.0 { rp } else { rm }, "fma({a:e}, {b:e}) toward zero");
+        }
+    }
+}
