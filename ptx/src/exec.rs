@@ -2851,9 +2851,8 @@ fn cvt(a: u64, dty: Ty, sty: Ty, rnd: Rnd, irnd: bool, has_rnd: bool, ftz: bool,
             if x.is_nan() && !sat {
                 let wide = dty.bits == 64 || sty.bits == 64;
                 // f32 to itself and bf16 to f32 move the bits, signalling NaNs too.
-                let moves = !irnd
-                    && dty.bits == 32
-                    && ((sty.bits == 32 && !ftz) || (sty.fmt() == Fmt::Bf16 && sty.bits == 16));
+                let moves =
+                    !irnd && dty.bits == 32 && ((sty.bits == 32 && !ftz) || (sty.fmt() == Fmt::Bf16 && sty.bits == 16));
                 if moves {
                     return if sty.bits == 32 { a } else { a << 16 };
                 }

@@ -49,6 +49,7 @@
 pub mod approx;
 mod exec;
 pub mod float;
+pub mod instructions;
 mod lanes;
 mod memory;
 mod module;

@@ -1219,12 +1219,17 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         return Err(err(line, name, format!("the .{m} modifier is not supported by the PTX executor")));
     }
     let mut inst = Inst::plain(Op::Nop, line, name);
+    let Some(row) = crate::instructions::row(opname) else {
+        return Err(err(line, name, "instruction not supported by the PTX executor"));
+    };
     let mut types = Vec::new();
+    let mut first_type: Option<&str> = None;
     let mut mul = MulMode::Lo;
     let mut aux: Option<&str> = None;
     for m in &mods {
         if let Some(t) = Ty::parse(m) {
             types.push(t);
+            first_type = first_type.or(Some(m));
             continue;
         }
         match *m {
@@ -1503,6 +1508,9 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         v if video::OPCODES.contains(&v) => Op::Video(Video::decode(v, &mods).map_err(|e| err(line, name, e))?),
         _ => return Err(unsupported()),
     };
+    if let Some(t) = first_type.filter(|t| !row.types.is_empty() && !row.types.contains(t)) {
+        return Err(err(line, name, format!("{opname} of type .{t} is not supported by the PTX executor")));
+    }
     if matches!(inst.op, Op::Setp | Op::Set) && matches!(inst.ty2.k, K::F16x2 | K::Bf16x2) {
         return Err(err(line, name, "packed half comparisons are not supported by the PTX executor"));
     }
@@ -1751,8 +1759,7 @@ fn contract(code: &mut [Inst]) {
                 // The product is used once: x is read nowhere else, or the add overwrites x
                 // (the product's value dies there), reads it once and nothing read it since
                 // the multiply.
-                let overwritten =
-                    add.ops.first() == Some(&Opd::Reg(*x)) && add.ops.get(3 - k) != Some(&Opd::Reg(*x));
+                let overwritten = add.ops.first() == Some(&Opd::Reg(*x)) && add.ops.get(3 - k) != Some(&Opd::Reg(*x));
                 if uses.get(x).copied() != Some(1) && !overwritten {
                     continue;
                 }

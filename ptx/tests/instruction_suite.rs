@@ -90,3 +90,38 @@ fn forms_have_unique_names() {
         assert!(seen.insert(f.id.clone()), "{} twice", f.id);
     }
 }
+
+/// The opcode and first type of a form's name (`add.rn.ftz.f32` → `add`, `f32`).
+fn opcode_and_type(id: &str) -> (&str, Option<&str>) {
+    const TYPES: &[&str] = &[
+        "pred", "b8", "b16", "b32", "b64", "u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64", "f16", "f16x2",
+        "bf16", "bf16x2", "f32", "f64",
+    ];
+    let name = id.split([' ', '+']).next().unwrap_or(id);
+    let mut parts = name.split('.');
+    let opcode = parts.next().unwrap_or("");
+    (opcode, parts.find(|p| TYPES.contains(p)))
+}
+
+/// Every (opcode, type) the decoder's table marks for the suite has a form in it: an
+/// instruction added to `cudrv_ptx::instructions` without suite forms fails here.
+#[test]
+fn the_suite_covers_every_form_the_decoder_accepts() {
+    let forms = suite::forms::forms();
+    let covered: std::collections::BTreeSet<(&str, &str)> = forms
+        .iter()
+        .filter_map(|f| match opcode_and_type(&f.id) {
+            (o, Some(t)) => Some((o, t)),
+            _ => None,
+        })
+        .collect();
+    let all: Vec<(&str, &str)> = cudrv_ptx::instructions::suite_forms().collect();
+    let missing: Vec<String> = all.iter().filter(|f| !covered.contains(*f)).map(|(o, t)| format!("{o}.{t}")).collect();
+    println!(
+        "instruction suite coverage: {} of {} (opcode, type) forms the decoder accepts; {} suite forms",
+        all.len() - missing.len(),
+        all.len(),
+        forms.len()
+    );
+    assert!(missing.is_empty(), "forms without a suite case: {}", missing.join(" "));
+}

@@ -40,8 +40,7 @@ const INTS: [&str; 6] = ["u16", "s16", "u32", "s32", "u64", "s64"];
 const CVT_INTS: [&str; 8] = ["u8", "s8", "u16", "s16", "u32", "s32", "u64", "s64"];
 const RND: [&str; 4] = ["rn", "rz", "rm", "rp"];
 const IRND: [&str; 4] = ["rni", "rzi", "rmi", "rpi"];
-const FCMP: [&str; 14] =
-    ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"];
+const FCMP: [&str; 14] = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"];
 
 fn wide(t: &str) -> Kind {
     if t.ends_with("16") {
@@ -83,19 +82,19 @@ fn integer(l: &mut List) {
     for t in ["u32", "s32", "u64", "s64"] {
         let k = kind(t);
         l.custom(
-            &format!("add.cc+addc.cc.{t}"),
+            &format!("addc.cc.{t} (after add.cc)"),
             &format!("add.cc.{t} %d0, %a, %b;\naddc.cc.{t} %d1, %a, %b;\naddc.{t} %d2, 0, 0;"),
             &[k, k],
             &[k, k, k],
         );
         l.custom(
-            &format!("sub.cc+subc.cc.{t}"),
+            &format!("subc.cc.{t} (after sub.cc)"),
             &format!("sub.cc.{t} %d0, %a, %b;\nsubc.cc.{t} %d1, %a, %b;\nsubc.{t} %d2, 0, 0;"),
             &[k, k],
             &[k, k, k],
         );
         l.custom(
-            &format!("mad.lo.cc+madc.hi.cc.{t}"),
+            &format!("madc.hi.cc.{t} (after mad.lo.cc)"),
             &format!("mad.lo.cc.{t} %d0, %a, %b, %c;\nmadc.hi.cc.{t} %d1, %a, %b, %c;\naddc.{t} %d2, 0, 0;"),
             &[k, k, k],
             &[k, k, k],
@@ -212,10 +211,13 @@ fn compare(l: &mut List) {
             }
         }
     }
-    for d in ["b32", "u32", "s32", "f32"] {
+    for d in ["b16", "b32", "b64", "u16", "s16", "u32", "s32", "u64", "s64", "f32", "f64"] {
         l.plain(&format!("slct.{d}.s32"), &[kind(d), kind(d), I32], kind(d));
         l.plain(&format!("slct.{d}.f32"), &[kind(d), kind(d), F32], kind(d));
         l.plain(&format!("slct.ftz.{d}.f32"), &[kind(d), kind(d), F32], kind(d));
+    }
+    for t in ["pred", "b16", "b32", "b64", "u16", "s16", "u32", "s32", "u64", "s64", "f32", "f64"] {
+        l.plain(&format!("mov.{t}"), &[kind(t)], kind(t));
     }
 }
 
@@ -257,12 +259,7 @@ fn float32(l: &mut List) {
     }
     l.plain("tanh.approx.f32", &[F32], F32);
     l.plain("copysign.f32", &[F32, F32], F32);
-    l.custom(
-        "mul.f32+add.f32 (contraction)",
-        "mul.f32 %d0, %a, %b;\nadd.f32 %d0, %d0, %c;",
-        &[F32, F32, F32],
-        &[F32],
-    );
+    l.custom("mul.f32+add.f32 (contraction)", "mul.f32 %d0, %a, %b;\nadd.f32 %d0, %d0, %c;", &[F32, F32, F32], &[F32]);
     l.custom(
         "mul.rn.f32+add.rn.f32 (no contraction)",
         "mul.rn.f32 %d0, %a, %b;\nadd.rn.f32 %d0, %d0, %c;",
@@ -294,12 +291,7 @@ fn float64(l: &mut List) {
     l.plain("abs.f64", &[F64], F64);
     l.plain("neg.f64", &[F64], F64);
     l.plain("copysign.f64", &[F64, F64], F64);
-    l.custom(
-        "mul.f64+add.f64 (contraction)",
-        "mul.f64 %d0, %a, %b;\nadd.f64 %d0, %d0, %c;",
-        &[F64, F64, F64],
-        &[F64],
-    );
+    l.custom("mul.f64+add.f64 (contraction)", "mul.f64 %d0, %a, %b;\nadd.f64 %d0, %d0, %c;", &[F64, F64, F64], &[F64]);
 }
 
 fn half(l: &mut List) {
@@ -417,7 +409,9 @@ fn atomics(l: &mut List) {
         let (srcs, ops): (Vec<Kind>, &str) = if n == 3 { (vec![k, k, k], "%b, %c") } else { (vec![k, k], "%b") };
         l.custom(
             &format!("atom.global.{op}.{t}"),
-            &format!("st.global.{st} [%x+8], %a;\natom.global.{op}.{t} %d0, [%x+8], {ops};\nld.global.{st} %d1, [%x+8];"),
+            &format!(
+                "st.global.{st} [%x+8], %a;\natom.global.{op}.{t} %d0, [%x+8], {ops};\nld.global.{st} %d1, [%x+8];"
+            ),
             &srcs,
             &[k, k],
         );
@@ -513,8 +507,18 @@ fn video(l: &mut List) {
             l.plain(&format!("vset{n}.{t}.lt.add"), &[I32, I32, I32], I32);
         }
     }
-    l.custom("vadd4.u32.u32.u32 (mask, selectors)", "vadd4.u32.u32.u32 %d0.b20, %a.b7531, %b.b6420, %c;", &[I32, I32, I32], &[I32]);
-    l.custom("vsub2.s32.s32.s32 (mask, selectors)", "vsub2.s32.s32.s32 %d0.h1, %a.h21, %b.h03, %c;", &[I32, I32, I32], &[I32]);
+    l.custom(
+        "vadd4.u32.u32.u32 (mask, selectors)",
+        "vadd4.u32.u32.u32 %d0.b20, %a.b7531, %b.b6420, %c;",
+        &[I32, I32, I32],
+        &[I32],
+    );
+    l.custom(
+        "vsub2.s32.s32.s32 (mask, selectors)",
+        "vsub2.s32.s32.s32 %d0.h1, %a.h21, %b.h03, %c;",
+        &[I32, I32, I32],
+        &[I32],
+    );
 }
 
 /// Every form of the suite.

@@ -37,9 +37,7 @@ impl Kind {
     }
     /// The values an operand of this kind takes.
     pub fn values(self) -> Vec<u64> {
-        let pair = |s: &[u64]| -> Vec<u64> {
-            (0..s.len()).map(|k| s[k] | s[(k * 7 + 3) % s.len()] << 16).collect()
-        };
+        let pair = |s: &[u64]| -> Vec<u64> { (0..s.len()).map(|k| s[k] | s[(k * 7 + 3) % s.len()] << 16).collect() };
         match self {
             Kind::F16 => v::F16.to_vec(),
             Kind::Bf16 => v::BF16.to_vec(),
