@@ -607,7 +607,7 @@ pub fn nan64(ops: &[f64], pick: NanPick) -> f64 {
     let mut nans = ops.iter().filter(|x| x.is_nan());
     let chosen = match pick {
         NanPick::First => nans.next(),
-        NanPick::Last => nans.last(),
+        NanPick::Last => nans.next_back(),
     };
     f64::from_bits(chosen.map_or(DEFAULT_NAN64, |x| x.to_bits() | QUIET64))
 }
@@ -687,6 +687,7 @@ pub fn float_to_int(x: f64, rnd: Rnd, bits: u32, signed: bool) -> u64 {
 pub use crate::approx;
 
 #[cfg(test)]
+#[allow(clippy::indexing_slicing)]
 mod exact_tests {
     use super::{exact_fma, exact_mul_div, FOp, Rnd};
 
