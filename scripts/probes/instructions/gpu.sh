@@ -11,6 +11,6 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$OUT/gpu.txt
 gcc -O2 -o /tmp/suite-run "$here/run.c" -ldl
 gunzip -c target/suite/suite.ptx.gz > /tmp/suite.ptx
 ( time /tmp/suite-run /tmp/suite.ptx > "$OUT/instruction-suite.txt" 2> "$OUT/instruction-suite.log" ) 2> "$OUT/suite-time.txt"
-nvcc -O3 -arch=sm_90 -o /tmp/approx "$here/approx.cu" && OUT="$OUT" /tmp/approx > "$OUT/approx.txt" 2>&1
+nvcc -O3 -arch=sm_90 -o /tmp/approx "$here/approx.cu" && OUT="$OUT" timeout 200 /tmp/approx > "$OUT/approx.txt" 2>&1
 nvcc -arch=sm_90 -cubin -o /tmp/sass.cubin "$here/sass.cu" && cuobjdump -sass /tmp/sass.cubin > "$OUT/approx-sass.txt" 2>&1
 wc -l "$OUT"/*.txt
