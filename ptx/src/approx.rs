@@ -42,6 +42,8 @@ const MIN_NORMAL: f32 = f32::MIN_POSITIVE;
 const TWO_24: f32 = 16_777_216.0;
 /// 2^126: above it, 1/x is subnormal.
 const TWO_126: f32 = 8.507_059e37;
+/// The steps of a revolution `sin`'s unit resolves (2^25, measured).
+const SIN_STEPS: f64 = 33_554_432.0;
 /// 1/(2 pi) as ptxas writes it (0x3e22f983).
 const INV_TWO_PI: u32 = 0x3e22_f983;
 
@@ -86,11 +88,14 @@ pub fn unit(f: Func, x: f32) -> f32 {
             if !v.is_finite() {
                 f64::NAN
             } else {
-                let turn = std::f64::consts::TAU * (v - v.trunc()).copysign(v);
+                let frac = (v - v.trunc()).copysign(v);
                 if f == Func::Sin {
-                    turn.sin()
+                    // The fraction of a revolution truncated to 25 bits: of the widths tried
+                    // over every f32 input on the GPU (19 to 30, and none), the closest.
+                    let q = (frac.abs() * SIN_STEPS).trunc() / SIN_STEPS;
+                    (std::f64::consts::TAU * q.copysign(frac)).sin()
                 } else {
-                    turn.cos()
+                    (std::f64::consts::TAU * frac).cos()
                 }
             }
         }
@@ -223,4 +228,86 @@ pub fn f64_high_word(f: Func, x: u64) -> u64 {
     }
     let r = if r.is_subnormal() { 0.0f64.copysign(r) } else { r };
     r.to_bits() & 0xffff_ffff_0000_0000
+}
+
+/// The functions of 16-bit operands the special function unit runs: `ex2.approx.f16`,
+/// `tanh.approx.f16`, `ex2.approx.ftz.bf16`, `tanh.approx.bf16` (and their x2 forms, per
+/// half), in the order of their exception tables.
+const HALF_FORMS: [(Func, Fmt); 4] =
+    [(Func::Ex2, Fmt::F16), (Func::Tanh, Fmt::F16), (Func::Ex2, Fmt::Bf16), (Func::Tanh, Fmt::Bf16)];
+
+/// The inputs where the GPU's 16-bit `ex2`/`tanh` differ from [`half_model`], with the
+/// GPU's outputs: four tables (in [`HALF_FORMS`] order), each a little-endian u32 count then
+/// that many (input u16, output u16) pairs sorted by input. Written by `cargo run -p
+/// cudrv-ptx --example half_exceptions` from the GPU's record of every input
+/// (`docs/gpu-runs/h100/half-approx-2026-12-06.bin`); `tests/approx_half.rs` checks that
+/// model and exceptions give that record exactly.
+static HALF_EXCEPTIONS: &[u8] = include_bytes!("approx_half.bin");
+
+/// The model of a 16-bit `ex2`/`tanh` before exceptions: `ex2.f16` the unit's f32 result
+/// (rounded to nearest) rounded toward zero to f16, overflowing to infinity; `ex2.bf16` the
+/// f32 result's high half; `tanh` the exact function rounded to nearest; a NaN the
+/// canonical NaN.
+pub fn half_model(f: Func, fmt: Fmt, x: u16) -> u16 {
+    let v = fmt.to_f64(u64::from(x));
+    if v.is_nan() {
+        return 0x7fff;
+    }
+    match f {
+        Func::Ex2 => {
+            let r = v.exp2() as f32;
+            if r.is_nan() {
+                return 0x7fff;
+            }
+            if fmt == Fmt::Bf16 {
+                return (r.to_bits() >> 16) as u16;
+            }
+            let b = round_to(f64::from(r), 0, Rnd::Rz, Fmt::F16) as u16;
+            if f64::from(r).abs() > 65504.0 {
+                (b & 0x8000) | 0x7c00
+            } else {
+                b
+            }
+        }
+        _ => round_to(f64(f, v), 0, Rnd::Rn, fmt) as u16,
+    }
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The exception table of form `k` of [`HALF_FORMS`]: its (input, output) pairs' bytes.
+fn half_exceptions(k: usize) -> &'static [u8] {
+    let mut at = 0usize;
+    for i in 0..=k {
+        let count = u32_at(HALF_EXCEPTIONS, at).unwrap_or(0) as usize;
+        if i == k {
+            return HALF_EXCEPTIONS.get(at + 4..at + 4 + count * 4).unwrap_or(&[]);
+        }
+        at += 4 + count * 4;
+    }
+    &[]
+}
+
+/// `ex2.approx.f16`/`tanh.approx.f16`/`ex2.approx.ftz.bf16`/`tanh.approx.bf16` of one
+/// 16-bit operand, as the GPU computes it for every input (model and exceptions); `None`
+/// for another function or format.
+pub fn half(f: Func, fmt: Fmt, x: u16) -> Option<u16> {
+    let k = HALF_FORMS.iter().position(|&(g, h)| g == f && h == fmt)?;
+    let pairs = half_exceptions(k);
+    let (mut lo, mut hi) = (0usize, pairs.len() / 4);
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match u16_at(pairs, mid * 4)?.cmp(&x) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return u16_at(pairs, mid * 4 + 2),
+        }
+    }
+    Some(half_model(f, fmt, x))
 }

@@ -1310,8 +1310,10 @@ impl Block<'_, '_> {
             }),
             Op::Brev => alu!(|a| (a.reverse_bits() >> (64 - bits.clamp(1, 64))) & mk),
             Op::Bfe => alu!(|a, b, c| {
-                let pos = (b & 0xff) as u32;
-                let len = (c & 0xff) as u32;
+                // 32-bit: position and length are bits 7..0 of b and c; 64-bit: all 32 bits
+                // (the instruction suite's recording: 0x80000001 is past the end, not 1).
+                let field = |v: u64| if bits == 64 { (v & 0xffff_ffff).min(255) as u32 } else { (v & 0xff) as u32 };
+                let (pos, len) = (field(b), field(c));
                 let msb = if signed {
                     if len == 0 {
                         false
@@ -1457,6 +1459,7 @@ impl Block<'_, '_> {
             Op::Slct => {
                 let cty = inst.ty2;
                 alu!(|a, b, c| {
+                    let c = if ftz { Fmt::F32.ftz(c & 0xffff_ffff) } else { c };
                     let ge = if cty.k == K::F { f32::from_bits(c as u32) >= 0.0 } else { sext(c, 32) >= 0 };
                     if ge {
                         a
@@ -2916,7 +2919,10 @@ fn unary_float(op: Op, ty: Ty, a: u64, rnd: Rnd, ftz: bool, is_approx: bool) -> 
     }
     if halves(ty) || ty.bits == 16 {
         let f = ty.fmt();
-        let one = |h: u64| float::from_f64(approx::f64(func, f.to_f64(h)), Rnd::Rn, f);
+        let one = |h: u64| match approx::half(func, f, h as u16) {
+            Some(r) => u64::from(r),
+            None => float::from_f64(approx::f64(func, f.to_f64(h)), Rnd::Rn, f),
+        };
         if halves(ty) {
             return (one((a >> 16) & 0xffff) << 16) | one(a & 0xffff);
         }

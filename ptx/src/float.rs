@@ -276,6 +276,17 @@ fn split(x: f64) -> (u128, i32) {
 /// subnormal range, where stepping one ulp from the round-to-nearest result is not.
 fn round_exact(negative: bool, m: u128, e: i32, sticky: bool, rnd: Rnd) -> f64 {
     let top = 127 - m.leading_zeros() as i32 + e; // exponent of the leading bit
+    if top > 1023 {
+        // Overflow: infinity where the mode rounds away from zero, else the largest finite.
+        let away = match rnd {
+            Rnd::Rn => true,
+            Rnd::Rz => false,
+            Rnd::Rp => !negative,
+            Rnd::Rm => negative,
+        };
+        let v = if away { f64::INFINITY } else { f64::MAX };
+        return if negative { -v } else { v };
+    }
     let quantum = (top - 52).max(-1074);
     let shift = quantum - e;
     // The kept bits, and where the dropped ones lie against half a quantum.
@@ -309,12 +320,9 @@ fn round_exact(negative: bool, m: u128, e: i32, sticky: bool, rnd: Rnd) -> f64 {
 }
 
 /// `a * b + c` in a directed mode, exactly, in integers (see [`exact_mul_div`]); `None` for
-/// zeros, infinities, NaNs, an exact zero sum and results near overflow.
+/// zeros, infinities, NaNs and an exact zero sum.
 fn exact_fma(a: f64, b: f64, c: f64, rnd: Rnd) -> Option<f64> {
     if !a.is_finite() || !b.is_finite() || !c.is_finite() || a == 0.0 || b == 0.0 {
-        return None;
-    }
-    if a.mul_add(b, c).abs() >= 1e300 {
         return None;
     }
     let ((ma, ea), (mb, eb)) = (split(a), split(b));
@@ -355,13 +363,9 @@ fn exact_fma(a: f64, b: f64, c: f64, rnd: Rnd) -> Option<f64> {
 
 /// `a * b` or `a / b` in a directed mode, exactly, in integers (the residuals of
 /// `mul_exact`/`div_exact` underflow for results or operands near the subnormal range);
-/// `None` for zeros, infinities, NaNs and results near overflow (left to `fix_overflow`).
+/// `None` for zeros, infinities and NaNs.
 fn exact_mul_div(op: FOp, a: f64, b: f64, rnd: Rnd) -> Option<f64> {
     if !a.is_finite() || !b.is_finite() || a == 0.0 || b == 0.0 {
-        return None;
-    }
-    let near = if op == FOp::Mul { a * b } else { a / b };
-    if near.abs() >= 1e300 {
         return None;
     }
     let negative = (a < 0.0) != (b < 0.0);
@@ -543,9 +547,11 @@ fn bin_f64_value(op: FOp, a: f64, b: f64, rnd: Rnd) -> f64 {
 pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
     let r = fma_f64_value(a, b, c, rnd);
     if r.is_nan() {
-        return nan64(&[a, b, c], NanPick::Last);
+        // The GPU passes on b's NaN first, then c's, then a's.
+        return nan64(&[b, c, a], NanPick::First);
     }
-    if rnd == Rnd::Rm && r == 0.0 {
+    let exact_zero = if a == 0.0 || b == 0.0 { c == 0.0 } else { exact_fma(a, b, c, Rnd::Rn).is_none() };
+    if rnd == Rnd::Rm && r == 0.0 && exact_zero {
         let p = a * b;
         let p = if p == 0.0 { (a.signum() * b.signum()).copysign(a.signum() * b.signum()) * 0.0 } else { p };
         return rm_zero(r, rnd, FOp::Add, p, c);
@@ -594,9 +600,10 @@ pub const QUIET64: u64 = 0x0008_0000_0000_0000;
 /// Which NaN operand an f64 operation passes on when several are NaN.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NanPick {
-    /// The first NaN operand (div, a software sequence on the GPU).
+    /// The first NaN operand (div, a software sequence on the GPU; fma with its operands
+    /// given in the order b, c, a).
     First,
-    /// The last NaN operand (add, sub, mul, min, max, fma).
+    /// The last NaN operand (add, sub, mul, min, max).
     Last,
 }
 
