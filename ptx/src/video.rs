@@ -14,9 +14,10 @@
 //!   with `c` (extended by the destination type), or the low byte/half-word merged into `c`
 //!   at the destination selector; the low 32 bits are the result. `vset` compares (0 or 1,
 //!   unsigned, no `.sat`); `vshl`/`vshr` take the shift amount unsigned, `.clamp` at 32 or
-//!   `.wrap` modulo 32; `vmad` is (a*b)+c in 128 bits with the product's or `c`'s negation
-//!   as its one's complement plus one, `.po` adding one, `.shr7`/`.shr15` and a 32-bit `.sat`
-//!   by the sign of the final result.
+//!   `.wrap` modulo 32; `vmad` is (a*b)+c with the product's or `c`'s negation as its one's
+//!   complement plus one and `.po` adding one, each source read as signed 32 bits once
+//!   selected and extended (the GPU's way, [`Mad::eval`]); `.shr7`/`.shr15` shift the
+//!   64-bit sum as the final result's signedness says and `.sat` clamps to its range.
 //! - SIMD: two half-words or four bytes per source, each picked by the selector from the
 //!   eight bytes (four half-words) of `{b, a}` and extended by its operand's type; the
 //!   operation per element is exact, `vavrg` rounds as the ISA says (`(s+1)>>1` for a sum
@@ -271,7 +272,8 @@ pub(crate) enum Scale {
 /// `vmad`: (a*b) + c with optional negations, `.po`, scaling and saturation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mad {
-    /// Written but not used: the final result's sign decides the saturation.
+    /// Written but not used: the final result's signedness decides the scaling and the
+    /// saturation.
     pub(crate) dtype: VType,
     pub(crate) atype: VType,
     pub(crate) btype: VType,
@@ -421,9 +423,18 @@ impl Simd {
 }
 
 impl Mad {
+    /// As the GPU computes it, which departs from the ISA's pseudocode in three ways. Each
+    /// source is its selected part extended by its type to 32 bits and then read as a
+    /// signed 32-bit number: a whole-word `.u32` source of 0x80000000 counts as -2^31
+    /// (`vmad.u32.u32.u32.shr7(1, 0x80000000, 0)` = 0xff000000), a zero-extended byte or
+    /// half-word stays positive; `c` (or `~c`) likewise. The scaling shifts the 64-bit sum
+    /// arithmetically when the final result is signed, logically when it is unsigned (so a
+    /// negative sum scaled is huge: `vmad.u32.u32.u32.shr15.sat(0, 0, -1)` = 0xffffffff).
+    /// `.sat` clamps that 64-bit value, read as signed, to the final result's range (an
+    /// unscaled negative sum saturates unsigned to 0).
     fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
-        let ta = i128::from(part_select(a, self.asel, self.atype));
-        let tb = i128::from(part_select(b, self.bsel, self.btype));
+        let ta = i128::from(part_select(a, self.asel, self.atype) as i32);
+        let tb = i128::from(part_select(b, self.bsel, self.btype) as i32);
         let neg_product = self.neg_a ^ self.neg_b;
         let signed_final = self.atype == VType::S32 || self.btype == VType::S32 || neg_product || self.neg_c;
         let mut tmp = ta * tb;
@@ -438,23 +449,19 @@ impl Mad {
             c = !c;
             lsb = 1;
         }
-        let c128 = if signed_final { i128::from(c as i32) } else { i128::from(c) };
-        let tmp = tmp.wrapping_add(c128).wrapping_add(lsb);
-        let shifted = match self.scale {
-            Scale::None => tmp,
-            Scale::Shr7 => tmp >> 7,
-            Scale::Shr15 => tmp >> 15,
+        let tmp = tmp.wrapping_add(i128::from(c as i32)).wrapping_add(lsb);
+        let shift = match self.scale {
+            Scale::None => 0,
+            Scale::Shr7 => 7,
+            Scale::Shr15 => 15,
         };
-        // The low 64 bits, signed or unsigned as the final result.
-        let result = shifted as u64;
+        // The low 64 bits, shifted as the final result's signedness says.
+        let result = if signed_final { (tmp as i64) >> shift } else { ((tmp as u64) >> shift) as i64 };
         if !self.sat {
             return result as u32;
         }
-        if signed_final {
-            (result as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
-        } else {
-            result.min(u64::from(u32::MAX)) as u32
-        }
+        let ty = if signed_final { VType::S32 } else { VType::U32 };
+        clamp(i128::from(result), 32, ty) as u32
     }
 }
 
@@ -814,7 +821,7 @@ mod tests {
     }
 
     #[test]
-    fn mad_follows_the_pseudocode() -> Result<(), String> {
+    fn mad_follows_the_pseudocode_and_the_gpu() -> Result<(), String> {
         // (3*4) - 5 = 7: c = ~5 + 1.
         let mut x = v("vmad.s32.u32.u32", &[])?;
         x.negate(3)?;
@@ -822,6 +829,13 @@ mod tests {
         assert_eq!(v("vmad.u32.u32.u32.po", &[])?.eval(3, 4, 5), 18);
         assert_eq!(v("vmad.u32.u32.u32.shr7", &[])?.eval(256, 256, 0), 512);
         assert_eq!(v("vmad.u32.u32.u32.sat", &[])?.eval(0x10000, 0x10000, 0), u32::MAX);
+        // Whole-word sources and c are read as signed (the GPU recording decides): 1 *
+        // -2^31 >> 7; 0 * 0 + -1 is negative (saturated to 0), scaled it is a huge unsigned
+        // number (saturated to U32_MAX).
+        assert_eq!(v("vmad.u32.u32.u32.shr7", &[])?.eval(1, 0x8000_0000, 0), 0xff00_0000);
+        assert_eq!(v("vmad.u32.u32.u32.sat", &[])?.eval(0, 0, u32::MAX), 0);
+        assert_eq!(v("vmad.u32.u32.u32.shr15.sat", &[])?.eval(0, 0, u32::MAX), u32::MAX);
+        assert_eq!(v("vmad.s32.s32.s32.shr15.sat", &[])?.eval(0, 0, u32::MAX), u32::MAX);
         Ok(())
     }
 }

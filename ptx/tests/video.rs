@@ -228,10 +228,21 @@ fn scalar_multiply_add() {
         case("vmad.u32.u32.u32.po %r4, %r1, %r2, %r3", 3, 4, 5, 18),
         // (1000*1000 + 72) >> 7 = 1000072 >> 7 = 7813.
         case("vmad.u32.u32.u32.shr7 %r4, %r1, %r2, %r3", 1000, 1000, 72, 7813),
-        // (2^32-1)^2 >> 15 = 2^49 - 2^18 (the +1 shifts out): low 32 bits 0xfffc0000;
-        // saturated it is U32_MAX.
-        case("vmad.u32.u32.u32.shr15 %r4, %r1, %r2, %r3", 0xffff_ffff, 0xffff_ffff, 0, 0xfffc_0000),
-        case("vmad.u32.u32.u32.shr15.sat %r4, %r1, %r2, %r3", 0xffff_ffff, 0xffff_ffff, 0, 0xffff_ffff),
+        // Whole-word sources are read as signed, .u32 or not (the ISA says otherwise; the GPU
+        // recording decides): 0xffffffff^2 is (-1)^2 = 1, >> 15 is 0.
+        case("vmad.u32.u32.u32.shr15 %r4, %r1, %r2, %r3", 0xffff_ffff, 0xffff_ffff, 0, 0),
+        case("vmad.u32.u32.u32.shr15.sat %r4, %r1, %r2, %r3", 0xffff_ffff, 0xffff_ffff, 0, 0),
+        // 1 * -2^31 >> 7 = -2^24; c is read as signed too: -1 >> 7 = -1.
+        case("vmad.u32.u32.u32.shr7 %r4, %r1, %r2, %r3", 1, 0x8000_0000, 0, 0xff00_0000),
+        case("vmad.u32.u32.u32.shr7 %r4, %r1, %r2, %r3", 0, 0, 0xffff_ffff, 0xffff_ffff),
+        // A negative sum saturates unsigned to 0, but scaled (the unsigned final result is
+        // shifted logically) it is a huge number: U32_MAX.
+        case("vmad.u32.u32.u32.sat %r4, %r1, %r2, %r3", 0, 0, 0x8000_0000, 0),
+        case("vmad.u32.u32.u32.shr15.sat %r4, %r1, %r2, %r3", 0, 0, 0x8000_0000, 0xffff_ffff),
+        // A signed final result is shifted arithmetically: -2^31 >> 15 = -65536.
+        case("vmad.s32.u32.s32.shr15.sat %r4, %r1, %r2, %r3", 0, 0, 0x8000_0000, 0xffff_0000),
+        // A zero-extended half-word stays positive: 0xffff * 0xffff.
+        case("vmad.u32.u32.u32 %r4, %r1.h0, %r2.h0, %r3", 0xffff, 0xffff, 0, 0xfffe_0001),
         // 2^32 - 2 saturates to S32_MAX (the final result is signed: the types are).
         case("vmad.s32.s32.s32.sat %r4, %r1, %r2, %r3", 0x7fff_ffff, 2, 0, 0x7fff_ffff),
         // The same with unsigned types and a .s32 dtype: the result is unsigned (dtype does
