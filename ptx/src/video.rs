@@ -177,11 +177,12 @@ pub(crate) enum Second {
     Plain,
     /// `.add`: plus `c`.
     Add,
-    /// `.min`: the lesser of it and `c`.
+    /// `.min`: the lesser of it and `c` ([`Scalar::min_max`]).
     Min,
     /// `.max`: the greater of it and `c`.
     Max,
-    /// `d.dsel`: its low byte or half-word put at that part of `c`.
+    /// `d.dsel`: its byte or half-word at that part put into `c` in place (the GPU's way;
+    /// the ISA shifts its low byte or half-word there).
     Merge(Part),
 }
 
