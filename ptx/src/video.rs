@@ -13,15 +13,16 @@
 //!   zero-extended by its own type (`.s32`/`.u32`); the operation is exact (no wrap), but
 //!   `vshl`'s result is truncated to 34 bits; `.sat` clamps to the destination type's range
 //!   (of the destination's byte or half-word when a merge selector is given, else of 32
-//!   bits), except that an unsigned destination only raises negative results to 0 (but for
+//!   bits), except that an unsigned 32-bit one only raises negative results to 0 (but for
 //!   `vshl`); then `.add` adds `c` (extended by the destination type), `.min`/`.max` compare
-//!   with it as [`Scalar::min_max`] says, or a merge selector puts the destination's part of
-//!   the result in place into `c`; the low 32 bits are the result. `vset` compares (0 or 1,
-//!   unsigned, no `.sat`); `vshl`/`vshr` take the shift amount unsigned, `.clamp` at 32 or
-//!   `.wrap` modulo 32. `vmad` is (a*b)+c with the product's or `c`'s negation as its one's
-//!   complement plus one and `.po` adding one, each source read as signed 32 bits once
-//!   selected and extended; `.shr7`/`.shr15` shift the 64-bit sum as the final result's
-//!   signedness says and `.sat` clamps to its range ([`Mad::eval`]).
+//!   with it as [`Scalar::min_max`] says, or the low byte/half-word is merged into `c` at
+//!   the destination selector (0 with `.sat` into `.h1`); the low 32 bits are the result.
+//!   `vset` compares (0 or 1, unsigned, no `.sat`); `vshl`/`vshr` take the shift amount
+//!   unsigned, `.clamp` at 32 or `.wrap` modulo 32. `vmad` is (a*b)+c with the product's
+//!   or `c`'s negation as its one's complement plus one and `.po` adding one, each source
+//!   read as signed 32 bits once selected and extended; `.shr7`/`.shr15` shift the 64-bit
+//!   sum as the final result's signedness says and `.sat` clamps to its range
+//!   ([`Mad::eval`]).
 //! - SIMD: two half-words or four bytes per source, each picked by the selector from the
 //!   eight bytes (four half-words) of `{b, a}` and extended by its operand's type; the
 //!   operation per element is exact, `vavrg` rounds as the ISA says (`(s+1)>>1` for a sum
@@ -181,8 +182,8 @@ pub(crate) enum Second {
     Min,
     /// `.max`: the greater of it and `c`.
     Max,
-    /// `d.dsel`: its byte or half-word at that part put into `c` in place (the GPU's way;
-    /// the ISA shifts its low byte or half-word there).
+    /// `d.dsel`: its low byte or half-word put at that part of `c` (with `.sat` into
+    /// `.h1`: 0, the GPU's way).
     Merge(Part),
 }
 
@@ -365,15 +366,16 @@ impl Scalar {
         }
     }
 
-    /// `.sat` of the intermediate `tmp`, `width` bits wide (32, or the merged part's). A
-    /// signed destination clamps to its range. An unsigned one raises a negative result to
-    /// 0 but keeps the low bits of one above its maximum (the GPU gives
-    /// `vadd.u32.u32.u32.sat(0xffffffff, 2)` = 1 and `vabsdiff.u32.s32.u32.sat(-1,
-    /// 0xffffffff)` = 0), except `vshl`'s, which clamps to the maximum too.
+    /// `.sat` of the intermediate `tmp`, `width` bits wide (32, or the merged part's): it
+    /// clamps to the destination type's range, except that an unsigned 32-bit result (but
+    /// `vshl`'s) is only raised to 0 when negative and keeps its low bits above U32_MAX
+    /// (the GPU gives `vadd.u32.u32.u32.sat(0xffffffff, 2)` = 1 and
+    /// `vabsdiff.u32.s32.u32.sat(-1, 0xffffffff)` = 0; merged into a byte, 300 is 255).
     fn saturate(&self, tmp: i128, width: u32) -> i128 {
         match (self.dtype, self.op) {
-            (VType::S32, _) | (VType::U32, ScalarOp::Shl(_)) => clamp(tmp, width, self.dtype),
-            (VType::U32, _) => tmp.max(0),
+            (VType::U32, ScalarOp::Shl(_)) | (VType::S32, _) => clamp(tmp, width, self.dtype),
+            (VType::U32, _) if width == 32 => tmp.max(0),
+            (VType::U32, _) => clamp(tmp, width, self.dtype),
         }
     }
 
@@ -423,12 +425,14 @@ impl Scalar {
             Second::Min => self.min_max(tmp, c, false),
             Second::Max => self.min_max(tmp, c, true),
             Second::Merge(p) => {
-                // The GPU takes the destination's part of the intermediate in place, not its
-                // low part shifted there: `vsub.u32.s32.s32.sat d.h1, 0, -1, c` leaves 0 in
-                // half-word 1 (the saturated 1 has none of its bits there).
                 let (shift, width) = p.field();
                 let m = low_mask(width) << shift;
-                return (tmp as u32 & m) | (c & !m);
+                // A saturated result merged into half-word 1 leaves 0 there on the GPU, as if
+                // its bits 16..31 were taken of the saturated half-word (`vsub.s32.s32.s32.sat
+                // d.h1` of -128 or of 1 gives 0); bytes take the saturated byte, as the ISA
+                // says.
+                let part = if self.sat && p == Part::H1 { 0 } else { (tmp as u32) << shift };
+                return (part & m) | (c & !m);
             }
         };
         r as u32
@@ -490,7 +494,9 @@ impl Mad {
     /// arithmetically when the final result is signed, logically when it is unsigned (so a
     /// negative sum scaled is huge: `vmad.u32.u32.u32.shr15.sat(0, 0, -1)` = 0xffffffff).
     /// `.sat` clamps that 64-bit value, read as signed, to the final result's range (an
-    /// unscaled negative sum saturates unsigned to 0).
+    /// unscaled negative sum saturates unsigned to 0). The final result is signed as the ISA
+    /// says (a signed source or a negation), whatever the destination type: an H100 gives
+    /// `vmad.u32.s32.u32.shr15.sat` negative results.
     fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
         let ta = i128::from(part_select(a, self.asel, self.atype) as i32);
         let tb = i128::from(part_select(b, self.bsel, self.btype) as i32);
@@ -859,11 +865,10 @@ mod tests {
         assert_eq!(v("vadd.u32.u32.u32", &[])?.eval(u32::MAX, 1, 0), 0);
         // Signed destination: 2^32 clamps to S32_MAX.
         assert_eq!(v("vadd.s32.u32.u32.sat", &[])?.eval(u32::MAX, 1, 0), 0x7fff_ffff);
-        // Merge into byte 1 of c: that byte of 300 = 0x12c, in place (the GPU recording
-        // decides).
-        assert_eq!(v("vadd.u32.u32.u32.sat", &[(0, "b1")])?.eval(200, 100, 0x1122_3344), 0x1122_0144);
-        // Merge into half-word 1 of c: S16_MIN = 0xffff8000 there.
-        assert_eq!(v("vsub.s32.s32.s32.sat", &[(0, "h1")])?.eval(0, 0x1_0000, 0x1122_3344), 0xffff_3344);
+        // Merge into byte 1 of c with an unsigned byte clamp: 300 -> 255.
+        assert_eq!(v("vadd.u32.u32.u32.sat", &[(0, "b1")])?.eval(200, 100, 0x1122_3344), 0x1122_ff44);
+        // Saturated into half-word 1 the GPU leaves 0 (an H100 decides).
+        assert_eq!(v("vsub.s32.s32.s32.sat", &[(0, "h1")])?.eval(0, 1, 0x1122_3344), 0x0000_3344);
         // .min with c: c is extended by the destination type.
         assert_eq!(v("vsub.s32.s32.s32.min", &[])?.eval(1, 2, 0xffff_fffe), 0xffff_fffe);
         // Unsigned destination: the intermediate -1 ranks above every c (the GPU recording
