@@ -5,18 +5,24 @@
 //! [`Video::decode`] reads an instruction's opcode and modifiers, [`Video::operand`] its
 //! operands' selectors (`a.b1`, `d.h0`, `a.h32`, `b.b7654`, `d.b10`) and negations (`-c`,
 //! vmad), and [`Video::eval`] computes one lane's result from its three 32-bit sources, as
-//! the ISA's pseudocode does:
+//! the ISA's pseudocode does, except where an H100 (driver 580, the instruction suite's
+//! recording `tests/data/instruction-suite-gpu.txt`) computes otherwise; the recording
+//! decides:
 //!
 //! - scalar: each source is a byte, half-word or the word of its register, sign- or
-//!   zero-extended by its own type (`.s32`/`.u32`) to 33 bits; the operation is exact (no
-//!   wrap); `.sat` clamps to the destination type's range, of the destination's byte or
-//!   half-word when a merge selector is given, else of 32 bits; then `.add`/`.min`/`.max`
-//!   with `c` (extended by the destination type), or the low byte/half-word merged into `c`
-//!   at the destination selector; the low 32 bits are the result. `vset` compares (0 or 1,
-//!   unsigned, no `.sat`); `vshl`/`vshr` take the shift amount unsigned, `.clamp` at 32 or
-//!   `.wrap` modulo 32; `vmad` is (a*b)+c in 128 bits with the product's or `c`'s negation
-//!   as its one's complement plus one, `.po` adding one, `.shr7`/`.shr15` and a 32-bit `.sat`
-//!   by the sign of the final result.
+//!   zero-extended by its own type (`.s32`/`.u32`); the operation is exact (no wrap), but
+//!   `vshl`'s result is truncated to 34 bits; `.sat` clamps to the destination type's range
+//!   (of the destination's byte or half-word when a merge selector is given, else of 32
+//!   bits), except that an unsigned 32-bit one only raises negative results to 0 (but for
+//!   `vshl`); then `.add` adds `c` (extended by the destination type), `.min`/`.max` compare
+//!   with it as [`Scalar::min_max`] says, or the low byte/half-word is merged into `c` at
+//!   the destination selector (0 with `.sat` into `.h1`); the low 32 bits are the result.
+//!   `vset` compares (0 or 1, unsigned, no `.sat`); `vshl`/`vshr` take the shift amount
+//!   unsigned, `.clamp` at 32 or `.wrap` modulo 32. `vmad` is (a*b)+c with the product's
+//!   or `c`'s negation as its one's complement plus one and `.po` adding one, each source
+//!   read as signed 32 bits once selected and extended; `.shr7`/`.shr15` shift the 64-bit
+//!   sum as the final result's signedness says and `.sat` clamps to its range
+//!   ([`Mad::eval`]).
 //! - SIMD: two half-words or four bytes per source, each picked by the selector from the
 //!   eight bytes (four half-words) of `{b, a}` and extended by its operand's type; the
 //!   operation per element is exact, `vavrg` rounds as the ISA says (`(s+1)>>1` for a sum
@@ -172,11 +178,12 @@ pub(crate) enum Second {
     Plain,
     /// `.add`: plus `c`.
     Add,
-    /// `.min`: the lesser of it and `c`.
+    /// `.min`: the lesser of it and `c` ([`Scalar::min_max`]).
     Min,
     /// `.max`: the greater of it and `c`.
     Max,
-    /// `d.dsel`: its low byte or half-word put at that part of `c`.
+    /// `d.dsel`: its low byte or half-word put at that part of `c` (with `.sat` into
+    /// `.h1`: 0, the GPU's way).
     Merge(Part),
 }
 
@@ -271,7 +278,8 @@ pub(crate) enum Scale {
 /// `vmad`: (a*b) + c with optional negations, `.po`, scaling and saturation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Mad {
-    /// Written but not used: the final result's sign decides the saturation.
+    /// Written but not used: the final result's signedness decides the scaling and the
+    /// saturation.
     pub(crate) dtype: VType,
     pub(crate) atype: VType,
     pub(crate) btype: VType,
@@ -317,6 +325,12 @@ fn part_select(x: u32, part: Part, ty: VType) -> i64 {
     extract(u64::from(x), shift, width, ty)
 }
 
+/// The low `width` bits of `v` read as a signed number.
+fn sign_extend(v: i128, width: u32) -> i128 {
+    let up = 128 - width;
+    (v << up) >> up
+}
+
 /// `v` clamped to the range of a `width`-bit integer of type `ty`.
 fn clamp(v: i128, width: u32, ty: VType) -> i128 {
     let (lo, hi) = match ty {
@@ -327,9 +341,11 @@ fn clamp(v: i128, width: u32, ty: VType) -> i128 {
 }
 
 impl Scalar {
-    fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
-        let ta = i128::from(part_select(a, self.asel, self.atype));
-        let tb = i128::from(part_select(b, self.bsel, self.btype));
+    /// The intermediate result before `.sat`: exact for `vadd`, `vsub`, `vabsdiff`, `vmin`,
+    /// `vmax`, `vshr` and `vset`; `vshl`'s is its exact value truncated to 34 bits, two's
+    /// complement (the GPU's `.sat` clamps `1 << 32` to U32_MAX but `2 << 32` to 0 and
+    /// `0x7fffffff << 4` to 0).
+    fn intermediate(&self, ta: i128, tb: i128) -> i128 {
         let amount = |mode: ShiftMode| -> u32 {
             // tb is unsigned (btype .u32), below 2^32.
             let tb = u32::try_from(tb).unwrap_or(u32::MAX);
@@ -338,36 +354,85 @@ impl Scalar {
                 ShiftMode::Wrap => tb & 0x1f,
             }
         };
-        let tmp: i128 = match self.op {
+        match self.op {
             ScalarOp::Add => ta + tb,
             ScalarOp::Sub => ta - tb,
             ScalarOp::Absdiff => (ta - tb).abs(),
             ScalarOp::Min => ta.min(tb),
             ScalarOp::Max => ta.max(tb),
-            ScalarOp::Shl(mode) => ta << amount(mode),
+            ScalarOp::Shl(mode) => sign_extend(ta << amount(mode), 34),
             ScalarOp::Shr(mode) => ta >> amount(mode),
             ScalarOp::Set(cmp) => i128::from(cmp.test(ta as i64, tb as i64)),
+        }
+    }
+
+    /// `.sat` of the intermediate `tmp`, `width` bits wide (32, or the merged part's): it
+    /// clamps to the destination type's range, except that an unsigned 32-bit result (but
+    /// `vshl`'s) is only raised to 0 when negative and keeps its low bits above U32_MAX
+    /// (the GPU gives `vadd.u32.u32.u32.sat(0xffffffff, 2)` = 1 and
+    /// `vabsdiff.u32.s32.u32.sat(-1, 0xffffffff)` = 0; merged into a byte, 300 is 255).
+    fn saturate(&self, tmp: i128, width: u32) -> i128 {
+        match (self.dtype, self.op) {
+            (VType::U32, ScalarOp::Shl(_)) | (VType::S32, _) => clamp(tmp, width, self.dtype),
+            (VType::U32, _) if width == 32 => tmp.max(0),
+            (VType::U32, _) => clamp(tmp, width, self.dtype),
+        }
+    }
+
+    /// The lesser (`.min`) or greater (`.max`) of the intermediate `tmp` and `c`, as the GPU
+    /// compares them: `vadd`'s and `vsub`'s intermediate counts as its low 32 bits read as
+    /// signed, the others' as their value; `c` is extended by the destination type; with a
+    /// signed destination the comparison is signed, with an unsigned one it is unsigned
+    /// over 64-bit two's complement, a negative intermediate ranking above every `c`
+    /// (`vadd.u32.u32.u32.min(0x80000000, 0, 0xffffffff)` = 0xffffffff,
+    /// `vadd.s32.s32.s32.min(0x7fffffff, 1, 0)` = 0x80000000).
+    fn min_max(&self, tmp: i128, c: u32, max: bool) -> i128 {
+        let tmp = match self.op {
+            ScalarOp::Add | ScalarOp::Sub => sign_extend(tmp, 32),
+            _ => tmp,
         };
+        let tc = i128::from(part_select(c, Part::Word, self.dtype));
+        let key = |v: i128| -> i128 {
+            match self.dtype {
+                VType::S32 => v,
+                VType::U32 => i128::from(v as u64),
+            }
+        };
+        if (key(tmp) < key(tc)) == max {
+            tc
+        } else {
+            tmp
+        }
+    }
+
+    fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
+        let ta = i128::from(part_select(a, self.asel, self.atype));
+        let tb = i128::from(part_select(b, self.bsel, self.btype));
+        let tmp = self.intermediate(ta, tb);
         let tmp = if self.sat {
             let width = match self.second {
                 Second::Merge(p) => p.field().1,
                 _ => 32,
             };
-            clamp(tmp, width, self.dtype)
+            self.saturate(tmp, width)
         } else {
             tmp
         };
-        // c is extended by the destination type.
-        let tc = i128::from(part_select(c, Part::Word, self.dtype));
         let r = match self.second {
             Second::Plain => tmp,
-            Second::Add => tmp + tc,
-            Second::Min => tmp.min(tc),
-            Second::Max => tmp.max(tc),
+            // c is extended by the destination type.
+            Second::Add => tmp + i128::from(part_select(c, Part::Word, self.dtype)),
+            Second::Min => self.min_max(tmp, c, false),
+            Second::Max => self.min_max(tmp, c, true),
             Second::Merge(p) => {
                 let (shift, width) = p.field();
                 let m = low_mask(width) << shift;
-                return ((tmp as u32) << shift & m) | (c & !m);
+                // A saturated result merged into half-word 1 leaves 0 there on the GPU, as if
+                // its bits 16..31 were taken of the saturated half-word (`vsub.s32.s32.s32.sat
+                // d.h1` of -128 or of 1 gives 0); bytes take the saturated byte, as the ISA
+                // says.
+                let part = if self.sat && p == Part::H1 { 0 } else { (tmp as u32) << shift };
+                return (part & m) | (c & !m);
             }
         };
         r as u32
@@ -421,9 +486,20 @@ impl Simd {
 }
 
 impl Mad {
+    /// As the GPU computes it, which departs from the ISA's pseudocode in three ways. Each
+    /// source is its selected part extended by its type to 32 bits and then read as a
+    /// signed 32-bit number: a whole-word `.u32` source of 0x80000000 counts as -2^31
+    /// (`vmad.u32.u32.u32.shr7(1, 0x80000000, 0)` = 0xff000000), a zero-extended byte or
+    /// half-word stays positive; `c` (or `~c`) likewise. The scaling shifts the 64-bit sum
+    /// arithmetically when the final result is signed, logically when it is unsigned (so a
+    /// negative sum scaled is huge: `vmad.u32.u32.u32.shr15.sat(0, 0, -1)` = 0xffffffff).
+    /// `.sat` clamps that 64-bit value, read as signed, to the final result's range (an
+    /// unscaled negative sum saturates unsigned to 0). The final result is signed as the ISA
+    /// says (a signed source or a negation), whatever the destination type: an H100 gives
+    /// `vmad.u32.s32.u32.shr15.sat` negative results.
     fn eval(&self, a: u32, b: u32, c: u32) -> u32 {
-        let ta = i128::from(part_select(a, self.asel, self.atype));
-        let tb = i128::from(part_select(b, self.bsel, self.btype));
+        let ta = i128::from(part_select(a, self.asel, self.atype) as i32);
+        let tb = i128::from(part_select(b, self.bsel, self.btype) as i32);
         let neg_product = self.neg_a ^ self.neg_b;
         let signed_final = self.atype == VType::S32 || self.btype == VType::S32 || neg_product || self.neg_c;
         let mut tmp = ta * tb;
@@ -438,23 +514,19 @@ impl Mad {
             c = !c;
             lsb = 1;
         }
-        let c128 = if signed_final { i128::from(c as i32) } else { i128::from(c) };
-        let tmp = tmp.wrapping_add(c128).wrapping_add(lsb);
-        let shifted = match self.scale {
-            Scale::None => tmp,
-            Scale::Shr7 => tmp >> 7,
-            Scale::Shr15 => tmp >> 15,
+        let tmp = tmp.wrapping_add(i128::from(c as i32)).wrapping_add(lsb);
+        let shift = match self.scale {
+            Scale::None => 0,
+            Scale::Shr7 => 7,
+            Scale::Shr15 => 15,
         };
-        // The low 64 bits, signed or unsigned as the final result.
-        let result = shifted as u64;
+        // The low 64 bits, shifted as the final result's signedness says.
+        let result = if signed_final { (tmp as i64) >> shift } else { ((tmp as u64) >> shift) as i64 };
         if !self.sat {
             return result as u32;
         }
-        if signed_final {
-            (result as i64).clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as u32
-        } else {
-            result.min(u64::from(u32::MAX)) as u32
-        }
+        let ty = if signed_final { VType::S32 } else { VType::U32 };
+        clamp(i128::from(result), 32, ty) as u32
     }
 }
 
@@ -786,16 +858,25 @@ mod tests {
 
     #[test]
     fn scalar_is_exact_then_saturates_and_merges() -> Result<(), String> {
-        // 0xffffffff + 1 is 2^32 in 34 bits: saturated unsigned, it is 0xffffffff.
-        assert_eq!(v("vadd.u32.u32.u32.sat", &[])?.eval(u32::MAX, 1, 0), u32::MAX);
+        // 0xffffffff + 1 is 2^32 exactly: an unsigned .sat only raises negatives, the low 32
+        // bits are 0 (the GPU recording decides).
+        assert_eq!(v("vadd.u32.u32.u32.sat", &[])?.eval(u32::MAX, 1, 0), 0);
+        assert_eq!(v("vsub.u32.u32.u32.sat", &[])?.eval(1, 2, 0), 0);
         assert_eq!(v("vadd.u32.u32.u32", &[])?.eval(u32::MAX, 1, 0), 0);
         // Signed destination: 2^32 clamps to S32_MAX.
         assert_eq!(v("vadd.s32.u32.u32.sat", &[])?.eval(u32::MAX, 1, 0), 0x7fff_ffff);
         // Merge into byte 1 of c with an unsigned byte clamp: 300 -> 255.
         assert_eq!(v("vadd.u32.u32.u32.sat", &[(0, "b1")])?.eval(200, 100, 0x1122_3344), 0x1122_ff44);
+        // Saturated into half-word 1 the GPU leaves 0 (an H100 decides).
+        assert_eq!(v("vsub.s32.s32.s32.sat", &[(0, "h1")])?.eval(0, 1, 0x1122_3344), 0x0000_3344);
         // .min with c: c is extended by the destination type.
         assert_eq!(v("vsub.s32.s32.s32.min", &[])?.eval(1, 2, 0xffff_fffe), 0xffff_fffe);
-        assert_eq!(v("vsub.u32.u32.u32.min", &[])?.eval(1, 2, 5), 0xffff_ffff); // -1 < 5
+        // Unsigned destination: the intermediate -1 ranks above every c (the GPU recording
+        // decides).
+        assert_eq!(v("vsub.u32.u32.u32.min", &[])?.eval(1, 2, 5), 5);
+        assert_eq!(v("vsub.u32.u32.u32.max", &[])?.eval(1, 2, 5), 0xffff_ffff);
+        // vadd's intermediate counts as its low 32 bits, signed: 2^31 is S32_MIN.
+        assert_eq!(v("vadd.s32.s32.s32.min", &[])?.eval(0x7fff_ffff, 1, 0), 0x8000_0000);
         assert_eq!(v("vset.u32.u32.lt.add", &[])?.eval(1, 2, 41), 42);
         Ok(())
     }
@@ -814,7 +895,7 @@ mod tests {
     }
 
     #[test]
-    fn mad_follows_the_pseudocode() -> Result<(), String> {
+    fn mad_follows_the_pseudocode_and_the_gpu() -> Result<(), String> {
         // (3*4) - 5 = 7: c = ~5 + 1.
         let mut x = v("vmad.s32.u32.u32", &[])?;
         x.negate(3)?;
@@ -822,6 +903,13 @@ mod tests {
         assert_eq!(v("vmad.u32.u32.u32.po", &[])?.eval(3, 4, 5), 18);
         assert_eq!(v("vmad.u32.u32.u32.shr7", &[])?.eval(256, 256, 0), 512);
         assert_eq!(v("vmad.u32.u32.u32.sat", &[])?.eval(0x10000, 0x10000, 0), u32::MAX);
+        // Whole-word sources and c are read as signed (the GPU recording decides): 1 *
+        // -2^31 >> 7; 0 * 0 + -1 is negative (saturated to 0), scaled it is a huge unsigned
+        // number (saturated to U32_MAX).
+        assert_eq!(v("vmad.u32.u32.u32.shr7", &[])?.eval(1, 0x8000_0000, 0), 0xff00_0000);
+        assert_eq!(v("vmad.u32.u32.u32.sat", &[])?.eval(0, 0, u32::MAX), 0);
+        assert_eq!(v("vmad.u32.u32.u32.shr15.sat", &[])?.eval(0, 0, u32::MAX), u32::MAX);
+        assert_eq!(v("vmad.s32.s32.s32.shr15.sat", &[])?.eval(0, 0, u32::MAX), u32::MAX);
         Ok(())
     }
 }
