@@ -299,11 +299,11 @@ impl Module {
         memory: &dyn GlobalMemory,
         threads: usize,
     ) -> Result<LaunchStats, Fault> {
-        if globals.len() != self.globals.len() {
+        if globals.len() != self.decls.globals.len() {
             return Err(Fault::InvalidLaunch(format!(
                 "{} global addresses for {} globals",
                 globals.len(),
-                self.globals.len()
+                self.decls.globals.len()
             )));
         }
         let f = self

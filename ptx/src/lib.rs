@@ -9,6 +9,13 @@
 //! embedder's, through [`GlobalMemory`]; module globals get the addresses the embedder
 //! gives them ([`Module::globals`], [`Module::bind_globals`]).
 //!
+//! One front end serves two lighter readings of a text: [`Header::read`] reads its opening
+//! directives only (`.version`, `.target`: is it PTX, and for which ISA and targets), and
+//! [`Declarations::read`] its module-scope declarations (kernels with their parameters'
+//! layout, globals, references) without decoding the functions' bodies, so it reads a
+//! text whose instructions the executor does not run; [`Module::load`] reads the same
+//! declarations ([`Module::declarations`]) with the same code before decoding the bodies.
+//!
 //! ```
 //! use cudrv_ptx::{HostMemory, Module};
 //! let ptx = r#"
@@ -60,6 +67,6 @@ mod video;
 
 pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
-pub use module::{Global, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
-pub use parse::PtxError;
+pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
+pub use parse::{Header, PtxError};
 pub use texture::{Address, Format, Texture};

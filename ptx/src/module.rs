@@ -423,8 +423,6 @@ pub(crate) struct Func {
     pub(crate) param_size: u64,
     /// Offsets of formal parameters (in the frame block; for kernels in the param buffer).
     pub(crate) params: Vec<(u64, u64)>,
-    /// The declared alignment of each formal parameter.
-    pub(crate) param_aligns: Vec<u64>,
     pub(crate) rets: Vec<(u64, u64)>,
     pub(crate) local_size: u64,
     pub(crate) builtin: Option<Builtin>,
@@ -479,18 +477,70 @@ pub struct KernelInfo {
 /// A loaded PTX module: parsed, checked and pre-decoded.
 #[derive(Debug)]
 pub struct Module {
-    pub(crate) version: (u32, u32),
-    pub(crate) targets: Vec<String>,
+    /// What the text declares: version, targets, kernels, globals, references.
+    pub(crate) decls: Declarations,
     pub(crate) funcs: Vec<Func>,
-    pub(crate) globals: Vec<Global>,
     pub(crate) global_addrs: Vec<u64>,
     /// The most warp instructions one launch may issue ([`Module::set_instruction_limit`]).
     pub(crate) instruction_limit: Option<u64>,
     /// Static shared memory of the module (all kernels).
     pub(crate) shared_size: u64,
     pub(crate) dyn_shared_offset: u64,
-    /// The module's texture, surface and sampler references (`.global .texref NAME;`, ...).
-    pub(crate) references: Vec<Reference>,
+}
+
+/// A kernel (`.entry`) as its text declares it: its name and its parameters' layout.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelDecl {
+    /// Its name in the PTX.
+    pub name: String,
+    /// Its parameters, in order: each at the next multiple of its alignment (`.align N`,
+    /// else its type's size) in the parameter buffer.
+    pub params: Vec<KernelParam>,
+}
+
+/// What a PTX text declares at module scope: its `.version` and `.target`, its kernels
+/// with their parameters' layout, its globals and its texture, surface and sampler
+/// references. [`Module::load`] reads these and then decodes the functions' bodies
+/// ([`Module::declarations`]); [`Declarations::read`] reads them only, with the same
+/// parser and the same code, so it also reads a text whose bodies the executor does not
+/// run (an embedder that runs such kernels itself still learns their names and
+/// parameters).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Declarations {
+    /// The PTX ISA version of `.version` (major, minor).
+    pub version: (u32, u32),
+    /// The `.target` list (`sm_90`, `debug`, ...).
+    pub targets: Vec<String>,
+    /// The kernels (`.entry`), in the order the text first names them, each once (a
+    /// declaration and its definition are one kernel).
+    pub kernels: Vec<KernelDecl>,
+    /// The globals (.global and .const variables, `__device__` and `__constant__` data),
+    /// in the order [`Module::bind_globals`] takes their addresses.
+    pub globals: Vec<Global>,
+    /// The texture, surface and sampler references (`.global .texref NAME;`,
+    /// `.global .surfref NAME;`, `.global .samplerref NAME;`), in declaration order, each
+    /// once.
+    pub references: Vec<Reference>,
+}
+
+impl Declarations {
+    /// Parses PTX `text` and reads its declarations, without decoding the functions'
+    /// bodies: it succeeds on every text [`Module::load`] loads (with the same
+    /// declarations) and also on one that `Module::load` refuses for its bodies (an
+    /// instruction the executor does not run, an operand it cannot resolve, a limit of
+    /// its own). It fails, as `Module::load` does, on a text the parser refuses (syntax;
+    /// the error names the line). Where `Module::load` would refuse a declaration (a
+    /// module-scope `.local`, an initialiser naming no global), that variable is left
+    /// out, or those initialiser bytes left zero, instead.
+    pub fn read(text: &str) -> Result<Declarations, PtxError> {
+        let ast = parse(text)?;
+        Ok(declare(&ast).0.decls)
+    }
+
+    /// Kernel `name`, if the text declares it.
+    pub fn kernel(&self, name: &str) -> Option<&KernelDecl> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
 }
 
 /// The kind of an opaque module-scope reference (`.texref`, `.surfref`, `.samplerref`).
@@ -572,29 +622,27 @@ impl Module {
 
     /// The PTX ISA version of `.version` (major, minor).
     pub fn version(&self) -> (u32, u32) {
-        self.version
+        self.decls.version
     }
 
     /// The `.target` list (`sm_90`, `debug`, ...).
     pub fn targets(&self) -> &[String] {
-        &self.targets
+        &self.decls.targets
+    }
+
+    /// What the module's text declares (the same as [`Declarations::read`] of it).
+    pub fn declarations(&self) -> &Declarations {
+        &self.decls
     }
 
     /// The names of the module's kernels (`.entry`).
     pub fn kernels(&self) -> Vec<&str> {
-        self.funcs.iter().filter(|f| f.is_entry).map(|f| f.name.as_str()).collect()
+        self.decls.kernels.iter().map(|k| k.name.as_str()).collect()
     }
 
     /// The parameters of kernel `name`, if it is one.
     pub fn kernel_params(&self, name: &str) -> Option<Vec<KernelParam>> {
-        let f = self.funcs.iter().find(|f| f.is_entry && f.name == name)?;
-        Some(
-            f.params
-                .iter()
-                .zip(&f.param_aligns)
-                .map(|(&(offset, size), &align)| KernelParam { offset, size, align })
-                .collect(),
-        )
+        Some(self.decls.kernel(name)?.params.clone())
     }
 
     /// What attributes report of kernel `name`, if it is one.
@@ -616,21 +664,21 @@ impl Module {
     /// The module's globals (.global and .const variables, `__device__` and `__constant__`
     /// data), in the order [`Module::bind_globals`] takes their addresses.
     pub fn globals(&self) -> &[Global] {
-        &self.globals
+        &self.decls.globals
     }
 
     /// The module's texture, surface and sampler references (`.global .texref NAME;`,
     /// `.global .surfref NAME;`, `.global .samplerref NAME;`), in declaration order.
     pub fn references(&self) -> &[Reference] {
-        &self.references
+        &self.decls.references
     }
 
     /// Tells the module the device address of each global (same order as
     /// [`Module::globals`]). Launches read and write them through the embedder's memory.
     /// Errors (changing nothing) if the count differs.
     pub fn bind_globals(&mut self, addresses: &[u64]) -> Result<(), String> {
-        if addresses.len() != self.globals.len() {
-            return Err(format!("{} addresses for {} globals", addresses.len(), self.globals.len()));
+        if addresses.len() != self.decls.globals.len() {
+            return Err(format!("{} addresses for {} globals", addresses.len(), self.decls.globals.len()));
         }
         self.global_addrs = addresses.to_vec();
         Ok(())
@@ -650,7 +698,7 @@ impl Module {
     /// address initialisers resolved against `addresses` (the addresses given to
     /// [`Module::bind_globals`]); `None` if out of range.
     pub fn global_image(&self, index: usize, addresses: &[u64]) -> Option<Vec<u8>> {
-        let g = self.globals.get(index)?;
+        let g = self.decls.globals.get(index)?;
         let mut bytes = g.init.clone();
         for &(off, target, add) in &g.relocations {
             let a = addresses.get(target as usize).copied().unwrap_or(0).wrapping_add(add as u64);
@@ -837,11 +885,14 @@ impl Syms<'_> {
 /// Address initialisers: (byte offset, global index, added offset).
 type Relocations = Vec<(u64, u32, i64)>;
 
-fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> Result<(Vec<u8>, Relocations), PtxError> {
+/// The initial bytes of global `v` of `size` bytes and its address initialisers, and the
+/// first item naming no global (its bytes left zero), which [`Module::load`] refuses.
+fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> (Vec<u8>, Relocations, Option<PtxError>) {
     let es = elem_size(&v.ty) as usize;
     let covered = (v.init.len() as u64).saturating_mul(es as u64).min(size);
     let mut out = vec![0u8; covered as usize];
     let mut rel = Vec::new();
+    let mut problem = None;
     let ty = Ty::parse(&v.ty).unwrap_or(Ty { k: K::B, bits: 8 });
     for (i, item) in v.init.iter().enumerate() {
         let at = i * es;
@@ -854,10 +905,13 @@ fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> Result
                 _ => *f as i64 as u64,
             },
             Init::Sym(name, off) => {
-                let idx = global_index
-                    .get(name)
-                    .ok_or_else(|| err(v.line, &v.name, format!("initialiser names unknown symbol {name}")))?;
-                rel.push((at as u64, *idx, *off));
+                match global_index.get(name) {
+                    Some(&idx) => rel.push((at as u64, idx, *off)),
+                    None => {
+                        problem = problem
+                            .or_else(|| Some(err(v.line, &v.name, format!("initialiser names unknown symbol {name}"))))
+                    }
+                }
                 0
             }
         };
@@ -865,13 +919,103 @@ fn init_bytes(v: &Var, size: u64, global_index: &HashMap<String, u32>) -> Result
             dst.copy_from_slice(bytes.to_le_bytes().get(..es).unwrap_or(&[]));
         }
     }
-    Ok((out, rel))
+    (out, rel, problem)
+}
+
+/// The layout of formal parameters `params` (a kernel's in its parameter buffer, a
+/// function's at the start of its frame's parameter block): each at the next multiple of
+/// its alignment (at least 1), at least one byte each.
+fn param_layout(params: &[Var]) -> Vec<KernelParam> {
+    let mut offset = 0u64;
+    let mut out = Vec::with_capacity(params.len());
+    for p in params {
+        let size = var_size(p).max(1);
+        let align = var_align(p).max(1);
+        offset = align_up(offset, align);
+        out.push(KernelParam { offset, size, align });
+        offset = offset.saturating_add(size);
+    }
+    out
+}
+
+/// A text's declarations, with what decoding its bodies needs too.
+struct Declared<'a> {
+    decls: Declarations,
+    /// The functions, one per name (a declaration followed by a definition is one
+    /// function: the definition), in the order the text first names them.
+    funcs: Vec<&'a FuncAst>,
+    /// Each function's index in `funcs`.
+    func_index: HashMap<String, u32>,
+}
+
+/// The module-scope declarations of `ast` (what [`Declarations::read`] returns and
+/// [`Module::load`] starts from), and the first of them that `Module::load` refuses
+/// (a module-scope state space other than .global, .const and .shared; an initialiser
+/// naming no global), left out or zeroed in the declarations.
+fn declare(ast: &Ast) -> (Declared<'_>, Option<PtxError>) {
+    let mut problem: Option<PtxError> = None;
+    let mut globals = Vec::new();
+    let mut gindex: HashMap<String, u32> = HashMap::new();
+    let mut references = Vec::new();
+    let mut reference_names: HashSet<&str> = HashSet::new();
+    for v in &ast.vars {
+        if let (Space::Global, Some(kind)) = (v.space, ReferenceKind::of(&v.ty)) {
+            if reference_names.insert(&v.name) {
+                references.push(Reference { name: v.name.clone(), kind });
+            }
+        } else if matches!(v.space, Space::Global | Space::Const) {
+            gindex.insert(v.name.clone(), globals.len() as u32);
+            globals.push(Global {
+                name: v.name.clone(),
+                is_const: v.space == Space::Const,
+                managed: v.managed,
+                size: var_size(v),
+                align: var_align(v),
+                init: Vec::new(),
+                relocations: Vec::new(),
+            });
+        } else if !matches!(v.space, Space::Shared) {
+            problem = problem.or_else(|| Some(err(v.line, &v.name, "unsupported module-level state space")));
+        }
+    }
+    for v in &ast.vars {
+        if let Some(&i) = gindex.get(&v.name) {
+            let (init, rel, bad) = init_bytes(v, var_size(v), &gindex);
+            problem = problem.or(bad);
+            if let Some(g) = globals.get_mut(i as usize) {
+                g.init = init;
+                g.relocations = rel;
+            }
+        }
+    }
+    let mut func_index: HashMap<String, u32> = HashMap::new();
+    let mut funcs: Vec<&FuncAst> = Vec::new();
+    for f in &ast.funcs {
+        match func_index.get(&f.name) {
+            Some(&i) => {
+                if f.body.is_some() {
+                    if let Some(slot) = funcs.get_mut(i as usize) {
+                        *slot = f;
+                    }
+                }
+            }
+            None => {
+                func_index.insert(f.name.clone(), funcs.len() as u32);
+                funcs.push(f);
+            }
+        }
+    }
+    let kernels = funcs
+        .iter()
+        .filter(|f| f.is_entry)
+        .map(|f| KernelDecl { name: f.name.clone(), params: param_layout(&f.params) })
+        .collect();
+    let decls = Declarations { version: ast.version, targets: ast.targets.clone(), kernels, globals, references };
+    (Declared { decls, funcs, func_index }, problem)
 }
 
 fn decode_module(ast: Ast) -> Result<Module, PtxError> {
-    let mut globals = Vec::new();
     let mut gsyms: HashMap<String, Base> = HashMap::new();
-    let mut gindex: HashMap<String, u32> = HashMap::new();
     let mut shared: u64 = 0;
     let mut extern_shared: Vec<String> = Vec::new();
     // Module-level and function-level shared variables share one static area.
@@ -905,70 +1049,25 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
     for n in extern_shared {
         gsyms.insert(n, Base::Shared(dyn_off));
     }
-    let mut references = Vec::new();
-    let mut reference_names: HashSet<&str> = HashSet::new();
-    for v in &ast.vars {
-        if let (Space::Global, Some(kind)) = (v.space, ReferenceKind::of(&v.ty)) {
-            if reference_names.insert(&v.name) {
-                references.push(Reference { name: v.name.clone(), kind });
-            }
-        } else if matches!(v.space, Space::Global | Space::Const) {
-            gindex.insert(v.name.clone(), globals.len() as u32);
-            gsyms.insert(v.name.clone(), Base::Global(globals.len() as u32));
-            globals.push(Global {
-                name: v.name.clone(),
-                is_const: v.space == Space::Const,
-                managed: v.managed,
-                size: var_size(v),
-                align: var_align(v),
-                init: Vec::new(),
-                relocations: Vec::new(),
-            });
-        } else if !matches!(v.space, Space::Shared) {
-            return Err(err(v.line, &v.name, "unsupported module-level state space"));
-        }
+    let (declared, problem) = declare(&ast);
+    if let Some(e) = problem {
+        return Err(e);
     }
-    for v in &ast.vars {
-        if let Some(&i) = gindex.get(&v.name) {
-            let (init, rel) = init_bytes(v, var_size(v), &gindex)?;
-            if let Some(g) = globals.get_mut(i as usize) {
-                g.init = init;
-                g.relocations = rel;
-            }
-        }
-    }
-    // Functions: one per name; a declaration followed by a definition is one function.
-    let mut fidx: HashMap<String, u32> = HashMap::new();
-    let mut order: Vec<&FuncAst> = Vec::new();
-    for f in &ast.funcs {
-        match fidx.get(&f.name) {
-            Some(&i) => {
-                if f.body.is_some() {
-                    if let Some(slot) = order.get_mut(i as usize) {
-                        *slot = f;
-                    }
-                }
-            }
-            None => {
-                fidx.insert(f.name.clone(), order.len() as u32);
-                order.push(f);
-            }
-        }
+    for (i, g) in declared.decls.globals.iter().enumerate() {
+        gsyms.insert(g.name.clone(), Base::Global(i as u32));
     }
     let mut funcs = Vec::new();
-    for f in &order {
-        funcs.push(decode_func(f, &gsyms, &fidx)?);
+    for f in &declared.funcs {
+        funcs.push(decode_func(f, &gsyms, &declared.func_index)?);
     }
+    let decls = declared.decls;
     Ok(Module {
-        version: ast.version,
-        targets: ast.targets,
         funcs,
-        global_addrs: vec![0; globals.len()],
+        global_addrs: vec![0; decls.globals.len()],
         instruction_limit: None,
-        globals,
+        decls,
         shared_size: shared,
         dyn_shared_offset: dyn_off,
-        references,
     })
 }
 
@@ -983,16 +1082,11 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
     };
     let mut param_size = 0u64;
     let mut params = Vec::new();
-    let mut param_aligns = Vec::new();
     let mut rets = Vec::new();
-    for p in &f.params {
-        let size = var_size(p).max(1);
-        let a = var_align(p).max(1);
-        param_aligns.push(a);
-        param_size = align_up(param_size, a);
-        params.push((param_size, size));
-        syms.declare_local(&p.name, if f.is_entry { Base::KParam(param_size) } else { Base::FParam(param_size) });
-        param_size = param_size.saturating_add(size);
+    for (p, l) in f.params.iter().zip(param_layout(&f.params)) {
+        params.push((l.offset, l.size));
+        syms.declare_local(&p.name, if f.is_entry { Base::KParam(l.offset) } else { Base::FParam(l.offset) });
+        param_size = l.offset.saturating_add(l.size);
         // The kernel parameter limit of CUDA 12.1+ (32 764 bytes); functions the same here.
         if param_size > 32764 {
             return Err(err(p.line, &p.name, "more than 32764 bytes of parameters"));
@@ -1025,7 +1119,6 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
             code: Vec::new(),
             param_size,
             params,
-            param_aligns,
             rets,
             local_size: 0,
             builtin,
@@ -1103,7 +1196,6 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         code,
         param_size: frame_params,
         params,
-        param_aligns,
         rets,
         local_size,
         builtin,

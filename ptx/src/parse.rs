@@ -89,68 +89,162 @@ struct Token<'a> {
     line: u32,
 }
 
+/// Tokens of PTX text, one at a time (comments and white space skipped; lines counted).
+struct Lexer<'a> {
+    text: &'a str,
+    /// The byte offset of the next character (always a character's start).
+    i: usize,
+    line: u32,
+}
+
+impl<'a> Lexer<'a> {
+    fn new(text: &'a str) -> Lexer<'a> {
+        Lexer { text, i: 0, line: 1 }
+    }
+
+    /// The character at byte offset i ('\0' past the end).
+    fn at(&self, i: usize) -> char {
+        self.text.get(i..).and_then(|s| s.chars().next()).unwrap_or('\0')
+    }
+
+    fn slice(&self, a: usize, b: usize) -> &'a str {
+        self.text.get(a..b).unwrap_or("")
+    }
+}
+
+impl<'a> Iterator for Lexer<'a> {
+    type Item = Token<'a>;
+
+    fn next(&mut self) -> Option<Token<'a>> {
+        let n = self.text.len();
+        while self.i < n {
+            let i = self.i;
+            let c = self.at(i);
+            let line = self.line;
+            if c == '\n' {
+                self.line += 1;
+                self.i += 1;
+            } else if c.is_whitespace() {
+                self.i += c.len_utf8();
+            } else if c == '/' && self.at(i + 1) == '/' {
+                while self.i < n && self.at(self.i) != '\n' {
+                    self.i += self.at(self.i).len_utf8();
+                }
+            } else if c == '/' && self.at(i + 1) == '*' {
+                self.i += 2;
+                while self.i < n && !(self.at(self.i) == '*' && self.at(self.i + 1) == '/') {
+                    if self.at(self.i) == '\n' {
+                        self.line += 1;
+                    }
+                    self.i += self.at(self.i).len_utf8();
+                }
+                self.i += 2;
+            } else if c == '"' {
+                let start = i + 1;
+                self.i = start;
+                while self.i < n && self.at(self.i) != '"' {
+                    self.i += self.at(self.i).len_utf8();
+                }
+                let tok = Tok::Str(self.slice(start, self.i));
+                self.i += 1;
+                return Some(Token { tok, line });
+            } else if c.is_ascii_digit() {
+                while self.i < n && (self.at(self.i).is_ascii_alphanumeric() || self.at(self.i) == '.') {
+                    self.i += 1;
+                }
+                return Some(Token { tok: Tok::Num(self.slice(i, self.i)), line });
+            } else if c.is_alphabetic() || c == '_' || c == '$' || c == '%' || c == '.' {
+                loop {
+                    let ch = self.at(self.i);
+                    if self.i < n && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
+                        self.i += ch.len_utf8();
+                    } else if ch == ':' && self.at(self.i + 1) == ':' && self.at(self.i + 2).is_alphanumeric() {
+                        // Qualifiers such as .L1::no_allocate, .L2::256B
+                        self.i += 2;
+                    } else {
+                        break;
+                    }
+                }
+                return Some(Token { tok: Tok::Word(self.slice(i, self.i)), line });
+            } else {
+                self.i += c.len_utf8();
+                return Some(Token { tok: Tok::Punct(c), line });
+            }
+        }
+        None
+    }
+}
+
+/// The version number of a `.version` directive (`8.0`: major.minor), if it is one.
+fn version_number(n: &str) -> Option<(u32, u32)> {
+    let mut it = n.split('.');
+    let major = it.next()?.parse().ok()?;
+    let minor = it.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
+/// The directives a PTX text opens with: `.version` first (after comments and white
+/// space), then `.target` and `.address_size` directives. Read by the same lexer as
+/// [`Module::load`](crate::Module::load), token by token up to the first other
+/// statement, so it is cheap, and it reads a text whatever follows (a text the parser
+/// refuses, or whose instructions the executor does not run): what an embedder needs to
+/// tell PTX from other text and to gate it by version and target before loading it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The `.version` (major, minor); `None` when its operand is not a number `major.minor`
+    /// ([`Module::load`](crate::Module::load) refuses such a text).
+    pub version: Option<(u32, u32)>,
+    /// The line of the `.version` directive (1-based).
+    pub version_line: u32,
+    /// The names every opening `.target` directive lists (`sm_90`, `sm_90a`, `debug`), in
+    /// order; never empty.
+    pub targets: Vec<String>,
+}
+
+impl Header {
+    /// The header of `text`, or `None` if `text` is not PTX: its first token is not
+    /// `.version`, or no `.target` directive follows among the opening directives
+    /// (`.version`, `.target`, `.address_size`, in any order after the first `.version`).
+    pub fn read(text: &str) -> Option<Header> {
+        let mut toks = Lexer::new(text).peekable();
+        let first = toks.next()?;
+        if first.tok != Tok::Word(".version") {
+            return None;
+        }
+        let version = match toks.peek().map(|t| t.tok) {
+            Some(Tok::Num(n)) => version_number(n),
+            _ => None,
+        };
+        let mut targets = Vec::new();
+        while let Some(t) = toks.next() {
+            match t.tok {
+                Tok::Word(".target") => {
+                    while let Some(Token { tok: Tok::Word(w), .. }) = toks.peek().copied() {
+                        if w.starts_with('.') {
+                            break;
+                        }
+                        targets.push(w.to_string());
+                        toks.next();
+                        if toks.peek().map(|t| t.tok) != Some(Tok::Punct(',')) {
+                            break;
+                        }
+                        toks.next();
+                    }
+                }
+                Tok::Word(".version" | ".address_size") | Tok::Num(_) | Tok::Punct(';') => {}
+                _ => break,
+            }
+        }
+        if targets.is_empty() {
+            return None;
+        }
+        Some(Header { version, version_line: first.line, targets })
+    }
+}
+
 fn lex(text: &str) -> Result<Vec<Token<'_>>, PtxError> {
     let mut out = Vec::with_capacity(text.len() / 5);
-    let mut i = 0;
-    let mut line = 1u32;
-    // The character at byte offset i ('\0' past the end); i is always a character's start
-    // where this is asked.
-    let at = |i: usize| text.get(i..).and_then(|s| s.chars().next()).unwrap_or('\0');
-    let slice = |a: usize, b: usize| text.get(a..b).unwrap_or("");
-    let n = text.len();
-    while i < n {
-        let c = at(i);
-        if c == '\n' {
-            line += 1;
-            i += 1;
-        } else if c.is_whitespace() {
-            i += c.len_utf8();
-        } else if c == '/' && at(i + 1) == '/' {
-            while i < n && at(i) != '\n' {
-                i += at(i).len_utf8();
-            }
-        } else if c == '/' && at(i + 1) == '*' {
-            i += 2;
-            while i < n && !(at(i) == '*' && at(i + 1) == '/') {
-                if at(i) == '\n' {
-                    line += 1;
-                }
-                i += at(i).len_utf8();
-            }
-            i += 2;
-        } else if c == '"' {
-            i += 1;
-            let start = i;
-            while i < n && at(i) != '"' {
-                i += at(i).len_utf8();
-            }
-            out.push(Token { tok: Tok::Str(slice(start, i)), line });
-            i += 1;
-        } else if c.is_ascii_digit() {
-            let start = i;
-            while i < n && (at(i).is_ascii_alphanumeric() || at(i) == '.') {
-                i += 1;
-            }
-            out.push(Token { tok: Tok::Num(slice(start, i)), line });
-        } else if c.is_alphabetic() || c == '_' || c == '$' || c == '%' || c == '.' {
-            let start = i;
-            loop {
-                let ch = at(i);
-                if i < n && (ch.is_alphanumeric() || matches!(ch, '_' | '$' | '%' | '.')) {
-                    i += ch.len_utf8();
-                } else if ch == ':' && at(i + 1) == ':' && at(i + 2).is_alphanumeric() {
-                    // Qualifiers such as .L1::no_allocate, .L2::256B
-                    i += 2;
-                } else {
-                    break;
-                }
-            }
-            out.push(Token { tok: Tok::Word(slice(start, i)), line });
-        } else {
-            out.push(Token { tok: Tok::Punct(c), line });
-            i += c.len_utf8();
-        }
-    }
+    out.extend(Lexer::new(text));
     Ok(out)
 }
 
@@ -428,15 +522,10 @@ impl<'a> Parser<'a> {
                     ".version" => {
                         self.pos += 1;
                         match self.next() {
-                            Some(Tok::Num(n)) => {
-                                let mut it = n.split('.');
-                                let maj = it.next().and_then(|s| s.parse().ok());
-                                let min = it.next().and_then(|s| s.parse().ok());
-                                match (maj, min) {
-                                    (Some(a), Some(b)) => ast.version = (a, b),
-                                    _ => return Err(err(line, ".version", format!("bad version {n}"))),
-                                }
-                            }
+                            Some(Tok::Num(n)) => match version_number(n) {
+                                Some(v) => ast.version = v,
+                                None => return Err(err(line, ".version", format!("bad version {n}"))),
+                            },
                             t => return Err(err(line, ".version", format!("bad version {t:?}"))),
                         }
                     }

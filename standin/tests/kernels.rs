@@ -367,6 +367,69 @@ fn an_entry_without_implementation_runs_its_ptx_and_mismatches_are_refused() {
     }
 }
 
+/// PTX whose kernel `name(u64 out, u32 n)` has an instruction the PTX executor does not
+/// run (an `mma`), with the globals `counter` (`.u32 = 7`) and `table` (`.f32[4]`).
+fn tensor_ptx(name: &str, body: &str) -> CString {
+    CString::new(format!(
+        ".version 8.0\n.target sm_90\n.address_size 64\n.visible .global .align 4 .u32 counter = 7;\n\
+         .global .align 4 .f32 table[4];\n.visible .entry {name}(.param .u64 out, .param .u32 n)\n{{\n\
+         .reg .b32 %r<8>;\n{body}\nret;\n}}\n"
+    ))
+    .unwrap()
+}
+
+const MMA: &str =
+    "mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%r1,%r2,%r3,%r4}, {%r1,%r2}, {%r1}, {%r1,%r2,%r3,%r4};";
+
+#[test]
+fn ptx_the_executor_cannot_load_runs_where_every_kernel_has_a_host_implementation() {
+    let name = "standin_test_tensor_kernel";
+    register_kernel(name, &[Param::Ptr, Param::U32], |t| t.store::<u32>(t.ptr(0)?, t.global_x(), t.param::<u32>(1)?));
+    let d = driver();
+    let ctx = new_context(&d);
+    // Its kernels, parameter layout and globals come from cudrv-ptx's declarations (the
+    // executor does not load the body).
+    let m = load(&d, &tensor_ptx(name, MMA)).unwrap();
+    let f = function(&d, m, name).unwrap();
+    let (mut offset, mut size) = (0usize, 0usize);
+    // SAFETY: valid out-pointers; the function just looked up.
+    ok(unsafe { d.p().cuFuncGetParamInfo(f, 1, &mut offset, &mut size) });
+    assert_eq!((offset, size), (8, 4));
+    let (mut counter, mut bytes) = (0, 0usize);
+    // SAFETY: valid out-pointers and names; the module just loaded.
+    unsafe {
+        ok(d.p().cuModuleGetGlobal(&mut counter, &mut bytes, m, c"counter".as_ptr()));
+        assert_eq!(bytes, 4);
+        let mut table = 0;
+        ok(d.p().cuModuleGetGlobal(&mut table, &mut bytes, m, c"table".as_ptr()));
+        assert_eq!(bytes, 16);
+    }
+    assert_eq!(read_back::<u32>(&d, counter, 1), [7]);
+    let mut out = 0;
+    // SAFETY: valid out-pointer.
+    ok(unsafe { d.p().cuMemAlloc(&mut out, 4 * 32) });
+    let n = 9u32;
+    ok(launch(&d, f, [1, 1, 1], [32, 1, 1], std::ptr::null_mut(), &[arg(&out), arg(&n)]));
+    // SAFETY: plain call.
+    ok(unsafe { d.p().cuCtxSynchronize() });
+    assert_eq!(read_back::<u32>(&d, out, 32), [9; 32]);
+    // A kernel without a host implementation beside it: the executor's refusal.
+    let both = tensor_ptx(name, MMA).into_string().unwrap()
+        + ".visible .entry standin_test_no_host(.param .u64 p)\n{\nret;\n}\n";
+    assert_eq!(load(&d, &CString::new(both).unwrap()), Err(CUresult::CUDA_ERROR_INVALID_PTX));
+    // Parameters the host implementation does not take: refused as ever.
+    let other =
+        CString::new(tensor_ptx(name, MMA).into_string().unwrap().replace(".param .u32 n", ".param .u64 n")).unwrap();
+    assert_eq!(load(&d, &other), Err(INVALID_IMAGE));
+    // PTX the parser refuses declares no kernel: refused, host implementations or not.
+    assert_eq!(load(&d, &tensor_ptx(name, "mov.u32 %r1, {{;")), Err(CUresult::CUDA_ERROR_INVALID_PTX));
+    assert!(unregister_kernel(name));
+    // Unregistered: the executor's refusal.
+    assert_eq!(load(&d, &tensor_ptx(name, MMA)), Err(CUresult::CUDA_ERROR_INVALID_PTX));
+    // SAFETY: the context made above.
+    ok(unsafe { d.p().cuCtxDestroy(ctx) });
+}
+
 #[test]
 fn a_library_from_ptx_launches_its_kernels() {
     builtins();

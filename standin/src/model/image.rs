@@ -156,6 +156,12 @@ pub(crate) struct Image {
     pub(crate) surfrefs: Vec<String>,
 }
 
+/// A size or offset `cudrv-ptx` gives (64 bits) as a `usize` (saturating: it always fits
+/// on the 64-bit hosts the stand-in runs on).
+fn to_usize(n: u64) -> usize {
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
 /// The layout of parameters of these sizes, each aligned as its size (up to 8).
 fn natural_layout(sizes: &[usize]) -> Option<Vec<(usize, usize)>> {
     let mut offset = 0usize;
@@ -289,101 +295,97 @@ impl Image {
         Image::parse_ptx(text, Some(max_isa))
     }
 
-    /// PTX text (gated first when `max_isa` is given): each kernel runs its registered host
-    /// implementation if there is one (whose parameter sizes must be those the PTX
-    /// declares: CUDA_ERROR_INVALID_IMAGE otherwise), else on the PTX executor. PTX the
-    /// executor cannot load is CUDA_ERROR_INVALID_PTX, with a log naming the line and the
-    /// instruction, unless every kernel has a host implementation (then its globals are
-    /// read by the simpler scan of `ptx.rs`).
+    /// PTX text (gated first when `max_isa` is given, [`ptx::gate`]): each kernel runs its
+    /// registered host implementation if there is one (whose parameter sizes must be those
+    /// the PTX declares: CUDA_ERROR_INVALID_IMAGE otherwise), else on the PTX executor.
+    /// Kernels, parameter layouts, globals and references are what `cudrv-ptx` reads of the
+    /// text: the loaded module's declarations, or, when the executor cannot load it (an
+    /// instruction it does not run), [`cudrv_ptx::Declarations::read`] (the same front end,
+    /// bodies not decoded). Such PTX is CUDA_ERROR_INVALID_PTX, with a log naming the line
+    /// and the instruction, unless every kernel it declares has a host implementation; PTX
+    /// the parser refuses declares nothing and is CUDA_ERROR_INVALID_PTX too.
     pub(crate) fn parse_ptx(text: &str, max_isa: Option<(u32, u32)>) -> Result<Image, Refused> {
-        let entries = ptx::entries(text).ok_or_else(|| Refused::image("not a stand-in fake image, nor PTX"))?;
-        if let Some((code, log)) = max_isa.and_then(|max| ptx::gate(text, max)) {
+        let header =
+            cudrv_ptx::Header::read(text).ok_or_else(|| Refused::image("not a stand-in fake image, nor PTX"))?;
+        if let Some((code, log)) = max_isa.and_then(|max| ptx::gate(&header, max)) {
             return Err(Refused::new(code, log));
         }
-        if unsupported_suq(text) {
+        if ptx::unsupported_suq(text) {
             // facts (H200, issue 29): suq other than width/height/depth: 801, empty log.
             return Err(Refused::new(CUresult::CUDA_ERROR_NOT_SUPPORTED, ""));
         }
-        let hidden = kernels_with_unavailable_txq(text);
+        let hidden = ptx::kernels_with_unavailable_txq(text);
         let (module, error) = match cudrv_ptx::Module::load(text) {
             Ok(m) => (Some(Arc::new(m)), None),
             Err(e) => (None, Some(e)),
+        };
+        let invalid_ptx = || Refused::new(CUresult::CUDA_ERROR_INVALID_PTX, refusal_log(error.as_ref()));
+        let read;
+        let decls = match &module {
+            Some(m) => m.declarations(),
+            None => {
+                read = cudrv_ptx::Declarations::read(text).map_err(|_| invalid_ptx())?;
+                &read
+            }
         };
         let mut image = Image::default();
         if let Some(m) = &module {
             image.ptx.push(Ptx { module: Arc::clone(m), text: Arc::from(text) });
         }
         let ptx_part = module.as_ref().map(|_| 0);
-        for e in entries {
-            if hidden.contains(&e.name) {
+        for k in &decls.kernels {
+            if hidden.contains(&k.name) {
                 // facts (H200, issue 29): the module loads; cuModuleGetFunction: 500.
                 continue;
             }
-            let code = match (kernels::find(&e.name), ptx_part) {
+            let layout: Vec<(usize, usize)> = k.params.iter().map(|p| (to_usize(p.offset), to_usize(p.size))).collect();
+            let code = match (kernels::find(&k.name), ptx_part) {
                 (Some(host), _) => {
-                    if e.param_sizes.as_ref().is_some_and(|sizes| *sizes != host.param_sizes()) {
+                    let sizes: Vec<usize> = layout.iter().map(|&(_, size)| size).collect();
+                    if sizes != host.param_sizes() {
                         return Err(Refused::image(format!(
-                            "cudrv stand-in: kernel '{}' declares parameters of {:?} bytes, its host implementation {:?}",
-                            e.name,
-                            e.param_sizes.unwrap_or_default(),
+                            "cudrv stand-in: kernel '{}' declares parameters of {sizes:?} bytes, its host implementation {:?}",
+                            k.name,
                             host.param_sizes()
                         )));
                     }
                     Code::Host(host)
                 }
                 (None, Some(part)) => Code::Ptx(part),
-                (None, None) => {
-                    return Err(Refused::new(CUresult::CUDA_ERROR_INVALID_PTX, refusal_log(error.as_ref())));
-                }
+                (None, None) => return Err(invalid_ptx()),
             };
-            image.add_kernel(&e.name);
-            if let Some(layout) = e.layout {
-                image.params.insert(e.name.clone(), layout);
-            }
-            image.code.insert(e.name, code);
+            image.add_kernel(&k.name);
+            image.params.insert(k.name.clone(), layout);
+            image.code.insert(k.name.clone(), code);
         }
-        if let Some(m) = &module {
-            for r in m.references() {
-                let list = match r.kind {
-                    cudrv_ptx::ReferenceKind::Texture => &mut image.texrefs,
-                    cudrv_ptx::ReferenceKind::Surface => &mut image.surfrefs,
-                    cudrv_ptx::ReferenceKind::Sampler => continue,
-                };
-                if !list.contains(&r.name) {
-                    list.push(r.name.clone());
-                }
+        for r in &decls.references {
+            let list = match r.kind {
+                cudrv_ptx::ReferenceKind::Texture => &mut image.texrefs,
+                cudrv_ptx::ReferenceKind::Surface => &mut image.surfrefs,
+                cudrv_ptx::ReferenceKind::Sampler => continue,
+            };
+            if !list.contains(&r.name) {
+                list.push(r.name.clone());
             }
         }
-        image.globals = match &module {
-            Some(m) => m
-                .globals()
-                .iter()
-                .map(|g| Global {
-                    name: g.name.clone(),
-                    size: usize::try_from(g.size).unwrap_or(usize::MAX),
-                    managed: g.managed,
-                    init: g.init.clone(),
-                    relocations: g
-                        .relocations
-                        .iter()
-                        .filter_map(|&(off, target, add)| {
-                            let target = m.globals().get(target as usize)?.name.clone();
-                            Some((usize::try_from(off).ok()?, target, add))
-                        })
-                        .collect(),
-                })
-                .collect(),
-            None => ptx::globals(text)
-                .into_iter()
-                .map(|g| Global {
-                    name: g.name,
-                    size: g.size,
-                    managed: g.managed,
-                    init: g.init,
-                    relocations: Vec::new(),
-                })
-                .collect(),
-        };
+        image.globals = decls
+            .globals
+            .iter()
+            .map(|g| Global {
+                name: g.name.clone(),
+                size: to_usize(g.size),
+                managed: g.managed,
+                init: g.init.clone(),
+                relocations: g
+                    .relocations
+                    .iter()
+                    .filter_map(|&(off, target, add)| {
+                        let target = decls.globals.get(usize::try_from(target).ok()?)?.name.clone();
+                        Some((usize::try_from(off).ok()?, target, add))
+                    })
+                    .collect(),
+            })
+            .collect();
         Ok(image)
     }
 
@@ -461,8 +463,6 @@ impl Image {
     }
 }
 
-/// The JIT error log for PTX the executor could not load: ptxas's words for a word that is
-/// no instruction (driver-facts.md), else the executor's error with its line.
 /// The device's architecture as fatbins name it (90 for sm_90).
 fn device_arch() -> u32 {
     DEVICE_CC.0.unsigned_abs() * 10 + DEVICE_CC.1.unsigned_abs()
@@ -523,45 +523,8 @@ unsafe fn read_binary(p: *const u8) -> Option<Result<Vec<u8>, Refused>> {
     Some(Ok(unsafe { std::slice::from_raw_parts(p, size) }.to_vec()))
 }
 
-/// The `txq`/`suq` queries the H200 answers on an object: width, height, depth.
-fn dimension_query(q: &str) -> bool {
-    matches!(q, "width" | "height" | "depth")
-}
-
-/// The query of each `op.` instruction (`txq`, `suq`) in `text`.
-fn queries<'a>(text: &'a str, op: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-    text.match_indices(op).filter_map(move |(at, _)| {
-        let before = text.get(..at).and_then(|b| b.chars().next_back());
-        if before.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.' || c == '$' || c == '%') {
-            return None;
-        }
-        let rest = text.get(at + op.len()..)?;
-        let end = rest.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(rest.len());
-        rest.get(..end)
-    })
-}
-
-/// A module with `suq` other than width/height/depth: the H200 refuses it (801).
-fn unsupported_suq(text: &str) -> bool {
-    queries(text, "suq.").any(|q| !dimension_query(q))
-}
-
-/// Kernels whose body has `txq` other than width/height/depth: the H200 loads the module
-/// but cuModuleGetFunction answers CUDA_ERROR_NOT_FOUND for them.
-fn kernels_with_unavailable_txq(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let parts = text.split(".entry").skip(1);
-    for part in parts {
-        let body = part.split(".func").next().unwrap_or(part);
-        let name: String =
-            body.trim_start().chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '$').collect();
-        if queries(body, "txq.").any(|q| !dimension_query(q) && q != "level") {
-            out.push(name);
-        }
-    }
-    out
-}
-
+/// The JIT error log for PTX the executor could not load: ptxas's words for a word that is
+/// no instruction (driver-facts.md), else the executor's error with its line.
 fn refusal_log(error: Option<&cudrv_ptx::PtxError>) -> String {
     const ABORTED: &str = "ptxas fatal   : Ptx assembly aborted due to errors";
     let Some(e) = error else { return String::new() };
