@@ -73,17 +73,6 @@ pub fn unit(f: Func, x: f32) -> f32 {
     }
     let v = f64::from(flush(x));
     let r = match f {
-        Func::Rcp => 1.0 / v,
-        Func::Sqrt => v.sqrt(),
-        Func::Rsqrt => 1.0 / v.sqrt(),
-        Func::Ex2 => v.exp2(),
-        Func::Lg2 => {
-            if v < 0.0 {
-                f64::NAN
-            } else {
-                v.log2()
-            }
-        }
         Func::Sin | Func::Cos => {
             if !v.is_finite() {
                 f64::NAN
@@ -99,7 +88,7 @@ pub fn unit(f: Func, x: f32) -> f32 {
                 }
             }
         }
-        Func::Tanh => v.tanh(),
+        _ => f64(f, v),
     };
     if r.is_nan() {
         return f32::from_bits(0x7fff_ffff);
