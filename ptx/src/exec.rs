@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::float::{self, approx, FOp, Fmt, Rnd};
+use crate::approx;
+use crate::float::{self, FOp, Fmt, Rnd};
 use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
 

@@ -6,7 +6,7 @@ use super::{Block, Flow, Warp, WarpSnap};
 use crate::lanes::{at, lanes, row_mut, WARP};
 use crate::memory::Fault;
 use crate::module::{Inst, Op, Opd, K};
-use crate::texture::Texture;
+use crate::texture_desc::Texture;
 
 impl Block<'_, '_> {
     /// The handle and coordinate operands of `[handle, {c...}]`.

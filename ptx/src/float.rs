@@ -690,9 +690,6 @@ pub fn float_to_int(x: f64, rnd: Rnd, bits: u32, signed: bool) -> u64 {
     }
 }
 
-/// The approximate instructions' models (see [`crate::approx`]).
-pub use crate::approx;
-
 #[cfg(test)]
 #[allow(clippy::indexing_slicing)]
 mod exact_tests {

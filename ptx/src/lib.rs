@@ -62,6 +62,7 @@ mod memory;
 mod module;
 mod parse;
 mod texture;
+mod texture_desc;
 mod texture_fixed;
 mod video;
 
@@ -69,4 +70,4 @@ pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SH
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
 pub use parse::{Header, PtxError};
-pub use texture::{Address, Format, Texture};
+pub use texture_desc::{Address, Format, Texture};

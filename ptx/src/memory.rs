@@ -56,7 +56,7 @@ pub trait GlobalMemory: Sync {
     /// (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`); `None` for a handle that is no
     /// texture or surface (the instruction faults with [`Fault::IllegalAddress`]). The
     /// default knows none.
-    fn texture(&self, handle: u64) -> Option<crate::Texture> {
+    fn texture(&self, handle: u64) -> Option<crate::texture_desc::Texture> {
         let _ = handle;
         None
     }

@@ -15,7 +15,7 @@
 //! and 109 of 128 of s8 (the rest 1-2 units of the 16-bit intermediate away).
 
 use crate::memory::GlobalMemory;
-use crate::texture::{Format, Texture};
+use crate::texture_desc::{Format, Texture};
 
 /// Signed 8-bit widening: `v * 33025 / 128` rounded to even.
 fn widen_s8(v: i64) -> i64 {
