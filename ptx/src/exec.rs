@@ -1203,7 +1203,7 @@ impl Block<'_, '_> {
                     // mad24.hi.sat.s32: the product's bits 47..16 as an s32, plus c, clamped.
                     let t = i64::from((if hi { p >> 16 } else { p }) as u32 as i32);
                     let sum = t + i64::from(c as u32 as i32);
-                    return_sat_s32(sum)
+                    sat_s32(sum)
                 } else {
                     (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
                 }
@@ -2483,7 +2483,7 @@ fn atom_fadd(ty: Ty, old: u64, b: u64) -> u64 {
 }
 
 /// An s32 sum clamped to the s32 range, as a 32-bit pattern.
-fn return_sat_s32(v: i64) -> u64 {
+fn sat_s32(v: i64) -> u64 {
     u64::from(v.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32 as u32)
 }
 
@@ -2580,8 +2580,7 @@ fn fbin1(fmt: Fmt, bits: u32, op: FOp, a: u64, b: u64, rnd: Rnd, ftz: bool, sat:
         r = fmt.ftz(r);
         // div.ftz.f32 (a software sequence on the GPU) flushes a quotient that is below the
         // smallest normal before rounding, where rounding up would reach it.
-        let q = fmt.to_f64(a) / fmt.to_f64(b);
-        if op == FOp::Div && fmt == Fmt::F32 && q.abs() < f64::from(f32::MIN_POSITIVE) {
+        if op == FOp::Div && fmt == Fmt::F32 && (fmt.to_f64(a) / fmt.to_f64(b)).abs() < f64::from(f32::MIN_POSITIVE) {
             r &= fmt.sign_bit();
         }
     }

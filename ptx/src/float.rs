@@ -550,11 +550,13 @@ pub fn fma_f64(a: f64, b: f64, c: f64, rnd: Rnd) -> f64 {
         // The GPU passes on b's NaN first, then c's, then a's.
         return nan64(&[b, c, a], NanPick::First);
     }
-    let exact_zero = if a == 0.0 || b == 0.0 { c == 0.0 } else { exact_fma(a, b, c, Rnd::Rn).is_none() };
-    if rnd == Rnd::Rm && r == 0.0 && exact_zero {
-        let p = a * b;
-        let p = if p == 0.0 { (a.signum() * b.signum()).copysign(a.signum() * b.signum()) * 0.0 } else { p };
-        return rm_zero(r, rnd, FOp::Add, p, c);
+    // Round-down's exact zero (not a tiny result that rounded to zero) is -0; a * b keeps
+    // the product's sign when it is zero.
+    if rnd == Rnd::Rm && r == 0.0 {
+        let exact_zero = if a == 0.0 || b == 0.0 { c == 0.0 } else { exact_fma(a, b, c, Rnd::Rn).is_none() };
+        if exact_zero {
+            return rm_zero(r, rnd, FOp::Add, a * b, c);
+        }
     }
     r
 }
