@@ -4,7 +4,6 @@ use std::ffi::{c_char, CStr};
 use std::fmt;
 
 use crate::error::{CudaError, Error};
-use crate::resources::context::Context;
 use crate::sys::{CUdevice, CUdevice_attribute, CUuuid};
 use crate::Driver;
 
@@ -163,10 +162,5 @@ impl Device {
         // SAFETY: `can` is a valid out-pointer.
         unsafe { self.driver.pc().cuDeviceCanAccessPeer(&mut can, self.raw, peer.raw) }?;
         Ok(can != 0)
-    }
-
-    /// Retains its primary context, released when the last clone drops.
-    pub fn primary_context(&self) -> Result<Context, CudaError> {
-        Context::primary(self.driver, self.raw)
     }
 }

@@ -173,7 +173,6 @@ pub use pw::Pw;
 #[doc(inline)]
 pub use report::{report, reset_reporter, set_reporter, Arg, Problem, Report};
 pub use resources::array::{Array, ArrayDescriptor, ArrayFormat};
-pub use resources::attributes::{CacheConfig, FunctionAttribute, FunctionAttributes, ParamInfo};
 pub use resources::capture::{CaptureInfo, CaptureMode, CaptureModeGuard, CaptureStatus};
 pub use resources::context::{Context, Limit, SharedMemConfig, StreamPriorityRange};
 pub use resources::copy3d::{Copy2D, Copy3D};
@@ -194,8 +193,9 @@ pub use resources::host_fn::HostFn;
 pub use resources::host_register::HostRegistration;
 pub use resources::ipc::{ImportedBuffer, IpcExport};
 pub use resources::jit::{JitFallback, JitLogs, JitOptions, JitOutput};
-pub use resources::launch::{KernelArg, Launch, LaunchConfig};
-pub use resources::launch_attr::{AccessProperty, LaunchAttribute, MemSyncDomain};
+pub use resources::kernel_arg::KernelArg;
+pub use resources::launch::{Launch, LaunchConfig};
+pub use resources::launch_attr::LaunchAttribute;
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
 pub use resources::managed::{
@@ -213,6 +213,9 @@ pub use resources::texture::{
     AddressMode, FilterMode, ReadMode, ResourceDesc, SurfaceObject, TextureDesc, TextureObject, TextureResource,
 };
 pub use resources::user_object::UserObject;
+pub use resources::values::{
+    AccessPolicyWindow, AccessProperty, CacheConfig, FunctionAttribute, FunctionAttributes, MemSyncDomain, ParamInfo,
+};
 pub use resources::view::{DeviceChunks, DeviceChunksMut, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 pub use resources::vmm::{Access, AddressRange, GrowableBuffer, Mapping, PhysicalMemory};
 pub use scope::{set_current, with_context};

@@ -8,9 +8,9 @@ mod common;
 
 use common::standin_driver;
 use cudrv::{
-    AccessProperty, CacheConfig, CaptureMode, CaptureModeGuard, CaptureStatus, Context, Event, EventFlags,
-    GreenContext, IpcEventHandle, Limit, MemSyncDomain, SmResource, Stream, StreamAttribute, StreamAttributeKind,
-    StreamFlags, SyncPolicy,
+    AccessPolicyWindow, AccessProperty, CacheConfig, CaptureMode, CaptureModeGuard, CaptureStatus, Context, Event,
+    EventFlags, GreenContext, IpcEventHandle, Limit, MemSyncDomain, SmResource, Stream, StreamAttribute,
+    StreamAttributeKind, StreamFlags, SyncPolicy,
 };
 
 fn context() -> Context {
@@ -62,13 +62,13 @@ fn stream_attributes_round_trip() {
         s.attribute(StreamAttributeKind::SyncPolicy).unwrap(),
         StreamAttribute::SyncPolicy(SyncPolicy::BlockingSync)
     );
-    let window = StreamAttribute::AccessPolicyWindow {
+    let window = StreamAttribute::AccessPolicyWindow(AccessPolicyWindow {
         base: 0x1000,
         bytes: 4096,
         hit_ratio: 0.5,
         hit: AccessProperty::Persisting,
         miss: AccessProperty::Streaming,
-    };
+    });
     s.set_attribute(window).unwrap();
     assert_eq!(s.attribute(StreamAttributeKind::AccessPolicyWindow).unwrap(), window);
     s.set_attribute(StreamAttribute::MemSyncDomain(MemSyncDomain::Remote)).unwrap();
@@ -80,13 +80,13 @@ fn stream_attributes_round_trip() {
     assert_eq!(s.priority().unwrap(), -2);
     assert_eq!(s.attribute(StreamAttributeKind::Priority).unwrap(), StreamAttribute::Priority(-2));
     // A value the driver refuses changes nothing.
-    let bad = StreamAttribute::AccessPolicyWindow {
+    let bad = StreamAttribute::AccessPolicyWindow(AccessPolicyWindow {
         base: 0x1000,
         bytes: 4096,
         hit_ratio: 2.0,
         hit: AccessProperty::Persisting,
         miss: AccessProperty::Streaming,
-    };
+    });
     assert!(s.set_attribute(bad).is_err());
     assert_eq!(s.attribute(StreamAttributeKind::AccessPolicyWindow).unwrap(), window);
 }

@@ -157,7 +157,7 @@ fn function_stream_and_buffers_of_one_context() {
 
 #[test]
 fn launch_attributes_as_a_typed_list() {
-    use cudrv::{AccessProperty, Event, LaunchAttribute, MemSyncDomain};
+    use cudrv::{AccessPolicyWindow, AccessProperty, Event, LaunchAttribute, MemSyncDomain};
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
     let module = Module::from_ptx(&ctx, VECTOR_ADD).unwrap();
@@ -182,13 +182,13 @@ fn launch_attributes_as_a_typed_list() {
         .attribute(LaunchAttribute::Priority(-1))
         .attribute(LaunchAttribute::ProgrammaticStreamSerialization(true))
         .attribute(LaunchAttribute::MemSyncDomain(MemSyncDomain::Remote))
-        .attribute(LaunchAttribute::AccessPolicyWindow {
+        .attribute(LaunchAttribute::AccessPolicyWindow(AccessPolicyWindow {
             base: a.as_raw(),
             bytes: n * 4,
             hit_ratio: 0.5,
             hit: AccessProperty::Persisting,
             miss: AccessProperty::Streaming,
-        })
+        }))
         .programmatic_event(&event, false);
     // SAFETY: vector_add with n values each.
     unsafe { launch.launch(config) }.unwrap();
@@ -202,13 +202,13 @@ fn launch_attributes_as_a_typed_list() {
         (LaunchAttribute::ClusterDimension(3, 1, 1), CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE),
         (LaunchAttribute::ClusterDimension(16, 1, 1), CUresult::CUDA_ERROR_INVALID_CLUSTER_SIZE),
         (
-            LaunchAttribute::AccessPolicyWindow {
+            LaunchAttribute::AccessPolicyWindow(AccessPolicyWindow {
                 base: a.as_raw(),
                 bytes: 4,
                 hit_ratio: 2.0,
                 hit: AccessProperty::Normal,
                 miss: AccessProperty::Normal,
-            },
+            }),
             CUresult::CUDA_ERROR_INVALID_VALUE,
         ),
     ] {

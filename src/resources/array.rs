@@ -16,12 +16,9 @@ use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
-use crate::resources::copy3d::Copy3D;
 use crate::resources::flags::ArrayFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
-use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
-use crate::resources::view::{DeviceSlice, DeviceSliceMut};
 use crate::sys::{CUarray, CUarray_format, CUcontext, CUDA_ARRAY3D_DESCRIPTOR, CUDA_ARRAY_DESCRIPTOR};
 use crate::table::Call;
 use crate::Driver;
@@ -303,48 +300,13 @@ impl Array {
         &self.0.owner().context
     }
 
-    /// Copies `src`, every element of the array in order (x fastest, then rows, then
-    /// slices), into the array (`cuMemcpy3D`, synchronous). `T` must be one element's
-    /// size and `src` hold exactly every element ([`InvalidArgument`] otherwise).
-    pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<(), Error> {
-        let (w, h, d) = self.desc().extent();
-        self.check_whole::<T>("Array::copy_from_host", src.len())?;
-        Copy3D::new(w, h, d).from_host(src, w, h).to_array(self).run()
-    }
-
-    /// Every element of the array, in order, copied to a new vector (`cuMemcpy3D`).
-    pub fn to_vec<T: DeviceRepr>(&self) -> Result<Vec<T>, Error> {
-        let what = "Array::to_vec";
-        let (w, h, d) = self.desc().extent();
-        let n = self.check_whole::<T>(what, None)?;
-        let mut out = Vec::<T>::new();
-        out.try_reserve_exact(n).map_err(|e| InvalidArgument::new(what, format!("{n} values: {e}")))?;
-        // SAFETY: T: DeviceRepr accepts any bytes; the copy writes every value before the
-        // vector is returned (on error it is dropped unread).
-        unsafe { out.set_len(n) };
-        Copy3D::new(w, h, d).from_array(self).to_host(&mut out, w, h).run()?;
-        Ok(out)
-    }
-
-    /// Copies every element from `src` (device memory holding them in order) into the
-    /// array (`cuMemcpy3D`).
-    pub fn copy_from_device<T: DeviceRepr>(&self, src: &impl DeviceSlice<T>) -> Result<(), Error> {
-        let (w, h, d) = self.desc().extent();
-        self.check_whole::<T>("Array::copy_from_device", src.len())?;
-        Copy3D::new(w, h, d).from_device(src, w, h).to_array(self).run()
-    }
-
-    /// Copies every element into `dst` (device memory of exactly that many values), in
-    /// order (`cuMemcpy3D`).
-    pub fn copy_to_device<T: DeviceRepr>(&self, dst: &mut impl DeviceSliceMut<T>) -> Result<(), Error> {
-        let (w, h, d) = self.desc().extent();
-        self.check_whole::<T>("Array::copy_to_device", dst.len())?;
-        Copy3D::new(w, h, d).from_array(self).to_device(dst, w, h).run()
-    }
-
     /// Checks that `T` is one element and `len` (if given) is every element; returns the
     /// number of elements.
-    fn check_whole<T>(&self, what: &'static str, len: impl Into<Option<usize>>) -> Result<usize, InvalidArgument> {
+    pub(crate) fn check_whole<T>(
+        &self,
+        what: &'static str,
+        len: impl Into<Option<usize>>,
+    ) -> Result<usize, InvalidArgument> {
         let desc = self.desc();
         if desc.element_bytes() != size_of::<T>() {
             let why = format!("an element is {} bytes, a value of T {}", desc.element_bytes(), size_of::<T>());

@@ -1,11 +1,12 @@
 //! Contexts: a device's primary context (retained and released) and created contexts.
 
 use crate::call;
+use crate::device::Device;
 use crate::error::CudaError;
 use crate::report::Arg;
-use crate::resources::attributes::CacheConfig;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::values::CacheConfig;
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice, CUfunc_cache, CUlimit, CUsharedconfig};
 use crate::table::Call;
@@ -60,6 +61,14 @@ impl Kind for ContextKind {
             // SAFETY: we own it, and every handle made in it holds a clone, so none is left.
             _ => unsafe { pc.cuCtxDestroy(raw) },
         }
+    }
+}
+
+impl Device {
+    /// Retains its primary context, released when the last clone drops. On error nothing
+    /// is retained.
+    pub fn primary_context(&self) -> Result<Context, CudaError> {
+        Context::primary(self.driver(), self.as_raw())
     }
 }
 

@@ -563,3 +563,87 @@ fn issue_3d<T: DeviceRepr>(
         }
     }
 }
+
+/// The whole-array copies.
+impl Array {
+    /// Copies `src`, every element of the array in order (x fastest, then rows, then
+    /// slices), into the array (`cuMemcpy3D`, synchronous). `T` must be one element's
+    /// size and `src` hold exactly every element ([`InvalidArgument`] otherwise).
+    pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_from_host", src.len())?;
+        Copy3D::new(w, h, d).from_host(src, w, h).to_array(self).run()
+    }
+
+    /// Every element of the array, in order, copied to a new vector (`cuMemcpy3D`).
+    pub fn to_vec<T: DeviceRepr>(&self) -> Result<Vec<T>, Error> {
+        let what = "Array::to_vec";
+        let (w, h, d) = self.desc().extent();
+        let n = self.check_whole::<T>(what, None)?;
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(n).map_err(|e| InvalidArgument::new(what, format!("{n} values: {e}")))?;
+        // SAFETY: T: DeviceRepr accepts any bytes; the copy writes every value before the
+        // vector is returned (on error it is dropped unread).
+        unsafe { out.set_len(n) };
+        Copy3D::new(w, h, d).from_array(self).to_host(&mut out, w, h).run()?;
+        Ok(out)
+    }
+
+    /// Copies every element from `src` (device memory holding them in order) into the
+    /// array (`cuMemcpy3D`).
+    pub fn copy_from_device<T: DeviceRepr>(&self, src: &impl DeviceSlice<T>) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_from_device", src.len())?;
+        Copy3D::new(w, h, d).from_device(src, w, h).to_array(self).run()
+    }
+
+    /// Copies every element into `dst` (device memory of exactly that many values), in
+    /// order (`cuMemcpy3D`).
+    pub fn copy_to_device<T: DeviceRepr>(&self, dst: &mut impl DeviceSliceMut<T>) -> Result<(), Error> {
+        let (w, h, d) = self.desc().extent();
+        self.check_whole::<T>("Array::copy_to_device", dst.len())?;
+        Copy3D::new(w, h, d).from_array(self).to_device(dst, w, h).run()
+    }
+}
+
+/// The whole-buffer copies.
+impl<T: DeviceRepr> PitchedBuffer<T> {
+    /// A new pitched buffer holding `values` as `height` rows of `width` values, one row
+    /// after another (`cuMemAllocPitch`, `cuMemcpy2D`). `values` must hold exactly
+    /// `width * height` values ([`InvalidArgument`] otherwise, before any driver call).
+    pub fn from_rows(context: &Context, width: usize, values: &[T]) -> Result<PitchedBuffer<T>, Error> {
+        let height = values.len().checked_div(width).unwrap_or(0);
+        if width.checked_mul(height) != Some(values.len()) {
+            let why = format!("{} values are not whole rows of {width}", values.len());
+            return Err(InvalidArgument::new("PitchedBuffer::from_rows", why).into());
+        }
+        let mut buffer = PitchedBuffer::alloc(context, width, height)?;
+        buffer.copy_from_host(values)?;
+        Ok(buffer)
+    }
+
+    /// Copies `src`, `height` rows of `width` values one after another, into the buffer
+    /// (`cuMemcpy2D`, synchronous; see [`Copy2D`]). `src` must hold exactly `width *
+    /// height` values.
+    pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), Error> {
+        self.check_whole("PitchedBuffer::copy_from_host", src.len())?;
+        let (width, height) = (self.width(), self.height());
+        Copy2D::new(width, height).from_host(src, width).to_pitched(self).run()
+    }
+
+    /// The buffer's rows, one after another, copied to a new vector (`cuMemcpy2D`,
+    /// synchronous).
+    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
+        let what = "PitchedBuffer::to_vec";
+        let n = self.width().checked_mul(self.height()).ok_or_else(|| InvalidArgument::new(what, "size overflows"))?;
+        let mut out = Vec::<T>::new();
+        out.try_reserve_exact(n).map_err(|e| InvalidArgument::new(what, format!("{n} values: {e}")))?;
+        // SAFETY: T: DeviceRepr is plain data (any bytes are a valid T), and the copy
+        // below writes every value before the vector is returned; on error it is dropped
+        // without being read.
+        unsafe { out.set_len(n) };
+        let (width, height) = (self.width(), self.height());
+        Copy2D::new(width, height).from_pitched(self).to_host(&mut out, width).run()?;
+        Ok(out)
+    }
+}

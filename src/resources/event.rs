@@ -103,6 +103,24 @@ impl Event {
     }
 }
 
+impl Stream {
+    /// Makes later work on this stream wait for `event` (`cuStreamWaitEvent`), which may
+    /// belong to another context or device.
+    pub fn wait_event(&self, event: &Event) -> Result<(), CudaError> {
+        let (pc, raw, ev) = (self.0.driver().pc(), self.as_raw(), event.as_raw());
+        // SAFETY: both handles are live while we hold them.
+        self.run(|| unsafe { pc.cuStreamWaitEvent(raw, ev, 0) })
+    }
+
+    /// Records a new event on this stream and returns it (`cuEventCreate` with `flags`,
+    /// then `cuEventRecord`). On error no event is left behind.
+    pub fn record_event(&self, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
+        let event = Event::new(self.context(), flags)?;
+        event.record(self)?;
+        Ok(event)
+    }
+}
+
 /// An event's inter-process handle (`CUipcEventHandle`, 64 bytes), from
 /// [`Event::export_ipc`] for [`Event::open_ipc`] in another process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

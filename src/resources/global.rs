@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::launch::KernelArg;
+use crate::resources::kernel_arg::KernelArg;
 use crate::resources::library::Library;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::module::{c_name, named, Module};

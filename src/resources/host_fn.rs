@@ -151,11 +151,23 @@ impl Drop for HostFn {
     }
 }
 
+impl Stream {
+    /// Runs `f` on a driver thread once the work queued before it is done
+    /// (`cuLaunchHostFunc`). `f` must not call CUDA (nor drop the last clone of a cudrv
+    /// handle); a panic in it is caught and reported. On error `f` is dropped without
+    /// running, unless the error's note says it was queued (only restoring the caller's
+    /// context failed). A capturing stream is refused (`InvalidArgument`): use
+    /// [`crate::Graph::add_host_node`] for a host function in a graph.
+    pub fn launch_host_fn(&self, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
+        launch(self, f)
+    }
+}
+
 /// Enqueues `f` on `stream` with `cuLaunchHostFunc`. If the driver did not accept it, `f`
 /// is dropped without running; if it did and only restoring the caller's context failed,
 /// the error says so in a note and `f` will run. A stream that is capturing is refused:
 /// the host function would become a graph node run at every replay, and `f` runs once.
-pub(crate) fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
+fn launch(stream: &Stream, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
     let d = stream.context().driver();
     let host = HostFn::new(f);
     let (raw, callback, data) = (stream.as_raw(), host.callback(), host.user_data());

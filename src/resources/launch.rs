@@ -4,13 +4,15 @@
 use std::ffi::c_void;
 
 use crate::error::{CudaError, Error};
-use crate::resources::context::Context;
-use crate::resources::launch_attr;
-use crate::resources::memory::{DeviceBuffer, DeviceRepr};
+use crate::resources::event::Event;
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
+use crate::resources::launch_attr::{self, LaunchAttribute};
+use crate::resources::library::Kernel;
+use crate::resources::module::Function;
 use crate::resources::params::{self, Foreign, Target};
+use crate::resources::peer;
 use crate::resources::stream::Stream;
-use crate::resources::view::sealed::ArgUse;
-use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
 
 /// Grid and block dimensions and dynamic shared memory of a launch.
@@ -54,74 +56,6 @@ impl LaunchConfig {
         self
     }
 }
-
-/// A value that can be passed to a kernel: its parameter points to it.
-///
-/// # Safety
-/// `param` must return a pointer to the bytes the kernel parameter is read from, valid
-/// while `self` is borrowed.
-pub unsafe trait KernelArg {
-    /// The pointer the driver reads the parameter from.
-    fn param(&self) -> *mut c_void;
-
-    /// For cudrv's device memory (buffers and views): the allocation, whose use on the
-    /// launch's stream the launch records (docs/memory.md). `None` for other arguments.
-    #[doc(hidden)]
-    fn memory_use(&self) -> Option<ArgUse<'_>> {
-        None
-    }
-
-    /// The parameter's size in bytes, checked against the kernel's parameter layout
-    /// where the driver reports it; 0 (the default): not checked.
-    fn param_size(&self) -> usize {
-        0
-    }
-
-    /// The context whose memory the argument is, checked against the launch's; `None`
-    /// (the default): not memory of a context.
-    fn param_context(&self) -> Option<&Context> {
-        None
-    }
-}
-
-// SAFETY: the value itself is the parameter.
-unsafe impl<T: DeviceRepr> KernelArg for T {
-    fn param(&self) -> *mut c_void {
-        (self as *const T).cast_mut().cast()
-    }
-
-    fn param_size(&self) -> usize {
-        std::mem::size_of::<T>()
-    }
-}
-
-/// `KernelArg` for a kind of device memory of `T`: the parameter is its device address
-/// (`raw_ref`), a use of its allocation (`allocation`), of its context (`context`).
-macro_rules! device_memory_arg {
-    ($($ty:ty),+ $(,)?) => {$(
-        // SAFETY: the parameter is the memory's device address, kept at a stable place
-        // (in the buffer, or in the view while it is borrowed) for as long as `self`.
-        unsafe impl<T> KernelArg for $ty {
-            fn param(&self) -> *mut c_void {
-                (self.raw_ref() as *const u64).cast_mut().cast()
-            }
-
-            fn memory_use(&self) -> Option<ArgUse<'_>> {
-                Some(ArgUse(self.allocation()))
-            }
-
-            fn param_size(&self) -> usize {
-                std::mem::size_of::<u64>()
-            }
-
-            fn param_context(&self) -> Option<&Context> {
-                Some(self.context())
-            }
-        }
-    )+};
-}
-
-device_memory_arg!(DeviceBuffer<T>, DeviceView<'_, T>, DeviceViewMut<'_, T>);
 
 const INLINE_ARGS: usize = 16;
 
@@ -203,7 +137,7 @@ impl<'a> Launch<'a> {
             }
         }
         if let (None, Some(c)) = (self.foreign, arg.param_context()) {
-            if !params::usable_in(self.stream.context(), c.as_raw()) {
+            if !peer::usable_in(self.stream.context(), c.as_raw()) {
                 self.foreign = Some((self.count, c.as_raw()));
             }
         }
@@ -368,5 +302,41 @@ impl<'a> Launch<'a> {
             numAttrs: u32::try_from(n).unwrap_or(0),
         };
         f(&launch)
+    }
+}
+
+impl<'a> Launch<'a> {
+    /// Adds a launch attribute: the launch goes through `cuLaunchKernelEx`. An attribute
+    /// the driver is too old for makes the launch an [`crate::Error::InvalidArgument`]
+    /// naming the version it needs, before any driver call.
+    pub fn attribute(&mut self, attr: LaunchAttribute) -> &mut Launch<'a> {
+        self.push_attribute(attr.raw(), attr.needs(), attr.name());
+        self
+    }
+
+    /// Programmatic dependent launch: `event` is recorded when every block of this kernel
+    /// has triggered (or, with `trigger_at_block_start`, started), so a kernel waiting on
+    /// it may start early (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`, driver 11.8+). The
+    /// event stays borrowed until the builder is dropped.
+    pub fn programmatic_event(&mut self, event: &'a Event, trigger_at_block_start: bool) -> &mut Launch<'a> {
+        self.push_attribute(launch_attr::programmatic_event(event, trigger_at_block_start), 11080, "ProgrammaticEvent");
+        self
+    }
+}
+
+impl Function {
+    /// Starts a launch of it on `stream` (`cuLaunchKernel`): push its arguments with
+    /// [`Launch::arg`], then [`Launch::launch`].
+    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
+        Launch::new(stream, self.as_raw(), Target::Function(self))
+    }
+}
+
+impl Kernel {
+    /// Starts a launch of it on `stream` (`cuLaunchKernel` with the kernel handle, which
+    /// the driver resolves for the stream's context): push its arguments with
+    /// [`Launch::arg`], then [`Launch::launch`].
+    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
+        Launch::new(stream, self.as_raw().cast::<crate::sys::CUfunc_st>() as CUfunction, Target::Kernel(self))
     }
 }

@@ -4,68 +4,8 @@
 
 use crate::error::InvalidArgument;
 use crate::resources::event::Event;
-use crate::resources::launch::Launch;
-use crate::sys::{CUaccessProperty, CUdeviceptr, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchMemSyncDomain};
-
-/// How the L2 cache treats accesses in an access policy window (`CUaccessProperty`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum AccessProperty {
-    /// Normal.
-    Normal,
-    /// Streaming: less likely to persist in the cache.
-    Streaming,
-    /// Persisting: more likely to stay in the cache's set-aside part.
-    Persisting,
-}
-
-impl AccessProperty {
-    /// The driver's value.
-    pub(crate) fn raw(self) -> CUaccessProperty {
-        match self {
-            AccessProperty::Normal => CUaccessProperty::CU_ACCESS_PROPERTY_NORMAL,
-            AccessProperty::Streaming => CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
-            AccessProperty::Persisting => CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
-        }
-    }
-
-    /// From the driver's value (an unknown one reads as `Normal`).
-    pub(crate) fn from_raw(raw: CUaccessProperty) -> AccessProperty {
-        match raw {
-            CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING => AccessProperty::Streaming,
-            CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING => AccessProperty::Persisting,
-            _ => AccessProperty::Normal,
-        }
-    }
-}
-
-/// The memory synchronisation domain of a launch (`CUlaunchMemSyncDomain`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum MemSyncDomain {
-    /// The default domain.
-    Default,
-    /// The remote domain (for kernels that talk to other devices).
-    Remote,
-}
-
-impl MemSyncDomain {
-    /// The driver's value.
-    pub(crate) fn raw(self) -> CUlaunchMemSyncDomain {
-        match self {
-            MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
-            MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
-        }
-    }
-
-    /// From the driver's value (an unknown one reads as `Default`).
-    pub(crate) fn from_raw(raw: CUlaunchMemSyncDomain) -> MemSyncDomain {
-        match raw {
-            CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE => MemSyncDomain::Remote,
-            _ => MemSyncDomain::Default,
-        }
-    }
-}
+use crate::resources::values::{AccessPolicyWindow, MemSyncDomain};
+use crate::sys::{CUlaunchAttribute, CUlaunchAttributeID};
 
 /// A launch attribute (`CUlaunchAttribute`), for [`Launch::attribute`]. Each needs the
 /// driver version [`LaunchAttribute::needs`] says (and `cuLaunchKernelEx`).
@@ -86,19 +26,8 @@ pub enum LaunchAttribute {
     PreferredClusterDimension(u32, u32, u32),
     /// The memory synchronisation domain (driver 12.0+).
     MemSyncDomain(MemSyncDomain),
-    /// An L2 access policy window over `bytes` from `base`.
-    AccessPolicyWindow {
-        /// The window's start (a device address).
-        base: CUdeviceptr,
-        /// Its length in bytes.
-        bytes: usize,
-        /// The share of accesses (0.0 to 1.0) that get `hit`; the rest get `miss`.
-        hit_ratio: f32,
-        /// The property of the `hit_ratio` share.
-        hit: AccessProperty,
-        /// The property of the rest.
-        miss: AccessProperty,
-    },
+    /// An L2 access policy window.
+    AccessPolicyWindow(AccessPolicyWindow),
 }
 
 impl LaunchAttribute {
@@ -112,12 +41,12 @@ impl LaunchAttribute {
             | LaunchAttribute::Cooperative(_)
             | LaunchAttribute::ProgrammaticStreamSerialization(_)
             | LaunchAttribute::Priority(_)
-            | LaunchAttribute::AccessPolicyWindow { .. } => 11080,
+            | LaunchAttribute::AccessPolicyWindow(_) => 11080,
         }
     }
 
     /// Its name, for errors.
-    fn name(&self) -> &'static str {
+    pub(crate) fn name(&self) -> &'static str {
         match self {
             LaunchAttribute::ClusterDimension(..) => "ClusterDimension",
             LaunchAttribute::Cooperative(_) => "Cooperative",
@@ -125,7 +54,7 @@ impl LaunchAttribute {
             LaunchAttribute::Priority(_) => "Priority",
             LaunchAttribute::PreferredClusterDimension(..) => "PreferredClusterDimension",
             LaunchAttribute::MemSyncDomain(_) => "MemSyncDomain",
-            LaunchAttribute::AccessPolicyWindow { .. } => "AccessPolicyWindow",
+            LaunchAttribute::AccessPolicyWindow(_) => "AccessPolicyWindow",
         }
     }
 
@@ -162,13 +91,9 @@ impl LaunchAttribute {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;
                 a.value.memSyncDomain = d.raw();
             }
-            LaunchAttribute::AccessPolicyWindow { base, bytes, hit_ratio, hit, miss } => {
+            LaunchAttribute::AccessPolicyWindow(w) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW;
-                a.value.accessPolicyWindow.base_ptr = base as usize as *mut std::ffi::c_void;
-                a.value.accessPolicyWindow.num_bytes = bytes;
-                a.value.accessPolicyWindow.hitRatio = hit_ratio;
-                a.value.accessPolicyWindow.hitProp = hit.raw();
-                a.value.accessPolicyWindow.missProp = miss.raw();
+                a.value.accessPolicyWindow = w.raw();
             }
         }
         a
@@ -195,23 +120,4 @@ pub(crate) fn programmatic_event(event: &Event, trigger_at_block_start: bool) ->
     a.value.programmaticEvent.flags = 0;
     a.value.programmaticEvent.triggerAtBlockStart = i32::from(trigger_at_block_start);
     a
-}
-
-impl<'a> Launch<'a> {
-    /// Adds a launch attribute: the launch goes through `cuLaunchKernelEx`. An attribute
-    /// the driver is too old for makes the launch an [`crate::Error::InvalidArgument`]
-    /// naming the version it needs, before any driver call.
-    pub fn attribute(&mut self, attr: LaunchAttribute) -> &mut Launch<'a> {
-        self.push_attribute(attr.raw(), attr.needs(), attr.name());
-        self
-    }
-
-    /// Programmatic dependent launch: `event` is recorded when every block of this kernel
-    /// has triggered (or, with `trigger_at_block_start`, started), so a kernel waiting on
-    /// it may start early (`CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT`, driver 11.8+). The
-    /// event stays borrowed until the builder is dropped.
-    pub fn programmatic_event(&mut self, event: &'a Event, trigger_at_block_start: bool) -> &mut Launch<'a> {
-        self.push_attribute(programmatic_event(event, trigger_at_block_start), 11080, "ProgrammaticEvent");
-        self
-    }
 }

@@ -3,12 +3,10 @@
 use std::ffi::CStr;
 
 use crate::error::{CudaError, Error};
+use crate::resources::function_part::Part;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::launch::Launch;
 use crate::resources::module::c_name;
-use crate::resources::params::{Part, Target};
-use crate::resources::stream::Stream;
-use crate::sys::{CUfunction, CUkernel, CUlibrary};
+use crate::sys::{CUkernel, CUlibrary};
 use crate::Driver;
 
 kind!(
@@ -87,12 +85,5 @@ impl Kernel {
     /// The library it belongs to.
     pub fn library(&self) -> &Library {
         &self.0.owner().parent
-    }
-
-    /// Starts a launch of it on `stream` (`cuLaunchKernel` with the kernel handle, which
-    /// the driver resolves for the stream's context): push its arguments with
-    /// [`Launch::arg`], then [`Launch::launch`].
-    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
-        Launch::new(stream, self.as_raw().cast::<crate::sys::CUfunc_st>() as CUfunction, Target::Kernel(self))
     }
 }

@@ -17,7 +17,8 @@ use std::ffi::c_void;
 
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::launch::KernelArg;
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
 use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
@@ -448,8 +449,8 @@ unsafe impl<T> KernelArg for ManagedBuffer<T> {
         (self.buf.raw_ref() as *const u64).cast_mut().cast()
     }
 
-    fn memory_use(&self) -> Option<sealed::ArgUse<'_>> {
-        Some(sealed::ArgUse(self.buf.allocation()))
+    fn memory_use(&self) -> Option<ArgUse<'_>> {
+        Some(ArgUse(self.buf.allocation()))
     }
 
     fn param_size(&self) -> usize {

@@ -706,3 +706,12 @@ impl Context {
         self.run(|| MemoryInfo::of_current_context(driver))
     }
 }
+
+impl MemoryPool {
+    /// Allocates `len` values of `T` from the pool, ordered on `stream`
+    /// (`cuMemAllocFromPoolAsync`); freed on the same stream. On error nothing is
+    /// allocated.
+    pub fn alloc_async<T: DeviceRepr>(&self, stream: &Stream, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        DeviceBuffer::alloc_ordered(stream, Some(self), len)
+    }
+}

@@ -4,10 +4,8 @@ use std::ffi::{CStr, CString};
 
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
+use crate::resources::function_part::Part;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::launch::Launch;
-use crate::resources::params::{Part, Target};
-use crate::resources::stream::Stream;
 use crate::sys::{CUfunction, CUmodule, CUresult};
 
 kind!(
@@ -115,11 +113,5 @@ impl Function {
     /// The module it belongs to.
     pub fn module(&self) -> &Module {
         &self.0.owner().parent
-    }
-
-    /// Starts a launch of it on `stream` (`cuLaunchKernel`): push its arguments with
-    /// [`Launch::arg`], then [`Launch::launch`].
-    pub fn builder<'a>(&'a self, stream: &'a Stream) -> Launch<'a> {
-        Launch::new(stream, self.as_raw(), Target::Function(self))
     }
 }

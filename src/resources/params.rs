@@ -16,81 +16,13 @@
 //! few is not. A driver without those entries, or one that does not
 //! know a function's layout, leaves the launch unchecked.
 
-use std::collections::BTreeSet;
-use std::sync::{Mutex, OnceLock};
-
 use crate::error::{CudaError, InvalidArgument};
-use crate::resources::attributes::{Fixed, ParamInfo};
 use crate::resources::context::Context;
+use crate::resources::function_part::Known;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
+use crate::resources::values::ParamInfo;
 use crate::sys::{CUcontext, CUresult};
-use crate::Driver;
-
-/// The owner of a function or kernel handle: its module or library, its driver (kept here
-/// too, so that a query reaches it in one step rather than through the parent's context),
-/// and what is known of its parameter layout once asked for (`None`: the driver does not
-/// say).
-pub(crate) struct Part<P> {
-    pub(crate) parent: P,
-    pub(crate) driver: &'static Driver,
-    layout: OnceLock<Option<Known>>,
-    /// A module function's read-only attributes, once asked (unused for a library kernel,
-    /// whose attributes are per device).
-    pub(crate) fixed: Fixed,
-}
-
-impl<P> Part<P> {
-    pub(crate) fn new(parent: P, driver: &'static Driver) -> Part<P> {
-        Part { parent, driver, layout: OnceLock::new(), fixed: Fixed::new() }
-    }
-}
-
-/// The most parameters a kernel can have: its parameters fit in 32 764 bytes (CUDA 12.1+),
-/// each at least one byte.
-const MAX_PARAMS: usize = 32_764;
-
-/// What is known of a kernel's parameters.
-struct Known {
-    /// The places of its first parameters: all of them when `complete`.
-    params: Box<[ParamInfo]>,
-    /// Whether `params` holds every parameter.
-    complete: bool,
-}
-
-impl Known {
-    /// Asks the driver: the count and every place where it says how many (`count`), else
-    /// the places of the first `args` parameters (`info`), stopping where an index is past
-    /// the last. `None` where the driver does not say.
-    fn learn(
-        count: impl FnOnce() -> Result<usize, CudaError>,
-        info: impl Fn(usize) -> Result<ParamInfo, CudaError>,
-        args: usize,
-    ) -> Option<Known> {
-        if let Ok(n) = count() {
-            // A count no kernel can have is not believed (nor allocated for).
-            if n > MAX_PARAMS {
-                return None;
-            }
-            let params = (0..n).map(&info).collect::<Result<Box<[ParamInfo]>, _>>().ok()?;
-            return Some(Known { params, complete: true });
-        }
-        // Room for at most as many places as a kernel can have parameters, reserved
-        // fallibly: with more arguments, the driver refuses the first index past the last.
-        let mut params = Vec::new();
-        params.try_reserve_exact(args.min(MAX_PARAMS)).ok()?;
-        for i in 0..args {
-            match info(i) {
-                Ok(p) => params.push(p),
-                Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
-                    return Some(Known { params: params.into_boxed_slice(), complete: true });
-                }
-                Err(_) => return None,
-            }
-        }
-        Some(Known { params: params.into_boxed_slice(), complete: false })
-    }
-}
 
 /// What a launch launches.
 #[derive(Clone, Copy, Debug)]
@@ -154,32 +86,6 @@ impl Target<'_> {
             Target::Kernel(_) => None,
         }
     }
-}
-
-/// `(context, peer)` pairs where cudrv enabled the context's access to the peer's memory.
-static PEERS: Mutex<BTreeSet<(usize, usize)>> = Mutex::new(BTreeSet::new());
-
-/// Notes that `context` can (`on`) or can no longer reach `peer`'s memory.
-pub(crate) fn note_peer_access(context: CUcontext, peer: CUcontext, on: bool) {
-    let mut peers = PEERS.lock().unwrap_or_else(|e| e.into_inner());
-    if on {
-        peers.insert((context as usize, peer as usize));
-    } else {
-        peers.remove(&(context as usize, peer as usize));
-    }
-}
-
-#[inline(never)]
-fn peer_access(context: CUcontext, peer: CUcontext) -> bool {
-    PEERS.lock().unwrap_or_else(|e| e.into_inner()).contains(&(context as usize, peer as usize))
-}
-
-/// Whether an argument of context `arg` may be used by a launch in `context`: the same
-/// context, or a peer whose memory it can reach (enabled through cudrv).
-#[inline]
-pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
-    let own = context.as_raw();
-    arg == own || peer_access(own, arg)
 }
 
 /// The first argument of another context that the stream's cannot reach: its index and

@@ -21,10 +21,13 @@
 //! kind of device memory (`DeviceBuffer::copy_from_peer_async`,
 //! `DeviceSliceMut::copy_from_peer_async`, in `view.rs`).
 
+use std::collections::BTreeSet;
+use std::sync::Mutex;
+
 use crate::call;
 use crate::error::CudaError;
 use crate::resources::context::Context;
-use crate::sys::CUresult;
+use crate::sys::{CUcontext, CUresult};
 
 impl Context {
     /// Lets this context access `peer`'s memory (`cuCtxEnablePeerAccess(peer, 0)` with this
@@ -43,7 +46,7 @@ impl Context {
                 status => Err(d.error(call::cuCtxEnablePeerAccess, status)),
             }
         })
-        .inspect(|_| crate::resources::params::note_peer_access(self.as_raw(), raw, true))
+        .inspect(|_| note_peer_access(self.as_raw(), raw, true))
     }
 
     /// Ends this context's access to `peer`'s memory (`cuCtxDisablePeerAccess(peer)` with
@@ -61,6 +64,32 @@ impl Context {
                 status => Err(d.error(call::cuCtxDisablePeerAccess, status)),
             }
         })
-        .inspect(|_| crate::resources::params::note_peer_access(self.as_raw(), raw, false))
+        .inspect(|_| note_peer_access(self.as_raw(), raw, false))
     }
+}
+
+/// `(context, peer)` pairs where cudrv enabled the context's access to the peer's memory.
+static PEERS: Mutex<BTreeSet<(usize, usize)>> = Mutex::new(BTreeSet::new());
+
+/// Notes that `context` can (`on`) or can no longer reach `peer`'s memory.
+pub(crate) fn note_peer_access(context: CUcontext, peer: CUcontext, on: bool) {
+    let mut peers = PEERS.lock().unwrap_or_else(|e| e.into_inner());
+    if on {
+        peers.insert((context as usize, peer as usize));
+    } else {
+        peers.remove(&(context as usize, peer as usize));
+    }
+}
+
+#[inline(never)]
+pub(crate) fn peer_access(context: CUcontext, peer: CUcontext) -> bool {
+    PEERS.lock().unwrap_or_else(|e| e.into_inner()).contains(&(context as usize, peer as usize))
+}
+
+/// Whether an argument of context `arg` may be used by a launch in `context`: the same
+/// context, or a peer whose memory it can reach (enabled through cudrv).
+#[inline]
+pub(crate) fn usable_in(context: &Context, arg: CUcontext) -> bool {
+    let own = context.as_raw();
+    arg == own || peer_access(own, arg)
 }

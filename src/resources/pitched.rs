@@ -13,11 +13,10 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::copy3d::Copy2D;
 use crate::resources::handle::{Handle, Ownership};
-use crate::resources::launch::KernelArg;
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceMemory, DeviceRepr, MemoryOwner};
-use crate::resources::view::sealed::ArgUse;
 use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::CUdeviceptr;
 
@@ -91,46 +90,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         Ok(PitchedBuffer { mem, width, height, pitch, _values: PhantomData })
     }
 
-    /// A new pitched buffer holding `values` as `height` rows of `width` values, one row
-    /// after another (`cuMemAllocPitch`, `cuMemcpy2D`). `values` must hold exactly
-    /// `width * height` values ([`InvalidArgument`] otherwise, before any driver call).
-    pub fn from_rows(context: &Context, width: usize, values: &[T]) -> Result<PitchedBuffer<T>, Error> {
-        let height = values.len().checked_div(width).unwrap_or(0);
-        if width.checked_mul(height) != Some(values.len()) {
-            let why = format!("{} values are not whole rows of {width}", values.len());
-            return Err(InvalidArgument::new("PitchedBuffer::from_rows", why).into());
-        }
-        let mut buffer = PitchedBuffer::alloc(context, width, height)?;
-        buffer.copy_from_host(values)?;
-        Ok(buffer)
-    }
-
-    /// Copies `src`, `height` rows of `width` values one after another, into the buffer
-    /// (`cuMemcpy2D`, synchronous; see [`Copy2D`]). `src` must hold exactly `width *
-    /// height` values.
-    pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), Error> {
-        self.check_whole("PitchedBuffer::copy_from_host", src.len())?;
-        let (width, height) = (self.width, self.height);
-        Copy2D::new(width, height).from_host(src, width).to_pitched(self).run()
-    }
-
-    /// The buffer's rows, one after another, copied to a new vector (`cuMemcpy2D`,
-    /// synchronous).
-    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        let what = "PitchedBuffer::to_vec";
-        let n = self.width.checked_mul(self.height).ok_or_else(|| InvalidArgument::new(what, "size overflows"))?;
-        let mut out = Vec::<T>::new();
-        out.try_reserve_exact(n).map_err(|e| InvalidArgument::new(what, format!("{n} values: {e}")))?;
-        // SAFETY: T: DeviceRepr is plain data (any bytes are a valid T), and the copy
-        // below writes every value before the vector is returned; on error it is dropped
-        // without being read.
-        unsafe { out.set_len(n) };
-        let (width, height) = (self.width, self.height);
-        Copy2D::new(width, height).from_pitched(self).to_host(&mut out, width).run()?;
-        Ok(out)
-    }
-
-    fn check_whole(&self, what: &'static str, len: usize) -> Result<(), InvalidArgument> {
+    pub(crate) fn check_whole(&self, what: &'static str, len: usize) -> Result<(), InvalidArgument> {
         if self.width.checked_mul(self.height) != Some(len) {
             let why = format!("{len} values for {} rows of {} values", self.height, self.width);
             return Err(InvalidArgument::new(what, why));

@@ -6,11 +6,9 @@
 use std::ffi::{c_int, c_void};
 
 use crate::device::Device;
-use crate::error::{CudaError, Error};
+use crate::error::CudaError;
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::memory::{DeviceBuffer, DeviceRepr};
-use crate::resources::stream::Stream;
 use crate::sys::{
     CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
     CUmemLocationType, CUmemPoolProps, CUmemPool_attribute, CUmemoryPool,
@@ -90,13 +88,6 @@ impl MemoryPool {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         // SAFETY: one valid descriptor; the pool is live.
         self.context().run(|| unsafe { pc.cuMemPoolSetAccess(raw, &desc, 1) })
-    }
-
-    /// Allocates `len` values of `T` from the pool, ordered on `stream`
-    /// (`cuMemAllocFromPoolAsync`); freed on the same stream. On error nothing is
-    /// allocated.
-    pub fn alloc_async<T: DeviceRepr>(&self, stream: &Stream, len: usize) -> Result<DeviceBuffer<T>, Error> {
-        DeviceBuffer::alloc_ordered(stream, Some(self), len)
     }
 
     /// A file descriptor another process can open the pool with

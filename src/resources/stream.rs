@@ -1,15 +1,13 @@
 //! Streams.
 
 use crate::call;
-use crate::error::{CudaError, Error};
+use crate::error::CudaError;
 use crate::resources::context::Context;
-use crate::resources::event::Event;
-use crate::resources::flags::{EventFlags, StreamFlags};
+use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::host_fn;
-use crate::resources::launch_attr::{AccessProperty, MemSyncDomain};
+use crate::resources::values::{AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{
-    CUcontext, CUdeviceptr, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
+    CUcontext, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
     CUsynchronizationPolicy,
 };
 
@@ -178,32 +176,6 @@ impl Stream {
         })
     }
 
-    /// Makes later work on this stream wait for `event` (`cuStreamWaitEvent`), which may
-    /// belong to another context or device.
-    pub fn wait_event(&self, event: &Event) -> Result<(), CudaError> {
-        let (pc, raw, ev) = (self.0.driver().pc(), self.as_raw(), event.as_raw());
-        // SAFETY: both handles are live while we hold them.
-        self.run(|| unsafe { pc.cuStreamWaitEvent(raw, ev, 0) })
-    }
-
-    /// Records a new event on this stream and returns it (`cuEventCreate` with `flags`,
-    /// then `cuEventRecord`). On error no event is left behind.
-    pub fn record_event(&self, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
-        let event = Event::new(self.context(), flags)?;
-        event.record(self)?;
-        Ok(event)
-    }
-
-    /// Runs `f` on a driver thread once the work queued before it is done
-    /// (`cuLaunchHostFunc`). `f` must not call CUDA (nor drop the last clone of a cudrv
-    /// handle); a panic in it is caught and reported. On error `f` is dropped without
-    /// running, unless the error's note says it was queued (only restoring the caller's
-    /// context failed). A capturing stream is refused (`InvalidArgument`): use
-    /// [`crate::Graph::add_host_node`] for a host function in a graph.
-    pub fn launch_host_fn(&self, f: impl FnOnce() + Send + 'static) -> Result<(), Error> {
-        host_fn::launch(self, f)
-    }
-
     /// Whether work queued on it is being captured into a graph (`cuStreamIsCapturing`).
     pub fn is_capturing(&self) -> Result<bool, CudaError> {
         self.run(|| self.capturing_here())
@@ -306,18 +278,7 @@ pub enum StreamAttribute {
     /// How a thread waiting for the stream waits.
     SyncPolicy(SyncPolicy),
     /// The L2 access policy window for kernels launched on the stream (`bytes` 0: none).
-    AccessPolicyWindow {
-        /// The window's start (a device address).
-        base: CUdeviceptr,
-        /// Its length in bytes.
-        bytes: usize,
-        /// The share of accesses (0.0 to 1.0) that get `hit`; the rest get `miss`.
-        hit_ratio: f32,
-        /// The property of the `hit_ratio` share.
-        hit: AccessProperty,
-        /// The property of the rest.
-        miss: AccessProperty,
-    },
+    AccessPolicyWindow(AccessPolicyWindow),
     /// The memory synchronisation domain of the stream's kernels.
     MemSyncDomain(MemSyncDomain),
 }
@@ -328,7 +289,7 @@ impl StreamAttribute {
         match self {
             StreamAttribute::Priority(_) => StreamAttributeKind::Priority,
             StreamAttribute::SyncPolicy(_) => StreamAttributeKind::SyncPolicy,
-            StreamAttribute::AccessPolicyWindow { .. } => StreamAttributeKind::AccessPolicyWindow,
+            StreamAttribute::AccessPolicyWindow(_) => StreamAttributeKind::AccessPolicyWindow,
             StreamAttribute::MemSyncDomain(_) => StreamAttributeKind::MemSyncDomain,
         }
     }
@@ -338,13 +299,7 @@ impl StreamAttribute {
         match *self {
             StreamAttribute::Priority(p) => v.priority = p,
             StreamAttribute::SyncPolicy(p) => v.syncPolicy = p.raw(),
-            StreamAttribute::AccessPolicyWindow { base, bytes, hit_ratio, hit, miss } => {
-                v.accessPolicyWindow.base_ptr = base as usize as *mut std::ffi::c_void;
-                v.accessPolicyWindow.num_bytes = bytes;
-                v.accessPolicyWindow.hitRatio = hit_ratio;
-                v.accessPolicyWindow.hitProp = hit.raw();
-                v.accessPolicyWindow.missProp = miss.raw();
-            }
+            StreamAttribute::AccessPolicyWindow(w) => v.accessPolicyWindow = w.raw(),
             StreamAttribute::MemSyncDomain(d) => v.memSyncDomain = d.raw(),
         }
         (self.kind().raw(), v)
@@ -364,14 +319,7 @@ impl StreamAttribute {
             }
             StreamAttributeKind::AccessPolicyWindow => {
                 // SAFETY: as above.
-                let w = unsafe { v.accessPolicyWindow };
-                StreamAttribute::AccessPolicyWindow {
-                    base: w.base_ptr as usize as CUdeviceptr,
-                    bytes: w.num_bytes,
-                    hit_ratio: w.hitRatio,
-                    hit: AccessProperty::from_raw(w.hitProp),
-                    miss: AccessProperty::from_raw(w.missProp),
-                }
+                StreamAttribute::AccessPolicyWindow(AccessPolicyWindow::from_raw(unsafe { &v.accessPolicyWindow }))
             }
             StreamAttributeKind::MemSyncDomain => {
                 // SAFETY: as above.

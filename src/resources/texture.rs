@@ -22,10 +22,10 @@ use crate::resources::array::{Array, ArrayFormat};
 use crate::resources::context::Context;
 use crate::resources::flags::ArrayFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
-use crate::resources::launch::KernelArg;
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceMemory, DeviceRepr};
 use crate::resources::pitched::PitchedBuffer;
-use crate::resources::view::sealed::ArgUse;
 use crate::resources::view::DeviceSlice;
 use crate::sys::{
     CUaddress_mode, CUarray, CUcontext, CUdeviceptr, CUfilter_mode, CUresourcetype, CUsurfObject, CUtexObject,

@@ -17,6 +17,8 @@ use std::ops::{Bound, RangeBounds};
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::Handle;
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceBuffer, DeviceMemory, DeviceRepr};
 use crate::resources::pinned::PinnedBuffer;
 use crate::resources::stream::Stream;
@@ -24,23 +26,10 @@ use crate::sys::CUdeviceptr;
 use crate::Pc;
 
 pub(crate) mod sealed {
-    use crate::resources::handle::Handle;
-    use crate::resources::memory::DeviceMemory;
-
     /// Only cudrv's kinds of device memory implement [`super::DeviceSlice`]: the copies
     /// trust the address and length a kind gives, and each kind's view names its
     /// allocation (for the tracking of uses across streams).
     pub trait Sealed {}
-
-    /// The allocation a kernel argument is part of (`KernelArg::memory_use`): a launch
-    /// records its use on the launch's stream. Not nameable outside cudrv.
-    pub struct ArgUse<'a>(pub(crate) &'a Handle<DeviceMemory>);
-
-    impl std::fmt::Debug for ArgUse<'_> {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            self.0.fmt_debug(f)
-        }
-    }
 }
 
 /// A borrowed, read-only range of device memory holding `len` values of `T`: all of a
@@ -879,3 +868,31 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         self.as_view().write_from_peer_async("DeviceBuffer::copy_from_peer_async", src.as_view(), stream)
     }
 }
+
+/// `KernelArg` for a kind of device memory of `T`: the parameter is its device address
+/// (`raw_ref`), a use of its allocation (`allocation`), of its context (`context`).
+macro_rules! device_memory_arg {
+    ($($ty:ty),+ $(,)?) => {$(
+        // SAFETY: the parameter is the memory's device address, kept at a stable place
+        // (in the buffer, or in the view while it is borrowed) for as long as `self`.
+        unsafe impl<T> KernelArg for $ty {
+            fn param(&self) -> *mut std::ffi::c_void {
+                (self.raw_ref() as *const u64).cast_mut().cast()
+            }
+
+            fn memory_use(&self) -> Option<ArgUse<'_>> {
+                Some(ArgUse(self.allocation()))
+            }
+
+            fn param_size(&self) -> usize {
+                std::mem::size_of::<u64>()
+            }
+
+            fn param_context(&self) -> Option<&Context> {
+                Some(self.context())
+            }
+        }
+    )+};
+}
+
+device_memory_arg!(DeviceBuffer<T>, DeviceView<'_, T>, DeviceViewMut<'_, T>);

@@ -5,7 +5,7 @@
 //! driver 12.3; Switch, and an If with an else body, need 12.8.
 
 use crate::error::{CudaError, Error, InvalidArgument};
-use crate::resources::graph::{raw_nodes, Graph, GraphNode};
+use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::sys::{
     CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
     CUDA_CONDITIONAL_NODE_PARAMS, CU_GRAPH_COND_ASSIGN_DEFAULT,

@@ -3,7 +3,7 @@
 //! entries (with edge data) where the driver has them, else the 10.0 ones.
 
 use crate::error::CudaError;
-use crate::resources::graph::{raw_nodes, Graph, GraphNode};
+use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::resources::launch::LaunchConfig;
 use crate::sys::{
     CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS,

@@ -5,8 +5,8 @@
 
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
+use crate::resources::graph::base::{Graph, GraphNode, Kept, KeptList};
 use crate::resources::graph::kernel_node::KernelNodeParams;
-use crate::resources::graph::{Graph, GraphNode, Kept, KeptList};
 use crate::resources::handle::{handle_type, kind, Handle, ToOwner};
 use crate::resources::launch::LaunchConfig;
 use crate::resources::stream::Stream;
@@ -207,7 +207,7 @@ impl GraphExec {
     fn gather_memory(&self, graph: &Graph) {
         let (id, len) = &self.0.owner().gathered;
         let (used, own_len) = graph.memory_used();
-        super::keep_shared(&mut self.kept(), &used);
+        crate::resources::graph::base::keep_shared(&mut self.kept(), &used);
         id.store(graph.kept_id(), Ordering::Relaxed);
         len.store(own_len, Ordering::Relaxed);
     }
@@ -260,7 +260,7 @@ impl GraphExec {
                 // What its launches use now (the graph it was made from may have new
                 // parameters); that graph is kept by its owner already.
                 if self.graph().is_none_or(|g| g.as_raw() != raw) {
-                    super::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
+                    crate::resources::graph::base::keep_in(&mut self.kept(), [Kept::Graph(graph.clone())]);
                 }
                 self.gather_memory(graph);
                 Ok(())
@@ -325,7 +325,7 @@ impl GraphExec {
         node: &GraphNode,
         f: impl Fn() + Send + Sync + 'static,
     ) -> Result<(), CudaError> {
-        let (params, boxed) = super::host_params(f);
+        let (params, boxed) = crate::resources::graph::base::host_params(f);
         // SAFETY: live handles; the closure outlives the exec (kept below, leaked at the end).
         let r = unsafe { self.0.driver().pc().cuGraphExecHostNodeSetParams(self.as_raw(), node.as_raw(), &params) };
         match r {

@@ -9,12 +9,14 @@ use std::ffi::c_void;
 
 use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
-use crate::resources::graph::{raw_nodes, Graph, GraphNode, Kept, KeptList};
-use crate::resources::launch::{KernelArg, LaunchConfig};
+use crate::resources::graph::base::{raw_nodes, Graph, GraphNode, Kept, KeptList};
+use crate::resources::kernel_arg::sealed::ArgUse;
+use crate::resources::kernel_arg::KernelArg;
+use crate::resources::launch::LaunchConfig;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::resources::params::{self, Foreign, Target};
-use crate::resources::view::sealed::ArgUse;
+use crate::resources::peer;
 use crate::sys::{CUcontext, CUfunction, CUgraphNode, CUkernel, CUDA_KERNEL_NODE_PARAMS};
 
 /// The function and arguments of a kernel node, made by [`Graph::kernel_params`] (a
@@ -87,7 +89,7 @@ impl<'a> KernelNodeParams<'a> {
             .contexts
             .iter()
             .enumerate()
-            .find_map(|(i, c)| c.filter(|c| !params::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
+            .find_map(|(i, c)| c.filter(|c| !peer::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
         params::check(what, self.target, context, &self.sizes, foreign)?;
         if self.contexts.iter().flatten().all(|c| c.as_raw() == own) {
             self.checked_in.set(own);
@@ -112,7 +114,7 @@ impl<'a> KernelNodeParams<'a> {
 
     #[inline(never)]
     fn keep_now(&self, list: &KeptList) {
-        super::keep_shared(&mut list.lock(), &self.memory);
+        crate::resources::graph::base::keep_shared(&mut list.lock(), &self.memory);
         self.kept_by.set(list.id());
     }
 
@@ -180,7 +182,7 @@ impl Graph {
             self.context().run(call)
         };
         params.with_raw(config, add)?;
-        super::keep_shared(&mut list, params.memory());
+        crate::resources::graph::base::keep_shared(&mut list, params.memory());
         Ok(self.node(node))
     }
 }
@@ -204,7 +206,7 @@ impl GraphNode {
             graph.context().run(|| unsafe { pc.cuGraphKernelNodeSetParams(self.as_raw(), raw) })
         };
         params.with_raw(config, set)?;
-        super::keep_shared(&mut list, params.memory());
+        crate::resources::graph::base::keep_shared(&mut list, params.memory());
         Ok(())
     }
 }

@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::error::{CudaError, Error};
 use crate::resources::event::Event;
-use crate::resources::graph::{raw_nodes, Graph, GraphNode, Kept};
+use crate::resources::graph::base::{raw_nodes, Graph, GraphNode, Kept};
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUdeviceptr, CUgraphNode, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
@@ -82,7 +82,7 @@ impl Graph {
         // SAFETY: valid out-pointer, dependencies and parameters; the memory is kept alive
         // (device) or vouched for (host).
         unsafe { pc.cuGraphAddMemcpyNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), &p, ctx) }?;
-        super::keep_in(&mut kept, src.keep.into_iter().chain(dst.keep));
+        crate::resources::graph::base::keep_in(&mut kept, src.keep.into_iter().chain(dst.keep));
         Ok(self.node(node))
     }
 
@@ -108,7 +108,7 @@ impl Graph {
         let (pc, ctx) = (self.0.driver().pc(), self.context().as_raw());
         // SAFETY: valid out-pointer, dependencies and parameters; the memory is kept.
         unsafe { pc.cuGraphAddMemsetNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), &p, ctx) }?;
-        super::keep_in(&mut kept, [Kept::memory(dst.allocation())]);
+        crate::resources::graph::base::keep_in(&mut kept, [Kept::memory(dst.allocation())]);
         Ok(self.node(node))
     }
 
@@ -156,7 +156,7 @@ impl Graph {
         let pc = self.0.driver().pc();
         // SAFETY: valid out-pointer and dependencies; both graphs are live.
         unsafe { pc.cuGraphAddChildGraphNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), child.as_raw()) }?;
-        super::keep_in(&mut kept, [Kept::Graph(child.clone())]);
+        crate::resources::graph::base::keep_in(&mut kept, [Kept::Graph(child.clone())]);
         Ok(self.node(node))
     }
 }
