@@ -17,7 +17,7 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use cudrv::sys::{CUdeviceptr, CUevent, CUresult, CUstream};
-use cudrv::{Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, Driver, Event, LoadOptions, Stream};
+use cudrv::{DeviceBuffer, DeviceSlice, DeviceSliceMut, Driver, Event, LoadOptions, Stream};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
@@ -63,7 +63,7 @@ fn main() {
     println!("driver: {} (CUDA {})", d.source(), d.version());
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     ctx.set_current().unwrap();
     let p = d.p();
 

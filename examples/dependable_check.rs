@@ -31,7 +31,7 @@ fn main() -> Result<(), cudrv::Error> {
 
     // Typed flags.
     let flags = ContextFlags::SCHED_BLOCKING_SYNC | ContextFlags::LMEM_RESIZE_TO_MAX;
-    let ctx = Context::create(driver, device.as_raw(), flags)?;
+    let ctx = Context::new(&device, flags)?;
     let got = ctx.flags()?;
     c.check(got == flags, format!("created context flags read back: {got:?}"));
     let primary = device.primary_context()?;
@@ -44,7 +44,7 @@ fn main() -> Result<(), cudrv::Error> {
     c.check(raw_bits == StreamFlags::DEFAULT, format!("raw bits 0 accepted: {raw_bits:?}"));
     let unknown = Stream::new(&ctx, StreamFlags::from_bits_retain(0x100));
     c.check(
-        unknown.as_ref().is_err_and(|e| e.code() == CUresult::CUDA_ERROR_INVALID_VALUE),
+        unknown.as_ref().is_err_and(|e| e.code() == Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         format!("unknown stream flag 0x100 refused by the driver: {:?}", unknown.map(|s| s.as_raw())),
     );
     let host_flags = HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP;
@@ -64,7 +64,7 @@ fn main() -> Result<(), cudrv::Error> {
     c.check(true, "event with DISABLE_TIMING | BLOCKING_SYNC recorded and waited for");
 
     // into_raw keeps the context alive.
-    let other = Context::create(driver, device.as_raw(), 0)?;
+    let other = Context::new(&device, 0)?;
     let s = Stream::new(&other, 0)?;
     let e = Event::new(&other, EventFlags::DISABLE_TIMING)?;
     let b = DeviceBuffer::from_slice(&other, &[1u32, 2, 3])?;
@@ -118,7 +118,7 @@ fn main() -> Result<(), cudrv::Error> {
     stream.synchronize()?;
     let got = rx.recv_timeout(std::time::Duration::from_secs(10));
     c.check(
-        matches!(got, Ok(Err(CUresult::CUDA_ERROR_NOT_PERMITTED))),
+        matches!(got, Ok(Err(Some(CUresult::CUDA_ERROR_NOT_PERMITTED)))),
         format!("an IPC import inside a host function: {got:?}"),
     );
     drop(buffer);

@@ -99,7 +99,7 @@ fn mapping_dropped_while_queued(ctx: &Context, s: &Stream) -> cudrv::Result<usiz
         let range = AddressRange::reserve(ctx, size, 0)?;
         let memory = PhysicalMemory::new(ctx, size, ShareableHandleTypes::NONE)?;
         let map = Mapping::map(&range, 0, &memory)?;
-        map.set_access(&[(ctx.device(), Access::ReadWrite)])?;
+        map.set_access(&[(&ctx.device(), Access::ReadWrite)])?;
         Ok(map)
     };
     let src = DeviceBuffer::<u8>::from_slice(ctx, &vec![3; size])?;

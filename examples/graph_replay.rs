@@ -38,11 +38,11 @@ fn main() -> Result<(), cudrv::Error> {
             launched?;
             (graph, true)
         }
-        Err(e) if e.code() == CUresult::CUDA_ERROR_NOT_SUPPORTED => {
+        Err(e) if e.code() == Some(CUresult::CUDA_ERROR_NOT_SUPPORTED) => {
             println!("no stream capture ({e}): the graph holds the host node, the kernel is launched on its own");
             (Graph::new(&ctx)?, false)
         }
-        Err(e) => return Err(e.into()),
+        Err(e) => return Err(e),
     };
     let runs = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&runs);

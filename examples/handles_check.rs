@@ -129,8 +129,8 @@ fn parent() {
     println!("driver: {} ({:?}), CUDA {}", d.source(), d.file(), d.version());
 
     // Contexts: primary and created, and switching between them.
-    let primary = Context::primary(d, 0).unwrap();
-    let created = c.ok(Context::create(d, 0, 0), "created a second context").unwrap();
+    let primary = d.device(0).unwrap().primary_context().unwrap();
+    let created = c.ok(Context::new(&d.device(0).unwrap(), 0), "created a second context").unwrap();
     c.check(current(d).is_null(), "creating it left the thread with no current context");
     primary.set_current().unwrap();
     let in_created = created.run(|| Ok(current(d))).unwrap();
@@ -140,10 +140,7 @@ fn parent() {
     );
     let s2 = Stream::new(&created, 0).unwrap();
     let b2 = DeviceBuffer::<u8>::alloc(&created, 1 << 20).unwrap();
-    c.ok(
-        b2.fill(3).and_then(|_| Ok(s2.synchronize()?)),
-        "work in the created context from a thread in the primary one",
-    );
+    c.ok(b2.fill(3).and_then(|_| s2.synchronize()), "work in the created context from a thread in the primary one");
     c.check(current(d) == primary.as_raw(), "the primary context is current again (asked of the driver)");
 
     // Streams, events, memory, pools, pinned memory.
@@ -168,7 +165,7 @@ fn parent() {
     // Modules, libraries, the linker, real kernels.
     let module = c.ok(Module::load_ptx(&primary, &ptx()), "cuModuleLoadData (PTX)").unwrap();
     let f = module.function("fill").unwrap();
-    c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| Ok(stream.synchronize()?)), "module kernel launch");
+    c.ok(fill(&f, &stream, &a, 0xabcd).and_then(|_| stream.synchronize()), "module kernel launch");
     c.check(words(&a).iter().all(|&w| w == 0xabcd), "the kernel wrote every word");
     // Launch attributes go through cuLaunchKernelEx.
     let n = (a.len() / 4) as u32;
@@ -184,7 +181,7 @@ fn parent() {
         // An even number of blocks, so that clusters of 2 fit.
         let config = LaunchConfig::new((n.div_ceil(256).next_multiple_of(2), 1, 1), (256, 1, 1));
         // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
-        c.ok(unsafe { l.launch(config) }.and_then(|_| Ok(stream.synchronize()?)), what);
+        c.ok(unsafe { l.launch(config) }.and_then(|_| stream.synchronize()), what);
         c.check(words(&a).iter().all(|&w| w == value), format!("{what}: the kernel wrote every word"));
     }
     let library = c.ok(Library::load_ptx(d, &ptx()), "cuLibraryLoadData (PTX)").unwrap();
@@ -193,7 +190,7 @@ fn parent() {
     let (n, v) = ((pb.len() / 4) as u32, 7u32);
     // SAFETY: the arguments match fill(u64, u32, u32); the kernel writes the buffer's n words only.
     let launched = unsafe { kernel.builder(&stream).arg(&pb).arg(&v).arg(&n).launch(LaunchConfig::for_num_elems(n)) };
-    c.ok(launched.and_then(|_| Ok(stream.synchronize()?)), "library kernel launch (library dropped, kernel keeps it)");
+    c.ok(launched.and_then(|_| stream.synchronize()), "library kernel launch (library dropped, kernel keeps it)");
     c.check(words(&pb).iter().all(|&w| w == 7), "the library kernel wrote every word");
     let mut linker = Linker::new(&primary).unwrap();
     c.ok(linker.add_ptx(PTX, "fill.ptx"), "cuLinkAddData");
@@ -204,7 +201,7 @@ fn parent() {
         c.ok(unsafe { Module::load_data(&primary, &cubin) }, &format!("load the linked cubin ({} bytes)", cubin.len()));
     if let Some(m) = linked {
         let g = m.function("fill").unwrap();
-        c.ok(fill(&g, &stream, &buf, 9).and_then(|_| Ok(stream.synchronize()?)), "linked kernel launch");
+        c.ok(fill(&g, &stream, &buf, 9).and_then(|_| stream.synchronize()), "linked kernel launch");
         c.check(words(&buf).iter().all(|&w| w == 9), "the linked kernel wrote every word");
     }
 
@@ -302,7 +299,7 @@ fn ipc_child(args: &[String]) {
         *b = u8::from_str_radix(&args[1][2 * i..2 * i + 2], 16).unwrap();
     }
     let len: usize = args[2].parse().unwrap();
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let pool = MemoryPool::import_fd(&ctx, fd).unwrap();
     let a = ImportedBuffer::import(&pool, &IpcExport(data), &stream).unwrap();
@@ -323,7 +320,7 @@ fn ipc_child(args: &[String]) {
 fn sticky_child() {
     let reports = collect_reports();
     let d = cudrv::init().unwrap();
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let buf = DeviceBuffer::<u8>::alloc(&ctx, 4096).unwrap();
     let module = Module::load_ptx(&ctx, &ptx()).unwrap();

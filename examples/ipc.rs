@@ -97,7 +97,7 @@ fn check_import(
     let wrong = bytes.chunks_exact(4).enumerate().filter(|&(i, b)| b != value(i).to_ne_bytes()).count();
     println!(
         "{who} (device {}): imported {} bytes at {:#x}, {N} values, {wrong} wrong",
-        ctx.device(),
+        ctx.device().as_raw(),
         imported.len(),
         imported.as_raw()
     );

@@ -101,7 +101,7 @@ fn main() -> Result<(), Error> {
     let got: Vec<(usize, usize)> = params.unwrap_or_default().iter().map(|p: &ParamInfo| (p.offset, p.size)).collect();
     c.check(got == want, "mixed_params(float*, int, double, char, float): 5 parameters at 0, 8, 16, 24, 28");
     c.check(
-        mixed.param_info(5).map_err(|e| e.code()) == Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+        mixed.param_info(5).map_err(|e| e.code()) == Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         "index 5: INVALID_VALUE",
     );
     c.ok(reverse.set_cache_config(CacheConfig::PreferShared), "cuFuncSetCacheConfig");
@@ -112,7 +112,7 @@ fn main() -> Result<(), Error> {
     );
     c.check(
         reverse.set_attribute(FunctionAttribute::NumRegs, 8).map_err(|e| e.code())
-            == Err(CUresult::CUDA_ERROR_INVALID_VALUE),
+            == Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         "a read-only attribute cannot be set",
     );
 

@@ -64,7 +64,7 @@ fn main() -> Result<(), cudrv::Error> {
     println!("pointer attributes of an address inside it: {a:?}");
     check(a.managed, "managed".into());
     check(a.memory_type == Some(MemoryType::Device), format!("memory type {:?}", a.memory_type));
-    check(a.device == ctx.device(), format!("device {}", a.device));
+    check(a.device == ctx.device().as_raw(), format!("device {}", a.device));
     check(a.context == ctx.as_raw(), "its context".into());
     check(
         (a.range_start, a.range_size) == (buf.as_raw(), buf.size_bytes()),

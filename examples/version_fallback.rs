@@ -9,7 +9,7 @@
 //! Exits non-zero on a wrong copy.
 
 use cudrv::sys::{CUdeviceptr, CUmemLocationType, CUmemcpyAttributes, CUmemcpySrcAccessOrder, CUresult};
-use cudrv::{Context, CudaError, DeviceBuffer, Driver, LaunchConfig, Library, Module, Stream};
+use cudrv::{Context, DeviceBuffer, Driver, LaunchConfig, Library, Module, Stream};
 
 const PTX: &str = include_str!("kernels/scale_f32.ptx");
 const LEN: usize = 1 << 16;
@@ -45,11 +45,11 @@ fn main() -> Result<(), cudrv::Error> {
     let batch = ["cuMemcpyBatchAsync_v13000", "cuMemcpyBatchAsync_v12080"].into_iter().find(|e| has(driver, e));
     match batch.map(|entry| (entry, batch_copy(&ctx, entry, &src, &dsts, &stream))) {
         Some((entry, Ok(()))) => println!("copies: {entry} ({COPIES} buffers in one call)"),
-        Some((entry, Err(e))) if e.code() == CUresult::CUDA_ERROR_NOT_SUPPORTED => {
-            println!("copies: {entry} answered {}: cuMemcpyDtoDAsync per buffer", e.name());
+        Some((entry, Err(e))) if e.code() == Some(CUresult::CUDA_ERROR_NOT_SUPPORTED) => {
+            println!("copies: {entry} answered CUDA_ERROR_NOT_SUPPORTED: cuMemcpyDtoDAsync per buffer");
             per_buffer(&src, &dsts, &stream)?;
         }
-        Some((_, Err(e))) => return Err(e.into()),
+        Some((_, Err(e))) => return Err(e),
         None => {
             println!("copies: cuMemcpyDtoDAsync per buffer (cuMemcpyBatchAsync needs driver 12.8)");
             per_buffer(&src, &dsts, &stream)?;
@@ -79,7 +79,7 @@ fn batch_copy(
     src: &DeviceBuffer<f32>,
     dsts: &[DeviceBuffer<f32>],
     stream: &Stream,
-) -> Result<(), CudaError> {
+) -> Result<(), cudrv::Error> {
     let mut to: Vec<CUdeviceptr> = dsts.iter().map(|d| d.as_raw()).collect();
     let (mut from, mut sizes) = (vec![src.as_raw(); dsts.len()], vec![src.size_bytes(); dsts.len()]);
     let mut attrs = CUmemcpyAttributes {
@@ -88,7 +88,7 @@ fn batch_copy(
     };
     for hint in [&mut attrs.srcLocHint, &mut attrs.dstLocHint] {
         hint.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-        hint.__bindgen_anon_1.id = ctx.device();
+        hint.__bindgen_anon_1.id = ctx.device().as_raw();
     }
     let (pc, count, mut attr_index, mut fail_index) = (ctx.driver().pc(), dsts.len(), 0usize, usize::MAX);
     let (to, from, sizes, attr_index, s) =

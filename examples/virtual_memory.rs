@@ -56,8 +56,8 @@ fn main() -> Result<(), cudrv::Error> {
     let imported = PhysicalMemory::import_fd(&ctx, &fd, granularity)?;
     let mut writer = Mapping::map(&a, 0, &memory)?;
     let reader = Mapping::map(&b, 0, &imported)?;
-    writer.set_access(&[(ctx.device(), Access::ReadWrite)])?;
-    reader.set_access(&[(ctx.device(), Access::Read)])?;
+    writer.set_access(&[(&ctx.device(), Access::ReadWrite)])?;
+    reader.set_access(&[(&ctx.device(), Access::Read)])?;
     let bytes: Vec<u8> = (0..granularity).map(|i| (i % 253) as u8).collect();
     writer.copy_from_host(&bytes)?;
     let shared_wrong = reader.to_vec()?.iter().zip(&bytes).filter(|(x, y)| x != y).count();

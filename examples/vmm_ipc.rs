@@ -38,7 +38,7 @@ fn wrong(map: &Mapping, expected: fn(usize) -> u32) -> cudrv::Result<usize> {
 fn map_all(ctx: &Context, memory: &PhysicalMemory) -> cudrv::Result<Mapping> {
     let range = AddressRange::reserve(ctx, memory.size(), 0)?;
     let map = Mapping::map(&range, 0, memory)?;
-    map.set_access(&[(ctx.device(), Access::ReadWrite)])?;
+    map.set_access(&[(&ctx.device(), Access::ReadWrite)])?;
     Ok(map)
 }
 

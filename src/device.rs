@@ -18,17 +18,18 @@ pub fn init() -> Result<&'static Driver, Error> {
 impl Driver {
     /// Runs `cuInit(0)` once for this driver and returns its result, the same every time.
     /// Safe to call from many threads: one initialises, the others wait for it.
-    pub fn init(&'static self) -> Result<(), CudaError> {
-        self.init
+    pub fn init(&'static self) -> Result<(), Error> {
+        Ok(self
+            .init
             .get_or_init(|| {
                 // SAFETY: cuInit takes only flags, which must be 0.
                 unsafe { self.pc().cuInit(0) }
             })
-            .clone()
+            .clone()?)
     }
 
     /// The number of devices (`cuDeviceGetCount`), after [`Driver::init`].
-    pub fn device_count(&'static self) -> Result<usize, CudaError> {
+    pub fn device_count(&'static self) -> Result<usize, Error> {
         self.init()?;
         let mut count = 0;
         // SAFETY: `count` is a valid out-pointer.
@@ -38,7 +39,7 @@ impl Driver {
 
     /// Device `ordinal` (`cuDeviceGet`), after [`Driver::init`]. An ordinal with no device
     /// is the driver's `CUDA_ERROR_INVALID_DEVICE`.
-    pub fn device(&'static self, ordinal: usize) -> Result<Device, CudaError> {
+    pub fn device(&'static self, ordinal: usize) -> Result<Device, Error> {
         self.init()?;
         let mut raw: CUdevice = 0;
         let ordinal = i32::try_from(ordinal).unwrap_or(i32::MAX);
@@ -48,7 +49,7 @@ impl Driver {
     }
 
     /// Every device, in ordinal order.
-    pub fn devices(&'static self) -> Result<Vec<Device>, CudaError> {
+    pub fn devices(&'static self) -> Result<Vec<Device>, Error> {
         (0..self.device_count()?).map(|i| self.device(i)).collect()
     }
 }
@@ -100,6 +101,11 @@ fn string_from(get: impl FnOnce(*mut c_char, i32) -> Result<(), CudaError>) -> R
 }
 
 impl Device {
+    /// The device `raw` of `driver`, which the driver gave (a context's, a pointer's).
+    pub(crate) fn known(driver: &'static Driver, raw: CUdevice) -> Device {
+        Device { driver, raw }
+    }
+
     /// The raw ordinal.
     pub fn as_raw(&self) -> CUdevice {
         self.raw
@@ -111,21 +117,21 @@ impl Device {
     }
 
     /// Its name (`cuDeviceGetName`), e.g. `NVIDIA H200`.
-    pub fn name(&self) -> Result<String, CudaError> {
+    pub fn name(&self) -> Result<String, Error> {
         let (pc, raw) = (self.driver.pc(), self.raw);
         // SAFETY: the buffer holds `len` bytes.
-        string_from(|buf, len| unsafe { pc.cuDeviceGetName(buf, len, raw) })
+        Ok(string_from(|buf, len| unsafe { pc.cuDeviceGetName(buf, len, raw) })?)
     }
 
     /// Its PCI bus id (`cuDeviceGetPCIBusId`), e.g. `0000:19:00.0`.
-    pub fn pci_bus_id(&self) -> Result<String, CudaError> {
+    pub fn pci_bus_id(&self) -> Result<String, Error> {
         let (pc, raw) = (self.driver.pc(), self.raw);
         // SAFETY: the buffer holds `len` bytes.
-        string_from(|buf, len| unsafe { pc.cuDeviceGetPCIBusId(buf, len, raw) })
+        Ok(string_from(|buf, len| unsafe { pc.cuDeviceGetPCIBusId(buf, len, raw) })?)
     }
 
     /// Its UUID (`cuDeviceGetUuid`).
-    pub fn uuid(&self) -> Result<Uuid, CudaError> {
+    pub fn uuid(&self) -> Result<Uuid, Error> {
         let mut uuid = CUuuid::default();
         // SAFETY: `uuid` is a valid out-pointer.
         unsafe { self.driver.pc().cuDeviceGetUuid(&mut uuid, self.raw) }?;
@@ -133,7 +139,7 @@ impl Device {
     }
 
     /// Its total memory in bytes (`cuDeviceTotalMem`).
-    pub fn total_memory(&self) -> Result<usize, CudaError> {
+    pub fn total_memory(&self) -> Result<usize, Error> {
         let mut bytes = 0usize;
         // SAFETY: `bytes` is a valid out-pointer.
         unsafe { self.driver.pc().cuDeviceTotalMem(&mut bytes, self.raw) }?;
@@ -141,7 +147,7 @@ impl Device {
     }
 
     /// Any attribute (`cuDeviceGetAttribute`).
-    pub fn attribute(&self, attribute: CUdevice_attribute) -> Result<i32, CudaError> {
+    pub fn attribute(&self, attribute: CUdevice_attribute) -> Result<i32, Error> {
         let mut value = 0;
         // SAFETY: `value` is a valid out-pointer.
         unsafe { self.driver.pc().cuDeviceGetAttribute(&mut value, attribute, self.raw) }?;
@@ -149,7 +155,7 @@ impl Device {
     }
 
     /// Its compute capability, `(major, minor)`.
-    pub fn compute_capability(&self) -> Result<(i32, i32), CudaError> {
+    pub fn compute_capability(&self) -> Result<(i32, i32), Error> {
         Ok((
             self.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?,
             self.attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?,
@@ -157,7 +163,7 @@ impl Device {
     }
 
     /// Whether it can access `peer`'s memory directly (`cuDeviceCanAccessPeer`).
-    pub fn can_access_peer(&self, peer: &Device) -> Result<bool, CudaError> {
+    pub fn can_access_peer(&self, peer: &Device) -> Result<bool, Error> {
         let mut can = 0;
         // SAFETY: `can` is a valid out-pointer.
         unsafe { self.driver.pc().cuDeviceCanAccessPeer(&mut can, self.raw, peer.raw) }?;

@@ -349,6 +349,34 @@ impl Error {
     pub fn code(&self) -> Option<CUresult> {
         self.as_driver().map(CudaError::code)
     }
+
+    /// Whether a driver call failed with a sticky error ([`CudaError::is_sticky`]): the
+    /// context is unusable from now on. False for every other kind of error.
+    pub fn is_sticky(&self) -> bool {
+        self.as_driver().is_some_and(CudaError::is_sticky)
+    }
+
+    /// Whether a driver call was made and answered `code` (an entry point the driver
+    /// lacks is not an answer).
+    pub(crate) fn answered(&self, code: CUresult) -> bool {
+        self.as_driver().is_some_and(|d| d.code() == code && d.unresolved().is_none())
+    }
+
+    /// The driver call that failed, if a driver call failed ([`CudaError::call`]).
+    pub fn call(&self) -> Option<Call> {
+        self.as_driver().map(CudaError::call)
+    }
+
+    /// A failed driver call's notes ([`CudaError::notes`]); none for every other error.
+    pub fn notes(&self) -> &[String] {
+        self.as_driver().map_or(&[], CudaError::notes)
+    }
+
+    /// For a driver error that is the entry point's absence, what the driver lacks
+    /// ([`CudaError::unresolved`]); `None` otherwise.
+    pub fn unresolved(&self) -> Option<&str> {
+        self.as_driver().and_then(CudaError::unresolved)
+    }
 }
 
 impl From<LoadError> for Error {

@@ -108,7 +108,7 @@ const EXTENT: &str = "extent: the copy reaches past the end of its 64 bytes";
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// What a call should answer.
@@ -427,7 +427,7 @@ fn device_memory() {
     let world = cudrv_standin::StandIn::isolated(cudrv::table::HEADER_VERSION).unwrap();
     let d: &'static cudrv::Driver = Box::leak(Box::new(world.load(Default::default()).unwrap()));
     d.init().unwrap();
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let pool = MemoryPool::new(&ctx, false).unwrap();
     let total = d.device(0).unwrap().total_memory().unwrap();

@@ -16,7 +16,7 @@ use cudrv_standin::{register_kernel, Param};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// The refusal's reason, checking that it is an `InvalidArgument` of `what`.

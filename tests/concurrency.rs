@@ -84,7 +84,7 @@ fn random_work(ctx: &Context, seed: u64) {
 fn child() {
     let Some(scenario) = common::child_scenario() else { return };
     let d = standin_driver();
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let reports = common::collect_all_reports();
     match scenario.as_str() {
         "random-faults" => {

@@ -10,7 +10,7 @@ use cudrv::{Context, CudaError, DeviceBuffer, Event, Graph, Linker, MemoryPool, 
 use cudrv_standin::{faults, Times};
 
 /// A named operation under test.
-type Op<'a> = (&'a str, Box<dyn FnMut() -> Result<(), CudaError> + 'a>);
+type Op<'a> = (&'a str, Box<dyn FnMut() -> Result<(), cudrv::Error> + 'a>);
 
 /// The driver error inside a `cudrv::Error`; anything else fails the test.
 fn driver_error<T>(r: Result<T, cudrv::Error>) -> Result<T, CudaError> {
@@ -28,7 +28,7 @@ static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 fn setup() -> (Context, std::sync::MutexGuard<'static, ()>) {
     let guard = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     common::capture_reports();
-    let ctx = Context::primary(standin_driver(), 0).unwrap();
+    let ctx = standin_driver().device(0).unwrap().primary_context().unwrap();
     clear_current(standin_driver());
     (ctx, guard)
 }
@@ -52,13 +52,13 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
     let ops: Vec<Op> = vec![
         ("cuStreamDestroy", Box::new(|| Stream::new(&ctx, 0).map(drop))),
         ("cuEventDestroy", Box::new(|| Event::new(&ctx, 0).map(drop))),
-        ("cuMemFree", Box::new(|| driver_error(DeviceBuffer::<u8>::alloc(&ctx, 64)).map(drop))),
-        ("cuMemFreeAsync", Box::new(|| driver_error(DeviceBuffer::<u8>::alloc_async(&stream, 64)).map(drop))),
+        ("cuMemFree", Box::new(|| DeviceBuffer::<u8>::alloc(&ctx, 64).map(drop))),
+        ("cuMemFreeAsync", Box::new(|| DeviceBuffer::<u8>::alloc_async(&stream, 64).map(drop))),
         ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, false).map(drop))),
         // A pinned buffer first creates its in-use event (a context switch of its own), so
         // the armed restoration fails there: the event is destroyed again and the host
         // memory is never allocated.
-        ("cuMemFreeHost", Box::new(|| driver_error(PinnedBuffer::<u8>::zeroed(&ctx, 64)).map(drop))),
+        ("cuMemFreeHost", Box::new(|| PinnedBuffer::<u8>::zeroed(&ctx, 64).map(drop))),
         ("cuModuleUnload", Box::new(|| Module::load_ptx(&ctx, &fake_ptx(&["k"])).map(drop))),
         ("cuLinkDestroy", Box::new(|| Linker::new(&ctx).map(drop))),
         ("cuGraphExecDestroy", Box::new(|| Graph::new(&ctx)?.instantiate().map(drop))),
@@ -70,7 +70,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
     for (undo, mut op) in ops {
         let live_before = live();
         faults::fail_next_context_restore(RESTORE_FAILS);
-        let e = op().err().unwrap_or_else(|| panic!("{undo}: no error"));
+        let e = driver_error(op()).err().unwrap_or_else(|| panic!("{undo}: no error"));
         assert!(e.notes().iter().any(|n| n.contains(&format!("destroyed again ({undo}("))), "{undo}: {e}");
         check_restore_error(&ctx, &e, RESTORE_FAILS);
         assert_eq!(live(), live_before, "{undo}: nothing is left allocated or created");
@@ -83,7 +83,7 @@ fn an_operation_error_stays_primary_when_the_restoration_fails_too() {
     let (ctx, _serial) = setup();
     faults::inject_on_this_thread(cudrv::call::cuStreamCreate, CUresult::CUDA_ERROR_OUT_OF_MEMORY, Times::Once);
     faults::fail_next_context_restore(RESTORE_FAILS);
-    let e = Stream::new(&ctx, 0).err().unwrap();
+    let e = driver_error(Stream::new(&ctx, 0)).err().unwrap();
     assert_eq!(e.call(), cudrv::call::cuStreamCreate);
     check_restore_error(&ctx, &e, CUresult::CUDA_ERROR_OUT_OF_MEMORY);
     assert!(e.notes()[0].starts_with("then cuCtxSetCurrent failed: CUDA_ERROR_INVALID_CONTEXT"), "{e}");
@@ -104,8 +104,8 @@ fn non_creating_operations_return_the_restoration_error() {
         ("synchronize", Box::new(|| stream.synchronize())),
         ("is_idle", Box::new(|| stream.is_idle().map(drop))),
         ("record", Box::new(|| event.record(&stream))),
-        ("fill", Box::new(|| driver_error(buffer.fill(0)))),
-        ("copy_from_host", Box::new(|| driver_error(buffer.copy_from_host(&[1, 2, 3])))),
+        ("fill", Box::new(|| buffer.fill(0))),
+        ("copy_from_host", Box::new(|| buffer.copy_from_host(&[1, 2, 3]))),
         (
             "host fn",
             Box::new({
@@ -116,20 +116,17 @@ fn non_creating_operations_return_the_restoration_error() {
                         stream.launch_host_fn(move || _ = counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst));
                     let e = driver_error(r).expect_err("the restoration fails");
                     assert!(e.notes().iter().any(|n| n == "the host function was queued and will run"), "{e}");
-                    Err(e)
+                    Err(e.into())
                 }
             }),
         ),
         ("context", Box::new(|| ctx.synchronize())),
         // SAFETY: a NUL-terminated fake image.
-        (
-            "add_data",
-            Box::new(|| driver_error(unsafe { linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k") })),
-        ),
+        ("add_data", Box::new(|| unsafe { linker.add_data(CUjitInputType::CU_JIT_INPUT_PTX, &image, "k") })),
     ];
     for (name, mut op) in ops {
         faults::fail_next_context_restore(RESTORE_FAILS);
-        let e = op().err().unwrap_or_else(|| panic!("{name}: no error"));
+        let e = driver_error(op()).err().unwrap_or_else(|| panic!("{name}: no error"));
         assert_eq!(e.call(), cudrv::call::cuCtxSetCurrent, "{name}: {e}");
         assert!(e.notes().iter().any(|n| n == "the operation itself succeeded"), "{name}: {e}");
         check_restore_error(&ctx, &e, RESTORE_FAILS);
@@ -165,11 +162,11 @@ fn nothing_switches_when_the_context_is_already_current() {
 fn set_current_is_one_call_and_a_failure_leaves_the_previous_context() {
     let (ctx, _serial) = setup();
     let d = standin_driver();
-    let other = Context::create(d, 0, 0).unwrap();
+    let other = Context::new(&d.device(0).unwrap(), 0).unwrap();
     ctx.set_current().unwrap();
     faults::inject_on_this_thread(cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
     let e = other.set_current().unwrap_err();
-    assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxSetCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
+    assert_eq!((e.call(), e.code()), (Some(cudrv::call::cuCtxSetCurrent), Some(CUresult::CUDA_ERROR_INVALID_CONTEXT)));
     assert_eq!(current_context(d), ctx.as_raw());
     clear_current(d);
 }
@@ -247,8 +244,8 @@ fn creating_a_context_whose_pop_fails_destroys_it_again() {
     let d = standin_driver();
     let handles_before = cudrv_standin::ledger().live_handles.len();
     faults::inject_on_this_thread(cudrv::call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::Once);
-    let e = Context::create(d, 0, 0).err().unwrap();
-    assert_eq!((e.call(), e.code()), (cudrv::call::cuCtxPopCurrent, CUresult::CUDA_ERROR_INVALID_CONTEXT));
+    let e = Context::new(&d.device(0).unwrap(), 0).err().unwrap();
+    assert_eq!((e.call(), e.code()), (Some(cudrv::call::cuCtxPopCurrent), Some(CUresult::CUDA_ERROR_INVALID_CONTEXT)));
     assert!(e.notes().iter().any(|n| n.contains("was destroyed again")), "{e}");
     assert_eq!(cudrv_standin::ledger().live_handles.len(), handles_before, "no context left behind");
     assert!(current_context(d).is_null(), "destroying the pushed context popped it");

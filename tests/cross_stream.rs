@@ -14,7 +14,7 @@ use cudrv::{Context, DeviceBuffer, PinnedBuffer, Stream, StreamFlags};
 const N: usize = 1 << 16;
 
 fn context() -> Context {
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 fn non_blocking(ctx: &Context) -> Stream {

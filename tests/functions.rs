@@ -15,7 +15,7 @@ use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// A fake image with these kernels and globals (`(name, bytes)`).
@@ -60,13 +60,13 @@ fn function_attributes_read_and_set() {
     f.set_preferred_shared_memory_carveout(None).unwrap();
     // Beyond the device's opt-in limit, and a read-only attribute: INVALID_VALUE, unchanged.
     let e = f.set_max_dynamic_shared_size_bytes(usize::MAX).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
     let e = f.set_attribute(FunctionAttribute::NumRegs, 8).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
     assert_eq!(f.attributes().unwrap().max_dynamic_shared_size_bytes, 64 << 10);
     // An attribute number the driver does not know.
     let unknown = FunctionAttribute::Raw(cudrv::sys::CUfunction_attribute(9999));
-    assert_eq!(f.attribute(unknown).unwrap_err().code(), CUresult::CUDA_ERROR_INVALID_VALUE);
+    assert_eq!(f.attribute(unknown).unwrap_err().code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
     assert_eq!(f.required_cluster_dims().unwrap(), (0, 0, 0));
     assert!(my_reports().is_empty());
 }
@@ -83,7 +83,7 @@ fn an_attribute_call_the_driver_refuses_without_a_context_is_retried_in_it() {
     // A second refusal is the error; the calling thread's context is unchanged.
     faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_INVALID_CONTEXT, Times::N(2));
     let e = f.attribute(FunctionAttribute::NumRegs).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_CONTEXT);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_CONTEXT));
     assert!(common::current_context(standin_driver()).is_null());
     assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
 }
@@ -95,7 +95,7 @@ fn read_only_attributes_are_asked_once_per_handle() {
     let f = module.function("k").unwrap();
     // A failed first read is not remembered: the next one asks again.
     faults::inject_on_this_thread(cudrv::call::cuFuncGetAttribute, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
-    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), Some(CUresult::CUDA_ERROR_UNKNOWN));
     assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
     assert_eq!(f.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap(), 1024);
     // From now on every cuFuncGetAttribute fails: the read-only values answered before
@@ -105,12 +105,12 @@ fn read_only_attributes_are_asked_once_per_handle() {
     assert_eq!(f.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
     assert_eq!(clone.attribute(FunctionAttribute::MaxThreadsPerBlock).unwrap(), 1024);
     let settable = f.attribute(FunctionAttribute::MaxDynamicSharedSizeBytes).unwrap_err();
-    assert_eq!(settable.code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(settable.code(), Some(CUresult::CUDA_ERROR_UNKNOWN));
     let not_asked = f.attribute(FunctionAttribute::LocalSizeBytes).unwrap_err();
-    assert_eq!(not_asked.code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(not_asked.code(), Some(CUresult::CUDA_ERROR_UNKNOWN));
     // Another handle of the same function asks for itself.
     let again = module.function("k").unwrap();
-    assert_eq!(again.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(again.attribute(FunctionAttribute::NumRegs).unwrap_err().code(), Some(CUresult::CUDA_ERROR_UNKNOWN));
     faults::clear();
     assert_eq!(again.attribute(FunctionAttribute::NumRegs).unwrap(), 4);
 }
@@ -135,11 +135,11 @@ fn gated_entries_say_which_driver_they_need() {
     let old = cudrv_standin::StandIn::new(12020).unwrap().load(Default::default()).unwrap();
     let old: &'static cudrv::Driver = Box::leak(Box::new(old));
     old.init().unwrap();
-    let ctx = Context::primary(old, 0).unwrap();
+    let ctx = old.device(0).unwrap().primary_context().unwrap();
     let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
     let f = module.function("k").unwrap();
     let e = f.name().unwrap_err();
-    assert!(e.unresolved().is_some(), "{e}");
+    assert!(e.as_driver().and_then(|d| d.unresolved()).is_some(), "{e}");
     assert!(e.to_string().contains("needs driver 12.3"), "{e}");
     let e = f.params().unwrap_err();
     assert!(e.to_string().contains("needs driver 12.4"), "{e}");
@@ -158,7 +158,7 @@ fn cache_config_reaches_the_driver() {
     // shows the call was made (on the H200 it succeeds: examples/kernel_features.rs).
     match f.set_cache_config(CacheConfig::PreferShared) {
         Ok(()) => {}
-        Err(e) => assert_eq!(e.code(), CUresult::CUDA_ERROR_NOT_SUPPORTED, "{e}"),
+        Err(e) => assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_NOT_SUPPORTED), "{e}"),
     }
 }
 

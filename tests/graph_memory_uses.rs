@@ -23,7 +23,7 @@ const N: usize = 1 << 16;
 const MIB2: usize = 2 << 20;
 
 fn context() -> Context {
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 fn non_blocking(ctx: &Context) -> Stream {
@@ -156,7 +156,7 @@ fn accessible_mapping(ctx: &Context) -> Mapping {
     let range = AddressRange::reserve(ctx, MIB2, 0).unwrap();
     let memory = PhysicalMemory::new(ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
     let map = Mapping::map(&range, 0, &memory).unwrap();
-    map.set_access(&[(0, Access::ReadWrite)]).unwrap();
+    map.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
     map
 }
 

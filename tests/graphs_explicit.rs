@@ -24,7 +24,7 @@ const N: usize = 1000;
 fn context() -> Context {
     // The kernels' host versions: the stand-in's PTX executor cannot run `count_down`.
     graph_kernels::register();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 #[test]
@@ -112,7 +112,7 @@ fn memcpy_kernel_and_host_nodes_run_in_edge_order_and_update() {
     // A changed topology is refused, and the error says so and names the node.
     let extra = graph.add_empty_node(&[&host]).unwrap();
     let e = exec.update(&graph).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE));
     assert!(e.to_string().contains("topology changed"), "{e}");
     graph.remove_edges(&[(&host, &extra)]).unwrap();
     assert_eq!(graph.edges().unwrap().len(), 2);

@@ -17,7 +17,7 @@ use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 fn wait_until(what: &str, f: impl Fn() -> bool) {
@@ -33,12 +33,12 @@ fn contexts_primary_and_created() {
     let d = standin_driver();
     let primary = context();
     assert!(primary.is_primary());
-    let created = Context::create(d, 0, 0).unwrap();
+    let created = Context::new(&d.device(0).unwrap(), 0).unwrap();
     assert!(!created.is_primary());
     assert_ne!(created.as_raw(), primary.as_raw());
     // Creating did not change the calling thread's context (cuCtxCreate pushes; cudrv pops).
     common::clear_current(d);
-    let again = Context::create(d, 0, 0).unwrap();
+    let again = Context::new(&d.device(0).unwrap(), 0).unwrap();
     assert!(common::current_context(d).is_null());
     created.set_current().unwrap();
     assert_eq!(common::current_context(d), created.as_raw());
@@ -49,7 +49,7 @@ fn contexts_primary_and_created() {
     common::clear_current(d);
     drop((created, again, primary));
     assert!(my_reports().is_empty());
-    assert!(Context::primary(d, 7).is_err(), "no device 7");
+    assert!(d.device(7).is_err(), "no device 7");
 }
 
 #[test]
@@ -302,7 +302,7 @@ fn a_sticky_error_is_returned_and_dropping_afterwards_reports_without_panicking(
     let d = cudrv_standin::StandIn::isolated(13000).unwrap().load(Default::default()).unwrap();
     let d: &'static cudrv::Driver = Box::leak(Box::new(d));
     d.init().unwrap();
-    let ctx = Context::create(d, 0, 0).unwrap();
+    let ctx = Context::new(&d.device(0).unwrap(), 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
     let module = Module::load_ptx(&ctx, &fake_ptx(&[cudrv_standin::FAULT_KERNEL])).unwrap();
@@ -311,7 +311,7 @@ fn a_sticky_error_is_returned_and_dropping_afterwards_reports_without_panicking(
     // SAFETY: the fake kernel takes no parameters.
     unsafe { function.builder(&stream).launch(config) }.unwrap();
     let e = stream.synchronize().unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
     assert!(e.is_sticky());
     let later = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap_err();
     assert!(later.as_driver().is_some_and(|e| e.is_sticky()), "later work fails the same way: {later}");
@@ -346,7 +346,7 @@ fn launch_attributes_need_cu_launch_kernel_ex_and_say_which_driver_has_it() {
     let old = cudrv_standin::StandIn::new(11040).unwrap().load(Default::default()).unwrap();
     let old: &'static cudrv::Driver = Box::leak(Box::new(old));
     old.init().unwrap();
-    let ctx = Context::primary(old, 0).unwrap();
+    let ctx = old.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
     let k = module.function("k").unwrap();
@@ -437,7 +437,7 @@ fn a_pinned_buffer_whose_copy_cannot_be_covered_refuses_access_and_is_leaked() {
 #[test]
 fn a_pinned_buffer_serves_a_stream_of_another_context() {
     let ctx = context();
-    let other = Context::create(standin_driver(), 0, 0).unwrap();
+    let other = Context::new(&standin_driver().device(0).unwrap(), 0).unwrap();
     let stream = Stream::new(&other, 0).unwrap();
     let device = DeviceBuffer::<u32>::from_slice(&other, &[7; 16]).unwrap();
     let mut pinned = PinnedBuffer::<u32>::zeroed(&ctx, 16).unwrap();

@@ -11,7 +11,7 @@ fn world() -> (StandIn, &'static cudrv::Driver, Context) {
     let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     (s, d, ctx)
 }
 
@@ -68,5 +68,5 @@ fn without_device_map_or_bytes() {
     // An unknown flag: refused, nothing registered.
     let mut more = vec![0u8; 8];
     let e = HostRegistration::new(&ctx, &mut more, 1u32 << 20).unwrap_err();
-    assert_eq!((e.code(), registered(&s)), (CUresult::CUDA_ERROR_INVALID_VALUE, 0));
+    assert_eq!((e.code(), registered(&s)), (Some(CUresult::CUDA_ERROR_INVALID_VALUE), 0));
 }

@@ -17,7 +17,7 @@ use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// A shareable pool, its import in "another process" (this one), a stream, and an
@@ -40,7 +40,7 @@ fn ipc_setup(ctx: &Context) -> Ipc {
 }
 
 impl Ipc {
-    fn import(&self) -> Result<ImportedBuffer, cudrv::CudaError> {
+    fn import(&self) -> Result<ImportedBuffer, cudrv::Error> {
         ImportedBuffer::import(&self.imported, &self.export, &self.stream)
     }
 }
@@ -66,7 +66,7 @@ fn an_import_whose_size_and_undo_fail_is_never_handed_out_with_length_zero() {
     faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     let e = ipc.import().unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_UNKNOWN), "{e}");
     assert!(e.notes().iter().any(|n| n.contains("never handed out")), "{e}");
     // The next import frees the mapping kept apart, then maps the export afresh.
     let again = ipc.import().unwrap();
@@ -81,11 +81,11 @@ fn an_import_kept_apart_that_still_cannot_be_freed_fails_clearly_until_it_can() 
     let ipc = ipc_setup(&ctx);
     faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::N(2));
-    assert_eq!(ipc.import().unwrap_err().code(), CUresult::CUDA_ERROR_UNKNOWN);
+    assert_eq!(ipc.import().unwrap_err().code(), Some(CUresult::CUDA_ERROR_UNKNOWN));
     // Freeing the mapping kept apart fails again: the import fails, saying why.
     let e = ipc.import().unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_VALUE, "{e}");
-    assert_eq!(e.call(), cudrv::call::cuMemFreeAsync, "{e}");
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE), "{e}");
+    assert_eq!(e.call(), Some(cudrv::call::cuMemFreeAsync), "{e}");
     assert!(e.notes().iter().any(|n| n.contains("earlier mapping of this export")), "{e}");
     let again = ipc.import().unwrap();
     assert_live_and_whole(&again);
@@ -101,7 +101,7 @@ fn an_import_whose_undo_was_not_waited_for_is_waited_for_before_mapping_again() 
     faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     faults::inject_on_this_thread(cudrv::call::cuStreamSynchronize, CUresult::CUDA_ERROR_LAUNCH_TIMEOUT, Times::Once);
     let e = ipc.import().unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_UNKNOWN), "{e}");
     assert!(e.notes().iter().any(|n| n.contains("waits for the free first")), "{e}");
     let again = ipc.import().unwrap();
     assert_live_and_whole(&again);
@@ -160,7 +160,7 @@ fn an_import_inside_a_host_function_is_refused_at_once_never_waited_for() {
         let _ = done.send((result_rx.recv().unwrap(), my_reports()));
     });
     let (code, message) = in_host_fn.expect_err("an import inside a host function is refused");
-    assert_eq!(code, CUresult::CUDA_ERROR_NOT_PERMITTED, "{message}");
+    assert_eq!(code, Some(CUresult::CUDA_ERROR_NOT_PERMITTED), "{message}");
     assert!(message.contains("host function"), "{message}");
     assert!(reports.is_empty(), "{reports:?}");
 }
@@ -171,7 +171,8 @@ fn an_import_in_a_graph_host_node_or_a_user_object_destructor_is_refused_at_once
     struct ImportOnDrop(Arc<Ipc>, mpsc::Sender<Result<usize, CUresult>>);
     impl Drop for ImportOnDrop {
         fn drop(&mut self) {
-            let _ = self.1.send(self.0.import().map(|b| b.len()).map_err(|e| e.code()));
+            let _ =
+                self.1.send(self.0.import().map(|b| b.len()).map_err(|e| e.code().unwrap_or(CUresult::CUDA_SUCCESS)));
         }
     }
     let results = with_watchdog("the host node and the user object", |done| {
@@ -184,7 +185,8 @@ fn an_import_in_a_graph_host_node_or_a_user_object_destructor_is_refused_at_once
         let (node_ipc, node_tx) = (ipc.clone(), tx.clone());
         graph
             .add_host_node(&[], move || {
-                let _ = node_tx.send(node_ipc.import().map(|b| b.len()).map_err(|e| e.code()));
+                let _ = node_tx
+                    .send(node_ipc.import().map(|b| b.len()).map_err(|e| e.code().unwrap_or(CUresult::CUDA_SUCCESS)));
             })
             .unwrap();
         graph.instantiate().unwrap().launch(&ipc.stream).unwrap();
@@ -215,7 +217,7 @@ fn pinned_is_live(ptr: *mut std::ffi::c_void) -> bool {
 fn a_pinned_buffer_is_freed_when_only_the_context_restore_fails_and_the_report_names_the_context() {
     let d = standin_driver();
     let ctx = context();
-    let other = Context::create(d, 0, 0).unwrap();
+    let other = Context::new(&d.device(0).unwrap(), 0).unwrap();
     let pinned = PinnedBuffer::<u32>::zeroed(&ctx, 1024).unwrap();
     let ptr = pinned.as_raw();
     assert!(pinned_is_live(ptr));
@@ -272,7 +274,7 @@ fn child() {
     match scenario.as_str() {
         "reporter-imports-on-a-driver-thread" => {
             let message = with_watchdog("the drop of the last import", |done| {
-                let ctx = Context::primary(standin_driver(), 0).unwrap();
+                let ctx = standin_driver().device(0).unwrap().primary_context().unwrap();
                 let ipc = Arc::new(ipc_setup(&ctx));
                 let last = ipc.import().unwrap();
                 let seen: Arc<Mutex<Option<String>>> = Arc::default();
@@ -303,7 +305,7 @@ fn child() {
             println!("import from the reporter: {message}");
         }
         "to-vec-too-large" => {
-            let ctx = Context::primary(standin_driver(), 0).unwrap();
+            let ctx = standin_driver().device(0).unwrap().primary_context().unwrap();
             // 2^60 bytes: more than any host's memory and address space. No driver call is
             // made: the vector is refused first.
             // SAFETY: the buffer is only asked for its length; nothing reads the address.

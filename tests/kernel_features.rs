@@ -68,7 +68,7 @@ fn code(e: &Error) -> Option<CUresult> {
 
 fn context() -> Context {
     register();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 #[test]
@@ -118,14 +118,14 @@ fn attributes_parameters_and_cache_config() {
     let mixed = module.function("mixed_params").unwrap();
     let got: Vec<(usize, usize)> = mixed.params().unwrap().iter().map(|p| (p.offset, p.size)).collect();
     assert_eq!(got, [(0, 8), (8, 4), (16, 8), (24, 1), (28, 4)]);
-    assert_eq!(mixed.param_info(5).map_err(|e| e.code()), Err(CUresult::CUDA_ERROR_INVALID_VALUE));
+    assert_eq!(mixed.param_info(5).map_err(|e| e.code()), Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE)));
     reverse.set_cache_config(CacheConfig::PreferShared).unwrap();
     assert_eq!(reverse.attribute(FunctionAttribute::PreferredSharedMemoryCarveout).unwrap(), -1);
     reverse.set_preferred_shared_memory_carveout(Some(100)).unwrap();
     assert_eq!(reverse.attribute(FunctionAttribute::PreferredSharedMemoryCarveout).unwrap(), 100);
     assert_eq!(
         reverse.set_attribute(FunctionAttribute::NumRegs, 8).map_err(|e| e.code()),
-        Err(CUresult::CUDA_ERROR_INVALID_VALUE)
+        Err(Some(CUresult::CUDA_ERROR_INVALID_VALUE))
     );
 
     // More than 48 KiB of dynamic shared memory, after opting in.

@@ -13,7 +13,7 @@ const VECTOR_ADD: &str = include_str!("../examples/kernels/vector_add.ptx");
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// The text of an InvalidArgument (panics on any other result).
@@ -114,7 +114,7 @@ fn a_kernel_whose_layout_the_driver_does_not_report_is_not_checked() {
 fn function_stream_and_buffers_of_one_context() {
     let d = standin_driver();
     let ctx = context();
-    let other = Context::create(d, 0, 0).unwrap();
+    let other = Context::new(&d.device(0).unwrap(), 0).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let other_stream = Stream::new(&other, 0).unwrap();
     let module = Module::from_ptx(&ctx, VECTOR_ADD).unwrap();
@@ -238,7 +238,7 @@ fn an_attribute_newer_than_the_driver_names_the_version_it_needs() {
     let old = cudrv_standin::StandIn::new(12040).unwrap().load(Default::default()).unwrap();
     let old: &'static cudrv::Driver = Box::leak(Box::new(old));
     old.init().unwrap();
-    let ctx = Context::primary(old, 0).unwrap();
+    let ctx = old.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let module = Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
     let k = module.function("k").unwrap();
@@ -265,7 +265,7 @@ fn before_13_2_the_layout_is_asked_per_index_and_never_past_the_arguments() {
     let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, CUresult::CUDA_SUCCESS);
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let module = Module::from_ptx(&ctx, VECTOR_ADD).unwrap();
     let f = module.function("vector_add").unwrap();

@@ -99,7 +99,7 @@ fn prefetch_advice_and_range_attributes() {
     assert_eq!((a.accessed_by, a.last_prefetch_location), (vec![dev], Some(ManagedLocation::Host)));
     // A device the system does not have: the driver's answer, naming the call.
     let e = buf.advise(ManagedAdvice::SetPreferredLocation(ManagedLocation::Device(7))).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_DEVICE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_DEVICE));
     let e = buf.prefetch_async(ManagedLocation::Device(7), &stream).unwrap_err();
     assert!(e.to_string().contains("cuMemPrefetchAsync"), "{e}");
     stream.synchronize().unwrap();

@@ -77,8 +77,8 @@ fn calls_naming_their_context_work_with_none_or_another_current() {
     capture_reports();
     for version in [cudrv::table::HEADER_VERSION, 12040] {
         let d = driver(version);
-        let ctx = Context::primary(d, 0).unwrap();
-        let other = Context::create(d, 0, 0).unwrap();
+        let ctx = d.device(0).unwrap().primary_context().unwrap();
+        let other = Context::new(&d.device(0).unwrap(), 0).unwrap();
         calls_with(d, &ctx, std::ptr::null_mut());
         calls_with(d, &ctx, other.as_raw());
         calls_with(d, &ctx, ctx.as_raw());
@@ -90,8 +90,8 @@ fn calls_naming_their_context_work_with_none_or_another_current() {
 fn a_default_stream_launch_still_runs_in_its_context() {
     capture_reports();
     let d = driver(cudrv::table::HEADER_VERSION);
-    let ctx = Context::primary(d, 0).unwrap();
-    let other = Context::create(d, 0, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
+    let other = Context::new(&d.device(0).unwrap(), 0).unwrap();
     let f = Module::from_ptx(&ctx, SCALE).unwrap().function("scale_f32").unwrap();
     let x = DeviceBuffer::from_slice(&ctx, &[1.0f32, 2.0]).unwrap();
     let (s, n) = (3.0f32, 2i32);
@@ -116,7 +116,7 @@ fn from_driver_13_they_make_no_context_query() {
     // the ones that do not succeed.
     for (version, switches) in [(cudrv::table::HEADER_VERSION, false), (12040, true)] {
         let (standin, d) = standin(version);
-        let ctx = Context::primary(d, 0).unwrap();
+        let ctx = d.device(0).unwrap().primary_context().unwrap();
         ctx.set_current().unwrap();
         let stream = Stream::new(&ctx, 1).unwrap();
         let f = Module::from_ptx(&ctx, SCALE).unwrap().function("scale_f32").unwrap();

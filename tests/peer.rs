@@ -22,7 +22,7 @@ fn driver() -> &'static Driver {
 /// New contexts on devices 0 and 1.
 fn pair() -> (Context, Context) {
     let d = driver();
-    (Context::create(d, 0, 0).unwrap(), Context::create(d, 1, 0).unwrap())
+    (Context::new(&d.device(0).unwrap(), 0).unwrap(), Context::new(&d.device(1).unwrap(), 0).unwrap())
 }
 
 fn current() -> cudrv::sys::CUcontext {
@@ -51,10 +51,10 @@ fn enabling_twice_and_disabling_twice_set_the_state_and_say_whether_it_changed()
 #[test]
 fn a_context_of_the_same_device_is_an_error_and_the_callers_context_stays() {
     let d = driver();
-    let (a, b) = (Context::create(d, 0, 0).unwrap(), Context::create(d, 0, 0).unwrap());
+    let (a, b) = (Context::new(&d.device(0).unwrap(), 0).unwrap(), Context::new(&d.device(0).unwrap(), 0).unwrap());
     let before = current();
     let e = a.enable_peer_access(&b).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_INVALID_DEVICE);
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_INVALID_DEVICE));
     assert!(e.to_string().contains("cuCtxEnablePeerAccess"), "{e}");
     assert_eq!(current(), before);
     // Nothing was enabled, so disabling finds nothing to do.
@@ -76,7 +76,7 @@ fn a_peer_copy_moves_the_values_between_devices_with_or_without_access() {
         s1.synchronize().unwrap();
         let back = dst.to_vec().unwrap();
         assert_eq!(&back[..4096], &values[..], "peer access {enable}");
-        assert_eq!(dst.context().device(), 1);
+        assert_eq!(dst.context().device().as_raw(), 1);
     }
 }
 

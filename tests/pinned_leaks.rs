@@ -15,7 +15,7 @@ use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// Whether the stand-in still holds the allocation at `ptr` (not freed).

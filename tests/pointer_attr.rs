@@ -11,7 +11,7 @@ use cudrv::{
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 #[test]
@@ -65,7 +65,7 @@ fn a_mapping_is_device_memory() {
     let range = AddressRange::reserve(&ctx, g, 0).unwrap();
     let memory = PhysicalMemory::new(&ctx, g, ShareableHandleTypes::POSIX_FD).unwrap();
     let map = Mapping::map(&range, 0, &memory).unwrap();
-    map.set_access(&[(0, Access::ReadWrite)]).unwrap();
+    map.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
     let a = PointerAttributes::of(standin_driver(), map.as_raw() + 16).unwrap();
     assert_eq!((a.memory_type, a.range_start, a.range_size), (Some(MemoryType::Device), map.as_raw(), g));
     // Memory of no context, exportable as its physical allocation says.

@@ -39,7 +39,7 @@ fn handles_dropped_at_shutdown_report_nothing() {
 fn child() {
     let Some(scenario) = common::child_scenario() else { return };
     let d = standin_driver();
-    let ctx = Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     match scenario.as_str() {
         "host-panic" => {
@@ -135,7 +135,7 @@ fn child() {
             let reports = common::collect_all_reports();
             let buffer = DeviceBuffer::<u8>::alloc(&ctx, 64).unwrap();
             let module = cudrv::Module::load_ptx(&ctx, &fake_ptx(&["k"])).unwrap();
-            let created = Context::create(d, 0, 0).unwrap();
+            let created = Context::new(&d.device(0).unwrap(), 0).unwrap();
             let other = Stream::new(&created, 0).unwrap();
             cudrv_standin::shutdown();
             drop((buffer, module, other, created, stream));

@@ -11,14 +11,15 @@ use cudrv::{
 
 fn created_context() -> Context {
     common::capture_reports();
-    Context::create(standin_driver(), 0, ContextFlags::SCHED_AUTO).unwrap()
+    Context::new(&standin_driver().device(0).unwrap(), ContextFlags::SCHED_AUTO).unwrap()
 }
 
 #[test]
 fn typed_flags_read_back_as_given() {
     let d = standin_driver();
     common::capture_reports();
-    let ctx = Context::create(d, 0, ContextFlags::SCHED_BLOCKING_SYNC | ContextFlags::LMEM_RESIZE_TO_MAX).unwrap();
+    let ctx = Context::new(&d.device(0).unwrap(), ContextFlags::SCHED_BLOCKING_SYNC | ContextFlags::LMEM_RESIZE_TO_MAX)
+        .unwrap();
     // docs/driver-facts.md: a created context's flags are exactly its creation flags.
     assert_eq!(ctx.flags().unwrap(), ContextFlags::SCHED_BLOCKING_SYNC | ContextFlags::LMEM_RESIZE_TO_MAX);
     let stream = Stream::new(&ctx, StreamFlags::NON_BLOCKING).unwrap();
@@ -44,7 +45,11 @@ fn raw_bits_are_still_accepted_and_unknown_ones_refused_by_the_driver() {
     drop(event);
     // A bit cuda.h does not define is passed on as it is, and the driver refuses it.
     let e = Stream::new(&ctx, StreamFlags::from_bits_retain(0x100)).unwrap_err();
-    assert_eq!((e.call(), e.code()), (cudrv::call::cuStreamCreate, CUresult::CUDA_ERROR_INVALID_VALUE), "{e}");
+    assert_eq!(
+        (e.call(), e.code()),
+        (Some(cudrv::call::cuStreamCreate), Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
+        "{e}"
+    );
     let e = PinnedBuffer::<u8>::zeroed_with_flags(&ctx, 16, 0x40u32).unwrap_err();
     assert!(e.to_string().contains("cuMemHostAlloc failed: CUDA_ERROR_INVALID_VALUE"), "{e}");
     assert!(my_reports().is_empty());

@@ -14,7 +14,7 @@ use cudrv_standin::{faults, Times};
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 /// A shareable pool, its import in "another process" (this one), and a stream.
@@ -67,7 +67,7 @@ fn a_failed_import_whose_undo_fails_stays_registered_and_is_not_mapped_twice() {
     faults::inject_on_this_thread(cudrv::call::cuMemGetAddressRange, CUresult::CUDA_ERROR_UNKNOWN, Times::Once);
     faults::inject_on_this_thread(cudrv::call::cuMemFreeAsync, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     let e = ImportedBuffer::import(&imported, &export, &stream).unwrap_err();
-    assert_eq!(e.code(), CUresult::CUDA_ERROR_UNKNOWN, "{e}");
+    assert_eq!(e.code(), Some(CUresult::CUDA_ERROR_UNKNOWN), "{e}");
     assert!(e.notes().iter().any(|n| n.contains("stays registered")), "{e}");
     // The next import of the same export frees the mapping kept apart before mapping it again.
     let again = ImportedBuffer::import(&imported, &export, &stream).unwrap();

@@ -40,10 +40,10 @@ fn a_mapping_with_access_is_device_memory_and_drops_in_order() {
     let mut map = Mapping::map(&range, MIB2, &memory).unwrap();
     assert_eq!(map.as_raw(), range.as_raw() + MIB2 as u64);
     // Mapped, but no device has access yet: not usable memory.
-    assert_eq!(map.access(0).unwrap(), Access::None);
+    assert_eq!(map.access(&ctx.device()).unwrap(), Access::None);
     assert_eq!(map.as_view().to_vec().unwrap_err().as_driver().unwrap().code(), CUresult::CUDA_ERROR_INVALID_VALUE);
-    map.set_access(&[(0, Access::ReadWrite)]).unwrap();
-    assert_eq!(map.access(0).unwrap(), Access::ReadWrite);
+    map.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
+    assert_eq!(map.access(&ctx.device()).unwrap(), Access::ReadWrite);
     let values: Vec<u8> = (0..MIB2).map(|i| (i % 251) as u8).collect();
     map.copy_from_host(&values).unwrap();
     assert_eq!(map.to_vec().unwrap(), values);
@@ -96,8 +96,8 @@ fn exported_memory_imported_from_its_descriptor_is_the_same_memory() {
     let (r1, r2) = (AddressRange::reserve(&ctx, MIB2, 0).unwrap(), AddressRange::reserve(&ctx, MIB2, 0).unwrap());
     let mut m1 = Mapping::map(&r1, 0, &memory).unwrap();
     let m2 = Mapping::map(&r2, 0, &imported).unwrap();
-    m1.set_access(&[(0, Access::ReadWrite)]).unwrap();
-    m2.set_access(&[(0, Access::Read)]).unwrap();
+    m1.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
+    m2.set_access(&[(&ctx.device(), Access::Read)]).unwrap();
     m1.slice_mut(..4).unwrap().copy_from_host(&[1, 2, 3, 4]).unwrap();
     assert_eq!(m2.slice(..4).unwrap().to_vec().unwrap(), [1, 2, 3, 4]);
     // Memory made without a shareable type cannot be exported.

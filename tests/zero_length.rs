@@ -24,7 +24,7 @@ const MARK: CUresult = CUresult::CUDA_ERROR_ECC_UNCORRECTABLE;
 
 fn context() -> Context {
     common::capture_reports();
-    Context::primary(standin_driver(), 0).unwrap()
+    standin_driver().device(0).unwrap().primary_context().unwrap()
 }
 
 type Probe = Box<dyn Fn() -> CUresult>;

@@ -304,7 +304,7 @@ fn map_one_gib(ctx: &cudrv::Context, rounds: usize) {
     let dev = ctx.device();
     let location = cudrv::sys::CUmemLocation {
         type_: cudrv::sys::CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE,
-        __bindgen_anon_1: cudrv::sys::CUmemLocation_st__bindgen_ty_1 { id: dev },
+        __bindgen_anon_1: cudrv::sys::CUmemLocation_st__bindgen_ty_1 { id: dev.as_raw() },
     };
     let prop = cudrv::sys::CUmemAllocationProp {
         type_: cudrv::sys::CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
@@ -346,7 +346,7 @@ fn map_one_gib(ctx: &cudrv::Context, rounds: usize) {
         for i in 0..CHUNKS {
             let memory = PhysicalMemory::new(ctx, CHUNK, ShareableHandleTypes::NONE).unwrap();
             let m = Mapping::map(&range, i * CHUNK, &memory).unwrap();
-            m.set_access(&[(dev, Access::ReadWrite)]).unwrap();
+            m.set_access(&[(&dev, Access::ReadWrite)]).unwrap();
             maps.push(m);
         }
         drop(maps);

@@ -220,8 +220,8 @@ impl Kind for ArrayKind {
         // (texture and surface reads and writes): if either wait fails, the array is leaked
         // (reported), never destroyed under them.
         for s in owner.uses() {
-            if !s.is_capturing()? {
-                s.synchronize()?;
+            if !s.is_capturing_raw()? {
+                s.synchronize_raw()?;
             }
         }
         // SAFETY: no arguments; the array's context is current (release_context).
@@ -331,6 +331,6 @@ impl Array {
 
     /// Waits for the streams of its asynchronous copies, before a synchronous copy.
     pub(crate) fn settle(&self) -> Result<(), CudaError> {
-        self.0.owner().uses().iter().try_for_each(Stream::synchronize)
+        self.0.owner().uses().iter().try_for_each(Stream::synchronize_raw)
     }
 }

@@ -6,7 +6,7 @@
 use std::ffi::{c_char, c_int, CStr};
 
 use crate::device::Device;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
@@ -23,9 +23,9 @@ const MAX_PARAMS: usize = 32_764;
 /// (the first index past the last parameter; compute-sanitizer reports that answer as
 /// an API error).
 fn params_of(
-    count: Result<usize, CudaError>,
-    get: impl Fn(usize) -> Result<ParamInfo, CudaError>,
-) -> Result<Vec<ParamInfo>, CudaError> {
+    count: Result<usize, Error>,
+    get: impl Fn(usize) -> Result<ParamInfo, Error>,
+) -> Result<Vec<ParamInfo>, Error> {
     if let Ok(n) = count {
         return (0..n).map(get).collect();
     }
@@ -33,7 +33,7 @@ fn params_of(
     for i in 0..MAX_PARAMS {
         match get(i) {
             Ok(info) => out.push(info),
-            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => break,
+            Err(e) if e.answered(CUresult::CUDA_ERROR_INVALID_VALUE) => break,
             Err(e) => return Err(e),
         }
     }
@@ -41,7 +41,7 @@ fn params_of(
 }
 
 /// All the attributes of [`FunctionAttributes`], read with `get`.
-fn read_all(get: impl Fn(FunctionAttribute) -> Result<i32, CudaError>) -> Result<FunctionAttributes, CudaError> {
+fn read_all(get: impl Fn(FunctionAttribute) -> Result<i32, Error>) -> Result<FunctionAttributes, Error> {
     let size = |a| get(a).map(|v| usize::try_from(v).unwrap_or(0));
     let count = |a| get(a).map(|v| u32::try_from(v).unwrap_or(0));
     let version = |a| count(a).map(|v| (v / 10, v % 10));
@@ -98,52 +98,52 @@ impl Function {
     /// its clones, then remembered; a settable one is asked each time. On error nothing is
     /// remembered.
     #[inline]
-    pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, CudaError> {
-        self.0.owner().fixed.get(attribute, || {
+    pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, Error> {
+        Ok(self.0.owner().fixed.get(attribute, || {
             let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
             let mut value: c_int = 0;
             // SAFETY: a live function (its module is held) and a valid out-pointer.
             self.run(|| unsafe { pc.cuFuncGetAttribute(&mut value, attr, raw) })?;
             Ok(value)
-        })
+        })?)
     }
 
     /// Sets `attribute` (`cuFuncSetAttribute`): the driver refuses a read-only attribute or
     /// a value out of range with `CUDA_ERROR_INVALID_VALUE`. On error nothing changed.
     #[inline]
-    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<(), CudaError> {
+    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<(), Error> {
         let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
         // SAFETY: a live function.
-        self.run(|| unsafe { pc.cuFuncSetAttribute(raw, attr, value) })
+        Ok(self.run(|| unsafe { pc.cuFuncSetAttribute(raw, attr, value) })?)
     }
 
     /// Its attributes, read together (one `cuFuncGetAttribute` each, the read-only ones
     /// only the first time: see [`Function::attribute`]).
-    pub fn attributes(&self) -> Result<FunctionAttributes, CudaError> {
+    pub fn attributes(&self) -> Result<FunctionAttributes, Error> {
         read_all(|a| self.attribute(a))
     }
 
     /// Lets launches ask for up to `bytes` of dynamic shared memory per block
     /// (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`): needed above 48 KiB.
     #[inline]
-    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize) -> Result<(), CudaError> {
+    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize) -> Result<(), Error> {
         self.set_attribute(FunctionAttribute::MaxDynamicSharedSizeBytes, int_of(bytes))
     }
 
     /// Sets the preferred shared-memory carveout, in percent of the most the device has
     /// (`None`: no preference, -1). A hint; the driver may choose otherwise.
-    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>) -> Result<(), CudaError> {
+    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>) -> Result<(), Error> {
         let value = percent.map_or(-1, |p| c_int::try_from(p).unwrap_or(c_int::MAX));
         self.set_attribute(FunctionAttribute::PreferredSharedMemoryCarveout, value)
     }
 
     /// Allows (or forbids) launches with a non-portable cluster size (more than 8 blocks).
-    pub fn set_non_portable_cluster_size_allowed(&self, allowed: bool) -> Result<(), CudaError> {
+    pub fn set_non_portable_cluster_size_allowed(&self, allowed: bool) -> Result<(), Error> {
         self.set_attribute(FunctionAttribute::NonPortableClusterSizeAllowed, c_int::from(allowed))
     }
 
     /// The cluster dimensions it was compiled for (`__cluster_dims__`), `(0, 0, 0)` if none.
-    pub fn required_cluster_dims(&self) -> Result<(u32, u32, u32), CudaError> {
+    pub fn required_cluster_dims(&self) -> Result<(u32, u32, u32), Error> {
         let dim = |a| self.attribute(a).map(|v| u32::try_from(v).unwrap_or(0));
         Ok((
             dim(FunctionAttribute::RequiredClusterWidth)?,
@@ -154,23 +154,23 @@ impl Function {
 
     /// Sets its cache preference (`cuFuncSetCacheConfig`). A hint, ignored by devices with
     /// a fixed split.
-    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), CudaError> {
+    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), Error> {
         let (pc, raw, config) = (self.driver().pc(), self.as_raw(), config.raw());
         // SAFETY: a live function.
-        self.run(|| unsafe { pc.cuFuncSetCacheConfig(raw, config) })
+        Ok(self.run(|| unsafe { pc.cuFuncSetCacheConfig(raw, config) })?)
     }
 
     /// Its name as the module has it (`cuFuncGetName`, driver 12.3+: on an older one the
     /// error says which version it needs). Mangled for C++ kernels not declared `extern "C"`.
-    pub fn name(&self) -> Result<String, CudaError> {
+    pub fn name(&self) -> Result<String, Error> {
         let (pc, raw) = (self.driver().pc(), self.as_raw());
         // SAFETY: a live function and a valid out-pointer.
-        name_of(|out| unsafe { pc.cuFuncGetName(out, raw) })
+        Ok(name_of(|out| unsafe { pc.cuFuncGetName(out, raw) })?)
     }
 
     /// Where parameter `index` lies in the parameter buffer (`cuFuncGetParamInfo`, driver
     /// 12.4+). An index past the last parameter is `CUDA_ERROR_INVALID_VALUE`.
-    pub fn param_info(&self, index: usize) -> Result<ParamInfo, CudaError> {
+    pub fn param_info(&self, index: usize) -> Result<ParamInfo, Error> {
         let (pc, raw) = (self.driver().pc(), self.as_raw());
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: a live function and valid out-pointers.
@@ -180,7 +180,7 @@ impl Function {
 
     /// How many parameters the function takes (`cuFuncGetParamCount`, driver 13.2+: on an
     /// older one the error says which version it needs).
-    pub fn param_count(&self) -> Result<usize, CudaError> {
+    pub fn param_count(&self) -> Result<usize, Error> {
         let (pc, raw) = (self.driver().pc(), self.as_raw());
         let mut count = 0usize;
         // SAFETY: a live function and a valid out-pointer.
@@ -192,14 +192,14 @@ impl Function {
     /// `cuFuncGetParamInfo` for index 0, 1, ... up to the first that the driver answers
     /// with `CUDA_ERROR_INVALID_VALUE` (that last answer is an API error to
     /// compute-sanitizer). Its length is the number of parameters. Driver 12.4+.
-    pub fn params(&self) -> Result<Vec<ParamInfo>, CudaError> {
+    pub fn params(&self) -> Result<Vec<ParamInfo>, Error> {
         params_of(self.param_count(), |i| self.param_info(i))
     }
 }
 
 impl Kernel {
     /// The value of `attribute` on `device` (`cuKernelGetAttribute`).
-    pub fn attribute(&self, attribute: FunctionAttribute, device: &Device) -> Result<i32, CudaError> {
+    pub fn attribute(&self, attribute: FunctionAttribute, device: &Device) -> Result<i32, Error> {
         let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
         let mut value: c_int = 0;
         // SAFETY: a live kernel (its library is held) and a valid out-pointer.
@@ -209,46 +209,46 @@ impl Kernel {
 
     /// Sets `attribute` on `device` (`cuKernelSetAttribute`); the driver refuses a
     /// read-only attribute or a value out of range. On error nothing changed.
-    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32, device: &Device) -> Result<(), CudaError> {
+    pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32, device: &Device) -> Result<(), Error> {
         let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
         // SAFETY: a live kernel.
-        unsafe { pc.cuKernelSetAttribute(attr, value, raw, dev) }
+        unsafe { Ok(pc.cuKernelSetAttribute(attr, value, raw, dev)?) }
     }
 
     /// Its attributes on `device`, read together (one `cuKernelGetAttribute` each).
-    pub fn attributes(&self, device: &Device) -> Result<FunctionAttributes, CudaError> {
+    pub fn attributes(&self, device: &Device) -> Result<FunctionAttributes, Error> {
         read_all(|a| self.attribute(a, device))
     }
 
     /// Lets launches on `device` ask for up to `bytes` of dynamic shared memory per block.
-    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize, device: &Device) -> Result<(), CudaError> {
+    pub fn set_max_dynamic_shared_size_bytes(&self, bytes: usize, device: &Device) -> Result<(), Error> {
         self.set_attribute(FunctionAttribute::MaxDynamicSharedSizeBytes, int_of(bytes), device)
     }
 
     /// Sets the preferred shared-memory carveout on `device` (`None`: no preference).
-    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>, device: &Device) -> Result<(), CudaError> {
+    pub fn set_preferred_shared_memory_carveout(&self, percent: Option<u32>, device: &Device) -> Result<(), Error> {
         let value = percent.map_or(-1, |p| c_int::try_from(p).unwrap_or(c_int::MAX));
         self.set_attribute(FunctionAttribute::PreferredSharedMemoryCarveout, value, device)
     }
 
     /// Sets its cache preference on `device` (`cuKernelSetCacheConfig`).
-    pub fn set_cache_config(&self, config: CacheConfig, device: &Device) -> Result<(), CudaError> {
+    pub fn set_cache_config(&self, config: CacheConfig, device: &Device) -> Result<(), Error> {
         let (pc, raw, dev) = (self.library().driver().pc(), self.as_raw(), device.as_raw());
         // SAFETY: a live kernel.
-        unsafe { pc.cuKernelSetCacheConfig(raw, config.raw(), dev) }
+        unsafe { Ok(pc.cuKernelSetCacheConfig(raw, config.raw(), dev)?) }
     }
 
     /// Its name (`cuKernelGetName`, driver 12.3+).
-    pub fn name(&self) -> Result<String, CudaError> {
+    pub fn name(&self) -> Result<String, Error> {
         let (pc, raw) = (self.library().driver().pc(), self.as_raw());
         // SAFETY: a live kernel and a valid out-pointer.
-        name_of(|out| unsafe { pc.cuKernelGetName(out, raw) })
+        Ok(name_of(|out| unsafe { pc.cuKernelGetName(out, raw) })?)
     }
 
     /// Where parameter `index` lies (`cuKernelGetParamInfo`, driver 12.4+), asked with
     /// `context` current: the driver answers `CUDA_ERROR_INVALID_CONTEXT` without one (any
     /// context will do; driver-facts.md).
-    pub fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
+    pub fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, Error> {
         let (pc, raw) = (self.library().driver().pc(), self.as_raw());
         let (mut offset, mut size) = (0usize, 0usize);
         // SAFETY: a live kernel and valid out-pointers.
@@ -258,7 +258,7 @@ impl Kernel {
 
     /// How many parameters the kernel takes (`cuKernelGetParamCount`, driver 13.2+), with
     /// `context` current.
-    pub fn param_count(&self, context: &Context) -> Result<usize, CudaError> {
+    pub fn param_count(&self, context: &Context) -> Result<usize, Error> {
         let (pc, raw) = (self.library().driver().pc(), self.as_raw());
         let mut count = 0usize;
         // SAFETY: a live kernel and a valid out-pointer.
@@ -267,7 +267,7 @@ impl Kernel {
     }
 
     /// Every parameter's place, as [`Function::params`], with `context` current. Driver 12.4+.
-    pub fn params(&self, context: &Context) -> Result<Vec<ParamInfo>, CudaError> {
-        context.run(|| params_of(self.param_count(context), |i| self.param_info(context, i)))
+    pub fn params(&self, context: &Context) -> Result<Vec<ParamInfo>, Error> {
+        params_of(self.param_count(context), |i| self.param_info(context, i))
     }
 }

@@ -4,7 +4,7 @@
 //! stream's capture stands at ([`Stream::capture_info`], `cuStreamGetCaptureInfo`).
 //! [`Stream::begin_capture`] and [`Stream::end_capture`] are with the graphs.
 
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::resources::stream::Stream;
 use crate::sys::{CUgraph, CUgraphEdgeData, CUgraphNode, CUstreamCaptureMode, CUstreamCaptureStatus};
 use crate::Driver;
@@ -96,15 +96,15 @@ impl Stream {
     /// # Safety
     /// As [`Stream::begin_capture`]: everything captured work uses must outlive every
     /// launch of the graph and of executables made from it.
-    pub unsafe fn begin_capture_with(&self, mode: CaptureMode) -> Result<(), CudaError> {
+    pub unsafe fn begin_capture_with(&self, mode: CaptureMode) -> Result<(), Error> {
         let (pc, raw, mode) = (self.context().driver().pc(), self.as_raw(), mode.raw());
         // SAFETY: the stream is live.
-        self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })
+        Ok(self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })?)
     }
 
     /// Where its capture stands (`cuStreamGetCaptureInfo`, the newest form the driver
     /// has: 12.3's, else 11.3's; the dependencies need 11.3).
-    pub fn capture_info(&self) -> Result<CaptureInfo, CudaError> {
+    pub fn capture_info(&self) -> Result<CaptureInfo, Error> {
         let (pc, raw) = (self.context().driver().pc(), self.as_raw());
         let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
         let (mut id, mut graph, mut n) = (0u64, std::ptr::null_mut::<crate::sys::CUgraph_st>(), 0usize);
@@ -152,7 +152,7 @@ pub struct CaptureModeGuard {
 impl CaptureModeGuard {
     /// Sets the calling thread's mode to `mode` until the guard is dropped. On error the
     /// mode is unchanged.
-    pub fn new(driver: &'static Driver, mode: CaptureMode) -> Result<CaptureModeGuard, CudaError> {
+    pub fn new(driver: &'static Driver, mode: CaptureMode) -> Result<CaptureModeGuard, Error> {
         let mut m = mode.raw();
         // SAFETY: `m` is a valid in/out pointer.
         unsafe { driver.pc().cuThreadExchangeStreamCaptureMode(&mut m) }?;

@@ -2,7 +2,7 @@
 
 use crate::call;
 use crate::device::Device;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
@@ -67,8 +67,8 @@ impl Kind for ContextKind {
 impl Device {
     /// Retains its primary context, released when the last clone drops. On error nothing
     /// is retained.
-    pub fn primary_context(&self) -> Result<Context, CudaError> {
-        Context::primary(self.driver(), self.as_raw())
+    pub fn primary_context(&self) -> Result<Context, Error> {
+        Context::primary_on(self.driver(), self.as_raw())
     }
 }
 
@@ -81,24 +81,35 @@ pub struct Context(pub(crate) Handle<ContextKind>);
 handle_type!(Context: ContextKind => CUcontext);
 
 impl Context {
-    /// Retains `device`'s primary context (see also [`crate::Device::primary_context`]).
-    /// On error nothing is retained.
-    pub fn primary(driver: &'static Driver, device: CUdevice) -> Result<Context, CudaError> {
+    /// Creates a context on `device` with `flags` (`cuCtxCreate`; a [`ContextFlags`] or
+    /// its raw bits). The calling thread's current context is left as it was. On error
+    /// nothing is created. A device's primary context is [`Device::primary_context`].
+    pub fn new(device: &Device, flags: impl Into<ContextFlags>) -> Result<Context, Error> {
+        Context::create_on(device.driver(), device.as_raw(), flags.into())
+    }
+
+    /// Retains `device`'s primary context. On error nothing is retained.
+    #[deprecated(since = "0.2.0", note = "use `Device::primary_context` (`driver.device(n)?.primary_context()`)")]
+    pub fn primary(driver: &'static Driver, device: CUdevice) -> Result<Context, Error> {
+        Context::primary_on(driver, device)
+    }
+
+    /// Creates a context on `device` with `flags` (`cuCtxCreate`). On error nothing is
+    /// created.
+    #[deprecated(since = "0.2.0", note = "use `Context::new(&device, flags)`")]
+    pub fn create(driver: &'static Driver, device: CUdevice, flags: impl Into<ContextFlags>) -> Result<Context, Error> {
+        Context::create_on(driver, device, flags.into())
+    }
+
+    fn primary_on(driver: &'static Driver, device: CUdevice) -> Result<Context, Error> {
         let mut raw: CUcontext = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer.
         unsafe { driver.pc().cuDevicePrimaryCtxRetain(&mut raw, device) }?;
         Ok(Context::wrap(driver, raw, device, Ownership::Primary))
     }
 
-    /// Creates a context on `device` with `flags` (`cuCtxCreate`; a [`ContextFlags`] or
-    /// its raw bits). The calling thread's current context is left as it was. On error
-    /// nothing is created.
-    pub fn create(
-        driver: &'static Driver,
-        device: CUdevice,
-        flags: impl Into<ContextFlags>,
-    ) -> Result<Context, CudaError> {
-        let raw = scope::create_context(driver, device, flags.into().bits())?;
+    fn create_on(driver: &'static Driver, device: CUdevice, flags: ContextFlags) -> Result<Context, Error> {
+        let raw = scope::create_context(driver, device, flags.bits())?;
         Ok(Context::wrap(driver, raw, device, Ownership::Owned))
     }
 
@@ -122,7 +133,7 @@ impl Context {
 
     /// The flags it runs with (`cuCtxGetFlags`, with it current): a created context's
     /// creation flags; a primary context's flags (the driver adds `MAP_HOST`).
-    pub fn flags(&self) -> Result<ContextFlags, CudaError> {
+    pub fn flags(&self) -> Result<ContextFlags, Error> {
         let pc = self.driver().pc();
         let mut bits = 0;
         // SAFETY: `bits` is a valid out-pointer; the context is current inside `run`.
@@ -154,8 +165,8 @@ impl Context {
     }
 
     /// The device it belongs to.
-    pub fn device(&self) -> CUdevice {
-        self.0.owner().device
+    pub fn device(&self) -> Device {
+        Device::known(self.driver(), self.0.owner().device)
     }
 
     /// The driver it was made with.
@@ -171,13 +182,19 @@ impl Context {
 
     /// Makes it current on the calling thread with one `cuCtxSetCurrent`; on error the
     /// previous context stays current.
-    pub fn set_current(&self) -> Result<(), CudaError> {
-        scope::switch_to(self.driver(), self.as_raw())
+    pub fn set_current(&self) -> Result<(), Error> {
+        Ok(scope::switch_to(self.driver(), self.as_raw())?)
     }
 
     /// Runs `op` with this context current (see [`crate::with_context`]).
     #[inline]
-    pub fn run<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
+    pub fn run<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, Error> {
+        Ok(self.run_raw(op)?)
+    }
+
+    /// [`Context::run`] with the driver's error, for cudrv's own calls.
+    #[inline(always)]
+    pub(crate) fn run_raw<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
         scope::run_in(self.driver(), self.as_raw(), op)
     }
 
@@ -191,7 +208,7 @@ impl Context {
     /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):
     /// `least` is the numerically greatest (0 on every device so far), `greatest` the
     /// numerically least (-5 on an H200). A priority outside it is clamped.
-    pub fn stream_priority_range(&self) -> Result<StreamPriorityRange, CudaError> {
+    pub fn stream_priority_range(&self) -> Result<StreamPriorityRange, Error> {
         let pc = self.driver().pc();
         let (mut least, mut greatest) = (0, 0);
         // SAFETY: both out-pointers are valid; the context is current inside `run`.
@@ -200,7 +217,7 @@ impl Context {
     }
 
     /// The value of `limit` in this context (`cuCtxGetLimit`).
-    pub fn limit(&self, limit: Limit) -> Result<usize, CudaError> {
+    pub fn limit(&self, limit: Limit) -> Result<usize, Error> {
         let pc = self.driver().pc();
         let mut value = 0usize;
         // SAFETY: `value` is a valid out-pointer; the context is current inside `run`.
@@ -211,7 +228,7 @@ impl Context {
     /// Sets `limit` in this context (`cuCtxSetLimit`). The driver may round the value
     /// (read it back with [`Context::limit`]); some limits can only be set before the
     /// first launch that uses them. On error the limit is unchanged.
-    pub fn set_limit(&self, limit: Limit, value: usize) -> Result<(), CudaError> {
+    pub fn set_limit(&self, limit: Limit, value: usize) -> Result<(), Error> {
         let pc = self.driver().pc();
         // SAFETY: no pointers; the context is current inside `run`.
         self.run(|| unsafe { pc.cuCtxSetLimit(limit.raw(), value) })
@@ -219,7 +236,7 @@ impl Context {
 
     /// The context's preferred split of on-chip memory between L1 and shared memory
     /// (`cuCtxGetCacheConfig`; a function's own preference wins).
-    pub fn cache_config(&self) -> Result<CacheConfig, CudaError> {
+    pub fn cache_config(&self) -> Result<CacheConfig, Error> {
         let pc = self.driver().pc();
         let mut raw = CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
         // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
@@ -229,7 +246,7 @@ impl Context {
 
     /// Sets the context's preferred cache configuration (`cuCtxSetCacheConfig`; a device
     /// with a fixed split ignores it).
-    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), CudaError> {
+    pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), Error> {
         let pc = self.driver().pc();
         // SAFETY: no pointers; the context is current inside `run`.
         self.run(|| unsafe { pc.cuCtxSetCacheConfig(config.raw()) })
@@ -238,7 +255,7 @@ impl Context {
     /// The shared memory bank size (`cuCtxGetSharedMemConfig`, deprecated: drivers since
     /// compute capability 5.0 devices report the default and ignore a setting; a driver
     /// without the entry says so in the error).
-    pub fn shared_mem_config(&self) -> Result<SharedMemConfig, CudaError> {
+    pub fn shared_mem_config(&self) -> Result<SharedMemConfig, Error> {
         let pc = self.driver().pc();
         let mut raw = CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
         // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
@@ -248,14 +265,14 @@ impl Context {
 
     /// Sets the shared memory bank size (`cuCtxSetSharedMemConfig`, deprecated; see
     /// [`Context::shared_mem_config`]).
-    pub fn set_shared_mem_config(&self, config: SharedMemConfig) -> Result<(), CudaError> {
+    pub fn set_shared_mem_config(&self, config: SharedMemConfig) -> Result<(), Error> {
         let pc = self.driver().pc();
         // SAFETY: no pointers; the context is current inside `run`.
         self.run(|| unsafe { pc.cuCtxSetSharedMemConfig(config.raw()) })
     }
 
     /// `cuCtxSynchronize` in this context.
-    pub fn synchronize(&self) -> Result<(), CudaError> {
+    pub fn synchronize(&self) -> Result<(), Error> {
         let pc = self.driver().pc();
         // SAFETY: no arguments.
         self.run(|| unsafe { pc.cuCtxSynchronize() })

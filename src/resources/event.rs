@@ -1,7 +1,7 @@
 //! Events.
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::EventFlags;
 use crate::resources::handle::{handle_type, kind, Unique};
@@ -23,9 +23,14 @@ impl Event {
     /// Creates an event in `context` (`cuEventCreate` with `flags`: an [`EventFlags`] or
     /// its raw bits). On error nothing is created and the calling thread's context is
     /// unchanged.
-    pub fn new(context: &Context, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
+    pub fn new(context: &Context, flags: impl Into<EventFlags>) -> Result<Event, Error> {
+        Ok(Event::new_raw(context, flags.into())?)
+    }
+
+    /// [`Event::new`] with the driver's error.
+    pub(crate) fn new_raw(context: &Context, flags: EventFlags) -> Result<Event, CudaError> {
         let pc = context.driver().pc();
-        let flags = flags.into().bits();
+        let flags = flags.bits();
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUevent| unsafe { pc.cuEventCreate(raw, flags) };
         Unique::create_out(context.clone(), context.as_raw(), create).map(Event)
@@ -36,7 +41,7 @@ impl Event {
     /// [`EventFlags::INTERPROCESS`] and [`EventFlags::DISABLE_TIMING`]. The handle is
     /// plain bytes, to send to the other process any way (a pipe, a command line); it is
     /// valid while this event lives.
-    pub fn export_ipc(&self) -> Result<IpcEventHandle, CudaError> {
+    pub fn export_ipc(&self) -> Result<IpcEventHandle, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut handle = CUipcEventHandle { reserved: [0; 64] };
         // SAFETY: the event is live; `handle` is a valid out-pointer.
@@ -51,12 +56,12 @@ impl Event {
     /// releases this process's use (`cuEventDestroy`). On error nothing is opened and the
     /// calling thread's context is unchanged. A driver refuses a handle exported by the
     /// same process.
-    pub fn open_ipc(context: &Context, handle: &IpcEventHandle) -> Result<Event, CudaError> {
+    pub fn open_ipc(context: &Context, handle: &IpcEventHandle) -> Result<Event, Error> {
         let pc = context.driver().pc();
         let raw_handle = CUipcEventHandle { reserved: handle.0.map(|b| b as std::ffi::c_char) };
         // SAFETY: `raw` is a valid out-pointer; the handle is passed by value.
         let open = |raw: &mut CUevent| unsafe { pc.cuIpcOpenEventHandle(raw, raw_handle) };
-        Unique::create_out(context.clone(), context.as_raw(), open).map(Event)
+        Ok(Unique::create_out(context.clone(), context.as_raw(), open).map(Event)?)
     }
 
     /// The context it belongs to.
@@ -65,21 +70,31 @@ impl Event {
     }
 
     /// Records it on `stream` (`cuEventRecord`).
-    pub fn record(&self, stream: &Stream) -> Result<(), CudaError> {
+    pub fn record(&self, stream: &Stream) -> Result<(), Error> {
+        Ok(self.record_raw(stream)?)
+    }
+
+    /// [`Event::record`] with the driver's error.
+    pub(crate) fn record_raw(&self, stream: &Stream) -> Result<(), CudaError> {
         let (pc, raw, s) = (self.0.driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
         stream.run(|| unsafe { pc.cuEventRecord(raw, s) })
     }
 
     /// Waits until the work it was recorded after is done (`cuEventSynchronize`).
-    pub fn synchronize(&self) -> Result<(), CudaError> {
+    pub fn synchronize(&self) -> Result<(), Error> {
+        Ok(self.synchronize_raw()?)
+    }
+
+    /// [`Event::synchronize`] with the driver's error.
+    pub(crate) fn synchronize_raw(&self) -> Result<(), CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         // SAFETY: the event is live while we hold it.
-        self.context().run(|| unsafe { pc.cuEventSynchronize(raw) })
+        self.context().run_raw(|| unsafe { pc.cuEventSynchronize(raw) })
     }
 
     /// Whether that work is done (`cuEventQuery`; NOT_READY is `Ok(false)`).
-    pub fn is_complete(&self) -> Result<bool, CudaError> {
+    pub fn is_complete(&self) -> Result<bool, Error> {
         let (d, raw) = (self.0.driver(), self.as_raw());
         self.context().run(|| {
             // SAFETY: as above.
@@ -92,7 +107,7 @@ impl Event {
     }
 
     /// Milliseconds from this event to `end` (`cuEventElapsedTime`).
-    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, CudaError> {
+    pub fn elapsed_ms(&self, end: &Event) -> Result<f32, Error> {
         let (pc, start, stop) = (self.0.driver().pc(), self.as_raw(), end.as_raw());
         self.context().run(|| {
             let mut ms = 0f32;
@@ -106,7 +121,12 @@ impl Event {
 impl Stream {
     /// Makes later work on this stream wait for `event` (`cuStreamWaitEvent`), which may
     /// belong to another context or device.
-    pub fn wait_event(&self, event: &Event) -> Result<(), CudaError> {
+    pub fn wait_event(&self, event: &Event) -> Result<(), Error> {
+        Ok(self.wait_event_raw(event)?)
+    }
+
+    /// [`Stream::wait_event`] with the driver's error.
+    pub(crate) fn wait_event_raw(&self, event: &Event) -> Result<(), CudaError> {
         let (pc, raw, ev) = (self.0.driver().pc(), self.as_raw(), event.as_raw());
         // SAFETY: both handles are live while we hold them.
         self.run(|| unsafe { pc.cuStreamWaitEvent(raw, ev, 0) })
@@ -114,7 +134,7 @@ impl Stream {
 
     /// Records a new event on this stream and returns it (`cuEventCreate` with `flags`,
     /// then `cuEventRecord`). On error no event is left behind.
-    pub fn record_event(&self, flags: impl Into<EventFlags>) -> Result<Event, CudaError> {
+    pub fn record_event(&self, flags: impl Into<EventFlags>) -> Result<Event, Error> {
         let event = Event::new(self.context(), flags)?;
         event.record(self)?;
         Ok(event)

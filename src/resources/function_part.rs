@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::resources::values::{Fixed, ParamInfo};
 use crate::sys::CUresult;
 use crate::Driver;
@@ -46,8 +46,8 @@ impl Known {
     /// the places of the first `args` parameters (`info`), stopping where an index is past
     /// the last. `None` where the driver does not say.
     pub(crate) fn learn(
-        count: impl FnOnce() -> Result<usize, CudaError>,
-        info: impl Fn(usize) -> Result<ParamInfo, CudaError>,
+        count: impl FnOnce() -> Result<usize, Error>,
+        info: impl Fn(usize) -> Result<ParamInfo, Error>,
         args: usize,
     ) -> Option<Known> {
         if let Ok(n) = count() {
@@ -65,7 +65,7 @@ impl Known {
         for i in 0..args {
             match info(i) {
                 Ok(p) => params.push(p),
-                Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
+                Err(e) if e.answered(CUresult::CUDA_ERROR_INVALID_VALUE) => {
                     return Some(Known { params: params.into_boxed_slice(), complete: true });
                 }
                 Err(_) => return None,

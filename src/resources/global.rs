@@ -98,7 +98,7 @@ impl<T: DeviceRepr> Global<T> {
         let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
         let (a, b, n) = (&mut address, &mut bytes, name.as_ptr());
         context
-            .run(|| match (&holder, lookup) {
+            .run_raw(|| match (&holder, lookup) {
                 // SAFETY: valid out-pointers and C string; the module is live (held).
                 (Holder::Module(m), _) => unsafe { pc.cuModuleGetGlobal(a, b, m.as_raw(), n) },
                 // SAFETY: as above, for the library.
@@ -210,7 +210,7 @@ impl<T: DeviceRepr> Global<T> {
         check_fits("Global::copy_from_host", src.len(), self.len)?;
         let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(src));
         // SAFETY: `src` is readable for `bytes`, which fit in the global.
-        Ok(self.context.run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
+        self.context.run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })
     }
 
     /// Copies the start of the global into `dst` (`cuMemcpyDtoH`, synchronous). A
@@ -219,7 +219,7 @@ impl<T: DeviceRepr> Global<T> {
         check_fits("Global::copy_to_host", dst.len(), self.len)?;
         let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(dst));
         // SAFETY: `dst` is writable for `bytes`, which fit in the global; any bytes are a T.
-        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
+        self.context.run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })
     }
 
     /// The whole global, copied to a new vector (`cuMemcpyDtoH`, synchronous). A vector
@@ -245,7 +245,7 @@ impl<T: DeviceRepr> Global<T> {
         check_fits("Global::copy_from_device", src.len(), self.len)?;
         let (pc, dst, from, bytes) = (self.pc(), self.address, src.as_raw(), src.size_bytes());
         // SAFETY: both ranges are live device memory of at least `bytes`.
-        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
+        self.context.run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })
     }
 
     /// Copies the start of the global into `dst` (`cuMemcpyDtoD`). A destination longer
@@ -254,7 +254,7 @@ impl<T: DeviceRepr> Global<T> {
         check_fits("Global::copy_to_device", dst.len(), self.len)?;
         let (pc, to, from, bytes) = (self.pc(), dst.as_raw(), self.address, dst.size_bytes());
         // SAFETY: both ranges are live device memory of at least `bytes`.
-        Ok(self.context.run(|| unsafe { pc.cuMemcpyDtoD(to, from, bytes) })?)
+        self.context.run(|| unsafe { pc.cuMemcpyDtoD(to, from, bytes) })
     }
 
     /// Copies the pinned buffer `src` to the start of the global, ordered on `stream`

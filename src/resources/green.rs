@@ -9,7 +9,7 @@
 //! (the green context's own, or one held by a stream or buffer made in it) destroys the
 //! green context (`cuGreenCtxDestroy`).
 
-use crate::error::{CudaError, InvalidArgument};
+use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::Handle;
@@ -47,7 +47,7 @@ pub struct SmSplit {
 
 impl SmResource {
     /// Every SM of `device` (`cuDeviceGetDevResource`).
-    pub fn of_device(device: &Device) -> Result<SmResource, CudaError> {
+    pub fn of_device(device: &Device) -> Result<SmResource, Error> {
         let mut raw = CUdevResource::default();
         // SAFETY: `raw` is a valid out-pointer.
         unsafe { device.driver().pc().cuDeviceGetDevResource(device.as_raw(), &mut raw, SM) }?;
@@ -81,7 +81,7 @@ impl SmResource {
 
     /// How many groups of at least `min_count` SMs a split would make
     /// (`cuDevSmResourceSplitByCount` with no result array).
-    pub fn split_count(&self, device: &Device, min_count: u32) -> Result<u32, CudaError> {
+    pub fn split_count(&self, device: &Device, min_count: u32) -> Result<u32, Error> {
         let mut n = 0;
         // SAFETY: a null result array asks for the count only; `n` is a valid out-pointer.
         unsafe {
@@ -195,7 +195,7 @@ impl GreenContext {
     /// # Safety
     /// `raw` must be a live green context on `device` while this handle and what is made
     /// from it are used.
-    pub unsafe fn borrowed(device: &Device, raw: CUgreenCtx) -> Result<GreenContext, CudaError> {
+    pub unsafe fn borrowed(device: &Device, raw: CUgreenCtx) -> Result<GreenContext, Error> {
         let mut ctx: CUcontext = std::ptr::null_mut();
         // SAFETY: `ctx` is a valid out-pointer; `raw` is live (the caller's contract).
         unsafe { device.driver().pc().cuCtxFromGreenCtx(&mut ctx, raw) }?;
@@ -214,7 +214,7 @@ impl GreenContext {
     }
 
     /// The SMs it runs on (`cuGreenCtxGetDevResource`).
-    pub fn sm_resource(&self) -> Result<SmResource, CudaError> {
+    pub fn sm_resource(&self) -> Result<SmResource, Error> {
         let mut raw = CUdevResource::default();
         // SAFETY: the green context is live; `raw` is a valid out-pointer.
         unsafe { self.0.driver().pc().cuGreenCtxGetDevResource(self.as_raw(), &mut raw, SM) }?;
@@ -224,11 +224,11 @@ impl GreenContext {
     /// Creates a stream in it (`cuGreenCtxStreamCreate`, driver 12.5+; a green context's
     /// streams are always non-blocking) with `priority` (see
     /// [`Context::stream_priority_range`]). On error nothing is created.
-    pub fn stream(&self, priority: i32) -> Result<Stream, CudaError> {
+    pub fn stream(&self, priority: i32) -> Result<Stream, Error> {
         let (pc, green) = (self.0.driver().pc(), self.as_raw());
         let flags = StreamFlags::NON_BLOCKING.bits();
         // SAFETY: `raw` is a valid out-pointer; the green context is live.
         let create = |raw: &mut CUstream| unsafe { pc.cuGreenCtxStreamCreate(raw, green, flags, priority) };
-        Handle::create_out(self.0.clone(), self.0.as_raw(), create).map(Stream)
+        Ok(Handle::create_out(self.0.clone(), self.0.as_raw(), create).map(Stream)?)
     }
 }

@@ -5,7 +5,7 @@
 use std::ffi::c_void;
 use std::marker::PhantomData;
 
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::resources::context::Context;
 use crate::resources::flags::HostRegisterFlags;
 use crate::resources::handle::{kind, Ownership, Unique};
@@ -51,7 +51,7 @@ impl<'a, T: DeviceRepr> HostRegistration<'a, T> {
         context: &Context,
         values: &'a mut [T],
         flags: impl Into<HostRegisterFlags>,
-    ) -> Result<HostRegistration<'a, T>, CudaError> {
+    ) -> Result<HostRegistration<'a, T>, Error> {
         let (p, bytes) = (values.as_mut_ptr().cast::<c_void>(), size_of_val(values));
         let len = values.len();
         if bytes == 0 {
@@ -98,7 +98,7 @@ impl<'a, T: DeviceRepr> HostRegistration<'a, T> {
     /// The device address of the registered memory (`cuMemHostGetDevicePointer`), for
     /// memory registered with [`HostRegisterFlags::DEVICEMAP`]; the driver refuses others.
     /// Null for a registration of no bytes.
-    pub fn device_pointer(&self) -> Result<CUdeviceptr, CudaError> {
+    pub fn device_pointer(&self) -> Result<CUdeviceptr, Error> {
         if self.len == 0 || size_of::<T>() == 0 {
             return Ok(0);
         }

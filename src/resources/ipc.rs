@@ -32,7 +32,7 @@ use std::mem::ManuallyDrop;
 use std::sync::{Arc, Condvar, LazyLock, Mutex, MutexGuard, Weak};
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::report::Arg;
 use crate::resources::host_fn::in_driver_callback;
 use crate::resources::memory::{DeviceBuffer, Keeper};
@@ -129,7 +129,7 @@ fn cache() -> MutexGuard<'static, HashMap<Key, Slot>> {
 impl<T> DeviceBuffer<T> {
     /// The data another process imports this pool allocation with
     /// (`cuMemPoolExportPointer`). The pool must be shareable.
-    pub fn export_ipc(&self) -> Result<IpcExport, CudaError> {
+    pub fn export_ipc(&self) -> Result<IpcExport, Error> {
         let mut data = CUmemPoolPtrExportData::default();
         // SAFETY: `data` is a valid out-pointer; the allocation is live.
         unsafe { self.context().driver().pc().cuMemPoolExportPointer(&mut data, self.as_raw()) }?;
@@ -246,15 +246,17 @@ impl ImportedBuffer {
     /// object's destructor, or a reporter called from one) it returns
     /// `CUDA_ERROR_NOT_PERMITTED` at once, without calling the driver or waiting, as the
     /// driver answers CUDA calls there.
-    pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, CudaError> {
+    pub fn import(pool: &MemoryPool, export: &IpcExport, stream: &Stream) -> Result<ImportedBuffer, Error> {
         let context = stream.context();
         let d = context.driver();
         if in_driver_callback() {
             let why = "not called: this thread is running a host function, host node or user-object destructor \
                        (or a report from one), where the driver forbids CUDA calls; an import there could wait \
                        for this very callback";
-            return Err(CudaError::with_driver(d, call::cuMemPoolImportPointer, CUresult::CUDA_ERROR_NOT_PERMITTED)
-                .with_note(why));
+            return Err(Error::from(
+                CudaError::with_driver(d, call::cuMemPoolImportPointer, CUresult::CUDA_ERROR_NOT_PERMITTED)
+                    .with_note(why),
+            ));
         }
         let key = export.0;
         let mut cache = cache();
@@ -290,7 +292,7 @@ impl ImportedBuffer {
         let mut mapped = Mapped::Nothing;
         let (imported, still_apart) = match earlier.as_mut().map_or(Ok(()), Apart::release) {
             Err(e) => (Err(e), earlier.take()),
-            Ok(()) => (context.run(|| import_pointer(d, pool, export, stream, &mut mapped)), None),
+            Ok(()) => (context.run_raw(|| import_pointer(d, pool, export, stream, &mut mapped)), None),
         };
         let mut cache = self::cache();
         let result = match (imported, mapped, still_apart) {
@@ -323,7 +325,7 @@ impl ImportedBuffer {
         drop(cache);
         pending.finish();
         drop(earlier);
-        result
+        Ok(result?)
     }
 
     /// The device address in this process.

@@ -2,7 +2,7 @@
 
 use std::ffi::CStr;
 
-use crate::error::{CudaError, Error};
+use crate::error::Error;
 use crate::resources::function_part::Part;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::module::c_name;
@@ -34,7 +34,7 @@ handle_type!(Kernel: KernelKind => CUkernel);
 impl Library {
     /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current
     /// context. On error nothing is loaded.
-    pub fn load_ptx(driver: &'static Driver, ptx: &CStr) -> Result<Library, CudaError> {
+    pub fn load_ptx(driver: &'static Driver, ptx: &CStr) -> Result<Library, Error> {
         // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
         unsafe { Library::load_data(driver, ptx.to_bytes_with_nul()) }
     }
@@ -43,7 +43,7 @@ impl Library {
     /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
     pub fn from_ptx(driver: &'static Driver, ptx: &str) -> Result<Library, Error> {
         let ptx = c_name("Library::from_ptx", ptx)?;
-        Ok(Library::load_ptx(driver, &ptx)?)
+        Library::load_ptx(driver, &ptx)
     }
 
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX). Needs no current context.
@@ -52,7 +52,7 @@ impl Library {
     /// # Safety
     /// The driver reads the image by its own headers, not by the slice's length: `image`
     /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
-    pub unsafe fn load_data(driver: &'static Driver, image: &[u8]) -> Result<Library, CudaError> {
+    pub unsafe fn load_data(driver: &'static Driver, image: &[u8]) -> Result<Library, Error> {
         let mut raw: CUlibrary = std::ptr::null_mut();
         let (options, values) = (std::ptr::null_mut(), std::ptr::null_mut());
         let (library_options, library_values) = (std::ptr::null_mut(), std::ptr::null_mut());

@@ -32,7 +32,7 @@ impl std::fmt::Debug for Linker {
 
 impl Linker {
     /// Starts a link in `context`, with no options. On error nothing is created.
-    pub fn new(context: &Context) -> Result<Linker, CudaError> {
+    pub fn new(context: &Context) -> Result<Linker, Error> {
         let pc = context.driver().pc();
         let (options, values) = (std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: valid out-pointer; no options.
@@ -111,7 +111,7 @@ impl Linker {
         let (image, options, values) = (data.as_ptr().cast_mut().cast(), std::ptr::null_mut(), std::ptr::null_mut());
         // SAFETY: the driver reads `data` for its length; no options.
         let add = || unsafe { pc.cuLinkAddData(raw, kind, image, data.len(), name.as_ptr(), 0, options, values) };
-        Ok(self.link.owner().run(add).map_err(|e| self.annotate(e))?)
+        Ok(self.link.owner().run_raw(add).map_err(|e| self.annotate(e))?)
     }
 
     /// Finishes the link and returns a copy of the linked image (`cuLinkComplete`); on a
@@ -124,7 +124,7 @@ impl Linker {
         let (image, len) = self
             .link
             .owner()
-            .run(|| {
+            .run_raw(|| {
                 let mut image: *mut c_void = std::ptr::null_mut();
                 let mut len = 0usize;
                 // SAFETY: valid out-pointers.

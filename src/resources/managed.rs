@@ -89,7 +89,7 @@ pub enum ManagedLocation {
 impl ManagedLocation {
     /// The location of `context`'s device.
     pub fn device_of(context: &Context) -> ManagedLocation {
-        ManagedLocation::Device(context.device())
+        ManagedLocation::Device(context.device().as_raw())
     }
 
     /// As 12.2's forms take it.
@@ -341,7 +341,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
 
     /// Advises the driver how the whole buffer is used (`cuMemAdvise`: 12.2's form with a
     /// location, else 8.0's). Synchronous, no stream. No bytes: no driver call.
-    pub fn advise(&self, advice: ManagedAdvice) -> Result<(), CudaError> {
+    pub fn advise(&self, advice: ManagedAdvice) -> Result<(), Error> {
         let (ptr, bytes) = (self.buf.as_raw(), self.buf.size_bytes());
         if bytes == 0 {
             return Ok(());
@@ -362,7 +362,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
 
     /// Its range attributes (`cuMemRangeGetAttribute`, one call per attribute). No bytes:
     /// the defaults (nothing advised, never prefetched), without a driver call.
-    pub fn range_attributes(&self) -> Result<ManagedRangeAttributes, CudaError> {
+    pub fn range_attributes(&self) -> Result<ManagedRangeAttributes, Error> {
         let (ptr, bytes) = (self.buf.as_raw(), self.buf.size_bytes());
         if bytes == 0 {
             return Ok(ManagedRangeAttributes::default());
@@ -424,7 +424,7 @@ fn concurrent_access(context: &Context) -> Result<bool, CudaError> {
     let mut v = 0;
     let attr = CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS;
     // SAFETY: a valid out-pointer and the context's device.
-    unsafe { context.driver().pc().cuDeviceGetAttribute(&mut v, attr, context.device()) }?;
+    unsafe { context.driver().pc().cuDeviceGetAttribute(&mut v, attr, context.device().as_raw()) }?;
     Ok(v != 0)
 }
 

@@ -184,7 +184,7 @@ impl MemoryOwner {
     /// and to add, never across a driver call.
     #[cold]
     fn first_use_on(&self, stream: &Stream) -> Result<(), CudaError> {
-        if self.uses.checks_capture && stream.is_capturing()? {
+        if self.uses.checks_capture && stream.is_capturing_raw()? {
             self.uses.captured.store(true, Ordering::Release);
             return Ok(());
         }
@@ -206,15 +206,15 @@ impl MemoryOwner {
         // A capturing stream records graph nodes, which run when the graph is launched:
         // those launches are not uses cudrv can see (nor wait for), and a capturing stream
         // cannot wait for an event recorded outside its capture.
-        if stream.is_capturing()? {
+        if stream.is_capturing_raw()? {
             self.uses.captured.store(true, Ordering::Release);
             return Ok(());
         }
         if let Some(home) = self.home() {
             // A stream-ordered allocation exists only from its point in its stream's order.
-            let ready = Event::new(home.context(), EventFlags::DISABLE_TIMING)?;
-            ready.record(home)?;
-            stream.wait_event(&ready)?;
+            let ready = Event::new_raw(home.context(), EventFlags::DISABLE_TIMING)?;
+            ready.record_raw(home)?;
+            stream.wait_event_raw(&ready)?;
         }
         remember(&mut lock());
         Ok(())
@@ -244,12 +244,12 @@ impl MemoryOwner {
             return Ok(());
         }
         if let Some(home) = self.home() {
-            home.synchronize()?;
+            home.synchronize_raw()?;
         }
         if self.uses.count.load(Ordering::Acquire) == 0 {
             return Ok(());
         }
-        self.used_streams().iter().try_for_each(Stream::synchronize)
+        self.used_streams().iter().try_for_each(Stream::synchronize_raw)
     }
 
     /// Orders a stream-ordered free on `free_stream` after every use on the other streams
@@ -258,12 +258,12 @@ impl MemoryOwner {
     /// when its graph is launched). On error the free must not be queued.
     pub(crate) fn order_free_on(&self, free_stream: &Stream) -> Result<(), CudaError> {
         for s in self.used_streams().iter().filter(|s| !same_stream(s, free_stream)) {
-            if s.is_capturing()? {
+            if s.is_capturing_raw()? {
                 continue;
             }
-            let done = Event::new(s.context(), EventFlags::DISABLE_TIMING)?;
-            done.record(s)?;
-            free_stream.wait_event(&done)?;
+            let done = Event::new_raw(s.context(), EventFlags::DISABLE_TIMING)?;
+            done.record_raw(s)?;
+            free_stream.wait_event_raw(&done)?;
         }
         Ok(())
     }
@@ -272,8 +272,8 @@ impl MemoryOwner {
     /// used on (a stream capturing now is skipped, as above).
     fn wait_for_uses(&self) -> Result<(), CudaError> {
         for s in self.used_streams() {
-            if !s.is_capturing()? {
-                s.synchronize()?;
+            if !s.is_capturing_raw()? {
+                s.synchronize_raw()?;
             }
         }
         Ok(())
@@ -690,7 +690,11 @@ pub struct MemoryInfo {
 impl MemoryInfo {
     /// The free and total memory of the device of the calling thread's current context
     /// (`cuMemGetInfo`). Without a current context the driver's error is returned.
-    pub fn of_current_context(driver: &'static Driver) -> Result<MemoryInfo, CudaError> {
+    pub fn of_current_context(driver: &'static Driver) -> Result<MemoryInfo, Error> {
+        Ok(MemoryInfo::query(driver)?)
+    }
+
+    fn query(driver: &'static Driver) -> Result<MemoryInfo, CudaError> {
         let (mut free, mut total) = (0usize, 0usize);
         // SAFETY: both are valid out-pointers.
         unsafe { driver.pc().cuMemGetInfo(&mut free, &mut total) }?;
@@ -701,9 +705,9 @@ impl MemoryInfo {
 impl Context {
     /// The free and total memory of this context's device (`cuMemGetInfo` with this
     /// context current). On error the calling thread's context is unchanged.
-    pub fn memory_info(&self) -> Result<MemoryInfo, CudaError> {
+    pub fn memory_info(&self) -> Result<MemoryInfo, Error> {
         let driver = self.driver();
-        self.run(|| MemoryInfo::of_current_context(driver))
+        Ok(self.run_raw(|| MemoryInfo::query(driver))?)
     }
 }
 

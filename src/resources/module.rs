@@ -57,7 +57,7 @@ pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidA
 impl Module {
     /// Loads NUL-terminated PTX (or other text the driver accepts) into `context`. On error
     /// nothing is loaded.
-    pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, CudaError> {
+    pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, Error> {
         // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
         unsafe { Module::load_data(context, ptx.to_bytes_with_nul()) }
     }
@@ -66,7 +66,7 @@ impl Module {
     /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
     pub fn from_ptx(context: &Context, ptx: &str) -> Result<Module, Error> {
         let ptx = c_name("Module::from_ptx", ptx)?;
-        Ok(Module::load_ptx(context, &ptx)?)
+        Module::load_ptx(context, &ptx)
     }
 
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context`. On error
@@ -75,11 +75,11 @@ impl Module {
     /// # Safety
     /// The driver reads the image by its own headers, not by the slice's length: `image`
     /// must be a complete cubin or fatbin, or text that ends with a NUL byte.
-    pub unsafe fn load_data(context: &Context, image: &[u8]) -> Result<Module, CudaError> {
+    pub unsafe fn load_data(context: &Context, image: &[u8]) -> Result<Module, Error> {
         let pc = context.driver().pc();
         // SAFETY: `raw` is a valid out-pointer; the caller vouches for `image`.
         let create = |raw: &mut CUmodule| unsafe { pc.cuModuleLoadData(raw, image.as_ptr().cast()) };
-        Handle::create_out(context.clone(), context.as_raw(), create).map(Module)
+        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(Module)?)
     }
 
     /// The context it was loaded in.

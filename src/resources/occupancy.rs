@@ -127,7 +127,7 @@ impl Target<'_> {
     /// reports in the caller's program.
     #[inline(always)]
     fn run<T>(&self, op: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        self.context.run(op)
+        self.context.run_raw(op)
     }
 
     #[inline(always)]
@@ -315,7 +315,7 @@ impl Launch<'_> {
     /// How many clusters of this launch (its function, stream and cluster dimensions,
     /// [`Launch::cluster`]) with `config` can be resident on the device at once
     /// (`cuOccupancyMaxActiveClusters`, driver 11.7+; compute capability 9.0+).
-    pub fn max_active_clusters(&self, config: LaunchConfig) -> Result<u32, CudaError> {
+    pub fn max_active_clusters(&self, config: LaunchConfig) -> Result<u32, Error> {
         let (pc, f) = (self.stream().context().driver().pc(), self.function());
         let mut clusters: c_int = 0;
         self.with_raw_config(config, |raw| {
@@ -330,7 +330,7 @@ impl Launch<'_> {
     /// size (at most 8) unless the function allows non-portable ones. The builder's
     /// cluster dimensions, if set, are passed too (a function compiled with required
     /// cluster dimensions answers those).
-    pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, CudaError> {
+    pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, Error> {
         let (pc, f) = (self.stream().context().driver().pc(), self.function());
         let mut size: c_int = 0;
         self.with_raw_config(config, |raw| {

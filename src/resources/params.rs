@@ -16,7 +16,7 @@
 //! few is not. A driver without those entries, or one that does not
 //! know a function's layout, leaves the launch unchecked.
 
-use crate::error::{CudaError, InvalidArgument};
+use crate::error::{Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::function_part::Known;
 use crate::resources::library::Kernel;
@@ -58,7 +58,7 @@ impl Target<'_> {
     }
 
     /// The place of parameter `index`, asked of the driver now.
-    fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, CudaError> {
+    fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, Error> {
         match self {
             Target::Function(f) => f.param_info(index),
             Target::Kernel(k) => k.param_info(context, index),
@@ -175,7 +175,7 @@ fn check_now(
         match target.param_info(context, i) {
             Ok(p) if !fits(&p, size) => return Err(size_differs(i, &p, size)),
             Ok(_) => {}
-            Err(e) if e.code() == CUresult::CUDA_ERROR_INVALID_VALUE && e.unresolved().is_none() => {
+            Err(e) if e.answered(CUresult::CUDA_ERROR_INVALID_VALUE) => {
                 return Err(InvalidArgument::new(
                     what,
                     format!("{}: expected {i} parameters, got {}", target.name(), sizes.len()),

@@ -25,7 +25,7 @@ use std::collections::BTreeSet;
 use std::sync::Mutex;
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::resources::context::Context;
 use crate::sys::{CUcontext, CUresult};
 
@@ -36,7 +36,7 @@ impl Context {
     /// was (the driver's `CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED`). On error the access is
     /// as it was and the calling thread's context is unchanged (unless a note says
     /// otherwise).
-    pub fn enable_peer_access(&self, peer: &Context) -> Result<bool, CudaError> {
+    pub fn enable_peer_access(&self, peer: &Context) -> Result<bool, Error> {
         let (d, raw) = (self.driver(), peer.as_raw());
         self.run(|| {
             // SAFETY: `raw` is a live context (we hold it); flags must be 0.
@@ -54,7 +54,7 @@ impl Context {
     /// not enabled (the driver's `CUDA_ERROR_PEER_ACCESS_NOT_ENABLED`). The access is not
     /// counted: this ends it for every user of the pair (see the module docs). On error
     /// the access is as it was.
-    pub fn disable_peer_access(&self, peer: &Context) -> Result<bool, CudaError> {
+    pub fn disable_peer_access(&self, peer: &Context) -> Result<bool, Error> {
         let (d, raw) = (self.driver(), peer.as_raw());
         self.run(|| {
             // SAFETY: `raw` is a live context (we hold it).

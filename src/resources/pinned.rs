@@ -93,7 +93,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         // The event and the memory are made under one switch to the context.
         let mut in_use = None;
         let create = || {
-            in_use = Some(Event::new(context, EventFlags::DISABLE_TIMING)?);
+            in_use = Some(Event::new_raw(context, EventFlags::DISABLE_TIMING)?);
             let mut ptr: *mut c_void = std::ptr::null_mut();
             match flags {
                 // SAFETY: `ptr` is a valid out-pointer.
@@ -128,9 +128,9 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// the address stays valid until freed by hand. On error (the wait failed) the buffer
     /// is returned. A buffer of no bytes returns the null pointer, which needs no free
     /// (`cuMemFreeHost` is never to be called on it), and keeps nothing alive.
-    pub fn into_raw(self) -> Result<*mut c_void, (PinnedBuffer<T>, CudaError)> {
+    pub fn into_raw(self) -> Result<*mut c_void, (PinnedBuffer<T>, Error)> {
         if let Err(e) = self.wait() {
-            return Err((self, e));
+            return Err((self, Error::from(e)));
         }
         if self.in_use.is_none() {
             // No bytes: nothing was allocated, nothing is given up.
@@ -149,7 +149,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// The flags the memory was allocated with (`cuMemHostGetFlags`; the driver adds
     /// `DEVICEMAP`). A buffer of no bytes allocates nothing (its flags are not checked
     /// either): the driver answers `CUDA_ERROR_INVALID_VALUE` for its null address.
-    pub fn flags(&self) -> Result<HostAllocFlags, CudaError> {
+    pub fn flags(&self) -> Result<HostAllocFlags, Error> {
         let (pc, ptr) = (self.context().driver().pc(), self.as_raw());
         let mut bits = 0;
         // SAFETY: `ptr` is this buffer's pinned allocation (or, for no bytes, null, which the
@@ -204,7 +204,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
 
     /// The values, once every copy that writes them is done (waits for it). On error
     /// (the wait failed) nothing can be read.
-    pub fn as_slice(&self) -> Result<&[T], CudaError> {
+    pub fn as_slice(&self) -> Result<&[T], Error> {
         self.wait()?;
         // SAFETY: the allocation holds `len` initialised values (zeroed or copied in), or
         // has no bytes (then the address is a dangling, aligned one); no copy is pending,
@@ -213,7 +213,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     }
 
     /// The values, for writing, once every copy that uses them is done (waits for it).
-    pub fn as_mut_slice(&mut self) -> Result<&mut [T], CudaError> {
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T], Error> {
         self.wait()?;
         // SAFETY: as above; `&mut self` makes this the only access.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.slice_ptr(), self.len) })
@@ -261,7 +261,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         // before returning (outside the lock). Only `&mut self` (writes, drop) needs every
         // use covered, and it cannot overlap this call.
         let result = match queuing {
-            Ok(()) if !same_context => stream.synchronize(),
+            Ok(()) if !same_context => stream.synchronize_raw(),
             other => other,
         };
         if let (true, Err(e)) = (queued, &result) {
@@ -281,7 +281,7 @@ impl<T> PinnedBuffer<T> {
             return Err(e.clone().with_note("a copy that uses this buffer may still be running: it cannot be used"));
         }
         match &self.in_use {
-            Some(in_use) => in_use.synchronize(),
+            Some(in_use) => Ok(in_use.synchronize_raw()?),
             None => Ok(()),
         }
     }

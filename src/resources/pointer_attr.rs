@@ -5,7 +5,7 @@
 
 use std::ffi::{c_uint, c_void};
 
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::resources::flags::ShareableHandleTypes;
 use crate::resources::vmm::Access;
 use crate::sys::{CUcontext, CUdeviceptr, CUmemoryPool, CUmemorytype, CUpointer_attribute};
@@ -124,7 +124,7 @@ impl PointerAttributes {
     /// call (the attributes a driver before 12.0 does not know are not asked: their fields
     /// are `None`). Needs no current context, except for [`PointerAttributes::access`],
     /// which is the current context's device's.
-    pub fn of(driver: &'static Driver, ptr: CUdeviceptr) -> Result<PointerAttributes, CudaError> {
+    pub fn of(driver: &'static Driver, ptr: CUdeviceptr) -> Result<PointerAttributes, Error> {
         let version = driver.version_code();
         // Every value is read into 8 zeroed bytes: the 4-byte ones land in the low half
         // (little-endian, as every platform cudrv supports).

@@ -6,7 +6,7 @@
 use std::ffi::{c_int, c_void};
 
 use crate::device::Device;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::sys::{
@@ -37,10 +37,10 @@ impl MemoryPool {
     /// Creates a pool of device memory on `context`'s device. With `shareable`, its
     /// allocations can be exported to another process (POSIX file descriptor handles).
     /// On error nothing is created.
-    pub fn new(context: &Context, shareable: bool) -> Result<MemoryPool, CudaError> {
+    pub fn new(context: &Context, shareable: bool) -> Result<MemoryPool, Error> {
         let mut props = CUmemPoolProps {
             allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
-            location: device_location(context.device()),
+            location: device_location(context.device().as_raw()),
             ..Default::default()
         };
         if shareable {
@@ -49,26 +49,26 @@ impl MemoryPool {
         let pc = context.driver().pc();
         // SAFETY: valid out-pointer and properties.
         let create = |raw: &mut CUmemoryPool| unsafe { pc.cuMemPoolCreate(raw, &props) };
-        Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)
+        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)?)
     }
 
     /// The device's default pool (`cuDeviceGetDefaultMemPool`), which is never destroyed.
-    pub fn device_default(context: &Context) -> Result<MemoryPool, CudaError> {
+    pub fn device_default(context: &Context) -> Result<MemoryPool, Error> {
         let mut raw: CUmemoryPool = std::ptr::null_mut();
         // SAFETY: `raw` is a valid out-pointer.
-        unsafe { context.driver().pc().cuDeviceGetDefaultMemPool(&mut raw, context.device()) }?;
+        unsafe { context.driver().pc().cuDeviceGetDefaultMemPool(&mut raw, context.device().as_raw()) }?;
         Ok(MemoryPool(Handle::new(context.clone(), raw, Ownership::Borrowed)))
     }
 
     /// Opens a pool another process exported with [`MemoryPool::export_fd`]. The last clone
     /// destroys this process's view of it. On error nothing is imported.
-    pub fn import_fd(context: &Context, fd: i32) -> Result<MemoryPool, CudaError> {
+    pub fn import_fd(context: &Context, fd: i32) -> Result<MemoryPool, Error> {
         let pc = context.driver().pc();
         let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         let handle = fd as isize as *mut c_void;
         // SAFETY: for POSIX fds the handle argument is the fd itself, cast to a pointer.
         let create = |raw: &mut CUmemoryPool| unsafe { pc.cuMemPoolImportFromShareableHandle(raw, handle, kind, 0) };
-        Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)
+        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(MemoryPool)?)
     }
 
     /// The context it was made in.
@@ -78,7 +78,7 @@ impl MemoryPool {
 
     /// Lets `device` read (and, with `write`, write) the pool's memory
     /// (`cuMemPoolSetAccess`): for a pool imported on another device, or peers of its own.
-    pub fn set_access(&self, device: &Device, write: bool) -> Result<(), CudaError> {
+    pub fn set_access(&self, device: &Device, write: bool) -> Result<(), Error> {
         let flags = if write {
             CUmemAccess_flags::CU_MEM_ACCESS_FLAGS_PROT_READWRITE
         } else {
@@ -92,7 +92,7 @@ impl MemoryPool {
 
     /// A file descriptor another process can open the pool with
     /// (`cuMemPoolExportToShareableHandle`). The caller owns the descriptor.
-    pub fn export_fd(&self) -> Result<i32, CudaError> {
+    pub fn export_fd(&self) -> Result<i32, Error> {
         let pc = self.0.driver().pc();
         let mut fd: i32 = -1;
         let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
@@ -104,88 +104,88 @@ impl MemoryPool {
     /// The bytes the pool keeps reserved when memory is freed back to it, before it
     /// releases memory to the system at the next synchronisation
     /// (`CU_MEMPOOL_ATTR_RELEASE_THRESHOLD`; 0 by default: release everything).
-    pub fn release_threshold(&self) -> Result<u64, CudaError> {
-        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)
+    pub fn release_threshold(&self) -> Result<u64, Error> {
+        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD)?)
     }
 
     /// Sets the release threshold (see [`MemoryPool::release_threshold`]; `u64::MAX`
     /// keeps everything). On error it is unchanged.
-    pub fn set_release_threshold(&self, bytes: u64) -> Result<(), CudaError> {
-        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)
+    pub fn set_release_threshold(&self, bytes: u64) -> Result<(), Error> {
+        Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)?)
     }
 
     /// The bytes of device memory the pool holds now, in use or not
     /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
-    pub fn reserved_current(&self) -> Result<u64, CudaError> {
-        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)
+    pub fn reserved_current(&self) -> Result<u64, Error> {
+        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)
     }
 
     /// The most bytes the pool has held since it was made or the mark was reset
     /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`).
-    pub fn reserved_high(&self) -> Result<u64, CudaError> {
-        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)
+    pub fn reserved_high(&self) -> Result<u64, Error> {
+        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)?)
     }
 
     /// Resets the reserved high mark to the current reservation.
-    pub fn reset_reserved_high(&self) -> Result<(), CudaError> {
-        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0)
+    pub fn reset_reserved_high(&self) -> Result<(), Error> {
+        Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0)?)
     }
 
     /// The bytes of the pool's allocations in use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`).
-    pub fn used_current(&self) -> Result<u64, CudaError> {
-        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)
+    pub fn used_current(&self) -> Result<u64, Error> {
+        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?)
     }
 
     /// The most bytes in use since the pool was made or the mark was reset
     /// (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
-    pub fn used_high(&self) -> Result<u64, CudaError> {
-        self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)
+    pub fn used_high(&self) -> Result<u64, Error> {
+        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)?)
     }
 
     /// Resets the used high mark to the current use.
-    pub fn reset_used_high(&self) -> Result<(), CudaError> {
-        self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0)
+    pub fn reset_used_high(&self) -> Result<(), Error> {
+        Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0)?)
     }
 
     /// Whether memory freed on one stream may be reused on another that waits for an
     /// event recorded after the free (`CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`;
     /// on by default).
-    pub fn reuse_follow_event_dependencies(&self) -> Result<bool, CudaError> {
-        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)
+    pub fn reuse_follow_event_dependencies(&self) -> Result<bool, Error> {
+        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)?)
     }
 
     /// Sets [`MemoryPool::reuse_follow_event_dependencies`].
-    pub fn set_reuse_follow_event_dependencies(&self, on: bool) -> Result<(), CudaError> {
-        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, on)
+    pub fn set_reuse_follow_event_dependencies(&self, on: bool) -> Result<(), Error> {
+        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, on)?)
     }
 
     /// Whether memory may be reused once its free is known to be done, with no
     /// dependency between the streams (`CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`; on
     /// by default).
-    pub fn reuse_allow_opportunistic(&self) -> Result<bool, CudaError> {
-        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)
+    pub fn reuse_allow_opportunistic(&self) -> Result<bool, Error> {
+        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)?)
     }
 
     /// Sets [`MemoryPool::reuse_allow_opportunistic`].
-    pub fn set_reuse_allow_opportunistic(&self, on: bool) -> Result<(), CudaError> {
-        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, on)
+    pub fn set_reuse_allow_opportunistic(&self, on: bool) -> Result<(), Error> {
+        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, on)?)
     }
 
     /// Whether the driver may add a dependency on a free's stream to reuse its memory
     /// (`CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`; on by default).
-    pub fn reuse_allow_internal_dependencies(&self) -> Result<bool, CudaError> {
-        self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)
+    pub fn reuse_allow_internal_dependencies(&self) -> Result<bool, Error> {
+        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)?)
     }
 
     /// Sets [`MemoryPool::reuse_allow_internal_dependencies`].
-    pub fn set_reuse_allow_internal_dependencies(&self, on: bool) -> Result<(), CudaError> {
-        self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on)
+    pub fn set_reuse_allow_internal_dependencies(&self, on: bool) -> Result<(), Error> {
+        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on)?)
     }
 
     /// Releases memory the pool holds but does not use, keeping at least
     /// `min_bytes_to_keep` reserved (`cuMemPoolTrimTo`). Memory of live allocations is
     /// never released.
-    pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<(), CudaError> {
+    pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<(), Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         // SAFETY: the pool is live.
         self.context().run(|| unsafe { pc.cuMemPoolTrimTo(raw, min_bytes_to_keep) })
@@ -196,14 +196,14 @@ impl MemoryPool {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut value: u64 = 0;
         // SAFETY: `attr` takes a cuuint64_t, which `value` is; the pool is live.
-        self.context().run(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut u64).cast()) })?;
+        self.context().run_raw(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut u64).cast()) })?;
         Ok(value)
     }
 
     fn set_u64(&self, attr: CUmemPool_attribute, mut value: u64) -> Result<(), CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         // SAFETY: as above; the driver reads the value.
-        self.context().run(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut u64).cast()) })
+        self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut u64).cast()) })
     }
 
     /// A reuse policy (an `int`, 0 or 1).
@@ -211,7 +211,7 @@ impl MemoryPool {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut value: c_int = 0;
         // SAFETY: `attr` takes an int, which `value` is; the pool is live.
-        self.context().run(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })?;
+        self.context().run_raw(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })?;
         Ok(value != 0)
     }
 
@@ -219,6 +219,6 @@ impl MemoryPool {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut value = c_int::from(on);
         // SAFETY: as above; the driver reads the value.
-        self.context().run(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })
+        self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })
     }
 }

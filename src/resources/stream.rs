@@ -1,7 +1,7 @@
 //! Streams.
 
 use crate::call;
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
@@ -31,24 +31,24 @@ impl Stream {
     /// Creates a stream in `context` (`cuStreamCreate` with `flags`: a [`StreamFlags`] or
     /// its raw bits). On error nothing is created and the calling thread's context is
     /// unchanged.
-    pub fn new(context: &Context, flags: impl Into<StreamFlags>) -> Result<Stream, CudaError> {
+    pub fn new(context: &Context, flags: impl Into<StreamFlags>) -> Result<Stream, Error> {
         let pc = context.driver().pc();
         let flags = flags.into().bits();
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreate(raw, flags) };
-        Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
+        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)?)
     }
 
     /// Creates a stream in `context` with `priority` (`cuStreamCreateWithPriority`): lower
     /// numbers are greater priorities, within [`Context::stream_priority_range`]; the
     /// driver clamps a priority outside it (read it back with [`Stream::priority`]). On
     /// error nothing is created and the calling thread's context is unchanged.
-    pub fn with_priority(context: &Context, flags: impl Into<StreamFlags>, priority: i32) -> Result<Stream, CudaError> {
+    pub fn with_priority(context: &Context, flags: impl Into<StreamFlags>, priority: i32) -> Result<Stream, Error> {
         let pc = context.driver().pc();
         let flags = flags.into().bits();
         // SAFETY: `raw` is a valid out-pointer.
         let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreateWithPriority(raw, flags, priority) };
-        Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)
+        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)?)
     }
 
     /// The legacy default (NULL) stream of `context`.
@@ -78,7 +78,7 @@ impl Stream {
     }
 
     /// The flags it was created with (`cuStreamGetFlags`).
-    pub fn flags(&self) -> Result<StreamFlags, CudaError> {
+    pub fn flags(&self) -> Result<StreamFlags, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut bits = 0;
         // SAFETY: the stream is live while we hold it; `bits` is a valid out-pointer.
@@ -88,7 +88,7 @@ impl Stream {
 
     /// Its priority (`cuStreamGetPriority`): what it was created with, clamped to the
     /// context's range; 0 for a default stream.
-    pub fn priority(&self) -> Result<i32, CudaError> {
+    pub fn priority(&self) -> Result<i32, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut priority = 0;
         // SAFETY: the stream is live while we hold it; `priority` is a valid out-pointer.
@@ -98,7 +98,7 @@ impl Stream {
 
     /// The driver's unique id of the stream (`cuStreamGetId`, driver 12.0+: an older
     /// driver's error says so).
-    pub fn id(&self) -> Result<u64, CudaError> {
+    pub fn id(&self) -> Result<u64, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut id = 0;
         // SAFETY: as above.
@@ -110,7 +110,7 @@ impl Stream {
     /// default stream, the current one ([`Stream::context`], made current for the call);
     /// for a stream of a green context, the context made from it
     /// ([`crate::GreenContext::context`]).
-    pub fn driver_context(&self) -> Result<CUcontext, CudaError> {
+    pub fn driver_context(&self) -> Result<CUcontext, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut ctx: CUcontext = std::ptr::null_mut();
         // SAFETY: as above.
@@ -119,7 +119,7 @@ impl Stream {
     }
 
     /// Reads one of its attributes (`cuStreamGetAttribute`).
-    pub fn attribute(&self, which: StreamAttributeKind) -> Result<StreamAttribute, CudaError> {
+    pub fn attribute(&self, which: StreamAttributeKind) -> Result<StreamAttribute, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut value = CUstreamAttrValue::default();
         let id = which.raw();
@@ -130,17 +130,17 @@ impl Stream {
 
     /// Sets one of its attributes (`cuStreamSetAttribute`); work queued later uses it.
     /// On error nothing changes.
-    pub fn set_attribute(&self, value: StreamAttribute) -> Result<(), CudaError> {
+    pub fn set_attribute(&self, value: StreamAttribute) -> Result<(), Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let (id, value) = value.raw();
         // SAFETY: the stream is live; `value` is a valid union for `id`.
-        self.run(|| unsafe { pc.cuStreamSetAttribute(raw, id, &value) })
+        Ok(self.run(|| unsafe { pc.cuStreamSetAttribute(raw, id, &value) })?)
     }
 
     /// Runs the checked driver call `f` with the stream's context current.
     #[inline(always)]
     pub(crate) fn run<T>(&self, f: impl FnOnce() -> Result<T, CudaError>) -> Result<T, CudaError> {
-        self.context().run(f)
+        self.context().run_raw(f)
     }
 
     /// Runs the checked driver call `f`, which names this stream: for a created stream
@@ -150,34 +150,44 @@ impl Stream {
     #[inline(always)]
     pub(crate) fn run_named<T>(&self, f: impl FnMut() -> Result<T, CudaError>) -> Result<T, CudaError> {
         if self.is_default() {
-            self.context().run(f)
+            self.context().run_raw(f)
         } else {
             self.context().run_named(f)
         }
     }
 
     /// Waits for all work queued on it (`cuStreamSynchronize`).
-    pub fn synchronize(&self) -> Result<(), CudaError> {
+    pub fn synchronize(&self) -> Result<(), Error> {
+        Ok(self.synchronize_raw()?)
+    }
+
+    /// [`Stream::synchronize`] with the driver's error, for cudrv's own waits.
+    pub(crate) fn synchronize_raw(&self) -> Result<(), CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         // SAFETY: the stream is live while we hold it.
         self.run(|| unsafe { pc.cuStreamSynchronize(raw) })
     }
 
     /// Whether all work queued on it is done (`cuStreamQuery`; NOT_READY is `Ok(false)`).
-    pub fn is_idle(&self) -> Result<bool, CudaError> {
+    pub fn is_idle(&self) -> Result<bool, Error> {
         let (d, raw) = (self.0.driver(), self.as_raw());
-        self.run(|| {
+        Ok(self.run(|| {
             // SAFETY: as above.
             match unsafe { d.p().cuStreamQuery(raw) } {
                 CUresult::CUDA_SUCCESS => Ok(true),
                 CUresult::CUDA_ERROR_NOT_READY => Ok(false),
                 status => Err(d.error(call::cuStreamQuery, status)),
             }
-        })
+        })?)
     }
 
     /// Whether work queued on it is being captured into a graph (`cuStreamIsCapturing`).
-    pub fn is_capturing(&self) -> Result<bool, CudaError> {
+    pub fn is_capturing(&self) -> Result<bool, Error> {
+        Ok(self.is_capturing_raw()?)
+    }
+
+    /// [`Stream::is_capturing`] with the driver's error.
+    pub(crate) fn is_capturing_raw(&self) -> Result<bool, CudaError> {
         self.run(|| self.capturing_here())
     }
 

@@ -446,7 +446,7 @@ impl TextureObject {
     }
 
     /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
-    pub fn resource_desc(&self) -> Result<ResourceDesc, CudaError> {
+    pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut d = CUDA_RESOURCE_DESC::default();
         // SAFETY: a valid out-pointer; the object is live.
@@ -456,7 +456,7 @@ impl TextureObject {
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
-    pub fn texture_desc(&self) -> Result<TextureDesc, CudaError> {
+    pub fn texture_desc(&self) -> Result<TextureDesc, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut d = CUDA_TEXTURE_DESC::default();
         // SAFETY: a valid out-pointer; the object is live.
@@ -491,7 +491,7 @@ impl SurfaceObject {
     }
 
     /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
-    pub fn resource_desc(&self) -> Result<ResourceDesc, CudaError> {
+    pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut d = CUDA_RESOURCE_DESC::default();
         // SAFETY: a valid out-pointer; the object is live.

@@ -3,7 +3,7 @@
 
 use std::ffi::c_void;
 
-use crate::error::CudaError;
+use crate::error::Error;
 use crate::report::Arg;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::host_fn::run_user_code;
@@ -34,7 +34,7 @@ unsafe extern "C" fn destroy<T: Send + 'static>(data: *mut c_void) {
 
 impl UserObject {
     /// Hands `value` to the driver as a user object. On error `value` is dropped here.
-    pub fn new<T: Send + 'static>(driver: &'static Driver, value: T) -> Result<UserObject, CudaError> {
+    pub fn new<T: Send + 'static>(driver: &'static Driver, value: T) -> Result<UserObject, Error> {
         let data = Box::into_raw(Box::new(value)).cast::<c_void>();
         let mut raw: CUuserObject = std::ptr::null_mut();
         let flags = CUuserObject_flags::CU_USER_OBJECT_NO_DESTRUCTOR_SYNC.0;
@@ -42,7 +42,7 @@ impl UserObject {
         if let Err(e) = unsafe { driver.pc().cuUserObjectCreate(&mut raw, data, Some(destroy::<T>), 1, flags) } {
             // SAFETY: the driver did not take `data`; it is still the Box from above.
             drop(unsafe { Box::from_raw(data.cast::<T>()) });
-            return Err(e);
+            return Err(Error::from(e));
         }
         Ok(UserObject(Handle::new(driver, raw, Ownership::Owned)))
     }

@@ -565,7 +565,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         }
         self.settle()?;
         // SAFETY: `src` is readable for `bytes`, which fit in this live range.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })?)
+        self.context().run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })
     }
 
     pub(crate) fn read_to_host(self, what: &'static str, dst: &mut [T]) -> Result<(), Error> {
@@ -577,7 +577,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         self.settle()?;
         // SAFETY: `dst` is writable for `bytes`, which fit in this live range; T: DeviceRepr
         // accepts any bytes.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })?)
+        self.context().run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })
     }
 
     pub(crate) fn read_to_vec(self, what: &'static str) -> Result<Vec<T>, Error> {
@@ -607,7 +607,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         self.settle()?;
         src.settle()?;
         // SAFETY: both ranges are live and at least `bytes` long.
-        Ok(self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })?)
+        self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })
     }
 
     pub(crate) fn write_from_device_async(
@@ -645,7 +645,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         src.used_on(stream)?;
         // SAFETY: both ranges are live and at least `bytes` long in their contexts, which
         // their parents hold; the stream is live.
-        Ok(stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })?)
+        stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })
     }
 
     pub(crate) fn write_from_pinned_async(
@@ -726,14 +726,14 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
             return Ok(());
         }
         self.settle()?;
-        Ok(self.context().run(|| match fill {
+        self.context().run(|| match fill {
             // SAFETY: the range is live and `n` values long.
             Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
             // SAFETY: as above.
             Fill::D16(v) => unsafe { pc.cuMemsetD16(ptr, v, n) },
             // SAFETY: as above.
             Fill::D32(v) => unsafe { pc.cuMemsetD32(ptr, v, n) },
-        })?)
+        })
     }
 
     pub(crate) fn fill_async(self, what: &'static str, value: T, stream: &Stream) -> Result<(), Error> {

@@ -14,6 +14,7 @@
 
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
 
+use crate::device::Device;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::flags::ShareableHandleTypes;
@@ -97,12 +98,12 @@ impl AddressRange {
     /// Reserves `size` bytes of addresses (a multiple of [`PhysicalMemory::granularity`]) aligned to
     /// `alignment` (0: the driver's default) for `context`'s device. On error nothing is
     /// reserved.
-    pub fn reserve(context: &Context, size: usize, alignment: usize) -> Result<AddressRange, CudaError> {
+    pub fn reserve(context: &Context, size: usize, alignment: usize) -> Result<AddressRange, Error> {
         let pc = context.driver().pc();
         let owner = ReservationOwner { context: context.clone(), size };
         // SAFETY: valid out-pointer; no address hint, no flags.
         let create = |raw: &mut CUdeviceptr| unsafe { pc.cuMemAddressReserve(raw, size, alignment, 0, 0) };
-        Handle::create_out(owner, context.as_raw(), create).map(AddressRange)
+        Ok(Handle::create_out(owner, context.as_raw(), create).map(AddressRange)?)
     }
 
     /// Its size in bytes.
@@ -147,8 +148,8 @@ impl PhysicalMemory {
         context: &Context,
         types: impl Into<ShareableHandleTypes>,
         recommended: bool,
-    ) -> Result<usize, CudaError> {
-        let prop = device_prop(context.device(), types.into());
+    ) -> Result<usize, Error> {
+        let prop = device_prop(context.device().as_raw(), types.into());
         let option = if recommended {
             CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
         } else {
@@ -167,14 +168,14 @@ impl PhysicalMemory {
         context: &Context,
         size: usize,
         types: impl Into<ShareableHandleTypes>,
-    ) -> Result<PhysicalMemory, CudaError> {
+    ) -> Result<PhysicalMemory, Error> {
         let types = types.into();
         let pc = context.driver().pc();
-        let prop = device_prop(context.device(), types);
+        let prop = device_prop(context.device().as_raw(), types);
         let owner = PhysicalOwner { context: context.clone(), size, types };
         // SAFETY: valid out-pointer and properties; no flags.
         let create = |raw: &mut CUmemGenericAllocationHandle| unsafe { pc.cuMemCreate(raw, size, &prop, 0) };
-        Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)
+        Ok(Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)?)
     }
 
     /// Its size in bytes.
@@ -197,7 +198,7 @@ impl PhysicalMemory {
     /// [`ShareableHandleTypes::POSIX_FD`]. Pass it to another process (over a Unix
     /// socket) with the size, and import it there with
     /// [`PhysicalMemory::import_fd`].
-    pub fn export_fd(&self) -> Result<OwnedFd, CudaError> {
+    pub fn export_fd(&self) -> Result<OwnedFd, Error> {
         let mut fd: std::ffi::c_int = -1;
         let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
         let pc = self.0.driver().pc();
@@ -212,7 +213,7 @@ impl PhysicalMemory {
     /// (`cuMemImportFromShareableHandle`); the descriptor stays the caller's. `size` is
     /// the exporter's (the driver does not say it): a mapping of another size fails. On
     /// error nothing is imported.
-    pub fn import_fd(context: &Context, fd: impl AsFd, size: usize) -> Result<PhysicalMemory, CudaError> {
+    pub fn import_fd(context: &Context, fd: impl AsFd, size: usize) -> Result<PhysicalMemory, Error> {
         let pc = context.driver().pc();
         let raw_fd = fd.as_fd().as_raw_fd();
         let types = ShareableHandleTypes::POSIX_FD;
@@ -223,7 +224,7 @@ impl PhysicalMemory {
         let create = |raw: &mut CUmemGenericAllocationHandle| unsafe {
             pc.cuMemImportFromShareableHandle(raw, raw_fd as isize as *mut std::ffi::c_void, kind)
         };
-        Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)
+        Ok(Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)?)
     }
 }
 
@@ -320,20 +321,20 @@ impl Mapping {
 
     /// Sets what each device may do with it (`cuMemSetAccess`, one descriptor per
     /// device). On error the access is as it was.
-    pub fn set_access(&self, access: &[(CUdevice, Access)]) -> Result<(), CudaError> {
+    pub fn set_access(&self, access: &[(&Device, Access)]) -> Result<(), Error> {
         let descs: Vec<CUmemAccessDesc> = access
             .iter()
-            .map(|&(device, a)| CUmemAccessDesc { location: device_location(device), flags: a.raw() })
+            .map(|&(device, a)| CUmemAccessDesc { location: device_location(device.as_raw()), flags: a.raw() })
             .collect();
         let pc = self.range.0.driver().pc();
         // SAFETY: the range is mapped (we hold it); `descs` has `len` descriptors.
-        unsafe { pc.cuMemSetAccess(self.as_raw(), self.size(), descs.as_ptr(), descs.len()) }
+        unsafe { Ok(pc.cuMemSetAccess(self.as_raw(), self.size(), descs.as_ptr(), descs.len())?) }
     }
 
     /// What `device` may do with it (`cuMemGetAccess`).
-    pub fn access(&self, device: CUdevice) -> Result<Access, CudaError> {
+    pub fn access(&self, device: &Device) -> Result<Access, Error> {
         let mut flags = 0u64;
-        let location = device_location(device);
+        let location = device_location(device.as_raw());
         // SAFETY: valid out-pointer and location; the address is mapped.
         unsafe { self.range.0.driver().pc().cuMemGetAccess(&mut flags, &location, self.as_raw()) }?;
         Ok(Access::from_raw(flags))
@@ -489,7 +490,7 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
             self.chunks.push(Mapping::map(&self.range, offset, &memory)?);
         }
         for chunk in self.chunks.iter().skip(self.accessible) {
-            chunk.set_access(&[(context.device(), Access::ReadWrite)])?;
+            chunk.set_access(&[(&context.device(), Access::ReadWrite)])?;
             self.accessible += 1;
         }
         Ok(())

@@ -8,7 +8,7 @@ mod common;
 
 use common::{cdylib, child_scenario, run_child};
 use cudrv::sys::CUresult;
-use cudrv::{Context, CudaError, DeviceBuffer, LaunchConfig, Module, Stream};
+use cudrv::{Context, DeviceBuffer, LaunchConfig, Module, Stream};
 use cudrv_standin::{register_kernel, registered_kernels, unregister_kernel, KernelError, Param};
 
 fn run_with_library(scenario: &str) {
@@ -81,8 +81,8 @@ fn library_driver() -> &'static cudrv::Driver {
 /// Launches `name` over `n` elements of `data` (as `(unsigned*, int)`) in a new context on
 /// the process-wide driver's device 0; returns the data after it, or the launch's (or the
 /// load's) error.
-fn launch(name: &str, data: &[u32], n: i32) -> Result<Vec<u32>, CudaError> {
-    let ctx = Context::create(library_driver(), 0, 0u32).unwrap();
+fn launch(name: &str, data: &[u32], n: i32) -> Result<Vec<u32>, cudrv::Error> {
+    let ctx = Context::new(&library_driver().device(0).unwrap(), 0u32).unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
     let module = Module::load_ptx(&ctx, &ptx(name))?;
     let x = DeviceBuffer::from_slice(&ctx, data).unwrap();
@@ -128,7 +128,7 @@ fn child() {
                 Ok(())
             });
             let err = launch("library_test_past_end", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
         }
         "fault:ignores" => {
             // A kernel that ignores the refusal fails all the same.
@@ -137,19 +137,19 @@ fn child() {
                 Ok(())
             });
             let err = launch("library_test_ignores", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_ILLEGAL_ADDRESS);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_ILLEGAL_ADDRESS));
         }
         "fault:gives_up" => {
             // A body that gives up: LAUNCH_FAILED.
             register_kernel("library_test_gives_up", &[Param::Ptr, Param::I32], |_| Err(KernelError::Failed));
             let err = launch("library_test_gives_up", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_LAUNCH_FAILED));
         }
         "fault:panics" => {
             // A body that panics: LAUNCH_FAILED.
             register_kernel("library_test_panics", &[Param::Ptr, Param::I32], |_| panic!("a kernel that panics"));
             let err = launch("library_test_panics", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_LAUNCH_FAILED);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_LAUNCH_FAILED));
         }
         "failures" => {
             // A parameter read with the wrong size: INVALID_VALUE, not sticky.
@@ -158,14 +158,14 @@ fn child() {
                 Ok(())
             });
             let err = launch("library_test_bad_param", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_INVALID_VALUE);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
             // ... even when the body ignores it.
             register_kernel("library_test_ignores_param", &[Param::Ptr, Param::I32], |t| {
                 let _ = t.param_bytes(5);
                 Ok(())
             });
             let err = launch("library_test_ignores_param", &[0; 4], 4).unwrap_err();
-            assert_eq!(err.code(), CUresult::CUDA_ERROR_INVALID_VALUE);
+            assert_eq!(err.code(), Some(CUresult::CUDA_ERROR_INVALID_VALUE));
             // The launch shape and the parameters come from the library's record.
             register_kernel("library_test_shape", &[Param::Ptr, Param::I32], |t| {
                 assert_eq!(t.param_count(), 2);
@@ -192,7 +192,7 @@ fn child() {
             register_add("library_test_in_process", 1);
             let d = cudrv_standin::install().unwrap();
             assert_eq!(d.path(), None);
-            let ctx = Context::create(cudrv::init().unwrap(), 0, 0u32).unwrap();
+            let ctx = Context::new(&cudrv::init().unwrap().device(0).unwrap(), 0u32).unwrap();
             let module = Module::load_ptx(&ctx, &ptx("library_test_in_process")).unwrap();
             let stream = Stream::new(&ctx, 0).unwrap();
             let x = DeviceBuffer::from_slice(&ctx, &[1u32, 2]).unwrap();

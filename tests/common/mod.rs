@@ -233,7 +233,7 @@ pub fn isolated_world(version: u32) -> (cudrv_standin::StandIn, cudrv::Context) 
     let d: &'static cudrv::Driver = Box::leak(Box::new(s.load(Default::default()).unwrap()));
     // SAFETY: plain call.
     assert_eq!(unsafe { d.p().cuInit(0) }, cudrv::sys::CUresult::CUDA_SUCCESS);
-    let ctx = cudrv::Context::primary(d, 0).unwrap();
+    let ctx = d.device(0).unwrap().primary_context().unwrap();
     (s, ctx)
 }
 

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use crate::error::{CudaError, Error, InvalidArgument};
+use crate::error::{Error, InvalidArgument};
 use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership, ToOwner};
@@ -195,7 +195,7 @@ pub(crate) fn raw_nodes(
 
 impl Graph {
     /// Creates an empty graph whose executables will run in `context`.
-    pub fn new(context: &Context) -> Result<Graph, CudaError> {
+    pub fn new(context: &Context) -> Result<Graph, Error> {
         let mut raw: CUgraph = std::ptr::null_mut();
         // SAFETY: valid out-pointer; flags must be 0.
         unsafe { context.driver().pc().cuGraphCreate(&mut raw, 0) }?;
@@ -287,7 +287,7 @@ impl Graph {
     /// Copies the graph (`cuGraphClone`): the copy's nodes have the same parameters and
     /// edges, and it keeps what this graph keeps (and this graph). A graph with
     /// conditional nodes cannot be cloned (the driver refuses). On error nothing is made.
-    pub fn try_clone(&self) -> Result<Graph, CudaError> {
+    pub fn try_clone(&self) -> Result<Graph, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let create = |out: &mut CUgraph| {
             // Only the call is locked: a failed context restore after it reports.
@@ -302,7 +302,7 @@ impl Graph {
 
     /// The node of this clone that copies `original` (a node of the graph it was cloned
     /// from) (`cuGraphNodeFindInClone`).
-    pub fn find_in_clone(&self, original: &GraphNode) -> Result<GraphNode, CudaError> {
+    pub fn find_in_clone(&self, original: &GraphNode) -> Result<GraphNode, Error> {
         let mut raw: CUgraphNode = std::ptr::null_mut();
         let _locks = self.kept_with(original.graph());
         // SAFETY: live handles; valid out-pointer.
@@ -362,10 +362,10 @@ impl Graph {
 
     /// Makes the graph hold a reference to `object` (`cuGraphRetainUserObject`), released
     /// when the graph is destroyed.
-    pub fn retain_user_object(&self, object: &UserObject) -> Result<(), CudaError> {
+    pub fn retain_user_object(&self, object: &UserObject) -> Result<(), Error> {
         let _lock = self.kept();
         // SAFETY: both handles are live; flags 0 retains a new reference.
-        unsafe { self.0.driver().pc().cuGraphRetainUserObject(self.as_raw(), object.as_raw(), 1, 0) }
+        unsafe { Ok(self.0.driver().pc().cuGraphRetainUserObject(self.as_raw(), object.as_raw(), 1, 0)?) }
     }
 }
 
@@ -387,19 +387,19 @@ impl Stream {
     /// the graph or an executable made from it may be launched. cudrv cannot track that
     /// for captured work. ([`Stream::launch_host_fn`] refuses a capturing stream; nothing
     /// else may queue one-shot host functions on it while it captures.)
-    pub unsafe fn begin_capture(&self) -> Result<(), CudaError> {
+    pub unsafe fn begin_capture(&self) -> Result<(), Error> {
         let (pc, raw) = (self.context().driver().pc(), self.as_raw());
         let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
         // SAFETY: the stream is live.
-        self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })
+        Ok(self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })?)
     }
 
     /// Ends a capture and returns the captured graph (`cuStreamEndCapture`). On error no
     /// graph is left behind.
-    pub fn end_capture(&self) -> Result<Graph, CudaError> {
+    pub fn end_capture(&self) -> Result<Graph, Error> {
         let (pc, raw) = (self.context().driver().pc(), self.as_raw());
         // SAFETY: the stream is live; `graph` is a valid out-pointer.
         let end = |graph: &mut CUgraph| unsafe { pc.cuStreamEndCapture(raw, graph) };
-        Handle::create_out(self.context().to_owner(), self.context().as_raw(), end).map(Graph)
+        Ok(Handle::create_out(self.context().to_owner(), self.context().as_raw(), end).map(Graph)?)
     }
 }

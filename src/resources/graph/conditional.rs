@@ -4,7 +4,7 @@
 //! whether (If), how often (While) or which (Switch) body graph runs. If and While need
 //! driver 12.3; Switch, and an If with an else body, need 12.8.
 
-use crate::error::{CudaError, Error, InvalidArgument};
+use crate::error::{Error, InvalidArgument};
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::sys::{
     CUgraphConditionalHandle, CUgraphConditionalNodeType, CUgraphNode, CUgraphNodeParams, CUgraphNodeType,
@@ -61,7 +61,7 @@ impl Graph {
     /// (`cuGraphConditionalHandleCreate`, driver 12.3+). With `default: Some(v)` each
     /// launch starts by setting it to `v` (`CU_GRAPH_COND_ASSIGN_DEFAULT`); with `None`
     /// it keeps the value the last launch left (initially 0).
-    pub fn conditional_handle(&self, default: Option<u32>) -> Result<ConditionalHandle, CudaError> {
+    pub fn conditional_handle(&self, default: Option<u32>) -> Result<ConditionalHandle, Error> {
         let mut h: CUgraphConditionalHandle = 0;
         let (value, flags) = match default {
             Some(v) => (v, CU_GRAPH_COND_ASSIGN_DEFAULT),

@@ -2,7 +2,7 @@
 //! type, and the parameters of kernel and memset nodes read back. Edges use the 12.3
 //! entries (with edge data) where the driver has them, else the 10.0 ones.
 
-use crate::error::CudaError;
+use crate::error::{CudaError, Error};
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::resources::launch::LaunchConfig;
 use crate::sys::{
@@ -119,7 +119,7 @@ impl Graph {
     }
 
     /// Its nodes (`cuGraphGetNodes`).
-    pub fn nodes(&self) -> Result<Vec<GraphNode>, CudaError> {
+    pub fn nodes(&self) -> Result<Vec<GraphNode>, Error> {
         let pc = self.0.driver().pc();
         let _lock = self.kept();
         // SAFETY: the graph is live; the array has room for the count given.
@@ -128,7 +128,7 @@ impl Graph {
     }
 
     /// The nodes that depend on none (`cuGraphGetRootNodes`).
-    pub fn root_nodes(&self) -> Result<Vec<GraphNode>, CudaError> {
+    pub fn root_nodes(&self) -> Result<Vec<GraphNode>, Error> {
         let pc = self.0.driver().pc();
         let _lock = self.kept();
         // SAFETY: as above.
@@ -137,7 +137,7 @@ impl Graph {
     }
 
     /// Its edges, `(from, to)`: `to` runs after `from` (`cuGraphGetEdges`).
-    pub fn edges(&self) -> Result<Vec<(GraphNode, GraphNode)>, CudaError> {
+    pub fn edges(&self) -> Result<Vec<(GraphNode, GraphNode)>, Error> {
         let (pc, g, v2) = (self.0.driver().pc(), self.as_raw(), self.edge_data());
         let null: CUgraphNode = std::ptr::null_mut();
         let query = |from: *mut CUgraphNode, to: *mut CUgraphNode, n: &mut usize| {
@@ -196,7 +196,7 @@ impl Graph {
 
 impl GraphNode {
     /// Its type (`cuGraphNodeGetType`).
-    pub fn node_type(&self) -> Result<GraphNodeType, CudaError> {
+    pub fn node_type(&self) -> Result<GraphNodeType, Error> {
         let mut t = CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
         let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
@@ -205,13 +205,13 @@ impl GraphNode {
     }
 
     /// The nodes it depends on (`cuGraphNodeGetDependencies`).
-    pub fn dependencies(&self) -> Result<Vec<GraphNode>, CudaError> {
-        self.neighbours(false)
+    pub fn dependencies(&self) -> Result<Vec<GraphNode>, Error> {
+        Ok(self.neighbours(false)?)
     }
 
     /// The nodes that depend on it (`cuGraphNodeGetDependentNodes`).
-    pub fn dependents(&self) -> Result<Vec<GraphNode>, CudaError> {
-        self.neighbours(true)
+    pub fn dependents(&self) -> Result<Vec<GraphNode>, Error> {
+        Ok(self.neighbours(true)?)
     }
 
     fn neighbours(&self, dependents: bool) -> Result<Vec<GraphNode>, CudaError> {
@@ -232,7 +232,7 @@ impl GraphNode {
     }
 
     /// A kernel node's function and shape (`cuGraphKernelNodeGetParams_v2`, 12.0+).
-    pub fn kernel_info(&self) -> Result<KernelNodeInfo, CudaError> {
+    pub fn kernel_info(&self) -> Result<KernelNodeInfo, Error> {
         let mut p = CUDA_KERNEL_NODE_PARAMS::default();
         let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
@@ -243,7 +243,7 @@ impl GraphNode {
     }
 
     /// A memset node's parameters (`cuGraphMemsetNodeGetParams`).
-    pub fn memset_info(&self) -> Result<MemsetNodeInfo, CudaError> {
+    pub fn memset_info(&self) -> Result<MemsetNodeInfo, Error> {
         let mut p = CUDA_MEMSET_NODE_PARAMS::default();
         let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.

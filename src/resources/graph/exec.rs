@@ -146,14 +146,14 @@ fn explain(result: CUgraphExecUpdateResult) -> &'static str {
 impl Graph {
     /// Instantiates it in its context (`cuGraphInstantiateWithFlags`, no flags). On error
     /// nothing is created.
-    pub fn instantiate(&self) -> Result<GraphExec, CudaError> {
+    pub fn instantiate(&self) -> Result<GraphExec, Error> {
         self.instantiate_with(InstantiateFlags::default())
     }
 
     /// Instantiates it with `flags` (`cuGraphInstantiateWithFlags`, 11.4+; with the upload
     /// flag `cuGraphInstantiateWithParams`, 12.0+, uploading on the context's legacy
     /// default stream). On error nothing is created.
-    pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, CudaError> {
+    pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, Error> {
         let context = self.context();
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
         let create = |raw: &mut CUgraphExec| {
@@ -194,11 +194,11 @@ impl GraphExec {
     /// first waits for a stream-ordered allocation made on another stream. On error
     /// nothing is launched.
     #[inline]
-    pub fn launch(&mut self, stream: &Stream) -> Result<(), CudaError> {
+    pub fn launch(&mut self, stream: &Stream) -> Result<(), Error> {
         self.use_memory_on(stream)?;
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live while we hold them.
-        stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })
+        Ok(stream.run_named(|| unsafe { pc.cuGraphLaunch(raw, s) })?)
     }
 
     /// Keeps every allocation `graph`'s nodes use (`Graph::memory_used`), for its launches
@@ -230,10 +230,10 @@ impl GraphExec {
 
     /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
     /// 11.1+).
-    pub fn upload(&mut self, stream: &Stream) -> Result<(), CudaError> {
+    pub fn upload(&mut self, stream: &Stream) -> Result<(), Error> {
         let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
         // SAFETY: both handles are live.
-        stream.run(|| unsafe { pc.cuGraphUpload(raw, s) })
+        Ok(stream.run(|| unsafe { pc.cuGraphUpload(raw, s) })?)
     }
 
     /// Takes the parameters of `graph`, which must have the shape of the graph it was
@@ -242,7 +242,7 @@ impl GraphExec {
     /// "node type changed", ...) and names the node; the exec is then unchanged. From then
     /// on it keeps `graph` (and what its nodes use) alive too.
     #[inline]
-    pub fn update(&mut self, graph: &Graph) -> Result<(), CudaError> {
+    pub fn update(&mut self, graph: &Graph) -> Result<(), Error> {
         let mut info = CUgraphExecUpdateResultInfo::default();
         let pc = self.0.driver().pc();
         let (exec, raw) = (self.as_raw(), graph.as_raw());
@@ -268,9 +268,13 @@ impl GraphExec {
             Err(e) if e.code() == CUresult::CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE => {
                 let node =
                     if info.errorNode.is_null() { String::new() } else { format!(", at node {:?}", info.errorNode) };
-                Err(e.with_note(format!("update refused: {} ({:?}){node}", explain(info.result), info.result)))
+                Err(Error::from(e.with_note(format!(
+                    "update refused: {} ({:?}){node}",
+                    explain(info.result),
+                    info.result
+                ))))
             }
-            Err(e) => Err(e),
+            Err(e) => Err(Error::from(e)),
         }
     }
 
@@ -304,7 +308,7 @@ impl GraphExec {
 
     /// Sets a memset node's value at later launches (`cuGraphExecMemsetNodeSetParams`),
     /// keeping the rest of its parameters (read back from the node).
-    pub fn set_memset_value(&mut self, node: &GraphNode, value: u32) -> Result<(), CudaError> {
+    pub fn set_memset_value(&mut self, node: &GraphNode, value: u32) -> Result<(), Error> {
         let mut p = crate::sys::CUDA_MEMSET_NODE_PARAMS::default();
         let pc = self.0.driver().pc();
         // The node's parameters are read from its graph, under the graph's lock.
@@ -314,17 +318,15 @@ impl GraphExec {
         drop(lock);
         p.value = value;
         // SAFETY: live handles; valid parameter pointers.
-        unsafe { pc.cuGraphExecMemsetNodeSetParams(self.as_raw(), node.as_raw(), &p, self.0.owner().context.as_raw()) }
+        unsafe {
+            Ok(pc.cuGraphExecMemsetNodeSetParams(self.as_raw(), node.as_raw(), &p, self.0.owner().context.as_raw())?)
+        }
     }
 
     /// Makes a host node of the graph run `f` instead at later launches
     /// (`cuGraphExecHostNodeSetParams`); `f` is kept (and leaked) as
     /// [`Graph::add_host_node`] keeps its closure.
-    pub fn set_host_node_fn(
-        &mut self,
-        node: &GraphNode,
-        f: impl Fn() + Send + Sync + 'static,
-    ) -> Result<(), CudaError> {
+    pub fn set_host_node_fn(&mut self, node: &GraphNode, f: impl Fn() + Send + Sync + 'static) -> Result<(), Error> {
         let (params, boxed) = crate::resources::graph::base::host_params(f);
         // SAFETY: live handles; the closure outlives the exec (kept below, leaked at the end).
         let r = unsafe { self.0.driver().pc().cuGraphExecHostNodeSetParams(self.as_raw(), node.as_raw(), &params) };
@@ -333,19 +335,19 @@ impl GraphExec {
                 self.kept().push(Kept::Host(std::mem::ManuallyDrop::new(boxed)));
                 Ok(())
             }
-            Err(e) => Err(e),
+            Err(e) => Err(Error::from(e)),
         }
     }
 
     /// Enables or disables a kernel, memcpy or memset node at later launches
     /// (`cuGraphNodeSetEnabled`, 11.6+); a disabled node does nothing.
-    pub fn set_node_enabled(&mut self, node: &GraphNode, enabled: bool) -> Result<(), CudaError> {
+    pub fn set_node_enabled(&mut self, node: &GraphNode, enabled: bool) -> Result<(), Error> {
         // SAFETY: live handles.
-        unsafe { self.0.driver().pc().cuGraphNodeSetEnabled(self.as_raw(), node.as_raw(), u32::from(enabled)) }
+        unsafe { Ok(self.0.driver().pc().cuGraphNodeSetEnabled(self.as_raw(), node.as_raw(), u32::from(enabled))?) }
     }
 
     /// Whether a node is enabled (`cuGraphNodeGetEnabled`, 11.6+).
-    pub fn node_enabled(&mut self, node: &GraphNode) -> Result<bool, CudaError> {
+    pub fn node_enabled(&mut self, node: &GraphNode) -> Result<bool, Error> {
         let mut on = 0;
         // SAFETY: live handles; valid out-pointer.
         unsafe { self.0.driver().pc().cuGraphNodeGetEnabled(self.as_raw(), node.as_raw(), &mut on) }?;

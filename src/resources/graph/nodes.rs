@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use crate::error::{CudaError, Error};
+use crate::error::Error;
 use crate::resources::event::Event;
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode, Kept};
 use crate::resources::memory::DeviceBuffer;
@@ -164,7 +164,7 @@ impl Graph {
 impl GraphNode {
     /// The graph a child graph node runs (`cuGraphChildGraphNodeGetGraph`): part of this
     /// node, kept alive by this node's graph.
-    pub fn child_graph(&self) -> Result<Graph, CudaError> {
+    pub fn child_graph(&self) -> Result<Graph, Error> {
         let mut raw = std::ptr::null_mut();
         let _lock = self.graph().kept();
         // SAFETY: the node is live; valid out-pointer.
@@ -189,7 +189,7 @@ impl Graph {
         let mut p = CUDA_MEM_ALLOC_NODE_PARAMS { bytesize: bytes, ..Default::default() };
         p.poolProps.allocType = CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED;
         p.poolProps.location.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
-        p.poolProps.location.__bindgen_anon_1.id = self.context().device();
+        p.poolProps.location.__bindgen_anon_1.id = self.context().device().as_raw();
         let _edit = self.kept();
         let mut node: CUgraphNode = std::ptr::null_mut();
         let pc = self.0.driver().pc();
