@@ -94,10 +94,10 @@ fn managed_slice_after_graph(ctx: &Context, s: &Stream) -> cudrv::Result<usize> 
 /// The last handle of a mapping is dropped while a copy into it is queued: the unmap waits
 /// for the copy; a graph that writes another mapping keeps it mapped for its launch.
 fn mapping_dropped_while_queued(ctx: &Context, s: &Stream) -> cudrv::Result<usize> {
-    let size = PhysicalMemory::granularity(ctx, ShareableHandleTypes::NONE, false)?;
+    let size = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, false)?;
     let map_one = || -> cudrv::Result<Mapping> {
         let range = AddressRange::reserve(ctx, size, 0)?;
-        let memory = PhysicalMemory::new(ctx, size, ShareableHandleTypes::NONE)?;
+        let memory = PhysicalMemory::new(&ctx.device(), size, ShareableHandleTypes::NONE)?;
         let map = Mapping::map(&range, 0, &memory)?;
         map.set_access(&[(&ctx.device(), Access::ReadWrite)])?;
         Ok(map)

@@ -70,7 +70,7 @@ fn main() -> Result<(), cudrv::Error> {
         (a.range_start, a.range_size) == (buf.as_raw(), buf.size_bytes()),
         format!("range {:#x} + {} bytes", a.range_start, a.range_size),
     );
-    check(a.host_pointer == buf.as_raw() + 4096, "the host pointer is the device pointer".into());
+    check(a.host_pointer as u64 == buf.as_raw() + 4096, "the host pointer is the device pointer".into());
 
     stream.synchronize()?;
     if failures != 0 {

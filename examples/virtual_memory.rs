@@ -20,7 +20,7 @@ fn main() -> Result<(), cudrv::Error> {
     let ctx = driver.device(0)?.primary_context()?;
     let stream = Stream::new(&ctx, 0u32)?;
     let scale = Module::from_ptx(&ctx, PTX)?.function("scale_f32")?;
-    let granularity = PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, true)?;
+    let granularity = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, true)?;
     println!("recommended granularity: {granularity} bytes");
 
     // A buffer of up to 4 chunks, grown one chunk at a time.
@@ -50,10 +50,10 @@ fn main() -> Result<(), cudrv::Error> {
 
     // By hand: memory exportable as a file descriptor, mapped twice (once through its
     // import), read-write for the device in one range and read-only in the other.
-    let memory = PhysicalMemory::new(&ctx, granularity, ShareableHandleTypes::POSIX_FD)?;
+    let memory = PhysicalMemory::new(&ctx.device(), granularity, ShareableHandleTypes::POSIX_FD)?;
     let (a, b) = (AddressRange::reserve(&ctx, granularity, 0)?, AddressRange::reserve(&ctx, granularity, 0)?);
     let fd = memory.export_fd()?;
-    let imported = PhysicalMemory::import_fd(&ctx, &fd, granularity)?;
+    let imported = PhysicalMemory::import_fd(&ctx.device(), &fd, granularity)?;
     let mut writer = Mapping::map(&a, 0, &memory)?;
     let reader = Mapping::map(&b, 0, &imported)?;
     writer.set_access(&[(&ctx.device(), Access::ReadWrite)])?;

@@ -43,8 +43,8 @@ fn map_all(ctx: &Context, memory: &PhysicalMemory) -> cudrv::Result<Mapping> {
 }
 
 fn parent(ctx: &Context) -> Result<usize, Box<dyn std::error::Error>> {
-    let size = PhysicalMemory::granularity(ctx, ShareableHandleTypes::POSIX_FD, false)?;
-    let memory = PhysicalMemory::new(ctx, size, ShareableHandleTypes::POSIX_FD)?;
+    let size = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::POSIX_FD, false)?;
+    let memory = PhysicalMemory::new(&ctx.device(), size, ShareableHandleTypes::POSIX_FD)?;
     let mut map = map_all(ctx, &memory)?;
     map.copy_from_host(&to_bytes((0..size / 4).map(parent_value)))?;
     println!("parent: {size} bytes mapped at {:#x} and filled", map.as_raw());
@@ -75,7 +75,7 @@ fn child(ctx: &Context, path: &str) -> Result<bool, Box<dyn std::error::Error>> 
     let mut payload = [0u8; 8];
     let (fd, n) = cudrv::recv_fd(&socket, &mut payload)?;
     let size = usize::try_from(u64::from_le_bytes(payload))?;
-    let memory = PhysicalMemory::import_fd(ctx, &fd, size)?;
+    let memory = PhysicalMemory::import_fd(&ctx.device(), &fd, size)?;
     let mut map = map_all(ctx, &memory)?;
     let wrong = wrong(&map, parent_value)?;
     println!(

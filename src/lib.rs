@@ -9,6 +9,7 @@
 //!
 //! ```
 //! # cudrv_standin::install().unwrap(); // in `cargo test`, this runs on the stand-in driver
+//! use cudrv::prelude::*; // the traits of device memory: `slice`, `to_vec`, ...
 //! use cudrv::{DeviceBuffer, LaunchConfig, Module, Stream, StreamFlags};
 //!
 //! let driver = cudrv::init()?;                    // load the driver once, cuInit(0) once
@@ -29,6 +30,7 @@
 //! unsafe { launch.launch(LaunchConfig::for_num_elems(n)) }?;
 //! stream.synchronize()?;
 //! assert_eq!(c.to_vec()?, [11.0, 22.0, 33.0]);
+//! assert_eq!(c.slice(1..)?.to_vec()?, [22.0, 33.0]); // a view of part of it
 //! # Ok::<(), cudrv::Error>(())
 //! ```
 //!
@@ -141,6 +143,7 @@ mod gated_log;
 mod loader;
 pub mod p;
 pub mod pc;
+pub mod prelude;
 pub mod pw;
 pub mod report;
 mod resources;

@@ -701,18 +701,18 @@ fn arrays_textures_and_copies() {
 #[test]
 fn virtual_memory() {
     let ctx = context();
-    let g = PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, false).unwrap();
+    let g = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, false).unwrap();
     let invalid = Driver(R::CUDA_ERROR_INVALID_VALUE);
     let mut w = Walk::default();
     for (size, want) in [(0, invalid), (1, invalid), (g, Want::Ok), (g + 1, invalid), (usize::MAX, invalid)] {
         w.check(&format!("AddressRange::reserve({size})"), want, || AddressRange::reserve(&ctx, size, 0));
         w.check(&format!("PhysicalMemory::new({size})"), want, || {
-            PhysicalMemory::new(&ctx, size, ShareableHandleTypes::NONE)
+            PhysicalMemory::new(&ctx.device(), size, ShareableHandleTypes::NONE)
         });
     }
     let huge = usize::MAX - g + 1;
     w.check("PhysicalMemory::new(the largest multiple)", Driver(R::CUDA_ERROR_OUT_OF_MEMORY), || {
-        PhysicalMemory::new(&ctx, huge, ShareableHandleTypes::NONE)
+        PhysicalMemory::new(&ctx.device(), huge, ShareableHandleTypes::NONE)
     });
     // The stand-in takes any alignment it can meet; a GPU's driver judges it.
     let some = OkOr(R::CUDA_ERROR_INVALID_VALUE);
@@ -722,7 +722,7 @@ fn virtual_memory() {
         });
     }
     let range = AddressRange::reserve(&ctx, 2 * g, 0).unwrap();
-    let memory = PhysicalMemory::new(&ctx, g, ShareableHandleTypes::NONE).unwrap();
+    let memory = PhysicalMemory::new(&ctx.device(), g, ShareableHandleTypes::NONE).unwrap();
     for (offset, want) in
         [(0, Want::Ok), (g, Want::Ok), (g + 1, Refused("do not fit")), (usize::MAX, Refused("do not fit"))]
     {
@@ -730,7 +730,7 @@ fn virtual_memory() {
     }
     // The limit: the most values whose bytes, rounded up to whole chunks of the
     // recommended granularity, fit in usize; one more overflows.
-    let chunk = PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, true).unwrap();
+    let chunk = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, true).unwrap();
     let most = usize::MAX / chunk * chunk / 8;
     for (max_len, want) in [
         (0, Want::Ok),

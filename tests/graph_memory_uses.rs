@@ -154,7 +154,7 @@ fn world() -> (StandIn, Context) {
 /// A mapping of one granule with read-write access for device 0.
 fn accessible_mapping(ctx: &Context) -> Mapping {
     let range = AddressRange::reserve(ctx, MIB2, 0).unwrap();
-    let memory = PhysicalMemory::new(ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
+    let memory = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::NONE).unwrap();
     let map = Mapping::map(&range, 0, &memory).unwrap();
     map.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
     map

@@ -142,7 +142,7 @@ fn pointer_attributes_of_managed_memory() {
     let a = PointerAttributes::of(ctx.driver(), inside).unwrap();
     assert_eq!((a.memory_type, a.managed, a.device, a.context), (Some(MemoryType::Device), true, 0, ctx.as_raw()));
     assert_eq!((a.range_start, a.range_size), (buf.as_raw(), 512));
-    assert_eq!((a.host_pointer, a.device_pointer, a.mapped), (inside, inside, true));
+    assert_eq!((a.host_pointer as u64, a.device_pointer, a.mapped), (inside, inside, true));
     assert_eq!(buf.as_host_ptr() as u64, buf.as_raw(), "one address for host and device");
     assert!(s.ledger().live.iter().any(|l| l.address == buf.as_raw() && l.size == 512));
     let raw = buf.as_raw();

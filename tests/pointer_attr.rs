@@ -35,7 +35,7 @@ fn pinned_memory_is_host_memory() {
     let a = PointerAttributes::of(standin_driver(), pinned.as_raw() as u64 + 8).unwrap();
     assert_eq!((a.memory_type, a.range_start, a.range_size), (Some(MemoryType::Host), pinned.as_raw() as u64, 64));
     // Mapped at its own address: the host and the device use one pointer.
-    assert_eq!((a.host_pointer, a.device_pointer), (pinned.as_raw() as u64 + 8, pinned.as_raw() as u64 + 8));
+    assert_eq!((a.host_pointer as u64, a.device_pointer), (pinned.as_raw() as u64 + 8, pinned.as_raw() as u64 + 8));
     assert!(a.mapped && !a.managed && !a.legacy_ipc_capable);
 }
 
@@ -44,7 +44,7 @@ fn device_memory_has_no_host_pointer_and_is_legacy_ipc_capable() {
     let ctx = context();
     let buf = DeviceBuffer::<u8>::alloc(&ctx, 16).unwrap();
     let a = PointerAttributes::of(standin_driver(), buf.as_raw()).unwrap();
-    assert_eq!((a.host_pointer, a.device_pointer, a.mapped), (0, buf.as_raw(), true));
+    assert_eq!((a.host_pointer, a.device_pointer, a.mapped), (std::ptr::null_mut(), buf.as_raw(), true));
     assert!(a.legacy_ipc_capable && a.mempool.is_null());
     assert_eq!(a.allowed_handle_types, ShareableHandleTypes::NONE);
     assert_eq!((a.mapping_base, a.mapping_size), (Some(buf.as_raw()), Some(16)));
@@ -61,9 +61,9 @@ fn an_address_the_driver_did_not_make_has_no_memory_type() {
 #[test]
 fn a_mapping_is_device_memory() {
     let ctx = context();
-    let g = PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, false).unwrap();
+    let g = PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, false).unwrap();
     let range = AddressRange::reserve(&ctx, g, 0).unwrap();
-    let memory = PhysicalMemory::new(&ctx, g, ShareableHandleTypes::POSIX_FD).unwrap();
+    let memory = PhysicalMemory::new(&ctx.device(), g, ShareableHandleTypes::POSIX_FD).unwrap();
     let map = Mapping::map(&range, 0, &memory).unwrap();
     map.set_access(&[(&ctx.device(), Access::ReadWrite)]).unwrap();
     let a = PointerAttributes::of(standin_driver(), map.as_raw() + 16).unwrap();

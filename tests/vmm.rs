@@ -27,8 +27,8 @@ fn vmm_objects(s: &StandIn) -> Vec<&'static str> {
 #[test]
 fn granularity_is_two_mib_on_the_standin() {
     let (_s, ctx) = world();
-    assert_eq!(PhysicalMemory::granularity(&ctx, ShareableHandleTypes::NONE, false).unwrap(), MIB2);
-    assert_eq!(PhysicalMemory::granularity(&ctx, ShareableHandleTypes::POSIX_FD, true).unwrap(), MIB2);
+    assert_eq!(PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::NONE, false).unwrap(), MIB2);
+    assert_eq!(PhysicalMemory::granularity(&ctx.device(), ShareableHandleTypes::POSIX_FD, true).unwrap(), MIB2);
 }
 
 #[test]
@@ -36,7 +36,7 @@ fn a_mapping_with_access_is_device_memory_and_drops_in_order() {
     let (s, ctx) = world();
     let range = AddressRange::reserve(&ctx, 2 * MIB2, 0).unwrap();
     assert_eq!(range.as_raw() % MIB2 as u64, 0, "reservations are aligned to the granularity");
-    let memory = PhysicalMemory::new(&ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
+    let memory = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::NONE).unwrap();
     let mut map = Mapping::map(&range, MIB2, &memory).unwrap();
     assert_eq!(map.as_raw(), range.as_raw() + MIB2 as u64);
     // Mapped, but no device has access yet: not usable memory.
@@ -70,8 +70,8 @@ fn a_mapping_with_access_is_device_memory_and_drops_in_order() {
 fn mapping_twice_or_outside_the_range_creates_nothing() {
     let (s, ctx) = world();
     let range = AddressRange::reserve(&ctx, MIB2, 0).unwrap();
-    let a = PhysicalMemory::new(&ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
-    let b = PhysicalMemory::new(&ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
+    let a = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::NONE).unwrap();
+    let b = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::NONE).unwrap();
     let map = Mapping::map(&range, 0, &a).unwrap();
     let twice = Mapping::map(&range, 0, &b).unwrap_err();
     assert_eq!(twice.as_driver().unwrap().code(), CUresult::CUDA_ERROR_INVALID_VALUE, "{twice}");
@@ -79,7 +79,7 @@ fn mapping_twice_or_outside_the_range_creates_nothing() {
     let outside = Mapping::map(&range, MIB2, &b).unwrap_err();
     assert!(outside.as_driver().is_none(), "{outside}");
     // A size that is not a multiple of the granularity: the driver refuses, nothing made.
-    assert!(PhysicalMemory::new(&ctx, 4096, ShareableHandleTypes::NONE).is_err());
+    assert!(PhysicalMemory::new(&ctx.device(), 4096, ShareableHandleTypes::NONE).is_err());
     assert!(AddressRange::reserve(&ctx, 4096, 0).is_err());
     assert_eq!(vmm_objects(&s).len(), 4, "range, a, b and one mapping: {:?}", s.ledger().live_handles);
     drop((map, a, b, range));
@@ -89,9 +89,9 @@ fn mapping_twice_or_outside_the_range_creates_nothing() {
 #[test]
 fn exported_memory_imported_from_its_descriptor_is_the_same_memory() {
     let (s, ctx) = world();
-    let memory = PhysicalMemory::new(&ctx, MIB2, ShareableHandleTypes::POSIX_FD).unwrap();
+    let memory = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::POSIX_FD).unwrap();
     let fd = memory.export_fd().unwrap();
-    let imported = PhysicalMemory::import_fd(&ctx, &fd, MIB2).unwrap();
+    let imported = PhysicalMemory::import_fd(&ctx.device(), &fd, MIB2).unwrap();
     assert_ne!(imported.as_raw(), memory.as_raw());
     let (r1, r2) = (AddressRange::reserve(&ctx, MIB2, 0).unwrap(), AddressRange::reserve(&ctx, MIB2, 0).unwrap());
     let mut m1 = Mapping::map(&r1, 0, &memory).unwrap();
@@ -101,7 +101,7 @@ fn exported_memory_imported_from_its_descriptor_is_the_same_memory() {
     m1.slice_mut(..4).unwrap().copy_from_host(&[1, 2, 3, 4]).unwrap();
     assert_eq!(m2.slice(..4).unwrap().to_vec().unwrap(), [1, 2, 3, 4]);
     // Memory made without a shareable type cannot be exported.
-    let private = PhysicalMemory::new(&ctx, MIB2, ShareableHandleTypes::NONE).unwrap();
+    let private = PhysicalMemory::new(&ctx.device(), MIB2, ShareableHandleTypes::NONE).unwrap();
     assert!(private.export_fd().is_err());
     drop((m1, m2, memory, imported, private, r1, r2, fd));
     assert!(vmm_objects(&s).is_empty(), "{:?}", s.ledger().live_handles);
@@ -139,4 +139,34 @@ fn a_growable_buffer_maps_chunks_as_it_grows_and_never_moves() {
     assert_eq!((buf.len(), buf.mappings().len(), buf.as_raw()), (4 * per_chunk, 4, start));
     drop(buf);
     assert!(vmm_objects(&s).is_empty(), "{:?}", s.ledger().live_handles);
+}
+
+#[test]
+fn access_is_set_over_a_range_of_several_mappings_and_typed_through_a_view() {
+    let (_s, ctx) = world();
+    let device = ctx.device();
+    let range = AddressRange::reserve(&ctx, 2 * MIB2, 0).unwrap();
+    let (a, b) = (
+        PhysicalMemory::new(&device, MIB2, ShareableHandleTypes::NONE).unwrap(),
+        PhysicalMemory::new(&device, MIB2, ShareableHandleTypes::NONE).unwrap(),
+    );
+    assert_eq!(a.device(), device, "physical memory belongs to a device, not a context");
+    let (first, second) = (Mapping::map(&range, 0, &a).unwrap(), Mapping::map(&range, MIB2, &b).unwrap());
+    // Past the range: refused before any driver call, nothing changed.
+    let e = range.set_access(MIB2, 2 * MIB2, &[(&device, Access::ReadWrite)]).unwrap_err();
+    assert!(matches!(e, cudrv::Error::InvalidArgument(_)), "{e}");
+    assert_eq!(second.access(&device).unwrap(), Access::None);
+    // One call over both mappings.
+    range.set_access(0, 2 * MIB2, &[(&device, Access::ReadWrite)]).unwrap();
+    assert_eq!(
+        (first.access(&device).unwrap(), second.access(&device).unwrap()),
+        (Access::ReadWrite, Access::ReadWrite)
+    );
+    // The bytes as f32 values, through a view: no conversion by hand.
+    let mut second = second;
+    second.slice_mut(4..8).unwrap().copy_from_host(&1.5f32.to_ne_bytes()).unwrap();
+    let floats = second.as_view().cast::<f32>().unwrap();
+    assert_eq!(floats.len(), MIB2 / 4);
+    assert_eq!(floats.slice(1..2).unwrap().to_vec().unwrap(), [1.5]);
+    assert!(second.slice(1..).unwrap().cast::<f32>().is_err(), "not a whole number of f32s, and misaligned");
 }

@@ -344,7 +344,7 @@ fn map_one_gib(ctx: &cudrv::Context, rounds: usize) {
         let range = AddressRange::reserve(ctx, CHUNK * CHUNKS, 0).unwrap();
         let mut maps = Vec::with_capacity(CHUNKS);
         for i in 0..CHUNKS {
-            let memory = PhysicalMemory::new(ctx, CHUNK, ShareableHandleTypes::NONE).unwrap();
+            let memory = PhysicalMemory::new(&ctx.device(), CHUNK, ShareableHandleTypes::NONE).unwrap();
             let m = Mapping::map(&range, i * CHUNK, &memory).unwrap();
             m.set_access(&[(&dev, Access::ReadWrite)]).unwrap();
             maps.push(m);

@@ -77,6 +77,18 @@ impl Lookup {
     }
 }
 
+/// Whether the driver says `address` is managed memory (`CU_POINTER_ATTRIBUTE_IS_MANAGED`);
+/// a driver that cannot say: not managed.
+fn is_managed_memory(context: &Context, address: CUdeviceptr) -> bool {
+    let mut managed: std::ffi::c_uint = 0;
+    let attr = crate::sys::CUpointer_attribute::CU_POINTER_ATTRIBUTE_IS_MANAGED;
+    let pc = context.driver().pc();
+    // SAFETY: IS_MANAGED writes an unsigned int, which `managed` is; `address` is a live
+    // global of a module the caller holds.
+    let asked = unsafe { pc.cuPointerGetAttribute((&mut managed as *mut std::ffi::c_uint).cast(), attr, address) };
+    asked.is_ok() && managed != 0
+}
+
 /// `bytes` as a number of `T`, or an error naming the symbol and both sizes.
 fn len_of<T>(lookup: Lookup, name: &CStr, bytes: usize) -> Result<usize, InvalidArgument> {
     let size = size_of::<T>();
@@ -108,7 +120,9 @@ impl<T: DeviceRepr> Global<T> {
             })
             .map_err(|e| named(e, "global", &name))?;
         let len = len_of::<T>(lookup, &name, bytes)?;
-        let managed = matches!(lookup, Lookup::Managed);
+        // A module's `__managed__` variable is found like any global: the driver says
+        // whether its memory is managed.
+        let managed = matches!(lookup, Lookup::Managed) || (bytes > 0 && is_managed_memory(context, address));
         Ok(Global { address, len, context: context.clone(), managed, holder, _values: PhantomData })
     }
 }
@@ -177,7 +191,25 @@ impl<T> Global<T> {
         &self.context
     }
 
-    /// Whether it is a managed variable ([`Library::managed_global`]).
+    /// Whether it is a managed variable (`__managed__`: [`Library::managed_global`], or a
+    /// module's found by [`Module::global`], which the driver reports as managed memory).
+    /// Its values are read and written from the host like any global's, with
+    /// [`Global::to_vec`] and [`Global::copy_from_host`] (which wait for nothing: finish
+    /// the kernels that use it first).
+    ///
+    /// ```
+    /// # cudrv_standin::install().unwrap();
+    /// let ctx = cudrv::init()?.device(0)?.primary_context()?;
+    /// let ptx = ".version 9.0\n.target sm_90\n.address_size 64\n\
+    ///            .global .attribute(.managed) .align 4 .u32 counter;\n\
+    ///            .visible .entry k() { ret; }";
+    /// let module = cudrv::Module::from_ptx(&ctx, ptx)?;
+    /// let counter = module.global::<u32>("counter")?;
+    /// assert!(counter.is_managed());
+    /// counter.copy_from_host(&[7])?;
+    /// assert_eq!(counter.to_vec()?, [7]);
+    /// # Ok::<(), cudrv::Error>(())
+    /// ```
     pub fn is_managed(&self) -> bool {
         self.managed
     }

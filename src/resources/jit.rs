@@ -21,13 +21,16 @@ pub enum JitFallback {
     PreferBinary,
 }
 
-/// Options for the JIT compiler and linker: a builder. The defaults ask for an error log
-/// and an info log of 4 KiB each and for the wall time; every other option is the
-/// driver's default.
+/// Options for the JIT compiler and linker: a builder. `JitOptions::new()` is not empty:
+/// it asks for an error log and an info log of 4 KiB each and for the wall time (what a
+/// load `_with` options hands back in [`JitOutput::logs`]); every other option is the
+/// driver's default. Each of the three is turned off explicitly.
 ///
 /// ```
 /// let options = cudrv::JitOptions::new().optimization_level(4).max_registers(64).line_info(true);
-/// assert_eq!(options.error_log_capacity(), 4096);
+/// assert_eq!((options.error_log_capacity(), options.info_log_capacity()), (4096, 4096));
+/// let bare = cudrv::JitOptions::new().info_log(0).error_log(0).wall_time(false); // no logs
+/// assert_eq!(bare.error_log_capacity(), 0);
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -343,6 +346,33 @@ impl JitBuffers {
 }
 
 impl Module {
+    /// Loads NUL-terminated PTX (or other text the driver accepts) into `context`
+    /// (`cuModuleLoadDataEx` with a 4 KiB error log and no other option). On error nothing
+    /// is loaded, and the error's notes carry the JIT's error log, which names what it
+    /// refused (an unsupported instruction, a missing declaration).
+    ///
+    /// ```
+    /// # cudrv_standin::install().unwrap();
+    /// let ctx = cudrv::init()?.device(0)?.primary_context()?;
+    /// let broken = ".version 9.0\n.target sm_90\n.address_size 64\n\
+    ///               .visible .entry k() { frobnicate.u32 %r1, 1; ret; }";
+    /// let e = cudrv::Module::from_ptx(&ctx, broken).unwrap_err();
+    /// assert!(e.notes().iter().any(|n| n.contains("frobnicate")), "{e}");
+    /// # Ok::<(), cudrv::Error>(())
+    /// ```
+    pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, Error> {
+        let errors_only = JitOptions::new().info_log(0).wall_time(false);
+        Ok(Module::load_ptx_with(context, ptx, &errors_only)?.value)
+    }
+
+    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
+    /// with a NUL byte inside is refused before any driver call. On error nothing is
+    /// loaded; errors as [`Module::load_ptx`] (the JIT's error log in the notes).
+    pub fn from_ptx(context: &Context, ptx: &str) -> Result<Module, Error> {
+        let ptx = c_name("Module::from_ptx", ptx)?;
+        Module::load_ptx(context, &ptx)
+    }
+
     /// Loads NUL-terminated PTX into `context` with JIT `options` (`cuModuleLoadDataEx`),
     /// returning the module and what the JIT reported. On error nothing is loaded and the
     /// error's notes carry the JIT's error log (its text says what the log says); a log

@@ -29,6 +29,12 @@ use sealed::ArgUse;
 /// # Safety
 /// `param` must return a pointer to the bytes the kernel parameter is read from, valid
 /// while `self` is borrowed.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a kernel argument",
+    label = "not plain data (`DeviceRepr`) nor a kind of device memory a launch takes",
+    note = "device memory is passed as a view: `launch.arg(&x.as_view())` (`use cudrv::prelude::*`); \
+            a `Mapping`'s bytes as values of `T`: `launch.arg(&mapping.as_view().cast::<T>()?)`"
+)]
 pub unsafe trait KernelArg {
     /// The pointer the driver reads the parameter from.
     fn param(&self) -> *mut c_void;

@@ -6,7 +6,7 @@ use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::jit::{JitBuffers, JitLogs, JitOptions};
-use crate::resources::module::c_name;
+use crate::resources::module::{c_name, Module};
 use crate::sys::{CUjitInputType, CUlinkState};
 
 kind!(
@@ -146,5 +146,26 @@ impl Linker {
         // which `&mut self` prevents until we return.
         copy.extend_from_slice(unsafe { std::slice::from_raw_parts(image.cast::<u8>(), len) });
         Ok(copy)
+    }
+
+    /// Completes the link ([`Linker::complete`]) and loads the linked image into the
+    /// linker's context as a module (`cuModuleLoadData`), with no `unsafe`: the image is
+    /// the driver's own. Errors as `complete`, then as the load; on error no module is
+    /// loaded.
+    ///
+    /// ```
+    /// # cudrv_standin::install().unwrap();
+    /// let ctx = cudrv::init()?.device(0)?.primary_context()?;
+    /// let mut linker = cudrv::Linker::new(&ctx)?;
+    /// linker.add_ptx(include_str!("../../examples/kernels/vector_add.ptx"), "vector_add.ptx")?;
+    /// let module = linker.load_module()?;
+    /// module.function("vector_add")?;
+    /// # Ok::<(), cudrv::Error>(())
+    /// ```
+    pub fn load_module(&mut self) -> Result<Module, Error> {
+        let image = self.complete()?;
+        // SAFETY: `image` is a whole image as `cuLinkComplete` made it (a cubin), which the
+        // driver reads by its own headers, all within the copy.
+        unsafe { Module::load_data(self.link.owner(), &image) }
     }
 }

@@ -43,6 +43,11 @@ use crate::Driver;
 /// have no `Drop`, and every bit pattern the device may write must be a valid `T` (so
 /// not `bool`, `char` or enums). Implemented for the integer and float types and arrays
 /// of them; implement it for your own `#[repr(C)]` structs of such fields.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not plain data (`DeviceRepr`): a kernel argument or copy cannot hold it by value",
+    note = "device memory is passed as a view: `launch.arg(&x.as_view())` (`use cudrv::prelude::*`); \
+            a `Mapping`'s bytes as values of `T`: `mapping.as_view().cast::<T>()?`"
+)]
 pub unsafe trait DeviceRepr: Copy + Send + Sync + 'static {}
 
 macro_rules! device_repr {

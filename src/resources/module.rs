@@ -55,20 +55,6 @@ pub(crate) fn c_name(what: &'static str, name: &str) -> Result<CString, InvalidA
 }
 
 impl Module {
-    /// Loads NUL-terminated PTX (or other text the driver accepts) into `context`. On error
-    /// nothing is loaded.
-    pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, Error> {
-        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
-        unsafe { Module::load_data(context, ptx.to_bytes_with_nul()) }
-    }
-
-    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
-    /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
-    pub fn from_ptx(context: &Context, ptx: &str) -> Result<Module, Error> {
-        let ptx = c_name("Module::from_ptx", ptx)?;
-        Module::load_ptx(context, &ptx)
-    }
-
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX) into `context`. On error
     /// nothing is loaded.
     ///

@@ -64,8 +64,8 @@ pub struct PointerAttributes {
     /// memory mapped into the device, the mapped address); 0 if it has none.
     pub device_pointer: CUdeviceptr,
     /// The address the host uses for it (`CU_POINTER_ATTRIBUTE_HOST_POINTER`: pinned,
-    /// registered and managed memory); 0 if the host cannot address it.
-    pub host_pointer: u64,
+    /// registered and managed memory); null if the host cannot address it.
+    pub host_pointer: *mut c_void,
     /// Whether the address is backed by memory (`CU_POINTER_ATTRIBUTE_MAPPED`: false for a
     /// reserved virtual address nothing is mapped at).
     pub mapped: bool,
@@ -154,7 +154,7 @@ impl PointerAttributes {
             range_size: range_size as usize,
             buffer_id,
             device_pointer,
-            host_pointer,
+            host_pointer: host_pointer as usize as *mut c_void,
             mapped: low(mapped) != 0,
             allowed_handle_types: ShareableHandleTypes::from_bits_retain(low(handle_types)),
             legacy_ipc_capable: low(legacy_ipc) != 0,

@@ -869,6 +869,53 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     }
 }
 
+/// The same bytes read as values of `U`: the length in bytes must be a whole number of
+/// `U`s and the address aligned for `U` ([`InvalidArgument`] naming which, otherwise).
+fn cast_len<T, U>(what: &'static str, ptr: CUdeviceptr, len: usize) -> Result<usize, InvalidArgument> {
+    let (from, to) = (size_of::<T>(), size_of::<U>());
+    let bytes = len.saturating_mul(from);
+    if to == 0 {
+        return Err(InvalidArgument::new(what, "a type of no bytes"));
+    }
+    if bytes % to != 0 {
+        return Err(InvalidArgument::new(what, format!("{bytes} bytes are not a whole number of {to}-byte values")));
+    }
+    if ptr % std::mem::align_of::<U>() as u64 != 0 {
+        let align = std::mem::align_of::<U>();
+        return Err(InvalidArgument::new(what, format!("address {ptr:#x} is not aligned to {align} bytes")));
+    }
+    Ok(bytes / to)
+}
+
+impl<'a, T: DeviceRepr> DeviceView<'a, T> {
+    /// The same memory as values of `U` (plain data, so any bytes are a valid `U`): a
+    /// [`Mapping`](crate::Mapping)'s bytes as `f32`s with `mapping.as_view().cast::<f32>()`.
+    /// The length in bytes must be a whole number of `U`s and the address aligned for
+    /// `U`; otherwise an [`InvalidArgument`] naming which, and nothing changes.
+    ///
+    /// ```
+    /// # cudrv_standin::install().unwrap();
+    /// use cudrv::prelude::*;
+    /// let ctx = cudrv::init()?.device(0)?.primary_context()?;
+    /// let bytes = cudrv::DeviceBuffer::from_slice(&ctx, &1.5f32.to_ne_bytes())?;
+    /// assert_eq!(bytes.as_view().cast::<f32>()?.to_vec()?, [1.5]);
+    /// assert!(bytes.slice(1..)?.cast::<f32>().is_err()); // 3 bytes
+    /// # Ok::<(), cudrv::Error>(())
+    /// ```
+    pub fn cast<U: DeviceRepr>(self) -> Result<DeviceView<'a, U>, InvalidArgument> {
+        let len = cast_len::<T, U>("DeviceView::cast", self.ptr, self.len)?;
+        Ok(DeviceView { ptr: self.ptr, len, mem: self.mem, _values: PhantomData })
+    }
+}
+
+impl<'a, T: DeviceRepr> DeviceViewMut<'a, T> {
+    /// The same memory as values of `U`, writable ([`DeviceView::cast`]).
+    pub fn cast<U: DeviceRepr>(self) -> Result<DeviceViewMut<'a, U>, InvalidArgument> {
+        let view = self.view.cast::<U>()?;
+        Ok(DeviceViewMut { view, _mut: PhantomData })
+    }
+}
+
 /// `KernelArg` for a kind of device memory of `T`: the parameter is its device address
 /// (`raw_ref`), a use of its allocation (`allocation`), of its context (`context`).
 macro_rules! device_memory_arg {

@@ -18,7 +18,7 @@ use crate::device::Device;
 use crate::error::{CudaError, Error, InvalidArgument};
 use crate::resources::context::Context;
 use crate::resources::flags::ShareableHandleTypes;
-use crate::resources::handle::{handle_type, kind, Handle};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 use crate::sys::{
@@ -62,6 +62,22 @@ fn device_location(device: CUdevice) -> CUmemLocation {
     let mut location = CUmemLocation { type_: CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE, ..Default::default() };
     location.__bindgen_anon_1.id = device;
     location
+}
+
+/// `cuMemSetAccess` of `len` bytes at `ptr`, one descriptor per device.
+fn set_access(
+    driver: &'static crate::Driver,
+    ptr: CUdeviceptr,
+    len: usize,
+    access: &[(&Device, Access)],
+) -> Result<(), Error> {
+    let descs: Vec<CUmemAccessDesc> = access
+        .iter()
+        .map(|&(device, a)| CUmemAccessDesc { location: device_location(device.as_raw()), flags: a.raw() })
+        .collect();
+    // SAFETY: `descs` holds `descs.len()` descriptors; the driver checks that the bytes are
+    // mapped (the callers hold the mappings' range).
+    unsafe { Ok(driver.pc().cuMemSetAccess(ptr, len, descs.as_ptr(), descs.len())?) }
 }
 
 /// Properties of pinned device memory on `device` exportable as `types`.
@@ -111,6 +127,19 @@ impl AddressRange {
         self.0.owner().size
     }
 
+    /// Sets what each device may do with `len` bytes from `offset` (`cuMemSetAccess` over
+    /// the range, one descriptor per device): several adjacent mappings at once, where
+    /// [`Mapping::set_access`] sets one. Every byte of it must be mapped; a part outside
+    /// the range is an [`InvalidArgument`] before any driver call. On error the access is
+    /// as it was.
+    pub fn set_access(&self, offset: usize, len: usize, access: &[(&Device, Access)]) -> Result<(), Error> {
+        if offset.checked_add(len).is_none_or(|end| end > self.size()) {
+            let why = format!("{len} bytes from offset {offset} of a {}-byte range", self.size());
+            return Err(InvalidArgument::new("AddressRange::set_access", why).into());
+        }
+        set_access(self.0.driver(), self.as_raw() + offset as u64, len, access)
+    }
+
     /// The context it was reserved for.
     pub fn context(&self) -> &Context {
         &self.0.owner().context
@@ -122,12 +151,12 @@ kind!(
     /// mapping of it holds a clone, and the driver keeps the memory of a released handle
     /// while it is mapped anyway).
     PhysicalKind: CUmemGenericAllocationHandle = "PhysicalMemory", owner PhysicalOwner,
-    driver |o| o.context.driver(), context |_o| None, release cuMemRelease
+    driver |o| o.device.driver(), context |_o| None, release cuMemRelease
 );
 
-/// What a physical allocation keeps: its context, size and shareable handle types.
+/// What a physical allocation keeps: its device, size and shareable handle types.
 pub(crate) struct PhysicalOwner {
-    context: Context,
+    device: Device,
     size: usize,
     types: ShareableHandleTypes,
 }
@@ -140,16 +169,16 @@ pub struct PhysicalMemory(pub(crate) Handle<PhysicalKind>);
 handle_type!(PhysicalMemory: PhysicalKind => CUmemGenericAllocationHandle);
 
 impl PhysicalMemory {
-    /// The allocation granularity of device memory on `context`'s device exportable as
-    /// `types`: the minimum (`recommended == false`) or the recommended one
-    /// (`cuMemGetAllocationGranularity`). Sizes of physical allocations, reservations and
-    /// mappings are multiples of it.
+    /// The allocation granularity of device memory on `device` exportable as `types`: the
+    /// minimum (`recommended == false`) or the recommended one
+    /// (`cuMemGetAllocationGranularity`, which needs no context). Sizes of physical
+    /// allocations, reservations and mappings are multiples of it.
     pub fn granularity(
-        context: &Context,
+        device: &Device,
         types: impl Into<ShareableHandleTypes>,
         recommended: bool,
     ) -> Result<usize, Error> {
-        let prop = device_prop(context.device().as_raw(), types.into());
+        let prop = device_prop(device.as_raw(), types.into());
         let option = if recommended {
             CUmemAllocationGranularity_flags::CU_MEM_ALLOC_GRANULARITY_RECOMMENDED
         } else {
@@ -157,25 +186,23 @@ impl PhysicalMemory {
         };
         let mut g = 0usize;
         // SAFETY: valid out-pointer and properties.
-        unsafe { context.driver().pc().cuMemGetAllocationGranularity(&mut g, &prop, option) }?;
+        unsafe { device.driver().pc().cuMemGetAllocationGranularity(&mut g, &prop, option) }?;
         Ok(g)
     }
 
-    /// Allocates `size` bytes (a multiple of [`PhysicalMemory::granularity`]) of device memory on
-    /// `context`'s device, exportable as `types` (e.g. [`ShareableHandleTypes::POSIX_FD`];
-    /// [`ShareableHandleTypes::NONE`] for none). On error nothing is allocated.
-    pub fn new(
-        context: &Context,
-        size: usize,
-        types: impl Into<ShareableHandleTypes>,
-    ) -> Result<PhysicalMemory, Error> {
+    /// Allocates `size` bytes (a multiple of [`PhysicalMemory::granularity`]) of device
+    /// memory on `device` (`cuMemCreate`, which needs no context), exportable as `types`
+    /// (e.g. [`ShareableHandleTypes::POSIX_FD`]; [`ShareableHandleTypes::NONE`] for none).
+    /// On error nothing is allocated.
+    pub fn new(device: &Device, size: usize, types: impl Into<ShareableHandleTypes>) -> Result<PhysicalMemory, Error> {
         let types = types.into();
-        let pc = context.driver().pc();
-        let prop = device_prop(context.device().as_raw(), types);
-        let owner = PhysicalOwner { context: context.clone(), size, types };
+        let pc = device.driver().pc();
+        let prop = device_prop(device.as_raw(), types);
+        let owner = PhysicalOwner { device: *device, size, types };
+        let mut raw: CUmemGenericAllocationHandle = 0;
         // SAFETY: valid out-pointer and properties; no flags.
-        let create = |raw: &mut CUmemGenericAllocationHandle| unsafe { pc.cuMemCreate(raw, size, &prop, 0) };
-        Ok(Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)?)
+        unsafe { pc.cuMemCreate(&mut raw, size, &prop, 0) }?;
+        Ok(PhysicalMemory(Handle::new(owner, raw, Ownership::Owned)))
     }
 
     /// Its size in bytes.
@@ -183,9 +210,9 @@ impl PhysicalMemory {
         self.0.owner().size
     }
 
-    /// The context it was made for.
-    pub fn context(&self) -> &Context {
-        &self.0.owner().context
+    /// The device its memory is on.
+    pub fn device(&self) -> Device {
+        self.0.owner().device
     }
 
     /// The shareable handle types it was made exportable as.
@@ -213,18 +240,17 @@ impl PhysicalMemory {
     /// (`cuMemImportFromShareableHandle`); the descriptor stays the caller's. `size` is
     /// the exporter's (the driver does not say it): a mapping of another size fails. On
     /// error nothing is imported.
-    pub fn import_fd(context: &Context, fd: impl AsFd, size: usize) -> Result<PhysicalMemory, Error> {
-        let pc = context.driver().pc();
+    pub fn import_fd(device: &Device, fd: impl AsFd, size: usize) -> Result<PhysicalMemory, Error> {
+        let pc = device.driver().pc();
         let raw_fd = fd.as_fd().as_raw_fd();
         let types = ShareableHandleTypes::POSIX_FD;
-        let owner = PhysicalOwner { context: context.clone(), size, types };
+        let owner = PhysicalOwner { device: *device, size, types };
         let kind = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+        let mut raw: CUmemGenericAllocationHandle = 0;
         // SAFETY: valid out-pointer; the descriptor is passed as the pointer's value (as
         // the C API takes it) and stays open for the call (borrowed).
-        let create = |raw: &mut CUmemGenericAllocationHandle| unsafe {
-            pc.cuMemImportFromShareableHandle(raw, raw_fd as isize as *mut std::ffi::c_void, kind)
-        };
-        Ok(Handle::create_out(owner, context.as_raw(), create).map(PhysicalMemory)?)
+        unsafe { pc.cuMemImportFromShareableHandle(&mut raw, raw_fd as isize as *mut std::ffi::c_void, kind) }?;
+        Ok(PhysicalMemory(Handle::new(owner, raw, Ownership::Owned)))
     }
 }
 
@@ -322,13 +348,7 @@ impl Mapping {
     /// Sets what each device may do with it (`cuMemSetAccess`, one descriptor per
     /// device). On error the access is as it was.
     pub fn set_access(&self, access: &[(&Device, Access)]) -> Result<(), Error> {
-        let descs: Vec<CUmemAccessDesc> = access
-            .iter()
-            .map(|&(device, a)| CUmemAccessDesc { location: device_location(device.as_raw()), flags: a.raw() })
-            .collect();
-        let pc = self.range.0.driver().pc();
-        // SAFETY: the range is mapped (we hold it); `descs` has `len` descriptors.
-        unsafe { Ok(pc.cuMemSetAccess(self.as_raw(), self.size(), descs.as_ptr(), descs.len())?) }
+        set_access(self.range.0.driver(), self.as_raw(), self.size(), access)
     }
 
     /// What `device` may do with it (`cuMemGetAccess`).
@@ -386,7 +406,7 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
     /// recommended granularity; nothing is mapped yet (length 0). On error nothing is
     /// reserved.
     pub fn new(context: &Context, max_len: usize) -> Result<GrowableBuffer<T>, Error> {
-        let chunk_size = PhysicalMemory::granularity(context, ShareableHandleTypes::NONE, true)?;
+        let chunk_size = PhysicalMemory::granularity(&context.device(), ShareableHandleTypes::NONE, true)?;
         GrowableBuffer::with_chunk_size(context, max_len, chunk_size)
     }
 
@@ -485,7 +505,7 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
     fn map_until(&mut self, bytes: usize) -> Result<(), Error> {
         let context = self.range.context();
         while self.chunks.len() * self.chunk_size < bytes {
-            let memory = PhysicalMemory::new(context, self.chunk_size, ShareableHandleTypes::NONE)?;
+            let memory = PhysicalMemory::new(&context.device(), self.chunk_size, ShareableHandleTypes::NONE)?;
             let offset = self.chunks.len() * self.chunk_size;
             self.chunks.push(Mapping::map(&self.range, offset, &memory)?);
         }
