@@ -48,12 +48,12 @@ fn main() -> Result<(), cudrv::Error> {
         format!("unknown stream flag 0x100 refused by the driver: {:?}", unknown.map(|s| s.as_raw())),
     );
     let host_flags = HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP;
-    let pinned = PinnedBuffer::<u32>::zeroed_with_flags(&ctx, 1024, host_flags)?;
+    let pinned = PinnedBuffer::<u32>::zeroed_with(&ctx, 1024, host_flags)?;
     let got = pinned.flags()?;
     c.check(got == host_flags, format!("pinned memory flags read back: {got:?} ({:#x})", got.bits()));
     let plain = PinnedBuffer::<u32>::zeroed(&ctx, 16)?;
     println!("cuMemAllocHost memory's flags: {:?}", plain.flags());
-    let unknown = PinnedBuffer::<u8>::zeroed_with_flags(&ctx, 16, 0x40u32);
+    let unknown = PinnedBuffer::<u8>::zeroed_with(&ctx, 16, 0x40u32);
     c.check(
         unknown.is_err(),
         format!("unknown host allocation flag 0x40 refused: {:?}", unknown.err().map(|e| e.to_string())),
@@ -101,7 +101,7 @@ fn main() -> Result<(), cudrv::Error> {
 
     // An IPC import inside a host function is refused at once (the driver forbids CUDA
     // calls there), never waited for.
-    let pool = cudrv::MemoryPool::new(&primary, true)?;
+    let pool = cudrv::MemoryPool::new(&primary, cudrv::ShareableHandleTypes::POSIX_FD)?;
     let stream = Stream::new(&primary, StreamFlags::NON_BLOCKING)?;
     let buffer = pool.alloc_async::<u8>(&stream, 1 << 16)?;
     stream.synchronize()?;

@@ -154,7 +154,7 @@ fn parent() {
     buf.copy_to_host(&mut back).unwrap();
     c.check(back == data, "1 MiB round trip through cuMemAlloc'd memory");
     let a = c.ok(DeviceBuffer::<u8>::alloc_async(&stream, 1 << 20), "cuMemAllocAsync").unwrap();
-    let pool = MemoryPool::new(&primary, false).unwrap();
+    let pool = MemoryPool::new(&primary, cudrv::ShareableHandleTypes::NONE).unwrap();
     let pb = c.ok(pool.alloc_async::<u8>(&stream, 1 << 20), "cuMemAllocFromPoolAsync").unwrap();
     let pinned = c.ok(PinnedBuffer::<u8>::zeroed(&primary, 4096), "cuMemAllocHost").unwrap();
     end.record(&stream).unwrap();
@@ -269,7 +269,9 @@ extern "C" {
 }
 
 fn ipc_parent(c: &mut Checks, ctx: &Context, stream: &Stream) {
-    let Some(pool) = c.ok(MemoryPool::new(ctx, true), "shareable pool") else { return };
+    let Some(pool) = c.ok(MemoryPool::new(ctx, cudrv::ShareableHandleTypes::POSIX_FD), "shareable pool") else {
+        return;
+    };
     let buf = pool.alloc_async::<u8>(stream, 4096).unwrap();
     buf.fill(0x5a).unwrap();
     stream.synchronize().unwrap();

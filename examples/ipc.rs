@@ -43,7 +43,7 @@ fn main() -> Result<ExitCode, cudrv::Error> {
     let ctx = driver.device(0)?.primary_context()?;
     let stream = Stream::new(&ctx, 0)?;
 
-    let pool = MemoryPool::new(&ctx, true)?;
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD)?;
     let buffer = pool.alloc_async::<u32>(&stream, N)?;
     stream.synchronize()?;
     buffer.copy_from_host(&(0..N).map(value).collect::<Vec<u32>>())?;

@@ -13,7 +13,7 @@ fn main() -> Result<(), cudrv::Error> {
     let driver = cudrv::init()?;
     let ctx = driver.device(0)?.primary_context()?;
     let saxpy = Module::from_ptx(&ctx, PTX)?.function("saxpy")?;
-    let pool = MemoryPool::new(&ctx, false)?;
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE)?;
     let x: Vec<f32> = (0..STREAMS * CHUNK).map(|i| i as f32).collect();
     let n = CHUNK as i32;
 

@@ -114,7 +114,7 @@ fn main() -> Result<(), cudrv::Error> {
     failures += check("values outside the view left as they were", f32::from(u8::from(outside_intact)), 1.0);
 
     // A pool allocation, filled by a chunked copy over four streams.
-    let pool = MemoryPool::new(&ctx, false)?;
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE)?;
     let mut pooled = pool.alloc_async::<f32>(&stream, n)?;
     stream.synchronize()?;
     let streams = (0..4).map(|_| Stream::new(&ctx, StreamFlags::NON_BLOCKING)).collect::<Result<Vec<_>, _>>()?;

@@ -183,13 +183,13 @@ pub use resources::event::{Event, IpcEventHandle};
 #[cfg(target_os = "linux")]
 pub use resources::fd_passing::{recv_fd, send_fd};
 pub use resources::flags::{
-    ArrayFlags, ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, OccupancyFlags, ShareableHandleTypes,
-    StreamFlags,
+    ArrayFlags, ContextFlags, EventFlags, HostAllocFlags, HostRegisterFlags, InstantiateFlags, OccupancyFlags,
+    ShareableHandleTypes, StreamFlags,
 };
 pub use resources::global::Global;
 pub use resources::graph::{
-    ConditionalHandle, ConditionalKind, CopyEnd, Graph, GraphExec, GraphNode, GraphNodeType, InstantiateFlags,
-    KernelNodeInfo, KernelNodeParams, MemsetNodeInfo,
+    ConditionalHandle, ConditionalKind, CopyEnd, Graph, GraphExec, GraphNode, GraphNodeType, KernelNodeInfo,
+    KernelNodeParams, MemsetNodeInfo,
 };
 pub use resources::green::{GreenContext, SmResource, SmSplit};
 pub use resources::host_fn::HostFn;
@@ -201,9 +201,9 @@ pub use resources::launch::{Launch, LaunchConfig};
 pub use resources::launch_attr::LaunchAttribute;
 pub use resources::library::{Kernel, Library};
 pub use resources::linker::Linker;
-pub use resources::managed::{
-    ManagedAdvice, ManagedAttach, ManagedBuffer, ManagedLocation, ManagedRangeAttributes, StreamAttach,
-};
+#[allow(deprecated)]
+pub use resources::managed::StreamAttach;
+pub use resources::managed::{ManagedAdvice, ManagedAttach, ManagedBuffer, ManagedLocation, ManagedRangeAttributes};
 pub use resources::memory::{DeviceBuffer, DeviceRepr, MemoryInfo};
 pub use resources::module::{Function, Module};
 pub use resources::occupancy::PotentialBlockSize;

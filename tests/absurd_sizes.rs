@@ -57,7 +57,7 @@
 //!   `DeviceBuffer::from_raw` and `borrowed` (unsafe: the caller vouches for the length)
 //!   not walked; `MemoryPool::import_fd(fd)`: not a size.
 //! - host memory (`pinned.rs`, `managed.rs`): `PinnedBuffer::zeroed(len)`,
-//!   `zeroed_with_flags(len)`, `ManagedBuffer::zeroed(len)` walked (more than the host can
+//!   `zeroed_with(len)`, `ManagedBuffer::zeroed(len)` walked (more than the host can
 //!   back: the driver's out of memory).
 //! - pitched memory (`pitched.rs`): `PitchedBuffer::alloc(width, height)`,
 //!   `from_rows(width, values)`, `row(y)`, `row_mut(y)` walked.
@@ -429,7 +429,7 @@ fn device_memory() {
     d.init().unwrap();
     let ctx = d.device(0).unwrap().primary_context().unwrap();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     let total = d.device(0).unwrap().total_memory().unwrap();
     let oom = Driver(R::CUDA_ERROR_OUT_OF_MEMORY);
     // Values of 8 bytes: past `usize::MAX / 8` the byte count overflows.
@@ -476,9 +476,7 @@ fn host_memory() {
     let mut w = Walk::default();
     for (len, want) in cases {
         w.check(&format!("PinnedBuffer::zeroed({len})"), want, || PinnedBuffer::<u64>::zeroed(&ctx, len));
-        w.check(&format!("PinnedBuffer::zeroed_with_flags({len})"), want, || {
-            PinnedBuffer::<u64>::zeroed_with_flags(&ctx, len, 0)
-        });
+        w.check(&format!("PinnedBuffer::zeroed_with({len})"), want, || PinnedBuffer::<u64>::zeroed_with(&ctx, len, 0));
         w.check(&format!("ManagedBuffer::zeroed({len})"), want, || {
             cudrv::ManagedBuffer::<u64>::zeroed(&ctx, len, ManagedAttach::Global)
         });

@@ -127,7 +127,7 @@ fn child() {
         }
         "ipc-race" => {
             let stream = Stream::new(&ctx, 0).unwrap();
-            let pool = MemoryPool::new(&ctx, true).unwrap();
+            let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
             let imported = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
             let buffers: Vec<DeviceBuffer> = (0..4).map(|_| pool.alloc_async(&stream, 512).unwrap()).collect();
             let exports: Vec<_> = buffers.iter().map(|b| b.export_ipc().unwrap()).collect();

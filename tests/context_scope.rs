@@ -54,7 +54,7 @@ fn every_creating_operation_undoes_what_it_made_when_only_the_restoration_fails(
         ("cuEventDestroy", Box::new(|| Event::new(&ctx, 0).map(drop))),
         ("cuMemFree", Box::new(|| DeviceBuffer::<u8>::alloc(&ctx, 64).map(drop))),
         ("cuMemFreeAsync", Box::new(|| DeviceBuffer::<u8>::alloc_async(&stream, 64).map(drop))),
-        ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, false).map(drop))),
+        ("cuMemPoolDestroy", Box::new(|| MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).map(drop))),
         // A pinned buffer first creates its in-use event (a context switch of its own), so
         // the armed restoration fails there: the event is destroyed again and the host
         // memory is never allocated.

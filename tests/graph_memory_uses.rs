@@ -255,7 +255,7 @@ fn a_growable_buffer_grows_again_after_a_failed_growth_whose_undo_failed() {
 fn a_graph_keeps_an_imported_buffer_its_nodes_use() {
     let ctx = context();
     let s = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, true).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
     let imported_pool = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
     let exported = pool.alloc_async::<u8>(&s, 256).unwrap();
     s.synchronize().unwrap();

@@ -64,7 +64,7 @@ fn memcpy_kernel_and_host_nodes_run_in_edge_order_and_update() {
     let info = kernel.kernel_info().unwrap();
     assert_eq!((info.function, info.config), (add.as_raw(), config));
 
-    let mut exec = graph.instantiate_with(InstantiateFlags::new().upload(true)).unwrap();
+    let mut exec = graph.instantiate_with(InstantiateFlags::UPLOAD).unwrap();
     exec.upload(&stream).unwrap();
     exec.launch(&stream).unwrap();
     stream.synchronize().unwrap();

@@ -105,7 +105,7 @@ fn device_memory_sync_async_and_pools() {
     let stream = Stream::new(&ctx, 0).unwrap();
     let a = DeviceBuffer::<u8>::alloc_async(&stream, 1 << 20).unwrap();
     assert_eq!(a.deallocation_stream().unwrap().as_raw(), stream.as_raw());
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     let p = pool.alloc_async::<u8>(&stream, 1 << 20).unwrap();
     drop(pool); // the allocation keeps its pool alive
     drop(stream); // and its deallocation stream
@@ -203,7 +203,7 @@ fn a_failed_destroy_is_reported_once_and_the_program_carries_on() {
             Box::new(move || format!("cuMemFree({:#x})", b.as_raw()))
         }),
         (cudrv::call::cuMemPoolDestroy, {
-            let p = MemoryPool::new(&ctx, false).unwrap();
+            let p = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
             Box::new(move || format!("cuMemPoolDestroy({:#x})", p.as_raw() as usize))
         }),
         (cudrv::call::cuModuleUnload, {
@@ -273,7 +273,7 @@ fn adopting_raw_handles() {
 fn an_import_whose_free_fails_stays_registered_and_is_reused() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, true).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
     let imported = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
     let buffer = pool.alloc_async::<u8>(&stream, 256).unwrap();
     let export = buffer.export_ipc().unwrap();

@@ -31,7 +31,7 @@ struct Ipc {
 
 fn ipc_setup(ctx: &Context) -> Ipc {
     let stream = Stream::new(ctx, 0).unwrap();
-    let pool = MemoryPool::new(ctx, true).unwrap();
+    let pool = MemoryPool::new(ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
     let imported = MemoryPool::import_fd(ctx, pool.export_fd().unwrap()).unwrap();
     let buffer = pool.alloc_async::<u8>(&stream, 256).unwrap();
     stream.synchronize().unwrap();

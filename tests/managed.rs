@@ -8,7 +8,7 @@ use std::time::Duration;
 use cudrv::sys::CUresult;
 use cudrv::{
     Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, LaunchConfig, ManagedAdvice, ManagedAttach, ManagedBuffer,
-    ManagedLocation, MemoryType, Module, PointerAttributes, Stream, StreamAttach, StreamFlags,
+    ManagedLocation, MemoryType, Module, PointerAttributes, Stream, StreamFlags,
 };
 use cudrv_standin::StandIn;
 
@@ -111,7 +111,7 @@ fn before_12_2_the_device_ordinal_forms_are_used() {
     assert!(ctx.driver().entry("cuMemPrefetchAsync").is_some_and(|e| !e.availability.is_resolved()));
     let stream = Stream::new(&ctx, 0).unwrap();
     let buf = ManagedBuffer::<u32>::zeroed(&ctx, 100, ManagedAttach::Host).unwrap();
-    buf.attach_async(&stream, StreamAttach::Single).unwrap();
+    buf.attach_async(&stream, ManagedAttach::Single).unwrap();
     buf.prefetch_async(ManagedLocation::device_of(&ctx), &stream).unwrap();
     buf.advise(ManagedAdvice::SetAccessedBy(ManagedLocation::Host)).unwrap();
     let a = buf.range_attributes().unwrap();
@@ -128,10 +128,10 @@ fn attaching_to_one_stream_is_refused_on_the_legacy_stream() {
     let buf = ManagedBuffer::<u32>::zeroed(&ctx, 100, ManagedAttach::Host).unwrap();
     let legacy = Stream::legacy_default(&ctx);
     assert_eq!(
-        buf.attach_async(&legacy, StreamAttach::Single).unwrap_err().code(),
+        buf.attach_async(&legacy, ManagedAttach::Single).unwrap_err().code(),
         Some(CUresult::CUDA_ERROR_INVALID_VALUE)
     );
-    buf.attach_async(&legacy, StreamAttach::Global).unwrap();
+    buf.attach_async(&legacy, ManagedAttach::Global).unwrap();
 }
 
 #[test]

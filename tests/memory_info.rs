@@ -59,7 +59,7 @@ fn a_failed_query_is_an_error_naming_the_call_and_leaves_the_context_alone() {
 #[test]
 fn pool_settings_are_read_back_as_set() {
     let ctx = context();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     assert_eq!(pool.release_threshold().unwrap(), 0, "the default releases everything");
     pool.set_release_threshold(64 << 20).unwrap();
     assert_eq!(pool.release_threshold().unwrap(), 64 << 20);
@@ -78,7 +78,7 @@ fn pool_settings_are_read_back_as_set() {
     pool.set_reuse_follow_event_dependencies(true).unwrap();
     assert!(pool.reuse_follow_event_dependencies().unwrap());
     // Another pool keeps its own settings.
-    let other = MemoryPool::new(&ctx, false).unwrap();
+    let other = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     assert_eq!(other.release_threshold().unwrap(), 0);
     assert!(other.reuse_allow_opportunistic().unwrap());
     assert!(my_reports().is_empty());
@@ -88,7 +88,7 @@ fn pool_settings_are_read_back_as_set() {
 fn pool_usage_counts_live_allocations_and_high_marks_reset() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     assert_eq!(pool.used_current().unwrap(), 0);
     let a = pool.alloc_async::<u8>(&stream, 1 << 20).unwrap();
     let b = pool.alloc_async::<u8>(&stream, 1 << 20).unwrap();
@@ -121,7 +121,7 @@ fn pool_usage_counts_live_allocations_and_high_marks_reset() {
 #[test]
 fn a_refused_attribute_call_is_an_error_naming_it() {
     let ctx = context();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     faults::inject_on_this_thread(cudrv::call::cuMemPoolSetAttribute, CUresult::CUDA_ERROR_INVALID_VALUE, Times::Once);
     let e = pool.set_release_threshold(1).unwrap_err();
     assert!(e.to_string().contains("cuMemPoolSetAttribute"), "{e}");

@@ -100,7 +100,7 @@ fn child() {
         "reporter-drops-handle" => {
             // Two imports in the IPC cache; the first one's free fails, and its report
             // runs a reporter that drops the second, which needs the cache lock.
-            let pool = MemoryPool::new(&ctx, true).unwrap();
+            let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
             let imported_pool = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
             let a = pool.alloc_async::<u8>(&stream, 256).unwrap();
             let b = pool.alloc_async::<u8>(&stream, 256).unwrap();

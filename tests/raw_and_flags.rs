@@ -29,7 +29,7 @@ fn typed_flags_read_back_as_given() {
     event.record(&stream).unwrap();
     event.synchronize().unwrap();
     let pinned =
-        PinnedBuffer::<u32>::zeroed_with_flags(&ctx, 4, HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP).unwrap();
+        PinnedBuffer::<u32>::zeroed_with(&ctx, 4, HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP).unwrap();
     assert_eq!(pinned.flags().unwrap(), HostAllocFlags::PORTABLE | HostAllocFlags::DEVICEMAP);
     assert_eq!(pinned.as_slice().unwrap(), [0; 4]);
     assert!(my_reports().is_empty());
@@ -50,7 +50,7 @@ fn raw_bits_are_still_accepted_and_unknown_ones_refused_by_the_driver() {
         (Some(cudrv::call::cuStreamCreate), Some(CUresult::CUDA_ERROR_INVALID_VALUE)),
         "{e}"
     );
-    let e = PinnedBuffer::<u8>::zeroed_with_flags(&ctx, 16, 0x40u32).unwrap_err();
+    let e = PinnedBuffer::<u8>::zeroed_with(&ctx, 16, 0x40u32).unwrap_err();
     assert!(e.to_string().contains("cuMemHostAlloc failed: CUDA_ERROR_INVALID_VALUE"), "{e}");
     assert!(my_reports().is_empty());
 }

@@ -20,7 +20,7 @@ fn context() -> Context {
 /// A shareable pool, its import in "another process" (this one), and a stream.
 fn ipc_setup(ctx: &Context) -> (Stream, MemoryPool, MemoryPool) {
     let stream = Stream::new(ctx, 0).unwrap();
-    let pool = MemoryPool::new(ctx, true).unwrap();
+    let pool = MemoryPool::new(ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
     let imported = MemoryPool::import_fd(ctx, pool.export_fd().unwrap()).unwrap();
     (stream, pool, imported)
 }

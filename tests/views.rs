@@ -231,7 +231,7 @@ fn functions_written_once_take_every_kind_of_device_memory() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
     let mut plain = DeviceBuffer::<u32>::alloc(&ctx, 10).unwrap();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     let mut pooled = pool.alloc_async::<u32>(&stream, 10).unwrap();
     let mut ordered = DeviceBuffer::<u32>::alloc_async(&stream, 10).unwrap();
     stream.synchronize().unwrap();
@@ -248,7 +248,7 @@ fn functions_written_once_take_every_kind_of_device_memory() {
 fn imported_buffers_are_device_memory_with_views() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, true).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::POSIX_FD).unwrap();
     let imported_pool = MemoryPool::import_fd(&ctx, pool.export_fd().unwrap()).unwrap();
     let exported = pool.alloc_async::<u8>(&stream, 256).unwrap();
     stream.synchronize().unwrap();

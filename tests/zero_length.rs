@@ -14,7 +14,7 @@ use common::{my_reports, standin_driver};
 use cudrv::sys::{CUmem_advise, CUmem_range_attribute, CUresult};
 use cudrv::{
     Call, Context, DeviceBuffer, DeviceSlice, DeviceSliceMut, ManagedAdvice, ManagedAttach, ManagedBuffer,
-    ManagedLocation, MemoryPool, PinnedBuffer, Stream, StreamAttach,
+    ManagedLocation, MemoryPool, PinnedBuffer, Stream,
 };
 use cudrv_standin::{faults, Times};
 use std::ptr::null_mut;
@@ -136,7 +136,7 @@ fn every_operation_is_a_no_op<M: DeviceSliceMut<u32>>(buf: &mut M, stream: &Stre
 fn device_buffers_of_no_values_are_null_and_made_without_a_driver_call() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let pool = MemoryPool::new(&ctx, false).unwrap();
+    let pool = MemoryPool::new(&ctx, cudrv::ShareableHandleTypes::NONE).unwrap();
     let full = DeviceBuffer::from_slice(&ctx, &[1u32, 2, 3, 4]).unwrap();
     ctx.set_current().unwrap();
     without_driver_calls(|| {
@@ -197,7 +197,7 @@ fn pinned_buffers_of_no_values_are_null_made_and_dropped_without_a_driver_call()
     ctx.set_current().unwrap();
     without_driver_calls(|| {
         let mut zeroed = PinnedBuffer::<u16>::zeroed(&ctx, 0).unwrap();
-        let mut with_flags = PinnedBuffer::<u16>::zeroed_with_flags(&ctx, 0, cudrv::HostAllocFlags::PORTABLE).unwrap();
+        let mut with_flags = PinnedBuffer::<u16>::zeroed_with(&ctx, 0, cudrv::HostAllocFlags::PORTABLE).unwrap();
         let from_slice = PinnedBuffer::<u16>::from_slice(&ctx, &[]).unwrap();
         for pinned in [&mut zeroed, &mut with_flags] {
             assert!(pinned.as_raw().is_null());
@@ -246,7 +246,7 @@ fn managed_buffers_of_no_values_are_null_and_every_operation_on_them_is_a_no_op(
         let from_slice = ManagedBuffer::<u32>::from_slice(&ctx, &[], ManagedAttach::Host).unwrap();
         assert!(buf.as_host_ptr().is_null() && from_slice.as_raw() == 0);
         assert!(buf.as_slice().unwrap().is_empty() && buf.as_mut_slice().unwrap().is_empty());
-        buf.attach_async(&stream, StreamAttach::Single).unwrap();
+        buf.attach_async(&stream, ManagedAttach::Single).unwrap();
         buf.prefetch_async(ManagedLocation::Host, &stream).unwrap();
         buf.advise(ManagedAdvice::SetAccessedBy(ManagedLocation::Device(0))).unwrap();
         assert_eq!(buf.range_attributes().unwrap(), Default::default());

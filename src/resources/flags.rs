@@ -1,5 +1,6 @@
 //! Typed flags: [`StreamFlags`], [`EventFlags`], [`ContextFlags`], [`HostAllocFlags`],
-//! [`OccupancyFlags`], [`HostRegisterFlags`], [`ShareableHandleTypes`] and [`ArrayFlags`]. Each is the
+//! [`OccupancyFlags`], [`HostRegisterFlags`], [`ShareableHandleTypes`], [`ArrayFlags`] and
+//! [`InstantiateFlags`]. Each is the
 //! driver's bit set with a named constant per bit of the pinned `cuda.h`, combined with
 //! `|`. Raw bits are still accepted (every function taking flags takes `impl Into<XFlags>`,
 //! and `u32` converts), and are passed to the driver as they are: a bit the driver does not
@@ -9,31 +10,34 @@ use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
 
 use crate::sys::{
-    CUctx_flags, CUevent_flags, CUoccupancy_flags, CUstream_flags, CUDA_ARRAY3D_CUBEMAP, CUDA_ARRAY3D_LAYERED,
-    CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_TEXTURE_GATHER, CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE,
-    CU_MEMHOSTALLOC_WRITECOMBINED,
+    CUctx_flags, CUevent_flags, CUgraphInstantiate_flags, CUoccupancy_flags, CUstream_flags, CUDA_ARRAY3D_CUBEMAP,
+    CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_TEXTURE_GATHER, CU_MEMHOSTALLOC_DEVICEMAP,
+    CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_WRITECOMBINED,
 };
 
 /// Declares a flag set over `u32`: the named constants, `bits`, `from_bits_retain`,
 /// `contains`, `|`, `From<u32>` and a `Debug` that names the known bits.
 macro_rules! flag_set {
-    ($(#[$doc:meta])* $name:ident { $($(#[$cdoc:meta])* $flag:ident = $bits:expr,)* }) => {
+    ($(#[$doc:meta])* $name:ident { $($body:tt)* }) => {
+        flag_set!($(#[$doc])* $name: u32 { $($body)* });
+    };
+    ($(#[$doc:meta])* $name:ident: $repr:ty { $($(#[$cdoc:meta])* $flag:ident = $bits:expr,)* }) => {
         $(#[$doc])*
         #[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
-        pub struct $name(u32);
+        pub struct $name($repr);
 
         impl $name {
             $($(#[$cdoc])* pub const $flag: $name = $name($bits);)*
 
             /// The raw bits, as the driver takes them.
             #[inline(always)]
-            pub const fn bits(self) -> u32 {
+            pub const fn bits(self) -> $repr {
                 self.0
             }
 
             /// The flags with exactly these bits, known or not (the driver judges them).
             #[inline(always)]
-            pub const fn from_bits_retain(bits: u32) -> $name {
+            pub const fn from_bits_retain(bits: $repr) -> $name {
                 $name(bits)
             }
 
@@ -44,19 +48,19 @@ macro_rules! flag_set {
             }
 
             /// Each named flag with its bits (zero-valued names included).
-            const NAMED: &'static [(&'static str, u32)] = &[$((stringify!($flag), $bits)),*];
+            const NAMED: &'static [(&'static str, u64)] = &[$((stringify!($flag), $bits as u64)),*];
         }
 
-        impl From<u32> for $name {
+        impl From<$repr> for $name {
             #[inline(always)]
-            fn from(bits: u32) -> $name {
+            fn from(bits: $repr) -> $name {
                 $name(bits)
             }
         }
 
-        impl From<$name> for u32 {
+        impl From<$name> for $repr {
             #[inline(always)]
-            fn from(flags: $name) -> u32 {
+            fn from(flags: $name) -> $repr {
                 flags.0
             }
         }
@@ -80,7 +84,7 @@ macro_rules! flag_set {
             /// `StreamFlags(NON_BLOCKING)`, `EventFlags(DISABLE_TIMING | 0x100)`.
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "{}(", stringify!($name))?;
-                write_bits(f, self.0, $name::NAMED)?;
+                write_bits(f, u64::from(self.0), $name::NAMED)?;
                 f.write_str(")")
             }
         }
@@ -89,7 +93,7 @@ macro_rules! flag_set {
 
 /// Writes the names of the non-zero named flags set in `bits`, then any unknown rest in
 /// hex; the zero-valued name when nothing is set.
-fn write_bits(f: &mut fmt::Formatter<'_>, bits: u32, named: &[(&str, u32)]) -> fmt::Result {
+fn write_bits(f: &mut fmt::Formatter<'_>, bits: u64, named: &[(&str, u64)]) -> fmt::Result {
     let mut rest = bits;
     let mut first = true;
     for (name, value) in named.iter().filter(|(_, v)| *v != 0 && bits & v == *v) {
@@ -248,5 +252,25 @@ flag_set!(
         CUBEMAP = CUDA_ARRAY3D_CUBEMAP,
         /// Texture gather may read it (2D arrays only).
         TEXTURE_GATHER = CUDA_ARRAY3D_TEXTURE_GATHER,
+    }
+);
+
+flag_set!(
+    /// How a graph is instantiated (`CUgraphInstantiate_flags`, for
+    /// [`Graph::instantiate_with`](crate::Graph::instantiate_with)).
+    InstantiateFlags: u64 {
+        /// No flag.
+        NONE = 0,
+        /// Memory allocated by the graph's allocation nodes and not freed in it is freed
+        /// before each launch (11.4+).
+        AUTO_FREE_ON_LAUNCH = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH.0 as u64,
+        /// Upload the graph as it is instantiated, on its context's legacy default stream
+        /// (12.0+: a driver takes it only through `cuGraphInstantiateWithParams`, which
+        /// `instantiate_with` then calls).
+        UPLOAD = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD.0 as u64,
+        /// The graph may be launched from the device (12.0+).
+        DEVICE_LAUNCH = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH.0 as u64,
+        /// Kernel nodes run with their priority attribute (11.7+).
+        USE_NODE_PRIORITY = CUgraphInstantiate_flags::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY.0 as u64,
     }
 );

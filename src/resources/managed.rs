@@ -32,7 +32,9 @@ const DEVICE_CPU: CUdevice = -1;
 /// `CU_DEVICE_INVALID`: no location (or not the same one over the whole range).
 const DEVICE_INVALID: CUdevice = -2;
 
-/// Who may access a new managed allocation (`cuMemAllocManaged`'s flags).
+/// Who may access a managed allocation (`CU_MEM_ATTACH_*`): at allocation
+/// (`cuMemAllocManaged`: `Global` or `Host`) and when attached to a stream
+/// ([`ManagedBuffer::attach_async`], `cuStreamAttachMemAsync`: any of the three).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ManagedAttach {
@@ -42,6 +44,10 @@ pub enum ManagedAttach {
     /// (`CU_MEM_ATTACH_HOST`; on devices with concurrent managed access the device may
     /// still reach it).
     Host,
+    /// The stream it is attached on only (`CU_MEM_ATTACH_SINGLE`): for
+    /// [`ManagedBuffer::attach_async`] only (an allocation refuses it, as the driver does),
+    /// and not on the legacy default stream, which the driver refuses.
+    Single,
 }
 
 impl ManagedAttach {
@@ -49,32 +55,14 @@ impl ManagedAttach {
         match self {
             ManagedAttach::Global => CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL.0,
             ManagedAttach::Host => CUmemAttach_flags::CU_MEM_ATTACH_HOST.0,
+            ManagedAttach::Single => CUmemAttach_flags::CU_MEM_ATTACH_SINGLE.0,
         }
     }
 }
 
-/// Which streams may access a managed allocation (`cuStreamAttachMemAsync`'s flags).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StreamAttach {
-    /// Any stream of any device (`CU_MEM_ATTACH_GLOBAL`).
-    Global,
-    /// The host only (`CU_MEM_ATTACH_HOST`).
-    Host,
-    /// The stream it is attached on only (`CU_MEM_ATTACH_SINGLE`); not the legacy
-    /// default stream, which the driver refuses.
-    Single,
-}
-
-impl StreamAttach {
-    fn bits(self) -> u32 {
-        match self {
-            StreamAttach::Global => CUmemAttach_flags::CU_MEM_ATTACH_GLOBAL.0,
-            StreamAttach::Host => CUmemAttach_flags::CU_MEM_ATTACH_HOST.0,
-            StreamAttach::Single => CUmemAttach_flags::CU_MEM_ATTACH_SINGLE.0,
-        }
-    }
-}
+/// The attach flags of `cuStreamAttachMemAsync`, one enum with the allocation's since 0.2.
+#[deprecated(since = "0.2.0", note = "use `ManagedAttach`, which has `Single` too")]
+pub type StreamAttach = ManagedAttach;
 
 /// Where managed memory is prefetched to, preferred, or accessed from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -300,7 +288,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     /// Attaches it to `stream` as `attach` says (`cuStreamAttachMemAsync`, ordered on the
     /// stream, for the whole allocation). The attachment is one of its uses on the stream.
     /// No bytes: no driver call.
-    pub fn attach_async(&self, stream: &Stream, attach: StreamAttach) -> Result<(), Error> {
+    pub fn attach_async(&self, stream: &Stream, attach: ManagedAttach) -> Result<(), Error> {
         let (pc, ptr, s) = (stream.context().driver().pc(), self.buf.as_raw(), stream.as_raw());
         if ptr == 0 {
             return Ok(());

@@ -71,12 +71,22 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// As [`PinnedBuffer::zeroed`], allocated with `flags` (`cuMemHostAlloc`; a
     /// [`HostAllocFlags`] or its raw bits, which the driver judges). On error nothing is
     /// allocated.
-    pub fn zeroed_with_flags(
+    pub fn zeroed_with(
         context: &Context,
         len: usize,
         flags: impl Into<HostAllocFlags>,
     ) -> Result<PinnedBuffer<T>, Error> {
         PinnedBuffer::alloc(context, len, Some(flags.into()))
+    }
+
+    /// [`PinnedBuffer::zeroed_with`].
+    #[deprecated(since = "0.2.0", note = "use `PinnedBuffer::zeroed_with` (an `x_with` is `x` with its flags)")]
+    pub fn zeroed_with_flags(
+        context: &Context,
+        len: usize,
+        flags: impl Into<HostAllocFlags>,
+    ) -> Result<PinnedBuffer<T>, Error> {
+        PinnedBuffer::zeroed_with(context, len, flags)
     }
 
     /// `cuMemAllocHost` without flags, else `cuMemHostAlloc`.

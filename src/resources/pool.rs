@@ -8,6 +8,7 @@ use std::ffi::{c_int, c_void};
 use crate::device::Device;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
+use crate::resources::flags::ShareableHandleTypes;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::sys::{
     CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationHandleType, CUmemAllocationType, CUmemLocation,
@@ -34,18 +35,16 @@ fn device_location(device: i32) -> CUmemLocation {
 }
 
 impl MemoryPool {
-    /// Creates a pool of device memory on `context`'s device. With `shareable`, its
-    /// allocations can be exported to another process (POSIX file descriptor handles).
-    /// On error nothing is created.
-    pub fn new(context: &Context, shareable: bool) -> Result<MemoryPool, Error> {
-        let mut props = CUmemPoolProps {
+    /// Creates a pool of device memory on `context`'s device whose allocations can be
+    /// exported as `types` ([`ShareableHandleTypes::POSIX_FD`] for another process;
+    /// [`ShareableHandleTypes::NONE`] for none). On error nothing is created.
+    pub fn new(context: &Context, types: impl Into<ShareableHandleTypes>) -> Result<MemoryPool, Error> {
+        let props = CUmemPoolProps {
             allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+            handleTypes: CUmemAllocationHandleType(types.into().bits()),
             location: device_location(context.device().as_raw()),
             ..Default::default()
         };
-        if shareable {
-            props.handleTypes = CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-        }
         let pc = context.driver().pc();
         // SAFETY: valid out-pointer and properties.
         let create = |raw: &mut CUmemoryPool| unsafe { pc.cuMemPoolCreate(raw, &props) };

@@ -5,69 +5,53 @@
 
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
+use crate::resources::flags::InstantiateFlags;
 use crate::resources::graph::base::{Graph, GraphNode, Kept, KeptList};
 use crate::resources::graph::kernel_node::KernelNodeParams;
 use crate::resources::handle::{handle_type, kind, Handle, ToOwner};
 use crate::resources::launch::LaunchConfig;
 use crate::resources::stream::Stream;
 use crate::sys::{
-    CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUgraphInstantiate_flags, CUresult,
-    CUDA_GRAPH_INSTANTIATE_PARAMS,
+    CUgraphExec, CUgraphExecUpdateResult, CUgraphExecUpdateResultInfo, CUresult, CUDA_GRAPH_INSTANTIATE_PARAMS,
 };
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
-/// Flags of an instantiation (`CUgraphInstantiate_flags`), set with its methods:
-/// `InstantiateFlags::new().upload(true)`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
-pub struct InstantiateFlags {
-    auto_free_on_launch: bool,
-    upload: bool,
-    device_launch: bool,
-    use_node_priority: bool,
-}
-
+/// The builder of 0.1, kept for code written against it: flags are a flag set now
+/// (`InstantiateFlags::UPLOAD | InstantiateFlags::DEVICE_LAUNCH`).
 impl InstantiateFlags {
     /// No flags.
+    #[deprecated(since = "0.2.0", note = "use `InstantiateFlags::NONE`")]
     pub const fn new() -> InstantiateFlags {
-        InstantiateFlags { auto_free_on_launch: false, upload: false, device_launch: false, use_node_priority: false }
+        InstantiateFlags::NONE
     }
 
-    /// Memory allocated by the graph's allocation nodes and not freed in it is freed
-    /// before each launch (`CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH`, 11.4+).
-    pub const fn auto_free_on_launch(mut self, on: bool) -> InstantiateFlags {
-        self.auto_free_on_launch = on;
-        self
+    /// With or without [`InstantiateFlags::AUTO_FREE_ON_LAUNCH`].
+    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::AUTO_FREE_ON_LAUNCH`")]
+    pub const fn auto_free_on_launch(self, on: bool) -> InstantiateFlags {
+        self.with(InstantiateFlags::AUTO_FREE_ON_LAUNCH, on)
     }
 
-    /// Upload the graph as it is instantiated, on its context's legacy default stream
-    /// (`..._FLAG_UPLOAD`, 12.0+: a driver takes it only through
-    /// `cuGraphInstantiateWithParams`, which [`Graph::instantiate_with`] then calls).
-    pub const fn upload(mut self, on: bool) -> InstantiateFlags {
-        self.upload = on;
-        self
+    /// With or without [`InstantiateFlags::UPLOAD`].
+    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::UPLOAD`")]
+    pub const fn upload(self, on: bool) -> InstantiateFlags {
+        self.with(InstantiateFlags::UPLOAD, on)
     }
 
-    /// The graph may be launched from the device (`..._FLAG_DEVICE_LAUNCH`, 12.0+).
-    pub const fn device_launch(mut self, on: bool) -> InstantiateFlags {
-        self.device_launch = on;
-        self
+    /// With or without [`InstantiateFlags::DEVICE_LAUNCH`].
+    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::DEVICE_LAUNCH`")]
+    pub const fn device_launch(self, on: bool) -> InstantiateFlags {
+        self.with(InstantiateFlags::DEVICE_LAUNCH, on)
     }
 
-    /// Kernel nodes run with their priority attribute (`..._FLAG_USE_NODE_PRIORITY`,
-    /// 11.7+).
-    pub const fn use_node_priority(mut self, on: bool) -> InstantiateFlags {
-        self.use_node_priority = on;
-        self
+    /// With or without [`InstantiateFlags::USE_NODE_PRIORITY`].
+    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::USE_NODE_PRIORITY`")]
+    pub const fn use_node_priority(self, on: bool) -> InstantiateFlags {
+        self.with(InstantiateFlags::USE_NODE_PRIORITY, on)
     }
 
-    /// The raw bits.
-    pub fn bits(&self) -> u64 {
-        type F = CUgraphInstantiate_flags;
-        let bit = |on: bool, f: F| if on { u64::from(f.0) } else { 0 };
-        bit(self.auto_free_on_launch, F::CUDA_GRAPH_INSTANTIATE_FLAG_AUTO_FREE_ON_LAUNCH)
-            | bit(self.upload, F::CUDA_GRAPH_INSTANTIATE_FLAG_UPLOAD)
-            | bit(self.device_launch, F::CUDA_GRAPH_INSTANTIATE_FLAG_DEVICE_LAUNCH)
-            | bit(self.use_node_priority, F::CUDA_GRAPH_INSTANTIATE_FLAG_USE_NODE_PRIORITY)
+    const fn with(self, flag: InstantiateFlags, on: bool) -> InstantiateFlags {
+        let bits = if on { self.bits() | flag.bits() } else { self.bits() & !flag.bits() };
+        InstantiateFlags::from_bits_retain(bits)
     }
 }
 
@@ -153,13 +137,14 @@ impl Graph {
     /// Instantiates it with `flags` (`cuGraphInstantiateWithFlags`, 11.4+; with the upload
     /// flag `cuGraphInstantiateWithParams`, 12.0+, uploading on the context's legacy
     /// default stream). On error nothing is created.
-    pub fn instantiate_with(&self, flags: InstantiateFlags) -> Result<GraphExec, Error> {
+    pub fn instantiate_with(&self, flags: impl Into<InstantiateFlags>) -> Result<GraphExec, Error> {
+        let flags = flags.into();
         let context = self.context();
         let (pc, graph, bits) = (context.driver().pc(), self.as_raw(), flags.bits());
         let create = |raw: &mut CUgraphExec| {
             // Only the call is locked: a failed context restore after it reports.
             let _lock = self.kept();
-            if flags.upload {
+            if flags.contains(InstantiateFlags::UPLOAD) {
                 let mut params = CUDA_GRAPH_INSTANTIATE_PARAMS { flags: bits, ..Default::default() };
                 // SAFETY: valid out-pointer and parameters; the graph is live; a null upload
                 // stream is the current context's legacy default stream.

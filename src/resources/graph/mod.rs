@@ -18,7 +18,7 @@ mod nodes;
 
 pub use conditional::{ConditionalHandle, ConditionalKind};
 pub use edges::{GraphNodeType, KernelNodeInfo, MemsetNodeInfo};
-pub use exec::{GraphExec, InstantiateFlags};
+pub use exec::GraphExec;
 pub use kernel_node::KernelNodeParams;
 pub use nodes::CopyEnd;
 
