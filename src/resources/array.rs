@@ -235,7 +235,7 @@ impl Kind for ArrayKind {
 /// destroys it (`cuArrayDestroy`) after the work that may use it: its copies' streams and
 /// its context's kernels (one `cuCtxSynchronize`). Texture and surface objects over it keep
 /// it alive. Its elements are laid out by the driver: they are reached only through 2D/3D
-/// copies ([`Copy2D`](crate::Copy2D), [`Copy3D`]) and, in kernels, texture and surface
+/// copies ([`Copy2D`](crate::Copy2D), [`Copy3D`](crate::Copy3D)) and, in kernels, texture and surface
 /// objects.
 #[derive(Clone)]
 pub struct Array(pub(crate) Handle<ArrayKind>);

@@ -176,7 +176,7 @@ impl<'a> Launch<'a> {
     /// (see `docs/kernels.md`, "Launch checks"): that the function (of a module) and every
     /// buffer argument belong to the stream's context (or, for a buffer, a context whose
     /// memory it can reach through peer access enabled with
-    /// [`Context::enable_peer_access`]); and, where the driver reports the kernel's
+    /// [`Context::enable_peer_access`](crate::Context::enable_peer_access)); and, where the driver reports the kernel's
     /// parameter layout (12.4+), that there are as many arguments as parameters and each
     /// has its parameter's size. A failed check is [`Error::InvalidArgument`] naming the
     /// kernel and what differs, and nothing is launched.

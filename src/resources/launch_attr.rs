@@ -7,7 +7,7 @@ use crate::resources::event::Event;
 use crate::resources::values::{AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{CUlaunchAttribute, CUlaunchAttributeID};
 
-/// A launch attribute (`CUlaunchAttribute`), for [`Launch::attribute`]. Each needs the
+/// A launch attribute (`CUlaunchAttribute`), for [`Launch::attribute`](crate::Launch::attribute). Each needs the
 /// driver version [`LaunchAttribute::needs`] says (and `cuLaunchKernelEx`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]

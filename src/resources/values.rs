@@ -133,7 +133,7 @@ impl Fixed {
 }
 
 /// The attributes of a function (or of a kernel on one device), read together by
-/// [`Function::attributes`] and [`Kernel::attributes`]. Sizes are in bytes.
+/// [`Function::attributes`](crate::Function::attributes) and [`Kernel::attributes`](crate::Kernel::attributes). Sizes are in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FunctionAttributes {
