@@ -27,7 +27,7 @@ fn main() -> Result<(), cudrv::Error> {
     let d_in = DeviceBuffer::from_slice(&ctx, &input)?;
     let d_out = DeviceBuffer::<f32>::alloc(&ctx, n)?;
     let bytes = (PER_BLOCK * 4) as u32;
-    let config = LaunchConfig::new((BLOCKS as u32, 1, 1), (256, 1, 1)).with_shared_mem(bytes);
+    let config = LaunchConfig::new((BLOCKS as u32, 1, 1), (256, 1, 1)).shared_mem(bytes);
     let per_block = PER_BLOCK as i32;
 
     let before = f.attribute(FunctionAttribute::MaxDynamicSharedSizeBytes)?;

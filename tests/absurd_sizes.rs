@@ -48,7 +48,7 @@
 //!   dimensions) walked.
 //! - launches (`launch.rs`, `params.rs`): the argument count of `Launch::arg` ... `launch`
 //!   (0, 1, the kernel's count, one more, 40 000), `LaunchConfig::for_num_elems(n)`,
-//!   `LaunchConfig::with_shared_mem(bytes)`, `LaunchConfig::new(grid, block)` and
+//!   `LaunchConfig::shared_mem(bytes)`, `LaunchConfig::new(grid, block)` and
 //!   `Launch::cluster(dims)` (dimensions the driver judges) walked.
 //! - device memory (`memory.rs`, `pool.rs`): `DeviceBuffer::alloc(len)`,
 //!   `DeviceBuffer::alloc_async(len)`, `MemoryPool::alloc_async(len)` walked (limits: the
@@ -349,7 +349,7 @@ fn occupancy() {
     }
     let stream = Stream::new(&ctx, 0).unwrap();
     for v in [0, 1, u32::MAX] {
-        let config = LaunchConfig::new((v, 1, 1), (v, 1, 1)).with_shared_mem(v);
+        let config = LaunchConfig::new((v, 1, 1), (v, 1, 1)).shared_mem(v);
         let want = OkOr(R::CUDA_ERROR_INVALID_VALUE);
         let launch = f.builder(&stream);
         w.check(&format!("Launch::max_active_clusters(dims {v})"), want, || launch.max_active_clusters(config));
@@ -393,7 +393,7 @@ fn launches() {
         let c = LaunchConfig::for_num_elems(n);
         assert!(c.grid.0 as u64 * c.block.0 as u64 >= n as u64 && c.block.0 <= 256, "{n}: {c:?}");
     }
-    assert_eq!(LaunchConfig::for_num_elems(0).with_shared_mem(u32::MAX).shared_mem_bytes, u32::MAX);
+    assert_eq!(LaunchConfig::for_num_elems(0).shared_mem(u32::MAX).shared_mem_bytes, u32::MAX);
     // Dimensions the device has not: the driver's error, nothing launched (the kernel's
     // values are checked unchanged below).
     let fake = Module::load_ptx(&ctx, &fake_ptx(&["nothing"])).unwrap().function("nothing").unwrap();

@@ -148,15 +148,15 @@ fn arrays_are_checked_and_their_descriptors_read_back() {
     assert!(why.starts_with("width"), "{why}");
     let why = refused(Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::U8, 3)), "Array::new");
     assert!(why.starts_with("channels"), "{why}");
-    let cube = ArrayDescriptor::d3(8, 4, 6, ArrayFormat::F32, 1).with_flags(ArrayFlags::CUBEMAP);
+    let cube = ArrayDescriptor::d3(8, 4, 6, ArrayFormat::F32, 1).flags(ArrayFlags::CUBEMAP);
     let why = refused(Array::new(&ctx, cube), "Array::new");
     assert!(why.contains("cubemap"), "{why}");
     for desc in [
         ArrayDescriptor::d1(100, ArrayFormat::U8, 4),
         ArrayDescriptor::d2(7, 3, ArrayFormat::F16, 2),
-        ArrayDescriptor::d3(4, 4, 6, ArrayFormat::F32, 1).with_flags(ArrayFlags::CUBEMAP),
-        ArrayDescriptor::d3(16, 0, 3, ArrayFormat::I32, 1).with_flags(ArrayFlags::LAYERED),
-        ArrayDescriptor::d2(8, 8, ArrayFormat::U16, 1).with_flags(ArrayFlags::SURFACE_LDST),
+        ArrayDescriptor::d3(4, 4, 6, ArrayFormat::F32, 1).flags(ArrayFlags::CUBEMAP),
+        ArrayDescriptor::d3(16, 0, 3, ArrayFormat::I32, 1).flags(ArrayFlags::LAYERED),
+        ArrayDescriptor::d2(8, 8, ArrayFormat::U16, 1).flags(ArrayFlags::SURFACE_LDST),
     ] {
         let a = Array::new(&ctx, desc).unwrap();
         assert_eq!(a.descriptor().unwrap(), desc);
@@ -216,7 +216,7 @@ fn texture_objects_read_back_and_keep_their_memory_alive() {
     let why = refused(SurfaceObject::new(&plain), "SurfaceObject::new");
     assert!(why.contains("SURFACE_LDST"), "{why}");
     let ldst =
-        Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::F32, 1).with_flags(ArrayFlags::SURFACE_LDST)).unwrap();
+        Array::new(&ctx, ArrayDescriptor::d2(4, 4, ArrayFormat::F32, 1).flags(ArrayFlags::SURFACE_LDST)).unwrap();
     let s = SurfaceObject::new(&ldst).unwrap();
     assert_eq!(s.resource_desc().unwrap(), ResourceDesc::Array(ldst.as_raw()));
 }

@@ -134,7 +134,7 @@ fn attributes_parameters_and_cache_config() {
     let input: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let (din, dout) = (DeviceBuffer::from_slice(&ctx, &input).unwrap(), DeviceBuffer::<f32>::alloc(&ctx, n).unwrap());
     let count = n as i32;
-    let config = LaunchConfig::new((1, 1, 1), (1024, 1, 1)).with_shared_mem((n * 4) as u32);
+    let config = LaunchConfig::new((1, 1, 1), (1024, 1, 1)).shared_mem((n * 4) as u32);
     let mut launch = reverse.builder(&stream);
     launch.arg(&din).arg(&dout).arg(&count);
     // SAFETY: reverse_shared(const float*, float*, int) with n values in each buffer.

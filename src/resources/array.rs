@@ -121,8 +121,14 @@ impl ArrayDescriptor {
     }
 
     /// The same, with `flags`.
-    pub fn with_flags(self, flags: impl Into<ArrayFlags>) -> ArrayDescriptor {
+    pub fn flags(self, flags: impl Into<ArrayFlags>) -> ArrayDescriptor {
         ArrayDescriptor { flags: flags.into(), ..self }
+    }
+
+    /// [`ArrayDescriptor::flags`].
+    #[deprecated(since = "0.2.0", note = "use `ArrayDescriptor::flags` (a setter is named after what it sets)")]
+    pub fn with_flags(self, flags: impl Into<ArrayFlags>) -> ArrayDescriptor {
+        self.flags(flags)
     }
 
     /// The bytes of one element (`channels` values of `format`).

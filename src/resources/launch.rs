@@ -51,9 +51,15 @@ impl LaunchConfig {
     }
 
     /// The same with `bytes` of dynamic shared memory per block.
-    pub const fn with_shared_mem(mut self, bytes: u32) -> LaunchConfig {
+    pub const fn shared_mem(mut self, bytes: u32) -> LaunchConfig {
         self.shared_mem_bytes = bytes;
         self
+    }
+
+    /// [`LaunchConfig::shared_mem`].
+    #[deprecated(since = "0.2.0", note = "use `LaunchConfig::shared_mem` (a setter is named after what it sets)")]
+    pub const fn with_shared_mem(self, bytes: u32) -> LaunchConfig {
+        self.shared_mem(bytes)
     }
 }
 

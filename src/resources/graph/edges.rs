@@ -238,7 +238,7 @@ impl GraphNode {
         // SAFETY: the node is live; valid out-pointer.
         unsafe { self.graph().0.driver().pc().cuGraphKernelNodeGetParams(self.as_raw(), &mut p) }?;
         let config = LaunchConfig::new((p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ))
-            .with_shared_mem(p.sharedMemBytes);
+            .shared_mem(p.sharedMemBytes);
         Ok(KernelNodeInfo { function: p.func, config })
     }
 
