@@ -24,7 +24,8 @@ impl<const N: usize> Slots<N> {
 // SAFETY: the pointers are addresses of driver functions, written once during loading
 // and only read afterwards; the driver's functions are callable from any thread.
 unsafe impl<const N: usize> Send for Slots<N> {}
-// SAFETY: as above.
+// SAFETY: after loading, the slots are only read (no interior mutability), so shared
+// references on several threads see the same fixed pointers.
 unsafe impl<const N: usize> Sync for Slots<N> {}
 
 /// Where a driver came from.
@@ -404,7 +405,7 @@ impl GetProcAddress {
                 }
                 status
             }
-            // SAFETY: as above.
+            // SAFETY: symbol is NUL-terminated; pfn is a valid out-pointer (V1 has no query).
             GetProcAddress::V1(f) => unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags) },
         };
         if status == CUresult::CUDA_ERROR_NOT_FOUND {

@@ -532,7 +532,8 @@ fn issue_2d<T: DeviceRepr>(
                 // SAFETY: every end was checked to hold the copied region and is borrowed
                 // for the call.
                 Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
-                // SAFETY: as above.
+                // SAFETY: `raw` is the checked plan: every end holds the copied region
+                // (pitch and alignment included) and stays borrowed for the call.
                 _ => unsafe { pc.cuMemcpy2D(&raw) },
             })?)
         }

@@ -101,7 +101,7 @@ impl Stream {
     pub fn id(&self) -> Result<u64, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut id = 0;
-        // SAFETY: as above.
+        // SAFETY: the stream is live while we hold it; `id` is a valid out-pointer.
         self.run(|| unsafe { pc.cuStreamGetId(raw, &mut id) })?;
         Ok(id)
     }
@@ -113,7 +113,7 @@ impl Stream {
     pub fn driver_context(&self) -> Result<CUcontext, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut ctx: CUcontext = std::ptr::null_mut();
-        // SAFETY: as above.
+        // SAFETY: the stream is live while we hold it; `ctx` is a valid out-pointer.
         self.run(|| unsafe { pc.cuStreamGetCtx(raw, &mut ctx) })?;
         Ok(ctx)
     }
@@ -172,7 +172,7 @@ impl Stream {
     pub fn is_idle(&self) -> Result<bool, Error> {
         let (d, raw) = (self.0.driver(), self.as_raw());
         Ok(self.run(|| {
-            // SAFETY: as above.
+            // SAFETY: the stream is live while we hold it.
             match unsafe { d.p().cuStreamQuery(raw) } {
                 CUresult::CUDA_SUCCESS => Ok(true),
                 CUresult::CUDA_ERROR_NOT_READY => Ok(false),
@@ -320,19 +320,21 @@ impl StreamAttribute {
         // data for which any bit pattern is valid.
         match which {
             StreamAttributeKind::Priority => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `priority` for this kind (an int: any bits valid).
                 StreamAttribute::Priority(unsafe { v.priority })
             }
             StreamAttributeKind::SyncPolicy => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `syncPolicy` for this kind; `from_raw` maps
+                // unknown values.
                 StreamAttribute::SyncPolicy(SyncPolicy::from_raw(unsafe { v.syncPolicy }))
             }
             StreamAttributeKind::AccessPolicyWindow => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `accessPolicyWindow` for this kind (plain data).
                 StreamAttribute::AccessPolicyWindow(AccessPolicyWindow::from_raw(unsafe { &v.accessPolicyWindow }))
             }
             StreamAttributeKind::MemSyncDomain => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `memSyncDomain` for this kind; `from_raw` maps
+                // unknown values.
                 StreamAttribute::MemSyncDomain(MemSyncDomain::from_raw(unsafe { v.memSyncDomain }))
             }
         }
