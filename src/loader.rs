@@ -465,7 +465,8 @@ fn missing_text(m: Missing) -> String {
 /// What loading gives: everything a `Driver` is made of.
 pub(crate) struct Loaded {
     pub(crate) source: Source,
-    pub(crate) gpa: GetProcAddress,
+    /// `None` only for no driver ([`Loaded::none`]).
+    pub(crate) gpa: Option<GetProcAddress>,
     pub(crate) driver_version: u32,
     pub(crate) version: u32,
     pub(crate) options: LoadOptions,
@@ -474,6 +475,24 @@ pub(crate) struct Loaded {
     pub(crate) states: Vec<Availability>,
     pub(crate) bound: Vec<Option<usize>>,
     pub(crate) resolve_time: Duration,
+}
+
+impl Loaded {
+    /// No driver: nothing resolved, every slot null.
+    pub(crate) const fn none() -> Loaded {
+        Loaded {
+            source: Source::None,
+            gpa: None,
+            driver_version: 0,
+            version: 0,
+            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
+            slots: Slots::null(),
+            name_slots: Slots::null(),
+            states: Vec::new(),
+            bound: Vec::new(),
+            resolve_time: Duration::ZERO,
+        }
+    }
 }
 
 /// Reads the driver version, then resolves every variant and binds every name.
@@ -519,7 +538,7 @@ pub(crate) fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source)
     }
     Ok(Loaded {
         source,
-        gpa,
+        gpa: Some(gpa),
         driver_version,
         version,
         options,

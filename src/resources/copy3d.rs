@@ -539,22 +539,19 @@ fn issue_2d<T: DeviceRepr>(
 ) -> Result<(), Error> {
     let Some(plan) = spec.check(what)? else { return Ok(()) };
     let raw = plan.raw_2d();
-    plan.issue(
-        what,
-        stream,
-        // SAFETY: every end was checked to hold the copied region and is borrowed until
-        // now; asynchronous host ends are the caller's (`run_async_host`); the stream is
-        // live (borrowed). The copy is a use of each end on it (recorded by `issue`).
-        |pc, s| unsafe { pc.cuMemcpy2DAsync(&raw, s) },
-        |pc| match issue {
-            // SAFETY: every end was checked to hold the copied region and is borrowed
-            // for the call.
-            Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
-            // SAFETY: `raw` is the checked plan: every end holds the copied region
-            // (pitch and alignment included) and stays borrowed for the call.
-            _ => unsafe { pc.cuMemcpy2D(&raw) },
-        },
-    )
+    // SAFETY: every end was checked to hold the copied region and is borrowed until now;
+    // asynchronous host ends are the caller's (`run_async_host`); the stream is live
+    // (borrowed). The copy is a use of each end on it (recorded by `issue`).
+    let queue = |pc: Pc, s| unsafe { pc.cuMemcpy2DAsync(&raw, s) };
+    let run = |pc: Pc| match issue {
+        // SAFETY: every end was checked to hold the copied region and is borrowed for the
+        // call.
+        Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
+        // SAFETY: `raw` is the checked plan: every end holds the copied region (pitch and
+        // alignment included) and stays borrowed for the call.
+        _ => unsafe { pc.cuMemcpy2D(&raw) },
+    };
+    plan.issue(what, stream, queue, run)
 }
 
 /// Checks and issues a 3D copy.
@@ -565,18 +562,14 @@ fn issue_3d<T: DeviceRepr>(
 ) -> Result<(), Error> {
     let Some(plan) = spec.check(what)? else { return Ok(()) };
     let raw = plan.raw_3d();
-    plan.issue(
-        what,
-        stream,
-        // SAFETY: every end was checked to hold the copied region (slices included) and
-        // is borrowed until now; asynchronous host ends are the caller's
-        // (`run_async_host`); the stream is live (borrowed). The copy is a use of each
-        // end on it (recorded by `issue`).
-        |pc, s| unsafe { pc.cuMemcpy3DAsync(&raw, s) },
-        // SAFETY: every end was checked to hold the copied region (slices included) and
-        // is borrowed for the call.
-        |pc| unsafe { pc.cuMemcpy3D(&raw) },
-    )
+    // SAFETY: every end was checked to hold the copied region (slices included) and is
+    // borrowed until now; asynchronous host ends are the caller's (`run_async_host`); the
+    // stream is live (borrowed). The copy is a use of each end on it (recorded by `issue`).
+    let queue = |pc: Pc, s| unsafe { pc.cuMemcpy3DAsync(&raw, s) };
+    // SAFETY: every end was checked to hold the copied region (slices included) and is
+    // borrowed for the call.
+    let run = |pc: Pc| unsafe { pc.cuMemcpy3D(&raw) };
+    plan.issue(what, stream, queue, run)
 }
 
 /// The whole-array copies.

@@ -352,6 +352,19 @@ pub(crate) struct ObjectOwner {
     keep: Keep,
 }
 
+impl ObjectOwner {
+    /// The object's resource as the driver reports it: `get` writes it (the texture's or
+    /// the surface's query), in the object's context.
+    fn resource_desc(
+        &self,
+        get: impl FnOnce(crate::Pc, &mut CUDA_RESOURCE_DESC) -> Result<(), CudaError>,
+    ) -> Result<ResourceDesc, Error> {
+        let mut d = CUDA_RESOURCE_DESC::default();
+        self.context.run(|| get(self.context.driver().pc(), &mut d))?;
+        Ok(ResourceDesc::from_raw(&d))
+    }
+}
+
 /// Releases an object: every kernel of its context first, then `destroy`.
 ///
 /// # Safety
@@ -447,11 +460,8 @@ impl TextureObject {
 
     /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_RESOURCE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuTexObjectGetResourceDesc(&mut d, raw) })?;
-        Ok(ResourceDesc::from_raw(&d))
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        self.0.owner().resource_desc(|pc, d| unsafe { pc.cuTexObjectGetResourceDesc(d, self.as_raw()) })
     }
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
@@ -492,11 +502,8 @@ impl SurfaceObject {
 
     /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_RESOURCE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuSurfObjectGetResourceDesc(&mut d, raw) })?;
-        Ok(ResourceDesc::from_raw(&d))
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        self.0.owner().resource_desc(|pc, d| unsafe { pc.cuSurfObjectGetResourceDesc(d, self.as_raw()) })
     }
 }
 
