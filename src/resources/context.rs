@@ -6,7 +6,7 @@ use crate::error::{CudaError, Error};
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
-use crate::resources::values::CacheConfig;
+use crate::resources::values::{raw_mapping, CacheConfig};
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice, CUfunc_cache, CUlimit, CUsharedconfig};
 use crate::table::Call;
@@ -347,19 +347,14 @@ pub enum SharedMemConfig {
 }
 
 impl SharedMemConfig {
-    fn raw(self) -> CUsharedconfig {
-        match self {
-            SharedMemConfig::DefaultBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE,
-            SharedMemConfig::FourByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE,
-            SharedMemConfig::EightByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE,
+    raw_mapping! {
+        fn raw -> CUsharedconfig;
+        fn from_raw -> SharedMemConfig;
+        {
+            DefaultBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE,
+            FourByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE,
+            EightByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE,
         }
-    }
-
-    fn from_raw(raw: CUsharedconfig) -> SharedMemConfig {
-        match raw {
-            CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE => SharedMemConfig::FourByteBankSize,
-            CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE => SharedMemConfig::EightByteBankSize,
-            _ => SharedMemConfig::DefaultBankSize,
-        }
+        from_raw: { _ => SharedMemConfig::DefaultBankSize }
     }
 }

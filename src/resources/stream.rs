@@ -5,7 +5,7 @@ use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::values::{AccessPolicyWindow, MemSyncDomain};
+use crate::resources::values::{raw_mapping, AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{
     CUcontext, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
     CUsynchronizationPolicy,
@@ -226,25 +226,20 @@ pub enum SyncPolicy {
 const POLICY_NOT_SET: u32 = u32::MAX;
 
 impl SyncPolicy {
-    fn raw(self) -> CUsynchronizationPolicy {
-        type P = CUsynchronizationPolicy;
-        match self {
-            SyncPolicy::Auto => P::CU_SYNC_POLICY_AUTO,
-            SyncPolicy::Spin => P::CU_SYNC_POLICY_SPIN,
-            SyncPolicy::Yield => P::CU_SYNC_POLICY_YIELD,
-            SyncPolicy::BlockingSync => P::CU_SYNC_POLICY_BLOCKING_SYNC,
+    raw_mapping! {
+        fn raw -> CUsynchronizationPolicy;
+        fn from_raw -> SyncPolicy;
+        {
+            Auto => CUsynchronizationPolicy::CU_SYNC_POLICY_AUTO,
+            Spin => CUsynchronizationPolicy::CU_SYNC_POLICY_SPIN,
+            Yield => CUsynchronizationPolicy::CU_SYNC_POLICY_YIELD,
+            BlockingSync => CUsynchronizationPolicy::CU_SYNC_POLICY_BLOCKING_SYNC,
+        }
+        raw: {
             SyncPolicy::NotSet => CUsynchronizationPolicy(POLICY_NOT_SET),
             SyncPolicy::Other(v) => CUsynchronizationPolicy(v),
         }
-    }
-
-    fn from_raw(raw: CUsynchronizationPolicy) -> SyncPolicy {
-        type P = CUsynchronizationPolicy;
-        match raw {
-            P::CU_SYNC_POLICY_AUTO => SyncPolicy::Auto,
-            P::CU_SYNC_POLICY_SPIN => SyncPolicy::Spin,
-            P::CU_SYNC_POLICY_YIELD => SyncPolicy::Yield,
-            P::CU_SYNC_POLICY_BLOCKING_SYNC => SyncPolicy::BlockingSync,
+        from_raw: {
             CUsynchronizationPolicy(POLICY_NOT_SET) => SyncPolicy::NotSet,
             other => SyncPolicy::Other(other.0),
         }
