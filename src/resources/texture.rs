@@ -353,15 +353,12 @@ pub(crate) struct ObjectOwner {
 }
 
 impl ObjectOwner {
-    /// The object's resource as the driver reports it: `get` writes it (the texture's or
-    /// the surface's query), in the object's context.
-    fn resource_desc(
-        &self,
-        get: impl FnOnce(crate::Pc, &mut CUDA_RESOURCE_DESC) -> Result<(), CudaError>,
-    ) -> Result<ResourceDesc, Error> {
-        let mut d = CUDA_RESOURCE_DESC::default();
+    /// A description of the object as the driver reports it: `get` (the texture's or the
+    /// surface's query) writes it through its out-pointer, in the object's context.
+    fn read<D: Default>(&self, get: impl FnOnce(crate::Pc, &mut D) -> Result<(), CudaError>) -> Result<D, Error> {
+        let mut d = D::default();
         self.context.run(|| get(self.context.driver().pc(), &mut d))?;
-        Ok(ResourceDesc::from_raw(&d))
+        Ok(d)
     }
 }
 
@@ -461,16 +458,15 @@ impl TextureObject {
     /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
         // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
-        self.0.owner().resource_desc(|pc, d| unsafe { pc.cuTexObjectGetResourceDesc(d, self.as_raw()) })
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetResourceDesc(d, self.as_raw()) })?;
+        Ok(ResourceDesc::from_raw(&d))
     }
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
     pub fn texture_desc(&self) -> Result<TextureDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_TEXTURE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuTexObjectGetTextureDesc(&mut d, raw) })?;
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetTextureDesc(d, self.as_raw()) })?;
         Ok(TextureDesc::from_raw(&d))
     }
 }
@@ -503,7 +499,8 @@ impl SurfaceObject {
     /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
         // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
-        self.0.owner().resource_desc(|pc, d| unsafe { pc.cuSurfObjectGetResourceDesc(d, self.as_raw()) })
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuSurfObjectGetResourceDesc(d, self.as_raw()) })?;
+        Ok(ResourceDesc::from_raw(&d))
     }
 }
 
@@ -531,7 +528,8 @@ unsafe impl KernelArg for TextureObject {
     }
 }
 
-// SAFETY: as for a texture object.
+// SAFETY: the parameter is the 8-byte surface handle, kept in the object's core while it
+// lives.
 unsafe impl KernelArg for SurfaceObject {
     fn param(&self) -> *mut c_void {
         (self.0.raw_ref() as *const u64).cast_mut().cast()
