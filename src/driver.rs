@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use crate::availability::{Availability, EntryInfo, EntryKind};
 use crate::error::{CudaError, ErrorNames};
-use crate::loader::{self, GetProcAddress, LoadError, LoadOptions, Loaded, Slots, Source};
+use crate::loader::{self, GetProcAddress, LoadError, LoadOptions, Loaded, Source};
 use crate::report::{self, Arg};
 use crate::sys::{CUresult, PFN_cuGetErrorName_v6000, PFN_cuGetErrorString_v6000};
-use crate::table::{self, Call, Entry, NAMES, NAME_COUNT, VARIANTS, VARIANT_COUNT};
+use crate::table::{self, Call, Entry, NAMES, VARIANTS};
 use crate::version::{self, RequireError};
 
 /// A loaded CUDA driver and its resolved entry-point table.
@@ -21,16 +21,8 @@ use crate::version::{self, RequireError};
 /// [`Driver::pw`] (also reports a failure). An entry that is not resolved returns
 /// `CUDA_ERROR_NOT_FOUND` without calling anything; [`Driver::entry`] says why.
 pub struct Driver {
-    pub(crate) source: Source,
-    pub(crate) gpa: Option<GetProcAddress>,
-    pub(crate) driver_version: u32,
-    pub(crate) version: u32,
-    pub(crate) options: LoadOptions,
-    pub(crate) slots: Slots<VARIANT_COUNT>,
-    pub(crate) name_slots: Slots<NAME_COUNT>,
-    pub(crate) states: Vec<Availability>,
-    pub(crate) bound: Vec<Option<usize>>,
-    pub(crate) resolve_time: Duration,
+    /// What loading gave: where it came from, its versions, slots and availability.
+    pub(crate) loaded: Loaded,
     /// `cuInit(0)`'s result, once.
     pub(crate) init: OnceLock<Result<(), CudaError>>,
     /// Its `cuGetErrorName`/`cuGetErrorString`, which its errors name their codes with.
@@ -39,20 +31,7 @@ pub struct Driver {
 
 impl Driver {
     const fn none() -> Driver {
-        Driver {
-            source: Source::None,
-            gpa: None,
-            driver_version: 0,
-            version: 0,
-            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
-            slots: Slots::null(),
-            name_slots: Slots::null(),
-            states: Vec::new(),
-            bound: Vec::new(),
-            resolve_time: Duration::ZERO,
-            init: OnceLock::new(),
-            names: ErrorNames::NONE,
-        }
+        Driver { loaded: Loaded::none(), init: OnceLock::new(), names: ErrorNames::NONE }
     }
 
     /// The error for `call` returning `status` (never `CUDA_SUCCESS`). No driver call, no
@@ -75,7 +54,7 @@ impl Driver {
             return None;
         }
         let info = self.info(entry).filter(|i| !i.availability.is_resolved())?;
-        Some(crate::error::unresolved_reason(&info.availability, self.version, self.driver_version))
+        Some(crate::error::unresolved_reason(&info.availability, self.loaded.version, self.loaded.driver_version))
     }
 
     /// `NAME (description)` of `code`, named by this driver.
@@ -94,7 +73,7 @@ impl Driver {
 
     #[inline(always)]
     pub(crate) fn variant_slot(&self, index: usize) -> *mut c_void {
-        match self.slots.0.get(index) {
+        match self.loaded.slots.0.get(index) {
             Some(p) => *p,
             None => std::ptr::null_mut(),
         }
@@ -102,7 +81,7 @@ impl Driver {
 
     #[inline(always)]
     pub(crate) fn name_slot(&self, index: usize) -> *mut c_void {
-        match self.name_slots.0.get(index) {
+        match self.loaded.name_slots.0.get(index) {
             Some(p) => *p,
             None => std::ptr::null_mut(),
         }
@@ -110,27 +89,27 @@ impl Driver {
 
     /// The version cudrv behaves as: the driver's, or the cap if that is lower.
     pub fn version(&self) -> semver::Version {
-        version::to_semver(self.version)
+        version::to_semver(self.loaded.version)
     }
 
     /// [`Driver::version`] in the driver's integer form (`13000`).
     pub fn version_code(&self) -> u32 {
-        self.version
+        self.loaded.version
     }
 
     /// What `cuDriverGetVersion` returned, before any cap.
     pub fn driver_version_code(&self) -> u32 {
-        self.driver_version
+        self.loaded.driver_version
     }
 
     /// Checks [`Driver::version`] against a semver requirement such as `">=12.4"`.
     pub fn require(&self, requirement: &str) -> Result<(), RequireError> {
-        version::require(self.version, requirement)
+        version::require(self.loaded.version, requirement)
     }
 
     /// The library's path, or `None` for an in-process driver.
     pub fn path(&self) -> Option<&Path> {
-        match &self.source {
+        match &self.loaded.source {
             Source::Library { path, .. } => Some(path),
             _ => None,
         }
@@ -140,7 +119,7 @@ impl Driver {
     /// `libcuda.so.1` found by name, e.g. `/usr/lib/x86_64-linux-gnu/libcuda.so.580.159.04`).
     /// `None` for an in-process driver, or if the loader cannot say.
     pub fn file(&self) -> Option<&Path> {
-        match &self.source {
+        match &self.loaded.source {
             Source::Library { file, .. } => file.as_deref(),
             _ => None,
         }
@@ -148,22 +127,22 @@ impl Driver {
 
     /// A description of where the driver came from (its path, or "in-process driver").
     pub fn source(&self) -> String {
-        self.source.describe()
+        self.loaded.source.describe()
     }
 
     /// The options it was loaded with.
     pub fn options(&self) -> &LoadOptions {
-        &self.options
+        &self.loaded.options
     }
 
     /// Whether it was bootstrapped through `cuGetProcAddress_v2` (else the 11.x form).
     pub fn uses_get_proc_address_v2(&self) -> bool {
-        matches!(self.gpa, Some(GetProcAddress::V2(_)))
+        matches!(self.loaded.gpa, Some(GetProcAddress::V2(_)))
     }
 
     /// How long resolving the table took.
     pub fn resolve_time(&self) -> Duration {
-        self.resolve_time
+        self.loaded.resolve_time
     }
 
     /// The state of one entry, by wrapper name: a variant (`cuLaunchHostFunc_v13010`) or
@@ -195,7 +174,7 @@ impl Driver {
             }
             Entry::Name(i) => {
                 let n = NAMES.get(i)?;
-                let bound = self.bound.get(i).copied().flatten();
+                let bound = self.loaded.bound.get(i).copied().flatten();
                 let availability = match bound {
                     Some(b) => self.variant_state(b),
                     None => self.unbound_reason(n),
@@ -210,13 +189,13 @@ impl Driver {
     }
 
     fn variant_state(&self, i: usize) -> Availability {
-        self.states.get(i).copied().unwrap_or(Availability::NoDriver)
+        self.loaded.states.get(i).copied().unwrap_or(Availability::NoDriver)
     }
 
     /// Why a name bound nothing: the oldest candidate that needs a newer driver, else the
     /// state of its newest candidate.
     fn unbound_reason(&self, n: &table::NameSpec) -> Availability {
-        let candidates = if self.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
+        let candidates = if self.loaded.options.per_thread_default_stream && !n.per_thread_candidates.is_empty() {
             n.per_thread_candidates
         } else {
             n.candidates
@@ -244,10 +223,10 @@ impl Driver {
 impl std::fmt::Debug for Driver {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
-            .field("source", &self.source.describe())
-            .field("version", &version::display(self.version))
-            .field("driver_version", &version::display(self.driver_version))
-            .field("options", &self.options)
+            .field("source", &self.loaded.source.describe())
+            .field("version", &version::display(self.loaded.version))
+            .field("driver_version", &version::display(self.loaded.driver_version))
+            .field("options", &self.loaded.options)
             .finish_non_exhaustive()
     }
 }
@@ -308,20 +287,7 @@ impl Driver {
                 )),
             }
         };
-        Driver {
-            source: l.source,
-            gpa: Some(l.gpa),
-            driver_version: l.driver_version,
-            version: l.version,
-            options: l.options,
-            slots: l.slots,
-            name_slots: l.name_slots,
-            states: l.states,
-            bound: l.bound,
-            resolve_time: l.resolve_time,
-            init: OnceLock::new(),
-            names,
-        }
+        Driver { loaded: l, init: OnceLock::new(), names }
     }
 }
 

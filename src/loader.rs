@@ -24,7 +24,8 @@ impl<const N: usize> Slots<N> {
 // SAFETY: the pointers are addresses of driver functions, written once during loading
 // and only read afterwards; the driver's functions are callable from any thread.
 unsafe impl<const N: usize> Send for Slots<N> {}
-// SAFETY: as above.
+// SAFETY: after loading, the slots are only read (no interior mutability), so shared
+// references on several threads see the same fixed pointers.
 unsafe impl<const N: usize> Sync for Slots<N> {}
 
 /// Where a driver came from.
@@ -404,7 +405,7 @@ impl GetProcAddress {
                 }
                 status
             }
-            // SAFETY: as above.
+            // SAFETY: symbol is NUL-terminated; pfn is a valid out-pointer (V1 has no query).
             GetProcAddress::V1(f) => unsafe { f(symbol.as_ptr(), &mut pfn, cuda_version, flags) },
         };
         if status == CUresult::CUDA_ERROR_NOT_FOUND {
@@ -464,7 +465,8 @@ fn missing_text(m: Missing) -> String {
 /// What loading gives: everything a `Driver` is made of.
 pub(crate) struct Loaded {
     pub(crate) source: Source,
-    pub(crate) gpa: GetProcAddress,
+    /// `None` only for no driver ([`Loaded::none`]).
+    pub(crate) gpa: Option<GetProcAddress>,
     pub(crate) driver_version: u32,
     pub(crate) version: u32,
     pub(crate) options: LoadOptions,
@@ -473,6 +475,24 @@ pub(crate) struct Loaded {
     pub(crate) states: Vec<Availability>,
     pub(crate) bound: Vec<Option<usize>>,
     pub(crate) resolve_time: Duration,
+}
+
+impl Loaded {
+    /// No driver: nothing resolved, every slot null.
+    pub(crate) const fn none() -> Loaded {
+        Loaded {
+            source: Source::None,
+            gpa: None,
+            driver_version: 0,
+            version: 0,
+            options: LoadOptions { path: None, max_version: None, per_thread_default_stream: false },
+            slots: Slots::null(),
+            name_slots: Slots::null(),
+            states: Vec::new(),
+            bound: Vec::new(),
+            resolve_time: Duration::ZERO,
+        }
+    }
 }
 
 /// Reads the driver version, then resolves every variant and binds every name.
@@ -518,7 +538,7 @@ pub(crate) fn resolve(gpa: GetProcAddress, options: LoadOptions, source: Source)
     }
     Ok(Loaded {
         source,
-        gpa,
+        gpa: Some(gpa),
         driver_version,
         version,
         options,

@@ -269,7 +269,7 @@ impl Array {
                 unsafe { pc.cuArrayCreate(raw, &d) }
             } else {
                 let d = desc.to_raw_3d();
-                // SAFETY: as above.
+                // SAFETY: `raw` is a valid out-pointer; `d` a 3D descriptor checked by `desc.check`.
                 unsafe { pc.cuArray3DCreate(raw, &d) }
             }
         })?;

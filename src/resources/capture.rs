@@ -117,7 +117,8 @@ impl Stream {
             };
             match v3 {
                 Err(e) if e.unresolved().is_some() => {
-                    // SAFETY: as above.
+                    // SAFETY: the stream is live; every out-pointer is valid (11.3's form has
+                    // no edge data).
                     unsafe {
                         pc.cuStreamGetCaptureInfo_v11030(raw, &mut status, &mut id, &mut graph, &mut deps, &mut n)
                     }

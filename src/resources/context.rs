@@ -3,10 +3,11 @@
 use crate::call;
 use crate::device::Device;
 use crate::error::{CudaError, Error};
+use crate::pc::Pc;
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
-use crate::resources::values::CacheConfig;
+use crate::resources::values::{raw_mapping, CacheConfig};
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice, CUfunc_cache, CUlimit, CUsharedconfig};
 use crate::table::Call;
@@ -205,6 +206,15 @@ impl Context {
         scope::run_named(self.driver(), || self.as_raw(), op)
     }
 
+    /// Runs `query` with this context current and returns what it wrote through its
+    /// out-pointer (which starts as `init`): a query's out-pointer as a return value.
+    #[inline]
+    fn read<V>(&self, init: V, query: impl FnOnce(Pc, &mut V) -> Result<(), CudaError>) -> Result<V, Error> {
+        let (pc, mut value) = (self.driver().pc(), init);
+        self.run(|| query(pc, &mut value))?;
+        Ok(value)
+    }
+
     /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):
     /// `least` is the numerically greatest (0 on every device so far), `greatest` the
     /// numerically least (-5 on an H200). A priority outside it is clamped.
@@ -218,11 +228,8 @@ impl Context {
 
     /// The value of `limit` in this context (`cuCtxGetLimit`).
     pub fn limit(&self, limit: Limit) -> Result<usize, Error> {
-        let pc = self.driver().pc();
-        let mut value = 0usize;
-        // SAFETY: `value` is a valid out-pointer; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxGetLimit(&mut value, limit.raw()) })?;
-        Ok(value)
+        // SAFETY: `value` is a valid out-pointer; the context is current inside `read`.
+        self.read(0usize, |pc, value| unsafe { pc.cuCtxGetLimit(value, limit.raw()) })
     }
 
     /// Sets `limit` in this context (`cuCtxSetLimit`). The driver may round the value
@@ -237,11 +244,9 @@ impl Context {
     /// The context's preferred split of on-chip memory between L1 and shared memory
     /// (`cuCtxGetCacheConfig`; a function's own preference wins).
     pub fn cache_config(&self) -> Result<CacheConfig, Error> {
-        let pc = self.driver().pc();
-        let mut raw = CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
-        // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxGetCacheConfig(&mut raw) })?;
-        Ok(CacheConfig::from_raw(raw))
+        let none = CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
+        // SAFETY: `raw` is a valid out-pointer; the context is current inside `read`.
+        self.read(none, |pc, raw| unsafe { pc.cuCtxGetCacheConfig(raw) }).map(CacheConfig::from_raw)
     }
 
     /// Sets the context's preferred cache configuration (`cuCtxSetCacheConfig`; a device
@@ -256,11 +261,9 @@ impl Context {
     /// compute capability 5.0 devices report the default and ignore a setting; a driver
     /// without the entry says so in the error).
     pub fn shared_mem_config(&self) -> Result<SharedMemConfig, Error> {
-        let pc = self.driver().pc();
-        let mut raw = CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
-        // SAFETY: `raw` is a valid out-pointer; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxGetSharedMemConfig(&mut raw) })?;
-        Ok(SharedMemConfig::from_raw(raw))
+        let default = CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
+        // SAFETY: `raw` is a valid out-pointer; the context is current inside `read`.
+        self.read(default, |pc, raw| unsafe { pc.cuCtxGetSharedMemConfig(raw) }).map(SharedMemConfig::from_raw)
     }
 
     /// Sets the shared memory bank size (`cuCtxSetSharedMemConfig`, deprecated; see
@@ -347,19 +350,14 @@ pub enum SharedMemConfig {
 }
 
 impl SharedMemConfig {
-    fn raw(self) -> CUsharedconfig {
-        match self {
-            SharedMemConfig::DefaultBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE,
-            SharedMemConfig::FourByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE,
-            SharedMemConfig::EightByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE,
+    raw_mapping! {
+        fn raw -> CUsharedconfig;
+        fn from_raw -> SharedMemConfig;
+        {
+            DefaultBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE,
+            FourByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE,
+            EightByteBankSize => CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE,
         }
-    }
-
-    fn from_raw(raw: CUsharedconfig) -> SharedMemConfig {
-        match raw {
-            CUsharedconfig::CU_SHARED_MEM_CONFIG_FOUR_BYTE_BANK_SIZE => SharedMemConfig::FourByteBankSize,
-            CUsharedconfig::CU_SHARED_MEM_CONFIG_EIGHT_BYTE_BANK_SIZE => SharedMemConfig::EightByteBankSize,
-            _ => SharedMemConfig::DefaultBankSize,
-        }
+        from_raw: { _ => SharedMemConfig::DefaultBankSize }
     }
 }

@@ -13,7 +13,8 @@
 
 use std::marker::PhantomData;
 
-use crate::error::{Error, InvalidArgument};
+use crate::error::{CudaError, Error, InvalidArgument};
+use crate::pc::Pc;
 use crate::resources::array::Array;
 use crate::resources::context::Context;
 use crate::resources::handle::Handle;
@@ -21,7 +22,7 @@ use crate::resources::memory::{DeviceMemory, DeviceRepr};
 use crate::resources::pitched::PitchedBuffer;
 use crate::resources::stream::Stream;
 use crate::resources::view::{DeviceSlice, DeviceSliceMut};
-use crate::sys::{CUmemorytype, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
+use crate::sys::{CUmemorytype, CUstream, CUDA_MEMCPY2D, CUDA_MEMCPY3D};
 
 /// What one end of a copy is.
 #[derive(Clone, Copy)]
@@ -229,6 +230,31 @@ impl<'a> Plan<'a> {
         Ok(())
     }
 
+    /// Issues the checked copy: on `stream`, `queue` once each end has recorded the
+    /// stream as a use (a host end refused unless `host_ok`); with no stream, `run` in
+    /// the ends' context once their queued work is done. Shared by 2D and 3D copies.
+    fn issue(
+        &self,
+        what: &'static str,
+        stream: Option<(&Stream, bool)>,
+        queue: impl FnOnce(Pc, CUstream) -> Result<(), CudaError>,
+        run: impl FnOnce(Pc) -> Result<(), CudaError>,
+    ) -> Result<(), Error> {
+        match stream {
+            Some((stream, host_ok)) => {
+                self.used_on(what, stream, host_ok)?;
+                let (pc, s) = (stream.context().driver().pc(), stream.as_raw());
+                Ok(stream.context().run(|| queue(pc, s))?)
+            }
+            None => {
+                self.settle()?;
+                let context = self.context().ok_or_else(|| InvalidArgument::new(what, "no device end"))?;
+                let pc = context.driver().pc();
+                Ok(context.run(|| run(pc))?)
+            }
+        }
+    }
+
     fn raw_2d(&self) -> CUDA_MEMCPY2D {
         let mut c = CUDA_MEMCPY2D::default();
         let (s, d) = (self.src, self.dst);
@@ -319,6 +345,36 @@ impl<T> std::fmt::Debug for Copy3D<'_, T> {
     }
 }
 
+/// The setters [`Copy2D`] and [`Copy3D`] share: a pitched buffer (`$slices`: as one
+/// slice per `height()` rows) or an array as an end, each with its own doc line.
+macro_rules! pitched_and_array_ends {
+    ($slices:expr, $from_pitched:literal, $to_pitched:literal, $from_array:literal, $to_array:literal) => {
+        #[doc = $from_pitched]
+        pub fn from_pitched(mut self, src: &'a PitchedBuffer<T>) -> Self {
+            self.spec.src = Some(Spec::pitched(src, $slices));
+            self
+        }
+
+        #[doc = $to_pitched]
+        pub fn to_pitched(mut self, dst: &'a mut PitchedBuffer<T>) -> Self {
+            self.spec.dst = Some(Spec::pitched(dst, $slices));
+            self
+        }
+
+        #[doc = $from_array]
+        pub fn from_array(mut self, src: &'a Array) -> Self {
+            self.spec.src = Some(Spec::<T>::end(Place::Array(src), 0, None));
+            self
+        }
+
+        #[doc = $to_array]
+        pub fn to_array(mut self, dst: &'a Array) -> Self {
+            self.spec.dst = Some(Spec::<T>::end(Place::Array(dst), 0, None));
+            self
+        }
+    };
+}
+
 impl<'a, T: DeviceRepr> Copy2D<'a, T> {
     /// A copy of `height` rows of `width` values, with no ends yet.
     pub fn new(width: usize, height: usize) -> Copy2D<'a, T> {
@@ -351,30 +407,14 @@ impl<'a, T: DeviceRepr> Copy2D<'a, T> {
         self
     }
 
-    /// From a pitched buffer (its own pitch).
-    pub fn from_pitched(mut self, src: &'a PitchedBuffer<T>) -> Self {
-        self.spec.src = Some(Spec::pitched(src, false));
-        self
-    }
-
-    /// To a pitched buffer (its own pitch).
-    pub fn to_pitched(mut self, dst: &'a mut PitchedBuffer<T>) -> Self {
-        self.spec.dst = Some(Spec::pitched(dst, false));
-        self
-    }
-
-    /// From an array (its elements must be the size of `T`).
-    pub fn from_array(mut self, src: &'a Array) -> Self {
-        self.spec.src = Some(Spec::<T>::end(Place::Array(src), 0, None));
-        self
-    }
-
-    /// To an array (its elements must be the size of `T`). Arrays are shared handles: as
-    /// with `&DeviceBuffer` copies, writes through two clones are ordered by their streams.
-    pub fn to_array(mut self, dst: &'a Array) -> Self {
-        self.spec.dst = Some(Spec::<T>::end(Place::Array(dst), 0, None));
-        self
-    }
+    pitched_and_array_ends!(
+        false,
+        "From a pitched buffer (its own pitch).",
+        "To a pitched buffer (its own pitch).",
+        "From an array (its elements must be the size of `T`).",
+        "To an array (its elements must be the size of `T`). Arrays are shared handles: as \
+         with `&DeviceBuffer` copies, writes through two clones are ordered by their streams."
+    );
 
     /// Starts reading the source at value `x` of row `y`.
     pub fn src_offset(mut self, x: usize, y: usize) -> Self {
@@ -449,29 +489,13 @@ impl<'a, T: DeviceRepr> Copy3D<'a, T> {
         self
     }
 
-    /// From a pitched buffer (its own pitch; one slice).
-    pub fn from_pitched(mut self, src: &'a PitchedBuffer<T>) -> Self {
-        self.spec.src = Some(Spec::pitched(src, true));
-        self
-    }
-
-    /// To a pitched buffer (its own pitch; one slice).
-    pub fn to_pitched(mut self, dst: &'a mut PitchedBuffer<T>) -> Self {
-        self.spec.dst = Some(Spec::pitched(dst, true));
-        self
-    }
-
-    /// From an array.
-    pub fn from_array(mut self, src: &'a Array) -> Self {
-        self.spec.src = Some(Spec::<T>::end(Place::Array(src), 0, None));
-        self
-    }
-
-    /// To an array (see [`Copy2D::to_array`]).
-    pub fn to_array(mut self, dst: &'a Array) -> Self {
-        self.spec.dst = Some(Spec::<T>::end(Place::Array(dst), 0, None));
-        self
-    }
+    pitched_and_array_ends!(
+        true,
+        "From a pitched buffer (its own pitch; one slice).",
+        "To a pitched buffer (its own pitch; one slice).",
+        "From an array.",
+        "To an array (see [`Copy2D::to_array`])."
+    );
 
     /// Starts reading the source at value `x` of row `y` of slice `z`.
     pub fn src_offset(mut self, x: usize, y: usize, z: usize) -> Self {
@@ -515,28 +539,19 @@ fn issue_2d<T: DeviceRepr>(
 ) -> Result<(), Error> {
     let Some(plan) = spec.check(what)? else { return Ok(()) };
     let raw = plan.raw_2d();
-    match stream {
-        Some((stream, host_ok)) => {
-            plan.used_on(what, stream, host_ok)?;
-            let (pc, s) = (stream.context().driver().pc(), stream.as_raw());
-            // SAFETY: every end was checked to hold the copied region and is borrowed
-            // until now; asynchronous host ends are the caller's (`run_async_host`); the
-            // stream is live. The copy is a use of each end on it (recorded above).
-            Ok(stream.context().run(|| unsafe { pc.cuMemcpy2DAsync(&raw, s) })?)
-        }
-        None => {
-            plan.settle()?;
-            let context = plan.context().ok_or_else(|| InvalidArgument::new(what, "no device end"))?;
-            let pc = context.driver().pc();
-            Ok(context.run(|| match issue {
-                // SAFETY: every end was checked to hold the copied region and is borrowed
-                // for the call.
-                Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
-                // SAFETY: as above.
-                _ => unsafe { pc.cuMemcpy2D(&raw) },
-            })?)
-        }
-    }
+    // SAFETY: every end was checked to hold the copied region and is borrowed until now;
+    // asynchronous host ends are the caller's (`run_async_host`); the stream is live
+    // (borrowed). The copy is a use of each end on it (recorded by `issue`).
+    let queue = |pc: Pc, s| unsafe { pc.cuMemcpy2DAsync(&raw, s) };
+    let run = |pc: Pc| match issue {
+        // SAFETY: every end was checked to hold the copied region and is borrowed for the
+        // call.
+        Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
+        // SAFETY: `raw` is the checked plan: every end holds the copied region (pitch and
+        // alignment included) and stays borrowed for the call.
+        _ => unsafe { pc.cuMemcpy2D(&raw) },
+    };
+    plan.issue(what, stream, queue, run)
 }
 
 /// Checks and issues a 3D copy.
@@ -547,21 +562,14 @@ fn issue_3d<T: DeviceRepr>(
 ) -> Result<(), Error> {
     let Some(plan) = spec.check(what)? else { return Ok(()) };
     let raw = plan.raw_3d();
-    match stream {
-        Some((stream, host_ok)) => {
-            plan.used_on(what, stream, host_ok)?;
-            let (pc, s) = (stream.context().driver().pc(), stream.as_raw());
-            // SAFETY: as in `issue_2d`.
-            Ok(stream.context().run(|| unsafe { pc.cuMemcpy3DAsync(&raw, s) })?)
-        }
-        None => {
-            plan.settle()?;
-            let context = plan.context().ok_or_else(|| InvalidArgument::new(what, "no device end"))?;
-            let pc = context.driver().pc();
-            // SAFETY: as in `issue_2d`.
-            Ok(context.run(|| unsafe { pc.cuMemcpy3D(&raw) })?)
-        }
-    }
+    // SAFETY: every end was checked to hold the copied region (slices included) and is
+    // borrowed until now; asynchronous host ends are the caller's (`run_async_host`); the
+    // stream is live (borrowed). The copy is a use of each end on it (recorded by `issue`).
+    let queue = |pc: Pc, s| unsafe { pc.cuMemcpy3DAsync(&raw, s) };
+    // SAFETY: every end was checked to hold the copied region (slices included) and is
+    // borrowed for the call.
+    let run = |pc: Pc| unsafe { pc.cuMemcpy3D(&raw) };
+    plan.issue(what, stream, queue, run)
 }
 
 /// The whole-array copies.

@@ -97,7 +97,7 @@ impl Event {
     pub fn is_complete(&self) -> Result<bool, Error> {
         let (d, raw) = (self.0.driver(), self.as_raw());
         self.context().run(|| {
-            // SAFETY: as above.
+            // SAFETY: the event is live while we hold it.
             match unsafe { d.p().cuEventQuery(raw) } {
                 CUresult::CUDA_SUCCESS => Ok(true),
                 CUresult::CUDA_ERROR_NOT_READY => Ok(false),

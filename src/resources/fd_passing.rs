@@ -31,6 +31,22 @@ struct MsgHdr {
     flags: c_int,
 }
 
+impl MsgHdr {
+    /// A message with no address, the one buffer `iov` and the control buffer `control`
+    /// (room for one descriptor); it points to both, which must outlive its use.
+    fn one_fd(iov: &mut IoVec, control: &mut OneFd) -> MsgHdr {
+        MsgHdr {
+            name: std::ptr::null_mut(),
+            name_len: 0,
+            iov,
+            iov_len: 1,
+            control: (control as *mut OneFd).cast(),
+            control_len: size_of::<OneFd>(),
+            flags: 0,
+        }
+    }
+}
+
 /// `struct cmsghdr` followed by one descriptor (`CMSG_SPACE(sizeof(int))` is 24 bytes:
 /// a 16-byte header, the 4-byte descriptor, padding to 8).
 #[repr(C, align(8))]
@@ -63,15 +79,7 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, payload: &[u8]) -> io::R
     }
     let mut iov = IoVec { base: payload.as_ptr().cast_mut().cast(), len: payload.len() };
     let mut control = OneFd { len: CMSG_LEN_ONE_FD, level: SOL_SOCKET, kind: SCM_RIGHTS, fd: fd.as_raw_fd(), _pad: 0 };
-    let msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        name_len: 0,
-        iov: &mut iov,
-        iov_len: 1,
-        control: (&raw mut control).cast(),
-        control_len: size_of::<OneFd>(),
-        flags: 0,
-    };
+    let msg = MsgHdr::one_fd(&mut iov, &mut control);
     // SAFETY: `msg` points to one iovec over `payload` (only read) and one control message
     // holding one open descriptor, all alive for the call; the socket is open.
     let sent = unsafe { sendmsg(socket.as_raw_fd(), &msg, 0) };
@@ -88,15 +96,7 @@ pub fn send_fd(socket: &UnixStream, fd: BorrowedFd<'_>, payload: &[u8]) -> io::R
 pub fn recv_fd(socket: &UnixStream, payload: &mut [u8]) -> io::Result<(OwnedFd, usize)> {
     let mut iov = IoVec { base: payload.as_mut_ptr().cast(), len: payload.len() };
     let mut control = OneFd { len: 0, level: 0, kind: 0, fd: -1, _pad: 0 };
-    let mut msg = MsgHdr {
-        name: std::ptr::null_mut(),
-        name_len: 0,
-        iov: &mut iov,
-        iov_len: 1,
-        control: (&raw mut control).cast(),
-        control_len: size_of::<OneFd>(),
-        flags: 0,
-    };
+    let mut msg = MsgHdr::one_fd(&mut iov, &mut control);
     // SAFETY: `msg` points to one iovec over `payload` and a control buffer with room for
     // one descriptor, all alive and writable for the call; the socket is open.
     let got = unsafe { recvmsg(socket.as_raw_fd(), &mut msg, MSG_CMSG_CLOEXEC) };

@@ -113,9 +113,9 @@ impl<T: DeviceRepr> Global<T> {
             .run_raw(|| match (&holder, lookup) {
                 // SAFETY: valid out-pointers and C string; the module is live (held).
                 (Holder::Module(m), _) => unsafe { pc.cuModuleGetGlobal(a, b, m.as_raw(), n) },
-                // SAFETY: as above, for the library.
+                // SAFETY: valid out-pointers and C string; the library is live (held).
                 (Holder::Library(l), Lookup::Managed) => unsafe { pc.cuLibraryGetManaged(a, b, l.as_raw(), n) },
-                // SAFETY: as above.
+                // SAFETY: valid out-pointers and C string; the library is live (held).
                 (Holder::Library(l), _) => unsafe { pc.cuLibraryGetGlobal(a, b, l.as_raw(), n) },
             })
             .map_err(|e| named(e, "global", &name))?;
@@ -307,7 +307,8 @@ impl<T: DeviceRepr> Global<T> {
         check_fits("Global::copy_to_pinned_async", dst.len(), self.len)?;
         let (pc, ptr, bytes, s) = (self.pc(), self.address, dst.size_bytes(), stream.as_raw());
         let host = dst.as_mut_ptr().cast();
-        // SAFETY: as above, for reads of `dst`.
+        // SAFETY: `dst` stays allocated and unread until the copy is done (one of its uses,
+        // which it waits for); the global lives while `self` keeps its module.
         Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
     }
 

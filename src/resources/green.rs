@@ -63,14 +63,16 @@ impl SmResource {
     /// The smallest group a split of it can make (driver 13.0+; 0 where the driver does
     /// not report it).
     pub fn min_partition_size(&self) -> u32 {
-        // SAFETY: as above; an older driver leaves the field zero.
+        // SAFETY: an SM resource: the driver wrote the `sm` member; an older driver leaves
+        // this field zero (any bits are valid).
         unsafe { self.raw.__bindgen_anon_1.sm.minSmPartitionSize }
     }
 
     /// The alignment of a group's SM count (driver 13.0+; 0 where the driver does not
     /// report it).
     pub fn coscheduled_alignment(&self) -> u32 {
-        // SAFETY: as above.
+        // SAFETY: an SM resource: the driver wrote the `sm` member; an older driver leaves
+        // this field zero (any bits are valid).
         unsafe { self.raw.__bindgen_anon_1.sm.smCoscheduledAlignment }
     }
 

@@ -113,7 +113,8 @@ struct Core<K: Kind> {
 // care of aliasing. The owner is Send + Sync by the trait's bound. A core is immutable
 // after construction.
 unsafe impl<K: Kind> Send for Core<K> {}
-// SAFETY: as above.
+// SAFETY: a core is immutable after construction (no interior mutability of its own),
+// the owner is Sync by the trait's bound, and the handle is usable from any thread.
 unsafe impl<K: Kind> Sync for Core<K> {}
 
 impl<K: Kind> Drop for Core<K> {

@@ -76,7 +76,8 @@ impl<'a, T: DeviceRepr> HostRegistration<'a, T> {
 
     /// The values, written on the host.
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        // SAFETY: as above, and the guard is borrowed mutably.
+        // SAFETY: the guard borrows the slice (`len` values at this address) mutably for
+        // `'a`; this mutable borrow of the guard makes this the only access.
         unsafe { std::slice::from_raw_parts_mut(self.reg.raw().cast::<T>(), self.len) }
     }
 

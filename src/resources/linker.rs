@@ -127,7 +127,8 @@ impl Linker {
             .run_raw(|| {
                 let mut image: *mut c_void = std::ptr::null_mut();
                 let mut len = 0usize;
-                // SAFETY: valid out-pointers.
+                // SAFETY: valid out-pointers; the link state is live (`self` holds it), and the
+                // image it returns stays valid until that state is destroyed (copied below).
                 unsafe { pc.cuLinkComplete(raw, &mut image, &mut len) }?;
                 Ok((image, len))
             })

@@ -232,7 +232,8 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
     /// [`ManagedBuffer::as_slice`]).
     pub fn as_mut_slice(&mut self) -> Result<&mut [T], Error> {
         self.host_ready("ManagedBuffer::as_mut_slice")?;
-        // SAFETY: as above; `&mut self` makes this the only access.
+        // SAFETY: `len` initialised values the host may use (any bytes are valid for T); no
+        // queued work uses them (waited for), and `&mut self` makes this the only access.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.slice_ptr(), self.len()) })
     }
 
@@ -314,10 +315,10 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
             match unsafe { pc.cuMemPrefetchAsync(ptr, bytes, to.raw(), 0, s) } {
                 Err(e) if e.unresolved().is_some() => {
                     if driver.options().per_thread_default_stream {
-                        // SAFETY: as above, in the form before 12.2.
+                        // SAFETY: a live managed range of `bytes`; the stream is live (8.0's form).
                         unsafe { pc.cuMemPrefetchAsync_v8000_ptsz(ptr, bytes, to.ordinal(), s) }
                     } else {
-                        // SAFETY: as above.
+                        // SAFETY: a live managed range of `bytes`; the stream is live (8.0's form).
                         unsafe { pc.cuMemPrefetchAsync_v8000(ptr, bytes, to.ordinal(), s) }
                     }
                 }
@@ -339,7 +340,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         self.context().run(|| {
             // SAFETY: a live managed range of `bytes`.
             match unsafe { pc.cuMemAdvise(ptr, bytes, raw, location.raw()) } {
-                // SAFETY: as above, in the form before 12.2.
+                // SAFETY: a live managed range of `bytes` (8.0's form, with an ordinal).
                 Err(e) if e.unresolved().is_some() => unsafe {
                     pc.cuMemAdvise_v8000(ptr, bytes, raw, location.ordinal())
                 },

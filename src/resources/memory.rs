@@ -366,7 +366,8 @@ impl Kind for DeviceMemory {
             }
             Release::FreeAsync { stream, .. } => {
                 owner.order_free_on(stream)?;
-                // SAFETY: as above, ordered after its uses; the stream is live (we hold it).
+                // SAFETY: released once, from the last clone, ordered on `stream` after its
+                // uses; the stream is live (we hold it).
                 unsafe { pc.cuMemFreeAsync(raw, stream.as_raw()) }
             }
             Release::Kept { unmap, keep } => {
@@ -565,7 +566,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             match pool {
                 // SAFETY: `ptr` is a valid out-pointer; stream and pool are live.
                 Some(pool) => unsafe { pc.cuMemAllocFromPoolAsync(&mut ptr, bytes, pool.as_raw(), s) }?,
-                // SAFETY: as above.
+                // SAFETY: `ptr` is a valid out-pointer; the stream is live (borrowed).
                 None => unsafe { pc.cuMemAllocAsync(&mut ptr, bytes, s) }?,
             }
             Ok(ptr)

@@ -25,7 +25,7 @@ use crate::resources::flags::OccupancyFlags;
 use crate::resources::launch::{Launch, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::sys::{CUfunc_st, CUfunction};
+use crate::sys::{CUfunc_st, CUfunction, CUlaunchConfig};
 
 /// The block size that gives the most occupancy, and the grid that fills the device with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -316,13 +316,10 @@ impl Launch<'_> {
     /// [`Launch::cluster`]) with `config` can be resident on the device at once
     /// (`cuOccupancyMaxActiveClusters`, driver 11.7+; compute capability 9.0+).
     pub fn max_active_clusters(&self, config: LaunchConfig) -> Result<u32, Error> {
-        let (pc, f) = (self.stream().context().driver().pc(), self.function());
-        let mut clusters: c_int = 0;
-        self.with_raw_config(config, |raw| {
-            // SAFETY: a live function and stream; the configuration lives across the call.
-            self.run_named(|| unsafe { pc.cuOccupancyMaxActiveClusters(&mut clusters, f, raw) })
-        })?;
-        Ok(count(clusters))
+        let pc = self.stream().context().driver().pc();
+        // SAFETY: a live function and stream (the builder holds both); `n` is a valid
+        // out-pointer and `raw` lives across the call.
+        self.cluster_query(config, |n, f, raw| unsafe { pc.cuOccupancyMaxActiveClusters(n, f, raw) })
     }
 
     /// The largest cluster size this launch could use with `config`'s grid, block and
@@ -331,13 +328,24 @@ impl Launch<'_> {
     /// cluster dimensions, if set, are passed too (a function compiled with required
     /// cluster dimensions answers those).
     pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, Error> {
-        let (pc, f) = (self.stream().context().driver().pc(), self.function());
-        let mut size: c_int = 0;
-        self.with_raw_config(config, |raw| {
-            // SAFETY: a live function and stream; the configuration lives across the call.
-            self.run_named(|| unsafe { pc.cuOccupancyMaxPotentialClusterSize(&mut size, f, raw) })
-        })?;
-        Ok(count(size))
+        let pc = self.stream().context().driver().pc();
+        // SAFETY: a live function and stream (the builder holds both); `n` is a valid
+        // out-pointer and `raw` lives across the call.
+        self.cluster_query(config, |n, f, raw| unsafe { pc.cuOccupancyMaxPotentialClusterSize(n, f, raw) })
+    }
+
+    /// Runs a cluster query, `query(answer, function, raw config)`, with the launch's raw
+    /// configuration for `config` (its cluster dimensions included) alive across the call,
+    /// in the stream's context, named on error.
+    fn cluster_query(
+        &self,
+        config: LaunchConfig,
+        mut query: impl FnMut(&mut c_int, CUfunction, &CUlaunchConfig) -> Result<(), CudaError>,
+    ) -> Result<u32, Error> {
+        let f = self.function();
+        let mut answer: c_int = 0;
+        self.with_raw_config(config, |raw| self.run_named(|| query(&mut answer, f, raw)))?;
+        Ok(count(answer))
     }
 }
 

@@ -108,7 +108,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             match flags {
                 // SAFETY: `ptr` is a valid out-pointer.
                 None => unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?,
-                // SAFETY: as above; the driver checks the flags.
+                // SAFETY: `ptr` is a valid out-pointer; the driver checks the flags.
                 Some(flags) => unsafe { pc.cuMemHostAlloc(&mut ptr, bytes, flags.bits()) }?,
             }
             // SAFETY: the driver gave `bytes` (more than 0) writable bytes at `ptr`.
@@ -225,7 +225,8 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
     /// The values, for writing, once every copy that uses them is done (waits for it).
     pub fn as_mut_slice(&mut self) -> Result<&mut [T], Error> {
         self.wait()?;
-        // SAFETY: as above; `&mut self` makes this the only access.
+        // SAFETY: `len` initialised values (or none, at a dangling aligned address); no copy
+        // is pending (waited for), and `&mut self` makes this the only access.
         Ok(unsafe { std::slice::from_raw_parts_mut(self.slice_ptr(), self.len) })
     }
 
@@ -261,7 +262,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
                 copy()?;
                 queued = true;
                 if same_context {
-                    // SAFETY: as above; both belong to the stream's context.
+                    // SAFETY: the stream and the event are live and belong to one context.
                     unsafe { pc.cuEventRecord(ev, s) }?;
                 }
                 Ok(())

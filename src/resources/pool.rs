@@ -201,7 +201,8 @@ impl MemoryPool {
 
     fn set_u64(&self, attr: CUmemPool_attribute, mut value: u64) -> Result<(), CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: as above; the driver reads the value.
+        // SAFETY: `attr` takes a cuuint64_t, which the driver reads from `value`; the pool is
+        // live (held).
         self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut u64).cast()) })
     }
 
@@ -217,7 +218,8 @@ impl MemoryPool {
     fn set_flag(&self, attr: CUmemPool_attribute, on: bool) -> Result<(), CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut value = c_int::from(on);
-        // SAFETY: as above; the driver reads the value.
+        // SAFETY: `attr` takes an int, which the driver reads from `value`; the pool is live
+        // (held).
         self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })
     }
 }

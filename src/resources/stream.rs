@@ -5,7 +5,7 @@ use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
-use crate::resources::values::{AccessPolicyWindow, MemSyncDomain};
+use crate::resources::values::{raw_mapping, AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{
     CUcontext, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
     CUsynchronizationPolicy,
@@ -101,7 +101,7 @@ impl Stream {
     pub fn id(&self) -> Result<u64, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut id = 0;
-        // SAFETY: as above.
+        // SAFETY: the stream is live while we hold it; `id` is a valid out-pointer.
         self.run(|| unsafe { pc.cuStreamGetId(raw, &mut id) })?;
         Ok(id)
     }
@@ -113,7 +113,7 @@ impl Stream {
     pub fn driver_context(&self) -> Result<CUcontext, Error> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
         let mut ctx: CUcontext = std::ptr::null_mut();
-        // SAFETY: as above.
+        // SAFETY: the stream is live while we hold it; `ctx` is a valid out-pointer.
         self.run(|| unsafe { pc.cuStreamGetCtx(raw, &mut ctx) })?;
         Ok(ctx)
     }
@@ -172,7 +172,7 @@ impl Stream {
     pub fn is_idle(&self) -> Result<bool, Error> {
         let (d, raw) = (self.0.driver(), self.as_raw());
         Ok(self.run(|| {
-            // SAFETY: as above.
+            // SAFETY: the stream is live while we hold it.
             match unsafe { d.p().cuStreamQuery(raw) } {
                 CUresult::CUDA_SUCCESS => Ok(true),
                 CUresult::CUDA_ERROR_NOT_READY => Ok(false),
@@ -226,25 +226,20 @@ pub enum SyncPolicy {
 const POLICY_NOT_SET: u32 = u32::MAX;
 
 impl SyncPolicy {
-    fn raw(self) -> CUsynchronizationPolicy {
-        type P = CUsynchronizationPolicy;
-        match self {
-            SyncPolicy::Auto => P::CU_SYNC_POLICY_AUTO,
-            SyncPolicy::Spin => P::CU_SYNC_POLICY_SPIN,
-            SyncPolicy::Yield => P::CU_SYNC_POLICY_YIELD,
-            SyncPolicy::BlockingSync => P::CU_SYNC_POLICY_BLOCKING_SYNC,
+    raw_mapping! {
+        fn raw -> CUsynchronizationPolicy;
+        fn from_raw -> SyncPolicy;
+        {
+            Auto => CUsynchronizationPolicy::CU_SYNC_POLICY_AUTO,
+            Spin => CUsynchronizationPolicy::CU_SYNC_POLICY_SPIN,
+            Yield => CUsynchronizationPolicy::CU_SYNC_POLICY_YIELD,
+            BlockingSync => CUsynchronizationPolicy::CU_SYNC_POLICY_BLOCKING_SYNC,
+        }
+        raw: {
             SyncPolicy::NotSet => CUsynchronizationPolicy(POLICY_NOT_SET),
             SyncPolicy::Other(v) => CUsynchronizationPolicy(v),
         }
-    }
-
-    fn from_raw(raw: CUsynchronizationPolicy) -> SyncPolicy {
-        type P = CUsynchronizationPolicy;
-        match raw {
-            P::CU_SYNC_POLICY_AUTO => SyncPolicy::Auto,
-            P::CU_SYNC_POLICY_SPIN => SyncPolicy::Spin,
-            P::CU_SYNC_POLICY_YIELD => SyncPolicy::Yield,
-            P::CU_SYNC_POLICY_BLOCKING_SYNC => SyncPolicy::BlockingSync,
+        from_raw: {
             CUsynchronizationPolicy(POLICY_NOT_SET) => SyncPolicy::NotSet,
             other => SyncPolicy::Other(other.0),
         }
@@ -320,19 +315,21 @@ impl StreamAttribute {
         // data for which any bit pattern is valid.
         match which {
             StreamAttributeKind::Priority => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `priority` for this kind (an int: any bits valid).
                 StreamAttribute::Priority(unsafe { v.priority })
             }
             StreamAttributeKind::SyncPolicy => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `syncPolicy` for this kind; `from_raw` maps
+                // unknown values.
                 StreamAttribute::SyncPolicy(SyncPolicy::from_raw(unsafe { v.syncPolicy }))
             }
             StreamAttributeKind::AccessPolicyWindow => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `accessPolicyWindow` for this kind (plain data).
                 StreamAttribute::AccessPolicyWindow(AccessPolicyWindow::from_raw(unsafe { &v.accessPolicyWindow }))
             }
             StreamAttributeKind::MemSyncDomain => {
-                // SAFETY: as above.
+                // SAFETY: the driver wrote `memSyncDomain` for this kind; `from_raw` maps
+                // unknown values.
                 StreamAttribute::MemSyncDomain(MemSyncDomain::from_raw(unsafe { v.memSyncDomain }))
             }
         }

@@ -352,6 +352,16 @@ pub(crate) struct ObjectOwner {
     keep: Keep,
 }
 
+impl ObjectOwner {
+    /// A description of the object as the driver reports it: `get` (the texture's or the
+    /// surface's query) writes it through its out-pointer, in the object's context.
+    fn read<D: Default>(&self, get: impl FnOnce(crate::Pc, &mut D) -> Result<(), CudaError>) -> Result<D, Error> {
+        let mut d = D::default();
+        self.context.run(|| get(self.context.driver().pc(), &mut d))?;
+        Ok(d)
+    }
+}
+
 /// Releases an object: every kernel of its context first, then `destroy`.
 ///
 /// # Safety
@@ -447,20 +457,16 @@ impl TextureObject {
 
     /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_RESOURCE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuTexObjectGetResourceDesc(&mut d, raw) })?;
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetResourceDesc(d, self.as_raw()) })?;
         Ok(ResourceDesc::from_raw(&d))
     }
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
     pub fn texture_desc(&self) -> Result<TextureDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_TEXTURE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuTexObjectGetTextureDesc(&mut d, raw) })?;
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetTextureDesc(d, self.as_raw()) })?;
         Ok(TextureDesc::from_raw(&d))
     }
 }
@@ -492,10 +498,8 @@ impl SurfaceObject {
 
     /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_RESOURCE_DESC::default();
-        // SAFETY: a valid out-pointer; the object is live.
-        self.context().run(|| unsafe { pc.cuSurfObjectGetResourceDesc(&mut d, raw) })?;
+        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
+        let d = self.0.owner().read(|pc, d| unsafe { pc.cuSurfObjectGetResourceDesc(d, self.as_raw()) })?;
         Ok(ResourceDesc::from_raw(&d))
     }
 }
@@ -524,7 +528,8 @@ unsafe impl KernelArg for TextureObject {
     }
 }
 
-// SAFETY: as for a texture object.
+// SAFETY: the parameter is the 8-byte surface handle, kept in the object's core while it
+// lives.
 unsafe impl KernelArg for SurfaceObject {
     fn param(&self) -> *mut c_void {
         (self.0.raw_ref() as *const u64).cast_mut().cast()

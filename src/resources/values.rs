@@ -10,6 +10,37 @@ use crate::sys::{
     CUaccessPolicyWindow, CUaccessProperty, CUdeviceptr, CUfunc_cache, CUfunction_attribute, CUlaunchMemSyncDomain,
 };
 
+/// Writes a value enum's `raw` and `from_raw` (inside its `impl`) from one table of
+/// `Variant => CONSTANT` rows, so the two directions cannot disagree. `raw:` adds arms for
+/// variants the table does not list (ones that carry a value); `from_raw:` ends the
+/// reverse match (a value the table does not name: a default, or `Other`).
+macro_rules! raw_mapping {
+    (
+        $(#[$raw_doc:meta])* $raw_vis:vis fn raw -> $raw:ty;
+        $(#[$from_doc:meta])* $from_vis:vis fn from_raw -> $ty:ident;
+        { $($variant:ident => $value:path),+ $(,)? }
+        $(raw: { $($raw_pat:pat => $raw_out:expr),+ $(,)? })?
+        from_raw: { $($from_pat:pat => $from_out:expr),+ $(,)? }
+    ) => {
+        $(#[$raw_doc])*
+        $raw_vis fn raw(self) -> $raw {
+            match self {
+                $($ty::$variant => $value,)+
+                $($($raw_pat => $raw_out,)+)?
+            }
+        }
+
+        $(#[$from_doc])*
+        $from_vis fn from_raw(raw: $raw) -> $ty {
+            match raw {
+                $($value => $ty::$variant,)+
+                $($from_pat => $from_out,)+
+            }
+        }
+    };
+}
+pub(crate) use raw_mapping;
+
 /// An attribute of a function or kernel (`CUfunction_attribute`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -173,24 +204,18 @@ pub enum CacheConfig {
 }
 
 impl CacheConfig {
-    /// The driver's value.
-    pub fn raw(self) -> CUfunc_cache {
-        match self {
-            CacheConfig::PreferNone => CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE,
-            CacheConfig::PreferShared => CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED,
-            CacheConfig::PreferL1 => CUfunc_cache::CU_FUNC_CACHE_PREFER_L1,
-            CacheConfig::PreferEqual => CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL,
+    raw_mapping! {
+        /// The driver's value.
+        pub fn raw -> CUfunc_cache;
+        /// From the driver's value (an unknown one reads as `PreferNone`).
+        pub(crate) fn from_raw -> CacheConfig;
+        {
+            PreferNone => CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE,
+            PreferShared => CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED,
+            PreferL1 => CUfunc_cache::CU_FUNC_CACHE_PREFER_L1,
+            PreferEqual => CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL,
         }
-    }
-
-    /// From the driver's value (an unknown one reads as `PreferNone`).
-    pub(crate) fn from_raw(raw: CUfunc_cache) -> CacheConfig {
-        match raw {
-            CUfunc_cache::CU_FUNC_CACHE_PREFER_SHARED => CacheConfig::PreferShared,
-            CUfunc_cache::CU_FUNC_CACHE_PREFER_L1 => CacheConfig::PreferL1,
-            CUfunc_cache::CU_FUNC_CACHE_PREFER_EQUAL => CacheConfig::PreferEqual,
-            _ => CacheConfig::PreferNone,
-        }
+        from_raw: { _ => CacheConfig::PreferNone }
     }
 }
 
@@ -217,22 +242,17 @@ pub enum AccessProperty {
 }
 
 impl AccessProperty {
-    /// The driver's value.
-    pub(crate) fn raw(self) -> CUaccessProperty {
-        match self {
-            AccessProperty::Normal => CUaccessProperty::CU_ACCESS_PROPERTY_NORMAL,
-            AccessProperty::Streaming => CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
-            AccessProperty::Persisting => CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
+    raw_mapping! {
+        /// The driver's value.
+        pub(crate) fn raw -> CUaccessProperty;
+        /// From the driver's value (an unknown one reads as `Normal`).
+        pub(crate) fn from_raw -> AccessProperty;
+        {
+            Normal => CUaccessProperty::CU_ACCESS_PROPERTY_NORMAL,
+            Streaming => CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING,
+            Persisting => CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING,
         }
-    }
-
-    /// From the driver's value (an unknown one reads as `Normal`).
-    pub(crate) fn from_raw(raw: CUaccessProperty) -> AccessProperty {
-        match raw {
-            CUaccessProperty::CU_ACCESS_PROPERTY_STREAMING => AccessProperty::Streaming,
-            CUaccessProperty::CU_ACCESS_PROPERTY_PERSISTING => AccessProperty::Persisting,
-            _ => AccessProperty::Normal,
-        }
+        from_raw: { _ => AccessProperty::Normal }
     }
 }
 
@@ -247,20 +267,16 @@ pub enum MemSyncDomain {
 }
 
 impl MemSyncDomain {
-    /// The driver's value.
-    pub(crate) fn raw(self) -> CUlaunchMemSyncDomain {
-        match self {
-            MemSyncDomain::Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
-            MemSyncDomain::Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
+    raw_mapping! {
+        /// The driver's value.
+        pub(crate) fn raw -> CUlaunchMemSyncDomain;
+        /// From the driver's value (an unknown one reads as `Default`).
+        pub(crate) fn from_raw -> MemSyncDomain;
+        {
+            Default => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_DEFAULT,
+            Remote => CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE,
         }
-    }
-
-    /// From the driver's value (an unknown one reads as `Default`).
-    pub(crate) fn from_raw(raw: CUlaunchMemSyncDomain) -> MemSyncDomain {
-        match raw {
-            CUlaunchMemSyncDomain::CU_LAUNCH_MEM_SYNC_DOMAIN_REMOTE => MemSyncDomain::Remote,
-            _ => MemSyncDomain::Default,
-        }
+        from_raw: { _ => MemSyncDomain::Default }
     }
 }
 

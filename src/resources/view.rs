@@ -679,7 +679,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         }
         let host = dst.as_mut_ptr().cast();
         self.used_on(stream)?;
-        // SAFETY: as above, for reads of `dst`.
+        // SAFETY: `dst` stays allocated and unread until the copy is done (one of its uses,
+        // which it waits for before any access or its free); the view's range is live.
         Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
     }
 
@@ -729,9 +730,9 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         self.context().run(|| match fill {
             // SAFETY: the range is live and `n` values long.
             Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
-            // SAFETY: as above.
+            // SAFETY: the range is live, `n` 2-byte values long (the width `Fill::of` chose).
             Fill::D16(v) => unsafe { pc.cuMemsetD16(ptr, v, n) },
-            // SAFETY: as above.
+            // SAFETY: the range is live, `n` 4-byte values long (the width `Fill::of` chose).
             Fill::D32(v) => unsafe { pc.cuMemsetD32(ptr, v, n) },
         })
     }
@@ -746,9 +747,9 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         Ok(stream.run(|| match fill {
             // SAFETY: the range is live and `n` values long; the stream is live.
             Fill::D8(v) => unsafe { pc.cuMemsetD8Async(ptr, v, n, s) },
-            // SAFETY: as above.
+            // SAFETY: the range is live, `n` 2-byte values long; the stream is live.
             Fill::D16(v) => unsafe { pc.cuMemsetD16Async(ptr, v, n, s) },
-            // SAFETY: as above.
+            // SAFETY: the range is live, `n` 4-byte values long; the stream is live.
             Fill::D32(v) => unsafe { pc.cuMemsetD32Async(ptr, v, n, s) },
         })?)
     }

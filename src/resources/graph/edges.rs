@@ -131,7 +131,7 @@ impl Graph {
     pub fn root_nodes(&self) -> Result<Vec<GraphNode>, Error> {
         let pc = self.0.driver().pc();
         let _lock = self.kept();
-        // SAFETY: as above.
+        // SAFETY: the graph is live (held, and locked); `listed` gives room for `*n` nodes.
         let raw = listed(|out, n| unsafe { pc.cuGraphGetRootNodes(self.as_raw(), out, n) })?;
         Ok(self.nodes_of(raw))
     }
