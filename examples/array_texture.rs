@@ -31,7 +31,7 @@ fn main() -> Result<(), cudrv::Error> {
     let pitched = PitchedBuffer::from_rows(&ctx, w, &image)?;
     println!("pitched buffer: {w} x {h} f32, pitch {} bytes", pitched.pitch());
     let array = Array::new(&ctx, ArrayDescriptor::d2(w, h, ArrayFormat::F32, 1))?;
-    Copy2D::new(w, h).from_pitched(&pitched).to_array(&array).run_async(&stream)?;
+    Copy2D::new(w, h).src_pitched(&pitched).dst_array(&array).run_async(&stream)?;
 
     // A texture object over it; a kernel reads every texel.
     let tex = TextureObject::new(&TextureResource::array(&array), &TextureDesc::default())?;
@@ -67,9 +67,9 @@ fn main() -> Result<(), cudrv::Error> {
     let volume: Vec<u32> = (0..x * y * z).map(|i| (i as u32).wrapping_mul(2_654_435_761)).collect();
     let desc = ArrayDescriptor::d3(x, y, z, ArrayFormat::U32, 1);
     let cube = Array::new(&ctx, desc)?;
-    Copy3D::new(x, y, z).from_host(&volume, x, y).to_array(&cube).run()?;
+    Copy3D::new(x, y, z).src_host(&volume, x, y).dst_array(&cube).run()?;
     let mut dev = DeviceBuffer::<u32>::alloc(&ctx, x * y * z)?;
-    Copy3D::new(x, y, z).from_array(&cube).to_device(&mut dev, x, y).run_async(&stream)?;
+    Copy3D::new(x, y, z).src_array(&cube).dst_device(&mut dev, x, y).run_async(&stream)?;
     let back = dev.to_vec()?;
     let bad = back.iter().zip(&volume).filter(|(a, b)| a != b).count();
     println!("3D copy round trip: {} values, {bad} wrong", x * y * z);

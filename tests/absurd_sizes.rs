@@ -594,7 +594,7 @@ fn arrays_textures_and_copies() {
         (1, usize::MAX, Refused(EXTENT)),
     ] {
         w.check(&format!("Copy2D::new({width}, {height})"), want, || {
-            Copy2D::new(width, height).from_host(&host, 4).to_device(&mut dev, 4).run()
+            Copy2D::new(width, height).src_host(&host, 4).dst_device(&mut dev, 4).run()
         });
     }
     for (pitch, want) in [
@@ -603,8 +603,8 @@ fn arrays_textures_and_copies() {
         (5, Refused(EXTENT)),
         (usize::MAX, Refused("source pitch: 18446744073709551615 x 4 overflows usize")),
     ] {
-        w.check(&format!("Copy2D::from_host(pitch {pitch})"), want, || {
-            Copy2D::new(4, 4).from_host(&host, pitch).to_device(&mut dev, 4).run()
+        w.check(&format!("Copy2D::src_host(pitch {pitch})"), want, || {
+            Copy2D::new(4, 4).src_host(&host, pitch).dst_device(&mut dev, 4).run()
         });
     }
     for (x, y, want) in [
@@ -614,10 +614,10 @@ fn arrays_textures_and_copies() {
         (0, usize::MAX, Refused("y offset overflows")),
     ] {
         w.check(&format!("Copy2D::src_offset({x}, {y})"), want, || {
-            Copy2D::new(4, 4).from_host(&host, 4).to_device(&mut dev, 4).src_offset(x, y).run()
+            Copy2D::new(4, 4).src_host(&host, 4).dst_device(&mut dev, 4).src_offset(x, y).run()
         });
         w.check(&format!("Copy2D::dst_offset({x}, {y})"), want, || {
-            Copy2D::new(4, 4).from_host(&host, 4).to_device(&mut dev, 4).dst_offset(x, y).run()
+            Copy2D::new(4, 4).src_host(&host, 4).dst_device(&mut dev, 4).dst_offset(x, y).run()
         });
     }
     for (width, height, depth, want) in [
@@ -634,7 +634,7 @@ fn arrays_textures_and_copies() {
         ),
     ] {
         w.check(&format!("Copy3D::new({width}, {height}, {depth})"), want, || {
-            Copy3D::new(width, height, depth).from_host(&host, 2, 2).to_device(&mut dev, 2, 2).run()
+            Copy3D::new(width, height, depth).src_host(&host, 2, 2).dst_device(&mut dev, 2, 2).run()
         });
     }
     let src = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
@@ -645,11 +645,11 @@ fn arrays_textures_and_copies() {
         (5, Refused(EXTENT)),
         (usize::MAX, Refused("pitch: 18446744073709551615 x 4 overflows usize")),
     ] {
-        w.check(&format!("Copy2D::to_host(pitch {pitch})"), want, || {
-            Copy2D::new(4, 4).from_device(&src, 4).to_host(&mut back, pitch).run()
+        w.check(&format!("Copy2D::dst_host(pitch {pitch})"), want, || {
+            Copy2D::new(4, 4).src_device(&src, 4).dst_host(&mut back, pitch).run()
         });
-        w.check(&format!("Copy2D::from_device(pitch {pitch})"), want, || {
-            Copy2D::new(4, 4).from_device(&src, pitch).to_device(&mut dev, 4).run()
+        w.check(&format!("Copy2D::src_device(pitch {pitch})"), want, || {
+            Copy2D::new(4, 4).src_device(&src, pitch).dst_device(&mut dev, 4).run()
         });
     }
     // 2 slices of `rows` rows of pitch 2 in 16 values: at most 6 rows apart.
@@ -660,17 +660,17 @@ fn arrays_textures_and_copies() {
         (7, Refused(EXTENT)),
         (usize::MAX, Refused(EXTENT)),
     ] {
-        w.check(&format!("Copy3D::from_host(rows {rows})"), want, || {
-            Copy3D::new(2, 2, 2).from_host(&host, 2, rows).to_device(&mut dev, 2, 2).run()
+        w.check(&format!("Copy3D::src_host(rows {rows})"), want, || {
+            Copy3D::new(2, 2, 2).src_host(&host, 2, rows).dst_device(&mut dev, 2, 2).run()
         });
-        w.check(&format!("Copy3D::to_host(rows {rows})"), want, || {
-            Copy3D::new(2, 2, 2).from_device(&src, 2, 2).to_host(&mut back, 2, rows).run()
+        w.check(&format!("Copy3D::dst_host(rows {rows})"), want, || {
+            Copy3D::new(2, 2, 2).src_device(&src, 2, 2).dst_host(&mut back, 2, rows).run()
         });
-        w.check(&format!("Copy3D::from_device(rows {rows})"), want, || {
-            Copy3D::new(2, 2, 2).from_device(&src, 2, rows).to_device(&mut dev, 2, 2).run()
+        w.check(&format!("Copy3D::src_device(rows {rows})"), want, || {
+            Copy3D::new(2, 2, 2).src_device(&src, 2, rows).dst_device(&mut dev, 2, 2).run()
         });
-        w.check(&format!("Copy3D::to_device(rows {rows})"), want, || {
-            Copy3D::new(2, 2, 2).from_device(&src, 2, 2).to_device(&mut dev, 2, rows).run()
+        w.check(&format!("Copy3D::dst_device(rows {rows})"), want, || {
+            Copy3D::new(2, 2, 2).src_device(&src, 2, 2).dst_device(&mut dev, 2, rows).run()
         });
     }
     for (pitch, want) in [
@@ -678,19 +678,19 @@ fn arrays_textures_and_copies() {
         (2, Want::Ok),
         (usize::MAX, Refused("pitch: 18446744073709551615 x 4 overflows usize")),
     ] {
-        w.check(&format!("Copy3D::from_host(pitch {pitch})"), want, || {
-            Copy3D::new(2, 2, 2).from_host(&host, pitch, 2).to_device(&mut dev, 2, 2).run()
+        w.check(&format!("Copy3D::src_host(pitch {pitch})"), want, || {
+            Copy3D::new(2, 2, 2).src_host(&host, pitch, 2).dst_device(&mut dev, 2, 2).run()
         });
-        w.check(&format!("Copy3D::to_device(pitch {pitch})"), want, || {
-            Copy3D::new(2, 2, 2).from_host(&host, 2, 2).to_device(&mut dev, pitch, 2).run()
+        w.check(&format!("Copy3D::dst_device(pitch {pitch})"), want, || {
+            Copy3D::new(2, 2, 2).src_host(&host, 2, 2).dst_device(&mut dev, pitch, 2).run()
         });
     }
     for (x, want) in [(0, Want::Ok), (usize::MAX, Refused("x offset: 18446744073709551615 x 4 overflows usize"))] {
         w.check(&format!("Copy3D::src_offset({x}, {x}, {x})"), want, || {
-            Copy3D::new(2, 2, 2).from_host(&host, 2, 2).to_device(&mut dev, 2, 2).src_offset(x, x, x).run()
+            Copy3D::new(2, 2, 2).src_host(&host, 2, 2).dst_device(&mut dev, 2, 2).src_offset(x, x, x).run()
         });
         w.check(&format!("Copy3D::dst_offset({x}, {x}, {x})"), want, || {
-            Copy3D::new(2, 2, 2).from_host(&host, 2, 2).to_device(&mut dev, 2, 2).dst_offset(x, x, x).run()
+            Copy3D::new(2, 2, 2).src_host(&host, 2, 2).dst_device(&mut dev, 2, 2).dst_offset(x, x, x).run()
         });
     }
     w.done();

@@ -58,7 +58,7 @@ fn a_2d_copy_moves_a_region_with_offsets_and_is_checked_first() {
     array.copy_from_host(&[0u32; 32]).unwrap();
     // A 3 x 2 block of a host image of pitch 5, from (1, 1), to the array at (4, 2).
     let host: Vec<u32> = (0..5 * 4).collect();
-    Copy2D::new(3, 2).from_host(&host, 5).src_offset(1, 1).to_array(&array).dst_offset(4, 2).run().unwrap();
+    Copy2D::new(3, 2).src_host(&host, 5).src_offset(1, 1).dst_array(&array).dst_offset(4, 2).run().unwrap();
     let back: Vec<u32> = array.to_vec().unwrap();
     for (i, v) in back.iter().enumerate() {
         let (x, y) = (i % 8, i / 8);
@@ -66,21 +66,21 @@ fn a_2d_copy_moves_a_region_with_offsets_and_is_checked_first() {
         assert_eq!(*v, want, "element ({x}, {y})");
     }
     // Checked before any driver call, each naming its end and field.
-    let why = refused(Copy2D::new(6, 2).from_host(&host, 5).to_array(&array).run(), "Copy2D::run");
+    let why = refused(Copy2D::new(6, 2).src_host(&host, 5).dst_array(&array).run(), "Copy2D::run");
     assert!(why.contains("source pitch"), "{why}");
-    let why = refused(Copy2D::new(3, 2).from_host(&host, 5).to_array(&array).dst_offset(6, 0).run(), "Copy2D::run");
+    let why = refused(Copy2D::new(3, 2).src_host(&host, 5).dst_array(&array).dst_offset(6, 0).run(), "Copy2D::run");
     assert!(why.contains("destination x offset + width"), "{why}");
-    let why = refused(Copy2D::new(3, 4).from_host(&host, 5).to_array(&array).dst_offset(0, 1).run(), "Copy2D::run");
+    let why = refused(Copy2D::new(3, 4).src_host(&host, 5).dst_array(&array).dst_offset(0, 1).run(), "Copy2D::run");
     assert!(why.contains("destination y offset + height"), "{why}");
-    let why = refused(Copy2D::new(5, 5).from_host(&host, 5).to_array(&array).run(), "Copy2D::run");
+    let why = refused(Copy2D::new(5, 5).src_host(&host, 5).dst_array(&array).run(), "Copy2D::run");
     assert!(why.contains("source extent"), "{why}");
     let bytes = [0u16; 64];
-    let why = refused(Copy2D::new(2, 2).from_host(&bytes, 8).to_array(&array).run(), "Copy2D::run");
+    let why = refused(Copy2D::new(2, 2).src_host(&bytes, 8).dst_array(&array).run(), "Copy2D::run");
     assert!(why.contains("an element is 4 bytes"), "{why}");
-    let why = refused(Copy2D::<u32>::new(2, 2).to_array(&array).run(), "Copy2D::run");
+    let why = refused(Copy2D::<u32>::new(2, 2).dst_array(&array).run(), "Copy2D::run");
     assert!(why.contains("no source"), "{why}");
     // No bytes: no driver call, nothing checked past the ends being given.
-    Copy2D::new(0, 2).from_host(&host, 5).to_array(&array).run().unwrap();
+    Copy2D::new(0, 2).src_host(&host, 5).dst_array(&array).run().unwrap();
 }
 
 #[test]
@@ -90,22 +90,22 @@ fn pitched_device_and_array_copies_round_trip_sync_and_async() {
     let values: Vec<f32> = (0..16 * 8).map(|v| v as f32 * 0.5).collect();
     let pitched = PitchedBuffer::from_rows(&ctx, 16, &values).unwrap();
     let array = Array::new(&ctx, ArrayDescriptor::d2(16, 8, ArrayFormat::F32, 1)).unwrap();
-    Copy2D::new(16, 8).from_pitched(&pitched).to_array(&array).run_async(&stream).unwrap();
+    Copy2D::new(16, 8).src_pitched(&pitched).dst_array(&array).run_async(&stream).unwrap();
     let mut linear = DeviceBuffer::<f32>::alloc(&ctx, 16 * 8).unwrap();
-    Copy2D::new(16, 8).from_array(&array).to_device(&mut linear, 16).run_async(&stream).unwrap();
+    Copy2D::new(16, 8).src_array(&array).dst_device(&mut linear, 16).run_async(&stream).unwrap();
     // The synchronous read waits for the stream the buffer was used on.
     assert_eq!(linear.to_vec().unwrap(), values);
     // Unaligned form, device to pitched.
     let mut other = PitchedBuffer::<f32>::alloc(&ctx, 16, 8).unwrap();
-    Copy2D::new(16, 8).from_device(&linear, 16).to_pitched(&mut other).run_unaligned().unwrap();
+    Copy2D::new(16, 8).src_device(&linear, 16).dst_pitched(&mut other).run_unaligned().unwrap();
     assert_eq!(other.to_vec().unwrap(), values);
     // An asynchronous copy with a host end is the unsafe form's.
     let mut host = vec![0f32; 16 * 8];
     let why =
-        refused(Copy2D::new(16, 8).from_array(&array).to_host(&mut host, 16).run_async(&stream), "Copy2D::run_async");
+        refused(Copy2D::new(16, 8).src_array(&array).dst_host(&mut host, 16).run_async(&stream), "Copy2D::run_async");
     assert!(why.contains("host end"), "{why}");
     // SAFETY: `host` is neither touched nor dropped before the synchronize.
-    unsafe { Copy2D::new(16, 8).from_array(&array).to_host(&mut host, 16).run_async_host(&stream) }.unwrap();
+    unsafe { Copy2D::new(16, 8).src_array(&array).dst_host(&mut host, 16).run_async_host(&stream) }.unwrap();
     stream.synchronize().unwrap();
     assert_eq!(host, values);
 }
@@ -121,23 +121,23 @@ fn a_3d_copy_round_trips_through_a_3d_array() {
     assert_eq!(array.to_vec::<[i16; 2]>().unwrap(), values);
     // Device memory of slices of `rows` rows: one slice, offset in z.
     let mut dev = DeviceBuffer::<[i16; 2]>::alloc(&ctx, w * h).unwrap();
-    Copy3D::new(w, h, 1).from_array(&array).src_offset(0, 0, 2).to_device(&mut dev, w, h).run().unwrap();
+    Copy3D::new(w, h, 1).src_array(&array).src_offset(0, 0, 2).dst_device(&mut dev, w, h).run().unwrap();
     assert_eq!(dev.to_vec().unwrap(), values[2 * w * h..]);
     let why = refused(
-        Copy3D::new(w, h, 2).from_array(&array).src_offset(0, 0, 2).to_device(&mut dev, w, h).run(),
+        Copy3D::new(w, h, 2).src_array(&array).src_offset(0, 0, 2).dst_device(&mut dev, w, h).run(),
         "Copy3D::run",
     );
     assert!(why.contains("z offset + depth"), "{why}");
-    let why = refused(Copy3D::new(w, h, 1).from_array(&array).to_device(&mut dev, w, h - 1).run(), "Copy3D::run");
+    let why = refused(Copy3D::new(w, h, 1).src_array(&array).dst_device(&mut dev, w, h - 1).run(), "Copy3D::run");
     assert!(why.contains("destination height"), "{why}");
     // A host end of slices with more rows than copied (a sub-volume).
     let mut host = vec![[0i16; 2]; w * (h + 1) * d];
-    Copy3D::new(w, h, d).from_array(&array).to_host(&mut host, w, h + 1).run().unwrap();
+    Copy3D::new(w, h, d).src_array(&array).dst_host(&mut host, w, h + 1).run().unwrap();
     assert_eq!(host[(h + 1) * w + 3], values[h * w + 3], "slice 1, row 0, x 3");
     let stream = Stream::new(&ctx, StreamFlags::DEFAULT).unwrap();
     let copy = DeviceBuffer::<[i16; 2]>::from_slice(&ctx, &values).unwrap();
     let target = Array::new(&ctx, desc).unwrap();
-    Copy3D::new(w, h, d).from_device(&copy, w, h).to_array(&target).run_async(&stream).unwrap();
+    Copy3D::new(w, h, d).src_device(&copy, w, h).dst_array(&target).run_async(&stream).unwrap();
     assert_eq!(target.to_vec::<[i16; 2]>().unwrap(), values, "the synchronous read waited for the stream");
 }
 
@@ -312,7 +312,7 @@ fn an_array_is_not_destroyed_under_a_queued_copy() {
     array.copy_from_host(&values).unwrap();
     let mut out = DeviceBuffer::<u32>::alloc(&ctx, 64 * 8).unwrap();
     let tx = gate(&s2);
-    Copy2D::new(64, 8).from_array(&array).to_device(&mut out, 64).run_async(&s2).unwrap();
+    Copy2D::new(64, 8).src_array(&array).dst_device(&mut out, 64).run_async(&s2).unwrap();
     let opener = open_later(tx);
     drop(array);
     opener.join().unwrap();

@@ -314,7 +314,7 @@ enum Issue {
 }
 
 /// A 2D copy of `height` rows of `width` values of `T` (`CUDA_MEMCPY2D`), built end by
-/// end and then run: `Copy2D::new(w, h).from_host(&values, w).to_array(&array).run()?`.
+/// end and then run: `Copy2D::new(w, h).src_host(&values, w).dst_array(&array).run()?`.
 /// Pitches are in values of `T` for host and device memory (a [`PitchedBuffer`] brings
 /// its own); offsets ([`Copy2D::src_offset`], [`Copy2D::dst_offset`]) in values and rows.
 /// Everything is checked before any driver call: both ends given, not both host memory,
@@ -348,31 +348,43 @@ impl<T> std::fmt::Debug for Copy3D<'_, T> {
 /// The setters [`Copy2D`] and [`Copy3D`] share: a pitched buffer (`$slices`: as one
 /// slice per `height()` rows) or an array as an end, each with its own doc line.
 macro_rules! pitched_and_array_ends {
-    ($slices:expr, $from_pitched:literal, $to_pitched:literal, $from_array:literal, $to_array:literal) => {
-        #[doc = $from_pitched]
-        pub fn from_pitched(mut self, src: &'a PitchedBuffer<T>) -> Self {
+    ($slices:expr, $src_pitched:literal, $dst_pitched:literal, $src_array:literal, $dst_array:literal) => {
+        #[doc = $src_pitched]
+        pub fn src_pitched(mut self, src: &'a PitchedBuffer<T>) -> Self {
             self.spec.src = Some(Spec::pitched(src, $slices));
             self
         }
 
-        #[doc = $to_pitched]
-        pub fn to_pitched(mut self, dst: &'a mut PitchedBuffer<T>) -> Self {
+        #[doc = $dst_pitched]
+        pub fn dst_pitched(mut self, dst: &'a mut PitchedBuffer<T>) -> Self {
             self.spec.dst = Some(Spec::pitched(dst, $slices));
             self
         }
 
-        #[doc = $from_array]
-        pub fn from_array(mut self, src: &'a Array) -> Self {
+        #[doc = $src_array]
+        pub fn src_array(mut self, src: &'a Array) -> Self {
             self.spec.src = Some(Spec::<T>::end(Place::Array(src), 0, None));
             self
         }
 
-        #[doc = $to_array]
-        pub fn to_array(mut self, dst: &'a Array) -> Self {
+        #[doc = $dst_array]
+        pub fn dst_array(mut self, dst: &'a Array) -> Self {
             self.spec.dst = Some(Spec::<T>::end(Place::Array(dst), 0, None));
             self
         }
     };
+}
+
+/// The names of 0.1's copy ends, kept for code written against them: a copy's ends are
+/// `src_*` and `dst_*`, as its offsets are (`from_*` names conversions).
+macro_rules! renamed_ends {
+    ($($old:ident => $new:ident ($($arg:ident: $ty:ty),*);)*) => {$(
+        #[doc = concat!("[`Self::", stringify!($new), "`], under its 0.1 name.")]
+        #[deprecated(since = "0.2.0", note = "use the `src_*`/`dst_*` setter of the same end")]
+        pub fn $old(self, $($arg: $ty),*) -> Self {
+            self.$new($($arg),*)
+        }
+    )*};
 }
 
 impl<'a, T: DeviceRepr> Copy2D<'a, T> {
@@ -382,26 +394,26 @@ impl<'a, T: DeviceRepr> Copy2D<'a, T> {
     }
 
     /// From host memory: rows `pitch` values apart.
-    pub fn from_host(mut self, src: &'a [T], pitch: usize) -> Self {
+    pub fn src_host(mut self, src: &'a [T], pitch: usize) -> Self {
         self.spec.src = Some(Spec::host(src, pitch, None));
         self
     }
 
     /// To host memory: rows `pitch` values apart.
-    pub fn to_host(mut self, dst: &'a mut [T], pitch: usize) -> Self {
+    pub fn dst_host(mut self, dst: &'a mut [T], pitch: usize) -> Self {
         self.spec.dst = Some(Spec::host_mut(dst, pitch, None));
         self
     }
 
     /// From device memory of `T` (a buffer, a view, ...): rows `pitch` values apart.
-    pub fn from_device(mut self, src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize) -> Self {
+    pub fn src_device(mut self, src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize) -> Self {
         let v = src.as_view();
         self.spec.src = Some(Spec::<T>::device(v.as_raw(), v.len(), v.allocation(), pitch, None));
         self
     }
 
     /// To device memory of `T`: rows `pitch` values apart.
-    pub fn to_device(mut self, dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize) -> Self {
+    pub fn dst_device(mut self, dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize) -> Self {
         let v = dst.as_view_mut();
         self.spec.dst = Some(Spec::<T>::device(v.as_raw(), v.len(), v.allocation(), pitch, None));
         self
@@ -415,6 +427,17 @@ impl<'a, T: DeviceRepr> Copy2D<'a, T> {
         "To an array (its elements must be the size of `T`). Arrays are shared handles: as \
          with `&DeviceBuffer` copies, writes through two clones are ordered by their streams."
     );
+
+    renamed_ends! {
+        from_host => src_host(src: &'a [T], pitch: usize);
+        to_host => dst_host(dst: &'a mut [T], pitch: usize);
+        from_device => src_device(src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize);
+        to_device => dst_device(dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize);
+        from_pitched => src_pitched(src: &'a PitchedBuffer<T>);
+        to_pitched => dst_pitched(dst: &'a mut PitchedBuffer<T>);
+        from_array => src_array(src: &'a Array);
+        to_array => dst_array(dst: &'a Array);
+    }
 
     /// Starts reading the source at value `x` of row `y`.
     pub fn src_offset(mut self, x: usize, y: usize) -> Self {
@@ -464,26 +487,26 @@ impl<'a, T: DeviceRepr> Copy3D<'a, T> {
     }
 
     /// From host memory: rows `pitch` values apart, slices `rows` rows apart.
-    pub fn from_host(mut self, src: &'a [T], pitch: usize, rows: usize) -> Self {
+    pub fn src_host(mut self, src: &'a [T], pitch: usize, rows: usize) -> Self {
         self.spec.src = Some(Spec::host(src, pitch, Some(rows)));
         self
     }
 
     /// To host memory: rows `pitch` values apart, slices `rows` rows apart.
-    pub fn to_host(mut self, dst: &'a mut [T], pitch: usize, rows: usize) -> Self {
+    pub fn dst_host(mut self, dst: &'a mut [T], pitch: usize, rows: usize) -> Self {
         self.spec.dst = Some(Spec::host_mut(dst, pitch, Some(rows)));
         self
     }
 
     /// From device memory of `T`: rows `pitch` values apart, slices `rows` rows apart.
-    pub fn from_device(mut self, src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize, rows: usize) -> Self {
+    pub fn src_device(mut self, src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize, rows: usize) -> Self {
         let v = src.as_view();
         self.spec.src = Some(Spec::<T>::device(v.as_raw(), v.len(), v.allocation(), pitch, Some(rows)));
         self
     }
 
     /// To device memory of `T`: rows `pitch` values apart, slices `rows` rows apart.
-    pub fn to_device(mut self, dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize, rows: usize) -> Self {
+    pub fn dst_device(mut self, dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize, rows: usize) -> Self {
         let v = dst.as_view_mut();
         self.spec.dst = Some(Spec::<T>::device(v.as_raw(), v.len(), v.allocation(), pitch, Some(rows)));
         self
@@ -494,8 +517,19 @@ impl<'a, T: DeviceRepr> Copy3D<'a, T> {
         "From a pitched buffer (its own pitch; one slice).",
         "To a pitched buffer (its own pitch; one slice).",
         "From an array.",
-        "To an array (see [`Copy2D::to_array`])."
+        "To an array (see [`Copy2D::dst_array`])."
     );
+
+    renamed_ends! {
+        from_host => src_host(src: &'a [T], pitch: usize, rows: usize);
+        to_host => dst_host(dst: &'a mut [T], pitch: usize, rows: usize);
+        from_device => src_device(src: &'a (impl DeviceSlice<T> + ?Sized), pitch: usize, rows: usize);
+        to_device => dst_device(dst: &'a mut (impl DeviceSliceMut<T> + ?Sized), pitch: usize, rows: usize);
+        from_pitched => src_pitched(src: &'a PitchedBuffer<T>);
+        to_pitched => dst_pitched(dst: &'a mut PitchedBuffer<T>);
+        from_array => src_array(src: &'a Array);
+        to_array => dst_array(dst: &'a Array);
+    }
 
     /// Starts reading the source at value `x` of row `y` of slice `z`.
     pub fn src_offset(mut self, x: usize, y: usize, z: usize) -> Self {
@@ -580,7 +614,7 @@ impl Array {
     pub fn copy_from_host<T: DeviceRepr>(&self, src: &[T]) -> Result<(), Error> {
         let (w, h, d) = self.desc().extent();
         self.check_whole::<T>("Array::copy_from_host", src.len())?;
-        Copy3D::new(w, h, d).from_host(src, w, h).to_array(self).run()
+        Copy3D::new(w, h, d).src_host(src, w, h).dst_array(self).run()
     }
 
     /// Every element of the array, in order, copied to a new vector (`cuMemcpy3D`).
@@ -593,7 +627,7 @@ impl Array {
         // SAFETY: T: DeviceRepr accepts any bytes; the copy writes every value before the
         // vector is returned (on error it is dropped unread).
         unsafe { out.set_len(n) };
-        Copy3D::new(w, h, d).from_array(self).to_host(&mut out, w, h).run()?;
+        Copy3D::new(w, h, d).src_array(self).dst_host(&mut out, w, h).run()?;
         Ok(out)
     }
 
@@ -602,7 +636,7 @@ impl Array {
     pub fn copy_from_device<T: DeviceRepr>(&self, src: &impl DeviceSlice<T>) -> Result<(), Error> {
         let (w, h, d) = self.desc().extent();
         self.check_whole::<T>("Array::copy_from_device", src.len())?;
-        Copy3D::new(w, h, d).from_device(src, w, h).to_array(self).run()
+        Copy3D::new(w, h, d).src_device(src, w, h).dst_array(self).run()
     }
 
     /// Copies every element into `dst` (device memory of exactly that many values), in
@@ -610,7 +644,7 @@ impl Array {
     pub fn copy_to_device<T: DeviceRepr>(&self, dst: &mut impl DeviceSliceMut<T>) -> Result<(), Error> {
         let (w, h, d) = self.desc().extent();
         self.check_whole::<T>("Array::copy_to_device", dst.len())?;
-        Copy3D::new(w, h, d).from_array(self).to_device(dst, w, h).run()
+        Copy3D::new(w, h, d).src_array(self).dst_device(dst, w, h).run()
     }
 }
 
@@ -636,7 +670,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
     pub fn copy_from_host(&mut self, src: &[T]) -> Result<(), Error> {
         self.check_whole("PitchedBuffer::copy_from_host", src.len())?;
         let (width, height) = (self.width(), self.height());
-        Copy2D::new(width, height).from_host(src, width).to_pitched(self).run()
+        Copy2D::new(width, height).src_host(src, width).dst_pitched(self).run()
     }
 
     /// The buffer's rows, one after another, copied to a new vector (`cuMemcpy2D`,
@@ -651,7 +685,7 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
         // without being read.
         unsafe { out.set_len(n) };
         let (width, height) = (self.width(), self.height());
-        Copy2D::new(width, height).from_pitched(self).to_host(&mut out, width).run()?;
+        Copy2D::new(width, height).src_pitched(self).dst_host(&mut out, width).run()?;
         Ok(out)
     }
 }
