@@ -265,31 +265,37 @@ impl fmt::Display for CUresult {
 /// name with a NUL byte, a launch with the wrong number of arguments): no driver call was
 /// made and nothing changed.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct InvalidArgument {
+pub struct InvalidArgument(Box<Refusal>);
+
+/// What an [`InvalidArgument`] says, boxed: the error is one pointer, so that a result of
+/// a fast check (`Result<DeviceView<T>, InvalidArgument>`) stays small.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Refusal {
     what: &'static str,
     why: String,
 }
 
 impl InvalidArgument {
     /// `what` (the operation) refused because of `why`.
+    #[cold]
     pub fn new(what: &'static str, why: impl Into<String>) -> InvalidArgument {
-        InvalidArgument { what, why: why.into() }
+        InvalidArgument(Box::new(Refusal { what, why: why.into() }))
     }
 
     /// The operation that refused it, e.g. `DeviceBuffer::copy_from`.
     pub fn what(&self) -> &'static str {
-        self.what
+        self.0.what
     }
 
     /// Why.
     pub fn why(&self) -> &str {
-        &self.why
+        &self.0.why
     }
 }
 
 impl fmt::Display for InvalidArgument {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: invalid argument: {} (no driver call was made)", self.what, self.why)
+        write!(f, "{}: invalid argument: {} (no driver call was made)", self.0.what, self.0.why)
     }
 }
 
@@ -414,6 +420,8 @@ mod tests {
     fn errors_are_small() {
         assert!(std::mem::size_of::<CudaError>() <= 24, "{}", std::mem::size_of::<CudaError>());
         assert!(std::mem::size_of::<Error>() <= 32, "{}", std::mem::size_of::<Error>());
+        // One pointer: a view's `Result<DeviceView<T>, InvalidArgument>` stays three words.
+        assert_eq!(std::mem::size_of::<InvalidArgument>(), std::mem::size_of::<usize>());
     }
 
     #[test]
