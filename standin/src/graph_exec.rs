@@ -217,9 +217,13 @@ fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult
     let ctx = Arc::clone(&t.ctx);
     let records = events(&steps, true);
     let has_host = any(&steps, |n| n.host_call().is_some());
+    // One operation of the stream, with every node's footprint.
+    let op = w.sanitizer.issue(&t, from_ptr(s), || format!("graph launch of exec {h:#x}"));
     let work = move || {
-        defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
-        run_steps(w, &steps, &ctx)
+        crate::sanitized::run(w, op.as_ref(), || {
+            defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
+            run_steps(w, &steps, &ctx)
+        })
     };
     let position = if has_host {
         // Host nodes run on the driver thread: the whole launch is queued.

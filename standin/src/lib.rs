@@ -411,6 +411,8 @@ mod pool_access;
 mod pool_attr;
 mod primary;
 mod run;
+mod sanitize;
+mod sanitized;
 mod stream;
 mod stream_attr;
 mod stream_memop;
@@ -441,6 +443,7 @@ pub use run::kernels::{
     cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
     CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
 };
+pub use sanitize::{Checks as SanitizeChecks, Report as SanitizerReport};
 use world::World;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
@@ -631,6 +634,22 @@ impl StandIn {
     /// The 4-argument `cuGetProcAddress`, which every version has.
     pub fn get_proc_address_v1(&self) -> GetProcAddress {
         GetProcAddress::V1(gpa::gpa_v1_of(self.slot).unwrap_or(gpa::gpa_v1::<0>))
+    }
+
+    /// Sets the sanitizer's checks for this stand-in (docs/sanitizer.md), as
+    /// `CUDRV_STANDIN_SANITIZE` does for every stand-in of a process: a list such as
+    /// `races`; an empty list turns it off. What it had seen is forgotten. A list that does
+    /// not parse is refused with the reason.
+    pub fn sanitize(&self, list: &str) -> Result<(), String> {
+        let checks = SanitizeChecks::parse(list)?;
+        self.world().sanitizer.set(checks);
+        Ok(())
+    }
+
+    /// The sanitizer's reports in this stand-in so far (each was also written to stderr
+    /// and to `CUDRV_STANDIN_SANITIZE_LOG`).
+    pub fn sanitizer_reports(&self) -> Vec<SanitizerReport> {
+        self.world().sanitizer.reports()
     }
 
     /// A cudrv [`Driver`] over this stand-in.

@@ -12,7 +12,7 @@
 
 use cudrv::sys::*;
 
-use crate::entry::{non_null, status, write};
+use crate::entry::{from_ptr, non_null, status, write};
 use crate::model::memory::AllocationKind;
 use crate::model::memory::Owner;
 use crate::run::lock::lock;
@@ -38,8 +38,12 @@ pub(crate) unsafe fn cu_mem_free(w: &World, dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return CUresult::CUDA_SUCCESS;
     }
+    let range = lock(&w.memory).range(dptr).ok();
     let r = w.contexts.current().and_then(|_| lock(&w.memory).free(dptr));
     if r.is_ok() {
+        if let Some((start, size)) = range {
+            w.sanitizer.forget(start, size);
+        }
         crate::managed::forget(w, dptr);
     }
     status(r)
@@ -121,7 +125,8 @@ pub(crate) unsafe fn cu_mem_free_async(w: &'static World, dptr: CUdeviceptr, s: 
             return Ok(());
         }
         lock(&w.memory).begin_free(dptr)?;
-        t.submit(move || lock(&w.memory).free(dptr)).map(drop)
+        let op = w.sanitizer.issue(&t, from_ptr(s), || format!("stream-ordered free of {dptr:#x}"));
+        t.submit(move || crate::sanitized::free(w, op.as_ref(), dptr)).map(drop)
     });
     status(r)
 }

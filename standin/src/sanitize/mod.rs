@@ -1,0 +1,398 @@
+//! The sanitizer (docs/sanitizer.md): stream-order race detection.
+//!
+//! A logical model, apart from how the stand-in happens to run the work: each agent (the
+//! host, each stream's queue) has a vector clock ([`clock::Clock`]). An operation issued
+//! on a stream learns what the host knows (work issued after a synchronisation comes
+//! after what it waited for) and, by CUDA's legacy-stream rules, what the legacy stream or
+//! the blocking streams of its context know; then it counts one operation of its stream.
+//! An event record keeps its stream's clock; a wait teaches it to the waiting stream;
+//! synchronising a stream, an event or a context teaches the host. When an operation is
+//! done, its footprint (`run/footprint.rs`: the bytes it read and wrote; a kernel's are
+//! the addresses it touched) is checked against the shadow ([`shadow::Shadow`]): an
+//! earlier access its clock does not know, one of the two a write, is a race, reported
+//! with both operations and the allocation.
+//!
+//! All of a world's sanitizer state is this one field of its `World`; reports and the
+//! summary at exit are process-wide, as the exit is.
+
+mod clock;
+mod config;
+mod report;
+mod shadow;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+
+pub use config::Checks;
+pub use report::Report;
+
+use crate::model::stream::Target;
+use crate::run::footprint::Footprint;
+use crate::run::lock::lock;
+use crate::run::queue::Queue;
+use clock::Clock;
+use shadow::{Access, Shadow};
+
+/// What an operation is, for reports: a number, its stream, and what it does.
+#[derive(Debug)]
+pub(crate) struct Desc {
+    pub(crate) id: u64,
+    pub(crate) stream: String,
+    pub(crate) what: String,
+}
+
+/// An operation issued on a stream, as the sanitizer sees it: its agent, its number there,
+/// what it knows, and its description.
+pub(crate) struct Op {
+    agent: usize,
+    tick: u64,
+    clock: Clock,
+    what: Arc<Desc>,
+}
+
+/// One agent: the host (index 0) or a stream's queue.
+struct Agent {
+    /// How reports name it.
+    label: String,
+    /// Its context's handle (0 for the host).
+    ctx: u64,
+    legacy: bool,
+    blocking: bool,
+    clock: Clock,
+    /// Keeps the queue's address from being reused by another queue.
+    _queue: Option<Arc<Queue>>,
+}
+
+struct State {
+    agents: Vec<Agent>,
+    /// Agents by queue address.
+    by_queue: HashMap<usize, usize>,
+    /// Each event's clock at its last record.
+    events: HashMap<u64, Clock>,
+    shadow: Shadow,
+    next_id: u64,
+    /// Pairs of operations reported already.
+    reported: HashSet<(u64, u64)>,
+    /// Every report, for `StandIn::sanitizer_reports`.
+    reports: Vec<Report>,
+}
+
+impl State {
+    fn new() -> State {
+        let host = Agent {
+            label: "the host".into(),
+            ctx: 0,
+            legacy: false,
+            blocking: false,
+            clock: Clock::default(),
+            _queue: None,
+        };
+        State {
+            agents: vec![host],
+            by_queue: HashMap::new(),
+            events: HashMap::new(),
+            shadow: Shadow::default(),
+            next_id: 1,
+            reported: HashSet::new(),
+            reports: Vec::new(),
+        }
+    }
+
+    /// The agent of `t`'s queue, made at its first use (`stream`: the handle the program
+    /// passed).
+    fn agent(&mut self, t: &Target, stream: u64) -> usize {
+        let key = Arc::as_ptr(&t.queue) as usize;
+        if let Some(&a) = self.by_queue.get(&key) {
+            return a;
+        }
+        let label = if t.legacy {
+            format!("the legacy default stream of context {:#x}", t.ctx.handle)
+        } else {
+            format!("stream {stream:#x}")
+        };
+        let a = self.agents.len();
+        self.agents.push(Agent {
+            label,
+            ctx: t.ctx.handle,
+            legacy: t.legacy,
+            blocking: t.blocking,
+            clock: Clock::default(),
+            _queue: Some(Arc::clone(&t.queue)),
+        });
+        self.by_queue.insert(key, a);
+        a
+    }
+
+    fn clock(&self, a: usize) -> Clock {
+        self.agents.get(a).map(|x| x.clock.clone()).unwrap_or_default()
+    }
+
+    /// What the legacy-stream rules add to work on agent `a`: on the legacy stream, the
+    /// blocking streams of its context; on a blocking stream, its context's legacy stream.
+    fn implicit(&self, a: usize) -> Clock {
+        let mut c = Clock::default();
+        let Some(me) = self.agents.get(a) else { return c };
+        for (i, other) in self.agents.iter().enumerate() {
+            let joins = i != a
+                && other.ctx == me.ctx
+                && ((me.legacy && other.blocking) || (me.blocking && other.legacy) || (me.legacy && other.legacy));
+            if joins {
+                c.join(&other.clock);
+            }
+        }
+        c
+    }
+
+    /// Agent `a` learns `c`.
+    fn teach(&mut self, a: usize, c: &Clock) {
+        if let Some(x) = self.agents.get_mut(a) {
+            x.clock.join(c);
+        }
+    }
+}
+
+/// Flags of [`Sanitizer::flags`].
+const UNREAD: u8 = 0x80;
+const RACES: u8 = 1;
+
+/// A world's sanitizer.
+pub(crate) struct Sanitizer {
+    /// [`RACES`], or [`UNREAD`] before the checks are first asked for.
+    flags: AtomicU8,
+    state: Mutex<Option<State>>,
+}
+
+impl Sanitizer {
+    pub(crate) const fn new() -> Sanitizer {
+        Sanitizer { flags: AtomicU8::new(UNREAD), state: Mutex::new(None) }
+    }
+
+    /// Sets the checks (`StandIn::sanitize`), forgetting what was seen.
+    pub(crate) fn set(&self, c: Checks) {
+        *lock(&self.state) = None;
+        self.flags.store(if c.races { RACES } else { 0 }, Ordering::Release);
+    }
+
+    /// Back to a new process's state: the checks of the environment, nothing seen.
+    pub(crate) fn reset(&self) {
+        *lock(&self.state) = None;
+        self.flags.store(UNREAD, Ordering::Release);
+    }
+
+    /// Whether races are checked (one atomic load once the checks are read).
+    #[inline]
+    pub(crate) fn races(&self) -> bool {
+        let f = self.flags.load(Ordering::Acquire);
+        if f & UNREAD == 0 {
+            return f & RACES != 0;
+        }
+        let c = config::from_env();
+        let _ =
+            self.flags.compare_exchange(UNREAD, if c.races { RACES } else { 0 }, Ordering::AcqRel, Ordering::Acquire);
+        self.flags.load(Ordering::Acquire) & RACES != 0
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
+        let mut s = lock(&self.state);
+        f(s.get_or_insert_with(State::new))
+    }
+
+    /// An operation issued on `t` (`stream`: the handle the program passed), described by
+    /// `what`; None when races are not checked.
+    pub(crate) fn issue(&self, t: &Target, stream: u64, what: impl FnOnce() -> String) -> Option<Op> {
+        if !self.races() {
+            return None;
+        }
+        Some(self.with(|s| {
+            let a = s.agent(t, stream);
+            let mut c = s.clock(a);
+            c.join(&s.clock(0));
+            c.join(&s.implicit(a));
+            let tick = c.tick(a);
+            if let Some(x) = s.agents.get_mut(a) {
+                x.clock = c.clone();
+            }
+            let id = s.next_id;
+            s.next_id += 1;
+            let stream = s.agents.get(a).map(|x| x.label.clone()).unwrap_or_default();
+            Op { agent: a, tick, clock: c, what: Arc::new(Desc { id, stream, what: what() }) }
+        }))
+    }
+
+    /// `op` is done with footprint `fp`: checks it against the shadow and reports each
+    /// earlier operation it races with (once per pair), naming the allocation `alloc`
+    /// describes for an address.
+    pub(crate) fn complete(&self, op: &Op, fp: Footprint, alloc: impl Fn(u64) -> Option<String>) {
+        let (reads, writes) = (fp.reads.sorted(), fp.writes.sorted());
+        if reads.is_empty() && writes.is_empty() {
+            return;
+        }
+        let me = Access { agent: op.agent, tick: op.tick, what: Arc::clone(&op.what) };
+        let conflicts = self.with(|s| {
+            let found = s.shadow.apply(&me, &op.clock, &reads, &writes);
+            // One report per earlier operation: its first range met (contiguous conflicts
+            // merged), the bytes and ranges in all.
+            let mut by_op: BTreeMap<u64, Met> = BTreeMap::new();
+            for c in found {
+                let n = c.end - c.start;
+                match by_op.get_mut(&c.earlier.what.id) {
+                    Some(m) => {
+                        if c.start == m.end && m.ranges == 1 {
+                            m.end = c.end;
+                        } else if !(c.start >= m.first.start && c.end <= m.end) {
+                            m.ranges += 1;
+                        }
+                        m.bytes += n;
+                        m.first.earlier_writes |= c.earlier_writes;
+                        m.first.later_writes |= c.later_writes;
+                    }
+                    None => {
+                        let end = c.end;
+                        by_op.insert(c.earlier.what.id, Met { first: c, end, bytes: n, ranges: 1 });
+                    }
+                }
+            }
+            by_op.into_values().filter(|m| s.reported.insert((m.first.earlier.what.id, op.what.id))).collect::<Vec<_>>()
+        });
+        for m in conflicts {
+            let r = race_report(&m, &op.what, alloc(m.first.start));
+            report::emit(&r);
+            self.with(|s| s.reports.push(r));
+        }
+    }
+
+    /// The host learns what `op` knows (a call that returns after its work is done).
+    pub(crate) fn host_waited(&self, op: &Op) {
+        self.with(|s| s.teach(0, &op.clock));
+    }
+
+    /// `cuEventRecord` of `e` on `t`: the record is an operation of `t`; the event keeps
+    /// what it knows.
+    pub(crate) fn record_event(&self, t: &Target, stream: u64, e: u64) {
+        if let Some(op) = self.issue(t, stream, || format!("event record {e:#x}")) {
+            self.with(|s| s.events.insert(e, op.clock));
+        }
+    }
+
+    /// `cuStreamWaitEvent`: `t` learns what `e`'s last record knew (nothing if never
+    /// recorded).
+    pub(crate) fn wait_event(&self, t: &Target, stream: u64, e: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            let a = s.agent(t, stream);
+            if let Some(c) = s.events.get(&e).cloned() {
+                s.teach(a, &c);
+            }
+        });
+    }
+
+    /// The host waited for `e` (`cuEventSynchronize`, a `cuEventQuery` that found it done).
+    pub(crate) fn host_waited_event(&self, e: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            if let Some(c) = s.events.get(&e).cloned() {
+                s.teach(0, &c);
+            }
+        });
+    }
+
+    /// The host waited for `t`'s work (`cuStreamSynchronize`, a `cuStreamQuery` that found
+    /// it done); on the legacy stream, for the blocking streams' work too.
+    pub(crate) fn host_waited_stream(&self, t: &Target, stream: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            let a = s.agent(t, stream);
+            let mut c = s.clock(a);
+            if t.legacy {
+                c.join(&s.implicit(a));
+            }
+            s.teach(0, &c);
+        });
+    }
+
+    /// The host waited for all the work of context `ctx` (`cuCtxSynchronize`).
+    pub(crate) fn host_waited_context(&self, ctx: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            let mut c = Clock::default();
+            for a in s.agents.iter().filter(|a| a.ctx == ctx) {
+                c.join(&a.clock);
+            }
+            s.teach(0, &c);
+        });
+    }
+
+    /// `[start, start + len)` was allocated or freed: what was known of it is forgotten.
+    pub(crate) fn forget(&self, start: u64, len: usize) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| s.shadow.forget(start, start.saturating_add(len as u64)));
+    }
+
+    /// The reports made so far.
+    pub(crate) fn reports(&self) -> Vec<Report> {
+        self.with(|s| s.reports.clone())
+    }
+}
+
+/// What one operation met of an earlier one: the first range (`first.start..end`), the
+/// bytes and the number of ranges in all.
+struct Met {
+    first: shadow::Conflict,
+    end: u64,
+    bytes: u64,
+    ranges: u64,
+}
+
+/// The report of a race between `m.first.earlier` and `later` (`alloc`: the allocation of
+/// the first range).
+fn race_report(m: &Met, later: &Desc, alloc: Option<String>) -> Report {
+    let (c, end, bytes) = (&m.first, m.end, m.bytes);
+    let verb = |w: bool| if w { "writes" } else { "reads" };
+    let ranges = match m.ranges {
+        1 => String::new(),
+        n => format!(" (in {n} ranges; the first:)"),
+    };
+    let (first, second) = (&c.earlier.what, later);
+    let alloc_text = alloc.clone().unwrap_or_else(|| "no live allocation".into());
+    let text = format!(
+        "cudrv-standin sanitizer: race: {} on {} {} and {} on {} {} {} bytes{} in [{:#x}, {:#x}) of {}, and nothing orders the two (no stream order, event wait or synchronisation between them)",
+        first.what,
+        first.stream,
+        verb(c.earlier_writes),
+        second.what,
+        second.stream,
+        verb(c.later_writes),
+        bytes,
+        ranges,
+        c.start,
+        end,
+        alloc_text,
+    );
+    let j = report::json_string;
+    let json = format!(
+        "{{\"kind\":\"race\",\"first\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"second\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"start\":{},\"end\":{},\"bytes\":{},\"ranges\":{},\"allocation\":{}}}",
+        j(&first.what),
+        j(&first.stream),
+        j(if c.earlier_writes { "write" } else { "read" }),
+        j(&second.what),
+        j(&second.stream),
+        j(if c.later_writes { "write" } else { "read" }),
+        j(&format!("{:#x}", c.start)),
+        j(&format!("{end:#x}")),
+        bytes,
+        m.ranges,
+        alloc.as_deref().map_or_else(|| "null".into(), j),
+    );
+    Report { kind: "race", text, json }
+}

@@ -1,0 +1,76 @@
+//! The sanitizer's hooks in the entry implementations (`sanitize/` holds its state):
+//! running a stream operation with its footprint collected and checked, naming operations
+//! and allocations for reports.
+
+use std::sync::Arc;
+
+use cudrv::sys::{CUresult, CUstream};
+
+use crate::entry::from_ptr;
+use crate::model::context::Context;
+use crate::model::graph::{End, Node};
+use crate::model::stream::Target;
+use crate::run::footprint::{self, Footprint};
+use crate::run::lock::lock;
+use crate::sanitize::Op;
+use crate::world::World;
+
+/// The legacy default stream of `ctx`, as a target (the synchronous calls' stream).
+pub(crate) fn legacy(ctx: &Arc<Context>) -> Target {
+    Target { queue: Arc::clone(&ctx.default_queue), ctx: Arc::clone(ctx), legacy: true, blocking: false }
+}
+
+/// Issues `node` on `t` (`s`: the stream the program passed) if races are checked.
+pub(crate) fn issue(w: &World, t: &Target, s: CUstream, node: &Node) -> Option<Op> {
+    w.sanitizer.issue(t, from_ptr(s), || what(node))
+}
+
+/// Does `work` as operation `op` (plainly when there is none): what it reads and writes
+/// is collected (`graph_node::run` notes copies, memsets and kernels) and checked.
+pub(crate) fn run(w: &World, op: Option<&Op>, work: impl FnOnce() -> Result<(), CUresult>) -> Result<(), CUresult> {
+    let Some(op) = op else { return work() };
+    let (r, fp) = footprint::collect(work);
+    w.sanitizer.complete(op, fp, |a| allocation(w, a));
+    r
+}
+
+/// A stream-ordered free of the allocation at `dptr`, as operation `op`: it writes (ends)
+/// the whole allocation; then what was known of its bytes is forgotten.
+pub(crate) fn free(w: &World, op: Option<&Op>, dptr: u64) -> Result<(), CUresult> {
+    let Some(op) = op else { return lock(&w.memory).free(dptr) };
+    let range = lock(&w.memory).range(dptr).ok();
+    let mut fp = Footprint::default();
+    if let Some((start, size)) = range {
+        fp.writes.push(start, size as u64);
+    }
+    w.sanitizer.complete(op, fp, |a| allocation(w, a));
+    let r = lock(&w.memory).free(dptr);
+    if let Some((start, size)) = range {
+        w.sanitizer.forget(start, size);
+    }
+    r
+}
+
+/// How a report names the allocation holding `addr`.
+pub(crate) fn allocation(w: &World, addr: u64) -> Option<String> {
+    let i = lock(&w.memory).describe(addr)?;
+    let place = if i.host { "host" } else { "device" };
+    Some(format!("{:?} {place} allocation {:#x} ({} bytes)", i.kind, i.start, i.size))
+}
+
+/// How a report names a stream operation.
+pub(crate) fn what(node: &Node) -> String {
+    let end = |e: End| match e {
+        End::Device(d) => format!("device {d:#x}"),
+        End::Host(p) => format!("host {p:#x}"),
+    };
+    match node {
+        Node::Copy(c) => format!("copy of {} bytes from {} to {}", c.len, end(c.src), end(c.dst)),
+        Node::Memset(m) => format!("memset of {} bytes at {:#x}", m.count.saturating_mul(m.width), m.dst),
+        Node::Kernel(k) => format!(
+            "kernel `{}` (grid {}x{}x{}, block {}x{}x{})",
+            k.name, k.grid[0], k.grid[1], k.grid[2], k.block[0], k.block[1], k.block[2]
+        ),
+        _ => "stream operation".into(),
+    }
+}
