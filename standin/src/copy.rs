@@ -36,13 +36,7 @@ pub(crate) fn ordered(w: &'static World, s: Option<CUstream>, empty: bool, node:
             crate::graph_node::check(w, &node)?;
             ctx.wait_legacy()?;
             ctx.usable()?;
-            let op = crate::sanitized::issue(w, &crate::sanitized::legacy(&ctx), std::ptr::null_mut(), &node);
-            let r = crate::sanitized::run(w, op.as_ref(), || crate::graph_node::run(w, &node, &ctx));
-            // A synchronous call: the host knows its work is done.
-            if let Some(op) = &op {
-                w.sanitizer.host_waited(op);
-            }
-            r
+            crate::sanitized::synchronous(w, &ctx, &node)
         }),
         Some(s) => {
             stream::resolve(w, s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(w, s, node, &t) })

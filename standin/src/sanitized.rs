@@ -34,6 +34,17 @@ pub(crate) fn run(w: &World, op: Option<&Op>, work: impl FnOnce() -> Result<(), 
     r
 }
 
+/// Does `node` now as a synchronous call does (on `ctx`'s legacy stream, its earlier work
+/// waited for): one operation of that stream, which the host knows done when it returns.
+pub(crate) fn synchronous(w: &World, ctx: &Arc<Context>, node: &Node) -> Result<(), CUresult> {
+    let op = issue(w, &legacy(ctx), std::ptr::null_mut(), node);
+    let r = run(w, op.as_ref(), || crate::graph_node::run(w, node, ctx));
+    if let Some(op) = &op {
+        w.sanitizer.host_waited(op);
+    }
+    r
+}
+
 /// A stream-ordered free of the allocation at `dptr`, as operation `op`: it writes (ends)
 /// the whole allocation; then what was known of its bytes is forgotten.
 pub(crate) fn free(w: &World, op: Option<&Op>, dptr: u64) -> Result<(), CUresult> {

@@ -144,3 +144,88 @@ fn without_the_variable_nothing_is_checked_and_the_exit_status_can_be_chosen() {
     assert!(out.status.success());
     assert!(stderr(&out).contains("CUDRV_STANDIN_SANITIZE=racez: unknown check `racez`; nothing is checked"));
 }
+
+/// The C corpus's `fill(p, n, v)` kernel, for the Rust programs.
+const FILL_PTX: &str = concat!(
+    ".version 7.0\n.target sm_50\n.address_size 64\n",
+    ".visible .entry fill(.param .u64 p, .param .u32 n, .param .u32 v)\n{\n",
+    ".reg .pred %p<2>;\n.reg .b32 %r<6>;\n.reg .b64 %rd<4>;\n",
+    "ld.param.u64 %rd1, [p];\nld.param.u32 %r1, [n];\nld.param.u32 %r2, [v];\n",
+    "mov.u32 %r3, %ctaid.x;\nmov.u32 %r4, %ntid.x;\nmov.u32 %r5, %tid.x;\n",
+    "mad.lo.s32 %r3, %r3, %r4, %r5;\nsetp.ge.u32 %p1, %r3, %r1;\n@%p1 bra DONE;\n",
+    "mul.wide.u32 %rd2, %r3, 4;\nadd.s64 %rd3, %rd1, %rd2;\n",
+    "st.global.u32 [%rd3], %r2;\nDONE:\nret;\n}\n\0",
+);
+
+/// A Rust program over cudrv's raw layer: a world of its own with races checked, a
+/// context, `fill`, two blocking streams and 1024 values of device memory; `body` gets
+/// them (driver, fill, streams, memory); returns the reports.
+fn rust_program(
+    body: impl FnOnce(&cudrv::Driver, &dyn Fn(cudrv::sys::CUstream), [cudrv::sys::CUstream; 2], u64),
+) -> Vec<cudrv_standin::SanitizerReport> {
+    const CUDA_SUCCESS: cudrv::sys::CUresult = cudrv::sys::CUresult::CUDA_SUCCESS;
+    let s = cudrv_standin::StandIn::isolated(13050).unwrap();
+    s.sanitize("races").unwrap();
+    let d = s.load(cudrv::LoadOptions::default()).unwrap();
+    let p = d.p();
+    let (mut ctx, mut module, mut f, mut mem) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut(), 0);
+    let mut streams = [std::ptr::null_mut(); 2];
+    // SAFETY: valid out-pointers, a NUL-terminated PTX image, a live context.
+    unsafe {
+        assert_eq!(p.cuInit(0), CUDA_SUCCESS);
+        assert_eq!(p.cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0), CUDA_SUCCESS);
+        assert_eq!(p.cuModuleLoadData(&mut module, FILL_PTX.as_ptr().cast()), CUDA_SUCCESS);
+        assert_eq!(p.cuModuleGetFunction(&mut f, module, c"fill".as_ptr()), CUDA_SUCCESS);
+        assert_eq!(p.cuMemAlloc(&mut mem, 4096), CUDA_SUCCESS);
+        assert_eq!(p.cuMemsetD32(mem, 0, 1024), CUDA_SUCCESS);
+        for s in &mut streams {
+            assert_eq!(p.cuStreamCreate(s, 0), CUDA_SUCCESS);
+        }
+    }
+    let fill = |stream| {
+        let (mut ptr, mut n, mut v) = (mem, 1024u32, 5u32);
+        let mut args = [(&raw mut ptr).cast(), (&raw mut n).cast(), (&raw mut v).cast::<std::ffi::c_void>()];
+        // SAFETY: the kernel's three parameters, a live stream.
+        let r = unsafe { p.cuLaunchKernel(f, 8, 1, 1, 128, 1, 1, 0, stream, args.as_mut_ptr(), std::ptr::null_mut()) };
+        assert_eq!(r, CUDA_SUCCESS);
+    };
+    body(&d, &fill, streams, mem);
+    // SAFETY: no arguments.
+    assert_eq!(unsafe { p.cuCtxSynchronize() }, CUDA_SUCCESS);
+    s.sanitizer_reports()
+}
+
+#[test]
+fn a_rust_program_whose_memset_races_a_kernel_is_reported_in_its_world() {
+    let reports = rust_program(|d, fill, [a, b], mem| {
+        fill(a);
+        // SAFETY: a live allocation of 1024 values, a live stream.
+        assert_eq!(unsafe { d.p().cuMemsetD32Async(mem + 2048, 0, 512, b) }, cudrv::sys::CUresult::CUDA_SUCCESS);
+    });
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!(reports[0].kind, "race");
+    assert!(
+        reports[0].text.contains("kernel `fill`") && reports[0].text.contains("writes 2048 bytes"),
+        "{}",
+        reports[0].text
+    );
+}
+
+#[test]
+fn an_event_orders_what_follows_its_record_and_not_later_work_of_the_recording_stream() {
+    let reports = rust_program(|d, fill, [a, b], mem| {
+        let mut e = std::ptr::null_mut();
+        // SAFETY: a valid out-pointer, live streams and allocation.
+        unsafe {
+            assert_eq!(d.p().cuEventCreate(&mut e, 0), cudrv::sys::CUresult::CUDA_SUCCESS);
+            fill(a);
+            assert_eq!(d.p().cuEventRecord(e, a), cudrv::sys::CUresult::CUDA_SUCCESS);
+            assert_eq!(d.p().cuStreamWaitEvent(b, e, 0), cudrv::sys::CUresult::CUDA_SUCCESS);
+            assert_eq!(d.p().cuMemsetD32Async(mem, 0, 1024, b), cudrv::sys::CUresult::CUDA_SUCCESS);
+        }
+        fill(a);
+    });
+    // The second fill on `a` races the memset on `b` (nothing orders it after the memset).
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert!(reports[0].text.contains("memset of 4096 bytes"), "{}", reports[0].text);
+}
