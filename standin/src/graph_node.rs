@@ -25,10 +25,15 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             }
             return Ok(());
         }
-        Some(KernelCode::Host(code)) => match kernels::run(&memory, code, k.grid, k.block, k.values.clone()) {
-            Ok(()) => return Ok(()),
-            Err(e) => (e.status(), e.is_sticky()),
-        },
+        Some(KernelCode::Host(code)) => {
+            // A host kernel's accesses are not followed: the sanitizer assumes it may
+            // have written anything.
+            w.sanitizer.unknown_writes();
+            match kernels::run(&memory, code, k.grid, k.block, k.values.clone()) {
+                Ok(()) => return Ok(()),
+                Err(e) => (e.status(), e.is_sticky()),
+            }
+        }
         Some(KernelCode::Ptx { module, globals, shared }) => {
             let launch = ptx::PtxLaunch {
                 module,
@@ -216,7 +221,10 @@ pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult>
         | Node::MemAlloc(_)
         | Node::ExtSem(_) => Ok(()),
         Node::MemFree(a) => lock(&w.memory).free(*a),
-        Node::BatchMemOp(m) => crate::stream_memop::run_params(w, &m.ops),
+        Node::BatchMemOp(m) => {
+            w.sanitizer.unknown_writes();
+            crate::stream_memop::run_params(w, &m.ops)
+        }
         Node::Kernel(k) => run_kernel(w, k, ctx),
         Node::Copy(c) => run_copy(w, c),
         Node::Memset(m) => run_memset(w, m),

@@ -27,7 +27,9 @@ pub(crate) unsafe fn cu_mem_alloc(w: &World, dptr: *mut CUdeviceptr, size: usize
         write(dptr, 0)?;
         let c = w.contexts.current()?;
         capture::before_unsafe_call(w, CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)?;
-        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
+        let a = lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?;
+        w.sanitizer.allocated(a, size);
+        write(dptr, a)
     });
     status(r)
 }
@@ -107,7 +109,9 @@ pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size:
             return write(dptr, 0);
         }
         let pool = pool_attr::current_pool(w, t.ctx.device)?;
-        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?)
+        let a = lock(&w.memory).alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?;
+        w.sanitizer.allocated(a, size);
+        write(dptr, a)
     });
     status(r)
 }

@@ -18,29 +18,32 @@ use common::cdylib;
 
 const C_CORPUS: &str = include_str!("sanitizer/corpus.c");
 
-/// Each C case and whether it has a seeded race.
-const C_CASES: &[(&str, bool)] = &[
-    ("kernel_then_copy_unordered", true),
-    ("copy_then_kernel_unordered", true),
-    ("memsets_unordered", true),
-    ("event_recorded_too_early", true),
-    ("nonblocking_then_sync_copy", true),
-    ("free_async_while_used", true),
-    ("pinned_written_then_read_unordered", true),
-    ("graph_then_kernel_unordered", true),
-    ("same_stream", false),
-    ("event_wait", false),
-    ("stream_synchronize", false),
-    ("stream_query", false),
-    ("event_synchronize", false),
-    ("event_query", false),
-    ("context_synchronize", false),
-    ("legacy_stream_implicit", false),
-    ("context_wait_event", false),
-    ("host_function_then_event", false),
-    ("free_async_ordered", false),
-    ("reads_only", false),
-    ("graph_then_event", false),
+/// Each C case and its verdict: the kind of every report, or `clean`.
+const C_CASES: &[(&str, &str)] = &[
+    ("kernel_then_copy_unordered", "race"),
+    ("copy_then_kernel_unordered", "race"),
+    ("memsets_unordered", "race"),
+    ("event_recorded_too_early", "race"),
+    ("nonblocking_then_sync_copy", "race"),
+    ("free_async_while_used", "race"),
+    ("pinned_written_then_read_unordered", "race"),
+    ("graph_then_kernel_unordered", "race"),
+    ("kernel_reads_unwritten", "uninit"),
+    ("copy_reads_half_unwritten", "uninit"),
+    ("written_before_read", "clean"),
+    ("same_stream", "clean"),
+    ("event_wait", "clean"),
+    ("stream_synchronize", "clean"),
+    ("stream_query", "clean"),
+    ("event_synchronize", "clean"),
+    ("event_query", "clean"),
+    ("context_synchronize", "clean"),
+    ("legacy_stream_implicit", "clean"),
+    ("context_wait_event", "clean"),
+    ("host_function_then_event", "clean"),
+    ("free_async_ordered", "clean"),
+    ("reads_only", "clean"),
+    ("graph_then_event", "clean"),
 ];
 
 /// The corpus built once for the binary: its directory (kept) and executable.
@@ -95,23 +98,24 @@ fn stderr(out: &Output) -> String {
 }
 
 #[test]
-fn every_seeded_race_of_the_c_corpus_is_reported_and_no_correct_program_is() {
+fn every_seeded_bug_of_the_c_corpus_is_reported_and_no_correct_program_is() {
     let mut wrong = Vec::new();
-    for &(name, race) in C_CASES {
-        let (out, log) = run_case(name, &[("CUDRV_STANDIN_SANITIZE", "races")]);
+    for &(name, verdict) in C_CASES {
+        let (out, log) = run_case(name, &[("CUDRV_STANDIN_SANITIZE", "races,init")]);
         let err = stderr(&out);
         let ran = String::from_utf8_lossy(&out.stdout).contains(&format!("corpus: {name} ran"));
-        let ok = if race {
+        let ok = if verdict == "clean" {
+            ran && out.status.success() && !err.contains("sanitizer") && log.is_empty()
+        } else {
+            let text = if verdict == "race" { "race: " } else { "uninitialised read: " };
             ran && out.status.code() == Some(66)
-                && err.contains("cudrv-standin sanitizer: race: ")
+                && err.contains(&format!("cudrv-standin sanitizer: {text}"))
                 && err.contains("report(s); exit status 66")
                 && !log.is_empty()
-                && log.iter().all(|l| l.starts_with("{\"kind\":\"race\",\"first\":{\"op\":") && l.ends_with('}'))
-        } else {
-            ran && out.status.success() && !err.contains("sanitizer") && log.is_empty()
+                && log.iter().all(|l| l.starts_with(&format!("{{\"kind\":\"{verdict}\",")) && l.ends_with('}'))
         };
         if !ok {
-            wrong.push(format!("{name} (race: {race}): {:?}\n{err}{}", out.status, log.join("\n")));
+            wrong.push(format!("{name} ({verdict}): {:?}\n{err}{}", out.status, log.join("\n")));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n\n"));

@@ -10,7 +10,7 @@ pub struct Checks {
     /// Stream-order races: operations that touch the same bytes (one writing) with
     /// nothing ordering them.
     pub races: bool,
-    /// Reads of device memory never written (accepted; not checked yet).
+    /// Reads of device memory never written since it was allocated.
     pub init: bool,
     /// Shared-memory races inside a block (accepted; not checked yet).
     pub shared: bool,

@@ -19,6 +19,7 @@ mod clock;
 mod config;
 mod report;
 mod shadow;
+mod unwritten;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -33,6 +34,7 @@ use crate::run::lock::lock;
 use crate::run::queue::Queue;
 use clock::Clock;
 use shadow::{Access, Shadow};
+use unwritten::Unwritten;
 
 /// What an operation is, for reports: a number, its stream, and what it does.
 #[derive(Debug)]
@@ -71,6 +73,8 @@ struct State {
     /// Each event's clock at its last record.
     events: HashMap<u64, Clock>,
     shadow: Shadow,
+    /// Device memory allocated and not written since (the `init` check).
+    unwritten: Unwritten,
     next_id: u64,
     /// Pairs of operations reported already.
     reported: HashSet<(u64, u64)>,
@@ -93,6 +97,7 @@ impl State {
             by_queue: HashMap::new(),
             events: HashMap::new(),
             shadow: Shadow::default(),
+            unwritten: Unwritten::default(),
             next_id: 1,
             reported: HashSet::new(),
             reports: Vec::new(),
@@ -155,10 +160,16 @@ impl State {
 /// Flags of [`Sanitizer::flags`].
 const UNREAD: u8 = 0x80;
 const RACES: u8 = 1;
+const INIT: u8 = 2;
+
+/// The flags of `c`.
+fn flags_of(c: Checks) -> u8 {
+    (if c.races { RACES } else { 0 }) | (if c.init { INIT } else { 0 })
+}
 
 /// A world's sanitizer.
 pub(crate) struct Sanitizer {
-    /// [`RACES`], or [`UNREAD`] before the checks are first asked for.
+    /// [`RACES`] and [`INIT`], or [`UNREAD`] before the checks are first asked for.
     flags: AtomicU8,
     state: Mutex<Option<State>>,
 }
@@ -171,7 +182,7 @@ impl Sanitizer {
     /// Sets the checks (`StandIn::sanitize`), forgetting what was seen.
     pub(crate) fn set(&self, c: Checks) {
         *lock(&self.state) = None;
-        self.flags.store(if c.races { RACES } else { 0 }, Ordering::Release);
+        self.flags.store(flags_of(c), Ordering::Release);
     }
 
     /// Back to a new process's state: the checks of the environment, nothing seen.
@@ -180,17 +191,34 @@ impl Sanitizer {
         self.flags.store(UNREAD, Ordering::Release);
     }
 
-    /// Whether races are checked (one atomic load once the checks are read).
+    /// The checks' flags (one atomic load once the checks are read).
     #[inline]
-    pub(crate) fn races(&self) -> bool {
+    fn flags(&self) -> u8 {
         let f = self.flags.load(Ordering::Acquire);
         if f & UNREAD == 0 {
-            return f & RACES != 0;
+            return f;
         }
         let c = config::from_env();
-        let _ =
-            self.flags.compare_exchange(UNREAD, if c.races { RACES } else { 0 }, Ordering::AcqRel, Ordering::Acquire);
-        self.flags.load(Ordering::Acquire) & RACES != 0
+        let _ = self.flags.compare_exchange(UNREAD, flags_of(c), Ordering::AcqRel, Ordering::Acquire);
+        self.flags.load(Ordering::Acquire)
+    }
+
+    /// Whether races are checked.
+    #[inline]
+    pub(crate) fn races(&self) -> bool {
+        self.flags() & RACES != 0
+    }
+
+    /// Whether reads of never-written device memory are checked.
+    #[inline]
+    pub(crate) fn init(&self) -> bool {
+        self.flags() & INIT != 0
+    }
+
+    /// Whether operations are followed at all (races or init).
+    #[inline]
+    fn on(&self) -> bool {
+        self.flags() & (RACES | INIT) != 0
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut State) -> R) -> R {
@@ -199,9 +227,9 @@ impl Sanitizer {
     }
 
     /// An operation issued on `t` (`stream`: the handle the program passed), described by
-    /// `what`; None when races are not checked.
+    /// `what`; None when neither races nor reads of unwritten memory are checked.
     pub(crate) fn issue(&self, t: &Target, stream: u64, what: impl FnOnce() -> String) -> Option<Op> {
-        if !self.races() {
+        if !self.on() {
             return None;
         }
         Some(self.with(|s| {
@@ -226,6 +254,27 @@ impl Sanitizer {
     pub(crate) fn complete(&self, op: &Op, fp: Footprint, alloc: impl Fn(u64) -> Option<String>) {
         let (reads, writes) = (fp.reads.sorted(), fp.writes.sorted());
         if reads.is_empty() && writes.is_empty() {
+            return;
+        }
+        if self.init() {
+            let uninit = self.with(|s| {
+                for &(a, b) in &writes {
+                    s.unwritten.remove(a, b);
+                }
+                let hits: Vec<(u64, u64)> = reads.iter().flat_map(|&(a, b)| s.unwritten.hits(a, b)).collect();
+                // Each byte is reported once.
+                for &(a, b) in &hits {
+                    s.unwritten.remove(a, b);
+                }
+                hits
+            });
+            if let Some(&(start, _)) = uninit.first() {
+                let r = uninit_report(&op.what, &uninit, alloc(start));
+                report::emit(&r);
+                self.with(|s| s.reports.push(r));
+            }
+        }
+        if !self.races() {
             return;
         }
         let me = Access { agent: op.agent, tick: op.tick, what: Arc::clone(&op.what) };
@@ -289,6 +338,22 @@ impl Sanitizer {
         });
     }
 
+    /// A wait for a value in memory on `t`: it may be for any work issued so far, so `t`
+    /// learns what every agent knows (a wait for work issued later is not followed).
+    pub(crate) fn wait_for_anything(&self, t: &Target, stream: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            let a = s.agent(t, stream);
+            let mut c = Clock::default();
+            for x in &s.agents {
+                c.join(&x.clock);
+            }
+            s.teach(a, &c);
+        });
+    }
+
     /// The host waited for `e` (`cuEventSynchronize`, a `cuEventQuery` that found it done).
     pub(crate) fn host_waited_event(&self, e: u64) {
         if !self.races() {
@@ -333,16 +398,63 @@ impl Sanitizer {
 
     /// `[start, start + len)` was allocated or freed: what was known of it is forgotten.
     pub(crate) fn forget(&self, start: u64, len: usize) {
-        if !self.races() {
+        if !self.on() {
             return;
         }
-        self.with(|s| s.shadow.forget(start, start.saturating_add(len as u64)));
+        let end = start.saturating_add(len as u64);
+        self.with(|s| {
+            s.shadow.forget(start, end);
+            s.unwritten.remove(start, end);
+        });
+    }
+
+    /// `[start, start + len)` was just allocated: with `init`, none of it is written yet.
+    pub(crate) fn allocated(&self, start: u64, len: usize) {
+        let end = start.saturating_add(len as u64);
+        if self.races() {
+            self.with(|s| s.shadow.forget(start, end));
+        }
+        if self.init() {
+            self.with(|s| s.unwritten.add(start, end));
+        }
+    }
+
+    /// Work whose writes are not known ran (a host kernel, a stream memory operation):
+    /// every allocation counts as written from now on, so that `init` reports nothing it
+    /// cannot be sure of.
+    pub(crate) fn unknown_writes(&self) {
+        if self.init() {
+            self.with(|s| s.unwritten.clear());
+        }
     }
 
     /// The reports made so far.
     pub(crate) fn reports(&self) -> Vec<Report> {
         self.with(|s| s.reports.clone())
     }
+}
+
+/// The report of `op`'s reads of never-written device memory (`hits`, sorted; `alloc`:
+/// the allocation of the first).
+fn uninit_report(op: &Desc, hits: &[(u64, u64)], alloc: Option<String>) -> Report {
+    let bytes: u64 = hits.iter().map(|&(a, b)| b - a).sum();
+    let (start, end) = hits.first().copied().unwrap_or_default();
+    let alloc_text = alloc.clone().unwrap_or_else(|| "no live allocation".into());
+    let text = format!(
+        "cudrv-standin sanitizer: uninitialised read: {} on {} reads {bytes} bytes never written (by a copy, memset or kernel) since they were allocated, the first in [{start:#x}, {end:#x}) of {alloc_text}",
+        op.what, op.stream,
+    );
+    let j = report::json_string;
+    let json = format!(
+        "{{\"kind\":\"uninit\",\"op\":{},\"stream\":{},\"start\":{},\"end\":{},\"bytes\":{bytes},\"ranges\":{},\"allocation\":{}}}",
+        j(&op.what),
+        j(&op.stream),
+        j(&format!("{start:#x}")),
+        j(&format!("{end:#x}")),
+        hits.len(),
+        alloc.as_deref().map_or_else(|| "null".into(), j),
+    );
+    Report { kind: "uninit", text, json }
 }
 
 /// What one operation met of an earlier one: the first range (`first.start..end`), the

@@ -14,7 +14,7 @@ pub(crate) const DEFAULT_EXIT_CODE: c_int = 66;
 /// One report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// What was found: `race`.
+    /// What was found: `race`, or `uninit` (a read of device memory never written).
     pub kind: &'static str,
     /// The text written to stderr.
     pub text: String,

@@ -1,8 +1,9 @@
 /* The sanitizer's corpus in C (docs/sanitizer.md): small driver-API programs, one per
  * case, each with a seeded stream-order bug (verdict "race") or ordered correctly by one
- * of CUDA's mechanisms (verdict "clean"). Built by standin/tests/sanitizer.rs with `cc`,
- * linked with -lcuda against the stand-in, and run as `corpus CASE` under
- * CUDRV_STANDIN_SANITIZE=races. The list of cases and verdicts is in that test. */
+ * of CUDA's mechanisms (verdict "clean"), or reading device memory never written
+ * (verdict "uninit"). Built by standin/tests/sanitizer.rs with `cc`, linked with -lcuda
+ * against the stand-in, and run as `corpus CASE` under CUDRV_STANDIN_SANITIZE=races,init.
+ * The list of cases and verdicts is in that test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,7 +164,37 @@ static void graph_then_kernel_unordered(void) {
     twice(y, x, b);
 }
 
+/* A kernel reads memory nothing wrote since it was allocated. */
+static void kernel_reads_unwritten(void) {
+    CUdeviceptr z;
+    CHECK(cuMemAlloc_v2(&z, BYTES));
+    twice(y, z, a);
+}
+
+/* Half of an allocation written, all of it copied out. */
+static void copy_reads_half_unwritten(void) {
+    CUdeviceptr z;
+    CHECK(cuMemAlloc_v2(&z, BYTES));
+    CHECK(cuMemsetD32Async(z, 0, N / 2, a));
+    CHECK(cuMemcpyDtoHAsync_v2(pinned, z, BYTES, a));
+}
+
 /* ---- correct programs ---- */
+
+/* Written by a memset, a kernel and a copy before each read. */
+static void written_before_read(void) {
+    CUdeviceptr z, u, v;
+    CHECK(cuMemAlloc_v2(&z, BYTES));
+    CHECK(cuMemAlloc_v2(&u, BYTES));
+    CHECK(cuMemAlloc_v2(&v, BYTES));
+    CHECK(cuMemsetD32Async(z, 1, N, a));
+    twice(u, z, a);
+    CHECK(cuMemcpyDtoDAsync_v2(v, u, BYTES, a));
+    fill(z, 2, a);
+    twice(u, v, a);
+    CHECK(cuMemcpyDtoHAsync_v2(pinned, u, BYTES, a));
+}
+
 
 static void same_stream(void) {
     CHECK(cuMemcpyHtoDAsync_v2(x, pinned, BYTES, a));
@@ -309,6 +340,9 @@ static const struct {
     {"free_async_while_used", free_async_while_used},
     {"pinned_written_then_read_unordered", pinned_written_then_read_unordered},
     {"graph_then_kernel_unordered", graph_then_kernel_unordered},
+    {"kernel_reads_unwritten", kernel_reads_unwritten},
+    {"copy_reads_half_unwritten", copy_reads_half_unwritten},
+    {"written_before_read", written_before_read},
     {"same_stream", same_stream},
     {"event_wait", event_wait},
     {"stream_synchronize", stream_synchronize},
