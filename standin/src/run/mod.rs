@@ -10,6 +10,7 @@ pub(crate) mod lock;
 pub(crate) mod ptx;
 pub(crate) mod queue;
 pub(crate) mod recorded;
+pub(crate) mod schedule;
 pub(crate) mod shared_event;
 pub(crate) mod texture;
 pub(crate) mod thread;

@@ -14,7 +14,7 @@ pub struct Checks {
     pub init: bool,
     /// Shared-memory races inside a block (accepted; not checked yet).
     pub shared: bool,
-    /// Adversarial scheduling with this seed (accepted; not done yet).
+    /// Adversarial scheduling with this seed (`run/schedule.rs`; process-wide).
     pub schedule: Option<u64>,
 }
 
@@ -63,6 +63,9 @@ pub(crate) fn from_env() -> Checks {
             Ok(c) => {
                 if c.any() {
                     super::report::at_exit();
+                }
+                if let Some(seed) = c.schedule {
+                    crate::run::schedule::set(seed);
                 }
                 c
             }

@@ -179,8 +179,12 @@ impl Sanitizer {
         Sanitizer { flags: AtomicU8::new(UNREAD), state: Mutex::new(None) }
     }
 
-    /// Sets the checks (`StandIn::sanitize`), forgetting what was seen.
+    /// Sets the checks (`StandIn::sanitize`), forgetting what was seen. A schedule is
+    /// process-wide: it applies to every world.
     pub(crate) fn set(&self, c: Checks) {
+        if let Some(seed) = c.schedule {
+            crate::run::schedule::set(seed);
+        }
         *lock(&self.state) = None;
         self.flags.store(flags_of(c), Ordering::Release);
     }
@@ -201,6 +205,11 @@ impl Sanitizer {
         let c = config::from_env();
         let _ = self.flags.compare_exchange(UNREAD, flags_of(c), Ordering::AcqRel, Ordering::Acquire);
         self.flags.load(Ordering::Acquire)
+    }
+
+    /// Reads the checks if they were not read yet (at `cuInit`).
+    pub(crate) fn read_checks(&self) {
+        let _ = self.flags();
     }
 
     /// Whether races are checked.

@@ -179,6 +179,18 @@ static void copy_reads_half_unwritten(void) {
     CHECK(cuMemcpyDtoHAsync_v2(pinned, z, BYTES, a));
 }
 
+/* The host sums pinned memory a queued copy has not filled yet (issue 28's H200 program):
+ * prints the sum, which is right only if the copy happened to be done. */
+static void host_reads_pinned_without_synchronising(void) {
+    unsigned long long sum = 0;
+    fill(x, 1, 0);
+    CHECK(cuCtxSynchronize());
+    memset(pinned, 0, BYTES);
+    CHECK(cuMemcpyDtoHAsync_v2(pinned, x, BYTES, a));
+    for (int i = 0; i < N; i++) sum += pinned[i];
+    printf("corpus: host sum %llu of %d\n", sum, N);
+}
+
 /* ---- correct programs ---- */
 
 /* Written by a memset, a kernel and a copy before each read. */
@@ -343,6 +355,7 @@ static const struct {
     {"kernel_reads_unwritten", kernel_reads_unwritten},
     {"copy_reads_half_unwritten", copy_reads_half_unwritten},
     {"written_before_read", written_before_read},
+    {"host_reads_pinned_without_synchronising", host_reads_pinned_without_synchronising},
     {"same_stream", same_stream},
     {"event_wait", event_wait},
     {"stream_synchronize", stream_synchronize},
