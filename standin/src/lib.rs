@@ -487,6 +487,10 @@ pub const DEFAULT_VERSION: u32 = cudrv::table::HEADER_VERSION;
 /// Environment variable choosing the version of the exported symbols (`12.4` or `12040`).
 pub const ENV_VERSION: &str = "CUDRV_STANDIN_VERSION";
 
+/// The environment variable that turns the sanitizer on (docs/sanitizer.md): a list of
+/// `races`, `init`, `shared`, `schedule=SEED` or `all`, read once per process.
+pub const ENV_SANITIZE: &str = sanitize::VAR;
+
 /// One emulated driver in this process: a world of its own (its devices, contexts,
 /// memory, ... and ledger) answering as a driver of one version.
 ///

@@ -19,7 +19,7 @@ pub struct Checks {
 }
 
 /// The environment variable that turns the sanitizer on.
-pub(crate) const VAR: &str = "CUDRV_STANDIN_SANITIZE";
+pub const VAR: &str = "CUDRV_STANDIN_SANITIZE";
 
 impl Checks {
     /// Reads a list: `races`, `init`, `shared`, `all`, `schedule=SEED` (decimal or

@@ -25,7 +25,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
-pub use config::Checks;
+pub use config::{Checks, VAR};
 pub use report::Report;
 
 use crate::model::stream::Target;
