@@ -333,6 +333,21 @@ impl Sanitizer {
         }
     }
 
+    /// An event recorded after all the work of context `ctx` (`cuGreenCtxRecordEvent`):
+    /// it keeps what all its streams know.
+    pub(crate) fn record_event_of_context(&self, ctx: u64, e: u64) {
+        if !self.races() {
+            return;
+        }
+        self.with(|s| {
+            let mut c = Clock::default();
+            for a in s.agents.iter().filter(|a| a.ctx == ctx) {
+                c.join(&a.clock);
+            }
+            s.events.insert(e, c);
+        });
+    }
+
     /// `cuStreamWaitEvent`: `t` learns what `e`'s last record knew (nothing if never
     /// recorded).
     pub(crate) fn wait_event(&self, t: &Target, stream: u64, e: u64) {
