@@ -85,6 +85,8 @@ fn run_case(name: &str, env: &[(&str, &str)]) -> (Output, Vec<String>) {
         .env_remove("CUDRV_STANDIN_VERSION")
         .env_remove("CUDRV_STANDIN_SANITIZE")
         .env_remove("CUDRV_STANDIN_SANITIZE_EXITCODE")
+        .env_remove("RUST_BACKTRACE")
+        .env_remove("RUST_LIB_BACKTRACE")
         .env("CUDRV_STANDIN_SANITIZE_LOG", &log);
     for (k, v) in env {
         cmd.env(k, v);
@@ -179,6 +181,20 @@ fn a_report_names_both_operations_their_streams_the_bytes_and_the_allocation() {
     for part in ["\"access\":\"write\"", "\"access\":\"read\"", "\"bytes\":4096", "\"op\":\"kernel `fill`"] {
         assert!(json.contains(part), "{part} in {json}");
     }
+}
+
+/// With `RUST_BACKTRACE=1`, a report shows where the host issued each operation: the C
+/// program's own function.
+#[test]
+fn a_report_shows_where_each_operation_was_issued_when_backtraces_are_asked_for() {
+    let env = [("CUDRV_STANDIN_SANITIZE", "races"), ("RUST_BACKTRACE", "1")];
+    let (out, _) = run_case("kernel_then_copy_unordered", &env);
+    let err = stderr(&out);
+    assert!(err.contains("  kernel `fill` (grid 8x1x1, block 128x1x1) issued at:\n"), "{err}");
+    assert!(err.contains(" issued at:\n") && err.matches("kernel_then_copy_unordered").count() >= 2, "{err}");
+    let (out, _) =
+        run_case("kernel_then_copy_unordered", &[("CUDRV_STANDIN_SANITIZE", "races"), ("RUST_BACKTRACE", "0")]);
+    assert!(!stderr(&out).contains("issued at"), "{}", stderr(&out));
 }
 
 #[test]

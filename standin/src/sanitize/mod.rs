@@ -21,6 +21,7 @@ mod report;
 mod shadow;
 mod unwritten;
 
+use std::backtrace::{Backtrace, BacktraceStatus};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -42,6 +43,19 @@ pub(crate) struct Desc {
     pub(crate) id: u64,
     pub(crate) stream: String,
     pub(crate) what: String,
+    /// Where the host issued it: captured when `RUST_BACKTRACE` or `RUST_LIB_BACKTRACE`
+    /// asks for backtraces (else disabled, at no cost).
+    pub(crate) issued: Backtrace,
+}
+
+impl Desc {
+    /// The backtrace of the issuing thread as lines appended to a report, if captured.
+    fn issued_text(&self) -> String {
+        match self.issued.status() {
+            BacktraceStatus::Captured => format!("\n  {} issued at:\n{}", self.what, self.issued),
+            _ => String::new(),
+        }
+    }
 }
 
 /// An operation issued on a stream, as the sanitizer sees it: its agent, its number there,
@@ -241,6 +255,7 @@ impl Sanitizer {
         if !self.on() {
             return None;
         }
+        let issued = Backtrace::capture();
         Some(self.with(|s| {
             let a = s.agent(t, stream);
             let mut c = s.clock(a);
@@ -253,7 +268,7 @@ impl Sanitizer {
             let id = s.next_id;
             s.next_id += 1;
             let stream = s.agents.get(a).map(|x| x.label.clone()).unwrap_or_default();
-            Op { agent: a, tick, clock: c, what: Arc::new(Desc { id, stream, what: what() }) }
+            Op { agent: a, tick, clock: c, what: Arc::new(Desc { id, stream, what: what(), issued }) }
         }))
     }
 
@@ -467,7 +482,7 @@ fn uninit_report(op: &Desc, hits: &[(u64, u64)], alloc: Option<String>) -> Repor
     let text = format!(
         "cudrv-standin sanitizer: uninitialised read: {} on {} reads {bytes} bytes never written (by a copy, memset or kernel) since they were allocated, the first in [{start:#x}, {end:#x}) of {alloc_text}",
         op.what, op.stream,
-    );
+    ) + &op.issued_text();
     let j = report::json_string;
     let json = format!(
         "{{\"kind\":\"uninit\",\"op\":{},\"stream\":{},\"start\":{},\"end\":{},\"bytes\":{bytes},\"ranges\":{},\"allocation\":{}}}",
@@ -514,7 +529,8 @@ fn race_report(m: &Met, later: &Desc, alloc: Option<String>) -> Report {
         c.start,
         end,
         alloc_text,
-    );
+    ) + &first.issued_text()
+        + &second.issued_text();
     let j = report::json_string;
     let json = format!(
         "{{\"kind\":\"race\",\"first\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"second\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"start\":{},\"end\":{},\"bytes\":{},\"ranges\":{},\"allocation\":{}}}",

@@ -146,7 +146,12 @@ mod tests {
         Access {
             agent,
             tick,
-            what: Arc::new(Desc { id: agent as u64 * 100 + tick, stream: String::new(), what: String::new() }),
+            what: Arc::new(Desc {
+                id: agent as u64 * 100 + tick,
+                stream: String::new(),
+                what: String::new(),
+                issued: std::backtrace::Backtrace::disabled(),
+            }),
         }
     }
 
