@@ -92,6 +92,13 @@
 //! - A ledger of each world's live allocations and handles, double frees, uses after free,
 //!   double destroys and duplicate IPC imports ([`ledger`] for the default world,
 //!   [`StandIn::ledger`] for a stand-in's own).
+//! - A sanitizer (`docs/sanitizer.md`): [`ENV_SANITIZE`] (`CUDRV_STANDIN_SANITIZE=races,init`)
+//!   reports operations that touch the same bytes with nothing in CUDA's ordering rules
+//!   between them, and reads of device memory never written, on stderr and as JSON lines
+//!   in `CUDRV_STANDIN_SANITIZE_LOG`, and makes the process exit with status 66 after a
+//!   summary; `schedule=SEED` delays each stream's work adversarially.
+//!   [`StandIn::sanitize`] and [`StandIn::sanitizer_reports`] do the same for one
+//!   stand-in in a test.
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
 //!   every later call that uses the context returns CUDA_ERROR_ILLEGAL_ADDRESS until it
 //!   is destroyed (a primary context: reset or released for the last time).
