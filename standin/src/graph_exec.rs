@@ -197,13 +197,13 @@ fn events(steps: &[Step], record: bool) -> Vec<u64> {
 
 fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     let h = from_ptr(e);
-    let (steps, defaults) = {
+    let (steps, defaults, edges) = {
         let execs = lock(&w.execs);
         let exec = execs.get(h)?;
         let all = lock(&w.conditionals);
         let defaults: Vec<(u64, u32)> =
             exec.conditionals.iter().filter_map(|c| all.get(c).and_then(|d| d.default).map(|v| (*c, v))).collect();
-        (exec.steps.clone(), defaults)
+        (exec.steps.clone(), defaults, exec.edges.clone())
     };
     let t = stream::resolve(w, s)?;
     crate::capture::refuse(w, s)?;
@@ -222,7 +222,12 @@ fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult
     let work = move || {
         crate::sanitized::run(w, op.as_ref(), || {
             defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
-            run_steps(w, &steps, &ctx)
+            match &op {
+                // Sanitized: each node's footprint apart, for races between nodes no edge
+                // orders.
+                Some(op) => crate::sanitized::graph_steps(w, op, &steps, &edges, |one| run_steps(w, one, &ctx)),
+                None => run_steps(w, &steps, &ctx),
+            }
         })
     };
     let position = if has_host {

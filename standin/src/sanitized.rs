@@ -8,7 +8,7 @@ use cudrv::sys::{CUresult, CUstream};
 
 use crate::entry::from_ptr;
 use crate::model::context::Context;
-use crate::model::graph::{End, Node};
+use crate::model::graph::{End, Node, Step};
 use crate::model::stream::Target;
 use crate::run::footprint::{self, Footprint};
 use crate::run::lock::lock;
@@ -46,7 +46,9 @@ pub(crate) fn synchronous(w: &World, ctx: &Arc<Context>, node: &Node) -> Result<
 }
 
 /// A stream-ordered free of the allocation at `dptr`, as operation `op`: it writes (ends)
-/// the whole allocation; then what was known of its bytes is forgotten.
+/// the whole allocation. The shadow keeps the free as the range's last writer (an access
+/// no ordering puts after it races it, even one that ran alongside it); the range is
+/// forgotten when it is allocated again.
 pub(crate) fn free(w: &World, op: Option<&Op>, dptr: u64) -> Result<(), CUresult> {
     let Some(op) = op else { return lock(&w.memory).free(dptr) };
     let range = lock(&w.memory).range(dptr).ok();
@@ -55,11 +57,66 @@ pub(crate) fn free(w: &World, op: Option<&Op>, dptr: u64) -> Result<(), CUresult
         fp.writes.push(start, size as u64);
     }
     w.sanitizer.complete(op, fp, |a| allocation(w, a));
-    let r = lock(&w.memory).free(dptr);
-    if let Some((start, size)) = range {
-        w.sanitizer.forget(start, size);
+    lock(&w.memory).free(dptr)
+}
+
+/// Runs a graph launch's top-level steps one by one (`run` does a slice of them as the
+/// launch does), collecting each one's footprint (added to the launch's too), and reports
+/// two nodes that touch the same bytes, one writing, with no path of `edges` between them.
+/// A child graph or conditional node counts as one node.
+pub(crate) fn graph_steps(
+    w: &World,
+    op: &Op,
+    steps: &[Step],
+    edges: &[(u64, u64)],
+    run: impl Fn(&[Step]) -> Result<(), CUresult>,
+) -> Result<(), CUresult> {
+    let mut done: Vec<(u64, String, Footprint)> = Vec::new();
+    let mut result = Ok(());
+    for step in steps.iter().filter(|s| s.enabled) {
+        let (r, fp) = footprint::collect(|| run(std::slice::from_ref(step)));
+        footprint::note(&fp);
+        done.push((step.origin, format!("node {:#x} ({})", step.origin, what(&step.node)), fp));
+        if r.is_err() {
+            result = r;
+            break;
+        }
     }
-    r
+    let after = |from: u64, to: u64| reaches(edges, from, to);
+    let mut pairs = Vec::new();
+    for (i, (a, a_what, a_fp)) in done.iter().enumerate() {
+        for (b, b_what, b_fp) in done.iter().skip(i + 1) {
+            if after(*a, *b) || after(*b, *a) {
+                continue;
+            }
+            if let Some(m) = crate::sanitize::meet(a_fp, b_fp) {
+                pairs.push((a_what.clone(), b_what.clone(), m));
+            }
+        }
+    }
+    for (a, b, m) in pairs {
+        let alloc = allocation(w, m.start);
+        w.sanitizer.graph_race(op, &a, &b, &m, alloc);
+    }
+    result
+}
+
+/// Whether a path of `edges` leads from node `from` to node `to`.
+fn reaches(edges: &[(u64, u64)], from: u64, to: u64) -> bool {
+    let mut seen = vec![from];
+    let mut todo = vec![from];
+    while let Some(n) = todo.pop() {
+        for &(x, y) in edges {
+            if x == n && !seen.contains(&y) {
+                if y == to {
+                    return true;
+                }
+                seen.push(y);
+                todo.push(y);
+            }
+        }
+    }
+    false
 }
 
 /// How a report names the allocation holding `addr`.

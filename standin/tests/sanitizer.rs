@@ -28,6 +28,8 @@ const C_CASES: &[(&str, &str)] = &[
     ("free_async_while_used", "race"),
     ("pinned_written_then_read_unordered", "race"),
     ("graph_then_kernel_unordered", "race"),
+    ("graph_nodes_unordered", "race"),
+    ("graph_nodes_ordered", "clean"),
     ("kernel_reads_unwritten", "uninit"),
     ("copy_reads_half_unwritten", "uninit"),
     ("written_before_read", "clean"),

@@ -335,6 +335,41 @@ impl Sanitizer {
         }
     }
 
+    /// Two nodes `a` and `b` of graph launch `launch` meet as `m` with no edge path between
+    /// them: reported (once per pair of nodes and launch).
+    pub(crate) fn graph_race(&self, launch: &Op, a: &str, b: &str, m: &Meeting, alloc: Option<String>) {
+        let verb = |w: bool| if w { "writes" } else { "reads" };
+        let alloc_text = alloc.clone().unwrap_or_else(|| "no live allocation".into());
+        let text = format!(
+            "cudrv-standin sanitizer: race: in {} on {}, {a} {} and {b} {} {} bytes in [{:#x}, {:#x}) of {alloc_text}, and no path of edges orders the two nodes",
+            launch.what.what,
+            launch.what.stream,
+            verb(m.a_writes),
+            verb(m.b_writes),
+            m.bytes,
+            m.start,
+            m.end,
+        ) + &launch.what.issued_text();
+        let j = report::json_string;
+        let json = format!(
+            "{{\"kind\":\"race\",\"graph\":{},\"first\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"second\":{{\"op\":{},\"stream\":{},\"access\":{}}},\"start\":{},\"end\":{},\"bytes\":{},\"ranges\":1,\"allocation\":{}}}",
+            j(&launch.what.what),
+            j(a),
+            j(&launch.what.stream),
+            j(if m.a_writes { "write" } else { "read" }),
+            j(b),
+            j(&launch.what.stream),
+            j(if m.b_writes { "write" } else { "read" }),
+            j(&format!("{:#x}", m.start)),
+            j(&format!("{:#x}", m.end)),
+            m.bytes,
+            alloc.as_deref().map_or_else(|| "null".into(), j),
+        );
+        let r = Report { kind: "race", text, json };
+        report::emit(&r);
+        self.with(|s| s.reports.push(r));
+    }
+
     /// The host learns what `op` knows (a call that returns after its work is done).
     pub(crate) fn host_waited(&self, op: &Op) {
         self.with(|s| s.teach(0, &op.clock));
@@ -503,6 +538,55 @@ struct Met {
     end: u64,
     bytes: u64,
     ranges: u64,
+}
+
+/// Where two footprints meet: the first range, whether each side writes there, and the
+/// bytes in all.
+pub(crate) struct Meeting {
+    pub(crate) start: u64,
+    pub(crate) end: u64,
+    pub(crate) a_writes: bool,
+    pub(crate) b_writes: bool,
+    pub(crate) bytes: u64,
+}
+
+/// The overlap of two sorted, disjoint range lists: the first range and the bytes.
+fn overlap(a: &[(u64, u64)], b: &[(u64, u64)]) -> Option<(u64, u64, u64)> {
+    let (mut i, mut j, mut first, mut bytes) = (0, 0, None, 0);
+    while let (Some(&(s1, e1)), Some(&(s2, e2))) = (a.get(i), b.get(j)) {
+        let (s, e) = (s1.max(s2), e1.min(e2));
+        if s < e {
+            first.get_or_insert((s, e));
+            bytes += e - s;
+        }
+        if e1 < e2 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    first.map(|(s, e)| (s, e, bytes))
+}
+
+/// Where `a` and `b` conflict (one writes what the other reads or writes), if they do.
+pub(crate) fn meet(a: &Footprint, b: &Footprint) -> Option<Meeting> {
+    let (ar, aw) = (a.reads.clone().sorted(), a.writes.clone().sorted());
+    let (br, bw) = (b.reads.clone().sorted(), b.writes.clone().sorted());
+    let cases = [(&aw, &bw, true, true), (&aw, &br, true, false), (&ar, &bw, false, true)];
+    let mut best: Option<Meeting> = None;
+    for (x, y, a_writes, b_writes) in cases {
+        if let Some((start, end, bytes)) = overlap(x, y) {
+            match &mut best {
+                Some(m) => {
+                    m.bytes = m.bytes.max(bytes);
+                    m.a_writes |= a_writes;
+                    m.b_writes |= b_writes;
+                }
+                None => best = Some(Meeting { start, end, a_writes, b_writes, bytes }),
+            }
+        }
+    }
+    best
 }
 
 /// The report of a race between `m.first.earlier` and `later` (`alloc`: the allocation of

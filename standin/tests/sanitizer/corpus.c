@@ -164,6 +164,37 @@ static void graph_then_kernel_unordered(void) {
     twice(y, x, b);
 }
 
+/* A captured fork: two memset nodes of one graph write the same bytes, no edge between
+ * them (`ordered`: the second waits for the first through an event, an edge). */
+static void graph_of_two_memsets(int ordered) {
+    CUstream c, d;
+    CUevent fork, join, between;
+    CUgraph g;
+    CUgraphExec e;
+    CHECK(cuStreamCreate(&c, 1));
+    CHECK(cuStreamCreate(&d, 1));
+    CHECK(cuEventCreate(&fork, 0));
+    CHECK(cuEventCreate(&join, 0));
+    CHECK(cuEventCreate(&between, 0));
+    CHECK(cuStreamBeginCapture_v2(c, 0));
+    CHECK(cuEventRecord(fork, c));
+    CHECK(cuStreamWaitEvent(d, fork, 0));
+    CHECK(cuMemsetD32Async(x, 1, N, c));
+    if (ordered) {
+        CHECK(cuEventRecord(between, c));
+        CHECK(cuStreamWaitEvent(d, between, 0));
+    }
+    CHECK(cuMemsetD32Async(x, 2, N, d));
+    CHECK(cuEventRecord(join, d));
+    CHECK(cuStreamWaitEvent(c, join, 0));
+    CHECK(cuStreamEndCapture(c, &g));
+    CHECK(cuGraphInstantiateWithFlags(&e, g, 0));
+    CHECK(cuGraphLaunch(e, a));
+}
+
+static void graph_nodes_unordered(void) { graph_of_two_memsets(0); }
+static void graph_nodes_ordered(void) { graph_of_two_memsets(1); }
+
 /* A kernel reads memory nothing wrote since it was allocated. */
 static void kernel_reads_unwritten(void) {
     CUdeviceptr z;
@@ -352,6 +383,8 @@ static const struct {
     {"free_async_while_used", free_async_while_used},
     {"pinned_written_then_read_unordered", pinned_written_then_read_unordered},
     {"graph_then_kernel_unordered", graph_then_kernel_unordered},
+    {"graph_nodes_unordered", graph_nodes_unordered},
+    {"graph_nodes_ordered", graph_nodes_ordered},
     {"kernel_reads_unwritten", kernel_reads_unwritten},
     {"copy_reads_half_unwritten", copy_reads_half_unwritten},
     {"written_before_read", written_before_read},
