@@ -90,13 +90,13 @@ pub(crate) fn graph_steps(
                 continue;
             }
             if let Some(m) = crate::sanitize::meet(a_fp, b_fp) {
-                pairs.push((a_what.clone(), b_what.clone(), m));
+                pairs.push(((*a, *b), a_what.clone(), b_what.clone(), m));
             }
         }
     }
-    for (a, b, m) in pairs {
+    for (nodes, a, b, m) in pairs {
         let alloc = allocation(w, m.start);
-        w.sanitizer.graph_race(op, &a, &b, &m, alloc);
+        w.sanitizer.graph_race(op, nodes, &a, &b, &m, alloc);
     }
     result
 }

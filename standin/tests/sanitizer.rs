@@ -185,6 +185,20 @@ fn a_report_names_both_operations_their_streams_the_bytes_and_the_allocation() {
     }
 }
 
+/// Two nodes of one graph that no edge orders: one report naming the launch and both
+/// nodes, though the graph is launched twice.
+#[test]
+fn a_race_inside_a_graph_names_its_nodes_once() {
+    let (out, log) = run_case("graph_nodes_unordered", &[("CUDRV_STANDIN_SANITIZE", "races")]);
+    let err = stderr(&out);
+    assert_eq!(log.len(), 1, "{log:?}");
+    let line = err.lines().find(|l| l.contains("race:")).unwrap();
+    assert!(line.contains("race: in graph launch of exec 0x"), "{line}");
+    assert!(line.contains(", node 0x") && line.contains("(memset of 4096 bytes at 0x"), "{line}");
+    assert!(line.ends_with("no path of edges orders the two nodes"), "{line}");
+    assert!(log[0].contains("\"graph\":\"graph launch of exec 0x"), "{}", log[0]);
+}
+
 /// With `RUST_BACKTRACE=1`, a report shows where the host issued each operation: the C
 /// program's own function.
 #[test]

@@ -335,9 +335,21 @@ impl Sanitizer {
         }
     }
 
-    /// Two nodes `a` and `b` of graph launch `launch` meet as `m` with no edge path between
-    /// them: reported (once per pair of nodes and launch).
-    pub(crate) fn graph_race(&self, launch: &Op, a: &str, b: &str, m: &Meeting, alloc: Option<String>) {
+    /// Two nodes `a` and `b` (handles `nodes`) of graph launch `launch` meet as `m` with no
+    /// edge path between them: reported once per pair of nodes, however often launched.
+    pub(crate) fn graph_race(
+        &self,
+        launch: &Op,
+        nodes: (u64, u64),
+        a: &str,
+        b: &str,
+        m: &Meeting,
+        alloc: Option<String>,
+    ) {
+        // Node handles are below 2^63: the top bit keeps the key apart from operations'.
+        if !self.with(|s| s.reported.insert((nodes.0 | 1 << 63, nodes.1))) {
+            return;
+        }
         let verb = |w: bool| if w { "writes" } else { "reads" };
         let alloc_text = alloc.clone().unwrap_or_else(|| "no live allocation".into());
         let text = format!(

@@ -190,6 +190,7 @@ static void graph_of_two_memsets(int ordered) {
     CHECK(cuStreamEndCapture(c, &g));
     CHECK(cuGraphInstantiateWithFlags(&e, g, 0));
     CHECK(cuGraphLaunch(e, a));
+    CHECK(cuGraphLaunch(e, a));
 }
 
 static void graph_nodes_unordered(void) { graph_of_two_memsets(0); }
