@@ -135,6 +135,11 @@ struct Args {
     #[arg(long, value_name = "PATH", conflicts_with = "real")]
     stand_in_lib: Option<PathBuf>,
 
+    /// Run each cell under the stand-in's sanitizer with these checks (races, init, shared,
+    /// schedule=SEED, all): sets CUDRV_STANDIN_SANITIZE; a cell that reports fails
+    #[arg(long, value_name = "LIST", conflicts_with = "real", value_parser = parse_sanitize)]
+    sanitize: Option<String>,
+
     /// How many cells run at once [default: the number of CPUs]
     #[arg(long, short = 'j', value_name = "N")]
     jobs: Option<usize>,
@@ -154,6 +159,11 @@ struct Args {
     /// The command to run in each cell, after `--`
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
+}
+
+/// A `--sanitize` list, checked as the stand-in reads it.
+fn parse_sanitize(list: &str) -> Result<String, String> {
+    cudrv_standin::SanitizeChecks::parse(list).map(|_| list.to_string())
 }
 
 /// Exit code: every cell passed.
@@ -377,6 +387,9 @@ fn run(args: &Args) -> Result<u8, Failure> {
             };
             if let Some(path) = &loader_path {
                 set.push((ENV_LD_LIBRARY_PATH, path.clone()));
+            }
+            if let Some(list) = &args.sanitize {
+                set.push((cudrv_standin::ENV_SANITIZE, list.into()));
             }
             let gated_log = scratch.path().join(format!("{}.gated", version::display(v)));
             set.push((cell::ENV_GATED_LOG, gated_log.clone().into_os_string()));

@@ -114,6 +114,16 @@ fn a_passing_command_passes_in_every_cell() {
 }
 
 #[test]
+fn sanitize_sets_the_stand_ins_variable_in_every_cell_and_refuses_an_unknown_check() {
+    let script = r#"[ "$CUDRV_STANDIN_SANITIZE" = "races,schedule=4" ]"#;
+    let out = matrix(&["--versions", "12.4,13.0", "--sanitize", "races,schedule=4", "--", "sh", "-c", script], &[]);
+    assert_eq!(out.code, Some(0), "{}{}", out.stdout, out.stderr);
+    let out = matrix(&["--versions", "12.4", "--sanitize", "racy", "--", "true"], &[]);
+    assert_eq!(out.code, Some(2), "{}{}", out.stdout, out.stderr);
+    assert!(out.stderr.contains("unknown check `racy`"), "{}", out.stderr);
+}
+
+#[test]
 fn a_command_failing_below_12_0_fails_only_there() {
     let script = r#"case "$CUDRV_STANDIN_VERSION" in 11.*) echo "first line"; echo "too old: $CUDRV_STANDIN_VERSION" >&2; exit 4;; esac; echo fine"#;
     let out = matrix(&["--versions", "11.3,11.8,12.0,13.0", "--tail", "1", "--", "sh", "-c", script], &[]);

@@ -43,6 +43,7 @@ pub(crate) unsafe fn cu_mem_alloc_pitch(
         let p = pitch_of(width).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
         let size = p.checked_mul(height).ok_or(CUresult::CUDA_ERROR_OUT_OF_MEMORY)?;
         let address = lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?;
+        w.sanitizer.allocated(address, size);
         write(pitch, p)?;
         write(dptr, address)
     });

@@ -229,13 +229,19 @@ pub(crate) fn record_or_run(
     match record(w, s, node)? {
         Some(node) => {
             crate::graph_node::check(w, &node)?;
+            let op = crate::sanitized::issue(w, t, s, &node);
             if crate::graph_node::pageable(w, &node) {
                 t.drain()?;
                 t.ctx.usable()?;
-                return crate::graph_node::run(w, &node, &t.ctx);
+                let r = crate::sanitized::run(w, op.as_ref(), || crate::graph_node::run(w, &node, &t.ctx));
+                // Done before the call returns: the host knows it.
+                if let Some(op) = &op {
+                    w.sanitizer.host_waited(op);
+                }
+                return r;
             }
             let ctx = Arc::clone(&t.ctx);
-            t.submit(move || crate::graph_node::run(w, &node, &ctx)).map(drop)
+            t.submit(move || crate::sanitized::run(w, op.as_ref(), || crate::graph_node::run(w, &node, &ctx))).map(drop)
         }
         None => Ok(()),
     }

@@ -169,7 +169,9 @@ fn synchronize(w: &World, ctx: CUcontext) -> Result<(), CUresult> {
         w.contexts.lookup(from_ptr(ctx))?
     };
     crate::capture::before_sync(w, c.handle)?;
-    c.synchronize()
+    c.synchronize()?;
+    w.sanitizer.host_waited_context(c.handle);
+    Ok(())
 }
 
 pub(crate) unsafe fn cu_ctx_synchronize(w: &World) -> CUresult {

@@ -36,7 +36,7 @@ pub(crate) fn ordered(w: &'static World, s: Option<CUstream>, empty: bool, node:
             crate::graph_node::check(w, &node)?;
             ctx.wait_legacy()?;
             ctx.usable()?;
-            crate::graph_node::run(w, &node, &ctx)
+            crate::sanitized::synchronous(w, &ctx, &node)
         }),
         Some(s) => {
             stream::resolve(w, s).and_then(|t| if empty { Ok(()) } else { capture::record_or_run(w, s, node, &t) })

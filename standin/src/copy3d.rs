@@ -97,7 +97,7 @@ fn issue(w: &'static World, s: Option<CUstream>, nodes: Result<Vec<CopyNode>, CU
             }
             ctx.wait_legacy()?;
             ctx.usable()?;
-            nodes.iter().try_for_each(|n| crate::graph_node::run_copy(w, n))
+            nodes.iter().try_for_each(|n| crate::sanitized::synchronous(w, &ctx, &Node::Copy(*n)))
         }),
         Some(s) => stream::resolve(w, s).and_then(|t| {
             if empty {

@@ -105,6 +105,8 @@ pub(crate) fn cu_init(w: &World, flags: c_uint) -> CUresult {
         return CUresult::CUDA_ERROR_INVALID_VALUE;
     }
     w.initialized.store(true, Ordering::Release);
+    // The sanitizer's checks (CUDRV_STANDIN_SANITIZE) are read by the first cuInit.
+    w.sanitizer.read_checks();
     CUresult::CUDA_SUCCESS
 }
 

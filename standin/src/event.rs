@@ -73,6 +73,7 @@ fn record(w: &World, e: CUevent, s: CUstream) -> Result<(), CUresult> {
     if capture::record_event(w, e, s)? {
         return Ok(());
     }
+    w.sanitizer.record_event(&t, from_ptr(s), from_ptr(e));
     record_on(w, e, t)
 }
 
@@ -162,8 +163,8 @@ pub(crate) unsafe fn cu_ctx_wait_event(w: &World, ctx: CUcontext, e: CUevent) ->
         c.usable()?;
         let (_, at, shared) = recorded(w, e)?;
         capture::before_ctx_wait(w, c.handle, e)?;
-        let t =
-            crate::model::stream::Target { queue: Arc::clone(&c.default_queue), ctx: c, legacy: true, blocking: false };
+        let t = crate::sanitized::legacy(&c);
+        w.sanitizer.wait_event(&t, 0, from_ptr(e));
         if let Some(path) = shared.filter(|p| !shared_event::is_complete(p)) {
             let n = shared_event::newest(&path);
             t.push(Box::new(move || shared_event::wait(&path, n)))?;
@@ -219,7 +220,10 @@ pub(crate) unsafe fn cu_event_query(w: &World, e: CUevent) -> CUresult {
         match at {
             Some((q, p)) if !q.reached(p) => Err(CUresult::CUDA_ERROR_NOT_READY),
             _ if shared.is_some_and(|path| !shared_event::is_complete(&path)) => Err(CUresult::CUDA_ERROR_NOT_READY),
-            _ => Ok(()),
+            _ => {
+                w.sanitizer.host_waited_event(from_ptr(e));
+                Ok(())
+            }
         }
     });
     status(r)
@@ -237,6 +241,7 @@ pub(crate) unsafe fn cu_event_synchronize(w: &World, e: CUevent) -> CUresult {
         if let Some(path) = shared {
             shared_event::wait(&path, shared_event::newest(&path));
         }
+        w.sanitizer.host_waited_event(from_ptr(e));
         ctx.usable()
     });
     status(r)
@@ -282,6 +287,7 @@ pub(crate) unsafe fn cu_stream_wait_event(w: &World, s: CUstream, e: CUevent, fl
         if capture::wait_event(w, s, e, flags)? {
             return Ok(());
         }
+        w.sanitizer.wait_event(&t, from_ptr(s), from_ptr(e));
         if let Some(path) = shared.filter(|p| !shared_event::is_complete(p)) {
             // Later work waits for the other process's newest record as of now.
             let n = shared_event::newest(&path);

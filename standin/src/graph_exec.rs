@@ -197,13 +197,13 @@ fn events(steps: &[Step], record: bool) -> Vec<u64> {
 
 fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult> {
     let h = from_ptr(e);
-    let (steps, defaults) = {
+    let (steps, defaults, edges) = {
         let execs = lock(&w.execs);
         let exec = execs.get(h)?;
         let all = lock(&w.conditionals);
         let defaults: Vec<(u64, u32)> =
             exec.conditionals.iter().filter_map(|c| all.get(c).and_then(|d| d.default).map(|v| (*c, v))).collect();
-        (exec.steps.clone(), defaults)
+        (exec.steps.clone(), defaults, exec.edges.clone())
     };
     let t = stream::resolve(w, s)?;
     crate::capture::refuse(w, s)?;
@@ -217,9 +217,18 @@ fn launch(w: &'static World, e: CUgraphExec, s: CUstream) -> Result<(), CUresult
     let ctx = Arc::clone(&t.ctx);
     let records = events(&steps, true);
     let has_host = any(&steps, |n| n.host_call().is_some());
+    // One operation of the stream, with every node's footprint.
+    let op = w.sanitizer.issue(&t, from_ptr(s), || format!("graph launch of exec {h:#x}"));
     let work = move || {
-        defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
-        run_steps(w, &steps, &ctx)
+        crate::sanitized::run(w, op.as_ref(), || {
+            defaults.iter().try_for_each(|&(c, v)| set_condition(w, c, v))?;
+            match &op {
+                // Sanitized: each node's footprint apart, for races between nodes no edge
+                // orders.
+                Some(op) => crate::sanitized::graph_steps(w, op, &steps, &edges, |one| run_steps(w, one, &ctx)),
+                None => run_steps(w, &steps, &ctx),
+            }
+        })
     };
     let position = if has_host {
         // Host nodes run on the driver thread: the whole launch is queued.

@@ -7,6 +7,7 @@ use cudrv::sys::CUresult;
 use crate::model::context::Context;
 use crate::model::graph::{CopyNode, End, KernelCode, KernelNode, MemsetNode, Node};
 use crate::model::image::FAULT_KERNEL;
+use crate::run::footprint::{self, Footprint};
 use crate::run::lock::lock;
 use crate::run::{kernels, ptx};
 use crate::world::World;
@@ -24,10 +25,15 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             }
             return Ok(());
         }
-        Some(KernelCode::Host(code)) => match kernels::run(&memory, code, k.grid, k.block, k.values.clone()) {
-            Ok(()) => return Ok(()),
-            Err(e) => (e.status(), e.is_sticky()),
-        },
+        Some(KernelCode::Host(code)) => {
+            // A host kernel's accesses are not followed: the sanitizer assumes it may
+            // have written anything.
+            w.sanitizer.unknown_writes();
+            match kernels::run(&memory, code, k.grid, k.block, k.values.clone()) {
+                Ok(()) => return Ok(()),
+                Err(e) => (e.status(), e.is_sticky()),
+            }
+        }
         Some(KernelCode::Ptx { module, globals, shared }) => {
             let launch = ptx::PtxLaunch {
                 module,
@@ -39,7 +45,16 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
                 globals,
                 stack: crate::ctx_query::stack_size(w, ctx.handle),
             };
-            match ptx::run(&memory, &launch) {
+            // Sanitized: the addresses the kernel touches are its footprint (checked once
+            // per launch; the plain path is unchanged).
+            let ran = if footprint::collecting() {
+                let (r, fp) = ptx::run_recorded(&memory, &launch);
+                footprint::note(&fp);
+                r
+            } else {
+                ptx::run(&memory, &launch)
+            };
+            match ran {
                 Ok(()) => return Ok(()),
                 Err(fault) => ptx::status_of(&fault),
             }
@@ -164,12 +179,38 @@ pub(crate) fn run_memset(w: &World, m: &MemsetNode) -> Result<(), CUresult> {
     Ok(())
 }
 
+/// What a copy or memset reads and writes, by its arguments.
+fn footprint_of(node: &Node) -> Footprint {
+    let mut fp = Footprint::default();
+    let addr = |e: End| match e {
+        End::Device(d) => d,
+        End::Host(p) => p as u64,
+    };
+    match node {
+        Node::Copy(c) => {
+            fp.reads.push(addr(c.src), c.len as u64);
+            fp.writes.push(addr(c.dst), c.len as u64);
+        }
+        Node::Memset(m) => {
+            let bytes = m.count.saturating_mul(m.width) as u64;
+            for row in 0..m.rows {
+                fp.writes.push(m.dst.saturating_add(row.saturating_mul(m.pitch) as u64), bytes);
+            }
+        }
+        _ => {}
+    }
+    fp
+}
+
 /// Does the device work of `node` in `ctx` now (a host node: nothing; see
 /// [`Node::host_call`]; event, child graph and conditional nodes: nothing, a graph launch
 /// does them, `graph_exec.rs`; an allocation node: nothing, its launch allocated it,
 /// `graph_mem_exec.rs`; a free node frees its allocation; an external semaphore node:
 /// nothing, `extsem.rs`).
 pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult> {
+    if matches!(node, Node::Copy(_) | Node::Memset(_)) && footprint::collecting() {
+        footprint::note(&footprint_of(node));
+    }
     match node {
         Node::Empty
         | Node::Host(_)
@@ -180,7 +221,10 @@ pub(crate) fn run(w: &World, node: &Node, ctx: &Context) -> Result<(), CUresult>
         | Node::MemAlloc(_)
         | Node::ExtSem(_) => Ok(()),
         Node::MemFree(a) => lock(&w.memory).free(*a),
-        Node::BatchMemOp(m) => crate::stream_memop::run_params(w, &m.ops),
+        Node::BatchMemOp(m) => {
+            w.sanitizer.unknown_writes();
+            crate::stream_memop::run_params(w, &m.ops)
+        }
         Node::Kernel(k) => run_kernel(w, k, ctx),
         Node::Copy(c) => run_copy(w, c),
         Node::Memset(m) => run_memset(w, m),

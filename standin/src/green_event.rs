@@ -58,6 +58,7 @@ fn record(w: &World, g: CUgreenCtx, e: CUevent) -> Result<(), CUresult> {
     if !pending.is_empty() {
         t.queue.push_after(pending, Box::new(|| {}))?;
     }
+    w.sanitizer.record_event_of_context(t.ctx.handle, crate::entry::from_ptr(e));
     event::record_on(w, e, t)
 }
 

@@ -49,5 +49,10 @@ pub(crate) unsafe fn cu_mem_free_host(w: &World, p: *mut c_void) -> CUresult {
     if p.is_null() {
         return CUresult::CUDA_SUCCESS;
     }
-    status(lock(&w.memory).free_pinned(from_ptr(p)))
+    let range = lock(&w.memory).describe(from_ptr(p)).map(|i| (i.start, i.size));
+    let r = lock(&w.memory).free_pinned(from_ptr(p));
+    if let (Ok(()), Some((start, size))) = (&r, range) {
+        w.sanitizer.forget(start, size);
+    }
+    status(r)
 }

@@ -92,6 +92,13 @@
 //! - A ledger of each world's live allocations and handles, double frees, uses after free,
 //!   double destroys and duplicate IPC imports ([`ledger`] for the default world,
 //!   [`StandIn::ledger`] for a stand-in's own).
+//! - A sanitizer (`docs/sanitizer.md`): [`ENV_SANITIZE`] (`CUDRV_STANDIN_SANITIZE=races,init`)
+//!   reports operations that touch the same bytes with nothing in CUDA's ordering rules
+//!   between them, and reads of device memory never written, on stderr and as JSON lines
+//!   in `CUDRV_STANDIN_SANITIZE_LOG`, and makes the process exit with status 66 after a
+//!   summary; `schedule=SEED` delays each stream's work adversarially.
+//!   [`StandIn::sanitize`] and [`StandIn::sanitizer_reports`] do the same for one
+//!   stand-in in a test.
 //! - A kernel of a fake image named [`FAULT_KERNEL`] makes its context sticky-failed:
 //!   every later call that uses the context returns CUDA_ERROR_ILLEGAL_ADDRESS until it
 //!   is destroyed (a primary context: reset or released for the last time).
@@ -411,6 +418,8 @@ mod pool_access;
 mod pool_attr;
 mod primary;
 mod run;
+mod sanitize;
+mod sanitized;
 mod stream;
 mod stream_attr;
 mod stream_memop;
@@ -441,6 +450,7 @@ pub use run::kernels::{
     cudrv_standin_register_kernel, register_kernel, registered_kernels, unregister_kernel, CudrvStandinKernel,
     CudrvStandinThread, Dim3, KernelError, Param, Scalar, Thread,
 };
+pub use sanitize::{Checks as SanitizeChecks, Report as SanitizerReport};
 use world::World;
 
 /// The README's examples, compiled and run as doctests so that they stay true.
@@ -483,6 +493,10 @@ pub const MIN_VERSION: u32 = 2000;
 pub const DEFAULT_VERSION: u32 = cudrv::table::HEADER_VERSION;
 /// Environment variable choosing the version of the exported symbols (`12.4` or `12040`).
 pub const ENV_VERSION: &str = "CUDRV_STANDIN_VERSION";
+
+/// The environment variable that turns the sanitizer on (docs/sanitizer.md): a list of
+/// `races`, `init`, `shared`, `schedule=SEED` or `all`, read once per process.
+pub const ENV_SANITIZE: &str = sanitize::VAR;
 
 /// One emulated driver in this process: a world of its own (its devices, contexts,
 /// memory, ... and ledger) answering as a driver of one version.
@@ -631,6 +645,22 @@ impl StandIn {
     /// The 4-argument `cuGetProcAddress`, which every version has.
     pub fn get_proc_address_v1(&self) -> GetProcAddress {
         GetProcAddress::V1(gpa::gpa_v1_of(self.slot).unwrap_or(gpa::gpa_v1::<0>))
+    }
+
+    /// Sets the sanitizer's checks for this stand-in (docs/sanitizer.md), as
+    /// `CUDRV_STANDIN_SANITIZE` does for every stand-in of a process: a list such as
+    /// `races`; an empty list turns it off. What it had seen is forgotten. A list that does
+    /// not parse is refused with the reason.
+    pub fn sanitize(&self, list: &str) -> Result<(), String> {
+        let checks = SanitizeChecks::parse(list)?;
+        self.world().sanitizer.set(checks);
+        Ok(())
+    }
+
+    /// The sanitizer's reports in this stand-in so far (each was also written to stderr
+    /// and to `CUDRV_STANDIN_SANITIZE_LOG`).
+    pub fn sanitizer_reports(&self) -> Vec<SanitizerReport> {
+        self.world().sanitizer.reports()
     }
 
     /// A cudrv [`Driver`] over this stand-in.

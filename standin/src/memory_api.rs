@@ -12,7 +12,7 @@
 
 use cudrv::sys::*;
 
-use crate::entry::{non_null, status, write};
+use crate::entry::{from_ptr, non_null, status, write};
 use crate::model::memory::AllocationKind;
 use crate::model::memory::Owner;
 use crate::run::lock::lock;
@@ -27,7 +27,9 @@ pub(crate) unsafe fn cu_mem_alloc(w: &World, dptr: *mut CUdeviceptr, size: usize
         write(dptr, 0)?;
         let c = w.contexts.current()?;
         capture::before_unsafe_call(w, CUresult::CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)?;
-        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?)
+        let a = lock(&w.memory).alloc(size, AllocationKind::Device, None, Owner::of(&c))?;
+        w.sanitizer.allocated(a, size);
+        write(dptr, a)
     });
     status(r)
 }
@@ -38,8 +40,12 @@ pub(crate) unsafe fn cu_mem_free(w: &World, dptr: CUdeviceptr) -> CUresult {
     if dptr == 0 {
         return CUresult::CUDA_SUCCESS;
     }
+    let range = lock(&w.memory).range(dptr).ok();
     let r = w.contexts.current().and_then(|_| lock(&w.memory).free(dptr));
     if r.is_ok() {
+        if let Some((start, size)) = range {
+            w.sanitizer.forget(start, size);
+        }
         crate::managed::forget(w, dptr);
     }
     status(r)
@@ -103,7 +109,9 @@ pub(crate) unsafe fn cu_mem_alloc_async(w: &World, dptr: *mut CUdeviceptr, size:
             return write(dptr, 0);
         }
         let pool = pool_attr::current_pool(w, t.ctx.device)?;
-        write(dptr, lock(&w.memory).alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?)
+        let a = lock(&w.memory).alloc(size, AllocationKind::Async, Some(pool), Owner::of(&t.ctx))?;
+        w.sanitizer.allocated(a, size);
+        write(dptr, a)
     });
     status(r)
 }
@@ -121,7 +129,8 @@ pub(crate) unsafe fn cu_mem_free_async(w: &'static World, dptr: CUdeviceptr, s: 
             return Ok(());
         }
         lock(&w.memory).begin_free(dptr)?;
-        t.submit(move || lock(&w.memory).free(dptr)).map(drop)
+        let op = w.sanitizer.issue(&t, from_ptr(s), || format!("stream-ordered free of {dptr:#x}"));
+        t.submit(move || crate::sanitized::free(w, op.as_ref(), dptr)).map(drop)
     });
     status(r)
 }

@@ -21,6 +21,7 @@ use cudrv::sys::*;
 use crate::device::valid_device;
 use crate::entry::{from_ptr, non_null, status, write};
 use crate::model::context::Context;
+use crate::model::graph::{CopyNode, End, Node};
 use crate::run::lock::lock;
 use crate::stream;
 use crate::world::World;
@@ -122,13 +123,23 @@ fn copy_peer(
             m.check_device(src, n)?;
             m.check_device(dst, n)?;
         }
+        let node = Node::Copy(CopyNode { dst: End::Device(dst), src: End::Device(src), len: n });
         match s {
-            Some(t) => t.submit(move || lock(&w.memory).copy_device(dst, src, n)).map(drop),
+            Some(t) => {
+                let op = w.sanitizer.issue(t, 0, || crate::sanitized::what(&node));
+                let ctx = Arc::clone(&t.ctx);
+                let work = move || crate::sanitized::run(w, op.as_ref(), || crate::graph_node::run(w, &node, &ctx));
+                t.submit(work).map(drop)
+            }
             None => {
-                if let Ok(ctx) = w.contexts.current() {
+                let ctx = w.contexts.current();
+                if let Ok(ctx) = &ctx {
                     ctx.wait_legacy()?;
                 }
-                lock(&w.memory).copy_device(dst, src, n)
+                match ctx {
+                    Ok(ctx) => crate::sanitized::synchronous(w, &ctx, &node),
+                    Err(_) => lock(&w.memory).copy_device(dst, src, n),
+                }
             }
         }
     });

@@ -149,10 +149,9 @@ pub(crate) unsafe fn cu_mem_alloc_from_pool_async(
         if size == 0 {
             return write(dptr, 0);
         }
-        write(
-            dptr,
-            lock(&w.memory).alloc(size, AllocationKind::Pool, Some(h), crate::model::memory::Owner::of(&t.ctx))?,
-        )
+        let a = lock(&w.memory).alloc(size, AllocationKind::Pool, Some(h), crate::model::memory::Owner::of(&t.ctx))?;
+        w.sanitizer.allocated(a, size);
+        write(dptr, a)
     });
     status(r)
 }

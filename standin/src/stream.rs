@@ -158,6 +158,7 @@ pub(crate) unsafe fn cu_stream_synchronize(w: &World, s: CUstream) -> CUresult {
     status(resolve(w, s).and_then(|t| {
         capture::refuse(w, s)?;
         t.drain()?;
+        w.sanitizer.host_waited_stream(&t, from_ptr(s));
         t.ctx.usable()
     }))
 }
@@ -167,7 +168,10 @@ pub(crate) unsafe fn cu_stream_synchronize(w: &World, s: CUstream) -> CUresult {
 pub(crate) unsafe fn cu_stream_query(w: &World, s: CUstream) -> CUresult {
     match resolve(w, s).and_then(|t| capture::refuse(w, s).map(|()| t)) {
         Ok(t) if t.busy() => CUresult::CUDA_ERROR_NOT_READY,
-        Ok(_) => CUresult::CUDA_SUCCESS,
+        Ok(t) => {
+            w.sanitizer.host_waited_stream(&t, from_ptr(s));
+            CUresult::CUDA_SUCCESS
+        }
         Err(e) => e,
     }
 }

@@ -180,6 +180,12 @@ fn enqueue(w: &World, s: CUstream, ops: Vec<Op>, raw: Vec<CUstreamBatchMemOpPara
     }
     // Queued work outlives the call: it holds the world by its slot.
     let w: &'static World = World::of(w.slot()).unwrap_or(World::at::<0>());
+    // The sanitizer does not follow memory operations' values: their writes may be
+    // anything, and a wait may be for any work issued before it.
+    w.sanitizer.unknown_writes();
+    if ops.iter().any(|op| matches!(op, Op::Wait { .. })) {
+        w.sanitizer.wait_for_anything(&t, crate::entry::from_ptr(s));
+    }
     if !ops.iter().any(|op| matches!(op, Op::Wait { .. })) {
         return t.submit(move || ops.iter().try_for_each(|&op| run(w, op))).map(drop);
     }

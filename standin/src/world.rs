@@ -116,6 +116,8 @@ pub(crate) struct World {
     /// The driver's own thread, for callbacks that belong to no stream (user object
     /// destructors).
     pub(crate) driver_thread: LazyLock<Arc<Queue>>,
+    /// The sanitizer's checks and what it has seen (`sanitize/`).
+    pub(crate) sanitizer: crate::sanitize::Sanitizer,
 }
 
 /// The worlds of this process, by slot.
@@ -163,6 +165,7 @@ impl World {
             misc: Mutex::new(crate::model::misc::Misc::new()),
             extres: Mutex::new(crate::model::extres::ExtRes::new()),
             driver_thread: LazyLock::new(Queue::new),
+            sanitizer: crate::sanitize::Sanitizer::new(),
         }
     }
 
@@ -213,6 +216,7 @@ impl World {
             misc,
             extres,
             driver_thread: _,
+            sanitizer: _,
         } = World::new();
         self.initialized.store(initialized.into_inner(), Release);
         self.shut_down.store(shut_down.into_inner(), Release);
@@ -247,6 +251,7 @@ impl World {
         replace(&self.greens, greens);
         replace(&self.misc, misc);
         replace(&self.extres, extres);
+        self.sanitizer.reset();
     }
 
     /// The world of slot `W` (the default world if `W` is out of range, which the

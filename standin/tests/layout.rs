@@ -63,6 +63,11 @@ const ALLOWED_STATICS: &[(&str, &str, &str)] = &[
     ("src/run/thread.rs", "NEXT_THREAD_KEY", "thread names"),
     ("src/run/callback.rs", "INSIDE", "whether this thread runs a program's callback"),
     ("src/run/queue.rs", "WORKING_FOR", "the queue this driver thread serves"),
+    ("src/run/footprint.rs", "OPEN", "the footprint of the sanitized operation this thread does"),
+    ("src/sanitize/config.rs", "FROM_ENV", "CUDRV_STANDIN_SANITIZE, read once"),
+    ("src/run/schedule.rs", "ON", "the adversarial schedule is process-wide, as its variable"),
+    ("src/run/schedule.rs", "SEED", "the adversarial schedule is process-wide, as its variable"),
+    ("src/sanitize/report.rs", "REPORTED", "sanitizer reports of the process, for its exit status"),
 ];
 
 /// The name a line declares as a `static`, if it declares one.

@@ -126,6 +126,19 @@ impl Target {
             r
         };
         let after = self.implicit();
+        if crate::run::schedule::on() {
+            // The adversarial schedule: queued behind a delay, never done at once.
+            let place = self.ctx.all_queues().iter().position(|q| Arc::ptr_eq(q, &self.queue)).unwrap_or(0);
+            let position = self.queue.position().saturating_add(1);
+            let delay = crate::run::schedule::delay(place, position);
+            return self.queue.push_after(
+                after,
+                Box::new(move || {
+                    std::thread::sleep(delay);
+                    let _ = work(false);
+                }),
+            );
+        }
         if after.is_empty() {
             let ran = self.queue.exec(work)?;
             let position = ran.position();

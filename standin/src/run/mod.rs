@@ -4,10 +4,13 @@
 
 pub(crate) mod backing;
 pub(crate) mod callback;
+pub(crate) mod footprint;
 pub(crate) mod kernels;
 pub(crate) mod lock;
 pub(crate) mod ptx;
 pub(crate) mod queue;
+pub(crate) mod recorded;
+pub(crate) mod schedule;
 pub(crate) mod shared_event;
 pub(crate) mod texture;
 pub(crate) mod thread;

@@ -12,13 +12,15 @@
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use cudrv::sys::CUresult;
 use cudrv_ptx::{BadAddress, Fault, GlobalMemory};
 
 use crate::run::backing::Backing;
+use crate::run::footprint::Footprint;
 use crate::run::kernels::Memory;
+use crate::run::recorded::Recorded;
 
 /// One launch of a PTX kernel, its parameters already read.
 pub(crate) struct PtxLaunch<'a> {
@@ -62,7 +64,27 @@ pub(crate) fn status_of(fault: &Fault) -> (CUresult, bool) {
 
 /// Runs the launch over its grid on the host's cores; the executor's fault if it fails.
 pub(crate) fn run(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> Result<(), Fault> {
-    let device = Device { lookup: memory, id: next_launch(), stack: launch.stack };
+    run_with(memory, launch, None)
+}
+
+/// As [`run`], with the bytes the kernel's plain loads and stores touched (sanitized
+/// launches: `run/recorded.rs`).
+pub(crate) fn run_recorded(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> (Result<(), Fault>, Footprint) {
+    let fp = Mutex::new(Footprint::default());
+    let r = run_with(memory, launch, Some(&fp));
+    (r, fp.into_inner().unwrap_or_else(|e| e.into_inner()))
+}
+
+fn run_with(memory: Memory<'_>, launch: &PtxLaunch<'_>, record: Option<&Mutex<Footprint>>) -> Result<(), Fault> {
+    let checked = Device { lookup: memory, id: next_launch(), stack: launch.stack };
+    let recorded;
+    let device: &dyn GlobalMemory = match record {
+        Some(fp) => {
+            recorded = Recorded { inner: &checked, fp };
+            &recorded
+        }
+        None => &checked,
+    };
     let params: Vec<&[u8]> = launch.params.iter().map(Vec::as_slice).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let r = launch.module.launch_with(
@@ -72,7 +94,7 @@ pub(crate) fn run(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> Result<(), Faul
         launch.shared,
         &params,
         launch.globals,
-        &device,
+        device,
         threads,
     );
     // The calling thread may run blocks itself: it forgets this launch's allocations.
