@@ -20,6 +20,8 @@
 //!   nodes, and the driver version each needs.
 //! - [`gpu_free_kernels`]: testing a program's own kernels without a GPU: CUDA C to PTX,
 //!   run by the stand-in's PTX executor in `cargo test`, across driver versions.
+//! - [`sanitizer`]: the stand-in's sanitizer: stream-order races, adversarial schedules
+//!   and reads of unwritten memory, found with no GPU.
 //! - [`performance`]: measured per-call, loading and handle cost.
 //! - [`driver_facts`]: what real drivers were seen to do, which the stand-in follows.
 
@@ -47,6 +49,9 @@ pub mod execution {}
 pub mod graphs {}
 #[doc = include_str!("../docs/gpu-free-kernels.md")]
 pub mod gpu_free_kernels {}
+
+#[doc = include_str!("../docs/sanitizer.md")]
+pub mod sanitizer {}
 
 #[doc = include_str!("../docs/performance.md")]
 pub mod performance {}

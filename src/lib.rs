@@ -118,7 +118,8 @@
 //! [kernels: attributes, globals, JIT options, occupancy](docs::kernels),
 //! [streams and execution resources: priorities, attributes, capture modes, limits,
 //! green contexts, IPC events](docs::execution),
-//! [performance](docs::performance), [driver facts](docs::driver_facts).
+//! [the stand-in's sanitizer](docs::sanitizer), [performance](docs::performance),
+//! [driver facts](docs::driver_facts).
 
 #![deny(
     clippy::unwrap_used,
