@@ -164,6 +164,15 @@ impl State {
     }
 
     /// Agent `a` learns `c`.
+    /// What all the streams of context `ctx` know, joined.
+    fn context_clock(&self, ctx: u64) -> Clock {
+        let mut c = Clock::default();
+        for a in self.agents.iter().filter(|a| a.ctx == ctx) {
+            c.join(&a.clock);
+        }
+        c
+    }
+
     fn teach(&mut self, a: usize, c: &Clock) {
         if let Some(x) = self.agents.get_mut(a) {
             x.clock.join(c);
@@ -402,10 +411,7 @@ impl Sanitizer {
             return;
         }
         self.with(|s| {
-            let mut c = Clock::default();
-            for a in s.agents.iter().filter(|a| a.ctx == ctx) {
-                c.join(&a.clock);
-            }
+            let c = s.context_clock(ctx);
             s.events.insert(e, c);
         });
     }
@@ -474,10 +480,7 @@ impl Sanitizer {
             return;
         }
         self.with(|s| {
-            let mut c = Clock::default();
-            for a in s.agents.iter().filter(|a| a.ctx == ctx) {
-                c.join(&a.clock);
-            }
+            let c = s.context_clock(ctx);
             s.teach(0, &c);
         });
     }
