@@ -151,6 +151,7 @@ mod resources;
 mod scope;
 pub mod sys;
 pub mod table;
+mod typed;
 pub mod version;
 
 // Every public type is listed on the crate page (`scripts/check-docs.sh` checks it): the

@@ -8,6 +8,8 @@
 //! - `p.rs` / `pw.rs` / `pc.rs`: a silent, a reporting and a checked wrapper for every
 //!   variant and every name.
 //! - `calls.rs`: one `Call` constant per variant and name, for errors and reports.
+//! - `typed.rs`: a safe typed form of every entry point whose arguments are handles,
+//!   plain values and single in- or out-values (see [`typed`]).
 //! - the stand-in driver's `entries.rs`: one entry point with the exact C signature per
 //!   variant, and the `Table` type that `standin/src/table.rs` fills.
 //! - the stand-in driver's `exports.rs`: one exported C function per name cuda.h declares
@@ -23,6 +25,7 @@ mod emit;
 mod entries;
 mod interop;
 mod model;
+mod typed;
 
 use std::fs;
 use std::path::Path;
@@ -151,6 +154,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
     };
     let model = Model::build(&file, &cuda)?;
     let files = emit::emit(&file, &model)?;
+    let typed = typed::typed(&file, &model, &typed::Docs::read(include)?);
     fs::create_dir_all(out.cudrv).map_err(|e| format!("{}: {e}", out.cudrv.display()))?;
     let all = [
         ("sys.rs", &files.sys),
@@ -159,6 +163,7 @@ pub fn generate(wrapper: &Path, include: &Path, out: &Outputs<'_>) -> Result<Mod
         ("pw.rs", &files.pw),
         ("pc.rs", &files.pc),
         ("calls.rs", &files.calls),
+        ("typed.rs", &typed),
     ];
     for (name, text) in all {
         write(&out.cudrv.join(name), text)?;

@@ -230,8 +230,7 @@ impl Kind for ArrayKind {
                 s.synchronize_raw()?;
             }
         }
-        // SAFETY: no arguments; the array's context is current (release_context).
-        unsafe { pc.cuCtxSynchronize() }?;
+        pc.0.typed().cuCtxSynchronize()?;
         // SAFETY: released once, from the last clone, after its uses.
         unsafe { pc.cuArrayDestroy(raw) }
     }
@@ -255,9 +254,9 @@ impl Array {
     /// naming the field). On error nothing is created.
     pub fn new(context: &Context, desc: ArrayDescriptor) -> Result<Array, Error> {
         desc.check("Array::new")?;
-        let pc = context.driver().pc();
+        let t = context.driver().typed();
         let owner = ArrayOwner { context: context.clone(), desc, uses: Mutex::new(Vec::new()) };
-        let handle = Handle::create_out(owner, context.as_raw(), |raw| {
+        let handle = Handle::create_in(owner, context.as_raw(), || {
             if desc.depth == 0 && desc.flags == ArrayFlags::NONE {
                 let d = CUDA_ARRAY_DESCRIPTOR {
                     Width: desc.width,
@@ -265,12 +264,10 @@ impl Array {
                     Format: desc.format.to_raw(),
                     NumChannels: desc.channels,
                 };
-                // SAFETY: `raw` is a valid out-pointer, `d` a valid descriptor.
-                unsafe { pc.cuArrayCreate(raw, &d) }
+                t.cuArrayCreate(&d)
             } else {
                 let d = desc.to_raw_3d();
-                // SAFETY: `raw` is a valid out-pointer; `d` a 3D descriptor checked by `desc.check`.
-                unsafe { pc.cuArray3DCreate(raw, &d) }
+                t.cuArray3DCreate(&d)
             }
         })?;
         Ok(Array(handle))
@@ -284,10 +281,7 @@ impl Array {
     /// The descriptor as the driver reports it (`cuArray3DGetDescriptor`). A format cudrv
     /// does not name is returned as an [`InvalidArgument`] naming it.
     pub fn descriptor(&self) -> Result<ArrayDescriptor, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut d = CUDA_ARRAY3D_DESCRIPTOR::default();
-        // SAFETY: a valid out-pointer; the array is live while we hold it.
-        self.context().run(|| unsafe { pc.cuArray3DGetDescriptor(&mut d, raw) })?;
+        let d = self.context().run(|| self.0.driver().typed().cuArray3DGetDescriptor(self.live()))?;
         let format = ArrayFormat::from_raw(d.Format).ok_or_else(|| {
             InvalidArgument::new("Array::descriptor", format!("the driver reports format {}", d.Format.0))
         })?;

@@ -66,9 +66,8 @@ fn int_of(bytes: usize) -> c_int {
 }
 
 /// The string the driver returned through `get` (driver-owned, NUL-terminated), copied.
-fn name_of(get: impl FnOnce(*mut *const c_char) -> Result<(), CudaError>) -> Result<String, CudaError> {
-    let mut name: *const c_char = std::ptr::null();
-    get(&mut name)?;
+fn name_of(name: Result<*const c_char, CudaError>) -> Result<String, CudaError> {
+    let name = name?;
     if name.is_null() {
         return Ok(String::new());
     }
@@ -100,11 +99,7 @@ impl Function {
     #[inline]
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, Error> {
         Ok(self.0.owner().fixed.get(attribute, || {
-            let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
-            let mut value: c_int = 0;
-            // SAFETY: a live function (its module is held) and a valid out-pointer.
-            self.run(|| unsafe { pc.cuFuncGetAttribute(&mut value, attr, raw) })?;
-            Ok(value)
+            self.run(|| self.driver().typed().cuFuncGetAttribute(attribute.raw(), self.live()))
         })?)
     }
 
@@ -112,9 +107,8 @@ impl Function {
     /// a value out of range with `CUDA_ERROR_INVALID_VALUE`. On error nothing changed.
     #[inline]
     pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32) -> Result<(), Error> {
-        let (pc, raw, attr) = (self.driver().pc(), self.as_raw(), attribute.raw());
-        // SAFETY: a live function.
-        Ok(self.run(|| unsafe { pc.cuFuncSetAttribute(raw, attr, value) })?)
+        let t = self.driver().typed();
+        Ok(self.run(|| t.cuFuncSetAttribute(self.live(), attribute.raw(), value))?)
     }
 
     /// Its attributes, read together (one `cuFuncGetAttribute` each, the read-only ones
@@ -155,37 +149,28 @@ impl Function {
     /// Sets its cache preference (`cuFuncSetCacheConfig`). A hint, ignored by devices with
     /// a fixed split.
     pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), Error> {
-        let (pc, raw, config) = (self.driver().pc(), self.as_raw(), config.raw());
-        // SAFETY: a live function.
-        Ok(self.run(|| unsafe { pc.cuFuncSetCacheConfig(raw, config) })?)
+        let t = self.driver().typed();
+        Ok(self.run(|| t.cuFuncSetCacheConfig(self.live(), config.raw()))?)
     }
 
     /// Its name as the module has it (`cuFuncGetName`, driver 12.3+: on an older one the
     /// error says which version it needs). Mangled for C++ kernels not declared `extern "C"`.
     pub fn name(&self) -> Result<String, Error> {
-        let (pc, raw) = (self.driver().pc(), self.as_raw());
-        // SAFETY: a live function and a valid out-pointer.
-        Ok(name_of(|out| unsafe { pc.cuFuncGetName(out, raw) })?)
+        Ok(name_of(self.driver().typed().cuFuncGetName(self.live()))?)
     }
 
     /// Where parameter `index` lies in the parameter buffer (`cuFuncGetParamInfo`, driver
     /// 12.4+). An index past the last parameter is `CUDA_ERROR_INVALID_VALUE`.
     pub fn param_info(&self, index: usize) -> Result<ParamInfo, Error> {
-        let (pc, raw) = (self.driver().pc(), self.as_raw());
-        let (mut offset, mut size) = (0usize, 0usize);
-        // SAFETY: a live function and valid out-pointers.
-        self.run(|| unsafe { pc.cuFuncGetParamInfo(raw, index, &mut offset, &mut size) })?;
+        let t = self.driver().typed();
+        let (offset, size) = self.run(|| t.cuFuncGetParamInfo(self.live(), index))?;
         Ok(ParamInfo { offset, size })
     }
 
     /// How many parameters the function takes (`cuFuncGetParamCount`, driver 13.2+: on an
     /// older one the error says which version it needs).
     pub fn param_count(&self) -> Result<usize, Error> {
-        let (pc, raw) = (self.driver().pc(), self.as_raw());
-        let mut count = 0usize;
-        // SAFETY: a live function and a valid out-pointer.
-        self.run(|| unsafe { pc.cuFuncGetParamCount(raw, &mut count) })?;
-        Ok(count)
+        Ok(self.run(|| self.driver().typed().cuFuncGetParamCount(self.live()))?)
     }
 
     /// Every parameter's place: [`Function::param_count`] of them on driver 13.2+, else
@@ -200,19 +185,15 @@ impl Function {
 impl Kernel {
     /// The value of `attribute` on `device` (`cuKernelGetAttribute`).
     pub fn attribute(&self, attribute: FunctionAttribute, device: &Device) -> Result<i32, Error> {
-        let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
-        let mut value: c_int = 0;
-        // SAFETY: a live kernel (its library is held) and a valid out-pointer.
-        unsafe { pc.cuKernelGetAttribute(&mut value, attr, raw, dev) }?;
-        Ok(value)
+        let t = self.library().driver().typed();
+        Ok(t.cuKernelGetAttribute(attribute.raw(), self.live(), device.as_raw())?)
     }
 
     /// Sets `attribute` on `device` (`cuKernelSetAttribute`); the driver refuses a
     /// read-only attribute or a value out of range. On error nothing changed.
     pub fn set_attribute(&self, attribute: FunctionAttribute, value: i32, device: &Device) -> Result<(), Error> {
-        let (pc, raw, attr, dev) = (self.library().driver().pc(), self.as_raw(), attribute.raw(), device.as_raw());
-        // SAFETY: a live kernel.
-        unsafe { Ok(pc.cuKernelSetAttribute(attr, value, raw, dev)?) }
+        let t = self.library().driver().typed();
+        Ok(t.cuKernelSetAttribute(attribute.raw(), value, self.live(), device.as_raw())?)
     }
 
     /// Its attributes on `device`, read together (one `cuKernelGetAttribute` each).
@@ -233,37 +214,29 @@ impl Kernel {
 
     /// Sets its cache preference on `device` (`cuKernelSetCacheConfig`).
     pub fn set_cache_config(&self, config: CacheConfig, device: &Device) -> Result<(), Error> {
-        let (pc, raw, dev) = (self.library().driver().pc(), self.as_raw(), device.as_raw());
-        // SAFETY: a live kernel.
-        unsafe { Ok(pc.cuKernelSetCacheConfig(raw, config.raw(), dev)?) }
+        let t = self.library().driver().typed();
+        Ok(t.cuKernelSetCacheConfig(self.live(), config.raw(), device.as_raw())?)
     }
 
     /// Its name (`cuKernelGetName`, driver 12.3+).
     pub fn name(&self) -> Result<String, Error> {
-        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
-        // SAFETY: a live kernel and a valid out-pointer.
-        Ok(name_of(|out| unsafe { pc.cuKernelGetName(out, raw) })?)
+        Ok(name_of(self.library().driver().typed().cuKernelGetName(self.live()))?)
     }
 
     /// Where parameter `index` lies (`cuKernelGetParamInfo`, driver 12.4+), asked with
     /// `context` current: the driver answers `CUDA_ERROR_INVALID_CONTEXT` without one (any
     /// context will do; driver-facts.md).
     pub fn param_info(&self, context: &Context, index: usize) -> Result<ParamInfo, Error> {
-        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
-        let (mut offset, mut size) = (0usize, 0usize);
-        // SAFETY: a live kernel and valid out-pointers.
-        context.run(|| unsafe { pc.cuKernelGetParamInfo(raw, index, &mut offset, &mut size) })?;
+        let t = self.library().driver().typed();
+        let (offset, size) = context.run(|| t.cuKernelGetParamInfo(self.live(), index))?;
         Ok(ParamInfo { offset, size })
     }
 
     /// How many parameters the kernel takes (`cuKernelGetParamCount`, driver 13.2+), with
     /// `context` current.
     pub fn param_count(&self, context: &Context) -> Result<usize, Error> {
-        let (pc, raw) = (self.library().driver().pc(), self.as_raw());
-        let mut count = 0usize;
-        // SAFETY: a live kernel and a valid out-pointer.
-        context.run(|| unsafe { pc.cuKernelGetParamCount(raw, &mut count) })?;
-        Ok(count)
+        let t = self.library().driver().typed();
+        context.run(|| t.cuKernelGetParamCount(self.live()))
     }
 
     /// Every parameter's place, as [`Function::params`], with `context` current. Driver 12.4+.

@@ -97,9 +97,8 @@ impl Stream {
     /// As [`Stream::begin_capture`]: everything captured work uses must outlive every
     /// launch of the graph and of executables made from it.
     pub unsafe fn begin_capture_with(&self, mode: CaptureMode) -> Result<(), Error> {
-        let (pc, raw, mode) = (self.context().driver().pc(), self.as_raw(), mode.raw());
-        // SAFETY: the stream is live.
-        Ok(self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })?)
+        let t = self.context().driver().typed();
+        Ok(self.run(|| t.cuStreamBeginCapture(self.live(), mode.raw()))?)
     }
 
     /// Where its capture stands (`cuStreamGetCaptureInfo`, the newest form the driver

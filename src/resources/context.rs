@@ -103,9 +103,7 @@ impl Context {
     }
 
     fn primary_on(driver: &'static Driver, device: CUdevice) -> Result<Context, Error> {
-        let mut raw: CUcontext = std::ptr::null_mut();
-        // SAFETY: `raw` is a valid out-pointer.
-        unsafe { driver.pc().cuDevicePrimaryCtxRetain(&mut raw, device) }?;
+        let raw = driver.typed().cuDevicePrimaryCtxRetain(device)?;
         Ok(Context::wrap(driver, raw, device, Ownership::Primary))
     }
 
@@ -135,11 +133,8 @@ impl Context {
     /// The flags it runs with (`cuCtxGetFlags`, with it current): a created context's
     /// creation flags; a primary context's flags (the driver adds `MAP_HOST`).
     pub fn flags(&self) -> Result<ContextFlags, Error> {
-        let pc = self.driver().pc();
-        let mut bits = 0;
-        // SAFETY: `bits` is a valid out-pointer; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxGetFlags(&mut bits) })?;
-        Ok(ContextFlags::from_bits_retain(bits))
+        let t = self.driver().typed();
+        Ok(ContextFlags::from_bits_retain(self.run(|| t.cuCtxGetFlags())?))
     }
 
     fn wrap(driver: &'static Driver, raw: CUcontext, device: CUdevice, ownership: Ownership) -> Context {
@@ -206,79 +201,62 @@ impl Context {
         scope::run_named(self.driver(), || self.as_raw(), op)
     }
 
-    /// Runs `query` with this context current and returns what it wrote through its
-    /// out-pointer (which starts as `init`): a query's out-pointer as a return value.
-    #[inline]
-    fn read<V>(&self, init: V, query: impl FnOnce(Pc, &mut V) -> Result<(), CudaError>) -> Result<V, Error> {
-        let (pc, mut value) = (self.driver().pc(), init);
-        self.run(|| query(pc, &mut value))?;
-        Ok(value)
-    }
-
     /// The range of stream priorities in this context (`cuCtxGetStreamPriorityRange`):
     /// `least` is the numerically greatest (0 on every device so far), `greatest` the
     /// numerically least (-5 on an H200). A priority outside it is clamped.
     pub fn stream_priority_range(&self) -> Result<StreamPriorityRange, Error> {
-        let pc = self.driver().pc();
-        let (mut least, mut greatest) = (0, 0);
-        // SAFETY: both out-pointers are valid; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxGetStreamPriorityRange(&mut least, &mut greatest) })?;
+        let t = self.driver().typed();
+        let (least, greatest) = self.run(|| t.cuCtxGetStreamPriorityRange())?;
         Ok(StreamPriorityRange { least, greatest })
     }
 
     /// The value of `limit` in this context (`cuCtxGetLimit`).
     pub fn limit(&self, limit: Limit) -> Result<usize, Error> {
-        // SAFETY: `value` is a valid out-pointer; the context is current inside `read`.
-        self.read(0usize, |pc, value| unsafe { pc.cuCtxGetLimit(value, limit.raw()) })
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxGetLimit(limit.raw()))
     }
 
     /// Sets `limit` in this context (`cuCtxSetLimit`). The driver may round the value
     /// (read it back with [`Context::limit`]); some limits can only be set before the
     /// first launch that uses them. On error the limit is unchanged.
     pub fn set_limit(&self, limit: Limit, value: usize) -> Result<(), Error> {
-        let pc = self.driver().pc();
-        // SAFETY: no pointers; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxSetLimit(limit.raw(), value) })
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxSetLimit(limit.raw(), value))
     }
 
     /// The context's preferred split of on-chip memory between L1 and shared memory
     /// (`cuCtxGetCacheConfig`; a function's own preference wins).
     pub fn cache_config(&self) -> Result<CacheConfig, Error> {
-        let none = CUfunc_cache::CU_FUNC_CACHE_PREFER_NONE;
-        // SAFETY: `raw` is a valid out-pointer; the context is current inside `read`.
-        self.read(none, |pc, raw| unsafe { pc.cuCtxGetCacheConfig(raw) }).map(CacheConfig::from_raw)
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxGetCacheConfig()).map(CacheConfig::from_raw)
     }
 
     /// Sets the context's preferred cache configuration (`cuCtxSetCacheConfig`; a device
     /// with a fixed split ignores it).
     pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), Error> {
-        let pc = self.driver().pc();
-        // SAFETY: no pointers; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxSetCacheConfig(config.raw()) })
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxSetCacheConfig(config.raw()))
     }
 
     /// The shared memory bank size (`cuCtxGetSharedMemConfig`, deprecated: drivers since
     /// compute capability 5.0 devices report the default and ignore a setting; a driver
     /// without the entry says so in the error).
     pub fn shared_mem_config(&self) -> Result<SharedMemConfig, Error> {
-        let default = CUsharedconfig::CU_SHARED_MEM_CONFIG_DEFAULT_BANK_SIZE;
-        // SAFETY: `raw` is a valid out-pointer; the context is current inside `read`.
-        self.read(default, |pc, raw| unsafe { pc.cuCtxGetSharedMemConfig(raw) }).map(SharedMemConfig::from_raw)
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxGetSharedMemConfig()).map(SharedMemConfig::from_raw)
     }
 
     /// Sets the shared memory bank size (`cuCtxSetSharedMemConfig`, deprecated; see
     /// [`Context::shared_mem_config`]).
     pub fn set_shared_mem_config(&self, config: SharedMemConfig) -> Result<(), Error> {
-        let pc = self.driver().pc();
-        // SAFETY: no pointers; the context is current inside `run`.
-        self.run(|| unsafe { pc.cuCtxSetSharedMemConfig(config.raw()) })
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxSetSharedMemConfig(config.raw()))
     }
 
     /// `cuCtxSynchronize` in this context.
     pub fn synchronize(&self) -> Result<(), Error> {
-        let pc = self.driver().pc();
-        // SAFETY: no arguments.
-        self.run(|| unsafe { pc.cuCtxSynchronize() })
+        let t = self.driver().typed();
+        self.run(|| t.cuCtxSynchronize())
     }
 }
 

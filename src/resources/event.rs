@@ -1,12 +1,12 @@
 //! Events.
 
-use crate::call;
+use crate::typed::ready;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::EventFlags;
 use crate::resources::handle::{handle_type, kind, Unique};
 use crate::resources::stream::Stream;
-use crate::sys::{CUevent, CUipcEventHandle, CUresult};
+use crate::sys::{CUevent, CUipcEventHandle};
 
 kind!(
     /// The event kind: owned by its context; its release needs no current context.
@@ -29,11 +29,8 @@ impl Event {
 
     /// [`Event::new`] with the driver's error.
     pub(crate) fn new_raw(context: &Context, flags: EventFlags) -> Result<Event, CudaError> {
-        let pc = context.driver().pc();
-        let flags = flags.bits();
-        // SAFETY: `raw` is a valid out-pointer.
-        let create = |raw: &mut CUevent| unsafe { pc.cuEventCreate(raw, flags) };
-        Unique::create_out(context.clone(), context.as_raw(), create).map(Event)
+        let t = context.driver().typed();
+        Unique::create_in(context.clone(), context.as_raw(), || t.cuEventCreate(flags.bits())).map(Event)
     }
 
     /// The handle another process opens this event with ([`Event::open_ipc`],
@@ -42,10 +39,7 @@ impl Event {
     /// plain bytes, to send to the other process any way (a pipe, a command line); it is
     /// valid while this event lives.
     pub fn export_ipc(&self) -> Result<IpcEventHandle, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut handle = CUipcEventHandle { reserved: [0; 64] };
-        // SAFETY: the event is live; `handle` is a valid out-pointer.
-        self.context().run(|| unsafe { pc.cuIpcGetEventHandle(&mut handle, raw) })?;
+        let handle = self.context().run(|| self.0.driver().typed().cuIpcGetEventHandle(self.live()))?;
         Ok(IpcEventHandle(handle.reserved.map(|b| b as u8)))
     }
 
@@ -57,11 +51,10 @@ impl Event {
     /// calling thread's context is unchanged. A driver refuses a handle exported by the
     /// same process.
     pub fn open_ipc(context: &Context, handle: &IpcEventHandle) -> Result<Event, Error> {
-        let pc = context.driver().pc();
+        let t = context.driver().typed();
         let raw_handle = CUipcEventHandle { reserved: handle.0.map(|b| b as std::ffi::c_char) };
-        // SAFETY: `raw` is a valid out-pointer; the handle is passed by value.
-        let open = |raw: &mut CUevent| unsafe { pc.cuIpcOpenEventHandle(raw, raw_handle) };
-        Ok(Unique::create_out(context.clone(), context.as_raw(), open).map(Event)?)
+        let open = || t.cuIpcOpenEventHandle(raw_handle);
+        Ok(Unique::create_in(context.clone(), context.as_raw(), open).map(Event)?)
     }
 
     /// The context it belongs to.
@@ -76,9 +69,7 @@ impl Event {
 
     /// [`Event::record`] with the driver's error.
     pub(crate) fn record_raw(&self, stream: &Stream) -> Result<(), CudaError> {
-        let (pc, raw, s) = (self.0.driver().pc(), self.as_raw(), stream.as_raw());
-        // SAFETY: both handles are live while we hold them.
-        stream.run(|| unsafe { pc.cuEventRecord(raw, s) })
+        stream.run(|| self.0.driver().typed().cuEventRecord(self.live(), stream.live()))
     }
 
     /// Waits until the work it was recorded after is done (`cuEventSynchronize`).
@@ -88,22 +79,12 @@ impl Event {
 
     /// [`Event::synchronize`] with the driver's error.
     pub(crate) fn synchronize_raw(&self) -> Result<(), CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: the event is live while we hold it.
-        self.context().run_raw(|| unsafe { pc.cuEventSynchronize(raw) })
+        self.context().run_raw(|| self.0.driver().typed().cuEventSynchronize(self.live()))
     }
 
     /// Whether that work is done (`cuEventQuery`; NOT_READY is `Ok(false)`).
     pub fn is_complete(&self) -> Result<bool, Error> {
-        let (d, raw) = (self.0.driver(), self.as_raw());
-        self.context().run(|| {
-            // SAFETY: the event is live while we hold it.
-            match unsafe { d.p().cuEventQuery(raw) } {
-                CUresult::CUDA_SUCCESS => Ok(true),
-                CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-                status => Err(d.error(call::cuEventQuery, status)),
-            }
-        })
+        self.context().run(|| ready(self.0.driver().typed().cuEventQuery(self.live())))
     }
 
     /// Milliseconds from this event to `end` (`cuEventElapsedTime`).
@@ -127,9 +108,7 @@ impl Stream {
 
     /// [`Stream::wait_event`] with the driver's error.
     pub(crate) fn wait_event_raw(&self, event: &Event) -> Result<(), CudaError> {
-        let (pc, raw, ev) = (self.0.driver().pc(), self.as_raw(), event.as_raw());
-        // SAFETY: both handles are live while we hold them.
-        self.run(|| unsafe { pc.cuStreamWaitEvent(raw, ev, 0) })
+        self.run(|| self.0.driver().typed().cuStreamWaitEvent(self.live(), event.live(), 0))
     }
 
     /// Records a new event on this stream and returns it (`cuEventCreate` with `flags`,

@@ -24,6 +24,7 @@ use crate::report::Arg;
 use crate::scope::{cleanup_in_context, create_in_context, Undo};
 use crate::sys::CUcontext;
 use crate::table::Call;
+use crate::typed::Live;
 use crate::Driver;
 
 /// What a raw driver handle can be: a pointer to an opaque driver object or an integer
@@ -133,6 +134,15 @@ impl<K: Kind> Drop for Core<K> {
 }
 
 impl<K: Kind> Core<K> {
+    /// The raw handle as [`Live`] for as long as this core is borrowed.
+    #[inline(always)]
+    fn live(&self) -> Live<'_, K::Raw> {
+        // SAFETY: a core holds a live handle from construction (a driver call that made
+        // it, or `from_raw`/`borrowed`, whose callers promise it) until it is dropped or
+        // given up by value, neither of which can happen while it is borrowed.
+        unsafe { Live::new(self.raw) }
+    }
+
     /// Runs `create` in `ctx` and wraps what it made as owned. If only restoring the
     /// caller's context fails, what was made is released again (see
     /// [`create_in_context`]). On error nothing is created.
@@ -217,6 +227,12 @@ impl<K: Kind> Handle<K> {
     #[inline(always)]
     pub(crate) fn raw(&self) -> K::Raw {
         self.0.raw
+    }
+
+    /// The raw handle, live while this is borrowed (for the typed calls).
+    #[inline(always)]
+    pub(crate) fn live(&self) -> Live<'_, K::Raw> {
+        self.0.live()
     }
 
     /// The raw handle's place, stable for the life of the handle (a kernel parameter
@@ -316,6 +332,12 @@ impl<K: Kind> Unique<K> {
         self.0.raw
     }
 
+    /// The raw handle, live while this is borrowed (for the typed calls).
+    #[inline(always)]
+    pub(crate) fn live(&self) -> Live<'_, K::Raw> {
+        self.0.live()
+    }
+
     #[inline(always)]
     pub(crate) fn owner(&self) -> &K::Owner {
         &self.0.owner
@@ -367,6 +389,13 @@ macro_rules! handle_type {
             #[inline(always)]
             pub fn as_raw(&self) -> $raw {
                 self.0.raw()
+            }
+
+            /// The raw handle, live while this is borrowed (for the typed calls).
+            #[inline(always)]
+            #[allow(dead_code)]
+            pub(crate) fn live(&self) -> $crate::typed::Live<'_, $raw> {
+                self.0.live()
             }
 
             /// Gives up ownership: returns the raw handle, which cudrv will no longer

@@ -1,5 +1,6 @@
 //! Streams.
 
+use crate::typed::ready;
 use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
@@ -32,11 +33,9 @@ impl Stream {
     /// its raw bits). On error nothing is created and the calling thread's context is
     /// unchanged.
     pub fn new(context: &Context, flags: impl Into<StreamFlags>) -> Result<Stream, Error> {
-        let pc = context.driver().pc();
+        let t = context.driver().typed();
         let flags = flags.into().bits();
-        // SAFETY: `raw` is a valid out-pointer.
-        let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreate(raw, flags) };
-        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)?)
+        Ok(Handle::create_in(context.clone(), context.as_raw(), || t.cuStreamCreate(flags)).map(Stream)?)
     }
 
     /// Creates a stream in `context` with `priority` (`cuStreamCreateWithPriority`): lower
@@ -44,11 +43,10 @@ impl Stream {
     /// driver clamps a priority outside it (read it back with [`Stream::priority`]). On
     /// error nothing is created and the calling thread's context is unchanged.
     pub fn with_priority(context: &Context, flags: impl Into<StreamFlags>, priority: i32) -> Result<Stream, Error> {
-        let pc = context.driver().pc();
+        let t = context.driver().typed();
         let flags = flags.into().bits();
-        // SAFETY: `raw` is a valid out-pointer.
-        let create = |raw: &mut CUstream| unsafe { pc.cuStreamCreateWithPriority(raw, flags, priority) };
-        Ok(Handle::create_out(context.clone(), context.as_raw(), create).map(Stream)?)
+        let create = || t.cuStreamCreateWithPriority(flags, priority);
+        Ok(Handle::create_in(context.clone(), context.as_raw(), create).map(Stream)?)
     }
 
     /// The legacy default (NULL) stream of `context`.
@@ -79,31 +77,20 @@ impl Stream {
 
     /// The flags it was created with (`cuStreamGetFlags`).
     pub fn flags(&self) -> Result<StreamFlags, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut bits = 0;
-        // SAFETY: the stream is live while we hold it; `bits` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamGetFlags(raw, &mut bits) })?;
+        let bits = self.run(|| self.0.driver().typed().cuStreamGetFlags(self.live()))?;
         Ok(StreamFlags::from_bits_retain(bits))
     }
 
     /// Its priority (`cuStreamGetPriority`): what it was created with, clamped to the
     /// context's range; 0 for a default stream.
     pub fn priority(&self) -> Result<i32, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut priority = 0;
-        // SAFETY: the stream is live while we hold it; `priority` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamGetPriority(raw, &mut priority) })?;
-        Ok(priority)
+        Ok(self.run(|| self.0.driver().typed().cuStreamGetPriority(self.live()))?)
     }
 
     /// The driver's unique id of the stream (`cuStreamGetId`, driver 12.0+: an older
     /// driver's error says so).
     pub fn id(&self) -> Result<u64, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut id = 0;
-        // SAFETY: the stream is live while we hold it; `id` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamGetId(raw, &mut id) })?;
-        Ok(id)
+        Ok(self.run(|| self.0.driver().typed().cuStreamGetId(self.live()))?)
     }
 
     /// The context the driver says the stream belongs to (`cuStreamGetCtx`): for a
@@ -111,20 +98,12 @@ impl Stream {
     /// for a stream of a green context, the context made from it
     /// ([`crate::GreenContext::context`]).
     pub fn driver_context(&self) -> Result<CUcontext, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut ctx: CUcontext = std::ptr::null_mut();
-        // SAFETY: the stream is live while we hold it; `ctx` is a valid out-pointer.
-        self.run(|| unsafe { pc.cuStreamGetCtx(raw, &mut ctx) })?;
-        Ok(ctx)
+        Ok(self.run(|| self.0.driver().typed().cuStreamGetCtx(self.live()))?)
     }
 
     /// Reads one of its attributes (`cuStreamGetAttribute`).
     pub fn attribute(&self, which: StreamAttributeKind) -> Result<StreamAttribute, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut value = CUstreamAttrValue::default();
-        let id = which.raw();
-        // SAFETY: the stream is live; `value` is a valid out-pointer of the union's size.
-        self.run(|| unsafe { pc.cuStreamGetAttribute(raw, id, &mut value) })?;
+        let value = self.run(|| self.0.driver().typed().cuStreamGetAttribute(self.live(), which.raw()))?;
         Ok(StreamAttribute::from_raw(which, &value))
     }
 
@@ -163,22 +142,12 @@ impl Stream {
 
     /// [`Stream::synchronize`] with the driver's error, for cudrv's own waits.
     pub(crate) fn synchronize_raw(&self) -> Result<(), CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: the stream is live while we hold it.
-        self.run(|| unsafe { pc.cuStreamSynchronize(raw) })
+        self.run(|| self.0.driver().typed().cuStreamSynchronize(self.live()))
     }
 
     /// Whether all work queued on it is done (`cuStreamQuery`; NOT_READY is `Ok(false)`).
     pub fn is_idle(&self) -> Result<bool, Error> {
-        let (d, raw) = (self.0.driver(), self.as_raw());
-        Ok(self.run(|| {
-            // SAFETY: the stream is live while we hold it.
-            match unsafe { d.p().cuStreamQuery(raw) } {
-                CUresult::CUDA_SUCCESS => Ok(true),
-                CUresult::CUDA_ERROR_NOT_READY => Ok(false),
-                status => Err(d.error(call::cuStreamQuery, status)),
-            }
-        })?)
+        Ok(self.run(|| ready(self.0.driver().typed().cuStreamQuery(self.live())))?)
     }
 
     /// Whether work queued on it is being captured into a graph (`cuStreamIsCapturing`).
@@ -193,9 +162,7 @@ impl Stream {
 
     /// [`Stream::is_capturing`] with the stream's context already current.
     pub(crate) fn capturing_here(&self) -> Result<bool, CudaError> {
-        let mut status = CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE;
-        // SAFETY: the stream is live; `status` is a valid out-pointer.
-        unsafe { self.0.driver().pc().cuStreamIsCapturing(self.as_raw(), &mut status) }?;
+        let status = self.0.driver().typed().cuStreamIsCapturing(self.live())?;
         Ok(status != CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE)
     }
 }

@@ -371,9 +371,9 @@ unsafe fn release_object(
     destroy: impl FnOnce(crate::Pc) -> Result<(), CudaError>,
 ) -> Result<(), CudaError> {
     let pc = owner.context.driver().pc();
-    // SAFETY: no arguments; the object's context is current (release_context). If the wait
-    // fails the object is leaked (reported), never destroyed under a kernel.
-    unsafe { pc.cuCtxSynchronize() }?;
+    // The object's context is current (release_context). If the wait fails the object is
+    // leaked (reported), never destroyed under a kernel.
+    owner.context.driver().typed().cuCtxSynchronize()?;
     destroy(pc)
 }
 

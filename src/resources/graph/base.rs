@@ -196,9 +196,8 @@ pub(crate) fn raw_nodes(
 impl Graph {
     /// Creates an empty graph whose executables will run in `context`.
     pub fn new(context: &Context) -> Result<Graph, Error> {
-        let mut raw: CUgraph = std::ptr::null_mut();
-        // SAFETY: valid out-pointer; flags must be 0.
-        unsafe { context.driver().pc().cuGraphCreate(&mut raw, 0) }?;
+        // Flags must be 0.
+        let raw = context.driver().typed().cuGraphCreate(0)?;
         Ok(Graph(Handle::new(context.to_owner(), raw, Ownership::Owned)))
     }
 
@@ -288,14 +287,13 @@ impl Graph {
     /// edges, and it keeps what this graph keeps (and this graph). A graph with
     /// conditional nodes cannot be cloned (the driver refuses). On error nothing is made.
     pub fn try_clone(&self) -> Result<Graph, Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let create = |out: &mut CUgraph| {
+        let t = self.0.driver().typed();
+        let create = || {
             // Only the call is locked: a failed context restore after it reports.
             let _lock = self.kept();
-            // SAFETY: the graph is live; valid out-pointer.
-            unsafe { pc.cuGraphClone(out, raw) }
+            t.cuGraphClone(self.live())
         };
-        let copy = Handle::create_out(self.context().to_owner(), self.context().as_raw(), create).map(Graph)?;
+        let copy = Handle::create_in(self.context().to_owner(), self.context().as_raw(), create).map(Graph)?;
         copy.kept().push(Kept::Graph(self.clone()));
         Ok(copy)
     }
@@ -303,10 +301,8 @@ impl Graph {
     /// The node of this clone that copies `original` (a node of the graph it was cloned
     /// from) (`cuGraphNodeFindInClone`).
     pub fn find_in_clone(&self, original: &GraphNode) -> Result<GraphNode, Error> {
-        let mut raw: CUgraphNode = std::ptr::null_mut();
         let _locks = self.kept_with(original.graph());
-        // SAFETY: live handles; valid out-pointer.
-        unsafe { self.0.driver().pc().cuGraphNodeFindInClone(&mut raw, original.as_raw(), self.as_raw()) }?;
+        let raw = self.0.driver().typed().cuGraphNodeFindInClone(original.live(), self.live())?;
         Ok(self.node(raw))
     }
 
@@ -319,8 +315,7 @@ impl Graph {
             .map_err(|_| InvalidArgument::new("Graph::debug_dot", "the path has a NUL byte"))?;
         const VERBOSE: u32 = 1;
         let _lock = self.kept();
-        // SAFETY: the graph is live; `path` is NUL-terminated.
-        Ok(unsafe { self.0.driver().pc().cuGraphDebugDotPrint(self.as_raw(), path.as_ptr(), VERBOSE) }?)
+        Ok(self.0.driver().typed().cuGraphDebugDotPrint(self.live(), &path, VERBOSE)?)
     }
 
     /// Adds an empty node after `dependencies`.
@@ -388,18 +383,16 @@ impl Stream {
     /// for captured work. ([`Stream::launch_host_fn`] refuses a capturing stream; nothing
     /// else may queue one-shot host functions on it while it captures.)
     pub unsafe fn begin_capture(&self) -> Result<(), Error> {
-        let (pc, raw) = (self.context().driver().pc(), self.as_raw());
+        let t = self.context().driver().typed();
         let mode = CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL;
-        // SAFETY: the stream is live.
-        Ok(self.run(|| unsafe { pc.cuStreamBeginCapture(raw, mode) })?)
+        Ok(self.run(|| t.cuStreamBeginCapture(self.live(), mode))?)
     }
 
     /// Ends a capture and returns the captured graph (`cuStreamEndCapture`). On error no
     /// graph is left behind.
     pub fn end_capture(&self) -> Result<Graph, Error> {
-        let (pc, raw) = (self.context().driver().pc(), self.as_raw());
-        // SAFETY: the stream is live; `graph` is a valid out-pointer.
-        let end = |graph: &mut CUgraph| unsafe { pc.cuStreamEndCapture(raw, graph) };
-        Ok(Handle::create_out(self.context().to_owner(), self.context().as_raw(), end).map(Graph)?)
+        let t = self.context().driver().typed();
+        let end = || t.cuStreamEndCapture(self.live());
+        Ok(Handle::create_in(self.context().to_owner(), self.context().as_raw(), end).map(Graph)?)
     }
 }

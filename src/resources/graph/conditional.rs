@@ -62,16 +62,13 @@ impl Graph {
     /// launch starts by setting it to `v` (`CU_GRAPH_COND_ASSIGN_DEFAULT`); with `None`
     /// it keeps the value the last launch left (initially 0).
     pub fn conditional_handle(&self, default: Option<u32>) -> Result<ConditionalHandle, Error> {
-        let mut h: CUgraphConditionalHandle = 0;
         let (value, flags) = match default {
             Some(v) => (v, CU_GRAPH_COND_ASSIGN_DEFAULT),
             None => (0, 0),
         };
-        let pc = self.0.driver().pc();
+        let t = self.0.driver().typed();
         let _edit = self.kept();
-        // SAFETY: live graph and context; valid out-pointer.
-        unsafe { pc.cuGraphConditionalHandleCreate(&mut h, self.as_raw(), self.context().as_raw(), value, flags) }?;
-        Ok(ConditionalHandle(h))
+        Ok(ConditionalHandle(t.cuGraphConditionalHandleCreate(self.live(), self.context().live(), value, flags)?))
     }
 
     /// Adds a conditional node of `kind` on `condition` after `dependencies`

@@ -197,11 +197,8 @@ impl Graph {
 impl GraphNode {
     /// Its type (`cuGraphNodeGetType`).
     pub fn node_type(&self) -> Result<GraphNodeType, Error> {
-        let mut t = CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY;
         let _lock = self.graph().kept();
-        // SAFETY: the node is live; valid out-pointer.
-        unsafe { self.graph().0.driver().pc().cuGraphNodeGetType(self.as_raw(), &mut t) }?;
-        Ok(GraphNodeType::from_raw(t))
+        Ok(GraphNodeType::from_raw(self.graph().0.driver().typed().cuGraphNodeGetType(self.live())?))
     }
 
     /// The nodes it depends on (`cuGraphNodeGetDependencies`).
@@ -233,10 +230,8 @@ impl GraphNode {
 
     /// A kernel node's function and shape (`cuGraphKernelNodeGetParams_v2`, 12.0+).
     pub fn kernel_info(&self) -> Result<KernelNodeInfo, Error> {
-        let mut p = CUDA_KERNEL_NODE_PARAMS::default();
         let _lock = self.graph().kept();
-        // SAFETY: the node is live; valid out-pointer.
-        unsafe { self.graph().0.driver().pc().cuGraphKernelNodeGetParams(self.as_raw(), &mut p) }?;
+        let p = self.graph().0.driver().typed().cuGraphKernelNodeGetParams(self.live())?;
         let config = LaunchConfig::new((p.gridDimX, p.gridDimY, p.gridDimZ), (p.blockDimX, p.blockDimY, p.blockDimZ))
             .shared_mem(p.sharedMemBytes);
         Ok(KernelNodeInfo { function: p.func, config })
@@ -244,10 +239,8 @@ impl GraphNode {
 
     /// A memset node's parameters (`cuGraphMemsetNodeGetParams`).
     pub fn memset_info(&self) -> Result<MemsetNodeInfo, Error> {
-        let mut p = CUDA_MEMSET_NODE_PARAMS::default();
         let _lock = self.graph().kept();
-        // SAFETY: the node is live; valid out-pointer.
-        unsafe { self.graph().0.driver().pc().cuGraphMemsetNodeGetParams(self.as_raw(), &mut p) }?;
+        let p = self.graph().0.driver().typed().cuGraphMemsetNodeGetParams(self.live())?;
         Ok(MemsetNodeInfo { dst: p.dst, value: p.value, element_size: p.elementSize, width: p.width, height: p.height })
     }
 }

@@ -216,9 +216,8 @@ impl GraphExec {
     /// Uploads it to the device on `stream` ahead of its first launch (`cuGraphUpload`,
     /// 11.1+).
     pub fn upload(&mut self, stream: &Stream) -> Result<(), Error> {
-        let (pc, raw, s) = (stream.context().driver().pc(), self.as_raw(), stream.as_raw());
-        // SAFETY: both handles are live.
-        Ok(stream.run(|| unsafe { pc.cuGraphUpload(raw, s) })?)
+        let t = stream.context().driver().typed();
+        Ok(stream.run(|| t.cuGraphUpload(self.live(), stream.live()))?)
     }
 
     /// Takes the parameters of `graph`, which must have the shape of the graph it was
@@ -294,12 +293,10 @@ impl GraphExec {
     /// Sets a memset node's value at later launches (`cuGraphExecMemsetNodeSetParams`),
     /// keeping the rest of its parameters (read back from the node).
     pub fn set_memset_value(&mut self, node: &GraphNode, value: u32) -> Result<(), Error> {
-        let mut p = crate::sys::CUDA_MEMSET_NODE_PARAMS::default();
         let pc = self.0.driver().pc();
         // The node's parameters are read from its graph, under the graph's lock.
         let lock = node.graph().kept();
-        // SAFETY: the node is live; valid out-pointer.
-        unsafe { pc.cuGraphMemsetNodeGetParams(node.as_raw(), &mut p) }?;
+        let mut p = pc.0.typed().cuGraphMemsetNodeGetParams(node.live())?;
         drop(lock);
         p.value = value;
         // SAFETY: live handles; valid parameter pointers.
@@ -327,15 +324,11 @@ impl GraphExec {
     /// Enables or disables a kernel, memcpy or memset node at later launches
     /// (`cuGraphNodeSetEnabled`, 11.6+); a disabled node does nothing.
     pub fn set_node_enabled(&mut self, node: &GraphNode, enabled: bool) -> Result<(), Error> {
-        // SAFETY: live handles.
-        unsafe { Ok(self.0.driver().pc().cuGraphNodeSetEnabled(self.as_raw(), node.as_raw(), u32::from(enabled))?) }
+        Ok(self.0.driver().typed().cuGraphNodeSetEnabled(self.live(), node.live(), u32::from(enabled))?)
     }
 
     /// Whether a node is enabled (`cuGraphNodeGetEnabled`, 11.6+).
     pub fn node_enabled(&mut self, node: &GraphNode) -> Result<bool, Error> {
-        let mut on = 0;
-        // SAFETY: live handles; valid out-pointer.
-        unsafe { self.0.driver().pc().cuGraphNodeGetEnabled(self.as_raw(), node.as_raw(), &mut on) }?;
-        Ok(on != 0)
+        Ok(self.0.driver().typed().cuGraphNodeGetEnabled(self.live(), node.live())? != 0)
     }
 }

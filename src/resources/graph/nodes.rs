@@ -165,10 +165,8 @@ impl GraphNode {
     /// The graph a child graph node runs (`cuGraphChildGraphNodeGetGraph`): part of this
     /// node, kept alive by this node's graph.
     pub fn child_graph(&self) -> Result<Graph, Error> {
-        let mut raw = std::ptr::null_mut();
         let _lock = self.graph().kept();
-        // SAFETY: the node is live; valid out-pointer.
-        unsafe { self.graph().0.driver().pc().cuGraphChildGraphNodeGetGraph(self.as_raw(), &mut raw) }?;
+        let raw = self.graph().0.driver().typed().cuGraphChildGraphNodeGetGraph(self.live())?;
         Ok(self.graph().part(raw))
     }
 }
