@@ -55,9 +55,16 @@ impl Driver {
 /// `false`, anything else the error.
 #[inline(always)]
 pub(crate) fn ready(answer: Result<(), CudaError>) -> Result<bool, CudaError> {
+    success_unless(answer, CUresult::CUDA_ERROR_NOT_READY)
+}
+
+/// Success is `true`, the error `code` is `false` (an answer that is not a failure: the
+/// peer access was already enabled, the work is not done yet), any other error the error.
+#[inline(always)]
+pub(crate) fn success_unless(answer: Result<(), CudaError>, code: CUresult) -> Result<bool, CudaError> {
     match answer {
         Ok(()) => Ok(true),
-        Err(e) if e.code() == CUresult::CUDA_ERROR_NOT_READY => Ok(false),
+        Err(e) if e.code() == code => Ok(false),
         Err(e) => Err(e),
     }
 }

@@ -3,13 +3,12 @@
 use crate::call;
 use crate::device::Device;
 use crate::error::{CudaError, Error};
-use crate::pc::Pc;
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
 use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
 use crate::resources::values::{raw_mapping, CacheConfig};
 use crate::scope;
-use crate::sys::{CUcontext, CUdevice, CUfunc_cache, CUlimit, CUsharedconfig};
+use crate::sys::{CUcontext, CUdevice, CUlimit, CUsharedconfig};
 use crate::table::Call;
 use crate::Driver;
 
@@ -158,6 +157,13 @@ impl Context {
     /// null otherwise.
     pub(crate) fn green_raw(&self) -> crate::sys::CUgreenCtx {
         self.0.owner().green as crate::sys::CUgreenCtx
+    }
+
+    /// [`Context::green_raw`] as live while this is borrowed.
+    pub(crate) fn green_live(&self) -> crate::typed::Live<'_, crate::sys::CUgreenCtx> {
+        // SAFETY: a context made from a green context keeps it alive (owned: destroyed by
+        // the last clone; borrowed: the caller of `GreenContext::borrowed` promised it).
+        unsafe { crate::typed::Live::new(self.green_raw()) }
     }
 
     /// The device it belongs to.

@@ -106,17 +106,12 @@ fn len_of<T>(lookup: Lookup, name: &CStr, bytes: usize) -> Result<usize, Invalid
 impl<T: DeviceRepr> Global<T> {
     fn find(context: &Context, holder: Holder, lookup: Lookup, name: &str) -> Result<Global<T>, Error> {
         let name = c_name(lookup.what(), name)?;
-        let pc = context.driver().pc();
-        let (mut address, mut bytes): (CUdeviceptr, usize) = (0, 0);
-        let (a, b, n) = (&mut address, &mut bytes, name.as_ptr());
-        context
+        let t = context.driver().typed();
+        let (address, bytes): (CUdeviceptr, usize) = context
             .run_raw(|| match (&holder, lookup) {
-                // SAFETY: valid out-pointers and C string; the module is live (held).
-                (Holder::Module(m), _) => unsafe { pc.cuModuleGetGlobal(a, b, m.as_raw(), n) },
-                // SAFETY: valid out-pointers and C string; the library is live (held).
-                (Holder::Library(l), Lookup::Managed) => unsafe { pc.cuLibraryGetManaged(a, b, l.as_raw(), n) },
-                // SAFETY: valid out-pointers and C string; the library is live (held).
-                (Holder::Library(l), _) => unsafe { pc.cuLibraryGetGlobal(a, b, l.as_raw(), n) },
+                (Holder::Module(m), _) => t.cuModuleGetGlobal(m.live(), &name),
+                (Holder::Library(l), Lookup::Managed) => t.cuLibraryGetManaged(l.live(), &name),
+                (Holder::Library(l), _) => t.cuLibraryGetGlobal(l.live(), &name),
             })
             .map_err(|e| named(e, "global", &name))?;
         let len = len_of::<T>(lookup, &name, bytes)?;

@@ -16,7 +16,6 @@ use crate::resources::handle::Handle;
 use crate::resources::stream::Stream;
 use crate::sys::{
     CUcontext, CUdevResource, CUdevResourceDesc, CUdevResourceType, CUgreenCtx, CUgreenCtxCreate_flags, CUresult,
-    CUstream,
 };
 use crate::Device;
 
@@ -48,10 +47,7 @@ pub struct SmSplit {
 impl SmResource {
     /// Every SM of `device` (`cuDeviceGetDevResource`).
     pub fn of_device(device: &Device) -> Result<SmResource, Error> {
-        let mut raw = CUdevResource::default();
-        // SAFETY: `raw` is a valid out-pointer.
-        unsafe { device.driver().pc().cuDeviceGetDevResource(device.as_raw(), &mut raw, SM) }?;
-        Ok(SmResource { raw })
+        Ok(SmResource { raw: device.driver().typed().cuDeviceGetDevResource(device.as_raw(), SM)? })
     }
 
     /// The number of SMs.
@@ -217,20 +213,16 @@ impl GreenContext {
 
     /// The SMs it runs on (`cuGreenCtxGetDevResource`).
     pub fn sm_resource(&self) -> Result<SmResource, Error> {
-        let mut raw = CUdevResource::default();
-        // SAFETY: the green context is live; `raw` is a valid out-pointer.
-        unsafe { self.0.driver().pc().cuGreenCtxGetDevResource(self.as_raw(), &mut raw, SM) }?;
-        Ok(SmResource { raw })
+        Ok(SmResource { raw: self.0.driver().typed().cuGreenCtxGetDevResource(self.0.green_live(), SM)? })
     }
 
     /// Creates a stream in it (`cuGreenCtxStreamCreate`, driver 12.5+; a green context's
     /// streams are always non-blocking) with `priority` (see
     /// [`Context::stream_priority_range`]). On error nothing is created.
     pub fn stream(&self, priority: i32) -> Result<Stream, Error> {
-        let (pc, green) = (self.0.driver().pc(), self.as_raw());
+        let t = self.0.driver().typed();
         let flags = StreamFlags::NON_BLOCKING.bits();
-        // SAFETY: `raw` is a valid out-pointer; the green context is live.
-        let create = |raw: &mut CUstream| unsafe { pc.cuGreenCtxStreamCreate(raw, green, flags, priority) };
-        Ok(Handle::create_out(self.0.clone(), self.0.as_raw(), create).map(Stream)?)
+        let create = || t.cuGreenCtxStreamCreate(self.0.green_live(), flags, priority);
+        Ok(Handle::create_in(self.0.clone(), self.0.as_raw(), create).map(Stream)?)
     }
 }

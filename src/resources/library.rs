@@ -73,9 +73,7 @@ impl Library {
     /// before any driver call.
     pub fn kernel(&self, name: &str) -> Result<Kernel, Error> {
         let name = c_name("Library::kernel", name)?;
-        let mut raw: CUkernel = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and C string; the library is live.
-        unsafe { self.driver().pc().cuLibraryGetKernel(&mut raw, self.as_raw(), name.as_ptr()) }
+        let raw = (self.driver().typed().cuLibraryGetKernel(self.live(), &name))
             .map_err(|e| crate::resources::module::named(e, "kernel", &name))?;
         Ok(Kernel(Handle::new(Part::new(self.clone(), self.driver()), raw, Ownership::Borrowed)))
     }

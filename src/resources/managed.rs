@@ -410,11 +410,8 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
 /// Whether `context`'s device has concurrent managed access
 /// (`CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS`).
 fn concurrent_access(context: &Context) -> Result<bool, CudaError> {
-    let mut v = 0;
     let attr = CUdevice_attribute::CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS;
-    // SAFETY: a valid out-pointer and the context's device.
-    unsafe { context.driver().pc().cuDeviceGetAttribute(&mut v, attr, context.device().as_raw()) }?;
-    Ok(v != 0)
+    Ok(context.driver().typed().cuDeviceGetAttribute(attr, context.device().as_raw())? != 0)
 }
 
 impl<T> sealed::Sealed for ManagedBuffer<T> {}

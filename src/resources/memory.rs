@@ -522,14 +522,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(DeviceBuffer::empty(MemoryOwner::new(context, Release::Free), len));
         }
-        let pc = context.driver().pc();
-        let create = || {
-            let mut ptr: CUdeviceptr = 0;
-            // SAFETY: `ptr` is a valid out-pointer.
-            unsafe { pc.cuMemAlloc(&mut ptr, bytes) }?;
-            Ok(ptr)
-        };
-        let mem = Handle::create_in(MemoryOwner::new(context, Release::Free), context.as_raw(), create)?;
+        let t = context.driver().typed();
+        let mem = Handle::create_in(MemoryOwner::new(context, Release::Free), context.as_raw(), || t.cuMemAlloc(bytes))?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
 
@@ -560,16 +554,10 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             let release = Release::FreeAsync { stream: stream.clone(), _pool: pool.cloned() };
             return Ok(DeviceBuffer::empty(MemoryOwner::new(context, release), len));
         }
-        let (pc, s) = (context.driver().pc(), stream.as_raw());
-        let create = || {
-            let mut ptr: CUdeviceptr = 0;
-            match pool {
-                // SAFETY: `ptr` is a valid out-pointer; stream and pool are live.
-                Some(pool) => unsafe { pc.cuMemAllocFromPoolAsync(&mut ptr, bytes, pool.as_raw(), s) }?,
-                // SAFETY: `ptr` is a valid out-pointer; the stream is live (borrowed).
-                None => unsafe { pc.cuMemAllocAsync(&mut ptr, bytes, s) }?,
-            }
-            Ok(ptr)
+        let t = context.driver().typed();
+        let create = || match pool {
+            Some(pool) => t.cuMemAllocFromPoolAsync(bytes, pool.live(), stream.live()),
+            None => t.cuMemAllocAsync(bytes, stream.live()),
         };
         let release = Release::FreeAsync { stream: stream.clone(), _pool: pool.cloned() };
         let mem = Handle::create_in(MemoryOwner::new(context, release), context.as_raw(), create)?;
@@ -603,13 +591,9 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
         if bytes == 0 {
             return Ok(DeviceBuffer::empty(MemoryOwner::managed(context), len));
         }
-        let pc = context.driver().pc();
-        let create = || {
-            let mut ptr: CUdeviceptr = 0;
-            // SAFETY: `ptr` is a valid out-pointer; the driver checks the flags.
-            unsafe { pc.cuMemAllocManaged(&mut ptr, bytes, flags) }?;
-            Ok(ptr)
-        };
+        let t = context.driver().typed();
+        // The driver checks the flags.
+        let create = || t.cuMemAllocManaged(bytes, flags);
         let mem = Handle::create_in(MemoryOwner::managed(context), context.as_raw(), create)?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
@@ -701,9 +685,7 @@ impl MemoryInfo {
     }
 
     fn query(driver: &'static Driver) -> Result<MemoryInfo, CudaError> {
-        let (mut free, mut total) = (0usize, 0usize);
-        // SAFETY: both are valid out-pointers.
-        unsafe { driver.pc().cuMemGetInfo(&mut free, &mut total) }?;
+        let (free, total) = driver.typed().cuMemGetInfo()?;
         Ok(MemoryInfo { free, total })
     }
 }

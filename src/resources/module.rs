@@ -77,9 +77,7 @@ impl Module {
     /// refused before any driver call.
     pub fn function(&self, name: &str) -> Result<Function, Error> {
         let name = c_name("Module::function", name)?;
-        let mut raw: CUfunction = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and C string; the module is live.
-        unsafe { self.0.driver().pc().cuModuleGetFunction(&mut raw, self.as_raw(), name.as_ptr()) }
+        let raw = (self.0.driver().typed().cuModuleGetFunction(self.live(), &name))
             .map_err(|e| named(e, "function", &name))?;
         Ok(Function(Handle::new(Part::new(self.clone(), self.context().driver()), raw, Ownership::Borrowed)))
     }

@@ -24,7 +24,7 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use crate::call;
+use crate::typed::success_unless;
 use crate::error::Error;
 use crate::resources::context::Context;
 use crate::sys::{CUcontext, CUresult};
@@ -37,16 +37,11 @@ impl Context {
     /// as it was and the calling thread's context is unchanged (unless a note says
     /// otherwise).
     pub fn enable_peer_access(&self, peer: &Context) -> Result<bool, Error> {
-        let (d, raw) = (self.driver(), peer.as_raw());
-        self.run(|| {
-            // SAFETY: `raw` is a live context (we hold it); flags must be 0.
-            match unsafe { d.p().cuCtxEnablePeerAccess(raw, 0) } {
-                CUresult::CUDA_SUCCESS => Ok(true),
-                CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED => Ok(false),
-                status => Err(d.error(call::cuCtxEnablePeerAccess, status)),
-            }
-        })
-        .inspect(|_| note_peer_access(self.as_raw(), raw, true))
+        let t = self.driver().typed();
+        // Flags must be 0.
+        let already = CUresult::CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED;
+        self.run(|| success_unless(t.cuCtxEnablePeerAccess(peer.live(), 0), already))
+            .inspect(|_| note_peer_access(self.as_raw(), peer.as_raw(), true))
     }
 
     /// Ends this context's access to `peer`'s memory (`cuCtxDisablePeerAccess(peer)` with
@@ -55,16 +50,10 @@ impl Context {
     /// counted: this ends it for every user of the pair (see the module docs). On error
     /// the access is as it was.
     pub fn disable_peer_access(&self, peer: &Context) -> Result<bool, Error> {
-        let (d, raw) = (self.driver(), peer.as_raw());
-        self.run(|| {
-            // SAFETY: `raw` is a live context (we hold it).
-            match unsafe { d.p().cuCtxDisablePeerAccess(raw) } {
-                CUresult::CUDA_SUCCESS => Ok(true),
-                CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED => Ok(false),
-                status => Err(d.error(call::cuCtxDisablePeerAccess, status)),
-            }
-        })
-        .inspect(|_| note_peer_access(self.as_raw(), raw, false))
+        let t = self.driver().typed();
+        let not_enabled = CUresult::CUDA_ERROR_PEER_ACCESS_NOT_ENABLED;
+        self.run(|| success_unless(t.cuCtxDisablePeerAccess(peer.live()), not_enabled))
+            .inspect(|_| note_peer_access(self.as_raw(), peer.as_raw(), false))
     }
 }
 

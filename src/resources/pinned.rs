@@ -104,13 +104,11 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         let mut in_use = None;
         let create = || {
             in_use = Some(Event::new_raw(context, EventFlags::DISABLE_TIMING)?);
-            let mut ptr: *mut c_void = std::ptr::null_mut();
-            match flags {
-                // SAFETY: `ptr` is a valid out-pointer.
-                None => unsafe { pc.cuMemAllocHost(&mut ptr, bytes) }?,
-                // SAFETY: `ptr` is a valid out-pointer; the driver checks the flags.
-                Some(flags) => unsafe { pc.cuMemHostAlloc(&mut ptr, bytes, flags.bits()) }?,
-            }
+            let ptr: *mut c_void = match flags {
+                None => pc.0.typed().cuMemAllocHost(bytes)?,
+                // The driver checks the flags.
+                Some(flags) => pc.0.typed().cuMemHostAlloc(bytes, flags.bits())?,
+            };
             // SAFETY: the driver gave `bytes` (more than 0) writable bytes at `ptr`.
             unsafe { std::ptr::write_bytes(ptr.cast::<u8>(), 0, bytes) };
             Ok(ptr)

@@ -78,12 +78,11 @@ impl<T: DeviceRepr> PitchedBuffer<T> {
             5..=8 => 8,
             _ => 16,
         };
-        let pc = context.driver().pc();
+        let t = context.driver().typed();
         let mut pitch = 0usize;
         let create = || {
-            let mut ptr: CUdeviceptr = 0;
-            // SAFETY: both out-pointers are valid.
-            unsafe { pc.cuMemAllocPitch(&mut ptr, &mut pitch, row, height, element) }?;
+            let (ptr, p) = t.cuMemAllocPitch(row, height, element)?;
+            pitch = p;
             Ok(ptr)
         };
         let mem = Handle::create_in(owner, context.as_raw(), create)?;

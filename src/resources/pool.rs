@@ -185,9 +185,8 @@ impl MemoryPool {
     /// `min_bytes_to_keep` reserved (`cuMemPoolTrimTo`). Memory of live allocations is
     /// never released.
     pub fn trim_to(&self, min_bytes_to_keep: usize) -> Result<(), Error> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: the pool is live.
-        self.context().run(|| unsafe { pc.cuMemPoolTrimTo(raw, min_bytes_to_keep) })
+        let t = self.0.driver().typed();
+        self.context().run(|| t.cuMemPoolTrimTo(self.live(), min_bytes_to_keep))
     }
 
     /// A 64-bit attribute (`cuuint64_t`).

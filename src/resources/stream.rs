@@ -1,14 +1,13 @@
 //! Streams.
 
 use crate::typed::ready;
-use crate::call;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::values::{raw_mapping, AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{
-    CUcontext, CUlaunchAttributeID, CUresult, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
+    CUcontext, CUlaunchAttributeID, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
     CUsynchronizationPolicy,
 };
 

@@ -6,7 +6,7 @@ use crate::error::{CudaError, Error};
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::resources::launch::LaunchConfig;
 use crate::sys::{
-    CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType, CUDA_KERNEL_NODE_PARAMS, CUDA_MEMSET_NODE_PARAMS,
+    CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType,
 };
 
 /// The type of a graph node (`CUgraphNodeType`).
