@@ -310,9 +310,19 @@ fn classify(
             Type::Ptr(p) if p.mutability.is_none() && types.is_c_char(&p.elem) => Use::Str,
             Type::Ptr(p) if types.is_void_or_char(&p.elem) => return None,
             Type::Ptr(p) if p.mutability.is_some() => {
-                let said = ["Returned", "Returns", "return", "Output", "output", "to store", "Retrieved", "in which", "user allocated"]
-                    .iter()
-                    .any(|w| desc.contains(w));
+                let said = [
+                    "Returned",
+                    "Returns",
+                    "return",
+                    "Output",
+                    "output",
+                    "to store",
+                    "Retrieved",
+                    "in which",
+                    "user allocated",
+                ]
+                .iter()
+                .any(|w| desc.contains(w));
                 // `CUxxx *phXxx`: cuda.h's name for a returned handle.
                 let handle_out = name.starts_with("ph") && types.is_handle(&p.elem);
                 if !(*marked_out || said || handle_out) {
@@ -353,7 +363,10 @@ pub fn typed(file: &syn::File, model: &Model, docs: &Docs) -> String {
         count += 1;
         method(&mut s, name, params, &uses);
     }
-    let _ = writeln!(s, "}}\n\n/// How many entry points have a typed form.\npub(crate) const TYPED_COUNT: usize = {count};");
+    let _ = writeln!(
+        s,
+        "}}\n\n/// How many entry points have a typed form.\npub(crate) const TYPED_COUNT: usize = {count};"
+    );
     s
 }
 

@@ -98,9 +98,11 @@ impl Function {
     /// remembered.
     #[inline]
     pub fn attribute(&self, attribute: FunctionAttribute) -> Result<i32, Error> {
-        Ok(self.0.owner().fixed.get(attribute, || {
-            self.run(|| self.driver().typed().cuFuncGetAttribute(attribute.raw(), self.live()))
-        })?)
+        Ok(self
+            .0
+            .owner()
+            .fixed
+            .get(attribute, || self.run(|| self.driver().typed().cuFuncGetAttribute(attribute.raw(), self.live())))?)
     }
 
     /// Sets `attribute` (`cuFuncSetAttribute`): the driver refuses a read-only attribute or

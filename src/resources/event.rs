@@ -1,12 +1,12 @@
 //! Events.
 
-use crate::typed::ready;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::EventFlags;
 use crate::resources::handle::{handle_type, kind, Unique};
 use crate::resources::stream::Stream;
 use crate::sys::{CUevent, CUipcEventHandle};
+use crate::typed::ready;
 
 kind!(
     /// The event kind: owned by its context; its release needs no current context.

@@ -523,7 +523,8 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
             return Ok(DeviceBuffer::empty(MemoryOwner::new(context, Release::Free), len));
         }
         let t = context.driver().typed();
-        let mem = Handle::create_in(MemoryOwner::new(context, Release::Free), context.as_raw(), || t.cuMemAlloc(bytes))?;
+        let mem =
+            Handle::create_in(MemoryOwner::new(context, Release::Free), context.as_raw(), || t.cuMemAlloc(bytes))?;
         Ok(DeviceBuffer { mem, len, _values: PhantomData })
     }
 

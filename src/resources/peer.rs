@@ -24,10 +24,10 @@
 use std::collections::BTreeSet;
 use std::sync::Mutex;
 
-use crate::typed::success_unless;
 use crate::error::Error;
 use crate::resources::context::Context;
 use crate::sys::{CUcontext, CUresult};
+use crate::typed::success_unless;
 
 impl Context {
     /// Lets this context access `peer`'s memory (`cuCtxEnablePeerAccess(peer, 0)` with this

@@ -1,15 +1,14 @@
 //! Streams.
 
-use crate::typed::ready;
 use crate::error::{CudaError, Error};
 use crate::resources::context::Context;
 use crate::resources::flags::StreamFlags;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::values::{raw_mapping, AccessPolicyWindow, MemSyncDomain};
 use crate::sys::{
-    CUcontext, CUlaunchAttributeID, CUstream, CUstreamAttrValue, CUstreamCaptureStatus,
-    CUsynchronizationPolicy,
+    CUcontext, CUlaunchAttributeID, CUstream, CUstreamAttrValue, CUstreamCaptureStatus, CUsynchronizationPolicy,
 };
+use crate::typed::ready;
 
 /// `CU_STREAM_PER_THREAD` (a `cuda.h` macro: `((CUstream)0x2)`).
 const STREAM_PER_THREAD: usize = 0x2;

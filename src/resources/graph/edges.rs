@@ -5,9 +5,7 @@
 use crate::error::{CudaError, Error};
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::resources::launch::LaunchConfig;
-use crate::sys::{
-    CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType,
-};
+use crate::sys::{CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType};
 
 /// The type of a graph node (`CUgraphNodeType`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
