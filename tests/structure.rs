@@ -51,6 +51,7 @@ const BOTTOM: &[&str] = &[
     "p",
     "pc",
     "pw",
+    "typed",
 ];
 
 fn src() -> PathBuf {
