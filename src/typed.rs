@@ -37,6 +37,16 @@ impl<'a, H: Copy> Live<'a, H> {
     pub(crate) fn raw(self) -> H {
         self.raw
     }
+
+    /// The same object as another handle type, live as long.
+    ///
+    /// # Safety
+    /// `to(raw)` is a handle the driver takes for the same object (a `CUkernel` where a
+    /// `CUfunction` is taken: the driver documents the cast).
+    #[inline(always)]
+    pub(crate) unsafe fn cast<U>(self, to: impl FnOnce(H) -> U) -> Live<'a, U> {
+        Live { raw: to(self.raw), life: PhantomData }
+    }
 }
 
 /// The typed calls of one [`Driver`]; see the [module documentation](self).

@@ -4,18 +4,19 @@
 //! reference, and returns the out-values. The rest keep only the raw forms.
 //!
 //! What makes a call safe is decided from cuda.h alone:
-//! - a handle (a typedef of a pointer to an opaque struct) becomes `Live<'_, H>`;
+//! - a handle (a typedef of a pointer to an opaque struct, or an integer `...Object` or
+//!   `...Handle` typedef such as `CUtexObject`) becomes `Live<'_, H>`;
 //! - a plain value (integers, enums, `CUdevice`, structs of those) stays a value; a device
-//!   pointer, a texture or surface object, an allocation or other `...Handle` integer does
-//!   not (the driver would use whatever it names), nor does a function or host pointer;
+//!   pointer does not (the driver would use the memory it names), nor does a function or
+//!   host pointer;
 //! - `T *p` is an out-value when cuda.h documents `p` as returned (`\param[out]`, or its
 //!   `\param` line says "Returned"/"Returns"/"Output"/"to store") and `T` is not
-//!   `void`/`char`;
+//!   `void`/`char`; another `T *p` of plain data is read and written (`&mut T`);
 //! - `const T *p` is an in-value when `T` is plain data (no pointer or handle in it);
 //!   `const char *` is a string, taken as `&CStr`;
 //! - `CUxxx *phXxx` (a pointer to a handle named `ph...`) is an out-value too;
-//! - a function with a count parameter (`num...`, `nb...`, `count`) or a pointer
-//!   documented as an array or list is left out: its pointers are arrays, not single values;
+//! - a function with a count parameter (`num...`, `nb...`, `count`; unless it is the
+//!   function's one pointer) or a pointer documented as an array or list is left out: its pointers are arrays, not single values;
 //! - a call that ends a handle's life (`...Destroy`, `...Unload`, `...Release`, `...Free`,
 //!   `...Unregister`, `...Deregister`, `...Detach`, `...Reset`) is left out: that the
 //!   handle is live is every other call's precondition, so ending it keeps one; so is a
@@ -181,6 +182,21 @@ impl Types {
         })
     }
 
+    /// An integer handle of the driver's (`CUtexObject`, `CUsurfObject`,
+    /// `CUmemGenericAllocationHandle`): a typedef of an integer named `...Object` or
+    /// `...Handle`, taken as `Live` like a pointer handle.
+    fn is_integer_handle(&self, ty: &Type) -> bool {
+        let (mut names, end) = self.chain(ty);
+        if !last_ident(end).is_some_and(|s| is_primitive(&s)) {
+            return false;
+        }
+        names.extend(last_ident(ty));
+        names.iter().any(|n| {
+            let base = n.split("_v").next().unwrap_or(n);
+            base.ends_with("Object") || base.ends_with("Handle")
+        })
+    }
+
     /// Plain data: no pointer, handle or function in it.
     fn is_plain(&self, ty: &Type, depth: u32) -> bool {
         if depth > 32 {
@@ -275,6 +291,8 @@ enum Use {
     Value(Type),
     Live(Type),
     In(Type),
+    /// `T *p` of plain data that cuda.h does not document as returned: read and written.
+    InOut(Type),
     /// `const char *`: a NUL-terminated string, taken as `&CStr`.
     Str,
     Out(Type),
@@ -297,7 +315,11 @@ fn classify(
         let lower = n.to_ascii_lowercase();
         n.starts_with("num") || n.starts_with("nb") || lower == "count" || lower.starts_with("count")
     };
-    if params.iter().any(|(n, _)| counted(n)) {
+    // A count measures an array: unless it is itself the function's one pointer (an
+    // out-value such as `int *numBlocks`), some other pointer may be that array.
+    let pointers = params.iter().filter(|(_, t)| matches!(t, Type::Ptr(_))).count();
+    let measures = |(n, t): &(String, Type)| counted(n) && !(matches!(t, Type::Ptr(_)) && pointers == 1);
+    if params.iter().any(measures) {
         return None;
     }
     let mut uses = Vec::new();
@@ -325,14 +347,18 @@ fn classify(
                 .any(|w| desc.contains(w));
                 // `CUxxx *phXxx`: cuda.h's name for a returned handle.
                 let handle_out = name.starts_with("ph") && types.is_handle(&p.elem);
-                if !(*marked_out || said || handle_out) {
+                if *marked_out || said || handle_out {
+                    Use::Out((*p.elem).clone())
+                } else if types.is_plain(&p.elem, 0) {
+                    // Read and written (`CUstreamCaptureMode *mode`: swapped).
+                    Use::InOut((*p.elem).clone())
+                } else {
                     return None;
                 }
-                Use::Out((*p.elem).clone())
             }
             Type::Ptr(p) if types.is_plain(&p.elem, 0) => Use::In((*p.elem).clone()),
             Type::Ptr(_) => return None,
-            _ if types.is_handle(t) => Use::Live(t.clone()),
+            _ if types.is_handle(t) || types.is_integer_handle(t) => Use::Live(t.clone()),
             _ if types.names_something(t) => return None,
             _ if types.is_plain(t, 0) => Use::Value(t.clone()),
             _ => return None,
@@ -386,6 +412,10 @@ fn method(s: &mut String, name: &str, params: &[(String, Type)], uses: &[Use]) {
             }
             Use::In(t) => {
                 args.push(format!("{n}: &{}", ty(t)));
+                pass.push(n.clone());
+            }
+            Use::InOut(t) => {
+                args.push(format!("{n}: &mut {}", ty(t)));
                 pass.push(n.clone());
             }
             Use::Str => {

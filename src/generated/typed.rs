@@ -129,6 +129,20 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetState_v12080(pid, &mut state) }?;
         Ok(state)
     }
+    #[doc = "`cuCheckpointProcessLock_v12080`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCheckpointProcessLock_v12080(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointLockArgs) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCheckpointProcessLock_v12080(pid, args) }?;
+        Ok(())
+    }
+    #[doc = "`cuCheckpointProcessUnlock_v12080`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCheckpointProcessUnlock_v12080(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointUnlockArgs) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCheckpointProcessUnlock_v12080(pid, args) }?;
+        Ok(())
+    }
     #[doc = "`cuCtxAttach_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxAttach_v2000(&self, flags: ::std::os::raw::c_uint) -> Result<CUcontext, CudaError> {
@@ -178,6 +192,13 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuCtxFromGreenCtx_v12040(&mut pContext, hCtx.raw()) }?;
         Ok(pContext)
+    }
+    #[doc = "`cuCtxGetApiVersion_v3020`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCtxGetApiVersion_v3020(&self, ctx: Live<'_, CUcontext>, version: &mut ::std::os::raw::c_uint) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCtxGetApiVersion_v3020(ctx.raw(), version) }?;
+        Ok(())
     }
     #[doc = "`cuCtxGetCacheConfig_v3020`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -359,6 +380,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuDeviceCanAccessPeer_v4000(&mut canAccessPeer, dev, peerDev) }?;
         Ok(canAccessPeer)
     }
+    #[doc = "`cuDeviceComputeCapability_v2000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceComputeCapability_v2000(&self, major: &mut ::std::os::raw::c_int, minor: &mut ::std::os::raw::c_int, dev: CUdevice_v1) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceComputeCapability_v2000(major, minor, dev) }?;
+        Ok(())
+    }
     #[doc = "`cuDeviceGet_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGet_v2000(&self, ordinal: ::std::os::raw::c_int) -> Result<CUdevice_v1, CudaError> {
@@ -385,6 +413,31 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetByPCIBusId_v4010(&mut dev, pciBusId.as_ptr()) }?;
         Ok(dev)
+    }
+    #[doc = "`cuDeviceGetCliqueCount_v13040`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetCliqueCount_v13040(&self, dev: CUdevice) -> Result<usize, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut count: usize = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetCliqueCount_v13040(&mut count, dev) }?;
+        Ok(count)
+    }
+    #[doc = "`cuDeviceGetCount_v2000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetCount_v2000(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut count: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetCount_v2000(&mut count) }?;
+        Ok(count)
+    }
+    #[doc = "`cuDeviceGetExecAffinitySupport_v11040`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetExecAffinitySupport_v11040(&self, pi: &mut ::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetExecAffinitySupport_v11040(pi, type_, dev) }?;
+        Ok(())
     }
     #[doc = "`cuDeviceGetFabricClusterUuid_v13040`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -507,6 +560,20 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuEventCreate_v2000(&mut phEvent, Flags) }?;
         Ok(phEvent)
+    }
+    #[doc = "`cuEventElapsedTime_v2000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuEventElapsedTime_v2000(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuEventElapsedTime_v2000(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
+        Ok(())
+    }
+    #[doc = "`cuEventElapsedTime_v12080`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuEventElapsedTime_v12080(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuEventElapsedTime_v12080(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
+        Ok(())
     }
     #[doc = "`cuEventQuery_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -1146,6 +1213,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernel_v12000(&mut pKernel, library.raw(), name.as_ptr()) }?;
         Ok(pKernel)
     }
+    #[doc = "`cuLibraryGetKernelCount_v12040`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLibraryGetKernelCount_v12040(&self, count: &mut ::std::os::raw::c_uint, lib: Live<'_, CUlibrary>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLibraryGetKernelCount_v12040(count, lib.raw()) }?;
+        Ok(())
+    }
     #[doc = "`cuLibraryGetManaged_v12000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLibraryGetManaged_v12000(&self, library: Live<'_, CUlibrary>, name: &::std::ffi::CStr) -> Result<(CUdeviceptr, usize), CudaError> {
@@ -1182,6 +1256,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointAddDevice_v13030(leId, dev) }?;
         Ok(())
     }
+    #[doc = "`cuLogicalEndpointBindMem_v13030`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLogicalEndpointBindMem_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLogicalEndpointBindMem_v13030(leId, dev, offset, memHandle.raw(), memOffset, size, flags) }?;
+        Ok(())
+    }
     #[doc = "`cuLogicalEndpointCreate_v13030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointCreate_v13030(&self, leId: CUlogicalEndpointId, prop: &CUlogicalEndpointProp) -> Result<(), CudaError> {
@@ -1205,6 +1286,13 @@ impl Typed {
     pub(crate) fn cuLogicalEndpointUnbind_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> Result<(), CudaError> {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointUnbind_v13030(leId, dev, offset, size) }?;
+        Ok(())
+    }
+    #[doc = "`cuLogsDumpToFile_v12090`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLogsDumpToFile_v12090(&self, iterator: &mut CUlogIterator, pathToFile: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLogsDumpToFile_v12090(iterator, pathToFile.as_ptr(), flags) }?;
         Ok(())
     }
     #[doc = "`cuMemAlloc_v2000`: handles as `Live`, out-values returned."]
@@ -1310,6 +1398,15 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuMemAllocPitch_v3020(&mut dptr, &mut pPitch, WidthInBytes, Height, ElementSizeBytes) }?;
         Ok((dptr, pPitch))
     }
+    #[doc = "`cuMemGetAllocationPropertiesFromHandle_v10020`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemGetAllocationPropertiesFromHandle_v10020(&self, handle: Live<'_, CUmemGenericAllocationHandle_v1>) -> Result<CUmemAllocationProp_v1, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut prop: CUmemAllocationProp_v1 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemGetAllocationPropertiesFromHandle_v10020(&mut prop, handle.raw()) }?;
+        Ok(prop)
+    }
     #[doc = "`cuMemGetInfo_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemGetInfo_v2000(&self, ) -> Result<(::std::os::raw::c_uint, ::std::os::raw::c_uint), CudaError> {
@@ -1340,6 +1437,24 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuMemHostAlloc_v2020(&mut pp, bytesize, Flags) }?;
         Ok(pp)
+    }
+    #[doc = "`cuMemPoolGetAccess_v11020`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemPoolGetAccess_v11020(&self, memPool: Live<'_, CUmemoryPool>, location: &mut CUmemLocation_v1) -> Result<CUmemAccess_flags, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut flags: CUmemAccess_flags = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemPoolGetAccess_v11020(&mut flags, memPool.raw(), location) }?;
+        Ok(flags)
+    }
+    #[doc = "`cuMemPoolImportPointer_v11020`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemPoolImportPointer_v11020(&self, pool: Live<'_, CUmemoryPool>, shareData: &mut CUmemPoolPtrExportData_v1) -> Result<CUdeviceptr_v2, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut ptr_out: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemPoolImportPointer_v11020(&mut ptr_out, pool.raw(), shareData) }?;
+        Ok(ptr_out)
     }
     #[doc = "`cuMemPoolTrimTo_v11020`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -1463,6 +1578,20 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuModuleLoad_v2000(&mut module, fname.as_ptr()) }?;
         Ok(module)
     }
+    #[doc = "`cuMulticastAddDevice_v12010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastAddDevice_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastAddDevice_v12010(mcHandle.raw(), dev) }?;
+        Ok(())
+    }
+    #[doc = "`cuMulticastBindMem_v12010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastBindMem_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, mcOffset: usize, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastBindMem_v12010(mcHandle.raw(), mcOffset, memHandle.raw(), memOffset, size, flags) }?;
+        Ok(())
+    }
     #[doc = "`cuMulticastCreate_v12010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastCreate_v12010(&self, prop: &CUmulticastObjectProp) -> Result<CUmemGenericAllocationHandle, CudaError> {
@@ -1480,6 +1609,31 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuMulticastGetGranularity_v12010(&mut granularity, prop, option) }?;
         Ok(granularity)
+    }
+    #[doc = "`cuMulticastUnbind_v12010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastUnbind_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice, mcOffset: usize, size: usize) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastUnbind_v12010(mcHandle.raw(), dev, mcOffset, size) }?;
+        Ok(())
+    }
+    #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize) }?;
+        Ok(numBlocks)
+    }
+    #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize, flags) }?;
+        Ok(numBlocks)
     }
     #[doc = "`cuParamSetTexRef_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -1793,6 +1947,27 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuSurfRefSetArray_v3000(hSurfRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
+    #[doc = "`cuTensorMapSetAllocationClass_v13050`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTensorMapSetAllocationClass_v13050(&self, tensorMap: &mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: &mut CUtensorMapAllocClass) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTensorMapSetAllocationClass_v13050(tensorMap, allocClass, outAllocClass) }?;
+        Ok(())
+    }
+    #[doc = "`cuTexObjectGetResourceViewDesc_v5000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetResourceViewDesc_v5000(&self, pResViewDesc: &mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: Live<'_, CUtexObject_v1>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc_v5000(pResViewDesc, texObject.raw()) }?;
+        Ok(())
+    }
+    #[doc = "`cuTexObjectGetTextureDesc_v5000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetTextureDesc_v5000(&self, pTexDesc: &mut CUDA_TEXTURE_DESC_v1, texObject: Live<'_, CUtexObject_v1>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc_v5000(pTexDesc, texObject.raw()) }?;
+        Ok(())
+    }
     #[doc = "`cuTexRefCreate_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefCreate_v2000(&self, ) -> Result<CUtexref, CudaError> {
@@ -1937,6 +2112,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuTexRefSetArray_v2000(hTexRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
+    #[doc = "`cuTexRefSetBorderColor_v8000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexRefSetBorderColor_v8000(&self, hTexRef: Live<'_, CUtexref>, pBorderColor: &mut f32) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexRefSetBorderColor_v8000(hTexRef.raw(), pBorderColor) }?;
+        Ok(())
+    }
     #[doc = "`cuTexRefSetFilterMode_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFilterMode_v2000(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
@@ -1991,6 +2173,13 @@ impl Typed {
     pub(crate) fn cuTexRefSetMipmappedArray_v5000(&self, hTexRef: Live<'_, CUtexref>, hMipmappedArray: Live<'_, CUmipmappedArray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmappedArray_v5000(hTexRef.raw(), hMipmappedArray.raw(), Flags) }?;
+        Ok(())
+    }
+    #[doc = "`cuThreadExchangeStreamCaptureMode_v10010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuThreadExchangeStreamCaptureMode_v10010(&self, mode: &mut CUstreamCaptureMode) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuThreadExchangeStreamCaptureMode_v10010(mode) }?;
         Ok(())
     }
     #[doc = "`cuArray3DCreate`: handles as `Live`, out-values returned."]
@@ -2081,6 +2270,20 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetState(pid, &mut state) }?;
         Ok(state)
     }
+    #[doc = "`cuCheckpointProcessLock`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCheckpointProcessLock(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointLockArgs) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCheckpointProcessLock(pid, args) }?;
+        Ok(())
+    }
+    #[doc = "`cuCheckpointProcessUnlock`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCheckpointProcessUnlock(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointUnlockArgs) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCheckpointProcessUnlock(pid, args) }?;
+        Ok(())
+    }
     #[doc = "`cuCtxAttach`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxAttach(&self, flags: ::std::os::raw::c_uint) -> Result<CUcontext, CudaError> {
@@ -2112,6 +2315,13 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuCtxFromGreenCtx(&mut pContext, hCtx.raw()) }?;
         Ok(pContext)
+    }
+    #[doc = "`cuCtxGetApiVersion`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuCtxGetApiVersion(&self, ctx: Live<'_, CUcontext>, version: &mut ::std::os::raw::c_uint) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuCtxGetApiVersion(ctx.raw(), version) }?;
+        Ok(())
     }
     #[doc = "`cuCtxGetCacheConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -2286,6 +2496,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuDeviceCanAccessPeer(&mut canAccessPeer, dev, peerDev) }?;
         Ok(canAccessPeer)
     }
+    #[doc = "`cuDeviceComputeCapability`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceComputeCapability(&self, major: &mut ::std::os::raw::c_int, minor: &mut ::std::os::raw::c_int, dev: CUdevice) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceComputeCapability(major, minor, dev) }?;
+        Ok(())
+    }
     #[doc = "`cuDeviceGet`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGet(&self, ordinal: ::std::os::raw::c_int) -> Result<CUdevice, CudaError> {
@@ -2313,6 +2530,24 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuDeviceGetByPCIBusId(&mut dev, pciBusId.as_ptr()) }?;
         Ok(dev)
     }
+    #[doc = "`cuDeviceGetCliqueCount`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetCliqueCount(&self, dev: CUdevice) -> Result<usize, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut count: usize = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetCliqueCount(&mut count, dev) }?;
+        Ok(count)
+    }
+    #[doc = "`cuDeviceGetCount`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetCount(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut count: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetCount(&mut count) }?;
+        Ok(count)
+    }
     #[doc = "`cuDeviceGetDevResource`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGetDevResource(&self, device: CUdevice, type_: CUdevResourceType) -> Result<CUdevResource, CudaError> {
@@ -2321,6 +2556,13 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetDevResource(device, &mut resource, type_) }?;
         Ok(resource)
+    }
+    #[doc = "`cuDeviceGetExecAffinitySupport`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuDeviceGetExecAffinitySupport(&self, pi: &mut ::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuDeviceGetExecAffinitySupport(pi, type_, dev) }?;
+        Ok(())
     }
     #[doc = "`cuDeviceGetFabricClusterUuid`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -2418,6 +2660,13 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuEventCreate(&mut phEvent, Flags) }?;
         Ok(phEvent)
+    }
+    #[doc = "`cuEventElapsedTime`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuEventElapsedTime(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuEventElapsedTime(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
+        Ok(())
     }
     #[doc = "`cuEventQuery`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -3052,6 +3301,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernel(&mut pKernel, library.raw(), name.as_ptr()) }?;
         Ok(pKernel)
     }
+    #[doc = "`cuLibraryGetKernelCount`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLibraryGetKernelCount(&self, count: &mut ::std::os::raw::c_uint, lib: Live<'_, CUlibrary>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLibraryGetKernelCount(count, lib.raw()) }?;
+        Ok(())
+    }
     #[doc = "`cuLibraryGetManaged`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLibraryGetManaged(&self, library: Live<'_, CUlibrary>, name: &::std::ffi::CStr) -> Result<(CUdeviceptr, usize), CudaError> {
@@ -3088,6 +3344,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointAddDevice(leId, dev) }?;
         Ok(())
     }
+    #[doc = "`cuLogicalEndpointBindMem`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLogicalEndpointBindMem(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLogicalEndpointBindMem(leId, dev, offset, memHandle.raw(), memOffset, size, flags) }?;
+        Ok(())
+    }
     #[doc = "`cuLogicalEndpointCreate`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointCreate(&self, leId: CUlogicalEndpointId, prop: &CUlogicalEndpointProp) -> Result<(), CudaError> {
@@ -3121,6 +3384,13 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuLogsCurrent(&mut iterator_out, flags) }?;
         Ok(iterator_out)
+    }
+    #[doc = "`cuLogsDumpToFile`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuLogsDumpToFile(&self, iterator: &mut CUlogIterator, pathToFile: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuLogsDumpToFile(iterator, pathToFile.as_ptr(), flags) }?;
+        Ok(())
     }
     #[doc = "`cuMemAlloc`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -3178,6 +3448,15 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuMemAllocPitch(&mut dptr, &mut pPitch, WidthInBytes, Height, ElementSizeBytes) }?;
         Ok((dptr, pPitch))
     }
+    #[doc = "`cuMemGetAllocationPropertiesFromHandle`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemGetAllocationPropertiesFromHandle(&self, handle: Live<'_, CUmemGenericAllocationHandle>) -> Result<CUmemAllocationProp, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut prop: CUmemAllocationProp = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemGetAllocationPropertiesFromHandle(&mut prop, handle.raw()) }?;
+        Ok(prop)
+    }
     #[doc = "`cuMemGetInfo`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemGetInfo(&self, ) -> Result<(usize, usize), CudaError> {
@@ -3197,6 +3476,24 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuMemHostAlloc(&mut pp, bytesize, Flags) }?;
         Ok(pp)
+    }
+    #[doc = "`cuMemPoolGetAccess`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemPoolGetAccess(&self, memPool: Live<'_, CUmemoryPool>, location: &mut CUmemLocation) -> Result<CUmemAccess_flags, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut flags: CUmemAccess_flags = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemPoolGetAccess(&mut flags, memPool.raw(), location) }?;
+        Ok(flags)
+    }
+    #[doc = "`cuMemPoolImportPointer`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMemPoolImportPointer(&self, pool: Live<'_, CUmemoryPool>, shareData: &mut CUmemPoolPtrExportData) -> Result<CUdeviceptr, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut ptr_out: CUdeviceptr = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMemPoolImportPointer(&mut ptr_out, pool.raw(), shareData) }?;
+        Ok(ptr_out)
     }
     #[doc = "`cuMemPoolTrimTo`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -3248,6 +3545,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuModuleGetFunction(&mut hfunc, hmod.raw(), name.as_ptr()) }?;
         Ok(hfunc)
     }
+    #[doc = "`cuModuleGetFunctionCount`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuModuleGetFunctionCount(&self, count: &mut ::std::os::raw::c_uint, mod_: Live<'_, CUmodule>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuModuleGetFunctionCount(count, mod_.raw()) }?;
+        Ok(())
+    }
     #[doc = "`cuModuleGetGlobal`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuModuleGetGlobal(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<(CUdeviceptr, usize), CudaError> {
@@ -3295,6 +3599,20 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuModuleLoad(&mut module, fname.as_ptr()) }?;
         Ok(module)
     }
+    #[doc = "`cuMulticastAddDevice`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastAddDevice(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastAddDevice(mcHandle.raw(), dev) }?;
+        Ok(())
+    }
+    #[doc = "`cuMulticastBindMem`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastBindMem(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, mcOffset: usize, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastBindMem(mcHandle.raw(), mcOffset, memHandle.raw(), memOffset, size, flags) }?;
+        Ok(())
+    }
     #[doc = "`cuMulticastCreate`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastCreate(&self, prop: &CUmulticastObjectProp) -> Result<CUmemGenericAllocationHandle, CudaError> {
@@ -3312,6 +3630,31 @@ impl Typed {
         // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
         unsafe { crate::pc::Pc(self.0).cuMulticastGetGranularity(&mut granularity, prop, option) }?;
         Ok(granularity)
+    }
+    #[doc = "`cuMulticastUnbind`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuMulticastUnbind(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice, mcOffset: usize, size: usize) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuMulticastUnbind(mcHandle.raw(), dev, mcOffset, size) }?;
+        Ok(())
+    }
+    #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessor`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessor(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize) }?;
+        Ok(numBlocks)
+    }
+    #[doc = "`cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> Result<::std::os::raw::c_int, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize, flags) }?;
+        Ok(numBlocks)
     }
     #[doc = "`cuParamSetTexRef`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -3500,6 +3843,27 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuSurfRefSetArray(hSurfRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
+    #[doc = "`cuTensorMapSetAllocationClass`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTensorMapSetAllocationClass(&self, tensorMap: &mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: &mut CUtensorMapAllocClass) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTensorMapSetAllocationClass(tensorMap, allocClass, outAllocClass) }?;
+        Ok(())
+    }
+    #[doc = "`cuTexObjectGetResourceViewDesc`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetResourceViewDesc(&self, pResViewDesc: &mut CUDA_RESOURCE_VIEW_DESC, texObject: Live<'_, CUtexObject>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc(pResViewDesc, texObject.raw()) }?;
+        Ok(())
+    }
+    #[doc = "`cuTexObjectGetTextureDesc`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetTextureDesc(&self, pTexDesc: &mut CUDA_TEXTURE_DESC, texObject: Live<'_, CUtexObject>) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc(pTexDesc, texObject.raw()) }?;
+        Ok(())
+    }
     #[doc = "`cuTexRefCreate`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefCreate(&self, ) -> Result<CUtexref, CudaError> {
@@ -3635,6 +3999,13 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuTexRefSetArray(hTexRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
+    #[doc = "`cuTexRefSetBorderColor`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexRefSetBorderColor(&self, hTexRef: Live<'_, CUtexref>, pBorderColor: &mut f32) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuTexRefSetBorderColor(hTexRef.raw(), pBorderColor) }?;
+        Ok(())
+    }
     #[doc = "`cuTexRefSetFilterMode`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFilterMode(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
@@ -3691,7 +4062,14 @@ impl Typed {
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmappedArray(hTexRef.raw(), hMipmappedArray.raw(), Flags) }?;
         Ok(())
     }
+    #[doc = "`cuThreadExchangeStreamCaptureMode`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuThreadExchangeStreamCaptureMode(&self, mode: &mut CUstreamCaptureMode) -> Result<(), CudaError> {
+        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        unsafe { crate::pc::Pc(self.0).cuThreadExchangeStreamCaptureMode(mode) }?;
+        Ok(())
+    }
 }
 
 /// How many entry points have a typed form.
-pub(crate) const TYPED_COUNT: usize = 434;
+pub(crate) const TYPED_COUNT: usize = 484;

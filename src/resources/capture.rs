@@ -154,8 +154,7 @@ impl CaptureModeGuard {
     /// mode is unchanged.
     pub fn new(driver: &'static Driver, mode: CaptureMode) -> Result<CaptureModeGuard, Error> {
         let mut m = mode.raw();
-        // SAFETY: `m` is a valid in/out pointer.
-        unsafe { driver.pc().cuThreadExchangeStreamCaptureMode(&mut m) }?;
+        driver.typed().cuThreadExchangeStreamCaptureMode(&mut m)?;
         Ok(CaptureModeGuard { driver, previous: m, _not_send: std::marker::PhantomData })
     }
 
@@ -168,9 +167,9 @@ impl CaptureModeGuard {
 impl Drop for CaptureModeGuard {
     fn drop(&mut self) {
         let mut m = self.previous;
-        // SAFETY: `m` is a valid in/out pointer. It cannot fail for a mode the driver
-        // gave back; if it does, the report channel gets it.
-        if let Err(e) = unsafe { self.driver.pc().cuThreadExchangeStreamCaptureMode(&mut m) } {
+        // It cannot fail for a mode the driver gave back; if it does, the report channel
+        // gets it.
+        if let Err(e) = self.driver.typed().cuThreadExchangeStreamCaptureMode(&mut m) {
             crate::report::error(e, crate::report::Arg::None, Some("restoring the capture mode".into()));
         }
     }

@@ -13,6 +13,7 @@ use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::module::{c_name, named, Module};
 use crate::resources::pinned::PinnedBuffer;
 use crate::resources::stream::Stream;
+use crate::resources::view::{DeviceSlice, DeviceView};
 use crate::sys::CUdeviceptr;
 
 /// What keeps a global's memory alive: the module or library that holds it.
@@ -34,6 +35,8 @@ enum Holder {
 pub struct Global<T> {
     address: CUdeviceptr,
     len: usize,
+    /// The global's bytes as device memory nothing frees: its copies are a view's.
+    values: DeviceBuffer<T>,
     context: Context,
     managed: bool,
     holder: Holder,
@@ -45,6 +48,7 @@ impl<T> Clone for Global<T> {
         Global {
             address: self.address,
             len: self.len,
+            values: self.values.clone(),
             context: self.context.clone(),
             managed: self.managed,
             holder: self.holder.clone(),
@@ -118,7 +122,10 @@ impl<T: DeviceRepr> Global<T> {
         // A module's `__managed__` variable is found like any global: the driver says
         // whether its memory is managed.
         let managed = matches!(lookup, Lookup::Managed) || (bytes > 0 && is_managed_memory(context, address));
-        Ok(Global { address, len, context: context.clone(), managed, holder, _values: PhantomData })
+        // SAFETY: the module or library (`holder`, which the global keeps) keeps its `len`
+        // values at `address` in `context` loaded while any clone of the global lives.
+        let values = unsafe { DeviceBuffer::borrowed(context, address, len) };
+        Ok(Global { address, len, values, context: context.clone(), managed, holder, _values: PhantomData })
     }
 }
 
@@ -227,84 +234,53 @@ impl<T> Global<T> {
 }
 
 impl<T: DeviceRepr> Global<T> {
-    fn pc(&self) -> crate::Pc {
-        self.context.driver().pc()
+    /// The whole global as a view: its copies are a view's, checked and tracked as a
+    /// buffer's are.
+    fn view(&self) -> DeviceView<'_, T> {
+        self.values.as_view()
     }
 
     /// Copies `src` to the start of the global (`cuMemcpyHtoD`, synchronous). A source
     /// longer than the global is refused before any driver call.
     pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
-        check_fits("Global::copy_from_host", src.len(), self.len)?;
-        let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(src));
-        // SAFETY: `src` is readable for `bytes`, which fit in the global.
-        self.context.run(|| unsafe { pc.cuMemcpyHtoD(ptr, src.as_ptr().cast(), bytes) })
+        self.view().write_from_host("Global::copy_from_host", src)
     }
 
     /// Copies the start of the global into `dst` (`cuMemcpyDtoH`, synchronous). A
     /// destination longer than the global is refused before any driver call.
     pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
-        check_fits("Global::copy_to_host", dst.len(), self.len)?;
-        let (pc, ptr, bytes) = (self.pc(), self.address, size_of_val(dst));
-        // SAFETY: `dst` is writable for `bytes`, which fit in the global; any bytes are a T.
-        self.context.run(|| unsafe { pc.cuMemcpyDtoH(dst.as_mut_ptr().cast(), ptr, bytes) })
+        self.view().read_to_host("Global::copy_to_host", dst)
     }
 
     /// The whole global, copied to a new vector (`cuMemcpyDtoH`, synchronous). A vector
     /// the host cannot allocate is an [`InvalidArgument`], returned before any driver call.
     pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        let mut out = Vec::<T>::new();
-        out.try_reserve_exact(self.len).map_err(|e| {
-            let why = format!("a host vector of {} values cannot be allocated: {e}", self.len);
-            InvalidArgument::new("Global::to_vec", why)
-        })?;
-        let (pc, ptr, bytes) = (self.pc(), self.address, self.size_bytes());
-        let host: *mut c_void = out.as_mut_ptr().cast();
-        // SAFETY: the vector has room for `len` values; the copy writes all of them.
-        self.context.run(|| unsafe { pc.cuMemcpyDtoH(host, ptr, bytes) })?;
-        // SAFETY: the copy above initialised `len` values (any bytes are a valid T).
-        unsafe { out.set_len(self.len) };
-        Ok(out)
+        self.view().read_to_vec("Global::to_vec")
     }
 
     /// Copies `src` to the start of the global (`cuMemcpyDtoD`, synchronous with respect
     /// to the host). A longer source is refused before any driver call.
     pub fn copy_from_device(&self, src: &DeviceBuffer<T>) -> Result<(), Error> {
-        check_fits("Global::copy_from_device", src.len(), self.len)?;
-        let (pc, dst, from, bytes) = (self.pc(), self.address, src.as_raw(), src.size_bytes());
-        // SAFETY: both ranges are live device memory of at least `bytes`.
-        self.context.run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })
+        self.view().write_from_device("Global::copy_from_device", src.as_view())
     }
 
     /// Copies the start of the global into `dst` (`cuMemcpyDtoD`). A destination longer
     /// than the global is refused before any driver call.
     pub fn copy_to_device(&self, dst: &DeviceBuffer<T>) -> Result<(), Error> {
         check_fits("Global::copy_to_device", dst.len(), self.len)?;
-        let (pc, to, from, bytes) = (self.pc(), dst.as_raw(), self.address, dst.size_bytes());
-        // SAFETY: both ranges are live device memory of at least `bytes`.
-        self.context.run(|| unsafe { pc.cuMemcpyDtoD(to, from, bytes) })
+        dst.as_view().write_from_device("Global::copy_to_device", self.view().slice(..dst.len())?)
     }
 
     /// Copies the pinned buffer `src` to the start of the global, ordered on `stream`
     /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
     pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        check_fits("Global::copy_from_pinned_async", src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.address, src.size_bytes(), stream.as_raw());
-        let host = src.as_ptr().cast();
-        // SAFETY: `src` stays allocated and unwritten until the copy is done (one of its
-        // uses, which it waits for); the global lives as long as its module, which `self`
-        // keeps: the caller must keep a clone until the stream is done (as for any kernel).
-        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
+        self.view().write_from_pinned_async("Global::copy_from_pinned_async", src, stream)
     }
 
     /// Copies the start of the global into the pinned buffer `dst`, ordered on `stream`
     /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
     pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        check_fits("Global::copy_to_pinned_async", dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.address, dst.size_bytes(), stream.as_raw());
-        let host = dst.as_mut_ptr().cast();
-        // SAFETY: `dst` stays allocated and unread until the copy is done (one of its uses,
-        // which it waits for); the global lives while `self` keeps its module.
-        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
+        self.view().read_to_pinned_async("Global::copy_to_pinned_async", dst, stream)
     }
 
     /// Copies `src` to the start of the global ordered on `stream` (`cuMemcpyHtoDAsync`).
@@ -313,10 +289,8 @@ impl<T: DeviceRepr> Global<T> {
     /// `src` must stay allocated and unwritten until the copy is done.
     /// [`Global::copy_from_pinned_async`] is the safe form.
     pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
-        check_fits("Global::copy_from_host_async", src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.address, size_of_val(src), stream.as_raw());
         // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
+        unsafe { self.view().write_from_host_async("Global::copy_from_host_async", src, stream) }
     }
 
     /// Copies the start of the global into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
@@ -325,10 +299,8 @@ impl<T: DeviceRepr> Global<T> {
     /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
     /// [`Global::copy_to_pinned_async`] is the safe form.
     pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
-        check_fits("Global::copy_to_host_async", dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.address, size_of_val(dst), stream.as_raw());
         // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
+        unsafe { self.view().read_to_host_async("Global::copy_to_host_async", dst, stream) }
     }
 }
 

@@ -189,11 +189,10 @@ fn import_pointer(
     stream: &Stream,
     mapped: &mut Mapped,
 ) -> Result<(CUdeviceptr, usize), CudaError> {
-    let mut ptr: CUdeviceptr = 0;
     let mut data = CUmemPoolPtrExportData { reserved: export.0 };
-    // SAFETY: valid out-pointer and export data; the pool is live. `pc` only: nothing here
-    // reports (the caller reports, if at all, after settling the cache).
-    unsafe { d.pc().cuMemPoolImportPointer(&mut ptr, pool.as_raw(), &mut data) }?;
+    // Checked only: nothing here reports (the caller reports, if at all, after settling
+    // the cache).
+    let ptr = d.typed().cuMemPoolImportPointer(pool.live(), &mut data)?;
     *mapped = Mapped::Unsized { ptr, queued: false };
     let mut len = 0usize;
     // SAFETY: valid out-pointer; the base may be null.

@@ -26,6 +26,7 @@ use crate::resources::launch::{Launch, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::sys::{CUfunc_st, CUfunction, CUlaunchConfig};
+use crate::typed::Live;
 
 /// The block size that gives the most occupancy, and the grid that fills the device with it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -114,7 +115,7 @@ fn count(v: c_int) -> u32 {
 
 /// A function (or a kernel in a context) and the context its queries run in.
 struct Target<'a> {
-    raw: CUfunction,
+    raw: Live<'a, CUfunction>,
     context: &'a Context,
 }
 
@@ -133,13 +134,9 @@ impl Target<'_> {
     #[inline(always)]
     fn max_active_blocks(&self, block_size: u32, smem: usize, flags: OccupancyFlags) -> Result<u32, Error> {
         let what = "max_active_blocks_per_multiprocessor";
-        let (pc, f, b, flags) =
-            (self.context.driver().pc(), self.raw, int(what, "block size", block_size)?, flags.bits());
-        let mut blocks: c_int = 0;
-        // SAFETY: a live function and a valid out-pointer.
-        self.run(|| unsafe {
-            pc.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut blocks, f, b, smem, flags)
-        })?;
+        let (t, b) = (self.context.driver().typed(), int(what, "block size", block_size)?);
+        let blocks =
+            self.run(|| t.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(self.raw, b, smem, flags.bits()))?;
         Ok(count(blocks))
     }
 
@@ -152,7 +149,7 @@ impl Target<'_> {
     ) -> Result<PotentialBlockSize, Error> {
         let what = "max_potential_block_size";
         let (pc, f, limit, flags) =
-            (self.context.driver().pc(), self.raw, int(what, "block size limit", limit)?, flags.bits());
+            (self.context.driver().pc(), self.raw.raw(), int(what, "block size limit", limit)?, flags.bits());
         let (mut grid, mut block): (c_int, c_int) = (0, 0);
         let Some(smem) = smem else {
             // SAFETY: a live function and valid out-pointers; no callback.
@@ -184,7 +181,7 @@ impl Target<'_> {
 
     fn available_dynamic_smem(&self, blocks: u32, block_size: u32) -> Result<usize, Error> {
         let what = "available_dynamic_shared_memory_per_block";
-        let (pc, f) = (self.context.driver().pc(), self.raw);
+        let (pc, f) = (self.context.driver().pc(), self.raw.raw());
         let (n, b) = (int(what, "block count", blocks)?, int(what, "block size", block_size)?);
         let mut bytes = 0usize;
         // SAFETY: a live function and a valid out-pointer.
@@ -196,7 +193,7 @@ impl Target<'_> {
 impl Function {
     #[inline(always)]
     fn target(&self) -> Target<'_> {
-        Target { raw: self.as_raw(), context: self.module().context() }
+        Target { raw: self.live(), context: self.module().context() }
     }
 
     /// How many blocks of `block_size` threads, each with `dynamic_smem_bytes` of dynamic
@@ -261,8 +258,11 @@ impl Function {
 }
 
 impl Kernel {
-    fn target<'a>(&self, context: &'a Context) -> Target<'a> {
-        Target { raw: self.as_raw().cast::<CUfunc_st>(), context }
+    fn target<'a>(&'a self, context: &'a Context) -> Target<'a> {
+        // SAFETY: the driver takes a kernel where it takes a function (cuda.h: "CUkernel
+        // ... can be cast to CUfunction"), the same object, live while `self` is.
+        let raw = unsafe { self.live().cast(|k| k.cast::<CUfunc_st>()) };
+        Target { raw, context }
     }
 
     /// [`Function::max_active_blocks_per_multiprocessor`] for this kernel as loaded in

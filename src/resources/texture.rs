@@ -465,8 +465,9 @@ impl TextureObject {
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
     pub fn texture_desc(&self) -> Result<TextureDesc, Error> {
-        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
-        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetTextureDesc(d, self.as_raw()) })?;
+        let context = &self.0.owner().context;
+        let mut d = CUDA_TEXTURE_DESC::default();
+        context.run(|| context.driver().typed().cuTexObjectGetTextureDesc(&mut d, self.live()))?;
         Ok(TextureDesc::from_raw(&d))
     }
 }

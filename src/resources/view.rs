@@ -727,13 +727,14 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
             return Ok(());
         }
         self.settle()?;
-        self.context().run(|| match fill {
-            // SAFETY: the range is live and `n` values long.
-            Fill::D8(v) => unsafe { pc.cuMemsetD8(ptr, v, n) },
-            // SAFETY: the range is live, `n` 2-byte values long (the width `Fill::of` chose).
-            Fill::D16(v) => unsafe { pc.cuMemsetD16(ptr, v, n) },
-            // SAFETY: the range is live, `n` 4-byte values long (the width `Fill::of` chose).
-            Fill::D32(v) => unsafe { pc.cuMemsetD32(ptr, v, n) },
+        // SAFETY: the range is live and `n` values long, each of the width `Fill::of` chose
+        // (the size of T) and the memset of that width writes.
+        self.context().run(|| unsafe {
+            match fill {
+                Fill::D8(v) => pc.cuMemsetD8(ptr, v, n),
+                Fill::D16(v) => pc.cuMemsetD16(ptr, v, n),
+                Fill::D32(v) => pc.cuMemsetD32(ptr, v, n),
+            }
         })
     }
 
@@ -744,13 +745,14 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
             return Ok(());
         }
         self.used_on(stream)?;
-        Ok(stream.run(|| match fill {
-            // SAFETY: the range is live and `n` values long; the stream is live.
-            Fill::D8(v) => unsafe { pc.cuMemsetD8Async(ptr, v, n, s) },
-            // SAFETY: the range is live, `n` 2-byte values long; the stream is live.
-            Fill::D16(v) => unsafe { pc.cuMemsetD16Async(ptr, v, n, s) },
-            // SAFETY: the range is live, `n` 4-byte values long; the stream is live.
-            Fill::D32(v) => unsafe { pc.cuMemsetD32Async(ptr, v, n, s) },
+        // SAFETY: the range is live and `n` values long, each of the width `Fill::of` chose
+        // (the size of T) and the memset of that width writes; the stream is live.
+        Ok(stream.run(|| unsafe {
+            match fill {
+                Fill::D8(v) => pc.cuMemsetD8Async(ptr, v, n, s),
+                Fill::D16(v) => pc.cuMemsetD16Async(ptr, v, n, s),
+                Fill::D32(v) => pc.cuMemsetD32Async(ptr, v, n, s),
+            }
         })?)
     }
 }
@@ -766,15 +768,18 @@ enum Fill {
 impl Fill {
     fn of<T: DeviceRepr>(what: &'static str, value: T) -> Result<Fill, InvalidArgument> {
         let bytes = size_of::<T>();
-        match bytes {
-            // SAFETY: T is plain data of exactly one byte.
-            1 => Ok(Fill::D8(unsafe { std::mem::transmute_copy::<T, u8>(&value) })),
-            // SAFETY: T is plain data of exactly two bytes.
-            2 => Ok(Fill::D16(unsafe { std::mem::transmute_copy::<T, u16>(&value) })),
-            // SAFETY: T is plain data of exactly four bytes.
-            4 => Ok(Fill::D32(unsafe { std::mem::transmute_copy::<T, u32>(&value) })),
-            _ => Err(InvalidArgument::new(what, format!("a fill value must be 1, 2 or 4 bytes, not {bytes}"))),
+        if !matches!(bytes, 1 | 2 | 4) {
+            return Err(InvalidArgument::new(what, format!("a fill value must be 1, 2 or 4 bytes, not {bytes}")));
         }
+        let mut raw = [0u8; 4];
+        // SAFETY: `value` is `bytes` (at most 4) readable bytes of plain data (DeviceRepr),
+        // which `raw` has room for.
+        unsafe { std::ptr::copy_nonoverlapping((&value as *const T).cast::<u8>(), raw.as_mut_ptr(), bytes) };
+        Ok(match bytes {
+            1 => Fill::D8(raw[0]),
+            2 => Fill::D16(u16::from_ne_bytes([raw[0], raw[1]])),
+            _ => Fill::D32(u32::from_ne_bytes(raw)),
+        })
     }
 }
 
