@@ -16,7 +16,9 @@ use crate::driver::Driver;
 /// ends, so the driver may use it (a handle it issued and since destroyed is memory it
 /// may have freed). The safe layer's handle core hands these out for the handles it owns
 /// or borrows.
+/// `repr(transparent)`: a slice of them is an array of raw handles.
 #[derive(Clone, Copy, Debug)]
+#[repr(transparent)]
 pub(crate) struct Live<'a, H> {
     raw: H,
     life: PhantomData<&'a ()>,

@@ -14,7 +14,9 @@
 //!   `void`/`char`; another `T *p` of plain data is read and written (`&mut T`);
 //! - `const T *p` is an in-value when `T` is plain data (no pointer or handle in it);
 //!   `const char *` is a string, taken as `&CStr`;
-//! - `CUxxx *phXxx` (a pointer to a handle named `ph...`) is an out-value too;
+//! - `const CUxxx *xs` with a count `numXs` is a slice of `Live` handles;
+//! - `CUxxx *phXxx` (a pointer to a handle named `ph...`) is an out-value too, as is
+//!   `T *pXxx` of a query (`cu...Get...`);
 //! - a function with a count parameter (`num...`, `nb...`, `count`; unless it is the
 //!   function's one pointer) or a pointer documented as an array or list is left out: its pointers are arrays, not single values;
 //! - a call that ends a handle's life (`...Destroy`, `...Unload`, `...Release`, `...Free`,
@@ -248,6 +250,12 @@ fn use_rename(tree: &syn::UseTree) -> Option<(String, String)> {
     }
 }
 
+/// `pResDesc`: `p` and a capital.
+fn is_p_name(name: &str) -> bool {
+    let mut c = name.chars();
+    c.next() == Some('p') && c.next().is_some_and(|x| x.is_ascii_uppercase())
+}
+
 fn last_ident(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -293,6 +301,10 @@ enum Use {
     In(Type),
     /// `T *p` of plain data that cuda.h does not document as returned: read and written.
     InOut(Type),
+    /// `const CUxxx *xs` with its count: `&[Live<'_, CUxxx>]`.
+    Slice(Type),
+    /// The count of the slice named.
+    Len(String),
     /// `const char *`: a NUL-terminated string, taken as `&CStr`.
     Str,
     Out(Type),
@@ -301,14 +313,14 @@ enum Use {
 /// The typed form's parameters, or `None` where the function keeps only its raw forms.
 fn classify(
     types: &Types,
-    name: &str,
+    function: &str,
     docs: Option<&HashMap<String, (bool, String)>>,
     params: &[(String, Type)],
 ) -> Option<Vec<Use>> {
     let docs = docs?;
     const ENDS_OR_RUNS: [&str; 9] =
         ["Destroy", "Unload", "Release", "Free", "Unregister", "Deregister", "Detach", "Reset", "Launch"];
-    if ENDS_OR_RUNS.iter().any(|w| name.contains(w)) {
+    if ENDS_OR_RUNS.iter().any(|w| function.contains(w)) {
         return None;
     }
     let counted = |n: &str| {
@@ -318,12 +330,41 @@ fn classify(
     // A count measures an array: unless it is itself the function's one pointer (an
     // out-value such as `int *numBlocks`), some other pointer may be that array.
     let pointers = params.iter().filter(|(_, t)| matches!(t, Type::Ptr(_))).count();
-    let measures = |(n, t): &(String, Type)| counted(n) && !(matches!(t, Type::Ptr(_)) && pointers == 1);
+    // `const CUxxx *xs, size_t numXs`: a slice of live handles.
+    let slice_of = |count: &str| -> Option<String> {
+        let rest = count.strip_prefix("num")?;
+        let mut c = rest.chars();
+        let first = c.next()?.to_ascii_lowercase();
+        let name = format!("{first}{}", c.as_str());
+        params
+            .iter()
+            .any(|(n, t)| *n == name && matches!(t, Type::Ptr(p) if p.mutability.is_none() && types.is_handle(&p.elem)))
+            .then_some(name)
+    };
+    let measures = |(n, t): &(String, Type)| {
+        counted(n)
+            && !(matches!(t, Type::Ptr(_)) && pointers == 1)
+            && (matches!(t, Type::Ptr(_)) || slice_of(n).is_none())
+    };
     if params.iter().any(measures) {
         return None;
     }
+    let sliced: Vec<(String, String)> = params
+        .iter()
+        .filter(|(_, t)| !matches!(t, Type::Ptr(_)))
+        .filter_map(|(n, _)| slice_of(n).map(|s| (s, n.clone())))
+        .collect();
     let mut uses = Vec::new();
     for (name, t) in params {
+        if let Some((slice, _)) = sliced.iter().find(|(_, count)| count == name) {
+            uses.push(Use::Len(slice.clone()));
+            continue;
+        }
+        if sliced.iter().any(|(slice, _)| slice == name) {
+            let Type::Ptr(p) = t else { return None };
+            uses.push(Use::Slice((*p.elem).clone()));
+            continue;
+        }
         // bindgen writes C keywords with a trailing underscore (`type_`).
         let (marked_out, desc) = docs.get(name.trim_end_matches('_'))?;
         let many = ["array of", "Array of", "arrays", "list of"].iter().any(|w| desc.contains(w));
@@ -345,9 +386,11 @@ fn classify(
                 ]
                 .iter()
                 .any(|w| desc.contains(w));
-                // `CUxxx *phXxx`: cuda.h's name for a returned handle.
+                // `CUxxx *phXxx`: cuda.h's name for a returned handle; in a `cu...Get...`
+                // query, `T *pXxx` is what it returns.
                 let handle_out = name.starts_with("ph") && types.is_handle(&p.elem);
-                if *marked_out || said || handle_out {
+                let queried = function.contains("Get") && is_p_name(name);
+                if *marked_out || said || handle_out || queried {
                     Use::Out((*p.elem).clone())
                 } else if types.is_plain(&p.elem, 0) {
                     // Read and written (`CUstreamCaptureMode *mode`: swapped).
@@ -418,6 +461,11 @@ fn method(s: &mut String, name: &str, params: &[(String, Type)], uses: &[Use]) {
                 args.push(format!("{n}: &mut {}", ty(t)));
                 pass.push(n.clone());
             }
+            Use::Slice(t) => {
+                args.push(format!("{n}: &[Live<'_, {}>]", ty(t)));
+                pass.push(format!("{n}.as_ptr().cast::<{}>()", ty(t)));
+            }
+            Use::Len(of) => pass.push(format!("{of}.len()")),
             Use::Str => {
                 args.push(format!("{n}: &::std::ffi::CStr"));
                 pass.push(format!("{n}.as_ptr()"));
@@ -445,7 +493,7 @@ fn method(s: &mut String, name: &str, params: &[(String, Type)], uses: &[Use]) {
         let _ = writeln!(s, "        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.");
         let _ = writeln!(s, "        let mut {n}: {t} = unsafe {{ ::std::mem::zeroed() }};");
     }
-    let _ = writeln!(s, "        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.");
+    let _ = writeln!(s, "        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.");
     let _ = writeln!(s, "        unsafe {{ crate::pc::Pc(self.0).{name}({}) }}?;", pass.join(", "));
     let _ = writeln!(s, "        Ok({value})\n    }}");
 }

@@ -10,7 +10,7 @@ impl Typed {
     pub(crate) fn cuArray3DCreate_v2000(&self, pAllocateArray: &CUDA_ARRAY3D_DESCRIPTOR_v1) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DCreate_v2000(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -19,7 +19,7 @@ impl Typed {
     pub(crate) fn cuArray3DCreate_v3020(&self, pAllocateArray: &CUDA_ARRAY3D_DESCRIPTOR_v2) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DCreate_v3020(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -28,7 +28,7 @@ impl Typed {
     pub(crate) fn cuArray3DGetDescriptor_v2000(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY3D_DESCRIPTOR_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY3D_DESCRIPTOR_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DGetDescriptor_v2000(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -37,7 +37,7 @@ impl Typed {
     pub(crate) fn cuArray3DGetDescriptor_v3020(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY3D_DESCRIPTOR_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY3D_DESCRIPTOR_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DGetDescriptor_v3020(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -46,7 +46,7 @@ impl Typed {
     pub(crate) fn cuArrayCreate_v2000(&self, pAllocateArray: &CUDA_ARRAY_DESCRIPTOR_v1) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayCreate_v2000(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -55,7 +55,7 @@ impl Typed {
     pub(crate) fn cuArrayCreate_v3020(&self, pAllocateArray: &CUDA_ARRAY_DESCRIPTOR_v2) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayCreate_v3020(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -64,7 +64,7 @@ impl Typed {
     pub(crate) fn cuArrayGetDescriptor_v2000(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY_DESCRIPTOR_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY_DESCRIPTOR_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetDescriptor_v2000(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -73,7 +73,7 @@ impl Typed {
     pub(crate) fn cuArrayGetDescriptor_v3020(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY_DESCRIPTOR_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY_DESCRIPTOR_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetDescriptor_v3020(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -82,7 +82,7 @@ impl Typed {
     pub(crate) fn cuArrayGetMemoryRequirements_v11060(&self, array: Live<'_, CUarray>, device: CUdevice) -> Result<CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut memoryRequirements: CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetMemoryRequirements_v11060(&mut memoryRequirements, array.raw(), device) }?;
         Ok(memoryRequirements)
     }
@@ -91,7 +91,7 @@ impl Typed {
     pub(crate) fn cuArrayGetPlane_v11020(&self, hArray: Live<'_, CUarray>, planeIdx: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pPlaneArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetPlane_v11020(&mut pPlaneArray, hArray.raw(), planeIdx) }?;
         Ok(pPlaneArray)
     }
@@ -100,14 +100,14 @@ impl Typed {
     pub(crate) fn cuArrayGetSparseProperties_v11010(&self, array: Live<'_, CUarray>) -> Result<CUDA_ARRAY_SPARSE_PROPERTIES_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut sparseProperties: CUDA_ARRAY_SPARSE_PROPERTIES_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetSparseProperties_v11010(&mut sparseProperties, array.raw()) }?;
         Ok(sparseProperties)
     }
     #[doc = "`cuCheckpointOperationComplete_v13040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointOperationComplete_v13040(&self, handle: Live<'_, CUcheckpointOperationHandle>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointOperationComplete_v13040(handle.raw()) }?;
         Ok(())
     }
@@ -116,7 +116,7 @@ impl Typed {
     pub(crate) fn cuCheckpointProcessGetRestoreThreadId_v12080(&self, pid: ::std::os::raw::c_int) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut tid: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetRestoreThreadId_v12080(pid, &mut tid) }?;
         Ok(tid)
     }
@@ -125,21 +125,21 @@ impl Typed {
     pub(crate) fn cuCheckpointProcessGetState_v12080(&self, pid: ::std::os::raw::c_int) -> Result<CUprocessState, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut state: CUprocessState = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetState_v12080(pid, &mut state) }?;
         Ok(state)
     }
     #[doc = "`cuCheckpointProcessLock_v12080`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointProcessLock_v12080(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointLockArgs) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessLock_v12080(pid, args) }?;
         Ok(())
     }
     #[doc = "`cuCheckpointProcessUnlock_v12080`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointProcessUnlock_v12080(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointUnlockArgs) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessUnlock_v12080(pid, args) }?;
         Ok(())
     }
@@ -148,7 +148,7 @@ impl Typed {
     pub(crate) fn cuCtxAttach_v2000(&self, flags: ::std::os::raw::c_uint) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxAttach_v2000(&mut pctx, flags) }?;
         Ok(pctx)
     }
@@ -157,7 +157,7 @@ impl Typed {
     pub(crate) fn cuCtxCreate_v2000(&self, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxCreate_v2000(&mut pctx, flags, dev) }?;
         Ok(pctx)
     }
@@ -166,21 +166,21 @@ impl Typed {
     pub(crate) fn cuCtxCreate_v3020(&self, flags: ::std::os::raw::c_uint, dev: CUdevice_v1) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxCreate_v3020(&mut pctx, flags, dev) }?;
         Ok(pctx)
     }
     #[doc = "`cuCtxDisablePeerAccess_v4000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxDisablePeerAccess_v4000(&self, peerContext: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxDisablePeerAccess_v4000(peerContext.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxEnablePeerAccess_v4000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxEnablePeerAccess_v4000(&self, peerContext: Live<'_, CUcontext>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxEnablePeerAccess_v4000(peerContext.raw(), Flags) }?;
         Ok(())
     }
@@ -189,14 +189,14 @@ impl Typed {
     pub(crate) fn cuCtxFromGreenCtx_v12040(&self, hCtx: Live<'_, CUgreenCtx>) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pContext: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxFromGreenCtx_v12040(&mut pContext, hCtx.raw()) }?;
         Ok(pContext)
     }
     #[doc = "`cuCtxGetApiVersion_v3020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxGetApiVersion_v3020(&self, ctx: Live<'_, CUcontext>, version: &mut ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetApiVersion_v3020(ctx.raw(), version) }?;
         Ok(())
     }
@@ -205,7 +205,7 @@ impl Typed {
     pub(crate) fn cuCtxGetCacheConfig_v3020(&self, ) -> Result<CUfunc_cache, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pconfig: CUfunc_cache = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetCacheConfig_v3020(&mut pconfig) }?;
         Ok(pconfig)
     }
@@ -214,7 +214,7 @@ impl Typed {
     pub(crate) fn cuCtxGetCurrent_v4000(&self, ) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetCurrent_v4000(&mut pctx) }?;
         Ok(pctx)
     }
@@ -223,7 +223,7 @@ impl Typed {
     pub(crate) fn cuCtxGetDevice_v2000(&self, ) -> Result<CUdevice_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetDevice_v2000(&mut device) }?;
         Ok(device)
     }
@@ -232,7 +232,7 @@ impl Typed {
     pub(crate) fn cuCtxGetExecAffinity_v11040(&self, type_: CUexecAffinityType) -> Result<CUexecAffinityParam, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pExecAffinity: CUexecAffinityParam = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetExecAffinity_v11040(&mut pExecAffinity, type_) }?;
         Ok(pExecAffinity)
     }
@@ -241,7 +241,7 @@ impl Typed {
     pub(crate) fn cuCtxGetFlags_v7000(&self, ) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetFlags_v7000(&mut flags) }?;
         Ok(flags)
     }
@@ -250,7 +250,7 @@ impl Typed {
     pub(crate) fn cuCtxGetId_v12000(&self, ctx: Live<'_, CUcontext>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut ctxId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetId_v12000(ctx.raw(), &mut ctxId) }?;
         Ok(ctxId)
     }
@@ -259,7 +259,7 @@ impl Typed {
     pub(crate) fn cuCtxGetLimit_v3010(&self, limit: CUlimit) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pvalue: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetLimit_v3010(&mut pvalue, limit) }?;
         Ok(pvalue)
     }
@@ -268,7 +268,7 @@ impl Typed {
     pub(crate) fn cuCtxGetSharedMemConfig_v4020(&self, ) -> Result<CUsharedconfig, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pConfig: CUsharedconfig = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetSharedMemConfig_v4020(&mut pConfig) }?;
         Ok(pConfig)
     }
@@ -279,7 +279,7 @@ impl Typed {
         let mut leastPriority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut greatestPriority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetStreamPriorityRange_v5050(&mut leastPriority, &mut greatestPriority) }?;
         Ok((leastPriority, greatestPriority))
     }
@@ -288,7 +288,7 @@ impl Typed {
     pub(crate) fn cuCtxPopCurrent_v2000(&self, ) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPopCurrent_v2000(&mut pctx) }?;
         Ok(pctx)
     }
@@ -297,77 +297,77 @@ impl Typed {
     pub(crate) fn cuCtxPopCurrent_v4000(&self, ) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPopCurrent_v4000(&mut pctx) }?;
         Ok(pctx)
     }
     #[doc = "`cuCtxPushCurrent_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxPushCurrent_v2000(&self, ctx: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPushCurrent_v2000(ctx.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxPushCurrent_v4000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxPushCurrent_v4000(&self, ctx: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPushCurrent_v4000(ctx.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxRecordEvent_v12050`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxRecordEvent_v12050(&self, hCtx: Live<'_, CUcontext>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxRecordEvent_v12050(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetCacheConfig_v3020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetCacheConfig_v3020(&self, config: CUfunc_cache) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetCacheConfig_v3020(config) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetCurrent_v4000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetCurrent_v4000(&self, ctx: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetCurrent_v4000(ctx.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetFlags_v12010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetFlags_v12010(&self, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetFlags_v12010(flags) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetLimit_v3010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetLimit_v3010(&self, limit: CUlimit, value: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetLimit_v3010(limit, value) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetSharedMemConfig_v4020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetSharedMemConfig_v4020(&self, config: CUsharedconfig) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetSharedMemConfig_v4020(config) }?;
         Ok(())
     }
     #[doc = "`cuCtxSynchronize_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSynchronize_v2000(&self, ) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSynchronize_v2000() }?;
         Ok(())
     }
     #[doc = "`cuCtxWaitEvent_v12050`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxWaitEvent_v12050(&self, hCtx: Live<'_, CUcontext>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxWaitEvent_v12050(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
@@ -376,14 +376,14 @@ impl Typed {
     pub(crate) fn cuDeviceCanAccessPeer_v4000(&self, dev: CUdevice_v1, peerDev: CUdevice_v1) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut canAccessPeer: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceCanAccessPeer_v4000(&mut canAccessPeer, dev, peerDev) }?;
         Ok(canAccessPeer)
     }
     #[doc = "`cuDeviceComputeCapability_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceComputeCapability_v2000(&self, major: &mut ::std::os::raw::c_int, minor: &mut ::std::os::raw::c_int, dev: CUdevice_v1) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceComputeCapability_v2000(major, minor, dev) }?;
         Ok(())
     }
@@ -392,7 +392,7 @@ impl Typed {
     pub(crate) fn cuDeviceGet_v2000(&self, ordinal: ::std::os::raw::c_int) -> Result<CUdevice_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGet_v2000(&mut device, ordinal) }?;
         Ok(device)
     }
@@ -401,7 +401,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetAttribute_v2000(&self, attrib: CUdevice_attribute, dev: CUdevice_v1) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetAttribute_v2000(&mut pi, attrib, dev) }?;
         Ok(pi)
     }
@@ -410,7 +410,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetByPCIBusId_v4010(&self, pciBusId: &::std::ffi::CStr) -> Result<CUdevice_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dev: CUdevice_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetByPCIBusId_v4010(&mut dev, pciBusId.as_ptr()) }?;
         Ok(dev)
     }
@@ -419,7 +419,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetCliqueCount_v13040(&self, dev: CUdevice) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut count: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetCliqueCount_v13040(&mut count, dev) }?;
         Ok(count)
     }
@@ -428,14 +428,14 @@ impl Typed {
     pub(crate) fn cuDeviceGetCount_v2000(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut count: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetCount_v2000(&mut count) }?;
         Ok(count)
     }
     #[doc = "`cuDeviceGetExecAffinitySupport_v11040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGetExecAffinitySupport_v11040(&self, pi: &mut ::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetExecAffinitySupport_v11040(pi, type_, dev) }?;
         Ok(())
     }
@@ -444,7 +444,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetFabricClusterUuid_v13040(&self, dev: CUdevice) -> Result<CUuuid, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut uuid: CUuuid = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetFabricClusterUuid_v13040(&mut uuid, dev) }?;
         Ok(uuid)
     }
@@ -453,7 +453,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetP2PAttribute_v8000(&self, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice_v1, dstDevice: CUdevice_v1) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetP2PAttribute_v8000(&mut value, attrib, srcDevice, dstDevice) }?;
         Ok(value)
     }
@@ -462,7 +462,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetProperties_v2000(&self, dev: CUdevice_v1) -> Result<CUdevprop_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut prop: CUdevprop_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetProperties_v2000(&mut prop, dev) }?;
         Ok(prop)
     }
@@ -471,7 +471,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetUuid_v9020(&self, dev: CUdevice_v1) -> Result<CUuuid, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut uuid: CUuuid = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetUuid_v9020(&mut uuid, dev) }?;
         Ok(uuid)
     }
@@ -480,14 +480,14 @@ impl Typed {
     pub(crate) fn cuDeviceGetUuid_v11040(&self, dev: CUdevice_v1) -> Result<CUuuid, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut uuid: CUuuid = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetUuid_v11040(&mut uuid, dev) }?;
         Ok(uuid)
     }
     #[doc = "`cuDeviceGraphMemTrim_v11040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGraphMemTrim_v11040(&self, device: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGraphMemTrim_v11040(device) }?;
         Ok(())
     }
@@ -498,7 +498,7 @@ impl Typed {
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut active: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxGetState_v7000(dev, &mut flags, &mut active) }?;
         Ok((flags, active))
     }
@@ -507,21 +507,21 @@ impl Typed {
     pub(crate) fn cuDevicePrimaryCtxRetain_v7000(&self, dev: CUdevice_v1) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxRetain_v7000(&mut pctx, dev) }?;
         Ok(pctx)
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags_v7000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDevicePrimaryCtxSetFlags_v7000(&self, dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxSetFlags_v7000(dev, flags) }?;
         Ok(())
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags_v11000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDevicePrimaryCtxSetFlags_v11000(&self, dev: CUdevice_v1, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxSetFlags_v11000(dev, flags) }?;
         Ok(())
     }
@@ -530,7 +530,7 @@ impl Typed {
     pub(crate) fn cuDeviceTotalMem_v2000(&self, dev: CUdevice_v1) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceTotalMem_v2000(&mut bytes, dev) }?;
         Ok(bytes)
     }
@@ -539,7 +539,7 @@ impl Typed {
     pub(crate) fn cuDeviceTotalMem_v3020(&self, dev: CUdevice_v1) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceTotalMem_v3020(&mut bytes, dev) }?;
         Ok(bytes)
     }
@@ -548,7 +548,7 @@ impl Typed {
     pub(crate) fn cuDriverGetVersion_v2020(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut driverVersion: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDriverGetVersion_v2020(&mut driverVersion) }?;
         Ok(driverVersion)
     }
@@ -557,63 +557,63 @@ impl Typed {
     pub(crate) fn cuEventCreate_v2000(&self, Flags: ::std::os::raw::c_uint) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phEvent: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventCreate_v2000(&mut phEvent, Flags) }?;
         Ok(phEvent)
     }
     #[doc = "`cuEventElapsedTime_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventElapsedTime_v2000(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventElapsedTime_v2000(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventElapsedTime_v12080`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventElapsedTime_v12080(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventElapsedTime_v12080(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventQuery_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventQuery_v2000(&self, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventQuery_v2000(hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventRecord_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecord_v2000(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecord_v2000(hEvent.raw(), hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventRecord_v7000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecord_v7000_ptsz(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecord_v7000_ptsz(hEvent.raw(), hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventRecordWithFlags_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecordWithFlags_v11010(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecordWithFlags_v11010(hEvent.raw(), hStream.raw(), flags) }?;
         Ok(())
     }
     #[doc = "`cuEventRecordWithFlags_v11010_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecordWithFlags_v11010_ptsz(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecordWithFlags_v11010_ptsz(hEvent.raw(), hStream.raw(), flags) }?;
         Ok(())
     }
     #[doc = "`cuEventSynchronize_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventSynchronize_v2000(&self, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventSynchronize_v2000(hEvent.raw()) }?;
         Ok(())
     }
@@ -622,7 +622,7 @@ impl Typed {
     pub(crate) fn cuExternalMemoryGetMappedBuffer_v10000(&self, extMem: Live<'_, CUexternalMemory>, bufferDesc: &CUDA_EXTERNAL_MEMORY_BUFFER_DESC_v1) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut devPtr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuExternalMemoryGetMappedBuffer_v10000(&mut devPtr, extMem.raw(), bufferDesc) }?;
         Ok(devPtr)
     }
@@ -631,14 +631,14 @@ impl Typed {
     pub(crate) fn cuExternalMemoryGetMappedMipmappedArray_v10000(&self, extMem: Live<'_, CUexternalMemory>, mipmapDesc: &CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC_v1) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mipmap: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuExternalMemoryGetMappedMipmappedArray_v10000(&mut mipmap, extMem.raw(), mipmapDesc) }?;
         Ok(mipmap)
     }
     #[doc = "`cuFlushGPUDirectRDMAWrites_v11030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFlushGPUDirectRDMAWrites_v11030(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFlushGPUDirectRDMAWrites_v11030(target, scope) }?;
         Ok(())
     }
@@ -647,7 +647,7 @@ impl Typed {
     pub(crate) fn cuFuncGetAttribute_v2020(&self, attrib: CUfunction_attribute, hfunc: Live<'_, CUfunction>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetAttribute_v2020(&mut pi, attrib, hfunc.raw()) }?;
         Ok(pi)
     }
@@ -656,7 +656,7 @@ impl Typed {
     pub(crate) fn cuFuncGetModule_v11000(&self, hfunc: Live<'_, CUfunction>) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut hmod: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetModule_v11000(&mut hmod, hfunc.raw()) }?;
         Ok(hmod)
     }
@@ -665,7 +665,7 @@ impl Typed {
     pub(crate) fn cuFuncGetName_v12030(&self, hfunc: Live<'_, CUfunction>) -> Result<* const::std::os::raw::c_char, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut name: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetName_v12030(&mut name, hfunc.raw()) }?;
         Ok(name)
     }
@@ -674,7 +674,7 @@ impl Typed {
     pub(crate) fn cuFuncGetParamCount_v13020(&self, func: Live<'_, CUfunction>) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramCount: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetParamCount_v13020(func.raw(), &mut paramCount) }?;
         Ok(paramCount)
     }
@@ -685,51 +685,105 @@ impl Typed {
         let mut paramOffset: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetParamInfo_v12040(func.raw(), paramIndex, &mut paramOffset, &mut paramSize) }?;
         Ok((paramOffset, paramSize))
     }
     #[doc = "`cuFuncSetAttribute_v9000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetAttribute_v9000(&self, hfunc: Live<'_, CUfunction>, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetAttribute_v9000(hfunc.raw(), attrib, value) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetBlockShape_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetBlockShape_v2000(&self, hfunc: Live<'_, CUfunction>, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetBlockShape_v2000(hfunc.raw(), x, y, z) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetCacheConfig_v3000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetCacheConfig_v3000(&self, hfunc: Live<'_, CUfunction>, config: CUfunc_cache) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetCacheConfig_v3000(hfunc.raw(), config) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetSharedMemConfig_v4020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetSharedMemConfig_v4020(&self, hfunc: Live<'_, CUfunction>, config: CUsharedconfig) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetSharedMemConfig_v4020(hfunc.raw(), config) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetSharedSize_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetSharedSize_v2000(&self, hfunc: Live<'_, CUfunction>, bytes: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetSharedSize_v2000(hfunc.raw(), bytes) }?;
         Ok(())
+    }
+    #[doc = "`cuGetErrorName_v6000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGetErrorName_v6000(&self, error: CUresult) -> Result<* const::std::os::raw::c_char, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pStr: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGetErrorName_v6000(error, &mut pStr) }?;
+        Ok(pStr)
+    }
+    #[doc = "`cuGetErrorString_v6000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGetErrorString_v6000(&self, error: CUresult) -> Result<* const::std::os::raw::c_char, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pStr: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGetErrorString_v6000(error, &mut pStr) }?;
+        Ok(pStr)
+    }
+    #[doc = "`cuGraphAddChildGraphNode_v10000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddChildGraphNode_v10000(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], childGraph: Live<'_, CUgraph>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddChildGraphNode_v10000(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), childGraph.raw()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEmptyNode_v10000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEmptyNode_v10000(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>]) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEmptyNode_v10000(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEventRecordNode_v11010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEventRecordNode_v11010(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], event: Live<'_, CUevent>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEventRecordNode_v11010(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), event.raw()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEventWaitNode_v11010`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEventWaitNode_v11010(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], event: Live<'_, CUevent>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEventWaitNode_v11010(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), event.raw()) }?;
+        Ok(phGraphNode)
     }
     #[doc = "`cuGraphBatchMemOpNodeGetParams_v11070`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphBatchMemOpNodeGetParams_v11070(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_BATCH_MEM_OP_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams_out: CUDA_BATCH_MEM_OP_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphBatchMemOpNodeGetParams_v11070(hNode.raw(), &mut nodeParams_out) }?;
         Ok(nodeParams_out)
     }
@@ -738,7 +792,7 @@ impl Typed {
     pub(crate) fn cuGraphChildGraphNodeGetGraph_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphChildGraphNodeGetGraph_v10000(hNode.raw(), &mut phGraph) }?;
         Ok(phGraph)
     }
@@ -747,7 +801,7 @@ impl Typed {
     pub(crate) fn cuGraphClone_v10000(&self, originalGraph: Live<'_, CUgraph>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraphClone: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphClone_v10000(&mut phGraphClone, originalGraph.raw()) }?;
         Ok(phGraphClone)
     }
@@ -756,7 +810,7 @@ impl Typed {
     pub(crate) fn cuGraphConditionalHandleCreate_v12030(&self, hGraph: Live<'_, CUgraph>, ctx: Live<'_, CUcontext>, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> Result<CUgraphConditionalHandle, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle_out: CUgraphConditionalHandle = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphConditionalHandleCreate_v12030(&mut pHandle_out, hGraph.raw(), ctx.raw(), defaultLaunchValue, flags) }?;
         Ok(pHandle_out)
     }
@@ -765,14 +819,14 @@ impl Typed {
     pub(crate) fn cuGraphCreate_v10000(&self, flags: ::std::os::raw::c_uint) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphCreate_v10000(&mut phGraph, flags) }?;
         Ok(phGraph)
     }
     #[doc = "`cuGraphDebugDotPrint_v11030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphDebugDotPrint_v11030(&self, hGraph: Live<'_, CUgraph>, path: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphDebugDotPrint_v11030(hGraph.raw(), path.as_ptr(), flags) }?;
         Ok(())
     }
@@ -781,14 +835,14 @@ impl Typed {
     pub(crate) fn cuGraphEventRecordNodeGetEvent_v11010(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut event_out: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventRecordNodeGetEvent_v11010(hNode.raw(), &mut event_out) }?;
         Ok(event_out)
     }
     #[doc = "`cuGraphEventRecordNodeSetEvent_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphEventRecordNodeSetEvent_v11010(&self, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventRecordNodeSetEvent_v11010(hNode.raw(), event.raw()) }?;
         Ok(())
     }
@@ -797,35 +851,35 @@ impl Typed {
     pub(crate) fn cuGraphEventWaitNodeGetEvent_v11010(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut event_out: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventWaitNodeGetEvent_v11010(hNode.raw(), &mut event_out) }?;
         Ok(event_out)
     }
     #[doc = "`cuGraphEventWaitNodeSetEvent_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphEventWaitNodeSetEvent_v11010(&self, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventWaitNodeSetEvent_v11010(hNode.raw(), event.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecChildGraphNodeSetParams_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecChildGraphNodeSetParams_v11010(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, childGraph: Live<'_, CUgraph>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecChildGraphNodeSetParams_v11010(hGraphExec.raw(), hNode.raw(), childGraph.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecEventRecordNodeSetEvent_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecEventRecordNodeSetEvent_v11010(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecEventRecordNodeSetEvent_v11010(hGraphExec.raw(), hNode.raw(), event.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecEventWaitNodeSetEvent_v11010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecEventWaitNodeSetEvent_v11010(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecEventWaitNodeSetEvent_v11010(hGraphExec.raw(), hNode.raw(), event.raw()) }?;
         Ok(())
     }
@@ -834,7 +888,7 @@ impl Typed {
     pub(crate) fn cuGraphExecGetFlags_v12000(&self, hGraphExec: Live<'_, CUgraphExec>) -> Result<cuuint64_t, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecGetFlags_v12000(hGraphExec.raw(), &mut flags) }?;
         Ok(flags)
     }
@@ -843,7 +897,7 @@ impl Typed {
     pub(crate) fn cuGraphExternalSemaphoresSignalNodeGetParams_v11020(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExternalSemaphoresSignalNodeGetParams_v11020(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -852,7 +906,7 @@ impl Typed {
     pub(crate) fn cuGraphExternalSemaphoresWaitNodeGetParams_v11020(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_EXT_SEM_WAIT_NODE_PARAMS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExternalSemaphoresWaitNodeGetParams_v11020(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -861,14 +915,14 @@ impl Typed {
     pub(crate) fn cuGraphHostNodeGetParams_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_HOST_NODE_PARAMS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_HOST_NODE_PARAMS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphHostNodeGetParams_v10000(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
     #[doc = "`cuGraphKernelNodeCopyAttributes_v11000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphKernelNodeCopyAttributes_v11000(&self, dst: Live<'_, CUgraphNode>, src: Live<'_, CUgraphNode>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeCopyAttributes_v11000(dst.raw(), src.raw()) }?;
         Ok(())
     }
@@ -877,7 +931,7 @@ impl Typed {
     pub(crate) fn cuGraphKernelNodeGetAttribute_v11000(&self, hNode: Live<'_, CUgraphNode>, attr: CUkernelNodeAttrID) -> Result<CUkernelNodeAttrValue_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value_out: CUkernelNodeAttrValue_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeGetAttribute_v11000(hNode.raw(), attr, &mut value_out) }?;
         Ok(value_out)
     }
@@ -886,7 +940,7 @@ impl Typed {
     pub(crate) fn cuGraphKernelNodeGetParams_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_KERNEL_NODE_PARAMS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_KERNEL_NODE_PARAMS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeGetParams_v10000(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -895,7 +949,7 @@ impl Typed {
     pub(crate) fn cuGraphKernelNodeGetParams_v12000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_KERNEL_NODE_PARAMS_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_KERNEL_NODE_PARAMS_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeGetParams_v12000(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -904,7 +958,7 @@ impl Typed {
     pub(crate) fn cuGraphMemAllocNodeGetParams_v11040(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEM_ALLOC_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_MEM_ALLOC_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemAllocNodeGetParams_v11040(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -913,7 +967,7 @@ impl Typed {
     pub(crate) fn cuGraphMemcpyNodeGetParams_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEMCPY3D_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_MEMCPY3D_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemcpyNodeGetParams_v10000(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -922,7 +976,7 @@ impl Typed {
     pub(crate) fn cuGraphMemsetNodeGetParams_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEMSET_NODE_PARAMS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_MEMSET_NODE_PARAMS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemsetNodeGetParams_v10000(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -931,7 +985,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeFindInClone_v10000(&self, hOriginalNode: Live<'_, CUgraphNode>, hClonedGraph: Live<'_, CUgraph>) -> Result<CUgraphNode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeFindInClone_v10000(&mut phNode, hOriginalNode.raw(), hClonedGraph.raw()) }?;
         Ok(phNode)
     }
@@ -940,7 +994,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetEnabled_v11060(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut isEnabled: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetEnabled_v11060(hGraphExec.raw(), hNode.raw(), &mut isEnabled) }?;
         Ok(isEnabled)
     }
@@ -949,7 +1003,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetLocalId_v13010(&self, hNode: Live<'_, CUgraphNode>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeId: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetLocalId_v13010(hNode.raw(), &mut nodeId) }?;
         Ok(nodeId)
     }
@@ -958,7 +1012,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetParams_v13020(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraphNodeParams, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUgraphNodeParams = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetParams_v13020(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -967,21 +1021,21 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetType_v10000(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraphNodeType, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut type_: CUgraphNodeType = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetType_v10000(hNode.raw(), &mut type_) }?;
         Ok(type_)
     }
     #[doc = "`cuGraphNodeSetEnabled_v11060`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphNodeSetEnabled_v11060(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, isEnabled: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeSetEnabled_v11060(hGraphExec.raw(), hNode.raw(), isEnabled) }?;
         Ok(())
     }
     #[doc = "`cuGraphUpload_v11010_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphUpload_v11010_ptsz(&self, hGraphExec: Live<'_, CUgraphExec>, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphUpload_v11010_ptsz(hGraphExec.raw(), hStream.raw()) }?;
         Ok(())
     }
@@ -990,7 +1044,7 @@ impl Typed {
     pub(crate) fn cuGraphicsResourceGetMappedMipmappedArray_v5000(&self, resource: Live<'_, CUgraphicsResource>) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pMipmappedArray: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceGetMappedMipmappedArray_v5000(&mut pMipmappedArray, resource.raw()) }?;
         Ok(pMipmappedArray)
     }
@@ -1001,7 +1055,7 @@ impl Typed {
         let mut pDevPtr: CUdeviceptr_v1 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pSize: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceGetMappedPointer_v3000(&mut pDevPtr, &mut pSize, resource.raw()) }?;
         Ok((pDevPtr, pSize))
     }
@@ -1012,21 +1066,21 @@ impl Typed {
         let mut pDevPtr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceGetMappedPointer_v3020(&mut pDevPtr, &mut pSize, resource.raw()) }?;
         Ok((pDevPtr, pSize))
     }
     #[doc = "`cuGraphicsResourceSetMapFlags_v3000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphicsResourceSetMapFlags_v3000(&self, resource: Live<'_, CUgraphicsResource>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceSetMapFlags_v3000(resource.raw(), flags) }?;
         Ok(())
     }
     #[doc = "`cuGraphicsResourceSetMapFlags_v6050`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphicsResourceSetMapFlags_v6050(&self, resource: Live<'_, CUgraphicsResource>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceSetMapFlags_v6050(resource.raw(), flags) }?;
         Ok(())
     }
@@ -1035,7 +1089,7 @@ impl Typed {
     pub(crate) fn cuGraphicsSubResourceGetMappedArray_v3000(&self, resource: Live<'_, CUgraphicsResource>, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsSubResourceGetMappedArray_v3000(&mut pArray, resource.raw(), arrayIndex, mipLevel) }?;
         Ok(pArray)
     }
@@ -1044,7 +1098,7 @@ impl Typed {
     pub(crate) fn cuGreenCtxCreate_v12040(&self, desc: Live<'_, CUdevResourceDesc>, dev: CUdevice, flags: ::std::os::raw::c_uint) -> Result<CUgreenCtx, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phCtx: CUgreenCtx = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxCreate_v12040(&mut phCtx, desc.raw(), dev, flags) }?;
         Ok(phCtx)
     }
@@ -1053,14 +1107,14 @@ impl Typed {
     pub(crate) fn cuGreenCtxGetId_v12090(&self, greenCtx: Live<'_, CUgreenCtx>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut greenCtxId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxGetId_v12090(greenCtx.raw(), &mut greenCtxId) }?;
         Ok(greenCtxId)
     }
     #[doc = "`cuGreenCtxRecordEvent_v12040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGreenCtxRecordEvent_v12040(&self, hCtx: Live<'_, CUgreenCtx>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxRecordEvent_v12040(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
@@ -1069,21 +1123,21 @@ impl Typed {
     pub(crate) fn cuGreenCtxStreamCreate_v12050(&self, greenCtx: Live<'_, CUgreenCtx>, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxStreamCreate_v12050(&mut phStream, greenCtx.raw(), flags, priority) }?;
         Ok(phStream)
     }
     #[doc = "`cuGreenCtxWaitEvent_v12040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGreenCtxWaitEvent_v12040(&self, hCtx: Live<'_, CUgreenCtx>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxWaitEvent_v12040(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuInit_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuInit_v2000(&self, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuInit_v2000(Flags) }?;
         Ok(())
     }
@@ -1092,7 +1146,7 @@ impl Typed {
     pub(crate) fn cuIpcGetEventHandle_v4010(&self, event: Live<'_, CUevent>) -> Result<CUipcEventHandle_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUipcEventHandle_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcGetEventHandle_v4010(&mut pHandle, event.raw()) }?;
         Ok(pHandle)
     }
@@ -1101,7 +1155,7 @@ impl Typed {
     pub(crate) fn cuIpcOpenEventHandle_v4010(&self, handle: CUipcEventHandle_v1) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phEvent: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcOpenEventHandle_v4010(&mut phEvent, handle) }?;
         Ok(phEvent)
     }
@@ -1110,7 +1164,7 @@ impl Typed {
     pub(crate) fn cuIpcOpenMemHandle_v4010(&self, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcOpenMemHandle_v4010(&mut pdptr, handle, Flags) }?;
         Ok(pdptr)
     }
@@ -1119,7 +1173,7 @@ impl Typed {
     pub(crate) fn cuIpcOpenMemHandle_v11000(&self, handle: CUipcMemHandle_v1, Flags: ::std::os::raw::c_uint) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcOpenMemHandle_v11000(&mut pdptr, handle, Flags) }?;
         Ok(pdptr)
     }
@@ -1128,7 +1182,7 @@ impl Typed {
     pub(crate) fn cuKernelGetAttribute_v12000(&self, attrib: CUfunction_attribute, kernel: Live<'_, CUkernel>, dev: CUdevice) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetAttribute_v12000(&mut pi, attrib, kernel.raw(), dev) }?;
         Ok(pi)
     }
@@ -1137,7 +1191,7 @@ impl Typed {
     pub(crate) fn cuKernelGetFunction_v12000(&self, kernel: Live<'_, CUkernel>) -> Result<CUfunction, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pFunc: CUfunction = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetFunction_v12000(&mut pFunc, kernel.raw()) }?;
         Ok(pFunc)
     }
@@ -1146,7 +1200,7 @@ impl Typed {
     pub(crate) fn cuKernelGetLibrary_v12050(&self, kernel: Live<'_, CUkernel>) -> Result<CUlibrary, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pLib: CUlibrary = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetLibrary_v12050(&mut pLib, kernel.raw()) }?;
         Ok(pLib)
     }
@@ -1155,7 +1209,7 @@ impl Typed {
     pub(crate) fn cuKernelGetName_v12030(&self, hfunc: Live<'_, CUkernel>) -> Result<* const::std::os::raw::c_char, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut name: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetName_v12030(&mut name, hfunc.raw()) }?;
         Ok(name)
     }
@@ -1164,7 +1218,7 @@ impl Typed {
     pub(crate) fn cuKernelGetParamCount_v13020(&self, kernel: Live<'_, CUkernel>) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramCount: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetParamCount_v13020(kernel.raw(), &mut paramCount) }?;
         Ok(paramCount)
     }
@@ -1175,21 +1229,21 @@ impl Typed {
         let mut paramOffset: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetParamInfo_v12040(kernel.raw(), paramIndex, &mut paramOffset, &mut paramSize) }?;
         Ok((paramOffset, paramSize))
     }
     #[doc = "`cuKernelSetAttribute_v12000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuKernelSetAttribute_v12000(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: Live<'_, CUkernel>, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelSetAttribute_v12000(attrib, val, kernel.raw(), dev) }?;
         Ok(())
     }
     #[doc = "`cuKernelSetCacheConfig_v12000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuKernelSetCacheConfig_v12000(&self, kernel: Live<'_, CUkernel>, config: CUfunc_cache, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelSetCacheConfig_v12000(kernel.raw(), config, dev) }?;
         Ok(())
     }
@@ -1200,7 +1254,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetGlobal_v12000(&mut dptr, &mut bytes, library.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -1209,14 +1263,14 @@ impl Typed {
     pub(crate) fn cuLibraryGetKernel_v12000(&self, library: Live<'_, CUlibrary>, name: &::std::ffi::CStr) -> Result<CUkernel, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pKernel: CUkernel = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernel_v12000(&mut pKernel, library.raw(), name.as_ptr()) }?;
         Ok(pKernel)
     }
     #[doc = "`cuLibraryGetKernelCount_v12040`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLibraryGetKernelCount_v12040(&self, count: &mut ::std::os::raw::c_uint, lib: Live<'_, CUlibrary>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernelCount_v12040(count, lib.raw()) }?;
         Ok(())
     }
@@ -1227,7 +1281,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetManaged_v12000(&mut dptr, &mut bytes, library.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -1236,7 +1290,7 @@ impl Typed {
     pub(crate) fn cuLibraryGetModule_v12000(&self, library: Live<'_, CUlibrary>) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pMod: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetModule_v12000(&mut pMod, library.raw()) }?;
         Ok(pMod)
     }
@@ -1245,28 +1299,28 @@ impl Typed {
     pub(crate) fn cuLibraryGetUnifiedFunction_v12000(&self, library: Live<'_, CUlibrary>, symbol: &::std::ffi::CStr) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut fptr: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetUnifiedFunction_v12000(&mut fptr, library.raw(), symbol.as_ptr()) }?;
         Ok(fptr)
     }
     #[doc = "`cuLogicalEndpointAddDevice_v13030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointAddDevice_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointAddDevice_v13030(leId, dev) }?;
         Ok(())
     }
     #[doc = "`cuLogicalEndpointBindMem_v13030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointBindMem_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointBindMem_v13030(leId, dev, offset, memHandle.raw(), memOffset, size, flags) }?;
         Ok(())
     }
     #[doc = "`cuLogicalEndpointCreate_v13030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointCreate_v13030(&self, leId: CUlogicalEndpointId, prop: &CUlogicalEndpointProp) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointCreate_v13030(leId, prop) }?;
         Ok(())
     }
@@ -1277,21 +1331,21 @@ impl Typed {
         let mut bindAlignment: cuuint64_t = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut maxSize: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointGetLimits_v13030(&mut bindAlignment, &mut maxSize, prop) }?;
         Ok((bindAlignment, maxSize))
     }
     #[doc = "`cuLogicalEndpointUnbind_v13030`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointUnbind_v13030(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointUnbind_v13030(leId, dev, offset, size) }?;
         Ok(())
     }
     #[doc = "`cuLogsDumpToFile_v12090`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogsDumpToFile_v12090(&self, iterator: &mut CUlogIterator, pathToFile: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogsDumpToFile_v12090(iterator, pathToFile.as_ptr(), flags) }?;
         Ok(())
     }
@@ -1300,7 +1354,7 @@ impl Typed {
     pub(crate) fn cuMemAlloc_v2000(&self, bytesize: ::std::os::raw::c_uint) -> Result<CUdeviceptr_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAlloc_v2000(&mut dptr, bytesize) }?;
         Ok(dptr)
     }
@@ -1309,7 +1363,7 @@ impl Typed {
     pub(crate) fn cuMemAlloc_v3020(&self, bytesize: usize) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAlloc_v3020(&mut dptr, bytesize) }?;
         Ok(dptr)
     }
@@ -1318,7 +1372,7 @@ impl Typed {
     pub(crate) fn cuMemAllocAsync_v11020(&self, bytesize: usize, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocAsync_v11020(&mut dptr, bytesize, hStream.raw()) }?;
         Ok(dptr)
     }
@@ -1327,7 +1381,7 @@ impl Typed {
     pub(crate) fn cuMemAllocAsync_v11020_ptsz(&self, bytesize: usize, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocAsync_v11020_ptsz(&mut dptr, bytesize, hStream.raw()) }?;
         Ok(dptr)
     }
@@ -1336,7 +1390,7 @@ impl Typed {
     pub(crate) fn cuMemAllocFromPoolAsync_v11020(&self, bytesize: usize, pool: Live<'_, CUmemoryPool>, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocFromPoolAsync_v11020(&mut dptr, bytesize, pool.raw(), hStream.raw()) }?;
         Ok(dptr)
     }
@@ -1345,7 +1399,7 @@ impl Typed {
     pub(crate) fn cuMemAllocFromPoolAsync_v11020_ptsz(&self, bytesize: usize, pool: Live<'_, CUmemoryPool>, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocFromPoolAsync_v11020_ptsz(&mut dptr, bytesize, pool.raw(), hStream.raw()) }?;
         Ok(dptr)
     }
@@ -1354,7 +1408,7 @@ impl Typed {
     pub(crate) fn cuMemAllocHost_v2000(&self, bytesize: ::std::os::raw::c_uint) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pp: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocHost_v2000(&mut pp, bytesize) }?;
         Ok(pp)
     }
@@ -1363,7 +1417,7 @@ impl Typed {
     pub(crate) fn cuMemAllocHost_v3020(&self, bytesize: usize) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pp: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocHost_v3020(&mut pp, bytesize) }?;
         Ok(pp)
     }
@@ -1372,7 +1426,7 @@ impl Typed {
     pub(crate) fn cuMemAllocManaged_v6000(&self, bytesize: usize, flags: ::std::os::raw::c_uint) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocManaged_v6000(&mut dptr, bytesize, flags) }?;
         Ok(dptr)
     }
@@ -1383,7 +1437,7 @@ impl Typed {
         let mut dptr: CUdeviceptr_v1 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pPitch: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocPitch_v2000(&mut dptr, &mut pPitch, WidthInBytes, Height, ElementSizeBytes) }?;
         Ok((dptr, pPitch))
     }
@@ -1394,7 +1448,7 @@ impl Typed {
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pPitch: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocPitch_v3020(&mut dptr, &mut pPitch, WidthInBytes, Height, ElementSizeBytes) }?;
         Ok((dptr, pPitch))
     }
@@ -1403,7 +1457,7 @@ impl Typed {
     pub(crate) fn cuMemGetAllocationPropertiesFromHandle_v10020(&self, handle: Live<'_, CUmemGenericAllocationHandle_v1>) -> Result<CUmemAllocationProp_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut prop: CUmemAllocationProp_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemGetAllocationPropertiesFromHandle_v10020(&mut prop, handle.raw()) }?;
         Ok(prop)
     }
@@ -1414,7 +1468,7 @@ impl Typed {
         let mut free: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut total: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemGetInfo_v2000(&mut free, &mut total) }?;
         Ok((free, total))
     }
@@ -1425,7 +1479,7 @@ impl Typed {
         let mut free: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut total: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemGetInfo_v3020(&mut free, &mut total) }?;
         Ok((free, total))
     }
@@ -1434,7 +1488,7 @@ impl Typed {
     pub(crate) fn cuMemHostAlloc_v2020(&self, bytesize: usize, Flags: ::std::os::raw::c_uint) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pp: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemHostAlloc_v2020(&mut pp, bytesize, Flags) }?;
         Ok(pp)
     }
@@ -1443,7 +1497,7 @@ impl Typed {
     pub(crate) fn cuMemPoolGetAccess_v11020(&self, memPool: Live<'_, CUmemoryPool>, location: &mut CUmemLocation_v1) -> Result<CUmemAccess_flags, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: CUmemAccess_flags = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolGetAccess_v11020(&mut flags, memPool.raw(), location) }?;
         Ok(flags)
     }
@@ -1452,35 +1506,35 @@ impl Typed {
     pub(crate) fn cuMemPoolImportPointer_v11020(&self, pool: Live<'_, CUmemoryPool>, shareData: &mut CUmemPoolPtrExportData_v1) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut ptr_out: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolImportPointer_v11020(&mut ptr_out, pool.raw(), shareData) }?;
         Ok(ptr_out)
     }
     #[doc = "`cuMemPoolTrimTo_v11020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemPoolTrimTo_v11020(&self, pool: Live<'_, CUmemoryPool>, minBytesToKeep: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolTrimTo_v11020(pool.raw(), minBytesToKeep) }?;
         Ok(())
     }
     #[doc = "`cuMemcpyAtoA_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemcpyAtoA_v2000(&self, dstArray: Live<'_, CUarray>, dstOffset: ::std::os::raw::c_uint, srcArray: Live<'_, CUarray>, srcOffset: ::std::os::raw::c_uint, ByteCount: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemcpyAtoA_v2000(dstArray.raw(), dstOffset, srcArray.raw(), srcOffset, ByteCount) }?;
         Ok(())
     }
     #[doc = "`cuMemcpyAtoA_v3020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemcpyAtoA_v3020(&self, dstArray: Live<'_, CUarray>, dstOffset: usize, srcArray: Live<'_, CUarray>, srcOffset: usize, ByteCount: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemcpyAtoA_v3020(dstArray.raw(), dstOffset, srcArray.raw(), srcOffset, ByteCount) }?;
         Ok(())
     }
     #[doc = "`cuMemcpyAtoA_v7000_ptds`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemcpyAtoA_v7000_ptds(&self, dstArray: Live<'_, CUarray>, dstOffset: usize, srcArray: Live<'_, CUarray>, srcOffset: usize, ByteCount: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemcpyAtoA_v7000_ptds(dstArray.raw(), dstOffset, srcArray.raw(), srcOffset, ByteCount) }?;
         Ok(())
     }
@@ -1489,7 +1543,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetLevel_v5000(&self, hMipmappedArray: Live<'_, CUmipmappedArray>, level: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pLevelArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetLevel_v5000(&mut pLevelArray, hMipmappedArray.raw(), level) }?;
         Ok(pLevelArray)
     }
@@ -1498,7 +1552,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetMemoryRequirements_v11060(&self, mipmap: Live<'_, CUmipmappedArray>, device: CUdevice) -> Result<CUDA_ARRAY_MEMORY_REQUIREMENTS_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut memoryRequirements: CUDA_ARRAY_MEMORY_REQUIREMENTS_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetMemoryRequirements_v11060(&mut memoryRequirements, mipmap.raw(), device) }?;
         Ok(memoryRequirements)
     }
@@ -1507,7 +1561,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetSparseProperties_v11010(&self, mipmap: Live<'_, CUmipmappedArray>) -> Result<CUDA_ARRAY_SPARSE_PROPERTIES_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut sparseProperties: CUDA_ARRAY_SPARSE_PROPERTIES_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetSparseProperties_v11010(&mut sparseProperties, mipmap.raw()) }?;
         Ok(sparseProperties)
     }
@@ -1516,7 +1570,7 @@ impl Typed {
     pub(crate) fn cuModuleGetFunction_v2000(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUfunction, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut hfunc: CUfunction = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetFunction_v2000(&mut hfunc, hmod.raw(), name.as_ptr()) }?;
         Ok(hfunc)
     }
@@ -1527,7 +1581,7 @@ impl Typed {
         let mut dptr: CUdeviceptr_v1 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetGlobal_v2000(&mut dptr, &mut bytes, hmod.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -1538,7 +1592,7 @@ impl Typed {
         let mut dptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetGlobal_v3020(&mut dptr, &mut bytes, hmod.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -1547,7 +1601,7 @@ impl Typed {
     pub(crate) fn cuModuleGetLoadingMode_v11070(&self, ) -> Result<CUmoduleLoadingMode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mode: CUmoduleLoadingMode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetLoadingMode_v11070(&mut mode) }?;
         Ok(mode)
     }
@@ -1556,7 +1610,7 @@ impl Typed {
     pub(crate) fn cuModuleGetSurfRef_v3000(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUsurfref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pSurfRef: CUsurfref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetSurfRef_v3000(&mut pSurfRef, hmod.raw(), name.as_ptr()) }?;
         Ok(pSurfRef)
     }
@@ -1565,7 +1619,7 @@ impl Typed {
     pub(crate) fn cuModuleGetTexRef_v2000(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUtexref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pTexRef: CUtexref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetTexRef_v2000(&mut pTexRef, hmod.raw(), name.as_ptr()) }?;
         Ok(pTexRef)
     }
@@ -1574,21 +1628,21 @@ impl Typed {
     pub(crate) fn cuModuleLoad_v2000(&self, fname: &::std::ffi::CStr) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut module: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleLoad_v2000(&mut module, fname.as_ptr()) }?;
         Ok(module)
     }
     #[doc = "`cuMulticastAddDevice_v12010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastAddDevice_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastAddDevice_v12010(mcHandle.raw(), dev) }?;
         Ok(())
     }
     #[doc = "`cuMulticastBindMem_v12010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastBindMem_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, mcOffset: usize, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastBindMem_v12010(mcHandle.raw(), mcOffset, memHandle.raw(), memOffset, size, flags) }?;
         Ok(())
     }
@@ -1597,7 +1651,7 @@ impl Typed {
     pub(crate) fn cuMulticastCreate_v12010(&self, prop: &CUmulticastObjectProp) -> Result<CUmemGenericAllocationHandle, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mcHandle: CUmemGenericAllocationHandle = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastCreate_v12010(&mut mcHandle, prop) }?;
         Ok(mcHandle)
     }
@@ -1606,14 +1660,14 @@ impl Typed {
     pub(crate) fn cuMulticastGetGranularity_v12010(&self, prop: &CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut granularity: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastGetGranularity_v12010(&mut granularity, prop, option) }?;
         Ok(granularity)
     }
     #[doc = "`cuMulticastUnbind_v12010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastUnbind_v12010(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice, mcOffset: usize, size: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastUnbind_v12010(mcHandle.raw(), dev, mcOffset, size) }?;
         Ok(())
     }
@@ -1622,7 +1676,7 @@ impl Typed {
     pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessor_v6050(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize) }?;
         Ok(numBlocks)
     }
@@ -1631,63 +1685,63 @@ impl Typed {
     pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags_v7000(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize, flags) }?;
         Ok(numBlocks)
     }
     #[doc = "`cuParamSetTexRef_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSetTexRef_v2000(&self, hfunc: Live<'_, CUfunction>, texunit: ::std::os::raw::c_int, hTexRef: Live<'_, CUtexref>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSetTexRef_v2000(hfunc.raw(), texunit, hTexRef.raw()) }?;
         Ok(())
     }
     #[doc = "`cuParamSetf_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSetf_v2000(&self, hfunc: Live<'_, CUfunction>, offset: ::std::os::raw::c_int, value: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSetf_v2000(hfunc.raw(), offset, value) }?;
         Ok(())
     }
     #[doc = "`cuParamSeti_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSeti_v2000(&self, hfunc: Live<'_, CUfunction>, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSeti_v2000(hfunc.raw(), offset, value) }?;
         Ok(())
     }
     #[doc = "`cuStreamBeginCapture_v10000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamBeginCapture_v10000(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamBeginCapture_v10000(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamBeginCapture_v10000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamBeginCapture_v10000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamBeginCapture_v10000_ptsz(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamBeginCapture_v10010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamBeginCapture_v10010(&self, hStream: Live<'_, CUstream>, mode: CUstreamCaptureMode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamBeginCapture_v10010(hStream.raw(), mode) }?;
         Ok(())
     }
     #[doc = "`cuStreamBeginCapture_v10010_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamBeginCapture_v10010_ptsz(&self, hStream: Live<'_, CUstream>, mode: CUstreamCaptureMode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamBeginCapture_v10010_ptsz(hStream.raw(), mode) }?;
         Ok(())
     }
     #[doc = "`cuStreamCopyAttributes_v11000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamCopyAttributes_v11000_ptsz(&self, dst: Live<'_, CUstream>, src: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCopyAttributes_v11000_ptsz(dst.raw(), src.raw()) }?;
         Ok(())
     }
@@ -1696,7 +1750,7 @@ impl Typed {
     pub(crate) fn cuStreamCreate_v2000(&self, Flags: ::std::os::raw::c_uint) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCreate_v2000(&mut phStream, Flags) }?;
         Ok(phStream)
     }
@@ -1705,7 +1759,7 @@ impl Typed {
     pub(crate) fn cuStreamCreateWithPriority_v5050(&self, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCreateWithPriority_v5050(&mut phStream, flags, priority) }?;
         Ok(phStream)
     }
@@ -1714,7 +1768,7 @@ impl Typed {
     pub(crate) fn cuStreamEndCapture_v10000(&self, hStream: Live<'_, CUstream>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCapture_v10000(hStream.raw(), &mut phGraph) }?;
         Ok(phGraph)
     }
@@ -1723,21 +1777,21 @@ impl Typed {
     pub(crate) fn cuStreamEndCapture_v10000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCapture_v10000_ptsz(hStream.raw(), &mut phGraph) }?;
         Ok(phGraph)
     }
     #[doc = "`cuStreamEndCaptureToCig_v13010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamEndCaptureToCig_v13010(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCaptureToCig_v13010(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamEndCaptureToCig_v13010_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamEndCaptureToCig_v13010_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCaptureToCig_v13010_ptsz(hStream.raw()) }?;
         Ok(())
     }
@@ -1746,7 +1800,7 @@ impl Typed {
     pub(crate) fn cuStreamGetAttribute_v11000_ptsz(&self, hStream: Live<'_, CUstream>, attr: CUstreamAttrID) -> Result<CUstreamAttrValue_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value_out: CUstreamAttrValue_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetAttribute_v11000_ptsz(hStream.raw(), attr, &mut value_out) }?;
         Ok(value_out)
     }
@@ -1757,7 +1811,7 @@ impl Typed {
         let mut captureStatus_out: CUstreamCaptureStatus = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut id_out: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetCaptureInfo_v10010(hStream.raw(), &mut captureStatus_out, &mut id_out) }?;
         Ok((captureStatus_out, id_out))
     }
@@ -1768,7 +1822,7 @@ impl Typed {
         let mut captureStatus_out: CUstreamCaptureStatus = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut id_out: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetCaptureInfo_v10010_ptsz(hStream.raw(), &mut captureStatus_out, &mut id_out) }?;
         Ok((captureStatus_out, id_out))
     }
@@ -1777,7 +1831,7 @@ impl Typed {
     pub(crate) fn cuStreamGetCtx_v9020(&self, hStream: Live<'_, CUstream>) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetCtx_v9020(hStream.raw(), &mut pctx) }?;
         Ok(pctx)
     }
@@ -1786,7 +1840,7 @@ impl Typed {
     pub(crate) fn cuStreamGetCtx_v9020_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetCtx_v9020_ptsz(hStream.raw(), &mut pctx) }?;
         Ok(pctx)
     }
@@ -1795,7 +1849,7 @@ impl Typed {
     pub(crate) fn cuStreamGetDevice_v12080(&self, hStream: Live<'_, CUstream>) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetDevice_v12080(hStream.raw(), &mut device) }?;
         Ok(device)
     }
@@ -1804,7 +1858,7 @@ impl Typed {
     pub(crate) fn cuStreamGetDevice_v12080_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetDevice_v12080_ptsz(hStream.raw(), &mut device) }?;
         Ok(device)
     }
@@ -1813,7 +1867,7 @@ impl Typed {
     pub(crate) fn cuStreamGetFlags_v5050(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetFlags_v5050(hStream.raw(), &mut flags) }?;
         Ok(flags)
     }
@@ -1822,7 +1876,7 @@ impl Typed {
     pub(crate) fn cuStreamGetFlags_v7000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetFlags_v7000_ptsz(hStream.raw(), &mut flags) }?;
         Ok(flags)
     }
@@ -1831,7 +1885,7 @@ impl Typed {
     pub(crate) fn cuStreamGetGreenCtx_v12040(&self, hStream: Live<'_, CUstream>) -> Result<CUgreenCtx, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phCtx: CUgreenCtx = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetGreenCtx_v12040(hStream.raw(), &mut phCtx) }?;
         Ok(phCtx)
     }
@@ -1840,7 +1894,7 @@ impl Typed {
     pub(crate) fn cuStreamGetId_v12000(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut streamId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetId_v12000(hStream.raw(), &mut streamId) }?;
         Ok(streamId)
     }
@@ -1849,7 +1903,7 @@ impl Typed {
     pub(crate) fn cuStreamGetId_v12000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut streamId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetId_v12000_ptsz(hStream.raw(), &mut streamId) }?;
         Ok(streamId)
     }
@@ -1858,7 +1912,7 @@ impl Typed {
     pub(crate) fn cuStreamGetPriority_v5050(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut priority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetPriority_v5050(hStream.raw(), &mut priority) }?;
         Ok(priority)
     }
@@ -1867,7 +1921,7 @@ impl Typed {
     pub(crate) fn cuStreamGetPriority_v7000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut priority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetPriority_v7000_ptsz(hStream.raw(), &mut priority) }?;
         Ok(priority)
     }
@@ -1876,7 +1930,7 @@ impl Typed {
     pub(crate) fn cuStreamIsCapturing_v10000(&self, hStream: Live<'_, CUstream>) -> Result<CUstreamCaptureStatus, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut captureStatus: CUstreamCaptureStatus = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamIsCapturing_v10000(hStream.raw(), &mut captureStatus) }?;
         Ok(captureStatus)
     }
@@ -1885,95 +1939,117 @@ impl Typed {
     pub(crate) fn cuStreamIsCapturing_v10000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<CUstreamCaptureStatus, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut captureStatus: CUstreamCaptureStatus = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamIsCapturing_v10000_ptsz(hStream.raw(), &mut captureStatus) }?;
         Ok(captureStatus)
     }
     #[doc = "`cuStreamQuery_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamQuery_v2000(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamQuery_v2000(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamQuery_v7000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamQuery_v7000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamQuery_v7000_ptsz(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamSynchronize_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamSynchronize_v2000(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamSynchronize_v2000(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamSynchronize_v7000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamSynchronize_v7000_ptsz(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamSynchronize_v7000_ptsz(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamWaitEvent_v3020`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamWaitEvent_v3020(&self, hStream: Live<'_, CUstream>, hEvent: Live<'_, CUevent>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamWaitEvent_v3020(hStream.raw(), hEvent.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuStreamWaitEvent_v7000_ptsz`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamWaitEvent_v7000_ptsz(&self, hStream: Live<'_, CUstream>, hEvent: Live<'_, CUevent>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamWaitEvent_v7000_ptsz(hStream.raw(), hEvent.raw(), Flags) }?;
         Ok(())
+    }
+    #[doc = "`cuSurfObjectGetResourceDesc_v5000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuSurfObjectGetResourceDesc_v5000(&self, surfObject: Live<'_, CUsurfObject_v1>) -> Result<CUDA_RESOURCE_DESC_v1, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResDesc: CUDA_RESOURCE_DESC_v1 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuSurfObjectGetResourceDesc_v5000(&mut pResDesc, surfObject.raw()) }?;
+        Ok(pResDesc)
     }
     #[doc = "`cuSurfRefGetArray_v3000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuSurfRefGetArray_v3000(&self, hSurfRef: Live<'_, CUsurfref>) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuSurfRefGetArray_v3000(&mut phArray, hSurfRef.raw()) }?;
         Ok(phArray)
     }
     #[doc = "`cuSurfRefSetArray_v3000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuSurfRefSetArray_v3000(&self, hSurfRef: Live<'_, CUsurfref>, hArray: Live<'_, CUarray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuSurfRefSetArray_v3000(hSurfRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTensorMapSetAllocationClass_v13050`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTensorMapSetAllocationClass_v13050(&self, tensorMap: &mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: &mut CUtensorMapAllocClass) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTensorMapSetAllocationClass_v13050(tensorMap, allocClass, outAllocClass) }?;
         Ok(())
     }
+    #[doc = "`cuTexObjectGetResourceDesc_v5000`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetResourceDesc_v5000(&self, texObject: Live<'_, CUtexObject_v1>) -> Result<CUDA_RESOURCE_DESC_v1, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResDesc: CUDA_RESOURCE_DESC_v1 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceDesc_v5000(&mut pResDesc, texObject.raw()) }?;
+        Ok(pResDesc)
+    }
     #[doc = "`cuTexObjectGetResourceViewDesc_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
-    pub(crate) fn cuTexObjectGetResourceViewDesc_v5000(&self, pResViewDesc: &mut CUDA_RESOURCE_VIEW_DESC_v1, texObject: Live<'_, CUtexObject_v1>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
-        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc_v5000(pResViewDesc, texObject.raw()) }?;
-        Ok(())
+    pub(crate) fn cuTexObjectGetResourceViewDesc_v5000(&self, texObject: Live<'_, CUtexObject_v1>) -> Result<CUDA_RESOURCE_VIEW_DESC_v1, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResViewDesc: CUDA_RESOURCE_VIEW_DESC_v1 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc_v5000(&mut pResViewDesc, texObject.raw()) }?;
+        Ok(pResViewDesc)
     }
     #[doc = "`cuTexObjectGetTextureDesc_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
-    pub(crate) fn cuTexObjectGetTextureDesc_v5000(&self, pTexDesc: &mut CUDA_TEXTURE_DESC_v1, texObject: Live<'_, CUtexObject_v1>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
-        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc_v5000(pTexDesc, texObject.raw()) }?;
-        Ok(())
+    pub(crate) fn cuTexObjectGetTextureDesc_v5000(&self, texObject: Live<'_, CUtexObject_v1>) -> Result<CUDA_TEXTURE_DESC_v1, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pTexDesc: CUDA_TEXTURE_DESC_v1 = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc_v5000(&mut pTexDesc, texObject.raw()) }?;
+        Ok(pTexDesc)
     }
     #[doc = "`cuTexRefCreate_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefCreate_v2000(&self, ) -> Result<CUtexref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pTexRef: CUtexref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefCreate_v2000(&mut pTexRef) }?;
         Ok(pTexRef)
     }
@@ -1982,7 +2058,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetAddress_v2000(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUdeviceptr_v1, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr_v1 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetAddress_v2000(&mut pdptr, hTexRef.raw()) }?;
         Ok(pdptr)
     }
@@ -1991,7 +2067,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetAddress_v3020(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUdeviceptr_v2, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr_v2 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetAddress_v3020(&mut pdptr, hTexRef.raw()) }?;
         Ok(pdptr)
     }
@@ -2000,7 +2076,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetAddressMode_v2000(&self, hTexRef: Live<'_, CUtexref>, dim: ::std::os::raw::c_int) -> Result<CUaddress_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pam: CUaddress_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetAddressMode_v2000(&mut pam, hTexRef.raw(), dim) }?;
         Ok(pam)
     }
@@ -2009,7 +2085,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetArray_v2000(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetArray_v2000(&mut phArray, hTexRef.raw()) }?;
         Ok(phArray)
     }
@@ -2018,7 +2094,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetBorderColor_v8000(&self, hTexRef: Live<'_, CUtexref>) -> Result<f32, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pBorderColor: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetBorderColor_v8000(&mut pBorderColor, hTexRef.raw()) }?;
         Ok(pBorderColor)
     }
@@ -2027,7 +2103,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetFilterMode_v2000(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUfilter_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pfm: CUfilter_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFilterMode_v2000(&mut pfm, hTexRef.raw()) }?;
         Ok(pfm)
     }
@@ -2036,7 +2112,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetFlags_v2000(&self, hTexRef: Live<'_, CUtexref>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pFlags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFlags_v2000(&mut pFlags, hTexRef.raw()) }?;
         Ok(pFlags)
     }
@@ -2047,7 +2123,7 @@ impl Typed {
         let mut pFormat: CUarray_format = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pNumChannels: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFormat_v2000(&mut pFormat, &mut pNumChannels, hTexRef.raw()) }?;
         Ok((pFormat, pNumChannels))
     }
@@ -2056,7 +2132,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMaxAnisotropy_v5000(&self, hTexRef: Live<'_, CUtexref>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pmaxAniso: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMaxAnisotropy_v5000(&mut pmaxAniso, hTexRef.raw()) }?;
         Ok(pmaxAniso)
     }
@@ -2065,7 +2141,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmapFilterMode_v5000(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUfilter_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pfm: CUfilter_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapFilterMode_v5000(&mut pfm, hTexRef.raw()) }?;
         Ok(pfm)
     }
@@ -2074,7 +2150,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmapLevelBias_v5000(&self, hTexRef: Live<'_, CUtexref>) -> Result<f32, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pbias: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapLevelBias_v5000(&mut pbias, hTexRef.raw()) }?;
         Ok(pbias)
     }
@@ -2085,7 +2161,7 @@ impl Typed {
         let mut pminMipmapLevelClamp: f32 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pmaxMipmapLevelClamp: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapLevelClamp_v5000(&mut pminMipmapLevelClamp, &mut pmaxMipmapLevelClamp, hTexRef.raw()) }?;
         Ok((pminMipmapLevelClamp, pmaxMipmapLevelClamp))
     }
@@ -2094,91 +2170,91 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmappedArray_v5000(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phMipmappedArray: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmappedArray_v5000(&mut phMipmappedArray, hTexRef.raw()) }?;
         Ok(phMipmappedArray)
     }
     #[doc = "`cuTexRefSetAddressMode_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetAddressMode_v2000(&self, hTexRef: Live<'_, CUtexref>, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetAddressMode_v2000(hTexRef.raw(), dim, am) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetArray_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetArray_v2000(&self, hTexRef: Live<'_, CUtexref>, hArray: Live<'_, CUarray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetArray_v2000(hTexRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetBorderColor_v8000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetBorderColor_v8000(&self, hTexRef: Live<'_, CUtexref>, pBorderColor: &mut f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetBorderColor_v8000(hTexRef.raw(), pBorderColor) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFilterMode_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFilterMode_v2000(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFilterMode_v2000(hTexRef.raw(), fm) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFlags_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFlags_v2000(&self, hTexRef: Live<'_, CUtexref>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFlags_v2000(hTexRef.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFormat_v2000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFormat_v2000(&self, hTexRef: Live<'_, CUtexref>, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFormat_v2000(hTexRef.raw(), fmt, NumPackedComponents) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMaxAnisotropy_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMaxAnisotropy_v5000(&self, hTexRef: Live<'_, CUtexref>, maxAniso: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMaxAnisotropy_v5000(hTexRef.raw(), maxAniso) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapFilterMode_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapFilterMode_v5000(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapFilterMode_v5000(hTexRef.raw(), fm) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapLevelBias_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapLevelBias_v5000(&self, hTexRef: Live<'_, CUtexref>, bias: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapLevelBias_v5000(hTexRef.raw(), bias) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapLevelClamp_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapLevelClamp_v5000(&self, hTexRef: Live<'_, CUtexref>, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapLevelClamp_v5000(hTexRef.raw(), minMipmapLevelClamp, maxMipmapLevelClamp) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmappedArray_v5000`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmappedArray_v5000(&self, hTexRef: Live<'_, CUtexref>, hMipmappedArray: Live<'_, CUmipmappedArray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmappedArray_v5000(hTexRef.raw(), hMipmappedArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuThreadExchangeStreamCaptureMode_v10010`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuThreadExchangeStreamCaptureMode_v10010(&self, mode: &mut CUstreamCaptureMode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuThreadExchangeStreamCaptureMode_v10010(mode) }?;
         Ok(())
     }
@@ -2187,7 +2263,7 @@ impl Typed {
     pub(crate) fn cuArray3DCreate(&self, pAllocateArray: &CUDA_ARRAY3D_DESCRIPTOR) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DCreate(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -2196,7 +2272,7 @@ impl Typed {
     pub(crate) fn cuArray3DGetDescriptor(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY3D_DESCRIPTOR, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY3D_DESCRIPTOR = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArray3DGetDescriptor(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -2205,7 +2281,7 @@ impl Typed {
     pub(crate) fn cuArrayCreate(&self, pAllocateArray: &CUDA_ARRAY_DESCRIPTOR) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayCreate(&mut pHandle, pAllocateArray) }?;
         Ok(pHandle)
     }
@@ -2214,7 +2290,7 @@ impl Typed {
     pub(crate) fn cuArrayGetDescriptor(&self, hArray: Live<'_, CUarray>) -> Result<CUDA_ARRAY_DESCRIPTOR, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArrayDescriptor: CUDA_ARRAY_DESCRIPTOR = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetDescriptor(&mut pArrayDescriptor, hArray.raw()) }?;
         Ok(pArrayDescriptor)
     }
@@ -2223,7 +2299,7 @@ impl Typed {
     pub(crate) fn cuArrayGetMemoryRequirements(&self, array: Live<'_, CUarray>, device: CUdevice) -> Result<CUDA_ARRAY_MEMORY_REQUIREMENTS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut memoryRequirements: CUDA_ARRAY_MEMORY_REQUIREMENTS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetMemoryRequirements(&mut memoryRequirements, array.raw(), device) }?;
         Ok(memoryRequirements)
     }
@@ -2232,7 +2308,7 @@ impl Typed {
     pub(crate) fn cuArrayGetPlane(&self, hArray: Live<'_, CUarray>, planeIdx: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pPlaneArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetPlane(&mut pPlaneArray, hArray.raw(), planeIdx) }?;
         Ok(pPlaneArray)
     }
@@ -2241,14 +2317,14 @@ impl Typed {
     pub(crate) fn cuArrayGetSparseProperties(&self, array: Live<'_, CUarray>) -> Result<CUDA_ARRAY_SPARSE_PROPERTIES, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut sparseProperties: CUDA_ARRAY_SPARSE_PROPERTIES = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuArrayGetSparseProperties(&mut sparseProperties, array.raw()) }?;
         Ok(sparseProperties)
     }
     #[doc = "`cuCheckpointOperationComplete`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointOperationComplete(&self, handle: Live<'_, CUcheckpointOperationHandle>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointOperationComplete(handle.raw()) }?;
         Ok(())
     }
@@ -2257,7 +2333,7 @@ impl Typed {
     pub(crate) fn cuCheckpointProcessGetRestoreThreadId(&self, pid: ::std::os::raw::c_int) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut tid: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetRestoreThreadId(pid, &mut tid) }?;
         Ok(tid)
     }
@@ -2266,21 +2342,21 @@ impl Typed {
     pub(crate) fn cuCheckpointProcessGetState(&self, pid: ::std::os::raw::c_int) -> Result<CUprocessState, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut state: CUprocessState = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessGetState(pid, &mut state) }?;
         Ok(state)
     }
     #[doc = "`cuCheckpointProcessLock`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointProcessLock(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointLockArgs) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessLock(pid, args) }?;
         Ok(())
     }
     #[doc = "`cuCheckpointProcessUnlock`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCheckpointProcessUnlock(&self, pid: ::std::os::raw::c_int, args: &mut CUcheckpointUnlockArgs) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCheckpointProcessUnlock(pid, args) }?;
         Ok(())
     }
@@ -2289,21 +2365,21 @@ impl Typed {
     pub(crate) fn cuCtxAttach(&self, flags: ::std::os::raw::c_uint) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxAttach(&mut pctx, flags) }?;
         Ok(pctx)
     }
     #[doc = "`cuCtxDisablePeerAccess`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxDisablePeerAccess(&self, peerContext: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxDisablePeerAccess(peerContext.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxEnablePeerAccess`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxEnablePeerAccess(&self, peerContext: Live<'_, CUcontext>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxEnablePeerAccess(peerContext.raw(), Flags) }?;
         Ok(())
     }
@@ -2312,14 +2388,14 @@ impl Typed {
     pub(crate) fn cuCtxFromGreenCtx(&self, hCtx: Live<'_, CUgreenCtx>) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pContext: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxFromGreenCtx(&mut pContext, hCtx.raw()) }?;
         Ok(pContext)
     }
     #[doc = "`cuCtxGetApiVersion`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxGetApiVersion(&self, ctx: Live<'_, CUcontext>, version: &mut ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetApiVersion(ctx.raw(), version) }?;
         Ok(())
     }
@@ -2328,7 +2404,7 @@ impl Typed {
     pub(crate) fn cuCtxGetCacheConfig(&self, ) -> Result<CUfunc_cache, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pconfig: CUfunc_cache = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetCacheConfig(&mut pconfig) }?;
         Ok(pconfig)
     }
@@ -2337,7 +2413,7 @@ impl Typed {
     pub(crate) fn cuCtxGetCurrent(&self, ) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetCurrent(&mut pctx) }?;
         Ok(pctx)
     }
@@ -2346,7 +2422,7 @@ impl Typed {
     pub(crate) fn cuCtxGetDevResource(&self, hCtx: Live<'_, CUcontext>, type_: CUdevResourceType) -> Result<CUdevResource, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut resource: CUdevResource = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetDevResource(hCtx.raw(), &mut resource, type_) }?;
         Ok(resource)
     }
@@ -2355,7 +2431,7 @@ impl Typed {
     pub(crate) fn cuCtxGetDevice(&self, ) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetDevice(&mut device) }?;
         Ok(device)
     }
@@ -2364,7 +2440,7 @@ impl Typed {
     pub(crate) fn cuCtxGetExecAffinity(&self, type_: CUexecAffinityType) -> Result<CUexecAffinityParam, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pExecAffinity: CUexecAffinityParam = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetExecAffinity(&mut pExecAffinity, type_) }?;
         Ok(pExecAffinity)
     }
@@ -2373,7 +2449,7 @@ impl Typed {
     pub(crate) fn cuCtxGetFlags(&self, ) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetFlags(&mut flags) }?;
         Ok(flags)
     }
@@ -2382,7 +2458,7 @@ impl Typed {
     pub(crate) fn cuCtxGetId(&self, ctx: Live<'_, CUcontext>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut ctxId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetId(ctx.raw(), &mut ctxId) }?;
         Ok(ctxId)
     }
@@ -2391,7 +2467,7 @@ impl Typed {
     pub(crate) fn cuCtxGetLimit(&self, limit: CUlimit) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pvalue: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetLimit(&mut pvalue, limit) }?;
         Ok(pvalue)
     }
@@ -2400,7 +2476,7 @@ impl Typed {
     pub(crate) fn cuCtxGetSharedMemConfig(&self, ) -> Result<CUsharedconfig, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pConfig: CUsharedconfig = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetSharedMemConfig(&mut pConfig) }?;
         Ok(pConfig)
     }
@@ -2411,7 +2487,7 @@ impl Typed {
         let mut leastPriority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut greatestPriority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxGetStreamPriorityRange(&mut leastPriority, &mut greatestPriority) }?;
         Ok((leastPriority, greatestPriority))
     }
@@ -2420,70 +2496,70 @@ impl Typed {
     pub(crate) fn cuCtxPopCurrent(&self, ) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPopCurrent(&mut pctx) }?;
         Ok(pctx)
     }
     #[doc = "`cuCtxPushCurrent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxPushCurrent(&self, ctx: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxPushCurrent(ctx.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxRecordEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxRecordEvent(&self, hCtx: Live<'_, CUcontext>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxRecordEvent(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetCacheConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetCacheConfig(&self, config: CUfunc_cache) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetCacheConfig(config) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetCurrent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetCurrent(&self, ctx: Live<'_, CUcontext>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetCurrent(ctx.raw()) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetFlags`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetFlags(&self, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetFlags(flags) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetLimit`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetLimit(&self, limit: CUlimit, value: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetLimit(limit, value) }?;
         Ok(())
     }
     #[doc = "`cuCtxSetSharedMemConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSetSharedMemConfig(&self, config: CUsharedconfig) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSetSharedMemConfig(config) }?;
         Ok(())
     }
     #[doc = "`cuCtxSynchronize`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxSynchronize(&self, ) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxSynchronize() }?;
         Ok(())
     }
     #[doc = "`cuCtxWaitEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuCtxWaitEvent(&self, hCtx: Live<'_, CUcontext>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuCtxWaitEvent(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
@@ -2492,14 +2568,14 @@ impl Typed {
     pub(crate) fn cuDeviceCanAccessPeer(&self, dev: CUdevice, peerDev: CUdevice) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut canAccessPeer: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceCanAccessPeer(&mut canAccessPeer, dev, peerDev) }?;
         Ok(canAccessPeer)
     }
     #[doc = "`cuDeviceComputeCapability`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceComputeCapability(&self, major: &mut ::std::os::raw::c_int, minor: &mut ::std::os::raw::c_int, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceComputeCapability(major, minor, dev) }?;
         Ok(())
     }
@@ -2508,7 +2584,7 @@ impl Typed {
     pub(crate) fn cuDeviceGet(&self, ordinal: ::std::os::raw::c_int) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGet(&mut device, ordinal) }?;
         Ok(device)
     }
@@ -2517,7 +2593,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetAttribute(&self, attrib: CUdevice_attribute, dev: CUdevice) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetAttribute(&mut pi, attrib, dev) }?;
         Ok(pi)
     }
@@ -2526,7 +2602,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetByPCIBusId(&self, pciBusId: &::std::ffi::CStr) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dev: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetByPCIBusId(&mut dev, pciBusId.as_ptr()) }?;
         Ok(dev)
     }
@@ -2535,7 +2611,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetCliqueCount(&self, dev: CUdevice) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut count: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetCliqueCount(&mut count, dev) }?;
         Ok(count)
     }
@@ -2544,7 +2620,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetCount(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut count: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetCount(&mut count) }?;
         Ok(count)
     }
@@ -2553,14 +2629,14 @@ impl Typed {
     pub(crate) fn cuDeviceGetDevResource(&self, device: CUdevice, type_: CUdevResourceType) -> Result<CUdevResource, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut resource: CUdevResource = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetDevResource(device, &mut resource, type_) }?;
         Ok(resource)
     }
     #[doc = "`cuDeviceGetExecAffinitySupport`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGetExecAffinitySupport(&self, pi: &mut ::std::os::raw::c_int, type_: CUexecAffinityType, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetExecAffinitySupport(pi, type_, dev) }?;
         Ok(())
     }
@@ -2569,7 +2645,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetFabricClusterUuid(&self, dev: CUdevice) -> Result<CUuuid, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut uuid: CUuuid = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetFabricClusterUuid(&mut uuid, dev) }?;
         Ok(uuid)
     }
@@ -2578,7 +2654,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetP2PAttribute(&self, attrib: CUdevice_P2PAttribute, srcDevice: CUdevice, dstDevice: CUdevice) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetP2PAttribute(&mut value, attrib, srcDevice, dstDevice) }?;
         Ok(value)
     }
@@ -2587,7 +2663,7 @@ impl Typed {
     pub(crate) fn cuDeviceGetProperties(&self, dev: CUdevice) -> Result<CUdevprop, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut prop: CUdevprop = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetProperties(&mut prop, dev) }?;
         Ok(prop)
     }
@@ -2596,14 +2672,14 @@ impl Typed {
     pub(crate) fn cuDeviceGetUuid(&self, dev: CUdevice) -> Result<CUuuid, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut uuid: CUuuid = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGetUuid(&mut uuid, dev) }?;
         Ok(uuid)
     }
     #[doc = "`cuDeviceGraphMemTrim`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDeviceGraphMemTrim(&self, device: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceGraphMemTrim(device) }?;
         Ok(())
     }
@@ -2614,7 +2690,7 @@ impl Typed {
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut active: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxGetState(dev, &mut flags, &mut active) }?;
         Ok((flags, active))
     }
@@ -2623,14 +2699,14 @@ impl Typed {
     pub(crate) fn cuDevicePrimaryCtxRetain(&self, dev: CUdevice) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxRetain(&mut pctx, dev) }?;
         Ok(pctx)
     }
     #[doc = "`cuDevicePrimaryCtxSetFlags`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuDevicePrimaryCtxSetFlags(&self, dev: CUdevice, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDevicePrimaryCtxSetFlags(dev, flags) }?;
         Ok(())
     }
@@ -2639,7 +2715,7 @@ impl Typed {
     pub(crate) fn cuDeviceTotalMem(&self, dev: CUdevice) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDeviceTotalMem(&mut bytes, dev) }?;
         Ok(bytes)
     }
@@ -2648,7 +2724,7 @@ impl Typed {
     pub(crate) fn cuDriverGetVersion(&self, ) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut driverVersion: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuDriverGetVersion(&mut driverVersion) }?;
         Ok(driverVersion)
     }
@@ -2657,42 +2733,42 @@ impl Typed {
     pub(crate) fn cuEventCreate(&self, Flags: ::std::os::raw::c_uint) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phEvent: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventCreate(&mut phEvent, Flags) }?;
         Ok(phEvent)
     }
     #[doc = "`cuEventElapsedTime`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventElapsedTime(&self, pMilliseconds: &mut f32, hStart: Live<'_, CUevent>, hEnd: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventElapsedTime(pMilliseconds, hStart.raw(), hEnd.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventQuery`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventQuery(&self, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventQuery(hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventRecord`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecord(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecord(hEvent.raw(), hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuEventRecordWithFlags`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventRecordWithFlags(&self, hEvent: Live<'_, CUevent>, hStream: Live<'_, CUstream>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventRecordWithFlags(hEvent.raw(), hStream.raw(), flags) }?;
         Ok(())
     }
     #[doc = "`cuEventSynchronize`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuEventSynchronize(&self, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuEventSynchronize(hEvent.raw()) }?;
         Ok(())
     }
@@ -2701,7 +2777,7 @@ impl Typed {
     pub(crate) fn cuExternalMemoryGetMappedBuffer(&self, extMem: Live<'_, CUexternalMemory>, bufferDesc: &CUDA_EXTERNAL_MEMORY_BUFFER_DESC) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut devPtr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuExternalMemoryGetMappedBuffer(&mut devPtr, extMem.raw(), bufferDesc) }?;
         Ok(devPtr)
     }
@@ -2710,14 +2786,14 @@ impl Typed {
     pub(crate) fn cuExternalMemoryGetMappedMipmappedArray(&self, extMem: Live<'_, CUexternalMemory>, mipmapDesc: &CUDA_EXTERNAL_MEMORY_MIPMAPPED_ARRAY_DESC) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mipmap: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuExternalMemoryGetMappedMipmappedArray(&mut mipmap, extMem.raw(), mipmapDesc) }?;
         Ok(mipmap)
     }
     #[doc = "`cuFlushGPUDirectRDMAWrites`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFlushGPUDirectRDMAWrites(&self, target: CUflushGPUDirectRDMAWritesTarget, scope: CUflushGPUDirectRDMAWritesScope) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFlushGPUDirectRDMAWrites(target, scope) }?;
         Ok(())
     }
@@ -2726,7 +2802,7 @@ impl Typed {
     pub(crate) fn cuFuncGetAttribute(&self, attrib: CUfunction_attribute, hfunc: Live<'_, CUfunction>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetAttribute(&mut pi, attrib, hfunc.raw()) }?;
         Ok(pi)
     }
@@ -2735,7 +2811,7 @@ impl Typed {
     pub(crate) fn cuFuncGetModule(&self, hfunc: Live<'_, CUfunction>) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut hmod: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetModule(&mut hmod, hfunc.raw()) }?;
         Ok(hmod)
     }
@@ -2744,7 +2820,7 @@ impl Typed {
     pub(crate) fn cuFuncGetName(&self, hfunc: Live<'_, CUfunction>) -> Result<* const::std::os::raw::c_char, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut name: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetName(&mut name, hfunc.raw()) }?;
         Ok(name)
     }
@@ -2753,7 +2829,7 @@ impl Typed {
     pub(crate) fn cuFuncGetParamCount(&self, func: Live<'_, CUfunction>) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramCount: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetParamCount(func.raw(), &mut paramCount) }?;
         Ok(paramCount)
     }
@@ -2764,7 +2840,7 @@ impl Typed {
         let mut paramOffset: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncGetParamInfo(func.raw(), paramIndex, &mut paramOffset, &mut paramSize) }?;
         Ok((paramOffset, paramSize))
     }
@@ -2773,51 +2849,69 @@ impl Typed {
     pub(crate) fn cuFuncIsLoaded(&self, function: Live<'_, CUfunction>) -> Result<CUfunctionLoadingState, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut state: CUfunctionLoadingState = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncIsLoaded(&mut state, function.raw()) }?;
         Ok(state)
     }
     #[doc = "`cuFuncLoad`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncLoad(&self, function: Live<'_, CUfunction>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncLoad(function.raw()) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetAttribute`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetAttribute(&self, hfunc: Live<'_, CUfunction>, attrib: CUfunction_attribute, value: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetAttribute(hfunc.raw(), attrib, value) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetBlockShape`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetBlockShape(&self, hfunc: Live<'_, CUfunction>, x: ::std::os::raw::c_int, y: ::std::os::raw::c_int, z: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetBlockShape(hfunc.raw(), x, y, z) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetCacheConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetCacheConfig(&self, hfunc: Live<'_, CUfunction>, config: CUfunc_cache) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetCacheConfig(hfunc.raw(), config) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetSharedMemConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetSharedMemConfig(&self, hfunc: Live<'_, CUfunction>, config: CUsharedconfig) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetSharedMemConfig(hfunc.raw(), config) }?;
         Ok(())
     }
     #[doc = "`cuFuncSetSharedSize`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuFuncSetSharedSize(&self, hfunc: Live<'_, CUfunction>, bytes: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuFuncSetSharedSize(hfunc.raw(), bytes) }?;
         Ok(())
+    }
+    #[doc = "`cuGetErrorName`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGetErrorName(&self, error: CUresult) -> Result<* const::std::os::raw::c_char, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pStr: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGetErrorName(error, &mut pStr) }?;
+        Ok(pStr)
+    }
+    #[doc = "`cuGetErrorString`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGetErrorString(&self, error: CUresult) -> Result<* const::std::os::raw::c_char, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pStr: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGetErrorString(error, &mut pStr) }?;
+        Ok(pStr)
     }
     #[doc = "`cuGetProcAddress`: handles as `Live`, out-values returned."]
     #[inline(always)]
@@ -2826,16 +2920,52 @@ impl Typed {
         let mut pfn: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut symbolStatus: CUdriverProcAddressQueryResult = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGetProcAddress(symbol.as_ptr(), &mut pfn, cudaVersion, flags, &mut symbolStatus) }?;
         Ok((pfn, symbolStatus))
+    }
+    #[doc = "`cuGraphAddChildGraphNode`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddChildGraphNode(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], childGraph: Live<'_, CUgraph>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddChildGraphNode(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), childGraph.raw()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEmptyNode`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEmptyNode(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>]) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEmptyNode(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEventRecordNode`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEventRecordNode(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], event: Live<'_, CUevent>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEventRecordNode(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), event.raw()) }?;
+        Ok(phGraphNode)
+    }
+    #[doc = "`cuGraphAddEventWaitNode`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuGraphAddEventWaitNode(&self, hGraph: Live<'_, CUgraph>, dependencies: &[Live<'_, CUgraphNode>], event: Live<'_, CUevent>) -> Result<CUgraphNode, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut phGraphNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuGraphAddEventWaitNode(&mut phGraphNode, hGraph.raw(), dependencies.as_ptr().cast::<CUgraphNode>(), dependencies.len(), event.raw()) }?;
+        Ok(phGraphNode)
     }
     #[doc = "`cuGraphBatchMemOpNodeGetParams`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphBatchMemOpNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_BATCH_MEM_OP_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams_out: CUDA_BATCH_MEM_OP_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphBatchMemOpNodeGetParams(hNode.raw(), &mut nodeParams_out) }?;
         Ok(nodeParams_out)
     }
@@ -2844,7 +2974,7 @@ impl Typed {
     pub(crate) fn cuGraphChildGraphNodeGetGraph(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphChildGraphNodeGetGraph(hNode.raw(), &mut phGraph) }?;
         Ok(phGraph)
     }
@@ -2853,7 +2983,7 @@ impl Typed {
     pub(crate) fn cuGraphClone(&self, originalGraph: Live<'_, CUgraph>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraphClone: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphClone(&mut phGraphClone, originalGraph.raw()) }?;
         Ok(phGraphClone)
     }
@@ -2862,7 +2992,7 @@ impl Typed {
     pub(crate) fn cuGraphConditionalHandleCreate(&self, hGraph: Live<'_, CUgraph>, ctx: Live<'_, CUcontext>, defaultLaunchValue: ::std::os::raw::c_uint, flags: ::std::os::raw::c_uint) -> Result<CUgraphConditionalHandle, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle_out: CUgraphConditionalHandle = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphConditionalHandleCreate(&mut pHandle_out, hGraph.raw(), ctx.raw(), defaultLaunchValue, flags) }?;
         Ok(pHandle_out)
     }
@@ -2871,14 +3001,14 @@ impl Typed {
     pub(crate) fn cuGraphCreate(&self, flags: ::std::os::raw::c_uint) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphCreate(&mut phGraph, flags) }?;
         Ok(phGraph)
     }
     #[doc = "`cuGraphDebugDotPrint`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphDebugDotPrint(&self, hGraph: Live<'_, CUgraph>, path: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphDebugDotPrint(hGraph.raw(), path.as_ptr(), flags) }?;
         Ok(())
     }
@@ -2887,14 +3017,14 @@ impl Typed {
     pub(crate) fn cuGraphEventRecordNodeGetEvent(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut event_out: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventRecordNodeGetEvent(hNode.raw(), &mut event_out) }?;
         Ok(event_out)
     }
     #[doc = "`cuGraphEventRecordNodeSetEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphEventRecordNodeSetEvent(&self, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventRecordNodeSetEvent(hNode.raw(), event.raw()) }?;
         Ok(())
     }
@@ -2903,35 +3033,35 @@ impl Typed {
     pub(crate) fn cuGraphEventWaitNodeGetEvent(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut event_out: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventWaitNodeGetEvent(hNode.raw(), &mut event_out) }?;
         Ok(event_out)
     }
     #[doc = "`cuGraphEventWaitNodeSetEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphEventWaitNodeSetEvent(&self, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphEventWaitNodeSetEvent(hNode.raw(), event.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecChildGraphNodeSetParams`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecChildGraphNodeSetParams(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, childGraph: Live<'_, CUgraph>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecChildGraphNodeSetParams(hGraphExec.raw(), hNode.raw(), childGraph.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecEventRecordNodeSetEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecEventRecordNodeSetEvent(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecEventRecordNodeSetEvent(hGraphExec.raw(), hNode.raw(), event.raw()) }?;
         Ok(())
     }
     #[doc = "`cuGraphExecEventWaitNodeSetEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphExecEventWaitNodeSetEvent(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, event: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecEventWaitNodeSetEvent(hGraphExec.raw(), hNode.raw(), event.raw()) }?;
         Ok(())
     }
@@ -2940,7 +3070,7 @@ impl Typed {
     pub(crate) fn cuGraphExecGetFlags(&self, hGraphExec: Live<'_, CUgraphExec>) -> Result<cuuint64_t, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExecGetFlags(hGraphExec.raw(), &mut flags) }?;
         Ok(flags)
     }
@@ -2949,7 +3079,7 @@ impl Typed {
     pub(crate) fn cuGraphExternalSemaphoresSignalNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_EXT_SEM_SIGNAL_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_EXT_SEM_SIGNAL_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExternalSemaphoresSignalNodeGetParams(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -2958,7 +3088,7 @@ impl Typed {
     pub(crate) fn cuGraphExternalSemaphoresWaitNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_EXT_SEM_WAIT_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_EXT_SEM_WAIT_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphExternalSemaphoresWaitNodeGetParams(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -2967,7 +3097,7 @@ impl Typed {
     pub(crate) fn cuGraphHostNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_HOST_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_HOST_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphHostNodeGetParams(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -2976,14 +3106,14 @@ impl Typed {
     pub(crate) fn cuGraphInstantiate(&self, hGraph: Live<'_, CUgraph>, flags: ::std::os::raw::c_ulonglong) -> Result<CUgraphExec, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraphExec: CUgraphExec = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphInstantiate(&mut phGraphExec, hGraph.raw(), flags) }?;
         Ok(phGraphExec)
     }
     #[doc = "`cuGraphKernelNodeCopyAttributes`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphKernelNodeCopyAttributes(&self, dst: Live<'_, CUgraphNode>, src: Live<'_, CUgraphNode>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeCopyAttributes(dst.raw(), src.raw()) }?;
         Ok(())
     }
@@ -2992,7 +3122,7 @@ impl Typed {
     pub(crate) fn cuGraphKernelNodeGetAttribute(&self, hNode: Live<'_, CUgraphNode>, attr: CUkernelNodeAttrID) -> Result<CUkernelNodeAttrValue, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value_out: CUkernelNodeAttrValue = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeGetAttribute(hNode.raw(), attr, &mut value_out) }?;
         Ok(value_out)
     }
@@ -3001,7 +3131,7 @@ impl Typed {
     pub(crate) fn cuGraphKernelNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_KERNEL_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_KERNEL_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphKernelNodeGetParams(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -3010,7 +3140,7 @@ impl Typed {
     pub(crate) fn cuGraphMemAllocNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEM_ALLOC_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut params_out: CUDA_MEM_ALLOC_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemAllocNodeGetParams(hNode.raw(), &mut params_out) }?;
         Ok(params_out)
     }
@@ -3019,7 +3149,7 @@ impl Typed {
     pub(crate) fn cuGraphMemcpyNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEMCPY3D, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_MEMCPY3D = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemcpyNodeGetParams(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -3028,7 +3158,7 @@ impl Typed {
     pub(crate) fn cuGraphMemsetNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUDA_MEMSET_NODE_PARAMS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUDA_MEMSET_NODE_PARAMS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphMemsetNodeGetParams(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -3037,7 +3167,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeFindInClone(&self, hOriginalNode: Live<'_, CUgraphNode>, hClonedGraph: Live<'_, CUgraph>) -> Result<CUgraphNode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phNode: CUgraphNode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeFindInClone(&mut phNode, hOriginalNode.raw(), hClonedGraph.raw()) }?;
         Ok(phNode)
     }
@@ -3046,7 +3176,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetEnabled(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut isEnabled: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetEnabled(hGraphExec.raw(), hNode.raw(), &mut isEnabled) }?;
         Ok(isEnabled)
     }
@@ -3055,7 +3185,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetLocalId(&self, hNode: Live<'_, CUgraphNode>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeId: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetLocalId(hNode.raw(), &mut nodeId) }?;
         Ok(nodeId)
     }
@@ -3064,7 +3194,7 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetParams(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraphNodeParams, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut nodeParams: CUgraphNodeParams = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetParams(hNode.raw(), &mut nodeParams) }?;
         Ok(nodeParams)
     }
@@ -3073,21 +3203,21 @@ impl Typed {
     pub(crate) fn cuGraphNodeGetType(&self, hNode: Live<'_, CUgraphNode>) -> Result<CUgraphNodeType, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut type_: CUgraphNodeType = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeGetType(hNode.raw(), &mut type_) }?;
         Ok(type_)
     }
     #[doc = "`cuGraphNodeSetEnabled`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphNodeSetEnabled(&self, hGraphExec: Live<'_, CUgraphExec>, hNode: Live<'_, CUgraphNode>, isEnabled: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphNodeSetEnabled(hGraphExec.raw(), hNode.raw(), isEnabled) }?;
         Ok(())
     }
     #[doc = "`cuGraphUpload`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphUpload(&self, hGraphExec: Live<'_, CUgraphExec>, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphUpload(hGraphExec.raw(), hStream.raw()) }?;
         Ok(())
     }
@@ -3096,7 +3226,7 @@ impl Typed {
     pub(crate) fn cuGraphicsResourceGetMappedMipmappedArray(&self, resource: Live<'_, CUgraphicsResource>) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pMipmappedArray: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceGetMappedMipmappedArray(&mut pMipmappedArray, resource.raw()) }?;
         Ok(pMipmappedArray)
     }
@@ -3107,14 +3237,14 @@ impl Typed {
         let mut pDevPtr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceGetMappedPointer(&mut pDevPtr, &mut pSize, resource.raw()) }?;
         Ok((pDevPtr, pSize))
     }
     #[doc = "`cuGraphicsResourceSetMapFlags`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGraphicsResourceSetMapFlags(&self, resource: Live<'_, CUgraphicsResource>, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsResourceSetMapFlags(resource.raw(), flags) }?;
         Ok(())
     }
@@ -3123,7 +3253,7 @@ impl Typed {
     pub(crate) fn cuGraphicsSubResourceGetMappedArray(&self, resource: Live<'_, CUgraphicsResource>, arrayIndex: ::std::os::raw::c_uint, mipLevel: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGraphicsSubResourceGetMappedArray(&mut pArray, resource.raw(), arrayIndex, mipLevel) }?;
         Ok(pArray)
     }
@@ -3132,7 +3262,7 @@ impl Typed {
     pub(crate) fn cuGreenCtxCreate(&self, desc: Live<'_, CUdevResourceDesc>, dev: CUdevice, flags: ::std::os::raw::c_uint) -> Result<CUgreenCtx, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phCtx: CUgreenCtx = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxCreate(&mut phCtx, desc.raw(), dev, flags) }?;
         Ok(phCtx)
     }
@@ -3141,7 +3271,7 @@ impl Typed {
     pub(crate) fn cuGreenCtxGetDevResource(&self, hCtx: Live<'_, CUgreenCtx>, type_: CUdevResourceType) -> Result<CUdevResource, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut resource: CUdevResource = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxGetDevResource(hCtx.raw(), &mut resource, type_) }?;
         Ok(resource)
     }
@@ -3150,14 +3280,14 @@ impl Typed {
     pub(crate) fn cuGreenCtxGetId(&self, greenCtx: Live<'_, CUgreenCtx>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut greenCtxId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxGetId(greenCtx.raw(), &mut greenCtxId) }?;
         Ok(greenCtxId)
     }
     #[doc = "`cuGreenCtxRecordEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGreenCtxRecordEvent(&self, hCtx: Live<'_, CUgreenCtx>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxRecordEvent(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
@@ -3166,21 +3296,21 @@ impl Typed {
     pub(crate) fn cuGreenCtxStreamCreate(&self, greenCtx: Live<'_, CUgreenCtx>, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxStreamCreate(&mut phStream, greenCtx.raw(), flags, priority) }?;
         Ok(phStream)
     }
     #[doc = "`cuGreenCtxWaitEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuGreenCtxWaitEvent(&self, hCtx: Live<'_, CUgreenCtx>, hEvent: Live<'_, CUevent>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuGreenCtxWaitEvent(hCtx.raw(), hEvent.raw()) }?;
         Ok(())
     }
     #[doc = "`cuInit`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuInit(&self, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuInit(Flags) }?;
         Ok(())
     }
@@ -3189,7 +3319,7 @@ impl Typed {
     pub(crate) fn cuIpcGetEventHandle(&self, event: Live<'_, CUevent>) -> Result<CUipcEventHandle, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pHandle: CUipcEventHandle = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcGetEventHandle(&mut pHandle, event.raw()) }?;
         Ok(pHandle)
     }
@@ -3198,7 +3328,7 @@ impl Typed {
     pub(crate) fn cuIpcOpenEventHandle(&self, handle: CUipcEventHandle) -> Result<CUevent, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phEvent: CUevent = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcOpenEventHandle(&mut phEvent, handle) }?;
         Ok(phEvent)
     }
@@ -3207,7 +3337,7 @@ impl Typed {
     pub(crate) fn cuIpcOpenMemHandle(&self, handle: CUipcMemHandle, Flags: ::std::os::raw::c_uint) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuIpcOpenMemHandle(&mut pdptr, handle, Flags) }?;
         Ok(pdptr)
     }
@@ -3216,7 +3346,7 @@ impl Typed {
     pub(crate) fn cuKernelGetAttribute(&self, attrib: CUfunction_attribute, kernel: Live<'_, CUkernel>, dev: CUdevice) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pi: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetAttribute(&mut pi, attrib, kernel.raw(), dev) }?;
         Ok(pi)
     }
@@ -3225,7 +3355,7 @@ impl Typed {
     pub(crate) fn cuKernelGetFunction(&self, kernel: Live<'_, CUkernel>) -> Result<CUfunction, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pFunc: CUfunction = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetFunction(&mut pFunc, kernel.raw()) }?;
         Ok(pFunc)
     }
@@ -3234,7 +3364,7 @@ impl Typed {
     pub(crate) fn cuKernelGetLibrary(&self, kernel: Live<'_, CUkernel>) -> Result<CUlibrary, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pLib: CUlibrary = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetLibrary(&mut pLib, kernel.raw()) }?;
         Ok(pLib)
     }
@@ -3243,7 +3373,7 @@ impl Typed {
     pub(crate) fn cuKernelGetName(&self, hfunc: Live<'_, CUkernel>) -> Result<* const::std::os::raw::c_char, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut name: * const::std::os::raw::c_char = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetName(&mut name, hfunc.raw()) }?;
         Ok(name)
     }
@@ -3252,7 +3382,7 @@ impl Typed {
     pub(crate) fn cuKernelGetParamCount(&self, kernel: Live<'_, CUkernel>) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramCount: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetParamCount(kernel.raw(), &mut paramCount) }?;
         Ok(paramCount)
     }
@@ -3263,21 +3393,21 @@ impl Typed {
         let mut paramOffset: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut paramSize: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelGetParamInfo(kernel.raw(), paramIndex, &mut paramOffset, &mut paramSize) }?;
         Ok((paramOffset, paramSize))
     }
     #[doc = "`cuKernelSetAttribute`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuKernelSetAttribute(&self, attrib: CUfunction_attribute, val: ::std::os::raw::c_int, kernel: Live<'_, CUkernel>, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelSetAttribute(attrib, val, kernel.raw(), dev) }?;
         Ok(())
     }
     #[doc = "`cuKernelSetCacheConfig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuKernelSetCacheConfig(&self, kernel: Live<'_, CUkernel>, config: CUfunc_cache, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuKernelSetCacheConfig(kernel.raw(), config, dev) }?;
         Ok(())
     }
@@ -3288,7 +3418,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetGlobal(&mut dptr, &mut bytes, library.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -3297,14 +3427,14 @@ impl Typed {
     pub(crate) fn cuLibraryGetKernel(&self, library: Live<'_, CUlibrary>, name: &::std::ffi::CStr) -> Result<CUkernel, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pKernel: CUkernel = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernel(&mut pKernel, library.raw(), name.as_ptr()) }?;
         Ok(pKernel)
     }
     #[doc = "`cuLibraryGetKernelCount`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLibraryGetKernelCount(&self, count: &mut ::std::os::raw::c_uint, lib: Live<'_, CUlibrary>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetKernelCount(count, lib.raw()) }?;
         Ok(())
     }
@@ -3315,7 +3445,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetManaged(&mut dptr, &mut bytes, library.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -3324,7 +3454,7 @@ impl Typed {
     pub(crate) fn cuLibraryGetModule(&self, library: Live<'_, CUlibrary>) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pMod: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetModule(&mut pMod, library.raw()) }?;
         Ok(pMod)
     }
@@ -3333,28 +3463,28 @@ impl Typed {
     pub(crate) fn cuLibraryGetUnifiedFunction(&self, library: Live<'_, CUlibrary>, symbol: &::std::ffi::CStr) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut fptr: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLibraryGetUnifiedFunction(&mut fptr, library.raw(), symbol.as_ptr()) }?;
         Ok(fptr)
     }
     #[doc = "`cuLogicalEndpointAddDevice`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointAddDevice(&self, leId: CUlogicalEndpointId, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointAddDevice(leId, dev) }?;
         Ok(())
     }
     #[doc = "`cuLogicalEndpointBindMem`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointBindMem(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: cuuint64_t, size: cuuint64_t, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointBindMem(leId, dev, offset, memHandle.raw(), memOffset, size, flags) }?;
         Ok(())
     }
     #[doc = "`cuLogicalEndpointCreate`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointCreate(&self, leId: CUlogicalEndpointId, prop: &CUlogicalEndpointProp) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointCreate(leId, prop) }?;
         Ok(())
     }
@@ -3365,14 +3495,14 @@ impl Typed {
         let mut bindAlignment: cuuint64_t = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut maxSize: cuuint64_t = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointGetLimits(&mut bindAlignment, &mut maxSize, prop) }?;
         Ok((bindAlignment, maxSize))
     }
     #[doc = "`cuLogicalEndpointUnbind`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogicalEndpointUnbind(&self, leId: CUlogicalEndpointId, dev: CUdevice, offset: cuuint64_t, size: cuuint64_t) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogicalEndpointUnbind(leId, dev, offset, size) }?;
         Ok(())
     }
@@ -3381,14 +3511,14 @@ impl Typed {
     pub(crate) fn cuLogsCurrent(&self, flags: ::std::os::raw::c_uint) -> Result<CUlogIterator, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut iterator_out: CUlogIterator = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogsCurrent(&mut iterator_out, flags) }?;
         Ok(iterator_out)
     }
     #[doc = "`cuLogsDumpToFile`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuLogsDumpToFile(&self, iterator: &mut CUlogIterator, pathToFile: &::std::ffi::CStr, flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuLogsDumpToFile(iterator, pathToFile.as_ptr(), flags) }?;
         Ok(())
     }
@@ -3397,7 +3527,7 @@ impl Typed {
     pub(crate) fn cuMemAlloc(&self, bytesize: usize) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAlloc(&mut dptr, bytesize) }?;
         Ok(dptr)
     }
@@ -3406,7 +3536,7 @@ impl Typed {
     pub(crate) fn cuMemAllocAsync(&self, bytesize: usize, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocAsync(&mut dptr, bytesize, hStream.raw()) }?;
         Ok(dptr)
     }
@@ -3415,7 +3545,7 @@ impl Typed {
     pub(crate) fn cuMemAllocFromPoolAsync(&self, bytesize: usize, pool: Live<'_, CUmemoryPool>, hStream: Live<'_, CUstream>) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocFromPoolAsync(&mut dptr, bytesize, pool.raw(), hStream.raw()) }?;
         Ok(dptr)
     }
@@ -3424,7 +3554,7 @@ impl Typed {
     pub(crate) fn cuMemAllocHost(&self, bytesize: usize) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pp: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocHost(&mut pp, bytesize) }?;
         Ok(pp)
     }
@@ -3433,7 +3563,7 @@ impl Typed {
     pub(crate) fn cuMemAllocManaged(&self, bytesize: usize, flags: ::std::os::raw::c_uint) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocManaged(&mut dptr, bytesize, flags) }?;
         Ok(dptr)
     }
@@ -3444,7 +3574,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pPitch: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemAllocPitch(&mut dptr, &mut pPitch, WidthInBytes, Height, ElementSizeBytes) }?;
         Ok((dptr, pPitch))
     }
@@ -3453,7 +3583,7 @@ impl Typed {
     pub(crate) fn cuMemGetAllocationPropertiesFromHandle(&self, handle: Live<'_, CUmemGenericAllocationHandle>) -> Result<CUmemAllocationProp, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut prop: CUmemAllocationProp = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemGetAllocationPropertiesFromHandle(&mut prop, handle.raw()) }?;
         Ok(prop)
     }
@@ -3464,7 +3594,7 @@ impl Typed {
         let mut free: usize = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut total: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemGetInfo(&mut free, &mut total) }?;
         Ok((free, total))
     }
@@ -3473,7 +3603,7 @@ impl Typed {
     pub(crate) fn cuMemHostAlloc(&self, bytesize: usize, Flags: ::std::os::raw::c_uint) -> Result<* mut::std::os::raw::c_void, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pp: * mut::std::os::raw::c_void = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemHostAlloc(&mut pp, bytesize, Flags) }?;
         Ok(pp)
     }
@@ -3482,7 +3612,7 @@ impl Typed {
     pub(crate) fn cuMemPoolGetAccess(&self, memPool: Live<'_, CUmemoryPool>, location: &mut CUmemLocation) -> Result<CUmemAccess_flags, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: CUmemAccess_flags = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolGetAccess(&mut flags, memPool.raw(), location) }?;
         Ok(flags)
     }
@@ -3491,21 +3621,21 @@ impl Typed {
     pub(crate) fn cuMemPoolImportPointer(&self, pool: Live<'_, CUmemoryPool>, shareData: &mut CUmemPoolPtrExportData) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut ptr_out: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolImportPointer(&mut ptr_out, pool.raw(), shareData) }?;
         Ok(ptr_out)
     }
     #[doc = "`cuMemPoolTrimTo`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemPoolTrimTo(&self, pool: Live<'_, CUmemoryPool>, minBytesToKeep: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemPoolTrimTo(pool.raw(), minBytesToKeep) }?;
         Ok(())
     }
     #[doc = "`cuMemcpyAtoA`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMemcpyAtoA(&self, dstArray: Live<'_, CUarray>, dstOffset: usize, srcArray: Live<'_, CUarray>, srcOffset: usize, ByteCount: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMemcpyAtoA(dstArray.raw(), dstOffset, srcArray.raw(), srcOffset, ByteCount) }?;
         Ok(())
     }
@@ -3514,7 +3644,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetLevel(&self, hMipmappedArray: Live<'_, CUmipmappedArray>, level: ::std::os::raw::c_uint) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pLevelArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetLevel(&mut pLevelArray, hMipmappedArray.raw(), level) }?;
         Ok(pLevelArray)
     }
@@ -3523,7 +3653,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetMemoryRequirements(&self, mipmap: Live<'_, CUmipmappedArray>, device: CUdevice) -> Result<CUDA_ARRAY_MEMORY_REQUIREMENTS, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut memoryRequirements: CUDA_ARRAY_MEMORY_REQUIREMENTS = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetMemoryRequirements(&mut memoryRequirements, mipmap.raw(), device) }?;
         Ok(memoryRequirements)
     }
@@ -3532,7 +3662,7 @@ impl Typed {
     pub(crate) fn cuMipmappedArrayGetSparseProperties(&self, mipmap: Live<'_, CUmipmappedArray>) -> Result<CUDA_ARRAY_SPARSE_PROPERTIES, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut sparseProperties: CUDA_ARRAY_SPARSE_PROPERTIES = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMipmappedArrayGetSparseProperties(&mut sparseProperties, mipmap.raw()) }?;
         Ok(sparseProperties)
     }
@@ -3541,14 +3671,14 @@ impl Typed {
     pub(crate) fn cuModuleGetFunction(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUfunction, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut hfunc: CUfunction = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetFunction(&mut hfunc, hmod.raw(), name.as_ptr()) }?;
         Ok(hfunc)
     }
     #[doc = "`cuModuleGetFunctionCount`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuModuleGetFunctionCount(&self, count: &mut ::std::os::raw::c_uint, mod_: Live<'_, CUmodule>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetFunctionCount(count, mod_.raw()) }?;
         Ok(())
     }
@@ -3559,7 +3689,7 @@ impl Typed {
         let mut dptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut bytes: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetGlobal(&mut dptr, &mut bytes, hmod.raw(), name.as_ptr()) }?;
         Ok((dptr, bytes))
     }
@@ -3568,7 +3698,7 @@ impl Typed {
     pub(crate) fn cuModuleGetLoadingMode(&self, ) -> Result<CUmoduleLoadingMode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mode: CUmoduleLoadingMode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetLoadingMode(&mut mode) }?;
         Ok(mode)
     }
@@ -3577,7 +3707,7 @@ impl Typed {
     pub(crate) fn cuModuleGetSurfRef(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUsurfref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pSurfRef: CUsurfref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetSurfRef(&mut pSurfRef, hmod.raw(), name.as_ptr()) }?;
         Ok(pSurfRef)
     }
@@ -3586,7 +3716,7 @@ impl Typed {
     pub(crate) fn cuModuleGetTexRef(&self, hmod: Live<'_, CUmodule>, name: &::std::ffi::CStr) -> Result<CUtexref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pTexRef: CUtexref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleGetTexRef(&mut pTexRef, hmod.raw(), name.as_ptr()) }?;
         Ok(pTexRef)
     }
@@ -3595,21 +3725,21 @@ impl Typed {
     pub(crate) fn cuModuleLoad(&self, fname: &::std::ffi::CStr) -> Result<CUmodule, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut module: CUmodule = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuModuleLoad(&mut module, fname.as_ptr()) }?;
         Ok(module)
     }
     #[doc = "`cuMulticastAddDevice`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastAddDevice(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastAddDevice(mcHandle.raw(), dev) }?;
         Ok(())
     }
     #[doc = "`cuMulticastBindMem`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastBindMem(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, mcOffset: usize, memHandle: Live<'_, CUmemGenericAllocationHandle>, memOffset: usize, size: usize, flags: ::std::os::raw::c_ulonglong) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastBindMem(mcHandle.raw(), mcOffset, memHandle.raw(), memOffset, size, flags) }?;
         Ok(())
     }
@@ -3618,7 +3748,7 @@ impl Typed {
     pub(crate) fn cuMulticastCreate(&self, prop: &CUmulticastObjectProp) -> Result<CUmemGenericAllocationHandle, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut mcHandle: CUmemGenericAllocationHandle = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastCreate(&mut mcHandle, prop) }?;
         Ok(mcHandle)
     }
@@ -3627,14 +3757,14 @@ impl Typed {
     pub(crate) fn cuMulticastGetGranularity(&self, prop: &CUmulticastObjectProp, option: CUmulticastGranularity_flags) -> Result<usize, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut granularity: usize = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastGetGranularity(&mut granularity, prop, option) }?;
         Ok(granularity)
     }
     #[doc = "`cuMulticastUnbind`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuMulticastUnbind(&self, mcHandle: Live<'_, CUmemGenericAllocationHandle>, dev: CUdevice, mcOffset: usize, size: usize) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuMulticastUnbind(mcHandle.raw(), dev, mcOffset, size) }?;
         Ok(())
     }
@@ -3643,7 +3773,7 @@ impl Typed {
     pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessor(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessor(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize) }?;
         Ok(numBlocks)
     }
@@ -3652,42 +3782,42 @@ impl Typed {
     pub(crate) fn cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&self, func: Live<'_, CUfunction>, blockSize: ::std::os::raw::c_int, dynamicSMemSize: usize, flags: ::std::os::raw::c_uint) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut numBlocks: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(&mut numBlocks, func.raw(), blockSize, dynamicSMemSize, flags) }?;
         Ok(numBlocks)
     }
     #[doc = "`cuParamSetTexRef`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSetTexRef(&self, hfunc: Live<'_, CUfunction>, texunit: ::std::os::raw::c_int, hTexRef: Live<'_, CUtexref>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSetTexRef(hfunc.raw(), texunit, hTexRef.raw()) }?;
         Ok(())
     }
     #[doc = "`cuParamSetf`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSetf(&self, hfunc: Live<'_, CUfunction>, offset: ::std::os::raw::c_int, value: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSetf(hfunc.raw(), offset, value) }?;
         Ok(())
     }
     #[doc = "`cuParamSeti`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuParamSeti(&self, hfunc: Live<'_, CUfunction>, offset: ::std::os::raw::c_int, value: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuParamSeti(hfunc.raw(), offset, value) }?;
         Ok(())
     }
     #[doc = "`cuStreamBeginCapture`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamBeginCapture(&self, hStream: Live<'_, CUstream>, mode: CUstreamCaptureMode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamBeginCapture(hStream.raw(), mode) }?;
         Ok(())
     }
     #[doc = "`cuStreamCopyAttributes`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamCopyAttributes(&self, dst: Live<'_, CUstream>, src: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCopyAttributes(dst.raw(), src.raw()) }?;
         Ok(())
     }
@@ -3696,7 +3826,7 @@ impl Typed {
     pub(crate) fn cuStreamCreate(&self, Flags: ::std::os::raw::c_uint) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCreate(&mut phStream, Flags) }?;
         Ok(phStream)
     }
@@ -3705,7 +3835,7 @@ impl Typed {
     pub(crate) fn cuStreamCreateWithPriority(&self, flags: ::std::os::raw::c_uint, priority: ::std::os::raw::c_int) -> Result<CUstream, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phStream: CUstream = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamCreateWithPriority(&mut phStream, flags, priority) }?;
         Ok(phStream)
     }
@@ -3714,14 +3844,14 @@ impl Typed {
     pub(crate) fn cuStreamEndCapture(&self, hStream: Live<'_, CUstream>) -> Result<CUgraph, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phGraph: CUgraph = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCapture(hStream.raw(), &mut phGraph) }?;
         Ok(phGraph)
     }
     #[doc = "`cuStreamEndCaptureToCig`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamEndCaptureToCig(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamEndCaptureToCig(hStream.raw()) }?;
         Ok(())
     }
@@ -3730,7 +3860,7 @@ impl Typed {
     pub(crate) fn cuStreamGetAttribute(&self, hStream: Live<'_, CUstream>, attr: CUstreamAttrID) -> Result<CUstreamAttrValue, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut value_out: CUstreamAttrValue = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetAttribute(hStream.raw(), attr, &mut value_out) }?;
         Ok(value_out)
     }
@@ -3739,7 +3869,7 @@ impl Typed {
     pub(crate) fn cuStreamGetCtx(&self, hStream: Live<'_, CUstream>) -> Result<CUcontext, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pctx: CUcontext = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetCtx(hStream.raw(), &mut pctx) }?;
         Ok(pctx)
     }
@@ -3748,7 +3878,7 @@ impl Typed {
     pub(crate) fn cuStreamGetDevResource(&self, hStream: Live<'_, CUstream>, type_: CUdevResourceType) -> Result<CUdevResource, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut resource: CUdevResource = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetDevResource(hStream.raw(), &mut resource, type_) }?;
         Ok(resource)
     }
@@ -3757,7 +3887,7 @@ impl Typed {
     pub(crate) fn cuStreamGetDevice(&self, hStream: Live<'_, CUstream>) -> Result<CUdevice, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut device: CUdevice = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetDevice(hStream.raw(), &mut device) }?;
         Ok(device)
     }
@@ -3766,7 +3896,7 @@ impl Typed {
     pub(crate) fn cuStreamGetFlags(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut flags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetFlags(hStream.raw(), &mut flags) }?;
         Ok(flags)
     }
@@ -3775,7 +3905,7 @@ impl Typed {
     pub(crate) fn cuStreamGetGreenCtx(&self, hStream: Live<'_, CUstream>) -> Result<CUgreenCtx, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phCtx: CUgreenCtx = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetGreenCtx(hStream.raw(), &mut phCtx) }?;
         Ok(phCtx)
     }
@@ -3784,7 +3914,7 @@ impl Typed {
     pub(crate) fn cuStreamGetId(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_ulonglong, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut streamId: ::std::os::raw::c_ulonglong = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetId(hStream.raw(), &mut streamId) }?;
         Ok(streamId)
     }
@@ -3793,7 +3923,7 @@ impl Typed {
     pub(crate) fn cuStreamGetPriority(&self, hStream: Live<'_, CUstream>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut priority: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamGetPriority(hStream.raw(), &mut priority) }?;
         Ok(priority)
     }
@@ -3802,74 +3932,96 @@ impl Typed {
     pub(crate) fn cuStreamIsCapturing(&self, hStream: Live<'_, CUstream>) -> Result<CUstreamCaptureStatus, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut captureStatus: CUstreamCaptureStatus = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamIsCapturing(hStream.raw(), &mut captureStatus) }?;
         Ok(captureStatus)
     }
     #[doc = "`cuStreamQuery`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamQuery(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamQuery(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamSynchronize`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamSynchronize(&self, hStream: Live<'_, CUstream>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamSynchronize(hStream.raw()) }?;
         Ok(())
     }
     #[doc = "`cuStreamWaitEvent`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuStreamWaitEvent(&self, hStream: Live<'_, CUstream>, hEvent: Live<'_, CUevent>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuStreamWaitEvent(hStream.raw(), hEvent.raw(), Flags) }?;
         Ok(())
+    }
+    #[doc = "`cuSurfObjectGetResourceDesc`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuSurfObjectGetResourceDesc(&self, surfObject: Live<'_, CUsurfObject>) -> Result<CUDA_RESOURCE_DESC, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResDesc: CUDA_RESOURCE_DESC = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuSurfObjectGetResourceDesc(&mut pResDesc, surfObject.raw()) }?;
+        Ok(pResDesc)
     }
     #[doc = "`cuSurfRefGetArray`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuSurfRefGetArray(&self, hSurfRef: Live<'_, CUsurfref>) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuSurfRefGetArray(&mut phArray, hSurfRef.raw()) }?;
         Ok(phArray)
     }
     #[doc = "`cuSurfRefSetArray`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuSurfRefSetArray(&self, hSurfRef: Live<'_, CUsurfref>, hArray: Live<'_, CUarray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuSurfRefSetArray(hSurfRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTensorMapSetAllocationClass`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTensorMapSetAllocationClass(&self, tensorMap: &mut CUtensorMap, allocClass: CUtensorMapAllocClass, outAllocClass: &mut CUtensorMapAllocClass) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTensorMapSetAllocationClass(tensorMap, allocClass, outAllocClass) }?;
         Ok(())
     }
+    #[doc = "`cuTexObjectGetResourceDesc`: handles as `Live`, out-values returned."]
+    #[inline(always)]
+    pub(crate) fn cuTexObjectGetResourceDesc(&self, texObject: Live<'_, CUtexObject>) -> Result<CUDA_RESOURCE_DESC, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResDesc: CUDA_RESOURCE_DESC = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceDesc(&mut pResDesc, texObject.raw()) }?;
+        Ok(pResDesc)
+    }
     #[doc = "`cuTexObjectGetResourceViewDesc`: handles as `Live`, out-values returned."]
     #[inline(always)]
-    pub(crate) fn cuTexObjectGetResourceViewDesc(&self, pResViewDesc: &mut CUDA_RESOURCE_VIEW_DESC, texObject: Live<'_, CUtexObject>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
-        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc(pResViewDesc, texObject.raw()) }?;
-        Ok(())
+    pub(crate) fn cuTexObjectGetResourceViewDesc(&self, texObject: Live<'_, CUtexObject>) -> Result<CUDA_RESOURCE_VIEW_DESC, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pResViewDesc: CUDA_RESOURCE_VIEW_DESC = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetResourceViewDesc(&mut pResViewDesc, texObject.raw()) }?;
+        Ok(pResViewDesc)
     }
     #[doc = "`cuTexObjectGetTextureDesc`: handles as `Live`, out-values returned."]
     #[inline(always)]
-    pub(crate) fn cuTexObjectGetTextureDesc(&self, pTexDesc: &mut CUDA_TEXTURE_DESC, texObject: Live<'_, CUtexObject>) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
-        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc(pTexDesc, texObject.raw()) }?;
-        Ok(())
+    pub(crate) fn cuTexObjectGetTextureDesc(&self, texObject: Live<'_, CUtexObject>) -> Result<CUDA_TEXTURE_DESC, CudaError> {
+        // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
+        let mut pTexDesc: CUDA_TEXTURE_DESC = unsafe { ::std::mem::zeroed() };
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
+        unsafe { crate::pc::Pc(self.0).cuTexObjectGetTextureDesc(&mut pTexDesc, texObject.raw()) }?;
+        Ok(pTexDesc)
     }
     #[doc = "`cuTexRefCreate`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefCreate(&self, ) -> Result<CUtexref, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pTexRef: CUtexref = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefCreate(&mut pTexRef) }?;
         Ok(pTexRef)
     }
@@ -3878,7 +4030,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetAddress(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUdeviceptr, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pdptr: CUdeviceptr = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetAddress(&mut pdptr, hTexRef.raw()) }?;
         Ok(pdptr)
     }
@@ -3887,7 +4039,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetAddressMode(&self, hTexRef: Live<'_, CUtexref>, dim: ::std::os::raw::c_int) -> Result<CUaddress_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pam: CUaddress_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetAddressMode(&mut pam, hTexRef.raw(), dim) }?;
         Ok(pam)
     }
@@ -3896,7 +4048,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetArray(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUarray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phArray: CUarray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetArray(&mut phArray, hTexRef.raw()) }?;
         Ok(phArray)
     }
@@ -3905,7 +4057,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetBorderColor(&self, hTexRef: Live<'_, CUtexref>) -> Result<f32, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pBorderColor: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetBorderColor(&mut pBorderColor, hTexRef.raw()) }?;
         Ok(pBorderColor)
     }
@@ -3914,7 +4066,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetFilterMode(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUfilter_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pfm: CUfilter_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFilterMode(&mut pfm, hTexRef.raw()) }?;
         Ok(pfm)
     }
@@ -3923,7 +4075,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetFlags(&self, hTexRef: Live<'_, CUtexref>) -> Result<::std::os::raw::c_uint, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pFlags: ::std::os::raw::c_uint = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFlags(&mut pFlags, hTexRef.raw()) }?;
         Ok(pFlags)
     }
@@ -3934,7 +4086,7 @@ impl Typed {
         let mut pFormat: CUarray_format = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pNumChannels: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetFormat(&mut pFormat, &mut pNumChannels, hTexRef.raw()) }?;
         Ok((pFormat, pNumChannels))
     }
@@ -3943,7 +4095,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMaxAnisotropy(&self, hTexRef: Live<'_, CUtexref>) -> Result<::std::os::raw::c_int, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pmaxAniso: ::std::os::raw::c_int = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMaxAnisotropy(&mut pmaxAniso, hTexRef.raw()) }?;
         Ok(pmaxAniso)
     }
@@ -3952,7 +4104,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmapFilterMode(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUfilter_mode, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pfm: CUfilter_mode = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapFilterMode(&mut pfm, hTexRef.raw()) }?;
         Ok(pfm)
     }
@@ -3961,7 +4113,7 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmapLevelBias(&self, hTexRef: Live<'_, CUtexref>) -> Result<f32, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pbias: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapLevelBias(&mut pbias, hTexRef.raw()) }?;
         Ok(pbias)
     }
@@ -3972,7 +4124,7 @@ impl Typed {
         let mut pminMipmapLevelClamp: f32 = unsafe { ::std::mem::zeroed() };
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut pmaxMipmapLevelClamp: f32 = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmapLevelClamp(&mut pminMipmapLevelClamp, &mut pmaxMipmapLevelClamp, hTexRef.raw()) }?;
         Ok((pminMipmapLevelClamp, pmaxMipmapLevelClamp))
     }
@@ -3981,95 +4133,95 @@ impl Typed {
     pub(crate) fn cuTexRefGetMipmappedArray(&self, hTexRef: Live<'_, CUtexref>) -> Result<CUmipmappedArray, CudaError> {
         // SAFETY: every type of sys.rs is C data for which all-zero bytes are a value.
         let mut phMipmappedArray: CUmipmappedArray = unsafe { ::std::mem::zeroed() };
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefGetMipmappedArray(&mut phMipmappedArray, hTexRef.raw()) }?;
         Ok(phMipmappedArray)
     }
     #[doc = "`cuTexRefSetAddressMode`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetAddressMode(&self, hTexRef: Live<'_, CUtexref>, dim: ::std::os::raw::c_int, am: CUaddress_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetAddressMode(hTexRef.raw(), dim, am) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetArray`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetArray(&self, hTexRef: Live<'_, CUtexref>, hArray: Live<'_, CUarray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetArray(hTexRef.raw(), hArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetBorderColor`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetBorderColor(&self, hTexRef: Live<'_, CUtexref>, pBorderColor: &mut f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetBorderColor(hTexRef.raw(), pBorderColor) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFilterMode`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFilterMode(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFilterMode(hTexRef.raw(), fm) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFlags`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFlags(&self, hTexRef: Live<'_, CUtexref>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFlags(hTexRef.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetFormat`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetFormat(&self, hTexRef: Live<'_, CUtexref>, fmt: CUarray_format, NumPackedComponents: ::std::os::raw::c_int) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetFormat(hTexRef.raw(), fmt, NumPackedComponents) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMaxAnisotropy`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMaxAnisotropy(&self, hTexRef: Live<'_, CUtexref>, maxAniso: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMaxAnisotropy(hTexRef.raw(), maxAniso) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapFilterMode`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapFilterMode(&self, hTexRef: Live<'_, CUtexref>, fm: CUfilter_mode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapFilterMode(hTexRef.raw(), fm) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapLevelBias`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapLevelBias(&self, hTexRef: Live<'_, CUtexref>, bias: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapLevelBias(hTexRef.raw(), bias) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmapLevelClamp`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmapLevelClamp(&self, hTexRef: Live<'_, CUtexref>, minMipmapLevelClamp: f32, maxMipmapLevelClamp: f32) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmapLevelClamp(hTexRef.raw(), minMipmapLevelClamp, maxMipmapLevelClamp) }?;
         Ok(())
     }
     #[doc = "`cuTexRefSetMipmappedArray`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuTexRefSetMipmappedArray(&self, hTexRef: Live<'_, CUtexref>, hMipmappedArray: Live<'_, CUmipmappedArray>, Flags: ::std::os::raw::c_uint) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuTexRefSetMipmappedArray(hTexRef.raw(), hMipmappedArray.raw(), Flags) }?;
         Ok(())
     }
     #[doc = "`cuThreadExchangeStreamCaptureMode`: handles as `Live`, out-values returned."]
     #[inline(always)]
     pub(crate) fn cuThreadExchangeStreamCaptureMode(&self, mode: &mut CUstreamCaptureMode) -> Result<(), CudaError> {
-        // SAFETY: each handle is live (`Live`), each pointer is to one value of its type.
+        // SAFETY: each handle is live (`Live`); each pointer is to one value of its type, or to a slice whose length goes with it.
         unsafe { crate::pc::Pc(self.0).cuThreadExchangeStreamCaptureMode(mode) }?;
         Ok(())
     }
 }
 
 /// How many entry points have a typed form.
-pub(crate) const TYPED_COUNT: usize = 484;
+pub(crate) const TYPED_COUNT: usize = 500;

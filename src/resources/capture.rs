@@ -109,18 +109,13 @@ impl Stream {
         let (mut id, mut graph, mut n) = (0u64, std::ptr::null_mut::<crate::sys::CUgraph_st>(), 0usize);
         let mut deps: *const CUgraphNode = std::ptr::null();
         let mut edges: *const CUgraphEdgeData = std::ptr::null();
-        self.run(|| {
-            // SAFETY: the stream is live; every out-pointer is valid.
-            let v3 = unsafe {
-                pc.cuStreamGetCaptureInfo_v12030(raw, &mut status, &mut id, &mut graph, &mut deps, &mut edges, &mut n)
-            };
-            match v3 {
+        // SAFETY: the stream is live; every out-pointer is valid in both forms (11.3's has
+        // no edge data).
+        self.run(|| unsafe {
+            match pc.cuStreamGetCaptureInfo_v12030(raw, &mut status, &mut id, &mut graph, &mut deps, &mut edges, &mut n)
+            {
                 Err(e) if e.unresolved().is_some() => {
-                    // SAFETY: the stream is live; every out-pointer is valid (11.3's form has
-                    // no edge data).
-                    unsafe {
-                        pc.cuStreamGetCaptureInfo_v11030(raw, &mut status, &mut id, &mut graph, &mut deps, &mut n)
-                    }
+                    pc.cuStreamGetCaptureInfo_v11030(raw, &mut status, &mut id, &mut graph, &mut deps, &mut n)
                 }
                 r => r,
             }

@@ -52,14 +52,16 @@ impl Kind for ContextKind {
     }
     unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
         let pc = owner.driver.pc();
-        match ownership {
-            // SAFETY: retained once; this is the matching release. Needs no current context.
-            Ownership::Primary => unsafe { pc.cuDevicePrimaryCtxRelease(owner.device) },
-            // SAFETY: we own the green context, and every handle made in its context holds
-            // a clone of this one, so none is left.
-            _ if owner.green != 0 => unsafe { pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx) },
-            // SAFETY: we own it, and every handle made in it holds a clone, so none is left.
-            _ => unsafe { pc.cuCtxDestroy(raw) },
+        // SAFETY: the last clone releases once (the trait's contract): a primary context
+        // retained once (its release needs no current context), or a green context or
+        // context we own, in which every handle made holds a clone of this one, so none is
+        // left.
+        unsafe {
+            match ownership {
+                Ownership::Primary => pc.cuDevicePrimaryCtxRelease(owner.device),
+                _ if owner.green != 0 => pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx),
+                _ => pc.cuCtxDestroy(raw),
+            }
         }
     }
 }

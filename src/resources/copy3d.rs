@@ -577,13 +577,13 @@ fn issue_2d<T: DeviceRepr>(
     // asynchronous host ends are the caller's (`run_async_host`); the stream is live
     // (borrowed). The copy is a use of each end on it (recorded by `issue`).
     let queue = |pc: Pc, s| unsafe { pc.cuMemcpy2DAsync(&raw, s) };
-    let run = |pc: Pc| match issue {
-        // SAFETY: every end was checked to hold the copied region and is borrowed for the
-        // call.
-        Issue::Unaligned => unsafe { pc.cuMemcpy2DUnaligned(&raw) },
-        // SAFETY: `raw` is the checked plan: every end holds the copied region (pitch and
-        // alignment included) and stays borrowed for the call.
-        _ => unsafe { pc.cuMemcpy2D(&raw) },
+    // SAFETY: `raw` is the checked plan: every end holds the copied region (pitch and
+    // alignment included) and stays borrowed for the call.
+    let run = |pc: Pc| unsafe {
+        match issue {
+            Issue::Unaligned => pc.cuMemcpy2DUnaligned(&raw),
+            _ => pc.cuMemcpy2D(&raw),
+        }
     };
     plan.issue(what, stream, queue, run)
 }

@@ -15,7 +15,8 @@ use crate::resources::flags::StreamFlags;
 use crate::resources::handle::Handle;
 use crate::resources::stream::Stream;
 use crate::sys::{
-    CUcontext, CUdevResource, CUdevResourceDesc, CUdevResourceType, CUgreenCtx, CUgreenCtxCreate_flags, CUresult,
+    CUcontext, CUdevResource, CUdevResourceDesc, CUdevResourceType, CUdevSmResource, CUgreenCtx,
+    CUgreenCtxCreate_flags, CUresult,
 };
 use crate::Device;
 
@@ -50,26 +51,29 @@ impl SmResource {
         Ok(SmResource { raw: device.driver().typed().cuDeviceGetDevResource(device.as_raw(), SM)? })
     }
 
+    /// The `sm` member of the resource's union.
+    fn sm(&self) -> &CUdevSmResource {
+        // SAFETY: an SM resource (of a device, a green context or a split): the driver
+        // wrote the `sm` member; an older driver leaves the fields it does not know zero
+        // (plain integers: any bits are a value).
+        unsafe { &self.raw.__bindgen_anon_1.sm }
+    }
+
     /// The number of SMs.
     pub fn sm_count(&self) -> u32 {
-        // SAFETY: an SM resource: the driver wrote the `sm` member (any bits are valid).
-        unsafe { self.raw.__bindgen_anon_1.sm.smCount }
+        self.sm().smCount
     }
 
     /// The smallest group a split of it can make (driver 13.0+; 0 where the driver does
     /// not report it).
     pub fn min_partition_size(&self) -> u32 {
-        // SAFETY: an SM resource: the driver wrote the `sm` member; an older driver leaves
-        // this field zero (any bits are valid).
-        unsafe { self.raw.__bindgen_anon_1.sm.minSmPartitionSize }
+        self.sm().minSmPartitionSize
     }
 
     /// The alignment of a group's SM count (driver 13.0+; 0 where the driver does not
     /// report it).
     pub fn coscheduled_alignment(&self) -> u32 {
-        // SAFETY: an SM resource: the driver wrote the `sm` member; an older driver leaves
-        // this field zero (any bits are valid).
-        unsafe { self.raw.__bindgen_anon_1.sm.smCoscheduledAlignment }
+        self.sm().smCoscheduledAlignment
     }
 
     /// The raw resource.

@@ -77,15 +77,14 @@ impl Apart {
     /// free, in the stream's context. On error `queued` says whether the free is queued.
     fn release(&mut self) -> Result<(), CudaError> {
         let (d, ptr, s) = (self.stream.context().driver(), self.ptr, self.stream.as_raw());
-        let queued = &mut self.queued;
-        self.stream.run(|| {
+        let (queued, stream) = (&mut self.queued, &self.stream);
+        stream.run(|| {
             if !*queued {
                 // SAFETY: the mapping is ours, never handed out, and not freed yet.
                 unsafe { d.pc().cuMemFreeAsync(ptr, s) }?;
                 *queued = true;
             }
-            // SAFETY: the stream is live (we hold it).
-            unsafe { d.pc().cuStreamSynchronize(s) }
+            d.typed().cuStreamSynchronize(stream.live())
         })
     }
 
@@ -206,8 +205,7 @@ fn import_pointer(
             ),
             Ok(()) => {
                 *mapped = Mapped::Unsized { ptr, queued: true };
-                // SAFETY: the stream is live.
-                match unsafe { d.pc().cuStreamSynchronize(stream.as_raw()) } {
+                match d.typed().cuStreamSynchronize(stream.live()) {
                     Ok(()) => {
                         *mapped = Mapped::Nothing;
                         format!("the import at {ptr:#x} was freed again")
@@ -426,6 +424,7 @@ impl Drop for ImportedBuffer {
         drop(cache);
 
         let (d, ptr, s) = (inner.stream.context().driver(), inner.buffer.as_raw(), inner.stream.as_raw());
+        let stream = inner.stream.clone();
         let ctx = Some(inner.stream.context().as_raw());
         let freed = Cell::new(Freed::No);
         let ordered = inner.buffer.allocation().owner().order_free_on(&inner.stream);
@@ -438,8 +437,7 @@ impl Drop for ImportedBuffer {
             freed.set(Freed::Queued);
             // The free is stream-ordered: wait for it, so that no import of the same
             // allocation can be made before the mapping is really gone.
-            // SAFETY: the stream is live (we hold it).
-            unsafe { d.pc().cuStreamSynchronize(s) }.map_err(|e| {
+            d.typed().cuStreamSynchronize(stream.live()).map_err(|e| {
                 let note = format!(
                     "the free of the import at {ptr:#x} is queued: the next import of its export waits for it \
                      before mapping the export again"

@@ -231,15 +231,10 @@ fn log_buffer(what: &'static str, option: &str, bytes: usize) -> Result<Vec<u8>,
         return Ok(Vec::new());
     }
     let cannot = || InvalidArgument::new(what, format!("JitOptions::{option} {bytes} bytes cannot be allocated"));
-    let layout = std::alloc::Layout::array::<u8>(bytes).map_err(|_| cannot())?;
-    // SAFETY: `layout` has a non-zero size.
-    let p = unsafe { std::alloc::alloc_zeroed(layout) };
-    if p.is_null() {
-        return Err(cannot());
-    }
-    // SAFETY: `p` is an allocation of the global allocator with `u8`'s layout and `bytes`
-    // bytes (the capacity), all initialised (zeroed).
-    Ok(unsafe { Vec::from_raw_parts(p, bytes, bytes) })
+    let mut log = Vec::new();
+    log.try_reserve_exact(bytes).map_err(|_| cannot())?;
+    log.resize(bytes, 0);
+    Ok(log)
 }
 
 /// What the JIT compiler or linker reported.

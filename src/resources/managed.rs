@@ -310,16 +310,14 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         let driver = stream.context().driver();
         let (pc, s) = (driver.pc(), stream.as_raw());
         self.buf.allocation().owner().used_on(stream)?;
-        stream.run(|| {
-            // SAFETY: a live managed range of `bytes`; the stream is live.
-            match unsafe { pc.cuMemPrefetchAsync(ptr, bytes, to.raw(), 0, s) } {
+        // SAFETY: every form is given a live managed range of `bytes` and a live stream.
+        stream.run(|| unsafe {
+            match pc.cuMemPrefetchAsync(ptr, bytes, to.raw(), 0, s) {
                 Err(e) if e.unresolved().is_some() => {
                     if driver.options().per_thread_default_stream {
-                        // SAFETY: a live managed range of `bytes`; the stream is live (8.0's form).
-                        unsafe { pc.cuMemPrefetchAsync_v8000_ptsz(ptr, bytes, to.ordinal(), s) }
+                        pc.cuMemPrefetchAsync_v8000_ptsz(ptr, bytes, to.ordinal(), s)
                     } else {
-                        // SAFETY: a live managed range of `bytes`; the stream is live (8.0's form).
-                        unsafe { pc.cuMemPrefetchAsync_v8000(ptr, bytes, to.ordinal(), s) }
+                        pc.cuMemPrefetchAsync_v8000(ptr, bytes, to.ordinal(), s)
                     }
                 }
                 r => r,
@@ -337,13 +335,11 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         }
         let pc = self.context().driver().pc();
         let (raw, location) = advice.raw();
-        self.context().run(|| {
-            // SAFETY: a live managed range of `bytes`.
-            match unsafe { pc.cuMemAdvise(ptr, bytes, raw, location.raw()) } {
-                // SAFETY: a live managed range of `bytes` (8.0's form, with an ordinal).
-                Err(e) if e.unresolved().is_some() => unsafe {
-                    pc.cuMemAdvise_v8000(ptr, bytes, raw, location.ordinal())
-                },
+        // SAFETY: both forms (12.2's with a location, 8.0's with an ordinal) are given a
+        // live managed range of `bytes`.
+        self.context().run(|| unsafe {
+            match pc.cuMemAdvise(ptr, bytes, raw, location.raw()) {
+                Err(e) if e.unresolved().is_some() => pc.cuMemAdvise_v8000(ptr, bytes, raw, location.ordinal()),
                 r => r,
             }
         })

@@ -358,28 +358,27 @@ impl Kind for DeviceMemory {
         let pc = owner.context.driver().pc();
         // The free waits for the uses on other streams; if that cannot be arranged, the
         // memory is leaked (the error is reported), never freed under them.
+        let after_uses = match &owner.release {
+            Release::FreeAsync { stream, .. } => owner.order_free_on(stream),
+            Release::Free | Release::Kept { .. } => owner.wait_for_uses(),
+        };
+        // SAFETY: released once, from the last clone, after its uses (waited for, or
+        // ordered before the free on `stream`, which we hold); a mapping is mapped at
+        // `raw` while `keep` lives (released once, or again after a failed try).
+        let released = after_uses.and_then(|()| unsafe {
+            match &owner.release {
+                Release::Free => pc.cuMemFree(raw),
+                Release::FreeAsync { stream, .. } => pc.cuMemFreeAsync(raw, stream.as_raw()),
+                Release::Kept { unmap: Some(bytes), .. } => pc.cuMemUnmap(raw, *bytes),
+                Release::Kept { unmap: None, .. } => Ok(()),
+            }
+        });
         match &owner.release {
-            Release::Free => {
-                owner.wait_for_uses()?;
-                // SAFETY: released once, from the last clone, after its uses.
-                unsafe { pc.cuMemFree(raw) }
-            }
-            Release::FreeAsync { stream, .. } => {
-                owner.order_free_on(stream)?;
-                // SAFETY: released once, from the last clone, ordered on `stream` after its
-                // uses; the stream is live (we hold it).
-                unsafe { pc.cuMemFreeAsync(raw, stream.as_raw()) }
-            }
-            Release::Kept { unmap, keep } => {
-                let released = owner.wait_for_uses().and_then(|()| match *unmap {
-                    // SAFETY: mapped at `raw` while `keep` lives; no queued work uses it
-                    // (waited for); released once (or again after a failed try).
-                    Some(bytes) => unsafe { pc.cuMemUnmap(raw, bytes) },
-                    None => Ok(()),
-                });
+            Release::Kept { keep, .. } => {
                 keep.leaked.store(released.is_err(), Ordering::Release);
                 released.map_err(|e| e.with_note("what keeps the memory valid is leaked"))
             }
+            _ => released,
         }
     }
 }

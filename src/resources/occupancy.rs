@@ -25,7 +25,7 @@ use crate::resources::flags::OccupancyFlags;
 use crate::resources::launch::{Launch, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::sys::{CUfunc_st, CUfunction, CUlaunchConfig};
+use crate::sys::{CUfunc_st, CUfunction};
 use crate::typed::Live;
 
 /// The block size that gives the most occupancy, and the grid that fills the device with it.
@@ -316,10 +316,7 @@ impl Launch<'_> {
     /// [`Launch::cluster`]) with `config` can be resident on the device at once
     /// (`cuOccupancyMaxActiveClusters`, driver 11.7+; compute capability 9.0+).
     pub fn max_active_clusters(&self, config: LaunchConfig) -> Result<u32, Error> {
-        let pc = self.stream().context().driver().pc();
-        // SAFETY: a live function and stream (the builder holds both); `n` is a valid
-        // out-pointer and `raw` lives across the call.
-        self.cluster_query(config, |n, f, raw| unsafe { pc.cuOccupancyMaxActiveClusters(n, f, raw) })
+        self.cluster_query(config, false)
     }
 
     /// The largest cluster size this launch could use with `config`'s grid, block and
@@ -328,23 +325,25 @@ impl Launch<'_> {
     /// cluster dimensions, if set, are passed too (a function compiled with required
     /// cluster dimensions answers those).
     pub fn max_potential_cluster_size(&self, config: LaunchConfig) -> Result<u32, Error> {
-        let pc = self.stream().context().driver().pc();
-        // SAFETY: a live function and stream (the builder holds both); `n` is a valid
-        // out-pointer and `raw` lives across the call.
-        self.cluster_query(config, |n, f, raw| unsafe { pc.cuOccupancyMaxPotentialClusterSize(n, f, raw) })
+        self.cluster_query(config, true)
     }
 
-    /// Runs a cluster query, `query(answer, function, raw config)`, with the launch's raw
-    /// configuration for `config` (its cluster dimensions included) alive across the call,
-    /// in the stream's context, named on error.
-    fn cluster_query(
-        &self,
-        config: LaunchConfig,
-        mut query: impl FnMut(&mut c_int, CUfunction, &CUlaunchConfig) -> Result<(), CudaError>,
-    ) -> Result<u32, Error> {
-        let f = self.function();
+    /// Runs a cluster query (the largest potential cluster size, or the most active
+    /// clusters) with the launch's raw configuration for `config` (its cluster dimensions
+    /// included) alive across the call, in the stream's context, named on error.
+    fn cluster_query(&self, config: LaunchConfig, potential: bool) -> Result<u32, Error> {
+        let (pc, f) = (self.stream().context().driver().pc(), self.function());
         let mut answer: c_int = 0;
-        self.with_raw_config(config, |raw| self.run_named(|| query(&mut answer, f, raw)))?;
+        self.with_raw_config(config, |raw| {
+            // SAFETY: a live function and stream (the builder holds both); `answer` is a
+            // valid out-pointer and `raw` lives across the call.
+            self.run_named(|| unsafe {
+                match potential {
+                    true => pc.cuOccupancyMaxPotentialClusterSize(&mut answer, f, raw),
+                    false => pc.cuOccupancyMaxActiveClusters(&mut answer, f, raw),
+                }
+            })
+        })?;
         Ok(count(answer))
     }
 }

@@ -245,7 +245,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             // No bytes: no copy touches the buffer (the callers queue none).
             return stream.run(copy);
         };
-        let (pc, s, ev) = (stream.context().driver().pc(), stream.as_raw(), in_use.as_raw());
+        let t = stream.context().driver().typed();
         let same_context = in_use.context().as_raw() == stream.context().as_raw();
         let mut queued = false;
         let queuing = {
@@ -255,13 +255,11 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
             // on the stream: user code).
             let _order = self.failed.lock().unwrap_or_else(|p| p.into_inner());
             stream.run(|| {
-                // SAFETY: the stream and the event are live.
-                unsafe { pc.cuStreamWaitEvent(s, ev, 0) }?;
+                t.cuStreamWaitEvent(stream.live(), in_use.live(), 0)?;
                 copy()?;
                 queued = true;
                 if same_context {
-                    // SAFETY: the stream and the event are live and belong to one context.
-                    unsafe { pc.cuEventRecord(ev, s) }?;
+                    t.cuEventRecord(in_use.live(), stream.live())?;
                 }
                 Ok(())
             })
@@ -334,8 +332,7 @@ impl<T> Drop for PinnedBuffer<T> {
         // as `cuMemFreeHost(<the memory>) was not called` too.
         let d = in_use.context().driver();
         let wait_and_free = || {
-            // SAFETY: the event is live (we hold it).
-            unsafe { d.pc().cuEventSynchronize(ev) }.map_err(|e| {
+            d.typed().cuEventSynchronize(in_use.live()).map_err(|e| {
                 let note = leaked("the copies that use them could not be waited for");
                 (e.with_note(note), Arg::Pointer(ev as usize))
             })?;

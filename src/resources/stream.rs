@@ -276,26 +276,19 @@ impl StreamAttribute {
     }
 
     fn from_raw(which: StreamAttributeKind, v: &CUstreamAttrValue) -> StreamAttribute {
-        // Each union read: the driver wrote the member of `which`; every member is plain
-        // data for which any bit pattern is valid.
-        match which {
-            StreamAttributeKind::Priority => {
-                // SAFETY: the driver wrote `priority` for this kind (an int: any bits valid).
-                StreamAttribute::Priority(unsafe { v.priority })
-            }
-            StreamAttributeKind::SyncPolicy => {
-                // SAFETY: the driver wrote `syncPolicy` for this kind; `from_raw` maps
-                // unknown values.
-                StreamAttribute::SyncPolicy(SyncPolicy::from_raw(unsafe { v.syncPolicy }))
-            }
-            StreamAttributeKind::AccessPolicyWindow => {
-                // SAFETY: the driver wrote `accessPolicyWindow` for this kind (plain data).
-                StreamAttribute::AccessPolicyWindow(AccessPolicyWindow::from_raw(unsafe { &v.accessPolicyWindow }))
-            }
-            StreamAttributeKind::MemSyncDomain => {
-                // SAFETY: the driver wrote `memSyncDomain` for this kind; `from_raw` maps
-                // unknown values.
-                StreamAttribute::MemSyncDomain(MemSyncDomain::from_raw(unsafe { v.memSyncDomain }))
+        // SAFETY: each arm reads the union member of its kind, the one the driver wrote for
+        // `which`; every member is plain data for which any bits are a value (`from_raw`
+        // maps unknown enumerators).
+        unsafe {
+            match which {
+                StreamAttributeKind::Priority => StreamAttribute::Priority(v.priority),
+                StreamAttributeKind::SyncPolicy => StreamAttribute::SyncPolicy(SyncPolicy::from_raw(v.syncPolicy)),
+                StreamAttributeKind::AccessPolicyWindow => {
+                    StreamAttribute::AccessPolicyWindow(AccessPolicyWindow::from_raw(&v.accessPolicyWindow))
+                }
+                StreamAttributeKind::MemSyncDomain => {
+                    StreamAttribute::MemSyncDomain(MemSyncDomain::from_raw(v.memSyncDomain))
+                }
             }
         }
     }

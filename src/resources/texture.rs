@@ -355,10 +355,8 @@ pub(crate) struct ObjectOwner {
 impl ObjectOwner {
     /// A description of the object as the driver reports it: `get` (the texture's or the
     /// surface's query) writes it through its out-pointer, in the object's context.
-    fn read<D: Default>(&self, get: impl FnOnce(crate::Pc, &mut D) -> Result<(), CudaError>) -> Result<D, Error> {
-        let mut d = D::default();
-        self.context.run(|| get(self.context.driver().pc(), &mut d))?;
-        Ok(d)
+    fn read<D>(&self, get: impl FnOnce(crate::typed::Typed) -> Result<D, CudaError>) -> Result<D, Error> {
+        self.context.run(|| get(self.context.driver().typed()))
     }
 }
 
@@ -457,17 +455,14 @@ impl TextureObject {
 
     /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
-        let d = self.0.owner().read(|pc, d| unsafe { pc.cuTexObjectGetResourceDesc(d, self.as_raw()) })?;
+        let d = self.0.owner().read(|t| t.cuTexObjectGetResourceDesc(self.live()))?;
         Ok(ResourceDesc::from_raw(&d))
     }
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
     pub fn texture_desc(&self) -> Result<TextureDesc, Error> {
-        let context = &self.0.owner().context;
-        let mut d = CUDA_TEXTURE_DESC::default();
-        context.run(|| context.driver().typed().cuTexObjectGetTextureDesc(&mut d, self.live()))?;
+        let d = self.0.owner().read(|t| t.cuTexObjectGetTextureDesc(self.live()))?;
         Ok(TextureDesc::from_raw(&d))
     }
 }
@@ -499,8 +494,7 @@ impl SurfaceObject {
 
     /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
     pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        // SAFETY: `d` is a valid out-pointer; the object is live (`self` holds it).
-        let d = self.0.owner().read(|pc, d| unsafe { pc.cuSurfObjectGetResourceDesc(d, self.as_raw()) })?;
+        let d = self.0.owner().read(|t| t.cuSurfObjectGetResourceDesc(self.live()))?;
         Ok(ResourceDesc::from_raw(&d))
     }
 }

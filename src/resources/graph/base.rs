@@ -15,6 +15,7 @@ use crate::resources::memory::DeviceMemory;
 use crate::resources::stream::Stream;
 use crate::resources::user_object::UserObject;
 use crate::sys::{CUgraph, CUgraphNode, CUstreamCaptureMode, CUDA_HOST_NODE_PARAMS};
+use crate::typed::Live;
 
 type HostNodeFn = Box<dyn Fn() + Send + Sync + 'static>;
 
@@ -193,6 +194,18 @@ pub(crate) fn raw_nodes(
     Ok(nodes.iter().map(|n| n.as_raw()).collect())
 }
 
+/// [`raw_nodes`] as live handles, for the typed calls.
+pub(crate) fn live_nodes<'a>(
+    what: &'static str,
+    graph: &Graph,
+    nodes: &[&'a GraphNode],
+) -> Result<Vec<Live<'a, CUgraphNode>>, InvalidArgument> {
+    if nodes.iter().any(|n| n.graph().as_raw() != graph.as_raw()) {
+        return Err(InvalidArgument::new(what, "a dependency belongs to another graph"));
+    }
+    Ok(nodes.iter().map(|n| n.live()).collect())
+}
+
 impl Graph {
     /// Creates an empty graph whose executables will run in `context`.
     pub fn new(context: &Context) -> Result<Graph, Error> {
@@ -320,12 +333,9 @@ impl Graph {
 
     /// Adds an empty node after `dependencies`.
     pub fn add_empty_node(&self, dependencies: &[&GraphNode]) -> Result<GraphNode, Error> {
-        let deps = raw_nodes("Graph::add_empty_node", self, dependencies)?;
+        let deps = live_nodes("Graph::add_empty_node", self, dependencies)?;
         let _edit = self.kept();
-        let mut node: CUgraphNode = std::ptr::null_mut();
-        // SAFETY: valid out-pointer and dependency list; the graph is live.
-        unsafe { self.0.driver().pc().cuGraphAddEmptyNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len()) }?;
-        Ok(self.node(node))
+        Ok(self.node(self.0.driver().typed().cuGraphAddEmptyNode(self.live(), &deps)?))
     }
 
     /// Adds a host node after `dependencies` that runs `f` on a driver thread at each

@@ -118,19 +118,24 @@ impl Graph {
 
     /// Its nodes (`cuGraphGetNodes`).
     pub fn nodes(&self) -> Result<Vec<GraphNode>, Error> {
-        let pc = self.0.driver().pc();
-        let _lock = self.kept();
-        // SAFETY: the graph is live; the array has room for the count given.
-        let raw = listed(|out, n| unsafe { pc.cuGraphGetNodes(self.as_raw(), out, n) })?;
-        Ok(self.nodes_of(raw))
+        Ok(self.listed_nodes(false)?)
     }
 
     /// The nodes that depend on none (`cuGraphGetRootNodes`).
     pub fn root_nodes(&self) -> Result<Vec<GraphNode>, Error> {
-        let pc = self.0.driver().pc();
+        Ok(self.listed_nodes(true)?)
+    }
+
+    fn listed_nodes(&self, roots: bool) -> Result<Vec<GraphNode>, CudaError> {
+        let (pc, g) = (self.0.driver().pc(), self.as_raw());
         let _lock = self.kept();
         // SAFETY: the graph is live (held, and locked); `listed` gives room for `*n` nodes.
-        let raw = listed(|out, n| unsafe { pc.cuGraphGetRootNodes(self.as_raw(), out, n) })?;
+        let raw = listed(|out, n| unsafe {
+            match roots {
+                false => pc.cuGraphGetNodes(g, out, n),
+                true => pc.cuGraphGetRootNodes(g, out, n),
+            }
+        })?;
         Ok(self.nodes_of(raw))
     }
 

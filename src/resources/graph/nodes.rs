@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use crate::error::Error;
 use crate::resources::event::Event;
-use crate::resources::graph::base::{raw_nodes, Graph, GraphNode, Kept};
+use crate::resources::graph::base::{live_nodes, raw_nodes, Graph, GraphNode, Kept};
 use crate::resources::memory::DeviceBuffer;
 use crate::resources::view::{DeviceView, DeviceViewMut};
 use crate::sys::{CUdeviceptr, CUgraphNode, CUmemorytype, CUDA_MEMCPY3D, CUDA_MEMSET_NODE_PARAMS};
@@ -131,17 +131,13 @@ impl Graph {
         event: &Arc<Event>,
         record: bool,
     ) -> Result<GraphNode, Error> {
-        let deps = raw_nodes(what, self, dependencies)?;
+        let deps = live_nodes(what, self, dependencies)?;
         let mut kept = self.kept();
-        let mut node: CUgraphNode = std::ptr::null_mut();
-        let (pc, g, e) = (self.0.driver().pc(), self.as_raw(), event.as_raw());
-        // SAFETY: valid out-pointer and dependencies; the event is kept alive.
-        unsafe {
-            match record {
-                true => pc.cuGraphAddEventRecordNode(&mut node, g, deps.as_ptr(), deps.len(), e),
-                false => pc.cuGraphAddEventWaitNode(&mut node, g, deps.as_ptr(), deps.len(), e),
-            }
-        }?;
+        let t = self.0.driver().typed();
+        let node = match record {
+            true => t.cuGraphAddEventRecordNode(self.live(), &deps, event.live())?,
+            false => t.cuGraphAddEventWaitNode(self.live(), &deps, event.live())?,
+        };
         kept.push(Kept::Event(Arc::clone(event)));
         Ok(self.node(node))
     }
@@ -149,13 +145,10 @@ impl Graph {
     /// Adds a node after `dependencies` that runs a copy of `child`, made now
     /// (`cuGraphAddChildGraphNode`); the graph keeps `child` (what its nodes use).
     pub fn add_child_graph_node(&self, dependencies: &[&GraphNode], child: &Graph) -> Result<GraphNode, Error> {
-        let deps = raw_nodes("Graph::add_child_graph_node", self, dependencies)?;
+        let deps = live_nodes("Graph::add_child_graph_node", self, dependencies)?;
         // The driver reads `child` to copy it: both graphs are locked.
         let (mut kept, _child) = self.kept_with(child);
-        let mut node: CUgraphNode = std::ptr::null_mut();
-        let pc = self.0.driver().pc();
-        // SAFETY: valid out-pointer and dependencies; both graphs are live.
-        unsafe { pc.cuGraphAddChildGraphNode(&mut node, self.as_raw(), deps.as_ptr(), deps.len(), child.as_raw()) }?;
+        let node = self.0.driver().typed().cuGraphAddChildGraphNode(self.live(), &deps, child.live())?;
         crate::resources::graph::base::keep_in(&mut kept, [Kept::Graph(child.clone())]);
         Ok(self.node(node))
     }
