@@ -654,16 +654,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         src: &PinnedBuffer<T>,
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, src.size_bytes(), stream.as_raw());
-        if bytes == 0 {
-            return Ok(());
-        }
-        let host = src.as_ptr().cast();
-        self.used_on(stream)?;
-        // SAFETY: `src` stays allocated and unwritten until the copy is done: the copy is
-        // one of its uses, which it waits for before any write or its free.
-        Ok(src.use_on(stream, || unsafe { pc.cuMemcpyHtoDAsync(ptr, host, bytes, s) })?)
+        let host = src.as_ptr().cast_mut().cast();
+        self.pinned_async(what, src, host, true, stream)
     }
 
     pub(crate) fn read_to_pinned_async(
@@ -672,16 +664,35 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         dst: &mut PinnedBuffer<T>,
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, dst.size_bytes(), stream.as_raw());
+        let host = dst.as_mut_ptr().cast();
+        self.pinned_async(what, dst, host, false, stream)
+    }
+
+    /// A copy between the view and the pinned buffer at `host` (from it `to_device`, else
+    /// into it, which the caller holds by `&mut`), ordered on `stream`.
+    fn pinned_async(
+        self,
+        what: &'static str,
+        pinned: &PinnedBuffer<T>,
+        host: *mut std::ffi::c_void,
+        to_device: bool,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, pinned.len(), self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, pinned.size_bytes(), stream.as_raw());
         if bytes == 0 {
             return Ok(());
         }
-        let host = dst.as_mut_ptr().cast();
         self.used_on(stream)?;
-        // SAFETY: `dst` stays allocated and unread until the copy is done (one of its uses,
-        // which it waits for before any access or its free); the view's range is live.
-        Ok(dst.use_on(stream, || unsafe { pc.cuMemcpyDtoHAsync(host, ptr, bytes, s) })?)
+        // SAFETY: the pinned buffer stays allocated, unwritten (and, copied into, unread)
+        // until the copy is done: the copy is one of its uses, which it waits for before any
+        // access or its free; the view's range is live and holds `bytes`.
+        Ok(pinned.use_on(stream, || unsafe {
+            match to_device {
+                true => pc.cuMemcpyHtoDAsync(ptr, host, bytes, s),
+                false => pc.cuMemcpyDtoHAsync(host, ptr, bytes, s),
+            }
+        })?)
     }
 
     /// # Safety
