@@ -10,6 +10,7 @@ use crate::model::image::FAULT_KERNEL;
 use crate::run::footprint::{self, Footprint};
 use crate::run::lock::lock;
 use crate::run::{kernels, ptx};
+use crate::sanitize::kernel::KernelObserver;
 use crate::world::World;
 
 /// Runs the kernel over its grid (a host kernel on the calling thread, PTX on the executor,
@@ -47,9 +48,17 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             };
             // Sanitized: the addresses the kernel touches are its footprint (checked once
             // per launch; the plain path is unchanged).
-            let ran = if footprint::collecting() {
-                let (r, fp) = ptx::run_recorded(&memory, &launch);
-                footprint::note(&fp);
+            let collecting = footprint::collecting();
+            let (shared, races) = (w.sanitizer.shared(), w.sanitizer.races());
+            let ran = if collecting || shared || races {
+                let obs = KernelObserver::new(&k.name, k.grid, k.block, shared, races);
+                let (r, fp) = ptx::run_recorded(&memory, &launch, collecting, &obs);
+                if collecting {
+                    footprint::note(&fp);
+                }
+                for (key, report) in obs.reports() {
+                    w.sanitizer.kernel_report(key, report);
+                }
                 r
             } else {
                 ptx::run(&memory, &launch)
