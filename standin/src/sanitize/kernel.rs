@@ -66,6 +66,9 @@ struct Logged {
     block: u32,
 }
 
+/// A block's index and the synchronising operations it did in all.
+type BlockSyncs = ([u32; 3], u32);
+
 /// The observer of one launch.
 pub(crate) struct KernelObserver {
     kernel: String,
@@ -74,7 +77,7 @@ pub(crate) struct KernelObserver {
     shared: bool,
     global: bool,
     races: Mutex<Vec<SharedRace>>,
-    log: Mutex<(Vec<Logged>, Vec<([u32; 3], u32)>)>,
+    log: Mutex<(Vec<Logged>, Vec<BlockSyncs>)>,
 }
 
 struct BlockObs<'a> {
@@ -329,7 +332,7 @@ impl BlockObserver for BlockObs<'_> {
 
 /// Pairs of logged accesses of different blocks that meet, one writing, which no
 /// synchronising operation can order (at most one pair per pair of lines).
-fn global_races(log: &mut [Logged], syncs: &[([u32; 3], u32)]) -> Vec<(Logged, Logged)> {
+fn global_races(log: &mut [Logged], syncs: &[BlockSyncs]) -> Vec<(Logged, Logged)> {
     log.sort_unstable_by_key(|l| l.addr);
     let total = |b: u32| syncs.get(b as usize).map_or(0, |s| s.1);
     // a may come before b: a's block synchronises after a, b's before b.
