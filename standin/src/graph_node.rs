@@ -49,11 +49,20 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             // Sanitized: the addresses the kernel touches are its footprint (checked once
             // per launch; the plain path is unchanged).
             let collecting = footprint::collecting();
-            let (shared, races) = (w.sanitizer.shared(), w.sanitizer.races());
+            let (shared, races, init) = (w.sanitizer.shared(), w.sanitizer.races(), w.sanitizer.init());
             let ran = if collecting || shared || races {
-                let obs = KernelObserver::new(&k.name, k.grid, k.block, shared, races);
+                let obs = KernelObserver::new(&k.name, k.grid, k.block, [shared, races, init && collecting]);
                 let (r, fp) = ptx::run_recorded(&memory, &launch, collecting, &obs);
                 if collecting {
+                    if init {
+                        // The reads of unwritten bytes with their threads (before the
+                        // footprint's check, which then finds those bytes written).
+                        let writes = fp.writes.clone().sorted();
+                        let found = w.sanitizer.with_unwritten(|u| obs.unwritten_reads(&writes, u));
+                        if let Some((key, report)) = found {
+                            w.sanitizer.kernel_report(key, report);
+                        }
+                    }
                     footprint::note(&fp);
                 }
                 for (key, report) in obs.reports() {

@@ -109,6 +109,17 @@ fn line_of(text: &str, after: &str) -> u32 {
 /// Runs `kernel` with `mode` (grid `grid`, block `block`) on a sanitized world of its own;
 /// the reports.
 fn run(kernel: &str, grid: u32, block: u32, mode: u32) -> Vec<cudrv_standin::SanitizerReport> {
+    run_input(kernel, grid, block, mode, true).0
+}
+
+/// As [`run`], `in` written first only if `write_input`; also the address of `in`.
+fn run_input(
+    kernel: &str,
+    grid: u32,
+    block: u32,
+    mode: u32,
+    write_input: bool,
+) -> (Vec<cudrv_standin::SanitizerReport>, u64) {
     let s = cudrv_standin::StandIn::isolated(13050).unwrap();
     s.sanitize("all").unwrap();
     let d = s.load(cudrv::LoadOptions::default()).unwrap();
@@ -127,7 +138,9 @@ fn run(kernel: &str, grid: u32, block: u32, mode: u32) -> Vec<cudrv_standin::San
         assert_eq!(p.cuModuleGetFunction(&mut f, module, name.as_ptr()), OK);
         assert_eq!(p.cuMemAlloc(&mut inp, 512), OK);
         assert_eq!(p.cuMemAlloc(&mut out, 512), OK);
-        assert_eq!(p.cuMemcpyHtoD(inp, values.as_ptr().cast(), 512), OK);
+        if write_input {
+            assert_eq!(p.cuMemcpyHtoD(inp, values.as_ptr().cast(), 512), OK);
+        }
         let mut m = mode;
         let mut a = [(&raw mut inp).cast(), (&raw mut out).cast(), (&raw mut m).cast::<std::ffi::c_void>()];
         let args = if kernel == "reduce" { &mut a[..] } else { &mut a[1..] };
@@ -135,7 +148,7 @@ fn run(kernel: &str, grid: u32, block: u32, mode: u32) -> Vec<cudrv_standin::San
         assert_eq!(p.cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, null, args.as_mut_ptr(), std::ptr::null_mut()), OK);
         assert_eq!(p.cuCtxSynchronize(), OK);
     }
-    s.sanitizer_reports()
+    (s.sanitizer_reports(), inp)
 }
 
 #[test]
@@ -196,4 +209,22 @@ fn plain_stores_of_different_blocks_to_one_word_race_and_atomics_do_not() {
     assert!(r.text.contains("kernel `blocks` (grid (4,1,1), block (32,1,1))"), "{}", r.text);
     let clean = run("blocks", 4, 32, 1);
     assert!(clean.is_empty(), "{clean:?}");
+}
+
+#[test]
+fn a_read_of_memory_never_written_names_the_thread_the_block_the_line_and_the_address() {
+    let (reports, inp) = run_input("reduce", 1, 128, 3, false);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.kind, "uninit");
+    let line = line_of("ld.global.u32 %r3, [%rd4];", "");
+    assert!(
+        r.text.contains(&format!(
+            "thread (0,0,0) of block (0,0,0) (read at PTX line {line}) reads device address {inp:#x}"
+        )),
+        "{}",
+        r.text
+    );
+    assert!(r.text.contains("kernel `reduce`") && r.text.contains("(512 such bytes read in all)"), "{}", r.text);
+    assert!(r.json.starts_with("{\"kind\":\"uninit\",\"kernel\":\"reduce\""), "{}", r.json);
 }

@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use cudrv_ptx::{Access, AccessKind, BlockObserver, Event, Observer, Space};
 
 use super::report::{json_string, Report};
+use super::unwritten::Unwritten;
 use crate::run::lock::lock;
 
 /// The most global accesses of one launch logged for the check between blocks.
@@ -75,7 +76,10 @@ pub(crate) struct KernelObserver {
     grid: [u32; 3],
     block: [u32; 3],
     shared: bool,
+    /// Races between blocks are checked.
     global: bool,
+    /// Global accesses are logged (races between blocks, or reads of unwritten memory).
+    logging: bool,
     races: Mutex<Vec<SharedRace>>,
     log: Mutex<(Vec<Logged>, Vec<BlockSyncs>)>,
 }
@@ -93,13 +97,15 @@ struct BlockObs<'a> {
 }
 
 impl KernelObserver {
-    pub(crate) fn new(kernel: &str, grid: [u32; 3], block: [u32; 3], shared: bool, global: bool) -> KernelObserver {
+    pub(crate) fn new(kernel: &str, grid: [u32; 3], block: [u32; 3], checks: [bool; 3]) -> KernelObserver {
+        let [shared, global, init] = checks;
         KernelObserver {
             kernel: kernel.to_string(),
             grid,
             block,
             shared,
             global,
+            logging: global || init,
             races: Mutex::new(Vec::new()),
             log: Mutex::new((Vec::new(), Vec::new())),
         }
@@ -128,6 +134,9 @@ impl KernelObserver {
             out.push((key, self.shared_report(r)));
         }
         let (mut log, syncs) = std::mem::take(&mut *lock(&self.log));
+        if !self.global {
+            return out;
+        }
         for (a, b) in global_races(&mut log, &syncs) {
             let key = format!("global {} {} {}", self.kernel, a.line.min(b.line), a.line.max(b.line));
             let ca = syncs.get(a.block as usize).map_or([0; 3], |s| s.0);
@@ -135,6 +144,47 @@ impl KernelObserver {
             out.push((key, self.global_report(&a, ca, &b, cb)));
         }
         out
+    }
+
+    /// The `init` check with the reading thread: the logged reads of bytes never written
+    /// (by earlier work, or by this kernel: `writes`, its stores), reported once, the
+    /// first read named; those bytes then count as written.
+    pub(crate) fn unwritten_reads(&self, writes: &[(u64, u64)], unwritten: &mut Unwritten) -> Option<(String, Report)> {
+        let g = lock(&self.log);
+        let mut first: Option<(u64, Logged)> = None;
+        let mut hits = Vec::new();
+        for l in g.0.iter().filter(|l| !l.write) {
+            for (a, b) in unwritten.hits(l.addr, l.end) {
+                for (a, b) in minus(a, b, writes) {
+                    if first.is_none_or(|(at, _)| a < at) {
+                        first = Some((a, *l));
+                    }
+                    hits.push((a, b));
+                }
+            }
+        }
+        let (at, l) = first?;
+        hits.sort_unstable();
+        hits.dedup();
+        let mut bytes = 0;
+        let mut end = 0;
+        for &(a, b) in &hits {
+            bytes += b.saturating_sub(a.max(end));
+            end = end.max(b);
+            unwritten.remove(a, b);
+        }
+        let ctaid = g.1.get(l.block as usize).map_or([0; 3], |s| s.0);
+        let (who, j) = self.side(&By { thread: l.thread, line: l.line, epoch: 0, wepoch: 0 }, false, ctaid);
+        let text = format!(
+            "cudrv-standin sanitizer: uninitialised read: {}: {who} reads device address {at:#x}, never written (by a copy, memset or kernel) since it was allocated ({bytes} such bytes read in all)",
+            self.launch_text()
+        );
+        let json = format!(
+            "{{\"kind\":\"uninit\",\"kernel\":{},\"read\":{j},\"address\":{},\"bytes\":{bytes}}}",
+            json_string(&self.kernel),
+            json_string(&format!("{at:#x}"))
+        );
+        Some((format!("uninit {} {at:#x}", self.kernel), Report { kind: "uninit", text, json }))
     }
 
     fn side(&self, by: &By, writes: bool, ctaid: [u32; 3]) -> (String, String) {
@@ -181,6 +231,25 @@ impl KernelObserver {
         );
         Report { kind: "block_race", text, json }
     }
+}
+
+/// The parts of `[a, b)` outside the sorted, disjoint `ranges`.
+fn minus(a: u64, b: u64, ranges: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::new();
+    let mut at = a;
+    for &(s, e) in ranges.iter().skip(ranges.partition_point(|&(_, e)| e <= a)) {
+        if s >= b {
+            break;
+        }
+        if s > at {
+            out.push((at, s));
+        }
+        at = at.max(e);
+    }
+    if at < b {
+        out.push((at, b));
+    }
+    out
 }
 
 fn dims(d: [u32; 3]) -> String {
@@ -266,7 +335,7 @@ impl BlockObserver for BlockObs<'_> {
         match (a.space, a.kind) {
             (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(1),
             (Space::Shared, _) if self.l.shared => self.shared(a),
-            (Space::Global, kind) if self.l.global && self.log.len() < LOG_LIMIT => {
+            (Space::Global, kind) if self.l.logging && self.log.len() < LOG_LIMIT => {
                 let (addr, write) = (a.addr, kind == AccessKind::Write);
                 let end = addr.saturating_add(u64::from(a.size));
                 if let Some(last) = self.log.last_mut() {
@@ -314,7 +383,7 @@ impl BlockObserver for BlockObs<'_> {
         if !self.races.is_empty() {
             lock(&self.l.races).append(&mut self.races);
         }
-        if self.l.global {
+        if self.l.logging {
             let mut g = lock(&self.l.log);
             let room = LOG_LIMIT.saturating_sub(g.0.len());
             self.log.truncate(room);

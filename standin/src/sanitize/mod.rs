@@ -266,6 +266,11 @@ impl Sanitizer {
         }
     }
 
+    /// Runs `f` on the bytes never written (the `init` check's state).
+    pub(crate) fn with_unwritten<R>(&self, f: impl FnOnce(&mut Unwritten) -> R) -> R {
+        self.with(|s| f(&mut s.unwritten))
+    }
+
     /// Whether operations are followed at all (races or init).
     #[inline]
     fn on(&self) -> bool {
