@@ -121,7 +121,7 @@ fn every_example_passes_on_the_stand_in_and_prints_its_verification() {
 fn every_example_runs_clean_under_the_sanitizer() {
     let mut failures = Vec::new();
     for &(name, devices, verified) in EXAMPLES {
-        let out = run_with(&example(name), devices, None, &[("CUDRV_STANDIN_SANITIZE", "races,init,schedule=3")]);
+        let out = run_with(&example(name), devices, None, &[("CUDRV_STANDIN_SANITIZE", "all,schedule=3")]);
         let text = text(&out);
         // The schedule's seed is announced; a report would be a line of its own.
         let reported = text.contains("report(s); exit status");

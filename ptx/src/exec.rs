@@ -7,9 +7,11 @@ use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use crate::approx;
+use crate::exec_observe::{observe_atomics, observe_lanes, observe_nop};
 use crate::float::{self, FOp, Fmt, Rnd};
 use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
+use crate::observe::{BlockObserver, Event, Observer};
 
 #[path = "exec_texture.rs"]
 mod texture;
@@ -207,6 +209,8 @@ struct Launch<'a> {
     spent: AtomicU64,
     /// The most local memory (bytes) a thread's frames may take ([`GlobalMemory::stack_limit`]).
     local_limit: u64,
+    /// The embedder's observer of accesses and barriers (a sanitizer), if any.
+    obs: Option<&'a dyn Observer>,
 }
 
 #[derive(Clone, Copy, Default)]
@@ -232,6 +236,8 @@ struct Block<'l, 'a> {
     issued: u64,
     /// The part of `issued` added to the launch's `spent` already.
     counted: u64,
+    /// The block's observer (when the launch has one).
+    obs: Option<Box<dyn BlockObserver + 'l>>,
 }
 
 /// What a launch executed.
@@ -300,6 +306,24 @@ impl Module {
         memory: &dyn GlobalMemory,
         threads: usize,
     ) -> Result<LaunchStats, Fault> {
+        self.launch_observed(kernel, grid, block, dynamic_smem, params, globals, memory, threads, None)
+    }
+
+    /// [`Module::launch_with`], each block's shared and global accesses and barriers shown
+    /// to `observer` ([`Observer`]).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_observed(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        dynamic_smem: u32,
+        params: &[&[u8]],
+        globals: &[u64],
+        memory: &dyn GlobalMemory,
+        threads: usize,
+        observer: Option<&dyn Observer>,
+    ) -> Result<LaunchStats, Fault> {
         if globals.len() != self.decls.globals.len() {
             return Err(Fault::InvalidLaunch(format!(
                 "{} global addresses for {} globals",
@@ -362,6 +386,7 @@ impl Module {
             limit: self.instruction_limit.unwrap_or(u64::MAX),
             spent: AtomicU64::new(0),
             local_limit: local_limit.min(MAX_LOCAL_PER_THREAD),
+            obs: observer,
         };
         let nblocks = u64::from(grid[0]) * u64::from(grid[1]) * u64::from(grid[2]);
         let next = AtomicU64::new(0);
@@ -484,8 +509,12 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
         executed: 0,
         issued: 0,
         counted: 0,
+        obs: l.obs.map(|o| o.block(ctaid)),
     };
     let result = b.run(&mut warps, stop);
+    if let Some(o) = b.obs.as_deref_mut() {
+        o.finish();
+    }
     spare.warps = warps;
     spare.frames = b.spare;
     spare.shared = b.shared;
@@ -547,6 +576,9 @@ impl Block<'_, '_> {
                 continue;
             }
             released = true;
+            if let Some(o) = self.obs.as_deref_mut() {
+                o.event(Event::Barrier);
+            }
             for w in warps.iter_mut() {
                 let mut m = 0u32;
                 for lane in lanes(w.waiting) {
@@ -1047,7 +1079,12 @@ impl Block<'_, '_> {
         let ftz = inst.ftz;
         let sat = inst.sat;
         match inst.op {
-            Op::Nop => Ok(Flow::Next),
+            Op::Nop => {
+                if let Some(o) = self.obs.as_deref_mut() {
+                    observe_nop(o, inst, w.id, mask);
+                }
+                Ok(Flow::Next)
+            }
             Op::Mov => {
                 let f = frame!();
                 match (o(0), o(1)) {
@@ -1915,6 +1952,9 @@ impl Block<'_, '_> {
                         _ => shared_store::<8>(sh, &addrs, mask, &data),
                     }
                 };
+                if let (Some(o), Ok(())) = (self.obs.as_deref_mut(), r) {
+                    observe_lanes(o, inst, load, inst.sp, &addrs, mask, es, w.id);
+                }
                 return match r {
                     Ok(()) => Ok(Flow::Next),
                     Err(lane) => Err(Fault::IllegalAddress { addr: at(&addrs, lane), line: inst.line }),
@@ -1941,6 +1981,9 @@ impl Block<'_, '_> {
                 if let Err(b) = r {
                     return Err(Fault::IllegalAddress { addr: b.addr, line });
                 }
+                if let Some(o) = self.obs.as_deref_mut() {
+                    observe_lanes(o, inst, load, inst.sp, &addrs, before, es, w.id);
+                }
                 if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
                     each_lane(out, before, |lane| fix(at(&vals, lane)));
                 }
@@ -1964,6 +2007,9 @@ impl Block<'_, '_> {
                     self.write(w, inst.sp, addr, lane, b.get(..es).unwrap_or(&[]), inst.line)?;
                 }
             }
+            if let Some(o) = self.obs.as_deref_mut() {
+                observe_lanes(o, inst, load, inst.sp, &addrs, mask, es, w.id);
+            }
             if let Some(out) = dst.and_then(|d| w.frames.last_mut().and_then(|f| row_mut(&mut f.regs, d))) {
                 for lane in lanes(mask) {
                     if let Some(x) = out.get_mut(lane) {
@@ -1974,9 +2020,13 @@ impl Block<'_, '_> {
             return Ok(Flow::Next);
         }
         let mut buf = [0u8; 64];
+        let mut seen = [0u64; WARP];
         for lane in lanes(mask) {
             let Some(f) = w.frames.last() else { break };
             let addr = self.val(&snap, f, addr_op, lane);
+            if let Some(x) = seen.get_mut(lane) {
+                *x = addr;
+            }
             let b = buf.get_mut(..total).ok_or(Fault::Trap { line: inst.line })?;
             if load {
                 self.read(w, inst.sp, addr, lane, b, inst.line)?;
@@ -2013,6 +2063,9 @@ impl Block<'_, '_> {
                 self.write(w, inst.sp, addr, lane, data.get(..total).unwrap_or(&[]), inst.line)?;
             }
         }
+        if let Some(o) = self.obs.as_deref_mut() {
+            observe_lanes(o, inst, load, inst.sp, &seen, mask, total, w.id);
+        }
         Ok(Flow::Next)
     }
 
@@ -2025,9 +2078,13 @@ impl Block<'_, '_> {
         let base = usize::from(ret);
         let (Some(addr_op), Some(b_op)) = (inst.ops.get(base), inst.ops.get(base + 1)) else { return Ok(Flow::Next) };
         let c_op = inst.ops.get(base + 2);
+        let mut seen = [0u64; WARP];
         for lane in lanes(mask) {
             let Some(f) = w.frames.last() else { break };
             let addr = self.val(&snap, f, addr_op, lane);
+            if let Some(x) = seen.get_mut(lane) {
+                *x = addr;
+            }
             let b = self.val(&snap, f, b_op, lane) & mk;
             let c = c_op.map_or(0, |o| self.val(&snap, f, o, lane) & mk);
             let mut op = |old: u64| -> u64 {
@@ -2088,6 +2145,9 @@ impl Block<'_, '_> {
                     rset(&mut f.regs, *d, lane, v);
                 }
             }
+        }
+        if let Some(o) = self.obs.as_deref_mut() {
+            observe_atomics(o, inst, inst.sp, &seen, mask, size, w.id);
         }
         Ok(Flow::Next)
     }
@@ -2430,7 +2490,7 @@ struct WarpSnap {
 }
 
 /// The space and in-space address of `addr` given the instruction's space.
-fn resolve(sp: Sp, addr: u64) -> (Sp, u64) {
+pub(crate) fn resolve(sp: Sp, addr: u64) -> (Sp, u64) {
     match sp {
         Sp::Generic => {
             if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {

@@ -55,11 +55,13 @@
 
 pub mod approx;
 mod exec;
+mod exec_observe;
 pub mod float;
 pub mod instructions;
 mod lanes;
 mod memory;
 mod module;
+pub mod observe;
 mod parse;
 mod texture;
 mod texture_desc;
@@ -69,5 +71,6 @@ mod video;
 pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SHARED_WINDOW};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
+pub use observe::{Access, AccessKind, BlockObserver, Event, Observer, Space};
 pub use parse::{Header, PtxError};
 pub use texture_desc::{Address, Format, Texture};

@@ -10,6 +10,7 @@ use crate::model::image::FAULT_KERNEL;
 use crate::run::footprint::{self, Footprint};
 use crate::run::lock::lock;
 use crate::run::{kernels, ptx};
+use crate::sanitize::kernel::KernelObserver;
 use crate::world::World;
 
 /// Runs the kernel over its grid (a host kernel on the calling thread, PTX on the executor,
@@ -47,9 +48,26 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             };
             // Sanitized: the addresses the kernel touches are its footprint (checked once
             // per launch; the plain path is unchanged).
-            let ran = if footprint::collecting() {
-                let (r, fp) = ptx::run_recorded(&memory, &launch);
-                footprint::note(&fp);
+            let collecting = footprint::collecting();
+            let (shared, races, init) = (w.sanitizer.shared(), w.sanitizer.races(), w.sanitizer.init());
+            let ran = if collecting || shared || races {
+                let obs = KernelObserver::new(&k.name, k.grid, k.block, [shared, races, init && collecting]);
+                let (r, fp) = ptx::run_recorded(&memory, &launch, collecting, &obs);
+                if collecting {
+                    if init {
+                        // The reads of unwritten bytes with their threads (before the
+                        // footprint's check, which then finds those bytes written).
+                        let writes = fp.writes.clone().sorted();
+                        let found = w.sanitizer.with_unwritten(|u| obs.unwritten_reads(&writes, u));
+                        if let Some((key, report)) = found {
+                            w.sanitizer.kernel_report(key, report);
+                        }
+                    }
+                    footprint::note(&fp);
+                }
+                for (key, report) in obs.reports() {
+                    w.sanitizer.kernel_report(key, report);
+                }
                 r
             } else {
                 ptx::run(&memory, &launch)

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicU16, AtomicU32, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 
 use cudrv::sys::CUresult;
-use cudrv_ptx::{BadAddress, Fault, GlobalMemory};
+use cudrv_ptx::{BadAddress, Fault, GlobalMemory, Observer};
 
 use crate::run::backing::Backing;
 use crate::run::footprint::Footprint;
@@ -64,18 +64,29 @@ pub(crate) fn status_of(fault: &Fault) -> (CUresult, bool) {
 
 /// Runs the launch over its grid on the host's cores; the executor's fault if it fails.
 pub(crate) fn run(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> Result<(), Fault> {
-    run_with(memory, launch, None)
+    run_with(memory, launch, None, None)
 }
 
 /// As [`run`], with the bytes the kernel's plain loads and stores touched (sanitized
-/// launches: `run/recorded.rs`).
-pub(crate) fn run_recorded(memory: Memory<'_>, launch: &PtxLaunch<'_>) -> (Result<(), Fault>, Footprint) {
+/// launches: `run/recorded.rs`; when `record` is false, none), each block's accesses
+/// shown to `observer` (`sanitize/kernel.rs`).
+pub(crate) fn run_recorded(
+    memory: Memory<'_>,
+    launch: &PtxLaunch<'_>,
+    record: bool,
+    observer: &dyn Observer,
+) -> (Result<(), Fault>, Footprint) {
     let fp = Mutex::new(Footprint::default());
-    let r = run_with(memory, launch, Some(&fp));
+    let r = run_with(memory, launch, Some(&fp).filter(|_| record), Some(observer));
     (r, fp.into_inner().unwrap_or_else(|e| e.into_inner()))
 }
 
-fn run_with(memory: Memory<'_>, launch: &PtxLaunch<'_>, record: Option<&Mutex<Footprint>>) -> Result<(), Fault> {
+fn run_with(
+    memory: Memory<'_>,
+    launch: &PtxLaunch<'_>,
+    record: Option<&Mutex<Footprint>>,
+    observer: Option<&dyn Observer>,
+) -> Result<(), Fault> {
     let checked = Device { lookup: memory, id: next_launch(), stack: launch.stack };
     let recorded;
     let device: &dyn GlobalMemory = match record {
@@ -87,7 +98,7 @@ fn run_with(memory: Memory<'_>, launch: &PtxLaunch<'_>, record: Option<&Mutex<Fo
     };
     let params: Vec<&[u8]> = launch.params.iter().map(Vec::as_slice).collect();
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let r = launch.module.launch_with(
+    let r = launch.module.launch_observed(
         launch.kernel,
         launch.grid,
         launch.block,
@@ -96,6 +107,7 @@ fn run_with(memory: Memory<'_>, launch: &PtxLaunch<'_>, record: Option<&Mutex<Fo
         launch.globals,
         device,
         threads,
+        observer,
     );
     // The calling thread may run blocks itself: it forgets this launch's allocations.
     forget();

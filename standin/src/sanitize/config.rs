@@ -12,7 +12,7 @@ pub struct Checks {
     pub races: bool,
     /// Reads of device memory never written since it was allocated.
     pub init: bool,
-    /// Shared-memory races inside a block (accepted; not checked yet).
+    /// Shared-memory races inside a block, between barriers (`sanitize/kernel.rs`).
     pub shared: bool,
     /// Adversarial scheduling with this seed (`run/schedule.rs`; process-wide).
     pub schedule: Option<u64>,

@@ -17,6 +17,7 @@
 
 mod clock;
 mod config;
+pub(crate) mod kernel;
 mod report;
 mod shadow;
 mod unwritten;
@@ -92,6 +93,8 @@ struct State {
     next_id: u64,
     /// Pairs of operations reported already.
     reported: HashSet<(u64, u64)>,
+    /// Races inside kernels reported already (kernel, kind and the two PTX lines).
+    reported_in_kernels: HashSet<String>,
     /// Every report, for `StandIn::sanitizer_reports`.
     reports: Vec<Report>,
 }
@@ -114,6 +117,7 @@ impl State {
             unwritten: Unwritten::default(),
             next_id: 1,
             reported: HashSet::new(),
+            reported_in_kernels: HashSet::new(),
             reports: Vec::new(),
         }
     }
@@ -184,10 +188,11 @@ impl State {
 const UNREAD: u8 = 0x80;
 const RACES: u8 = 1;
 const INIT: u8 = 2;
+const SHARED: u8 = 4;
 
 /// The flags of `c`.
 fn flags_of(c: Checks) -> u8 {
-    (if c.races { RACES } else { 0 }) | (if c.init { INIT } else { 0 })
+    (if c.races { RACES } else { 0 }) | (if c.init { INIT } else { 0 }) | (if c.shared { SHARED } else { 0 })
 }
 
 /// A world's sanitizer.
@@ -245,6 +250,25 @@ impl Sanitizer {
     #[inline]
     pub(crate) fn init(&self) -> bool {
         self.flags() & INIT != 0
+    }
+
+    /// Whether shared-memory races inside blocks are checked.
+    #[inline]
+    pub(crate) fn shared(&self) -> bool {
+        self.flags() & SHARED != 0
+    }
+
+    /// A report from inside a kernel (`kernel.rs`), made once per `key` in the world.
+    pub(crate) fn kernel_report(&self, key: String, r: Report) {
+        if self.with(|s| s.reported_in_kernels.insert(key)) {
+            report::emit(&r);
+            self.with(|s| s.reports.push(r));
+        }
+    }
+
+    /// Runs `f` on the bytes never written (the `init` check's state).
+    pub(crate) fn with_unwritten<R>(&self, f: impl FnOnce(&mut Unwritten) -> R) -> R {
+        self.with(|s| f(&mut s.unwritten))
     }
 
     /// Whether operations are followed at all (races or init).

@@ -14,7 +14,8 @@ pub(crate) const DEFAULT_EXIT_CODE: c_int = 66;
 /// One report.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Report {
-    /// What was found: `race`, or `uninit` (a read of device memory never written).
+    /// What was found: `race`, `uninit` (a read of device memory never written), `shared`
+    /// (a shared-memory race in a block) or `block_race` (blocks of one launch).
     pub kind: &'static str,
     /// The text written to stderr.
     pub text: String,
