@@ -170,24 +170,22 @@ impl Types {
         }
     }
 
-    /// An integer (a typedef of one) that names something the driver would use as it is: a device pointer,
-    /// a texture or surface object, an allocation or other `...Handle`.
+    /// An integer (a typedef of one) that names something the driver would use as it is:
+    /// a device pointer, a texture or surface object, an allocation or other `...Handle`.
     fn names_something(&self, ty: &Type) -> bool {
-        let (mut names, end) = self.chain(ty);
-        if !last_ident(end).is_some_and(|s| is_primitive(&s)) {
-            return false;
-        }
-        names.extend(last_ident(ty));
-        names.iter().any(|n| {
-            let base = n.split("_v").next().unwrap_or(n);
-            base.ends_with("ptr") || base.ends_with("Object") || base.ends_with("Handle")
-        })
+        self.integer_named(ty, &["ptr", "Object", "Handle"])
     }
 
     /// An integer handle of the driver's (`CUtexObject`, `CUsurfObject`,
     /// `CUmemGenericAllocationHandle`): a typedef of an integer named `...Object` or
     /// `...Handle`, taken as `Live` like a pointer handle.
     fn is_integer_handle(&self, ty: &Type) -> bool {
+        self.integer_named(ty, &["Object", "Handle"])
+    }
+
+    /// A typedef of an integer whose alias chain passes through a name (its `_vN` aside)
+    /// ending in one of `endings`.
+    fn integer_named(&self, ty: &Type, endings: &[&str]) -> bool {
         let (mut names, end) = self.chain(ty);
         if !last_ident(end).is_some_and(|s| is_primitive(&s)) {
             return false;
@@ -195,7 +193,7 @@ impl Types {
         names.extend(last_ident(ty));
         names.iter().any(|n| {
             let base = n.split("_v").next().unwrap_or(n);
-            base.ends_with("Object") || base.ends_with("Handle")
+            endings.iter().any(|e| base.ends_with(e))
         })
     }
 
