@@ -2,8 +2,9 @@
 //! must be reported, programs ordered by CUDA's rules must not.
 //!
 //! The C programs (`tests/sanitizer/corpus.c`, one case per argument) are built with `cc`
-//! against the cdylib as `libcuda.so` and run under `CUDRV_STANDIN_SANITIZE=races`: a
-//! race is a text report on stderr, a JSON line in `CUDRV_STANDIN_SANITIZE_LOG`, a
+//! against the cdylib as `libcuda.so` and run under `CUDRV_STANDIN_SANITIZE=races,init,shared`
+//! (stream-order races, uninitialised reads, and inside kernels shared-memory races and
+//! races between blocks): a report is a text line on stderr, a JSON line in `CUDRV_STANDIN_SANITIZE_LOG`, a
 //! summary line and exit status 66. The Rust programs run in-process over cudrv's raw
 //! layer on a world of their own (`StandIn::sanitize`).
 
@@ -47,6 +48,10 @@ const C_CASES: &[(&str, &str)] = &[
     ("free_async_ordered", "clean"),
     ("reads_only", "clean"),
     ("graph_then_event", "clean"),
+    ("shared_without_barrier", "shared"),
+    ("shared_with_barrier", "clean"),
+    ("blocks_store_one_word", "block_race"),
+    ("blocks_add_to_one_word", "clean"),
 ];
 
 /// The corpus built once for the binary: its directory (kept) and executable.
@@ -106,13 +111,18 @@ fn stderr(out: &Output) -> String {
 fn every_seeded_bug_of_the_c_corpus_is_reported_and_no_correct_program_is() {
     let mut wrong = Vec::new();
     for &(name, verdict) in C_CASES {
-        let (out, log) = run_case(name, &[("CUDRV_STANDIN_SANITIZE", "races,init")]);
+        let (out, log) = run_case(name, &[("CUDRV_STANDIN_SANITIZE", "races,init,shared")]);
         let err = stderr(&out);
         let ran = String::from_utf8_lossy(&out.stdout).contains(&format!("corpus: {name} ran"));
         let ok = if verdict == "clean" {
             ran && out.status.success() && !err.contains("sanitizer") && log.is_empty()
         } else {
-            let text = if verdict == "race" { "race: " } else { "uninitialised read: " };
+            let text = match verdict {
+                "race" => "race: ",
+                "shared" => "shared-memory race: ",
+                "block_race" => "race between blocks: ",
+                _ => "uninitialised read: ",
+            };
             ran && out.status.code() == Some(66)
                 && err.contains(&format!("cudrv-standin sanitizer: {text}"))
                 && err.contains("report(s); exit status 66")

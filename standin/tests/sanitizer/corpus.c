@@ -74,6 +74,29 @@ static const char PTX[] =
     "mul.wide.u32 %rd2, %r3, 4;\nadd.s64 %rd3, %rd1, %rd2;\nadd.s64 %rd5, %rd4, %rd2;\n"
     "ld.global.u32 %r6, [%rd5];\nshl.b32 %r6, %r6, 1;\nst.global.u32 [%rd3], %r6;\nDONE:\nret;\n}\n";
 
+/* Inside kernels (CUDRV_STANDIN_SANITIZE=shared, races): share_racy(out) writes s[tid] and
+ * reads s[tid + 1] with no barrier between; share_synced(out) the same with bar.sync;
+ * last_block(p): thread 0 of every block stores its block index to p[0] (blocks race);
+ * count_blocks(p): the same with atom.global.add (no race). */
+#define SHARE_BODY(SYNC)                                                                     \
+    "{\n.reg .b32 %r<8>;\n.reg .b64 %rd<4>;\n.shared .align 4 .b8 s[512];\n"                  \
+    "ld.param.u64 %rd1, [out];\nmov.u32 %r2, %tid.x;\nmov.u32 %r3, %ntid.x;\n"                \
+    "mov.u32 %r5, s;\nshl.b32 %r4, %r2, 2;\nadd.u32 %r6, %r5, %r4;\nst.shared.u32 [%r6], %r2;\n" \
+    SYNC                                                                                      \
+    "add.u32 %r7, %r2, 1;\nrem.u32 %r7, %r7, %r3;\nshl.b32 %r7, %r7, 2;\nadd.u32 %r7, %r5, %r7;\n" \
+    "ld.shared.u32 %r7, [%r7];\nmul.wide.u32 %rd2, %r2, 4;\nadd.s64 %rd3, %rd1, %rd2;\n"       \
+    "st.global.u32 [%rd3], %r7;\nret;\n}\n"
+#define BLOCK_BODY(STORE)                                                                      \
+    "{\n.reg .pred %p<2>;\n.reg .b32 %r<4>;\n.reg .b64 %rd<2>;\nld.param.u64 %rd1, [p];\n"    \
+    "mov.u32 %r1, %ctaid.x;\nmov.u32 %r2, %tid.x;\nsetp.ne.u32 %p1, %r2, 0;\n@%p1 bra DONE;\n" \
+    STORE "DONE:\nret;\n}\n"
+static const char KERNEL_PTX[] =
+    ".version 7.0\n.target sm_50\n.address_size 64\n"
+    ".visible .entry share_racy(.param .u64 out)\n" SHARE_BODY("")
+    ".visible .entry share_synced(.param .u64 out)\n" SHARE_BODY("bar.sync 0;\n")
+    ".visible .entry last_block(.param .u64 p)\n" BLOCK_BODY("st.global.u32 [%rd1], %r1;\n")
+    ".visible .entry count_blocks(.param .u64 p)\n" BLOCK_BODY("atom.global.add.u32 %r3, [%rd1], 1;\n");
+
 #define N 1024
 #define BYTES (N * sizeof(unsigned))
 
@@ -197,6 +220,22 @@ static void graph_nodes_unordered(void) { graph_of_two_memsets(0); }
 static void graph_nodes_ordered(void) { graph_of_two_memsets(1); }
 
 /* A kernel reads memory nothing wrote since it was allocated. */
+static CUmodule kernels;
+
+static void run_kernel(const char *name, unsigned blocks) {
+    CUfunction f;
+    void *args[] = {&x};
+    if (!kernels) CHECK(cuModuleLoadData(&kernels, KERNEL_PTX));
+    CHECK(cuModuleGetFunction(&f, kernels, name));
+    CHECK(cuLaunchKernel(f, blocks, 1, 1, 128, 1, 1, 0, a, args, NULL));
+    CHECK(cuStreamSynchronize(a));
+}
+
+static void shared_without_barrier(void) { run_kernel("share_racy", 1); }
+static void shared_with_barrier(void) { run_kernel("share_synced", 1); }
+static void blocks_store_one_word(void) { run_kernel("last_block", 4); }
+static void blocks_add_to_one_word(void) { run_kernel("count_blocks", 4); }
+
 static void kernel_reads_unwritten(void) {
     CUdeviceptr z;
     CHECK(cuMemAlloc_v2(&z, BYTES));
@@ -403,6 +442,10 @@ static const struct {
     {"free_async_ordered", free_async_ordered},
     {"reads_only", reads_only},
     {"graph_then_event", graph_then_event},
+    {"shared_without_barrier", shared_without_barrier},
+    {"shared_with_barrier", shared_with_barrier},
+    {"blocks_store_one_word", blocks_store_one_word},
+    {"blocks_add_to_one_word", blocks_add_to_one_word},
 };
 
 int main(int argc, char **argv) {
