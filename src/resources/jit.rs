@@ -59,6 +59,12 @@ impl JitOptions {
     /// and `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` are `unsigned int`.
     pub const MAX_LOG_BYTES: usize = u32::MAX as usize;
 
+    /// The JIT's error log only (no info log, no wall time): what `load_ptx` and
+    /// `from_ptx` ask for, so that a refused module's error names the reason.
+    fn errors_only() -> JitOptions {
+        JitOptions::new().info_log(0).wall_time(false)
+    }
+
     /// The defaults: 4 KiB error and info logs, the wall time, nothing else set.
     pub fn new() -> JitOptions {
         JitOptions {
@@ -356,8 +362,7 @@ impl Module {
     /// # Ok::<(), cudrv::Error>(())
     /// ```
     pub fn load_ptx(context: &Context, ptx: &CStr) -> Result<Module, Error> {
-        let errors_only = JitOptions::new().info_log(0).wall_time(false);
-        Ok(Module::load_ptx_with(context, ptx, &errors_only)?.value)
+        Ok(Module::load_ptx_with(context, ptx, &JitOptions::errors_only())?.value)
     }
 
     /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
@@ -410,6 +415,20 @@ impl Module {
 }
 
 impl Library {
+    /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current
+    /// context. On error nothing is loaded and the error's notes carry the JIT's error log
+    /// (as [`Module::load_ptx`]).
+    pub fn load_ptx(driver: &'static Driver, ptx: &CStr) -> Result<Library, Error> {
+        Ok(Library::load_ptx_with(driver, ptx, &JitOptions::errors_only())?.value)
+    }
+
+    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
+    /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
+    pub fn from_ptx(driver: &'static Driver, ptx: &str) -> Result<Library, Error> {
+        let ptx = c_name("Library::from_ptx", ptx)?;
+        Library::load_ptx(driver, &ptx)
+    }
+
     /// Loads NUL-terminated PTX with JIT `options` (`cuLibraryLoadData`'s JIT options).
     /// Needs no current context. On error nothing is loaded and the error's notes carry the
     /// JIT's error log; log sizes are checked as [`Module::load_ptx_with`] checks them.

@@ -1,7 +1,5 @@
 //! Context-independent libraries (`cuLibraryLoadData`, CUDA 12.0+) and their kernels.
 
-use std::ffi::CStr;
-
 use crate::error::Error;
 use crate::resources::function_part::Part;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
@@ -32,20 +30,6 @@ pub struct Kernel(pub(crate) Handle<KernelKind>);
 handle_type!(Kernel: KernelKind => CUkernel);
 
 impl Library {
-    /// Loads NUL-terminated PTX (or other text the driver accepts). Needs no current
-    /// context. On error nothing is loaded.
-    pub fn load_ptx(driver: &'static Driver, ptx: &CStr) -> Result<Library, Error> {
-        // SAFETY: a CStr is NUL-terminated, so the driver reads no further than its end.
-        unsafe { Library::load_data(driver, ptx.to_bytes_with_nul()) }
-    }
-
-    /// Loads PTX text (`include_str!("kernel.ptx")`), adding the NUL the driver needs. Text
-    /// with a NUL byte inside is refused before any driver call. On error nothing is loaded.
-    pub fn from_ptx(driver: &'static Driver, ptx: &str) -> Result<Library, Error> {
-        let ptx = c_name("Library::from_ptx", ptx)?;
-        Library::load_ptx(driver, &ptx)
-    }
-
     /// Loads `image` (a cubin, fatbin or NUL-terminated PTX). Needs no current context.
     /// On error nothing is loaded.
     ///

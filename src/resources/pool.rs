@@ -191,34 +191,47 @@ impl MemoryPool {
 
     /// A 64-bit attribute (`cuuint64_t`).
     fn get_u64(&self, attr: CUmemPool_attribute) -> Result<u64, CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut value: u64 = 0;
-        // SAFETY: `attr` takes a cuuint64_t, which `value` is; the pool is live.
-        self.context().run_raw(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut u64).cast()) })?;
-        Ok(value)
+        self.attribute(attr, false, None)
     }
 
-    fn set_u64(&self, attr: CUmemPool_attribute, mut value: u64) -> Result<(), CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        // SAFETY: `attr` takes a cuuint64_t, which the driver reads from `value`; the pool is
-        // live (held).
-        self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut u64).cast()) })
+    fn set_u64(&self, attr: CUmemPool_attribute, value: u64) -> Result<(), CudaError> {
+        self.attribute(attr, false, Some(value)).map(drop)
     }
 
     /// A reuse policy (an `int`, 0 or 1).
     fn get_flag(&self, attr: CUmemPool_attribute) -> Result<bool, CudaError> {
-        let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut value: c_int = 0;
-        // SAFETY: `attr` takes an int, which `value` is; the pool is live.
-        self.context().run_raw(|| unsafe { pc.cuMemPoolGetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })?;
-        Ok(value != 0)
+        Ok(self.attribute(attr, true, None)? != 0)
     }
 
     fn set_flag(&self, attr: CUmemPool_attribute, on: bool) -> Result<(), CudaError> {
+        self.attribute(attr, true, Some(u64::from(on))).map(drop)
+    }
+
+    /// Reads attribute `attr` (`set: None`) or writes `set` to it, through an 8-byte slot:
+    /// as wide as the widest pool attribute (`cuuint64_t`), so that no attribute the driver
+    /// writes or reads can run past it, whatever `attr` is. An `int` attribute is the
+    /// slot's first four bytes.
+    fn attribute(&self, attr: CUmemPool_attribute, int: bool, set: Option<u64>) -> Result<u64, CudaError> {
         let (pc, raw) = (self.0.driver().pc(), self.as_raw());
-        let mut value = c_int::from(on);
-        // SAFETY: `attr` takes an int, which the driver reads from `value`; the pool is live
-        // (held).
-        self.context().run_raw(|| unsafe { pc.cuMemPoolSetAttribute(raw, attr, (&mut value as *mut c_int).cast()) })
+        let mut slot = [0u8; 8];
+        if let Some(v) = set {
+            match int {
+                true => slot[..4].copy_from_slice(&c_int::try_from(v).unwrap_or(c_int::MAX).to_ne_bytes()),
+                false => slot = v.to_ne_bytes(),
+            }
+        }
+        let at: *mut std::ffi::c_void = slot.as_mut_ptr().cast();
+        // SAFETY: the pool is live (held); `at` is 8 writable bytes, which every pool
+        // attribute fits.
+        self.context().run_raw(|| unsafe {
+            match set {
+                None => pc.cuMemPoolGetAttribute(raw, attr, at),
+                Some(_) => pc.cuMemPoolSetAttribute(raw, attr, at),
+            }
+        })?;
+        Ok(match int {
+            true => u64::from(u32::from_ne_bytes([slot[0], slot[1], slot[2], slot[3]])),
+            false => u64::from_ne_bytes(slot),
+        })
     }
 }
