@@ -12,19 +12,12 @@ use crate::float::{self, FOp, Fmt, Rnd};
 use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
 use crate::memory::{Fault, GlobalMemory};
 use crate::observe::{BlockObserver, Event, Observer};
+use crate::windows::{resolve, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 
 #[path = "exec_texture.rs"]
 mod texture;
 use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
 
-/// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
-/// in generic form. Global addresses must lie outside the three windows.
-pub const SHARED_WINDOW: u64 = 0xfe00_0000_0000_0000;
-/// The generic-address window of local memory.
-pub const LOCAL_WINDOW: u64 = 0xfd00_0000_0000_0000;
-/// The generic-address window of the kernel's parameters.
-pub const PARAM_WINDOW: u64 = 0xfc00_0000_0000_0000;
-const WINDOW_SIZE: u64 = 1 << 40;
 /// Param-space addresses at and above this are the current frame's parameter block.
 const FPARAM_TAG: u64 = 1 << 32;
 const MAX_FRAMES: usize = 4096;
@@ -2487,24 +2480,6 @@ fn c_exp(v: f64, prec: usize) -> String {
 struct WarpSnap {
     id: u32,
     clock: u64,
-}
-
-/// The space and in-space address of `addr` given the instruction's space.
-pub(crate) fn resolve(sp: Sp, addr: u64) -> (Sp, u64) {
-    match sp {
-        Sp::Generic => {
-            if (SHARED_WINDOW..SHARED_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Sp::Shared, addr - SHARED_WINDOW)
-            } else if (LOCAL_WINDOW..LOCAL_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Sp::Local, addr - LOCAL_WINDOW)
-            } else if (PARAM_WINDOW..PARAM_WINDOW + WINDOW_SIZE).contains(&addr) {
-                (Sp::Param, addr - PARAM_WINDOW)
-            } else {
-                (Sp::Generic, addr)
-            }
-        }
-        other => (other, addr),
-    }
 }
 
 fn mul_hi(a: u64, b: u64, bits: u32, signed: bool) -> u64 {

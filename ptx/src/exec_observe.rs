@@ -2,10 +2,10 @@
 //! lanes into observed accesses, and `bar.warp.sync`, `membar` and `fence` into events.
 //! Only called when the launch has an observer.
 
-use crate::exec::resolve;
 use crate::lanes::{at, lanes, WARP};
 use crate::module::{Inst, Sp};
 use crate::observe::{Access, AccessKind, BlockObserver, Event, Space};
+use crate::windows::resolve;
 
 /// Whether `inst` (a load or store) is strong: `.volatile`, `.relaxed`, `.acquire`,
 /// `.release` (it then counts as an atomic: no race).

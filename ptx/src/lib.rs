@@ -67,10 +67,12 @@ mod texture;
 mod texture_desc;
 mod texture_fixed;
 mod video;
+mod windows;
 
-pub use exec::{LaunchStats, LOCAL_WINDOW, MAX_LOCAL_PER_THREAD, PARAM_WINDOW, SHARED_WINDOW};
+pub use exec::{LaunchStats, MAX_LOCAL_PER_THREAD};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
 pub use observe::{Access, AccessKind, BlockObserver, Event, Observer, Space};
 pub use parse::{Header, PtxError};
 pub use texture_desc::{Address, Format, Texture};
+pub use windows::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
