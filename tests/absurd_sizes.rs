@@ -583,7 +583,7 @@ fn arrays_textures_and_copies() {
     }
     // A copy of up to 4 x 4 values between a host slice and a device buffer of 16.
     let host = [0u32; 16];
-    let mut dev = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
+    let mut dev = DeviceBuffer::<u32>::zeroed(&ctx, 16).unwrap();
     for (width, height, want) in [
         (0, 0, Want::Ok),
         (1, 1, Want::Ok),
@@ -637,7 +637,7 @@ fn arrays_textures_and_copies() {
             Copy3D::new(width, height, depth).src_host(&host, 2, 2).dst_device(&mut dev, 2, 2).run()
         });
     }
-    let src = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
+    let src = DeviceBuffer::<u32>::zeroed(&ctx, 16).unwrap();
     let mut back = [0u32; 16];
     for (pitch, want) in [
         (0, Refused("pitch: 0 bytes is less than")),

@@ -412,7 +412,7 @@ fn empty_pinned_buffers_allocate_nothing_and_are_safe_to_use() {
 fn a_pinned_buffer_whose_copy_cannot_be_covered_refuses_access_and_is_leaked() {
     let ctx = context();
     let stream = Stream::new(&ctx, 0).unwrap();
-    let device = DeviceBuffer::<u32>::alloc(&ctx, 16).unwrap();
+    let device = DeviceBuffer::<u32>::zeroed(&ctx, 16).unwrap();
     let mut pinned = PinnedBuffer::<u32>::zeroed(&ctx, 16).unwrap();
     let address = pinned.as_raw() as usize;
     // The copy is queued, but neither recording the buffer's event after it nor waiting

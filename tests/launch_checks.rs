@@ -34,7 +34,7 @@ fn argument_count_and_sizes_are_checked_against_the_layout() {
     let (a, b, c) = (
         DeviceBuffer::from_slice(&ctx, &[1.0f32; 4]).unwrap(),
         DeviceBuffer::from_slice(&ctx, &[2.0f32; 4]).unwrap(),
-        DeviceBuffer::<f32>::alloc(&ctx, n).unwrap(),
+        DeviceBuffer::<f32>::zeroed(&ctx, n).unwrap(),
     );
     let (count, wide, extra) = (n as i32, n as u64, 7i32);
     let config = LaunchConfig::for_num_elems(n as u32);

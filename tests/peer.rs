@@ -71,7 +71,7 @@ fn a_peer_copy_moves_the_values_between_devices_with_or_without_access() {
         if enable {
             assert!(c1.enable_peer_access(&c0).unwrap());
         }
-        let dst = DeviceBuffer::<u32>::alloc(&c1, 5000).unwrap();
+        let dst = DeviceBuffer::<u32>::zeroed(&c1, 5000).unwrap();
         dst.copy_from_peer_async(&src, &s1).unwrap();
         s1.synchronize().unwrap();
         let back = dst.to_vec().unwrap();

@@ -11,9 +11,8 @@ use crate::resources::kernel_arg::KernelArg;
 use crate::resources::library::Library;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::module::{c_name, named, Module};
-use crate::resources::pinned::PinnedBuffer;
-use crate::resources::stream::Stream;
-use crate::resources::view::{DeviceSlice, DeviceView};
+use crate::resources::values::value_count;
+use crate::resources::view::{host_copies, DeviceSlice, DeviceView};
 use crate::sys::CUdeviceptr;
 
 /// What keeps a global's memory alive: the module or library that holds it.
@@ -172,20 +171,7 @@ impl<T> Global<T> {
         self.address
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Its size in bytes.
-    pub fn size_bytes(&self) -> usize {
-        self.len.saturating_mul(size_of::<T>())
-    }
+    value_count!(T, self => self.len);
 
     /// The context its copies run in (the module's, or the one the library's global was
     /// looked up in).
@@ -240,23 +226,7 @@ impl<T: DeviceRepr> Global<T> {
         self.values.as_view()
     }
 
-    /// Copies `src` to the start of the global (`cuMemcpyHtoD`, synchronous). A source
-    /// longer than the global is refused before any driver call.
-    pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
-        self.view().write_from_host("Global::copy_from_host", src)
-    }
-
-    /// Copies the start of the global into `dst` (`cuMemcpyDtoH`, synchronous). A
-    /// destination longer than the global is refused before any driver call.
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
-        self.view().read_to_host("Global::copy_to_host", dst)
-    }
-
-    /// The whole global, copied to a new vector (`cuMemcpyDtoH`, synchronous). A vector
-    /// the host cannot allocate is an [`InvalidArgument`], returned before any driver call.
-    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        self.view().read_to_vec("Global::to_vec")
-    }
+    host_copies!(Global, "global", view);
 
     /// Copies `src` to the start of the global (`cuMemcpyDtoD`, synchronous with respect
     /// to the host). A longer source is refused before any driver call.
@@ -269,38 +239,6 @@ impl<T: DeviceRepr> Global<T> {
     pub fn copy_to_device(&self, dst: &DeviceBuffer<T>) -> Result<(), Error> {
         check_fits("Global::copy_to_device", dst.len(), self.len)?;
         dst.as_view().write_from_device("Global::copy_to_device", self.view().slice(..dst.len())?)
-    }
-
-    /// Copies the pinned buffer `src` to the start of the global, ordered on `stream`
-    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
-    pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        self.view().write_from_pinned_async("Global::copy_from_pinned_async", src, stream)
-    }
-
-    /// Copies the start of the global into the pinned buffer `dst`, ordered on `stream`
-    /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
-    pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        self.view().read_to_pinned_async("Global::copy_to_pinned_async", dst, stream)
-    }
-
-    /// Copies `src` to the start of the global ordered on `stream` (`cuMemcpyHtoDAsync`).
-    ///
-    /// # Safety
-    /// `src` must stay allocated and unwritten until the copy is done.
-    /// [`Global::copy_from_pinned_async`] is the safe form.
-    pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
-        // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
-        unsafe { self.view().write_from_host_async("Global::copy_from_host_async", src, stream) }
-    }
-
-    /// Copies the start of the global into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
-    ///
-    /// # Safety
-    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
-    /// [`Global::copy_to_pinned_async`] is the safe form.
-    pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
-        // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
-        unsafe { self.view().read_to_host_async("Global::copy_to_host_async", dst, stream) }
     }
 }
 

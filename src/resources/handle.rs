@@ -103,7 +103,7 @@ pub(crate) trait Kind: 'static {
     fn on_drop(_owner: &mut Self::Owner) {}
 }
 
-struct Core<K: Kind> {
+pub(crate) struct Core<K: Kind> {
     owner: K::Owner,
     raw: K::Raw,
     ownership: Ownership,
@@ -133,10 +133,37 @@ impl<K: Kind> Drop for Core<K> {
     }
 }
 
+/// [`Handle`] and [`Unique`] read their core's accessors through `Deref`.
 impl<K: Kind> Core<K> {
-    /// The raw handle as [`Live`] for as long as this core is borrowed.
     #[inline(always)]
-    fn live(&self) -> Live<'_, K::Raw> {
+    pub(crate) fn raw(&self) -> K::Raw {
+        self.raw
+    }
+
+    /// The raw handle's place, stable for the life of the handle (a kernel parameter
+    /// points to it).
+    #[inline(always)]
+    pub(crate) fn raw_ref(&self) -> &K::Raw {
+        &self.raw
+    }
+
+    #[inline(always)]
+    pub(crate) fn owner(&self) -> &K::Owner {
+        &self.owner
+    }
+
+    pub(crate) fn ownership(&self) -> Ownership {
+        self.ownership
+    }
+
+    #[inline(always)]
+    pub(crate) fn driver(&self) -> &'static Driver {
+        K::driver(&self.owner)
+    }
+
+    /// The raw handle as [`Live`] for as long as this core is borrowed (for the typed calls).
+    #[inline(always)]
+    pub(crate) fn live(&self) -> Live<'_, K::Raw> {
         // SAFETY: a core holds a live handle from construction (a driver call that made
         // it, or `from_raw`/`borrowed`, whose callers promise it) until it is dropped or
         // given up by value, neither of which can happen while it is borrowed.
@@ -186,7 +213,7 @@ impl<K: Kind> Core<K> {
     }
 
     /// `Stream(0x55d0c0a01230)`.
-    fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}({:#x})", K::NAME, K::addr(self.raw))
     }
 }
@@ -224,38 +251,6 @@ impl<K: Kind> Handle<K> {
         Core::create_out(owner, ctx, create).map(|core| Handle(Arc::new(core)))
     }
 
-    #[inline(always)]
-    pub(crate) fn raw(&self) -> K::Raw {
-        self.0.raw
-    }
-
-    /// The raw handle, live while this is borrowed (for the typed calls).
-    #[inline(always)]
-    pub(crate) fn live(&self) -> Live<'_, K::Raw> {
-        self.0.live()
-    }
-
-    /// The raw handle's place, stable for the life of the handle (a kernel parameter
-    /// points to it).
-    #[inline(always)]
-    pub(crate) fn raw_ref(&self) -> &K::Raw {
-        &self.0.raw
-    }
-
-    #[inline(always)]
-    pub(crate) fn owner(&self) -> &K::Owner {
-        &self.0.owner
-    }
-
-    pub(crate) fn ownership(&self) -> Ownership {
-        self.0.ownership
-    }
-
-    #[inline(always)]
-    pub(crate) fn driver(&self) -> &'static Driver {
-        K::driver(&self.0.owner)
-    }
-
     /// Whether another clone of it exists (a graph, a texture or a copy of the handle holds it).
     #[inline]
     pub(crate) fn is_shared(&self) -> bool {
@@ -291,9 +286,14 @@ impl<K: Kind> Handle<K> {
     pub(crate) fn into_raw(self) -> Result<K::Raw, Handle<K>> {
         Arc::try_unwrap(self.0).map(Core::into_raw).map_err(Handle)
     }
+}
 
-    pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt_debug(f)
+impl<K: Kind> std::ops::Deref for Handle<K> {
+    type Target = Core<K>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Core<K> {
+        &self.0
     }
 }
 
@@ -327,26 +327,6 @@ impl<K: Kind> Unique<K> {
         Core::create_out(owner, ctx, create).map(Unique)
     }
 
-    #[inline(always)]
-    pub(crate) fn raw(&self) -> K::Raw {
-        self.0.raw
-    }
-
-    /// The raw handle, live while this is borrowed (for the typed calls).
-    #[inline(always)]
-    pub(crate) fn live(&self) -> Live<'_, K::Raw> {
-        self.0.live()
-    }
-
-    #[inline(always)]
-    pub(crate) fn owner(&self) -> &K::Owner {
-        &self.0.owner
-    }
-
-    pub(crate) fn driver(&self) -> &'static Driver {
-        K::driver(&self.0.owner)
-    }
-
     /// Leaks it: the drop that follows releases nothing.
     pub(crate) fn leak(&mut self) {
         self.0.ownership = Ownership::Borrowed;
@@ -362,9 +342,14 @@ impl<K: Kind> Unique<K> {
     pub(crate) fn give_up(self) -> K::Raw {
         self.0.into_raw()
     }
+}
 
-    pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        self.0.fmt_debug(f)
+impl<K: Kind> std::ops::Deref for Unique<K> {
+    type Target = Core<K>;
+
+    #[inline(always)]
+    fn deref(&self) -> &Core<K> {
+        &self.0
     }
 }
 

@@ -10,6 +10,7 @@ use crate::resources::context::Context;
 use crate::resources::flags::HostRegisterFlags;
 use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
+use crate::resources::values::value_count;
 use crate::sys::CUdeviceptr;
 
 kind!(
@@ -81,15 +82,7 @@ impl<'a, T: DeviceRepr> HostRegistration<'a, T> {
         unsafe { std::slice::from_raw_parts_mut(self.reg.raw().cast::<T>(), self.len) }
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    value_count!(T, self => self.len);
 
     /// The context it is registered in.
     pub fn context(&self) -> &Context {

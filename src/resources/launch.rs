@@ -27,6 +27,26 @@ pub struct LaunchConfig {
     pub shared_mem_bytes: u32,
 }
 
+/// A raw struct shaped as a launch (`CUlaunchConfig`, `CUDA_KERNEL_NODE_PARAMS`): the
+/// [`LaunchConfig`]'s grid, block and shared memory in the driver's field names, and the
+/// other fields as given.
+macro_rules! launch_shaped {
+    ($raw:ident, $config:expr, { $($field:ident: $value:expr),* $(,)? }) => {{
+        let config: $crate::resources::launch::LaunchConfig = $config;
+        $raw {
+            gridDimX: config.grid.0,
+            gridDimY: config.grid.1,
+            gridDimZ: config.grid.2,
+            blockDimX: config.block.0,
+            blockDimY: config.block.1,
+            blockDimZ: config.block.2,
+            sharedMemBytes: config.shared_mem_bytes,
+            $($field: $value),*
+        }
+    }};
+}
+pub(crate) use launch_shaped;
+
 impl LaunchConfig {
     /// `grid` blocks of `block` threads, no dynamic shared memory.
     pub const fn new(grid: (u32, u32, u32), block: (u32, u32, u32)) -> LaunchConfig {
@@ -102,6 +122,22 @@ impl std::fmt::Debug for Launch<'_> {
     }
 }
 
+/// Puts `value` at `index` of the inline array; from the first index past it, every value
+/// is in `spilled` instead (the inline ones copied there first), so one of the two holds
+/// them all in order.
+#[inline(always)]
+fn put_at<T: Copy, const N: usize>(inline: &mut [T; N], spilled: &mut Vec<T>, index: usize, value: T) {
+    match inline.get_mut(index) {
+        Some(slot) if spilled.is_empty() => *slot = value,
+        _ => {
+            if spilled.is_empty() {
+                spilled.extend_from_slice(inline);
+            }
+            spilled.push(value);
+        }
+    }
+}
+
 impl<'a> Launch<'a> {
     pub(crate) fn new(stream: &'a Stream, function: CUfunction, target: Target<'a>) -> Launch<'a> {
         Launch {
@@ -133,29 +169,13 @@ impl<'a> Launch<'a> {
         }
         let p = arg.param();
         let size = u32::try_from(arg.param_size()).unwrap_or(u32::MAX);
-        match self.sizes.get_mut(self.count) {
-            Some(slot) if self.spilled_sizes.is_empty() => *slot = size,
-            _ => {
-                if self.spilled_sizes.is_empty() {
-                    self.spilled_sizes.extend_from_slice(&self.sizes);
-                }
-                self.spilled_sizes.push(size);
-            }
-        }
+        put_at(&mut self.sizes, &mut self.spilled_sizes, self.count, size);
         if let (None, Some(c)) = (self.foreign, arg.param_context()) {
             if !peer::usable_in(self.stream.context(), c.as_raw()) {
                 self.foreign = Some((self.count, c.as_raw()));
             }
         }
-        match self.inline.get_mut(self.count) {
-            Some(slot) if self.spilled.is_empty() => *slot = p,
-            _ => {
-                if self.spilled.is_empty() {
-                    self.spilled.extend_from_slice(&self.inline);
-                }
-                self.spilled.push(p);
-            }
-        }
+        put_at(&mut self.inline, &mut self.spilled, self.count, p);
         self.count += 1;
         self
     }
@@ -295,18 +315,11 @@ impl<'a> Launch<'a> {
             all.extend(self.attrs.iter().map(|(a, _, _)| *a));
             (all.as_mut_ptr(), all.len())
         };
-        let launch = CUlaunchConfig {
-            gridDimX: config.grid.0,
-            gridDimY: config.grid.1,
-            gridDimZ: config.grid.2,
-            blockDimX: config.block.0,
-            blockDimY: config.block.1,
-            blockDimZ: config.block.2,
-            sharedMemBytes: config.shared_mem_bytes,
+        let launch = launch_shaped!(CUlaunchConfig, config, {
             hStream: self.stream.as_raw(),
             attrs: ptr,
             numAttrs: u32::try_from(n).unwrap_or(0),
-        };
+        });
         f(&launch)
     }
 }

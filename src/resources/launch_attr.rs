@@ -65,9 +65,7 @@ impl LaunchAttribute {
         match *self {
             LaunchAttribute::ClusterDimension(x, y, z) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-                a.value.clusterDim.x = x;
-                a.value.clusterDim.y = y;
-                a.value.clusterDim.z = z;
+                (a.value.clusterDim.x, a.value.clusterDim.y, a.value.clusterDim.z) = (x, y, z);
             }
             LaunchAttribute::Cooperative(on) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
@@ -83,9 +81,8 @@ impl LaunchAttribute {
             }
             LaunchAttribute::PreferredClusterDimension(x, y, z) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
-                a.value.preferredClusterDim.x = x;
-                a.value.preferredClusterDim.y = y;
-                a.value.preferredClusterDim.z = z;
+                let dim = (x, y, z);
+                (a.value.preferredClusterDim.x, a.value.preferredClusterDim.y, a.value.preferredClusterDim.z) = dim;
             }
             LaunchAttribute::MemSyncDomain(d) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;

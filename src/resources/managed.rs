@@ -21,7 +21,8 @@ use crate::resources::kernel_arg::sealed::ArgUse;
 use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
 use crate::resources::stream::Stream;
-use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
+use crate::resources::values::value_count;
+use crate::resources::view::slices_through;
 use crate::sys::{
     CUdevice, CUdevice_attribute, CUdeviceptr, CUmemAttach_flags, CUmemLocation, CUmemLocationType, CUmem_advise,
     CUmem_range_attribute,
@@ -382,20 +383,7 @@ impl<T: DeviceRepr> ManagedBuffer<T> {
         self.buf.as_raw()
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.buf.len()
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.buf.is_empty()
-    }
-
-    /// Its size in bytes.
-    pub fn size_bytes(&self) -> usize {
-        self.buf.size_bytes()
-    }
+    value_count!(T, self => self.buf.len());
 
     /// The context it was allocated in.
     pub fn context(&self) -> &Context {
@@ -410,36 +398,27 @@ fn concurrent_access(context: &Context) -> Result<bool, CudaError> {
     Ok(context.driver().typed().cuDeviceGetAttribute(attr, context.device().as_raw())? != 0)
 }
 
-impl<T> sealed::Sealed for ManagedBuffer<T> {}
+slices_through!(
+    /// Its values, as device memory (the same address as the host's).
+    ManagedBuffer.buf
+);
 
-/// Its values, as device memory (the same address as the host's).
-impl<T: DeviceRepr> DeviceSlice<T> for ManagedBuffer<T> {
-    fn as_view(&self) -> DeviceView<'_, T> {
-        self.buf.as_view()
-    }
-}
-
-impl<T: DeviceRepr> DeviceSliceMut<T> for ManagedBuffer<T> {
-    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
-        self.buf.as_view_mut()
-    }
-}
-
-// SAFETY: the parameter is the device address, kept at a stable place for the buffer's life.
+// SAFETY: the buffer's own parameter: its device address, kept at a stable place for the
+// buffer's life.
 unsafe impl<T> KernelArg for ManagedBuffer<T> {
     fn param(&self) -> *mut c_void {
-        (self.buf.raw_ref() as *const u64).cast_mut().cast()
+        self.buf.param()
     }
 
     fn memory_use(&self) -> Option<ArgUse<'_>> {
-        Some(ArgUse(self.buf.allocation()))
+        self.buf.memory_use()
     }
 
     fn param_size(&self) -> usize {
-        size_of::<u64>()
+        self.buf.param_size()
     }
 
     fn param_context(&self) -> Option<&Context> {
-        Some(self.buf.context())
+        self.buf.param_context()
     }
 }

@@ -32,6 +32,7 @@ use crate::resources::flags::EventFlags;
 use crate::resources::handle::{Handle, Kind, Ownership};
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
+use crate::resources::values::value_count;
 use crate::sys::{CUcontext, CUdeviceptr};
 use crate::table::Call;
 use crate::Driver;
@@ -467,20 +468,7 @@ impl<T> DeviceBuffer<T> {
         self.mem.raw_ref()
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Its size in bytes.
-    pub fn size_bytes(&self) -> usize {
-        self.len.saturating_mul(std::mem::size_of::<T>())
-    }
+    value_count!(T, self => self.len);
 
     /// The context it belongs to.
     pub fn context(&self) -> &Context {

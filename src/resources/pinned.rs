@@ -14,6 +14,7 @@ use crate::resources::flags::{EventFlags, HostAllocFlags};
 use crate::resources::handle::{kind, Ownership, Unique};
 use crate::resources::memory::DeviceRepr;
 use crate::resources::stream::Stream;
+use crate::resources::values::value_count;
 use crate::scope::cleanup_steps_in_context;
 
 kind!(
@@ -190,20 +191,7 @@ impl<T: DeviceRepr> PinnedBuffer<T> {
         }
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// Its size in bytes.
-    pub fn size_bytes(&self) -> usize {
-        self.len.saturating_mul(size_of::<T>())
-    }
+    value_count!(T, self => self.len);
 
     /// The context it was allocated in.
     pub fn context(&self) -> &Context {

@@ -410,6 +410,23 @@ macro_rules! object_kind {
     };
 }
 
+/// What texture and surface objects answer alike (inside the `impl`): their context, and
+/// their resource as the driver reports it through `$get_resource`.
+macro_rules! object_queries {
+    ($get_resource:ident) => {
+        /// The context it belongs to.
+        pub fn context(&self) -> &Context {
+            &self.0.owner().context
+        }
+
+        #[doc = concat!("Its resource, as the driver reports it (`", stringify!($get_resource), "`).")]
+        pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
+            let d = self.0.owner().read(|t| t.$get_resource(self.live()))?;
+            Ok(ResourceDesc::from_raw(&d))
+        }
+    };
+}
+
 object_kind!(
     /// The kind of a texture object.
     TextureKind: CUtexObject = "TextureObject", cuTexObjectDestroy
@@ -448,16 +465,7 @@ impl TextureObject {
         Ok(TextureObject(handle))
     }
 
-    /// The context it belongs to.
-    pub fn context(&self) -> &Context {
-        &self.0.owner().context
-    }
-
-    /// Its resource, as the driver reports it (`cuTexObjectGetResourceDesc`).
-    pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let d = self.0.owner().read(|t| t.cuTexObjectGetResourceDesc(self.live()))?;
-        Ok(ResourceDesc::from_raw(&d))
-    }
+    object_queries!(cuTexObjectGetResourceDesc);
 
     /// How it reads, as the driver reports it (`cuTexObjectGetTextureDesc`). Driver 580
     /// reports the border colour as zeros whatever it was made with (docs/driver-facts.md).
@@ -487,16 +495,7 @@ impl SurfaceObject {
         Ok(SurfaceObject(handle))
     }
 
-    /// The context it belongs to.
-    pub fn context(&self) -> &Context {
-        &self.0.owner().context
-    }
-
-    /// Its resource, as the driver reports it (`cuSurfObjectGetResourceDesc`).
-    pub fn resource_desc(&self) -> Result<ResourceDesc, Error> {
-        let d = self.0.owner().read(|t| t.cuSurfObjectGetResourceDesc(self.live()))?;
-        Ok(ResourceDesc::from_raw(&d))
-    }
+    object_queries!(cuSurfObjectGetResourceDesc);
 }
 
 /// The allocation an object over device memory reads (a launch records its use).

@@ -41,6 +41,29 @@ macro_rules! raw_mapping {
 }
 pub(crate) use raw_mapping;
 
+/// `len`, `is_empty` and `size_bytes` (inside an `impl`) of memory holding values of `$t`,
+/// counted by `$len`: `value_count!(T, self => self.len)`. One definition for every kind
+/// of memory, so they cannot read differently.
+macro_rules! value_count {
+    ($t:ty, $this:ident => $len:expr) => {
+        /// The number of values.
+        pub fn len(&$this) -> usize {
+            $len
+        }
+
+        /// Whether it holds no values.
+        pub fn is_empty(&$this) -> bool {
+            $this.len() == 0
+        }
+
+        /// Its size in bytes.
+        pub fn size_bytes(&$this) -> usize {
+            $this.len().saturating_mul(std::mem::size_of::<$t>())
+        }
+    };
+}
+pub(crate) use value_count;
+
 /// An attribute of a function or kernel (`CUfunction_attribute`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -22,6 +22,7 @@ use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceBuffer, DeviceMemory, DeviceRepr};
 use crate::resources::pinned::PinnedBuffer;
 use crate::resources::stream::Stream;
+use crate::resources::values::value_count;
 use crate::sys::CUdeviceptr;
 use crate::Pc;
 
@@ -66,8 +67,7 @@ pub struct DeviceChunks<'a, T> {
 /// The writable views of `size` values each (the last may be shorter), in order:
 /// [`DeviceSliceMut::chunks_mut`]. They never overlap.
 pub struct DeviceChunksMut<'a, T> {
-    rest: DeviceView<'a, T>,
-    size: usize,
+    chunks: DeviceChunks<'a, T>,
     _mut: PhantomData<&'a mut [T]>,
 }
 
@@ -192,8 +192,7 @@ pub trait DeviceSliceMut<T: DeviceRepr>: DeviceSlice<T> {
     /// `size` of 0 is an [`InvalidArgument`].
     fn chunks_mut(&mut self, size: usize) -> Result<DeviceChunksMut<'_, T>, InvalidArgument> {
         let rest = self.as_view_mut().view;
-        let DeviceChunks { rest, size } = rest.chunks(size)?;
-        Ok(DeviceChunksMut { rest, size, _mut: PhantomData })
+        Ok(DeviceChunksMut { chunks: rest.chunks(size)?, _mut: PhantomData })
     }
 
     /// Copies `src` to the start (`cuMemcpyHtoD`, synchronous).
@@ -282,7 +281,7 @@ impl<T> std::fmt::Debug for DeviceChunks<'_, T> {
 
 impl<T> std::fmt::Debug for DeviceChunksMut<'_, T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("DeviceChunksMut").field("rest", &self.rest).field("size", &self.size).finish()
+        f.debug_struct("DeviceChunksMut").field("rest", &self.chunks.rest).field("size", &self.chunks.size).finish()
     }
 }
 
@@ -369,15 +368,7 @@ impl<'a, T> DeviceView<'a, T> {
         self.ptr
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    value_count!(T, self => self.len);
 
     /// The context its memory belongs to (the parent's).
     pub fn context(&self) -> &'a Context {
@@ -453,15 +444,7 @@ impl<'a, T> DeviceViewMut<'a, T> {
         self.view.ptr
     }
 
-    /// The number of values.
-    pub fn len(&self) -> usize {
-        self.view.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.view.len == 0
-    }
+    value_count!(T, self => self.view.len);
 
     /// The context its memory belongs to (the parent's).
     pub fn context(&self) -> &'a Context {
@@ -504,19 +487,12 @@ impl<'a, T> Iterator for DeviceChunksMut<'a, T> {
     type Item = DeviceViewMut<'a, T>;
 
     fn next(&mut self) -> Option<DeviceViewMut<'a, T>> {
-        if self.rest.len == 0 {
-            return None;
-        }
-        let n = self.size.min(self.rest.len);
-        let (head, tail) = (self.rest.part(0, n), self.rest.part(n, self.rest.len));
-        self.rest = tail;
         // Each chunk is handed out once and the chunks do not overlap.
-        Some(DeviceViewMut { view: head, _mut: PhantomData })
+        self.chunks.next().map(|view| DeviceViewMut { view, _mut: PhantomData })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let n = self.rest.len.div_ceil(self.size.max(1));
-        (n, Some(n))
+        self.chunks.size_hint()
     }
 }
 
@@ -616,15 +592,7 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         src: DeviceView<'_, T>,
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, src.len, self.len)?;
-        let (pc, dst, from, bytes, s) = (self.pc(), self.ptr, src.ptr, src.bytes(), stream.as_raw());
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.used_on(stream)?;
-        src.used_on(stream)?;
-        // SAFETY: both ranges are live and at least `bytes` long; the stream is live.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoDAsync(dst, from, bytes, s) })?)
+        self.device_async(what, src, stream, false)
     }
 
     pub(crate) fn write_from_peer_async(
@@ -633,19 +601,36 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         src: DeviceView<'_, T>,
         stream: &Stream,
     ) -> Result<(), Error> {
+        self.device_async(what, src, stream, true)
+    }
+
+    /// A copy of `src` to the start of the view ordered on `stream`: `cuMemcpyDtoDAsync`,
+    /// or for a `peer` copy `cuMemcpyPeerAsync` naming each memory's context (which may be
+    /// another device's). Refused if it does not fit; no call for no bytes; both uses
+    /// recorded.
+    fn device_async(
+        self,
+        what: &'static str,
+        src: DeviceView<'_, T>,
+        stream: &Stream,
+        peer: bool,
+    ) -> Result<(), Error> {
         check_fits(what, src.len, self.len)?;
-        let pc = stream.context().driver().pc();
-        let (dst, dst_ctx) = (self.ptr, self.context().as_raw());
-        let (from, src_ctx) = (src.ptr, src.context().as_raw());
-        let (bytes, s) = (src.bytes(), stream.as_raw());
+        let (pc, dst, from, bytes, s) = (self.pc(), self.ptr, src.ptr, src.bytes(), stream.as_raw());
         if bytes == 0 {
             return Ok(());
         }
         self.used_on(stream)?;
         src.used_on(stream)?;
+        let (dst_ctx, src_ctx) = (self.context().as_raw(), src.context().as_raw());
         // SAFETY: both ranges are live and at least `bytes` long in their contexts, which
         // their parents hold; the stream is live.
-        stream.context().run(|| unsafe { pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s) })
+        Ok(stream.run(|| unsafe {
+            match peer {
+                true => pc.cuMemcpyPeerAsync(dst, dst_ctx, from, src_ctx, bytes, s),
+                false => pc.cuMemcpyDtoDAsync(dst, from, bytes, s),
+            }
+        })?)
     }
 
     pub(crate) fn write_from_pinned_async(
@@ -678,21 +663,47 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         to_device: bool,
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, pinned.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, pinned.size_bytes(), stream.as_raw());
+        // SAFETY: the pinned buffer stays allocated, unwritten (and, copied into, unread)
+        // until the copy is done: the copy is one of its uses, which it waits for before any
+        // access or its free.
+        unsafe { self.host_async(what, host, pinned.len(), to_device, Some(pinned), stream) }
+    }
+
+    /// A copy between the view and `len` values of host memory at `host` (into the view
+    /// `to_device`, else out of it), ordered on `stream`: refused if it does not fit, no
+    /// call for no bytes, the view's use recorded; for a `pinned` buffer, also one of its
+    /// uses.
+    ///
+    /// # Safety
+    /// `host` holds `len` values and stays allocated, unwritten and (copied into) unread
+    /// until the copy is done.
+    unsafe fn host_async(
+        self,
+        what: &'static str,
+        host: *mut std::ffi::c_void,
+        len: usize,
+        to_device: bool,
+        pinned: Option<&PinnedBuffer<T>>,
+        stream: &Stream,
+    ) -> Result<(), Error> {
+        check_fits(what, len, self.len)?;
+        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, len.saturating_mul(size_of::<T>()), stream.as_raw());
         if bytes == 0 {
             return Ok(());
         }
         self.used_on(stream)?;
-        // SAFETY: the pinned buffer stays allocated, unwritten (and, copied into, unread)
-        // until the copy is done: the copy is one of its uses, which it waits for before any
-        // access or its free; the view's range is live and holds `bytes`.
-        Ok(pinned.use_on(stream, || unsafe {
+        // SAFETY: the view's range is live and holds `bytes` (checked to fit); the caller
+        // keeps `host`'s `bytes` as the copy needs them until it is done.
+        let copy = || unsafe {
             match to_device {
                 true => pc.cuMemcpyHtoDAsync(ptr, host, bytes, s),
                 false => pc.cuMemcpyDtoHAsync(host, ptr, bytes, s),
             }
-        })?)
+        };
+        Ok(match pinned {
+            Some(pinned) => pinned.use_on(stream, copy),
+            None => stream.run(copy),
+        }?)
     }
 
     /// # Safety
@@ -703,14 +714,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         src: &[T],
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, src.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, size_of_val(src), stream.as_raw());
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.used_on(stream)?;
         // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyHtoDAsync(ptr, src.as_ptr().cast(), bytes, s) })?)
+        unsafe { self.host_async(what, src.as_ptr().cast_mut().cast(), src.len(), true, None, stream) }
     }
 
     /// # Safety
@@ -721,14 +726,8 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         dst: &mut [T],
         stream: &Stream,
     ) -> Result<(), Error> {
-        check_fits(what, dst.len(), self.len)?;
-        let (pc, ptr, bytes, s) = (self.pc(), self.ptr, size_of_val(dst), stream.as_raw());
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.used_on(stream)?;
         // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
-        Ok(stream.run(|| unsafe { pc.cuMemcpyDtoHAsync(dst.as_mut_ptr().cast(), ptr, bytes, s) })?)
+        unsafe { self.host_async(what, dst.as_mut_ptr().cast(), dst.len(), false, None, stream) }
     }
 
     pub(crate) fn fill(self, what: &'static str, value: T) -> Result<(), Error> {
@@ -794,29 +793,116 @@ impl Fill {
     }
 }
 
+/// Device slices of a kind of memory that is its field `$field`'s (a [`DeviceBuffer`] of
+/// `T`): `Sealed`, [`DeviceSlice`] (with the doc given) and [`DeviceSliceMut`], each the
+/// field's, so a wrapper's views, copies and checks are the buffer's.
+macro_rules! slices_through {
+    ($(#[$doc:meta])* $ty:ident . $field:ident) => {
+        impl<T> $crate::resources::view::sealed::Sealed for $ty<T> {}
+
+        $(#[$doc])*
+        impl<T: $crate::resources::memory::DeviceRepr> $crate::resources::view::DeviceSlice<T> for $ty<T> {
+            fn as_view(&self) -> $crate::resources::view::DeviceView<'_, T> {
+                self.$field.as_view()
+            }
+        }
+
+        impl<T: $crate::resources::memory::DeviceRepr> $crate::resources::view::DeviceSliceMut<T> for $ty<T> {
+            fn as_view_mut(&mut self) -> $crate::resources::view::DeviceViewMut<'_, T> {
+                self.$field.as_view_mut()
+            }
+        }
+    };
+}
+pub(crate) use slices_through;
+
+/// The copies between host memory and a kind of device memory with `&self` methods
+/// (inside its `impl`): `host_copies!(DeviceBuffer, "buffer", as_view)`, where `as_view`
+/// is the method giving the whole memory as a [`DeviceView`].
+/// Each is its whole view's, named `Type::method` in its errors, so the checks, the
+/// tracking of uses and the documentation are written once.
+macro_rules! host_copies {
+    ($ty:ident, $what:literal, $view:ident) => {
+        #[doc = concat!("Copies `src` to the start of the ", $what, " (`cuMemcpyHtoD`, synchronous). A source")]
+        #[doc = concat!("longer than the ", $what, " is refused before any driver call; an empty one makes no")]
+        /// driver call.
+        pub fn copy_from_host(&self, src: &[T]) -> Result<(), $crate::Error> {
+            self.$view().write_from_host(concat!(stringify!($ty), "::copy_from_host"), src)
+        }
+
+        #[doc = concat!("Copies the start of the ", $what, " into `dst` (`cuMemcpyDtoH`, synchronous). A")]
+        #[doc = concat!("destination longer than the ", $what, " is refused before any driver call.")]
+        pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), $crate::Error> {
+            self.$view().read_to_host(concat!(stringify!($ty), "::copy_to_host"), dst)
+        }
+
+        #[doc = concat!("The whole ", $what, ", copied to a new vector (`cuMemcpyDtoH`, synchronous).")]
+        ///
+        /// A vector the host cannot allocate (larger than host memory) is an
+        /// [`InvalidArgument`](crate::InvalidArgument) naming the size, returned before any
+        /// driver call; the process is never aborted.
+        pub fn to_vec(&self) -> Result<Vec<T>, $crate::Error> {
+            self.$view().read_to_vec(concat!(stringify!($ty), "::to_vec"))
+        }
+
+        #[doc = concat!("Copies the pinned buffer `src` to the start of the ", $what, ", ordered on `stream`")]
+        /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
+        pub fn copy_from_pinned_async(
+            &self,
+            src: &$crate::PinnedBuffer<T>,
+            stream: &$crate::Stream,
+        ) -> Result<(), $crate::Error> {
+            self.$view().write_from_pinned_async(concat!(stringify!($ty), "::copy_from_pinned_async"), src, stream)
+        }
+
+        #[doc = concat!("Copies the start of the ", $what, " into the pinned buffer `dst`, ordered on `stream`")]
+        /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
+        pub fn copy_to_pinned_async(
+            &self,
+            dst: &mut $crate::PinnedBuffer<T>,
+            stream: &$crate::Stream,
+        ) -> Result<(), $crate::Error> {
+            self.$view().read_to_pinned_async(concat!(stringify!($ty), "::copy_to_pinned_async"), dst, stream)
+        }
+
+        #[doc = concat!("Copies `src` to the start of the ", $what, " ordered on `stream` (`cuMemcpyHtoDAsync`).")]
+        ///
+        /// # Safety
+        /// `src` must stay allocated and unwritten until the copy is done (synchronise the
+        /// stream, or an event recorded after it).
+        #[doc = concat!("[`", stringify!($ty), "::copy_from_pinned_async`] is the safe form.")]
+        pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &$crate::Stream) -> Result<(), $crate::Error> {
+            // SAFETY: the caller keeps `src` alive and unwritten until the copy is done.
+            unsafe {
+                self.$view().write_from_host_async(concat!(stringify!($ty), "::copy_from_host_async"), src, stream)
+            }
+        }
+
+        #[doc = concat!("Copies the start of the ", $what, " into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).")]
+        ///
+        /// # Safety
+        /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
+        #[doc = concat!("[`", stringify!($ty), "::copy_to_pinned_async`] is the safe form.")]
+        pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &$crate::Stream) -> Result<(), $crate::Error> {
+            // SAFETY: the caller keeps `dst` alive and untouched until the copy is done.
+            unsafe { self.$view().read_to_host_async(concat!(stringify!($ty), "::copy_to_host_async"), dst, stream) }
+        }
+    };
+}
+pub(crate) use host_copies;
+
 /// The copies and fills of [`DeviceBuffer`] (`&self`, as before the traits): each is the
 /// trait's, named after the buffer in its errors.
 impl<T: DeviceRepr> DeviceBuffer<T> {
-    /// Copies `src` to the start of the buffer (`cuMemcpyHtoD`, synchronous). A source
-    /// longer than the buffer is refused before any driver call; an empty one makes no
-    /// driver call.
-    pub fn copy_from_host(&self, src: &[T]) -> Result<(), Error> {
-        self.as_view().write_from_host("DeviceBuffer::copy_from_host", src)
-    }
+    host_copies!(DeviceBuffer, "buffer", as_view);
 
-    /// Copies the start of the buffer into `dst` (`cuMemcpyDtoH`, synchronous). A
-    /// destination longer than the buffer is refused before any driver call.
-    pub fn copy_to_host(&self, dst: &mut [T]) -> Result<(), Error> {
-        self.as_view().read_to_host("DeviceBuffer::copy_to_host", dst)
-    }
-
-    /// The whole buffer, copied to a new vector (`cuMemcpyDtoH`, synchronous).
-    ///
-    /// A vector the host cannot allocate (a buffer larger than host memory) is an
-    /// [`InvalidArgument`] naming the size, returned before any driver call; the process is
-    /// never aborted.
-    pub fn to_vec(&self) -> Result<Vec<T>, Error> {
-        self.as_view().read_to_vec("DeviceBuffer::to_vec")
+    /// Allocates `len` values in `context` with every byte 0 (`cuMemAlloc`, then
+    /// `cuMemsetD8`, synchronous). On error nothing is allocated (a failed memset frees the
+    /// allocation again). No bytes make no driver call.
+    pub fn zeroed(context: &Context, len: usize) -> Result<DeviceBuffer<T>, Error> {
+        let buffer = DeviceBuffer::alloc(context, len)?;
+        buffer.as_view().cast::<u8>()?.fill("DeviceBuffer::zeroed", 0)?;
+        Ok(buffer)
     }
 
     /// Copies `src` (any device memory of `T`: a buffer, a view, an imported buffer) to
@@ -829,39 +915,6 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyDtoDAsync`).
     pub fn copy_from_device_async<S: DeviceSlice<T> + ?Sized>(&self, src: &S, stream: &Stream) -> Result<(), Error> {
         self.as_view().write_from_device_async("DeviceBuffer::copy_from_device_async", src.as_view(), stream)
-    }
-
-    /// Copies the pinned buffer `src` to the start of this one, ordered on `stream`
-    /// (`cuMemcpyHtoDAsync`). `src` waits for the copy before it can be written or freed.
-    pub fn copy_from_pinned_async(&self, src: &PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        self.as_view().write_from_pinned_async("DeviceBuffer::copy_from_pinned_async", src, stream)
-    }
-
-    /// Copies the start of this buffer into the pinned buffer `dst`, ordered on `stream`
-    /// (`cuMemcpyDtoHAsync`). `dst` waits for the copy before it can be read or freed.
-    pub fn copy_to_pinned_async(&self, dst: &mut PinnedBuffer<T>, stream: &Stream) -> Result<(), Error> {
-        self.as_view().read_to_pinned_async("DeviceBuffer::copy_to_pinned_async", dst, stream)
-    }
-
-    /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyHtoDAsync`).
-    ///
-    /// # Safety
-    /// `src` must stay allocated and unwritten until the copy is done (synchronise the
-    /// stream, or an event recorded after it). [`DeviceBuffer::copy_from_pinned_async`]
-    /// is the safe form.
-    pub unsafe fn copy_from_host_async(&self, src: &[T], stream: &Stream) -> Result<(), Error> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.as_view().write_from_host_async("DeviceBuffer::copy_from_host_async", src, stream) }
-    }
-
-    /// Copies the start of the buffer into `dst` ordered on `stream` (`cuMemcpyDtoHAsync`).
-    ///
-    /// # Safety
-    /// `dst` must stay allocated, and be neither read nor written, until the copy is done.
-    /// [`DeviceBuffer::copy_to_pinned_async`] is the safe form.
-    pub unsafe fn copy_to_host_async(&self, dst: &mut [T], stream: &Stream) -> Result<(), Error> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.as_view().read_to_host_async("DeviceBuffer::copy_to_host_async", dst, stream) }
     }
 
     /// Sets every value to `value` (`cuMemsetD8`/`D16`/`D32`, synchronous). `T` must be

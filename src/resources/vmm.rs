@@ -20,7 +20,8 @@ use crate::resources::context::Context;
 use crate::resources::flags::ShareableHandleTypes;
 use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::memory::{DeviceBuffer, DeviceRepr};
-use crate::resources::view::{sealed, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
+use crate::resources::values::value_count;
+use crate::resources::view::{sealed, slices_through, DeviceSlice, DeviceSliceMut, DeviceView, DeviceViewMut};
 use crate::sys::{
     CUdevice, CUdeviceptr, CUmemAccessDesc, CUmemAccess_flags, CUmemAllocationGranularity_flags,
     CUmemAllocationHandleType, CUmemAllocationProp, CUmemAllocationType, CUmemGenericAllocationHandle, CUmemLocation,
@@ -431,15 +432,7 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
         Ok(GrowableBuffer { chunks: Vec::new(), accessible: 0, range, chunk_size, len: 0, values })
     }
 
-    /// Its length in values.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// Whether it holds no values.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
+    value_count!(T, self => self.len);
 
     /// How many values it can hold before it maps another chunk.
     pub fn capacity(&self) -> usize {
@@ -536,18 +529,8 @@ impl<T: DeviceRepr> GrowableBuffer<T> {
     }
 }
 
-impl<T> sealed::Sealed for GrowableBuffer<T> {}
-
-/// Its `len` values. A view borrows the buffer, so it cannot shrink or be dropped while
-/// the view lives (it never shrinks).
-impl<T: DeviceRepr> DeviceSlice<T> for GrowableBuffer<T> {
-    fn as_view(&self) -> DeviceView<'_, T> {
-        self.values.as_view()
-    }
-}
-
-impl<T: DeviceRepr> DeviceSliceMut<T> for GrowableBuffer<T> {
-    fn as_view_mut(&mut self) -> DeviceViewMut<'_, T> {
-        self.values.as_view_mut()
-    }
-}
+slices_through!(
+    /// Its `len` values. A view borrows the buffer, so it cannot shrink or be dropped while
+    /// the view lives (it never shrinks).
+    GrowableBuffer.values
+);

@@ -30,8 +30,26 @@ pub(crate) fn issue(w: &World, t: &Target, s: CUstream, node: &Node) -> Option<O
 pub(crate) fn run(w: &World, op: Option<&Op>, work: impl FnOnce() -> Result<(), CUresult>) -> Result<(), CUresult> {
     let Some(op) = op else { return work() };
     let (r, fp) = footprint::collect(work);
-    w.sanitizer.complete(op, fp, |a| allocation(w, a));
+    w.sanitizer.complete(op, canonical(w, fp), |a| allocation(w, a));
     r
+}
+
+/// `fp` with each range that lies in an imported allocation moved to the exporter's
+/// addresses (the same bytes), so that the checks see one place whichever address wrote or
+/// read it.
+fn canonical(w: &World, fp: Footprint) -> Footprint {
+    let memory = lock(&w.memory);
+    if !memory.has_imports() {
+        return fp;
+    }
+    let mut out = Footprint::default();
+    for (a, b) in fp.reads.sorted() {
+        out.reads.push(memory.canonical(a), b - a);
+    }
+    for (a, b) in fp.writes.sorted() {
+        out.writes.push(memory.canonical(a), b - a);
+    }
+    out
 }
 
 /// Does `node` now as a synchronous call does (on `ctx`'s legacy stream, its earlier work

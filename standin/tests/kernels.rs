@@ -352,6 +352,8 @@ fn an_entry_without_implementation_runs_its_ptx_and_mismatches_are_refused() {
     let mut p = 0;
     // SAFETY: valid out-pointer.
     ok(unsafe { d.p().cuMemAlloc(&mut p, 1) });
+    // SAFETY: 1 byte of the allocation.
+    ok(unsafe { d.p().cuMemsetD8(p, 0, 1) });
     ok(launch(&d, function(&d, unbound, name).unwrap(), [1, 1, 1], [1, 1, 1], std::ptr::null_mut(), &[arg(&p)]));
     // SAFETY: the context's work.
     ok(unsafe { d.p().cuCtxSynchronize() });
@@ -666,6 +668,8 @@ fn a_program_that_loads_the_cdylib_registers_through_dlsym() {
     let mut lout = 0;
     // SAFETY: valid out-pointer.
     ok(unsafe { local.p().cuMemAlloc(&mut lout, 16) });
+    // SAFETY: the 16 bytes of the allocation.
+    ok(unsafe { local.p().cuMemsetD32(lout, 0, 4) });
     ok(launch(&local, lf, [1, 1, 1], [4, 1, 1], std::ptr::null_mut(), &[arg(&lout), arg(&n)]));
     // SAFETY: the context's work.
     ok(unsafe { local.p().cuCtxSynchronize() });

@@ -361,6 +361,7 @@ fn a_captured_2d_memset_is_one_node_that_fills_when_launched() {
     // SAFETY: device memory of `pitch * 3` bytes; handles from the stand-in.
     unsafe {
         let s = stream(&d);
+        ok(p.cuMemsetD8(a, 0, pitch * 3));
         ok(p.cuStreamBeginCapture(s, CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_GLOBAL));
         ok(p.cuMemsetD2D32Async(a, pitch, 0xabcd_ef01, 3, 3, s));
         let mut g = std::ptr::null_mut();

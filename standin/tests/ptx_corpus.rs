@@ -390,15 +390,16 @@ fn kernel_faults_succeed_at_launch_fail_the_synchronisation_with_the_gpus_status
 fn module_globals_are_allocations_that_copies_and_kernels_share() {
     let d = driver();
     context(&d);
-    // `k` adds coeffs[0..4] (a constant with an initialiser) into counter, and stores the
-    // address `ptr` holds (that of `counter`).
+    // `k` adds coeffs[0..4] (a constant with an initialiser) into counter, and its first
+    // thread stores the address `ptr` holds (that of `counter`).
     let text = format!(
         "{HEADER}.const .align 4 .u32 coeffs[4] = {{1, 2, 3, 4}};\n.global .align 4 .u32 counter;\n\
          .global .align 8 .u64 ptr = counter;\n\
-         .visible .entry k(.param .u64 out)\n{{\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n\
+         .visible .entry k(.param .u64 out)\n{{\n.reg .pred %p<2>;\n.reg .b32 %r<8>;\n.reg .b64 %rd<8>;\n\
          ld.param.u64 %rd1, [out];\nld.const.u32 %r1, [coeffs];\nld.const.u32 %r2, [coeffs+12];\n\
          atom.global.add.u32 %r3, [counter], %r1;\natom.global.add.u32 %r3, [counter], %r2;\n\
-         ld.global.u64 %rd2, [ptr];\nst.global.u64 [%rd1], %rd2;\nret;\n}}\n"
+         mov.u32 %r4, %tid.x;\nmov.u32 %r5, %ctaid.x;\nor.b32 %r6, %r4, %r5;\nsetp.eq.u32 %p1, %r6, 0;\n\
+         ld.global.u64 %rd2, [ptr];\n@%p1 st.global.u64 [%rd1], %rd2;\nret;\n}}\n"
     );
     let m = load_module(&d, &text).unwrap();
     let global = |name: &str| {

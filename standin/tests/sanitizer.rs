@@ -319,3 +319,67 @@ fn an_event_orders_what_follows_its_record_and_not_later_work_of_the_recording_s
     assert_eq!(reports.len(), 1, "{reports:?}");
     assert!(reports[0].text.contains("memset of 4096 bytes"), "{}", reports[0].text);
 }
+
+/// An allocation imported in its own process (`cuMemPoolImportPointer`) is a second address
+/// for the same bytes: what one address writes counts as written at the other, and two
+/// unordered accesses through different addresses race.
+#[test]
+fn an_imported_allocation_and_its_exporter_are_the_same_bytes() {
+    use cudrv::sys::{
+        CUmemAllocationHandleType as H, CUmemAllocationType, CUmemLocationType, CUmemPoolProps, CUmemPoolPtrExportData,
+        CUresult,
+    };
+    const CUDA_SUCCESS: CUresult = CUresult::CUDA_SUCCESS;
+    let s = cudrv_standin::StandIn::isolated(13050).unwrap();
+    s.sanitize("races,init").unwrap();
+    let d = s.load(cudrv::LoadOptions::default()).unwrap();
+    let p = d.p();
+    let (mut ctx, mut pool, mut imported_pool) = (std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
+    let (mut exported, mut imported, mut fd) = (0, 0, 0i32);
+    let mut streams = [std::ptr::null_mut(); 2];
+    let mut data = CUmemPoolPtrExportData::default();
+    let mut props = CUmemPoolProps {
+        allocType: CUmemAllocationType::CU_MEM_ALLOCATION_TYPE_PINNED,
+        handleTypes: H::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+        ..Default::default()
+    };
+    props.location.type_ = CUmemLocationType::CU_MEM_LOCATION_TYPE_DEVICE;
+    let mut back = [0u8; 256];
+    // SAFETY: valid out-pointers and properties; live handles, streams and allocations of
+    // 256 bytes; the descriptor the export wrote.
+    unsafe {
+        assert_eq!(p.cuInit(0), CUDA_SUCCESS);
+        assert_eq!(p.cuCtxCreate(&mut ctx, std::ptr::null_mut(), 0, 0), CUDA_SUCCESS);
+        for s in &mut streams {
+            assert_eq!(p.cuStreamCreate(s, 1), CUDA_SUCCESS);
+        }
+        let [a, b] = streams;
+        assert_eq!(p.cuMemPoolCreate(&mut pool, &props), CUDA_SUCCESS);
+        assert_eq!(p.cuMemAllocFromPoolAsync(&mut exported, 256, pool, a), CUDA_SUCCESS);
+        assert_eq!(p.cuStreamSynchronize(a), CUDA_SUCCESS);
+        // (A driver exports a pointer only from a pool it has exported: docs/driver-facts.md.)
+        let handle = (&raw mut fd).cast();
+        assert_eq!(p.cuMemPoolExportToShareableHandle(handle, pool, props.handleTypes, 0), CUDA_SUCCESS);
+        assert_eq!(p.cuMemPoolExportPointer(&mut data, exported), CUDA_SUCCESS);
+        let handle = fd as usize as *mut std::ffi::c_void;
+        assert_eq!(
+            p.cuMemPoolImportFromShareableHandle(&mut imported_pool, handle, props.handleTypes, 0),
+            CUDA_SUCCESS
+        );
+        assert_eq!(p.cuMemPoolImportPointer(&mut imported, imported_pool, &mut data), CUDA_SUCCESS);
+        assert_ne!(imported, exported);
+        // Written through the import, read through the exporter, in order: nothing to report.
+        assert_eq!(p.cuMemsetD8Async(imported, 7, 256, a), CUDA_SUCCESS);
+        assert_eq!(p.cuStreamSynchronize(a), CUDA_SUCCESS);
+        assert_eq!(p.cuMemcpyDtoH(back.as_mut_ptr().cast(), exported, 256), CUDA_SUCCESS);
+        assert_eq!(back, [7; 256]);
+        assert!(s.sanitizer_reports().is_empty(), "{:?}", s.sanitizer_reports());
+        // Written through the import on `a`, read through the exporter on `b`, unordered.
+        assert_eq!(p.cuMemsetD8Async(imported, 9, 256, a), CUDA_SUCCESS);
+        assert_eq!(p.cuMemcpyDtoHAsync(back.as_mut_ptr().cast(), exported, 256, b), CUDA_SUCCESS);
+        assert_eq!(p.cuCtxSynchronize(), CUDA_SUCCESS);
+    }
+    let reports = s.sanitizer_reports();
+    assert_eq!(reports.iter().map(|r| r.kind).collect::<Vec<_>>(), ["race"], "{reports:?}");
+    assert!(reports[0].text.contains("memset of 256 bytes"), "{}", reports[0].text);
+}

@@ -12,7 +12,7 @@ use crate::resources::context::Context;
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode, Kept, KeptList};
 use crate::resources::kernel_arg::sealed::ArgUse;
 use crate::resources::kernel_arg::KernelArg;
-use crate::resources::launch::LaunchConfig;
+use crate::resources::launch::{launch_shaped, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
 use crate::resources::params::{self, Foreign, Target};
@@ -120,22 +120,16 @@ impl<'a> KernelNodeParams<'a> {
 
     /// Runs `f` with the raw node parameters for `config`, which live only during `f`.
     pub(crate) fn with_raw<T>(&self, config: LaunchConfig, f: impl FnOnce(&CUDA_KERNEL_NODE_PARAMS) -> T) -> T {
-        let raw = CUDA_KERNEL_NODE_PARAMS {
+        // The driver reads the parameter array (and copies the values it points to); it
+        // never writes through it.
+        let params = if self.ptrs.is_empty() { std::ptr::null_mut() } else { self.ptrs.as_ptr().cast_mut() };
+        let raw = launch_shaped!(CUDA_KERNEL_NODE_PARAMS, config, {
             func: self.function,
-            gridDimX: config.grid.0,
-            gridDimY: config.grid.1,
-            gridDimZ: config.grid.2,
-            blockDimX: config.block.0,
-            blockDimY: config.block.1,
-            blockDimZ: config.block.2,
-            sharedMemBytes: config.shared_mem_bytes,
-            // The driver reads the array (and copies the values it points to); it never
-            // writes through it.
-            kernelParams: if self.ptrs.is_empty() { std::ptr::null_mut() } else { self.ptrs.as_ptr().cast_mut() },
+            kernelParams: params,
             extra: std::ptr::null_mut(),
             kern: self.kernel,
             ctx: std::ptr::null_mut(),
-        };
+        });
         f(&raw)
     }
 }

@@ -211,6 +211,24 @@ impl Memory {
         (address < end).then_some((start, m))
     }
 
+    /// Where `address` is in the allocation it imports, if it lies in an import
+    /// (`cuMemPoolImportPointer` in the exporting process maps the same bytes at a second
+    /// address); otherwise `address` itself.
+    pub(crate) fn canonical(&self, address: u64) -> u64 {
+        let Some((&start, m)) = self.device.range(..=address).next_back() else {
+            return address;
+        };
+        match m.import_of {
+            Some(source) if address - start < m.size as u64 => source + (address - start),
+            _ => address,
+        }
+    }
+
+    /// Whether any allocation was imported in this process (so addresses may alias).
+    pub(crate) fn has_imports(&self) -> bool {
+        !self.imports.is_empty()
+    }
+
     /// The live pinned buffer containing `address`, with its start.
     fn pinned_at(&self, address: u64) -> Option<(u64, &Pinned)> {
         let (&start, b) = self.pinned.range(..=address).next_back()?;

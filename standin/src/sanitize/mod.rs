@@ -189,6 +189,9 @@ const UNREAD: u8 = 0x80;
 const RACES: u8 = 1;
 const INIT: u8 = 2;
 const SHARED: u8 = 4;
+/// The checks were set by the program (`StandIn::sanitize`), which reads the world's reports
+/// itself: they are written out but do not change the process's exit status.
+const BY_CALLER: u8 = 8;
 
 /// The flags of `c`.
 fn flags_of(c: Checks) -> u8 {
@@ -214,7 +217,14 @@ impl Sanitizer {
             crate::run::schedule::set(seed);
         }
         *lock(&self.state) = None;
-        self.flags.store(flags_of(c), Ordering::Release);
+        self.flags.store(flags_of(c) | BY_CALLER, Ordering::Release);
+    }
+
+    /// Writes `r` out (counted for the exit status unless the checks are the caller's) and
+    /// keeps it with the world's reports.
+    fn report(&self, r: Report) {
+        report::emit(&r, self.flags.load(Ordering::Acquire) & BY_CALLER == 0);
+        self.with(|s| s.reports.push(r));
     }
 
     /// Back to a new process's state: the checks of the environment, nothing seen.
@@ -261,8 +271,7 @@ impl Sanitizer {
     /// A report from inside a kernel (`kernel.rs`), made once per `key` in the world.
     pub(crate) fn kernel_report(&self, key: String, r: Report) {
         if self.with(|s| s.reported_in_kernels.insert(key)) {
-            report::emit(&r);
-            self.with(|s| s.reports.push(r));
+            self.report(r);
         }
     }
 
@@ -327,8 +336,7 @@ impl Sanitizer {
             });
             if let Some(&(start, _)) = uninit.first() {
                 let r = uninit_report(&op.what, &uninit, alloc(start));
-                report::emit(&r);
-                self.with(|s| s.reports.push(r));
+                self.report(r);
             }
         }
         if !self.races() {
@@ -363,8 +371,7 @@ impl Sanitizer {
         });
         for m in conflicts {
             let r = race_report(&m, &op.what, alloc(m.first.start));
-            report::emit(&r);
-            self.with(|s| s.reports.push(r));
+            self.report(r);
         }
     }
 
@@ -411,8 +418,7 @@ impl Sanitizer {
             alloc.as_deref().map_or_else(|| "null".into(), j),
         );
         let r = Report { kind: "race", text, json };
-        report::emit(&r);
-        self.with(|s| s.reports.push(r));
+        self.report(r);
     }
 
     /// The host learns what `op` knows (a call that returns after its work is done).

@@ -26,9 +26,11 @@ pub struct Report {
 /// Reports made in this process, for the summary at exit (process-wide, as the exit is).
 static REPORTED: AtomicU64 = AtomicU64::new(0);
 
-/// Writes `r` to stderr and the log, and counts it.
-pub(crate) fn emit(r: &Report) {
-    REPORTED.fetch_add(1, Ordering::Relaxed);
+/// Writes `r` to stderr and the log, and counts it for the exit status if `counted`.
+pub(crate) fn emit(r: &Report, counted: bool) {
+    if counted {
+        REPORTED.fetch_add(1, Ordering::Relaxed);
+    }
     eprintln!("{}", r.text);
     if let Some(path) = std::env::var_os("CUDRV_STANDIN_SANITIZE_LOG") {
         let file = std::fs::OpenOptions::new().create(true).append(true).open(&path);
