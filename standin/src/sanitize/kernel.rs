@@ -15,7 +15,6 @@
 //! write, race unless one block did a synchronising operation after its access and the
 //! other one before its own (then atomics or fences may order them: not reported).
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 
 use cudrv_ptx::{Access, AccessKind, BlockObserver, Event, Observer, Space};
@@ -26,6 +25,10 @@ use crate::run::lock::lock;
 
 /// The most global accesses of one launch logged for the check between blocks.
 pub(crate) const LOG_LIMIT: usize = 1 << 20;
+
+/// Shared-memory offsets past this are not checked (no block has that much: the H200's
+/// limit is 227 KiB), so that the shadow, one entry per byte, stays bounded.
+const SHARED_LIMIT: u64 = 1 << 20;
 
 /// One access, as a race report names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -38,7 +41,7 @@ struct By {
     wepoch: u32,
 }
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
 struct Byte {
     writer: Option<By>,
     readers: [Option<By>; 2],
@@ -82,15 +85,22 @@ pub(crate) struct KernelObserver {
     logging: bool,
     races: Mutex<Vec<SharedRace>>,
     log: Mutex<(Vec<Logged>, Vec<BlockSyncs>)>,
+    /// Shared shadows of finished blocks, emptied, for the next blocks to reuse (their
+    /// allocations kept).
+    spare: Mutex<Vec<Vec<Byte>>>,
 }
 
 struct BlockObs<'a> {
     l: &'a KernelObserver,
+    /// The launch's `shared` and `logging`, kept here: read on every access.
+    shared: bool,
+    logging: bool,
     ctaid: [u32; 3],
     index: u32,
     epoch: u32,
     wepochs: Vec<u32>,
-    bytes: HashMap<u64, Byte>,
+    /// Each shared byte's last writer and readers, by offset (as far as the block touched).
+    bytes: Vec<Byte>,
     races: Vec<SharedRace>,
     log: Vec<Logged>,
     seq: u32,
@@ -108,6 +118,7 @@ impl KernelObserver {
             logging: global || init,
             races: Mutex::new(Vec::new()),
             log: Mutex::new((Vec::new(), Vec::new())),
+            spare: Mutex::new(Vec::new()),
         }
     }
 
@@ -261,11 +272,13 @@ impl Observer for KernelObserver {
         let index = ctaid[0] + ctaid[1] * self.grid[0] + ctaid[2] * self.grid[0] * self.grid[1];
         Box::new(BlockObs {
             l: self,
+            shared: self.shared,
+            logging: self.logging,
             ctaid,
             index,
             epoch: 0,
             wepochs: Vec::new(),
-            bytes: HashMap::new(),
+            bytes: lock(&self.spare).pop().unwrap_or_default(),
             races: Vec::new(),
             log: Vec::new(),
             seq: 0,
@@ -288,45 +301,69 @@ impl BlockObs<'_> {
     fn shared(&mut self, a: &Access) {
         let write = a.kind == AccessKind::Write;
         let me = By { thread: a.thread, line: a.line, epoch: self.epoch, wepoch: self.wepoch(a.thread) };
-        for off in a.addr..a.addr.saturating_add(u64::from(a.size)) {
-            let b = self.bytes.get(&off).copied().unwrap_or_default();
-            let mut race = None;
-            if let Some(w) = b.writer.filter(|w| !self.ordered(w, a.thread)) {
-                race = Some((w, true));
-            }
-            if write && race.is_none() {
-                race = b.readers.iter().flatten().find(|r| !self.ordered(r, a.thread)).map(|r| (*r, false));
-            }
-            if let Some((first, first_writes)) = race {
-                // One race per pair of lines in a block.
-                if !self.races.iter().any(|r| r.first.line == first.line && r.second.line == a.line) {
-                    self.races.push(SharedRace {
-                        ctaid: self.ctaid,
-                        offset: off,
-                        first,
-                        first_writes,
-                        second: me,
-                        second_writes: write,
-                    });
-                }
-            }
-            let mut nb = b;
-            if write {
-                nb = Byte { writer: Some(me), readers: [None, None] };
-            } else {
-                // Readers of an older epoch are ordered before anything now: forget them.
-                let fresh = |r: &Option<By>| r.filter(|r| r.epoch == self.epoch);
-                let mut rs = [fresh(&b.readers[0]), fresh(&b.readers[1])];
-                match rs {
-                    [None, _] => rs[0] = Some(me),
-                    [Some(r0), None] if r0.thread != a.thread => rs[1] = Some(me),
-                    [Some(r0), Some(_)] if r0.thread != a.thread => rs[1] = Some(me),
-                    _ => {}
-                }
-                nb.readers = rs;
-            }
-            self.bytes.insert(off, nb);
+        let end = a.addr.saturating_add(u64::from(a.size));
+        if end > SHARED_LIMIT {
+            return;
         }
+        if end as usize > self.bytes.len() {
+            self.bytes.resize(end as usize, Byte::default());
+        }
+        let (start, stop) = (a.addr as usize, end as usize);
+        let Some(&first) = self.bytes.get(start) else { return };
+        // The bytes of one access usually share their state: then they are one check.
+        if self.bytes.get(start..stop).is_some_and(|run| run.iter().all(|b| *b == first)) {
+            let nb = self.step(first, a.addr, me, write);
+            if let Some(run) = self.bytes.get_mut(start..stop) {
+                run.fill(nb);
+            }
+            return;
+        }
+        for off in start..stop {
+            let b = self.bytes.get(off).copied().unwrap_or_default();
+            let nb = self.step(b, off as u64, me, write);
+            if let Some(slot) = self.bytes.get_mut(off) {
+                *slot = nb;
+            }
+        }
+    }
+
+    /// Checks an access by `me` (writing if `write`) of the shared byte at `off`, whose
+    /// state is `b`, against it (a race found is kept once per pair of lines), and returns
+    /// the byte's state after it.
+    fn step(&mut self, b: Byte, off: u64, me: By, write: bool) -> Byte {
+        let mut race = None;
+        if let Some(w) = b.writer.filter(|w| !self.ordered(w, me.thread)) {
+            race = Some((w, true));
+        }
+        if write && race.is_none() {
+            race = b.readers.iter().flatten().find(|r| !self.ordered(r, me.thread)).map(|r| (*r, false));
+        }
+        if let Some((first, first_writes)) = race {
+            // One race per pair of lines in a block.
+            if !self.races.iter().any(|r| r.first.line == first.line && r.second.line == me.line) {
+                self.races.push(SharedRace {
+                    ctaid: self.ctaid,
+                    offset: off,
+                    first,
+                    first_writes,
+                    second: me,
+                    second_writes: write,
+                });
+            }
+        }
+        if write {
+            return Byte { writer: Some(me), readers: [None, None] };
+        }
+        // Readers of an older epoch are ordered before anything now: forget them.
+        let fresh = |r: &Option<By>| r.filter(|r| r.epoch == self.epoch);
+        let mut rs = [fresh(&b.readers[0]), fresh(&b.readers[1])];
+        match rs {
+            [None, _] => rs[0] = Some(me),
+            [Some(r0), None] if r0.thread != me.thread => rs[1] = Some(me),
+            [Some(r0), Some(_)] if r0.thread != me.thread => rs[1] = Some(me),
+            _ => {}
+        }
+        Byte { writer: b.writer, readers: rs }
     }
 }
 
@@ -334,8 +371,8 @@ impl BlockObserver for BlockObs<'_> {
     fn access(&mut self, a: &Access) {
         match (a.space, a.kind) {
             (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(1),
-            (Space::Shared, _) if self.l.shared => self.shared(a),
-            (Space::Global, kind) if self.l.logging && self.log.len() < LOG_LIMIT => {
+            (Space::Shared, _) if self.shared => self.shared(a),
+            (Space::Global, kind) if self.logging && self.log.len() < LOG_LIMIT => {
                 let (addr, write) = (a.addr, kind == AccessKind::Write);
                 let end = addr.saturating_add(u64::from(a.size));
                 if let Some(last) = self.log.last_mut() {
@@ -380,6 +417,9 @@ impl BlockObserver for BlockObs<'_> {
     }
 
     fn finish(&mut self) {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.clear();
+        lock(&self.l.spare).push(bytes);
         if !self.races.is_empty() {
             lock(&self.l.races).append(&mut self.races);
         }
