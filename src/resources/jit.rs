@@ -54,6 +54,18 @@ impl Default for JitOptions {
     }
 }
 
+/// Builder setters (inside `impl JitOptions`): `name(arg: T) => value;` sets the field
+/// `name` to `value` and returns the options.
+macro_rules! setters {
+    ($($(#[$doc:meta])* $name:ident($arg:ident: $t:ty) => $value:expr;)+) => {$(
+        $(#[$doc])*
+        pub fn $name(mut self, $arg: $t) -> JitOptions {
+            self.$name = $value;
+            self
+        }
+    )+};
+}
+
 impl JitOptions {
     /// The largest log buffer, in bytes: the driver's `CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES`
     /// and `CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES` are `unsigned int`.
@@ -82,76 +94,35 @@ impl JitOptions {
         }
     }
 
-    /// Optimisation level 0 to 4 (`CU_JIT_OPTIMIZATION_LEVEL`; the driver's default is 4).
-    pub fn optimization_level(mut self, level: u32) -> JitOptions {
-        self.optimization_level = Some(level);
-        self
-    }
-
-    /// Compiles for `target` (`CU_JIT_TARGET`) instead of the current context's device.
-    pub fn target(mut self, target: CUjit_target) -> JitOptions {
-        self.target = Some(target);
-        self
-    }
-
-    /// At most `registers` registers per thread (`CU_JIT_MAX_REGISTERS`).
-    pub fn max_registers(mut self, registers: u32) -> JitOptions {
-        self.max_registers = Some(registers);
-        self
-    }
-
-    /// Compiles for blocks of at least `threads` threads (`CU_JIT_THREADS_PER_BLOCK`); the
-    /// number the compiler targeted is in [`JitLogs::threads_per_block`].
-    pub fn threads_per_block(mut self, threads: u32) -> JitOptions {
-        self.threads_per_block = Some(threads);
-        self
-    }
-
-    /// Generates debug information (`CU_JIT_GENERATE_DEBUG_INFO`).
-    pub fn debug_info(mut self, on: bool) -> JitOptions {
-        self.debug_info = Some(on);
-        self
-    }
-
-    /// Generates line information (`CU_JIT_GENERATE_LINE_INFO`).
-    pub fn line_info(mut self, on: bool) -> JitOptions {
-        self.line_info = Some(on);
-        self
-    }
-
-    /// Writes verbose information to the info log (`CU_JIT_LOG_VERBOSE`).
-    pub fn log_verbose(mut self, on: bool) -> JitOptions {
-        self.log_verbose = Some(on);
-        self
-    }
-
-    /// What to fall back to when no exact binary matches (`CU_JIT_FALLBACK_STRATEGY`).
-    pub fn fallback(mut self, fallback: JitFallback) -> JitOptions {
-        self.fallback = Some(fallback);
-        self
-    }
-
-    /// An info log of `bytes` bytes (`CU_JIT_INFO_LOG_BUFFER`); 0 asks for none. The
-    /// driver takes the size as an `unsigned int`: a load or link with options of more
-    /// than [`JitOptions::MAX_LOG_BYTES`] is refused with an [`InvalidArgument`] naming
-    /// `info_log` and the limit. The buffer is allocated (zeroed, fallibly: a failure is
-    /// the same error) when the options are used, not here.
-    pub fn info_log(mut self, bytes: usize) -> JitOptions {
-        self.info_log = bytes;
-        self
-    }
-
-    /// An error log of `bytes` bytes (`CU_JIT_ERROR_LOG_BUFFER`); 0 asks for none. Limits
-    /// and errors as [`JitOptions::info_log`] (the error names `error_log`).
-    pub fn error_log(mut self, bytes: usize) -> JitOptions {
-        self.error_log = bytes;
-        self
-    }
-
-    /// Whether to ask for the wall time (`CU_JIT_WALL_TIME`).
-    pub fn wall_time(mut self, on: bool) -> JitOptions {
-        self.wall_time = on;
-        self
+    setters! {
+        /// Optimisation level 0 to 4 (`CU_JIT_OPTIMIZATION_LEVEL`; the driver's default is 4).
+        optimization_level(level: u32) => Some(level);
+        /// Compiles for `target` (`CU_JIT_TARGET`) instead of the current context's device.
+        target(target: CUjit_target) => Some(target);
+        /// At most `registers` registers per thread (`CU_JIT_MAX_REGISTERS`).
+        max_registers(registers: u32) => Some(registers);
+        /// Compiles for blocks of at least `threads` threads (`CU_JIT_THREADS_PER_BLOCK`); the
+        /// number the compiler targeted is in [`JitLogs::threads_per_block`].
+        threads_per_block(threads: u32) => Some(threads);
+        /// Generates debug information (`CU_JIT_GENERATE_DEBUG_INFO`).
+        debug_info(on: bool) => Some(on);
+        /// Generates line information (`CU_JIT_GENERATE_LINE_INFO`).
+        line_info(on: bool) => Some(on);
+        /// Writes verbose information to the info log (`CU_JIT_LOG_VERBOSE`).
+        log_verbose(on: bool) => Some(on);
+        /// What to fall back to when no exact binary matches (`CU_JIT_FALLBACK_STRATEGY`).
+        fallback(fallback: JitFallback) => Some(fallback);
+        /// An info log of `bytes` bytes (`CU_JIT_INFO_LOG_BUFFER`); 0 asks for none. The
+        /// driver takes the size as an `unsigned int`: a load or link with options of more
+        /// than [`JitOptions::MAX_LOG_BYTES`] is refused with an [`InvalidArgument`] naming
+        /// `info_log` and the limit. The buffer is allocated (zeroed, fallibly: a failure is
+        /// the same error) when the options are used, not here.
+        info_log(bytes: usize) => bytes;
+        /// An error log of `bytes` bytes (`CU_JIT_ERROR_LOG_BUFFER`); 0 asks for none. Limits
+        /// and errors as [`JitOptions::info_log`] (the error names `error_log`).
+        error_log(bytes: usize) => bytes;
+        /// Whether to ask for the wall time (`CU_JIT_WALL_TIME`).
+        wall_time(on: bool) => on;
     }
 
     /// The error log's size in bytes (0: none).

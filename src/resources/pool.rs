@@ -34,6 +34,32 @@ fn device_location(device: i32) -> CUmemLocation {
     location
 }
 
+/// A pool's attribute accessors (inside `impl MemoryPool`), one row each: `u64 name =
+/// ATTR;` a 64-bit attribute's getter; `flag name, set_name = ATTR;` a reuse policy's
+/// getter and its setter.
+macro_rules! pool_attributes {
+    ($($(#[$doc:meta])* $kind:ident $name:ident $(, $setter:ident)? = $attr:ident;)+) => {$(
+        pool_attributes!(@row $kind [$(#[$doc])*] $name $(, $setter)? = $attr);
+    )+};
+    (@row u64 [$(#[$doc:meta])*] $name:ident = $attr:ident) => {
+        $(#[$doc])*
+        pub fn $name(&self) -> Result<u64, Error> {
+            Ok(self.get_u64(CUmemPool_attribute::$attr)?)
+        }
+    };
+    (@row flag [$(#[$doc:meta])*] $name:ident, $setter:ident = $attr:ident) => {
+        $(#[$doc])*
+        pub fn $name(&self) -> Result<bool, Error> {
+            Ok(self.get_flag(CUmemPool_attribute::$attr)?)
+        }
+
+        #[doc = concat!("Sets [`MemoryPool::", stringify!($name), "`].")]
+        pub fn $setter(&self, on: bool) -> Result<(), Error> {
+            Ok(self.set_flag(CUmemPool_attribute::$attr, on)?)
+        }
+    };
+}
+
 impl MemoryPool {
     /// Creates a pool of device memory on `context`'s device whose allocations can be
     /// exported as `types` ([`ShareableHandleTypes::POSIX_FD`] for another process;
@@ -113,16 +139,31 @@ impl MemoryPool {
         Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, bytes)?)
     }
 
-    /// The bytes of device memory the pool holds now, in use or not
-    /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
-    pub fn reserved_current(&self) -> Result<u64, Error> {
-        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT)?)
-    }
-
-    /// The most bytes the pool has held since it was made or the mark was reset
-    /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`).
-    pub fn reserved_high(&self) -> Result<u64, Error> {
-        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH)?)
+    pool_attributes! {
+        /// The bytes of device memory the pool holds now, in use or not
+        /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT`).
+        u64 reserved_current = CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT;
+        /// The most bytes the pool has held since it was made or the mark was reset
+        /// (`CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH`).
+        u64 reserved_high = CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH;
+        /// The bytes of the pool's allocations in use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`).
+        u64 used_current = CU_MEMPOOL_ATTR_USED_MEM_CURRENT;
+        /// The most bytes in use since the pool was made or the mark was reset
+        /// (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
+        u64 used_high = CU_MEMPOOL_ATTR_USED_MEM_HIGH;
+        /// Whether memory freed on one stream may be reused on another that waits for an
+        /// event recorded after the free (`CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`;
+        /// on by default).
+        flag reuse_follow_event_dependencies, set_reuse_follow_event_dependencies =
+            CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES;
+        /// Whether memory may be reused once its free is known to be done, with no
+        /// dependency between the streams (`CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`; on
+        /// by default).
+        flag reuse_allow_opportunistic, set_reuse_allow_opportunistic = CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC;
+        /// Whether the driver may add a dependency on a free's stream to reuse its memory
+        /// (`CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`; on by default).
+        flag reuse_allow_internal_dependencies, set_reuse_allow_internal_dependencies =
+            CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES;
     }
 
     /// Resets the reserved high mark to the current reservation.
@@ -130,55 +171,9 @@ impl MemoryPool {
         Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH, 0)?)
     }
 
-    /// The bytes of the pool's allocations in use now (`CU_MEMPOOL_ATTR_USED_MEM_CURRENT`).
-    pub fn used_current(&self) -> Result<u64, Error> {
-        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_CURRENT)?)
-    }
-
-    /// The most bytes in use since the pool was made or the mark was reset
-    /// (`CU_MEMPOOL_ATTR_USED_MEM_HIGH`).
-    pub fn used_high(&self) -> Result<u64, Error> {
-        Ok(self.get_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH)?)
-    }
-
     /// Resets the used high mark to the current use.
     pub fn reset_used_high(&self) -> Result<(), Error> {
         Ok(self.set_u64(CUmemPool_attribute::CU_MEMPOOL_ATTR_USED_MEM_HIGH, 0)?)
-    }
-
-    /// Whether memory freed on one stream may be reused on another that waits for an
-    /// event recorded after the free (`CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES`;
-    /// on by default).
-    pub fn reuse_follow_event_dependencies(&self) -> Result<bool, Error> {
-        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES)?)
-    }
-
-    /// Sets [`MemoryPool::reuse_follow_event_dependencies`].
-    pub fn set_reuse_follow_event_dependencies(&self, on: bool) -> Result<(), Error> {
-        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES, on)?)
-    }
-
-    /// Whether memory may be reused once its free is known to be done, with no
-    /// dependency between the streams (`CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC`; on
-    /// by default).
-    pub fn reuse_allow_opportunistic(&self) -> Result<bool, Error> {
-        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC)?)
-    }
-
-    /// Sets [`MemoryPool::reuse_allow_opportunistic`].
-    pub fn set_reuse_allow_opportunistic(&self, on: bool) -> Result<(), Error> {
-        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, on)?)
-    }
-
-    /// Whether the driver may add a dependency on a free's stream to reuse its memory
-    /// (`CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES`; on by default).
-    pub fn reuse_allow_internal_dependencies(&self) -> Result<bool, Error> {
-        Ok(self.get_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES)?)
-    }
-
-    /// Sets [`MemoryPool::reuse_allow_internal_dependencies`].
-    pub fn set_reuse_allow_internal_dependencies(&self, on: bool) -> Result<(), Error> {
-        Ok(self.set_flag(CUmemPool_attribute::CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES, on)?)
     }
 
     /// Releases memory the pool holds but does not use, keeping at least

@@ -209,7 +209,7 @@ pub trait DeviceSliceMut<T: DeviceRepr>: DeviceSlice<T> {
     /// Copies `src` to the start, ordered on `stream` (`cuMemcpyDtoDAsync`).
     fn copy_from_device_async<S: DeviceSlice<T> + ?Sized>(&mut self, src: &S, stream: &Stream) -> Result<(), Error> {
         let what = "DeviceSliceMut::copy_from_device_async";
-        self.as_view_mut().view.write_from_device_async(what, src.as_view(), stream)
+        self.as_view_mut().view.device_async(what, src.as_view(), stream, false)
     }
 
     /// Copies `src`, which may belong to another context or device, to the start, ordered
@@ -217,7 +217,7 @@ pub trait DeviceSliceMut<T: DeviceRepr>: DeviceSlice<T> {
     /// [`DeviceBuffer::copy_from_peer_async`]).
     fn copy_from_peer_async<S: DeviceSlice<T> + ?Sized>(&mut self, src: &S, stream: &Stream) -> Result<(), Error> {
         let what = "DeviceSliceMut::copy_from_peer_async";
-        self.as_view_mut().view.write_from_peer_async(what, src.as_view(), stream)
+        self.as_view_mut().view.device_async(what, src.as_view(), stream, true)
     }
 
     /// Copies the pinned buffer `src` to the start, ordered on `stream`
@@ -586,24 +586,6 @@ impl<T: DeviceRepr> DeviceView<'_, T> {
         self.context().run(|| unsafe { pc.cuMemcpyDtoD(dst, from, bytes) })
     }
 
-    pub(crate) fn write_from_device_async(
-        self,
-        what: &'static str,
-        src: DeviceView<'_, T>,
-        stream: &Stream,
-    ) -> Result<(), Error> {
-        self.device_async(what, src, stream, false)
-    }
-
-    pub(crate) fn write_from_peer_async(
-        self,
-        what: &'static str,
-        src: DeviceView<'_, T>,
-        stream: &Stream,
-    ) -> Result<(), Error> {
-        self.device_async(what, src, stream, true)
-    }
-
     /// A copy of `src` to the start of the view ordered on `stream`: `cuMemcpyDtoDAsync`,
     /// or for a `peer` copy `cuMemcpyPeerAsync` naming each memory's context (which may be
     /// another device's). Refused if it does not fit; no call for no bytes; both uses
@@ -914,7 +896,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
 
     /// Copies `src` to the start of the buffer ordered on `stream` (`cuMemcpyDtoDAsync`).
     pub fn copy_from_device_async<S: DeviceSlice<T> + ?Sized>(&self, src: &S, stream: &Stream) -> Result<(), Error> {
-        self.as_view().write_from_device_async("DeviceBuffer::copy_from_device_async", src.as_view(), stream)
+        self.as_view().device_async("DeviceBuffer::copy_from_device_async", src.as_view(), stream, false)
     }
 
     /// Sets every value to `value` (`cuMemsetD8`/`D16`/`D32`, synchronous). `T` must be
@@ -935,7 +917,7 @@ impl<T: DeviceRepr> DeviceBuffer<T> {
     /// `src`'s producer before it with an event ([`Stream::wait_event`]). A source longer
     /// than this buffer is refused before any driver call.
     pub fn copy_from_peer_async<S: DeviceSlice<T> + ?Sized>(&self, src: &S, stream: &Stream) -> Result<(), Error> {
-        self.as_view().write_from_peer_async("DeviceBuffer::copy_from_peer_async", src.as_view(), stream)
+        self.as_view().device_async("DeviceBuffer::copy_from_peer_async", src.as_view(), stream, true)
     }
 }
 
