@@ -28,7 +28,7 @@ enum Holder {
 /// [`Library::global`] and [`Library::managed_global`].
 ///
 /// It is device memory like a [`DeviceBuffer`]: it can be copied to and from the host
-/// (synchronously, or ordered on a stream through a [`PinnedBuffer`]) and passed to a
+/// (synchronously, or ordered on a stream through a [`PinnedBuffer`](crate::PinnedBuffer)) and passed to a
 /// kernel as its address (`launch.arg(&global)`). `__constant__` data is written from
 /// the host the same way; kernels only read it.
 pub struct Global<T> {

@@ -162,7 +162,7 @@ pub struct ManagedRangeAttributes {
 /// `len` values of `T` in managed memory (`cuMemAllocManaged`): one address the host
 /// and every device of the system can use, whose pages the driver migrates where they are
 /// touched (or where [`ManagedBuffer::prefetch_async`] sends them). It is device memory of
-/// `T` ([`DeviceSlice`], [`DeviceSliceMut`]: copies, fills, views) and a kernel argument,
+/// `T` ([`DeviceSlice`](crate::DeviceSlice), [`DeviceSliceMut`](crate::DeviceSliceMut): copies, fills, views) and a kernel argument,
 /// and is freed (`cuMemFree`) when dropped, after the work queued on every stream it was
 /// used on, as a [`crate::DeviceBuffer`] is. Not `Clone`: it has one owner.
 ///
