@@ -16,7 +16,10 @@ use crate::windows::{resolve, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 
 #[path = "exec_texture.rs"]
 mod texture;
-use crate::module::{AtomOp, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, Sp, Sreg, Ty, K};
+use crate::module::{
+    AtomOp, BarRed, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, ReduxOp, ShflMode, Sp, Sreg,
+    TestpKind, Ty, VoteMode, K,
+};
 
 /// Param-space addresses at and above this are the current frame's parameter block.
 const FPARAM_TAG: u64 = 1 << 32;
@@ -166,7 +169,7 @@ struct Warp {
     exited: u32,
     waiting: u32,
     wait_bar: [u8; WARP],
-    red_dst: Option<(u32, u8)>,
+    red_dst: Option<(u32, BarRed)>,
     carry: u32,
     frames: Vec<Frame>,
     local: Vec<Vec<u8>>,
@@ -587,9 +590,9 @@ impl Block<'_, '_> {
                     if let Some(f) = w.frames.last_mut() {
                         for lane in lanes(m) {
                             let v = match kind {
-                                1 => u64::from(st.popc),
-                                2 => u64::from(st.and),
-                                _ => u64::from(st.or),
+                                BarRed::Popc => u64::from(st.popc),
+                                BarRed::And => u64::from(st.and),
+                                BarRed::Or | BarRed::None => u64::from(st.or),
                             };
                             rset(&mut f.regs, dst, lane, v);
                         }
@@ -1560,13 +1563,13 @@ impl Block<'_, '_> {
                     _ => ty.fmt().is_subnormal(a),
                 };
                 u64::from(match kind {
-                    0 => v.is_finite(),
-                    1 => v.is_infinite(),
-                    2 => !v.is_nan(),
-                    3 => v.is_nan(),
+                    TestpKind::Finite => v.is_finite(),
+                    TestpKind::Infinite => v.is_infinite(),
+                    TestpKind::Number => !v.is_nan(),
+                    TestpKind::NotANumber => v.is_nan(),
                     // The GPU counts zeros as normal (the instruction suite's recording).
-                    4 => v.is_finite() && !fmt_sub,
-                    _ => fmt_sub,
+                    TestpKind::Normal => v.is_finite() && !fmt_sub,
+                    TestpKind::Subnormal => fmt_sub,
                 })
             }),
             Op::Ld => self.ld_st(w, inst, mask, true),
@@ -1608,8 +1611,9 @@ impl Block<'_, '_> {
             Op::Bar { arrive, red } => {
                 let f = frame!();
                 let lane0 = mask.trailing_zeros() as usize;
-                let id = (self.val(&snap, f, o(if red > 0 { 1 } else { 0 }), lane0) & 15) as u8;
-                let count_op = if red > 0 {
+                let reduces = red != BarRed::None;
+                let id = (self.val(&snap, f, o(if reduces { 1 } else { 0 }), lane0) & 15) as u8;
+                let count_op = if reduces {
                     if ops.len() >= 4 {
                         Some(o(2))
                     } else {
@@ -1622,7 +1626,7 @@ impl Block<'_, '_> {
                 let _ = self.nthreads;
                 let pred_op = ops.last().unwrap_or(&Opd::Sink);
                 let mut preds = 0u32;
-                if red > 0 {
+                if reduces {
                     for lane in lanes(mask) {
                         if self.val(&snap, f, pred_op, lane) & 1 == 1 {
                             preds |= 1 << lane;
@@ -1634,7 +1638,7 @@ impl Block<'_, '_> {
                 if expected != 0 {
                     st.expected = expected;
                 }
-                if red > 0 {
+                if reduces {
                     if st.arrived == mask.count_ones() {
                         st.and = true;
                     }
@@ -1684,19 +1688,19 @@ impl Block<'_, '_> {
                     let max_lane = (l & segmask) | (cval & !segmask);
                     let min_lane = l & segmask;
                     let (j, pval) = match mode {
-                        1 => {
+                        ShflMode::Up => {
                             let j = l - bval;
                             (j, j >= max_lane)
                         }
-                        2 => {
+                        ShflMode::Down => {
                             let j = l + bval;
                             (j, j <= max_lane)
                         }
-                        3 => {
+                        ShflMode::Bfly => {
                             let j = l ^ bval;
                             (j, j <= max_lane)
                         }
-                        _ => {
+                        ShflMode::Idx => {
                             let j = min_lane | (bval & !segmask);
                             (j, j <= max_lane)
                         }
@@ -1729,10 +1733,10 @@ impl Block<'_, '_> {
                     }
                 }
                 let r = match mode {
-                    0 => u64::from(ballot == group),
-                    1 => u64::from(ballot != 0),
-                    2 => u64::from(ballot == group || ballot == 0),
-                    _ => u64::from(ballot),
+                    VoteMode::All => u64::from(ballot == group),
+                    VoteMode::Any => u64::from(ballot != 0),
+                    VoteMode::Uni => u64::from(ballot == group || ballot == 0),
+                    VoteMode::Ballot => u64::from(ballot),
                 };
                 for lane in lanes(mask) {
                     rset(&mut f.regs, d, lane, r);
@@ -1781,9 +1785,9 @@ impl Block<'_, '_> {
                     acc = Some(match acc {
                         None => v,
                         Some(a) => match kind {
-                            0 => a.wrapping_add(v) & 0xffff_ffff,
-                            1 | 2 => {
-                                let pick_max = kind == 2;
+                            ReduxOp::Add => a.wrapping_add(v) & 0xffff_ffff,
+                            ReduxOp::Min | ReduxOp::Max => {
+                                let pick_max = kind == ReduxOp::Max;
                                 if signed {
                                     let (x, y) = (sext(a, 32), sext(v, 32));
                                     (if pick_max { x.max(y) } else { x.min(y) } as u64) & 0xffff_ffff
@@ -1793,9 +1797,9 @@ impl Block<'_, '_> {
                                     a.min(v)
                                 }
                             }
-                            3 => a & v,
-                            4 => a | v,
-                            _ => a ^ v,
+                            ReduxOp::And => a & v,
+                            ReduxOp::Or => a | v,
+                            ReduxOp::Xor => a ^ v,
                         },
                     });
                 }

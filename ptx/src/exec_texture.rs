@@ -116,7 +116,7 @@ impl Block<'_, '_> {
                     let t = self.texture_of(at(&handles, lane), line)?;
                     let f = |k: usize| f32::from_bits(c.get(k).map_or(0, |c| at(c, lane)) as u32);
                     let xy = [f(0), f(1)];
-                    let r = t.gather(mem, usize::from(comp), xy).ok_or_else(|| bad(t.base))?;
+                    let r = t.gather(mem, comp.index(), xy).ok_or_else(|| bad(t.base))?;
                     for (k, x) in r.into_iter().enumerate() {
                         put(&mut out, k, lane, u64::from(x));
                     }

@@ -246,6 +246,71 @@ pub(crate) enum Builtin {
     AssertFail,
 }
 
+/// `testp`'s property.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TestpKind {
+    Finite,
+    Infinite,
+    Number,
+    NotANumber,
+    Normal,
+    Subnormal,
+}
+
+/// `bar.red`'s reduction (`bar.sync`/`bar.arrive`: none).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BarRed {
+    None,
+    Popc,
+    And,
+    Or,
+}
+
+/// `shfl`'s mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShflMode {
+    Idx,
+    Up,
+    Down,
+    Bfly,
+}
+
+/// `vote`'s mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// `redux.sync`'s operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ReduxOp {
+    Add,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+}
+
+/// The texel component `tld4` gathers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Component {
+    R,
+    G,
+    B,
+    A,
+}
+
+impl Component {
+    /// Its index in a texel (r 0 .. a 3).
+    pub(crate) fn index(self) -> usize {
+        self as usize
+    }
+}
+
 /// An operation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Op {
@@ -307,7 +372,7 @@ pub(crate) enum Op {
     Cos,
     Tanh,
     Copysign,
-    Testp(u8),
+    Testp(TestpKind),
     Ld,
     St,
     Atom(AtomOp),
@@ -320,20 +385,20 @@ pub(crate) enum Op {
     Trap,
     Bar {
         arrive: bool,
-        red: u8,
+        red: BarRed,
     },
-    Shfl(u8),
-    Vote(u8),
+    Shfl(ShflMode),
+    Vote(VoteMode),
     Activemask,
     Match(bool),
-    Redux(u8),
+    Redux(ReduxOp),
     /// `tex[.level|.grad].geom.v4.dtype.ctype` (`level`: a level operand follows).
     Tex {
         geom: Geom,
         level: bool,
     },
     /// `tld4.comp.2d.v4.dtype.f32`.
-    Tld4(u8),
+    Tld4(Component),
     /// `txq.query.b32` and `suq.query.b32`.
     TexQuery(Query),
     /// `suld.b.geom[.vN].bK.oob`.
@@ -1482,12 +1547,12 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         "tanh" => Op::Tanh,
         "copysign" => Op::Copysign,
         "testp" => Op::Testp(match aux {
-            Some("finite") => 0,
-            Some("infinite") => 1,
-            Some("number") => 2,
-            Some("notanumber") => 3,
-            Some("normal") => 4,
-            Some("subnormal") => 5,
+            Some("finite") => TestpKind::Finite,
+            Some("infinite") => TestpKind::Infinite,
+            Some("number") => TestpKind::Number,
+            Some("notanumber") => TestpKind::NotANumber,
+            Some("normal") => TestpKind::Normal,
+            Some("subnormal") => TestpKind::Subnormal,
             _ => return Err(err(line, name, "unknown testp operator")),
         }),
         "ld" | "ldu" => Op::Ld,
@@ -1543,57 +1608,55 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             if has("warp") {
                 Op::Nop
             } else {
-                let red = if has("red") {
-                    if has("popc") {
-                        1
-                    } else if has("and") {
-                        2
-                    } else {
-                        3
-                    }
+                let red = if !has("red") {
+                    BarRed::None
+                } else if has("popc") {
+                    BarRed::Popc
+                } else if has("and") {
+                    BarRed::And
                 } else {
-                    0
+                    BarRed::Or
                 };
                 Op::Bar { arrive: has("arrive"), red }
             }
         }
         "shfl" => Op::Shfl(if has("up") {
-            1
+            ShflMode::Up
         } else if has("down") {
-            2
+            ShflMode::Down
         } else if has("bfly") {
-            3
+            ShflMode::Bfly
         } else {
-            0
+            ShflMode::Idx
         }),
         "vote" => {
             if !has("sync") && !has("ballot") && !has("all") && !has("any") && !has("uni") {
                 return Err(unsupported());
             }
             Op::Vote(if has("all") {
-                0
+                VoteMode::All
             } else if has("any") {
-                1
+                VoteMode::Any
             } else if has("uni") {
-                2
+                VoteMode::Uni
             } else {
-                3
+                VoteMode::Ballot
             })
         }
         "activemask" => Op::Activemask,
         "match" => Op::Match(has("all")),
         "redux" => Op::Redux(if has("add") {
-            0
+            ReduxOp::Add
         } else if has("min") {
-            1
+            ReduxOp::Min
         } else if has("max") {
-            2
+            ReduxOp::Max
         } else if has("and") {
-            3
+            ReduxOp::And
         } else if has("or") {
-            4
+            ReduxOp::Or
         } else {
-            5
+            ReduxOp::Xor
         }),
         "tex" | "tld4" | "suld" | "sust" => texture_op(opname, &mods).ok_or_else(unsupported)?,
         "txq" | "suq" => Op::TexQuery(mods.iter().find_map(|m| Query::parse(m)).ok_or_else(unsupported)?),
@@ -1690,7 +1753,11 @@ fn texture_op(opname: &str, mods: &[&str]) -> Option<Op> {
             if geom != Geom::D2 {
                 return None;
             }
-            Op::Tld4(["r", "g", "b", "a"].iter().position(|c| mods.contains(c))? as u8)
+            Op::Tld4(
+                [("r", Component::R), ("g", Component::G), ("b", Component::B), ("a", Component::A)]
+                    .into_iter()
+                    .find_map(|(m, c)| mods.contains(&m).then_some(c))?,
+            )
         }
         _ if !mods.contains(&"b") => return None,
         "suld" => Op::Suld { geom, oob },
@@ -1774,7 +1841,7 @@ fn dest_regs(inst: &Inst) -> Vec<u32> {
     ) {
         return Vec::new();
     }
-    if matches!(inst.op, Op::Bar { red: 0, .. }) {
+    if matches!(inst.op, Op::Bar { red: BarRed::None, .. }) {
         return Vec::new();
     }
     match inst.ops.first() {
