@@ -6,7 +6,7 @@ mod common;
 
 use std::ffi::{c_uint, c_void, CStr, CString};
 
-use common::{cdylib, driver, driver_alone, new_context, ok};
+use common::{cdylib, driver, driver_alone, launch_kernel, new_context, ok};
 use cudrv::sys::{CUcontext, CUdeviceptr, CUfunction, CUlaunchConfig, CUmodule, CUresult, CUstream};
 use cudrv::Driver;
 use cudrv_standin::{
@@ -119,22 +119,7 @@ fn launch(
     args: &[*const c_void],
 ) -> CUresult {
     let mut params: Vec<*mut c_void> = args.iter().map(|a| a.cast_mut()).collect();
-    // SAFETY: one pointer per parameter, each to a value of its size.
-    unsafe {
-        d.p().cuLaunchKernel(
-            f,
-            grid[0],
-            grid[1],
-            grid[2],
-            block[0],
-            block[1],
-            block[2],
-            0,
-            s,
-            params.as_mut_ptr(),
-            std::ptr::null_mut(),
-        )
-    }
+    launch_kernel(d, f, grid, block, 0, s, &mut params)
 }
 
 fn arg<T>(v: &T) -> *const c_void {

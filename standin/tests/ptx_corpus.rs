@@ -11,7 +11,7 @@ mod common;
 use std::ffi::{c_void, CString};
 use std::path::{Path, PathBuf};
 
-use common::{driver, ok};
+use common::{driver, launch_kernel, ok};
 use cudrv::sys::{CUdeviceptr, CUfunction, CUjit_option, CUmodule, CUresult};
 use cudrv::Driver;
 use cudrv_standin::StandIn;
@@ -126,28 +126,12 @@ fn read(d: &Driver, p: CUdeviceptr, len: usize) -> Vec<u8> {
 /// Launches with each parameter's bytes; the launch's status and the synchronisation's.
 fn launch(d: &Driver, f: CUfunction, grid: [u32; 3], block: [u32; 3], smem: u32, params: &[Vec<u8>]) -> CUresult {
     let mut ptrs: Vec<*mut c_void> = params.iter().map(|p| p.as_ptr() as *mut c_void).collect();
-    let null = std::ptr::null_mut();
-    // SAFETY: one pointer per parameter, each to its bytes, alive across the call.
-    let r = unsafe {
-        d.p().cuLaunchKernel(
-            f,
-            grid[0],
-            grid[1],
-            grid[2],
-            block[0],
-            block[1],
-            block[2],
-            smem,
-            null,
-            ptrs.as_mut_ptr(),
-            null.cast(),
-        )
-    };
+    let r = launch_kernel(d, f, grid, block, smem, std::ptr::null_mut(), &mut ptrs);
     if r != CUresult::CUDA_SUCCESS {
         return r;
     }
     // SAFETY: the NULL stream.
-    unsafe { d.p().cuStreamSynchronize(null) }
+    unsafe { d.p().cuStreamSynchronize(std::ptr::null_mut()) }
 }
 
 /// Runs case `name` on `d` (a context current): its buffers (name, type, output or not,

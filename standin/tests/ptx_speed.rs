@@ -15,7 +15,7 @@ use std::ffi::{c_void, CString};
 use std::path::Path;
 use std::time::Instant;
 
-use common::{driver, ok};
+use common::{driver, launch_kernel, ok};
 use cudrv::sys::{CUdeviceptr, CUfunction};
 use cudrv::Driver;
 
@@ -72,24 +72,9 @@ fn time_launches(d: &Driver, f: CUfunction, what: &str, grid: [u32; 3], block: [
     let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
     for run in 0..env("PTX_SPEED_RUNS", 3) {
         let start = Instant::now();
-        // SAFETY: one pointer per parameter, each to its bytes, alive across the call; the
-        // NULL stream.
-        unsafe {
-            ok(d.p().cuLaunchKernel(
-                f,
-                grid[0],
-                grid[1],
-                grid[2],
-                block[0],
-                block[1],
-                block[2],
-                0,
-                std::ptr::null_mut(),
-                ptrs.as_mut_ptr(),
-                std::ptr::null_mut(),
-            ));
-            ok(d.p().cuStreamSynchronize(std::ptr::null_mut()));
-        }
+        ok(launch_kernel(d, f, grid, block, 0, std::ptr::null_mut(), &mut ptrs));
+        // SAFETY: the NULL stream.
+        ok(unsafe { d.p().cuStreamSynchronize(std::ptr::null_mut()) });
         let s = start.elapsed().as_secs_f64();
         println!("{what} run {run}: launch+sync {s:.3} s ({threads} host threads)");
     }

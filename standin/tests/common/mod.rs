@@ -7,7 +7,7 @@ use std::sync::{Condvar, Mutex};
 use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
-use cudrv::sys::{CUcontext, CUresult};
+use cudrv::sys::{CUcontext, CUfunction, CUresult, CUstream};
 use cudrv::{Driver, LoadOptions};
 use cudrv_standin::StandIn;
 
@@ -183,4 +183,22 @@ pub fn child_scenario() -> Option<String> {
         println!("not started by run_child: nothing to do");
     }
     s
+}
+
+/// `cuLaunchKernel` of `f` on `stream` with `params` (one pointer per parameter, each to
+/// its value), `smem` bytes of dynamic shared memory and no extra options.
+pub fn launch_kernel(
+    d: &Driver,
+    f: CUfunction,
+    grid: [u32; 3],
+    block: [u32; 3],
+    smem: u32,
+    stream: CUstream,
+    params: &mut [*mut c_void],
+) -> CUresult {
+    let [gx, gy, gz] = grid;
+    let [bx, by, bz] = block;
+    // SAFETY: the callers pass one pointer per parameter of `f`, each to a value of the
+    // parameter's size, alive across the call; `stream` is a live stream or NULL.
+    unsafe { d.p().cuLaunchKernel(f, gx, gy, gz, bx, by, bz, smem, stream, params.as_mut_ptr(), std::ptr::null_mut()) }
 }
