@@ -34,11 +34,24 @@ const SHARED_LIMIT: u64 = 1 << 20;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct By {
     thread: u32,
-    line: u32,
+    /// The PTX line plus one ([`By::line`]): never zero, so that an `Option<By>` (three
+    /// per shared byte in the shadow) takes no more room than a `By`.
+    line_plus_one: std::num::NonZeroU32,
     /// The block's barrier epoch at the access.
     epoch: u32,
     /// The warp's `bar.warp.sync` epoch at the access.
     wepoch: u32,
+}
+
+impl By {
+    fn new(thread: u32, line: u32, epoch: u32, wepoch: u32) -> By {
+        let line_plus_one = std::num::NonZeroU32::new(line.saturating_add(1)).unwrap_or(std::num::NonZeroU32::MAX);
+        By { thread, line_plus_one, epoch, wepoch }
+    }
+
+    fn line(&self) -> u32 {
+        self.line_plus_one.get() - 1
+    }
 }
 
 #[derive(Clone, Copy, Default, PartialEq, Eq)]
@@ -139,8 +152,8 @@ impl KernelObserver {
             let key = format!(
                 "shared {} {} {}",
                 self.kernel,
-                r.first.line.min(r.second.line),
-                r.first.line.max(r.second.line)
+                r.first.line().min(r.second.line()),
+                r.first.line().max(r.second.line())
             );
             out.push((key, self.shared_report(r)));
         }
@@ -185,7 +198,7 @@ impl KernelObserver {
             unwritten.remove(a, b);
         }
         let ctaid = g.1.get(l.block as usize).map_or([0; 3], |s| s.0);
-        let (who, j) = self.side(&By { thread: l.thread, line: l.line, epoch: 0, wepoch: 0 }, false, ctaid);
+        let (who, j) = self.side(&By::new(l.thread, l.line, 0, 0), false, ctaid);
         let text = format!(
             "cudrv-standin sanitizer: uninitialised read: {}: {who} reads device address {at:#x}, never written (by a copy, memset or kernel) since it was allocated ({bytes} such bytes read in all)",
             self.launch_text()
@@ -202,10 +215,16 @@ impl KernelObserver {
         let access = if writes { "write" } else { "read" };
         let t = self.tid(by.thread);
         (
-            format!("thread {} of block {} ({access} at PTX line {})", dims(t), dims(ctaid), by.line),
+            format!("thread {} of block {} ({access} at PTX line {})", dims(t), dims(ctaid), by.line()),
             format!(
                 "{{\"thread\":[{},{},{}],\"block\":[{},{},{}],\"line\":{},\"access\":\"{access}\"}}",
-                t[0], t[1], t[2], ctaid[0], ctaid[1], ctaid[2], by.line
+                t[0],
+                t[1],
+                t[2],
+                ctaid[0],
+                ctaid[1],
+                ctaid[2],
+                by.line()
             ),
         )
     }
@@ -227,7 +246,7 @@ impl KernelObserver {
     }
 
     fn global_report(&self, a: &Logged, ca: [u32; 3], b: &Logged, cb: [u32; 3]) -> Report {
-        let by = |l: &Logged| By { thread: l.thread, line: l.line, epoch: 0, wepoch: 0 };
+        let by = |l: &Logged| By::new(l.thread, l.line, 0, 0);
         let (t1, j1) = self.side(&by(a), a.write, ca);
         let (t2, j2) = self.side(&by(b), b.write, cb);
         let at = a.addr.max(b.addr);
@@ -300,7 +319,7 @@ impl BlockObs<'_> {
 
     fn shared(&mut self, a: &Access) {
         let write = a.kind == AccessKind::Write;
-        let me = By { thread: a.thread, line: a.line, epoch: self.epoch, wepoch: self.wepoch(a.thread) };
+        let me = By::new(a.thread, a.line, self.epoch, self.wepoch(a.thread));
         let end = a.addr.saturating_add(u64::from(a.size));
         if end > SHARED_LIMIT {
             return;
@@ -340,7 +359,11 @@ impl BlockObs<'_> {
         }
         if let Some((first, first_writes)) = race {
             // One race per pair of lines in a block.
-            if !self.races.iter().any(|r| r.first.line == first.line && r.second.line == me.line) {
+            if !self
+                .races
+                .iter()
+                .any(|r| r.first.line_plus_one == first.line_plus_one && r.second.line_plus_one == me.line_plus_one)
+            {
                 self.races.push(SharedRace {
                     ctaid: self.ctaid,
                     offset: off,
