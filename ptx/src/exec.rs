@@ -592,7 +592,7 @@ impl Block<'_, '_> {
                             let v = match kind {
                                 BarRed::Popc => u64::from(st.popc),
                                 BarRed::And => u64::from(st.and),
-                                BarRed::Or | BarRed::None => u64::from(st.or),
+                                BarRed::Or => u64::from(st.or),
                             };
                             rset(&mut f.regs, dst, lane, v);
                         }
@@ -1611,7 +1611,7 @@ impl Block<'_, '_> {
             Op::Bar { arrive, red } => {
                 let f = frame!();
                 let lane0 = mask.trailing_zeros() as usize;
-                let reduces = red != BarRed::None;
+                let reduces = red.is_some();
                 let id = (self.val(&snap, f, o(if reduces { 1 } else { 0 }), lane0) & 15) as u8;
                 let count_op = if reduces {
                     if ops.len() >= 4 {
@@ -1638,7 +1638,7 @@ impl Block<'_, '_> {
                 if expected != 0 {
                     st.expected = expected;
                 }
-                if reduces {
+                if let Some(red) = red {
                     if st.arrived == mask.count_ones() {
                         st.and = true;
                     }

@@ -257,10 +257,9 @@ pub(crate) enum TestpKind {
     Subnormal,
 }
 
-/// `bar.red`'s reduction (`bar.sync`/`bar.arrive`: none).
+/// `bar.red`'s reduction.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BarRed {
-    None,
     Popc,
     And,
     Or,
@@ -385,7 +384,8 @@ pub(crate) enum Op {
     Trap,
     Bar {
         arrive: bool,
-        red: BarRed,
+        /// `bar.red`'s reduction; none for `bar.sync`/`bar.arrive`.
+        red: Option<BarRed>,
     },
     Shfl(ShflMode),
     Vote(VoteMode),
@@ -1609,13 +1609,13 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
                 Op::Nop
             } else {
                 let red = if !has("red") {
-                    BarRed::None
+                    None
                 } else if has("popc") {
-                    BarRed::Popc
+                    Some(BarRed::Popc)
                 } else if has("and") {
-                    BarRed::And
+                    Some(BarRed::And)
                 } else {
-                    BarRed::Or
+                    Some(BarRed::Or)
                 };
                 Op::Bar { arrive: has("arrive"), red }
             }
@@ -1841,7 +1841,7 @@ fn dest_regs(inst: &Inst) -> Vec<u32> {
     ) {
         return Vec::new();
     }
-    if matches!(inst.op, Op::Bar { red: BarRed::None, .. }) {
+    if matches!(inst.op, Op::Bar { red: None, .. }) {
         return Vec::new();
     }
     match inst.ops.first() {

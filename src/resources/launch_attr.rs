@@ -81,8 +81,8 @@ impl LaunchAttribute {
             }
             LaunchAttribute::PreferredClusterDimension(x, y, z) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_PREFERRED_CLUSTER_DIMENSION;
-                let dim = (x, y, z);
-                (a.value.preferredClusterDim.x, a.value.preferredClusterDim.y, a.value.preferredClusterDim.z) = dim;
+                (a.value.preferredClusterDim.x, a.value.preferredClusterDim.y, a.value.preferredClusterDim.z) =
+                    (x, y, z);
             }
             LaunchAttribute::MemSyncDomain(d) => {
                 a.id = Id::CU_LAUNCH_ATTRIBUTE_MEM_SYNC_DOMAIN;

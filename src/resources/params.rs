@@ -111,16 +111,7 @@ pub(crate) fn check(
             }
         }
     }
-    check_now(LaunchToCheck { what, target, context, sizes, foreign })
-}
-
-/// [`check`]'s arguments, passed on whole to the slow path.
-struct LaunchToCheck<'a> {
-    what: &'static str,
-    target: Target<'a>,
-    context: &'a Context,
-    sizes: &'a [u32],
-    foreign: Foreign,
+    check_now(what, target, context, sizes, foreign)
 }
 
 /// Whether an argument of `size` bytes (0: unknown) fits the parameter `p`.
@@ -131,8 +122,13 @@ fn fits(p: &ParamInfo, size: u32) -> bool {
 
 /// [`check`] in full.
 #[inline(never)]
-fn check_now(launch: LaunchToCheck<'_>) -> Result<(), InvalidArgument> {
-    let LaunchToCheck { what, target, context, sizes, foreign } = launch;
+fn check_now(
+    what: &'static str,
+    target: Target<'_>,
+    context: &Context,
+    sizes: &[u32],
+    foreign: Foreign,
+) -> Result<(), InvalidArgument> {
     let own = context.as_raw();
     if let Some(ctx) = target.context().filter(|&c| c != own) {
         return Err(InvalidArgument::new(

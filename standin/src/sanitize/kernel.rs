@@ -105,9 +105,6 @@ pub(crate) struct KernelObserver {
 
 struct BlockObs<'a> {
     l: &'a KernelObserver,
-    /// The launch's `shared` and `logging`, kept here: read on every access.
-    shared: bool,
-    logging: bool,
     ctaid: [u32; 3],
     index: u32,
     epoch: u32,
@@ -291,8 +288,6 @@ impl Observer for KernelObserver {
         let index = ctaid[0] + ctaid[1] * self.grid[0] + ctaid[2] * self.grid[0] * self.grid[1];
         Box::new(BlockObs {
             l: self,
-            shared: self.shared,
-            logging: self.logging,
             ctaid,
             index,
             epoch: 0,
@@ -394,8 +389,8 @@ impl BlockObserver for BlockObs<'_> {
     fn access(&mut self, a: &Access) {
         match (a.space, a.kind) {
             (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(1),
-            (Space::Shared, _) if self.shared => self.shared(a),
-            (Space::Global, kind) if self.logging && self.log.len() < LOG_LIMIT => {
+            (Space::Shared, _) if self.l.shared => self.shared(a),
+            (Space::Global, kind) if self.l.logging && self.log.len() < LOG_LIMIT => {
                 let (addr, write) = (a.addr, kind == AccessKind::Write);
                 let end = addr.saturating_add(u64::from(a.size));
                 if let Some(last) = self.log.last_mut() {
