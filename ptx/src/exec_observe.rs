@@ -4,7 +4,7 @@
 
 use crate::lanes::{at, lanes, WARP};
 use crate::module::{Inst, Sp};
-use crate::observe::{Access, AccessKind, BlockObserver, Event, Space};
+use crate::observe::{AccessKind, BlockObserver, Event, Space, WarpAccess};
 use crate::windows::resolve;
 
 /// Whether `inst` (a load or store) is strong: `.volatile`, `.relaxed`, `.acquire`,
@@ -23,7 +23,8 @@ fn space(sp: Sp, addr: u64) -> Option<(Space, u64)> {
     }
 }
 
-/// Shows `o` the accesses of `mask`'s lanes of warp `warp` at `addrs` (`size` bytes each).
+/// Shows `o` the accesses of `mask`'s lanes of warp `warp` at `addrs` (`size` bytes each):
+/// one [`WarpAccess`] per space the lanes resolve to.
 #[allow(clippy::too_many_arguments)]
 fn each(
     o: &mut dyn BlockObserver,
@@ -35,14 +36,28 @@ fn each(
     size: usize,
     warp: u32,
 ) {
+    let mut shared = ([0u64; WARP], 0u32);
+    let mut global = ([0u64; WARP], 0u32);
     for lane in lanes(mask) {
-        if let Some((space, addr)) = space(sp, at(addrs, lane)) {
-            o.access(&Access {
+        let (to, addr) = match space(sp, at(addrs, lane)) {
+            Some((Space::Shared, a)) => (&mut shared, a),
+            Some((Space::Global, a)) => (&mut global, a),
+            None => continue,
+        };
+        if let Some(x) = to.0.get_mut(lane) {
+            *x = addr;
+            to.1 |= 1 << lane;
+        }
+    }
+    for (space, (addrs, mask)) in [(Space::Shared, &shared), (Space::Global, &global)] {
+        if *mask != 0 {
+            o.warp_access(&WarpAccess {
                 space,
                 kind,
-                addr,
+                addrs,
+                mask: *mask,
                 size: size as u32,
-                thread: warp * WARP as u32 + lane as u32,
+                first_thread: warp * WARP as u32,
                 line: inst.line,
             });
         }

@@ -72,7 +72,7 @@ mod windows;
 pub use exec::{LaunchStats, MAX_LOCAL_PER_THREAD};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
-pub use observe::{Access, AccessKind, BlockObserver, Event, Observer, Space};
+pub use observe::{Access, AccessKind, BlockObserver, Event, Observer, Space, WarpAccess};
 pub use parse::{Header, PtxError};
 pub use texture_desc::{Address, Format, Texture};
 pub use windows::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};

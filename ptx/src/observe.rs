@@ -41,6 +41,41 @@ pub struct Access {
     pub line: u32,
 }
 
+/// One warp instruction's accesses in one space: lane `l` of `mask` accessed `size` bytes
+/// at `addrs[l]` as thread `first_thread + l` (the lanes in lane order, as [`Access`]es
+/// would be).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WarpAccess<'a> {
+    /// Where.
+    pub space: Space,
+    /// What.
+    pub kind: AccessKind,
+    /// Each lane's address (global) or offset (shared); lanes outside `mask` are unspecified.
+    pub addrs: &'a [u64; 32],
+    /// The lanes that accessed.
+    pub mask: u32,
+    /// Bytes each.
+    pub size: u32,
+    /// Lane 0's linear thread index in its block.
+    pub first_thread: u32,
+    /// The instruction's line in the module text.
+    pub line: u32,
+}
+
+impl WarpAccess<'_> {
+    /// The lanes' accesses one by one, in lane order.
+    pub fn each(&self) -> impl Iterator<Item = Access> + '_ {
+        (0..32u32).filter(|l| self.mask >> l & 1 != 0).map(|l| Access {
+            space: self.space,
+            kind: self.kind,
+            addr: self.addrs.get(l as usize).copied().unwrap_or(0),
+            size: self.size,
+            thread: self.first_thread + l,
+            line: self.line,
+        })
+    }
+}
+
 /// An ordering point of a block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
@@ -70,6 +105,14 @@ pub trait Observer: Sync {
 pub trait BlockObserver {
     /// A thread's access (after it was done; a faulting access is not observed).
     fn access(&mut self, a: &Access);
+    /// A warp instruction's accesses in one space (the executor's way of handing them over:
+    /// an observer that can check a warp's lanes together overrides this; by default
+    /// each lane goes to [`BlockObserver::access`] in lane order).
+    fn warp_access(&mut self, w: &WarpAccess) {
+        for a in w.each() {
+            self.access(&a);
+        }
+    }
     /// An ordering point.
     fn event(&mut self, e: Event);
     /// The block has ended (or the launch stopped).

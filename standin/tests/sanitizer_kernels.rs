@@ -15,6 +15,10 @@ const OK: CUresult = CUresult::CUDA_SUCCESS;
 /// `blocks(out, mode)`: thread 0 of every block writes `out[0]`, with a plain store
 /// (`mode` 0: a race between blocks) or an atomic add (`mode` 1); each block also writes
 /// its own `out[1 + ctaid]` (no race).
+/// `overlap(out, mode)`: thread `t` of block `b` writes `out[16 b + t]`: blocks of 32 threads
+/// overlap by 16 words (a race between blocks, in the middle of a warp's contiguous run).
+/// `broadcast(out, mode)`: thread 0 stores a shared word that every lane then reads (no
+/// synchronisation when `mode` is 0: a race; a barrier between when 1).
 const PTX: &str = ".version 8.0
 .target sm_90
 .address_size 64
@@ -95,6 +99,43 @@ $END:
 $ATOM:
     atom.global.add.u32 %r5, [%rd1], 1;
 $END:
+    ret;
+}
+.visible .entry overlap(.param .u64 outp, .param .u32 mode)
+{
+    .reg .b32 %r<4>;
+    .reg .b64 %rd<4>;
+    ld.param.u64 %rd1, [outp];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r1, %tid.x;
+    mov.u32 %r2, %ctaid.x;
+    mad.lo.u32 %r3, %r2, 16, %r1;
+    mul.wide.u32 %rd2, %r3, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r1;
+    ret;
+}
+.visible .entry broadcast(.param .u64 outp, .param .u32 mode)
+{
+    .reg .pred %p<3>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<4>;
+    .shared .align 4 .b8 t[4];
+    ld.param.u64 %rd1, [outp];
+    ld.param.u32 %r1, [mode];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r2, %tid.x;
+    mov.u32 %r3, t;
+    setp.ne.u32 %p1, %r2, 0;
+    @%p1 bra $READ;
+    st.shared.u32 [%r3], %r2;
+$READ:
+    setp.ne.u32 %p2, %r1, 0;
+    @%p2 bar.sync 0;
+    ld.shared.u32 %r4, [%r3];
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    st.global.u32 [%rd3], %r4;
     ret;
 }
 ";
@@ -227,4 +268,36 @@ fn a_read_of_memory_never_written_names_the_thread_the_block_the_line_and_the_ad
     );
     assert!(r.text.contains("kernel `reduce`") && r.text.contains("(512 such bytes read in all)"), "{}", r.text);
     assert!(r.json.starts_with("{\"kind\":\"uninit\",\"kernel\":\"reduce\""), "{}", r.json);
+}
+
+#[test]
+fn a_race_inside_warps_contiguous_stores_names_the_threads_that_touched_the_word() {
+    // The stores of a warp are checked as one run; the report still names, for the first
+    // word both blocks wrote (out[16]), the thread of each block that wrote it.
+    let reports = run("overlap", 2, 32, 0);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.kind, "block_race");
+    let line = line_of("st.global.u32 [%rd3], %r1;", "overlap");
+    assert!(r.text.contains(&format!("thread (16,0,0) of block (0,0,0) (write at PTX line {line})")), "{}", r.text);
+    assert!(r.text.contains(&format!("thread (0,0,0) of block (1,0,0) (write at PTX line {line})")), "{}", r.text);
+    let apart = run("overlap", 1, 32, 0);
+    assert!(apart.is_empty(), "{apart:?}");
+}
+
+#[test]
+fn lanes_reading_one_shared_word_race_with_its_writer_even_when_the_writer_reads_first() {
+    // Lane 0 (the writer, ordered with itself) is the first of the lanes reading the word:
+    // the other lanes' reads still race with its write.
+    let reports = run("broadcast", 1, 32, 0);
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let r = &reports[0];
+    assert_eq!(r.kind, "shared");
+    let write = line_of("st.shared.u32 [%r3], %r2;", "broadcast");
+    let read = line_of("ld.shared.u32 %r4, [%r3];", "broadcast");
+    assert!(r.text.contains(&format!("thread (0,0,0) of block (0,0,0) (write at PTX line {write})")), "{}", r.text);
+    assert!(r.text.contains(&format!("(read at PTX line {read})")), "{}", r.text);
+    assert!(!r.text.contains("thread (0,0,0) of block (0,0,0) (read"), "{}", r.text);
+    let clean = run("broadcast", 1, 32, 1);
+    assert!(clean.is_empty(), "{clean:?}");
 }

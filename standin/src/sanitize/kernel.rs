@@ -15,50 +15,18 @@
 //! write, race unless one block did a synchronising operation after its access and the
 //! other one before its own (then atomics or fences may order them: not reported).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use cudrv_ptx::{Access, AccessKind, BlockObserver, Event, Observer, Space};
+use cudrv_ptx::{Access, AccessKind, BlockObserver, Event, Observer, Space, WarpAccess};
 
 use super::report::{json_string, Report};
+use super::shared_shadow::{By, Byte, SharedShadow, SHARED_LIMIT};
 use super::unwritten::Unwritten;
 use crate::run::lock::lock;
 
 /// The most global accesses of one launch logged for the check between blocks.
-pub(crate) const LOG_LIMIT: usize = 1 << 20;
-
-/// Shared-memory offsets past this are not checked (no block has that much: the H200's
-/// limit is 227 KiB), so that the shadow, one entry per byte, stays bounded.
-const SHARED_LIMIT: u64 = 1 << 20;
-
-/// One access, as a race report names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct By {
-    thread: u32,
-    /// The PTX line plus one ([`By::line`]): never zero, so that an `Option<By>` (three
-    /// per shared byte in the shadow) takes no more room than a `By`.
-    line_plus_one: std::num::NonZeroU32,
-    /// The block's barrier epoch at the access.
-    epoch: u32,
-    /// The warp's `bar.warp.sync` epoch at the access.
-    wepoch: u32,
-}
-
-impl By {
-    fn new(thread: u32, line: u32, epoch: u32, wepoch: u32) -> By {
-        let line_plus_one = std::num::NonZeroU32::new(line.saturating_add(1)).unwrap_or(std::num::NonZeroU32::MAX);
-        By { thread, line_plus_one, epoch, wepoch }
-    }
-
-    fn line(&self) -> u32 {
-        self.line_plus_one.get() - 1
-    }
-}
-
-#[derive(Clone, Copy, Default, PartialEq, Eq)]
-struct Byte {
-    writer: Option<By>,
-    readers: [Option<By>; 2],
-}
+pub(crate) const LOG_LIMIT: usize = 1 << 19;
 
 /// A shared-memory race found in a block.
 struct SharedRace {
@@ -70,17 +38,83 @@ struct SharedRace {
     second_writes: bool,
 }
 
-/// A logged plain global access of a block.
+/// A logged plain global access of a block: one thread's, or consecutive threads' that
+/// touched consecutive bytes (a warp's lanes reading a row), merged.
 #[derive(Clone, Copy)]
 struct Logged {
     addr: u64,
-    end: u64,
-    write: bool,
-    thread: u32,
+    /// Bytes from `addr`.
+    len: u32,
     line: u32,
-    /// Synchronising operations the block had done before.
-    seq: u32,
-    block: u32,
+    /// The block and the synchronising operations it had done before: an index into the
+    /// launch's [`Log::origins`] (24 bytes an entry, where the two would take 32).
+    origin: u32,
+    /// The thread that accessed `addr` (a block has at most 1024).
+    thread: u16,
+    /// Bytes per thread when consecutive threads' accesses were merged (thread
+    /// `thread + k` accessed the `k`th run of this many bytes); 0: `thread`'s alone.
+    per_thread: u8,
+    write: bool,
+}
+
+// The log's bound in docs/sanitizer.md counts 24 bytes an entry.
+const _: () = assert!(std::mem::size_of::<Logged>() == 24);
+
+/// A launch's logged global accesses.
+#[derive(Default)]
+struct Log {
+    entries: Vec<Logged>,
+    /// Each entry's block (linear index) and synchronising operations before it.
+    origins: Vec<(u32, u32)>,
+    /// Each block's index and synchronising operations in all, by linear index.
+    syncs: Vec<BlockSyncs>,
+}
+
+impl Log {
+    fn block(&self, l: &Logged) -> u32 {
+        self.origins.get(l.origin as usize).map_or(0, |o| o.0)
+    }
+
+    fn seq(&self, l: &Logged) -> u32 {
+        self.origins.get(l.origin as usize).map_or(0, |o| o.1)
+    }
+
+    fn ctaid(&self, l: &Logged) -> [u32; 3] {
+        self.syncs.get(self.block(l) as usize).map_or([0; 3], |s| s.0)
+    }
+}
+
+impl Logged {
+    fn end(&self) -> u64 {
+        self.addr.saturating_add(u64::from(self.len))
+    }
+
+    /// The thread that accessed byte `x` of the range.
+    fn thread_at(&self, x: u64) -> u32 {
+        let first = u32::from(self.thread);
+        match self.per_thread {
+            0 => first,
+            n => first.saturating_add((x.saturating_sub(self.addr) / u64::from(n)) as u32),
+        }
+    }
+
+    /// Extends the range by `size` bytes at its end accessed by `thread` (the same
+    /// instruction, at the same synchronisation count), if the range can say who did.
+    fn extend(&mut self, thread: u32, size: u32) -> bool {
+        let (Ok(per), Some(len)) = (u8::try_from(size), self.len.checked_add(size)) else { return false };
+        let first = u32::from(self.thread);
+        let last = self.thread_at(self.end().saturating_sub(1));
+        let same = self.per_thread == 0 && thread == first;
+        let next = thread == last.wrapping_add(1)
+            && (self.per_thread == per || (self.per_thread == 0 && first == last && self.len == size));
+        if same || next {
+            if next {
+                self.per_thread = per;
+            }
+            self.len = len;
+        }
+        same || next
+    }
 }
 
 /// A block's index and the synchronising operations it did in all.
@@ -97,10 +131,12 @@ pub(crate) struct KernelObserver {
     /// Global accesses are logged (races between blocks, or reads of unwritten memory).
     logging: bool,
     races: Mutex<Vec<SharedRace>>,
-    log: Mutex<(Vec<Logged>, Vec<BlockSyncs>)>,
+    log: Mutex<Log>,
+    /// The launch's log is full: blocks log no more.
+    full: AtomicBool,
     /// Shared shadows of finished blocks, emptied, for the next blocks to reuse (their
     /// allocations kept).
-    spare: Mutex<Vec<Vec<Byte>>>,
+    spare: Mutex<Vec<SharedShadow>>,
 }
 
 struct BlockObs<'a> {
@@ -109,10 +145,12 @@ struct BlockObs<'a> {
     index: u32,
     epoch: u32,
     wepochs: Vec<u32>,
-    /// Each shared byte's last writer and readers, by offset (as far as the block touched).
-    bytes: Vec<Byte>,
+    /// Each shared byte's last writer and readers (as far as the block touched).
+    shadow: SharedShadow,
     races: Vec<SharedRace>,
     log: Vec<Logged>,
+    /// The synchronising-operation counts of the block's entries (their `origin`s, from 0).
+    seqs: Vec<u32>,
     seq: u32,
 }
 
@@ -127,7 +165,8 @@ impl KernelObserver {
             global,
             logging: global || init,
             races: Mutex::new(Vec::new()),
-            log: Mutex::new((Vec::new(), Vec::new())),
+            log: Mutex::new(Log::default()),
+            full: AtomicBool::new(false),
             spare: Mutex::new(Vec::new()),
         }
     }
@@ -154,15 +193,13 @@ impl KernelObserver {
             );
             out.push((key, self.shared_report(r)));
         }
-        let (mut log, syncs) = std::mem::take(&mut *lock(&self.log));
+        let mut log = std::mem::take(&mut *lock(&self.log));
         if !self.global {
             return out;
         }
-        for (a, b) in global_races(&mut log, &syncs) {
+        for (a, b) in global_races(&mut log) {
             let key = format!("global {} {} {}", self.kernel, a.line.min(b.line), a.line.max(b.line));
-            let ca = syncs.get(a.block as usize).map_or([0; 3], |s| s.0);
-            let cb = syncs.get(b.block as usize).map_or([0; 3], |s| s.0);
-            out.push((key, self.global_report(&a, ca, &b, cb)));
+            out.push((key, self.global_report(&a, log.ctaid(&a), &b, log.ctaid(&b))));
         }
         out
     }
@@ -174,8 +211,8 @@ impl KernelObserver {
         let g = lock(&self.log);
         let mut first: Option<(u64, Logged)> = None;
         let mut hits = Vec::new();
-        for l in g.0.iter().filter(|l| !l.write) {
-            for (a, b) in unwritten.hits(l.addr, l.end) {
+        for l in g.entries.iter().filter(|l| !l.write) {
+            for (a, b) in unwritten.hits(l.addr, l.end()) {
                 for (a, b) in minus(a, b, writes) {
                     if first.is_none_or(|(at, _)| a < at) {
                         first = Some((a, *l));
@@ -194,8 +231,8 @@ impl KernelObserver {
             end = end.max(b);
             unwritten.remove(a, b);
         }
-        let ctaid = g.1.get(l.block as usize).map_or([0; 3], |s| s.0);
-        let (who, j) = self.side(&By::new(l.thread, l.line, 0, 0), false, ctaid);
+        let ctaid = g.ctaid(&l);
+        let (who, j) = self.side(&By::new(l.thread_at(at), l.line, 0, 0), false, ctaid);
         let text = format!(
             "cudrv-standin sanitizer: uninitialised read: {}: {who} reads device address {at:#x}, never written (by a copy, memset or kernel) since it was allocated ({bytes} such bytes read in all)",
             self.launch_text()
@@ -243,10 +280,10 @@ impl KernelObserver {
     }
 
     fn global_report(&self, a: &Logged, ca: [u32; 3], b: &Logged, cb: [u32; 3]) -> Report {
-        let by = |l: &Logged| By::new(l.thread, l.line, 0, 0);
+        let at = a.addr.max(b.addr);
+        let by = |l: &Logged| By::new(l.thread_at(at), l.line, 0, 0);
         let (t1, j1) = self.side(&by(a), a.write, ca);
         let (t2, j2) = self.side(&by(b), b.write, cb);
-        let at = a.addr.max(b.addr);
         let text = format!(
             "cudrv-standin sanitizer: race between blocks: {}: {t1} and {t2} touch device address {at:#x} with plain accesses and no atomic or fence that could order them",
             self.launch_text()
@@ -292,9 +329,10 @@ impl Observer for KernelObserver {
             index,
             epoch: 0,
             wepochs: Vec::new(),
-            bytes: lock(&self.spare).pop().unwrap_or_default(),
+            shadow: lock(&self.spare).pop().unwrap_or_default(),
             races: Vec::new(),
             log: Vec::new(),
+            seqs: Vec::new(),
             seq: 0,
         })
     }
@@ -305,83 +343,129 @@ impl BlockObs<'_> {
         self.wepochs.get((thread / 32) as usize).copied().unwrap_or(0)
     }
 
-    /// Whether `prev` is ordered before an access by `thread` now.
-    fn ordered(&self, prev: &By, thread: u32) -> bool {
-        prev.thread == thread
-            || prev.epoch != self.epoch
-            || (prev.thread / 32 == thread / 32 && prev.wepoch != self.wepoch(thread))
-    }
-
     fn shared(&mut self, a: &Access) {
-        let write = a.kind == AccessKind::Write;
+        let mut shadow = std::mem::take(&mut self.shadow);
         let me = By::new(a.thread, a.line, self.epoch, self.wepoch(a.thread));
-        let end = a.addr.saturating_add(u64::from(a.size));
-        if end > SHARED_LIMIT {
-            return;
-        }
-        if end as usize > self.bytes.len() {
-            self.bytes.resize(end as usize, Byte::default());
-        }
-        let (start, stop) = (a.addr as usize, end as usize);
-        let Some(&first) = self.bytes.get(start) else { return };
-        // The bytes of one access usually share their state: then they are one check.
-        if self.bytes.get(start..stop).is_some_and(|run| run.iter().all(|b| *b == first)) {
-            let nb = self.step(first, a.addr, me, write);
-            if let Some(run) = self.bytes.get_mut(start..stop) {
-                run.fill(nb);
+        self.shared_at(&mut shadow, a.addr, a.size, me, a.kind == AccessKind::Write);
+        self.shadow = shadow;
+    }
+
+    /// A warp instruction's shared accesses.
+    fn shared_warp(&mut self, w: &WarpAccess) {
+        let mut shadow = std::mem::take(&mut self.shadow);
+        let write = w.kind == AccessKind::Write;
+        let wepoch = self.wepoch(w.first_thread);
+        let epoch = self.epoch;
+        let by = |lane: u32| By::new(w.first_thread + lane, w.line, epoch, wepoch);
+        let mut lanes = (0..32u32)
+            .filter(|l| w.mask >> l & 1 != 0)
+            .map(|l| (l, w.addrs.get(l as usize).copied().unwrap_or(0)))
+            .peekable();
+        while let Some((lane, addr)) = lanes.next() {
+            self.shared_at(&mut shadow, addr, w.size, by(lane), write);
+            // Lanes after it at the same offset (the same bytes, by threads of one warp in
+            // one barrier and warp-sync epoch): the last stands for them all. The bytes end
+            // as it leaves them, and an earlier access that races with one of them races
+            // with the first or the last (only the thread differs).
+            let mut last = None;
+            while let Some((l, _)) = lanes.next_if(|&(_, a)| a == addr) {
+                last = Some(l);
             }
-            return;
-        }
-        for off in start..stop {
-            let b = self.bytes.get(off).copied().unwrap_or_default();
-            let nb = self.step(b, off as u64, me, write);
-            if let Some(slot) = self.bytes.get_mut(off) {
-                *slot = nb;
+            if let Some(l) = last {
+                self.shared_at(&mut shadow, addr, w.size, by(l), write);
             }
+        }
+        self.shadow = shadow;
+    }
+
+    /// An access by `me` of `size` shared bytes at `addr`, checked in `shadow`.
+    #[inline(always)]
+    fn shared_at(&mut self, shadow: &mut SharedShadow, addr: u64, size: u32, me: By, write: bool) {
+        let end = addr.saturating_add(u64::from(size));
+        if end <= SHARED_LIMIT {
+            shadow.access(addr, end, |b, off| self.step(b, off, me, write));
         }
     }
 
-    /// Checks an access by `me` (writing if `write`) of the shared byte at `off`, whose
-    /// state is `b`, against it (a race found is kept once per pair of lines), and returns
-    /// the byte's state after it.
-    fn step(&mut self, b: Byte, off: u64, me: By, write: bool) -> Byte {
-        let mut race = None;
-        if let Some(w) = b.writer.filter(|w| !self.ordered(w, me.thread)) {
-            race = Some((w, true));
-        }
-        if write && race.is_none() {
-            race = b.readers.iter().flatten().find(|r| !self.ordered(r, me.thread)).map(|r| (*r, false));
-        }
-        if let Some((first, first_writes)) = race {
-            // One race per pair of lines in a block.
-            if !self
-                .races
-                .iter()
-                .any(|r| r.first.line_plus_one == first.line_plus_one && r.second.line_plus_one == me.line_plus_one)
-            {
-                self.races.push(SharedRace {
-                    ctaid: self.ctaid,
-                    offset: off,
-                    first,
-                    first_writes,
-                    second: me,
-                    second_writes: write,
-                });
+    /// Checks an access by `me` (writing if `write`, at the block's current epochs) of the
+    /// shared byte at `off`, whose state is `b`, against it (a race found is kept once per
+    /// pair of lines), and leaves in `b` the byte's state after it.
+    #[inline(always)]
+    fn step(&mut self, b: &mut Byte, off: u64, me: By, write: bool) {
+        // Whether `prev` is ordered before `me`: the same thread, an earlier barrier epoch,
+        // or the same warp and an earlier warp-sync epoch.
+        let ordered = |prev: &By| {
+            prev.thread == me.thread
+                || prev.epoch != me.epoch
+                || (prev.thread / 32 == me.thread / 32 && prev.wepoch != me.wepoch)
+        };
+        if let Some(w) = b.writer.filter(|w| !ordered(w)) {
+            self.race(off, w, true, me, write);
+        } else if write {
+            if let Some(r) = b.readers.iter().flatten().find(|r| !ordered(r)) {
+                self.race(off, *r, false, me, write);
             }
         }
         if write {
-            return Byte { writer: Some(me), readers: [None, None] };
+            *b = Byte { writer: Some(me), readers: [None, None] };
+            return;
         }
         // Readers of an older epoch are ordered before anything now: forget them.
-        let fresh = |r: &Option<By>| r.filter(|r| r.epoch == self.epoch);
-        let mut rs = [fresh(&b.readers[0]), fresh(&b.readers[1])];
-        match rs {
-            [None, _] => rs[0] = Some(me),
-            [Some(r0), None] if r0.thread != me.thread => rs[1] = Some(me),
-            [Some(r0), Some(_)] if r0.thread != me.thread => rs[1] = Some(me),
+        let [r0, r1] = &mut b.readers;
+        for r in [&mut *r0, &mut *r1] {
+            if r.is_some_and(|r| r.epoch != me.epoch) {
+                *r = None;
+            }
+        }
+        match r0 {
+            None => *r0 = Some(me),
+            Some(first) if first.thread != me.thread => *r1 = Some(me),
             _ => {}
         }
-        Byte { writer: b.writer, readers: rs }
+    }
+
+    /// Keeps a shared-memory race between `first` and `second` at `off` (one per pair of
+    /// lines in a block).
+    #[cold]
+    fn race(&mut self, off: u64, first: By, first_writes: bool, second: By, second_writes: bool) {
+        if !self
+            .races
+            .iter()
+            .any(|r| r.first.line_plus_one == first.line_plus_one && r.second.line_plus_one == second.line_plus_one)
+        {
+            self.races.push(SharedRace { ctaid: self.ctaid, offset: off, first, first_writes, second, second_writes });
+        }
+    }
+}
+
+impl BlockObs<'_> {
+    fn global(&mut self, addr: u64, size: u32, thread: u32, line: u32, write: bool) {
+        if self.log.len() >= LOG_LIMIT || self.l.full.load(Ordering::Relaxed) {
+            return;
+        }
+        if self.seqs.last() != Some(&self.seq) {
+            self.seqs.push(self.seq);
+        }
+        let origin = self.seqs.len().saturating_sub(1) as u32;
+        if let Some(last) = self.log.last_mut() {
+            if last.write == write
+                && last.line == line
+                && last.origin == origin
+                && last.end() == addr
+                && last.extend(thread, size)
+            {
+                return;
+            }
+        }
+        self.log.push(Logged {
+            addr,
+            len: size,
+            line,
+            origin,
+            thread: u16::try_from(thread).unwrap_or(u16::MAX),
+            per_thread: 0,
+            write,
+        });
     }
 }
 
@@ -390,29 +474,20 @@ impl BlockObserver for BlockObs<'_> {
         match (a.space, a.kind) {
             (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(1),
             (Space::Shared, _) if self.l.shared => self.shared(a),
-            (Space::Global, kind) if self.l.logging && self.log.len() < LOG_LIMIT => {
-                let (addr, write) = (a.addr, kind == AccessKind::Write);
-                let end = addr.saturating_add(u64::from(a.size));
-                if let Some(last) = self.log.last_mut() {
-                    if last.write == write
-                        && last.line == a.line
-                        && last.thread == a.thread
-                        && last.seq == self.seq
-                        && last.end == addr
-                    {
-                        last.end = end;
-                        return;
-                    }
-                }
-                self.log.push(Logged {
-                    addr,
-                    end,
-                    write,
-                    thread: a.thread,
-                    line: a.line,
-                    seq: self.seq,
-                    block: self.index,
-                });
+            (Space::Global, kind) if self.l.logging => {
+                self.global(a.addr, a.size, a.thread, a.line, kind == AccessKind::Write)
+            }
+            _ => {}
+        }
+    }
+
+    fn warp_access(&mut self, w: &WarpAccess) {
+        match (w.space, w.kind) {
+            (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(w.mask.count_ones()),
+            (Space::Shared, _) if self.l.shared => self.shared_warp(w),
+            (Space::Global, kind) if self.l.logging => {
+                let write = kind == AccessKind::Write;
+                w.each().for_each(|a| self.global(a.addr, a.size, a.thread, a.line, write));
             }
             _ => {}
         }
@@ -435,22 +510,35 @@ impl BlockObserver for BlockObs<'_> {
     }
 
     fn finish(&mut self) {
-        let mut bytes = std::mem::take(&mut self.bytes);
-        bytes.clear();
-        lock(&self.l.spare).push(bytes);
+        let mut shadow = std::mem::take(&mut self.shadow);
+        shadow.clear();
+        lock(&self.l.spare).push(shadow);
         if !self.races.is_empty() {
             lock(&self.l.races).append(&mut self.races);
         }
         if self.l.logging {
             let mut g = lock(&self.l.log);
-            let room = LOG_LIMIT.saturating_sub(g.0.len());
-            self.log.truncate(room);
-            g.0.append(&mut self.log);
-            let i = self.index as usize;
-            if g.1.len() <= i {
-                g.1.resize(i + 1, ([0; 3], 0));
+            let room = LOG_LIMIT.saturating_sub(g.entries.len());
+            if room <= self.log.len() {
+                self.l.full.store(true, Ordering::Relaxed);
             }
-            if let Some(s) = g.1.get_mut(i) {
+            self.log.truncate(room);
+            if g.entries.capacity() == 0 {
+                // At once, so that it is never copied growing (pages untouched stay free).
+                g.entries.reserve_exact(LOG_LIMIT);
+            }
+            let base = g.origins.len() as u32;
+            for l in &mut self.log {
+                l.origin = l.origin.saturating_add(base);
+            }
+            g.entries.append(&mut self.log);
+            let index = self.index;
+            g.origins.extend(self.seqs.drain(..).map(|s| (index, s)));
+            let i = self.index as usize;
+            if g.syncs.len() <= i {
+                g.syncs.resize(i + 1, ([0; 3], 0));
+            }
+            if let Some(s) = g.syncs.get_mut(i) {
                 *s = (self.ctaid, self.seq);
             }
         }
@@ -459,17 +547,19 @@ impl BlockObserver for BlockObs<'_> {
 
 /// Pairs of logged accesses of different blocks that meet, one writing, which no
 /// synchronising operation can order (at most one pair per pair of lines).
-fn global_races(log: &mut [Logged], syncs: &[BlockSyncs]) -> Vec<(Logged, Logged)> {
-    log.sort_unstable_by_key(|l| l.addr);
-    let total = |b: u32| syncs.get(b as usize).map_or(0, |s| s.1);
+fn global_races(log: &mut Log) -> Vec<(Logged, Logged)> {
+    let mut entries = std::mem::take(&mut log.entries);
+    entries.sort_unstable_by_key(|l| l.addr);
+    let log = &*log;
+    let total = |b: u32| log.syncs.get(b as usize).map_or(0, |s| s.1);
     // a may come before b: a's block synchronises after a, b's before b.
-    let may_order = |a: &Logged, b: &Logged| a.seq < total(a.block) && b.seq > 0;
+    let may_order = |a: &Logged, b: &Logged| log.seq(a) < total(log.block(a)) && log.seq(b) > 0;
     let mut out: Vec<(Logged, Logged)> = Vec::new();
     let mut active: Vec<Logged> = Vec::new();
-    for l in log.iter() {
-        active.retain(|x| x.end > l.addr);
+    for l in entries.iter() {
+        active.retain(|x| x.end() > l.addr);
         for x in &active {
-            if x.block != l.block && (x.write || l.write) && !may_order(x, l) && !may_order(l, x) {
+            if log.block(x) != log.block(l) && (x.write || l.write) && !may_order(x, l) && !may_order(l, x) {
                 let seen = out.iter().any(|(a, b)| a.line == x.line && b.line == l.line);
                 if !seen && out.len() < 16 {
                     out.push((*x, *l));

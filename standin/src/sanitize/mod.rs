@@ -20,6 +20,7 @@ mod config;
 pub(crate) mod kernel;
 mod report;
 mod shadow;
+mod shared_shadow;
 mod unwritten;
 
 use std::backtrace::{Backtrace, BacktraceStatus};
