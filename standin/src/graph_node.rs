@@ -10,7 +10,6 @@ use crate::model::image::FAULT_KERNEL;
 use crate::run::footprint::{self, Footprint};
 use crate::run::lock::lock;
 use crate::run::{kernels, ptx};
-use crate::sanitize::kernel::KernelObserver;
 use crate::world::World;
 
 /// Runs the kernel over its grid (a host kernel on the calling thread, PTX on the executor,
@@ -51,7 +50,7 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
             let collecting = footprint::collecting();
             let (shared, races, init) = (w.sanitizer.shared(), w.sanitizer.races(), w.sanitizer.init());
             let ran = if collecting || shared || races {
-                let obs = KernelObserver::new(&k.name, k.grid, k.block, [shared, races, init && collecting]);
+                let obs = w.sanitizer.kernel_observer(&k.name, k.grid, k.block, [shared, races, init && collecting]);
                 let (r, fp) = ptx::run_recorded(&memory, &launch, collecting, &obs);
                 if collecting {
                     if init {
@@ -68,6 +67,7 @@ pub(crate) fn run_kernel(w: &World, k: &KernelNode, ctx: &Context) -> Result<(),
                 for (key, report) in obs.reports() {
                     w.sanitizer.kernel_report(key, report);
                 }
+                w.sanitizer.keep_log(obs.into_log());
                 r
             } else {
                 ptx::run(&memory, &launch)

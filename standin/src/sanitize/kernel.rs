@@ -60,6 +60,10 @@ struct Logged {
 // The log's bound in docs/sanitizer.md counts 24 bytes an entry.
 const _: () = assert!(std::mem::size_of::<Logged>() == 24);
 
+/// A launch's log of global accesses, emptied (its allocation kept), for the next launch.
+#[derive(Default)]
+pub(crate) struct LogBuffer(Vec<Logged>);
+
 /// A launch's logged global accesses.
 #[derive(Default)]
 struct Log {
@@ -134,9 +138,9 @@ pub(crate) struct KernelObserver {
     log: Mutex<Log>,
     /// The launch's log is full: blocks log no more.
     full: AtomicBool,
-    /// Shared shadows of finished blocks, emptied, for the next blocks to reuse (their
-    /// allocations kept).
-    spare: Mutex<Vec<SharedShadow>>,
+    /// Shared shadows and logs of finished blocks, emptied, for the next blocks to reuse
+    /// (their allocations kept).
+    spare: Mutex<Vec<(SharedShadow, Vec<Logged>)>>,
 }
 
 struct BlockObs<'a> {
@@ -155,7 +159,15 @@ struct BlockObs<'a> {
 }
 
 impl KernelObserver {
-    pub(crate) fn new(kernel: &str, grid: [u32; 3], block: [u32; 3], checks: [bool; 3]) -> KernelObserver {
+    /// The observer of a launch of `kernel`; its global log fills `log` (a previous
+    /// launch's, [`KernelObserver::into_log`]).
+    pub(crate) fn new(
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        checks: [bool; 3],
+        log: LogBuffer,
+    ) -> KernelObserver {
         let [shared, global, init] = checks;
         KernelObserver {
             kernel: kernel.to_string(),
@@ -165,7 +177,7 @@ impl KernelObserver {
             global,
             logging: global || init,
             races: Mutex::new(Vec::new()),
-            log: Mutex::new(Log::default()),
+            log: Mutex::new(Log { entries: log.0, ..Log::default() }),
             full: AtomicBool::new(false),
             spare: Mutex::new(Vec::new()),
         }
@@ -193,15 +205,22 @@ impl KernelObserver {
             );
             out.push((key, self.shared_report(r)));
         }
-        let mut log = std::mem::take(&mut *lock(&self.log));
         if !self.global {
             return out;
         }
+        let mut log = lock(&self.log);
         for (a, b) in global_races(&mut log) {
             let key = format!("global {} {} {}", self.kernel, a.line.min(b.line), a.line.max(b.line));
             out.push((key, self.global_report(&a, log.ctaid(&a), &b, log.ctaid(&b))));
         }
         out
+    }
+
+    /// The log's allocation, emptied, for the next launch.
+    pub(crate) fn into_log(self) -> LogBuffer {
+        let mut entries = self.log.into_inner().map(|l| l.entries).unwrap_or_default();
+        entries.clear();
+        LogBuffer(entries)
     }
 
     /// The `init` check with the reading thread: the logged reads of bytes never written
@@ -323,15 +342,16 @@ fn dims(d: [u32; 3]) -> String {
 impl Observer for KernelObserver {
     fn block(&self, ctaid: [u32; 3]) -> Box<dyn BlockObserver + '_> {
         let index = ctaid[0] + ctaid[1] * self.grid[0] + ctaid[2] * self.grid[0] * self.grid[1];
+        let (shadow, log) = lock(&self.spare).pop().unwrap_or_default();
         Box::new(BlockObs {
             l: self,
             ctaid,
             index,
             epoch: 0,
             wepochs: Vec::new(),
-            shadow: lock(&self.spare).pop().unwrap_or_default(),
+            shadow,
             races: Vec::new(),
-            log: Vec::new(),
+            log,
             seqs: Vec::new(),
             seq: 0,
         })
@@ -510,9 +530,6 @@ impl BlockObserver for BlockObs<'_> {
     }
 
     fn finish(&mut self) {
-        let mut shadow = std::mem::take(&mut self.shadow);
-        shadow.clear();
-        lock(&self.l.spare).push(shadow);
         if !self.races.is_empty() {
             lock(&self.l.races).append(&mut self.races);
         }
@@ -542,21 +559,25 @@ impl BlockObserver for BlockObs<'_> {
                 *s = (self.ctaid, self.seq);
             }
         }
+        let mut shadow = std::mem::take(&mut self.shadow);
+        shadow.clear();
+        let mut log = std::mem::take(&mut self.log);
+        log.clear();
+        lock(&self.l.spare).push((shadow, log));
     }
 }
 
 /// Pairs of logged accesses of different blocks that meet, one writing, which no
 /// synchronising operation can order (at most one pair per pair of lines).
 fn global_races(log: &mut Log) -> Vec<(Logged, Logged)> {
-    let mut entries = std::mem::take(&mut log.entries);
-    entries.sort_unstable_by_key(|l| l.addr);
+    log.entries.sort_unstable_by_key(|l| l.addr);
     let log = &*log;
     let total = |b: u32| log.syncs.get(b as usize).map_or(0, |s| s.1);
     // a may come before b: a's block synchronises after a, b's before b.
     let may_order = |a: &Logged, b: &Logged| log.seq(a) < total(log.block(a)) && log.seq(b) > 0;
     let mut out: Vec<(Logged, Logged)> = Vec::new();
     let mut active: Vec<Logged> = Vec::new();
-    for l in entries.iter() {
+    for l in log.entries.iter() {
         active.retain(|x| x.end() > l.addr);
         for x in &active {
             if log.block(x) != log.block(l) && (x.write || l.write) && !may_order(x, l) && !may_order(l, x) {

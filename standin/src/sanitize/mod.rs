@@ -98,6 +98,9 @@ struct State {
     reported_in_kernels: HashSet<String>,
     /// Every report, for `StandIn::sanitizer_reports`.
     reports: Vec<Report>,
+    /// The last launch's global-access log, emptied, for the next launch to fill (a log
+    /// allocated anew each launch, freed into the heap, grows the process).
+    spare_log: kernel::LogBuffer,
 }
 
 impl State {
@@ -120,6 +123,7 @@ impl State {
             reported: HashSet::new(),
             reported_in_kernels: HashSet::new(),
             reports: Vec::new(),
+            spare_log: kernel::LogBuffer::default(),
         }
     }
 
@@ -274,6 +278,24 @@ impl Sanitizer {
         if self.with(|s| s.reported_in_kernels.insert(key)) {
             self.report(r);
         }
+    }
+
+    /// The observer of a launch of `kernel` (`checks`: shared, races between blocks, init),
+    /// with the world's spare log.
+    pub(crate) fn kernel_observer(
+        &self,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        checks: [bool; 3],
+    ) -> kernel::KernelObserver {
+        let log = self.with(|s| std::mem::take(&mut s.spare_log));
+        kernel::KernelObserver::new(kernel, grid, block, checks, log)
+    }
+
+    /// Keeps the log of a finished launch's observer for the next launch.
+    pub(crate) fn keep_log(&self, log: kernel::LogBuffer) {
+        self.with(|s| s.spare_log = log);
     }
 
     /// Runs `f` on the bytes never written (the `init` check's state).
