@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
+use crate::alu::{compare_int, f32_rn, mask_of, mul_wide, sext, shl, shr};
 use crate::approx;
+use crate::compiled;
 use crate::exec_observe::{observe_atomics, observe_lanes, observe_nop};
 use crate::float::{self, FOp, Fmt, Rnd};
 use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
@@ -17,8 +19,8 @@ use crate::windows::{resolve, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 #[path = "exec_texture.rs"]
 mod texture;
 use crate::module::{
-    AtomOp, BarRed, Base, BoolOp, Builtin, Cmp, Func, Inst, Module, MulMode, Op, Opd, ReduxOp, ShflMode, Sp, Sreg,
-    TestpKind, Ty, VoteMode, K,
+    AtomOp, BarRed, Base, BoolOp, Builtin, Cmp, Executor, Func, Inst, Module, MulMode, Op, Opd, ReduxOp, ShflMode, Sp,
+    Sreg, TestpKind, Ty, VoteMode, K,
 };
 
 /// Param-space addresses at and above this are the current frame's parameter block.
@@ -127,25 +129,6 @@ fn clock64(issued: u64) -> u64 {
 }
 
 static GRID_ID: AtomicU64 = AtomicU64::new(1);
-
-#[inline]
-fn mask_of(bits: u32) -> u64 {
-    if bits >= 64 {
-        u64::MAX
-    } else {
-        (1u64 << bits) - 1
-    }
-}
-
-#[inline]
-fn sext(v: u64, bits: u32) -> i64 {
-    if bits >= 64 || bits == 0 {
-        v as i64
-    } else {
-        let s = 64 - bits;
-        ((v << s) as i64) >> s
-    }
-}
 
 struct Frame {
     func: u32,
@@ -661,6 +644,11 @@ impl Block<'_, '_> {
                 (pc, mask)
             };
             let Some(func) = m.funcs.get(frame.func as usize) else { return Ok(progress) };
+            // The compiling executor's steps of the function (compiled at its first run).
+            let steps = match m.executor {
+                Executor::Compiled => Some(func.steps.get_or_init(|| compiled::compile(func))),
+                Executor::Interpreter => None,
+            };
             let Some(inst) = func.code.get(pc as usize) else {
                 // Past the end (cannot happen: every body ends with ret/exit).
                 w.exited |= mask;
@@ -727,7 +715,63 @@ impl Block<'_, '_> {
                     continue;
                 }
             }
-            match self.exec(w, inst, exec, pc)? {
+            let flow = match steps.and_then(|s| s.0.get(pc as usize)).and_then(Option::as_ref) {
+                Some(step) => {
+                    let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
+                    step(&mut frame.regs, exec);
+                    if !frame.conv || exec != mask {
+                        Flow::Next
+                    } else {
+                        // Converged, every lane running: the instructions after it that have
+                        // steps and no guard run back to back, counted as the loop above
+                        // counts each (the limit and the turn's budget checked before each).
+                        let lanes = u64::from(mask.count_ones());
+                        let mut next = pc + 1;
+                        while let Some(inst) = func.code.get(next as usize) {
+                            let step = steps.and_then(|s| s.0.get(next as usize)).and_then(Option::as_ref);
+                            let branch = inst.op == Op::Bra;
+                            if (step.is_none() && !branch) || left == 0 || budget <= 1 {
+                                break;
+                            }
+                            if branch {
+                                // A branch the whole warp takes or skips, as above.
+                                let taken = match inst.guard {
+                                    None => mask,
+                                    Some((p, neg)) => {
+                                        row(&frame.regs, p).map_or(0, |pv| {
+                                            (0..WARP)
+                                                .zip(pv)
+                                                .fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane)
+                                        }) & mask
+                                    }
+                                };
+                                if taken != mask && taken != 0 {
+                                    break;
+                                }
+                                next = match (taken, inst.ops.first()) {
+                                    (0, _) => next + 1,
+                                    (_, Some(Opd::Label(l))) => *l,
+                                    _ => next + 1,
+                                };
+                            } else if let (Some(step), None) = (step, inst.guard) {
+                                step(&mut frame.regs, mask);
+                                next += 1;
+                            } else {
+                                break;
+                            }
+                            budget -= 1;
+                            left -= 1;
+                            w.clock += 1;
+                            self.executed += lanes;
+                            self.issued += 1;
+                        }
+                        frame.upc = next;
+                        continue;
+                    }
+                }
+                None => self.exec(w, inst, exec, pc)?,
+            };
+            match flow {
                 Flow::Next => {
                     if let Some(frame) = w.frames.last_mut() {
                         if frame.conv {
@@ -1121,20 +1165,12 @@ impl Block<'_, '_> {
             }
             // f32 in round-to-nearest: the host's IEEE arithmetic, NaNs made canonical.
             Op::Add | Op::Sub | Op::Mul(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat => {
-                let op = inst.op;
-                alu!(|a, b| {
-                    let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
-                    let r = match op {
-                        Op::Add => x + y,
-                        Op::Sub => x - y,
-                        _ => x * y,
-                    };
-                    if r.is_nan() {
-                        0x7fff_ffff
-                    } else {
-                        u64::from(r.to_bits())
-                    }
-                })
+                let op = match inst.op {
+                    Op::Add => 0,
+                    Op::Sub => 1,
+                    _ => 2,
+                };
+                alu!(|a, b| f32_rn(op, a, b))
             }
             Op::Add | Op::Sub if ty.is_float() => {
                 let fop = if inst.op == Op::Add { FOp::Add } else { FOp::Sub };
@@ -1269,25 +1305,8 @@ impl Block<'_, '_> {
             Op::Neg if ty.is_float() => alu!(|a| fabs_neg(ty, a, true, ftz)),
             Op::Abs => alu!(|a| (sext(a, bits).wrapping_abs() as u64) & mk),
             Op::Neg => alu!(|a| (sext(a, bits).wrapping_neg() as u64) & mk),
-            Op::Shl => alu!(|a, b| {
-                let s = b & 0xffff_ffff;
-                if s >= u64::from(bits) {
-                    0
-                } else {
-                    (a << s) & mk
-                }
-            }),
-            Op::Shr => alu!(|a, b| {
-                let s = (b & 0xffff_ffff).min(u64::from(bits));
-                if signed {
-                    let v = sext(a, bits);
-                    ((if s >= 64 { v >> 63 } else { v >> s.min(63) }) as u64) & mk
-                } else if s >= u64::from(bits) {
-                    0
-                } else {
-                    ((a & mk) >> s) & mk
-                }
-            }),
+            Op::Shl => alu!(|a, b| shl(a, b, bits)),
+            Op::Shr => alu!(|a, b| shr(a, b, bits, signed)),
             Op::Shf { left, clamp } => alu!(|a, b, c| {
                 let n = if clamp { (c & 0xffff_ffff).min(32) } else { c & 31 };
                 let v = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
@@ -2497,15 +2516,6 @@ fn mul_hi(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
     }
 }
 
-fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
-    if signed {
-        (i128::from(sext(a, bits)) * i128::from(sext(b, bits))) as u64
-    } else {
-        let mk = mask_of(bits);
-        (u128::from(a & mk) * u128::from(b & mk)) as u64
-    }
-}
-
 /// The float addition of `atom.add`/`red.add`, as the GPU's recording shows: f32 flushes
 /// subnormal operands and results (`add.rn.ftz.f32`); an f64 NaN operand is passed on as it
 /// is, the added operand's first, not quieted; f16/bf16 (`.noftz`) round to nearest.
@@ -2802,28 +2812,6 @@ fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
 
 /// [`compare`] for integer (and bit) types.
 #[inline(always)]
-fn compare_int(ty: Ty, cmp: Cmp, a: u64, b: u64) -> bool {
-    let bits = ty.bits.max(1);
-    let mk = mask_of(bits);
-    let signed = ty.k == K::S;
-    let ord = if signed && !matches!(cmp, Cmp::Lo | Cmp::Ls | Cmp::Hi | Cmp::Hs) {
-        sext(a, bits).cmp(&sext(b, bits))
-    } else {
-        (a & mk).cmp(&(b & mk))
-    };
-    use std::cmp::Ordering as O;
-    match cmp {
-        Cmp::Eq | Cmp::Equ => ord == O::Equal,
-        Cmp::Ne | Cmp::Neu => ord != O::Equal,
-        Cmp::Lt | Cmp::Lo | Cmp::Ltu => ord == O::Less,
-        Cmp::Le | Cmp::Ls | Cmp::Leu => ord != O::Greater,
-        Cmp::Gt | Cmp::Hi | Cmp::Gtu => ord == O::Greater,
-        Cmp::Ge | Cmp::Hs | Cmp::Geu => ord != O::Less,
-        Cmp::Num => true,
-        Cmp::Nan => false,
-    }
-}
-
 /// A float (of type `sty`, bits) converted to `fmt`.
 fn cvt_f(a: u64, sty: Ty, fmt: Fmt, rnd: Rnd, sat: bool) -> u64 {
     let v = float_value(sty, a);

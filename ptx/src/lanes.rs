@@ -203,3 +203,17 @@ mod tests {
         }
     }
 }
+
+/// One instruction compiled for a warp (`compiled.rs`): it updates the register rows
+/// (`regs`, a frame's) for the lanes of `mask`.
+pub(crate) type Step = std::sync::Arc<dyn Fn(&mut [u64], u32) + Send + Sync>;
+
+/// A function's compiled steps, by instruction index (`None`: the interpreter runs it).
+#[derive(Clone, Default)]
+pub(crate) struct Steps(pub(crate) Vec<Option<Step>>);
+
+impl std::fmt::Debug for Steps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Steps({} of {} compiled)", self.0.iter().filter(|s| s.is_some()).count(), self.0.len())
+    }
+}

@@ -53,7 +53,9 @@
 #![warn(missing_docs)]
 #![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
+mod alu;
 pub mod approx;
+mod compiled;
 mod exec;
 mod exec_observe;
 pub mod float;
@@ -71,7 +73,9 @@ mod windows;
 
 pub use exec::{LaunchStats, MAX_LOCAL_PER_THREAD};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
-pub use module::{Declarations, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind};
+pub use module::{
+    Declarations, Executor, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind,
+};
 pub use observe::{Access, AccessKind, BlockObserver, Event, Observer, Space, WarpAccess};
 pub use parse::{Header, PtxError};
 pub use texture_desc::{Address, Format, Texture};

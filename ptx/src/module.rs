@@ -4,6 +4,7 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::float::{Fmt, Rnd};
+use crate::lanes::Steps;
 use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
 use crate::texture::{Geom, Oob, Query};
 use crate::video::{self, Video};
@@ -491,6 +492,8 @@ pub(crate) struct Func {
     pub(crate) rets: Vec<(u64, u64)>,
     pub(crate) local_size: u64,
     pub(crate) builtin: Option<Builtin>,
+    /// Its instructions compiled, at its first launch by the compiling executor.
+    pub(crate) steps: std::sync::OnceLock<Steps>,
 }
 
 /// A module global (.global or .const variable) that the embedder allocates.
@@ -539,6 +542,29 @@ pub struct KernelInfo {
     pub registers: u32,
 }
 
+/// How a module's kernels are run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Executor {
+    /// Each instruction decoded and dispatched as it runs.
+    Interpreter,
+    /// The instructions a warp-wide native step exists for compiled to it at a kernel's
+    /// first launch (each function once), the others interpreted: the same bits, faster.
+    #[default]
+    Compiled,
+}
+
+impl Executor {
+    /// `CUDRV_PTX_EXECUTOR` (`interpreter` or `compiled`), read once per process; the
+    /// default ([`Executor::Compiled`]) when it is unset or names neither.
+    pub fn from_env() -> Executor {
+        static CHOSEN: std::sync::OnceLock<Executor> = std::sync::OnceLock::new();
+        *CHOSEN.get_or_init(|| match std::env::var("CUDRV_PTX_EXECUTOR").as_deref() {
+            Ok("interpreter") => Executor::Interpreter,
+            _ => Executor::Compiled,
+        })
+    }
+}
+
 /// A loaded PTX module: parsed, checked and pre-decoded.
 #[derive(Debug)]
 pub struct Module {
@@ -548,6 +574,8 @@ pub struct Module {
     pub(crate) global_addrs: Vec<u64>,
     /// The most warp instructions one launch may issue ([`Module::set_instruction_limit`]).
     pub(crate) instruction_limit: Option<u64>,
+    /// Which executor runs its kernels ([`Module::set_executor`]).
+    pub(crate) executor: Executor,
     /// Static shared memory of the module (all kernels).
     pub(crate) shared_size: u64,
     pub(crate) dyn_shared_offset: u64,
@@ -757,6 +785,17 @@ impl Module {
     /// fuzzer, a sandbox).
     pub fn set_instruction_limit(&mut self, limit: Option<u64>) {
         self.instruction_limit = limit;
+    }
+
+    /// Runs the module's kernels with `executor` from now on (a module starts with
+    /// [`Executor::from_env`]). Both give the same bits and the same faults.
+    pub fn set_executor(&mut self, executor: Executor) {
+        self.executor = executor;
+    }
+
+    /// The executor that runs the module's kernels.
+    pub fn executor(&self) -> Executor {
+        self.executor
     }
 
     /// The initialiser's bytes of global `index` (its first bytes; the rest is zeros) with
@@ -1130,6 +1169,7 @@ fn decode_module(ast: Ast) -> Result<Module, PtxError> {
         funcs,
         global_addrs: vec![0; decls.globals.len()],
         instruction_limit: None,
+        executor: Executor::from_env(),
         decls,
         shared_size: shared,
         dyn_shared_offset: dyn_off,
@@ -1187,6 +1227,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
             rets,
             local_size: 0,
             builtin,
+            steps: std::sync::OnceLock::new(),
         });
     };
     // Labels to the index of the instruction they precede, in one pass (the first of two
@@ -1264,6 +1305,7 @@ fn decode_func(f: &FuncAst, globals: &HashMap<String, Base>, funcs: &HashMap<Str
         rets,
         local_size,
         builtin,
+        steps: std::sync::OnceLock::new(),
     })
 }
 

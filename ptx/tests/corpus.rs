@@ -7,7 +7,7 @@
 #![allow(clippy::needless_range_loop)]
 use std::path::{Path, PathBuf};
 
-use cudrv_ptx::{GlobalMemory, HostMemory, Module};
+use cudrv_ptx::{Executor, GlobalMemory, HostMemory, Module};
 
 struct Buf {
     name: String,
@@ -132,9 +132,17 @@ fn load_case(dir: &Path, mem: &mut HostMemory) -> Case {
 }
 
 fn run_case(name: &str) -> (Case, HostMemory, Module) {
+    run_case_with(name, None)
+}
+
+/// [`run_case`], with `executor` on one host thread when given (so that atomics order alike).
+fn run_case_with(name: &str, executor: Option<Executor>) -> (Case, HostMemory, Module) {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus").join(name);
     let ptx = std::fs::read_to_string(dir.join("kernel.ptx")).unwrap();
     let mut module = Module::load(&ptx).unwrap_or_else(|e| panic!("{name}: {e}"));
+    if let Some(e) = executor {
+        module.set_executor(e);
+    }
     let mut mem = HostMemory::new();
     mem.capture_printf();
     // Module globals: allocated here as the stand-in will.
@@ -154,8 +162,9 @@ fn run_case(name: &str) -> (Case, HostMemory, Module) {
         })
         .collect();
     let refs: Vec<&[u8]> = param_bytes.iter().map(Vec::as_slice).collect();
+    let threads = if executor.is_some() { 1 } else { std::thread::available_parallelism().map_or(1, |n| n.get()) };
     module
-        .launch(&c.kernel, c.grid, c.block, c.smem, &refs, &mem)
+        .launch_on(&c.kernel, c.grid, c.block, c.smem, &refs, &mem, threads)
         .unwrap_or_else(|e| panic!("{name}: launch failed: {e}"));
     (c, mem, module)
 }
@@ -264,6 +273,22 @@ fn every_case_runs_and_matches_the_h200_where_recorded() {
     }
     eprintln!("{compared} outputs compared with recorded H200 outputs");
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+#[test]
+fn every_case_gives_the_same_bits_and_output_through_both_executors() {
+    for name in cases() {
+        let (c, interpreted, _) = run_case_with(&name, Some(Executor::Interpreter));
+        let (_, compiled, _) = run_case_with(&name, Some(Executor::Compiled));
+        for b in &c.bufs {
+            assert!(
+                output(&c, &interpreted, &b.name) == output(&c, &compiled, &b.name),
+                "{name}/{}: the executors differ",
+                b.name
+            );
+        }
+        assert_eq!(interpreted.printed(), compiled.printed(), "{name}: printf");
+    }
 }
 
 #[test]

@@ -2,12 +2,13 @@
 //! (`scripts/probes/instructions/run.c`): each lane's slots in hex joined by ':', lanes
 //! joined by ' ', a run of equal lanes once as `VALUE*COUNT`.
 
-use cudrv_ptx::{GlobalMemory, HostMemory, Module};
+use cudrv_ptx::{Executor, GlobalMemory, HostMemory, Module};
 
 use super::gen::{module, slot_bytes, Form};
 
 /// The line payload of `form` on the executor: its outputs, or `REFUSED <why>` when the
-/// executor does not load it, or `LAUNCH <fault>` when the launch fails.
+/// executor does not load it, or `LAUNCH <fault>` when the launch fails; run through both
+/// executors, `EXECUTORS DIFFER: ...` when they do not give the same.
 pub fn payload(form: &Form) -> String {
     let (text, lanes) = module(form);
     let mut m = match Module::load(&text) {
@@ -26,25 +27,38 @@ pub fn payload(form: &Form) -> String {
         return format!("REFUSED {e}");
     }
     let slots = form.dsts.len();
-    let out = mem.alloc(lanes * slots * 8);
-    let blocks = lanes.div_ceil(128) as u32;
-    if let Err(f) = m.launch("k", [blocks, 1, 1], [128, 1, 1], 0, &[&out.to_le_bytes()], &mem) {
-        return format!("LAUNCH {f:?}");
+    // Both executors, each into an output of its own: they must agree to the bit.
+    let mut payloads = Vec::new();
+    for executor in [Executor::Interpreter, Executor::Compiled] {
+        m.set_executor(executor);
+        let out = mem.alloc(lanes * slots * 8);
+        let blocks = lanes.div_ceil(128) as u32;
+        if let Err(f) = m.launch("k", [blocks, 1, 1], [128, 1, 1], 0, &[&out.to_le_bytes()], &mem) {
+            payloads.push(format!("LAUNCH {f:?}"));
+            continue;
+        }
+        let bytes = mem.bytes(out, lanes * slots * 8).unwrap_or_default();
+        let widths: Vec<usize> = form.dsts.iter().map(|k| slot_bytes(*k)).collect();
+        let lane_text = |i: usize| -> String {
+            (0..slots)
+                .map(|j| {
+                    let at = (i * slots + j) * 8;
+                    let mut v = [0u8; 8];
+                    v[..widths[j]].copy_from_slice(&bytes[at..at + widths[j]]);
+                    format!("{:x}", u64::from_le_bytes(v))
+                })
+                .collect::<Vec<_>>()
+                .join(":")
+        };
+        payloads.push(encode((0..lanes).map(lane_text).collect()));
     }
-    let bytes = mem.bytes(out, lanes * slots * 8).unwrap_or_default();
-    let widths: Vec<usize> = form.dsts.iter().map(|k| slot_bytes(*k)).collect();
-    let lane_text = |i: usize| -> String {
-        (0..slots)
-            .map(|j| {
-                let at = (i * slots + j) * 8;
-                let mut v = [0u8; 8];
-                v[..widths[j]].copy_from_slice(&bytes[at..at + widths[j]]);
-                format!("{:x}", u64::from_le_bytes(v))
-            })
-            .collect::<Vec<_>>()
-            .join(":")
-    };
-    encode((0..lanes).map(lane_text).collect())
+    match &payloads[..] {
+        [interpreted, compiled] if interpreted != compiled => {
+            format!("EXECUTORS DIFFER: interpreter {interpreted} / compiled {compiled}")
+        }
+        [_, compiled] => compiled.clone(),
+        _ => String::new(),
+    }
 }
 
 /// Lanes joined by ' ', runs of equal lanes as `VALUE*COUNT`.
