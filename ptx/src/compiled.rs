@@ -1,24 +1,35 @@
 //! The compiling executor's translation: an instruction becomes a [`Step`], a closure
 //! specialised at a kernel's first launch for its operation, types and operands (the
 //! native code rustc made for each specialisation, chosen once instead of decoded at each
-//! run), that updates a warp's register rows for the lanes of a mask. An instruction with
-//! no step (memory, control, warp, texture and the rarer arithmetic forms) is interpreted
+//! run), that updates a warp's register rows (and, for `ld.shared`/`st.shared`, the
+//! block's shared memory) for the lanes of a mask. An instruction with no step (global
+//! memory, control, warp, texture and the rarer arithmetic forms) is interpreted
 //! (`exec.rs`): the executor falls back one instruction at a time, on the same registers.
 //!
 //! Each step computes through the lane functions of `alu.rs` (or `lanes::fma_f32`) that the
 //! interpreter runs for the same form, so both give the same bits; the instruction suite
-//! and the kernel corpora run through both (`tests/executors.rs`).
+//! and the kernel corpus run through both (`tests/suite/run.rs`, `tests/corpus.rs`,
+//! `tests/executors.rs`).
 
 use crate::alu::{f32_rn, in_order, int_comparison, int_keys, mask_of, mul_wide, sext, shl, shr, IntOrder};
 use crate::float::Rnd;
 use std::cell::Cell;
 
-use crate::lanes::{fma_f32, lanes, row, row_mut, Step, Steps, WARP};
-use crate::module::{BoolOp, Func, Inst, MulMode, Op, Opd, K};
+use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepFn, Steps, WARP};
+use crate::memory::Fault;
+use crate::module::{Base, BoolOp, Func, Inst, MulMode, Op, Opd, Sp, K};
 
 /// `f`'s instructions translated (each with a step or none).
 pub(crate) fn compile(f: &Func) -> Steps {
-    Steps(f.code.iter().map(step).collect())
+    Steps(
+        f.code
+            .iter()
+            .map(|inst| match shared_access(inst) {
+                Some(run) => Some(Step { run, memory: true }),
+                None => arithmetic(inst).map(|run| Step { run, memory: false }),
+            })
+            .collect(),
+    )
 }
 
 /// A source operand of a step: a register's row or an immediate.
@@ -104,19 +115,23 @@ fn put(regs: &[Cell<u64>], d: u32, mask: u32, f: impl Fn(usize) -> u64) {
     }
 }
 
-fn unary_with<A: Lanes>(d: u32, a: A, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> Step {
-    std::sync::Arc::new(move |regs: &mut [u64], mask: u32| {
+fn unary_with<A: Lanes>(d: u32, a: A, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> StepFn {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
-        let Some(x) = a.get(regs) else { return };
-        put(regs, d, mask, |l| f(A::lane(x, l)));
+        if let Some(x) = a.get(regs) {
+            put(regs, d, mask, |l| f(A::lane(x, l)));
+        }
+        Ok(())
     })
 }
 
-fn binary_with<A: Lanes, B: Lanes>(d: u32, a: A, b: B, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> Step {
-    std::sync::Arc::new(move |regs: &mut [u64], mask: u32| {
+fn binary_with<A: Lanes, B: Lanes>(d: u32, a: A, b: B, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> StepFn {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
-        let (Some(x), Some(y)) = (a.get(regs), b.get(regs)) else { return };
-        put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l)));
+        if let (Some(x), Some(y)) = (a.get(regs), b.get(regs)) {
+            put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l)));
+        }
+        Ok(())
     })
 }
 
@@ -126,16 +141,18 @@ fn ternary_with<A: Lanes, B: Lanes, C: Lanes>(
     b: B,
     c: C,
     f: impl Fn(u64, u64, u64) -> u64 + Send + Sync + 'static,
-) -> Step {
-    std::sync::Arc::new(move |regs: &mut [u64], mask: u32| {
+) -> StepFn {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
-        let (Some(x), Some(y), Some(z)) = (a.get(regs), b.get(regs), c.get(regs)) else { return };
-        put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l), C::lane(z, l)));
+        if let (Some(x), Some(y), Some(z)) = (a.get(regs), b.get(regs), c.get(regs)) {
+            put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l), C::lane(z, l)));
+        }
+        Ok(())
     })
 }
 
 /// A step of one source, specialised for its kind.
-fn unary(d: u32, a: Src, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> Step {
+fn unary(d: u32, a: Src, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> StepFn {
     match a {
         Src::Reg(r) => unary_with(d, RegLanes(r), f),
         Src::Imm(v) => unary_with(d, ImmLanes(v), f),
@@ -143,7 +160,7 @@ fn unary(d: u32, a: Src, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> Step
 }
 
 /// A step of two sources, specialised for their kinds.
-fn binary(d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> Step {
+fn binary(d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> StepFn {
     match (a, b) {
         (Src::Reg(a), Src::Reg(b)) => binary_with(d, RegLanes(a), RegLanes(b), f),
         (Src::Reg(a), Src::Imm(b)) => binary_with(d, RegLanes(a), ImmLanes(b), f),
@@ -154,7 +171,7 @@ fn binary(d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64 + Send + Sync + 's
 
 /// A step of three sources, specialised for the kinds that compilers emit (a register
 /// first); any other mix reads its immediates as broadcast rows.
-fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Send + Sync + 'static) -> Step {
+fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Send + Sync + 'static) -> StepFn {
     match (a, b, c) {
         (Src::Reg(a), Src::Reg(b), Src::Reg(c)) => ternary_with(d, RegLanes(a), RegLanes(b), RegLanes(c), f),
         (Src::Reg(a), Src::Reg(b), Src::Imm(c)) => ternary_with(d, RegLanes(a), RegLanes(b), ImmLanes(c), f),
@@ -187,9 +204,119 @@ fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Se
     }
 }
 
-/// The step of `inst`, if it has one: its destination a register, its sources registers or
-/// immediates, and a form below.
-fn step(inst: &Inst) -> Option<Step> {
+/// Loads every lane's `es` bytes when the lanes read consecutive values or one value (the
+/// usual shapes: a row, a broadcast) and all of them lie in `shared`: what
+/// `shared_load` would give, in one slice; false (nothing loaded) otherwise.
+#[inline(always)]
+fn contiguous(shared: &[u8], addrs: &[u64; WARP], es: usize, out: &mut [u64; WARP]) -> bool {
+    let first = addrs.first().copied().unwrap_or(0);
+    let step = if addrs.iter().all(|&a| a == first) {
+        0
+    } else if addrs.iter().enumerate().all(|(l, &a)| a == first.wrapping_add((l * es) as u64)) {
+        es
+    } else {
+        return false;
+    };
+    let span = if step == 0 { es } else { es * WARP };
+    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(span)?)) else {
+        return false;
+    };
+    let value = |c: &[u8]| {
+        let mut b = [0u8; 8];
+        if let Some(d) = b.get_mut(..c.len()) {
+            d.copy_from_slice(c);
+        }
+        u64::from_le_bytes(b)
+    };
+    if step == 0 {
+        out.fill(value(bytes));
+    } else {
+        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(es)) {
+            *o = value(c);
+        }
+    }
+    true
+}
+
+/// A scalar `ld.shared` into a register or `st.shared` of a register or an immediate, at a
+/// register plus an offset: through the interpreter's `shared_load`/`shared_store` (the
+/// lanes before a bad address done, the fault at the first bad one).
+fn shared_access(inst: &Inst) -> Option<StepFn> {
+    let load = match inst.op {
+        Op::Ld => true,
+        Op::St => false,
+        _ => return None,
+    };
+    let es = inst.ty.bytes().max(1);
+    if inst.sp != Sp::Shared || inst.vec != 1 || !matches!(es, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let (data, addr) = if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
+    let Some(Opd::Addr(Base::Reg(base), off)) = addr else { return None };
+    let (base, off, line) = (*base, *off as u64, inst.line);
+    let addresses = move |regs: &[u64]| {
+        let mut a = row(regs, base).copied().unwrap_or([0; WARP]);
+        for x in &mut a {
+            *x = x.wrapping_add(off);
+        }
+        a
+    };
+    let fault = move |addrs: &[u64; WARP], lane: usize| Fault::IllegalAddress {
+        addr: addrs.get(lane).copied().unwrap_or(0),
+        line,
+    };
+    if load {
+        let Some(Opd::Reg(d)) = data else { return None };
+        let (d, signed, bits) = (*d, inst.ty.k == K::S, inst.ty.bits);
+        Some(std::sync::Arc::new(move |regs: &mut [u64], shared: &mut [u8], mask: u32| {
+            let addrs = addresses(regs);
+            let mut out = [0u64; WARP];
+            let r = if mask == u32::MAX && contiguous(shared, &addrs, es, &mut out) {
+                Ok(())
+            } else {
+                match es {
+                    1 => shared_load::<1>(shared, &addrs, mask, &mut out),
+                    2 => shared_load::<2>(shared, &addrs, mask, &mut out),
+                    4 => shared_load::<4>(shared, &addrs, mask, &mut out),
+                    _ => shared_load::<8>(shared, &addrs, mask, &mut out),
+                }
+            };
+            // The lanes before a bad one have loaded: their values land.
+            let done = match r {
+                Ok(()) => mask,
+                Err(lane) => mask & ((1u32 << lane) - 1),
+            };
+            if let Some(row) = row_mut(regs, d) {
+                for l in lanes(done) {
+                    if let (Some(o), Some(v)) = (row.get_mut(l), out.get(l)) {
+                        *o = if signed { sext(*v, bits) as u64 } else { *v };
+                    }
+                }
+            }
+            r.map_err(|lane| fault(&addrs, lane))
+        }))
+    } else {
+        let value = Src::of(data)?;
+        Some(std::sync::Arc::new(move |regs: &mut [u64], shared: &mut [u8], mask: u32| {
+            let addrs = addresses(regs);
+            let data = match value {
+                Src::Reg(r) => row(regs, r).copied().unwrap_or([0; WARP]),
+                Src::Imm(v) => [v; WARP],
+            };
+            let r = match es {
+                1 => shared_store::<1>(shared, &addrs, mask, &data),
+                2 => shared_store::<2>(shared, &addrs, mask, &data),
+                4 => shared_store::<4>(shared, &addrs, mask, &data),
+                _ => shared_store::<8>(shared, &addrs, mask, &data),
+            };
+            r.map_err(|lane| fault(&addrs, lane))
+        }))
+    }
+}
+
+/// The step of an arithmetic `inst`, if it has one: its destination a register, its sources
+/// registers or immediates, and a form below.
+fn arithmetic(inst: &Inst) -> Option<StepFn> {
     let ops = &inst.ops;
     let Some(Opd::Reg(d)) = ops.first() else { return None };
     let d = *d;
@@ -227,11 +354,12 @@ fn step(inst: &Inst) -> Option<Step> {
                     row(regs, r).copied().unwrap_or([0; WARP])
                 }
             };
-            std::sync::Arc::new(move |regs: &mut [u64], mask: u32| {
+            std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
                 let (x, y, z) = (load(a, regs), load(b, regs), load(c, regs));
                 if let Some(out) = row_mut(regs, d) {
                     fma_f32(&x, &y, &z, mask, out);
                 }
+                Ok(())
             })
         }
         // 32-bit forms in 32-bit arithmetic (the same bits as the 64-bit form masked, which

@@ -715,25 +715,37 @@ impl Block<'_, '_> {
                     continue;
                 }
             }
-            let flow = match steps.and_then(|s| s.0.get(pc as usize)).and_then(Option::as_ref) {
+            let observed = self.obs.is_some();
+            let flow = match steps
+                .and_then(|s| s.0.get(pc as usize))
+                .and_then(Option::as_ref)
+                .filter(|s| !(s.memory && observed))
+            {
                 Some(step) => {
                     let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
-                    step(&mut frame.regs, exec);
+                    (step.run)(&mut frame.regs, self.shared.as_mut_slice(), exec)?;
                     if !frame.conv || exec != mask {
                         Flow::Next
                     } else {
                         // Converged, every lane running: the instructions after it that have
-                        // steps and no guard run back to back, counted as the loop above
-                        // counts each (the limit and the turn's budget checked before each).
+                        // steps and no guard, and the branches the whole warp takes or skips,
+                        // run back to back, each counted as the loop above counts it (the
+                        // limit and the turn's budget checked before each, the counts made
+                        // before it runs).
                         let lanes = u64::from(mask.count_ones());
                         let mut next = pc + 1;
                         while let Some(inst) = func.code.get(next as usize) {
-                            let step = steps.and_then(|s| s.0.get(next as usize)).and_then(Option::as_ref);
+                            let step = steps
+                                .and_then(|s| s.0.get(next as usize))
+                                .and_then(Option::as_ref)
+                                .filter(|s| !(s.memory && observed) && inst.guard.is_none());
                             let branch = inst.op == Op::Bra;
                             if (step.is_none() && !branch) || left == 0 || budget <= 1 {
                                 break;
                             }
-                            if branch {
+                            let to = if step.is_some() {
+                                next + 1
+                            } else {
                                 // A branch the whole warp takes or skips, as above.
                                 let taken = match inst.guard {
                                     None => mask,
@@ -748,22 +760,22 @@ impl Block<'_, '_> {
                                 if taken != mask && taken != 0 {
                                     break;
                                 }
-                                next = match (taken, inst.ops.first()) {
+                                match (taken, inst.ops.first()) {
                                     (0, _) => next + 1,
                                     (_, Some(Opd::Label(l))) => *l,
                                     _ => next + 1,
-                                };
-                            } else if let (Some(step), None) = (step, inst.guard) {
-                                step(&mut frame.regs, mask);
-                                next += 1;
-                            } else {
-                                break;
-                            }
+                                }
+                            };
                             budget -= 1;
                             left -= 1;
                             w.clock += 1;
                             self.executed += lanes;
                             self.issued += 1;
+                            if let Some(step) = step {
+                                frame.upc = next;
+                                (step.run)(&mut frame.regs, self.shared.as_mut_slice(), mask)?;
+                            }
+                            next = to;
                         }
                         frame.upc = next;
                         continue;

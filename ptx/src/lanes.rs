@@ -2,6 +2,8 @@
 //! loops that apply one instruction to every active lane (shared-memory accesses, `fma.f32`
 //! on the host's FMA unit when it has one).
 
+use crate::memory::Fault;
+
 /// Threads in a warp.
 pub(crate) const WARP: usize = 32;
 
@@ -204,9 +206,19 @@ mod tests {
     }
 }
 
-/// One instruction compiled for a warp (`compiled.rs`): it updates the register rows
-/// (`regs`, a frame's) for the lanes of `mask`.
-pub(crate) type Step = std::sync::Arc<dyn Fn(&mut [u64], u32) + Send + Sync>;
+/// One instruction compiled for a warp (`compiled.rs`): `run` updates the register rows
+/// (`regs`, a frame's) and the block's shared memory for the lanes of `mask`, or answers
+/// the fault the interpreter would.
+#[derive(Clone)]
+pub(crate) struct Step {
+    pub(crate) run: StepFn,
+    /// It accesses memory (an observer, when the launch has one, is shown the accesses the
+    /// interpreter makes: such a step is interpreted under one).
+    pub(crate) memory: bool,
+}
+
+/// The code of a [`Step`].
+pub(crate) type StepFn = std::sync::Arc<dyn Fn(&mut [u64], &mut [u8], u32) -> Result<(), Fault> + Send + Sync>;
 
 /// A function's compiled steps, by instruction index (`None`: the interpreter runs it).
 #[derive(Clone, Default)]
