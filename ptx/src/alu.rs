@@ -2,7 +2,8 @@
 //! (`exec.rs`) and the compiled steps (`compiled.rs`) call these, so an instruction's
 //! semantics are written once.
 
-use crate::module::{Cmp, Ty, K};
+use crate::module::{Cmp, Sp, Ty, K};
+use crate::windows::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 
 /// The low `bits` bits set.
 #[inline]
@@ -148,5 +149,30 @@ pub(crate) fn f32_rn(op: u8, a: u64, b: u64) -> u64 {
         0x7fff_ffff
     } else {
         u64::from(r.to_bits())
+    }
+}
+
+/// The generic-address window of state space `sp` (`cvta`); 0 for global memory, whose
+/// addresses are generic ones.
+#[inline]
+pub(crate) fn cvta_window(sp: Sp) -> u64 {
+    match sp {
+        Sp::Shared => SHARED_WINDOW,
+        Sp::Local => LOCAL_WINDOW,
+        Sp::Param => PARAM_WINDOW,
+        _ => 0,
+    }
+}
+
+/// `cvta` of `a` with the space's `window`: to the space's own addresses (`to`) or to
+/// generic ones, as `mk`-wide values; unchanged for global memory.
+#[inline(always)]
+pub(crate) fn cvta(a: u64, window: u64, to: bool, mk: u64) -> u64 {
+    if window == 0 {
+        a
+    } else if to {
+        a.wrapping_sub(window) & mk
+    } else {
+        a.wrapping_add(window) & mk
     }
 }

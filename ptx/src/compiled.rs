@@ -1,9 +1,10 @@
 //! The compiling executor's translation: an instruction becomes a [`Step`], a closure
 //! specialised at a kernel's first launch for its operation, types and operands (the
 //! native code rustc made for each specialisation, chosen once instead of decoded at each
-//! run), that updates a warp's register rows (and, for `ld.shared`/`st.shared`, the
-//! block's shared memory) for the lanes of a mask. An instruction with no step (global
-//! memory, control, warp, texture and the rarer arithmetic forms) is interpreted
+//! run), that updates a warp's register rows (and, for scalar loads and stores of shared
+//! and global memory, the memory) for the lanes of a mask. An instruction with no step
+//! (generic, local and vector accesses, atomics, control, warp, texture and the rarer
+//! arithmetic forms) is interpreted
 //! (`exec.rs`): the executor falls back one instruction at a time, on the same registers.
 //!
 //! Each step computes through the lane functions of `alu.rs` (or `lanes::fma_f32`) that the
@@ -11,22 +12,28 @@
 //! and the kernel corpus run through both (`tests/suite/run.rs`, `tests/corpus.rs`,
 //! `tests/executors.rs`).
 
-use crate::alu::{f32_rn, in_order, int_comparison, int_keys, mask_of, mul_wide, sext, shl, shr, IntOrder};
+use crate::alu::{
+    cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, mask_of, mul_wide, sext, shl, shr, IntOrder,
+};
 use crate::float::Rnd;
 use std::cell::Cell;
 
-use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepFn, Steps, WARP};
+use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
-use crate::module::{Base, BoolOp, Func, Inst, MulMode, Op, Opd, Sp, K};
+use crate::module::{Base, BoolOp, Func, Inst, MulMode, Op, Opd, Sp, Sreg, K};
+use crate::windows::FPARAM_TAG;
 
 /// `f`'s instructions translated (each with a step or none).
 pub(crate) fn compile(f: &Func) -> Steps {
     Steps(
         f.code
             .iter()
-            .map(|inst| match shared_access(inst) {
-                Some(run) => Some(Step { run, memory: true }),
-                None => arithmetic(inst).map(|run| Step { run, memory: false }),
+            .map(|inst| {
+                if let Some(run) = shared_access(inst).or_else(|| global_access(inst)) {
+                    Some(Step { run, memory: true })
+                } else {
+                    arithmetic(inst).or_else(|| launch_value(inst)).map(|run| Step { run, memory: false })
+                }
             })
             .collect(),
     )
@@ -116,7 +123,7 @@ fn put(regs: &[Cell<u64>], d: u32, mask: u32, f: impl Fn(usize) -> u64) {
 }
 
 fn unary_with<A: Lanes>(d: u32, a: A, f: impl Fn(u64) -> u64 + Send + Sync + 'static) -> StepFn {
-    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
         if let Some(x) = a.get(regs) {
             put(regs, d, mask, |l| f(A::lane(x, l)));
@@ -126,7 +133,7 @@ fn unary_with<A: Lanes>(d: u32, a: A, f: impl Fn(u64) -> u64 + Send + Sync + 'st
 }
 
 fn binary_with<A: Lanes, B: Lanes>(d: u32, a: A, b: B, f: impl Fn(u64, u64) -> u64 + Send + Sync + 'static) -> StepFn {
-    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
         if let (Some(x), Some(y)) = (a.get(regs), b.get(regs)) {
             put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l)));
@@ -142,7 +149,7 @@ fn ternary_with<A: Lanes, B: Lanes, C: Lanes>(
     c: C,
     f: impl Fn(u64, u64, u64) -> u64 + Send + Sync + 'static,
 ) -> StepFn {
-    std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
+    std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
         let regs = Cell::from_mut(regs).as_slice_of_cells();
         if let (Some(x), Some(y), Some(z)) = (a.get(regs), b.get(regs), c.get(regs)) {
             put(regs, d, mask, |l| f(A::lane(x, l), B::lane(y, l), C::lane(z, l)));
@@ -238,6 +245,129 @@ fn contiguous(shared: &[u8], addrs: &[u64; WARP], es: usize, out: &mut [u64; WAR
     true
 }
 
+/// A scalar `ld.global` into a register or `st.global` of a register or an immediate, at a
+/// register plus an offset, as the interpreter does it: a misaligned lane faults after the
+/// lanes before it have run, the warp's lanes go to the embedder's memory in one call.
+fn global_access(inst: &Inst) -> Option<StepFn> {
+    let load = match inst.op {
+        Op::Ld => true,
+        Op::St => false,
+        _ => return None,
+    };
+    let es = inst.ty.bytes().max(1);
+    if inst.sp != Sp::Global || inst.vec != 1 || !matches!(es, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let (data, addr) = if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
+    let Some(Opd::Addr(Base::Reg(base), off)) = addr else { return None };
+    let (base, off, line) = (*base, *off as u64, inst.line);
+    let (signed, bits) = (inst.ty.k == K::S, inst.ty.bits);
+    let dst = match data {
+        Some(Opd::Reg(d)) if load => Some(*d),
+        _ if load => return None,
+        _ => None,
+    };
+    let value = if load { None } else { Some(Src::of(data)?) };
+    Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+        let mut addrs = row(regs, base).copied().unwrap_or([0; WARP]);
+        for x in &mut addrs {
+            *x = x.wrapping_add(off);
+        }
+        let misaligned = lanes(mask).find(|&l| addrs.get(l).is_some_and(|a| a % es as u64 != 0));
+        let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
+        let mut vals = [0u64; WARP];
+        let r = match value {
+            None => ctx.global.read_lanes(&addrs, before, es, &mut vals),
+            Some(v) => {
+                let data = match v {
+                    Src::Reg(r) => row(regs, r).copied().unwrap_or([0; WARP]),
+                    Src::Imm(v) => [v; WARP],
+                };
+                ctx.global.write_lanes(&addrs, before, es, &data)
+            }
+        };
+        if let Err(b) = r {
+            return Err(Fault::IllegalAddress { addr: b.addr, line });
+        }
+        if let Some(out) = dst.and_then(|d| row_mut(regs, d)) {
+            for l in lanes(before) {
+                if let (Some(o), Some(v)) = (out.get_mut(l), vals.get(l)) {
+                    *o = if signed { sext(*v, bits) as u64 } else { *v };
+                }
+            }
+        }
+        match misaligned {
+            Some(m) => Err(Fault::MisalignedAddress { addr: addrs.get(m).copied().unwrap_or(0), line }),
+            None => Ok(()),
+        }
+    }))
+}
+
+/// What a launch gives every lane alike or by its index: `mov` of `%tid`, `%ntid`, `%ctaid`,
+/// `%nctaid`, and a scalar `ld.param` of the kernel's parameters.
+fn launch_value(inst: &Inst) -> Option<StepFn> {
+    let Some(Opd::Reg(d)) = inst.ops.first() else { return None };
+    let d = *d;
+    let ty = inst.ty;
+    match (inst.op, inst.ops.get(1)?) {
+        (Op::Mov, Opd::Sreg(s)) => {
+            let mkp = if ty.k == K::Pred { 1 } else { mask_of(ty.bits) };
+            let s = *s;
+            let uniform = move |ctx: &StepContext<'_>| -> Option<u64> {
+                let at = |v: [u32; 3], d: u8, default: u32| u64::from(v.get(d as usize).copied().unwrap_or(default));
+                match s {
+                    Sreg::Ntid(k) => Some(at(ctx.ntid, k, 1)),
+                    Sreg::Ctaid(k) => Some(at(ctx.ctaid, k, 0)),
+                    Sreg::Nctaid(k) => Some(at(ctx.nctaid, k, 1)),
+                    _ => None,
+                }
+            };
+            match s {
+                Sreg::Tid(k) => {
+                    Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+                        let regs = Cell::from_mut(regs).as_slice_of_cells();
+                        let tids = ctx.tids;
+                        put(regs, d, mask, |l| {
+                            tids.get(l).and_then(|t| t.get(k as usize)).map_or(0, |&v| u64::from(v)) & mkp
+                        });
+                        Ok(())
+                    }))
+                }
+                Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_) => {
+                    Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+                        let v = uniform(ctx).unwrap_or(0) & mkp;
+                        put(Cell::from_mut(regs).as_slice_of_cells(), d, mask, |_| v);
+                        Ok(())
+                    }))
+                }
+                _ => None,
+            }
+        }
+        (Op::Ld, Opd::Addr(Base::KParam(o), off)) if inst.sp == Sp::Param && inst.vec == 1 => {
+            let es = ty.bytes().max(1);
+            let addr = o.wrapping_add(*off as u64);
+            if addr >= FPARAM_TAG || !matches!(es, 1 | 2 | 4 | 8) {
+                return None;
+            }
+            let (signed, bits, line) = (ty.k == K::S, ty.bits, inst.line);
+            Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+                let bad = || Fault::IllegalAddress { addr, line };
+                let a = usize::try_from(addr).map_err(|_| bad())?;
+                let src = ctx.kparams.get(a..a.wrapping_add(es)).ok_or_else(bad)?;
+                let mut b = [0u8; 8];
+                if let Some(t) = b.get_mut(..es) {
+                    t.copy_from_slice(src);
+                }
+                let v = u64::from_le_bytes(b);
+                let v = if signed { sext(v, bits) as u64 } else { v };
+                put(Cell::from_mut(regs).as_slice_of_cells(), d, mask, |_| v);
+                Ok(())
+            }))
+        }
+        _ => None,
+    }
+}
+
 /// A scalar `ld.shared` into a register or `st.shared` of a register or an immediate, at a
 /// register plus an offset: through the interpreter's `shared_load`/`shared_store` (the
 /// lanes before a bad address done, the fault at the first bad one).
@@ -268,7 +398,8 @@ fn shared_access(inst: &Inst) -> Option<StepFn> {
     if load {
         let Some(Opd::Reg(d)) = data else { return None };
         let (d, signed, bits) = (*d, inst.ty.k == K::S, inst.ty.bits);
-        Some(std::sync::Arc::new(move |regs: &mut [u64], shared: &mut [u8], mask: u32| {
+        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+            let shared = &mut *ctx.shared;
             let addrs = addresses(regs);
             let mut out = [0u64; WARP];
             let r = if mask == u32::MAX && contiguous(shared, &addrs, es, &mut out) {
@@ -297,7 +428,8 @@ fn shared_access(inst: &Inst) -> Option<StepFn> {
         }))
     } else {
         let value = Src::of(data)?;
-        Some(std::sync::Arc::new(move |regs: &mut [u64], shared: &mut [u8], mask: u32| {
+        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+            let shared = &mut *ctx.shared;
             let addrs = addresses(regs);
             let data = match value {
                 Src::Reg(r) => row(regs, r).copied().unwrap_or([0; WARP]),
@@ -354,7 +486,7 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
                     row(regs, r).copied().unwrap_or([0; WARP])
                 }
             };
-            std::sync::Arc::new(move |regs: &mut [u64], _: &mut [u8], mask: u32| {
+            std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
                 let (x, y, z) = (load(a, regs), load(b, regs), load(c, regs));
                 if let Some(out) = row_mut(regs, d) {
                     fma_f32(&x, &y, &z, mask, out);
@@ -364,6 +496,10 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
         }
         // 32-bit forms in 32-bit arithmetic (the same bits as the 64-bit form masked, which
         // the interpreter computes; vectorised without 64-bit multiplies).
+        Op::Cvta { to, sp } => {
+            let window = cvta_window(sp);
+            unary(d, src(1)?, move |a| cvta(a, window, to, mk))
+        }
         Op::Add if int && plain && bits == 32 => {
             binary(d, src(1)?, src(2)?, |a, b| u64::from((a as u32).wrapping_add(b as u32)))
         }

@@ -6,15 +6,17 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::alu::{compare_int, f32_rn, mask_of, mul_wide, sext, shl, shr};
+use crate::alu::{compare_int, cvta, cvta_window, f32_rn, mask_of, mul_wide, sext, shl, shr};
 use crate::approx;
 use crate::compiled;
 use crate::exec_observe::{observe_atomics, observe_lanes, observe_nop};
 use crate::float::{self, FOp, Fmt, Rnd};
-use crate::lanes::{at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, WARP};
+use crate::lanes::{
+    at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, StepContext, WARP,
+};
 use crate::memory::{Fault, GlobalMemory};
 use crate::observe::{BlockObserver, Event, Observer};
-use crate::windows::{resolve, LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
+use crate::windows::{resolve, FPARAM_TAG};
 
 #[path = "exec_texture.rs"]
 mod texture;
@@ -23,8 +25,6 @@ use crate::module::{
     Sreg, TestpKind, Ty, VoteMode, K,
 };
 
-/// Param-space addresses at and above this are the current frame's parameter block.
-const FPARAM_TAG: u64 = 1 << 32;
 const MAX_FRAMES: usize = 4096;
 /// The most local memory one thread may have (the H200's limit: 512 KiB per thread).
 pub const MAX_LOCAL_PER_THREAD: u64 = 512 * 1024;
@@ -424,6 +424,20 @@ impl Module {
 }
 
 /// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
+/// What a compiled step of warp `warp` of block `ctaid` may touch besides its registers.
+#[inline(always)]
+fn step_context<'m>(l: &'m Launch, ctaid: [u32; 3], shared: &'m mut [u8], warp: u32) -> StepContext<'m> {
+    StepContext {
+        shared,
+        global: l.mem,
+        kparams: &l.kparams,
+        tids: l.tids.get(warp as usize * WARP..).unwrap_or(&[]),
+        ctaid,
+        ntid: l.block,
+        nctaid: l.grid,
+    }
+}
+
 fn new_frame(spare: &mut Vec<Frame>, f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
     let psize = f.param_size as usize;
     let (mut regs, mut params) = spare.pop().map_or_else(Default::default, |fr| (fr.regs, fr.params));
@@ -723,7 +737,7 @@ impl Block<'_, '_> {
             {
                 Some(step) => {
                     let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
-                    (step.run)(&mut frame.regs, self.shared.as_mut_slice(), exec)?;
+                    (step.run)(&mut frame.regs, &mut step_context(self.l, self.ctaid, &mut self.shared, w.id), exec)?;
                     if !frame.conv || exec != mask {
                         Flow::Next
                     } else {
@@ -773,7 +787,11 @@ impl Block<'_, '_> {
                             self.issued += 1;
                             if let Some(step) = step {
                                 frame.upc = next;
-                                (step.run)(&mut frame.regs, self.shared.as_mut_slice(), mask)?;
+                                (step.run)(
+                                    &mut frame.regs,
+                                    &mut step_context(self.l, self.ctaid, &mut self.shared, w.id),
+                                    mask,
+                                )?;
                             }
                             next = to;
                         }
@@ -1557,19 +1575,8 @@ impl Block<'_, '_> {
                 Ok(Flow::Next)
             }
             Op::Cvta { to, sp } => {
-                let window = match sp {
-                    Sp::Shared => SHARED_WINDOW,
-                    Sp::Local => LOCAL_WINDOW,
-                    Sp::Param => PARAM_WINDOW,
-                    _ => 0,
-                };
-                alu!(|a| if window == 0 {
-                    a
-                } else if to {
-                    a.wrapping_sub(window) & mk
-                } else {
-                    a.wrapping_add(window) & mk
-                })
+                let window = cvta_window(sp);
+                alu!(|a| cvta(a, window, to, mk))
             }
             Op::Isspacep(sp) => alu!(|a| {
                 let (s, _) = resolve(Sp::Generic, a);

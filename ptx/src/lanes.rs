@@ -2,7 +2,7 @@
 //! loops that apply one instruction to every active lane (shared-memory accesses, `fma.f32`
 //! on the host's FMA unit when it has one).
 
-use crate::memory::Fault;
+use crate::memory::{Fault, GlobalMemory};
 
 /// Threads in a warp.
 pub(crate) const WARP: usize = 32;
@@ -207,8 +207,8 @@ mod tests {
 }
 
 /// One instruction compiled for a warp (`compiled.rs`): `run` updates the register rows
-/// (`regs`, a frame's) and the block's shared memory for the lanes of `mask`, or answers
-/// the fault the interpreter would.
+/// (`regs`, a frame's) and memory for the lanes of `mask`, or answers the fault the
+/// interpreter would.
 #[derive(Clone)]
 pub(crate) struct Step {
     pub(crate) run: StepFn,
@@ -217,8 +217,25 @@ pub(crate) struct Step {
     pub(crate) memory: bool,
 }
 
+/// What a step may read and write besides the registers: the block's and the launch's.
+pub(crate) struct StepContext<'m> {
+    /// The block's shared memory.
+    pub(crate) shared: &'m mut [u8],
+    /// The launch's device memory.
+    pub(crate) global: &'m dyn GlobalMemory,
+    /// The kernel's parameter buffer.
+    pub(crate) kparams: &'m [u8],
+    /// `%tid` of the warp's lanes (from lane 0; shorter for a partial last warp).
+    pub(crate) tids: &'m [[u32; 3]],
+    /// `%ctaid`, `%ntid`, `%nctaid`.
+    pub(crate) ctaid: [u32; 3],
+    pub(crate) ntid: [u32; 3],
+    pub(crate) nctaid: [u32; 3],
+}
+
 /// The code of a [`Step`].
-pub(crate) type StepFn = std::sync::Arc<dyn Fn(&mut [u64], &mut [u8], u32) -> Result<(), Fault> + Send + Sync>;
+pub(crate) type StepFn =
+    std::sync::Arc<dyn Fn(&mut [u64], &mut StepContext<'_>, u32) -> Result<(), Fault> + Send + Sync>;
 
 /// A function's compiled steps, by instruction index (`None`: the interpreter runs it).
 #[derive(Clone, Default)]

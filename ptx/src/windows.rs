@@ -3,6 +3,10 @@
 
 use crate::module::Sp;
 
+/// Param-space addresses at and above this are the current frame's parameter block (below
+/// it, the kernel's parameter buffer).
+pub(crate) const FPARAM_TAG: u64 = 1 << 32;
+
 /// The generic-address window of shared memory: a shared address `a` is `SHARED_WINDOW + a`
 /// in generic form. Global addresses must lie outside the three windows.
 pub const SHARED_WINDOW: u64 = 0xfe00_0000_0000_0000;

@@ -10,7 +10,10 @@ use cudrv_ptx::{Executor, Fault, GlobalMemory, HostMemory, LaunchStats, Module};
 /// `spin(out, n)`: each thread turns an LCG `n + tid % 7` times (the warp diverges when
 /// threads leave the loop), then stores it. `shared(out, bad)`: each thread stores its
 /// index in shared memory and reads back the word of `bad` when its index is 5 (out of the
-/// array when `bad` is large), then stores what it read.
+/// array when `bad` is large), then stores what it read. `global(out, mode)`: each thread
+/// loads `out[tid]` from one byte further when its index is 7 and `mode` is 0 (misaligned),
+/// and stores its index to `out[tid]`, a gigabyte further when its index is 9 and `mode`
+/// is 1 (outside the allocation).
 const PTX: &str = ".version 8.0
 .target sm_90
 .address_size 64
@@ -65,6 +68,32 @@ $LOOP:
     st.global.u32 [%rd3], %r7;
     ret;
 }
+.visible .entry global(.param .u64 out, .param .u32 mode)
+{
+    .reg .pred %p<4>;
+    .reg .b32 %r<6>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [mode];
+    cvta.to.global.u64 %rd1, %rd1;
+    mov.u32 %r2, %tid.x;
+    mul.wide.u32 %rd2, %r2, 4;
+    add.s64 %rd3, %rd1, %rd2;
+    setp.eq.u32 %p1, %r2, 7;
+    setp.eq.u32 %p2, %r1, 0;
+    and.pred %p1, %p1, %p2;
+    selp.u64 %rd4, 1, 0, %p1;
+    add.s64 %rd5, %rd3, %rd4;
+    ld.global.u32 %r3, [%rd5];
+    setp.eq.u32 %p1, %r2, 9;
+    setp.eq.u32 %p3, %r1, 1;
+    and.pred %p1, %p1, %p3;
+    selp.u64 %rd6, 1073741824, 0, %p1;
+    add.s64 %rd7, %rd3, %rd6;
+    add.u32 %r4, %r3, %r2;
+    st.global.u32 [%rd7], %r4;
+    ret;
+}
 ";
 
 /// `kernel` with `arg` over one block of 32 threads through `executor`, with `limit`: what
@@ -112,4 +141,16 @@ fn a_fault_in_a_compiled_shared_load_names_the_same_address_and_line() {
     let (r, _) = both("shared", 1 << 20, None);
     let line = PTX.lines().position(|l| l.contains("ld.shared.u32 %r7")).unwrap() as u32 + 1;
     assert!(matches!(r, Err(Fault::IllegalAddress { line: l, .. }) if l == line), "{r:?}");
+}
+
+#[test]
+fn faults_in_compiled_global_accesses_are_the_interpreters() {
+    let (r, out) = both("global", 2, None);
+    r.unwrap();
+    assert_eq!(&out[12..16], &(0xeeee_eeeeu32.wrapping_add(3)).to_le_bytes());
+    let line = |text: &str| PTX.lines().position(|l| l.contains(text)).unwrap() as u32 + 1;
+    let (r, _) = both("global", 0, None);
+    assert!(matches!(r, Err(Fault::MisalignedAddress { line: l, .. }) if l == line("ld.global.u32 %r3")), "{r:?}");
+    let (r, _) = both("global", 1, None);
+    assert!(matches!(r, Err(Fault::IllegalAddress { line: l, .. }) if l == line("st.global.u32 [%rd7]")), "{r:?}");
 }
