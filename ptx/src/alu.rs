@@ -26,6 +26,16 @@ pub(crate) fn sext(v: u64, bits: u32) -> i64 {
     }
 }
 
+/// A loaded `bits`-bit value as its register holds it: sign-extended when `signed`.
+#[inline(always)]
+pub(crate) fn loaded(v: u64, bits: u32, signed: bool) -> u64 {
+    if signed {
+        sext(v, bits) as u64
+    } else {
+        v
+    }
+}
+
 /// The full product of `a` and `b` as `bits`-bit integers (`mul.wide`).
 #[inline]
 pub(crate) fn mul_wide(a: u64, b: u64, bits: u32, signed: bool) -> u64 {

@@ -4,20 +4,20 @@
 //! run), that updates a warp's register rows (and, for scalar loads and stores of shared
 //! and global memory, the memory) for the lanes of a mask. An instruction with no step
 //! (generic, local and vector accesses, atomics, control, warp, texture and the rarer
-//! arithmetic forms) is interpreted
-//! (`exec.rs`): the executor falls back one instruction at a time, on the same registers.
+//! arithmetic forms) is interpreted (`exec.rs`): the executor falls back one instruction
+//! at a time, on the same registers.
 //!
 //! Each step computes through the lane functions of `alu.rs` (or `lanes::fma_f32`) that the
 //! interpreter runs for the same form, so both give the same bits; the instruction suite
 //! and the kernel corpus run through both (`tests/suite/run.rs`, `tests/corpus.rs`,
 //! `tests/executors.rs`).
 
-use crate::alu::{
-    cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, mask_of, mul_wide, sext, shl, shr, IntOrder,
-};
-use crate::float::Rnd;
 use std::cell::Cell;
 
+use crate::alu::{
+    cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
+};
+use crate::float::Rnd;
 use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Op, Opd, Sp, Sreg, K};
@@ -176,38 +176,19 @@ fn binary(d: u32, a: Src, b: Src, f: impl Fn(u64, u64) -> u64 + Send + Sync + 's
     }
 }
 
-/// A step of three sources, specialised for the kinds that compilers emit (a register
-/// first); any other mix reads its immediates as broadcast rows.
+/// A step of three sources, specialised for their kinds.
 fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Send + Sync + 'static) -> StepFn {
+    use Src::{Imm, Reg};
+    let (r, i) = (RegLanes, ImmLanes);
     match (a, b, c) {
-        (Src::Reg(a), Src::Reg(b), Src::Reg(c)) => ternary_with(d, RegLanes(a), RegLanes(b), RegLanes(c), f),
-        (Src::Reg(a), Src::Reg(b), Src::Imm(c)) => ternary_with(d, RegLanes(a), RegLanes(b), ImmLanes(c), f),
-        (Src::Reg(a), Src::Imm(b), Src::Reg(c)) => ternary_with(d, RegLanes(a), ImmLanes(b), RegLanes(c), f),
-        (Src::Reg(a), Src::Imm(b), Src::Imm(c)) => ternary_with(d, RegLanes(a), ImmLanes(b), ImmLanes(c), f),
-        (a, b, c) => {
-            let imm = |s: Src| match s {
-                Src::Imm(v) => v,
-                Src::Reg(_) => 0,
-            };
-            match (a, b, c) {
-                (Src::Imm(_), Src::Reg(b), Src::Reg(c)) => {
-                    let a = imm(a);
-                    ternary_with(d, RegLanes(b), RegLanes(c), ImmLanes(0), move |y, z, _| f(a, y, z))
-                }
-                (Src::Imm(_), Src::Reg(b), Src::Imm(_)) => {
-                    let (a, c) = (imm(a), imm(c));
-                    unary_with(d, RegLanes(b), move |y| f(a, y, c))
-                }
-                (Src::Imm(_), Src::Imm(_), Src::Reg(c)) => {
-                    let (a, b) = (imm(a), imm(b));
-                    unary_with(d, RegLanes(c), move |z| f(a, b, z))
-                }
-                _ => {
-                    let (a, b, c) = (imm(a), imm(b), imm(c));
-                    unary_with(d, ImmLanes(0), move |_| f(a, b, c))
-                }
-            }
-        }
+        (Reg(a), Reg(b), Reg(c)) => ternary_with(d, r(a), r(b), r(c), f),
+        (Reg(a), Reg(b), Imm(c)) => ternary_with(d, r(a), r(b), i(c), f),
+        (Reg(a), Imm(b), Reg(c)) => ternary_with(d, r(a), i(b), r(c), f),
+        (Reg(a), Imm(b), Imm(c)) => ternary_with(d, r(a), i(b), i(c), f),
+        (Imm(a), Reg(b), Reg(c)) => ternary_with(d, i(a), r(b), r(c), f),
+        (Imm(a), Reg(b), Imm(c)) => ternary_with(d, i(a), r(b), i(c), f),
+        (Imm(a), Imm(b), Reg(c)) => ternary_with(d, i(a), i(b), r(c), f),
+        (Imm(a), Imm(b), Imm(c)) => ternary_with(d, i(a), i(b), i(c), f),
     }
 }
 
@@ -245,57 +226,103 @@ fn contiguous(shared: &[u8], addrs: &[u64; WARP], es: usize, out: &mut [u64; WAR
     true
 }
 
+/// A scalar load or store of space `sp` at a register plus an offset, as a step sees it.
+#[derive(Clone, Copy)]
+struct Scalar {
+    /// The loaded register; None for a store.
+    dst: Option<u32>,
+    /// The stored value; None for a load.
+    value: Option<Src>,
+    base: u32,
+    off: u64,
+    /// Bytes (1, 2, 4 or 8).
+    es: usize,
+    signed: bool,
+    bits: u32,
+    line: u32,
+}
+
+impl Scalar {
+    /// `inst` if it is a scalar `ld` of space `sp` into a register, or `st` of a register or
+    /// an immediate, at `[register+offset]`.
+    fn of(inst: &Inst, sp: Sp) -> Option<Scalar> {
+        let load = match inst.op {
+            Op::Ld => true,
+            Op::St => false,
+            _ => return None,
+        };
+        let es = inst.ty.bytes().max(1);
+        if inst.sp != sp || inst.vec != 1 || !matches!(es, 1 | 2 | 4 | 8) {
+            return None;
+        }
+        let (data, addr) = if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
+        let Some(Opd::Addr(Base::Reg(base), off)) = addr else { return None };
+        let (dst, value) = match data {
+            Some(Opd::Reg(d)) if load => (Some(*d), None),
+            _ if load => return None,
+            _ => (None, Some(Src::of(data)?)),
+        };
+        Some(Scalar {
+            dst,
+            value,
+            base: *base,
+            off: *off as u64,
+            es,
+            signed: inst.ty.k == K::S,
+            bits: inst.ty.bits,
+            line: inst.line,
+        })
+    }
+
+    /// Each lane's address.
+    fn addresses(&self, regs: &[u64]) -> [u64; WARP] {
+        let mut a = row(regs, self.base).copied().unwrap_or([0; WARP]);
+        for x in &mut a {
+            *x = x.wrapping_add(self.off);
+        }
+        a
+    }
+
+    /// The stored value's lanes.
+    fn data(&self, regs: &[u64]) -> [u64; WARP] {
+        match self.value {
+            Some(Src::Reg(r)) => row(regs, r).copied().unwrap_or([0; WARP]),
+            Some(Src::Imm(v)) => [v; WARP],
+            None => [0; WARP],
+        }
+    }
+
+    /// Writes the loaded `vals` of the lanes of `done` to the destination, as loaded.
+    fn land(&self, regs: &mut [u64], done: u32, vals: &[u64; WARP]) {
+        if let Some(out) = self.dst.and_then(|d| row_mut(regs, d)) {
+            for l in lanes(done) {
+                if let (Some(o), Some(v)) = (out.get_mut(l), vals.get(l)) {
+                    *o = loaded(*v, self.bits, self.signed);
+                }
+            }
+        }
+    }
+}
+
 /// A scalar `ld.global` into a register or `st.global` of a register or an immediate, at a
 /// register plus an offset, as the interpreter does it: a misaligned lane faults after the
 /// lanes before it have run, the warp's lanes go to the embedder's memory in one call.
 fn global_access(inst: &Inst) -> Option<StepFn> {
-    let load = match inst.op {
-        Op::Ld => true,
-        Op::St => false,
-        _ => return None,
-    };
-    let es = inst.ty.bytes().max(1);
-    if inst.sp != Sp::Global || inst.vec != 1 || !matches!(es, 1 | 2 | 4 | 8) {
-        return None;
-    }
-    let (data, addr) = if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
-    let Some(Opd::Addr(Base::Reg(base), off)) = addr else { return None };
-    let (base, off, line) = (*base, *off as u64, inst.line);
-    let (signed, bits) = (inst.ty.k == K::S, inst.ty.bits);
-    let dst = match data {
-        Some(Opd::Reg(d)) if load => Some(*d),
-        _ if load => return None,
-        _ => None,
-    };
-    let value = if load { None } else { Some(Src::of(data)?) };
+    let s = Scalar::of(inst, Sp::Global)?;
+    let (es, line) = (s.es, s.line);
     Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-        let mut addrs = row(regs, base).copied().unwrap_or([0; WARP]);
-        for x in &mut addrs {
-            *x = x.wrapping_add(off);
-        }
+        let addrs = s.addresses(regs);
         let misaligned = lanes(mask).find(|&l| addrs.get(l).is_some_and(|a| a % es as u64 != 0));
         let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
         let mut vals = [0u64; WARP];
-        let r = match value {
-            None => ctx.global.read_lanes(&addrs, before, es, &mut vals),
-            Some(v) => {
-                let data = match v {
-                    Src::Reg(r) => row(regs, r).copied().unwrap_or([0; WARP]),
-                    Src::Imm(v) => [v; WARP],
-                };
-                ctx.global.write_lanes(&addrs, before, es, &data)
-            }
+        let r = match s.dst {
+            Some(_) => ctx.global.read_lanes(&addrs, before, es, &mut vals),
+            None => ctx.global.write_lanes(&addrs, before, es, &s.data(regs)),
         };
         if let Err(b) = r {
             return Err(Fault::IllegalAddress { addr: b.addr, line });
         }
-        if let Some(out) = dst.and_then(|d| row_mut(regs, d)) {
-            for l in lanes(before) {
-                if let (Some(o), Some(v)) = (out.get_mut(l), vals.get(l)) {
-                    *o = if signed { sext(*v, bits) as u64 } else { *v };
-                }
-            }
-        }
+        s.land(regs, before, &vals);
         match misaligned {
             Some(m) => Err(Fault::MisalignedAddress { addr: addrs.get(m).copied().unwrap_or(0), line }),
             None => Ok(()),
@@ -312,17 +339,16 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
     match (inst.op, inst.ops.get(1)?) {
         (Op::Mov, Opd::Sreg(s)) => {
             let mkp = if ty.k == K::Pred { 1 } else { mask_of(ty.bits) };
-            let s = *s;
-            let uniform = move |ctx: &StepContext<'_>| -> Option<u64> {
-                let at = |v: [u32; 3], d: u8, default: u32| u64::from(v.get(d as usize).copied().unwrap_or(default));
-                match s {
-                    Sreg::Ntid(k) => Some(at(ctx.ntid, k, 1)),
-                    Sreg::Ctaid(k) => Some(at(ctx.ctaid, k, 0)),
-                    Sreg::Nctaid(k) => Some(at(ctx.nctaid, k, 1)),
-                    _ => None,
-                }
+            // The launch's value of a uniform register: which of its vectors, which
+            // dimension, and what a dimension past the third reads as.
+            let uniform = |pick: fn(&StepContext<'_>) -> [u32; 3], k: u8, default: u32| -> StepFn {
+                std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+                    let v = u64::from(pick(ctx).get(k as usize).copied().unwrap_or(default)) & mkp;
+                    put(Cell::from_mut(regs).as_slice_of_cells(), d, mask, |_| v);
+                    Ok(())
+                })
             };
-            match s {
+            match *s {
                 Sreg::Tid(k) => {
                     Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
                         let regs = Cell::from_mut(regs).as_slice_of_cells();
@@ -333,13 +359,9 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
                         Ok(())
                     }))
                 }
-                Sreg::Ntid(_) | Sreg::Ctaid(_) | Sreg::Nctaid(_) => {
-                    Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-                        let v = uniform(ctx).unwrap_or(0) & mkp;
-                        put(Cell::from_mut(regs).as_slice_of_cells(), d, mask, |_| v);
-                        Ok(())
-                    }))
-                }
+                Sreg::Ntid(k) => Some(uniform(|c| c.ntid, k, 1)),
+                Sreg::Ctaid(k) => Some(uniform(|c| c.ctaid, k, 0)),
+                Sreg::Nctaid(k) => Some(uniform(|c| c.nctaid, k, 1)),
                 _ => None,
             }
         }
@@ -358,8 +380,7 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
                 if let Some(t) = b.get_mut(..es) {
                     t.copy_from_slice(src);
                 }
-                let v = u64::from_le_bytes(b);
-                let v = if signed { sext(v, bits) as u64 } else { v };
+                let v = loaded(u64::from_le_bytes(b), bits, signed);
                 put(Cell::from_mut(regs).as_slice_of_cells(), d, mask, |_| v);
                 Ok(())
             }))
@@ -372,35 +393,16 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
 /// register plus an offset: through the interpreter's `shared_load`/`shared_store` (the
 /// lanes before a bad address done, the fault at the first bad one).
 fn shared_access(inst: &Inst) -> Option<StepFn> {
-    let load = match inst.op {
-        Op::Ld => true,
-        Op::St => false,
-        _ => return None,
-    };
-    let es = inst.ty.bytes().max(1);
-    if inst.sp != Sp::Shared || inst.vec != 1 || !matches!(es, 1 | 2 | 4 | 8) {
-        return None;
-    }
-    let (data, addr) = if load { (inst.ops.first(), inst.ops.get(1)) } else { (inst.ops.get(1), inst.ops.first()) };
-    let Some(Opd::Addr(Base::Reg(base), off)) = addr else { return None };
-    let (base, off, line) = (*base, *off as u64, inst.line);
-    let addresses = move |regs: &[u64]| {
-        let mut a = row(regs, base).copied().unwrap_or([0; WARP]);
-        for x in &mut a {
-            *x = x.wrapping_add(off);
-        }
-        a
-    };
+    let s = Scalar::of(inst, Sp::Shared)?;
+    let (es, line) = (s.es, s.line);
     let fault = move |addrs: &[u64; WARP], lane: usize| Fault::IllegalAddress {
         addr: addrs.get(lane).copied().unwrap_or(0),
         line,
     };
-    if load {
-        let Some(Opd::Reg(d)) = data else { return None };
-        let (d, signed, bits) = (*d, inst.ty.k == K::S, inst.ty.bits);
+    if s.dst.is_some() {
         Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
             let shared = &mut *ctx.shared;
-            let addrs = addresses(regs);
+            let addrs = s.addresses(regs);
             let mut out = [0u64; WARP];
             let r = if mask == u32::MAX && contiguous(shared, &addrs, es, &mut out) {
                 Ok(())
@@ -417,24 +419,13 @@ fn shared_access(inst: &Inst) -> Option<StepFn> {
                 Ok(()) => mask,
                 Err(lane) => mask & ((1u32 << lane) - 1),
             };
-            if let Some(row) = row_mut(regs, d) {
-                for l in lanes(done) {
-                    if let (Some(o), Some(v)) = (row.get_mut(l), out.get(l)) {
-                        *o = if signed { sext(*v, bits) as u64 } else { *v };
-                    }
-                }
-            }
+            s.land(regs, done, &out);
             r.map_err(|lane| fault(&addrs, lane))
         }))
     } else {
-        let value = Src::of(data)?;
         Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
             let shared = &mut *ctx.shared;
-            let addrs = addresses(regs);
-            let data = match value {
-                Src::Reg(r) => row(regs, r).copied().unwrap_or([0; WARP]),
-                Src::Imm(v) => [v; WARP],
-            };
+            let (addrs, data) = (s.addresses(regs), s.data(regs));
             let r = match es {
                 1 => shared_store::<1>(shared, &addrs, mask, &data),
                 2 => shared_store::<2>(shared, &addrs, mask, &data),
@@ -494,12 +485,12 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
                 Ok(())
             })
         }
-        // 32-bit forms in 32-bit arithmetic (the same bits as the 64-bit form masked, which
-        // the interpreter computes; vectorised without 64-bit multiplies).
         Op::Cvta { to, sp } => {
             let window = cvta_window(sp);
             unary(d, src(1)?, move |a| cvta(a, window, to, mk))
         }
+        // 32-bit forms in 32-bit arithmetic (the same bits as the 64-bit form masked, which
+        // the interpreter computes; vectorised without 64-bit multiplies).
         Op::Add if int && plain && bits == 32 => {
             binary(d, src(1)?, src(2)?, |a, b| u64::from((a as u32).wrapping_add(b as u32)))
         }

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use crate::alu::{compare_int, cvta, cvta_window, f32_rn, mask_of, mul_wide, sext, shl, shr};
+use crate::alu::{compare_int, cvta, cvta_window, f32_rn, loaded, mask_of, mul_wide, sext, shl, shr};
 use crate::approx;
 use crate::compiled;
 use crate::exec_observe::{observe_atomics, observe_lanes, observe_nop};
@@ -423,7 +423,6 @@ impl Module {
     }
 }
 
-/// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
 /// What a compiled step of warp `warp` of block `ctaid` may touch besides its registers.
 #[inline(always)]
 fn step_context<'m>(l: &'m Launch, ctaid: [u32; 3], shared: &'m mut [u8], warp: u32) -> StepContext<'m> {
@@ -438,6 +437,27 @@ fn step_context<'m>(l: &'m Launch, ctaid: [u32; 3], shared: &'m mut [u8], warp: 
     }
 }
 
+/// Where branch `inst` at `pc` sends the lanes of `mask` when they all take it or all skip
+/// it (its predicate read from `regs`); None when they part.
+#[inline(always)]
+fn whole_warp_branch(regs: &[u64], inst: &Inst, mask: u32, pc: u32) -> Option<u32> {
+    let taken = match inst.guard {
+        None => mask,
+        Some((p, neg)) => {
+            row(regs, p)
+                .map_or(0, |pv| (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane))
+                & mask
+        }
+    };
+    match (taken, inst.ops.first()) {
+        (0, _) => Some(pc + 1),
+        (t, _) if t != mask => None,
+        (_, Some(Opd::Label(l))) => Some(*l),
+        _ => Some(pc + 1),
+    }
+}
+
+/// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
 fn new_frame(spare: &mut Vec<Frame>, f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
     let psize = f.param_size as usize;
     let (mut regs, mut params) = spare.pop().map_or_else(Default::default, |fr| (fr.regs, fr.params));
@@ -678,20 +698,8 @@ impl Block<'_, '_> {
             self.issued += 1;
             // A branch that a converged warp takes (or skips) as a whole keeps it converged.
             if inst.op == Op::Bra && frame.conv {
-                let taken = match inst.guard {
-                    None => mask,
-                    Some((p, neg)) => {
-                        row(&frame.regs, p).map_or(0, |pv| {
-                            (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane)
-                        }) & mask
-                    }
-                };
-                if taken == mask || taken == 0 {
-                    frame.upc = match (taken, inst.ops.first()) {
-                        (0, _) => pc + 1,
-                        (_, Some(Opd::Label(l))) => *l,
-                        _ => pc + 1,
-                    };
+                if let Some(to) = whole_warp_branch(&frame.regs, inst, mask, pc) {
+                    frame.upc = to;
                     continue;
                 }
             }
@@ -761,23 +769,9 @@ impl Block<'_, '_> {
                                 next + 1
                             } else {
                                 // A branch the whole warp takes or skips, as above.
-                                let taken = match inst.guard {
-                                    None => mask,
-                                    Some((p, neg)) => {
-                                        row(&frame.regs, p).map_or(0, |pv| {
-                                            (0..WARP)
-                                                .zip(pv)
-                                                .fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane)
-                                        }) & mask
-                                    }
-                                };
-                                if taken != mask && taken != 0 {
-                                    break;
-                                }
-                                match (taken, inst.ops.first()) {
-                                    (0, _) => next + 1,
-                                    (_, Some(Opd::Label(l))) => *l,
-                                    _ => next + 1,
+                                match whole_warp_branch(&frame.regs, inst, mask, next) {
+                                    Some(to) => to,
+                                    None => break,
                                 }
                             };
                             budget -= 1;
@@ -1935,7 +1929,7 @@ impl Block<'_, '_> {
                 Opd::Reg(r) if load => Some(*r),
                 _ => None,
             };
-            let fix = |v: u64| if signed { sext(v, ty.bits) as u64 } else { v };
+            let fix = |v: u64| loaded(v, ty.bits, signed);
             let kparam = match addr_op {
                 Opd::Addr(Base::KParam(o), off) if load && inst.sp == Sp::Param => {
                     Some(o.wrapping_add(*off as u64)).filter(|&a| a < FPARAM_TAG)
@@ -2829,8 +2823,6 @@ fn compare(ty: Ty, cmp: Cmp, a: u64, b: u64, ftz: bool) -> bool {
     compare_int(ty, cmp, a, b)
 }
 
-/// [`compare`] for integer (and bit) types.
-#[inline(always)]
 /// A float (of type `sty`, bits) converted to `fmt`.
 fn cvt_f(a: u64, sty: Ty, fmt: Fmt, rnd: Rnd, sat: bool) -> u64 {
     let v = float_value(sty, a);

@@ -363,13 +363,6 @@ impl BlockObs<'_> {
         self.wepochs.get((thread / 32) as usize).copied().unwrap_or(0)
     }
 
-    fn shared(&mut self, a: &Access) {
-        let mut shadow = std::mem::take(&mut self.shadow);
-        let me = By::new(a.thread, a.line, self.epoch, self.wepoch(a.thread));
-        self.shared_at(&mut shadow, a.addr, a.size, me, a.kind == AccessKind::Write);
-        self.shadow = shadow;
-    }
-
     /// A warp instruction's shared accesses.
     fn shared_warp(&mut self, w: &WarpAccess) {
         let mut shadow = std::mem::take(&mut self.shadow);
@@ -490,15 +483,22 @@ impl BlockObs<'_> {
 }
 
 impl BlockObserver for BlockObs<'_> {
+    /// One thread's access: as the one lane of its warp that accessed.
     fn access(&mut self, a: &Access) {
-        match (a.space, a.kind) {
-            (_, AccessKind::Atomic) => self.seq = self.seq.saturating_add(1),
-            (Space::Shared, _) if self.l.shared => self.shared(a),
-            (Space::Global, kind) if self.l.logging => {
-                self.global(a.addr, a.size, a.thread, a.line, kind == AccessKind::Write)
-            }
-            _ => {}
+        let lane = a.thread % 32;
+        let mut addrs = [0u64; 32];
+        if let Some(x) = addrs.get_mut(lane as usize) {
+            *x = a.addr;
         }
+        self.warp_access(&WarpAccess {
+            space: a.space,
+            kind: a.kind,
+            addrs: &addrs,
+            mask: 1 << lane,
+            size: a.size,
+            first_thread: a.thread - lane,
+            line: a.line,
+        });
     }
 
     fn warp_access(&mut self, w: &WarpAccess) {
