@@ -219,6 +219,18 @@ struct Block<'l, 'a> {
     obs: Option<Box<dyn BlockObserver + 'l>>,
 }
 
+/// What [`Module::compile`] made of a module's functions for the compiled executor.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CompileStats {
+    /// Instructions in the module's functions.
+    pub instructions: usize,
+    /// Of them, those translated into steps (the interpreter runs the others).
+    pub translated: usize,
+    /// Host memory the steps hold: each step's code and captured operands, its reference
+    /// count and its slot (the allocator's rounding aside).
+    pub bytes: usize,
+}
+
 /// What a launch executed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct LaunchStats {
@@ -236,6 +248,25 @@ enum Flow {
 }
 
 impl Module {
+    /// Translates every function for the compiled executor now, as its first launch would
+    /// otherwise do (once per function: a later call or launch reuses the steps), and says
+    /// how much was translated and what it holds. It changes no result: the executor
+    /// chosen ([`Module::set_executor`]) still decides what runs.
+    pub fn compile(&self) -> CompileStats {
+        let mut stats = CompileStats::default();
+        for func in &self.funcs {
+            let steps = func.steps.get_or_init(|| compiled::compile(func));
+            stats.instructions += steps.0.len();
+            stats.bytes += steps.0.capacity() * std::mem::size_of::<Option<crate::lanes::Step>>();
+            for step in steps.0.iter().flatten() {
+                stats.translated += 1;
+                // The closure's captures plus the two reference counts of its `Arc`.
+                stats.bytes += std::mem::size_of_val(&*step.run) + 2 * std::mem::size_of::<usize>();
+            }
+        }
+        stats
+    }
+
     /// Runs kernel `kernel` over `grid` blocks of `block` threads with `dynamic_smem` bytes
     /// of dynamic shared memory. `params` holds each parameter's bytes (as `cuLaunchKernel`
     /// takes them). Blocks run in parallel on the host's cores; the call returns when all

@@ -71,7 +71,7 @@ mod texture_fixed;
 mod video;
 mod windows;
 
-pub use exec::{LaunchStats, MAX_LOCAL_PER_THREAD};
+pub use exec::{CompileStats, LaunchStats, MAX_LOCAL_PER_THREAD};
 pub use memory::{BadAddress, Fault, GlobalMemory, HostMemory};
 pub use module::{
     Declarations, Executor, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind,

@@ -154,3 +154,34 @@ fn faults_in_compiled_global_accesses_are_the_interpreters() {
     let (r, _) = both("global", 1, None);
     assert!(matches!(r, Err(Fault::IllegalAddress { line: l, .. }) if l == line("st.global.u32 [%rd7]")), "{r:?}");
 }
+
+/// `Module::compile` translates each function once and counts every instruction: the
+/// three kernels' instruction lines (less declarations, labels and braces) and the return
+/// each body is given at its end (a body that falls off its end returns), the
+/// loop's arithmetic among those translated, the same figures on a second call (the
+/// steps kept), and launches afterwards give what they gave before.
+#[test]
+fn compile_counts_every_instruction_once_and_changes_no_result() {
+    let m = Module::load(PTX).unwrap();
+    let instructions = PTX
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !(l.is_empty() || l.starts_with('.') || l.starts_with('{') || l.starts_with('}') || l.ends_with(':'))
+        })
+        .count();
+    let first = m.compile();
+    assert_eq!(first.instructions, instructions + 3, "{first:?}");
+    assert!(first.translated > 40 && first.translated < first.instructions, "{first:?}");
+    assert!(first.bytes >= first.translated * 16, "{first:?}");
+    assert_eq!(m.compile(), first);
+    let before = both("spin", 50, None);
+    let mut compiled = Module::load(PTX).unwrap();
+    compiled.set_executor(Executor::Compiled);
+    compiled.compile();
+    let mut mem = HostMemory::new();
+    let out = mem.alloc(128);
+    mem.write(out, &[0xee; 128]).unwrap();
+    let r = compiled.launch_on("spin", [1, 1, 1], [32, 1, 1], 0, &[&out.to_le_bytes(), &50u32.to_le_bytes()], &mem, 1);
+    assert_eq!((r, mem.bytes(out, 128).unwrap()), before);
+}
