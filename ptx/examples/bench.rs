@@ -115,7 +115,12 @@ impl Case<'_> {
         let all = counts.last().copied().unwrap_or(1);
         let mut rates = Vec::new();
         let mut firsts = Vec::new();
+        // PTX_BENCH_ONLY=interpreter|compiled: one of them (to profile it alone).
+        let only = std::env::var("PTX_BENCH_ONLY").ok();
         for (executor, label) in EXECUTORS {
+            if only.as_deref().is_some_and(|o| o != label) {
+                continue;
+            }
             let start = Instant::now();
             let mut module = Module::load(self.text).unwrap_or_else(|e| panic!("{}: {e}", self.name));
             module.set_executor(executor);

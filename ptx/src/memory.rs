@@ -298,6 +298,23 @@ impl HostMemory {
         self.find(addr, len)
     }
 
+    /// A whole warp's 4-byte accesses of 32 consecutive aligned words of one allocation (the
+    /// usual coalesced access): the allocation and the first word's index. `None` for any
+    /// other access (taken lane by lane).
+    #[inline]
+    fn run_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<(&Alloc, usize)> {
+        let first = addrs[0];
+        if mask != u32::MAX || size != 4 || first % 4 != 0 {
+            return None;
+        }
+        let consecutive = addrs.iter().zip(0u64..).fold(true, |ok, (&a, i)| ok & (a == first.wrapping_add(4 * i)));
+        if !consecutive {
+            return None;
+        }
+        let (a, off) = self.find(first, 128)?;
+        Some((a, off / 4))
+    }
+
     /// The allocation holding the `len` bytes at `addr`, and `addr`'s offset in it.
     #[inline]
     fn find(&self, addr: u64, len: usize) -> Option<(&Alloc, usize)> {
@@ -330,6 +347,12 @@ impl GlobalMemory for HostMemory {
         Ok(old)
     }
     fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        if let Some((a, word)) = self.run_of_words(addrs, mask, size) {
+            for (o, w) in out.iter_mut().zip(a.words.get(word..).unwrap_or(&[])) {
+                *o = u64::from(w.load(Ordering::Relaxed));
+            }
+            return Ok(());
+        }
         let mut hit: Option<&Alloc> = None;
         for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
             if mask & (1 << lane) == 0 {
@@ -344,6 +367,12 @@ impl GlobalMemory for HostMemory {
         Ok(())
     }
     fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        if let Some((a, word)) = self.run_of_words(addrs, mask, size) {
+            for (v, w) in data.iter().zip(a.words.get(word..).unwrap_or(&[])) {
+                w.store(*v as u32, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
         let mut hit: Option<&Alloc> = None;
         for (lane, (&addr, v)) in addrs.iter().zip(data).enumerate() {
             if mask & (1 << lane) == 0 {
@@ -396,6 +425,31 @@ mod tests {
         assert_eq!(mem.atomic(base + 4, 4, &mut |v| v + 1), Ok(0x0706_0504));
         assert_eq!(mem.write(base + 4, &[4]), Ok(()));
         assert_eq!(mem.bytes(base + 3, 3), Some(vec![3, 4, 5]));
+    }
+
+    /// A whole warp's consecutive words (the one-look-up path) read and write what lane-by-lane
+    /// accesses do; the same run ending past the allocation faults at its first lane outside,
+    /// the lanes before it done.
+    #[test]
+    fn host_memory_consecutive_words() {
+        let mut mem = HostMemory::new();
+        let x = mem.alloc_from(&(0..=255u8).collect::<Vec<u8>>());
+        let addrs: [u64; 32] = std::array::from_fn(|l| x + 64 + 4 * l as u64);
+        let mut out = [0u64; 32];
+        assert_eq!(mem.read_lanes(&addrs, u32::MAX, 4, &mut out), Ok(()));
+        for (&a, &v) in addrs.iter().zip(&out) {
+            assert_eq!(Some(v.to_le_bytes()[..4].to_vec()), mem.bytes(a, 4));
+        }
+        let data: [u64; 32] = std::array::from_fn(|l| 0x1_0000_0000 + 0x0101_0101 * l as u64);
+        assert_eq!(mem.write_lanes(&addrs, u32::MAX, 4, &data), Ok(()));
+        assert_eq!(mem.bytes(x + 64 + 4 * 3, 4), Some(vec![3, 3, 3, 3]));
+        assert_eq!(mem.bytes(x + 60, 4), Some(vec![60, 61, 62, 63]));
+        let late: [u64; 32] = std::array::from_fn(|l| x + 160 + 4 * l as u64);
+        assert_eq!(mem.write_lanes(&late, u32::MAX, 4, &data), Err(BadAddress { addr: x + 256 }));
+        assert_eq!(mem.bytes(x + 252, 4), Some(vec![23, 23, 23, 23]));
+        let mut out = [7u64; 32];
+        assert_eq!(mem.read_lanes(&late, u32::MAX, 4, &mut out), Err(BadAddress { addr: x + 256 }));
+        assert_eq!((out.get(23), out.get(24)), (Some(&0x1717_1717), Some(&7)));
     }
 
     /// A warp's accesses over two allocations match lane-by-lane ones; the first lane
