@@ -195,6 +195,22 @@ impl Device<'_> {
         self.with_seen(bad, |seen| self.find(seen, addr)?.at(addr, end))
     }
 
+    /// A whole warp's 4-byte accesses of 32 consecutive aligned words inside one live
+    /// allocation (the usual coalesced access): the host pointer to the first. `None` for
+    /// any other access, taken lane by lane (which finds the first bad lane).
+    #[inline]
+    fn run_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<*mut u8> {
+        let first = addrs[0];
+        if mask != u32::MAX || size != 4 || first % 4 != 0 {
+            return None;
+        }
+        let consecutive = addrs.iter().zip(0u64..).fold(true, |ok, (&a, i)| ok & (a == first.wrapping_add(4 * i)));
+        if !consecutive {
+            return None;
+        }
+        self.at(first, 128).ok()
+    }
+
     /// Each set bit `lane` of `mask` in lane order: the host pointer to the `size` bytes
     /// at `addrs[lane]` checked as [`Device::at`] checks it (the allocation looked up again
     /// only when a lane leaves the previous lane's), given to `each` with the lane. `Err`
@@ -374,6 +390,13 @@ impl GlobalMemory for Device<'_> {
     /// As the default (lane by lane through [`Device::read`], the same checks and the same
     /// first bad lane), the allocation looked up once for a run of lanes inside it.
     fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
+        if let Some(p) = self.run_of_words(addrs, mask, size) {
+            for (i, o) in out.iter_mut().enumerate() {
+                // SAFETY: `p` has 128 bytes of device memory, 4-byte aligned (checked).
+                *o = u64::from(unsafe { AtomicU32::from_ptr(p.add(4 * i).cast()) }.load(Ordering::Relaxed));
+            }
+            return Ok(());
+        }
         let n = size.min(8);
         self.each_lane(addrs, mask, n, |lane, addr, p| {
             if let Some(o) = out.get_mut(lane) {
@@ -386,6 +409,13 @@ impl GlobalMemory for Device<'_> {
     /// As the default (lane by lane through [`Device::write`]), the allocation looked up
     /// once for a run of lanes inside it.
     fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
+        if let Some(p) = self.run_of_words(addrs, mask, size) {
+            for (i, &v) in data.iter().enumerate() {
+                // SAFETY: as in `read_lanes`.
+                unsafe { AtomicU32::from_ptr(p.add(4 * i).cast()) }.store(v as u32, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
         let n = size.min(8);
         self.each_lane(addrs, mask, n, |lane, addr, p| {
             if let Some(&v) = data.get(lane) {
