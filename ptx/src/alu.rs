@@ -2,6 +2,7 @@
 //! (`exec.rs`) and the compiled steps (`compiled.rs`) call these, so an instruction's
 //! semantics are written once.
 
+use crate::float::FOp;
 use crate::module::{Cmp, Sp, Ty, K};
 use crate::windows::{LOCAL_WINDOW, PARAM_WINDOW, SHARED_WINDOW};
 
@@ -145,14 +146,14 @@ pub(crate) fn shr(a: u64, b: u64, bits: u32, signed: bool) -> u64 {
     }
 }
 
-/// f32 `add`, `sub` or `mul` (`op` 0, 1, 2) rounded to nearest, no flushing: the host's
-/// IEEE arithmetic, a NaN result made canonical.
+/// f32 `add`, `sub` or `mul` (`op`; any other is `mul`) rounded to nearest, no flushing:
+/// the host's IEEE arithmetic, a NaN result made canonical.
 #[inline]
-pub(crate) fn f32_rn(op: u8, a: u64, b: u64) -> u64 {
+pub(crate) fn f32_rn(op: FOp, a: u64, b: u64) -> u64 {
     let (x, y) = (f32::from_bits(a as u32), f32::from_bits(b as u32));
     let r = match op {
-        0 => x + y,
-        1 => x - y,
+        FOp::Add => x + y,
+        FOp::Sub => x - y,
         _ => x * y,
     };
     if r.is_nan() {

@@ -17,10 +17,10 @@ use std::cell::Cell;
 use crate::alu::{
     cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
 };
-use crate::float::Rnd;
+use crate::float::{FOp, Rnd};
 use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
-use crate::module::{Base, BoolOp, Func, Inst, MulMode, Op, Opd, Sp, Sreg, K};
+use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
 
 /// `f`'s instructions translated (each with a step or none).
@@ -458,13 +458,13 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
         }
         Op::Add | Op::Sub | Op::Mul(_) if f32_rn_plain => {
             let op = match inst.op {
-                Op::Add => 0,
-                Op::Sub => 1,
-                _ => 2,
+                Op::Add => FOp::Add,
+                Op::Sub => FOp::Sub,
+                _ => FOp::Mul,
             };
             binary(d, src(1)?, src(2)?, move |a, b| f32_rn(op, a, b))
         }
-        Op::Fma | Op::Mad(_) if f32_rn_plain && inst.neg == 0 => {
+        Op::Fma | Op::Mad(_) if f32_rn_plain && inst.neg == Negated::Neither => {
             let row_of = |s: Src| match s {
                 Src::Reg(r) => (r, 0, false),
                 Src::Imm(v) => (0, v, true),

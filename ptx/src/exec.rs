@@ -21,8 +21,8 @@ use crate::windows::{resolve, FPARAM_TAG};
 #[path = "exec_texture.rs"]
 mod texture;
 use crate::module::{
-    AtomOp, BarRed, Base, BoolOp, Builtin, Cmp, Executor, Func, Inst, Module, MulMode, Op, Opd, ReduxOp, ShflMode, Sp,
-    Sreg, TestpKind, Ty, VoteMode, K,
+    AtomOp, BarRed, Base, BfindMode, BoolOp, Builtin, Cmp, Executor, Func, Funnel, FunnelAmount, FunnelDir, Half, Inst,
+    MatchMode, Module, MulMode, Negated, Op, Opd, PrmtMode, ReduxOp, ShflMode, Sp, Sreg, TestpKind, Ty, VoteMode, K,
 };
 
 const MAX_FRAMES: usize = 4096;
@@ -1221,9 +1221,9 @@ impl Block<'_, '_> {
             // f32 in round-to-nearest: the host's IEEE arithmetic, NaNs made canonical.
             Op::Add | Op::Sub | Op::Mul(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat => {
                 let op = match inst.op {
-                    Op::Add => 0,
-                    Op::Sub => 1,
-                    _ => 2,
+                    Op::Add => FOp::Add,
+                    Op::Sub => FOp::Sub,
+                    _ => FOp::Mul,
                 };
                 alu!(|a, b| f32_rn(op, a, b))
             }
@@ -1240,7 +1240,9 @@ impl Block<'_, '_> {
                     alu!(|a, b| fbin(ty, FOp::Div, a, b, rnd, ftz, sat))
                 }
             }
-            Op::Fma | Op::Mad(_) if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == 0 => {
+            Op::Fma | Op::Mad(_)
+                if ty.k == K::F && bits == 32 && rnd == Rnd::Rn && !ftz && !sat && inst.neg == Negated::Neither =>
+            {
                 let f = frame!();
                 let va = self.gather(&snap, f, o(1), mask);
                 let vb = self.gather(&snap, f, o(2), mask);
@@ -1252,7 +1254,8 @@ impl Block<'_, '_> {
             }
             Op::Fma | Op::Mad(_) if ty.is_float() => {
                 let sign = 1u64 << (bits.clamp(1, 64) - 1);
-                let (na, nc) = (if inst.neg & 1 != 0 { sign } else { 0 }, if inst.neg & 2 != 0 { sign } else { 0 });
+                let negated = |n: Negated| if inst.neg == n { sign } else { 0 };
+                let (na, nc) = (negated(Negated::Factor), negated(Negated::Addend));
                 alu!(|a, b, c| ffma(ty, a ^ na, b, c ^ nc, rnd, ftz, sat))
             }
             Op::Add => {
@@ -1303,35 +1306,41 @@ impl Block<'_, '_> {
                 }
             }
             Op::Madc(mode) => self.mad_cc(w, inst, mask, mode, true),
-            Op::Mul24(hi) => alu!(|a, b| {
-                let (x, y) = if signed {
-                    (sext(a, 24) as i128, sext(b, 24) as i128)
-                } else {
-                    ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
-                };
-                let p = (x * y) as u64;
-                if hi {
-                    (p >> 16) & mk
-                } else {
-                    p & mk
-                }
-            }),
-            Op::Mad24(hi) => alu!(|a, b, c| {
-                let (x, y) = if signed {
-                    (sext(a, 24) as i128, sext(b, 24) as i128)
-                } else {
-                    ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
-                };
-                let p = (x * y) as u64;
-                if sat && signed {
-                    // mad24.hi.sat.s32: the product's bits 47..16 as an s32, plus c, clamped.
-                    let t = i64::from((if hi { p >> 16 } else { p }) as u32 as i32);
-                    let sum = t + i64::from(c as u32 as i32);
-                    sat_s32(sum)
-                } else {
-                    (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
-                }
-            }),
+            Op::Mul24(half) => {
+                let hi = half == Half::Hi;
+                alu!(|a, b| {
+                    let (x, y) = if signed {
+                        (sext(a, 24) as i128, sext(b, 24) as i128)
+                    } else {
+                        ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
+                    };
+                    let p = (x * y) as u64;
+                    if hi {
+                        (p >> 16) & mk
+                    } else {
+                        p & mk
+                    }
+                })
+            }
+            Op::Mad24(half) => {
+                let hi = half == Half::Hi;
+                alu!(|a, b, c| {
+                    let (x, y) = if signed {
+                        (sext(a, 24) as i128, sext(b, 24) as i128)
+                    } else {
+                        ((a & 0xff_ffff) as i128, (b & 0xff_ffff) as i128)
+                    };
+                    let p = (x * y) as u64;
+                    if sat && signed {
+                        // mad24.hi.sat.s32: the product's bits 47..16 as an s32, plus c, clamped.
+                        let t = i64::from((if hi { p >> 16 } else { p }) as u32 as i32);
+                        let sum = t + i64::from(c as u32 as i32);
+                        sat_s32(sum)
+                    } else {
+                        (if hi { p >> 16 } else { p }).wrapping_add(c) & mk
+                    }
+                })
+            }
             Op::Div => alu!(|a, b| int_div(a, b, bits, signed, false)),
             Op::Rem => alu!(|a, b| int_div(a, b, bits, signed, true)),
             Op::Min | Op::Max if ty.is_float() => {
@@ -1362,10 +1371,13 @@ impl Block<'_, '_> {
             Op::Neg => alu!(|a| (sext(a, bits).wrapping_neg() as u64) & mk),
             Op::Shl => alu!(|a, b| shl(a, b, bits)),
             Op::Shr => alu!(|a, b| shr(a, b, bits, signed)),
-            Op::Shf { left, clamp } => alu!(|a, b, c| {
-                let n = if clamp { (c & 0xffff_ffff).min(32) } else { c & 31 };
+            Op::Shf(Funnel { dir, amount }) => alu!(|a, b, c| {
+                let n = match amount {
+                    FunnelAmount::Clamp => (c & 0xffff_ffff).min(32),
+                    FunnelAmount::Wrap => c & 31,
+                };
                 let v = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
-                if left {
+                if dir == FunnelDir::Left {
                     ((v << n) >> 32) & 0xffff_ffff
                 } else {
                     (v >> n) & 0xffff_ffff
@@ -1403,13 +1415,13 @@ impl Block<'_, '_> {
             }
             Op::Popc => alu!(|a| u64::from((a & mk).count_ones())),
             Op::Clz => alu!(|a| u64::from((a & mk).leading_zeros() - (64 - bits))),
-            Op::Bfind(shiftamt) => alu!(|a| {
+            Op::Bfind(mode) => alu!(|a| {
                 let v = if signed && sext(a, bits) < 0 { !a & mk } else { a & mk };
                 if v == 0 {
                     0xffff_ffff
                 } else {
                     let msb = 63 - u64::from(v.leading_zeros());
-                    if shiftamt {
+                    if mode == BfindMode::ShiftAmount {
                         u64::from(bits) - 1 - msb
                     } else {
                         msb
@@ -1476,7 +1488,8 @@ impl Block<'_, '_> {
                     (acc as u64) & 0xffff_ffff
                 })
             }
-            Op::Dp2a(hi) => {
+            Op::Dp2a(half) => {
+                let hi = half == Half::Hi;
                 let us = ty.k != K::S;
                 let ut = inst.ty2.k != K::S;
                 alu!(|a, b, c| {
@@ -1806,7 +1819,8 @@ impl Block<'_, '_> {
                 }
                 Ok(Flow::Next)
             }
-            Op::Match(all) => {
+            Op::Match(mode) => {
+                let all = mode == MatchMode::All;
                 let f = frame!();
                 let (d, p) = dest_and_predicate(o(0));
                 let lane0 = mask.trailing_zeros() as usize;
@@ -2604,12 +2618,12 @@ fn int_div(a: u64, b: u64, bits: u32, signed: bool, rem: bool) -> u64 {
     }
 }
 
-fn prmt(a: u64, b: u64, c: u64, mode: u8) -> u64 {
+fn prmt(a: u64, b: u64, c: u64, mode: PrmtMode) -> u64 {
     let bytes = ((b & 0xffff_ffff) << 32) | (a & 0xffff_ffff);
     let byte = |i: u64| (bytes >> (8 * (i & 7))) & 0xff;
     let mut r = 0u64;
     match mode {
-        0 => {
+        PrmtMode::Select => {
             for k in 0..4 {
                 let s = (c >> (4 * k)) & 0xf;
                 let mut v = byte(s & 7);
@@ -2622,13 +2636,13 @@ fn prmt(a: u64, b: u64, c: u64, mode: u8) -> u64 {
         _ => {
             let s = c & 3;
             let sels: [u64; 4] = match mode {
-                1 => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
-                2 => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
-                3 => [s, s, s, s],
+                PrmtMode::F4e => [s, (s + 1) & 7, (s + 2) & 7, (s + 3) & 7],
+                PrmtMode::B4e => [s, (s + 7) & 7, (s + 6) & 7, (s + 5) & 7],
+                PrmtMode::Rc8 => [s, s, s, s],
                 // ecl: edge clamp left, byte k takes max(k, s); ecr: min(k, s)
-                4 => [0, 1, 2, 3].map(|k: u64| k.max(s)),
-                5 => [0, 1, 2, 3].map(|k: u64| k.min(s)),
-                _ => [(s & 1) * 2, (s & 1) * 2 + 1, (s & 1) * 2, (s & 1) * 2 + 1],
+                PrmtMode::Ecl => [0, 1, 2, 3].map(|k: u64| k.max(s)),
+                PrmtMode::Ecr => [0, 1, 2, 3].map(|k: u64| k.min(s)),
+                PrmtMode::Rc16 | PrmtMode::Select => [(s & 1) * 2, (s & 1) * 2 + 1, (s & 1) * 2, (s & 1) * 2 + 1],
             };
             for (k, s) in sels.iter().enumerate() {
                 r |= byte(*s) << (8 * k);

@@ -4,10 +4,11 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::float::{Fmt, Rnd};
+use crate::instructions::{Arg, Row};
 use crate::lanes::Steps;
-use crate::parse::{err, parse, unsupported, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
+use crate::parse::{err, parse, Ast, FuncAst, Init, InstAst, Operand, PtxError, Space, Stmt, Var};
 use crate::texture::{Geom, Oob, Query};
-use crate::video::{self, Video};
+use crate::video::Video;
 
 /// The kind of a type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -295,6 +296,81 @@ pub(crate) enum ReduxOp {
     Xor,
 }
 
+/// Which half of the product `mul24`, `mad24` take and which bytes of `b` `dp2a`
+/// multiplies (`.lo`, `.hi`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Half {
+    Lo,
+    Hi,
+}
+
+/// `shf`'s direction (`.l`, `.r`) and how it takes the shift amount (`.wrap`: modulo 32,
+/// `.clamp`: at most 32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Funnel {
+    pub(crate) dir: FunnelDir,
+    pub(crate) amount: FunnelAmount,
+}
+
+/// `shf`'s direction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FunnelDir {
+    Left,
+    Right,
+}
+
+/// How `shf` takes its shift amount.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FunnelAmount {
+    Wrap,
+    Clamp,
+}
+
+/// What `bfind` gives: the most significant non-sign bit's position, or (`.shiftamt`) the
+/// left shift that brings it to the top.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BfindMode {
+    Position,
+    ShiftAmount,
+}
+
+/// `prmt`'s mode: the general byte selection, or one of the named permutations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum PrmtMode {
+    /// Each result byte chosen (and optionally sign-replicated) by a nibble of `c`.
+    Select,
+    /// `.f4e`: forward 4 extract.
+    F4e,
+    /// `.b4e`: backward 4 extract.
+    B4e,
+    /// `.rc8`: replicate 8.
+    Rc8,
+    /// `.ecl`: edge clamp left.
+    Ecl,
+    /// `.ecr`: edge clamp right.
+    Ecr,
+    /// `.rc16`: replicate 16.
+    Rc16,
+}
+
+/// `match.sync`'s mode (`.any`, `.all`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MatchMode {
+    Any,
+    All,
+}
+
+/// Which operand of an `fma` that [`contract`] made from a `mul` and a `sub` is negated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Negated {
+    /// None (`fma`, `mad`, a contracted `add`).
+    Neither,
+    /// The first factor (`x - a*b` as `(-a)*b + x`).
+    Factor,
+    /// The addend (`a*b - y`).
+    Addend,
+}
+
 /// The texel component `tld4` gathers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Component {
@@ -321,8 +397,8 @@ pub(crate) enum Op {
     Mul(MulMode),
     Mad(MulMode),
     Madc(MulMode),
-    Mul24(bool),
-    Mad24(bool),
+    Mul24(Half),
+    Mad24(Half),
     Div,
     Rem,
     Min,
@@ -331,10 +407,7 @@ pub(crate) enum Op {
     Neg,
     Shl,
     Shr,
-    Shf {
-        left: bool,
-        clamp: bool,
-    },
+    Shf(Funnel),
     And,
     Or,
     Xor,
@@ -343,13 +416,13 @@ pub(crate) enum Op {
     Lop3,
     Popc,
     Clz,
-    Bfind(bool),
+    Bfind(BfindMode),
     Brev,
     Bfe,
     Bfi,
-    Prmt(u8),
+    Prmt(PrmtMode),
     Dp4a,
-    Dp2a(bool),
+    Dp2a(Half),
     Sad,
     Setp,
     Selp,
@@ -391,7 +464,7 @@ pub(crate) enum Op {
     Shfl(ShflMode),
     Vote(VoteMode),
     Activemask,
-    Match(bool),
+    Match(MatchMode),
     Redux(ReduxOp),
     /// `tex[.level|.grad].geom.v4.dtype.ctype` (`level`: a level operand follows).
     Tex {
@@ -437,8 +510,8 @@ pub(crate) struct Inst {
     pub(crate) bop: BoolOp,
     pub(crate) sp: Sp,
     pub(crate) vec: u32,
-    /// fma only: bit 0 negates the first factor, bit 1 the addend (set by [`contract`]).
-    pub(crate) neg: u8,
+    /// fma only: the operand negated (set by [`contract`]).
+    pub(crate) neg: Negated,
     pub(crate) guard: Option<(u32, bool)>,
     pub(crate) ops: Box<[Opd]>,
     pub(crate) line: u32,
@@ -466,7 +539,7 @@ impl Inst {
             bop: BoolOp::None,
             sp: Sp::Generic,
             vec: 1,
-            neg: 0,
+            neg: Negated::Neither,
             guard: None,
             ops: Box::new([]),
             line,
@@ -1383,10 +1456,231 @@ fn decode_operands(v: &[Operand], ty: Ty, syms: &mut Syms, line: u32, name: &str
     Ok(out.into_boxed_slice())
 }
 
+/// An instruction's opcode and modifiers: what the table's decoders read.
+pub(crate) struct Mods<'a> {
+    opname: &'a str,
+    mods: &'a [&'a str],
+    /// The first modifier that is none of the types, roundings, flags, spaces and vector
+    /// sizes `decode_inst` reads itself; or the last comparison, or `to`.
+    aux: Option<&'a str>,
+    sp: Sp,
+    vec: u32,
+}
+
+impl Mods<'_> {
+    fn has(&self, m: &str) -> bool {
+        self.mods.contains(&m)
+    }
+
+    /// The first of `names` (modifier, value) whose modifier is given.
+    fn first_of<T: Copy>(&self, names: &[(&str, T)]) -> Option<T> {
+        names.iter().find(|(m, _)| self.has(m)).map(|&(_, v)| v)
+    }
+}
+
+/// Why a decoder refuses an instruction.
+pub(crate) enum Refusal {
+    /// A form the executor does not run ("instruction not supported by the PTX executor").
+    Unsupported,
+    /// This.
+    Because(String),
+}
+
+/// A sub-operation (a named enum of an `Op`) read from an instruction's modifiers.
+trait FromMods: Sized {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal>;
+}
+
+impl FromMods for MulMode {
+    /// `.lo` (the default), `.hi`, `.wide`: the last given.
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        let named = [("lo", MulMode::Lo), ("hi", MulMode::Hi), ("wide", MulMode::Wide)];
+        Ok(m.mods.iter().rev().find_map(|x| named.iter().find(|(n, _)| n == x).map(|&(_, v)| v)).unwrap_or(MulMode::Lo))
+    }
+}
+
+impl FromMods for Half {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(if m.has("hi") { Half::Hi } else { Half::Lo })
+    }
+}
+
+impl FromMods for Funnel {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(Funnel {
+            dir: if m.has("l") { FunnelDir::Left } else { FunnelDir::Right },
+            amount: if m.has("clamp") { FunnelAmount::Clamp } else { FunnelAmount::Wrap },
+        })
+    }
+}
+
+impl FromMods for BfindMode {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(if m.has("shiftamt") { BfindMode::ShiftAmount } else { BfindMode::Position })
+    }
+}
+
+impl FromMods for PrmtMode {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(match m.aux {
+            Some("f4e") => PrmtMode::F4e,
+            Some("b4e") => PrmtMode::B4e,
+            Some("rc8") => PrmtMode::Rc8,
+            Some("ecl") => PrmtMode::Ecl,
+            Some("ecr") => PrmtMode::Ecr,
+            Some("rc16") => PrmtMode::Rc16,
+            _ => PrmtMode::Select,
+        })
+    }
+}
+
+impl FromMods for TestpKind {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(match m.aux {
+            Some("finite") => TestpKind::Finite,
+            Some("infinite") => TestpKind::Infinite,
+            Some("number") => TestpKind::Number,
+            Some("notanumber") => TestpKind::NotANumber,
+            Some("normal") => TestpKind::Normal,
+            Some("subnormal") => TestpKind::Subnormal,
+            _ => return Err(Refusal::Because("unknown testp operator".into())),
+        })
+    }
+}
+
+impl FromMods for AtomOp {
+    /// The operation; a vector atomic is refused.
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        let a = m
+            .first_of(&[
+                ("add", AtomOp::Add),
+                ("min", AtomOp::Min),
+                ("max", AtomOp::Max),
+                ("inc", AtomOp::Inc),
+                ("dec", AtomOp::Dec),
+                ("and", AtomOp::And),
+                ("or", AtomOp::Or),
+                ("xor", AtomOp::Xor),
+                ("exch", AtomOp::Exch),
+                ("cas", AtomOp::Cas),
+            ])
+            .ok_or(Refusal::Unsupported)?;
+        if m.vec > 1 {
+            return Err(Refusal::Unsupported);
+        }
+        Ok(a)
+    }
+}
+
+impl FromMods for Sp {
+    /// The state space (generic when none is given).
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(m.sp)
+    }
+}
+
+impl FromMods for ShflMode {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(m.first_of(&[("up", ShflMode::Up), ("down", ShflMode::Down), ("bfly", ShflMode::Bfly)])
+            .unwrap_or(ShflMode::Idx))
+    }
+}
+
+impl FromMods for VoteMode {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        if !["sync", "ballot", "all", "any", "uni"].iter().any(|x| m.has(x)) {
+            return Err(Refusal::Unsupported);
+        }
+        Ok(m.first_of(&[("all", VoteMode::All), ("any", VoteMode::Any), ("uni", VoteMode::Uni)])
+            .unwrap_or(VoteMode::Ballot))
+    }
+}
+
+impl FromMods for MatchMode {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(if m.has("all") { MatchMode::All } else { MatchMode::Any })
+    }
+}
+
+impl FromMods for ReduxOp {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Ok(m.first_of(&[
+            ("add", ReduxOp::Add),
+            ("min", ReduxOp::Min),
+            ("max", ReduxOp::Max),
+            ("and", ReduxOp::And),
+            ("or", ReduxOp::Or),
+        ])
+        .unwrap_or(ReduxOp::Xor))
+    }
+}
+
+impl FromMods for Query {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        m.mods.iter().find_map(|x| Query::parse(x)).ok_or(Refusal::Unsupported)
+    }
+}
+
+impl FromMods for Video {
+    fn from_mods(m: &Mods) -> Result<Self, Refusal> {
+        Video::decode(m.opname, m.mods).map_err(Refusal::Because)
+    }
+}
+
+/// `cvta[.to].space`.
+fn cvta_op(m: &Mods) -> Result<Op, Refusal> {
+    Ok(Op::Cvta { to: m.has("to"), sp: m.sp })
+}
+
+/// `bar`/`barrier`: `.sync`, `.arrive`, `.red.{popc,and,or}`; `.warp.sync` waits for
+/// nothing here (a warp runs in lockstep); a cluster barrier is refused.
+fn bar_op(m: &Mods) -> Result<Op, Refusal> {
+    if m.has("cluster") {
+        return Err(Refusal::Unsupported);
+    }
+    if m.has("warp") {
+        return Ok(Op::Nop);
+    }
+    let red = if m.has("red") {
+        Some(m.first_of(&[("popc", BarRed::Popc), ("and", BarRed::And)]).unwrap_or(BarRed::Or))
+    } else {
+        None
+    };
+    Ok(Op::Bar { arrive: m.has("arrive"), red })
+}
+
+/// The `Op` of one row's decoding (`instructions::table!`'s fourth column).
+macro_rules! decode_op {
+    ($m:ident, (fn $f:ident)) => {
+        $f($m)?
+    };
+    ($m:ident, ($variant:ident $sub:ident)) => {
+        Op::$variant(<$sub as FromMods>::from_mods($m)?)
+    };
+    ($m:ident, ($variant:ident)) => {
+        Op::$variant
+    };
+}
+
+/// `decode_op`: the name-to-operation mapping, one arm per row of the table.
+macro_rules! decoders {
+    ($($op:literal $types:ident $shape:tt $decode:tt $tested:ident $semantics:literal;)*) => {
+        /// The operation of the instruction `m` names: its row's decoding.
+        fn decode_op(m: &Mods) -> Result<Op, Refusal> {
+            Ok(match m.opname {
+                $($op => decode_op!(m, $decode),)*
+                _ => return Err(Refusal::Unsupported),
+            })
+        }
+    };
+}
+
+crate::instructions::table!(decoders);
+
 fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     let name = i.name.as_str();
     let line = i.line;
-    if unsupported(name) {
+    if crate::instructions::not_run(name) {
         return Err(err(line, name, "instruction not supported by the PTX executor"));
     }
     let mut parts = name.split('.');
@@ -1423,7 +1717,6 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
     };
     let mut types = Vec::new();
     let mut first_type: Option<&str> = None;
-    let mut mul = MulMode::Lo;
     let mut aux: Option<&str> = None;
     for m in &mods {
         if let Some(t) = Ty::parse(m) {
@@ -1461,9 +1754,9 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             }
             "NaN" => inst.nan = true,
             "cc" => inst.cc = true,
-            "lo" => mul = MulMode::Lo,
-            "hi" => mul = MulMode::Hi,
-            "wide" => mul = MulMode::Wide,
+            // A product's part (`mul`, `mad`, `mul24`, `dp2a`: [`MulMode`], [`Half`]); `lo`
+            // and `hi` are also integer `setp`'s unsigned lower and higher.
+            "lo" | "hi" | "wide" => {}
             "v2" => inst.vec = 2,
             "v4" => inst.vec = 4,
             "v8" => inst.vec = 8,
@@ -1498,56 +1791,20 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             _ => aux = aux.or(Some(m)),
         }
     }
-    // `lo` and `hi` are also comparison operators of integer setp (unsigned lower/higher).
     let first_ty = types.first().copied().unwrap_or(Ty::NONE);
     inst.ty = first_ty;
     inst.ty2 = types.get(1).copied().unwrap_or(first_ty);
     let has = |s: &str| mods.contains(&s);
     let unsupported = || err(line, name, "instruction not supported by the PTX executor");
-    inst.op = match opname {
-        "add" => Op::Add,
-        "sub" => Op::Sub,
-        "addc" => Op::Addc,
-        "subc" => Op::Subc,
-        "mul" => Op::Mul(mul),
-        "mad" => Op::Mad(mul),
-        "madc" => Op::Madc(mul),
-        "mul24" => Op::Mul24(has("hi")),
-        "mad24" => Op::Mad24(has("hi")),
-        "div" => Op::Div,
-        "rem" => Op::Rem,
-        "min" => Op::Min,
-        "max" => Op::Max,
-        "abs" => Op::Abs,
-        "neg" => Op::Neg,
-        "shl" => Op::Shl,
-        "shr" => Op::Shr,
-        "shf" => Op::Shf { left: has("l"), clamp: has("clamp") },
-        "and" => Op::And,
-        "or" => Op::Or,
-        "xor" => Op::Xor,
-        "not" => Op::Not,
-        "cnot" => Op::Cnot,
-        "lop3" => Op::Lop3,
-        "popc" => Op::Popc,
-        "clz" => Op::Clz,
-        "bfind" => Op::Bfind(has("shiftamt")),
-        "brev" => Op::Brev,
-        "bfe" => Op::Bfe,
-        "bfi" => Op::Bfi,
-        "prmt" => Op::Prmt(match aux {
-            Some("f4e") => 1,
-            Some("b4e") => 2,
-            Some("rc8") => 3,
-            Some("ecl") => 4,
-            Some("ecr") => 5,
-            Some("rc16") => 6,
-            _ => 0,
-        }),
-        "dp4a" => Op::Dp4a,
-        "dp2a" => Op::Dp2a(has("hi")),
-        "sad" => Op::Sad,
-        "setp" | "set" => {
+    let modifiers = Mods { opname, mods: &mods, aux, sp: inst.sp, vec: inst.vec };
+    inst.op = decode_op(&modifiers).map_err(|r| match r {
+        Refusal::Unsupported => unsupported(),
+        Refusal::Because(why) => err(line, name, why),
+    })?;
+    match inst.op {
+        Op::Setp | Op::Set => {
+            // `lo` and `hi` are also comparison operators of integer setp (unsigned
+            // lower/higher).
             if has("lo") {
                 inst.cmp = Cmp::Lo;
             } else if has("hi") {
@@ -1560,151 +1817,14 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             } else if has("xor") {
                 inst.bop = BoolOp::Xor;
             }
-            if opname == "setp" {
-                Op::Setp
-            } else {
-                // set.cmp.dtype.stype: the compared type is the second.
-                Op::Set
-            }
         }
-        "selp" => Op::Selp,
-        "slct" => Op::Slct,
-        "mov" => Op::Mov,
-        "cvt" => {
+        Op::Cvt => {
             if let Some(why) = cvt_refused(inst.ty, inst.ty2, inst.sat) {
                 return Err(err(line, name, why));
             }
-            Op::Cvt
         }
-        "cvta" => Op::Cvta { to: has("to"), sp: inst.sp },
-        "isspacep" => Op::Isspacep(inst.sp),
-        "fma" => Op::Fma,
-        "sqrt" => Op::Sqrt,
-        "rcp" => Op::Rcp,
-        "rsqrt" => Op::Rsqrt,
-        "ex2" => Op::Ex2,
-        "lg2" => Op::Lg2,
-        "sin" => Op::Sin,
-        "cos" => Op::Cos,
-        "tanh" => Op::Tanh,
-        "copysign" => Op::Copysign,
-        "testp" => Op::Testp(match aux {
-            Some("finite") => TestpKind::Finite,
-            Some("infinite") => TestpKind::Infinite,
-            Some("number") => TestpKind::Number,
-            Some("notanumber") => TestpKind::NotANumber,
-            Some("normal") => TestpKind::Normal,
-            Some("subnormal") => TestpKind::Subnormal,
-            _ => return Err(err(line, name, "unknown testp operator")),
-        }),
-        "ld" | "ldu" => Op::Ld,
-        "st" => Op::St,
-        "atom" | "red" => {
-            let a = if has("add") {
-                AtomOp::Add
-            } else if has("min") {
-                AtomOp::Min
-            } else if has("max") {
-                AtomOp::Max
-            } else if has("inc") {
-                AtomOp::Inc
-            } else if has("dec") {
-                AtomOp::Dec
-            } else if has("and") {
-                AtomOp::And
-            } else if has("or") {
-                AtomOp::Or
-            } else if has("xor") {
-                AtomOp::Xor
-            } else if has("exch") {
-                AtomOp::Exch
-            } else if has("cas") {
-                AtomOp::Cas
-            } else {
-                return Err(unsupported());
-            };
-            if inst.vec > 1 {
-                return Err(unsupported());
-            }
-            if opname == "atom" {
-                Op::Atom(a)
-            } else {
-                Op::Red(a)
-            }
-        }
-        "membar" | "fence" | "prefetch" | "prefetchu" | "nanosleep" | "pmevent" | "brkpt" => Op::Nop,
-        "bra" | "brx" => {
-            if opname == "brx" {
-                return Err(unsupported());
-            }
-            Op::Bra
-        }
-        "call" => Op::Call,
-        "ret" => Op::Ret,
-        "exit" => Op::Exit,
-        "trap" => Op::Trap,
-        "bar" | "barrier" => {
-            if has("cluster") {
-                return Err(unsupported());
-            }
-            if has("warp") {
-                Op::Nop
-            } else {
-                let red = if !has("red") {
-                    None
-                } else if has("popc") {
-                    Some(BarRed::Popc)
-                } else if has("and") {
-                    Some(BarRed::And)
-                } else {
-                    Some(BarRed::Or)
-                };
-                Op::Bar { arrive: has("arrive"), red }
-            }
-        }
-        "shfl" => Op::Shfl(if has("up") {
-            ShflMode::Up
-        } else if has("down") {
-            ShflMode::Down
-        } else if has("bfly") {
-            ShflMode::Bfly
-        } else {
-            ShflMode::Idx
-        }),
-        "vote" => {
-            if !has("sync") && !has("ballot") && !has("all") && !has("any") && !has("uni") {
-                return Err(unsupported());
-            }
-            Op::Vote(if has("all") {
-                VoteMode::All
-            } else if has("any") {
-                VoteMode::Any
-            } else if has("uni") {
-                VoteMode::Uni
-            } else {
-                VoteMode::Ballot
-            })
-        }
-        "activemask" => Op::Activemask,
-        "match" => Op::Match(has("all")),
-        "redux" => Op::Redux(if has("add") {
-            ReduxOp::Add
-        } else if has("min") {
-            ReduxOp::Min
-        } else if has("max") {
-            ReduxOp::Max
-        } else if has("and") {
-            ReduxOp::And
-        } else if has("or") {
-            ReduxOp::Or
-        } else {
-            ReduxOp::Xor
-        }),
-        "tex" | "tld4" | "suld" | "sust" => texture_op(opname, &mods).ok_or_else(unsupported)?,
-        "txq" | "suq" => Op::TexQuery(mods.iter().find_map(|m| Query::parse(m)).ok_or_else(unsupported)?),
-        v if video::OPCODES.contains(&v) => Op::Video(Video::decode(v, &mods).map_err(|e| err(line, name, e))?),
-        _ => return Err(unsupported()),
-    };
+        _ => {}
+    }
     if let Some(t) = first_type.filter(|t| !row.types.is_empty() && !row.types.contains(t)) {
         return Err(err(line, name, format!("{opname} of type .{t} is not supported by the PTX executor")));
     }
@@ -1719,7 +1839,8 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         let r = syms.reg(g, line, name)?.ok_or_else(|| err(line, name, format!("unknown predicate {g}")))?;
         inst.guard = Some((r, *neg));
     }
-    // Operand typing: for cvt the source operand has the second type.
+    // Operand typing: each as its row's shape says (the second type for cvt's source,
+    // set's compared values and slct's selector).
     let mut ops = Vec::with_capacity(i.operands.len());
     for (k, o) in i.operands.iter().enumerate() {
         // A video instruction's selectors (`%r1.h0`) and negations (`-%r3`) go to its op.
@@ -1731,11 +1852,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
             }
             _ => o,
         };
-        let ty = match inst.op {
-            Op::Cvt if k >= 1 => inst.ty2,
-            Op::Set | Op::Slct if k >= 1 => inst.ty2,
-            _ => inst.ty,
-        };
+        let ty = if row.shape.arg(k) == Arg::T2 { inst.ty2 } else { inst.ty };
         ops.push(decode_operand(o, ty, syms, line, name)?);
     }
     if inst.op == Op::Call {
@@ -1749,7 +1866,7 @@ fn decode_inst(i: &InstAst, syms: &mut Syms) -> Result<Inst, PtxError> {
         v.check(ops.len()).map_err(|e| err(line, name, e))?;
     }
     inst.ops = ops.into_boxed_slice();
-    check_operands(&inst)?;
+    check_operands(&inst, row)?;
     Ok(inst)
 }
 
@@ -1780,7 +1897,11 @@ fn cvt_refused(dty: Ty, sty: Ty, sat: bool) -> Option<&'static str> {
 
 /// A texture or surface instruction's operation from its modifiers; `None` for forms the
 /// executor does not run (multisample geometries, `sust.p`, `tld4` other than 2D).
-fn texture_op(opname: &str, mods: &[&str]) -> Option<Op> {
+fn texture_op(m: &Mods) -> Result<Op, Refusal> {
+    texture_form(m.opname, m.mods).ok_or(Refusal::Unsupported)
+}
+
+fn texture_form(opname: &str, mods: &[&str]) -> Option<Op> {
     let geom = mods.iter().find_map(|m| Geom::parse(m))?;
     let oob = if mods.contains(&"clamp") {
         Oob::Clamp
@@ -1807,68 +1928,9 @@ fn texture_op(opname: &str, mods: &[&str]) -> Option<Op> {
     })
 }
 
-fn check_operands(inst: &Inst) -> Result<(), PtxError> {
-    let need = match inst.op {
-        Op::Add
-        | Op::Sub
-        | Op::Addc
-        | Op::Subc
-        | Op::Mul(_)
-        | Op::Div
-        | Op::Rem
-        | Op::Min
-        | Op::Max
-        | Op::Shl
-        | Op::Shr
-        | Op::And
-        | Op::Or
-        | Op::Xor
-        | Op::Copysign
-        | Op::Mul24(_) => 3,
-        Op::Mad(_)
-        | Op::Madc(_)
-        | Op::Fma
-        | Op::Selp
-        | Op::Slct
-        | Op::Shf { .. }
-        | Op::Bfe
-        | Op::Sad
-        | Op::Prmt(_)
-        | Op::Dp4a
-        | Op::Dp2a(_)
-        | Op::Mad24(_) => 4,
-        Op::Bfi | Op::Lop3 => 5,
-        Op::Abs
-        | Op::Neg
-        | Op::Not
-        | Op::Cnot
-        | Op::Popc
-        | Op::Clz
-        | Op::Bfind(_)
-        | Op::Brev
-        | Op::Mov
-        | Op::Cvt
-        | Op::Cvta { .. }
-        | Op::Sqrt
-        | Op::Rcp
-        | Op::Rsqrt
-        | Op::Ex2
-        | Op::Lg2
-        | Op::Sin
-        | Op::Cos
-        | Op::Tanh
-        | Op::Testp(_)
-        | Op::Ld
-        | Op::St
-        | Op::Isspacep(_)
-        | Op::Tex { .. }
-        | Op::Tld4(_)
-        | Op::TexQuery(_)
-        | Op::Suld { .. }
-        | Op::Sust { .. } => 2,
-        Op::Bra => 1,
-        _ => 0,
-    };
+/// Refuses an instruction with fewer operands than its row's shape.
+fn check_operands(inst: &Inst, row: &Row) -> Result<(), PtxError> {
+    let need = row.shape.operands();
     if inst.ops.len() < need {
         return Err(err(inst.line, &inst.name, format!("expected {need} operands, found {}", inst.ops.len())));
     }
@@ -1988,9 +2050,9 @@ fn contract(code: &mut [Inst]) {
                 }
                 let other = add.ops.get(3 - k).cloned().unwrap_or(Opd::Imm(0));
                 let neg = match (add.op, k) {
-                    (Op::Add, _) => 0,
-                    (_, 1) => 2, // a*b - y
-                    _ => 1,      // x - a*b = (-a)*b + x
+                    (Op::Add, _) => Negated::Neither,
+                    (_, 1) => Negated::Addend, // a*b - y
+                    _ => Negated::Factor,      // x - a*b = (-a)*b + x
                 };
                 let d = add.ops.first().cloned().unwrap_or(Opd::Sink);
                 done = Some((vec![d, a.clone(), b.clone(), other], neg));

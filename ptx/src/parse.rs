@@ -3,48 +3,6 @@
 
 use std::fmt;
 
-/// Instructions this executor refuses at load (an error naming them, never a wrong result).
-const UNSUPPORTED: &[&str] = &[
-    "mma",
-    "wgmma",
-    "ldmatrix",
-    "stmatrix",
-    "movmatrix",
-    "cp",
-    "sured",
-    "istypep",
-    "tensormap",
-    "mbarrier",
-    "griddepcontrol",
-    "setmaxnreg",
-    "elect",
-    "multimem",
-    "clusterlaunchcontrol",
-    "tcgen05",
-    "alloca",
-    "stacksave",
-    "stackrestore",
-    "getctarank",
-    "mapa",
-    "applypriority",
-    "discard",
-    "createpolicy",
-    "wmma",
-    "bmma",
-    "szext",
-];
-
-/// Instruction forms refused by the start of their full name.
-const UNSUPPORTED_PREFIXES: &[&str] = &["cvt.pack", "barrier.cluster"];
-
-/// Whether `name` (with its modifiers) is an instruction the executor refuses.
-pub(crate) fn unsupported(name: &str) -> bool {
-    // An entry of UNSUPPORTED is the name before the first modifier (`cp` refuses
-    // `cp.async...`, not `cpx`).
-    let head = name.split('.').next().unwrap_or(name);
-    UNSUPPORTED.contains(&head) || UNSUPPORTED_PREFIXES.iter().any(|u| name.starts_with(u))
-}
-
 /// An error in PTX text: the line (1-based), the instruction or directive, and what is wrong.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PtxError {
@@ -874,7 +832,7 @@ impl<'a> Parser<'a> {
         }
         let name = self.word("instruction")?;
         let mut operands = Vec::new();
-        if unsupported(&name) {
+        if crate::instructions::not_run(&name) {
             // Refused when decoded, naming it: its operands (texture and tensor forms have
             // their own syntax) are skipped, not parsed.
             while !self.is_punct(';') {

@@ -33,33 +33,6 @@
 
 use crate::parse::Operand;
 
-/// The opcodes of the video instructions.
-pub(crate) const OPCODES: &[&str] = &[
-    "vadd",
-    "vsub",
-    "vabsdiff",
-    "vmin",
-    "vmax",
-    "vshl",
-    "vshr",
-    "vmad",
-    "vset",
-    "vadd2",
-    "vsub2",
-    "vavrg2",
-    "vabsdiff2",
-    "vmin2",
-    "vmax2",
-    "vset2",
-    "vadd4",
-    "vsub4",
-    "vavrg4",
-    "vabsdiff4",
-    "vmin4",
-    "vmax4",
-    "vset4",
-];
-
 /// The type of an operand: it says how a selected part is extended to 33 bits, and the
 /// destination's says the range `.sat` clamps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -605,7 +578,7 @@ fn digits(sel: &str, letter: char, max: u8) -> Option<Vec<u8>> {
 }
 
 impl Video {
-    /// The instruction `opname` (one of [`OPCODES`]) with modifiers `mods` (those after the
+    /// The instruction `opname` (a video row of `instructions::table!`) with modifiers `mods` (those after the
     /// opcode, types included), its selectors at their defaults.
     pub(crate) fn decode(opname: &str, mods: &[&str]) -> Result<Video, String> {
         let m = Mods::parse(mods)?;

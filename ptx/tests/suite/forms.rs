@@ -1,6 +1,8 @@
 //! The forms of the instruction suite: every instruction, type and modifier combination the
 //! suite runs, each with the kinds of its operands.
 
+use cudrv_ptx::instructions::{Arg, Forms, Shape, Tested, ROWS};
+
 use super::gen::{Form, Kind};
 
 /// The kind of a PTX type's operand.
@@ -42,6 +44,39 @@ const RND: [&str; 4] = ["rn", "rz", "rm", "rp"];
 const IRND: [&str; 4] = ["rni", "rzi", "rmi", "rpi"];
 const FCMP: [&str; 14] = ["eq", "ne", "lt", "le", "gt", "ge", "equ", "neu", "ltu", "leu", "gtu", "geu", "num", "nan"];
 
+/// Every concatenation of one part from each list (`""` for none) but the one of no
+/// modifier at all: the bare form is the table's ([`bare`]).
+fn with_modifiers(lists: &[&[&str]]) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for list in lists {
+        out = out.iter().flat_map(|s| list.iter().map(move |m| format!("{s}{m}"))).collect();
+    }
+    out.retain(|s| !s.is_empty());
+    out
+}
+
+/// `opcode.type %d0, %a, ...` for every type of every row the decoder's table marks
+/// [`Forms::Bare`]: the operands' kinds from its shape (the type's values, a predicate's, a
+/// shift amount's or bit position's for a u32 source, a u32 for a u32 destination).
+fn bare(l: &mut List) {
+    for row in ROWS.iter().filter(|r| r.tested == Tested::Suite(Forms::Bare)) {
+        let Shape::Operands { dsts: [dst], srcs } = row.shape else {
+            panic!("{}: a bare suite form has one destination", row.opcode)
+        };
+        for t in row.types {
+            let of = |a: &Arg, is_dst: bool| match a {
+                Arg::T | Arg::T2 => kind(t),
+                Arg::Pred => Kind::Pred,
+                Arg::U32 if is_dst => Kind::I32,
+                Arg::U32 => Kind::Pos,
+                Arg::Addr | Arg::Label => panic!("{}: no memory or label operand in a bare form", row.opcode),
+            };
+            let srcs: Vec<Kind> = srcs.iter().map(|a| of(a, false)).collect();
+            l.plain(&format!("{}.{t}", row.opcode), &srcs, of(dst, true));
+        }
+    }
+}
+
 fn wide(t: &str) -> Kind {
     if t.ends_with("16") {
         Kind::I32
@@ -54,15 +89,11 @@ fn integer(l: &mut List) {
     use Kind::*;
     for t in INTS {
         let k = kind(t);
-        for op in ["add", "sub", "min", "max", "div", "rem", "mul.lo", "mul.hi"] {
+        for op in ["div", "mul.lo", "mul.hi"] {
             l.plain(&format!("{op}.{t}"), &[k, k], k);
         }
-        for op in ["mad.lo", "mad.hi", "sad"] {
+        for op in ["mad.lo", "mad.hi"] {
             l.plain(&format!("{op}.{t}"), &[k, k, k], k);
-        }
-        if t.starts_with('s') {
-            l.plain(&format!("abs.{t}"), &[k], k);
-            l.plain(&format!("neg.{t}"), &[k], k);
         }
         if !t.ends_with("64") {
             l.plain(&format!("mul.wide.{t}"), &[k, k], wide(t));
@@ -104,36 +135,8 @@ fn integer(l: &mut List) {
 
 fn bits(l: &mut List) {
     use Kind::*;
-    for t in ["b32", "b64"] {
-        let k = kind(t);
-        l.plain(&format!("popc.{t}"), &[k], I32);
-        l.plain(&format!("clz.{t}"), &[k], I32);
-        l.plain(&format!("brev.{t}"), &[k], k);
-        l.plain(&format!("bfi.{t}"), &[k, k, Pos, Pos], k);
-    }
     for t in ["u32", "s32", "u64", "s64"] {
-        let k = kind(t);
-        l.plain(&format!("bfind.{t}"), &[k], I32);
-        l.plain(&format!("bfind.shiftamt.{t}"), &[k], I32);
-        l.plain(&format!("bfe.{t}"), &[k, Pos, Pos], k);
-    }
-    for t in ["b16", "b32", "b64"] {
-        let k = kind(t);
-        for op in ["and", "or", "xor"] {
-            l.plain(&format!("{op}.{t}"), &[k, k], k);
-        }
-        l.plain(&format!("not.{t}"), &[k], k);
-        l.plain(&format!("cnot.{t}"), &[k], k);
-        l.plain(&format!("shl.{t}"), &[k, Pos], k);
-    }
-    for op in ["and", "or", "xor"] {
-        l.plain(&format!("{op}.pred"), &[Pred, Pred], Pred);
-    }
-    l.plain("not.pred", &[Pred], Pred);
-    for w in ["16", "32", "64"] {
-        for s in ["b", "u", "s"] {
-            l.plain(&format!("shr.{s}{w}"), &[kind(&format!("u{w}")), Pos], kind(&format!("u{w}")));
-        }
+        l.plain(&format!("bfind.shiftamt.{t}"), &[kind(t)], I32);
     }
     for d in ["l", "r"] {
         for m in ["wrap", "clamp"] {
@@ -143,7 +146,7 @@ fn bits(l: &mut List) {
     for lut in ["0x96", "0xe8", "0x3c", "0xfe", "0x01", "0xca"] {
         l.custom(&format!("lop3.b32.{lut}"), &format!("lop3.b32 %d0, %a, %b, %c, {lut};"), &[I32, I32, I32], &[I32]);
     }
-    for m in ["", ".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"] {
+    for m in [".f4e", ".b4e", ".rc8", ".ecl", ".ecr", ".rc16"] {
         l.plain(&format!("prmt.b32{m}"), &[I32, I32, I32], I32);
     }
     for a in ["u32", "s32"] {
@@ -167,7 +170,6 @@ fn compare(l: &mut List) {
         for op in ops {
             l.plain(&format!("setp.{op}.{t}"), &[k, k], Pred);
         }
-        l.plain(&format!("selp.{t}"), &[k, k, Pred], k);
     }
     for b in ["and", "or", "xor"] {
         l.custom(
@@ -188,7 +190,6 @@ fn compare(l: &mut List) {
         for op in FCMP {
             l.plain(&format!("setp.{op}.{t}"), &[k, k], Pred);
         }
-        l.plain(&format!("selp.{t}"), &[k, k, Pred], k);
         l.plain(&format!("testp.finite.{t}"), &[k], Pred);
         for op in ["infinite", "number", "notanumber", "normal", "subnormal"] {
             l.plain(&format!("testp.{op}.{t}"), &[k], Pred);
@@ -216,20 +217,14 @@ fn compare(l: &mut List) {
         l.plain(&format!("slct.{d}.f32"), &[kind(d), kind(d), F32], kind(d));
         l.plain(&format!("slct.ftz.{d}.f32"), &[kind(d), kind(d), F32], kind(d));
     }
-    for t in ["pred", "b16", "b32", "b64", "u16", "s16", "u32", "s32", "u64", "s64", "f32", "f64"] {
-        l.plain(&format!("mov.{t}"), &[kind(t)], kind(t));
-    }
 }
 
 fn float32(l: &mut List) {
     use Kind::*;
+    l.plain("mul.f32", &[F32, F32], F32);
     for op in ["add", "sub", "mul"] {
-        for r in ["", ".rn", ".rz", ".rm", ".rp"] {
-            for ftz in ["", ".ftz"] {
-                for sat in ["", ".sat"] {
-                    l.plain(&format!("{op}{r}{ftz}{sat}.f32"), &[F32, F32], F32);
-                }
-            }
+        for m in with_modifiers(&[&["", ".rn", ".rz", ".rm", ".rp"], &["", ".ftz"], &["", ".sat"]]) {
+            l.plain(&format!("{op}{m}.f32"), &[F32, F32], F32);
         }
     }
     for r in RND {
@@ -250,15 +245,14 @@ fn float32(l: &mut List) {
         for op in ["rcp", "sqrt", "rsqrt", "ex2", "lg2", "sin", "cos"] {
             l.plain(&format!("{op}.approx{ftz}.f32"), &[F32], F32);
         }
-        for nan in ["", ".NaN"] {
-            l.plain(&format!("min{ftz}{nan}.f32"), &[F32, F32], F32);
-            l.plain(&format!("max{ftz}{nan}.f32"), &[F32, F32], F32);
-        }
-        l.plain(&format!("abs{ftz}.f32"), &[F32], F32);
-        l.plain(&format!("neg{ftz}.f32"), &[F32], F32);
     }
+    for m in with_modifiers(&[&["", ".ftz"], &["", ".NaN"]]) {
+        l.plain(&format!("min{m}.f32"), &[F32, F32], F32);
+        l.plain(&format!("max{m}.f32"), &[F32, F32], F32);
+    }
+    l.plain("abs.ftz.f32", &[F32], F32);
+    l.plain("neg.ftz.f32", &[F32], F32);
     l.plain("tanh.approx.f32", &[F32], F32);
-    l.plain("copysign.f32", &[F32, F32], F32);
     l.custom("mul.f32+add.f32 (contraction)", "mul.f32 %d0, %a, %b;\nadd.f32 %d0, %d0, %c;", &[F32, F32, F32], &[F32]);
     l.custom(
         "mul.rn.f32+add.rn.f32 (no contraction)",
@@ -270,8 +264,8 @@ fn float32(l: &mut List) {
 
 fn float64(l: &mut List) {
     use Kind::*;
+    l.plain("mul.f64", &[F64, F64], F64);
     for op in ["add", "sub", "mul"] {
-        l.plain(&format!("{op}.f64"), &[F64, F64], F64);
         for r in RND {
             l.plain(&format!("{op}.{r}.f64"), &[F64, F64], F64);
         }
@@ -286,53 +280,41 @@ fn float64(l: &mut List) {
     l.plain("rcp.approx.ftz.f64", &[F64], F64);
     l.plain("rsqrt.approx.f64", &[F64], F64);
     l.plain("rsqrt.approx.ftz.f64", &[F64], F64);
-    l.plain("min.f64", &[F64, F64], F64);
-    l.plain("max.f64", &[F64, F64], F64);
-    l.plain("abs.f64", &[F64], F64);
-    l.plain("neg.f64", &[F64], F64);
-    l.plain("copysign.f64", &[F64, F64], F64);
     l.custom("mul.f64+add.f64 (contraction)", "mul.f64 %d0, %a, %b;\nadd.f64 %d0, %d0, %c;", &[F64, F64, F64], &[F64]);
 }
 
 fn half(l: &mut List) {
     for t in ["f16", "f16x2"] {
         let k = kind(t);
+        l.plain(&format!("mul.{t}"), &[k, k], k);
         for op in ["add", "sub", "mul"] {
-            for r in ["", ".rn"] {
-                for ftz in ["", ".ftz"] {
-                    for sat in ["", ".sat"] {
-                        l.plain(&format!("{op}{r}{ftz}{sat}.{t}"), &[k, k], k);
-                    }
-                }
+            for m in with_modifiers(&[&["", ".rn"], &["", ".ftz"], &["", ".sat"]]) {
+                l.plain(&format!("{op}{m}.{t}"), &[k, k], k);
             }
         }
         for ftz in ["", ".ftz"] {
             for sat in ["", ".sat"] {
                 l.plain(&format!("fma.rn{ftz}{sat}.{t}"), &[k, k, k], k);
             }
-            for nan in ["", ".NaN"] {
-                l.plain(&format!("min{ftz}{nan}.{t}"), &[k, k], k);
-                l.plain(&format!("max{ftz}{nan}.{t}"), &[k, k], k);
-            }
-            l.plain(&format!("abs{ftz}.{t}"), &[k], k);
-            l.plain(&format!("neg{ftz}.{t}"), &[k], k);
         }
+        for m in with_modifiers(&[&["", ".ftz"], &["", ".NaN"]]) {
+            l.plain(&format!("min{m}.{t}"), &[k, k], k);
+            l.plain(&format!("max{m}.{t}"), &[k, k], k);
+        }
+        l.plain(&format!("abs.ftz.{t}"), &[k], k);
+        l.plain(&format!("neg.ftz.{t}"), &[k], k);
         l.plain(&format!("ex2.approx.{t}"), &[k], k);
         l.plain(&format!("tanh.approx.{t}"), &[k], k);
     }
     for t in ["bf16", "bf16x2"] {
         let k = kind(t);
+        l.plain(&format!("mul.{t}"), &[k, k], k);
         for op in ["add", "sub", "mul"] {
-            l.plain(&format!("{op}.{t}"), &[k, k], k);
             l.plain(&format!("{op}.rn.{t}"), &[k, k], k);
         }
         l.plain(&format!("fma.rn.{t}"), &[k, k, k], k);
-        for nan in ["", ".NaN"] {
-            l.plain(&format!("min{nan}.{t}"), &[k, k], k);
-            l.plain(&format!("max{nan}.{t}"), &[k, k], k);
-        }
-        l.plain(&format!("abs.{t}"), &[k], k);
-        l.plain(&format!("neg.{t}"), &[k], k);
+        l.plain(&format!("min.NaN.{t}"), &[k, k], k);
+        l.plain(&format!("max.NaN.{t}"), &[k, k], k);
         l.plain(&format!("ex2.approx.ftz.{t}"), &[k], k);
         l.plain(&format!("tanh.approx.{t}"), &[k], k);
     }
@@ -524,6 +506,7 @@ fn video(l: &mut List) {
 /// Every form of the suite.
 pub fn forms() -> Vec<Form> {
     let mut l = List::default();
+    bare(&mut l);
     integer(&mut l);
     bits(&mut l);
     compare(&mut l);

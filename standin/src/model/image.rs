@@ -529,7 +529,10 @@ fn refusal_log(error: Option<&cudrv_ptx::PtxError>) -> String {
     const ABORTED: &str = "ptxas fatal   : Ptx assembly aborted due to errors";
     let Some(e) = error else { return String::new() };
     let opcode = e.instruction.split('.').next().unwrap_or("");
-    if !opcode.is_empty() && !opcode.starts_with(['.', '%', '$']) && !ptx::is_instruction(opcode) {
+    if !opcode.is_empty()
+        && !opcode.starts_with(['.', '%', '$'])
+        && !cudrv_ptx::instructions::is_ptx_instruction(opcode)
+    {
         return format!(
             "ptxas application ptx input, line {}; error   : Not a name of any known instruction: '{opcode}'\n{ABORTED}",
             e.line
