@@ -5,14 +5,15 @@
 //! - each texel is widened to 16 bits: unsigned 8-bit `v * 257`, signed 8-bit
 //!   `v * 258.0078125` rounded to even, 16-bit formats as they are (the border colour is
 //!   first quantised to the format, as for a point read);
-//! - each corner's weight is the product of the per-dimension weights (8 fractional bits)
-//!   rounded to 1/512, ties to even ([`corner_weight`], float formats too);
+//! - each dimension's weight has 8 fractional bits; in 2D the corner upper in both
+//!   dimensions weighs their product rounded to 1/256 (ties up) and the other corners
+//!   what is left of each dimension's weight ([`corner_weight`], float formats too);
 //! - the weighted sum is rounded to an integer (ties up) and divided by 65535 (unsigned)
 //!   or 32767 (signed, clamped to -1).
 //!
 //! Float formats are filtered in f32 (`texture.rs`). Against the recording, this model
-//! gives the H200's bits in 126 of 128 clamp-mode probe lines of each of u8, u16 and s16,
-//! and 109 of 128 of s8 (the rest 1-2 units of the 16-bit intermediate away).
+//! gives the H200's bits in every 1D and 2D probe line of u8, u16 and s16; s8 lines
+//! differ in 1-2 units of the 16-bit intermediate.
 
 use crate::memory::GlobalMemory;
 use crate::texture_desc::{Format, Texture};
@@ -70,27 +71,59 @@ pub(crate) fn weight_bits(dims: usize) -> u32 {
     if dims == 3 {
         24
     } else {
-        9
+        8
     }
+}
+
+/// The 2D weight of the upper corner in both dimensions, `ax * ay` (each of 256) rounded
+/// to 1/256, ties up. The H200 weighs the other three corners as what is left of each
+/// dimension's weight (the bilinear form `v00 + ax (v10 - v00) + ay (v01 - v00) +
+/// ax ay (v11 - v10 - v01 + v00)`), not as their own rounded products: at ax = 128,
+/// ay = 193 its weights are 32, 31, 96, 97 of 256 where rounding each product (31.5,
+/// 31.5, 96.5, 96.5) could not give them.
+fn weight_both(ax: i64, ay: i64) -> i64 {
+    (ax * ay + 128) >> 8
 }
 
 /// Corner `corner` (bit `d` set: the upper texel in dimension `d`) of linear filtering
 /// from `i0` with weights `a` (of 256) per dimension: its weight in units of
-/// `2^-weight_bits(dims)` and its texel indices. In 2D the product of the dimensions'
-/// weights is rounded to 9 fractional bits, ties to even, as the H200 weighs every format;
-/// 1D and 3D weights are exact (3D: the probe's few 3D lines do not show the rounding).
+/// `2^-weight_bits(dims)` and its texel indices. 1D weights are the 8-bit weights
+/// themselves; 2D weights are the bilinear form of [`weight_both`], in 1/256 like the
+/// H200's (every format, floats too); 3D weights are exact products (the probe's few 3D
+/// lines do not show the rounding).
 pub(crate) fn corner_weight(dims: usize, corner: usize, i0: [i64; 3], a: [i64; 3]) -> Option<(i64, [i64; 3])> {
-    let (mut w, mut i) = (1i64, i0);
-    for d in 0..dims {
-        let hi = corner >> d & 1 == 1;
-        let ad = *a.get(d)?;
-        w *= if hi { ad } else { 256 - ad };
-        *i.get_mut(d)? += i64::from(hi);
+    let mut i = i0;
+    for (d, i) in i.iter_mut().enumerate().take(dims) {
+        *i += i64::from(corner >> d & 1 == 1);
     }
+    let hi = |d: usize| corner >> d & 1 == 1;
     let w = match dims {
-        1 => w * 2,
-        2 => round_even(w, 7),
-        _ => w,
+        1 => {
+            let ax = *a.first()?;
+            if hi(0) {
+                ax
+            } else {
+                256 - ax
+            }
+        }
+        2 => {
+            let (ax, ay) = (*a.first()?, *a.get(1)?);
+            let both = weight_both(ax, ay);
+            match (hi(0), hi(1)) {
+                (false, false) => 256 - ax - ay + both,
+                (true, false) => ax - both,
+                (false, true) => ay - both,
+                (true, true) => both,
+            }
+        }
+        _ => {
+            let mut w = 1i64;
+            for d in 0..dims {
+                let ad = *a.get(d)?;
+                w *= if hi(d) { ad } else { 256 - ad };
+            }
+            w
+        }
     };
     Some((w, i))
 }

@@ -84,6 +84,20 @@ fn linear_filtering_weighs_in_nine_bit_fixed_point() {
 }
 
 #[test]
+fn bilinear_weights_are_what_is_left_of_the_rounded_product() {
+    // x - 0.5 = 0.5 (weight 128 of 256) and y - 0.5 = 192.5/256 (weight 193): the corner
+    // upper in both weighs 128 * 193 / 256 = 96.5, rounded up to 97; the H200 gives the
+    // upper-x, lower-y corner what is left of x's 128 in the upper row: 128 - 97 = 31.
+    let t = u8_texture(true, Address::Clamp);
+    let at_corner = |texels: [u8; 4]| f32::from_bits(run(t, &texels, &at(1.0, 1.251_953_1)).unwrap()[0]);
+    let weighs = |w: u32| ((w * 65535 + 128) >> 8) as f32 / 65535.0;
+    assert_eq!(at_corner([0, 0, 0, 255]), weighs(97));
+    assert_eq!(at_corner([0, 255, 0, 0]), weighs(31));
+    assert_eq!(at_corner([255, 0, 0, 0]), weighs(32));
+    assert_eq!(at_corner([0, 0, 255, 0]), weighs(96));
+}
+
+#[test]
 fn border_and_wrap_addressing() {
     let texels = [0u8, 255, 64, 128];
     let b = run(u8_texture(false, Address::Border), &texels, &at(-0.5, 0.5)).unwrap();
