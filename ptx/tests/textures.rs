@@ -98,6 +98,16 @@ fn bilinear_weights_are_what_is_left_of_the_rounded_product() {
 }
 
 #[test]
+fn filtered_f16_rounds_ties_away_from_zero() {
+    // Texels -10 and -7 weighed 255 and 1 of 256: -9.98828125, halfway between the f16
+    // values -9.984375 and -9.9921875; the H200 reads the one away from zero.
+    let texels: Vec<u8> = [0xc900u16, 0xc700, 0xc900, 0xc700].iter().flat_map(|h| h.to_le_bytes()).collect();
+    let t = Texture { format: Format::F16, ..u8_texture(true, Address::Clamp) };
+    let r = run(t, &texels, &at(0.5 + 1.0 / 512.0, 0.5)).unwrap();
+    assert_eq!(f32::from_bits(r[0]), -9.992_187_5);
+}
+
+#[test]
 fn border_and_wrap_addressing() {
     let texels = [0u8, 255, 64, 128];
     let b = run(u8_texture(false, Address::Border), &texels, &at(-0.5, 0.5)).unwrap();
