@@ -244,7 +244,7 @@ impl Texture {
         let mut acc = [0f32; 4];
         for corner in 0..(1usize << dims) {
             let (w, i) = crate::texture_fixed::corner_weight(dims, corner, i0, a8)?;
-            let w = (w as f64 / f64::from(1u32 << crate::texture_fixed::weight_bits(dims))) as f32;
+            let w = (w as f64 / f64::from(1u32 << crate::texture_fixed::WEIGHT_BITS)) as f32;
             let t = self.fetch(mem, dims, i, layer)?;
             for (s, v) in acc.iter_mut().zip(t) {
                 *s += w * f32::from_bits(v);

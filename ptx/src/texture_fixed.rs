@@ -5,14 +5,14 @@
 //! - each texel is widened to 16 bits: unsigned 8-bit `v * 257`, signed 8-bit
 //!   `v * 258.0078125` rounded to even, 16-bit formats as they are (the border colour is
 //!   first quantised to the format, as for a point read);
-//! - each dimension's weight has 8 fractional bits; in 2D the corner upper in both
-//!   dimensions weighs their product rounded to 1/256 (ties up) and the other corners
-//!   what is left of each dimension's weight ([`corner_weight`], float formats too);
+//! - each dimension's weight has 8 fractional bits; each product of two or three
+//!   dimensions' weights is rounded to 1/256 (ties up) and a corner weighs their
+//!   multilinear (inclusion-exclusion) sum ([`corner_weight`], float formats too);
 //! - the weighted sum is rounded to an integer (ties up) and divided by 65535 (unsigned)
 //!   or 32767 (signed, clamped to -1).
 //!
 //! Float formats are filtered in f32 (`texture.rs`). Against the recording, this model
-//! gives the H200's bits in every 1D and 2D probe line of u8, u16 and s16; s8 lines
+//! gives the H200's bits in every 1D, 2D and 3D probe line of u8, u16 and s16; s8 lines
 //! differ in 1-2 units of the 16-bit intermediate.
 
 use crate::memory::GlobalMemory;
@@ -66,65 +66,51 @@ fn round_even(a: i64, shift: u32) -> i64 {
     }
 }
 
-/// The fractional bits of a corner weight ([`corner_weight`]) for `dims` dimensions.
-pub(crate) fn weight_bits(dims: usize) -> u32 {
-    if dims == 3 {
-        24
-    } else {
-        8
+/// The fractional bits of a corner weight ([`corner_weight`]).
+pub(crate) const WEIGHT_BITS: u32 = 8;
+
+/// The weight of the dimensions in `set` (bit `d`: dimension `d`) all taking their upper
+/// texel: the product of their weights `a` (each of 256) rounded to 1/256, ties up (the
+/// empty set weighs 256, one dimension its own weight).
+fn weight_of_set(set: usize, a: [i64; 3]) -> i64 {
+    let mut product = 1i64;
+    let mut factors = 0u32;
+    for (d, ad) in a.iter().enumerate() {
+        if set >> d & 1 == 1 {
+            product *= ad;
+            factors += 1;
+        }
+    }
+    match factors {
+        0 => 256,
+        n => {
+            let shift = 8 * (n - 1);
+            (product + (1i64 << shift >> 1)) >> shift
+        }
     }
 }
 
-/// The 2D weight of the upper corner in both dimensions, `ax * ay` (each of 256) rounded
-/// to 1/256, ties up. The H200 weighs the other three corners as what is left of each
-/// dimension's weight (the bilinear form `v00 + ax (v10 - v00) + ay (v01 - v00) +
-/// ax ay (v11 - v10 - v01 + v00)`), not as their own rounded products: at ax = 128,
-/// ay = 193 its weights are 32, 31, 96, 97 of 256 where rounding each product (31.5,
-/// 31.5, 96.5, 96.5) could not give them.
-fn weight_both(ax: i64, ay: i64) -> i64 {
-    (ax * ay + 128) >> 8
-}
-
 /// Corner `corner` (bit `d` set: the upper texel in dimension `d`) of linear filtering
-/// from `i0` with weights `a` (of 256) per dimension: its weight in units of
-/// `2^-weight_bits(dims)` and its texel indices. 1D weights are the 8-bit weights
-/// themselves; 2D weights are the bilinear form of [`weight_both`], in 1/256 like the
-/// H200's (every format, floats too); 3D weights are exact products (the probe's few 3D
-/// lines do not show the rounding).
+/// from `i0` with weights `a` (of 256) per dimension: its weight in 1/256 and its texel
+/// indices. The H200 weighs in the multilinear form (2D: `v00 + ax (v10 - v00) + ay (v01 -
+/// v00) + ax ay (v11 - v10 - v01 + v00)`) with each product of weights rounded to 1/256
+/// ([`weight_of_set`]), so a corner weighs the inclusion-exclusion sum of the rounded
+/// products over the dimensions' sets that hold its upper dimensions: at ax = 128,
+/// ay = 193 the weights are 32, 31, 96, 97 (the upper corner's 96.5 rounded up, the
+/// others what is left of each dimension's weight), where rounding each corner's own
+/// product (31.5, 31.5, 96.5, 96.5) could not give them. Float formats are weighed so too.
 pub(crate) fn corner_weight(dims: usize, corner: usize, i0: [i64; 3], a: [i64; 3]) -> Option<(i64, [i64; 3])> {
     let mut i = i0;
     for (d, i) in i.iter_mut().enumerate().take(dims) {
         *i += i64::from(corner >> d & 1 == 1);
     }
-    let hi = |d: usize| corner >> d & 1 == 1;
-    let w = match dims {
-        1 => {
-            let ax = *a.first()?;
-            if hi(0) {
-                ax
-            } else {
-                256 - ax
-            }
+    let mut w = 0i64;
+    for set in 0..(1usize << dims) {
+        if set & corner == corner {
+            let sign = if (set.count_ones() - corner.count_ones()) % 2 == 0 { 1 } else { -1 };
+            w += sign * weight_of_set(set, a);
         }
-        2 => {
-            let (ax, ay) = (*a.first()?, *a.get(1)?);
-            let both = weight_both(ax, ay);
-            match (hi(0), hi(1)) {
-                (false, false) => 256 - ax - ay + both,
-                (true, false) => ax - both,
-                (false, true) => ay - both,
-                (true, true) => both,
-            }
-        }
-        _ => {
-            let mut w = 1i64;
-            for d in 0..dims {
-                let ad = *a.get(d)?;
-                w *= if hi(d) { ad } else { 256 - ad };
-            }
-            w
-        }
-    };
+    }
     Some((w, i))
 }
 
@@ -158,7 +144,7 @@ impl Texture {
             }
         }
         let signed = one == 32767;
-        let bits = weight_bits(dims);
+        let bits = WEIGHT_BITS;
         Some(acc.map(|s| {
             let r = (s + (1 << (bits - 1))).div_euclid(1 << bits);
             let f = (r as f64 / one as f64) as f32;

@@ -98,6 +98,24 @@ fn bilinear_weights_are_what_is_left_of_the_rounded_product() {
 }
 
 #[test]
+fn trilinear_weights_round_each_product_of_weights() {
+    // Weights 128, 128, 193 of 256: y z weighs 128 * 193 / 256 = 96.5 -> 97 and x y z
+    // 48.25 -> 48, so the corner upper in y and z only weighs 97 - 48 = 49 (exact: 48.25).
+    let mut texels = [0u8; 8];
+    texels[6] = 255;
+    let t = Texture { extent: [2, 2, 2], ..u8_texture(true, Address::Clamp) };
+    let z = 1.251_953_1f32;
+    let body = format!(
+        "mov.f32 %f5, 0f3F800000;\nmov.f32 %f6, 0f3F800000;\nmov.f32 %f7, 0f{:08X};\nmov.f32 %f8, 0f00000000;\n\
+         tex.3d.v4.f32.f32 {{%f1, %f2, %f3, %f4}}, [%rd1, {{%f5, %f6, %f7, %f8}}];\n\
+         st.global.v4.f32 [%rd0], {{%f1, %f2, %f3, %f4}};",
+        z.to_bits()
+    );
+    let r = run(t, &texels, &body).unwrap();
+    assert_eq!(f32::from_bits(r[0]), ((49 * 65535 + 128) >> 8) as f32 / 65535.0);
+}
+
+#[test]
 fn filtered_f16_rounds_ties_away_from_zero() {
     // Texels -10 and -7 weighed 255 and 1 of 256: -9.98828125, halfway between the f16
     // values -9.984375 and -9.9921875; the H200 reads the one away from zero.
