@@ -2,25 +2,32 @@
 //! H200's texture unit uses, fitted to the texture probe's recording
 //! (`scripts/probes/texture/probe.c`, `docs/gpu-runs/h200/texture-probe-2026-12-05.txt`):
 //!
-//! - each texel is widened to 16 bits: unsigned 8-bit `v * 257`, signed 8-bit
-//!   `v * 258.0078125` rounded to even, 16-bit formats as they are (the border colour is
-//!   first quantised to the format, as for a point read);
+//! - each texel is widened to 16 bits: unsigned 8-bit `v * 257`, signed 8-bit exactly
+//!   `v * 33025 / 128` (`v * 258.0078125`, its 7 fractional bits kept), 16-bit formats as
+//!   they are (the border colour is first quantised to the format, as for a point read);
+//!   the widened values are held in 1/128 ([`WIDEN_BITS`]);
 //! - each dimension's weight has 8 fractional bits; each product of two or three
 //!   dimensions' weights is rounded to 1/256 (ties up) and a corner weighs their
 //!   multilinear (inclusion-exclusion) sum ([`corner_weight`], float formats too);
-//! - the weighted sum is rounded to an integer (ties up) and divided by 65535 (unsigned)
-//!   or 32767 (signed, clamped to -1).
+//! - the weighted sum is rounded once to an integer (ties up) and divided by 65535
+//!   (unsigned) or 32767 (signed, clamped to -1).
 //!
 //! Float formats are filtered in f32 (`texture.rs`). Against the recording, this model
-//! gives the H200's bits in every 1D, 2D and 3D probe line of u8, u16 and s16; s8 lines
-//! differ in 1-2 units of the 16-bit intermediate.
+//! gives the H200's bits in every 1D, 2D and 3D probe line of u8, u16 and s16, and in all
+//! but 3 s8 lines (`standin/tests/data/texture-probe-differences.txt`: `s8 border
+//! linear` at y = 1.25195312, where the H200's sum is one unit below the rounded exact
+//! one).
 
 use crate::memory::GlobalMemory;
 use crate::texture_desc::{Format, Texture};
 
-/// Signed 8-bit widening: `v * 33025 / 128` rounded to even.
+/// The fractional bits of a widened value: signed 8-bit widening (`v * 33025 / 128`) is
+/// kept exact and the weighted sum rounded once.
+const WIDEN_BITS: u32 = 7;
+
+/// Signed 8-bit widening: exactly `v * 33025 / 128`, in 1/128.
 fn widen_s8(v: i64) -> i64 {
-    round_even(v * 33025, 7)
+    v * 33025
 }
 
 impl Format {
@@ -34,35 +41,27 @@ impl Format {
         }
     }
 
-    /// A channel's raw bits (as `Texture::texel_raw` reads them) widened to 16 bits.
+    /// A channel's raw bits (as `Texture::texel_raw` reads them) widened to 16 bits, in
+    /// 1/128 ([`WIDEN_BITS`]).
     fn widen(self, raw: u32) -> i64 {
         match self {
-            Format::U8 => i64::from(raw & 0xff) * 257,
+            Format::U8 => (i64::from(raw & 0xff) * 257) << WIDEN_BITS,
             Format::S8 => widen_s8(i64::from(raw as u8 as i8)),
-            Format::S16 => i64::from(raw as u16 as i16),
-            _ => i64::from(raw & 0xffff),
+            Format::S16 => i64::from(raw as u16 as i16) << WIDEN_BITS,
+            _ => i64::from(raw & 0xffff) << WIDEN_BITS,
         }
     }
 
-    /// A border colour channel (already quantised to the format, as a float) widened.
+    /// A border colour channel (already quantised to the format, as a float) widened, in
+    /// 1/128.
     fn widen_float(self, f: f32) -> i64 {
         let q = |m: f32| (f64::from(f) * f64::from(m)).round() as i64;
         match self {
-            Format::U8 => q(255.0) * 257,
+            Format::U8 => (q(255.0) * 257) << WIDEN_BITS,
             Format::S8 => widen_s8(q(127.0)),
-            Format::S16 => q(32767.0),
-            _ => q(65535.0),
+            Format::S16 => q(32767.0) << WIDEN_BITS,
+            _ => q(65535.0) << WIDEN_BITS,
         }
-    }
-}
-
-/// `a / 2^shift` rounded to the nearest integer, ties to even.
-fn round_even(a: i64, shift: u32) -> i64 {
-    let (q, r, half) = (a >> shift, a & ((1 << shift) - 1), 1i64 << shift >> 1);
-    match r.cmp(&half) {
-        std::cmp::Ordering::Greater => q + 1,
-        std::cmp::Ordering::Equal => q + (q & 1),
-        std::cmp::Ordering::Less => q,
     }
 }
 
@@ -125,7 +124,8 @@ impl Texture {
     }
 
     /// Linear filtering in fixed point (the module's note) of the `2^dims` texels from
-    /// `i0`, with weights `a` (of 256) per dimension: the four channels' f32 bits.
+    /// `i0`, with weights `a` (of 256) per dimension: the four channels' f32 bits. The sum
+    /// is in 1/(256 * 128) and rounded once, ties up.
     pub(crate) fn filter_fixed(
         &self,
         mem: &dyn GlobalMemory,
@@ -144,7 +144,7 @@ impl Texture {
             }
         }
         let signed = one == 32767;
-        let bits = WEIGHT_BITS;
+        let bits = WEIGHT_BITS + WIDEN_BITS;
         Some(acc.map(|s| {
             let r = (s + (1 << (bits - 1))).div_euclid(1 << bits);
             let f = (r as f64 / one as f64) as f32;

@@ -116,6 +116,20 @@ fn trilinear_weights_round_each_product_of_weights() {
 }
 
 #[test]
+fn s8_texels_widen_exactly_and_the_sum_rounds_once() {
+    // The texture probe's `tex1d_f s8x1 clamp linear` at x = 1.75 weighs its texels 88
+    // and -20 by 192 and 64 of 256; the H200 read 0x3ef5e9ec = 15738/32767. Widened
+    // exactly (v * 33025/128: 22704.6875 and -5160.15625) the sum is 61 * 33025/128 =
+    // 15738.48, rounded once to 15738; widening each texel to an integer first (22705 and
+    // -5160) would sum to 15738.75 and read 15739/32767.
+    let t = Texture { format: Format::S8, ..u8_texture(true, Address::Clamp) };
+    let texels = [88i8, -20, 88, -20].map(|v| v as u8);
+    let r = run(t, &texels, &at(0.75, 0.5)).unwrap();
+    assert_eq!(r[0], 0x3ef5_e9ec);
+    assert_eq!(f32::from_bits(r[0]), (15738.0f64 / 32767.0) as f32);
+}
+
+#[test]
 fn filtered_f16_rounds_ties_away_from_zero() {
     // Texels -10 and -7 weighed 255 and 1 of 256: -9.98828125, halfway between the f16
     // values -9.984375 and -9.9921875; the H200 reads the one away from zero.
