@@ -19,6 +19,20 @@ fn denormalise(u: f32, n: u64) -> f32 {
     ((f64::from(u) * SCALE).round() / SCALE * n as f64) as f32
 }
 
+/// `v` rounded to f16 precision, to nearest with ties away from zero: the H200 rounds a
+/// filtered f16 texture's value so (texels -10 and -7 weighed 255 and 1 of 256 give
+/// -9.98828125, halfway between f16 neighbours, and read -9.9921875).
+fn to_f16_ties_away(v: f32) -> f32 {
+    use crate::float::{from_f64, Fmt, Rnd};
+    let x = f64::from(v);
+    let nearest = Fmt::F16.to_f64(from_f64(x, Rnd::Rn, Fmt::F16));
+    let toward_zero = Fmt::F16.to_f64(from_f64(x, Rnd::Rz, Fmt::F16));
+    let away = Fmt::F16.to_f64(from_f64(x, if x < 0.0 { Rnd::Rm } else { Rnd::Rp }, Fmt::F16));
+    // f32 and f16 values and their differences are exact in f64.
+    let r = if toward_zero != away && x - toward_zero == away - x { away } else { nearest };
+    r as f32
+}
+
 impl Texture {
     /// Bytes of one element.
     pub fn element_bytes(&self) -> u64 {
@@ -230,7 +244,7 @@ impl Texture {
         let mut acc = [0f32; 4];
         for corner in 0..(1usize << dims) {
             let (w, i) = crate::texture_fixed::corner_weight(dims, corner, i0, a8)?;
-            let w = (w as f64 / f64::from(1u32 << crate::texture_fixed::weight_bits(dims))) as f32;
+            let w = (w as f64 / f64::from(1u32 << crate::texture_fixed::WEIGHT_BITS)) as f32;
             let t = self.fetch(mem, dims, i, layer)?;
             for (s, v) in acc.iter_mut().zip(t) {
                 *s += w * f32::from_bits(v);
@@ -246,8 +260,7 @@ impl Texture {
         if self.format == Format::F16 {
             // The H200 filters f16 textures to f16 precision.
             for v in acc.iter_mut() {
-                let h = crate::float::from_f64(f64::from(*v), crate::float::Rnd::Rn, crate::float::Fmt::F16);
-                *v = crate::float::Fmt::F16.to_f64(h) as f32;
+                *v = to_f16_ties_away(*v);
             }
         }
         Some(acc.map(f32::to_bits))

@@ -84,6 +84,62 @@ fn linear_filtering_weighs_in_nine_bit_fixed_point() {
 }
 
 #[test]
+fn bilinear_weights_are_what_is_left_of_the_rounded_product() {
+    // x - 0.5 = 0.5 (weight 128 of 256) and y - 0.5 = 192.5/256 (weight 193): the corner
+    // upper in both weighs 128 * 193 / 256 = 96.5, rounded up to 97; the H200 gives the
+    // upper-x, lower-y corner what is left of x's 128 in the upper row: 128 - 97 = 31.
+    let t = u8_texture(true, Address::Clamp);
+    let at_corner = |texels: [u8; 4]| f32::from_bits(run(t, &texels, &at(1.0, 1.251_953_1)).unwrap()[0]);
+    let weighs = |w: u32| ((w * 65535 + 128) >> 8) as f32 / 65535.0;
+    assert_eq!(at_corner([0, 0, 0, 255]), weighs(97));
+    assert_eq!(at_corner([0, 255, 0, 0]), weighs(31));
+    assert_eq!(at_corner([255, 0, 0, 0]), weighs(32));
+    assert_eq!(at_corner([0, 0, 255, 0]), weighs(96));
+}
+
+#[test]
+fn trilinear_weights_round_each_product_of_weights() {
+    // Weights 128, 128, 193 of 256: y z weighs 128 * 193 / 256 = 96.5 -> 97 and x y z
+    // 48.25 -> 48, so the corner upper in y and z only weighs 97 - 48 = 49 (exact: 48.25).
+    let mut texels = [0u8; 8];
+    texels[6] = 255;
+    let t = Texture { extent: [2, 2, 2], ..u8_texture(true, Address::Clamp) };
+    let z = 1.251_953_1f32;
+    let body = format!(
+        "mov.f32 %f5, 0f3F800000;\nmov.f32 %f6, 0f3F800000;\nmov.f32 %f7, 0f{:08X};\nmov.f32 %f8, 0f00000000;\n\
+         tex.3d.v4.f32.f32 {{%f1, %f2, %f3, %f4}}, [%rd1, {{%f5, %f6, %f7, %f8}}];\n\
+         st.global.v4.f32 [%rd0], {{%f1, %f2, %f3, %f4}};",
+        z.to_bits()
+    );
+    let r = run(t, &texels, &body).unwrap();
+    assert_eq!(f32::from_bits(r[0]), ((49 * 65535 + 128) >> 8) as f32 / 65535.0);
+}
+
+#[test]
+fn s8_texels_widen_exactly_and_the_sum_rounds_once() {
+    // The texture probe's `tex1d_f s8x1 clamp linear` at x = 1.75 weighs its texels 88
+    // and -20 by 192 and 64 of 256; the H200 read 0x3ef5e9ec = 15738/32767. Widened
+    // exactly (v * 33025/128: 22704.6875 and -5160.15625) the sum is 61 * 33025/128 =
+    // 15738.48, rounded once to 15738; widening each texel to an integer first (22705 and
+    // -5160) would sum to 15738.75 and read 15739/32767.
+    let t = Texture { format: Format::S8, ..u8_texture(true, Address::Clamp) };
+    let texels = [88i8, -20, 88, -20].map(|v| v as u8);
+    let r = run(t, &texels, &at(0.75, 0.5)).unwrap();
+    assert_eq!(r[0], 0x3ef5_e9ec);
+    assert_eq!(f32::from_bits(r[0]), (15738.0f64 / 32767.0) as f32);
+}
+
+#[test]
+fn filtered_f16_rounds_ties_away_from_zero() {
+    // Texels -10 and -7 weighed 255 and 1 of 256: -9.98828125, halfway between the f16
+    // values -9.984375 and -9.9921875; the H200 reads the one away from zero.
+    let texels: Vec<u8> = [0xc900u16, 0xc700, 0xc900, 0xc700].iter().flat_map(|h| h.to_le_bytes()).collect();
+    let t = Texture { format: Format::F16, ..u8_texture(true, Address::Clamp) };
+    let r = run(t, &texels, &at(0.5 + 1.0 / 512.0, 0.5)).unwrap();
+    assert_eq!(f32::from_bits(r[0]), -9.992_187_5);
+}
+
+#[test]
 fn border_and_wrap_addressing() {
     let texels = [0u8, 255, 64, 128];
     let b = run(u8_texture(false, Address::Border), &texels, &at(-0.5, 0.5)).unwrap();
