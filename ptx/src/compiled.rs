@@ -18,25 +18,41 @@ use crate::alu::{
     cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
 };
 use crate::float::{FOp, Rnd};
-use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepContext, StepFn, Steps, WARP};
+use crate::lanes::{
+    fma_f32, lanes, row, row_mut, shared_load, shared_store, Link, Step, StepContext, StepFn, Steps, WARP,
+};
 use crate::memory::Fault;
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
 
 /// `f`'s instructions translated (each with a step or none).
 pub(crate) fn compile(f: &Func) -> Steps {
-    Steps(
-        f.code
-            .iter()
-            .map(|inst| {
-                if let Some(run) = shared_access(inst).or_else(|| global_access(inst)) {
-                    Some(Step { run, memory: true })
-                } else {
-                    arithmetic(inst).or_else(|| launch_value(inst)).map(|run| Step { run, memory: false })
-                }
-            })
-            .collect(),
-    )
+    let by_pc: Vec<Option<Step>> = f
+        .code
+        .iter()
+        .map(|inst| {
+            if let Some(run) = shared_access(inst).or_else(|| global_access(inst)) {
+                Some(Step { run, memory: true })
+            } else {
+                arithmetic(inst).or_else(|| launch_value(inst)).map(|run| Step { run, memory: false })
+            }
+        })
+        .collect();
+    let links = (0u32..)
+        .zip(f.code.iter().zip(&by_pc))
+        .map(|(pc, (inst, step))| match (step, inst.guard) {
+            (Some(step), None) => Link::Step(step.clone()),
+            _ if matches!(inst.op, Op::Bra) => Link::Branch {
+                guard: inst.guard,
+                target: match inst.ops.first() {
+                    Some(Opd::Label(l)) => *l,
+                    _ => pc + 1,
+                },
+            },
+            _ => Link::Stop,
+        })
+        .collect();
+    Steps { by_pc, links }
 }
 
 /// A source operand of a step: a register's row or an immediate.

@@ -237,12 +237,29 @@ pub(crate) struct StepContext<'m> {
 pub(crate) type StepFn =
     std::sync::Arc<dyn Fn(&mut [u64], &mut StepContext<'_>, u32) -> Result<(), Fault> + Send + Sync>;
 
-/// A function's compiled steps, by instruction index (`None`: the interpreter runs it).
+/// A function's compiled steps, by instruction index (`None`: the interpreter runs it), and
+/// what a converged warp's run of them (`exec.rs`'s `run_warp`) does at each index.
 #[derive(Clone, Default)]
-pub(crate) struct Steps(pub(crate) Vec<Option<Step>>);
+pub(crate) struct Steps {
+    pub(crate) by_pc: Vec<Option<Step>>,
+    pub(crate) links: Vec<Link>,
+}
+
+/// An instruction as a converged warp running steps back to back sees it, decided once at
+/// translation so that the run reads one entry per instruction.
+#[derive(Clone)]
+pub(crate) enum Link {
+    /// The run ends before it: no step, or a guard (the scheduler's loop runs it).
+    Stop,
+    /// An unguarded step, run for the whole warp.
+    Step(Step),
+    /// A branch: to `target` when its guard (none: always) holds in every lane, to the next
+    /// instruction when in none; the run ends before it when the lanes part.
+    Branch { guard: Option<(u32, bool)>, target: u32 },
+}
 
 impl std::fmt::Debug for Steps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Steps({} of {} compiled)", self.0.iter().filter(|s| s.is_some()).count(), self.0.len())
+        write!(f, "Steps({} of {} compiled)", self.by_pc.iter().filter(|s| s.is_some()).count(), self.by_pc.len())
     }
 }
