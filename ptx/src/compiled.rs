@@ -18,9 +18,7 @@ use crate::alu::{
     cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
 };
 use crate::float::{FOp, Rnd};
-use crate::lanes::{
-    fma_f32, lanes, row, row_mut, shared_load, shared_store, Link, Step, StepContext, StepFn, Steps, WARP,
-};
+use crate::lanes::{at, fma_f32, lanes, row, row_mut, Link, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
@@ -208,40 +206,6 @@ fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Se
     }
 }
 
-/// Loads every lane's `es` bytes when the lanes read consecutive values or one value (the
-/// usual shapes: a row, a broadcast) and all of them lie in `shared`: what
-/// `shared_load` would give, in one slice; false (nothing loaded) otherwise.
-#[inline(always)]
-fn contiguous(shared: &[u8], addrs: &[u64; WARP], es: usize, out: &mut [u64; WARP]) -> bool {
-    let first = addrs.first().copied().unwrap_or(0);
-    let step = if addrs.iter().all(|&a| a == first) {
-        0
-    } else if addrs.iter().enumerate().all(|(l, &a)| a == first.wrapping_add((l * es) as u64)) {
-        es
-    } else {
-        return false;
-    };
-    let span = if step == 0 { es } else { es * WARP };
-    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(span)?)) else {
-        return false;
-    };
-    let value = |c: &[u8]| {
-        let mut b = [0u8; 8];
-        if let Some(d) = b.get_mut(..c.len()) {
-            d.copy_from_slice(c);
-        }
-        u64::from_le_bytes(b)
-    };
-    if step == 0 {
-        out.fill(value(bytes));
-    } else {
-        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(es)) {
-            *o = value(c);
-        }
-    }
-    true
-}
-
 /// A scalar load or store of space `sp` at a register plus an offset, as a step sees it.
 #[derive(Clone, Copy)]
 struct Scalar {
@@ -311,6 +275,12 @@ impl Scalar {
     /// Writes the loaded `vals` of the lanes of `done` to the destination, as loaded.
     fn land(&self, regs: &mut [u64], done: u32, vals: &[u64; WARP]) {
         if let Some(out) = self.dst.and_then(|d| row_mut(regs, d)) {
+            if done == u32::MAX {
+                for (o, v) in out.iter_mut().zip(vals) {
+                    *o = loaded(*v, self.bits, self.signed);
+                }
+                return;
+            }
             for l in lanes(done) {
                 if let (Some(o), Some(v)) = (out.get_mut(l), vals.get(l)) {
                     *o = loaded(*v, self.bits, self.signed);
@@ -328,7 +298,11 @@ fn global_access(inst: &Inst) -> Option<StepFn> {
     let (es, line) = (s.es, s.line);
     Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
         let addrs = s.addresses(regs);
-        let misaligned = lanes(mask).find(|&l| addrs.get(l).is_some_and(|a| a % es as u64 != 0));
+        // The misaligned lanes in one pass that vectorises (`es` is a power of two); the
+        // first of them faults.
+        let align = es as u64 - 1;
+        let odd = (0..WARP).zip(&addrs).fold(0u32, |m, (l, &a)| m | u32::from(a & align != 0) << l) & mask;
+        let misaligned = (odd != 0).then(|| odd.trailing_zeros() as usize);
         let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
         let mut vals = [0u64; WARP];
         let r = match s.dst {
@@ -406,51 +380,119 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
 }
 
 /// A scalar `ld.shared` into a register or `st.shared` of a register or an immediate, at a
-/// register plus an offset: through the interpreter's `shared_load`/`shared_store` (the
-/// lanes before a bad address done, the fault at the first bad one).
+/// register plus an offset, as the interpreter's `shared_load`/`shared_store` do it: lane by
+/// lane in lane order, the lanes before a bad address done, the fault at the first bad one.
 fn shared_access(inst: &Inst) -> Option<StepFn> {
     let s = Scalar::of(inst, Sp::Shared)?;
-    let (es, line) = (s.es, s.line);
-    let fault = move |addrs: &[u64; WARP], lane: usize| Fault::IllegalAddress {
-        addr: addrs.get(lane).copied().unwrap_or(0),
-        line,
-    };
-    if s.dst.is_some() {
-        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-            let shared = &mut *ctx.shared;
-            let addrs = s.addresses(regs);
-            let mut out = [0u64; WARP];
-            let r = if mask == u32::MAX && contiguous(shared, &addrs, es, &mut out) {
-                Ok(())
-            } else {
-                match es {
-                    1 => shared_load::<1>(shared, &addrs, mask, &mut out),
-                    2 => shared_load::<2>(shared, &addrs, mask, &mut out),
-                    4 => shared_load::<4>(shared, &addrs, mask, &mut out),
-                    _ => shared_load::<8>(shared, &addrs, mask, &mut out),
-                }
-            };
-            // The lanes before a bad one have loaded: their values land.
-            let done = match r {
-                Ok(()) => mask,
-                Err(lane) => mask & ((1u32 << lane) - 1),
-            };
-            s.land(regs, done, &out);
-            r.map_err(|lane| fault(&addrs, lane))
-        }))
-    } else {
-        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-            let shared = &mut *ctx.shared;
-            let (addrs, data) = (s.addresses(regs), s.data(regs));
-            let r = match es {
-                1 => shared_store::<1>(shared, &addrs, mask, &data),
-                2 => shared_store::<2>(shared, &addrs, mask, &data),
-                4 => shared_store::<4>(shared, &addrs, mask, &data),
-                _ => shared_store::<8>(shared, &addrs, mask, &data),
-            };
-            r.map_err(|lane| fault(&addrs, lane))
-        }))
+    Some(match (s.es, s.dst.is_some()) {
+        (1, true) => shared_load_step::<1>(s),
+        (2, true) => shared_load_step::<2>(s),
+        (4, true) => shared_load_step::<4>(s),
+        (_, true) => shared_load_step::<8>(s),
+        (1, false) => shared_store_step::<1>(s),
+        (2, false) => shared_store_step::<2>(s),
+        (4, false) => shared_store_step::<4>(s),
+        (_, false) => shared_store_step::<8>(s),
+    })
+}
+
+/// The `N`-byte little-endian value at shared offset `a`, if all its bytes are in `shared`.
+#[inline(always)]
+fn shared_value<const N: usize>(shared: &[u8], a: u64) -> Option<u64> {
+    let a = usize::try_from(a).ok()?;
+    let cell = shared.get(a..a.checked_add(N)?)?;
+    let mut b = [0u8; 8];
+    b.get_mut(..N)?.copy_from_slice(cell);
+    Some(u64::from_le_bytes(b))
+}
+
+/// Loads a group of lanes' values when they read one value or consecutive ones (the shapes
+/// of a row, a broadcast, and of a 16-wide tile's half-warps) and all of them lie in
+/// `shared`; false (nothing loaded) otherwise.
+#[inline(always)]
+fn shared_group<const N: usize>(shared: &[u8], addrs: &[u64], out: &mut [u64]) -> bool {
+    let first = addrs.first().copied().unwrap_or(0);
+    if addrs.iter().all(|&a| a == first) {
+        let Some(v) = shared_value::<N>(shared, first) else { return false };
+        out.fill(v);
+        return true;
     }
+    if !(0u64..).zip(addrs).all(|(l, &a)| a == first.wrapping_add(l * N as u64)) {
+        return false;
+    }
+    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(N * addrs.len())?)) else {
+        return false;
+    };
+    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(N)) {
+        let mut b = [0u8; 8];
+        if let Some(d) = b.get_mut(..N) {
+            d.copy_from_slice(c);
+        }
+        *o = u64::from_le_bytes(b);
+    }
+    true
+}
+
+/// `ld.shared` of `N` bytes: a whole warp whose half-warps each read a row or one value in
+/// two slices, any other in one pass over the lanes that reads each lane's address before
+/// it writes that lane's destination (so a destination that is also the address register
+/// reads as the interpreter's copy of the addresses gives).
+fn shared_load_step<const N: usize>(s: Scalar) -> StepFn {
+    let (off, bits, signed, line) = (s.off, s.bits, s.signed, s.line);
+    let (base, dst) = (s.base, s.dst.unwrap_or(u32::MAX));
+    std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+        let regs = Cell::from_mut(regs).as_slice_of_cells();
+        let shared: &[u8] = ctx.shared;
+        let base = row_cells(regs, base);
+        let out = row_cells(regs, dst);
+        let addr = |l: usize| base.map_or(0, |b| RegLanes::lane(b, l)).wrapping_add(off);
+        if mask == u32::MAX {
+            let addrs: [u64; WARP] = std::array::from_fn(addr);
+            let mut vals = [0u64; WARP];
+            let (a_lo, a_hi) = addrs.split_at(WARP / 2);
+            let (v_lo, v_hi) = vals.split_at_mut(WARP / 2);
+            if shared_group::<N>(shared, a_lo, v_lo) && shared_group::<N>(shared, a_hi, v_hi) {
+                if let Some(out) = out {
+                    for (o, v) in out.iter().zip(vals) {
+                        o.set(loaded(v, bits, signed));
+                    }
+                }
+                return Ok(());
+            }
+        }
+        for l in lanes(mask) {
+            let a = addr(l);
+            let v = shared_value::<N>(shared, a).ok_or(Fault::IllegalAddress { addr: a, line })?;
+            if let Some(o) = out.and_then(|o| o.get(l)) {
+                o.set(loaded(v, bits, signed));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `st.shared` of `N` bytes, lane by lane in lane order.
+fn shared_store_step<const N: usize>(s: Scalar) -> StepFn {
+    let (off, line) = (s.off, s.line);
+    std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+        let base = row(regs, s.base);
+        let value = |l: usize| match s.value {
+            Some(Src::Reg(r)) => row(regs, r).map_or(0, |v| at(v, l)),
+            Some(Src::Imm(v)) => v,
+            None => 0,
+        };
+        for l in lanes(mask) {
+            let a = base.map_or(0, |b| at(b, l)).wrapping_add(off);
+            let cell = usize::try_from(a)
+                .ok()
+                .and_then(|x| ctx.shared.get_mut(x..x.checked_add(N)?))
+                .ok_or(Fault::IllegalAddress { addr: a, line })?;
+            if let Some(v) = value(l).to_le_bytes().get(..N) {
+                cell.copy_from_slice(v);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The step of an arithmetic `inst`, if it has one: its destination a register, its sources
