@@ -18,7 +18,7 @@ use crate::alu::{
     cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
 };
 use crate::float::{FOp, Rnd};
-use crate::lanes::{at, fma_f32, lanes, row, row_mut, Link, Step, StepContext, StepFn, Steps, WARP};
+use crate::lanes::{at, fma_f32, fma_f32_cells, lanes, row, row_mut, Link, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
@@ -396,39 +396,52 @@ fn shared_access(inst: &Inst) -> Option<StepFn> {
     })
 }
 
+/// The `N`-byte little-endian value of `c` (`N` bytes long; 1, 2, 4 or 8), zero-extended.
+#[inline(always)]
+fn le_value<const N: usize>(c: &[u8]) -> u64 {
+    match N {
+        1 => c.first().map_or(0, |&v| u64::from(v)),
+        2 => c.try_into().map_or(0, |b| u64::from(u16::from_le_bytes(b))),
+        4 => c.try_into().map_or(0, |b| u64::from(u32::from_le_bytes(b))),
+        _ => c.try_into().map_or(0, u64::from_le_bytes),
+    }
+}
+
 /// The `N`-byte little-endian value at shared offset `a`, if all its bytes are in `shared`.
 #[inline(always)]
 fn shared_value<const N: usize>(shared: &[u8], a: u64) -> Option<u64> {
     let a = usize::try_from(a).ok()?;
-    let cell = shared.get(a..a.checked_add(N)?)?;
-    let mut b = [0u8; 8];
-    b.get_mut(..N)?.copy_from_slice(cell);
-    Some(u64::from_le_bytes(b))
+    Some(le_value::<N>(shared.get(a..a.checked_add(N)?)?))
 }
 
-/// Loads a group of lanes' values when they read one value or consecutive ones (the shapes
+/// Half a warp.
+const HALF: usize = WARP / 2;
+
+/// Loads half a warp's values when its lanes read one value or consecutive ones (the shapes
 /// of a row, a broadcast, and of a 16-wide tile's half-warps) and all of them lie in
 /// `shared`; false (nothing loaded) otherwise.
 #[inline(always)]
-fn shared_group<const N: usize>(shared: &[u8], addrs: &[u64], out: &mut [u64]) -> bool {
+fn shared_half<const N: usize>(shared: &[u8], addrs: &[u64; HALF], out: &mut [u64; HALF]) -> bool {
     let first = addrs.first().copied().unwrap_or(0);
-    if addrs.iter().all(|&a| a == first) {
+    // Both shapes tested in one pass that vectorises.
+    let (mut same, mut row) = (true, true);
+    for (l, &a) in (0u64..).zip(addrs) {
+        same &= a == first;
+        row &= a == first.wrapping_add(l * N as u64);
+    }
+    if same {
         let Some(v) = shared_value::<N>(shared, first) else { return false };
-        out.fill(v);
+        *out = [v; HALF];
         return true;
     }
-    if !(0u64..).zip(addrs).all(|(l, &a)| a == first.wrapping_add(l * N as u64)) {
+    if !row {
         return false;
     }
-    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(N * addrs.len())?)) else {
+    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(N * HALF)?)) else {
         return false;
     };
     for (o, c) in out.iter_mut().zip(bytes.chunks_exact(N)) {
-        let mut b = [0u8; 8];
-        if let Some(d) = b.get_mut(..N) {
-            d.copy_from_slice(c);
-        }
-        *o = u64::from_le_bytes(b);
+        *o = le_value::<N>(c);
     }
     true
 }
@@ -445,15 +458,24 @@ fn shared_load_step<const N: usize>(s: Scalar) -> StepFn {
         let shared: &[u8] = ctx.shared;
         let base = row_cells(regs, base);
         let out = row_cells(regs, dst);
-        let addr = |l: usize| base.map_or(0, |b| RegLanes::lane(b, l)).wrapping_add(off);
         if mask == u32::MAX {
-            let addrs: [u64; WARP] = std::array::from_fn(addr);
-            let mut vals = [0u64; WARP];
-            let (a_lo, a_hi) = addrs.split_at(WARP / 2);
-            let (v_lo, v_hi) = vals.split_at_mut(WARP / 2);
-            if shared_group::<N>(shared, a_lo, v_lo) && shared_group::<N>(shared, a_hi, v_hi) {
+            // (Separate loops per half: a chained iterator does not vectorise.)
+            let (b_lo, b_hi) = base.map_or((&[][..], &[][..]), |b| b.split_at(HALF));
+            let (mut lo, mut hi) = ([off; HALF], [off; HALF]);
+            for (a, c) in lo.iter_mut().zip(b_lo) {
+                *a = c.get().wrapping_add(off);
+            }
+            for (a, c) in hi.iter_mut().zip(b_hi) {
+                *a = c.get().wrapping_add(off);
+            }
+            let (mut v_lo, mut v_hi) = ([0u64; HALF], [0u64; HALF]);
+            if shared_half::<N>(shared, &lo, &mut v_lo) && shared_half::<N>(shared, &hi, &mut v_hi) {
                 if let Some(out) = out {
-                    for (o, v) in out.iter().zip(vals) {
+                    let (o_lo, o_hi) = out.split_at(HALF);
+                    for (o, &v) in o_lo.iter().zip(&v_lo) {
+                        o.set(loaded(v, bits, signed));
+                    }
+                    for (o, &v) in o_hi.iter().zip(&v_hi) {
                         o.set(loaded(v, bits, signed));
                     }
                 }
@@ -461,7 +483,7 @@ fn shared_load_step<const N: usize>(s: Scalar) -> StepFn {
             }
         }
         for l in lanes(mask) {
-            let a = addr(l);
+            let a = base.map_or(0, |b| RegLanes::lane(b, l)).wrapping_add(off);
             let v = shared_value::<N>(shared, a).ok_or(Fault::IllegalAddress { addr: a, line })?;
             if let Some(o) = out.and_then(|o| o.get(l)) {
                 o.set(loaded(v, bits, signed));
@@ -535,7 +557,18 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
                     row(regs, r).copied().unwrap_or([0; WARP])
                 }
             };
+            let all_regs = !(a.2 || b.2 || c.2);
             std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
+                if mask == u32::MAX && all_regs {
+                    // The usual form, a whole warp and three registers: in place, no copies.
+                    let cells = Cell::from_mut(regs).as_slice_of_cells();
+                    if let (Some(x), Some(y), Some(z), Some(out)) =
+                        (row_cells(cells, a.0), row_cells(cells, b.0), row_cells(cells, c.0), row_cells(cells, d))
+                    {
+                        fma_f32_cells(x, y, z, out);
+                        return Ok(());
+                    }
+                }
                 let (x, y, z) = (load(a, regs), load(b, regs), load(c, regs));
                 if let Some(out) = row_mut(regs, d) {
                     fma_f32(&x, &y, &z, mask, out);

@@ -491,6 +491,52 @@ fn guard_mask(regs: &[u64], p: u32, neg: bool) -> u32 {
     row(regs, p).map_or(0, |pv| (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane))
 }
 
+/// Runs the links (`Steps::links`) of a converged warp whose every lane (`mask`) runs, from
+/// instruction `next`: steps and whole-warp branches, at most `room` of them, until one that
+/// is not a link (or, when `observed`, a memory step) or a branch the lanes part at. How
+/// many ran (a faulting step among them), where the warp is (at the faulting step if one
+/// faulted), and the fault. Apart from the scheduler's loop so that its tight loop is
+/// compiled on its own.
+#[inline(never)]
+fn run_links(
+    links: &[Link],
+    regs: &mut [u64],
+    ctx: &mut StepContext<'_>,
+    mask: u32,
+    mut next: u32,
+    room: u64,
+    observed: bool,
+) -> (u64, u32, Result<(), Fault>) {
+    let mut ran = 0u64;
+    while ran < room {
+        match links.get(next as usize) {
+            Some(Link::Step(step)) if !(step.memory && observed) => {
+                ran += 1;
+                if let Err(e) = (step.run)(regs, ctx, mask) {
+                    return (ran, next, Err(e));
+                }
+                next += 1;
+            }
+            Some(Link::Branch { guard, target }) => {
+                let taken = match *guard {
+                    None => mask,
+                    Some((p, neg)) => guard_mask(regs, p, neg) & mask,
+                };
+                next = if taken == 0 {
+                    next + 1
+                } else if taken == mask {
+                    *target
+                } else {
+                    break;
+                };
+                ran += 1;
+            }
+            _ => break,
+        }
+    }
+    (ran, next, Ok(()))
+}
+
 /// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
 fn new_frame(spare: &mut Vec<Frame>, f: &Func, fidx: u32, mask: u32, local_base: u64, call_pc: u32) -> Frame {
     let psize = f.param_size as usize;
@@ -792,37 +838,7 @@ impl Block<'_, '_> {
                         // runs there. The counts are added once the run ends.
                         let room = left.min(u64::from(budget.saturating_sub(1)));
                         let links = steps.map_or(&[][..], |s| s.links.as_slice());
-                        let mut ran = 0u64;
-                        let mut next = pc + 1;
-                        let r = loop {
-                            if ran == room {
-                                break Ok(());
-                            }
-                            match links.get(next as usize) {
-                                Some(Link::Step(step)) if !(step.memory && observed) => {
-                                    ran += 1;
-                                    if let Err(e) = (step.run)(&mut frame.regs, &mut ctx, mask) {
-                                        break Err(e);
-                                    }
-                                    next += 1;
-                                }
-                                Some(Link::Branch { guard, target }) => {
-                                    let taken = match *guard {
-                                        None => mask,
-                                        Some((p, neg)) => guard_mask(&frame.regs, p, neg) & mask,
-                                    };
-                                    next = if taken == 0 {
-                                        next + 1
-                                    } else if taken == mask {
-                                        *target
-                                    } else {
-                                        break Ok(());
-                                    };
-                                    ran += 1;
-                                }
-                                _ => break Ok(()),
-                            }
-                        };
+                        let (ran, next, r) = run_links(links, &mut frame.regs, &mut ctx, mask, pc + 1, room, observed);
                         // `ran` is at most `budget - 1`, a u32.
                         budget -= ran as u32;
                         left -= ran;
