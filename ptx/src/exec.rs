@@ -485,6 +485,21 @@ fn whole_warp_branch(regs: &[u64], inst: &Inst, mask: u32, pc: u32) -> Option<u3
     }
 }
 
+/// Sets the program counter of each lane of `mask` to `pc` (a whole warp in one store
+/// loop that vectorises).
+#[inline(always)]
+fn set_pcs(pcs: &mut [u32; WARP], mask: u32, pc: u32) {
+    if mask == u32::MAX {
+        *pcs = [pc; WARP];
+    } else {
+        for lane in lanes(mask) {
+            if let Some(x) = pcs.get_mut(lane) {
+                *x = pc;
+            }
+        }
+    }
+}
+
 /// The lanes in which predicate `p` (negated if `neg`) holds.
 #[inline(always)]
 fn guard_mask(regs: &[u64], p: u32, neg: bool) -> u32 {
@@ -564,13 +579,11 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
     let mut warps = std::mem::take(&mut spare.warps);
     warps.resize_with(nwarps as usize, Warp::default);
     for (w, warp) in (0u32..).zip(warps.iter_mut()) {
-        let mut mask = 0u32;
-        for lane in 0..WARP as u32 {
-            let t = w * WARP as u32 + lane;
-            if t < nthreads {
-                mask |= 1 << lane;
-            }
-        }
+        // The warp's threads below the block's count.
+        let mask = match nthreads.saturating_sub(w * WARP as u32) {
+            n if n >= WARP as u32 => u32::MAX,
+            n => (1u32 << n) - 1,
+        };
         let mut frames = std::mem::take(&mut warp.frames);
         spare.frames.append(&mut frames);
         let mut local = std::mem::take(&mut warp.local);
@@ -579,7 +592,7 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
         local.resize_with(WARP, Vec::new);
         for (lane, v) in local.iter_mut().enumerate() {
             v.clear();
-            if mask & (1 << lane) != 0 {
+            if size != 0 && mask & (1 << lane) != 0 {
                 v.resize(size as usize, 0);
             }
         }
@@ -732,12 +745,7 @@ impl Block<'_, '_> {
                 (frame.upc, live)
             } else {
                 if frame.conv {
-                    let upc = frame.upc;
-                    for lane in lanes(frame.mask) {
-                        if let Some(x) = frame.pc.get_mut(lane) {
-                            *x = upc;
-                        }
-                    }
+                    set_pcs(&mut frame.pc, frame.mask, frame.upc);
                     frame.conv = false;
                 }
                 let mut pc = u32::MAX;
@@ -786,11 +794,7 @@ impl Block<'_, '_> {
             let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
             if control && frame.conv {
                 // Control instructions set per-lane program counters.
-                for lane in lanes(frame.mask) {
-                    if let Some(x) = frame.pc.get_mut(lane) {
-                        *x = pc;
-                    }
-                }
+                set_pcs(&mut frame.pc, frame.mask, pc);
                 frame.conv = false;
             }
             let mut exec = mask;
