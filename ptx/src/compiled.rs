@@ -18,25 +18,39 @@ use crate::alu::{
     cvta, cvta_window, f32_rn, in_order, int_comparison, int_keys, loaded, mask_of, mul_wide, sext, shl, shr, IntOrder,
 };
 use crate::float::{FOp, Rnd};
-use crate::lanes::{fma_f32, lanes, row, row_mut, shared_load, shared_store, Step, StepContext, StepFn, Steps, WARP};
+use crate::lanes::{at, fma_f32, fma_f32_cells, lanes, row, row_mut, Link, Step, StepContext, StepFn, Steps, WARP};
 use crate::memory::Fault;
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
 
 /// `f`'s instructions translated (each with a step or none).
 pub(crate) fn compile(f: &Func) -> Steps {
-    Steps(
-        f.code
-            .iter()
-            .map(|inst| {
-                if let Some(run) = shared_access(inst).or_else(|| global_access(inst)) {
-                    Some(Step { run, memory: true })
-                } else {
-                    arithmetic(inst).or_else(|| launch_value(inst)).map(|run| Step { run, memory: false })
-                }
-            })
-            .collect(),
-    )
+    let by_pc: Vec<Option<Step>> = f
+        .code
+        .iter()
+        .map(|inst| {
+            if let Some(run) = shared_access(inst).or_else(|| global_access(inst)) {
+                Some(Step { run, memory: true })
+            } else {
+                arithmetic(inst).or_else(|| launch_value(inst)).map(|run| Step { run, memory: false })
+            }
+        })
+        .collect();
+    let links = (0u32..)
+        .zip(f.code.iter().zip(&by_pc))
+        .map(|(pc, (inst, step))| match (step, inst.guard) {
+            (Some(step), None) => Link::Step(step.clone()),
+            _ if matches!(inst.op, Op::Bra) => Link::Branch {
+                guard: inst.guard,
+                target: match inst.ops.first() {
+                    Some(Opd::Label(l)) => *l,
+                    _ => pc + 1,
+                },
+            },
+            _ => Link::Stop,
+        })
+        .collect();
+    Steps { by_pc, links }
 }
 
 /// A source operand of a step: a register's row or an immediate.
@@ -192,40 +206,6 @@ fn ternary(d: u32, a: Src, b: Src, c: Src, f: impl Fn(u64, u64, u64) -> u64 + Se
     }
 }
 
-/// Loads every lane's `es` bytes when the lanes read consecutive values or one value (the
-/// usual shapes: a row, a broadcast) and all of them lie in `shared`: what
-/// `shared_load` would give, in one slice; false (nothing loaded) otherwise.
-#[inline(always)]
-fn contiguous(shared: &[u8], addrs: &[u64; WARP], es: usize, out: &mut [u64; WARP]) -> bool {
-    let first = addrs.first().copied().unwrap_or(0);
-    let step = if addrs.iter().all(|&a| a == first) {
-        0
-    } else if addrs.iter().enumerate().all(|(l, &a)| a == first.wrapping_add((l * es) as u64)) {
-        es
-    } else {
-        return false;
-    };
-    let span = if step == 0 { es } else { es * WARP };
-    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(span)?)) else {
-        return false;
-    };
-    let value = |c: &[u8]| {
-        let mut b = [0u8; 8];
-        if let Some(d) = b.get_mut(..c.len()) {
-            d.copy_from_slice(c);
-        }
-        u64::from_le_bytes(b)
-    };
-    if step == 0 {
-        out.fill(value(bytes));
-    } else {
-        for (o, c) in out.iter_mut().zip(bytes.chunks_exact(es)) {
-            *o = value(c);
-        }
-    }
-    true
-}
-
 /// A scalar load or store of space `sp` at a register plus an offset, as a step sees it.
 #[derive(Clone, Copy)]
 struct Scalar {
@@ -295,6 +275,12 @@ impl Scalar {
     /// Writes the loaded `vals` of the lanes of `done` to the destination, as loaded.
     fn land(&self, regs: &mut [u64], done: u32, vals: &[u64; WARP]) {
         if let Some(out) = self.dst.and_then(|d| row_mut(regs, d)) {
+            if done == u32::MAX {
+                for (o, v) in out.iter_mut().zip(vals) {
+                    *o = loaded(*v, self.bits, self.signed);
+                }
+                return;
+            }
             for l in lanes(done) {
                 if let (Some(o), Some(v)) = (out.get_mut(l), vals.get(l)) {
                     *o = loaded(*v, self.bits, self.signed);
@@ -312,7 +298,11 @@ fn global_access(inst: &Inst) -> Option<StepFn> {
     let (es, line) = (s.es, s.line);
     Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
         let addrs = s.addresses(regs);
-        let misaligned = lanes(mask).find(|&l| addrs.get(l).is_some_and(|a| a % es as u64 != 0));
+        // The misaligned lanes in one pass that vectorises (`es` is a power of two); the
+        // first of them faults.
+        let align = es as u64 - 1;
+        let odd = (0..WARP).zip(&addrs).fold(0u32, |m, (l, &a)| m | u32::from(a & align != 0) << l) & mask;
+        let misaligned = (odd != 0).then(|| odd.trailing_zeros() as usize);
         let before = misaligned.map_or(mask, |m| mask & ((1u32 << m) - 1));
         let mut vals = [0u64; WARP];
         let r = match s.dst {
@@ -390,51 +380,141 @@ fn launch_value(inst: &Inst) -> Option<StepFn> {
 }
 
 /// A scalar `ld.shared` into a register or `st.shared` of a register or an immediate, at a
-/// register plus an offset: through the interpreter's `shared_load`/`shared_store` (the
-/// lanes before a bad address done, the fault at the first bad one).
+/// register plus an offset, as the interpreter's `shared_load`/`shared_store` do it: lane by
+/// lane in lane order, the lanes before a bad address done, the fault at the first bad one.
 fn shared_access(inst: &Inst) -> Option<StepFn> {
     let s = Scalar::of(inst, Sp::Shared)?;
-    let (es, line) = (s.es, s.line);
-    let fault = move |addrs: &[u64; WARP], lane: usize| Fault::IllegalAddress {
-        addr: addrs.get(lane).copied().unwrap_or(0),
-        line,
-    };
-    if s.dst.is_some() {
-        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-            let shared = &mut *ctx.shared;
-            let addrs = s.addresses(regs);
-            let mut out = [0u64; WARP];
-            let r = if mask == u32::MAX && contiguous(shared, &addrs, es, &mut out) {
-                Ok(())
-            } else {
-                match es {
-                    1 => shared_load::<1>(shared, &addrs, mask, &mut out),
-                    2 => shared_load::<2>(shared, &addrs, mask, &mut out),
-                    4 => shared_load::<4>(shared, &addrs, mask, &mut out),
-                    _ => shared_load::<8>(shared, &addrs, mask, &mut out),
-                }
-            };
-            // The lanes before a bad one have loaded: their values land.
-            let done = match r {
-                Ok(()) => mask,
-                Err(lane) => mask & ((1u32 << lane) - 1),
-            };
-            s.land(regs, done, &out);
-            r.map_err(|lane| fault(&addrs, lane))
-        }))
-    } else {
-        Some(std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
-            let shared = &mut *ctx.shared;
-            let (addrs, data) = (s.addresses(regs), s.data(regs));
-            let r = match es {
-                1 => shared_store::<1>(shared, &addrs, mask, &data),
-                2 => shared_store::<2>(shared, &addrs, mask, &data),
-                4 => shared_store::<4>(shared, &addrs, mask, &data),
-                _ => shared_store::<8>(shared, &addrs, mask, &data),
-            };
-            r.map_err(|lane| fault(&addrs, lane))
-        }))
+    Some(match (s.es, s.dst.is_some()) {
+        (1, true) => shared_load_step::<1>(s),
+        (2, true) => shared_load_step::<2>(s),
+        (4, true) => shared_load_step::<4>(s),
+        (_, true) => shared_load_step::<8>(s),
+        (1, false) => shared_store_step::<1>(s),
+        (2, false) => shared_store_step::<2>(s),
+        (4, false) => shared_store_step::<4>(s),
+        (_, false) => shared_store_step::<8>(s),
+    })
+}
+
+/// The `N`-byte little-endian value of `c` (`N` bytes long; 1, 2, 4 or 8), zero-extended.
+#[inline(always)]
+fn le_value<const N: usize>(c: &[u8]) -> u64 {
+    match N {
+        1 => c.first().map_or(0, |&v| u64::from(v)),
+        2 => c.try_into().map_or(0, |b| u64::from(u16::from_le_bytes(b))),
+        4 => c.try_into().map_or(0, |b| u64::from(u32::from_le_bytes(b))),
+        _ => c.try_into().map_or(0, u64::from_le_bytes),
     }
+}
+
+/// The `N`-byte little-endian value at shared offset `a`, if all its bytes are in `shared`.
+#[inline(always)]
+fn shared_value<const N: usize>(shared: &[u8], a: u64) -> Option<u64> {
+    let a = usize::try_from(a).ok()?;
+    Some(le_value::<N>(shared.get(a..a.checked_add(N)?)?))
+}
+
+/// Half a warp.
+const HALF: usize = WARP / 2;
+
+/// Loads half a warp's values when its lanes read one value or consecutive ones (the shapes
+/// of a row, a broadcast, and of a 16-wide tile's half-warps) and all of them lie in
+/// `shared`; false (nothing loaded) otherwise.
+#[inline(always)]
+fn shared_half<const N: usize>(shared: &[u8], addrs: &[u64; HALF], out: &mut [u64; HALF]) -> bool {
+    let first = addrs.first().copied().unwrap_or(0);
+    // Both shapes tested in one pass that vectorises.
+    let (mut same, mut row) = (true, true);
+    for (l, &a) in (0u64..).zip(addrs) {
+        same &= a == first;
+        row &= a == first.wrapping_add(l * N as u64);
+    }
+    if same {
+        let Some(v) = shared_value::<N>(shared, first) else { return false };
+        *out = [v; HALF];
+        return true;
+    }
+    if !row {
+        return false;
+    }
+    let Some(bytes) = usize::try_from(first).ok().and_then(|a| shared.get(a..a.checked_add(N * HALF)?)) else {
+        return false;
+    };
+    for (o, c) in out.iter_mut().zip(bytes.chunks_exact(N)) {
+        *o = le_value::<N>(c);
+    }
+    true
+}
+
+/// `ld.shared` of `N` bytes: a whole warp whose half-warps each read a row or one value in
+/// two slices, any other in one pass over the lanes that reads each lane's address before
+/// it writes that lane's destination (so a destination that is also the address register
+/// reads as the interpreter's copy of the addresses gives).
+fn shared_load_step<const N: usize>(s: Scalar) -> StepFn {
+    let (off, bits, signed, line) = (s.off, s.bits, s.signed, s.line);
+    let (base, dst) = (s.base, s.dst.unwrap_or(u32::MAX));
+    std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+        let regs = Cell::from_mut(regs).as_slice_of_cells();
+        let shared: &[u8] = ctx.shared;
+        let base = row_cells(regs, base);
+        let out = row_cells(regs, dst);
+        if mask == u32::MAX {
+            // (Separate loops per half: a chained iterator does not vectorise.)
+            let (b_lo, b_hi) = base.map_or((&[][..], &[][..]), |b| b.split_at(HALF));
+            let (mut lo, mut hi) = ([off; HALF], [off; HALF]);
+            for (a, c) in lo.iter_mut().zip(b_lo) {
+                *a = c.get().wrapping_add(off);
+            }
+            for (a, c) in hi.iter_mut().zip(b_hi) {
+                *a = c.get().wrapping_add(off);
+            }
+            let (mut v_lo, mut v_hi) = ([0u64; HALF], [0u64; HALF]);
+            if shared_half::<N>(shared, &lo, &mut v_lo) && shared_half::<N>(shared, &hi, &mut v_hi) {
+                if let Some(out) = out {
+                    let (o_lo, o_hi) = out.split_at(HALF);
+                    for (o, &v) in o_lo.iter().zip(&v_lo) {
+                        o.set(loaded(v, bits, signed));
+                    }
+                    for (o, &v) in o_hi.iter().zip(&v_hi) {
+                        o.set(loaded(v, bits, signed));
+                    }
+                }
+                return Ok(());
+            }
+        }
+        for l in lanes(mask) {
+            let a = base.map_or(0, |b| RegLanes::lane(b, l)).wrapping_add(off);
+            let v = shared_value::<N>(shared, a).ok_or(Fault::IllegalAddress { addr: a, line })?;
+            if let Some(o) = out.and_then(|o| o.get(l)) {
+                o.set(loaded(v, bits, signed));
+            }
+        }
+        Ok(())
+    })
+}
+
+/// `st.shared` of `N` bytes, lane by lane in lane order.
+fn shared_store_step<const N: usize>(s: Scalar) -> StepFn {
+    let (off, line) = (s.off, s.line);
+    std::sync::Arc::new(move |regs: &mut [u64], ctx: &mut StepContext<'_>, mask: u32| {
+        let base = row(regs, s.base);
+        let value = |l: usize| match s.value {
+            Some(Src::Reg(r)) => row(regs, r).map_or(0, |v| at(v, l)),
+            Some(Src::Imm(v)) => v,
+            None => 0,
+        };
+        for l in lanes(mask) {
+            let a = base.map_or(0, |b| at(b, l)).wrapping_add(off);
+            let cell = usize::try_from(a)
+                .ok()
+                .and_then(|x| ctx.shared.get_mut(x..x.checked_add(N)?))
+                .ok_or(Fault::IllegalAddress { addr: a, line })?;
+            if let Some(v) = value(l).to_le_bytes().get(..N) {
+                cell.copy_from_slice(v);
+            }
+        }
+        Ok(())
+    })
 }
 
 /// The step of an arithmetic `inst`, if it has one: its destination a register, its sources
@@ -477,7 +557,18 @@ fn arithmetic(inst: &Inst) -> Option<StepFn> {
                     row(regs, r).copied().unwrap_or([0; WARP])
                 }
             };
+            let all_regs = !(a.2 || b.2 || c.2);
             std::sync::Arc::new(move |regs: &mut [u64], _: &mut StepContext<'_>, mask: u32| {
+                if mask == u32::MAX && all_regs {
+                    // The usual form, a whole warp and three registers: in place, no copies.
+                    let cells = Cell::from_mut(regs).as_slice_of_cells();
+                    if let (Some(x), Some(y), Some(z), Some(out)) =
+                        (row_cells(cells, a.0), row_cells(cells, b.0), row_cells(cells, c.0), row_cells(cells, d))
+                    {
+                        fma_f32_cells(x, y, z, out);
+                        return Ok(());
+                    }
+                }
                 let (x, y, z) = (load(a, regs), load(b, regs), load(c, regs));
                 if let Some(out) = row_mut(regs, d) {
                     fma_f32(&x, &y, &z, mask, out);

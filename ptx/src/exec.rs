@@ -12,7 +12,7 @@ use crate::compiled;
 use crate::exec_observe::{observe_atomics, observe_lanes, observe_nop};
 use crate::float::{self, FOp, Fmt, Rnd};
 use crate::lanes::{
-    at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, StepContext, WARP,
+    at, each_lane, fma_f32, lanes, rget, row, row_mut, rset, shared_load, shared_store, Link, StepContext, WARP,
 };
 use crate::memory::{Fault, GlobalMemory};
 use crate::observe::{BlockObserver, Event, Observer};
@@ -256,9 +256,10 @@ impl Module {
         let mut stats = CompileStats::default();
         for func in &self.funcs {
             let steps = func.steps.get_or_init(|| compiled::compile(func));
-            stats.instructions += steps.0.len();
-            stats.bytes += steps.0.capacity() * std::mem::size_of::<Option<crate::lanes::Step>>();
-            for step in steps.0.iter().flatten() {
+            stats.instructions += steps.by_pc.len();
+            stats.bytes += steps.by_pc.capacity() * std::mem::size_of::<Option<crate::lanes::Step>>()
+                + steps.links.capacity() * std::mem::size_of::<crate::lanes::Link>();
+            for step in steps.by_pc.iter().flatten() {
                 stats.translated += 1;
                 // The closure's captures plus the two reference counts of its `Arc`.
                 stats.bytes += std::mem::size_of_val(&*step.run) + 2 * std::mem::size_of::<usize>();
@@ -474,11 +475,7 @@ fn step_context<'m>(l: &'m Launch, ctaid: [u32; 3], shared: &'m mut [u8], warp: 
 fn whole_warp_branch(regs: &[u64], inst: &Inst, mask: u32, pc: u32) -> Option<u32> {
     let taken = match inst.guard {
         None => mask,
-        Some((p, neg)) => {
-            row(regs, p)
-                .map_or(0, |pv| (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane))
-                & mask
-        }
+        Some((p, neg)) => guard_mask(regs, p, neg) & mask,
     };
     match (taken, inst.ops.first()) {
         (0, _) => Some(pc + 1),
@@ -486,6 +483,73 @@ fn whole_warp_branch(regs: &[u64], inst: &Inst, mask: u32, pc: u32) -> Option<u3
         (_, Some(Opd::Label(l))) => Some(*l),
         _ => Some(pc + 1),
     }
+}
+
+/// Sets the program counter of each lane of `mask` to `pc` (a whole warp in one store
+/// loop that vectorises).
+#[inline(always)]
+fn set_pcs(pcs: &mut [u32; WARP], mask: u32, pc: u32) {
+    if mask == u32::MAX {
+        *pcs = [pc; WARP];
+    } else {
+        for lane in lanes(mask) {
+            if let Some(x) = pcs.get_mut(lane) {
+                *x = pc;
+            }
+        }
+    }
+}
+
+/// The lanes in which predicate `p` (negated if `neg`) holds.
+#[inline(always)]
+fn guard_mask(regs: &[u64], p: u32, neg: bool) -> u32 {
+    row(regs, p).map_or(0, |pv| (0..WARP).zip(pv).fold(0u32, |m, (lane, v)| m | u32::from((v & 1 != 0) != neg) << lane))
+}
+
+/// Runs the links (`Steps::links`) of a converged warp whose every lane (`mask`) runs, from
+/// instruction `next`: steps and whole-warp branches, at most `room` of them, until one that
+/// is not a link (or, when `observed`, a memory step) or a branch the lanes part at. How
+/// many ran (a faulting step among them), where the warp is (at the faulting step if one
+/// faulted), and the fault. Apart from the scheduler's loop so that its tight loop is
+/// compiled on its own.
+#[inline(never)]
+fn run_links(
+    links: &[Link],
+    regs: &mut [u64],
+    ctx: &mut StepContext<'_>,
+    mask: u32,
+    mut next: u32,
+    room: u64,
+    observed: bool,
+) -> (u64, u32, Result<(), Fault>) {
+    let mut ran = 0u64;
+    while ran < room {
+        match links.get(next as usize) {
+            Some(Link::Step(step)) if !(step.memory && observed) => {
+                ran += 1;
+                if let Err(e) = (step.run)(regs, ctx, mask) {
+                    return (ran, next, Err(e));
+                }
+                next += 1;
+            }
+            Some(Link::Branch { guard, target }) => {
+                let taken = match *guard {
+                    None => mask,
+                    Some((p, neg)) => guard_mask(regs, p, neg) & mask,
+                };
+                next = if taken == 0 {
+                    next + 1
+                } else if taken == mask {
+                    *target
+                } else {
+                    break;
+                };
+                ran += 1;
+            }
+            _ => break,
+        }
+    }
+    (ran, next, Ok(()))
 }
 
 /// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
@@ -515,13 +579,11 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
     let mut warps = std::mem::take(&mut spare.warps);
     warps.resize_with(nwarps as usize, Warp::default);
     for (w, warp) in (0u32..).zip(warps.iter_mut()) {
-        let mut mask = 0u32;
-        for lane in 0..WARP as u32 {
-            let t = w * WARP as u32 + lane;
-            if t < nthreads {
-                mask |= 1 << lane;
-            }
-        }
+        // The warp's threads below the block's count.
+        let mask = match nthreads.saturating_sub(w * WARP as u32) {
+            n if n >= WARP as u32 => u32::MAX,
+            n => (1u32 << n) - 1,
+        };
         let mut frames = std::mem::take(&mut warp.frames);
         spare.frames.append(&mut frames);
         let mut local = std::mem::take(&mut warp.local);
@@ -530,7 +592,7 @@ fn run_block(l: &Launch, ctaid: [u32; 3], sm: u32, stop: &AtomicBool, spare: &mu
         local.resize_with(WARP, Vec::new);
         for (lane, v) in local.iter_mut().enumerate() {
             v.clear();
-            if mask & (1 << lane) != 0 {
+            if size != 0 && mask & (1 << lane) != 0 {
                 v.resize(size as usize, 0);
             }
         }
@@ -683,12 +745,7 @@ impl Block<'_, '_> {
                 (frame.upc, live)
             } else {
                 if frame.conv {
-                    let upc = frame.upc;
-                    for lane in lanes(frame.mask) {
-                        if let Some(x) = frame.pc.get_mut(lane) {
-                            *x = upc;
-                        }
-                    }
+                    set_pcs(&mut frame.pc, frame.mask, frame.upc);
                     frame.conv = false;
                 }
                 let mut pc = u32::MAX;
@@ -728,7 +785,7 @@ impl Block<'_, '_> {
             self.executed += u64::from(mask.count_ones());
             self.issued += 1;
             // A branch that a converged warp takes (or skips) as a whole keeps it converged.
-            if inst.op == Op::Bra && frame.conv {
+            if matches!(inst.op, Op::Bra) && frame.conv {
                 if let Some(to) = whole_warp_branch(&frame.regs, inst, mask, pc) {
                     frame.upc = to;
                     continue;
@@ -737,11 +794,7 @@ impl Block<'_, '_> {
             let control = matches!(inst.op, Op::Bra | Op::Exit | Op::Ret | Op::Call | Op::Bar { .. } | Op::Trap);
             if control && frame.conv {
                 // Control instructions set per-lane program counters.
-                for lane in lanes(frame.mask) {
-                    if let Some(x) = frame.pc.get_mut(lane) {
-                        *x = pc;
-                    }
-                }
+                set_pcs(&mut frame.pc, frame.mask, pc);
                 frame.conv = false;
             }
             let mut exec = mask;
@@ -770,57 +823,35 @@ impl Block<'_, '_> {
             }
             let observed = self.obs.is_some();
             let flow = match steps
-                .and_then(|s| s.0.get(pc as usize))
+                .and_then(|s| s.by_pc.get(pc as usize))
                 .and_then(Option::as_ref)
                 .filter(|s| !(s.memory && observed))
             {
                 Some(step) => {
                     let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
-                    (step.run)(&mut frame.regs, &mut step_context(self.l, self.ctaid, &mut self.shared, w.id), exec)?;
+                    let mut ctx = step_context(self.l, self.ctaid, &mut self.shared, w.id);
+                    (step.run)(&mut frame.regs, &mut ctx, exec)?;
                     if !frame.conv || exec != mask {
                         Flow::Next
                     } else {
                         // Converged, every lane running: the instructions after it that have
                         // steps and no guard, and the branches the whole warp takes or skips,
-                        // run back to back, each counted as the loop above counts it (the
-                        // limit and the turn's budget checked before each, the counts made
-                        // before it runs).
-                        let lanes = u64::from(mask.count_ones());
-                        let mut next = pc + 1;
-                        while let Some(inst) = func.code.get(next as usize) {
-                            let step = steps
-                                .and_then(|s| s.0.get(next as usize))
-                                .and_then(Option::as_ref)
-                                .filter(|s| !(s.memory && observed) && inst.guard.is_none());
-                            let branch = inst.op == Op::Bra;
-                            if (step.is_none() && !branch) || left == 0 || budget <= 1 {
-                                break;
-                            }
-                            let to = if step.is_some() {
-                                next + 1
-                            } else {
-                                // A branch the whole warp takes or skips, as above.
-                                match whole_warp_branch(&frame.regs, inst, mask, next) {
-                                    Some(to) => to,
-                                    None => break,
-                                }
-                            };
-                            budget -= 1;
-                            left -= 1;
-                            w.clock += 1;
-                            self.executed += lanes;
-                            self.issued += 1;
-                            if let Some(step) = step {
-                                frame.upc = next;
-                                (step.run)(
-                                    &mut frame.regs,
-                                    &mut step_context(self.l, self.ctaid, &mut self.shared, w.id),
-                                    mask,
-                                )?;
-                            }
-                            next = to;
-                        }
+                        // run back to back (`Steps::links`), each counted as the loop above
+                        // counts it: at most as many as the limit and the turn's budget
+                        // leave, and a step that faults counted, as it is counted before it
+                        // runs there. The counts are added once the run ends.
+                        let room = left.min(u64::from(budget.saturating_sub(1)));
+                        let links = steps.map_or(&[][..], |s| s.links.as_slice());
+                        let (ran, next, r) = run_links(links, &mut frame.regs, &mut ctx, mask, pc + 1, room, observed);
+                        // `ran` is at most `budget - 1`, a u32.
+                        budget -= ran as u32;
+                        left -= ran;
+                        w.clock += ran;
+                        self.executed += u64::from(mask.count_ones()) * ran;
+                        self.issued += ran;
+                        // At the faulting step, if one faulted.
                         frame.upc = next;
+                        r?;
                         continue;
                     }
                 }

@@ -2,6 +2,8 @@
 //! loops that apply one instruction to every active lane (shared-memory accesses, `fma.f32`
 //! on the host's FMA unit when it has one).
 
+use std::cell::Cell;
+
 use crate::memory::{Fault, GlobalMemory};
 
 /// Threads in a warp.
@@ -141,19 +143,58 @@ unsafe fn fma_f32_hw(a: &[u64; WARP], b: &[u64; WARP], c: &[u64; WARP], mask: u3
 
 #[inline(always)]
 fn fma_f32_lanes(a: &[u64; WARP], b: &[u64; WARP], c: &[u64; WARP], mask: u32, dst: &mut [u64; WARP]) {
-    each_lane(dst, mask, |lane| {
-        let (x, y, z) = (
-            f32::from_bits(at(a, lane) as u32),
-            f32::from_bits(at(b, lane) as u32),
-            f32::from_bits(at(c, lane) as u32),
-        );
-        let r = x.mul_add(y, z);
-        if r.is_nan() {
-            0x7fff_ffff
-        } else {
-            u64::from(r.to_bits())
+    each_lane(dst, mask, |lane| fma_f32_lane(at(a, lane), at(b, lane), at(c, lane)));
+}
+
+/// One lane of [`fma_f32`].
+#[inline(always)]
+fn fma_f32_lane(a: u64, b: u64, c: u64) -> u64 {
+    let r = f32::from_bits(a as u32).mul_add(f32::from_bits(b as u32), f32::from_bits(c as u32));
+    if r.is_nan() {
+        0x7fff_ffff
+    } else {
+        u64::from(r.to_bits())
+    }
+}
+
+/// [`fma_f32`] for a whole warp over register rows read and written in place (cells: the
+/// destination may be a source; each lane is read before it is written).
+#[inline]
+pub(crate) fn fma_f32_cells(
+    a: &[Cell<u64>; WARP],
+    b: &[Cell<u64>; WARP],
+    c: &[Cell<u64>; WARP],
+    dst: &[Cell<u64>; WARP],
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: `fma_f32_cells_hw` needs only the FMA instructions, which this CPU has
+            // (checked just now).
+            unsafe { fma_f32_cells_hw(a, b, c, dst) };
+            return;
         }
-    });
+    }
+    fma_f32_cells_lanes(a, b, c, dst);
+}
+
+/// [`fma_f32_cells`] compiled for CPUs with FMA, as [`fma_f32_hw`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "fma")]
+unsafe fn fma_f32_cells_hw(
+    a: &[Cell<u64>; WARP],
+    b: &[Cell<u64>; WARP],
+    c: &[Cell<u64>; WARP],
+    dst: &[Cell<u64>; WARP],
+) {
+    fma_f32_cells_lanes(a, b, c, dst);
+}
+
+#[inline(always)]
+fn fma_f32_cells_lanes(a: &[Cell<u64>; WARP], b: &[Cell<u64>; WARP], c: &[Cell<u64>; WARP], dst: &[Cell<u64>; WARP]) {
+    for (((d, x), y), z) in dst.iter().zip(a).zip(b).zip(c) {
+        d.set(fma_f32_lane(x.get(), y.get(), z.get()));
+    }
 }
 
 #[cfg(test)]
@@ -189,6 +230,15 @@ mod tests {
                 fma_f32(&a, &b, &c, mask, &mut fast);
                 fma_f32_lanes(&a, &b, &c, mask, &mut slow);
                 assert_eq!(fast, slow);
+                if mask == u32::MAX {
+                    // In place, the destination one of the sources (here `c`).
+                    let mut cells = c;
+                    let row = Cell::from_mut(&mut cells);
+                    let row: &[Cell<u64>; WARP] = row.as_array_of_cells();
+                    let (ca, cb) = (a.map(Cell::new), b.map(Cell::new));
+                    fma_f32_cells(&ca, &cb, row, row);
+                    assert_eq!(cells, slow);
+                }
                 for (lane, v) in slow.iter().enumerate() {
                     let x = f32::from_bits(at(&a, lane) as u32)
                         .mul_add(f32::from_bits(at(&b, lane) as u32), f32::from_bits(at(&c, lane) as u32));
@@ -237,12 +287,29 @@ pub(crate) struct StepContext<'m> {
 pub(crate) type StepFn =
     std::sync::Arc<dyn Fn(&mut [u64], &mut StepContext<'_>, u32) -> Result<(), Fault> + Send + Sync>;
 
-/// A function's compiled steps, by instruction index (`None`: the interpreter runs it).
+/// A function's compiled steps, by instruction index (`None`: the interpreter runs it), and
+/// what a converged warp's run of them (`exec.rs`'s `run_warp`) does at each index.
 #[derive(Clone, Default)]
-pub(crate) struct Steps(pub(crate) Vec<Option<Step>>);
+pub(crate) struct Steps {
+    pub(crate) by_pc: Vec<Option<Step>>,
+    pub(crate) links: Vec<Link>,
+}
+
+/// An instruction as a converged warp running steps back to back sees it, decided once at
+/// translation so that the run reads one entry per instruction.
+#[derive(Clone)]
+pub(crate) enum Link {
+    /// The run ends before it: no step, or a guard (the scheduler's loop runs it).
+    Stop,
+    /// An unguarded step, run for the whole warp.
+    Step(Step),
+    /// A branch: to `target` when its guard (none: always) holds in every lane, to the next
+    /// instruction when in none; the run ends before it when the lanes part.
+    Branch { guard: Option<(u32, bool)>, target: u32 },
+}
 
 impl std::fmt::Debug for Steps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Steps({} of {} compiled)", self.0.iter().filter(|s| s.is_some()).count(), self.0.len())
+        write!(f, "Steps({} of {} compiled)", self.by_pc.iter().filter(|s| s.is_some()).count(), self.by_pc.len())
     }
 }

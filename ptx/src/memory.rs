@@ -315,6 +315,23 @@ impl HostMemory {
         Some((a, off / 4))
     }
 
+    /// A whole warp's aligned 4-byte accesses that all lie in one allocation, in any pattern
+    /// (half-warp rows, broadcasts, strides): that allocation, found once from the lowest
+    /// and highest address. `None` for any other access (taken lane by lane).
+    #[inline]
+    fn span_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<&Alloc> {
+        if mask != u32::MAX || size != 4 {
+            return None;
+        }
+        let (lo, hi, odd) =
+            addrs.iter().fold((u64::MAX, 0u64, 0u64), |(lo, hi, odd), &a| (lo.min(a), hi.max(a), odd | a));
+        if odd % 4 != 0 {
+            return None;
+        }
+        let (a, _) = self.find(lo, usize::try_from(hi - lo).ok()?.checked_add(4)?)?;
+        Some(a)
+    }
+
     /// The allocation holding the `len` bytes at `addr`, and `addr`'s offset in it.
     #[inline]
     fn find(&self, addr: u64, len: usize) -> Option<(&Alloc, usize)> {
@@ -353,6 +370,13 @@ impl GlobalMemory for HostMemory {
             }
             return Ok(());
         }
+        if let Some(a) = self.span_of_words(addrs, mask, size) {
+            for (o, &addr) in out.iter_mut().zip(addrs) {
+                let word = usize::try_from((addr - a.base) / 4).ok().and_then(|w| a.words.get(w));
+                *o = word.map_or(0, |w| u64::from(w.load(Ordering::Relaxed)));
+            }
+            return Ok(());
+        }
         let mut hit: Option<&Alloc> = None;
         for (lane, (&addr, o)) in addrs.iter().zip(out.iter_mut()).enumerate() {
             if mask & (1 << lane) == 0 {
@@ -370,6 +394,15 @@ impl GlobalMemory for HostMemory {
         if let Some((a, word)) = self.run_of_words(addrs, mask, size) {
             for (v, w) in data.iter().zip(a.words.get(word..).unwrap_or(&[])) {
                 w.store(*v as u32, Ordering::Relaxed);
+            }
+            return Ok(());
+        }
+        // In lane order: of two lanes storing to one word, the later one's value stays.
+        if let Some(a) = self.span_of_words(addrs, mask, size) {
+            for (v, &addr) in data.iter().zip(addrs) {
+                if let Some(w) = usize::try_from((addr - a.base) / 4).ok().and_then(|w| a.words.get(w)) {
+                    w.store(*v as u32, Ordering::Relaxed);
+                }
             }
             return Ok(());
         }
@@ -450,6 +483,38 @@ mod tests {
         let mut out = [7u64; 32];
         assert_eq!(mem.read_lanes(&late, u32::MAX, 4, &mut out), Err(BadAddress { addr: x + 256 }));
         assert_eq!((out.get(23), out.get(24)), (Some(&0x1717_1717), Some(&7)));
+    }
+
+    /// A whole warp's aligned words of one allocation in other shapes than a run (the
+    /// one-look-up path): two half-warp rows, a broadcast, lanes storing to one word (the
+    /// last lane's value stays); a span reaching past the allocation goes lane by lane and
+    /// faults at its first lane outside.
+    #[test]
+    fn host_memory_span_of_words() {
+        let mut mem = HostMemory::new();
+        let x = mem.alloc_from(&(0..=255u8).collect::<Vec<u8>>());
+        let word = |a: u64| {
+            mem.bytes(a, 4).and_then(|b| <[u8; 4]>::try_from(b).ok()).map(|b| u64::from(u32::from_le_bytes(b)))
+        };
+        let halves: [u64; 32] = std::array::from_fn(|l| x + 128 * (l as u64 / 16) + 4 * (l as u64 % 16));
+        let broadcast = [x + 8; 32];
+        for addrs in [halves, broadcast] {
+            let mut out = [7u64; 32];
+            assert_eq!(mem.read_lanes(&addrs, u32::MAX, 4, &mut out), Ok(()));
+            for (&a, &v) in addrs.iter().zip(&out) {
+                assert_eq!(Some(v), word(a));
+            }
+        }
+        let data: [u64; 32] = std::array::from_fn(|l| 0x100 + l as u64);
+        assert_eq!(mem.write_lanes(&broadcast, u32::MAX, 4, &data), Ok(()));
+        assert_eq!(word(x + 8), Some(0x11f));
+        let mut past = halves;
+        past[20] = x + 256;
+        let mut out = [7u64; 32];
+        assert_eq!(mem.read_lanes(&past, u32::MAX, 4, &mut out), Err(BadAddress { addr: x + 256 }));
+        assert_eq!(mem.write_lanes(&past, u32::MAX, 4, &data), Err(BadAddress { addr: x + 256 }));
+        assert_eq!(word(x + 128 + 12), Some(0x113));
+        assert_eq!(word(x + 128 + 20), Some(0x9796_9594));
     }
 
     /// A warp's accesses over two allocations match lane-by-lane ones; the first lane
