@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# check-docs.sh: builds the documentation of cudrv and cudrv-standin as docs.rs does
+# check-docs.sh: builds the documentation of cudrv, cudrv-standin and cudrv-ptx as docs.rs does
 # (rustdoc warnings, broken links and missing docs are errors) and checks what the crate
 # pages list:
 #
@@ -16,7 +16,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --quiet --no-deps -p cudrv -p cudrv-standin
+RUSTDOCFLAGS="${RUSTDOCFLAGS:-} -D warnings" cargo doc --quiet --no-deps -p cudrv -p cudrv-standin -p cudrv-ptx
 
 target=$(cargo metadata --format-version 1 --no-deps |
   python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')

@@ -8,7 +8,7 @@
 //! memory, control-flow, warp, texture and video instructions), where its semantics are
 //! (an executor arm or a lane function, [`Row::semantics`]) and where its results are held
 //! to a GPU's ([`Tested`]). From the rows come the decoder's name-to-operation mapping and
-//! operand-count check (`module::decode_inst`, through [`table!`]), the names of PTX
+//! operand-count check (`module::decode_inst`, through `table!`), the names of PTX
 //! instructions ([`is_ptx_instruction`], the stand-in's JIT log wording), the instruction
 //! suite's coverage ([`suite_forms`]) and its bare forms (`ptx/tests/suite/forms.rs` makes
 //! `opcode.type` forms of a [`Forms::Bare`] row from its shape).

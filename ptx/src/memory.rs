@@ -158,6 +158,20 @@ impl fmt::Display for Fault {
 
 impl std::error::Error for Fault {}
 
+/// The first address of a whole warp's 4-byte accesses (`mask` all lanes, `size` 4) when
+/// they are 32 consecutive aligned words, the usual coalesced access: a
+/// [`GlobalMemory::read_lanes`] or [`GlobalMemory::write_lanes`] can then check one 128-byte
+/// range instead of 32 addresses. `None` for any other access.
+#[inline]
+pub fn consecutive_words(addrs: &[u64; 32], mask: u32, size: usize) -> Option<u64> {
+    let first = addrs[0];
+    if mask != u32::MAX || size != 4 || first % 4 != 0 {
+        return None;
+    }
+    let consecutive = addrs.iter().zip(0u64..).fold(true, |ok, (&a, i)| ok & (a == first.wrapping_add(4 * i)));
+    consecutive.then_some(first)
+}
+
 struct Alloc {
     base: u64,
     size: usize,
@@ -298,20 +312,11 @@ impl HostMemory {
         self.find(addr, len)
     }
 
-    /// A whole warp's 4-byte accesses of 32 consecutive aligned words of one allocation (the
-    /// usual coalesced access): the allocation and the first word's index. `None` for any
-    /// other access (taken lane by lane).
+    /// A whole warp's 4-byte accesses of 32 consecutive aligned words of one allocation:
+    /// the allocation and the first word's index. `None` for any other access.
     #[inline]
     fn run_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<(&Alloc, usize)> {
-        let first = addrs[0];
-        if mask != u32::MAX || size != 4 || first % 4 != 0 {
-            return None;
-        }
-        let consecutive = addrs.iter().zip(0u64..).fold(true, |ok, (&a, i)| ok & (a == first.wrapping_add(4 * i)));
-        if !consecutive {
-            return None;
-        }
-        let (a, off) = self.find(first, 128)?;
+        let (a, off) = self.find(consecutive_words(addrs, mask, size)?, 128)?;
         Some((a, off / 4))
     }
 

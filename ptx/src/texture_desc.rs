@@ -49,7 +49,7 @@ pub enum Address {
 }
 
 /// What a texture or surface object's handle stands for: where its texels are and how
-/// they are read. The embedder answers it for a handle ([`GlobalMemory::texture`]).
+/// they are read. The embedder answers it for a handle ([`GlobalMemory::texture`](crate::GlobalMemory::texture)).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Texture {
     /// The device address of texel (0, 0, 0) of layer 0.

@@ -196,19 +196,11 @@ impl Device<'_> {
     }
 
     /// A whole warp's 4-byte accesses of 32 consecutive aligned words inside one live
-    /// allocation (the usual coalesced access): the host pointer to the first. `None` for
-    /// any other access, taken lane by lane (which finds the first bad lane).
+    /// allocation: the host pointer to the first. `None` for any other access, taken lane
+    /// by lane (which finds the first bad lane).
     #[inline]
     fn run_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<*mut u8> {
-        let first = addrs[0];
-        if mask != u32::MAX || size != 4 || first % 4 != 0 {
-            return None;
-        }
-        let consecutive = addrs.iter().zip(0u64..).fold(true, |ok, (&a, i)| ok & (a == first.wrapping_add(4 * i)));
-        if !consecutive {
-            return None;
-        }
-        self.at(first, 128).ok()
+        self.at(cudrv_ptx::consecutive_words(addrs, mask, size)?, 128).ok()
     }
 
     /// Each set bit `lane` of `mask` in lane order: the host pointer to the `size` bytes
