@@ -312,14 +312,6 @@ impl HostMemory {
         self.find(addr, len)
     }
 
-    /// A whole warp's 4-byte accesses of 32 consecutive aligned words of one allocation:
-    /// the allocation and the first word's index. `None` for any other access.
-    #[inline]
-    fn run_of_words(&self, addrs: &[u64; 32], mask: u32, size: usize) -> Option<(&Alloc, usize)> {
-        let (a, off) = self.find(consecutive_words(addrs, mask, size)?, 128)?;
-        Some((a, off / 4))
-    }
-
     /// A whole warp's aligned 4-byte accesses that all lie in one allocation, in any pattern
     /// (half-warp rows, broadcasts, strides): that allocation, found once from the lowest
     /// and highest address. `None` for any other access (taken lane by lane).
@@ -369,12 +361,6 @@ impl GlobalMemory for HostMemory {
         Ok(old)
     }
     fn read_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, out: &mut [u64; 32]) -> Result<(), BadAddress> {
-        if let Some((a, word)) = self.run_of_words(addrs, mask, size) {
-            for (o, w) in out.iter_mut().zip(a.words.get(word..).unwrap_or(&[])) {
-                *o = u64::from(w.load(Ordering::Relaxed));
-            }
-            return Ok(());
-        }
         if let Some(a) = self.span_of_words(addrs, mask, size) {
             for (o, &addr) in out.iter_mut().zip(addrs) {
                 let word = usize::try_from((addr - a.base) / 4).ok().and_then(|w| a.words.get(w));
@@ -396,12 +382,6 @@ impl GlobalMemory for HostMemory {
         Ok(())
     }
     fn write_lanes(&self, addrs: &[u64; 32], mask: u32, size: usize, data: &[u64; 32]) -> Result<(), BadAddress> {
-        if let Some((a, word)) = self.run_of_words(addrs, mask, size) {
-            for (v, w) in data.iter().zip(a.words.get(word..).unwrap_or(&[])) {
-                w.store(*v as u32, Ordering::Relaxed);
-            }
-            return Ok(());
-        }
         // In lane order: of two lanes storing to one word, the later one's value stays.
         if let Some(a) = self.span_of_words(addrs, mask, size) {
             for (v, &addr) in data.iter().zip(addrs) {
