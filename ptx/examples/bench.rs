@@ -181,12 +181,15 @@ fn translation(name: &str, text: &str) {
     let st = module.compile();
     let compile = start.elapsed().as_secs_f64() * 1e3;
     println!(
-        "translate {name:<26} {:>7} lines: load {load:8.3} ms, translation {compile:8.3} ms; {} of {} instructions as steps, {} bytes of steps ({:.0} per instruction)",
+        "translate {name:<26} {:>7} lines: load {load:8.3} ms, translation {compile:8.3} ms; {} of {} instructions as steps, {} bytes of steps ({:.0} per instruction); {} runs of {} instructions as machine code, {} bytes",
         text.lines().count(),
         st.translated,
         st.instructions,
         st.bytes,
-        st.bytes as f64 / st.instructions.max(1) as f64
+        st.bytes as f64 / st.instructions.max(1) as f64,
+        st.native_runs,
+        st.native_instructions,
+        st.native_bytes,
     );
 }
 

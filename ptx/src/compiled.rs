@@ -50,6 +50,12 @@ pub(crate) fn compile(f: &Func) -> Steps {
             _ => Link::Stop,
         })
         .collect();
+    #[cfg(feature = "native")]
+    let links = {
+        let mut links: Vec<Link> = links;
+        crate::native::fuse(f, &mut links);
+        links
+    };
     Steps { by_pc, links }
 }
 

@@ -184,7 +184,7 @@ struct Launch<'a> {
     /// The most warp instructions the launch may issue (`u64::MAX`: no limit).
     limit: u64,
     /// Warp instructions the launch's blocks have issued so far (each block adds its own
-    /// after each turn of a warp).
+    /// after each turn of a warp; only under a limit: with none nothing reads it).
     spent: AtomicU64,
     /// The most local memory (bytes) a thread's frames may take ([`GlobalMemory::stack_limit`]).
     local_limit: u64,
@@ -229,6 +229,13 @@ pub struct CompileStats {
     /// Host memory the steps hold: each step's code and captured operands, its reference
     /// count and its slot (the allocator's rounding aside).
     pub bytes: usize,
+    /// Runs of instructions compiled to machine code (feature `native`; a launch compiles
+    /// a run once a whole warp has reached it 256 times, this call all of them now).
+    pub native_runs: usize,
+    /// Instructions in those runs.
+    pub native_instructions: usize,
+    /// Their machine code, in bytes (each run's code also takes a page of its own).
+    pub native_bytes: usize,
 }
 
 /// What a launch executed.
@@ -249,8 +256,9 @@ enum Flow {
 
 impl Module {
     /// Translates every function for the compiled executor now, as its first launch would
-    /// otherwise do (once per function: a later call or launch reuses the steps), and says
-    /// how much was translated and what it holds. It changes no result: the executor
+    /// otherwise do (once per function: a later call or launch reuses the steps), compiles
+    /// every run of machine code (which a launch does only for runs it reaches often), and
+    /// says how much was translated and what it holds. It changes no result: the executor
     /// chosen ([`Module::set_executor`]) still decides what runs.
     pub fn compile(&self) -> CompileStats {
         let mut stats = CompileStats::default();
@@ -263,6 +271,16 @@ impl Module {
                 stats.translated += 1;
                 // The closure's captures plus the two reference counts of its `Arc`.
                 stats.bytes += std::mem::size_of_val(&*step.run) + 2 * std::mem::size_of::<usize>();
+            }
+            #[cfg(feature = "native")]
+            for link in &steps.links {
+                if let crate::lanes::Link::Native(slot) = link {
+                    if let Some(run) = slot.compiled() {
+                        stats.native_runs += 1;
+                        stats.native_instructions += slot.len as usize;
+                        stats.native_bytes += run.bytes;
+                    }
+                }
             }
         }
         stats
@@ -525,6 +543,27 @@ fn run_links(
     let mut ran = 0u64;
     while ran < room {
         match links.get(next as usize) {
+            #[cfg(feature = "native")]
+            Some(Link::Native(slot)) => {
+                let whole = mask == u32::MAX && room - ran >= u64::from(slot.len);
+                match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
+                    Some(run) => {
+                        // SAFETY: the code reads and writes rows below `run.min_regs` values
+                        // of the frame, which has that many (checked just now), and nothing
+                        // else.
+                        unsafe { (run.code)(regs.as_mut_ptr()) };
+                        ran += u64::from(slot.len);
+                        next += slot.len;
+                    }
+                    None => {
+                        ran += 1;
+                        if let Err(e) = (slot.first.run)(regs, ctx, mask) {
+                            return (ran, next, Err(e));
+                        }
+                        next += 1;
+                    }
+                }
+            }
             Some(Link::Step(step)) if !(step.memory && observed) => {
                 ran += 1;
                 if let Err(e) = (step.run)(regs, ctx, mask) {
@@ -640,8 +679,13 @@ impl Block<'_, '_> {
                 }
                 all_done = false;
                 let ran = self.run_warp(warp);
-                self.l.spent.fetch_add(self.issued - self.counted, Ordering::Relaxed);
-                self.counted = self.issued;
+                // Only a launch with a limit shares its count: an atomic add after every
+                // turn of every warp is a cache line the threads would otherwise pass back
+                // and forth (vector_add's warps run a few hundred thread-instructions a turn).
+                if self.l.limit != u64::MAX {
+                    self.l.spent.fetch_add(self.issued - self.counted, Ordering::Relaxed);
+                    self.counted = self.issued;
+                }
                 if ran? {
                     progress = true;
                 }

@@ -303,6 +303,10 @@ pub(crate) enum Link {
     Stop,
     /// An unguarded step, run for the whole warp.
     Step(Step),
+    /// The first of a run of pure steps compiled to machine code (`native.rs`): the whole
+    /// run for a whole warp with room for it, else `first` alone.
+    #[cfg(feature = "native")]
+    Native(std::sync::Arc<NativeSlot>),
     /// A branch: to `target` when its guard (none: always) holds in every lane, to the next
     /// instruction when in none; the run ends before it when the lanes part.
     Branch { guard: Option<(u32, bool)>, target: u32 },
@@ -311,5 +315,63 @@ pub(crate) enum Link {
 impl std::fmt::Debug for Steps {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Steps({} of {} compiled)", self.by_pc.iter().filter(|s| s.is_some()).count(), self.by_pc.len())
+    }
+}
+
+/// A run's machine code (`native.rs`): `code(regs)` runs the run over every lane of `regs`
+/// (a frame's rows, at least `min_regs` values).
+#[cfg(feature = "native")]
+pub(crate) struct NativeRun {
+    pub(crate) code: unsafe extern "C" fn(*mut u64),
+    /// The frame's length (in values) the code needs: one past the highest row it touches.
+    pub(crate) min_regs: usize,
+    /// The machine code's size.
+    pub(crate) bytes: usize,
+    /// What owns the code's memory (freed with the run).
+    pub(crate) _owner: Box<dyn Send + Sync>,
+}
+
+/// The first instruction of a run of pure steps that `native.rs` compiles once it is hot:
+/// its step (what runs until then, and for a warp that cannot take the whole run), the
+/// run's length, and its code once made.
+#[cfg(feature = "native")]
+pub(crate) struct NativeSlot {
+    pub(crate) first: Step,
+    /// Instructions in the run (each counted as its step would be).
+    pub(crate) len: u32,
+    /// How many times a whole warp reaches the run before it is compiled.
+    hot: u32,
+    hits: std::sync::atomic::AtomicU32,
+    code: std::sync::OnceLock<Option<NativeRun>>,
+    make: Box<dyn Fn() -> Option<NativeRun> + Send + Sync>,
+}
+
+#[cfg(feature = "native")]
+impl NativeSlot {
+    pub(crate) fn new(
+        first: Step,
+        len: u32,
+        hot: u32,
+        make: Box<dyn Fn() -> Option<NativeRun> + Send + Sync>,
+    ) -> NativeSlot {
+        NativeSlot { first, len, hot, hits: Default::default(), code: Default::default(), make }
+    }
+
+    /// The run's code, compiled at the call after its `hot`th (`None` before, or if the
+    /// code generator refused it).
+    #[inline]
+    pub(crate) fn code(&self) -> Option<&NativeRun> {
+        if let Some(code) = self.code.get() {
+            return code.as_ref();
+        }
+        if self.hits.fetch_add(1, std::sync::atomic::Ordering::Relaxed) < self.hot {
+            return None;
+        }
+        self.compiled()
+    }
+
+    /// The run's code, compiled now if it was not yet.
+    pub(crate) fn compiled(&self) -> Option<&NativeRun> {
+        self.code.get_or_init(|| (self.make)()).as_ref()
     }
 }

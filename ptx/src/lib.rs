@@ -63,6 +63,8 @@ pub mod instructions;
 mod lanes;
 mod memory;
 mod module;
+#[cfg(feature = "native")]
+mod native;
 pub mod observe;
 mod parse;
 mod texture;

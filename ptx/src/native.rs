@@ -1,0 +1,457 @@
+//! Runs of pure steps compiled to machine code (feature `native`, on by default): where
+//! two or more unguarded integer instructions follow one another (moves, additions,
+//! multiplications, logic, shifts by a constant, integer `setp`), [`fuse`] translates them
+//! with Cranelift into one function over a warp's register rows, lane after lane (two
+//! lanes at a time in SSE registers where the host's Cranelift backend lowers every
+//! operation of the run for them), with each value kept in a machine register from one
+//! instruction to the next instead of going through its row. A converged whole warp with
+//! room for the whole run (`exec.rs`'s `run_links`) calls it in place of the run's steps.
+//!
+//! The instructions fused are exactly those for which `compiled.rs` makes a step of the
+//! same arm (`Pure::of` mirrors `arithmetic`'s conditions), and each computes the bits that
+//! step computes; none can fault, and none reads another lane or memory, so running the
+//! run lane after lane (instead of instruction after instruction) gives the same registers.
+//! The instruction suite, the corpus and `tests/executors.rs` hold it to the interpreter.
+
+use std::collections::BTreeSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Type, UserFuncName, Value};
+use cranelift_codegen::isa::OwnedTargetIsa;
+use cranelift_codegen::settings::{self, Configurable};
+use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
+use cranelift_jit::{JITBuilder, JITModule};
+use cranelift_module::{FuncId, Module as _};
+
+use crate::alu::{int_comparison, mask_of, IntOrder};
+use crate::lanes::{Link, NativeRun, NativeSlot, WARP};
+use crate::module::{BoolOp, Func, Inst, MulMode, Op, Opd, K};
+
+/// The JIT module that owns a run's code.
+struct Code(Mutex<Option<JITModule>>);
+
+impl Drop for Code {
+    fn drop(&mut self) {
+        if let Some(m) = self.0.get_mut().ok().and_then(Option::take) {
+            // SAFETY: the `NativeRun` holding this code is being dropped with its only
+            // pointer into it, so nothing is left to call it.
+            unsafe { m.free_memory() };
+        }
+    }
+}
+
+/// A source of a fused instruction.
+#[derive(Clone, Copy, Debug)]
+enum Src {
+    Reg(u32),
+    Imm(u64),
+}
+
+/// What a fused instruction computes (the bits `compiled.rs`'s step of the same arm
+/// computes; `m` is the result's mask).
+#[derive(Clone, Copy, Debug)]
+enum Calc {
+    Mov { a: Src, m: u64 },
+    Add { a: Src, b: Src, m: u64 },
+    Sub { a: Src, b: Src, m: u64 },
+    MulLo { a: Src, b: Src, m: u64 },
+    MulWide { a: Src, b: Src, bits: u32, signed: bool },
+    MadLo { a: Src, b: Src, c: Src, m: u64 },
+    MadWide { a: Src, b: Src, c: Src, bits: u32, signed: bool, m: u64 },
+    And { a: Src, b: Src, m: u64 },
+    Or { a: Src, b: Src, m: u64 },
+    Xor { a: Src, b: Src, m: u64 },
+    ShlImm { a: Src, n: u8, m: u64 },
+    ShrImm { a: Src, n: u8, bits: u32, signed: bool, m: u64 },
+    Setp { a: Src, b: Src, bits: u32, signed: bool, order: IntOrder },
+}
+
+/// One fused instruction: its destination register and what it computes.
+#[derive(Clone, Copy, Debug)]
+struct Pure {
+    d: u32,
+    calc: Calc,
+}
+
+impl Pure {
+    /// `inst` as a fused instruction, if `compiled.rs` gives it a step of one of the arms
+    /// fused here (the same conditions, in the same order).
+    fn of(inst: &Inst) -> Option<Pure> {
+        if inst.guard.is_some() {
+            return None;
+        }
+        let ops = &inst.ops;
+        let Some(Opd::Reg(d)) = ops.first() else { return None };
+        let src = |k: usize| match ops.get(k)? {
+            Opd::Reg(r) => Some(Src::Reg(*r)),
+            Opd::Imm(v) => Some(Src::Imm(*v)),
+            _ => None,
+        };
+        let ty = inst.ty;
+        let bits = ty.bits;
+        let m = mask_of(bits);
+        let signed = ty.k == K::S;
+        let int = matches!(ty.k, K::U | K::S | K::B);
+        let plain = !inst.cc && !inst.sat;
+        let calc = match inst.op {
+            Op::Mov if matches!(ops.get(1), Some(Opd::Reg(_) | Opd::Imm(_))) => {
+                Calc::Mov { a: src(1)?, m: if ty.k == K::Pred { 1 } else { m } }
+            }
+            // `compiled.rs`'s float arms (f32 add/sub/mul/fma) and `cvta` come before the
+            // integer ones; every arm below needs an integer type, which they do not have.
+            Op::Add if int && plain => Calc::Add { a: src(1)?, b: src(2)?, m },
+            Op::Sub if int && plain => Calc::Sub { a: src(1)?, b: src(2)?, m },
+            Op::Mul(MulMode::Lo) if int => Calc::MulLo { a: src(1)?, b: src(2)?, m },
+            Op::Mul(MulMode::Wide) if int => Calc::MulWide { a: src(1)?, b: src(2)?, bits, signed },
+            Op::Mad(MulMode::Lo) if int && plain => Calc::MadLo { a: src(1)?, b: src(2)?, c: src(3)?, m },
+            Op::Mad(MulMode::Wide) if int && plain => {
+                Calc::MadWide { a: src(1)?, b: src(2)?, c: src(3)?, bits, signed, m: mask_of(bits * 2) }
+            }
+            Op::And | Op::Or | Op::Xor => {
+                let m = if ty.k == K::Pred { 1 } else { m };
+                let (a, b) = (src(1)?, src(2)?);
+                match inst.op {
+                    Op::And => Calc::And { a, b, m },
+                    Op::Or => Calc::Or { a, b, m },
+                    _ => Calc::Xor { a, b, m },
+                }
+            }
+            Op::Shl if int => match src(2)? {
+                Src::Imm(n) if n < u64::from(bits) => Calc::ShlImm { a: src(1)?, n: n as u8, m },
+                _ => return None,
+            },
+            Op::Shr if int => match src(2)? {
+                Src::Imm(n) if n < u64::from(bits) => Calc::ShrImm { a: src(1)?, n: n as u8, bits, signed, m },
+                _ => return None,
+            },
+            Op::Setp if int && inst.bop == BoolOp::None => {
+                let (signed, order) = int_comparison(ty, inst.cmp);
+                Calc::Setp { a: src(1)?, b: src(2)?, bits: bits.max(1), signed, order }
+            }
+            _ => return None,
+        };
+        Some(Pure { d: *d, calc })
+    }
+
+    /// The registers it reads.
+    fn sources(&self) -> impl Iterator<Item = u32> {
+        let (a, b, c) = match self.calc {
+            Calc::Mov { a, .. } | Calc::ShlImm { a, .. } | Calc::ShrImm { a, .. } => (Some(a), None, None),
+            Calc::Add { a, b, .. }
+            | Calc::Sub { a, b, .. }
+            | Calc::MulLo { a, b, .. }
+            | Calc::MulWide { a, b, .. }
+            | Calc::And { a, b, .. }
+            | Calc::Or { a, b, .. }
+            | Calc::Xor { a, b, .. }
+            | Calc::Setp { a, b, .. } => (Some(a), Some(b), None),
+            Calc::MadLo { a, b, c, .. } | Calc::MadWide { a, b, c, .. } => (Some(a), Some(b), Some(c)),
+        };
+        [a, b, c].into_iter().flatten().filter_map(|s| match s {
+            Src::Reg(r) => Some(r),
+            Src::Imm(_) => None,
+        })
+    }
+}
+
+/// How many times a whole warp reaches a run before the run is compiled (a run reached
+/// fewer times costs less as steps than its compilation, about 0.1 ms): 256, or what
+/// `CUDRV_PTX_NATIVE` says (read once): `0` compiles none (the steps alone, to compare),
+/// `eager` each at its first reach (what the tests use to hold the code to the interpreter).
+fn threshold() -> Option<u32> {
+    static HOT: OnceLock<Option<u32>> = OnceLock::new();
+    *HOT.get_or_init(|| match std::env::var("CUDRV_PTX_NATIVE").as_deref() {
+        Ok("0") => None,
+        Ok("eager") => Some(0),
+        _ => Some(256),
+    })
+}
+
+/// Replaces, in `links`, the first link of each run of two or more fusable steps of `f`
+/// with a slot that compiles the run once it is hot ([`threshold`]; the steps after it
+/// stay, for a warp that enters the run midway). A run the code generator refuses stays
+/// as steps; so does every run on a CPU `cranelift_native` does not know.
+pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
+    let Some(hot) = threshold() else { return };
+    // A branch's target starts a run (a loop's body is entered there each turn).
+    let targets: BTreeSet<usize> = f
+        .code
+        .iter()
+        .filter(|inst| matches!(inst.op, Op::Bra))
+        .filter_map(|inst| match inst.ops.first() {
+            Some(Opd::Label(l)) => Some(*l as usize),
+            _ => None,
+        })
+        .collect();
+    let mut runs: Vec<(usize, Vec<Pure>)> = Vec::new();
+    let mut current: Vec<Pure> = Vec::new();
+    for (pc, inst) in f.code.iter().enumerate() {
+        if targets.contains(&pc) && current.len() >= 2 {
+            runs.push((pc - current.len(), std::mem::take(&mut current)));
+        }
+        if targets.contains(&pc) {
+            current.clear();
+        }
+        let fusable = matches!(links.get(pc), Some(Link::Step(_))).then(|| Pure::of(inst)).flatten();
+        match fusable {
+            Some(p) => current.push(p),
+            None => {
+                if current.len() >= 2 {
+                    runs.push((pc - current.len(), std::mem::take(&mut current)));
+                }
+                current.clear();
+            }
+        }
+    }
+    if current.len() >= 2 {
+        runs.push((f.code.len() - current.len(), current));
+    }
+    for (start, run) in runs {
+        if let Some(link) = links.get_mut(start) {
+            let Link::Step(step) = link else { continue };
+            let len = run.len() as u32;
+            let make = Box::new(move || compile(&run));
+            *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, hot, make)));
+        }
+    }
+}
+
+/// One past the highest row a run touches, in values.
+fn min_regs(run: &[Pure]) -> usize {
+    let top = run.iter().flat_map(|p| p.sources().chain([p.d])).max().unwrap_or(0);
+    (top as usize + 1) * WARP
+}
+
+/// The host's code generator, made once (`None`: Cranelift does not support this CPU).
+fn isa() -> Option<OwnedTargetIsa> {
+    static ISA: OnceLock<Option<OwnedTargetIsa>> = OnceLock::new();
+    ISA.get_or_init(|| {
+        let mut flags = settings::builder();
+        flags.set("opt_level", "speed").ok()?;
+        flags.set("is_pic", "false").ok()?;
+        flags.set("enable_verifier", "false").ok()?;
+        cranelift_native::builder().ok()?.finish(settings::Flags::new(flags)).ok()
+    })
+    .clone()
+}
+
+/// `run` compiled (two lanes at a time where the backend takes every operation for them,
+/// else one), or `None` if the code generator refuses it.
+fn compile(run: &[Pure]) -> Option<NativeRun> {
+    let isa = isa()?;
+    let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
+    let (id, bytes) = [types::I64X2, types::I64].into_iter().find_map(|ty| define(&mut module, run, ty))?;
+    module.finalize_definitions().ok()?;
+    let p = module.get_finalized_function(id);
+    // SAFETY: `p` is the entry of a finalized function compiled with the signature
+    // `fn(i64)` in the host's default calling convention, which is `extern "C"` taking a
+    // pointer; the module that holds it goes into the run with it.
+    let code = unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(p) };
+    Some(NativeRun { code, min_regs: min_regs(run), bytes, _owner: Box::new(Code(Mutex::new(Some(module)))) })
+}
+
+/// Defines `run` in `module` over lanes of type `ty`: its function's id and code size.
+fn define(module: &mut JITModule, run: &[Pure], ty: Type) -> Option<(FuncId, usize)> {
+    let mut ctx = module.make_context();
+    ctx.func.signature.params.push(AbiParam::new(types::I64));
+    let mut fctx = FunctionBuilderContext::new();
+    let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
+    build(&mut builder, run, ty)?;
+    builder.finalize(module.target_config());
+    let id = module.declare_anonymous_function(&ctx.func.signature).ok()?;
+    ctx.func.name = UserFuncName::user(0, id.as_u32());
+    // A backend that cannot lower an operation for this type may panic instead of
+    // answering an error: either way the run stays as steps.
+    let defined =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| module.define_function(id, &mut ctx).is_ok()));
+    let bytes = ctx.compiled_code().map_or(0, |c| c.code_info().total_size as usize);
+    module.clear_context(&mut ctx);
+    matches!(defined, Ok(true)).then_some((id, bytes))
+}
+
+/// Emits `run` over every lane: a loop over the rows' lanes (`ty`'s lanes at a time), each
+/// turn loading the registers the run reads before writing, computing, and storing every
+/// register it writes. `None` where a value is out of the code's reach.
+fn build(b: &mut FunctionBuilder<'_>, run: &[Pure], ty: Type) -> Option<()> {
+    let entry = b.create_block();
+    let body = b.create_block();
+    let exit = b.create_block();
+    b.append_block_params_for_function_params(entry);
+    b.append_block_param(body, types::I64);
+    b.switch_to_block(entry);
+    let regs = *b.block_params(entry).first()?;
+    let zero = b.ins().iconst(types::I64, 0);
+    b.ins().jump(body, &[zero.into()]);
+
+    b.switch_to_block(body);
+    let off = *b.block_params(body).first()?;
+    let base = b.ins().iadd(regs, off);
+    let flags = MemFlagsData::new().with_notrap();
+    let row_offset = |r: u32| i32::try_from(u64::from(r) * (WARP as u64) * 8).ok();
+    let mut values: std::collections::HashMap<u32, Value> = std::collections::HashMap::new();
+    let mut written = BTreeSet::new();
+    for p in run {
+        let mut get = |b: &mut FunctionBuilder<'_>, s: Src| -> Option<Value> {
+            Some(match s {
+                Src::Imm(v) => konst(b, ty, v),
+                Src::Reg(r) => match values.get(&r) {
+                    Some(v) => *v,
+                    None => {
+                        let v = b.ins().load(ty, flags, base, row_offset(r)?);
+                        values.insert(r, v);
+                        v
+                    }
+                },
+            })
+        };
+        let v = match p.calc {
+            Calc::Mov { a, m } => {
+                let a = get(b, a)?;
+                masked(b, ty, a, m)
+            }
+            Calc::Add { a, b: y, m } | Calc::Sub { a, b: y, m } | Calc::MulLo { a, b: y, m } => {
+                let (x, y) = (get(b, a)?, get(b, y)?);
+                let r = match p.calc {
+                    Calc::Add { .. } => b.ins().iadd(x, y),
+                    Calc::Sub { .. } => b.ins().isub(x, y),
+                    _ => b.ins().imul(x, y),
+                };
+                masked(b, ty, r, m)
+            }
+            Calc::And { a, b: y, m } | Calc::Or { a, b: y, m } | Calc::Xor { a, b: y, m } => {
+                let (x, y) = (get(b, a)?, get(b, y)?);
+                let r = match p.calc {
+                    Calc::And { .. } => b.ins().band(x, y),
+                    Calc::Or { .. } => b.ins().bor(x, y),
+                    _ => b.ins().bxor(x, y),
+                };
+                masked(b, ty, r, m)
+            }
+            Calc::MulWide { a, b: y, bits, signed } => {
+                let (x, y) = (get(b, a)?, get(b, y)?);
+                wide(b, ty, x, y, bits, signed)
+            }
+            Calc::MadLo { a, b: y, c, m } => {
+                let (x, y, z) = (get(b, a)?, get(b, y)?, get(b, c)?);
+                let r = b.ins().imul(x, y);
+                let r = b.ins().iadd(r, z);
+                masked(b, ty, r, m)
+            }
+            Calc::MadWide { a, b: y, c, bits, signed, m } => {
+                let (x, y, z) = (get(b, a)?, get(b, y)?, get(b, c)?);
+                let r = wide(b, ty, x, y, bits, signed);
+                let r = b.ins().iadd(r, z);
+                masked(b, ty, r, m)
+            }
+            Calc::ShlImm { a, n, m } => {
+                let x = get(b, a)?;
+                let r = b.ins().ishl_imm_u(x, i64::from(n));
+                masked(b, ty, r, m)
+            }
+            Calc::ShrImm { a, n, bits, signed, m } => {
+                let x = get(b, a)?;
+                let r = if signed {
+                    let x = sext(b, x, bits);
+                    b.ins().sshr_imm_u(x, i64::from(n))
+                } else {
+                    let x = masked(b, ty, x, mask_of(bits));
+                    b.ins().ushr_imm_u(x, i64::from(n))
+                };
+                masked(b, ty, r, m)
+            }
+            Calc::Setp { a, b: y, bits, signed, order } => {
+                let (x, y) = (get(b, a)?, get(b, y)?);
+                setp(b, ty, x, y, bits, signed, order)
+            }
+        };
+        values.insert(p.d, v);
+        written.insert(p.d);
+    }
+    for d in written {
+        let v = *values.get(&d)?;
+        b.ins().store(flags, v, base, row_offset(d)?);
+    }
+    let step = i64::from(ty.bytes());
+    let next = b.ins().iadd_imm_s(off, step);
+    let more = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, (WARP * 8) as i64);
+    b.ins().brif(more, body, &[next.into()], exit, &[]);
+
+    b.switch_to_block(exit);
+    b.ins().return_(&[]);
+    b.seal_all_blocks();
+    Some(())
+}
+
+/// The constant `v` in every lane.
+fn konst(b: &mut FunctionBuilder<'_>, ty: Type, v: u64) -> Value {
+    let s = b.ins().iconst(types::I64, v as i64);
+    if ty.is_vector() {
+        b.ins().splat(ty, s)
+    } else {
+        s
+    }
+}
+
+/// `x & m` (nothing for a mask of every bit).
+fn masked(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, m: u64) -> Value {
+    if m == u64::MAX {
+        return x;
+    }
+    let k = konst(b, ty, m);
+    b.ins().band(x, k)
+}
+
+/// `x`'s low `bits` bits sign-extended (`alu::sext`).
+fn sext(b: &mut FunctionBuilder<'_>, x: Value, bits: u32) -> Value {
+    if bits >= 64 || bits == 0 {
+        return x;
+    }
+    let s = i64::from(64 - bits);
+    let up = b.ins().ishl_imm_u(x, s);
+    b.ins().sshr_imm_u(up, s)
+}
+
+/// `alu::mul_wide`: the low 64 bits of the product of the sign-extended or masked operands.
+fn wide(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, y: Value, bits: u32, signed: bool) -> Value {
+    let (x, y) = if signed {
+        (sext(b, x, bits), sext(b, y, bits))
+    } else {
+        (masked(b, ty, x, mask_of(bits)), masked(b, ty, y, mask_of(bits)))
+    };
+    b.ins().imul(x, y)
+}
+
+/// An integer `setp`: 1 where `x` and `y` (`bits`-bit integers, signed or not) stand in
+/// `order`, else 0 (`alu::int_keys`, `alu::in_order`).
+fn setp(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, y: Value, bits: u32, signed: bool, order: IntOrder) -> Value {
+    let cc = match (order, signed) {
+        (IntOrder::Always, _) => return konst(b, ty, 1),
+        (IntOrder::Never, _) => return konst(b, ty, 0),
+        (IntOrder::Eq, _) => IntCC::Equal,
+        (IntOrder::Ne, _) => IntCC::NotEqual,
+        (IntOrder::Lt, true) => IntCC::SignedLessThan,
+        (IntOrder::Le, true) => IntCC::SignedLessThanOrEqual,
+        (IntOrder::Gt, true) => IntCC::SignedGreaterThan,
+        (IntOrder::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+        (IntOrder::Lt, false) => IntCC::UnsignedLessThan,
+        (IntOrder::Le, false) => IntCC::UnsignedLessThanOrEqual,
+        (IntOrder::Gt, false) => IntCC::UnsignedGreaterThan,
+        (IntOrder::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+    };
+    // Signed keys are the sign-extended values (their order, flipped into unsigned order
+    // by `int_keys`, is the signed order); unsigned keys the masked ones.
+    let (x, y) = if signed {
+        (sext(b, x, bits), sext(b, y, bits))
+    } else {
+        (masked(b, ty, x, mask_of(bits)), masked(b, ty, y, mask_of(bits)))
+    };
+    let c = b.ins().icmp(cc, x, y);
+    if ty.is_vector() {
+        // Every bit set where it holds: keep the lowest.
+        let one = konst(b, ty, 1);
+        b.ins().band(c, one)
+    } else {
+        b.ins().uextend(types::I64, c)
+    }
+}
