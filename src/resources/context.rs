@@ -5,15 +5,12 @@ use crate::device::Device;
 use crate::error::{CudaError, Error};
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::values::{raw_mapping, CacheConfig};
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice, CUlimit, CUsharedconfig};
 use crate::table::Call;
 use crate::Driver;
-
-/// The context kind: owned by its driver, on a device.
-pub(crate) struct ContextKind;
 
 /// What a context belongs to.
 #[derive(Clone, Copy)]
@@ -25,46 +22,39 @@ pub(crate) struct ContextOwner {
     green: usize,
 }
 
-impl Kind for ContextKind {
-    type Raw = CUcontext;
-    type Owner = ContextOwner;
-    const NAME: &'static str = "Context";
-    const NULL: CUcontext = std::ptr::null_mut();
-    fn driver(owner: &ContextOwner) -> &'static Driver {
-        owner.driver
-    }
-    fn addr(raw: CUcontext) -> usize {
-        raw as usize
-    }
-    fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
-        match ownership {
-            Ownership::Primary => Arg::Int(i64::from(owner.device)),
-            _ if owner.green != 0 => Arg::Pointer(owner.green),
-            _ => Arg::Pointer(raw as usize),
-        }
-    }
-    fn release_call(owner: &ContextOwner, ownership: Ownership) -> Call {
-        match ownership {
-            Ownership::Primary => call::cuDevicePrimaryCtxRelease,
-            _ if owner.green != 0 => call::cuGreenCtxDestroy,
-            _ => call::cuCtxDestroy,
-        }
-    }
-    unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
-        let pc = owner.driver.pc();
-        // SAFETY: the last clone releases once (the trait's contract): a primary context
-        // retained once (its release needs no current context), or a green context or
-        // context we own, in which every handle made holds a clone of this one, so none is
-        // left.
-        unsafe {
+kind!(
+    /// The context kind: owned by its driver, on a device.
+    ContextKind: CUcontext = "Context", owner ContextOwner, driver |o| o.driver, release {
+        fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
             match ownership {
-                Ownership::Primary => pc.cuDevicePrimaryCtxRelease(owner.device),
-                _ if owner.green != 0 => pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx),
-                _ => pc.cuCtxDestroy(raw),
+                Ownership::Primary => Arg::Int(i64::from(owner.device)),
+                _ if owner.green != 0 => Arg::Pointer(owner.green),
+                _ => Arg::Pointer(raw as usize),
+            }
+        }
+        fn release_call(owner: &ContextOwner, ownership: Ownership) -> Call {
+            match ownership {
+                Ownership::Primary => call::cuDevicePrimaryCtxRelease,
+                _ if owner.green != 0 => call::cuGreenCtxDestroy,
+                _ => call::cuCtxDestroy,
+            }
+        }
+        unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
+            let pc = owner.driver.pc();
+            // SAFETY: the last clone releases once (the trait's contract): a primary context
+            // retained once (its release needs no current context), or a green context or
+            // context we own, in which every handle made holds a clone of this one, so none is
+            // left.
+            unsafe {
+                match ownership {
+                    Ownership::Primary => pc.cuDevicePrimaryCtxRelease(owner.device),
+                    _ if owner.green != 0 => pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx),
+                    _ => pc.cuCtxDestroy(raw),
+                }
             }
         }
     }
-}
+);
 
 impl Device {
     /// Retains its primary context, released when the last clone drops. On error nothing
