@@ -428,7 +428,9 @@ pub(crate) use handle_type;
 /// `kind!(StreamKind: CUstream = "Stream", owner Context, driver |o| o.driver(), context
 /// |_o| None, release cuStreamDestroy)`. The call's name is used once, for both the call
 /// and the [`Call`] a report names; a report names the raw handle as [`RawHandle::arg`]
-/// does (a pointer, or an integer handle in hex).
+/// does (a pointer, or an integer handle in hex). The usual case of that, an owner that is
+/// a context (or has its `driver()` and `as_raw()`) whose release runs in it, is `owner
+/// Context, in its context, release cuModuleUnload`.
 ///
 /// Part of its parent, never released on its own: `part of Part<Module>, driver |o|
 /// o.driver, released with cuModuleUnload`.
@@ -437,6 +439,11 @@ pub(crate) use handle_type;
 /// the braces holding the kind's `release_call`, `release` and whichever of the trait's
 /// other methods it does not leave to their defaults.
 macro_rules! kind {
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, in its context,
+     release $call:ident) => {
+        $crate::resources::handle::kind!($(#[$doc])* $kind: $raw = $name, owner $owner, driver |o| o.driver(),
+            context |o| Some(o.as_raw()), release $call);
+    };
     ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, driver |$d:ident| $driver:expr,
      context |$c:ident| $context:expr, release $call:ident $(|$ro:ident|)? $(($($extra:expr),*))?
      $(, on_drop |$od:ident| $on_drop:block)?) => {
