@@ -14,14 +14,12 @@ use std::sync::Mutex;
 
 use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
-use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::flags::ArrayFlags;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::stream::Stream;
 use crate::sys::{CUarray, CUarray_format, CUcontext, CUDA_ARRAY3D_DESCRIPTOR, CUDA_ARRAY_DESCRIPTOR};
 use crate::table::Call;
-use crate::Driver;
 
 /// The type of each channel of an array element (`CUarray_format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -183,9 +181,6 @@ impl ArrayDescriptor {
     }
 }
 
-/// The kind of a CUDA array.
-pub(crate) struct ArrayKind;
-
 /// What an array keeps alive and the streams it was used on.
 pub(crate) struct ArrayOwner {
     context: Context,
@@ -200,41 +195,31 @@ impl ArrayOwner {
     }
 }
 
-impl Kind for ArrayKind {
-    type Raw = CUarray;
-    type Owner = ArrayOwner;
-    const NAME: &'static str = "Array";
-    const NULL: CUarray = std::ptr::null_mut();
-    fn driver(owner: &ArrayOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUarray) -> usize {
-        raw as usize
-    }
-    fn arg(_: &ArrayOwner, raw: CUarray, _: Ownership) -> Arg {
-        Arg::Pointer(raw as usize)
-    }
-    fn release_call(_: &ArrayOwner, _: Ownership) -> Call {
-        call::cuArrayDestroy
-    }
-    fn release_context(owner: &ArrayOwner) -> Option<CUcontext> {
-        Some(owner.context.as_raw())
-    }
-    unsafe fn release(owner: &ArrayOwner, raw: CUarray, _: Ownership) -> Result<(), CudaError> {
-        let pc = owner.context.driver().pc();
-        // Its copies' streams (perhaps of other contexts), then every kernel of its context
-        // (texture and surface reads and writes): if either wait fails, the array is leaked
-        // (reported), never destroyed under them.
-        for s in owner.uses() {
-            if !s.is_capturing_raw()? {
-                s.synchronize_raw()?;
-            }
+kind!(
+    /// The kind of a CUDA array.
+    ArrayKind: CUarray = "Array", owner ArrayOwner, driver |o| o.context.driver(), release {
+        fn release_call(_: &ArrayOwner, _: Ownership) -> Call {
+            call::cuArrayDestroy
         }
-        pc.0.typed().cuCtxSynchronize()?;
-        // SAFETY: released once, from the last clone, after its uses.
-        unsafe { pc.cuArrayDestroy(raw) }
+        fn release_context(owner: &ArrayOwner) -> Option<CUcontext> {
+            Some(owner.context.as_raw())
+        }
+        unsafe fn release(owner: &ArrayOwner, raw: CUarray, _: Ownership) -> Result<(), CudaError> {
+            let pc = owner.context.driver().pc();
+            // Its copies' streams (perhaps of other contexts), then every kernel of its context
+            // (texture and surface reads and writes): if either wait fails, the array is leaked
+            // (reported), never destroyed under them.
+            for s in owner.uses() {
+                if !s.is_capturing_raw()? {
+                    s.synchronize_raw()?;
+                }
+            }
+            pc.0.typed().cuCtxSynchronize()?;
+            // SAFETY: released once, from the last clone, after its uses.
+            unsafe { pc.cuArrayDestroy(raw) }
+        }
     }
-}
+);
 
 /// A CUDA array (`cuArrayCreate`/`cuArray3DCreate`). Clones share it; the last one
 /// destroys it (`cuArrayDestroy`) after the work that may use it: its copies' streams and

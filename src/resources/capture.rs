@@ -6,6 +6,7 @@
 
 use crate::error::Error;
 use crate::resources::stream::Stream;
+use crate::resources::values::raw_mapping;
 use crate::sys::{CUgraph, CUgraphEdgeData, CUgraphNode, CUstreamCaptureMode, CUstreamCaptureStatus};
 use crate::Driver;
 
@@ -59,14 +60,14 @@ pub enum CaptureStatus {
 }
 
 impl CaptureStatus {
-    fn from_raw(raw: CUstreamCaptureStatus) -> CaptureStatus {
-        type S = CUstreamCaptureStatus;
-        match raw {
-            S::CU_STREAM_CAPTURE_STATUS_NONE => CaptureStatus::None,
-            S::CU_STREAM_CAPTURE_STATUS_ACTIVE => CaptureStatus::Active,
-            S::CU_STREAM_CAPTURE_STATUS_INVALIDATED => CaptureStatus::Invalidated,
-            other => CaptureStatus::Other(other.0),
+    raw_mapping! {
+        fn from_raw(CUstreamCaptureStatus) -> CaptureStatus;
+        {
+            None => CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_NONE,
+            Active => CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_ACTIVE,
+            Invalidated => CUstreamCaptureStatus::CU_STREAM_CAPTURE_STATUS_INVALIDATED,
         }
+        from_raw: { other => CaptureStatus::Other(other.0) }
     }
 }
 

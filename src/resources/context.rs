@@ -5,15 +5,13 @@ use crate::device::Device;
 use crate::error::{CudaError, Error};
 use crate::report::Arg;
 use crate::resources::flags::ContextFlags;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::values::{raw_mapping, CacheConfig};
 use crate::scope;
 use crate::sys::{CUcontext, CUdevice, CUlimit, CUsharedconfig};
 use crate::table::Call;
+use crate::typed::Typed;
 use crate::Driver;
-
-/// The context kind: owned by its driver, on a device.
-pub(crate) struct ContextKind;
 
 /// What a context belongs to.
 #[derive(Clone, Copy)]
@@ -25,46 +23,39 @@ pub(crate) struct ContextOwner {
     green: usize,
 }
 
-impl Kind for ContextKind {
-    type Raw = CUcontext;
-    type Owner = ContextOwner;
-    const NAME: &'static str = "Context";
-    const NULL: CUcontext = std::ptr::null_mut();
-    fn driver(owner: &ContextOwner) -> &'static Driver {
-        owner.driver
-    }
-    fn addr(raw: CUcontext) -> usize {
-        raw as usize
-    }
-    fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
-        match ownership {
-            Ownership::Primary => Arg::Int(i64::from(owner.device)),
-            _ if owner.green != 0 => Arg::Pointer(owner.green),
-            _ => Arg::Pointer(raw as usize),
-        }
-    }
-    fn release_call(owner: &ContextOwner, ownership: Ownership) -> Call {
-        match ownership {
-            Ownership::Primary => call::cuDevicePrimaryCtxRelease,
-            _ if owner.green != 0 => call::cuGreenCtxDestroy,
-            _ => call::cuCtxDestroy,
-        }
-    }
-    unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
-        let pc = owner.driver.pc();
-        // SAFETY: the last clone releases once (the trait's contract): a primary context
-        // retained once (its release needs no current context), or a green context or
-        // context we own, in which every handle made holds a clone of this one, so none is
-        // left.
-        unsafe {
+kind!(
+    /// The context kind: owned by its driver, on a device.
+    ContextKind: CUcontext = "Context", owner ContextOwner, driver |o| o.driver, release {
+        fn arg(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Arg {
             match ownership {
-                Ownership::Primary => pc.cuDevicePrimaryCtxRelease(owner.device),
-                _ if owner.green != 0 => pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx),
-                _ => pc.cuCtxDestroy(raw),
+                Ownership::Primary => Arg::Int(i64::from(owner.device)),
+                _ if owner.green != 0 => Arg::Pointer(owner.green),
+                _ => Arg::Pointer(raw as usize),
+            }
+        }
+        fn release_call(owner: &ContextOwner, ownership: Ownership) -> Call {
+            match ownership {
+                Ownership::Primary => call::cuDevicePrimaryCtxRelease,
+                _ if owner.green != 0 => call::cuGreenCtxDestroy,
+                _ => call::cuCtxDestroy,
+            }
+        }
+        unsafe fn release(owner: &ContextOwner, raw: CUcontext, ownership: Ownership) -> Result<(), CudaError> {
+            let pc = owner.driver.pc();
+            // SAFETY: the last clone releases once (the trait's contract): a primary context
+            // retained once (its release needs no current context), or a green context or
+            // context we own, in which every handle made holds a clone of this one, so none is
+            // left.
+            unsafe {
+                match ownership {
+                    Ownership::Primary => pc.cuDevicePrimaryCtxRelease(owner.device),
+                    _ if owner.green != 0 => pc.cuGreenCtxDestroy(owner.green as crate::sys::CUgreenCtx),
+                    _ => pc.cuCtxDestroy(raw),
+                }
             }
         }
     }
-}
+);
 
 impl Device {
     /// Retains its primary context, released when the last clone drops. On error nothing
@@ -134,8 +125,7 @@ impl Context {
     /// The flags it runs with (`cuCtxGetFlags`, with it current): a created context's
     /// creation flags; a primary context's flags (the driver adds `MAP_HOST`).
     pub fn flags(&self) -> Result<ContextFlags, Error> {
-        let t = self.driver().typed();
-        Ok(ContextFlags::from_bits_retain(self.run(|| t.cuCtxGetFlags())?))
+        self.run_typed(|t| t.cuCtxGetFlags()).map(ContextFlags::from_bits_retain)
     }
 
     fn wrap(driver: &'static Driver, raw: CUcontext, device: CUdevice, ownership: Ownership) -> Context {
@@ -202,6 +192,14 @@ impl Context {
         scope::run_in(self.driver(), self.as_raw(), op)
     }
 
+    /// Runs the typed call `call` with this context current ([`Context::run`]): the
+    /// context's own queries and settings, which the driver makes of the current context.
+    #[inline]
+    fn run_typed<T>(&self, call: impl FnOnce(Typed) -> Result<T, CudaError>) -> Result<T, Error> {
+        let t = self.driver().typed();
+        self.run(|| call(t))
+    }
+
     /// Runs `op`, a call whose handles name this context, without making it current where
     /// the driver does not need that (`scope::run_named`).
     #[inline(always)]
@@ -213,58 +211,50 @@ impl Context {
     /// `least` is the numerically greatest (0 on every device so far), `greatest` the
     /// numerically least (-5 on an H200). A priority outside it is clamped.
     pub fn stream_priority_range(&self) -> Result<StreamPriorityRange, Error> {
-        let t = self.driver().typed();
-        let (least, greatest) = self.run(|| t.cuCtxGetStreamPriorityRange())?;
+        let (least, greatest) = self.run_typed(|t| t.cuCtxGetStreamPriorityRange())?;
         Ok(StreamPriorityRange { least, greatest })
     }
 
     /// The value of `limit` in this context (`cuCtxGetLimit`).
     pub fn limit(&self, limit: Limit) -> Result<usize, Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxGetLimit(limit.raw()))
+        self.run_typed(|t| t.cuCtxGetLimit(limit.raw()))
     }
 
     /// Sets `limit` in this context (`cuCtxSetLimit`). The driver may round the value
     /// (read it back with [`Context::limit`]); some limits can only be set before the
     /// first launch that uses them. On error the limit is unchanged.
     pub fn set_limit(&self, limit: Limit, value: usize) -> Result<(), Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxSetLimit(limit.raw(), value))
+        self.run_typed(|t| t.cuCtxSetLimit(limit.raw(), value))
     }
 
     /// The context's preferred split of on-chip memory between L1 and shared memory
     /// (`cuCtxGetCacheConfig`; a function's own preference wins).
     pub fn cache_config(&self) -> Result<CacheConfig, Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxGetCacheConfig()).map(CacheConfig::from_raw)
+        self.run_typed(|t| t.cuCtxGetCacheConfig()).map(CacheConfig::from_raw)
     }
 
     /// Sets the context's preferred cache configuration (`cuCtxSetCacheConfig`; a device
     /// with a fixed split ignores it).
     pub fn set_cache_config(&self, config: CacheConfig) -> Result<(), Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxSetCacheConfig(config.raw()))
+        self.run_typed(|t| t.cuCtxSetCacheConfig(config.raw()))
     }
 
     /// The shared memory bank size (`cuCtxGetSharedMemConfig`, deprecated: drivers since
     /// compute capability 5.0 devices report the default and ignore a setting; a driver
     /// without the entry says so in the error).
     pub fn shared_mem_config(&self) -> Result<SharedMemConfig, Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxGetSharedMemConfig()).map(SharedMemConfig::from_raw)
+        self.run_typed(|t| t.cuCtxGetSharedMemConfig()).map(SharedMemConfig::from_raw)
     }
 
     /// Sets the shared memory bank size (`cuCtxSetSharedMemConfig`, deprecated; see
     /// [`Context::shared_mem_config`]).
     pub fn set_shared_mem_config(&self, config: SharedMemConfig) -> Result<(), Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxSetSharedMemConfig(config.raw()))
+        self.run_typed(|t| t.cuCtxSetSharedMemConfig(config.raw()))
     }
 
     /// `cuCtxSynchronize` in this context.
     pub fn synchronize(&self) -> Result<(), Error> {
-        let t = self.driver().typed();
-        self.run(|| t.cuCtxSynchronize())
+        self.run_typed(|t| t.cuCtxSynchronize())
     }
 }
 

@@ -10,14 +10,19 @@ use std::fmt;
 use std::ops::{BitOr, BitOrAssign};
 
 use crate::sys::{
-    CUctx_flags, CUevent_flags, CUgraphInstantiate_flags, CUoccupancy_flags, CUstream_flags, CUDA_ARRAY3D_CUBEMAP,
-    CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_TEXTURE_GATHER, CU_MEMHOSTALLOC_DEVICEMAP,
-    CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_WRITECOMBINED,
+    CUctx_flags, CUevent_flags, CUgraphInstantiate_flags, CUmemAllocationHandleType, CUoccupancy_flags, CUstream_flags,
+    CUDA_ARRAY3D_CUBEMAP, CUDA_ARRAY3D_LAYERED, CUDA_ARRAY3D_SURFACE_LDST, CUDA_ARRAY3D_TEXTURE_GATHER,
+    CU_MEMHOSTALLOC_DEVICEMAP, CU_MEMHOSTALLOC_PORTABLE, CU_MEMHOSTALLOC_WRITECOMBINED,
 };
 
-/// Declares a flag set over `u32`: the named constants, `bits`, `from_bits_retain`,
-/// `contains`, `|`, `From<u32>` and a `Debug` that names the known bits.
+/// Declares a flag set over `u32` (or the type after its name, `Name: u64 { .. }`): the
+/// named constants, `bits`, `from_bits_retain`, `contains`, `|`, `From<u32>` and a `Debug`
+/// that names the known bits. A set of one C enum's values names the enum once: `Name of
+/// CUenum { FLAG = CU_CONSTANT, .. }` is `Name { FLAG = CUenum::CU_CONSTANT.0, .. }`.
 macro_rules! flag_set {
+    ($(#[$doc:meta])* $name:ident of $cty:ident { $($(#[$cdoc:meta])* $flag:ident = $c:ident,)* }) => {
+        flag_set!($(#[$doc])* $name { $($(#[$cdoc])* $flag = $cty::$c.0,)* });
+    };
     ($(#[$doc:meta])* $name:ident { $($body:tt)* }) => {
         flag_set!($(#[$doc])* $name: u32 { $($body)* });
     };
@@ -115,50 +120,50 @@ fn write_bits(f: &mut fmt::Formatter<'_>, bits: u64, named: &[(&str, u64)]) -> f
 
 flag_set!(
     /// How a stream is created (`cuStreamCreate`'s `CU_STREAM_*` flags).
-    StreamFlags {
+    StreamFlags of CUstream_flags {
         /// The stream synchronises with the legacy default (NULL) stream.
-        DEFAULT = CUstream_flags::CU_STREAM_DEFAULT.0,
+        DEFAULT = CU_STREAM_DEFAULT,
         /// The stream does not synchronise with the legacy default stream.
-        NON_BLOCKING = CUstream_flags::CU_STREAM_NON_BLOCKING.0,
+        NON_BLOCKING = CU_STREAM_NON_BLOCKING,
     }
 );
 
 flag_set!(
     /// How an event is created (`cuEventCreate`'s `CU_EVENT_*` flags).
-    EventFlags {
+    EventFlags of CUevent_flags {
         /// An event that records timing, waited for by spinning.
-        DEFAULT = CUevent_flags::CU_EVENT_DEFAULT.0,
+        DEFAULT = CU_EVENT_DEFAULT,
         /// `synchronize` blocks the thread instead of spinning.
-        BLOCKING_SYNC = CUevent_flags::CU_EVENT_BLOCKING_SYNC.0,
+        BLOCKING_SYNC = CU_EVENT_BLOCKING_SYNC,
         /// No timing data: cheaper to record and wait for.
-        DISABLE_TIMING = CUevent_flags::CU_EVENT_DISABLE_TIMING.0,
+        DISABLE_TIMING = CU_EVENT_DISABLE_TIMING,
         /// Shareable with other processes (needs `DISABLE_TIMING`).
-        INTERPROCESS = CUevent_flags::CU_EVENT_INTERPROCESS.0,
+        INTERPROCESS = CU_EVENT_INTERPROCESS,
     }
 );
 
 flag_set!(
     /// How a context is created (`cuCtxCreate`'s `CU_CTX_*` flags).
-    ContextFlags {
+    ContextFlags of CUctx_flags {
         /// The driver picks how a waiting thread waits.
-        SCHED_AUTO = CUctx_flags::CU_CTX_SCHED_AUTO.0,
+        SCHED_AUTO = CU_CTX_SCHED_AUTO,
         /// A waiting thread spins.
-        SCHED_SPIN = CUctx_flags::CU_CTX_SCHED_SPIN.0,
+        SCHED_SPIN = CU_CTX_SCHED_SPIN,
         /// A waiting thread yields.
-        SCHED_YIELD = CUctx_flags::CU_CTX_SCHED_YIELD.0,
+        SCHED_YIELD = CU_CTX_SCHED_YIELD,
         /// A waiting thread blocks.
-        SCHED_BLOCKING_SYNC = CUctx_flags::CU_CTX_SCHED_BLOCKING_SYNC.0,
+        SCHED_BLOCKING_SYNC = CU_CTX_SCHED_BLOCKING_SYNC,
         /// Mapped pinned host allocations are allowed (a primary context reports it; a
         /// created context reports exactly the flags it was created with).
-        MAP_HOST = CUctx_flags::CU_CTX_MAP_HOST.0,
+        MAP_HOST = CU_CTX_MAP_HOST,
         /// Local memory is not shrunk after a kernel that needed more.
-        LMEM_RESIZE_TO_MAX = CUctx_flags::CU_CTX_LMEM_RESIZE_TO_MAX.0,
+        LMEM_RESIZE_TO_MAX = CU_CTX_LMEM_RESIZE_TO_MAX,
         /// GPU core dumps on exceptions for this context.
-        COREDUMP_ENABLE = CUctx_flags::CU_CTX_COREDUMP_ENABLE.0,
+        COREDUMP_ENABLE = CU_CTX_COREDUMP_ENABLE,
         /// GPU core dumps on a user trigger for this context.
-        USER_COREDUMP_ENABLE = CUctx_flags::CU_CTX_USER_COREDUMP_ENABLE.0,
+        USER_COREDUMP_ENABLE = CU_CTX_USER_COREDUMP_ENABLE,
         /// Synchronous memory operations are always synchronous.
-        SYNC_MEMOPS = CUctx_flags::CU_CTX_SYNC_MEMOPS.0,
+        SYNC_MEMOPS = CU_CTX_SYNC_MEMOPS,
     }
 );
 
@@ -178,12 +183,12 @@ flag_set!(
 
 flag_set!(
     /// How an occupancy query counts (`cuOccupancy*WithFlags`' `CU_OCCUPANCY_*` flags).
-    OccupancyFlags {
+    OccupancyFlags of CUoccupancy_flags {
         /// The default: the function's preferred cache configuration is used.
-        DEFAULT = CUoccupancy_flags::CU_OCCUPANCY_DEFAULT.0,
+        DEFAULT = CU_OCCUPANCY_DEFAULT,
         /// The device's own cache split, ignoring the function's preference (a global
         /// caching override may not be in effect).
-        DISABLE_CACHING_OVERRIDE = CUoccupancy_flags::CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE.0,
+        DISABLE_CACHING_OVERRIDE = CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE,
     }
 );
 
@@ -209,13 +214,13 @@ flag_set!(
 flag_set!(
     /// The shareable handle types a physical allocation can be exported as
     /// (`CU_MEM_HANDLE_TYPE_*`, [`crate::PhysicalMemory::new`]).
-    ShareableHandleTypes {
+    ShareableHandleTypes of CUmemAllocationHandleType {
         /// None: the allocation is not exportable.
-        NONE = 0,
+        NONE = CU_MEM_HANDLE_TYPE_NONE,
         /// A POSIX file descriptor (Linux), passed between processes over a Unix socket.
-        POSIX_FD = crate::sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR.0,
+        POSIX_FD = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
         /// A fabric handle (multi-node NVLink; needs an IMEX channel where the driver has it).
-        FABRIC = crate::sys::CUmemAllocationHandleType::CU_MEM_HANDLE_TYPE_FABRIC.0,
+        FABRIC = CU_MEM_HANDLE_TYPE_FABRIC,
     }
 );
 

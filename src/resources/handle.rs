@@ -72,21 +72,19 @@ pub(crate) enum Ownership {
 
 /// What is particular to one resource kind.
 pub(crate) trait Kind: 'static {
-    /// The raw driver handle.
-    type Raw: Copy;
+    /// The raw driver handle (what an out-parameter starts as, and how `Debug` shows it,
+    /// are its [`RawHandle`] answers).
+    type Raw: RawHandle;
     /// What keeps the resource's context, driver or parent alive.
     type Owner: Send + Sync;
     /// The public type's name, for `Debug` and reports.
     const NAME: &'static str;
-    /// What an out-parameter starts as before the driver writes the raw handle.
-    const NULL: Self::Raw;
     /// The driver the resource belongs to.
     fn driver(owner: &Self::Owner) -> &'static Driver;
-    /// The raw handle as an address, for `Debug`.
-    fn addr(raw: Self::Raw) -> usize;
-    /// How a report names the handle (the argument the release call is given).
+    /// How a report names the handle (the argument the release call is given): by
+    /// default as [`RawHandle::arg`] names it.
     fn arg(_owner: &Self::Owner, raw: Self::Raw, _ownership: Ownership) -> Arg {
-        Arg::Pointer(Self::addr(raw))
+        raw.arg()
     }
     /// The call that releases it.
     fn release_call(owner: &Self::Owner, ownership: Ownership) -> Call;
@@ -197,7 +195,7 @@ impl<K: Kind> Core<K> {
         create: impl FnOnce(&mut K::Raw) -> Result<(), CudaError>,
     ) -> Result<Core<K>, CudaError> {
         Core::create_in(owner, ctx, || {
-            let mut raw = K::NULL;
+            let mut raw = K::Raw::NULL;
             create(&mut raw)?;
             Ok(raw)
         })
@@ -214,7 +212,7 @@ impl<K: Kind> Core<K> {
 
     /// `Stream(0x55d0c0a01230)`.
     pub(crate) fn fmt_debug(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}({:#x})", K::NAME, K::addr(self.raw))
+        write!(f, "{}({:#x})", K::NAME, self.raw.addr())
     }
 }
 
@@ -422,22 +420,36 @@ macro_rules! handle_type {
 }
 pub(crate) use handle_type;
 
-/// Declares a kind released by one checked call that takes the raw handle (and arguments
-/// after it, which may read the owner: `release cuMemAddressFree |o| (o.size)`):
+/// Declares a kind and implements [`Kind`] for it; each form says only what is particular
+/// to the kind.
+///
+/// Released by one checked call that takes the raw handle (and arguments after it, which
+/// may read the owner: `release cuMemAddressFree |o| (o.size)`):
 /// `kind!(StreamKind: CUstream = "Stream", owner Context, driver |o| o.driver(), context
 /// |_o| None, release cuStreamDestroy)`. The call's name is used once, for both the call
-/// and the [`Call`] a report names; a report names the raw handle as a pointer, or in hex
-/// for an integer handle.
+/// and the [`Call`] a report names; a report names the raw handle as [`RawHandle::arg`]
+/// does (a pointer, or an integer handle in hex). The usual case of that, an owner that is
+/// a context (or has its `driver()` and `as_raw()`) whose release runs in it, is `owner
+/// Context, in its context, release cuModuleUnload`.
+///
+/// Part of its parent, never released on its own: `part of Part<Module>, driver |o|
+/// o.driver, released with cuModuleUnload`.
+///
+/// Released its own way: `owner ArrayOwner, driver |o| o.context.driver(), release { .. }`,
+/// the braces holding the kind's `release_call`, `release` and whichever of the trait's
+/// other methods it does not leave to their defaults.
 macro_rules! kind {
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, in its context,
+     release $call:ident) => {
+        $crate::resources::handle::kind!($(#[$doc])* $kind: $raw = $name, owner $owner, driver |o| o.driver(),
+            context |o| Some(o.as_raw()), release $call);
+    };
     ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, driver |$d:ident| $driver:expr,
      context |$c:ident| $context:expr, release $call:ident $(|$ro:ident|)? $(($($extra:expr),*))?
      $(, on_drop |$od:ident| $on_drop:block)?) => {
         $crate::resources::handle::kind!(@impl $(#[$doc])* $kind, $raw, $name, $owner, |$d| $driver, $call, {
             fn release_context($c: &$owner) -> Option<$crate::sys::CUcontext> {
                 $context
-            }
-            fn arg(_: &$owner, raw: $raw, _: $crate::resources::handle::Ownership) -> $crate::report::Arg {
-                $crate::resources::handle::RawHandle::arg(raw)
             }
             unsafe fn release(
                 owner: &$owner,
@@ -466,8 +478,13 @@ macro_rules! kind {
             }
         });
     };
-    (@impl $(#[$doc:meta])* $kind:ident, $raw:ty, $name:literal, $owner:ty, |$d:ident| $driver:expr, $call:ident,
-     { $($rest:tt)* }) => {
+    ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, owner $owner:ty, driver |$d:ident| $driver:expr,
+     release { $($rest:tt)* }) => {
+        $crate::resources::handle::kind!(@impl $(#[$doc])* $kind, $raw, $name, $owner, |$d| $driver, , { $($rest)* });
+    };
+    // `$call`, if given, is the release call whatever the owner and ownership.
+    (@impl $(#[$doc:meta])* $kind:ident, $raw:ty, $name:literal, $owner:ty, |$d:ident| $driver:expr,
+     $($call:ident)?, { $($rest:tt)* }) => {
         $(#[$doc])*
         pub(crate) struct $kind;
 
@@ -475,17 +492,15 @@ macro_rules! kind {
             type Raw = $raw;
             type Owner = $owner;
             const NAME: &'static str = $name;
-            const NULL: $raw = <$raw as $crate::resources::handle::RawHandle>::NULL;
             #[inline(always)]
             fn driver($d: &$owner) -> &'static $crate::Driver {
                 $driver
             }
-            fn addr(raw: $raw) -> usize {
-                $crate::resources::handle::RawHandle::addr(raw)
-            }
+            $(
             fn release_call(_: &$owner, _: $crate::resources::handle::Ownership) -> $crate::table::Call {
                 $crate::call::$call
             }
+            )?
             $($rest)*
         }
     };

@@ -15,8 +15,7 @@ use crate::sys::CUdeviceptr;
 
 kind!(
     /// The kind of a registration: unregistered in its context.
-    Registration: *mut c_void = "HostRegistration", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
-    release cuMemHostUnregister
+    Registration: *mut c_void = "HostRegistration", owner Context, in its context, release cuMemHostUnregister
 );
 
 /// The program's slice of `T`, registered with the driver (`cuMemHostRegister`): page-locked

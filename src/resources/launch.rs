@@ -10,7 +10,7 @@ use crate::resources::kernel_arg::KernelArg;
 use crate::resources::launch_attr::{self, LaunchAttribute};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::resources::params::{self, Foreign, Target};
+use crate::resources::params::{self, Check, Foreign, Target};
 use crate::resources::peer;
 use crate::resources::stream::Stream;
 use crate::sys::{CUfunction, CUlaunchAttribute, CUlaunchAttributeID, CUlaunchConfig};
@@ -219,7 +219,8 @@ impl<'a> Launch<'a> {
             Some(sizes) if self.spilled_sizes.is_empty() => sizes,
             _ => &self.spilled_sizes,
         };
-        params::check("Launch::launch", self.target, self.stream.context(), sizes, self.foreign)?;
+        let (target, context, foreign) = (self.target, self.stream.context(), self.foreign);
+        params::check(Check { what: "Launch::launch", target, context, sizes, foreign })?;
         if !self.attrs.is_empty() {
             let version = self.stream.context().driver().version_code();
             for &(_, needs, name) in &self.attrs {

@@ -11,8 +11,7 @@ use crate::sys::{CUjitInputType, CUlinkState};
 
 kind!(
     /// The link state kind: owned by its context, destroyed in it.
-    LinkerKind: CUlinkState = "Linker", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
-    release cuLinkDestroy
+    LinkerKind: CUlinkState = "Linker", owner Context, in its context, release cuLinkDestroy
 );
 
 /// A link in progress. Not `Clone`: a link state is built by one owner. Dropping it

@@ -25,11 +25,10 @@ use std::sync::{Arc, Mutex};
 
 use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
-use crate::report::Arg;
 use crate::resources::context::Context;
 use crate::resources::event::Event;
 use crate::resources::flags::EventFlags;
-use crate::resources::handle::{Handle, Kind, Ownership};
+use crate::resources::handle::{kind, Handle, Ownership};
 use crate::resources::pool::MemoryPool;
 use crate::resources::stream::Stream;
 use crate::resources::values::value_count;
@@ -61,9 +60,6 @@ device_repr!(u8, i8, u16, i16, u32, i32, u64, i64, u128, i128, usize, isize, f32
 
 // SAFETY: an array of plain data is plain data.
 unsafe impl<T: DeviceRepr, const N: usize> DeviceRepr for [T; N] {}
-
-/// The kind of a device allocation.
-pub(crate) struct DeviceMemory;
 
 /// How an allocation is given back, what it keeps alive, and the streams it was used on.
 pub(crate) struct MemoryOwner {
@@ -325,64 +321,54 @@ impl Drop for Keep {
     }
 }
 
-impl Kind for DeviceMemory {
-    type Raw = CUdeviceptr;
-    type Owner = MemoryOwner;
-    const NAME: &'static str = "DeviceBuffer";
-    const NULL: CUdeviceptr = 0;
-    fn driver(owner: &MemoryOwner) -> &'static Driver {
-        owner.context.driver()
-    }
-    fn addr(raw: CUdeviceptr) -> usize {
-        raw as usize
-    }
-    fn arg(_: &MemoryOwner, raw: CUdeviceptr, _: Ownership) -> Arg {
-        Arg::Hex(raw)
-    }
-    fn release_call(owner: &MemoryOwner, _: Ownership) -> Call {
-        match owner.release {
-            Release::Free => call::cuMemFree,
-            Release::FreeAsync { .. } => call::cuMemFreeAsync,
-            Release::Kept { unmap: Some(_), .. } => call::cuMemUnmap,
-            Release::Kept { unmap: None, .. } => call::cuStreamSynchronize,
+kind!(
+    /// The kind of a device allocation.
+    DeviceMemory: CUdeviceptr = "DeviceBuffer", owner MemoryOwner, driver |o| o.context.driver(), release {
+        fn release_call(owner: &MemoryOwner, _: Ownership) -> Call {
+            match owner.release {
+                Release::Free => call::cuMemFree,
+                Release::FreeAsync { .. } => call::cuMemFreeAsync,
+                Release::Kept { unmap: Some(_), .. } => call::cuMemUnmap,
+                Release::Kept { unmap: None, .. } => call::cuStreamSynchronize,
+            }
         }
-    }
-    fn release_context(owner: &MemoryOwner) -> Option<CUcontext> {
-        match &owner.release {
-            Release::Free => Some(owner.context.as_raw()),
-            Release::FreeAsync { stream, .. } => Some(stream.context().as_raw()),
-            // Stream waits and unmapping name what they act on: no context needed.
-            Release::Kept { .. } => None,
-        }
-    }
-    unsafe fn release(owner: &MemoryOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
-        let pc = owner.context.driver().pc();
-        // The free waits for the uses on other streams; if that cannot be arranged, the
-        // memory is leaked (the error is reported), never freed under them.
-        let after_uses = match &owner.release {
-            Release::FreeAsync { stream, .. } => owner.order_free_on(stream),
-            Release::Free | Release::Kept { .. } => owner.wait_for_uses(),
-        };
-        // SAFETY: released once, from the last clone, after its uses (waited for, or
-        // ordered before the free on `stream`, which we hold); a mapping is mapped at
-        // `raw` while `keep` lives (released once, or again after a failed try).
-        let released = after_uses.and_then(|()| unsafe {
+        fn release_context(owner: &MemoryOwner) -> Option<CUcontext> {
             match &owner.release {
-                Release::Free => pc.cuMemFree(raw),
-                Release::FreeAsync { stream, .. } => pc.cuMemFreeAsync(raw, stream.as_raw()),
-                Release::Kept { unmap: Some(bytes), .. } => pc.cuMemUnmap(raw, *bytes),
-                Release::Kept { unmap: None, .. } => Ok(()),
+                Release::Free => Some(owner.context.as_raw()),
+                Release::FreeAsync { stream, .. } => Some(stream.context().as_raw()),
+                // Stream waits and unmapping name what they act on: no context needed.
+                Release::Kept { .. } => None,
             }
-        });
-        match &owner.release {
-            Release::Kept { keep, .. } => {
-                keep.leaked.store(released.is_err(), Ordering::Release);
-                released.map_err(|e| e.with_note("what keeps the memory valid is leaked"))
+        }
+        unsafe fn release(owner: &MemoryOwner, raw: CUdeviceptr, _: Ownership) -> Result<(), CudaError> {
+            let pc = owner.context.driver().pc();
+            // The free waits for the uses on other streams; if that cannot be arranged, the
+            // memory is leaked (the error is reported), never freed under them.
+            let after_uses = match &owner.release {
+                Release::FreeAsync { stream, .. } => owner.order_free_on(stream),
+                Release::Free | Release::Kept { .. } => owner.wait_for_uses(),
+            };
+            // SAFETY: released once, from the last clone, after its uses (waited for, or
+            // ordered before the free on `stream`, which we hold); a mapping is mapped at
+            // `raw` while `keep` lives (released once, or again after a failed try).
+            let released = after_uses.and_then(|()| unsafe {
+                match &owner.release {
+                    Release::Free => pc.cuMemFree(raw),
+                    Release::FreeAsync { stream, .. } => pc.cuMemFreeAsync(raw, stream.as_raw()),
+                    Release::Kept { unmap: Some(bytes), .. } => pc.cuMemUnmap(raw, *bytes),
+                    Release::Kept { unmap: None, .. } => Ok(()),
+                }
+            });
+            match &owner.release {
+                Release::Kept { keep, .. } => {
+                    keep.leaked.store(released.is_err(), Ordering::Release);
+                    released.map_err(|e| e.with_note("what keeps the memory valid is leaked"))
+                }
+                _ => released,
             }
-            _ => released,
         }
     }
-}
+);
 
 /// A device allocation of `len` values of `T`. Clones share it; the last one frees it (if
 /// owned): with `cuMemFree` in its context, or, for a stream-ordered one, with

@@ -10,8 +10,7 @@ use crate::sys::{CUfunction, CUmodule, CUresult};
 
 kind!(
     /// The module kind: owned by its context, unloaded in it.
-    ModuleKind: CUmodule = "Module", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
-    release cuModuleUnload
+    ModuleKind: CUmodule = "Module", owner Context, in its context, release cuModuleUnload
 );
 
 /// A loaded module. Clones share it; the last one unloads it (if owned) in its

@@ -92,18 +92,23 @@ impl Target<'_> {
 /// context.
 pub(crate) type Foreign = Option<(usize, CUcontext)>;
 
-/// Checks a launch of `target` in `context` (a stream's, or a graph's for a kernel node:
-/// `what` names the call) with arguments of these sizes (0: unknown). Inline where the
-/// answer is yes from what is known already (the layout learnt, every size as it says);
-/// the rest is [`check_now`].
+/// A launch to check: of `target` in `context` (a stream's, or a graph's for a kernel
+/// node: `what` names the call) with arguments of these sizes (0: unknown), `foreign`
+/// the first of them of a context the launch's cannot reach.
+#[derive(Clone, Copy)]
+pub(crate) struct Check<'a> {
+    pub(crate) what: &'static str,
+    pub(crate) target: Target<'a>,
+    pub(crate) context: &'a Context,
+    pub(crate) sizes: &'a [u32],
+    pub(crate) foreign: Foreign,
+}
+
+/// Checks a launch. Inline where the answer is yes from what is known already (the layout
+/// learnt, every size as it says); the rest is [`check_now`].
 #[inline]
-pub(crate) fn check(
-    what: &'static str,
-    target: Target<'_>,
-    context: &Context,
-    sizes: &[u32],
-    foreign: Foreign,
-) -> Result<(), InvalidArgument> {
+pub(crate) fn check(launch: Check<'_>) -> Result<(), InvalidArgument> {
+    let Check { target, context, sizes, foreign, .. } = launch;
     if foreign.is_none() && target.context().is_none_or(|c| c == context.as_raw()) {
         if let Some(known) = target.known() {
             if known.params.len() == sizes.len() && known.params.iter().zip(sizes).all(|(p, &s)| fits(p, s)) {
@@ -111,7 +116,7 @@ pub(crate) fn check(
             }
         }
     }
-    check_now(what, target, context, sizes, foreign)
+    check_now(launch)
 }
 
 /// Whether an argument of `size` bytes (0: unknown) fits the parameter `p`.
@@ -122,13 +127,8 @@ fn fits(p: &ParamInfo, size: u32) -> bool {
 
 /// [`check`] in full.
 #[inline(never)]
-fn check_now(
-    what: &'static str,
-    target: Target<'_>,
-    context: &Context,
-    sizes: &[u32],
-    foreign: Foreign,
-) -> Result<(), InvalidArgument> {
+fn check_now(launch: Check<'_>) -> Result<(), InvalidArgument> {
+    let Check { what, target, context, sizes, foreign } = launch;
     let own = context.as_raw();
     if let Some(ctx) = target.context().filter(|&c| c != own) {
         return Err(InvalidArgument::new(

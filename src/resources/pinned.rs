@@ -19,8 +19,7 @@ use crate::scope::cleanup_steps_in_context;
 
 kind!(
     /// The kind of a pinned host allocation: freed in its context.
-    PinnedMemory: *mut c_void = "PinnedBuffer", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
-    release cuMemFreeHost
+    PinnedMemory: *mut c_void = "PinnedBuffer", owner Context, in its context, release cuMemFreeHost
 );
 
 /// `len` values of `T` in page-locked host memory. Not `Clone`: it has one owner, so its

@@ -17,8 +17,7 @@ use crate::sys::{
 
 kind!(
     /// The memory pool kind: owned by its context, destroyed in it.
-    PoolKind: CUmemoryPool = "MemoryPool", owner Context, driver |o| o.driver(), context |o| Some(o.as_raw()),
-    release cuMemPoolDestroy
+    PoolKind: CUmemoryPool = "MemoryPool", owner Context, in its context, release cuMemPoolDestroy
 );
 
 /// A memory pool. Clones share it; the last one destroys it (if owned) in its

@@ -17,11 +17,10 @@ use std::ffi::c_void;
 
 use crate::call;
 use crate::error::{CudaError, Error, InvalidArgument};
-use crate::report::Arg;
 use crate::resources::array::{Array, ArrayFormat};
 use crate::resources::context::Context;
 use crate::resources::flags::ArrayFlags;
-use crate::resources::handle::{handle_type, Handle, Kind, Ownership};
+use crate::resources::handle::{handle_type, kind, Handle, Ownership};
 use crate::resources::kernel_arg::sealed::ArgUse;
 use crate::resources::kernel_arg::KernelArg;
 use crate::resources::memory::{DeviceMemory, DeviceRepr};
@@ -32,7 +31,6 @@ use crate::sys::{
     CUDA_RESOURCE_DESC, CUDA_TEXTURE_DESC, CU_TRSF_NORMALIZED_COORDINATES, CU_TRSF_READ_AS_INTEGER,
 };
 use crate::table::Call;
-use crate::Driver;
 
 /// What a texture coordinate outside the texture reads (`CUaddress_mode`). Wrap and mirror
 /// apply only with normalised coordinates (the driver clamps otherwise).
@@ -379,34 +377,21 @@ unsafe fn release_object(
 /// `$destroy` after the context's kernels (`release_object`).
 macro_rules! object_kind {
     ($(#[$doc:meta])* $kind:ident: $raw:ty = $name:literal, $destroy:ident) => {
-        $(#[$doc])*
-        pub(crate) struct $kind;
-
-        impl Kind for $kind {
-            type Raw = $raw;
-            type Owner = ObjectOwner;
-            const NAME: &'static str = $name;
-            const NULL: $raw = 0;
-            fn driver(owner: &ObjectOwner) -> &'static Driver {
-                owner.context.driver()
+        kind!(
+            $(#[$doc])*
+            $kind: $raw = $name, owner ObjectOwner, driver |o| o.context.driver(), release {
+                fn release_call(_: &ObjectOwner, _: Ownership) -> Call {
+                    call::$destroy
+                }
+                fn release_context(owner: &ObjectOwner) -> Option<CUcontext> {
+                    Some(owner.context.as_raw())
+                }
+                unsafe fn release(owner: &ObjectOwner, raw: $raw, _: Ownership) -> Result<(), CudaError> {
+                    // SAFETY: released once, from the last clone, after its context's kernels.
+                    unsafe { release_object(owner, |pc| pc.$destroy(raw)) }
+                }
             }
-            fn addr(raw: $raw) -> usize {
-                raw as usize
-            }
-            fn arg(_: &ObjectOwner, raw: $raw, _: Ownership) -> Arg {
-                Arg::Hex(raw)
-            }
-            fn release_call(_: &ObjectOwner, _: Ownership) -> Call {
-                call::$destroy
-            }
-            fn release_context(owner: &ObjectOwner) -> Option<CUcontext> {
-                Some(owner.context.as_raw())
-            }
-            unsafe fn release(owner: &ObjectOwner, raw: $raw, _: Ownership) -> Result<(), CudaError> {
-                // SAFETY: released once, from the last clone, after its context's kernels.
-                unsafe { release_object(owner, |pc| pc.$destroy(raw)) }
-            }
-        }
+        );
     };
 }
 

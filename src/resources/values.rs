@@ -13,7 +13,9 @@ use crate::sys::{
 /// Writes a value enum's `raw` and `from_raw` (inside its `impl`) from one table of
 /// `Variant => CONSTANT` rows, so the two directions cannot disagree. `raw:` adds arms for
 /// variants the table does not list (ones that carry a value); `from_raw:` ends the
-/// reverse match (a value the table does not name: a default, or `Other`).
+/// reverse match (a value the table does not name: a default, or `Other`). An enum the
+/// driver only reports has only `from_raw`: `fn from_raw(CUxxx) -> Enum;` and the same
+/// table.
 macro_rules! raw_mapping {
     (
         $(#[$raw_doc:meta])* $raw_vis:vis fn raw -> $raw:ty;
@@ -30,6 +32,17 @@ macro_rules! raw_mapping {
             }
         }
 
+        $crate::resources::values::raw_mapping! {
+            $(#[$from_doc])* $from_vis fn from_raw($raw) -> $ty;
+            { $($variant => $value),+ }
+            from_raw: { $($from_pat => $from_out),+ }
+        }
+    };
+    (
+        $(#[$from_doc:meta])* $from_vis:vis fn from_raw($raw:ty) -> $ty:ident;
+        { $($variant:ident => $value:path),+ $(,)? }
+        from_raw: { $($from_pat:pat => $from_out:expr),+ $(,)? }
+    ) => {
         $(#[$from_doc])*
         $from_vis fn from_raw(raw: $raw) -> $ty {
             match raw {

@@ -5,6 +5,7 @@
 use crate::error::{CudaError, Error};
 use crate::resources::graph::base::{raw_nodes, Graph, GraphNode};
 use crate::resources::launch::LaunchConfig;
+use crate::resources::values::raw_mapping;
 use crate::sys::{CUdeviceptr, CUfunction, CUgraphNode, CUgraphNodeType};
 
 /// The type of a graph node (`CUgraphNodeType`).
@@ -44,25 +45,25 @@ pub enum GraphNodeType {
 }
 
 impl GraphNodeType {
-    fn from_raw(t: CUgraphNodeType) -> GraphNodeType {
-        type T = CUgraphNodeType;
-        match t {
-            T::CU_GRAPH_NODE_TYPE_KERNEL => GraphNodeType::Kernel,
-            T::CU_GRAPH_NODE_TYPE_MEMCPY => GraphNodeType::Memcpy,
-            T::CU_GRAPH_NODE_TYPE_MEMSET => GraphNodeType::Memset,
-            T::CU_GRAPH_NODE_TYPE_HOST => GraphNodeType::Host,
-            T::CU_GRAPH_NODE_TYPE_GRAPH => GraphNodeType::Graph,
-            T::CU_GRAPH_NODE_TYPE_EMPTY => GraphNodeType::Empty,
-            T::CU_GRAPH_NODE_TYPE_WAIT_EVENT => GraphNodeType::WaitEvent,
-            T::CU_GRAPH_NODE_TYPE_EVENT_RECORD => GraphNodeType::EventRecord,
-            T::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL => GraphNodeType::ExtSemaphoreSignal,
-            T::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT => GraphNodeType::ExtSemaphoreWait,
-            T::CU_GRAPH_NODE_TYPE_MEM_ALLOC => GraphNodeType::MemAlloc,
-            T::CU_GRAPH_NODE_TYPE_MEM_FREE => GraphNodeType::MemFree,
-            T::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP => GraphNodeType::BatchMemOp,
-            T::CU_GRAPH_NODE_TYPE_CONDITIONAL => GraphNodeType::Conditional,
-            other => GraphNodeType::Other(other.0),
+    raw_mapping! {
+        fn from_raw(CUgraphNodeType) -> GraphNodeType;
+        {
+            Kernel => CUgraphNodeType::CU_GRAPH_NODE_TYPE_KERNEL,
+            Memcpy => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMCPY,
+            Memset => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEMSET,
+            Host => CUgraphNodeType::CU_GRAPH_NODE_TYPE_HOST,
+            Graph => CUgraphNodeType::CU_GRAPH_NODE_TYPE_GRAPH,
+            Empty => CUgraphNodeType::CU_GRAPH_NODE_TYPE_EMPTY,
+            WaitEvent => CUgraphNodeType::CU_GRAPH_NODE_TYPE_WAIT_EVENT,
+            EventRecord => CUgraphNodeType::CU_GRAPH_NODE_TYPE_EVENT_RECORD,
+            ExtSemaphoreSignal => CUgraphNodeType::CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL,
+            ExtSemaphoreWait => CUgraphNodeType::CU_GRAPH_NODE_TYPE_EXT_SEMAS_WAIT,
+            MemAlloc => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_ALLOC,
+            MemFree => CUgraphNodeType::CU_GRAPH_NODE_TYPE_MEM_FREE,
+            BatchMemOp => CUgraphNodeType::CU_GRAPH_NODE_TYPE_BATCH_MEM_OP,
+            Conditional => CUgraphNodeType::CU_GRAPH_NODE_TYPE_CONDITIONAL,
         }
+        from_raw: { other => GraphNodeType::Other(other.0) }
     }
 }
 

@@ -16,6 +16,20 @@ use crate::sys::{
 };
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
+/// The setters of 0.1's builder, one per flag: `name(self, on)` sets or clears `FLAG`
+/// (inside `impl InstantiateFlags`), deprecated with `note`.
+macro_rules! deprecated_setters {
+    ($($name:ident => $flag:ident, $note:literal;)*) => {
+        $(
+            #[doc = concat!("With or without [`InstantiateFlags::", stringify!($flag), "`].")]
+            #[deprecated(since = "0.2.0", note = $note)]
+            pub const fn $name(self, on: bool) -> InstantiateFlags {
+                self.with(InstantiateFlags::$flag, on)
+            }
+        )*
+    };
+}
+
 /// The builder of 0.1, kept for code written against it: flags are a flag set now
 /// (`InstantiateFlags::UPLOAD | InstantiateFlags::DEVICE_LAUNCH`).
 impl InstantiateFlags {
@@ -25,28 +39,11 @@ impl InstantiateFlags {
         InstantiateFlags::NONE
     }
 
-    /// With or without [`InstantiateFlags::AUTO_FREE_ON_LAUNCH`].
-    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::AUTO_FREE_ON_LAUNCH`")]
-    pub const fn auto_free_on_launch(self, on: bool) -> InstantiateFlags {
-        self.with(InstantiateFlags::AUTO_FREE_ON_LAUNCH, on)
-    }
-
-    /// With or without [`InstantiateFlags::UPLOAD`].
-    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::UPLOAD`")]
-    pub const fn upload(self, on: bool) -> InstantiateFlags {
-        self.with(InstantiateFlags::UPLOAD, on)
-    }
-
-    /// With or without [`InstantiateFlags::DEVICE_LAUNCH`].
-    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::DEVICE_LAUNCH`")]
-    pub const fn device_launch(self, on: bool) -> InstantiateFlags {
-        self.with(InstantiateFlags::DEVICE_LAUNCH, on)
-    }
-
-    /// With or without [`InstantiateFlags::USE_NODE_PRIORITY`].
-    #[deprecated(since = "0.2.0", note = "use `| InstantiateFlags::USE_NODE_PRIORITY`")]
-    pub const fn use_node_priority(self, on: bool) -> InstantiateFlags {
-        self.with(InstantiateFlags::USE_NODE_PRIORITY, on)
+    deprecated_setters! {
+        auto_free_on_launch => AUTO_FREE_ON_LAUNCH, "use `| InstantiateFlags::AUTO_FREE_ON_LAUNCH`";
+        upload => UPLOAD, "use `| InstantiateFlags::UPLOAD`";
+        device_launch => DEVICE_LAUNCH, "use `| InstantiateFlags::DEVICE_LAUNCH`";
+        use_node_priority => USE_NODE_PRIORITY, "use `| InstantiateFlags::USE_NODE_PRIORITY`";
     }
 
     const fn with(self, flag: InstantiateFlags, on: bool) -> InstantiateFlags {

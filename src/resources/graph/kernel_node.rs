@@ -15,7 +15,7 @@ use crate::resources::kernel_arg::KernelArg;
 use crate::resources::launch::{launch_shaped, LaunchConfig};
 use crate::resources::library::Kernel;
 use crate::resources::module::Function;
-use crate::resources::params::{self, Foreign, Target};
+use crate::resources::params::{self, Check, Foreign, Target};
 use crate::resources::peer;
 use crate::sys::{CUcontext, CUfunction, CUgraphNode, CUkernel, CUDA_KERNEL_NODE_PARAMS};
 
@@ -90,7 +90,7 @@ impl<'a> KernelNodeParams<'a> {
             .iter()
             .enumerate()
             .find_map(|(i, c)| c.filter(|c| !peer::usable_in(context, c.as_raw())).map(|c| (i, c.as_raw())));
-        params::check(what, self.target, context, &self.sizes, foreign)?;
+        params::check(Check { what, target: self.target, context, sizes: &self.sizes, foreign })?;
         if self.contexts.iter().flatten().all(|c| c.as_raw() == own) {
             self.checked_in.set(own);
         }
