@@ -545,14 +545,17 @@ fn run_links(
         match links.get(next as usize) {
             #[cfg(feature = "native")]
             Some(Link::Native(slot)) => {
-                let whole = mask == u32::MAX && room - ran >= u64::from(slot.len);
+                // Turns that fit in the room: each the run and (but the last) the branch back.
+                let (len, back) = (u64::from(slot.len), u64::from(slot.loops));
+                let turns = (room - ran + back) / (len + back);
+                let whole = mask == u32::MAX && turns >= 1;
                 match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
                     Some(run) => {
                         // SAFETY: the code reads and writes rows below `run.min_regs` values
                         // of the frame, which has that many (checked just now), and nothing
                         // else.
-                        unsafe { (run.code)(regs.as_mut_ptr()) };
-                        ran += u64::from(slot.len);
+                        let made = unsafe { (run.code)(regs.as_mut_ptr(), turns) }.clamp(1, turns);
+                        ran += made * len + (made - 1) * back;
                         next += slot.len;
                     }
                     None => {

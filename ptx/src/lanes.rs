@@ -318,11 +318,13 @@ impl std::fmt::Debug for Steps {
     }
 }
 
-/// A run's machine code (`native.rs`): `code(regs)` runs the run over every lane of `regs`
-/// (a frame's rows, at least `min_regs` values).
+/// A run's machine code (`native.rs`): `code(regs, max_turns)` runs the run over every lane
+/// of `regs` (a frame's rows, at least `min_regs` values); a run that is a loop's body turns
+/// again while the branch back holds in every lane, at most `max_turns` times. It answers
+/// the turns it made (at least 1).
 #[cfg(feature = "native")]
 pub(crate) struct NativeRun {
-    pub(crate) code: unsafe extern "C" fn(*mut u64),
+    pub(crate) code: unsafe extern "C" fn(*mut u64, u64) -> u64,
     /// The frame's length (in values) the code needs: one past the highest row it touches.
     pub(crate) min_regs: usize,
     /// The machine code's size.
@@ -339,6 +341,9 @@ pub(crate) struct NativeSlot {
     pub(crate) first: Step,
     /// Instructions in the run (each counted as its step would be).
     pub(crate) len: u32,
+    /// The instruction after the run is a branch back to its start, which the code takes
+    /// itself while the whole warp does.
+    pub(crate) loops: bool,
     /// How many times a whole warp reaches the run before it is compiled.
     hot: u32,
     hits: std::sync::atomic::AtomicU32,
@@ -351,10 +356,11 @@ impl NativeSlot {
     pub(crate) fn new(
         first: Step,
         len: u32,
+        loops: bool,
         hot: u32,
         make: Box<dyn Fn() -> Option<NativeRun> + Send + Sync>,
     ) -> NativeSlot {
-        NativeSlot { first, len, hot, hits: Default::default(), code: Default::default(), make }
+        NativeSlot { first, len, loops, hot, hits: Default::default(), code: Default::default(), make }
     }
 
     /// The run's code, compiled at the call after its `hot`th (`None` before, or if the

@@ -13,7 +13,7 @@
 //! run lane after lane (instead of instruction after instruction) gives the same registers.
 //! The instruction suite, the corpus and `tests/executors.rs` hold it to the interpreter.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cranelift_codegen::ir::condcodes::IntCC;
@@ -207,19 +207,36 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
     if current.len() >= 2 {
         runs.push((f.code.len() - current.len(), current));
     }
-    for (start, run) in runs {
+    for (start, pures) in runs {
+        // A branch right after the run back to its start: the run is a loop's body, which
+        // the code turns while the whole warp takes the branch.
+        let end = start + pures.len();
+        let back = match links.get(end) {
+            Some(Link::Branch { guard, target }) if *target as usize == start => Some(*guard),
+            _ => None,
+        };
+        let run = Run { pures, back };
         if let Some(link) = links.get_mut(start) {
             let Link::Step(step) = link else { continue };
-            let len = run.len() as u32;
+            let len = run.pures.len() as u32;
+            let loops = run.back.is_some();
             let make = Box::new(move || compile(&run));
-            *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, hot, make)));
+            *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, loops, hot, make)));
         }
     }
 }
 
+/// A run of fused instructions, and the guard of the branch after it when that branch goes
+/// back to its start (`Some(None)`: an unconditional one).
+struct Run {
+    pures: Vec<Pure>,
+    back: Option<Option<(u32, bool)>>,
+}
+
 /// One past the highest row a run touches, in values.
-fn min_regs(run: &[Pure]) -> usize {
-    let top = run.iter().flat_map(|p| p.sources().chain([p.d])).max().unwrap_or(0);
+fn min_regs(run: &Run) -> usize {
+    let guard = run.back.flatten().map(|(p, _)| p);
+    let top = run.pures.iter().flat_map(|p| p.sources().chain([p.d])).chain(guard).max().unwrap_or(0);
     (top as usize + 1) * WARP
 }
 
@@ -238,23 +255,26 @@ fn isa() -> Option<OwnedTargetIsa> {
 
 /// `run` compiled (two lanes at a time where the backend takes every operation for them,
 /// else one), or `None` if the code generator refuses it.
-fn compile(run: &[Pure]) -> Option<NativeRun> {
+fn compile(run: &Run) -> Option<NativeRun> {
     let isa = isa()?;
     let mut module = JITModule::new(JITBuilder::with_isa(isa, cranelift_module::default_libcall_names()));
     let (id, bytes) = [types::I64X2, types::I64].into_iter().find_map(|ty| define(&mut module, run, ty))?;
     module.finalize_definitions().ok()?;
     let p = module.get_finalized_function(id);
     // SAFETY: `p` is the entry of a finalized function compiled with the signature
-    // `fn(i64)` in the host's default calling convention, which is `extern "C"` taking a
-    // pointer; the module that holds it goes into the run with it.
-    let code = unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64)>(p) };
+    // `fn(i64, i64) -> i64` in the host's default calling convention, which is `extern "C"`
+    // taking a pointer and a u64 and returning a u64; the module that holds it goes into
+    // the run with it.
+    let code = unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u64) -> u64>(p) };
     Some(NativeRun { code, min_regs: min_regs(run), bytes, _owner: Box::new(Code(Mutex::new(Some(module)))) })
 }
 
 /// Defines `run` in `module` over lanes of type `ty`: its function's id and code size.
-fn define(module: &mut JITModule, run: &[Pure], ty: Type) -> Option<(FuncId, usize)> {
+fn define(module: &mut JITModule, run: &Run, ty: Type) -> Option<(FuncId, usize)> {
     let mut ctx = module.make_context();
     ctx.func.signature.params.push(AbiParam::new(types::I64));
+    ctx.func.signature.params.push(AbiParam::new(types::I64));
+    ctx.func.signature.returns.push(AbiParam::new(types::I64));
     let mut fctx = FunctionBuilderContext::new();
     let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
     build(&mut builder, run, ty)?;
@@ -270,117 +290,290 @@ fn define(module: &mut JITModule, run: &[Pure], ty: Type) -> Option<(FuncId, usi
     matches!(defined, Ok(true)).then_some((id, bytes))
 }
 
-/// Emits `run` over every lane: a loop over the rows' lanes (`ty`'s lanes at a time), each
-/// turn loading the registers the run reads before writing, computing, and storing every
-/// register it writes. `None` where a value is out of the code's reach.
-fn build(b: &mut FunctionBuilder<'_>, run: &[Pure], ty: Type) -> Option<()> {
+/// Emits `run`: turns of a loop over the rows' lanes (`ty`'s lanes at a time), each
+/// loading the registers the run reads before writing, computing, and storing every
+/// register it writes. A run that is a loop's body turns again while the branch back holds
+/// in every lane, at most `max_turns` times (the function's second argument); the function
+/// answers how many turns it made (the branch after the last is left to the caller).
+/// `None` where a value is out of the code's reach.
+fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     let entry = b.create_block();
+    let turn = b.create_block();
     let body = b.create_block();
+    let after = b.create_block();
     let exit = b.create_block();
     b.append_block_params_for_function_params(entry);
-    b.append_block_param(body, types::I64);
+    b.append_block_param(turn, types::I64);
+    for t in [types::I64, ty, types::I64] {
+        b.append_block_param(body, t);
+    }
+    b.append_block_param(after, ty);
+    b.append_block_param(after, types::I64);
+    b.append_block_param(exit, types::I64);
+
     b.switch_to_block(entry);
-    let regs = *b.block_params(entry).first()?;
+    let (regs, max_turns) = match b.block_params(entry) {
+        [r, m] => (*r, *m),
+        _ => return None,
+    };
+    let one = b.ins().iconst(types::I64, 1);
+    b.ins().jump(turn, &[one.into()]);
+
+    // A turn: every lane, then whether the branch back held in all of them.
+    b.switch_to_block(turn);
+    let t = *b.block_params(turn).first()?;
     let zero = b.ins().iconst(types::I64, 0);
-    b.ins().jump(body, &[zero.into()]);
+    let all = konst(b, ty, 1);
+    b.ins().jump(body, &[zero.into(), all.into(), t.into()]);
 
     b.switch_to_block(body);
-    let off = *b.block_params(body).first()?;
-    let base = b.ins().iadd(regs, off);
-    let flags = MemFlagsData::new().with_notrap();
-    let row_offset = |r: u32| i32::try_from(u64::from(r) * (WARP as u64) * 8).ok();
-    let mut values: std::collections::HashMap<u32, Value> = std::collections::HashMap::new();
+    let (off, held, t) = match b.block_params(body) {
+        [o, h, t] => (*o, *h, *t),
+        _ => return None,
+    };
+    let mut e = Emit { ty, base: b.ins().iadd(regs, off), values: HashMap::new(), known: HashMap::new() };
     let mut written = BTreeSet::new();
-    for p in run {
-        let mut get = |b: &mut FunctionBuilder<'_>, s: Src| -> Option<Value> {
-            Some(match s {
-                Src::Imm(v) => konst(b, ty, v),
-                Src::Reg(r) => match values.get(&r) {
-                    Some(v) => *v,
-                    None => {
-                        let v = b.ins().load(ty, flags, base, row_offset(r)?);
-                        values.insert(r, v);
-                        v
-                    }
-                },
-            })
+    for p in &run.pures {
+        let v = e.calc(b, p.calc)?;
+        e.values.insert(p.d, v);
+        written.insert(p.d);
+    }
+    // The guard of the branch back in each lane (1: it goes back).
+    let held = match run.back {
+        Some(Some((p, neg))) => {
+            let v = e.get(b, Src::Reg(p))?;
+            let one = konst(b, ty, 1);
+            let bit = b.ins().band(v, one);
+            let bit = if neg { b.ins().bxor(bit, one) } else { bit };
+            b.ins().band(held, bit)
+        }
+        _ => held,
+    };
+    for d in written {
+        let v = *e.values.get(&d)?;
+        b.ins().store(FLAGS, v, e.base, row_offset(d)?);
+    }
+    let next = b.ins().iadd_imm_s(off, i64::from(ty.bytes()));
+    let more = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, (WARP * 8) as i64);
+    b.ins().brif(more, body, &[next.into(), held.into(), t.into()], after, &[held.into(), t.into()]);
+
+    // After a turn: again if the run is a loop's body, the branch back held in every lane
+    // and turns are left.
+    b.switch_to_block(after);
+    let (held, t) = match b.block_params(after) {
+        [h, t] => (*h, *t),
+        _ => return None,
+    };
+    if run.back.is_some() {
+        let held = if ty.is_vector() {
+            let l0 = b.ins().extractlane(held, 0);
+            let l1 = b.ins().extractlane(held, 1);
+            b.ins().band(l0, l1)
+        } else {
+            held
         };
-        let v = match p.calc {
+        let again = b.ins().icmp_imm_u(IntCC::NotEqual, held, 0);
+        let left = b.ins().icmp(IntCC::UnsignedLessThan, t, max_turns);
+        let again = b.ins().band(again, left);
+        let t1 = b.ins().iadd_imm_s(t, 1);
+        b.ins().brif(again, turn, &[t1.into()], exit, &[t.into()]);
+    } else {
+        b.ins().jump(exit, &[t.into()]);
+    }
+
+    b.switch_to_block(exit);
+    let t = *b.block_params(exit).first()?;
+    b.ins().return_(&[t]);
+    b.seal_all_blocks();
+    Some(())
+}
+
+/// How the code reaches the rows: never trapping, not assumed aligned beyond 8 bytes.
+const FLAGS: MemFlagsData = MemFlagsData::new().with_notrap();
+
+/// Where register `r`'s row starts in the frame, in bytes.
+fn row_offset(r: u32) -> Option<i32> {
+    i32::try_from(u64::from(r) * (WARP as u64) * 8).ok()
+}
+
+/// One turn's values as they are emitted: each register's latest value, and for values
+/// known to have only some bits set, those bits (so that a mask they already satisfy is
+/// not applied again).
+struct Emit {
+    ty: Type,
+    /// The turn's lanes' place in the rows.
+    base: Value,
+    values: HashMap<u32, Value>,
+    known: HashMap<Value, u64>,
+}
+
+impl Emit {
+    /// A source's value: an immediate, a register's latest value, or its row's lanes.
+    fn get(&mut self, b: &mut FunctionBuilder<'_>, s: Src) -> Option<Value> {
+        Some(match s {
+            Src::Imm(v) => self.konst(b, v),
+            Src::Reg(r) => match self.values.get(&r) {
+                Some(v) => *v,
+                None => {
+                    let v = b.ins().load(self.ty, FLAGS, self.base, row_offset(r)?);
+                    self.values.insert(r, v);
+                    v
+                }
+            },
+        })
+    }
+
+    fn konst(&mut self, b: &mut FunctionBuilder<'_>, v: u64) -> Value {
+        let k = konst(b, self.ty, v);
+        self.known.insert(k, v);
+        k
+    }
+
+    /// `x & m`, or `x` where its known bits are inside `m`.
+    fn masked(&mut self, b: &mut FunctionBuilder<'_>, x: Value, m: u64) -> Value {
+        if m == u64::MAX || self.known.get(&x).is_some_and(|k| k & !m == 0) {
+            return x;
+        }
+        let k = konst(b, self.ty, m);
+        let r = b.ins().band(x, k);
+        self.known.insert(r, m);
+        r
+    }
+
+    /// `x`'s low `bits` bits sign-extended (`alu::sext`).
+    fn sext(&mut self, b: &mut FunctionBuilder<'_>, x: Value, bits: u32) -> Value {
+        if bits >= 64 || bits == 0 {
+            return x;
+        }
+        let s = i64::from(64 - bits);
+        let up = b.ins().ishl_imm_u(x, s);
+        b.ins().sshr_imm_u(up, s)
+    }
+
+    /// The operands of a `bits`-bit operation: sign-extended when `signed`, else masked.
+    fn widened(&mut self, b: &mut FunctionBuilder<'_>, x: Value, y: Value, bits: u32, signed: bool) -> (Value, Value) {
+        if signed {
+            (self.sext(b, x, bits), self.sext(b, y, bits))
+        } else {
+            (self.masked(b, x, mask_of(bits)), self.masked(b, y, mask_of(bits)))
+        }
+    }
+
+    /// What `calc` computes, from its sources' values.
+    fn calc(&mut self, b: &mut FunctionBuilder<'_>, calc: Calc) -> Option<Value> {
+        Some(match calc {
             Calc::Mov { a, m } => {
-                let a = get(b, a)?;
-                masked(b, ty, a, m)
+                let a = self.get(b, a)?;
+                self.masked(b, a, m)
             }
             Calc::Add { a, b: y, m } | Calc::Sub { a, b: y, m } | Calc::MulLo { a, b: y, m } => {
-                let (x, y) = (get(b, a)?, get(b, y)?);
-                let r = match p.calc {
+                let (x, y) = (self.get(b, a)?, self.get(b, y)?);
+                let r = match calc {
                     Calc::Add { .. } => b.ins().iadd(x, y),
                     Calc::Sub { .. } => b.ins().isub(x, y),
                     _ => b.ins().imul(x, y),
                 };
-                masked(b, ty, r, m)
+                self.masked(b, r, m)
             }
             Calc::And { a, b: y, m } | Calc::Or { a, b: y, m } | Calc::Xor { a, b: y, m } => {
-                let (x, y) = (get(b, a)?, get(b, y)?);
-                let r = match p.calc {
+                let (x, y) = (self.get(b, a)?, self.get(b, y)?);
+                let r = match calc {
                     Calc::And { .. } => b.ins().band(x, y),
                     Calc::Or { .. } => b.ins().bor(x, y),
                     _ => b.ins().bxor(x, y),
                 };
-                masked(b, ty, r, m)
+                // Bits set in neither operand (or, for and, in either) are clear.
+                let (kx, ky) = (self.known_bits(x), self.known_bits(y));
+                self.known.insert(r, if matches!(calc, Calc::And { .. }) { kx & ky } else { kx | ky });
+                self.masked(b, r, m)
             }
             Calc::MulWide { a, b: y, bits, signed } => {
-                let (x, y) = (get(b, a)?, get(b, y)?);
-                wide(b, ty, x, y, bits, signed)
+                let (x, y) = (self.get(b, a)?, self.get(b, y)?);
+                let (x, y) = self.widened(b, x, y, bits, signed);
+                b.ins().imul(x, y)
             }
             Calc::MadLo { a, b: y, c, m } => {
-                let (x, y, z) = (get(b, a)?, get(b, y)?, get(b, c)?);
+                let (x, y, z) = (self.get(b, a)?, self.get(b, y)?, self.get(b, c)?);
                 let r = b.ins().imul(x, y);
                 let r = b.ins().iadd(r, z);
-                masked(b, ty, r, m)
+                self.masked(b, r, m)
             }
             Calc::MadWide { a, b: y, c, bits, signed, m } => {
-                let (x, y, z) = (get(b, a)?, get(b, y)?, get(b, c)?);
-                let r = wide(b, ty, x, y, bits, signed);
+                let (x, y, z) = (self.get(b, a)?, self.get(b, y)?, self.get(b, c)?);
+                let (x, y) = self.widened(b, x, y, bits, signed);
+                let r = b.ins().imul(x, y);
                 let r = b.ins().iadd(r, z);
-                masked(b, ty, r, m)
+                self.masked(b, r, m)
             }
             Calc::ShlImm { a, n, m } => {
-                let x = get(b, a)?;
+                let x = self.get(b, a)?;
                 let r = b.ins().ishl_imm_u(x, i64::from(n));
-                masked(b, ty, r, m)
+                self.masked(b, r, m)
             }
             Calc::ShrImm { a, n, bits, signed, m } => {
-                let x = get(b, a)?;
-                let r = if signed {
-                    let x = sext(b, x, bits);
-                    b.ins().sshr_imm_u(x, i64::from(n))
+                let x = self.get(b, a)?;
+                if signed {
+                    let x = self.sext(b, x, bits);
+                    let r = b.ins().sshr_imm_u(x, i64::from(n));
+                    self.masked(b, r, m)
                 } else {
-                    let x = masked(b, ty, x, mask_of(bits));
-                    b.ins().ushr_imm_u(x, i64::from(n))
-                };
-                masked(b, ty, r, m)
+                    let x = self.masked(b, x, mask_of(bits));
+                    let r = b.ins().ushr_imm_u(x, i64::from(n));
+                    self.known.insert(r, mask_of(bits) >> n);
+                    self.masked(b, r, m)
+                }
             }
             Calc::Setp { a, b: y, bits, signed, order } => {
-                let (x, y) = (get(b, a)?, get(b, y)?);
-                setp(b, ty, x, y, bits, signed, order)
+                let (x, y) = (self.get(b, a)?, self.get(b, y)?);
+                let r = self.setp(b, x, y, bits, signed, order);
+                self.known.insert(r, 1);
+                r
             }
-        };
-        values.insert(p.d, v);
-        written.insert(p.d);
+        })
     }
-    for d in written {
-        let v = *values.get(&d)?;
-        b.ins().store(flags, v, base, row_offset(d)?);
-    }
-    let step = i64::from(ty.bytes());
-    let next = b.ins().iadd_imm_s(off, step);
-    let more = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, (WARP * 8) as i64);
-    b.ins().brif(more, body, &[next.into()], exit, &[]);
 
-    b.switch_to_block(exit);
-    b.ins().return_(&[]);
-    b.seal_all_blocks();
-    Some(())
+    /// The bits `x` may have set.
+    fn known_bits(&self, x: Value) -> u64 {
+        self.known.get(&x).copied().unwrap_or(u64::MAX)
+    }
+
+    /// An integer `setp`: 1 where `x` and `y` (`bits`-bit integers, signed or not) stand in
+    /// `order`, else 0 (`alu::int_keys`, `alu::in_order`).
+    fn setp(
+        &mut self,
+        b: &mut FunctionBuilder<'_>,
+        x: Value,
+        y: Value,
+        bits: u32,
+        signed: bool,
+        order: IntOrder,
+    ) -> Value {
+        let cc = match (order, signed) {
+            (IntOrder::Always, _) => return konst(b, self.ty, 1),
+            (IntOrder::Never, _) => return konst(b, self.ty, 0),
+            (IntOrder::Eq, _) => IntCC::Equal,
+            (IntOrder::Ne, _) => IntCC::NotEqual,
+            (IntOrder::Lt, true) => IntCC::SignedLessThan,
+            (IntOrder::Le, true) => IntCC::SignedLessThanOrEqual,
+            (IntOrder::Gt, true) => IntCC::SignedGreaterThan,
+            (IntOrder::Ge, true) => IntCC::SignedGreaterThanOrEqual,
+            (IntOrder::Lt, false) => IntCC::UnsignedLessThan,
+            (IntOrder::Le, false) => IntCC::UnsignedLessThanOrEqual,
+            (IntOrder::Gt, false) => IntCC::UnsignedGreaterThan,
+            (IntOrder::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
+        };
+        // Signed keys are the sign-extended values (their order, flipped into unsigned
+        // order by `int_keys`, is the signed order); unsigned keys the masked ones.
+        let (x, y) = self.widened(b, x, y, bits, signed);
+        let c = b.ins().icmp(cc, x, y);
+        if self.ty.is_vector() {
+            // Every bit set where it holds: keep the lowest.
+            let one = konst(b, self.ty, 1);
+            b.ins().band(c, one)
+        } else {
+            b.ins().uextend(types::I64, c)
+        }
+    }
 }
 
 /// The constant `v` in every lane.
@@ -390,68 +583,5 @@ fn konst(b: &mut FunctionBuilder<'_>, ty: Type, v: u64) -> Value {
         b.ins().splat(ty, s)
     } else {
         s
-    }
-}
-
-/// `x & m` (nothing for a mask of every bit).
-fn masked(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, m: u64) -> Value {
-    if m == u64::MAX {
-        return x;
-    }
-    let k = konst(b, ty, m);
-    b.ins().band(x, k)
-}
-
-/// `x`'s low `bits` bits sign-extended (`alu::sext`).
-fn sext(b: &mut FunctionBuilder<'_>, x: Value, bits: u32) -> Value {
-    if bits >= 64 || bits == 0 {
-        return x;
-    }
-    let s = i64::from(64 - bits);
-    let up = b.ins().ishl_imm_u(x, s);
-    b.ins().sshr_imm_u(up, s)
-}
-
-/// `alu::mul_wide`: the low 64 bits of the product of the sign-extended or masked operands.
-fn wide(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, y: Value, bits: u32, signed: bool) -> Value {
-    let (x, y) = if signed {
-        (sext(b, x, bits), sext(b, y, bits))
-    } else {
-        (masked(b, ty, x, mask_of(bits)), masked(b, ty, y, mask_of(bits)))
-    };
-    b.ins().imul(x, y)
-}
-
-/// An integer `setp`: 1 where `x` and `y` (`bits`-bit integers, signed or not) stand in
-/// `order`, else 0 (`alu::int_keys`, `alu::in_order`).
-fn setp(b: &mut FunctionBuilder<'_>, ty: Type, x: Value, y: Value, bits: u32, signed: bool, order: IntOrder) -> Value {
-    let cc = match (order, signed) {
-        (IntOrder::Always, _) => return konst(b, ty, 1),
-        (IntOrder::Never, _) => return konst(b, ty, 0),
-        (IntOrder::Eq, _) => IntCC::Equal,
-        (IntOrder::Ne, _) => IntCC::NotEqual,
-        (IntOrder::Lt, true) => IntCC::SignedLessThan,
-        (IntOrder::Le, true) => IntCC::SignedLessThanOrEqual,
-        (IntOrder::Gt, true) => IntCC::SignedGreaterThan,
-        (IntOrder::Ge, true) => IntCC::SignedGreaterThanOrEqual,
-        (IntOrder::Lt, false) => IntCC::UnsignedLessThan,
-        (IntOrder::Le, false) => IntCC::UnsignedLessThanOrEqual,
-        (IntOrder::Gt, false) => IntCC::UnsignedGreaterThan,
-        (IntOrder::Ge, false) => IntCC::UnsignedGreaterThanOrEqual,
-    };
-    // Signed keys are the sign-extended values (their order, flipped into unsigned order
-    // by `int_keys`, is the signed order); unsigned keys the masked ones.
-    let (x, y) = if signed {
-        (sext(b, x, bits), sext(b, y, bits))
-    } else {
-        (masked(b, ty, x, mask_of(bits)), masked(b, ty, y, mask_of(bits)))
-    };
-    let c = b.ins().icmp(cc, x, y);
-    if ty.is_vector() {
-        // Every bit set where it holds: keep the lowest.
-        let one = konst(b, ty, 1);
-        b.ins().band(c, one)
-    } else {
-        b.ins().uextend(types::I64, c)
     }
 }

@@ -211,3 +211,74 @@ fn compiled_runs_give_the_interpreters_bits() {
         assert!(want.chunks(8).all(|c| c != [0u8; 8]));
     }
 }
+
+/// `spin(out, n)`: every lane turns the same loop `n` times (a run that is the whole loop
+/// body, followed by the branch back to it: the machine code takes the branch itself while
+/// the whole warp does), with 16-, 32- and 64-bit arithmetic in it.
+const SPIN: &str = ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry spin(.param .u64 out, .param .u32 n)
+{
+    .reg .pred %p<2>;
+    .reg .b16 %rs<4>;
+    .reg .b32 %r<9>;
+    .reg .b64 %rd<8>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u32 %r1, [n];
+    mov.u32 %r2, %tid.x;
+    mul.wide.u32 %rd5, %r2, 2654435761;
+    cvt.u16.u32 %rs1, %r2;
+    mov.u32 %r3, %r2;
+    mov.u32 %r4, 0;
+$LOOP:
+    mad.lo.u32 %r3, %r3, 1664525, 1013904223;
+    xor.b32 %r5, %r3, %r2;
+    shr.u32 %r6, %r5, 3;
+    add.u32 %r3, %r3, %r6;
+    mad.wide.u32 %rd5, %r6, %r5, %rd5;
+    shr.s64 %rd6, %rd5, 7;
+    xor.b64 %rd5, %rd5, %rd6;
+    mul.lo.s16 %rs1, %rs1, 31;
+    add.u16 %rs1, %rs1, 7;
+    add.u32 %r4, %r4, 1;
+    setp.lt.u32 %p1, %r4, %r1;
+    @%p1 bra $LOOP;
+    cvta.to.global.u64 %rd1, %rd1;
+    mul.wide.u32 %rd2, %r2, 16;
+    add.s64 %rd3, %rd1, %rd2;
+    mul.wide.u16 %r7, %rs1, 1;
+    xor.b32 %r8, %r3, %r7;
+    st.global.u32 [%rd3], %r8;
+    st.global.u64 [%rd3+8], %rd5;
+    ret;
+}
+";
+
+fn spin(executor: Executor, n: u32, limit: Option<u64>) -> (Result<LaunchStats, cudrv_ptx::Fault>, Vec<u8>) {
+    let mut m = Module::load(SPIN).expect("the test kernel loads");
+    m.set_executor(executor);
+    m.set_instruction_limit(limit);
+    let mut mem = HostMemory::new();
+    let out = mem.alloc_from(&[0xee; 32 * 16]);
+    let r = m.launch_on("spin", [1, 1, 1], [32, 1, 1], 0, &[&out.to_le_bytes(), &n.to_le_bytes()], &mem, 1);
+    (r, mem.bytes(out, 32 * 16).expect("the output is readable").to_vec())
+}
+
+/// A loop whose whole body is machine code, turned by the code itself: the same registers,
+/// counts and (under an instruction limit falling at any instruction of a turn, before and
+/// after the run is compiled) the same fault as interpreted.
+#[test]
+fn a_loop_turned_by_machine_code_counts_and_computes_alike() {
+    for n in [1, 2, 255, 256, 257, 1000] {
+        let want = spin(Executor::Interpreter, n, None);
+        assert_eq!(spin(Executor::Compiled, n, None), want, "{n} turns");
+        // Every lane's two words written (bytes 4..8 of each 16 are left as they were).
+        assert!(want.1.chunks(16).all(|w| w.get(..4) != Some(&[0xee; 4]) && w.get(8..) != Some(&[0xee; 8])));
+    }
+    // 12 instructions a turn after a prologue of 7: limits inside the 257th turn and around.
+    for limit in [7, 8, 19, 20, 3000, 3090, 3091, 3095, 3100, 3101, 5000, 12006, 12007] {
+        let want = spin(Executor::Interpreter, 1000, Some(limit));
+        assert_eq!(spin(Executor::Compiled, 1000, Some(limit)), want, "limit {limit}");
+    }
+}
