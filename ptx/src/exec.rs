@@ -544,27 +544,31 @@ fn run_links(
     while ran < room {
         match links.get(next as usize) {
             #[cfg(feature = "native")]
-            Some(Link::Native(slot)) => {
+            Some(Link::Native(slot)) if !(slot.memory && observed) => {
                 // Turns that fit in the room: each the run and (but the last) the branch back.
                 let (len, back) = (u64::from(slot.len), u64::from(slot.loops));
                 let turns = (room - ran + back) / (len + back);
                 let whole = mask == u32::MAX && turns >= 1;
-                match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
+                let made = match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
+                    // SAFETY: the code reads and writes rows below `run.min_regs` values of
+                    // the frame, which has that many (checked just now), and reads shared
+                    // memory inside the block's slice (each load's address checked against
+                    // its length before a turn), nothing else.
                     Some(run) => {
-                        // SAFETY: the code reads and writes rows below `run.min_regs` values
-                        // of the frame, which has that many (checked just now), and nothing
-                        // else.
-                        let made = unsafe { (run.code)(regs.as_mut_ptr(), turns) }.clamp(1, turns);
-                        ran += made * len + (made - 1) * back;
-                        next += slot.len;
+                        unsafe { (run.code)(regs.as_mut_ptr(), turns, ctx.shared.as_ptr(), ctx.shared.len() as u64) }
+                            .min(turns)
                     }
-                    None => {
-                        ran += 1;
-                        if let Err(e) = (slot.first.run)(regs, ctx, mask) {
-                            return (ran, next, Err(e));
-                        }
-                        next += 1;
+                    None => 0,
+                };
+                if made > 0 {
+                    ran += made * len + (made - 1) * back;
+                    next += slot.len;
+                } else {
+                    ran += 1;
+                    if let Err(e) = (slot.first.run)(regs, ctx, mask) {
+                        return (ran, next, Err(e));
                     }
+                    next += 1;
                 }
             }
             Some(Link::Step(step)) if !(step.memory && observed) => {
@@ -592,6 +596,20 @@ fn run_links(
         }
     }
     (ran, next, Ok(()))
+}
+
+/// Whether the link at `pc` is a run of machine code.
+#[inline]
+fn links_native(links: &[Link], pc: u32) -> bool {
+    #[cfg(feature = "native")]
+    {
+        matches!(links.get(pc as usize), Some(Link::Native(_)))
+    }
+    #[cfg(not(feature = "native"))]
+    {
+        let _ = (links, pc);
+        false
+    }
 }
 
 /// A zeroed frame for `f`, reusing the allocations of a finished frame from `spare` if any.
@@ -877,7 +895,14 @@ impl Block<'_, '_> {
                 Some(step) => {
                     let Some(frame) = w.frames.last_mut() else { return Ok(progress) };
                     let mut ctx = step_context(self.l, self.ctaid, &mut self.shared, w.id);
-                    (step.run)(&mut frame.regs, &mut ctx, exec)?;
+                    let links = steps.map_or(&[][..], |s| s.links.as_slice());
+                    // A converged whole warp at the start of a run of machine code (after a
+                    // barrier, say) runs it from here: the run begins with this instruction,
+                    // counted above already, so the run's count includes it once.
+                    let native_here = frame.conv && exec == mask && links_native(links, pc);
+                    if !native_here {
+                        (step.run)(&mut frame.regs, &mut ctx, exec)?;
+                    }
                     if !frame.conv || exec != mask {
                         Flow::Next
                     } else {
@@ -888,8 +913,10 @@ impl Block<'_, '_> {
                         // leave, and a step that faults counted, as it is counted before it
                         // runs there. The counts are added once the run ends.
                         let room = left.min(u64::from(budget.saturating_sub(1)));
-                        let links = steps.map_or(&[][..], |s| s.links.as_slice());
-                        let (ran, next, r) = run_links(links, &mut frame.regs, &mut ctx, mask, pc + 1, room, observed);
+                        let (from, room) = if native_here { (pc, room + 1) } else { (pc + 1, room) };
+                        let (ran, next, r) = run_links(links, &mut frame.regs, &mut ctx, mask, from, room, observed);
+                        // This instruction's count is in `ran` too when the run began with it.
+                        let ran = if native_here { ran.saturating_sub(1) } else { ran };
                         // `ran` is at most `budget - 1`, a u32.
                         budget -= ran as u32;
                         left -= ran;

@@ -318,13 +318,19 @@ impl std::fmt::Debug for Steps {
     }
 }
 
-/// A run's machine code (`native.rs`): `code(regs, max_turns)` runs the run over every lane
-/// of `regs` (a frame's rows, at least `min_regs` values); a run that is a loop's body turns
-/// again while the branch back holds in every lane, at most `max_turns` times. It answers
-/// the turns it made (at least 1).
+/// A run's machine code (`native.rs`): `code(regs, max_turns, shared, shared_len)` runs the
+/// run over every lane of `regs` (a frame's rows, at least `min_regs` values), reading the
+/// block's shared memory (`shared_len` bytes at `shared`) for its loads; a run that is a
+/// loop's body turns again while the branch back holds in every lane, at most `max_turns`
+/// times. It answers the turns it made: 0 when a load of the first turn would fall outside
+/// shared memory (nothing done; a turn's loads are checked before it starts).
+#[cfg(feature = "native")]
+pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64) -> u64;
+
+/// A run's compiled code ([`NativeFn`]) and what calling it needs.
 #[cfg(feature = "native")]
 pub(crate) struct NativeRun {
-    pub(crate) code: unsafe extern "C" fn(*mut u64, u64) -> u64,
+    pub(crate) code: NativeFn,
     /// The frame's length (in values) the code needs: one past the highest row it touches.
     pub(crate) min_regs: usize,
     /// The machine code's size.
@@ -344,6 +350,9 @@ pub(crate) struct NativeSlot {
     /// The instruction after the run is a branch back to its start, which the code takes
     /// itself while the whole warp does.
     pub(crate) loops: bool,
+    /// The run loads from shared memory (an observer is shown the interpreter's accesses:
+    /// under one, the steps run).
+    pub(crate) memory: bool,
     /// How many times a whole warp reaches the run before it is compiled.
     hot: u32,
     hits: std::sync::atomic::AtomicU32,
@@ -357,10 +366,11 @@ impl NativeSlot {
         first: Step,
         len: u32,
         loops: bool,
+        memory: bool,
         hot: u32,
         make: Box<dyn Fn() -> Option<NativeRun> + Send + Sync>,
     ) -> NativeSlot {
-        NativeSlot { first, len, loops, hot, hits: Default::default(), code: Default::default(), make }
+        NativeSlot { first, len, loops, memory, hot, hits: Default::default(), code: Default::default(), make }
     }
 
     /// The run's code, compiled at the call after its `hot`th (`None` before, or if the

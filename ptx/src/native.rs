@@ -16,7 +16,7 @@
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use cranelift_codegen::ir::condcodes::IntCC;
+use cranelift_codegen::ir::condcodes::{FloatCC, IntCC};
 use cranelift_codegen::ir::{types, AbiParam, InstBuilder, MemFlagsData, Type, UserFuncName, Value};
 use cranelift_codegen::isa::OwnedTargetIsa;
 use cranelift_codegen::settings::{self, Configurable};
@@ -25,8 +25,9 @@ use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Module as _};
 
 use crate::alu::{int_comparison, mask_of, IntOrder};
-use crate::lanes::{Link, NativeRun, NativeSlot, WARP};
-use crate::module::{BoolOp, Func, Inst, MulMode, Op, Opd, K};
+use crate::float::{FOp, Rnd};
+use crate::lanes::{Link, NativeFn, NativeRun, NativeSlot, WARP};
+use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, K};
 
 /// The JIT module that owns a run's code.
 struct Code(Mutex<Option<JITModule>>);
@@ -52,19 +53,101 @@ enum Src {
 /// computes; `m` is the result's mask).
 #[derive(Clone, Copy, Debug)]
 enum Calc {
-    Mov { a: Src, m: u64 },
-    Add { a: Src, b: Src, m: u64 },
-    Sub { a: Src, b: Src, m: u64 },
-    MulLo { a: Src, b: Src, m: u64 },
-    MulWide { a: Src, b: Src, bits: u32, signed: bool },
-    MadLo { a: Src, b: Src, c: Src, m: u64 },
-    MadWide { a: Src, b: Src, c: Src, bits: u32, signed: bool, m: u64 },
-    And { a: Src, b: Src, m: u64 },
-    Or { a: Src, b: Src, m: u64 },
-    Xor { a: Src, b: Src, m: u64 },
-    ShlImm { a: Src, n: u8, m: u64 },
-    ShrImm { a: Src, n: u8, bits: u32, signed: bool, m: u64 },
-    Setp { a: Src, b: Src, bits: u32, signed: bool, order: IntOrder },
+    Mov {
+        a: Src,
+        m: u64,
+    },
+    Add {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    Sub {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    MulLo {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    MulWide {
+        a: Src,
+        b: Src,
+        bits: u32,
+        signed: bool,
+    },
+    MadLo {
+        a: Src,
+        b: Src,
+        c: Src,
+        m: u64,
+    },
+    MadWide {
+        a: Src,
+        b: Src,
+        c: Src,
+        bits: u32,
+        signed: bool,
+        m: u64,
+    },
+    And {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    Or {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    Xor {
+        a: Src,
+        b: Src,
+        m: u64,
+    },
+    ShlImm {
+        a: Src,
+        n: u8,
+        m: u64,
+    },
+    ShrImm {
+        a: Src,
+        n: u8,
+        bits: u32,
+        signed: bool,
+        m: u64,
+    },
+    Setp {
+        a: Src,
+        b: Src,
+        bits: u32,
+        signed: bool,
+        order: IntOrder,
+    },
+    /// f32 add, sub or mul rounded to nearest, a NaN made canonical (`alu::f32_rn`).
+    F32 {
+        op: FOp,
+        a: Src,
+        b: Src,
+    },
+    /// `fma.rn.f32`, a NaN made canonical (`lanes::fma_f32`).
+    Fma32 {
+        a: Src,
+        b: Src,
+        c: Src,
+    },
+    /// A scalar shared load of `n` bytes at register `base` plus `off`, sign-extended from
+    /// `bits` when `signed` (`alu::loaded`). Its address is checked for every lane before
+    /// the turn starts (`build`), so its base is never written earlier in the run.
+    LdShared {
+        base: u32,
+        off: u64,
+        n: u8,
+        bits: u32,
+        signed: bool,
+    },
 }
 
 /// One fused instruction: its destination register and what it computes.
@@ -94,12 +177,34 @@ impl Pure {
         let signed = ty.k == K::S;
         let int = matches!(ty.k, K::U | K::S | K::B);
         let plain = !inst.cc && !inst.sat;
+        let f32_rn_plain = ty.k == K::F && bits == 32 && inst.rnd == Rnd::Rn && !inst.ftz && !inst.sat;
         let calc = match inst.op {
+            // `compiled.rs` makes a shared-memory step of these before any arithmetic.
+            Op::Ld if inst.sp == Sp::Shared && inst.vec == 1 && matches!(ty.bytes(), 1 | 2 | 4 | 8) => {
+                match ops.get(1) {
+                    Some(Opd::Addr(Base::Reg(base), off)) => {
+                        Calc::LdShared { base: *base, off: *off as u64, n: ty.bytes() as u8, bits, signed }
+                    }
+                    _ => return None,
+                }
+            }
+            Op::Ld | Op::St => return None,
             Op::Mov if matches!(ops.get(1), Some(Opd::Reg(_) | Opd::Imm(_))) => {
                 Calc::Mov { a: src(1)?, m: if ty.k == K::Pred { 1 } else { m } }
             }
-            // `compiled.rs`'s float arms (f32 add/sub/mul/fma) and `cvta` come before the
-            // integer ones; every arm below needs an integer type, which they do not have.
+            Op::Add | Op::Sub | Op::Mul(_) if f32_rn_plain => {
+                let op = match inst.op {
+                    Op::Add => FOp::Add,
+                    Op::Sub => FOp::Sub,
+                    _ => FOp::Mul,
+                };
+                Calc::F32 { op, a: src(1)?, b: src(2)? }
+            }
+            Op::Fma | Op::Mad(_) if f32_rn_plain && inst.neg == Negated::Neither => {
+                Calc::Fma32 { a: src(1)?, b: src(2)?, c: src(3)? }
+            }
+            // `compiled.rs`'s `cvta` arm comes before the integer ones; every arm below needs
+            // an integer type, which it does not have.
             Op::Add if int && plain => Calc::Add { a: src(1)?, b: src(2)?, m },
             Op::Sub if int && plain => Calc::Sub { a: src(1)?, b: src(2)?, m },
             Op::Mul(MulMode::Lo) if int => Calc::MulLo { a: src(1)?, b: src(2)?, m },
@@ -146,7 +251,11 @@ impl Pure {
             | Calc::Or { a, b, .. }
             | Calc::Xor { a, b, .. }
             | Calc::Setp { a, b, .. } => (Some(a), Some(b), None),
-            Calc::MadLo { a, b, c, .. } | Calc::MadWide { a, b, c, .. } => (Some(a), Some(b), Some(c)),
+            Calc::F32 { a, b, .. } => (Some(a), Some(b), None),
+            Calc::MadLo { a, b, c, .. } | Calc::MadWide { a, b, c, .. } | Calc::Fma32 { a, b, c } => {
+                (Some(a), Some(b), Some(c))
+            }
+            Calc::LdShared { base, .. } => (Some(Src::Reg(base)), None, None),
         };
         [a, b, c].into_iter().flatten().filter_map(|s| match s {
             Src::Reg(r) => Some(r),
@@ -194,6 +303,16 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
             current.clear();
         }
         let fusable = matches!(links.get(pc), Some(Link::Step(_))).then(|| Pure::of(inst)).flatten();
+        // A load whose address the run computes starts a run of its own (a run's addresses
+        // are checked before it starts).
+        if let Some(Pure { calc: Calc::LdShared { base, .. }, .. }) = fusable {
+            if current.iter().any(|p| p.d == base) {
+                if current.len() >= 2 {
+                    runs.push((pc - current.len(), std::mem::take(&mut current)));
+                }
+                current.clear();
+            }
+        }
         match fusable {
             Some(p) => current.push(p),
             None => {
@@ -207,6 +326,16 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
     if current.len() >= 2 {
         runs.push((f.code.len() - current.len(), current));
     }
+    // Where each register is named (read or written, guards included): a register a run
+    // writes that nothing outside the run names, and that the run does not read before
+    // writing it, is not stored (it is the run's temporary).
+    let mut named: HashMap<u32, Vec<usize>> = HashMap::new();
+    for (pc, inst) in f.code.iter().enumerate() {
+        let guard = inst.guard.map(|(p, _)| p);
+        for r in inst.ops.iter().flat_map(registers).chain(guard) {
+            named.entry(r).or_default().push(pc);
+        }
+    }
     for (start, pures) in runs {
         // A branch right after the run back to its start: the run is a loop's body, which
         // the code turns while the whole warp takes the branch.
@@ -215,13 +344,26 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
             Some(Link::Branch { guard, target }) if *target as usize == start => Some(*guard),
             _ => None,
         };
-        let run = Run { pures, back };
+        let mut written = BTreeSet::new();
+        let mut keep = BTreeSet::new();
+        for p in &pures {
+            keep.extend(p.sources().filter(|r| !written.contains(r)));
+            written.insert(p.d);
+        }
+        keep.retain(|r| written.contains(r));
+        for &d in &written {
+            if named.get(&d).is_some_and(|pcs| pcs.iter().any(|pc| !(start..end).contains(pc))) {
+                keep.insert(d);
+            }
+        }
+        let run = Run { pures, back, keep };
         if let Some(link) = links.get_mut(start) {
             let Link::Step(step) = link else { continue };
             let len = run.pures.len() as u32;
             let loops = run.back.is_some();
+            let memory = run.pures.iter().any(|p| matches!(p.calc, Calc::LdShared { .. }));
             let make = Box::new(move || compile(&run));
-            *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, loops, hot, make)));
+            *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, loops, memory, hot, make)));
         }
     }
 }
@@ -231,6 +373,18 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
 struct Run {
     pures: Vec<Pure>,
     back: Option<Option<(u32, bool)>>,
+    /// The registers the run writes that are stored to their rows (the others are read by
+    /// no instruction but the run's own, after the run writes them).
+    keep: BTreeSet<u32>,
+}
+
+/// The registers an operand names.
+fn registers(o: &Opd) -> Vec<u32> {
+    match o {
+        Opd::Reg(r) | Opd::NotReg(r) | Opd::Addr(Base::Reg(r), _) | Opd::SymAddr(Base::Reg(r), _) => vec![*r],
+        Opd::Vector(v) | Opd::List(v) => v.iter().flat_map(registers).collect(),
+        _ => Vec::new(),
+    }
 }
 
 /// One past the highest row a run touches, in values.
@@ -262,18 +416,19 @@ fn compile(run: &Run) -> Option<NativeRun> {
     module.finalize_definitions().ok()?;
     let p = module.get_finalized_function(id);
     // SAFETY: `p` is the entry of a finalized function compiled with the signature
-    // `fn(i64, i64) -> i64` in the host's default calling convention, which is `extern "C"`
-    // taking a pointer and a u64 and returning a u64; the module that holds it goes into
-    // the run with it.
-    let code = unsafe { std::mem::transmute::<*const u8, unsafe extern "C" fn(*mut u64, u64) -> u64>(p) };
+    // `fn(i64, i64, i64, i64) -> i64` in the host's default calling convention, which is
+    // `extern "C"` taking two pointers and two u64 as `NativeFn` declares; the module that
+    // holds it goes into the run with it.
+    let code = unsafe { std::mem::transmute::<*const u8, NativeFn>(p) };
     Some(NativeRun { code, min_regs: min_regs(run), bytes, _owner: Box::new(Code(Mutex::new(Some(module)))) })
 }
 
 /// Defines `run` in `module` over lanes of type `ty`: its function's id and code size.
 fn define(module: &mut JITModule, run: &Run, ty: Type) -> Option<(FuncId, usize)> {
     let mut ctx = module.make_context();
-    ctx.func.signature.params.push(AbiParam::new(types::I64));
-    ctx.func.signature.params.push(AbiParam::new(types::I64));
+    for _ in 0..4 {
+        ctx.func.signature.params.push(AbiParam::new(types::I64));
+    }
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
     let mut fctx = FunctionBuilderContext::new();
     let mut builder = FunctionBuilder::new(&mut ctx.func, &mut fctx);
@@ -312,8 +467,8 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     b.append_block_param(exit, types::I64);
 
     b.switch_to_block(entry);
-    let (regs, max_turns) = match b.block_params(entry) {
-        [r, m] => (*r, *m),
+    let (regs, max_turns, shared, shared_len) = match b.block_params(entry) {
+        [r, m, s, l] => (*r, *m, *s, *l),
         _ => return None,
     };
     let one = b.ins().iconst(types::I64, 1);
@@ -324,14 +479,64 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     let t = *b.block_params(turn).first()?;
     let zero = b.ins().iconst(types::I64, 0);
     let all = konst(b, ty, 1);
-    b.ins().jump(body, &[zero.into(), all.into(), t.into()]);
+    let loads: Vec<(u32, u64, u8)> = run
+        .pures
+        .iter()
+        .filter_map(|p| match p.calc {
+            Calc::LdShared { base, off, n, .. } => Some((base, off, n)),
+            _ => None,
+        })
+        .collect();
+    if loads.is_empty() {
+        b.ins().jump(body, &[zero.into(), all.into(), t.into()]);
+    } else {
+        // Every lane's every load inside shared memory, or no turn: the turns made so far
+        // are answered, and the steps (which fault where the interpreter does) take over.
+        let check = b.create_block();
+        let checked = b.create_block();
+        b.append_block_param(check, types::I64);
+        b.append_block_param(check, types::I8);
+        b.append_block_param(checked, types::I8);
+        let ok = b.ins().iconst(types::I8, 1);
+        b.ins().jump(check, &[zero.into(), ok.into()]);
+        b.switch_to_block(check);
+        let (coff, mut ok) = match b.block_params(check) {
+            [o, k] => (*o, *k),
+            _ => return None,
+        };
+        let cbase = b.ins().iadd(regs, coff);
+        for (base, off, n) in loads {
+            let a = b.ins().load(types::I64, FLAGS, cbase, row_offset(base)?);
+            let a = b.ins().iadd_imm_s(a, off as i64);
+            // a + n <= len, without wrapping: a <= len - n and n <= len.
+            let room = b.ins().iadd_imm_s(shared_len, -i64::from(n));
+            let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, room);
+            let big = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, shared_len, i64::from(n));
+            let fits = b.ins().band(fits, big);
+            ok = b.ins().band(ok, fits);
+        }
+        let cnext = b.ins().iadd_imm_s(coff, 8);
+        let more = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, cnext, (WARP * 8) as i64);
+        b.ins().brif(more, check, &[cnext.into(), ok.into()], checked, &[ok.into()]);
+        b.switch_to_block(checked);
+        let ok = *b.block_params(checked).first()?;
+        let done = b.ins().iadd_imm_s(t, -1);
+        b.ins().brif(ok, body, &[zero.into(), all.into(), t.into()], exit, &[done.into()]);
+    }
 
     b.switch_to_block(body);
     let (off, held, t) = match b.block_params(body) {
         [o, h, t] => (*o, *h, *t),
         _ => return None,
     };
-    let mut e = Emit { ty, base: b.ins().iadd(regs, off), values: HashMap::new(), known: HashMap::new() };
+    let mut e = Emit {
+        ty,
+        base: b.ins().iadd(regs, off),
+        shared,
+        values: HashMap::new(),
+        known: HashMap::new(),
+        floats: HashMap::new(),
+    };
     let mut written = BTreeSet::new();
     for p in &run.pures {
         let v = e.calc(b, p.calc)?;
@@ -349,9 +554,9 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
         }
         _ => held,
     };
-    for d in written {
-        let v = *e.values.get(&d)?;
-        b.ins().store(FLAGS, v, e.base, row_offset(d)?);
+    for d in written.intersection(&run.keep) {
+        let v = *e.values.get(d)?;
+        b.ins().store(FLAGS, v, e.base, row_offset(*d)?);
     }
     let next = b.ins().iadd_imm_s(off, i64::from(ty.bytes()));
     let more = b.ins().icmp_imm_u(IntCC::UnsignedLessThan, next, (WARP * 8) as i64);
@@ -403,8 +608,13 @@ struct Emit {
     ty: Type,
     /// The turn's lanes' place in the rows.
     base: Value,
+    /// The block's shared memory.
+    shared: Value,
     values: HashMap<u32, Value>,
     known: HashMap<Value, u64>,
+    /// For values that are f32 bits, the f32 itself (a float result before its NaN is made
+    /// canonical: as an operand it gives the same result, NaN or not).
+    floats: HashMap<Value, Value>,
 }
 
 impl Emit {
@@ -529,7 +739,73 @@ impl Emit {
                 self.known.insert(r, 1);
                 r
             }
+            // Lane by lane only (`None` for two lanes at a time: the run is compiled again
+            // with one).
+            _ if self.ty.is_vector() => return None,
+            Calc::F32 { op, a, b: y } => {
+                let (x, y) = (self.get(b, a)?, self.get(b, y)?);
+                let (x, y) = (self.f32_of(b, x), self.f32_of(b, y));
+                let r = match op {
+                    FOp::Add => b.ins().fadd(x, y),
+                    FOp::Sub => b.ins().fsub(x, y),
+                    _ => b.ins().fmul(x, y),
+                };
+                self.f32_bits(b, r)
+            }
+            Calc::Fma32 { a, b: y, c } => {
+                let (x, y, z) = (self.get(b, a)?, self.get(b, y)?, self.get(b, c)?);
+                let (x, y, z) = (self.f32_of(b, x), self.f32_of(b, y), self.f32_of(b, z));
+                let r = b.ins().fma(x, y, z);
+                self.f32_bits(b, r)
+            }
+            Calc::LdShared { base, off, n, bits, signed } => {
+                // Checked before the turn: `shared + base + off` holds `n` bytes.
+                let a = self.get(b, Src::Reg(base))?;
+                let a = b.ins().iadd_imm_s(a, off as i64);
+                let p = b.ins().iadd(self.shared, a);
+                let v = match n {
+                    1 => b.ins().uload8(types::I64, FLAGS, p, 0),
+                    2 => b.ins().uload16(types::I64, FLAGS, p, 0),
+                    4 => b.ins().uload32(FLAGS, p, 0),
+                    _ => b.ins().load(types::I64, FLAGS, p, 0),
+                };
+                if signed {
+                    self.sext(b, v, bits)
+                } else {
+                    self.known.insert(v, mask_of(u32::from(n) * 8));
+                    if n == 4 {
+                        // The same bytes as an f32, for a float instruction that reads them.
+                        let f = b.ins().load(types::F32, FLAGS, p, 0);
+                        self.floats.insert(v, f);
+                    }
+                    v
+                }
+            }
         })
+    }
+
+    /// An f32 result as a register holds it: its bits zero-extended, a NaN canonical
+    /// (0x7fffffff).
+    fn f32_bits(&mut self, b: &mut FunctionBuilder<'_>, r: Value) -> Value {
+        let nan = b.ins().fcmp(FloatCC::Unordered, r, r);
+        let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), r);
+        let canonical = b.ins().iconst(types::I32, 0x7fff_ffff);
+        let bits = b.ins().select(nan, canonical, bits);
+        let v = b.ins().uextend(types::I64, bits);
+        self.known.insert(v, 0xffff_ffff);
+        self.floats.insert(v, r);
+        v
+    }
+
+    /// A value's low 32 bits as an f32.
+    fn f32_of(&mut self, b: &mut FunctionBuilder<'_>, x: Value) -> Value {
+        if let Some(f) = self.floats.get(&x) {
+            return *f;
+        }
+        let low = b.ins().ireduce(types::I32, x);
+        let f = b.ins().bitcast(types::F32, MemFlagsData::new(), low);
+        self.floats.insert(x, f);
+        f
     }
 
     /// The bits `x` may have set.

@@ -214,7 +214,9 @@ fn compiled_runs_give_the_interpreters_bits() {
 
 /// `spin(out, n)`: every lane turns the same loop `n` times (a run that is the whole loop
 /// body, followed by the branch back to it: the machine code takes the branch itself while
-/// the whole warp does), with 16-, 32- and 64-bit arithmetic in it.
+/// the whole warp does), with 16-, 32- and 64-bit arithmetic in it, and `%r9` carried from
+/// turn to turn though no instruction outside the loop names it (it starts as the frame's
+/// zero; the run must store it for its next turn).
 const SPIN: &str = ".version 8.0
 .target sm_90
 .address_size 64
@@ -222,7 +224,7 @@ const SPIN: &str = ".version 8.0
 {
     .reg .pred %p<2>;
     .reg .b16 %rs<4>;
-    .reg .b32 %r<9>;
+    .reg .b32 %r<12>;
     .reg .b64 %rd<8>;
     ld.param.u64 %rd1, [out];
     ld.param.u32 %r1, [n];
@@ -241,6 +243,8 @@ $LOOP:
     xor.b64 %rd5, %rd5, %rd6;
     mul.lo.s16 %rs1, %rs1, 31;
     add.u16 %rs1, %rs1, 7;
+    add.u32 %r9, %r9, 3;
+    xor.b32 %r10, %r9, %r3;
     add.u32 %r4, %r4, 1;
     setp.lt.u32 %p1, %r4, %r1;
     @%p1 bra $LOOP;
@@ -248,7 +252,7 @@ $LOOP:
     mul.wide.u32 %rd2, %r2, 16;
     add.s64 %rd3, %rd1, %rd2;
     mul.wide.u16 %r7, %rs1, 1;
-    xor.b32 %r8, %r3, %r7;
+    xor.b32 %r8, %r10, %r7;
     st.global.u32 [%rd3], %r8;
     st.global.u64 [%rd3+8], %rd5;
     ret;
@@ -276,9 +280,158 @@ fn a_loop_turned_by_machine_code_counts_and_computes_alike() {
         // Every lane's two words written (bytes 4..8 of each 16 are left as they were).
         assert!(want.1.chunks(16).all(|w| w.get(..4) != Some(&[0xee; 4]) && w.get(8..) != Some(&[0xee; 8])));
     }
-    // 12 instructions a turn after a prologue of 7: limits inside the 257th turn and around.
-    for limit in [7, 8, 19, 20, 3000, 3090, 3091, 3095, 3100, 3101, 5000, 12006, 12007] {
+    // 14 instructions a turn after a prologue of 7: limits inside the 257th turn and around.
+    for limit in [7, 8, 21, 22, 3600, 3605, 3606, 3607, 3610, 3612, 5000, 14006, 14007] {
         let want = spin(Executor::Interpreter, 1000, Some(limit));
         assert_eq!(spin(Executor::Compiled, 1000, Some(limit)), want, "limit {limit}");
     }
+}
+
+/// `floats(out, in, bad, n)`: each lane stores two floats from `in` into shared memory;
+/// after a barrier, a loop of `n` turns loads four of the block's floats (at offsets from
+/// registers the loop does not write; `bad` moves one load past the end of shared memory
+/// from the 300th turn when it is not 0) and folds them with f32 add, sub, mul and fma,
+/// then a 16-bit and an 8-bit signed load.
+const FLOATS: &str = ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry floats(.param .u64 out, .param .u64 in, .param .u32 bad, .param .u32 n)
+{
+    .reg .pred %p<3>;
+    .reg .f32 %f<16>;
+    .reg .b16 %rs<3>;
+    .reg .b32 %r<12>;
+    .reg .b64 %rd<16>;
+    .shared .align 4 .b8 s[256];
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [bad];
+    ld.param.u32 %r2, [n];
+    mov.u32 %r3, %tid.x;
+    cvta.to.global.u64 %rd2, %rd2;
+    mul.wide.u32 %rd3, %r3, 4;
+    add.s64 %rd4, %rd2, %rd3;
+    ld.global.f32 %f1, [%rd4];
+    ld.global.f32 %f2, [%rd4+128];
+    mov.u64 %rd5, s;
+    add.s64 %rd6, %rd5, %rd3;
+    st.shared.f32 [%rd6], %f1;
+    st.shared.f32 [%rd6+128], %f2;
+    bar.sync 0;
+    xor.b32 %r4, %r3, 5;
+    mul.wide.u32 %rd7, %r4, 4;
+    add.s64 %rd8, %rd5, %rd7;
+    mov.f32 %f3, 0f3F800000;
+    mov.f32 %f4, 0f00000000;
+    mov.u32 %r5, 0;
+    mov.u64 %rd9, 0;
+$LOOP:
+    setp.ge.u32 %p2, %r5, 300;
+    selp.u64 %rd9, 4096, 0, %p2;
+    mul.wide.u32 %rd13, %r1, 1;
+    mul.lo.u64 %rd9, %rd9, %rd13;
+    add.s64 %rd14, %rd8, %rd9;
+    ld.shared.f32 %f11, [%rd14];
+    add.rn.f32 %f3, %f3, %f11;
+    ld.shared.f32 %f5, [%rd8];
+    ld.shared.f32 %f6, [%rd6+128];
+    ld.shared.f32 %f7, [%rd8+128];
+    fma.rn.f32 %f3, %f5, %f6, %f3;
+    mul.rn.f32 %f8, %f3, %f7;
+    sub.rn.f32 %f9, %f8, %f5;
+    add.rn.f32 %f4, %f4, %f9;
+    mul.f32 %f10, %f4, 0f3F000000;
+    fma.rn.f32 %f4, %f10, %f6, %f7;
+    ld.shared.s16 %rs1, [%rd6+2];
+    ld.shared.s8 %rs2, [%rd8+3];
+    add.s16 %rs1, %rs1, %rs2;
+    mul.wide.s16 %r6, %rs1, 3;
+    add.u32 %r7, %r7, %r6;
+    add.u32 %r5, %r5, 1;
+    setp.lt.u32 %p1, %r5, %r2;
+    @%p1 bra $LOOP;
+    cvta.to.global.u64 %rd1, %rd1;
+    mul.wide.u32 %rd10, %r3, 16;
+    add.s64 %rd11, %rd1, %rd10;
+    st.global.f32 [%rd11], %f3;
+    st.global.f32 [%rd11+4], %f4;
+    st.global.u32 [%rd11+8], %r7;
+    ret;
+}
+";
+
+fn floats(executor: Executor, bad: u32, n: u32) -> (Result<LaunchStats, cudrv_ptx::Fault>, Vec<u8>) {
+    let mut m = Module::load(FLOATS).expect("the test kernel loads");
+    m.set_executor(executor);
+    let mut mem = HostMemory::new();
+    let specials = [
+        0.0f32,
+        -0.0,
+        1.0,
+        -1.5,
+        f32::MIN_POSITIVE,
+        1e-45,
+        -1e-40,
+        f32::MAX,
+        -f32::MAX,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(0x7fa0_0001),
+        0.1,
+        3.0e38,
+        1.0 + f32::EPSILON,
+        -7.25,
+        1e-20,
+        65504.0,
+        0.5,
+        2.0,
+        -0.75,
+        1e10,
+        1e-10,
+        3.0,
+        -3.0,
+        0.3333,
+        100.0,
+        -100.0,
+        7.0,
+        0.001,
+    ];
+    let input: Vec<u8> = specials.iter().chain(specials.iter().rev()).flat_map(|v| v.to_le_bytes()).collect();
+    let src = mem.alloc_from(&input);
+    let out = mem.alloc_from(&[0xee; 32 * 16]);
+    let r = m.launch_on(
+        "floats",
+        [1, 1, 1],
+        [32, 1, 1],
+        0,
+        &[&out.to_le_bytes(), &src.to_le_bytes(), &bad.to_le_bytes(), &n.to_le_bytes()],
+        &mem,
+        1,
+    );
+    (r, mem.bytes(out, 32 * 16).expect("the output is readable").to_vec())
+}
+
+/// f32 arithmetic and shared loads in machine code: the same bits as interpreted from
+/// special values (NaNs made canonical, infinities, subnormals, signed zeros), and a load
+/// out of shared memory faulting at the same instruction (the turn's addresses are checked
+/// before it runs, and the steps take over).
+#[test]
+fn floats_and_shared_loads_in_machine_code_agree() {
+    let m = Module::load(FLOATS).expect("the test kernel loads");
+    let st = m.compile();
+    let off = std::env::var("CUDRV_PTX_NATIVE").is_ok_and(|v| v == "0");
+    if cfg!(feature = "native") && cfg!(target_arch = "x86_64") && !off {
+        assert!(st.native_instructions >= 14, "the loop's loads and arithmetic are compiled: {st:?}");
+    }
+    for n in [1, 257, 400] {
+        let want = floats(Executor::Interpreter, 0, n);
+        assert!(want.0.is_ok(), "{:?}", want.0);
+        assert_eq!(floats(Executor::Compiled, 0, n), want, "{n} turns");
+    }
+    // From the 300th turn a load reads 4 KiB past its address: out of shared memory.
+    let want = floats(Executor::Interpreter, 1, 400);
+    assert!(matches!(want.0, Err(cudrv_ptx::Fault::IllegalAddress { .. })), "{:?}", want.0);
+    assert_eq!(floats(Executor::Compiled, 1, 400), want);
 }
