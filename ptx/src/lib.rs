@@ -67,6 +67,7 @@ mod module;
 mod native;
 pub mod observe;
 mod parse;
+mod shared_modules;
 mod texture;
 mod texture_desc;
 mod texture_fixed;

@@ -315,8 +315,10 @@ impl Image {
             return Err(Refused::new(CUresult::CUDA_ERROR_NOT_SUPPORTED, ""));
         }
         let hidden = ptx::kernels_with_unavailable_txq(text);
-        let (module, error) = match cudrv_ptx::Module::load(text) {
-            Ok(m) => (Some(Arc::new(m)), None),
+        // The same text loaded again (by any context or module of the process) while a
+        // module of it lives is that module: translated and compiled once.
+        let (module, error) = match cudrv_ptx::Module::load_shared(text) {
+            Ok(m) => (Some(m), None),
             Err(e) => (None, Some(e)),
         };
         let invalid_ptx = || Refused::new(CUresult::CUDA_ERROR_INVALID_PTX, refusal_log(error.as_ref()));
