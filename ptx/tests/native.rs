@@ -8,7 +8,7 @@
 //! Every intermediate value is folded into a checksum per thread, so a single differing
 //! bit anywhere shows.
 
-use cudrv_ptx::{Executor, GlobalMemory, HostMemory, LaunchStats, Module};
+use cudrv_ptx::{Executor, Fault, GlobalMemory, HostMemory, LaunchStats, Module};
 
 const PTX: &str = ".version 8.0
 .target sm_90
@@ -168,25 +168,33 @@ fn inputs() -> Vec<u64> {
     v
 }
 
-fn run(executor: Executor, turns: u32) -> (Vec<u8>, LaunchStats) {
-    let mut m = Module::load(PTX).expect("the test kernel loads");
+/// `kernel` of `ptx` over one block of 32 threads through `executor` under `limit`, its
+/// parameters an output of `out_len` bytes (0xee), an input holding `input` if it is not
+/// empty, then `more`: what the launch answered and the output's bytes.
+fn launch(
+    (ptx, kernel): (&str, &str),
+    executor: Executor,
+    limit: Option<u64>,
+    (input, out_len): (&[u8], usize),
+    more: &[&[u8]],
+) -> (Result<LaunchStats, Fault>, Vec<u8>) {
+    let mut m = Module::load(ptx).expect("the test kernel loads");
     m.set_executor(executor);
+    m.set_instruction_limit(limit);
     let mut mem = HostMemory::new();
+    let out = mem.alloc_from(&vec![0xee; out_len]).to_le_bytes();
+    let src = (!input.is_empty()).then(|| mem.alloc_from(input).to_le_bytes());
+    let params: Vec<&[u8]> =
+        [&out[..]].into_iter().chain(src.as_ref().map(|s| &s[..])).chain(more.iter().copied()).collect();
+    let r = m.launch_on(kernel, [1, 1, 1], [32, 1, 1], 0, &params, &mem as &dyn GlobalMemory, 1);
+    let out = u64::from_le_bytes(out);
+    (r, mem.bytes(out, out_len).expect("the output is readable").to_vec())
+}
+
+fn run(executor: Executor, turns: u32) -> (Vec<u8>, LaunchStats) {
     let input: Vec<u8> = inputs().iter().flat_map(|v| v.to_le_bytes()).collect();
-    let src = mem.alloc_from(&input);
-    let out = mem.alloc_from(&[0u8; 32 * 8]);
-    let stats = m
-        .launch_on(
-            "forms",
-            [1, 1, 1],
-            [32, 1, 1],
-            0,
-            &[&out.to_le_bytes(), &src.to_le_bytes(), &turns.to_le_bytes()],
-            &mem as &dyn GlobalMemory,
-            1,
-        )
-        .expect("the kernel runs");
-    (mem.bytes(out, 32 * 8).expect("the output is readable").to_vec(), stats)
+    let (r, out) = launch((PTX, "forms"), executor, None, (&input, 32 * 8), &[&turns.to_le_bytes()]);
+    (out, r.expect("the kernel runs"))
 }
 
 /// The runs compiled to machine code give the interpreter's bits in every lane, and the
@@ -259,14 +267,8 @@ $LOOP:
 }
 ";
 
-fn spin(executor: Executor, n: u32, limit: Option<u64>) -> (Result<LaunchStats, cudrv_ptx::Fault>, Vec<u8>) {
-    let mut m = Module::load(SPIN).expect("the test kernel loads");
-    m.set_executor(executor);
-    m.set_instruction_limit(limit);
-    let mut mem = HostMemory::new();
-    let out = mem.alloc_from(&[0xee; 32 * 16]);
-    let r = m.launch_on("spin", [1, 1, 1], [32, 1, 1], 0, &[&out.to_le_bytes(), &n.to_le_bytes()], &mem, 1);
-    (r, mem.bytes(out, 32 * 16).expect("the output is readable").to_vec())
+fn spin(executor: Executor, n: u32, limit: Option<u64>) -> (Result<LaunchStats, Fault>, Vec<u8>) {
+    launch((SPIN, "spin"), executor, limit, (&[], 32 * 16), &[&n.to_le_bytes()])
 }
 
 /// A loop whose whole body is machine code, turned by the code itself: the same registers,
@@ -360,10 +362,7 @@ $LOOP:
 }
 ";
 
-fn floats(executor: Executor, bad: u32, n: u32) -> (Result<LaunchStats, cudrv_ptx::Fault>, Vec<u8>) {
-    let mut m = Module::load(FLOATS).expect("the test kernel loads");
-    m.set_executor(executor);
-    let mut mem = HostMemory::new();
+fn floats(executor: Executor, bad: u32, n: u32) -> (Result<LaunchStats, Fault>, Vec<u8>) {
     let specials = [
         0.0f32,
         -0.0,
@@ -399,18 +398,7 @@ fn floats(executor: Executor, bad: u32, n: u32) -> (Result<LaunchStats, cudrv_pt
         0.001,
     ];
     let input: Vec<u8> = specials.iter().chain(specials.iter().rev()).flat_map(|v| v.to_le_bytes()).collect();
-    let src = mem.alloc_from(&input);
-    let out = mem.alloc_from(&[0xee; 32 * 16]);
-    let r = m.launch_on(
-        "floats",
-        [1, 1, 1],
-        [32, 1, 1],
-        0,
-        &[&out.to_le_bytes(), &src.to_le_bytes(), &bad.to_le_bytes(), &n.to_le_bytes()],
-        &mem,
-        1,
-    );
-    (r, mem.bytes(out, 32 * 16).expect("the output is readable").to_vec())
+    launch((FLOATS, "floats"), executor, None, (&input, 32 * 16), &[&bad.to_le_bytes(), &n.to_le_bytes()])
 }
 
 /// f32 arithmetic and shared loads in machine code: the same bits as interpreted from
@@ -432,6 +420,6 @@ fn floats_and_shared_loads_in_machine_code_agree() {
     }
     // From the 300th turn a load reads 4 KiB past its address: out of shared memory.
     let want = floats(Executor::Interpreter, 1, 400);
-    assert!(matches!(want.0, Err(cudrv_ptx::Fault::IllegalAddress { .. })), "{:?}", want.0);
+    assert!(matches!(want.0, Err(Fault::IllegalAddress { .. })), "{:?}", want.0);
     assert_eq!(floats(Executor::Compiled, 1, 400), want);
 }
