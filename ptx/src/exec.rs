@@ -550,13 +550,16 @@ fn run_links(
                 let turns = (room - ran + back) / (len + back);
                 let whole = mask == u32::MAX && turns >= 1;
                 let made = match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
-                    // SAFETY: the code reads and writes rows below `run.min_regs` values of
-                    // the frame, which has that many (checked just now), and reads shared
-                    // memory inside the block's slice (each load's address checked against
-                    // its length before a turn), nothing else.
                     Some(run) => {
-                        unsafe { (run.code)(regs.as_mut_ptr(), turns, ctx.shared.as_ptr(), ctx.shared.len() as u64) }
-                            .min(turns)
+                        let launch = crate::lanes::LaunchView::of(ctx);
+                        let (shared, shared_len) = (ctx.shared.as_ptr(), ctx.shared.len() as u64);
+                        // SAFETY: the code reads and writes rows below `run.min_regs` values
+                        // of the frame, which has that many (checked just now), reads shared
+                        // memory inside the block's slice (each load's address checked
+                        // against its length before a turn), and the launch's `%tid`s and
+                        // parameters inside the slices `launch` describes (their lengths
+                        // checked before the first turn), nothing else.
+                        unsafe { (run.code)(regs.as_mut_ptr(), turns, shared, shared_len, &launch) }.min(turns)
                     }
                     None => 0,
                 };

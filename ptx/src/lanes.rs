@@ -318,14 +318,43 @@ impl std::fmt::Debug for Steps {
     }
 }
 
-/// A run's machine code (`native.rs`): `code(regs, max_turns, shared, shared_len)` runs the
-/// run over every lane of `regs` (a frame's rows, at least `min_regs` values), reading the
-/// block's shared memory (`shared_len` bytes at `shared`) for its loads; a run that is a
-/// loop's body turns again while the branch back holds in every lane, at most `max_turns`
-/// times. It answers the turns it made: 0 when a load of the first turn would fall outside
-/// shared memory (nothing done; a turn's loads are checked before it starts).
+/// A run's machine code (`native.rs`): `code(regs, max_turns, shared, shared_len, launch)`
+/// runs the run over every lane of `regs` (a frame's rows, at least `min_regs` values),
+/// reading the block's shared memory (`shared_len` bytes at `shared`) for its loads and the
+/// launch's values (`launch`); a run that is a loop's body turns again while the branch
+/// back holds in every lane, at most `max_turns` times. It answers the turns it made: 0
+/// when a load of the first turn would fall outside shared memory or the parameters, or
+/// the warp has fewer than 32 `%tid`s (nothing done; a turn's loads are checked before it
+/// starts, the launch's before the first).
 #[cfg(feature = "native")]
-pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64) -> u64;
+pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64, *const LaunchView) -> u64;
+
+/// What a run's code reads of the launch (its last argument): the warp's lanes' `%tid`
+/// (`tids_len` of them), `%ctaid`, `%ntid` and `%nctaid` in `dims`, and the kernel's
+/// parameter buffer (`kparams_len` bytes).
+#[cfg(feature = "native")]
+#[repr(C)]
+pub(crate) struct LaunchView {
+    pub(crate) tids: *const [u32; 3],
+    pub(crate) tids_len: u64,
+    pub(crate) dims: [u32; 9],
+    pub(crate) kparams: *const u8,
+    pub(crate) kparams_len: u64,
+}
+
+#[cfg(feature = "native")]
+impl LaunchView {
+    pub(crate) fn of(ctx: &StepContext<'_>) -> LaunchView {
+        let [c, t, n] = [ctx.ctaid, ctx.ntid, ctx.nctaid];
+        LaunchView {
+            tids: ctx.tids.as_ptr(),
+            tids_len: ctx.tids.len() as u64,
+            dims: [c[0], c[1], c[2], t[0], t[1], t[2], n[0], n[1], n[2]],
+            kparams: ctx.kparams.as_ptr(),
+            kparams_len: ctx.kparams.len() as u64,
+        }
+    }
+}
 
 /// A run's compiled code ([`NativeFn`]) and what calling it needs.
 #[cfg(feature = "native")]

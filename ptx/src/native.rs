@@ -24,10 +24,11 @@ use cranelift_frontend::{FunctionBuilder, FunctionBuilderContext};
 use cranelift_jit::{JITBuilder, JITModule};
 use cranelift_module::{FuncId, Module as _};
 
-use crate::alu::{int_comparison, mask_of, IntOrder};
+use crate::alu::{cvta_window, int_comparison, mask_of, IntOrder};
 use crate::float::{FOp, Rnd};
-use crate::lanes::{Link, NativeFn, NativeRun, NativeSlot, WARP};
-use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, K};
+use crate::lanes::{LaunchView, Link, NativeFn, NativeRun, NativeSlot, WARP};
+use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
+use crate::windows::FPARAM_TAG;
 
 /// The JIT module that owns a run's code.
 struct Code(Mutex<Option<JITModule>>);
@@ -148,6 +149,33 @@ enum Calc {
         bits: u32,
         signed: bool,
     },
+    /// `cvta` (`alu::cvta`): `a` moved by `window` (none: `a` itself), masked.
+    Cvta {
+        a: Src,
+        window: u64,
+        to: bool,
+        m: u64,
+    },
+    /// `mov` of `%tid` dimension `k` (below 3): each lane's own.
+    Tid {
+        k: u8,
+        m: u64,
+    },
+    /// `mov` of a launch-wide special register: `LaunchView::dims[i]`, or `default` past
+    /// the third dimension.
+    Dim {
+        i: Option<u8>,
+        default: u32,
+        m: u64,
+    },
+    /// A scalar `ld.param` of the kernel's parameters at `addr` (checked against their
+    /// length before the code runs).
+    LdParam {
+        addr: u64,
+        n: u8,
+        bits: u32,
+        signed: bool,
+    },
 }
 
 /// One fused instruction: its destination register and what it computes.
@@ -188,7 +216,29 @@ impl Pure {
                     _ => return None,
                 }
             }
+            Op::Ld if inst.sp == Sp::Param && inst.vec == 1 => match ops.get(1) {
+                Some(Opd::Addr(Base::KParam(o), off)) => {
+                    let addr = o.wrapping_add(*off as u64);
+                    let n = ty.bytes().max(1);
+                    if addr >= FPARAM_TAG || !matches!(n, 1 | 2 | 4 | 8) {
+                        return None;
+                    }
+                    Calc::LdParam { addr, n: n as u8, bits, signed }
+                }
+                _ => return None,
+            },
             Op::Ld | Op::St => return None,
+            Op::Mov if matches!(ops.get(1), Some(Opd::Sreg(_))) => {
+                let m = if ty.k == K::Pred { 1 } else { m };
+                let dim = |base: u8, k: u8, default: u32| Calc::Dim { i: (k < 3).then_some(base + k), default, m };
+                match ops.get(1) {
+                    Some(Opd::Sreg(Sreg::Tid(k))) if *k < 3 => Calc::Tid { k: *k, m },
+                    Some(Opd::Sreg(Sreg::Ctaid(k))) => dim(0, *k, 0),
+                    Some(Opd::Sreg(Sreg::Ntid(k))) => dim(3, *k, 1),
+                    Some(Opd::Sreg(Sreg::Nctaid(k))) => dim(6, *k, 1),
+                    _ => return None,
+                }
+            }
             Op::Mov if matches!(ops.get(1), Some(Opd::Reg(_) | Opd::Imm(_))) => {
                 Calc::Mov { a: src(1)?, m: if ty.k == K::Pred { 1 } else { m } }
             }
@@ -203,8 +253,7 @@ impl Pure {
             Op::Fma | Op::Mad(_) if f32_rn_plain && inst.neg == Negated::Neither => {
                 Calc::Fma32 { a: src(1)?, b: src(2)?, c: src(3)? }
             }
-            // `compiled.rs`'s `cvta` arm comes before the integer ones; every arm below needs
-            // an integer type, which it does not have.
+            Op::Cvta { to, sp } => Calc::Cvta { a: src(1)?, window: cvta_window(sp), to, m },
             Op::Add if int && plain => Calc::Add { a: src(1)?, b: src(2)?, m },
             Op::Sub if int && plain => Calc::Sub { a: src(1)?, b: src(2)?, m },
             Op::Mul(MulMode::Lo) if int => Calc::MulLo { a: src(1)?, b: src(2)?, m },
@@ -242,7 +291,10 @@ impl Pure {
     /// The registers it reads.
     fn sources(&self) -> impl Iterator<Item = u32> {
         let (a, b, c) = match self.calc {
-            Calc::Mov { a, .. } | Calc::ShlImm { a, .. } | Calc::ShrImm { a, .. } => (Some(a), None, None),
+            Calc::Mov { a, .. } | Calc::ShlImm { a, .. } | Calc::ShrImm { a, .. } | Calc::Cvta { a, .. } => {
+                (Some(a), None, None)
+            }
+            Calc::Tid { .. } | Calc::Dim { .. } | Calc::LdParam { .. } => (None, None, None),
             Calc::Add { a, b, .. }
             | Calc::Sub { a, b, .. }
             | Calc::MulLo { a, b, .. }
@@ -416,9 +468,9 @@ fn compile(run: &Run) -> Option<NativeRun> {
     module.finalize_definitions().ok()?;
     let p = module.get_finalized_function(id);
     // SAFETY: `p` is the entry of a finalized function compiled with the signature
-    // `fn(i64, i64, i64, i64) -> i64` in the host's default calling convention, which is
-    // `extern "C"` taking two pointers and two u64 as `NativeFn` declares; the module that
-    // holds it goes into the run with it.
+    // `fn(i64, i64, i64, i64, i64) -> i64` in the host's default calling convention, which
+    // is `extern "C"` taking pointers and u64s as `NativeFn` declares; the module that holds
+    // it goes into the run with it.
     let code = unsafe { std::mem::transmute::<*const u8, NativeFn>(p) };
     Some(NativeRun { code, min_regs: min_regs(run), bytes, _owner: Box::new(Code(Mutex::new(Some(module)))) })
 }
@@ -426,7 +478,7 @@ fn compile(run: &Run) -> Option<NativeRun> {
 /// Defines `run` in `module` over lanes of type `ty`: its function's id and code size.
 fn define(module: &mut JITModule, run: &Run, ty: Type) -> Option<(FuncId, usize)> {
     let mut ctx = module.make_context();
-    for _ in 0..4 {
+    for _ in 0..5 {
         ctx.func.signature.params.push(AbiParam::new(types::I64));
     }
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
@@ -467,12 +519,32 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     b.append_block_param(exit, types::I64);
 
     b.switch_to_block(entry);
-    let (regs, max_turns, shared, shared_len) = match b.block_params(entry) {
-        [r, m, s, l] => (*r, *m, *s, *l),
+    let (regs, max_turns, shared, shared_len, view) = match b.block_params(entry) {
+        [r, m, s, l, v] => (*r, *m, *s, *l, *v),
         _ => return None,
     };
+    // What the launch must hold for the run: every parameter it loads inside the
+    // parameters, and a `%tid` for every lane; else nothing runs (the steps fault or read
+    // as the interpreter does).
+    let at = |field: usize| i32::try_from(field).ok();
+    let kparams = b.ins().load(types::I64, FLAGS, view, at(std::mem::offset_of!(LaunchView, kparams))?);
+    let tids = b.ins().load(types::I64, FLAGS, view, at(std::mem::offset_of!(LaunchView, tids))?);
+    let mut fine = b.ins().iconst(types::I8, 1);
+    for p in &run.pures {
+        let need = match p.calc {
+            Calc::LdParam { addr, n, .. } => Some((std::mem::offset_of!(LaunchView, kparams_len), addr + u64::from(n))),
+            Calc::Tid { .. } => Some((std::mem::offset_of!(LaunchView, tids_len), WARP as u64)),
+            _ => None,
+        };
+        if let Some((field, least)) = need {
+            let len = b.ins().load(types::I64, FLAGS, view, at(field)?);
+            let enough = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, len, least as i64);
+            fine = b.ins().band(fine, enough);
+        }
+    }
     let one = b.ins().iconst(types::I64, 1);
-    b.ins().jump(turn, &[one.into()]);
+    let none = b.ins().iconst(types::I64, 0);
+    b.ins().brif(fine, turn, &[one.into()], exit, &[none.into()]);
 
     // A turn: every lane, then whether the branch back held in all of them.
     b.switch_to_block(turn);
@@ -532,7 +604,11 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     let mut e = Emit {
         ty,
         base: b.ins().iadd(regs, off),
+        off,
         shared,
+        view,
+        kparams,
+        tids,
         values: HashMap::new(),
         known: HashMap::new(),
         floats: HashMap::new(),
@@ -608,8 +684,14 @@ struct Emit {
     ty: Type,
     /// The turn's lanes' place in the rows.
     base: Value,
+    /// The turn's lanes' place in a row, in bytes (8 per lane).
+    off: Value,
     /// The block's shared memory.
     shared: Value,
+    /// The launch's values (`LaunchView`), its parameters and its lanes' `%tid`s.
+    view: Value,
+    kparams: Value,
+    tids: Value,
     values: HashMap<u32, Value>,
     known: HashMap<Value, u64>,
     /// For values that are f32 bits, the f32 itself (a float result before its NaN is made
@@ -739,9 +821,46 @@ impl Emit {
                 self.known.insert(r, 1);
                 r
             }
+            Calc::Cvta { a, window, to, m } => {
+                let x = self.get(b, a)?;
+                if window == 0 {
+                    x
+                } else {
+                    let w = self.konst(b, window);
+                    let r = if to { b.ins().isub(x, w) } else { b.ins().iadd(x, w) };
+                    self.masked(b, r, m)
+                }
+            }
+            Calc::Dim { i, default, m } => {
+                let v = match i {
+                    Some(i) => {
+                        let field = std::mem::offset_of!(LaunchView, dims) + 4 * usize::from(i);
+                        let v = b.ins().uload32(FLAGS, self.view, i32::try_from(field).ok()?);
+                        self.splat(b, v)
+                    }
+                    None => self.konst(b, u64::from(default)),
+                };
+                self.masked(b, v, m)
+            }
+            Calc::LdParam { addr, n, bits, signed } => {
+                // Inside the parameters: checked before the code runs.
+                let p = b.ins().iadd_imm_s(self.kparams, addr as i64);
+                let v = load_n(b, p, n);
+                let v = if signed { self.sext(b, v, bits) } else { v };
+                self.splat(b, v)
+            }
             // Lane by lane only (`None` for two lanes at a time: the run is compiled again
             // with one).
             _ if self.ty.is_vector() => return None,
+            Calc::Tid { k, m } => {
+                // `tids[lane][k]`: 12 bytes a lane, the lane the row offset's eighth.
+                let lane = b.ins().ushr_imm_u(self.off, 3);
+                let at = b.ins().imul_imm_s(lane, 12);
+                let p = b.ins().iadd(self.tids, at);
+                let v = b.ins().uload32(FLAGS, p, i32::from(k) * 4);
+                self.known.insert(v, 0xffff_ffff);
+                self.masked(b, v, m)
+            }
             Calc::F32 { op, a, b: y } => {
                 let (x, y) = (self.get(b, a)?, self.get(b, y)?);
                 let (x, y) = (self.f32_of(b, x), self.f32_of(b, y));
@@ -763,12 +882,7 @@ impl Emit {
                 let a = self.get(b, Src::Reg(base))?;
                 let a = b.ins().iadd_imm_s(a, off as i64);
                 let p = b.ins().iadd(self.shared, a);
-                let v = match n {
-                    1 => b.ins().uload8(types::I64, FLAGS, p, 0),
-                    2 => b.ins().uload16(types::I64, FLAGS, p, 0),
-                    4 => b.ins().uload32(FLAGS, p, 0),
-                    _ => b.ins().load(types::I64, FLAGS, p, 0),
-                };
+                let v = load_n(b, p, n);
                 if signed {
                     self.sext(b, v, bits)
                 } else {
@@ -795,6 +909,15 @@ impl Emit {
         self.known.insert(v, 0xffff_ffff);
         self.floats.insert(v, r);
         v
+    }
+
+    /// A launch-wide value in every lane.
+    fn splat(&mut self, b: &mut FunctionBuilder<'_>, v: Value) -> Value {
+        if self.ty.is_vector() {
+            b.ins().splat(self.ty, v)
+        } else {
+            v
+        }
     }
 
     /// A value's low 32 bits as an f32.
@@ -849,6 +972,16 @@ impl Emit {
         } else {
             b.ins().uextend(types::I64, c)
         }
+    }
+}
+
+/// The `n` bytes (1, 2, 4 or 8) at `p`, zero-extended.
+fn load_n(b: &mut FunctionBuilder<'_>, p: Value, n: u8) -> Value {
+    match n {
+        1 => b.ins().uload8(types::I64, FLAGS, p, 0),
+        2 => b.ins().uload16(types::I64, FLAGS, p, 0),
+        4 => b.ins().uload32(FLAGS, p, 0),
+        _ => b.ins().load(types::I64, FLAGS, p, 0),
     }
 }
 
