@@ -1,17 +1,21 @@
-//! Runs of pure steps compiled to machine code (feature `native`, on by default): where
-//! two or more unguarded integer instructions follow one another (moves, additions,
-//! multiplications, logic, shifts by a constant, integer `setp`), [`fuse`] translates them
-//! with Cranelift into one function over a warp's register rows, lane after lane (two
-//! lanes at a time in SSE registers where the host's Cranelift backend lowers every
+//! Runs of steps compiled to machine code (feature `native`, on by default): where two or
+//! more unguarded instructions of the fused forms follow one another (integer moves,
+//! arithmetic, logic, shifts by a constant and `setp`; f32 add/sub/mul/fma rounded to
+//! nearest; `cvta`; moves of `%tid`, `%ctaid`, `%ntid`, `%nctaid`; scalar parameter and
+//! shared loads), [`fuse`] marks them, and once a whole warp has reached them often
+//! enough Cranelift translates them into one function over a warp's register rows, lane
+//! after lane (two lanes at a time in SSE registers where the host's backend lowers every
 //! operation of the run for them), with each value kept in a machine register from one
 //! instruction to the next instead of going through its row. A converged whole warp with
 //! room for the whole run (`exec.rs`'s `run_links`) calls it in place of the run's steps.
 //!
 //! The instructions fused are exactly those for which `compiled.rs` makes a step of the
-//! same arm (`Pure::of` mirrors `arithmetic`'s conditions), and each computes the bits that
-//! step computes; none can fault, and none reads another lane or memory, so running the
-//! run lane after lane (instead of instruction after instruction) gives the same registers.
-//! The instruction suite, the corpus and `tests/executors.rs` hold it to the interpreter.
+//! same arm (`Pure::of` mirrors its conditions), and each computes the bits that step
+//! computes; none reads another lane, global memory or memory the run writes, and none can
+//! fault once the run's loads are known to be inside shared memory and the parameters
+//! (checked for every lane before a turn), so running the run lane after lane (instead of
+//! instruction after instruction) gives the same registers. `tests/native.rs`, the
+//! instruction suite, the corpus and `tests/executors.rs` hold it to the interpreter.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock};
