@@ -195,7 +195,9 @@ impl KernelObserver {
     /// The reports found, each with the key it is reported once under.
     pub(crate) fn reports(&self) -> Vec<(String, Report)> {
         let mut out = Vec::new();
-        let races = std::mem::take(&mut *lock(&self.races));
+        let mut races = std::mem::take(&mut *lock(&self.races));
+        // Blocks finish in any order: the block a race is reported in is the first one.
+        races.sort_by_key(|r| [r.ctaid[2], r.ctaid[1], r.ctaid[0]]);
         for r in &races {
             let key = format!(
                 "shared {} {} {}",
@@ -570,7 +572,11 @@ impl BlockObserver for BlockObs<'_> {
 /// Pairs of logged accesses of different blocks that meet, one writing, which no
 /// synchronising operation can order (at most one pair per pair of lines).
 fn global_races(log: &mut Log) -> Vec<(Logged, Logged)> {
-    log.entries.sort_unstable_by_key(|l| l.addr);
+    // By address, then block and thread: blocks finish in any order on the host's
+    // threads, and the pair reported must not depend on which finished first.
+    let origins = &log.origins;
+    let block = |l: &Logged| origins.get(l.origin as usize).map_or(0, |o| o.0);
+    log.entries.sort_unstable_by_key(|l| (l.addr, block(l), l.thread, l.line, l.write));
     let log = &*log;
     let total = |b: u32| log.syncs.get(b as usize).map_or(0, |s| s.1);
     // a may come before b: a's block synchronises after a, b's before b.
