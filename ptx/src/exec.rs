@@ -549,19 +549,24 @@ fn run_links(
                 let (len, back) = (u64::from(slot.len), u64::from(slot.loops));
                 let turns = (room - ran + back) / (len + back);
                 let whole = mask == u32::MAX && turns >= 1;
-                let made = match whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs) {
-                    Some(run) => {
+                let run = whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs);
+                let globals = run.and_then(|run| crate::native::global_distances(run, regs, ctx.global));
+                let made = match (run, globals) {
+                    (Some(run), Some(globals)) => {
                         let launch = crate::lanes::LaunchView::of(ctx);
                         let (shared, shared_len) = (ctx.shared.as_ptr(), ctx.shared.len() as u64);
                         // SAFETY: the code reads and writes rows below `run.min_regs` values
                         // of the frame, which has that many (checked just now), reads shared
                         // memory inside the block's slice (each load's address checked
-                        // against its length before a turn), and the launch's `%tid`s and
+                        // against its length before a turn), the launch's `%tid`s and
                         // parameters inside the slices `launch` describes (their lengths
-                        // checked before the first turn), nothing else.
-                        unsafe { (run.code)(regs.as_mut_ptr(), turns, shared, shared_len, &launch) }.min(turns)
+                        // checked before the first turn), and global memory inside the
+                        // windows `global_distances` found for every lane's access (whose
+                        // base registers the run does not write), nothing else.
+                        let g = globals.as_ptr();
+                        unsafe { (run.code)(regs.as_mut_ptr(), turns, shared, shared_len, &launch, g) }.min(turns)
                     }
-                    None => 0,
+                    _ => 0,
                 };
                 if made > 0 {
                     ran += made * len + (made - 1) * back;

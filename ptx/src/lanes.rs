@@ -318,16 +318,34 @@ impl std::fmt::Debug for Steps {
     }
 }
 
-/// A run's machine code (`native.rs`): `code(regs, max_turns, shared, shared_len, launch)`
-/// runs the run over every lane of `regs` (a frame's rows, at least `min_regs` values),
-/// reading the block's shared memory (`shared_len` bytes at `shared`) for its loads and the
-/// launch's values (`launch`); a run that is a loop's body turns again while the branch
+/// A run's machine code (`native.rs`): `code(regs, max_turns, shared, shared_len, launch,
+/// globals)` runs the run over every lane of `regs` (a frame's rows, at least `min_regs`
+/// values), reading the block's shared memory (`shared_len` bytes at `shared`) for its loads,
+/// the launch's values (`launch`), and global memory at each lane's device address plus its
+/// access's distance in `globals` (checked by the caller: [`GlobalAccess`]); a run that is a loop's body turns again while the branch
 /// back holds in every lane, at most `max_turns` times. It answers the turns it made: 0
 /// when a load of the first turn would fall outside shared memory or the parameters, or
 /// the warp has fewer than 32 `%tid`s (nothing done; a turn's loads are checked before it
 /// starts, the launch's before the first).
 #[cfg(feature = "native")]
-pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64, *const LaunchView) -> u64;
+pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64, *const LaunchView, *const u64) -> u64;
+
+/// A global load or store of a run's code: every lane's `n` bytes at register `base` plus
+/// `off`. Before the code runs, each access's lanes are checked to lie inside one window of
+/// the memory ([`crate::Windows`]), aligned, and a store's bytes to meet no other access's;
+/// the code gets each access's distance from device to host addresses, in the run's order.
+#[cfg(feature = "native")]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GlobalAccess {
+    pub(crate) base: u32,
+    pub(crate) off: u64,
+    pub(crate) n: u8,
+    pub(crate) store: bool,
+}
+
+/// The most global accesses a run makes (a longer one is split).
+#[cfg(feature = "native")]
+pub(crate) const MAX_GLOBALS: usize = 8;
 
 /// What a run's code reads of the launch (its last argument): the warp's lanes' `%tid`
 /// (`tids_len` of them), `%ctaid`, `%ntid` and `%nctaid` in `dims`, and the kernel's
@@ -364,6 +382,8 @@ pub(crate) struct NativeRun {
     pub(crate) min_regs: usize,
     /// The machine code's size.
     pub(crate) bytes: usize,
+    /// Its global accesses, in order (their distances are its last argument).
+    pub(crate) globals: Vec<GlobalAccess>,
     /// What owns the code's memory (freed with the run).
     pub(crate) _owner: Box<dyn Send + Sync>,
 }

@@ -75,7 +75,7 @@ mod video;
 mod windows;
 
 pub use exec::{CompileStats, LaunchStats, MAX_LOCAL_PER_THREAD};
-pub use memory::{consecutive_words, BadAddress, Fault, GlobalMemory, HostMemory};
+pub use memory::{consecutive_words, BadAddress, Fault, GlobalMemory, HostMemory, Windows};
 pub use module::{
     Declarations, Executor, Global, KernelDecl, KernelInfo, KernelParam, Module, Reference, ReferenceKind,
 };

@@ -5,6 +5,22 @@ use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 
+/// Host pointers into device memory, for the executor's machine code
+/// ([`GlobalMemory::windows`]).
+///
+/// # Safety
+/// A pointer [`Windows::window`] gives must stay valid for reads and writes of the `len`
+/// bytes it was asked for until the launch that asked ends, and while the launch runs other
+/// host threads may touch those bytes only with atomic accesses (as the executor's own
+/// steps do), so that the machine code's aligned loads and stores of 1, 2, 4 or 8 bytes
+/// race with nothing but accesses as indivisible as they are.
+pub unsafe trait Windows: Sync {
+    /// The host address of device address `addr`, when the `len` bytes from `addr` lie
+    /// inside one live allocation; `None` otherwise (the accesses are then taken step by
+    /// step, which finds the first bad lane).
+    fn window(&self, addr: u64, len: u64) -> Option<std::ptr::NonNull<u8>>;
+}
+
 /// An access outside every live allocation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BadAddress {
@@ -51,6 +67,14 @@ pub trait GlobalMemory: Sync {
             }
         }
         Ok(())
+    }
+    /// Direct access to the memory for the executor's machine code (feature `native`):
+    /// where it is `Some`, a compiled run that loads or stores global memory reads and
+    /// writes the host bytes [`Windows::window`] gives instead of calling
+    /// [`GlobalMemory::read_lanes`] and [`GlobalMemory::write_lanes`]. The default gives
+    /// none (such runs are taken step by step).
+    fn windows(&self) -> Option<&dyn Windows> {
+        None
     }
     /// The texture or surface state a texture instruction's 64-bit handle stands for
     /// (`tex`, `tld4`, `txq`, `suld`, `sust`, `suq`); `None` for a handle that is no
@@ -402,6 +426,9 @@ impl GlobalMemory for HostMemory {
         }
         Ok(())
     }
+    fn windows(&self) -> Option<&dyn Windows> {
+        Some(self)
+    }
     fn printf(&self, text: &str) {
         if let Ok(mut p) = self.printed.lock() {
             if let Some(s) = p.as_mut() {
@@ -410,6 +437,18 @@ impl GlobalMemory for HostMemory {
             }
         }
         print!("{text}");
+    }
+}
+
+// SAFETY: an allocation's words live as long as the `HostMemory`, which a launch borrows
+// for its whole length (allocations are only added, through `&mut self`); its words are
+// only ever accessed atomically.
+unsafe impl Windows for HostMemory {
+    fn window(&self, addr: u64, len: u64) -> Option<std::ptr::NonNull<u8>> {
+        let (a, off) = self.find(addr, usize::try_from(len).ok()?)?;
+        let words = std::ptr::NonNull::new(a.words.as_ptr().cast_mut())?;
+        // SAFETY: `off + len <= a.size <= 4 * words.len()`: inside the words' allocation.
+        Some(unsafe { words.cast::<u8>().add(off) })
     }
 }
 

@@ -2,19 +2,23 @@
 //! more unguarded instructions of the fused forms follow one another (integer moves,
 //! arithmetic, logic, shifts by a constant and `setp`; f32 add/sub/mul/fma rounded to
 //! nearest; `cvta`; moves of `%tid`, `%ctaid`, `%ntid`, `%nctaid`; scalar parameter and
-//! shared loads), [`fuse`] marks them, and once a whole warp has reached them often
-//! enough Cranelift translates them into one function over a warp's register rows, lane
-//! after lane (two lanes at a time in SSE registers where the host's backend lowers every
-//! operation of the run for them), with each value kept in a machine register from one
-//! instruction to the next instead of going through its row. A converged whole warp with
-//! room for the whole run (`exec.rs`'s `run_links`) calls it in place of the run's steps.
+//! shared loads; scalar global loads and stores), [`fuse`] marks them, and once a whole
+//! warp has reached them often enough Cranelift translates them into one function over a
+//! warp's register rows, lane after lane (two lanes at a time in SSE registers where the
+//! run touches no memory and the host's backend lowers every operation of the run for
+//! them), with each value kept in a machine register from one instruction to the next
+//! instead of going through its row. A converged whole warp with room for the whole run
+//! (`exec.rs`'s `run_links`) calls it in place of the run's steps.
 //!
 //! The instructions fused are exactly those for which `compiled.rs` makes a step of the
 //! same arm (`Pure::of` mirrors its conditions), and each computes the bits that step
-//! computes; none reads another lane, global memory or memory the run writes, and none can
-//! fault once the run's loads are known to be inside shared memory and the parameters
-//! (checked for every lane before a turn), so running the run lane after lane (instead of
-//! instruction after instruction) gives the same registers. `tests/native.rs`, the
+//! computes; none reads another lane's registers, and none can fault once the run's
+//! accesses are known to be inside shared memory, the parameters and the memory's windows
+//! ([`crate::Windows`]), aligned, for every lane (checked before a turn; a run's access
+//! never has a base register the run writes). Running the run lane after lane instead of
+//! instruction after instruction then gives the same registers, and the same memory where
+//! no lane's store meets another lane's access of another instruction
+//! ([`global_distances`] checks that too: else the steps run). `tests/native.rs`, the
 //! instruction suite, the corpus and `tests/executors.rs` hold it to the interpreter.
 
 use std::collections::{BTreeSet, HashMap};
@@ -30,7 +34,7 @@ use cranelift_module::{FuncId, Module as _};
 
 use crate::alu::{cvta_window, int_comparison, mask_of, IntOrder};
 use crate::float::{FOp, Rnd};
-use crate::lanes::{LaunchView, Link, NativeFn, NativeRun, NativeSlot, WARP};
+use crate::lanes::{GlobalAccess, LaunchView, Link, NativeFn, NativeRun, NativeSlot, MAX_GLOBALS, WARP};
 use crate::module::{Base, BoolOp, Func, Inst, MulMode, Negated, Op, Opd, Sp, Sreg, K};
 use crate::windows::FPARAM_TAG;
 
@@ -153,6 +157,27 @@ enum Calc {
         bits: u32,
         signed: bool,
     },
+    /// A scalar global load of `n` bytes at register `base` plus `off`, as
+    /// [`Calc::LdShared`]: every lane's address is checked before the code runs (inside one
+    /// allocation of the memory's [`Windows`](crate::Windows), aligned), and the code reads
+    /// the host bytes there.
+    LdGlobal {
+        base: u32,
+        off: u64,
+        n: u8,
+        bits: u32,
+        signed: bool,
+    },
+    /// A scalar global store of the low `n` bytes of `value` at register `base` plus `off`
+    /// (no destination), checked as [`Calc::LdGlobal`] is; its bytes meet no other global
+    /// access of the run (checked too), so that lane after lane stores what instruction
+    /// after instruction would.
+    StGlobal {
+        base: u32,
+        off: u64,
+        n: u8,
+        value: Src,
+    },
     /// `cvta` (`alu::cvta`): `a` moved by `window` (none: `a` itself), masked.
     Cvta {
         a: Src,
@@ -185,7 +210,8 @@ enum Calc {
 /// One fused instruction: its destination register and what it computes.
 #[derive(Clone, Copy, Debug)]
 struct Pure {
-    d: u32,
+    /// None for a store.
+    d: Option<u32>,
     calc: Calc,
 }
 
@@ -197,6 +223,9 @@ impl Pure {
             return None;
         }
         let ops = &inst.ops;
+        if let Some(store) = Pure::global_store(inst) {
+            return Some(store);
+        }
         let Some(Opd::Reg(d)) = ops.first() else { return None };
         let src = |k: usize| match ops.get(k)? {
             Opd::Reg(r) => Some(Src::Reg(*r)),
@@ -231,6 +260,15 @@ impl Pure {
                 }
                 _ => return None,
             },
+            // `compiled.rs`'s `Scalar::of` for the global space.
+            Op::Ld if inst.sp == Sp::Global && inst.vec == 1 && matches!(ty.bytes().max(1), 1 | 2 | 4 | 8) => {
+                match ops.get(1) {
+                    Some(Opd::Addr(Base::Reg(base), off)) => {
+                        Calc::LdGlobal { base: *base, off: *off as u64, n: ty.bytes().max(1) as u8, bits, signed }
+                    }
+                    _ => return None,
+                }
+            }
             Op::Ld | Op::St => return None,
             Op::Mov if matches!(ops.get(1), Some(Opd::Sreg(_))) => {
                 let m = if ty.k == K::Pred { 1 } else { m };
@@ -289,7 +327,40 @@ impl Pure {
             }
             _ => return None,
         };
-        Some(Pure { d: *d, calc })
+        Some(Pure { d: Some(*d), calc })
+    }
+
+    /// `inst` as a fused global store: a scalar `st.global` of a register or an immediate
+    /// at `[register+offset]` (`compiled.rs`'s `Scalar::of`), unguarded.
+    fn global_store(inst: &Inst) -> Option<Pure> {
+        let n = inst.ty.bytes().max(1);
+        if inst.op != Op::St || inst.sp != Sp::Global || inst.vec != 1 || !matches!(n, 1 | 2 | 4 | 8) {
+            return None;
+        }
+        let Some(Opd::Addr(Base::Reg(base), off)) = inst.ops.first() else { return None };
+        let value = match inst.ops.get(1)? {
+            Opd::Reg(r) => Src::Reg(*r),
+            Opd::Imm(v) => Src::Imm(*v),
+            _ => return None,
+        };
+        Some(Pure { d: None, calc: Calc::StGlobal { base: *base, off: *off as u64, n: n as u8, value } })
+    }
+
+    /// The global access it makes: its base register, offset, bytes and whether it stores.
+    fn global(&self) -> Option<GlobalAccess> {
+        match self.calc {
+            Calc::LdGlobal { base, off, n, .. } => Some(GlobalAccess { base, off, n, store: false }),
+            Calc::StGlobal { base, off, n, .. } => Some(GlobalAccess { base, off, n, store: true }),
+            _ => None,
+        }
+    }
+
+    /// The base register of a load or store whose address is checked before the run.
+    fn checked_base(&self) -> Option<u32> {
+        match self.calc {
+            Calc::LdShared { base, .. } | Calc::LdGlobal { base, .. } | Calc::StGlobal { base, .. } => Some(base),
+            _ => None,
+        }
     }
 
     /// The registers it reads.
@@ -311,7 +382,8 @@ impl Pure {
             Calc::MadLo { a, b, c, .. } | Calc::MadWide { a, b, c, .. } | Calc::Fma32 { a, b, c } => {
                 (Some(a), Some(b), Some(c))
             }
-            Calc::LdShared { base, .. } => (Some(Src::Reg(base)), None, None),
+            Calc::LdShared { base, .. } | Calc::LdGlobal { base, .. } => (Some(Src::Reg(base)), None, None),
+            Calc::StGlobal { base, value, .. } => (Some(Src::Reg(base)), Some(value), None),
         };
         [a, b, c].into_iter().flatten().filter_map(|s| match s {
             Src::Reg(r) => Some(r),
@@ -361,8 +433,12 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
         let fusable = matches!(links.get(pc), Some(Link::Step(_))).then(|| Pure::of(inst)).flatten();
         // A load whose address the run computes starts a run of its own (a run's addresses
         // are checked before it starts).
-        if let Some(Pure { calc: Calc::LdShared { base, .. }, .. }) = fusable {
-            if current.iter().any(|p| p.d == base) {
+        // So does a global access past the most a run checks.
+        let base = fusable.as_ref().and_then(Pure::checked_base);
+        let globals = current.iter().filter(|p| p.global().is_some()).count();
+        let full = fusable.as_ref().is_some_and(|p| p.global().is_some()) && globals >= MAX_GLOBALS;
+        if let Some(base) = base {
+            if full || current.iter().any(|p| p.d == Some(base)) {
                 if current.len() >= 2 {
                     runs.push((pc - current.len(), std::mem::take(&mut current)));
                 }
@@ -404,7 +480,7 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
         let mut keep = BTreeSet::new();
         for p in &pures {
             keep.extend(p.sources().filter(|r| !written.contains(r)));
-            written.insert(p.d);
+            written.extend(p.d);
         }
         keep.retain(|r| written.contains(r));
         for &d in &written {
@@ -417,11 +493,75 @@ pub(crate) fn fuse(f: &Func, links: &mut [Link]) {
             let Link::Step(step) = link else { continue };
             let len = run.pures.len() as u32;
             let loops = run.back.is_some();
-            let memory = run.pures.iter().any(|p| matches!(p.calc, Calc::LdShared { .. }));
+            let memory = run.pures.iter().any(|p| p.checked_base().is_some());
             let make = Box::new(move || compile(&run));
             *link = Link::Native(Arc::new(NativeSlot::new(step.clone(), len, loops, memory, hot, make)));
         }
     }
+}
+
+/// Each of `run`'s global accesses' distance from device to host addresses (in the run's
+/// order; what its code's last argument points to), for the warp whose registers are
+/// `regs`. `None`, and the steps take the run (faulting where the interpreter does), unless
+/// `memory` gives windows, every lane's bytes of every access lie inside one window,
+/// aligned to their size, and no lane's store meets another lane's access of another
+/// instruction ([`lanes_meet`]): then running the run lane after lane reads and writes what
+/// instruction after instruction would. The accesses' base registers are not written by the
+/// run, so what holds for its first turn holds for all.
+#[inline]
+pub(crate) fn global_distances(
+    run: &NativeRun,
+    regs: &[u64],
+    memory: &dyn crate::GlobalMemory,
+) -> Option<[u64; MAX_GLOBALS]> {
+    let mut out = [0u64; MAX_GLOBALS];
+    if run.globals.is_empty() {
+        return Some(out);
+    }
+    let windows = memory.windows()?;
+    let mut spans = [(0u64, 0u64); MAX_GLOBALS];
+    for ((g, distance), span) in run.globals.iter().zip(&mut out).zip(&mut spans) {
+        let lanes = crate::lanes::row(regs, g.base)?;
+        let (lo, hi, bits) = lanes.iter().fold((u64::MAX, 0u64, 0u64), |(lo, hi, bits), &r| {
+            let a = r.wrapping_add(g.off);
+            (lo.min(a), hi.max(a), bits | a)
+        });
+        let n = u64::from(g.n);
+        if bits & (n - 1) != 0 {
+            return None;
+        }
+        let end = hi.checked_add(n)?;
+        let host = windows.window(lo, end - lo)?;
+        *distance = (host.as_ptr() as u64).wrapping_sub(lo);
+        *span = (lo, end);
+    }
+    let accesses = run.globals.iter().zip(spans);
+    for (i, (a, (lo, end))) in accesses.clone().enumerate() {
+        for (b, (l, e)) in accesses.clone().skip(i + 1) {
+            if (a.store || b.store) && lo < e && l < end && lanes_meet(regs, a, b) {
+                return None;
+            }
+        }
+    }
+    Some(out)
+}
+
+/// Whether some lane's access `a` and another lane's access `b` (two instructions of a
+/// run, their spans met) may touch a common byte: unless both are at one base register
+/// whose lanes step by one stride `s` (lane `i` at `r + i * s`), whose lanes' accesses are
+/// then `k * s` apart for `k` from 1 to 31, yes.
+fn lanes_meet(regs: &[u64], a: &GlobalAccess, b: &GlobalAccess) -> bool {
+    let Some(lanes) = crate::lanes::row(regs, a.base).filter(|_| a.base == b.base) else { return true };
+    let s = lanes[1].wrapping_sub(lanes[0]) as i64;
+    if lanes.iter().zip(lanes.iter().skip(1)).any(|(x, y)| y.wrapping_sub(*x) as i64 != s) {
+        return true;
+    }
+    // Lane i's `a` at x + a.off, lane j's `b` at x + (j - i) * s + b.off: they meet when
+    // (j - i) * s lies strictly between d - a.n and d + b.n.
+    let d = i128::from(b.off as i64) - i128::from(a.off as i64);
+    let (low, high) = (d - i128::from(a.n), d + i128::from(b.n));
+    let s = i128::from(s);
+    (1..WARP as i128).flat_map(|k| [k * s, -k * s]).any(|x| low < x && x < high)
 }
 
 /// A run of fused instructions, and the guard of the branch after it when that branch goes
@@ -446,7 +586,7 @@ fn registers(o: &Opd) -> Vec<u32> {
 /// One past the highest row a run touches, in values.
 fn min_regs(run: &Run) -> usize {
     let guard = run.back.flatten().map(|(p, _)| p);
-    let top = run.pures.iter().flat_map(|p| p.sources().chain([p.d])).chain(guard).max().unwrap_or(0);
+    let top = run.pures.iter().flat_map(|p| p.sources().chain(p.d)).chain(guard).max().unwrap_or(0);
     (top as usize + 1) * WARP
 }
 
@@ -472,17 +612,18 @@ fn compile(run: &Run) -> Option<NativeRun> {
     module.finalize_definitions().ok()?;
     let p = module.get_finalized_function(id);
     // SAFETY: `p` is the entry of a finalized function compiled with the signature
-    // `fn(i64, i64, i64, i64, i64) -> i64` in the host's default calling convention, which
+    // `fn(i64, i64, i64, i64, i64, i64) -> i64` in the host's default calling convention, which
     // is `extern "C"` taking pointers and u64s as `NativeFn` declares; the module that holds
     // it goes into the run with it.
     let code = unsafe { std::mem::transmute::<*const u8, NativeFn>(p) };
-    Some(NativeRun { code, min_regs: min_regs(run), bytes, _owner: Box::new(Code(Mutex::new(Some(module)))) })
+    let globals = run.pures.iter().filter_map(Pure::global).collect();
+    Some(NativeRun { code, min_regs: min_regs(run), bytes, globals, _owner: Box::new(Code(Mutex::new(Some(module)))) })
 }
 
 /// Defines `run` in `module` over lanes of type `ty`: its function's id and code size.
 fn define(module: &mut JITModule, run: &Run, ty: Type) -> Option<(FuncId, usize)> {
     let mut ctx = module.make_context();
-    for _ in 0..5 {
+    for _ in 0..6 {
         ctx.func.signature.params.push(AbiParam::new(types::I64));
     }
     ctx.func.signature.returns.push(AbiParam::new(types::I64));
@@ -523,8 +664,8 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     b.append_block_param(exit, types::I64);
 
     b.switch_to_block(entry);
-    let (regs, max_turns, shared, shared_len, view) = match b.block_params(entry) {
-        [r, m, s, l, v] => (*r, *m, *s, *l, *v),
+    let (regs, max_turns, shared, shared_len, view, globals) = match b.block_params(entry) {
+        [r, m, s, l, v, g] => (*r, *m, *s, *l, *v, *g),
         _ => return None,
     };
     // What the launch must hold for the run: every parameter it loads inside the
@@ -581,13 +722,25 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
             _ => return None,
         };
         let cbase = b.ins().iadd(regs, coff);
+        // Loads at one base and small offsets are checked at once: `base + end <= len` for
+        // the furthest end holds for each (without wrapping) exactly when it holds for all.
+        let mut ends: std::collections::BTreeMap<u32, u64> = std::collections::BTreeMap::new();
+        let mut each = Vec::new();
         for (base, off, n) in loads {
+            if off < 1 << 32 {
+                let end = ends.entry(base).or_default();
+                *end = (*end).max(off + u64::from(n));
+            } else {
+                each.push((base, off, u64::from(n)));
+            }
+        }
+        for (base, off, n) in ends.into_iter().map(|(base, end)| (base, 0, end)).chain(each) {
             let a = b.ins().load(types::I64, FLAGS, cbase, row_offset(base)?);
             let a = b.ins().iadd_imm_s(a, off as i64);
             // a + n <= len, without wrapping: a <= len - n and n <= len.
-            let room = b.ins().iadd_imm_s(shared_len, -i64::from(n));
+            let room = b.ins().iadd_imm_s(shared_len, (n as i64).wrapping_neg());
             let fits = b.ins().icmp(IntCC::UnsignedLessThanOrEqual, a, room);
-            let big = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, shared_len, i64::from(n));
+            let big = b.ins().icmp_imm_u(IntCC::UnsignedGreaterThanOrEqual, shared_len, n as i64);
             let fits = b.ins().band(fits, big);
             ok = b.ins().band(ok, fits);
         }
@@ -613,6 +766,8 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
         view,
         kparams,
         tids,
+        globals,
+        next_global: 0,
         values: HashMap::new(),
         known: HashMap::new(),
         floats: HashMap::new(),
@@ -620,8 +775,10 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
     let mut written = BTreeSet::new();
     for p in &run.pures {
         let v = e.calc(b, p.calc)?;
-        e.values.insert(p.d, v);
-        written.insert(p.d);
+        if let Some(d) = p.d {
+            e.values.insert(d, v);
+            written.insert(d);
+        }
     }
     // The guard of the branch back in each lane (1: it goes back).
     let held = match run.back {
@@ -676,6 +833,9 @@ fn build(b: &mut FunctionBuilder<'_>, run: &Run, ty: Type) -> Option<()> {
 /// How the code reaches the rows: never trapping, not assumed aligned beyond 8 bytes.
 const FLAGS: MemFlagsData = MemFlagsData::new().with_notrap();
 
+/// How a vector is seen as another of the same bits (lane 0 the lowest bytes).
+const LANES: MemFlagsData = MemFlagsData::new().with_endianness(cranelift_codegen::ir::Endianness::Little);
+
 /// Where register `r`'s row starts in the frame, in bytes.
 fn row_offset(r: u32) -> Option<i32> {
     i32::try_from(u64::from(r) * (WARP as u64) * 8).ok()
@@ -696,6 +856,10 @@ struct Emit {
     view: Value,
     kparams: Value,
     tids: Value,
+    /// Each global access's distance from device to host addresses (`NativeFn`'s last
+    /// argument), in the run's order; the next access's index.
+    globals: Value,
+    next_global: i32,
     values: HashMap<u32, Value>,
     known: HashMap<Value, u64>,
     /// For values that are f32 bits, the f32 itself (a float result before its NaN is made
@@ -853,15 +1017,14 @@ impl Emit {
                 let v = if signed { self.sext(b, v, bits) } else { v };
                 self.splat(b, v)
             }
-            // Lane by lane only (`None` for two lanes at a time: the run is compiled again
-            // with one).
-            _ if self.ty.is_vector() => return None,
             Calc::Tid { k, m } => {
-                // `tids[lane][k]`: 12 bytes a lane, the lane the row offset's eighth.
+                // `tids[lane][k]`: 12 bytes a lane, the first lane the row offset's eighth.
                 let lane = b.ins().ushr_imm_u(self.off, 3);
                 let at = b.ins().imul_imm_s(lane, 12);
                 let p = b.ins().iadd(self.tids, at);
-                let v = b.ins().uload32(FLAGS, p, i32::from(k) * 4);
+                let each: Vec<Value> =
+                    (0..self.lanes()).map(|i| b.ins().uload32(FLAGS, p, i32::from(k) * 4 + 12 * i)).collect();
+                let v = self.of_lanes(b, &each)?;
                 self.known.insert(v, 0xffff_ffff);
                 self.masked(b, v, m)
             }
@@ -881,30 +1044,108 @@ impl Emit {
                 let r = b.ins().fma(x, y, z);
                 self.f32_bits(b, r)
             }
+            // Memory lane by lane only (`None` for two lanes at a time: the run is compiled
+            // again with one; lane by lane, the processor overlaps the lanes' loads, which
+            // two lanes at a time would have to gather into one register first).
+            Calc::LdGlobal { .. } | Calc::StGlobal { .. } | Calc::LdShared { .. } if self.ty.is_vector() => {
+                return None
+            }
+            Calc::LdGlobal { base, off, n, bits, signed } => {
+                // Checked before the code runs: each lane's `n` bytes lie in the window whose
+                // distance to host addresses is the access's.
+                let delta = self.global_distance(b)?;
+                let p = self.address(b, base, off, delta)?;
+                let v = load_n(b, p, n);
+                self.loaded(b, v, p, n, bits, signed)
+            }
+            Calc::StGlobal { base, off, n, value } => {
+                let delta = self.global_distance(b)?;
+                let p = self.address(b, base, off, delta)?;
+                let v = self.get(b, value)?;
+                match n {
+                    1 => b.ins().istore8(FLAGS, v, p, 0),
+                    2 => b.ins().istore16(FLAGS, v, p, 0),
+                    4 => b.ins().istore32(FLAGS, v, p, 0),
+                    _ => b.ins().store(FLAGS, v, p, 0),
+                };
+                v
+            }
             Calc::LdShared { base, off, n, bits, signed } => {
                 // Checked before the turn: `shared + base + off` holds `n` bytes.
-                let a = self.get(b, Src::Reg(base))?;
-                let a = b.ins().iadd_imm_s(a, off as i64);
-                let p = b.ins().iadd(self.shared, a);
+                let p = self.address(b, base, off, self.shared)?;
                 let v = load_n(b, p, n);
-                if signed {
-                    self.sext(b, v, bits)
-                } else {
-                    self.known.insert(v, mask_of(u32::from(n) * 8));
-                    if n == 4 {
-                        // The same bytes as an f32, for a float instruction that reads them.
-                        let f = b.ins().load(types::F32, FLAGS, p, 0);
-                        self.floats.insert(v, f);
-                    }
-                    v
-                }
+                self.loaded(b, v, p, n, bits, signed)
             }
         })
+    }
+
+    /// Lanes a value of the code's type holds (1, or 2 at a time).
+    fn lanes(&self) -> i32 {
+        self.ty.lane_count() as i32
+    }
+
+    /// A value of the code's type from each lane's 64-bit scalar.
+    fn of_lanes(&self, b: &mut FunctionBuilder<'_>, each: &[Value]) -> Option<Value> {
+        let first = *each.first()?;
+        if !self.ty.is_vector() {
+            return Some(first);
+        }
+        let mut v = b.ins().scalar_to_vector(self.ty, first);
+        for (i, &x) in (1u8..).zip(each.iter().skip(1)) {
+            v = b.ins().insertlane(v, x, i);
+        }
+        Some(v)
+    }
+
+    /// The next global access's distance from device to host addresses (given before the
+    /// code runs, in the run's order).
+    fn global_distance(&mut self, b: &mut FunctionBuilder<'_>) -> Option<Value> {
+        let delta = b.ins().load(types::I64, FLAGS, self.globals, self.next_global.checked_mul(8)?);
+        self.next_global += 1;
+        Some(delta)
+    }
+
+    /// A lane's host address of an access at register `base` plus `off`, moved by `delta`
+    /// (a host address or a distance).
+    fn address(&mut self, b: &mut FunctionBuilder<'_>, base: u32, off: u64, delta: Value) -> Option<Value> {
+        let a = self.get(b, Src::Reg(base))?;
+        let a = b.ins().iadd_imm_s(a, off as i64);
+        Some(b.ins().iadd(a, delta))
+    }
+
+    /// The `n` bytes `v` loaded from `p` as a register holds them: sign-extended from
+    /// `bits` when `signed` (`alu::loaded`), else as loaded.
+    fn loaded(&mut self, b: &mut FunctionBuilder<'_>, v: Value, p: Value, n: u8, bits: u32, signed: bool) -> Value {
+        if signed {
+            return self.sext(b, v, bits);
+        }
+        self.known.insert(v, mask_of(u32::from(n) * 8));
+        if n == 4 {
+            // The same bytes as an f32, for a float instruction that reads them.
+            let f = b.ins().load(types::F32, FLAGS, p, 0);
+            self.floats.insert(v, f);
+        }
+        v
     }
 
     /// An f32 result as a register holds it: its bits zero-extended, a NaN canonical
     /// (0x7fffffff).
     fn f32_bits(&mut self, b: &mut FunctionBuilder<'_>, r: Value) -> Value {
+        if self.ty.is_vector() {
+            // Two lanes' f32s in the low halves of their 64 bits (the high halves' results
+            // are dropped).
+            let nan = b.ins().fcmp(FloatCC::Unordered, r, r);
+            let bits = b.ins().bitcast(types::I32X4, LANES, r);
+            let canonical = b.ins().iconst(types::I32, 0x7fff_ffff);
+            let canonical = b.ins().splat(types::I32X4, canonical);
+            let bits = b.ins().bitselect(nan, canonical, bits);
+            let wide = b.ins().bitcast(self.ty, LANES, bits);
+            let low = konst(b, self.ty, 0xffff_ffff);
+            let v = b.ins().band(wide, low);
+            self.known.insert(v, 0xffff_ffff);
+            self.floats.insert(v, r);
+            return v;
+        }
         let nan = b.ins().fcmp(FloatCC::Unordered, r, r);
         let bits = b.ins().bitcast(types::I32, MemFlagsData::new(), r);
         let canonical = b.ins().iconst(types::I32, 0x7fff_ffff);
@@ -929,8 +1170,13 @@ impl Emit {
         if let Some(f) = self.floats.get(&x) {
             return *f;
         }
-        let low = b.ins().ireduce(types::I32, x);
-        let f = b.ins().bitcast(types::F32, MemFlagsData::new(), low);
+        let f = if self.ty.is_vector() {
+            // Lane i's f32 in the vector's lane 2i (its high half's lane is not used).
+            b.ins().bitcast(types::F32X4, LANES, x)
+        } else {
+            let low = b.ins().ireduce(types::I32, x);
+            b.ins().bitcast(types::F32, MemFlagsData::new(), low)
+        };
         self.floats.insert(x, f);
         f
     }

@@ -423,3 +423,110 @@ fn floats_and_shared_loads_in_machine_code_agree() {
     assert!(matches!(want.0, Err(Fault::IllegalAddress { .. })), "{:?}", want.0);
     assert_eq!(floats(Executor::Compiled, 1, 400), want);
 }
+
+/// `mem(out, in, n, mode)`: a loop turned `n` times whose body loads global memory of every
+/// size (signed and not, an f32 among them) at a base fixed for the loop, folds it, and
+/// stores three fields of a 16-byte record per lane; then the loop again (its runs compiled
+/// by now). `mode` 1 reads the records instead of the input (lane `i` reads bytes lane
+/// `i / 2` stores: lane after lane would read what instruction after instruction reads
+/// later, so the steps must take the run); 2 moves lane 17's loads 1 MiB away (outside every
+/// allocation) for the second loop; 3 moves lane 5's by 2 bytes (misaligned for most).
+const MEM: &str = ".version 8.0
+.target sm_90
+.address_size 64
+.visible .entry mem(.param .u64 out, .param .u64 in, .param .u32 n, .param .u32 mode)
+{
+    .reg .pred %p<4>;
+    .reg .b16 %rs<8>;
+    .reg .b32 %r<16>;
+    .reg .f32 %f<4>;
+    .reg .b64 %rd<16>;
+    ld.param.u64 %rd1, [out];
+    ld.param.u64 %rd2, [in];
+    ld.param.u32 %r1, [n];
+    ld.param.u32 %r2, [mode];
+    mov.u32 %r3, %tid.x;
+    cvta.to.global.u64 %rd1, %rd1;
+    cvta.to.global.u64 %rd2, %rd2;
+    setp.eq.u32 %p2, %r2, 1;
+    selp.b64 %rd2, %rd1, %rd2, %p2;
+    setp.eq.u32 %p2, %r2, 2;
+    setp.eq.u32 %p3, %r3, 17;
+    and.pred %p2, %p2, %p3;
+    selp.b64 %rd3, 1048576, 0, %p2;
+    setp.eq.u32 %p2, %r2, 3;
+    setp.eq.u32 %p3, %r3, 5;
+    and.pred %p2, %p2, %p3;
+    selp.b64 %rd4, 2, 0, %p2;
+    add.s64 %rd3, %rd3, %rd4;
+    mul.wide.u32 %rd5, %r3, 8;
+    add.s64 %rd6, %rd2, %rd5;
+    mul.wide.u32 %rd7, %r3, 16;
+    add.s64 %rd8, %rd1, %rd7;
+    mov.u32 %r4, 0;
+$LOOP:
+    ld.global.u8 %rs1, [%rd6];
+    ld.global.s8 %rs2, [%rd6+1];
+    ld.global.s16 %rs3, [%rd6+2];
+    ld.global.u32 %r5, [%rd6+4];
+    ld.global.s64 %rd9, [%rd6];
+    ld.global.f32 %f1, [%rd6+4];
+    add.u16 %rs4, %rs1, %rs2;
+    mul.wide.s16 %r6, %rs3, %rs4;
+    add.u32 %r10, %r10, %r6;
+    xor.b32 %r10, %r10, %r5;
+    add.s64 %rd10, %rd10, %rd9;
+    mul.lo.u64 %rd10, %rd10, 1099511628211;
+    fma.rn.f32 %f2, %f1, 0f3F000001, %f2;
+    st.global.u32 [%rd8], %r10;
+    st.global.f32 [%rd8+4], %f2;
+    st.global.u64 [%rd8+8], %rd10;
+    add.u32 %r4, %r4, 1;
+    setp.lt.u32 %p1, %r4, %r1;
+    @%p1 bra $LOOP;
+    setp.ne.u32 %p2, %r11, 0;
+    @%p2 bra $DONE;
+    mov.u32 %r11, 1;
+    add.s64 %rd6, %rd6, %rd3;
+    mov.u32 %r4, 0;
+    bra.uni $LOOP;
+$DONE:
+    ret;
+}
+";
+
+fn mem(executor: Executor, n: u32, mode: u32) -> (Result<LaunchStats, Fault>, Vec<u8>) {
+    let input: Vec<u8> = (0u64..32)
+        .flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (0x80 << (8 * (i % 8)))).to_le_bytes())
+        .collect();
+    launch((MEM, "mem"), executor, None, (&input, 32 * 16), &[&n.to_le_bytes(), &mode.to_le_bytes()])
+}
+
+/// Global loads and stores in machine code: the same bits as interpreted for every size
+/// and sign; records whose lanes' stores the loads of other lanes read taken step by step;
+/// a lane outside every allocation and a misaligned lane faulting as interpreted (each
+/// warp's addresses are checked before its code runs, and the steps take over).
+#[test]
+fn global_loads_and_stores_in_machine_code_agree() {
+    let m = Module::load(MEM).expect("the test kernel loads");
+    let st = m.compile();
+    let off = std::env::var("CUDRV_PTX_NATIVE").is_ok_and(|v| v == "0");
+    if cfg!(feature = "native") && cfg!(target_arch = "x86_64") && !off {
+        assert!(st.native_instructions >= 16, "the loop's loads, arithmetic and stores are compiled: {st:?}");
+    }
+    for mode in [0, 1] {
+        for n in [1, 300] {
+            let want = mem(Executor::Interpreter, n, mode);
+            assert!(want.0.is_ok(), "{:?}", want.0);
+            assert_eq!(mem(Executor::Compiled, n, mode), want, "{n} turns, mode {mode}");
+        }
+    }
+    for (mode, lane_addr) in [(2u32, 1u64 << 20), (3, 2)] {
+        let want = mem(Executor::Interpreter, 300, mode);
+        let Err(Fault::IllegalAddress { addr, .. } | Fault::MisalignedAddress { addr, .. }) = want.0 else {
+            panic!("mode {mode}: {:?}", want.0)
+        };
+        assert!(addr % (1 << 20) >= lane_addr % (1 << 20), "mode {mode}: {addr:#x}");
+        assert_eq!(mem(Executor::Compiled, 300, mode), want, "mode {mode}");
+    }
+}

@@ -312,7 +312,22 @@ unsafe fn store(p: *mut u8, addr: u64, n: usize, v: u64) {
     }
 }
 
+// SAFETY: `Device::at`'s pointer is into an allocation this host thread's `SEEN` keeps
+// alive until the launch ends (the thread asking is the one running the code); while the
+// launch runs, other host threads touch device memory only atomically or byte-wise, the
+// precondition the steps' own `load` and `store` rely on.
+unsafe impl cudrv_ptx::Windows for Device<'_> {
+    fn window(&self, addr: u64, len: u64) -> Option<std::ptr::NonNull<u8>> {
+        std::ptr::NonNull::new(self.at(addr, usize::try_from(len).ok()?).ok()?)
+    }
+}
+
 impl GlobalMemory for Device<'_> {
+    /// Compiled runs read and write the allocations' bytes directly.
+    fn windows(&self) -> Option<&dyn cudrv_ptx::Windows> {
+        Some(self)
+    }
+
     /// The launching context's `CU_LIMIT_STACK_SIZE`.
     fn stack_limit(&self) -> u64 {
         self.stack
