@@ -550,10 +550,13 @@ fn run_links(
                 let turns = (room - ran + back) / (len + back);
                 let whole = mask == u32::MAX && turns >= 1;
                 let run = whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs);
-                let globals = run.and_then(|run| crate::native::global_distances(run, regs, ctx.global));
+                let launch = crate::lanes::LaunchView::of(ctx);
+                let globals = run.and_then(|run| crate::native_check::checked_distances(run, regs, ctx, &launch));
                 let made = match (run, globals) {
                     (Some(run), Some(globals)) => {
-                        let launch = crate::lanes::LaunchView::of(ctx);
+                        // A run that computes an address turns once: its addresses are
+                        // checked again before the next turn.
+                        let turns = if run.computed { 1 } else { turns };
                         let (shared, shared_len) = (ctx.shared.as_ptr(), ctx.shared.len() as u64);
                         // SAFETY: the code reads and writes rows below `run.min_regs` values
                         // of the frame, which has that many (checked just now), reads shared
@@ -561,8 +564,9 @@ fn run_links(
                         // against its length before a turn), the launch's `%tid`s and
                         // parameters inside the slices `launch` describes (their lengths
                         // checked before the first turn), and global memory inside the
-                        // windows `global_distances` found for every lane's access (whose
-                        // base registers the run does not write), nothing else.
+                        // windows `checked_distances` found for every lane's access (at the
+                        // addresses it computed for this turn, the only one when the run
+                        // computes them), nothing else.
                         let g = globals.as_ptr();
                         unsafe { (run.code)(regs.as_mut_ptr(), turns, shared, shared_len, &launch, g) }.min(turns)
                     }
@@ -606,16 +610,17 @@ fn run_links(
     (ran, next, Ok(()))
 }
 
-/// Whether the link at `pc` is a run of machine code.
+/// Whether the link at `pc` is a run of machine code that `run_links` takes (under an
+/// observer, not one that touches memory: its steps run, and the observer sees them).
 #[inline]
-fn links_native(links: &[Link], pc: u32) -> bool {
+fn links_native(links: &[Link], pc: u32, observed: bool) -> bool {
     #[cfg(feature = "native")]
     {
-        matches!(links.get(pc as usize), Some(Link::Native(_)))
+        matches!(links.get(pc as usize), Some(Link::Native(slot)) if !(slot.memory && observed))
     }
     #[cfg(not(feature = "native"))]
     {
-        let _ = (links, pc);
+        let _ = (links, pc, observed);
         false
     }
 }
@@ -907,7 +912,7 @@ impl Block<'_, '_> {
                     // A converged whole warp at the start of a run of machine code (after a
                     // barrier, say) runs it from here: the run begins with this instruction,
                     // counted above already, so the run's count includes it once.
-                    let native_here = frame.conv && exec == mask && links_native(links, pc);
+                    let native_here = frame.conv && exec == mask && links_native(links, pc, observed);
                     if !native_here {
                         (step.run)(&mut frame.regs, &mut ctx, exec)?;
                     }

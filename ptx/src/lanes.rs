@@ -322,7 +322,7 @@ impl std::fmt::Debug for Steps {
 /// globals)` runs the run over every lane of `regs` (a frame's rows, at least `min_regs`
 /// values), reading the block's shared memory (`shared_len` bytes at `shared`) for its loads,
 /// the launch's values (`launch`), and global memory at each lane's device address plus its
-/// access's distance in `globals` (checked by the caller: [`GlobalAccess`]); a run that is a loop's body turns again while the branch
+/// access's distance in `globals` (checked by the caller: [`Checked`]); a run that is a loop's body turns again while the branch
 /// back holds in every lane, at most `max_turns` times. It answers the turns it made: 0
 /// when a load of the first turn would fall outside shared memory or the parameters, or
 /// the warp has fewer than 32 `%tid`s (nothing done; a turn's loads are checked before it
@@ -330,22 +330,32 @@ impl std::fmt::Debug for Steps {
 #[cfg(feature = "native")]
 pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64, *const LaunchView, *const u64) -> u64;
 
-/// A global load or store of a run's code: every lane's `n` bytes at register `base` plus
-/// `off`. Before the code runs, each access's lanes are checked to lie inside one window of
-/// the memory ([`crate::Windows`]), aligned, and a store's bytes to meet no other access's;
-/// the code gets each access's distance from device to host addresses, in the run's order.
+/// A run's code's addresses (`native.rs`): `addresses(regs, launch, out)` computes, lane
+/// after lane from the warp's registers as the run starts, each lane's address of each of
+/// the run's checked accesses ([`Checked`]) into `out` (32 values an access, in the run's
+/// order), and answers 1; 0 when the launch lacks a parameter or `%tid` the run reads
+/// (nothing written).
+#[cfg(feature = "native")]
+pub(crate) type AddressFn = unsafe extern "C" fn(*const u64, *const LaunchView, *mut u64) -> u64;
+
+/// An access of a run whose every lane's address is checked before the run's code runs
+/// (`native.rs`'s `checked_distances`): a global load or store (inside one window of the
+/// memory, [`crate::Windows`], aligned, a store's bytes meeting no other lane's access of
+/// another instruction; the code gets each global access's distance from device to host
+/// addresses, in the run's order), or a shared load whose address the run computes (inside
+/// the block's shared memory).
 #[cfg(feature = "native")]
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct GlobalAccess {
-    pub(crate) base: u32,
-    pub(crate) off: u64,
+pub(crate) struct Checked {
+    /// Bytes at each lane's address.
     pub(crate) n: u8,
     pub(crate) store: bool,
+    pub(crate) global: bool,
 }
 
-/// The most global accesses a run makes (a longer one is split).
+/// The most checked accesses a run makes (a longer one is split).
 #[cfg(feature = "native")]
-pub(crate) const MAX_GLOBALS: usize = 8;
+pub(crate) const MAX_CHECKED: usize = 8;
 
 /// What a run's code reads of the launch (its last argument): the warp's lanes' `%tid`
 /// (`tids_len` of them), `%ctaid`, `%ntid` and `%nctaid` in `dims`, and the kernel's
@@ -382,8 +392,13 @@ pub(crate) struct NativeRun {
     pub(crate) min_regs: usize,
     /// The machine code's size.
     pub(crate) bytes: usize,
-    /// Its global accesses, in order (their distances are its last argument).
-    pub(crate) globals: Vec<GlobalAccess>,
+    /// Its checked accesses, in order, and the code computing their addresses (none when
+    /// there are none).
+    pub(crate) checked: Vec<Checked>,
+    pub(crate) addresses: Option<AddressFn>,
+    /// An access's base is computed by the run (which then turns once a call: its
+    /// addresses are checked again before each turn).
+    pub(crate) computed: bool,
     /// What owns the code's memory (freed with the run).
     pub(crate) _owner: Box<dyn Send + Sync>,
 }

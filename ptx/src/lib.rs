@@ -65,6 +65,12 @@ mod memory;
 mod module;
 #[cfg(feature = "native")]
 mod native;
+#[cfg(feature = "native")]
+mod native_check;
+#[cfg(feature = "native")]
+mod native_emit;
+#[cfg(feature = "native")]
+mod native_forms;
 pub mod observe;
 mod parse;
 mod shared_modules;

@@ -8,7 +8,9 @@
 //! Every intermediate value is folded into a checksum per thread, so a single differing
 //! bit anywhere shows.
 
-use cudrv_ptx::{Executor, Fault, GlobalMemory, HostMemory, LaunchStats, Module};
+use cudrv_ptx::{
+    Access, BlockObserver, Event, Executor, Fault, GlobalMemory, HostMemory, LaunchStats, Module, Observer, Space,
+};
 
 const PTX: &str = ".version 8.0
 .target sm_90
@@ -425,12 +427,14 @@ fn floats_and_shared_loads_in_machine_code_agree() {
 }
 
 /// `mem(out, in, n, mode)`: a loop turned `n` times whose body loads global memory of every
-/// size (signed and not, an f32 among them) at a base fixed for the loop, folds it, and
+/// size (signed and not, an f32 among them) at a base fixed for the loop and at one it
+/// computes (the same, but for the second loop of modes 2 and 3), folds it, and
 /// stores three fields of a 16-byte record per lane; then the loop again (its runs compiled
 /// by now). `mode` 1 reads the records instead of the input (lane `i` reads bytes lane
 /// `i / 2` stores: lane after lane would read what instruction after instruction reads
-/// later, so the steps must take the run); 2 moves lane 17's loads 1 MiB away (outside every
-/// allocation) for the second loop; 3 moves lane 5's by 2 bytes (misaligned for most).
+/// later, so the steps must take the run); 2 moves lane 17's computed base 1 MiB away
+/// (outside every allocation) for the second loop; 3 moves lane 5's by 2 bytes (misaligned
+/// for most of the loads at it).
 const MEM: &str = ".version 8.0
 .target sm_90
 .address_size 64
@@ -464,13 +468,15 @@ const MEM: &str = ".version 8.0
     mul.wide.u32 %rd7, %r3, 16;
     add.s64 %rd8, %rd1, %rd7;
     mov.u32 %r4, 0;
+    mov.u64 %rd13, 0;
 $LOOP:
+    add.s64 %rd11, %rd6, %rd13;
     ld.global.u8 %rs1, [%rd6];
     ld.global.s8 %rs2, [%rd6+1];
-    ld.global.s16 %rs3, [%rd6+2];
-    ld.global.u32 %r5, [%rd6+4];
-    ld.global.s64 %rd9, [%rd6];
-    ld.global.f32 %f1, [%rd6+4];
+    ld.global.s16 %rs3, [%rd11+2];
+    ld.global.u32 %r5, [%rd11+4];
+    ld.global.s64 %rd9, [%rd11];
+    ld.global.f32 %f1, [%rd11+4];
     add.u16 %rs4, %rs1, %rs2;
     mul.wide.s16 %r6, %rs3, %rs4;
     add.u32 %r10, %r10, %r6;
@@ -487,7 +493,7 @@ $LOOP:
     setp.ne.u32 %p2, %r11, 0;
     @%p2 bra $DONE;
     mov.u32 %r11, 1;
-    add.s64 %rd6, %rd6, %rd3;
+    mov.u64 %rd13, %rd3;
     mov.u32 %r4, 0;
     bra.uni $LOOP;
 $DONE:
@@ -495,11 +501,13 @@ $DONE:
 }
 ";
 
+/// `mem`'s input: a sign bit set in a different byte of each lane's word.
+fn mem_input() -> Vec<u8> {
+    (0u64..32).flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (0x80 << (8 * (i % 8)))).to_le_bytes()).collect()
+}
+
 fn mem(executor: Executor, n: u32, mode: u32) -> (Result<LaunchStats, Fault>, Vec<u8>) {
-    let input: Vec<u8> = (0u64..32)
-        .flat_map(|i| (i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (0x80 << (8 * (i % 8)))).to_le_bytes())
-        .collect();
-    launch((MEM, "mem"), executor, None, (&input, 32 * 16), &[&n.to_le_bytes(), &mode.to_le_bytes()])
+    launch((MEM, "mem"), executor, None, (&mem_input(), 32 * 16), &[&n.to_le_bytes(), &mode.to_le_bytes()])
 }
 
 /// Global loads and stores in machine code: the same bits as interpreted for every size
@@ -528,5 +536,49 @@ fn global_loads_and_stores_in_machine_code_agree() {
         };
         assert!(addr % (1 << 20) >= lane_addr % (1 << 20), "mode {mode}: {addr:#x}");
         assert_eq!(mem(Executor::Compiled, 300, mode), want, "mode {mode}");
+    }
+}
+
+/// Counts the global accesses of a launch, thread by thread.
+struct Counting(std::sync::atomic::AtomicU64);
+
+struct CountingBlock<'a>(&'a std::sync::atomic::AtomicU64);
+
+impl Observer for Counting {
+    fn block(&self, _ctaid: [u32; 3]) -> Box<dyn BlockObserver + '_> {
+        Box::new(CountingBlock(&self.0))
+    }
+}
+
+impl BlockObserver for CountingBlock<'_> {
+    fn access(&mut self, a: &Access) {
+        if a.space == Space::Global {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+    fn event(&mut self, _e: Event) {}
+    fn finish(&mut self) {}
+}
+
+/// Under an observer (the stand-in's sanitizer), runs that touch memory are taken step by
+/// step, so that the observer sees every access, even once they are compiled and a warp
+/// reaches them from a branch back: the observer counts each thread's 9 accesses a turn,
+/// through both executors, and the output is the unobserved one.
+#[test]
+fn an_observer_sees_every_access_of_a_compiled_run() {
+    let n = 300u32;
+    let want = mem(Executor::Interpreter, n, 0);
+    for executor in [Executor::Interpreter, Executor::Compiled] {
+        let mut m = Module::load(MEM).expect("the test kernel loads");
+        m.set_executor(executor);
+        let mut memory = HostMemory::new();
+        let out = memory.alloc_from(&[0xee; 32 * 16]);
+        let src = memory.alloc_from(&mem_input());
+        let params = [&out.to_le_bytes()[..], &src.to_le_bytes(), &n.to_le_bytes(), &0u32.to_le_bytes()];
+        let seen = Counting(Default::default());
+        let r = m.launch_observed("mem", [1, 1, 1], [32, 1, 1], 0, &params, &[], &memory, 1, Some(&seen));
+        assert_eq!(r, want.0, "{executor:?}");
+        assert_eq!(seen.0.into_inner(), 2 * u64::from(n) * 32 * 9, "{executor:?}");
+        assert_eq!(memory.bytes(out, 32 * 16), Some(want.1.clone()), "{executor:?}");
     }
 }
