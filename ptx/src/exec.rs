@@ -550,10 +550,13 @@ fn run_links(
                 let turns = (room - ran + back) / (len + back);
                 let whole = mask == u32::MAX && turns >= 1;
                 let run = whole.then(|| slot.code()).flatten().filter(|run| regs.len() >= run.min_regs);
-                let launch = crate::lanes::LaunchView::of(ctx);
-                let globals = run.and_then(|run| crate::native_check::checked_distances(run, regs, ctx, &launch));
-                let made = match (run, globals) {
-                    (Some(run), Some(globals)) => {
+                // The launch's values and the accesses' distances, for a compiled run only.
+                let ready = run.and_then(|run| {
+                    let launch = crate::lanes::LaunchView::of(ctx);
+                    crate::native_check::checked_distances(run, regs, ctx, &launch).map(|g| (run, launch, g))
+                });
+                let made = match ready {
+                    Some((run, launch, globals)) => {
                         // A run that computes an address turns once: its addresses are
                         // checked again before the next turn.
                         let turns = if run.computed { 1 } else { turns };
@@ -570,7 +573,7 @@ fn run_links(
                         let g = globals.as_ptr();
                         unsafe { (run.code)(regs.as_mut_ptr(), turns, shared, shared_len, &launch, g) }.min(turns)
                     }
-                    _ => 0,
+                    None => 0,
                 };
                 if made > 0 {
                     ran += made * len + (made - 1) * back;

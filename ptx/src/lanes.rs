@@ -322,11 +322,11 @@ impl std::fmt::Debug for Steps {
 /// globals)` runs the run over every lane of `regs` (a frame's rows, at least `min_regs`
 /// values), reading the block's shared memory (`shared_len` bytes at `shared`) for its loads,
 /// the launch's values (`launch`), and global memory at each lane's device address plus its
-/// access's distance in `globals` (checked by the caller: [`Checked`]); a run that is a loop's body turns again while the branch
-/// back holds in every lane, at most `max_turns` times. It answers the turns it made: 0
-/// when a load of the first turn would fall outside shared memory or the parameters, or
-/// the warp has fewer than 32 `%tid`s (nothing done; a turn's loads are checked before it
-/// starts, the launch's before the first).
+/// access's distance in `globals` (checked by the caller: [`Checked`]); a run that is a
+/// loop's body turns again while the branch back holds in every lane, at most `max_turns`
+/// times. It answers the turns it made: 0 when a load of the first turn would fall outside
+/// shared memory or the parameters, or the warp has fewer than 32 `%tid`s (nothing done; a
+/// turn's loads are checked before it starts, the launch's before the first).
 #[cfg(feature = "native")]
 pub(crate) type NativeFn = unsafe extern "C" fn(*mut u64, u64, *const u8, u64, *const LaunchView, *const u64) -> u64;
 

@@ -74,9 +74,14 @@ struct Log {
     syncs: Vec<BlockSyncs>,
 }
 
+/// The block (linear index) of `l`, from its launch's [`Log::origins`].
+fn block_of(origins: &[(u32, u32)], l: &Logged) -> u32 {
+    origins.get(l.origin as usize).map_or(0, |o| o.0)
+}
+
 impl Log {
     fn block(&self, l: &Logged) -> u32 {
-        self.origins.get(l.origin as usize).map_or(0, |o| o.0)
+        block_of(&self.origins, l)
     }
 
     fn seq(&self, l: &Logged) -> u32 {
@@ -575,8 +580,7 @@ fn global_races(log: &mut Log) -> Vec<(Logged, Logged)> {
     // By address, then block and thread: blocks finish in any order on the host's
     // threads, and the pair reported must not depend on which finished first.
     let origins = &log.origins;
-    let block = |l: &Logged| origins.get(l.origin as usize).map_or(0, |o| o.0);
-    log.entries.sort_unstable_by_key(|l| (l.addr, block(l), l.thread, l.line, l.write));
+    log.entries.sort_unstable_by_key(|l| (l.addr, block_of(origins, l), l.thread, l.line, l.write));
     let log = &*log;
     let total = |b: u32| log.syncs.get(b as usize).map_or(0, |s| s.1);
     // a may come before b: a's block synchronises after a, b's before b.
